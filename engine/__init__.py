@@ -1,0 +1,24 @@
+"""Veil's engine: the Qt-free core (data model, plugin registry, jobs, studies, releases).
+
+Plugins and the desktop use only the names exported here.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .binary import BinaryMatrix, Feature, pack_rows, popcount, unpack_rows
+from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilError, VeilWarning
+from .hookspecs import hookimpl
+from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
+from .jobs import CancelToken, Context
+from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
+from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+from .recipe import Recipe, Step, binarise
+from .registry import PluginFailure, Registry, make_registry
+from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
+                      Release, Verdict, feature_subset)
+from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
+
+try:
+    __version__ = version("veil")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+source"

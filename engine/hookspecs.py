@@ -1,0 +1,88 @@
+"""Every hook a Veil plugin can implement (pluggy project name ``veil``).
+
+Each hook returns a list of plugin classes and does no work. A plugin module registers itself
+through the ``veil`` entry-point group in its ``pyproject.toml``::
+
+    [project.entry-points.veil]
+    my-method = "my_package.my_method"
+
+and implements one or more hooks::
+
+    from veil.engine import Algorithm, hookimpl
+
+    class MyMethod(Algorithm):
+        name = "my-method"
+        ...
+
+    @hookimpl
+    def veil_register_algorithms():
+        return [MyMethod]
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "veil"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def veil_register_algorithms() -> list[type]:
+    """Return :class:`~veil.engine.plugin.Algorithm` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_algorithms():
+    ...     return [GreedyHamDist]
+    """
+
+
+@hookspec
+def veil_register_privacy_models() -> list[type]:
+    """Return :class:`~veil.engine.plugin.PrivacyModel` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_privacy_models():
+    ...     return [KAnonymity]
+    """
+
+
+@hookspec
+def veil_register_metrics() -> list[type]:
+    """Return :class:`~veil.engine.plugin.Metric` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_metrics():
+    ...     return [FeatureCount]
+    """
+
+
+@hookspec
+def veil_register_charts() -> list[type]:
+    """Return :class:`~veil.engine.plugin.Chart` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_charts():
+    ...     return [MetricBars]
+    """
+
+
+@hookspec
+def veil_register_importers() -> list[type]:
+    """Return :class:`~veil.engine.plugin.Importer` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_importers():
+    ...     return [CsvImporter]
+    """
+
+
+@hookspec
+def veil_register_exporters() -> list[type]:
+    """Return :class:`~veil.engine.plugin.Exporter` subclasses.
+
+    >>> @hookimpl
+    ... def veil_register_exporters():
+    ...     return [CsvExporter]
+    """

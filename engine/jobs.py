@@ -1,0 +1,86 @@
+"""The run context: progress, cooperative cancellation, a seeded RNG and a logger.
+
+A method is a pure function of (data, parameters, seed); everything else it needs from its
+surroundings comes through a :class:`Context`. Methods call :meth:`Context.progress` (or
+:meth:`Context.check`) at least every 100 ms of work; both raise :class:`Cancelled` once the user
+has asked to stop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from .errors import Cancelled
+
+ProgressCallback = Callable[[float, str], None]
+
+
+class CancelToken:
+    """Thread-safe flag set by whoever wants a run to stop."""
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+class Context:
+    """What a running method may use besides its data and parameters.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of :attr:`rng`; the same seed gives the same release.
+    on_progress : callable(fraction, message), optional
+    token : CancelToken, optional
+    span : (start, end)
+        The part of the parent's progress bar this context reports into.
+    """
+
+    def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
+                 token: CancelToken | None = None, logger: logging.Logger | None = None,
+                 span: tuple[float, float] = (0.0, 1.0)):
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.token = token or CancelToken()
+        self.log = logger or logging.getLogger("veil.run")
+        self._on_progress = on_progress
+        self._span = span
+        self._last_emit = 0.0
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the run was asked to stop."""
+        if self.token.cancelled:
+            raise Cancelled("the run was cancelled")
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        """Report progress in [0, 1] of this context's span; also checks for cancellation."""
+        self.check()
+        if self._on_progress is None:
+            return
+        now = time.monotonic()
+        if fraction < 1.0 and now - self._last_emit < 0.05:  # at most 20 updates a second
+            return
+        self._last_emit = now
+        lo, hi = self._span
+        self._on_progress(lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message)
+
+    def child(self, start: float, end: float, seed: int | None = None) -> Context:
+        """A context reporting into [start, end] of this one's span, sharing the cancel token."""
+        lo, hi = self._span
+        span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
+        return Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+
+    def spawn_seed(self) -> int:
+        """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""
+        return int(self.rng.integers(0, 2**31 - 1))

@@ -1,0 +1,156 @@
+"""What a method produces (a Release) and what a privacy model says of it (a Verdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .binary import BinaryMatrix
+from .table import Role, Table
+
+FEATURE_SUBSET = "feature-subset"
+GENERALISED_TABLE = "generalised-table"
+BUCKETISED_TABLE = "bucketised-table"
+GROUPED_SETS = "grouped-sets"
+SYNTHETIC = "synthetic"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a release came from."""
+
+    method: str
+    params: dict
+    seed: int | None
+    input_sha256: str | None
+    veil_version: str
+    model: str | None = None
+    model_params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A method's output, materialised as a DataFrame.
+
+    Attributes
+    ----------
+    kind : str
+        feature-subset, generalised-table, bucketised-table, grouped-sets or synthetic.
+    frame : pandas.DataFrame
+        The records as they would be exported (identifiers never included).
+    quasi_identifiers : list of str
+        The columns a privacy model groups records by.
+    target, sensitive : column names, where the release has them.
+    selected_features : list of str, optional
+        For feature selection: the chosen features, in selection order.
+    details : dict
+        Method-specific results worth reporting (candidate tables, flip rates, ε spent, …).
+    """
+
+    kind: str
+    frame: pd.DataFrame
+    quasi_identifiers: tuple[str, ...]
+    provenance: Provenance | None = None
+    target: str | None = None
+    sensitive: tuple[str, ...] = ()
+    selected_features: tuple[str, ...] | None = None
+    details: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    def with_provenance(self, provenance: Provenance) -> Release:
+        return dataclasses.replace(self, provenance=provenance)
+
+    def quasi_identifier_frame(self) -> pd.DataFrame:
+        return self.frame[list(self.quasi_identifiers)]
+
+    def roles(self) -> dict:
+        return {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
+                "sensitive": list(self.sensitive)}
+
+
+def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None) -> Release:
+    """The release of a feature-selection method: the chosen features (and the target).
+
+    ``data`` is a BinaryMatrix (features by index) or a Table (columns by name). In a Table,
+    quasi-identifiers are the selected columns marked so, or every selected column when none is.
+    """
+    details = dict(details or {})
+    if isinstance(data, BinaryMatrix):
+        idx = [int(j) for j in selected]
+        sub = data.select(idx)
+        frame = sub.to_frame()
+        names = sub.feature_names
+        target = None
+        if data.labels is not None:
+            target = _free_name("class", names)
+            frame[target] = data.labels
+        return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
+                       notes=tuple(notes), details=details)
+    assert isinstance(data, Table)
+    names = [str(s) for s in selected]
+    schema = data.schema
+    qis = [n for n in names if schema[n].role is Role.QUASI_IDENTIFIER] or [
+        n for n in names if schema[n].role in (Role.QUASI_IDENTIFIER, Role.INSENSITIVE)]
+    sensitive = [n for n in names if schema[n].role is Role.SENSITIVE]
+    cols = list(names)
+    target = schema.target
+    if target is not None and target not in cols:
+        cols.append(target)
+    frame = data.frame[cols].reset_index(drop=True)
+    return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
+                   selected_features=tuple(names), notes=tuple(notes), details=details)
+
+
+def _free_name(base: str, taken: list[str]) -> str:
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A privacy model's judgement of a release.
+
+    Attributes
+    ----------
+    holds : bool
+    value : float
+        The dataset's value of the model's measure (e.g. smallest class size for k-anonymity).
+    per_record : numpy array, optional
+        The measure per record (e.g. each record's class size).
+    failing_rows : numpy array
+        Indices of the records that break the model (empty when it holds).
+    message : str
+        One sentence a data holder can read.
+    """
+
+    model: str
+    params: dict
+    holds: bool
+    value: float
+    message: str
+    per_record: np.ndarray | None = None
+    failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "params": self.params, "holds": bool(self.holds),
+                "value": _plain(self.value), "message": self.message,
+                "failing_records": int(len(self.failing_rows))}
+
+
+def _plain(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
