@@ -278,7 +278,8 @@ def schema(header: list[str]) -> dict:
         "length_of_stay": ("numeric", "insensitive", "days in hospital (0 for a day case)"),
         "readmitted_30d": ("binary", "target", "1 if readmitted as an emergency within 30 days of discharge"),
     }
-    fixed.update({name: ("binary", "insensitive", f"1 if the patient {text} (as recorded at admission)") for name, text, _, _ in FLAGS})
+    for name, text, _, _ in FLAGS:
+        fixed[name] = ("binary", "insensitive", f"1 if the patient {text} (as recorded at admission)")
     columns = [{"name": n, "kind": fixed[n][0], "role": fixed[n][1], "description": fixed[n][2]} for n in header]
     return {
         "name": "Demo hospital admissions",
