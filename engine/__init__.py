@@ -16,6 +16,11 @@ from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
                       Release, Verdict, feature_subset)
+from .datasource import DataSource, demo_path, load_demo
+from .export import ExportOptions, read_manifest, verify_file, verify_manifest, write_release
+from .project import Project
+from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, prepare
+from .study import Study, run_study, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 
 try:

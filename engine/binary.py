@@ -114,7 +114,7 @@ class BinaryMatrix:
             bad = ~np.isin(a, (0, 1))
             if bad.any():
                 r, c = np.argwhere(bad)[0]
-                raise BadInput(f"binary data required, but row {r + 1}, column {c + 1} holds {a[r, c]!r}")
+                raise BadInput(f"binary data required, but row {r + 1}, column {c + 1} holds {a[r, c].item()!r}")
         return cls.from_sparse(sp.csc_matrix(a.astype(bool)), features, labels, meta)
 
     @classmethod

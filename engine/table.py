@@ -150,7 +150,7 @@ def suggest_role(name: str, series: pd.Series, kind: Kind) -> Role:
         return Role.IDENTIFIER
     if tokens & set(_ID_HINTS) and distinct > 0.9 * n:
         return Role.IDENTIFIER
-    if tokens & set(_TARGET_HINTS) or low in ("class", "label", "target"):
+    if tokens & set(_TARGET_HINTS) or any(t.startswith(h) for t in tokens for h in _TARGET_HINTS if len(h) > 3):
         return Role.TARGET
     if tokens & set(_QI_HINTS) or any(low.startswith(h) for h in _QI_HINTS):
         return Role.QUASI_IDENTIFIER

@@ -1,1 +1,625 @@
-"""placeholder while the foundation is assembled"""
+"""Built-in importers: delimited text, Excel, Parquet, ARFF, transactions, LIBSVM and MATLAB files.
+
+Every importer opens its file read-only and never writes to it. Every problem a user can cause
+(a wrong encoding, a ragged line, a missing variable) becomes one :class:`BadInput` sentence that
+names the file and, where there is one, the line or column. Roles are left at the detected default
+except for a file's known label column (LIBSVM ``label``, MATLAB ``Y``), which becomes the target.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import datetime as dt
+import io
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import veil.engine as engine
+from veil.engine import BadInput, ImportOptions, Importer, Role, Table, check_column_names, hookimpl
+
+MISSING = ("", "?")  # cell texts that mean "no value"
+MAX_DENSE_CELLS = 100_000_000  # LIBSVM and sparse .mat data are held densely: refuse beyond ~800 MB
+SAMPLE_BYTES = 1 << 16  # how much text delimiter and header detection look at
+SAMPLE_ROWS = 1000
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER_RE = re.compile(_NUMBER)
+_LEADING_ZERO = r"[+-]?0\d"  # codes such as ZIP 02139 stay text: a number would lose the zero
+_DELIMITERS = ("\t", ";", "|", ",")  # preference order when two are equally consistent
+_WHITESPACE = " "  # options.delimiter " " means runs of spaces and tabs
+_DELIMITER_ALIASES = {"\\t": "\t", "tab": "\t", "space": _WHITESPACE, "whitespace": _WHITESPACE}
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+# -- text decoding ------------------------------------------------------------------------------
+
+def decode_text(data: bytes, name: str, encoding: str | None = None) -> str:
+    """Decode a file's bytes: the given encoding, else a BOM's, else UTF-8, else cp1252.
+
+    cp1252 (the Windows superset of latin-1) leaves five bytes undefined, so a file that is neither
+    UTF-8 nor cp1252 is refused with the offset of the first byte that does not decode.
+    """
+    if encoding:
+        return _decode(data, name, encoding)
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return _decode(data, name, enc)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{name}: byte 0x{data[exc.start]:02x} at offset {exc.start} is neither UTF-8 nor "
+                       f"cp1252 text; choose the file's encoding") from None
+
+
+def _decode(data: bytes, name: str, encoding: str) -> str:
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise BadInput(f"unknown encoding {encoding!r} for {name}; choose another encoding") from None
+    except UnicodeDecodeError as exc:
+        shift = len(codecs.BOM_UTF8) if encoding.replace("_", "-").lower() == "utf-8-sig" else 0
+        raise BadInput(f"{name} is not valid {encoding}: the byte at offset {exc.start + shift} does not decode; "
+                       f"choose another encoding") from None
+
+
+def _head_text(head: bytes) -> str:
+    """The first bytes of a file as text, for sniffing (a character cut at the end is replaced)."""
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return head.decode(enc, errors="replace")
+    return head.decode("utf-8", errors="replace")
+
+
+def _looks_binary(head: bytes) -> bool:
+    return b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+
+
+# -- cells to a typed frame (shared by the text and Excel importers) ----------------------------
+
+def _is_missing(cell) -> bool:
+    if cell is None:
+        return True
+    if isinstance(cell, str):
+        return cell.strip() in MISSING
+    return isinstance(cell, float) and np.isnan(cell)
+
+
+def _is_number(cell) -> bool:
+    if isinstance(cell, str):
+        return bool(_NUMBER_RE.fullmatch(cell.strip()))
+    return isinstance(cell, (int, float, np.number)) and not isinstance(cell, (bool, np.bool_)) and cell == cell
+
+
+def _is_name(cell) -> bool:
+    return isinstance(cell, str) and not _is_missing(cell) and not _is_number(cell)
+
+
+def detect_header(rows: list[list]) -> bool:
+    """Whether the first row names the columns.
+
+    It does when no cell of it is a number and either some column is numeric below a textual first
+    cell, or (an all-text table) no first-row cell recurs in its column below.
+    """
+    first, body = rows[0], rows[1:SAMPLE_ROWS]
+    if any(_is_number(c) for c in first):
+        return False
+    if not body:
+        return all(_is_name(c) or _is_missing(c) for c in first)
+    for j, cell in enumerate(first):
+        below = [r[j] for r in body if j < len(r) and not _is_missing(r[j])]
+        if _is_name(cell) and below and all(_is_number(v) for v in below):
+            return True
+    return all(_is_name(c) and all(j >= len(r) or r[j] != c for r in body) for j, c in enumerate(first))
+
+
+def column_names(rows: list[list], header: bool | None, options: ImportOptions, name: str) -> tuple[list[str], int]:
+    """The column names and how many leading rows they took (0 or 1)."""
+    n_cols = len(rows[0])
+    if header is None:
+        header = detect_header(rows)
+    if header and len(rows) == 1:
+        raise BadInput(f"{name} has a header row but no data rows")
+    if options.names is not None:
+        if len(options.names) != n_cols:
+            raise BadInput(f"{name} has {n_cols} columns, but {len(options.names)} column names were given")
+        names = [str(n) for n in options.names]
+    elif header:
+        names = ["" if _is_missing(c) and not isinstance(c, str) else str(c).strip() for c in rows[0]]
+    else:
+        names = [f"col{j + 1}" for j in range(n_cols)]
+    try:
+        check_column_names(names)
+    except BadInput as exc:
+        raise BadInput(f"{name}: {exc}") from None
+    return names, int(bool(header))
+
+
+def typed_text(s: pd.Series) -> pd.Series:
+    """A column of strings as numbers when every present value is a plain number, else as text.
+
+    Cells are stripped; empty and ``?`` cells become missing. Numbers with a leading zero (codes
+    such as ZIP 02139) stay text, and so do words such as ``nan`` and ``inf``.
+    """
+    s = s.astype("str").str.strip()
+    s = s.mask(s.isin(MISSING))
+    present = s.dropna()
+    if present.empty:
+        return pd.Series(np.nan, index=s.index, dtype=float)
+    if present.str.fullmatch(_NUMBER).all() and not present.str.match(_LEADING_ZERO).any():
+        return pd.to_numeric(s)
+    return s
+
+
+def typed_cells(values: list) -> pd.Series:
+    """A column of Python cells (as Excel gives them) with one dtype: bool, date, number or text."""
+    cells = [None if _is_missing(c) else (c.strip() if isinstance(c, str) else c) for c in values]
+    present = [c for c in cells if c is not None]
+    if not present:
+        return pd.Series(np.nan, index=range(len(cells)), dtype=float)
+    if all(isinstance(c, (bool, np.bool_)) for c in present):
+        return pd.Series(cells, dtype="boolean" if len(present) < len(cells) else bool)
+    if all(isinstance(c, (dt.date, np.datetime64)) for c in present):
+        return pd.to_datetime(pd.Series(cells, dtype=object))
+    if all(_is_number(c) for c in present):
+        if any(isinstance(c, str) for c in present):  # numbers typed as text in some cells
+            return typed_text(pd.Series([None if c is None else str(c) for c in cells], dtype="str"))
+        return pd.to_numeric(pd.Series(cells, dtype=object))
+    return pd.Series([None if c is None else str(c) for c in cells], dtype="str")
+
+
+def _wrap(name: str, exc: Exception, what: str) -> BadInput:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return BadInput(f"{name} is not a readable {what} file: {detail}")
+
+
+# -- delimited text -----------------------------------------------------------------------------
+
+def _sample(text: str) -> str:
+    if len(text) <= SAMPLE_BYTES:
+        return text
+    cut = text.rfind("\n", 0, SAMPLE_BYTES)
+    return text[: cut if cut > 0 else SAMPLE_BYTES]
+
+
+def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
+    if delimiter == _WHITESPACE:
+        return [line.split() for line in sample.split("\n") if line.strip()]
+    try:
+        reader = csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter, skipinitialspace=True)
+        return [r for r in reader if r and not (len(r) == 1 and not r[0].strip())]
+    except csv.Error:
+        return []
+
+
+def detect_delimiter(text: str) -> str:
+    """The field separator among tab ; | , (then whitespace) that splits the most lines alike.
+
+    Each candidate is scored by the share of sample lines having its most common field count (when
+    that count is above one); ties go to the larger field count, then to the order above.
+    """
+    sample = _sample(text)
+    best, best_score = None, (0.0, 0)
+    for d in _DELIMITERS:
+        score = _consistency(_sample_rows(sample, d))
+        if score > best_score:
+            best, best_score = d, score
+    if best is not None:
+        return best
+    if _consistency(_sample_rows(sample, _WHITESPACE))[0] > 0:
+        return _WHITESPACE
+    return ","  # one column
+
+
+def _consistency(rows: list[list[str]]) -> tuple[float, int]:
+    if not rows:
+        return 0.0, 0
+    mode, freq = Counter(len(r) for r in rows).most_common(1)[0]
+    return (freq / len(rows), mode) if mode > 1 else (0.0, 0)
+
+
+def _field_counts(text: str, delimiter: str) -> list[tuple[int, int]]:
+    """(line number, field count) of every non-blank line."""
+    if delimiter == _WHITESPACE:
+        return [(i, len(line.split())) for i, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if '"' not in text:
+        return [(i, line.count(delimiter) + 1) for i, line in enumerate(text.split("\n"), 1) if line.strip()]
+    out, line = [], 0
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
+    try:
+        for row in reader:
+            start, line = line + 1, reader.line_num
+            if row and not (len(row) == 1 and not row[0].strip()):
+                out.append((start, len(row)))
+    except csv.Error as exc:
+        raise BadInput(f"line {reader.line_num + 1} cannot be split into fields ({exc})") from None
+    return out
+
+
+def check_rectangular(text: str, delimiter: str, name: str) -> int:
+    """The number of fields every line has; a line with another count is refused by number."""
+    try:
+        counts = _field_counts(text, delimiter)
+    except BadInput as exc:
+        raise BadInput(f"{name} {exc}") from None
+    if not counts:
+        raise BadInput(f"{name} holds no data")
+    expected = Counter(k for _, k in counts).most_common(1)[0][0]
+    for line, k in counts:
+        if k != expected:
+            raise BadInput(f"{name} line {line} has {k} fields, but the other lines have {expected}; "
+                           f"every line needs the same number of fields")
+    return expected
+
+
+def read_delimited(path: Path, options: ImportOptions) -> Table:
+    """Read CSV/TSV-like text into a Table (see :class:`CsvImporter`)."""
+    name = path.name
+    text = decode_text(path.read_bytes(), name, options.encoding)
+    if "\x00" in text:
+        raise BadInput(f"{name} contains NUL characters, so it is not delimited text in this encoding; "
+                       f"choose its encoding (UTF-16 without a byte-order mark?) or its format")
+    text = re.sub(r"(?m)^[ \t\r\f\v]+$", "", text)  # whitespace-only lines are blank lines
+    delimiter = _delimiter_option(options.delimiter, name) or detect_delimiter(text)
+    n_fields = check_rectangular(text, delimiter, name)
+    raw = _parse(text, delimiter, n_fields, name)
+    if n_fields > 1 and (raw[n_fields - 1].str.strip() == "").all():
+        raw = raw.iloc[:, : n_fields - 1]  # every line ends with the delimiter: no column there
+    head = raw.iloc[:SAMPLE_ROWS].to_numpy(dtype=object).tolist()
+    names, skip = column_names(head, options.header, options, name)
+    body = raw.iloc[skip:].reset_index(drop=True)
+    frame = pd.DataFrame({n: typed_text(body[j]) for n, j in zip(names, body.columns)})
+    return Table.from_frame(frame)
+
+
+def _delimiter_option(delimiter: str | None, name: str) -> str | None:
+    if delimiter is None:
+        return None
+    delimiter = _DELIMITER_ALIASES.get(delimiter.lower(), delimiter)
+    if delimiter.isspace():
+        return _WHITESPACE if delimiter != "\t" else "\t"
+    if len(delimiter) != 1 or delimiter in "\"\r\n":
+        raise BadInput(f"cannot split {name} on {delimiter!r}: a delimiter is one character other than a quote")
+    return delimiter
+
+
+def _parse(text: str, delimiter: str, n_fields: int, name: str) -> pd.DataFrame:
+    sep = r"\s+" if delimiter == _WHITESPACE else delimiter
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sep, header=None, names=range(n_fields), dtype=str,
+                           keep_default_na=False, skipinitialspace=True, skip_blank_lines=True,
+                           quotechar='"', engine="c")
+    except pd.errors.ParserError as exc:
+        found = re.search(r"line (\d+), saw (\d+)", str(exc))
+        if found:
+            raise BadInput(f"{name} line {found[1]} has {found[2]} fields, but the other lines have "
+                           f"{n_fields}; every line needs the same number of fields") from None
+        raise _wrap(name, exc, "delimited text") from None
+
+
+class CsvImporter(Importer):
+    """Delimited text: CSV, TSV and the UCI-style ``.data`` files.
+
+    Detects the encoding (BOM, else UTF-8, else cp1252), the delimiter (tab ; | , or whitespace),
+    and the header (a textual first row over numeric columns); strips spaces around fields (UCI
+    ``adult.data`` separates with ", "); reads empty and ``?`` cells as missing. Headerless columns
+    are named ``col1`` … ``colN`` unless ``options.names`` gives names (which also replace a
+    header's). Lines with a different number of fields are refused by line number.
+
+    Its ``priority`` is the lowest, so specific formats win when a ``.txt`` or ``.dat`` file could be
+    either; besides its extensions it accepts any text whose lines split alike on a delimiter.
+    """
+
+    name = "csv"
+    title = "Delimited text (CSV, TSV)"
+    description = "Comma-, semicolon-, tab-, pipe- or space-separated text with or without a header."
+    extensions = (".csv", ".tsv", ".tab", ".txt", ".data", ".dat")
+    priority = -10
+
+    def sniff(self, path, head: bytes) -> bool:
+        if _looks_binary(head):
+            return False
+        if str(path).lower().endswith((".csv", ".tsv", ".tab")):
+            return True
+        text = _head_text(head)
+        if str(path).lower().endswith(self.extensions):
+            return True
+        lines = text.split("\n")[:-1] if len(head) >= SAMPLE_BYTES else text.split("\n")
+        sample = "\n".join(lines)
+        return any(_consistency(_sample_rows(sample, d))[0] == 1.0 for d in _DELIMITERS)
+
+    def read(self, path, options=None) -> Table:
+        return read_delimited(Path(path), options or ImportOptions())
+
+
+# -- Excel --------------------------------------------------------------------------------------
+
+class ExcelImporter(Importer):
+    """An Excel workbook (.xlsx, .xlsm) read through openpyxl: one sheet (``options.sheet``, else
+    the first), with the header detected as for text and typed cells kept (numbers, dates, booleans)."""
+
+    name = "excel"
+    title = "Excel workbook"
+    description = "A sheet of an .xlsx workbook."
+    extensions = (".xlsx", ".xlsm")
+
+    def read(self, path, options=None) -> Table:
+        path, options = Path(path), options or ImportOptions()
+        try:
+            with pd.ExcelFile(path, engine="openpyxl") as book:
+                sheet = _sheet(book.sheet_names, options.sheet, path.name)
+                raw = book.parse(sheet, header=None, dtype=object)
+        except BadInput:
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise _wrap(path.name, exc, "Excel (.xlsx)") from None
+        raw = raw.dropna(how="all").dropna(axis=1, how="all")
+        where = f"{path.name} sheet {sheet!r}"
+        if raw.empty:
+            raise BadInput(f"{where} holds no data")
+        rows = raw.to_numpy(dtype=object).tolist()
+        names, skip = column_names(rows, options.header, options, where)
+        columns = list(zip(*rows[skip:]))
+        frame = pd.DataFrame({n: typed_cells(list(col)) for n, col in zip(names, columns)})
+        return Table.from_frame(frame)
+
+
+def _sheet(sheets: list[str], wanted: str | None, name: str) -> str:
+    if wanted is None:
+        return sheets[0]
+    if wanted in sheets:
+        return wanted
+    if str(wanted).isdigit() and 1 <= int(wanted) <= len(sheets):
+        return sheets[int(wanted) - 1]
+    raise BadInput(f"{name} has no sheet {wanted!r}; its sheets are {', '.join(sheets)}")
+
+
+# -- Parquet ------------------------------------------------------------------------------------
+
+class ParquetImporter(Importer):
+    """An Apache Parquet file read through pyarrow; a stored non-default index becomes columns."""
+
+    name = "parquet"
+    title = "Parquet"
+    description = "A columnar Parquet file."
+    extensions = (".parquet", ".pq")
+
+    def sniff(self, path, head: bytes) -> bool:
+        return head.startswith(b"PAR1") or super().sniff(path, head)
+
+    def read(self, path, options=None) -> Table:
+        path = Path(path)
+        try:
+            frame = pd.read_parquet(path, engine="pyarrow")
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise _wrap(path.name, exc, "Parquet") from None
+        if not isinstance(frame.index, pd.RangeIndex):
+            frame = frame.reset_index()
+        try:
+            check_column_names(list(frame.columns))
+        except BadInput as exc:
+            raise BadInput(f"{path.name}: {exc}") from None
+        return Table.from_frame(frame.reset_index(drop=True))
+
+
+# -- ARFF ---------------------------------------------------------------------------------------
+
+_ATTRIBUTE = re.compile(r"^\s*@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)\s+(\S+)", re.I | re.M)
+
+
+class ArffImporter(Importer):
+    """A Weka ARFF file read through :func:`scipy.io.arff.loadarff`.
+
+    Nominal attributes become categorical columns with the declared categories, ``integer``
+    attributes without missing values become integers, and ``?`` is missing. String and relational
+    attributes and sparse ARFF are not supported by scipy and are refused.
+    """
+
+    name = "arff"
+    title = "ARFF (Weka)"
+    description = "Attribute-Relation File Format with numeric, nominal and date attributes."
+    extensions = (".arff",)
+
+    def read(self, path, options=None) -> Table:
+        from scipy.io import arff
+
+        path, options = Path(path), options or ImportOptions()
+        text = decode_text(path.read_bytes(), path.name, options.encoding)
+        try:
+            data, meta = arff.loadarff(io.StringIO(text))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise _wrap(path.name, exc, "ARFF") from None
+        names = list(meta.names())
+        try:
+            check_column_names(names)
+        except BadInput as exc:
+            raise BadInput(f"{path.name}: {exc}") from None
+        integers = {n.strip("'\"") for n, t in _ATTRIBUTE.findall(text) if t.lower() == "integer"}
+        frame = pd.DataFrame({n: _arff_column(data[n], meta[n], n in integers) for n in names})
+        return Table.from_frame(frame)
+
+
+def _arff_column(values: np.ndarray, declared, integer: bool) -> pd.Series:
+    kind, categories = declared
+    if kind == "nominal":
+        text = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
+        return pd.Series(pd.Categorical([None if v == "?" else v for v in text], categories=list(categories)))
+    s = pd.Series(values)
+    if integer and s.notna().all() and np.all(np.mod(s.to_numpy(dtype=float), 1) == 0):
+        return s.astype(np.int64)
+    return s
+
+
+# -- transactions -------------------------------------------------------------------------------
+
+_TRANSACTION_LINE = re.compile(rb"\d+(?:[ ,]\d+)*[ ,]?")
+_COMMENT = (b"#", b"%", b"@")
+
+
+def looks_like_transactions(head: bytes, truncated: bool) -> bool:
+    """Every line is integers separated by single spaces or commas (a FIMI line may end with a
+    space), no line repeats an item, and lines differ in length or list items in increasing order
+    (which tells a transaction file from a table of integers)."""
+    lines = head.replace(b"\r", b"").split(b"\n")
+    if truncated and len(lines) > 1:
+        lines = lines[:-1]
+    lines = [ln for ln in lines if ln and not ln.startswith(_COMMENT)]
+    if not lines or not all(_TRANSACTION_LINE.fullmatch(ln) for ln in lines):
+        return False
+    itemsets = [[int(x) for x in re.split(rb"[ ,]", ln.strip(b" ,"))] for ln in lines]
+    if any(len(set(t)) != len(t) for t in itemsets):
+        return False
+    lengths_vary = len({len(t) for t in itemsets}) > 1
+    return lengths_vary or all(a < b for t in itemsets for a, b in zip(t, t[1:]))
+
+
+class TransactionsImporter(Importer):
+    """Set-valued data in the SPMF/FIMI layout: one transaction per line, integer items separated
+    by spaces or commas; lines starting with ``#``, ``%`` or ``@`` are SPMF comments. Returns a
+    :class:`BinaryMatrix` whose features are the items. ``options.delimiter`` (space or comma)
+    overrides detection."""
+
+    name = "transactions"
+    title = "Transactions (SPMF, FIMI)"
+    description = "One transaction per line, items as integers separated by spaces or commas."
+    extensions = (".dat", ".spmf", ".txt")
+
+    def sniff(self, path, head: bytes) -> bool:
+        if not str(path).lower().endswith(self.extensions):
+            return False
+        return looks_like_transactions(head, truncated=len(head) >= SAMPLE_BYTES)
+
+    def read(self, path, options=None):
+        options = options or ImportOptions()
+        sep = options.delimiter
+        if sep is not None:
+            sep = _DELIMITER_ALIASES.get(sep.lower(), sep)
+            if sep.isspace():
+                sep = " "
+            if sep not in (" ", ","):
+                raise BadInput(f"transactions in {Path(path).name} are separated by spaces or commas, "
+                               f"not {sep!r}")
+        return engine.read_transactions(Path(path), sep=sep)
+
+
+# -- LIBSVM -------------------------------------------------------------------------------------
+
+_SVM_LINE = re.compile(r"\s*[-+]?[\w.+-]+(?:,[-+]?[\w.+-]+)*(?:\s+qid:\d+)?(?:\s+\d+:\S+)*\s*(?:#.*)?")
+
+
+class LibsvmImporter(Importer):
+    """A LIBSVM/SVMlight file read through :func:`sklearn.datasets.load_svmlight_file`.
+
+    The sparse rows are held densely, as columns ``f1`` … ``fm`` (m is the largest feature index,
+    indices counted from one unless a zero index appears) plus a ``label`` column that becomes the
+    target; a file over ``MAX_DENSE_CELLS`` cells is refused rather than exhausting memory.
+    Integral labels become integers.
+    """
+
+    name = "libsvm"
+    title = "LIBSVM / SVMlight"
+    description = "Sparse 'label index:value ...' lines, as used by LIBSVM and SVMlight."
+    extensions = (".svm", ".libsvm", ".svmlight")
+
+    def read(self, path, options=None) -> Table:
+        from sklearn.datasets import load_svmlight_file
+
+        path = Path(path)
+        try:
+            x, y = load_svmlight_file(str(path), zero_based="auto")
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise _svm_error(path, exc) from None
+        if x.shape[0] == 0:
+            raise BadInput(f"{path.name} holds no data")
+        features = _dense(x, path.name)
+        frame = pd.DataFrame(features, columns=[f"f{j + 1}" for j in range(features.shape[1])])
+        frame["label"] = _labels(y)
+        return Table.from_frame(frame, roles={"label": Role.TARGET})
+
+
+def _svm_error(path: Path, exc: Exception) -> BadInput:
+    text = decode_text(path.read_bytes(), path.name)
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.strip() and not _SVM_LINE.fullmatch(line.rstrip("\r")):
+            return BadInput(f"{path.name} line {i} is not 'label index:value ...' LIBSVM data")
+    return _wrap(path.name, exc, "LIBSVM")
+
+
+def _dense(x, name: str) -> np.ndarray:
+    n, m = x.shape
+    if n * m > MAX_DENSE_CELLS:
+        raise BadInput(f"{name} has {n} rows and {m} features, more than Veil holds densely "
+                       f"({MAX_DENSE_CELLS:,} cells)")
+    return x.toarray() if hasattr(x, "toarray") else np.asarray(x)
+
+
+def _labels(y) -> np.ndarray:
+    y = np.asarray(y).ravel()
+    if y.dtype.kind == "f" and np.isfinite(y).all() and np.all(np.mod(y, 1) == 0):
+        return y.astype(np.int64)
+    return y
+
+
+# -- MATLAB -------------------------------------------------------------------------------------
+
+class MatImporter(Importer):
+    """A MATLAB (v4–v7.2) ``.mat`` file with a samples × features matrix ``X`` and a class vector
+    ``Y``, as in the scikit-feature repository. Gives columns ``f1`` … ``fm`` and ``Y`` (the target);
+    a sparse ``X`` is held densely (refused beyond ``MAX_DENSE_CELLS`` cells)."""
+
+    name = "mat"
+    title = "MATLAB .mat (X, Y)"
+    description = "A .mat file holding a data matrix X and a label vector Y (scikit-feature layout)."
+    extensions = (".mat",)
+
+    def read(self, path, options=None) -> Table:
+        from scipy.io import loadmat
+
+        path = Path(path)
+        try:
+            variables = loadmat(str(path))
+        except MemoryError:
+            raise
+        except NotImplementedError:
+            raise BadInput(f"{path.name} is a MATLAB v7.3 (HDF5) file; save it with -v7 to read it") from None
+        except Exception as exc:
+            raise _wrap(path.name, exc, "MATLAB .mat") from None
+        present = sorted(k for k in variables if not k.startswith("__"))
+        for key, what in (("X", "data matrix"), ("Y", "class vector")):
+            if key not in variables:
+                raise BadInput(f"{path.name} has no variable {key} (the {what}); it holds "
+                               f"{', '.join(present) or 'no variables'}")
+        x = variables["X"]
+        if x.ndim != 2:
+            raise BadInput(f"{path.name}: X has {x.ndim} dimensions, but a samples × features matrix has 2")
+        x = _dense(x, path.name)
+        if x.dtype.kind not in "biuf":
+            raise BadInput(f"{path.name}: X holds {x.dtype} values, but a numeric matrix is needed")
+        y = np.asarray(variables["Y"]).ravel()
+        if len(y) != x.shape[0]:
+            raise BadInput(f"{path.name}: Y has {len(y)} labels for the {x.shape[0]} rows of X")
+        frame = pd.DataFrame(x, columns=[f"f{j + 1}" for j in range(x.shape[1])])
+        frame["Y"] = _labels(y)
+        return Table.from_frame(frame, roles={"Y": Role.TARGET})
+
+
+@hookimpl
+def veil_register_importers():
+    return [CsvImporter, ExcelImporter, ParquetImporter, ArffImporter, TransactionsImporter,
+            LibsvmImporter, MatImporter]

@@ -1,0 +1,33 @@
+"""The ``veil`` command: with no command it opens the desktop, otherwise it runs the headless CLI.
+
+Qt is imported only when the desktop opens, so every headless command works without a display.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from veil.engine.cli import COMMANDS
+from veil.engine.cli import main as cli_main
+
+
+def wants_desktop(argv: Sequence[str]) -> bool:
+    return not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if wants_desktop(argv):
+        try:
+            from .app import run_desktop
+        except ImportError as exc:
+            print(f"veil: error: the desktop needs PySide6 ({exc}); install with `pip install veil[gui]`",
+                  file=sys.stderr)
+            return 2
+        return run_desktop(argv)
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Veil's command line: the same engine as the desktop, headless.
+
+Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr, no traceback),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .datasource import DataSource, input_path, input_rows
+from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
+from .export import ExportOptions, verify_file, verify_manifest, write_release
+from .jobs import Context
+from .project import Project
+from .registry import make_registry
+from .runs import PluginCall, RunSpec, execute
+from .study import Study, run_study
+from .table import Role
+
+EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
+        raise BadInput(f"{message} (see `{self.prog} --help`)")
+
+
+def _csv_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="veil", description="Release sensitive tables safely. With no command, opens the desktop.")
+    p.add_argument("--version", action="version", version=f"veil {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run one method and write the release and its manifest")
+    r.add_argument("project", nargs="?", help="a project file (.json) to run instead of --data/--demo")
+    src = r.add_mutually_exclusive_group()
+    src.add_argument("--data", help="the input file")
+    src.add_argument("--demo", action="store_true", help="use the bundled demo data")
+    _data_options(r)
+    r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
+    r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
+    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
+    r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
+    r.add_argument("--out", help="output folder")
+
+    s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
+    s.add_argument("study", help="the study file (.json)")
+    s.add_argument("--out", required=True, help="output folder")
+
+    v = sub.add_parser("verify", help="re-check a released file against its privacy model")
+    v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
+    v.add_argument("--model", help="privacy model for a bare file, NAME[:key=value,...]")
+    v.add_argument("--format", help="format of a bare file (default from its extension)")
+    v.add_argument("--target", help="the target column of a bare file")
+    v.add_argument("--sensitive", action="append", default=[], help="a sensitive column of a bare file")
+    v.add_argument("--quasi", type=_csv_list, help="quasi-identifier columns (default: all but target/sensitive)")
+
+    i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
+    i.add_argument("path")
+    _read_options(i)
+
+    pl = sub.add_parser("plugins", help="list the installed plugins")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def _read_options(p):
+    p.add_argument("--names", type=_csv_list, help="column names for a headerless file, comma-separated")
+    p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
+    p.add_argument("--delimiter", help="field separator (default: detected)")
+    p.add_argument("--encoding", help="text encoding (default: detected)")
+
+
+def _data_options(p):
+    _read_options(p)
+    p.add_argument("--target", help="the column to predict")
+    p.add_argument("--sensitive", action="append", default=[], help="a sensitive column (repeatable)")
+    p.add_argument("--identifier", action="append", default=[], help="a direct identifier column (repeatable)")
+    p.add_argument("--quasi", action="append", default=[], help="a quasi-identifier column (repeatable)")
+
+
+def _source(args) -> DataSource:
+    d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
+         "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
+         "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
+         "quasi_identifiers": getattr(args, "quasi", [])}
+    src = DataSource.from_dict(d)
+    roles = dict(src.roles)
+    for s in getattr(args, "sensitive", []) or []:
+        roles[s] = Role.SENSITIVE.value
+    return DataSource(**{**src.__dict__, "roles": roles})
+
+
+class _Progress:
+    """A tqdm bar on a terminal; silent otherwise."""
+
+    def __init__(self, label: str):
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=1000, desc=label, file=sys.stderr, leave=False,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if self.bar is not None:
+            self.bar.n = int(fraction * 1000)
+            self.bar.set_postfix_str(message, refresh=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_run(args, registry) -> int:
+    if args.project:
+        if args.data or args.demo:
+            raise BadInput("give either a project file or --data/--demo, not both")
+        project = Project.load(args.project)
+        data = project.load_data(registry)
+        specs = list(project.runs)
+        if not specs:
+            raise BadInput(f"{args.project} has no runs to execute")
+    else:
+        if not (args.data or args.demo):
+            raise BadInput("no input: give --data FILE, --demo or a project file")
+        if not args.method:
+            raise BadInput("no method: give --method NAME (see `veil plugins`)")
+        data = _source(args).load(registry)
+        metrics = tuple(args.metrics) if args.metrics is not None else ()
+        specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
+    if not args.out:
+        raise BadInput("no output folder: give --out DIR")
+    registry.exporter(args.format)  # fail early on an unknown format
+    out = Path(args.out)
+    status = EXIT_OK
+    for n, spec in enumerate(specs, start=1):
+        if not spec.metrics and args.metrics is None:
+            spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+        target = out if len(specs) == 1 else out / f"run-{n}"
+        progress = _Progress(spec.method.name)
+        try:
+            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+        finally:
+            progress.close()
+        manifest = write_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
+                                 input_path=input_path(data), input_rows=input_rows(data), version=__version__)
+        if manifest["privacy_model"]["name"] is None:
+            print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
+                  file=sys.stderr)
+        print(target)
+    return status
+
+
+def _applicable_metrics(registry, data) -> tuple[str, ...]:
+    """All registered metrics (each returns NaN where it does not apply)."""
+    return tuple(registry.names("metric"))
+
+
+def cmd_study(args, registry) -> int:
+    from .charts import save_chart
+
+    study = Study.load(args.study)
+    out = Path(args.out)
+    progress = _Progress(study.name)
+    try:
+        results = run_study(registry, study, Context(study.seed, progress), version=__version__)
+    finally:
+        progress.close()
+    out.mkdir(parents=True, exist_ok=True)
+    from .io import write_atomic
+
+    write_atomic(out / "results.csv", lambda p: results.to_csv(p, index=False))
+    for n, call in enumerate(study.charts, start=1):
+        save_chart(registry, call, results, out, stem=f"chart-{n}-{call.name}")
+    print(out)
+    return EXIT_OK
+
+
+def cmd_verify(args, registry) -> int:
+    path = Path(args.path)
+    if path.is_dir() or path.suffix == ".json":
+        if args.model:
+            raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
+        result = verify_manifest(registry, path)
+    else:
+        if not args.model:
+            raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
+        if not path.exists():
+            raise BadInput(f"file not found: {path}")
+        fmt = args.format or _format_of(registry, path)
+        frame_cols = registry.exporter(fmt).read_back(path).columns
+        excluded = {args.target, *args.sensitive}
+        for col in [args.target, *args.sensitive, *(args.quasi or [])]:
+            if col and col not in frame_cols:
+                raise BadInput(f"{path.name} has no column {col!r}")
+        quasi = args.quasi or [c for c in frame_cols if c not in excluded]
+        roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
+        result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
+    print(("OK: " if result.holds else "FAILED: ") + result.message)
+    return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _format_of(registry, path: Path) -> str:
+    ext = path.suffix.lstrip(".").lower()
+    for name in registry.names("exporter"):
+        if registry.get("exporter", name).extension == ext:
+            return name
+    raise BadInput(f"cannot tell the format of {path.name}; give --format")
+
+
+def cmd_inspect(args, registry) -> int:
+    from .inspect import inspect_report
+
+    data = _source(args).load(registry)
+    print(inspect_report(data))
+    return EXIT_OK
+
+
+def cmd_plugins(args, registry) -> int:
+    infos = registry.all()
+    if args.json:
+        entries = [{**i.cls.describe(), "source": i.source, "version": i.version} for i in infos]
+        failures = [{"source": f.source, "error": f.error} for f in registry.failures]
+        print(json.dumps({"plugins": entries, "failed": failures}, indent=2, default=str))
+        return EXIT_OK
+    width = max((len(i.cls.name) for i in infos), default=10)
+    for info in infos:
+        cls = info.cls
+        paper = f"  [paper {cls.paper}]" if cls.paper else ""
+        print(f"{cls.kind:<14} {cls.name:<{width}}  {cls.title}{paper}")
+        for spec in cls.param_specs():
+            bounds = spec.describe_bounds()
+            print(f"{'':<14} {'':<{width}}    {spec.name} = {spec.default!r}" + (f"  ({bounds})" if bounds else "")
+                  + (f"  {spec.help}" if spec.help else ""))
+    for f in registry.failures:
+        print(f"FAILED         {f.source}: {f.error}")
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "inspect": cmd_inspect, "plugins": cmd_plugins}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; return its exit code (never raises for user errors)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise BadInput("no command given (see `veil --help`)")
+        registry = make_registry()
+        return COMMANDS[args.command](args, registry)
+    except PrivacyCheckFailed as exc:
+        print(f"veil: privacy check failed: {exc}", file=sys.stderr)
+        return EXIT_PRIVACY
+    except (BadInput, PluginError) as exc:
+        print(f"veil: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (Cancelled, KeyboardInterrupt):
+        print("veil: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError:
+        print("veil: error: not enough memory for this data", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")[0].split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

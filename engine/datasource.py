@@ -1,0 +1,113 @@
+"""Where a run's data comes from: a file with read options and column roles, or the demo data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .binary import BinaryMatrix
+from .errors import BadInput
+from .io import ImportOptions, read_data, sha256_file
+from .table import Kind, Role, Schema, Table
+
+DEMO_CSV = "demo_hospital.csv"
+DEMO_SCHEMA = "demo_hospital.json"
+
+
+def demo_path() -> Path:
+    return Path(str(resources.files("veil.resources") / DEMO_CSV))
+
+
+def load_demo() -> Table:
+    """The bundled synthetic hospital-admissions table with its roles."""
+    import pandas as pd
+
+    path = demo_path()
+    if not path.exists():
+        raise BadInput("the demo data is missing; run `make demo-data` (scripts/make_demo_data.py)")
+    meta = json.loads((path.parent / DEMO_SCHEMA).read_text(encoding="utf-8"))
+    frame = pd.read_csv(path)
+    schema = Schema.from_dict(meta["columns"])
+    return Table.from_frame(frame, schema, source=str(path), sha256=sha256_file(path))
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A file (or the demo data) plus how to read it and the roles of its columns."""
+
+    path: str | None = None
+    demo: bool = False
+    names: tuple[str, ...] | None = None
+    fmt: str | None = None
+    delimiter: str | None = None
+    encoding: str | None = None
+    header: bool | None = None
+    roles: dict = field(default_factory=dict)
+    kinds: dict = field(default_factory=dict)
+
+    def options(self) -> ImportOptions:
+        return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
+                             names=self.names, fmt=self.fmt)
+
+    def load(self, registry):
+        if self.demo:
+            data = load_demo()
+        elif self.path:
+            data = read_data(registry, self.path, self.options())
+        else:
+            raise BadInput("no data: give a file or choose the demo data")
+        if isinstance(data, Table):
+            if self.kinds:
+                data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
+            if self.roles:
+                data = data.with_roles(self.roles)
+        elif self.roles:
+            raise BadInput("transaction data has no columns to give roles to")
+        return data
+
+    def to_dict(self) -> dict:
+        d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
+             "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
+             "roles": dict(self.roles), "kinds": dict(self.kinds)}
+        return {k: v for k, v in d.items() if v not in (None, {}, False)} | {"demo": self.demo}
+
+    @classmethod
+    def from_dict(cls, d: Mapping, base: Path | None = None) -> DataSource:
+        path = d.get("path")
+        if path and base is not None and not Path(path).is_absolute():
+            path = str((base / path).resolve())
+        roles = dict(d.get("roles") or {})
+        for key, role in (("target", Role.TARGET), ("sensitive", Role.SENSITIVE)):
+            if d.get(key):
+                roles[d[key]] = role.value
+        for ident in d.get("identifiers") or ():
+            roles[ident] = Role.IDENTIFIER.value
+        for qi in d.get("quasi_identifiers") or ():
+            roles[qi] = Role.QUASI_IDENTIFIER.value
+        for r in roles.values():
+            Role(r) if r in {x.value for x in Role} else _bad_role(r)
+        kinds = dict(d.get("kinds") or {})
+        for k in kinds.values():
+            Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
+        return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
+                   fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
+                   header=d.get("header"), roles=roles, kinds=kinds)
+
+
+def _bad_role(r):
+    raise BadInput(f"unknown role {r!r}; roles are {', '.join(x.value for x in Role)}")
+
+
+def _bad_kind(k):
+    raise BadInput(f"unknown column kind {k!r}; kinds are {', '.join(x.value for x in Kind)}")
+
+
+def input_rows(data) -> int:
+    return data.n_rows if isinstance(data, (Table, BinaryMatrix)) else len(data)
+
+
+def input_path(data) -> str | None:
+    return data.source if isinstance(data, Table) else data.meta.get("source")

@@ -1,0 +1,98 @@
+"""Project files: the dataset (path and SHA-256), its schema, the recipe and the runs, as JSON.
+
+Schema version 1::
+
+    {"veil_project": 1,
+     "data": {"path": "admissions.csv", "sha256": "…", "demo": false, "names": null},
+     "schema": [{"name": "age", "kind": "numeric", "role": "quasi-identifier"}, …],
+     "recipe": {"target": "readmitted_30d", "steps": […]} | null,
+     "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}]}
+
+Paths are stored relative to the project file when they lie beside or below it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .datasource import DataSource
+from .errors import BadInput
+from .io import sha256_file, write_text_atomic
+from .recipe import Recipe
+from .runs import RunSpec
+from .table import Schema, Table
+
+PROJECT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Project:
+    data: DataSource
+    schema: Schema | None = None
+    recipe: Recipe | None = None
+    runs: tuple[RunSpec, ...] = ()
+    sha256: str | None = None
+    results: list = field(default_factory=list)
+
+    def to_dict(self, base: Path | None = None) -> dict:
+        data = self.data.to_dict()
+        if data.get("path") and base is not None:
+            data["path"] = _relative(data["path"], base)
+        data["sha256"] = self.sha256
+        return {"veil_project": PROJECT_VERSION, "data": data,
+                "schema": self.schema.to_dict() if self.schema else None,
+                "recipe": self.recipe.to_dict() if self.recipe else None,
+                "runs": [r.to_dict() for r in self.runs], "results": self.results}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        p = Path(path)
+        text = json.dumps(self.to_dict(p.parent.resolve()), indent=2, default=str) + "\n"
+        return write_text_atomic(p, text)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Project:
+        p = Path(path)
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BadInput(f"project file not found: {p}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{p} is not a valid project file: {exc}") from None
+        if not isinstance(d, dict) or "veil_project" not in d:
+            raise BadInput(f"{p} is not a Veil project file")
+        if d["veil_project"] > PROJECT_VERSION:
+            raise BadInput(f"{p} was written by a newer Veil (project version {d['veil_project']}); update Veil")
+        data = DataSource.from_dict(d.get("data") or {}, p.parent.resolve())
+        schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
+        recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
+        runs = tuple(RunSpec.from_dict(r) for r in d.get("runs") or ())
+        return cls(data, schema, recipe, runs, (d.get("data") or {}).get("sha256"), list(d.get("results") or []))
+
+    def load_data(self, registry):
+        """Read the dataset, check it is the one the project was made with, apply the schema."""
+        data = self.data.load(registry)
+        if self.sha256 and self.data.path and not self.data.demo:
+            actual = sha256_file(self.data.path)
+            if actual != self.sha256:
+                raise BadInput(f"{self.data.path} has changed since the project was saved (SHA-256 differs)")
+        if self.schema is not None and isinstance(data, Table):
+            if self.schema.names != data.schema.names:
+                raise BadInput("the project's schema does not match the data's columns")
+            data = Table(data.frame, self.schema, data.source, data.sha256)
+        return data
+
+
+def _relative(path: str, base: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(base))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def project_for(table_or_matrix, source: DataSource, runs=(), recipe=None) -> Project:
+    schema = table_or_matrix.schema if isinstance(table_or_matrix, Table) else None
+    sha = table_or_matrix.sha256 if isinstance(table_or_matrix, Table) else table_or_matrix.meta.get("sha256")
+    return Project(source, schema, recipe, tuple(runs), sha)

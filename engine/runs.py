@@ -1,0 +1,194 @@
+"""One run: a method with its parameters, an optional privacy model, a seed and metrics, on data.
+
+The same function serves the command line, the desktop's worker thread, studies and tests:
+:func:`execute` prepares the data the method accepts, runs it under a :class:`Context`, re-checks
+the release against its privacy model and computes the metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .binary import BinaryMatrix
+from .errors import BadInput, PrivacyCheckFailed
+from .jobs import Context
+from .params import params_to_dict, parse_spec
+from .plugin import BINARY, TABLE, TRANSACTIONS
+from .recipe import Recipe
+from .release import Provenance, Release, Verdict
+from .table import Table
+
+
+@dataclass(frozen=True)
+class PluginCall:
+    """A plugin name with raw parameter values (strings from a CLI, values from a project file)."""
+
+    name: str
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str | Mapping | PluginCall | None) -> PluginCall | None:
+        if text is None or isinstance(text, PluginCall):
+            return text
+        if isinstance(text, Mapping):
+            if "name" not in text:
+                raise BadInput(f"a plugin entry needs a 'name': {dict(text)!r}")
+            return cls(str(text["name"]), dict(text.get("params") or {}))
+        name, values = parse_spec(text)
+        return cls(name, values)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
+class BoundModel:
+    """A privacy model together with its validated parameters."""
+
+    plugin: object
+    params: object
+
+    @property
+    def name(self) -> str:
+        return self.plugin.name
+
+    def check(self, release: Release) -> Verdict:
+        return self.plugin.check(release, self.params)
+
+    def to_dict(self) -> dict:
+        return {"name": self.plugin.name, "params": params_to_dict(self.params)}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that defines a run besides the data."""
+
+    method: PluginCall
+    model: PluginCall | None = None
+    seed: int = 0
+    metrics: tuple[str, ...] = ()
+    recipe: Recipe | None = None
+
+    def to_dict(self) -> dict:
+        return {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,
+                "seed": self.seed, "metrics": list(self.metrics),
+                "recipe": self.recipe.to_dict() if self.recipe else None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> RunSpec:
+        if "method" not in d:
+            raise BadInput("a run needs a 'method'")
+        recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
+        return cls(PluginCall.parse(d["method"]), PluginCall.parse(d.get("model")), int(d.get("seed", 0)),
+                   tuple(d.get("metrics") or ()), recipe)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    spec: RunSpec
+    release: Release
+    verdict: Verdict | None
+    metrics: dict
+    seconds: float
+    data: object  # what the method ran on (Table or BinaryMatrix)
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict is None or self.verdict.holds
+
+
+def bind_model(registry, call: PluginCall | None) -> BoundModel | None:
+    if call is None:
+        return None
+    plugin = registry.privacy_model(call.name)
+    return BoundModel(plugin, plugin.params(call.params))
+
+
+def prepare(data, algorithm, recipe: Recipe | None = None):
+    """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot."""
+    accepts = algorithm.accepts
+    if isinstance(data, Table):
+        if TABLE in accepts:
+            return data
+        if BINARY in accepts:
+            return (recipe or Recipe.default_for(data)).apply(data)
+    elif isinstance(data, BinaryMatrix):
+        if BINARY in accepts or TRANSACTIONS in accepts:
+            return data
+    forms = " or ".join(accepts)
+    raise BadInput(f"method {algorithm.name!r} works on {forms} data, not on {_form(data)}")
+
+
+def _form(data) -> str:
+    return "a relational table" if isinstance(data, Table) else "a binary matrix"
+
+
+def check_labels(data, algorithm) -> None:
+    if not algorithm.needs_labels:
+        return
+    labels = data.labels() if isinstance(data, Table) else data.labels
+    if labels is None:
+        raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
+    import pandas as pd
+
+    classes = pd.unique(pd.Series(labels).dropna())
+    if len(classes) < 2:
+        raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, "
+                       f"found {len(classes)}")
+
+
+def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "") -> RunResult:
+    """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
+
+    Raises
+    ------
+    BadInput
+        Unknown plugin, bad parameter, data the method cannot take.
+    PrivacyCheckFailed
+        The release does not satisfy its privacy model (it must never be written).
+    Cancelled
+        The context's token was cancelled.
+    """
+    ctx = ctx or Context(spec.seed)
+    algorithm = registry.algorithm(spec.method.name)
+    params = algorithm.params(spec.method.params)
+    model = bind_model(registry, spec.model)
+    if algorithm.needs_model and model is None:
+        raise BadInput(f"method {algorithm.name!r} needs a privacy model (e.g. --model k-anonymity:k=5)")
+    metrics = [registry.metric(m) for m in spec.metrics]
+    prepared = prepare(data, algorithm, spec.recipe)
+    check_labels(prepared, algorithm)
+    started = time.perf_counter()
+    release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
+    seconds = time.perf_counter() - started
+    release = release.with_provenance(Provenance(
+        method=algorithm.name, params=params_to_dict(params), seed=spec.seed,
+        input_sha256=_input_hash(data), veil_version=version,
+        model=model.name if model else None, model_params=params_to_dict(model.params) if model else {}))
+    verdict = model.check(release) if model else None
+    if verdict is not None and not verdict.holds:
+        raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}", verdict)
+    ctx.progress(0.9, "computing metrics")
+    values = {}
+    for i, metric in enumerate(metrics):
+        values[metric.name] = metric.compute(prepared, release, metric.params(), ctx.child(0.9 + 0.1 * i / len(metrics),
+                                                                                           0.9 + 0.1 * (i + 1) / len(metrics)))
+    ctx.progress(1.0, "done")
+    return RunResult(spec, release, verdict, values, seconds, prepared)
+
+
+def _input_hash(data) -> str | None:
+    if isinstance(data, Table):
+        return data.sha256
+    return data.meta.get("sha256")
+
+
+def metric_names(registry, names: Sequence[str] | None) -> tuple[str, ...]:
+    """Validate metric names (all registered metrics when None)."""
+    if names is None:
+        return tuple(registry.names("metric"))
+    for n in names:
+        registry.get("metric", n)
+    return tuple(names)

@@ -1,0 +1,164 @@
+"""Studies: methods × parameter values × repeats, collected into one tidy result table.
+
+A study file is JSON::
+
+    {"name": "k sweep on the demo",
+     "data": {"demo": true},
+     "model": "k-anonymity",
+     "methods": ["all-features", {"name": "greedy-hamdist", "params": {"on_violation": "skip"}}],
+     "sweep": {"k": [5, 8, 11]},
+     "repeats": 1, "seed": 0,
+     "metrics": ["auc", "sfc"],
+     "charts": [{"name": "metric-bars", "params": {"metric": "auc", "x": "k"}}]}
+
+A swept parameter goes to whichever of the method and the privacy model declares it. Repeat r of a
+run uses seed ``seed + r``. The result table has one row per run and metric with the columns
+``run, method, model, <swept parameters>, repeat, seed, holds, metric, value, seconds, error``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .datasource import DataSource
+from .errors import BadInput, PrivacyCheckFailed
+from .jobs import Context
+from .params import param_specs
+from .recipe import Recipe
+from .runs import PluginCall, RunSpec, execute
+
+RESULT_COLUMNS = ["run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
+
+
+@dataclass(frozen=True)
+class Study:
+    methods: tuple[PluginCall, ...]
+    data: DataSource = field(default_factory=lambda: DataSource(demo=True))
+    model: PluginCall | None = None
+    sweep: dict = field(default_factory=dict)
+    repeats: int = 1
+    seed: int = 0
+    metrics: tuple[str, ...] = ()
+    charts: tuple[PluginCall, ...] = ()
+    recipe: Recipe | None = None
+    name: str = "study"
+
+    @classmethod
+    def from_dict(cls, d: Mapping, base: Path | None = None) -> Study:
+        if not d.get("methods"):
+            raise BadInput("a study needs at least one method under 'methods'")
+        sweep = dict(d.get("sweep") or {})
+        for key, values in sweep.items():
+            if not isinstance(values, list) or not values:
+                raise BadInput(f"sweep {key!r} needs a non-empty list of values")
+        repeats = int(d.get("repeats", 1))
+        if repeats < 1:
+            raise BadInput("repeats must be ≥ 1")
+        return cls(
+            methods=tuple(PluginCall.parse(m) for m in d["methods"]),
+            data=DataSource.from_dict(d.get("data") or {"demo": True}, base),
+            model=PluginCall.parse(d.get("model")),
+            sweep=sweep, repeats=repeats, seed=int(d.get("seed", 0)),
+            metrics=tuple(d.get("metrics") or ()),
+            charts=tuple(PluginCall.parse(c) for c in d.get("charts") or ()),
+            recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None,
+            name=str(d.get("name", "study")),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Study:
+        p = Path(path)
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BadInput(f"study file not found: {p}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{p} is not valid JSON: {exc}") from None
+        if not isinstance(d, dict):
+            raise BadInput(f"{p} must hold a JSON object")
+        return cls.from_dict(d, p.parent)
+
+    def runs(self, registry) -> list[RunSpec]:
+        """Every run of the grid, with swept values routed to the plugin that declares them."""
+        for name in self.metrics:
+            registry.get("metric", name)
+        model_keys = _declared(registry, "privacy-model", self.model)
+        grid = list(itertools.product(*self.sweep.values())) if self.sweep else [()]
+        specs = []
+        for call in self.methods:
+            method_keys = _declared(registry, "algorithm", call)
+            for key in self.sweep:
+                if key not in method_keys and key not in model_keys:
+                    raise BadInput(f"swept parameter {key!r} belongs to neither {call.name!r} nor the privacy model")
+            for values in grid:
+                setting = dict(zip(self.sweep, values))
+                method = PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}})
+                model = None
+                if self.model is not None:
+                    model = PluginCall(self.model.name, {**self.model.params,
+                                                         **{k: v for k, v in setting.items() if k in model_keys}})
+                for r in range(self.repeats):
+                    specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe))
+        return specs
+
+
+def _declared(registry, kind: str, call: PluginCall | None) -> set[str]:
+    if call is None:
+        return set()
+    return {s.name for s in param_specs(registry.get(kind, call.name).Params)}
+
+
+def run_study(registry, study: Study, ctx: Context | None = None, data=None, version: str = "") -> pd.DataFrame:
+    """Run every run of ``study``; a run whose release fails its model is recorded, not fatal."""
+    ctx = ctx or Context(study.seed)
+    data = data if data is not None else study.data.load(registry)
+    specs = study.runs(registry)
+    rows = []
+    for i, spec in enumerate(specs):
+        ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
+        setting = {k: _swept_value(spec, k) for k in study.sweep}
+        base = {"run": i, "method": spec.method.name, "model": spec.model.name if spec.model else None,
+                **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
+        try:
+            result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
+                             version=version)
+        except PrivacyCheckFailed as exc:
+            for m in spec.metrics or ("verdict",):
+                rows.append({**base, "holds": False, "metric": m, "value": np.nan, "seconds": np.nan,
+                             "error": str(exc)})
+            continue
+        holds = None if result.verdict is None else bool(result.verdict.holds)
+        metrics = dict(result.metrics)
+        if result.verdict is not None:
+            metrics.setdefault("privacy-value", float(result.verdict.value))
+        for m, v in metrics.items():
+            rows.append({**base, "holds": holds, "metric": m, "value": float(v), "seconds": result.seconds,
+                         "error": ""})
+    ctx.progress(1.0, "study finished")
+    columns = ["run", "method", "model", *study.sweep, "repeat", "seed", "holds", "metric", "value", "seconds",
+               "error"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs["sweep"] = list(study.sweep)
+    return frame
+
+
+def _swept_value(spec: RunSpec, key: str):
+    if key in spec.method.params:
+        return spec.method.params[key]
+    if spec.model is not None and key in spec.model.params:
+        return spec.model.params[key]
+    return None
+
+
+def summarise(results: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Mean, standard deviation and count of each metric over repeats."""
+    keys = [k for k in ("method", *by, "metric") if k in results.columns]
+    out = results.groupby(keys, dropna=False, sort=False)["value"].agg(["mean", "std", "count"]).reset_index()
+    return out

@@ -1,0 +1,246 @@
+"""Transaction files (SPMF / FIMI): one record per line, its items separated by spaces or commas.
+
+The parser works on the raw bytes with whole-array NumPy operations: no Python loop runs per
+line or per item, and the memory it takes beyond the file's bytes is a few machine words per
+item, so a transaction file becomes a :class:`BinaryMatrix` about as fast as the bytes can be
+scanned (measurements in ``docs/benchmarks.md``).
+
+Rules (those of the FIMI repository and of SPMF, Fournier-Viger et al. 2016):
+
+* one transaction per line; an item repeated within a line counts once;
+* items are separated by whitespace (space or any ASCII control character), or by a one-character
+  separator (``,`` is detected when the file contains one) with whitespace around items ignored
+  and empty fields skipped;
+* lines starting with ``#``, ``%`` or ``@`` are comments or SPMF metadata and are skipped;
+* a blank line is an empty transaction, except a blank last line (the text after the final line
+  break), which is absent;
+* when every item is a run of ASCII digits (at most 18), items are integers: features are sorted
+  numerically and named by ``str(int(item))``, so ``007`` and ``7`` are one item. Otherwise every
+  item is a string and features are sorted by their UTF-8 bytes, which is code-point order.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from .binary import BinaryMatrix, Feature
+from .errors import BadInput
+from .io import check_readable
+
+_NL = ord("\n")
+_SPACE = ord(" ")  # space and every ASCII control character separate items
+_COMMENT_MARKS = np.frombuffer(b"#%@", dtype=np.uint8)
+_MAX_DIGITS = 18  # 10**18 - 1 still fits an int64
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_transactions(path: str | os.PathLike, sep: str | None = None) -> BinaryMatrix:
+    """Read a transaction file (SPMF / FIMI layout) into a :class:`BinaryMatrix`.
+
+    See :func:`parse_transactions` for the format; ``meta["source"]`` records the path.
+    """
+    p = check_readable(path)
+    matrix = parse_transactions(p.read_bytes(), sep)
+    matrix.meta["source"] = str(p)
+    return matrix
+
+
+def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
+    """Parse the bytes of a transaction file into a :class:`BinaryMatrix` (rows = transactions).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content, UTF-8 or ASCII (a UTF-8 byte-order mark is skipped).
+    sep : str, optional
+        Item separator: one character. ``" "`` means any run of whitespace. When omitted, ``","``
+        if the file holds a comma outside comment lines, else whitespace.
+
+    Returns
+    -------
+    BinaryMatrix
+        One feature per distinct item (rule ``"item"``, value the ``int`` or ``str`` item);
+        ``meta["sep"]`` is the separator used.
+
+    Raises
+    ------
+    BadInput
+        Empty or binary file, no transactions, no items, text that is not UTF-8, a bad ``sep``.
+    """
+    buf = _text_bytes(data)
+    breaks = np.flatnonzero(buf == _NL)
+    buf, breaks = _without_comment_lines(buf, breaks)
+    buf, breaks = _with_final_line_break(buf, breaks)
+    if not len(breaks):
+        raise BadInput("the file holds no transactions, only comments or blank space")
+    sep_byte = _separator(buf, sep)
+    starts, ends, inner_space = _item_spans(buf, sep_byte)
+    if not len(starts):
+        raise BadInput("the file holds no items: every transaction is empty")
+    rows = _row_of_items(starts, breaks)
+    if _all_integers(buf, ends - starts, sep_byte, inner_space):
+        codes, features = _integer_items(buf, starts, ends)
+    else:
+        codes, features = _string_items(buf, starts, ends)
+    del starts, ends
+    csc = sp.csc_matrix((np.ones(len(codes), dtype=bool), (rows, codes)), shape=(len(breaks), len(features)))
+    del rows, codes
+    csc.sum_duplicates()  # an item repeated in a line counts once; rows stay ascending per column
+    return BinaryMatrix(csc.indptr, csc.indices, len(breaks), features,
+                        meta={"sep": " " if sep_byte is None else chr(sep_byte)})
+
+
+# -- text and lines -------------------------------------------------------------------------------
+def _text_bytes(data) -> np.ndarray:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    raw = memoryview(data).cast("B")
+    if raw[:3] == _BOM:
+        raw = raw[3:]
+    if not len(raw):
+        raise BadInput("the file is empty")
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    if not buf.all():
+        raise BadInput("the file is not text (it contains NUL bytes); transaction files must be UTF-8 or ASCII")
+    return buf
+
+
+def _without_comment_lines(buf: np.ndarray, breaks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop every line (with its line break) whose first byte is ``#``, ``%`` or ``@``."""
+    line_starts = np.concatenate(([0], breaks + 1))
+    line_starts = line_starts[line_starts < len(buf)]
+    is_comment = np.isin(buf[line_starts], _COMMENT_MARKS)
+    if not is_comment.any():
+        return buf, breaks
+    line_ends = np.append(line_starts[1:], len(buf))  # one past each line's break
+    inside = np.zeros(len(buf) + 1, dtype=np.int8)
+    inside[line_starts[is_comment]] = 1
+    inside[line_ends[is_comment]] -= 1
+    buf = buf[np.cumsum(inside[:-1], dtype=np.int8) == 0]
+    return buf, np.flatnonzero(buf == _NL)
+
+
+def _with_final_line_break(buf: np.ndarray, breaks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """End the buffer with a line break, dropping a blank last line (the text after the final break)."""
+    tail_start = int(breaks[-1]) + 1 if len(breaks) else 0
+    if (buf[tail_start:] <= _SPACE).all():
+        return buf[:tail_start], breaks
+    return np.append(buf, np.uint8(_NL)), np.append(breaks, len(buf))
+
+
+def _separator(buf: np.ndarray, sep: str | None) -> int | None:
+    """The separator byte, or None for "any whitespace"."""
+    if sep is None:
+        return ord(",") if (buf == ord(",")).any() else None
+    if not isinstance(sep, str) or len(sep) != 1 or not sep.isascii() or sep in "\n#%@":
+        raise BadInput(f"the item separator must be one ASCII character such as ',' or ' ', not {sep!r}")
+    return None if sep == " " else ord(sep)
+
+
+def _row_of_items(starts: np.ndarray, breaks: np.ndarray) -> np.ndarray:
+    """Transaction (line) number of every item: items per line from one search per line break."""
+    per_line = np.diff(np.searchsorted(starts, breaks), prepend=0)
+    index = np.int32 if len(breaks) < 2**31 else np.int64
+    return np.repeat(np.arange(len(breaks), dtype=index), per_line)
+
+
+# -- items --------------------------------------------------------------------------------------------
+def _item_spans(buf: np.ndarray, sep_byte: int | None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Start and end (exclusive) byte offsets of every item in file order, and whether any item
+    holds inner whitespace."""
+    word = buf > _SPACE
+    if sep_byte is not None:
+        word &= buf != sep_byte
+    # the buffer ends with a line break, so every run of item bytes has an end
+    edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+    if word[0]:
+        edges = np.concatenate(([0], edges))
+    del word
+    starts, ends = edges[0::2], edges[1::2]
+    if sep_byte is None or len(starts) < 2:
+        return starts, ends, False
+    return _join_words(buf, starts, ends, sep_byte)
+
+
+def _join_words(buf, starts, ends, sep_byte) -> tuple[np.ndarray, np.ndarray, bool]:
+    """With a separator, words split only by whitespace are one item (``New York``)."""
+    delimiters = np.flatnonzero((buf == _NL) | (buf == sep_byte))
+    before = np.searchsorted(delimiters, starts)
+    joined = before[1:] == before[:-1]  # no separator or line break between word i-1 and word i
+    if not joined.any():
+        return starts, ends, False
+    first = np.concatenate(([True], ~joined))
+    last = np.concatenate((~joined, [True]))
+    return starts[first], ends[last], True
+
+
+def _all_integers(buf: np.ndarray, lengths: np.ndarray, sep_byte: int | None, inner_space: bool) -> bool:
+    """Whether every item is a run of at most 18 ASCII digits."""
+    if inner_space or lengths.max() > _MAX_DIGITS:
+        return False
+    if sep_byte is None or sep_byte < ord("0"):  # then only items can hold bytes from '0' up
+        if buf.max() > ord("9"):
+            return False
+        digits = np.count_nonzero(buf >= ord("0"))
+    else:
+        digits = np.count_nonzero((buf >= ord("0")) & (buf <= ord("9")))
+    return int(digits) == int(lengths.sum())
+
+
+def _integer_values(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Decimal value of every item, one vectorised pass per digit position (right to left)."""
+    lengths = ends - starts
+    longest = int(lengths.max())
+    kind = np.int32 if longest <= 9 else np.int64
+    values = np.zeros(len(ends), dtype=kind)
+    for k in range(longest):
+        digit = buf[ends - (k + 1)].astype(kind)
+        digit -= ord("0")
+        if k:
+            digit[lengths <= k] = 0
+            digit *= kind(10**k)
+        values += digit
+    return values
+
+
+def _integer_items(buf, starts, ends) -> tuple[np.ndarray, list[Feature]]:
+    values = _integer_values(buf, starts, ends)
+    top = int(values.max())
+    if top < max(4 * len(values), 1 << 20):  # a lookup table no bigger than the items themselves
+        present = np.zeros(top + 1, dtype=bool)
+        present[values] = True
+        distinct = np.flatnonzero(present)
+        code_of = np.cumsum(present, dtype=np.int32) - 1
+        codes = code_of[values]
+    else:
+        distinct, codes = np.unique(values, return_inverse=True)
+    return codes, [Feature(str(v), None, v, "item") for v in distinct.tolist()]
+
+
+def _string_items(buf, starts, ends) -> tuple[np.ndarray, list[Feature]]:
+    lengths = ends - starts
+    width = int(lengths.max())
+    if len(starts) * width <= 4 * len(buf) + (1 << 24):
+        table = np.zeros((len(starts), width), dtype=np.uint8)
+        for k in range(width):
+            longer = np.flatnonzero(lengths > k)
+            table[longer, k] = buf[starts[longer] + k]
+        distinct, codes = np.unique(table.view(f"S{width}").ravel(), return_inverse=True)
+        distinct = distinct.tolist()
+    else:  # a few very long items: fixed-width rows would waste memory
+        raw = buf.tobytes()
+        items = [raw[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+        distinct = sorted(set(items))
+        code_of = {item: i for i, item in enumerate(distinct)}
+        codes = np.fromiter((code_of[item] for item in items), dtype=np.int64, count=len(items))
+    return codes, [Feature(name, None, name, "item") for name in _decode(distinct)]
+
+
+def _decode(items: list[bytes]) -> list[str]:
+    try:
+        return [item.decode("utf-8") for item in items]
+    except UnicodeDecodeError:
+        raise BadInput("the file is not UTF-8 text; save it as UTF-8 and read it again") from None

@@ -1,0 +1,68 @@
+"""The layer rule of DESIGN.md: engine/ imports no Qt and no plugin; plugins/ use engine's public
+API only; desktop/ never imports a plugin module. import-linter checks the first and third in the
+test command; this test checks the same by reading the source, plus the public-API rule."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def imports_of(folder: str):
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield path, alias.name
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    pkg = {"engine": "veil.engine", "plugins": "veil.plugins", "desktop": "veil.desktop"}[folder]
+                    yield path, f"{pkg}.{node.module}" if node.module else pkg
+                else:
+                    yield path, node.module
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+@pytest.mark.parametrize("folder", ["engine", "plugins", "desktop"])
+def test_sources_parse_and_exist(folder):
+    assert list(imports_of(folder)), f"{folder}/ has no imports at all?"
+
+
+def test_engine_imports_no_qt_and_no_plugin():
+    bad = [(p.name, m) for p, m in imports_of("engine")
+           if _top(m) in ("PySide6", "shiboken6", "PyQt5", "PyQt6") or m.startswith(("veil.plugins", "veil.desktop"))]
+    assert bad == []
+
+
+def test_plugins_use_only_the_engine_public_api():
+    bad = [(p.name, m) for p, m in imports_of("plugins")
+           if m.startswith("veil.") and m != "veil.engine" and not m.startswith("veil.plugins")]
+    bad += [(p.name, m) for p, m in imports_of("plugins") if _top(m) in ("PySide6", "shiboken6")]
+    assert bad == [], "plugins must import `from veil.engine import ...` only"
+
+
+def test_desktop_never_imports_a_plugin():
+    bad = [(p.name, m) for p, m in imports_of("desktop") if m.startswith("veil.plugins")]
+    assert bad == []
+
+
+def test_checker_catches_a_violation(tmp_path):
+    """The checker itself can fail: a fake engine module importing Qt is reported."""
+    fake = tmp_path / "engine"
+    fake.mkdir()
+    (fake / "bad.py").write_text("from PySide6 import QtCore\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        bad = [m for _, m in imports_of("engine") if _top(m) == "PySide6"]
+    finally:
+        ROOT = saved
+    assert bad == ["PySide6"]
