@@ -130,9 +130,11 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
             result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
                              version=version)
         except PrivacyCheckFailed as exc:
-            for m in spec.metrics or ("verdict",):
-                rows.append({**base, "holds": False, "metric": m, "value": np.nan, "seconds": np.nan,
-                             "error": str(exc)})
+            failed = {m: np.nan for m in spec.metrics}
+            if exc.verdict is not None:
+                failed["privacy-value"] = float(exc.verdict.value)
+            for m, v in failed.items():
+                rows.append({**base, "holds": False, "metric": m, "value": v, "seconds": np.nan, "error": str(exc)})
             continue
         holds = None if result.verdict is None else bool(result.verdict.holds)
         metrics = dict(result.metrics)
