@@ -63,8 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--model", help="privacy model for a bare file, NAME[:key=value,...]")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
-    v.add_argument("--sensitive", action="append", default=[], help="a sensitive column of a bare file")
-    v.add_argument("--quasi", type=_csv_list, help="quasi-identifier columns (default: all but target/sensitive)")
+    v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+                   help="sensitive columns of a bare file (comma-separated)")
+    v.add_argument("--quasi", action="extend", type=_csv_list,
+                   help="quasi-identifier columns (default: all but target/sensitive)")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -85,9 +87,12 @@ def _read_options(p):
 def _data_options(p):
     _read_options(p)
     p.add_argument("--target", help="the column to predict")
-    p.add_argument("--sensitive", action="append", default=[], help="a sensitive column (repeatable)")
-    p.add_argument("--identifier", action="append", default=[], help="a direct identifier column (repeatable)")
-    p.add_argument("--quasi", action="append", default=[], help="a quasi-identifier column (repeatable)")
+    p.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+                   help="sensitive columns (comma-separated, repeatable)")
+    p.add_argument("--identifier", action="extend", type=_csv_list, default=[],
+                   help="direct identifier columns, never released (comma-separated, repeatable)")
+    p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
+                   help="quasi-identifier columns (comma-separated, repeatable)")
 
 
 def _source(args) -> DataSource:
@@ -270,6 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (Cancelled, KeyboardInterrupt):
         print("veil: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as exc:  # a folder that is a file, a full disk, no permission: say which path
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"veil: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except MemoryError:
         print("veil: error: not enough memory for this data", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -51,6 +51,10 @@ class MetricBars(Chart):
             stds = [sub[sub[x] == v]["std"].mean() if x != "method" else sub["std"].mean() for v in xs]
             pos = np.arange(len(xs)) + (i - (len(methods) - 1) / 2) * width
             ax.bar(pos, means, width, yerr=np.nan_to_num(stds), label=m, capsize=3)
+            for p, mean in zip(pos, means):
+                if np.isnan(mean):  # the run's release failed its privacy model: say so, not a blank
+                    ax.annotate("fails\nprivacy\nmodel", (p, 0), xytext=(0, 4), textcoords="offset points",
+                                ha="center", va="bottom", fontsize="x-small", color="firebrick")
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)
