@@ -28,6 +28,8 @@ class MainWindow(QMainWindow):
         self.view = QTableView()
         self.view.setModel(self.model)
         self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
         self.plugins_text = QTextEdit(readOnly=True)
         tabs = QTabWidget()
         tabs.addTab(self.view, "Dataset")
