@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .binary import BinaryMatrix, Feature, pack_rows, popcount, unpack_rows
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilError, VeilWarning
+from .hierarchy import ROOT, Hierarchy, Node, value_label
 from .hookspecs import hookimpl
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
@@ -22,6 +23,7 @@ from .project import Project
 from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, prepare
 from .study import Study, run_study, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
+from .transactions import parse_transactions, read_transactions
 
 try:
     __version__ = version("veil")
