@@ -123,6 +123,18 @@ _QI_HINTS = ("age", "sex", "gender", "zip", "postcode", "post", "birth", "race",
 _TARGET_HINTS = ("class", "label", "target", "income", "readmit", "outcome", "y")
 
 
+def _nice_width(raw: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k not below ``raw``."""
+    if raw <= 0:
+        return 1.0
+    exp = np.floor(np.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * 10**exp >= raw:
+            w = m * 10**exp
+            return float(int(w)) if w >= 1 else float(w)
+    return float(10 ** (exp + 1))
+
+
 def detect_kind(series: pd.Series) -> Kind:
     """Guess a column's kind from its values."""
     s = series.dropna()
@@ -208,6 +220,30 @@ class Table:
         for extra in targets[:-1]:  # at most one target: keep the last (usually the class column)
             roles[extra] = Role.INSENSITIVE
         return self.with_roles(roles)
+
+    def with_hierarchy(self, column: str, hierarchy) -> Table:
+        """Attach a generalisation hierarchy (e.g. ``Hierarchy.from_arx_csv(path)``) to a column."""
+        col = self.schema[column]
+        hierarchy = hierarchy.with_name(column)
+        hierarchy._positions(self.frame[column].dropna())  # every value must be a leaf (BadInput names one)
+        cols = tuple(dataclasses.replace(c, hierarchy=hierarchy) if c is col else c
+                     for c in self.schema.columns)
+        return dataclasses.replace(self, schema=Schema(cols))
+
+    def hierarchy(self, column: str):
+        """The column's hierarchy: the one attached, else a generated one (intervals of a tenth of
+        the range for numeric columns, one level to ``*`` for others)."""
+        from .hierarchy import Hierarchy
+
+        col = self.schema[column]
+        if col.hierarchy is not None:
+            return col.hierarchy
+        values = self.frame[column].dropna()
+        if col.kind is Kind.NUMERIC and values.nunique() > 1:
+            span = float(values.max() - values.min())
+            width = _nice_width(span / 10)
+            return Hierarchy.intervals(values, width=width, name=column)
+        return Hierarchy.flat(values, name=column)
 
     def labels(self) -> np.ndarray | None:
         """The target column as an array, or None when no column is the target."""

@@ -391,3 +391,19 @@ def test_malformed_file_names_the_file(tmp_path):
 def test_bad_parameters_are_refused(bad):
     with pytest.raises(BadInput):
         bad()
+
+
+def test_table_attaches_and_generates_hierarchies(datasets_dir):
+    from veil.engine import Role, Table
+
+    frame = pd.read_csv(datasets_dir / "adult_arx" / "adult.csv", sep=";")
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER})
+    arx = Hierarchy.from_arx_csv(datasets_dir / "adult_arx" / "adult_hierarchy_age.csv")
+    attached = table.with_hierarchy("age", arx)
+    assert attached.hierarchy("age").generalise(39, 1) == "35-39"
+    generated = table.hierarchy("age")
+    assert generated.height >= 2 and set(frame["age"].astype(str)) <= set(generated.leaves)
+    flat = table.hierarchy("sex")
+    assert flat.height == 1 and flat.generalise("Male", 1) == "*"
+    with pytest.raises(BadInput, match="not in the hierarchy"):
+        table.with_hierarchy("age", Hierarchy.flat([39, 50]))
