@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import veil.engine as engine
-from veil.engine import BadInput, ImportOptions, Importer, Role, Table, check_column_names, hookimpl
+from veil.engine import (BadInput, ImportOptions, Importer, Role, Table, check_column_names, hookimpl,
+                         read_transactions)
 
 MISSING = ("", "?")  # cell texts that mean "no value"
 MAX_DENSE_CELLS = 100_000_000  # LIBSVM and sparse .mat data are held densely: refuse beyond ~800 MB
@@ -32,6 +32,7 @@ _NUMBER_RE = re.compile(_NUMBER)
 _LEADING_ZERO = r"[+-]?0\d"  # codes such as ZIP 02139 stay text: a number would lose the zero
 _DELIMITERS = ("\t", ";", "|", ",")  # preference order when two are equally consistent
 _WHITESPACE = " "  # options.delimiter " " means runs of spaces and tabs
+_ONE_COLUMN = "\x1f"  # ASCII unit separator: splits a one-column file nowhere
 _DELIMITER_ALIASES = {"\\t": "\t", "tab": "\t", "space": _WHITESPACE, "whitespace": _WHITESPACE}
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -154,9 +155,10 @@ def typed_text(s: pd.Series) -> pd.Series:
     present = s.dropna()
     if present.empty:
         return pd.Series(np.nan, index=s.index, dtype=float)
-    if present.str.fullmatch(_NUMBER).all() and not present.str.match(_LEADING_ZERO).any():
-        return pd.to_numeric(s)
-    return s
+    if not present.str.fullmatch(_NUMBER).all() or present.str.match(_LEADING_ZERO).any():
+        return s
+    integral = len(present) == len(s) and present.str.fullmatch(r"[+-]?\d{1,18}").all()
+    return s.astype(np.int64 if integral else float)
 
 
 def typed_cells(values: list) -> pd.Series:
@@ -203,8 +205,11 @@ def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
 def detect_delimiter(text: str) -> str:
     """The field separator among tab ; | , (then whitespace) that splits the most lines alike.
 
-    Each candidate is scored by the share of sample lines having its most common field count (when
-    that count is above one); ties go to the larger field count, then to the order above.
+    Each candidate is scored by the share of sample lines having its most common field count, when
+    that count is above one and the first line (usually the header) has it too, or at least 90% of
+    the lines have it (so that a stray first line is reported rather than read as one column). Ties
+    go to the larger field count, then to the order above. Without a candidate the text is one
+    column, split on a control character that text files do not hold.
     """
     sample = _sample(text)
     best, best_score = None, (0.0, 0)
@@ -216,14 +221,16 @@ def detect_delimiter(text: str) -> str:
         return best
     if _consistency(_sample_rows(sample, _WHITESPACE))[0] > 0:
         return _WHITESPACE
-    return ","  # one column
+    return _ONE_COLUMN
 
 
 def _consistency(rows: list[list[str]]) -> tuple[float, int]:
+    """Share of rows with the most common field count, and that count (0, 0 when it does not count)."""
     if not rows:
         return 0.0, 0
     mode, freq = Counter(len(r) for r in rows).most_common(1)[0]
-    return (freq / len(rows), mode) if mode > 1 else (0.0, 0)
+    share = freq / len(rows)
+    return (share, mode) if mode > 1 and (len(rows[0]) == mode or share >= 0.9) else (0.0, 0)
 
 
 def _field_counts(text: str, delimiter: str) -> list[tuple[int, int]]:
@@ -231,7 +238,7 @@ def _field_counts(text: str, delimiter: str) -> list[tuple[int, int]]:
     if delimiter == _WHITESPACE:
         return [(i, len(line.split())) for i, line in enumerate(text.split("\n"), 1) if line.strip()]
     if '"' not in text:
-        return [(i, line.count(delimiter) + 1) for i, line in enumerate(text.split("\n"), 1) if line.strip()]
+        return [(i, line.count(delimiter) + 1) for i, line in enumerate(text.split("\n"), 1) if line]
     out, line = [], 0
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
     try:
@@ -263,12 +270,13 @@ def check_rectangular(text: str, delimiter: str, name: str) -> int:
 def read_delimited(path: Path, options: ImportOptions) -> Table:
     """Read CSV/TSV-like text into a Table (see :class:`CsvImporter`)."""
     name = path.name
-    text = decode_text(path.read_bytes(), name, options.encoding)
+    text = decode_text(path.read_bytes(), name, options.encoding).removeprefix("\ufeff")
     if "\x00" in text:
         raise BadInput(f"{name} contains NUL characters, so it is not delimited text in this encoding; "
                        f"choose its encoding (UTF-16 without a byte-order mark?) or its format")
-    text = re.sub(r"(?m)^[ \t\r\f\v]+$", "", text)  # whitespace-only lines are blank lines
     delimiter = _delimiter_option(options.delimiter, name) or detect_delimiter(text)
+    blank = r"[ \r\f\v]" if delimiter == "\t" else r"[ \t\r\f\v]"  # in TSV a tab line is a row of gaps
+    text = re.sub(rf"(?m)^{blank}+$", "", text)  # whitespace-only lines are blank lines: skipped
     n_fields = check_rectangular(text, delimiter, name)
     raw = _parse(text, delimiter, n_fields, name)
     if n_fields > 1 and (raw[n_fields - 1].str.strip() == "").all():
@@ -325,15 +333,15 @@ class CsvImporter(Importer):
     priority = -10
 
     def sniff(self, path, head: bytes) -> bool:
+        lower = str(path).lower()
+        if lower.endswith((".csv", ".tsv", ".tab")):
+            return True  # even when binary-looking: reading it explains what is wrong
         if _looks_binary(head):
             return False
-        if str(path).lower().endswith((".csv", ".tsv", ".tab")):
+        if lower.endswith(self.extensions):
             return True
-        text = _head_text(head)
-        if str(path).lower().endswith(self.extensions):
-            return True
-        lines = text.split("\n")[:-1] if len(head) >= SAMPLE_BYTES else text.split("\n")
-        sample = "\n".join(lines)
+        lines = _head_text(head).split("\n")
+        sample = "\n".join(lines[:-1] if len(head) >= SAMPLE_BYTES else lines)  # drop a cut last line
         return any(_consistency(_sample_rows(sample, d))[0] == 1.0 for d in _DELIMITERS)
 
     def read(self, path, options=None) -> Table:
@@ -356,10 +364,8 @@ class ExcelImporter(Importer):
         try:
             with pd.ExcelFile(path, engine="openpyxl") as book:
                 sheet = _sheet(book.sheet_names, options.sheet, path.name)
-                raw = book.parse(sheet, header=None, dtype=object)
-        except BadInput:
-            raise
-        except MemoryError:
+                raw = pd.read_excel(book, sheet_name=sheet, header=None, dtype=object)
+        except (BadInput, MemoryError):
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Excel (.xlsx)") from None
@@ -387,7 +393,8 @@ def _sheet(sheets: list[str], wanted: str | None, name: str) -> str:
 # -- Parquet ------------------------------------------------------------------------------------
 
 class ParquetImporter(Importer):
-    """An Apache Parquet file read through pyarrow; a stored non-default index becomes columns."""
+    """An Apache Parquet file read through pyarrow; a stored index (named, or other than 0 … n-1)
+    becomes leading columns."""
 
     name = "parquet"
     title = "Parquet"
@@ -405,13 +412,13 @@ class ParquetImporter(Importer):
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Parquet") from None
-        if not isinstance(frame.index, pd.RangeIndex):
-            frame = frame.reset_index()
+        if any(n is not None for n in frame.index.names) or not frame.index.equals(pd.RangeIndex(len(frame))):
+            frame = frame.reset_index()  # a stored index is data (pandas writes it as columns)
         try:
             check_column_names(list(frame.columns))
         except BadInput as exc:
             raise BadInput(f"{path.name}: {exc}") from None
-        return Table.from_frame(frame.reset_index(drop=True))
+        return Table.from_frame(frame)
 
 
 # -- ARFF ---------------------------------------------------------------------------------------
@@ -438,26 +445,36 @@ class ArffImporter(Importer):
         path, options = Path(path), options or ImportOptions()
         text = decode_text(path.read_bytes(), path.name, options.encoding)
         try:
-            data, meta = arff.loadarff(io.StringIO(text))
+            data, meta = arff.loadarff(io.StringIO(_ascii_escape(text)))
         except MemoryError:
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "ARFF") from None
-        names = list(meta.names())
+        names = [_ascii_unescape(n) for n in meta.names()]
         try:
             check_column_names(names)
         except BadInput as exc:
             raise BadInput(f"{path.name}: {exc}") from None
         integers = {n.strip("'\"") for n, t in _ATTRIBUTE.findall(text) if t.lower() == "integer"}
-        frame = pd.DataFrame({n: _arff_column(data[n], meta[n], n in integers) for n in names})
+        frame = pd.DataFrame({n: _arff_column(data[e], meta[e], n in integers) for n, e in zip(names, meta.names())})
         return Table.from_frame(frame)
+
+
+def _ascii_escape(text: str) -> str:
+    """scipy keeps nominal values as ASCII bytes: carry other characters as ASCII tokens."""
+    return re.sub(r"[^\x00-\x7f]", lambda m: f"\x1au{ord(m[0]):x}\x1a", text)
+
+
+def _ascii_unescape(text: str) -> str:
+    return re.sub(r"\x1au([0-9a-f]+)\x1a", lambda m: chr(int(m[1], 16)), text)
 
 
 def _arff_column(values: np.ndarray, declared, integer: bool) -> pd.Series:
     kind, categories = declared
     if kind == "nominal":
-        text = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
-        return pd.Series(pd.Categorical([None if v == "?" else v for v in text], categories=list(categories)))
+        text = [_ascii_unescape(v.decode("ascii") if isinstance(v, bytes) else str(v)) for v in values]
+        categories = [_ascii_unescape(c) for c in categories]
+        return pd.Series(pd.Categorical([None if v == "?" else v for v in text], categories=categories))
     s = pd.Series(values)
     if integer and s.notna().all() and np.all(np.mod(s.to_numpy(dtype=float), 1) == 0):
         return s.astype(np.int64)
@@ -483,8 +500,10 @@ def looks_like_transactions(head: bytes, truncated: bool) -> bool:
     itemsets = [[int(x) for x in re.split(rb"[ ,]", ln.strip(b" ,"))] for ln in lines]
     if any(len(set(t)) != len(t) for t in itemsets):
         return False
-    lengths_vary = len({len(t) for t in itemsets}) > 1
-    return lengths_vary or all(a < b for t in itemsets for a, b in zip(t, t[1:]))
+    lengths = {len(t) for t in itemsets}
+    if len(lengths) > 1:
+        return True
+    return max(lengths) > 1 and all(a < b for t in itemsets for a, b in zip(t, t[1:]))
 
 
 class TransactionsImporter(Importer):
@@ -513,7 +532,7 @@ class TransactionsImporter(Importer):
             if sep not in (" ", ","):
                 raise BadInput(f"transactions in {Path(path).name} are separated by spaces or commas, "
                                f"not {sep!r}")
-        return engine.read_transactions(Path(path), sep=sep)
+        return read_transactions(Path(path), sep=sep)
 
 
 # -- LIBSVM -------------------------------------------------------------------------------------
