@@ -1,7 +1,7 @@
 """Veil's command line: the same engine as the desktop, headless.
 
 Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr, no traceback),
-130 interrupted.
+3 an internal error (a bug: one line, the traceback in a log file), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,12 +23,22 @@ from .runs import PluginCall, RunSpec, execute
 from .study import Study, run_study
 from .table import Role
 
-EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
         raise BadInput(f"{message} (see `{self.prog} --help`)")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"the seed must be ≥ 0, got {value}")
+    return value
 
 
 def _csv_list(text: str) -> list[str]:
@@ -49,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
-    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
     r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--out", help="output folder")
@@ -132,6 +142,10 @@ def cmd_run(args, registry) -> int:
     if args.project:
         if args.data or args.demo:
             raise BadInput("give either a project file or --data/--demo, not both")
+        given = [flag for flag, value in (("--method", args.method), ("--model", args.model),
+                                          ("--metrics", args.metrics)) if value is not None]
+        if given:
+            raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
         project = Project.load(args.project)
         data = project.load_data(registry)
         specs = list(project.runs)
@@ -282,6 +296,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print("veil: error: not enough memory for this data", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug in Veil or a plugin: one line for the user, details in a log
+        log = _log_traceback()
+        print(f"veil: internal error: {type(exc).__name__}: {_one_line(str(exc))} (details in {log}; "
+              f"please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _log_traceback() -> str:
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="veil-error-", suffix=".log", delete=False) as f:
+        traceback.print_exc(file=f)
+        return f.name
 
 
 def _one_line(text: str) -> str:

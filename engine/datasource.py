@@ -76,7 +76,11 @@ class DataSource:
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> DataSource:
+        if not isinstance(d, Mapping):
+            raise BadInput(f"'data' must be an object such as {{\"path\": \"file.csv\"}}, got {d!r}")
         path = d.get("path")
+        if path is not None and not isinstance(path, str):
+            raise BadInput(f"the data path must be text, got {path!r}")
         if path and base is not None and not Path(path).is_absolute():
             path = str((base / path).resolve())
         roles = dict(d.get("roles") or {})

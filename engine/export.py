@@ -24,6 +24,7 @@ from .params import params_to_dict
 from .release import Release, Verdict
 from .runs import BoundModel, RunResult, bind_model, PluginCall
 from .table import Role, Table
+from .validate import get
 
 MANIFEST_VERSION = 1
 
@@ -157,9 +158,15 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise BadInput(f"manifest not found: {p}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{p} is not a valid manifest: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise BadInput(f"{p} is not a Veil manifest")
     for key in ("output", "privacy_model", "roles"):
         if key not in manifest:
             raise BadInput(f"{p} is not a Veil manifest (no {key!r})")
+        get(manifest, key, dict, where=p.name)
+    get(manifest["output"], "path", str, where=f"{p.name} output", required=True)
+    get(manifest["output"], "sha256", str, where=f"{p.name} output", required=True)
+    get(manifest["privacy_model"], "params", dict, {}, where=f"{p.name} privacy_model")
     manifest["_dir"] = str(p.parent)
     return manifest
 

@@ -20,7 +20,7 @@ class ImportOptions:
     Attributes
     ----------
     encoding : str, optional
-        Text encoding (detected: UTF-8 with or without BOM, UTF-16 with BOM, else cp1252/latin-1).
+        Text encoding (detected: UTF-8 with or without BOM, UTF-16 with BOM, else cp1252).
     delimiter : str, optional
         Field separator of delimited text (detected among , ; tab | and space).
     header : bool, optional
@@ -107,6 +107,7 @@ def atomic_path(target: str | os.PathLike):
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would survive the rename
     try:
         yield Path(tmp)
         with open(tmp, "rb+") as f:
@@ -115,6 +116,12 @@ def atomic_path(target: str | os.PathLike):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(target: str | os.PathLike, writer: Callable[[Path], None]) -> Path:

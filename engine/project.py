@@ -24,6 +24,7 @@ from .io import sha256_file, write_text_atomic
 from .recipe import Recipe
 from .runs import RunSpec
 from .table import Schema, Table
+from .validate import get
 
 PROJECT_VERSION = 1
 
@@ -63,12 +64,17 @@ class Project:
             raise BadInput(f"{p} is not a valid project file: {exc}") from None
         if not isinstance(d, dict) or "veil_project" not in d:
             raise BadInput(f"{p} is not a Veil project file")
-        if d["veil_project"] > PROJECT_VERSION:
+        version = get(d, "veil_project", int, where=p.name)
+        runs_list = get(d, "runs", list, [], where=p.name)
+        get(d, "data", dict, {}, where=p.name)
+        get(d, "schema", list, None, where=p.name)
+        get(d, "recipe", dict, None, where=p.name)
+        if version > PROJECT_VERSION:
             raise BadInput(f"{p} was written by a newer Veil (project version {d['veil_project']}); update Veil")
         data = DataSource.from_dict(d.get("data") or {}, p.parent.resolve())
         schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
-        runs = tuple(RunSpec.from_dict(r) for r in d.get("runs") or ())
+        runs = tuple(RunSpec.from_dict(r) for r in runs_list)
         return cls(data, schema, recipe, runs, (d.get("data") or {}).get("sha256"), list(d.get("results") or []))
 
     def load_data(self, registry):

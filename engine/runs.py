@@ -19,6 +19,7 @@ from .plugin import BINARY, TABLE, TRANSACTIONS
 from .recipe import Recipe
 from .release import Provenance, Release, Verdict
 from .table import Table
+from .validate import get, get_seed
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,10 @@ class PluginCall:
         if text is None or isinstance(text, PluginCall):
             return text
         if isinstance(text, Mapping):
-            if "name" not in text:
-                raise BadInput(f"a plugin entry needs a 'name': {dict(text)!r}")
-            return cls(str(text["name"]), dict(text.get("params") or {}))
+            name = get(text, "name", str, where="a plugin entry", required=True)
+            return cls(name, dict(get(text, "params", dict, {}, where=f"plugin {name!r}")))
+        if not isinstance(text, str):
+            raise BadInput(f"a plugin must be named by text or {{\"name\": …, \"params\": {{…}}}}, got {text!r}")
         name, values = parse_spec(text)
         return cls(name, values)
 
@@ -78,11 +80,12 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> RunSpec:
-        if "method" not in d:
+        if not isinstance(d, Mapping) or "method" not in d:
             raise BadInput("a run needs a 'method'")
-        recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
-        return cls(PluginCall.parse(d["method"]), PluginCall.parse(d.get("model")), int(d.get("seed", 0)),
-                   tuple(d.get("metrics") or ()), recipe)
+        recipe = get(d, "recipe", dict, None, where="run")
+        metrics = get(d, "metrics", list, [], where="run")
+        return cls(PluginCall.parse(d["method"]), PluginCall.parse(d.get("model")), get_seed(d, where="run"),
+                   tuple(str(m) for m in metrics), Recipe.from_dict(recipe) if recipe else None)
 
 
 @dataclass(frozen=True)

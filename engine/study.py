@@ -32,6 +32,7 @@ from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import param_specs
 from .recipe import Recipe
+from .validate import get, get_seed
 from .runs import PluginCall, RunSpec, execute
 
 RESULT_COLUMNS = ["run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
@@ -52,23 +53,26 @@ class Study:
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> Study:
-        if not d.get("methods"):
+        where = "study"
+        methods = get(d, "methods", list, where=where, required=True)
+        if not methods:
             raise BadInput("a study needs at least one method under 'methods'")
-        sweep = dict(d.get("sweep") or {})
+        sweep = get(d, "sweep", dict, {}, where=where)
         for key, values in sweep.items():
             if not isinstance(values, list) or not values:
                 raise BadInput(f"sweep {key!r} needs a non-empty list of values")
-        repeats = int(d.get("repeats", 1))
+        repeats = get(d, "repeats", int, 1, where=where)
         if repeats < 1:
             raise BadInput("repeats must be ≥ 1")
+        recipe = get(d, "recipe", dict, None, where=where)
         return cls(
-            methods=tuple(PluginCall.parse(m) for m in d["methods"]),
-            data=DataSource.from_dict(d.get("data") or {"demo": True}, base),
+            methods=tuple(PluginCall.parse(m) for m in methods),
+            data=DataSource.from_dict(get(d, "data", dict, {"demo": True}, where=where), base),
             model=PluginCall.parse(d.get("model")),
-            sweep=sweep, repeats=repeats, seed=int(d.get("seed", 0)),
-            metrics=tuple(d.get("metrics") or ()),
-            charts=tuple(PluginCall.parse(c) for c in d.get("charts") or ()),
-            recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None,
+            sweep=dict(sweep), repeats=repeats, seed=get_seed(d, where=where),
+            metrics=tuple(str(m) for m in get(d, "metrics", list, [], where=where)),
+            charts=tuple(PluginCall.parse(c) for c in get(d, "charts", list, [], where=where)),
+            recipe=Recipe.from_dict(recipe) if recipe else None,
             name=str(d.get("name", "study")),
         )
 
@@ -85,10 +89,21 @@ class Study:
             raise BadInput(f"{p} must hold a JSON object")
         return cls.from_dict(d, p.parent)
 
+    def check_charts(self, registry) -> None:
+        """Every chart is known, its parameters valid, and the metrics it draws computed."""
+        computed = set(self.metrics) | ({"privacy-value"} if self.model else set())
+        for call in self.charts:
+            for metric in _chart_metrics(registry, call):
+                if metric not in computed:
+                    have = ", ".join(sorted(computed)) or "none"
+                    raise BadInput(f"chart {call.name!r} draws metric {metric!r}, which the study does not "
+                                   f"compute (it computes: {have})")
+
     def runs(self, registry) -> list[RunSpec]:
         """Every run of the grid, with swept values routed to the plugin that declares them."""
         for name in self.metrics:
             registry.get("metric", name)
+        self.check_charts(registry)
         model_keys = _declared(registry, "privacy-model", self.model)
         grid = list(itertools.product(*self.sweep.values())) if self.sweep else [()]
         specs = []
@@ -107,6 +122,12 @@ class Study:
                 for r in range(self.repeats):
                     specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe))
         return specs
+
+
+def _chart_metrics(registry, call: PluginCall) -> list[str]:
+    chart = registry.get("chart", call.name)
+    params = chart.params(call.params)
+    return [getattr(params, s.name) for s in chart.param_specs() if s.name in ("metric", "privacy", "utility")]
 
 
 def _declared(registry, kind: str, call: PluginCall | None) -> set[str]:

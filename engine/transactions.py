@@ -1,9 +1,9 @@
 """Transaction files (SPMF / FIMI): one record per line, its items separated by spaces or commas.
 
 The parser works on the raw bytes with whole-array NumPy operations: no Python loop runs per
-line or per item, and the memory it takes beyond the file's bytes is a few machine words per
-item, so a transaction file becomes a :class:`BinaryMatrix` about as fast as the bytes can be
-scanned (measurements in ``docs/benchmarks.md``).
+line or per item. Integer items (the usual case) are read in blocks of lines of about 256 KiB, so
+the temporaries of each block stay in cache; what is kept between blocks is a few bytes per item.
+Measurements are in ``docs/benchmarks.md``.
 
 Rules (those of the FIMI repository and of SPMF, Fournier-Viger et al. 2016):
 
@@ -22,6 +22,7 @@ Rules (those of the FIMI repository and of SPMF, Fournier-Viger et al. 2016):
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,7 @@ _SPACE = ord(" ")  # space and every ASCII control character separate items
 _COMMENT_MARKS = np.frombuffer(b"#%@", dtype=np.uint8)
 _MAX_DIGITS = 18  # 10**18 - 1 still fits an int64
 _BOM = b"\xef\xbb\xbf"
+CHUNK_BYTES = 1 << 18  # a block's dozen temporaries (a few bytes per input byte) fit in L2
 
 
 def read_transactions(path: str | os.PathLike, sep: str | None = None) -> BinaryMatrix:
@@ -69,6 +71,12 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     ------
     BadInput
         Empty or binary file, no transactions, no items, text that is not UTF-8, a bad ``sep``.
+
+    Examples
+    --------
+    >>> m = parse_transactions(b"3 1 2\\n2 10\\n")
+    >>> m.feature_names, m.transactions()
+    (['1', '2', '3', '10'], [[0, 1, 2], [1, 3]])
     """
     buf = _text_bytes(data)
     breaks = np.flatnonzero(buf == _NL)
@@ -77,19 +85,17 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     if not len(breaks):
         raise BadInput("the file holds no transactions, only comments or blank space")
     sep_byte = _separator(buf, sep)
-    starts, ends, inner_space = _item_spans(buf, sep_byte)
-    if not len(starts):
+    parsed = _integer_items(buf, breaks, sep_byte)
+    if parsed is None:
+        parsed = _string_items(buf, breaks, sep_byte)
+    rows, codes, features = parsed
+    if not len(codes):
         raise BadInput("the file holds no items: every transaction is empty")
-    rows = _row_of_items(starts, breaks)
-    if _all_integers(buf, ends - starts, sep_byte, inner_space):
-        codes, features = _integer_items(buf, starts, ends)
-    else:
-        codes, features = _string_items(buf, starts, ends)
-    del starts, ends
-    csc = sp.csc_matrix((np.ones(len(codes), dtype=bool), (rows, codes)), shape=(len(breaks), len(features)))
+    shape = (len(breaks), len(features))
+    csc = sp.csc_matrix((np.ones(len(codes), dtype=bool), (rows, codes)), shape=shape)
     del rows, codes
     csc.sum_duplicates()  # an item repeated in a line counts once; rows stay ascending per column
-    return BinaryMatrix(csc.indptr, csc.indices, len(breaks), features,
+    return BinaryMatrix(csc.indptr, csc.indices, shape[0], features,
                         meta={"sep": " " if sep_byte is None else chr(sep_byte)})
 
 
@@ -140,25 +146,27 @@ def _separator(buf: np.ndarray, sep: str | None) -> int | None:
     return None if sep == " " else ord(sep)
 
 
-def _row_of_items(starts: np.ndarray, breaks: np.ndarray) -> np.ndarray:
-    """Transaction (line) number of every item: items per line from one search per line break."""
-    per_line = np.diff(np.searchsorted(starts, breaks), prepend=0)
-    index = np.int32 if len(breaks) < 2**31 else np.int64
-    return np.repeat(np.arange(len(breaks), dtype=index), per_line)
+def _blocks(buf: np.ndarray, breaks: np.ndarray) -> Iterator[tuple[int, int, int, int]]:
+    """(first byte, end byte, first line, end line) of consecutive blocks of whole lines."""
+    ends = np.searchsorted(breaks, np.arange(CHUNK_BYTES, len(buf), CHUNK_BYTES))
+    ends = np.unique(np.append(ends[ends < len(breaks)], len(breaks) - 1))  # last line of each block
+    first_byte = first_line = 0
+    for last in ends.tolist():
+        end_byte = int(breaks[last]) + 1
+        yield first_byte, end_byte, first_line, last + 1
+        first_byte, first_line = end_byte, last + 1
 
 
 # -- items --------------------------------------------------------------------------------------------
 def _item_spans(buf: np.ndarray, sep_byte: int | None) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Start and end (exclusive) byte offsets of every item in file order, and whether any item
-    holds inner whitespace."""
+    """Start and end (exclusive) offsets of every item of a buffer that ends with a line break,
+    and whether any item holds inner whitespace."""
     word = buf > _SPACE
     if sep_byte is not None:
         word &= buf != sep_byte
-    # the buffer ends with a line break, so every run of item bytes has an end
     edges = np.flatnonzero(word[1:] != word[:-1]) + 1
     if word[0]:
         edges = np.concatenate(([0], edges))
-    del word
     starts, ends = edges[0::2], edges[1::2]
     if sep_byte is None or len(starts) < 2:
         return starts, ends, False
@@ -175,6 +183,15 @@ def _join_words(buf, starts, ends, sep_byte) -> tuple[np.ndarray, np.ndarray, bo
     first = np.concatenate(([True], ~joined))
     last = np.concatenate((~joined, [True]))
     return starts[first], ends[last], True
+
+
+def _items_per_line(starts: np.ndarray, breaks: np.ndarray) -> np.ndarray:
+    return np.diff(np.searchsorted(starts, breaks), prepend=0)
+
+
+def _rows(items_per_line: np.ndarray) -> np.ndarray:
+    index = np.int32 if len(items_per_line) < 2**31 else np.int64
+    return np.repeat(np.arange(len(items_per_line), dtype=index), items_per_line)
 
 
 def _all_integers(buf: np.ndarray, lengths: np.ndarray, sep_byte: int | None, inner_space: bool) -> bool:
@@ -206,21 +223,42 @@ def _integer_values(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     return values
 
 
-def _integer_items(buf, starts, ends) -> tuple[np.ndarray, list[Feature]]:
-    values = _integer_values(buf, starts, ends)
+def _integer_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
+    """(rows, codes, features) when every item is an integer, else None; block by block."""
+    values, counts = [], []
+    for first_byte, end_byte, first_line, end_line in _blocks(buf, breaks):
+        block = buf[first_byte:end_byte]
+        starts, ends, inner_space = _item_spans(block, sep_byte)
+        if len(starts):
+            if not _all_integers(block, ends - starts, sep_byte, inner_space):
+                return None
+            values.append(_integer_values(block, starts, ends).astype(np.int64, copy=False))
+        counts.append(_items_per_line(starts, breaks[first_line:end_line] - first_byte))
+    rows = _rows(np.concatenate(counts))
+    if not values:
+        return rows, rows, []
+    codes, distinct = _codes(np.concatenate(values))
+    return rows, codes, [Feature(str(v), None, v, "item") for v in distinct.tolist()]
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each value among the sorted distinct values, and those values."""
     top = int(values.max())
     if top < max(4 * len(values), 1 << 20):  # a lookup table no bigger than the items themselves
         present = np.zeros(top + 1, dtype=bool)
         present[values] = True
-        distinct = np.flatnonzero(present)
         code_of = np.cumsum(present, dtype=np.int32) - 1
-        codes = code_of[values]
-    else:
-        distinct, codes = np.unique(values, return_inverse=True)
-    return codes, [Feature(str(v), None, v, "item") for v in distinct.tolist()]
+        return code_of[values], np.flatnonzero(present)
+    distinct, codes = np.unique(values, return_inverse=True)
+    return codes, distinct
 
 
-def _string_items(buf, starts, ends) -> tuple[np.ndarray, list[Feature]]:
+def _string_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
+    """(rows, codes, features) with every item read as a string, sorted by its UTF-8 bytes."""
+    starts, ends, _ = _item_spans(buf, sep_byte)
+    rows = _rows(_items_per_line(starts, breaks))
+    if not len(starts):
+        return rows, rows, []
     lengths = ends - starts
     width = int(lengths.max())
     if len(starts) * width <= 4 * len(buf) + (1 << 24):
@@ -236,7 +274,7 @@ def _string_items(buf, starts, ends) -> tuple[np.ndarray, list[Feature]]:
         distinct = sorted(set(items))
         code_of = {item: i for i, item in enumerate(distinct)}
         codes = np.fromiter((code_of[item] for item in items), dtype=np.int64, count=len(items))
-    return codes, [Feature(name, None, name, "item") for name in _decode(distinct)]
+    return rows, codes, [Feature(name, None, name, "item") for name in _decode(distinct)]
 
 
 def _decode(items: list[bytes]) -> list[str]:

@@ -256,8 +256,29 @@ def test_demo_input_is_untouched_by_a_failing_run(veil, tmp_path):
 
 
 
-@pytest.mark.xfail(reason="BUG: a negative seed reaches np.random.default_rng (engine/jobs.py Context.__init__) and "
-                          "raises ValueError: traceback instead of exit 2; validate seed >= 0 in the CLI "
-                          "(--seed type) and in RunSpec/Study.from_dict", raises=ValueError, strict=True)
 def test_negative_seed(veil, tmp_path):
     assert_bad_input(veil(*RUN, "--demo", "--seed", "-1", "--out", tmp_path / "out"))
+
+
+def test_project_runs_refuse_a_method_flag(tmp_path, capsys):
+    from veil.engine import DataSource, PluginCall, Project, RunSpec
+    from veil.engine.cli import main
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n1,2\n1,2\n")
+    project = tmp_path / "p.json"
+    Project(DataSource(path=str(data)), runs=(RunSpec(PluginCall("all-features")),)).save(project)
+    assert main(["run", str(project), "--method", "all-features", "--out", str(tmp_path / "o")]) == 2
+    assert "does not apply to a project file" in capsys.readouterr().err
+
+
+def test_internal_error_is_one_line_with_a_log(tmp_path, capsys, monkeypatch):
+    from veil.engine import cli
+
+    def broken(args, registry):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setitem(cli.COMMANDS, "plugins", broken)
+    assert cli.main(["plugins"]) == cli.EXIT_INTERNAL
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error: ZeroDivisionError" in err[0] and "details in" in err[0]

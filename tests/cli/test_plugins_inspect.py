@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -43,13 +42,7 @@ def test_plugins_text_has_one_line_per_plugin(veil):
     assert "k = 5" in result.out
 
 
-def _inspect_or_xfail():
-    if importlib.util.find_spec("veil.engine.inspect") is None:
-        pytest.xfail("engine/inspect.py is not written yet")
-
-
 def test_inspect_reports_rows_columns_and_kinds(veil, small_csv):
-    _inspect_or_xfail()
     before = sha256(small_csv)
     result = veil("inspect", small_csv)
     assert result.code == 0, result.err
@@ -64,7 +57,6 @@ def test_inspect_reports_rows_columns_and_kinds(veil, small_csv):
 
 
 def test_inspect_headerless_with_names(veil, write_file, importers):
-    _inspect_or_xfail()
     data = write_file("numbers.csv", HEADERLESS_CSV)
     result = veil("inspect", data, "--names", "a,b,score,label")
     assert result.code == 0, result.err
@@ -78,7 +70,6 @@ def test_inspect_headerless_with_names(veil, write_file, importers):
 @pytest.mark.parametrize("content, extra", [(b"", ()), (b"a,b\n1,2,3\n4\n", ()), (b"1,2\n", ("--names", "a"))],
                          ids=["empty", "ragged", "names mismatch"])
 def test_inspect_bad_file(veil, write_file, importers, content, extra):
-    _inspect_or_xfail()
     data = write_file("bad.csv", content)
     assert_bad_input(veil("inspect", data, *extra))
     assert data.read_bytes() == content

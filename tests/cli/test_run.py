@@ -249,10 +249,6 @@ def test_quotes_commas_newlines_and_unicode_round_trip(veil, write_file, importe
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
-@pytest.mark.xfail(reason="BUG: engine/io.py atomic_path writes through tempfile.mkstemp, whose file mode 0600 "
-                          "survives os.replace: release.csv and manifest.json ignore the umask (a release meant to "
-                          "be shared is readable by its owner only); chmod the temp file to 0o666 & ~umask "
-                          "before the rename", strict=True)
 def test_release_files_honour_the_umask(veil, tmp_path):
     out = tmp_path / "out"
     previous = os.umask(0o022)

@@ -151,10 +151,6 @@ def test_study_without_out(veil, small_csv, tmp_path):
     assert_bad_input(veil("study", study_file(tmp_path)))
 
 
-@pytest.mark.xfail(reason="BUG: Study.from_dict trusts the JSON types: int() on 'seed'/'repeats', dict() on "
-                          "'sweep', PluginCall.parse on a number and DataSource.from_dict on a string raise "
-                          "ValueError/TypeError/AttributeError (traceback, exit 1 = 'privacy check failed')",
-                   raises=(ValueError, TypeError, AttributeError), strict=True)
 @pytest.mark.parametrize("fields", [{"seed": "x"}, {"repeats": "many"}, {"sweep": [1]}, {"methods": [5]},
                                     {"model": 5}, {"data": "people.csv"}],
                          ids=["seed text", "repeats text", "sweep a list", "method a number", "model a number",
@@ -163,9 +159,6 @@ def test_study_fields_of_the_wrong_type(veil, small_csv, tmp_path, fields):
     assert_bad_input(veil("study", study_file(tmp_path, **fields), "--out", tmp_path / "out"))
 
 
-@pytest.mark.xfail(reason="BUG (late validation): a chart that names a metric the study does not compute is found "
-                          "only after every run has finished and results.csv is written; check chart params "
-                          "against the study's metrics in Study.runs()", strict=True)
 def test_chart_of_a_metric_not_computed_is_refused_before_running(veil, small_csv, tmp_path):
     out = tmp_path / "out"
     result = veil("study", study_file(tmp_path, charts=[{"name": "metric-bars", "params": {"metric": "auc"}}]),

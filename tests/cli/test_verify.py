@@ -123,9 +123,6 @@ def test_a_tampered_manifest_model_is_caught(veil, small_csv, tmp_path):
     assert veil("verify", out).code == 1
 
 
-@pytest.mark.xfail(reason="BUG: export.read_manifest checks only that 'output', 'privacy_model' and 'roles' exist, "
-                          "not that they are objects; verify_manifest then raises TypeError/AttributeError "
-                          "(traceback, exit 1)", raises=(TypeError, AttributeError), strict=True)
 @pytest.mark.parametrize("broken", ["output", "privacy_model"])
 def test_manifest_with_wrong_types(veil, write_file, broken):
     release = write_file("release.csv", "a\n1\n")

@@ -1,0 +1,92 @@
+"""Support-counting kernels against brute force on random dense matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil.engine import BinaryMatrix, pack_rows
+from veil.engine import kernels
+from veil.engine.kernels import and_popcount, support_counts
+
+
+# block_words only patches a constant, so sharing it across generated inputs is intended
+SHARED_FIXTURE = [HealthCheck.function_scoped_fixture]
+
+
+def brute_support(dense: np.ndarray, itemsets) -> list[int]:
+    return [int(dense[:, list(items)].all(axis=1).sum()) if items else len(dense) for items in itemsets]
+
+
+@st.composite
+def matrices_and_itemsets(draw):
+    n = draw(st.integers(0, 300))
+    m = draw(st.integers(1, 8))
+    density = draw(st.sampled_from([0.05, 0.5, 0.95]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    dense = np.random.default_rng(seed).random((n, m)) < density
+    itemsets = draw(st.lists(st.lists(st.integers(0, m - 1), max_size=4), max_size=40))
+    return dense, itemsets
+
+
+@pytest.fixture(params=[1 << 14, 2, 3], ids=["default-block", "block-2-words", "block-3-words"])
+def block_words(request, monkeypatch):
+    """Small blocks send short test bitsets through the blockwise path too."""
+    monkeypatch.setattr(kernels, "BLOCK_WORDS", request.param)
+    return request.param
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SHARED_FIXTURE)
+@given(case=matrices_and_itemsets())
+def test_support_counts_match_brute_force(case, block_words):
+    dense, itemsets = case
+    matrix = BinaryMatrix.from_dense(dense)
+    got = support_counts(matrix, itemsets)
+    assert got.dtype == np.int64
+    assert got.tolist() == brute_support(dense, itemsets)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SHARED_FIXTURE)
+@given(n=st.integers(1, 1000), k=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_and_popcount_matches_brute_force(n, k, seed, block_words):
+    rng = np.random.default_rng(seed)
+    columns = rng.random((k, n)) < rng.random()
+    bitsets = [pack_rows(np.flatnonzero(c), n) for c in columns]
+    scratch = np.empty(7, dtype=np.uint64) if n > 500 else None  # too short: a new one is made
+    assert and_popcount(*bitsets, scratch=scratch) == int(columns.all(axis=0).sum())
+
+
+def test_and_popcount_leaves_its_operands_alone():
+    a = np.array([0b1011, 2**64 - 1], dtype=np.uint64)
+    b = np.array([0b0110, 1], dtype=np.uint64)
+    before = a.copy(), b.copy()
+    assert and_popcount(a, b) == 2
+    assert and_popcount(a) == 3 + 64
+    assert np.array_equal(a, before[0]) and np.array_equal(b, before[1])
+
+
+def test_and_popcount_refuses_bitsets_of_different_lengths():
+    with pytest.raises(ValueError, match="different lengths"):
+        and_popcount(np.zeros(2, np.uint64), np.zeros(3, np.uint64))
+
+
+def test_support_counts_agree_with_binary_matrix_support():
+    rng = np.random.default_rng(3)
+    matrix = BinaryMatrix.from_dense(rng.random((5000, 30)) < 0.3)
+    itemsets = [rng.choice(30, size=rng.integers(0, 4), replace=False).tolist() for _ in range(200)]
+    assert support_counts(matrix, itemsets).tolist() == [matrix.support(s) for s in itemsets]
+
+
+def test_support_counts_of_nothing():
+    matrix = BinaryMatrix.from_dense(np.ones((3, 2)))
+    assert support_counts(matrix, []).tolist() == []
+    assert support_counts(matrix, [[], [0, 1], [1, 1]]).tolist() == [3, 3, 3]
+
+
+@pytest.mark.parametrize("bad", [[2], [0, -1]])
+def test_support_counts_refuse_unknown_features(bad):
+    matrix = BinaryMatrix.from_dense(np.ones((3, 2)))
+    with pytest.raises(IndexError, match="out of range"):
+        support_counts(matrix, [bad])
