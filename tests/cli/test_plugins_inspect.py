@@ -77,3 +77,24 @@ def test_inspect_bad_file(veil, write_file, importers, content, extra):
 
 def test_inspect_missing_file(veil, tmp_path):
     assert_bad_input(veil("inspect", tmp_path / "gone.csv"))
+
+
+def test_failed_third_party_plugin_is_listed_not_fatal(monkeypatch, capsys):
+    import json
+    import types
+
+    from veil.engine import cli, hookimpl, make_registry
+
+    broken = types.ModuleType("broken_plugin")
+
+    def hook():
+        raise RuntimeError("cannot start")
+
+    broken.veil_register_algorithms = hookimpl(hook)
+    monkeypatch.setattr(cli, "make_registry", lambda: make_registry(modules=[broken]))
+    assert cli.main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "broken_plugin" in out and "all-features" in out
+    assert cli.main(["plugins", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["failed"][0]["source"] == "broken_plugin"

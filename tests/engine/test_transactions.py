@@ -106,7 +106,7 @@ SHARED_FIXTURE = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=SHARED_FIXTURE)
-@given(transaction_files())
+@given(data=transaction_files())
 def test_integer_files_match_the_reference(data, block_bytes):
     check(data)
 
@@ -118,7 +118,7 @@ def test_string_files_match_the_reference(data):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=SHARED_FIXTURE)
-@given(st.text(alphabet="0123 ,ab#%@\n\r\t-é", max_size=60), st.sampled_from([None, " ", ",", "\t"]))
+@given(text=st.text(alphabet="0123 ,ab#%@\n\r\t-é", max_size=60), sep=st.sampled_from([None, " ", ",", "\t"]))
 def test_arbitrary_text_matches_the_reference(text, sep, block_bytes):
     check(text.encode("utf-8"), sep)
 
