@@ -5,7 +5,8 @@ two costs NumPy code usually pays here: temporaries the size of the input (every
 a reused ``out=`` buffer) and main-memory round trips (long bitsets are processed one cache-sized
 block at a time, so popcount reads the words AND has just written while they are still in cache).
 For short bitsets, where the cost is the ufunc call rather than the bytes, the ANDs of several
-itemsets go into the rows of one buffer and a single popcount and sum serves them all.
+itemsets go into the rows of one buffer and a single popcount and sum serves them all, and
+itemsets that differ only in their last, adjacent, column share one AND call.
 ``docs/benchmarks.md`` compares the throughput with a plain copy of the same bytes.
 """
 
@@ -81,6 +82,8 @@ def support_counts(matrix: BinaryMatrix, itemsets: Iterable[Iterable[int]] | np.
     >>> support_counts(m, [[0], [0, 1], [2, 1], [], [1, 1]]).tolist()
     [3, 2, 1, 3, 2]
     """
+    if not (isinstance(itemsets, np.ndarray) and itemsets.ndim == 2):
+        itemsets = [list(items) for items in itemsets]
     out = np.empty(len(itemsets), dtype=np.int64)
     for where, group in _groups_by_size(itemsets):
         _check_columns(matrix, group)
@@ -91,27 +94,27 @@ def support_counts(matrix: BinaryMatrix, itemsets: Iterable[Iterable[int]] | np.
             out[where] = matrix.column_counts()[group[:, 0]]
         elif matrix.n_words > BLOCK_WORDS:
             scratch = np.empty(BLOCK_WORDS, dtype=np.uint64)
-            out[where] = [and_popcount(*(matrix.bitset(j) for j in items), scratch=scratch) for items in group.tolist()]
+            bitsets = ([matrix.bitset(j) for j in items] for items in group.tolist())
+            out[where] = [and_popcount(*b, scratch=scratch) for b in bitsets]
         else:
             out[where] = _support_in_runs(matrix, group)
     return out
 
 
-def _groups_by_size(itemsets) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(positions, sorted column indices as an n × k array) for each itemset size k."""
-    if isinstance(itemsets, np.ndarray) and itemsets.ndim == 2:
-        arrays = {itemsets.shape[1]: (np.arange(len(itemsets)), np.sort(itemsets, axis=1))}
+def _groups_by_size(itemsets: np.ndarray | list[list[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(positions in the input, n × k array of ascending distinct columns) for each size k."""
+    if isinstance(itemsets, np.ndarray):
+        raw = [(np.arange(len(itemsets)), itemsets)]
     else:
         by_size: dict[int, list[int]] = {}
-        lists = [list(items) for items in itemsets]
-        for i, items in enumerate(lists):
+        for i, items in enumerate(itemsets):
             by_size.setdefault(len(items), []).append(i)
-        arrays = {k: (np.array(where), np.sort(np.array([lists[i] for i in where], dtype=np.int64).reshape(len(where), k), axis=1))
-                  for k, where in by_size.items()}
+        raw = [(np.array(where), np.array([itemsets[i] for i in where], dtype=np.int64).reshape(len(where), k))
+               for k, where in by_size.items()]
     groups = []
-    for where, group in arrays.values():
-        group = group.astype(np.int64, copy=False)
-        repeats = np.any(group[:, 1:] == group[:, :-1], axis=1) if group.shape[1] > 1 else np.zeros(len(group), bool)
+    for where, group in raw:
+        group = np.sort(group.astype(np.int64, copy=False), axis=1)
+        repeats = np.any(group[:, 1:] == group[:, :-1], axis=1)
         if repeats.any():  # rare: regroup those itemsets by their number of distinct features
             for sub_where, sub in _groups_by_size([sorted(set(r)) for r in group[repeats].tolist()]):
                 groups.append((where[repeats][sub_where], sub))
@@ -126,7 +129,8 @@ def _support_in_runs(matrix: BinaryMatrix, itemsets: np.ndarray) -> np.ndarray:
 
     Sorted, the itemsets fall into runs with one prefix and consecutive last columns; each run is
     one broadcast AND of the prefix's bitset with a slice of the stacked bitsets, written into the
-    rows of a block that is popcounted and summed as a whole once full.
+    rows of a block that is popcounted and summed as a whole once full. The stack copies the
+    bitsets of the columns used (``matrix.bitset`` keeps one array per column).
     """
     n, k = itemsets.shape
     columns, position = np.unique(itemsets, return_inverse=True)
@@ -148,13 +152,13 @@ def _support_in_runs(matrix: BinaryMatrix, itemsets: np.ndarray) -> np.ndarray:
 
     prefix_words = np.empty(w, dtype=np.uint64)
     last_head = None
-    rows = list(block)
+    block_rows = list(block)
     for head, lo, length in _runs(position):
         if head != last_head:
             prefix = stack[head[0]] if k == 2 else _and_into(prefix_words, [stack[p] for p in head])
             last_head = head
         if length == 1:  # the common case for scattered itemsets: skip the slicing
-            np.bitwise_and(stack[lo], prefix, out=rows[filled])
+            np.bitwise_and(stack[lo], prefix, out=block_rows[filled])
             filled += 1
             if filled == len(block):
                 done, filled = flush()

@@ -88,12 +88,14 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     parsed = _integer_items(buf, breaks, sep_byte)
     if parsed is None:
         parsed = _string_items(buf, breaks, sep_byte)
-    rows, codes, features = parsed
+    items_per_line, codes, features = parsed
     if not len(codes):
         raise BadInput("the file holds no items: every transaction is empty")
     shape = (len(breaks), len(features))
-    csc = sp.csc_matrix((np.ones(len(codes), dtype=bool), (rows, codes)), shape=shape)
-    del rows, codes
+    # the items in file order are the CSR layout; scipy's transpose to CSC is one counting sort
+    indptr = np.concatenate(([0], np.cumsum(items_per_line)))
+    csc = sp.csr_matrix((np.ones(len(codes), dtype=bool), codes, indptr), shape=shape).tocsc()
+    del indptr, codes
     csc.sum_duplicates()  # an item repeated in a line counts once; rows stay ascending per column
     return BinaryMatrix(csc.indptr, csc.indices, shape[0], features,
                         meta={"sep": " " if sep_byte is None else chr(sep_byte)})
@@ -189,11 +191,6 @@ def _items_per_line(starts: np.ndarray, breaks: np.ndarray) -> np.ndarray:
     return np.diff(np.searchsorted(starts, breaks), prepend=0)
 
 
-def _rows(items_per_line: np.ndarray) -> np.ndarray:
-    index = np.int32 if len(items_per_line) < 2**31 else np.int64
-    return np.repeat(np.arange(len(items_per_line), dtype=index), items_per_line)
-
-
 def _all_integers(buf: np.ndarray, lengths: np.ndarray, sep_byte: int | None, inner_space: bool) -> bool:
     """Whether every item is a run of at most 18 ASCII digits."""
     if inner_space or lengths.max() > _MAX_DIGITS:
@@ -212,19 +209,19 @@ def _integer_values(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
     lengths = ends - starts
     longest = int(lengths.max())
     kind = np.int32 if longest <= 9 else np.int64
-    values = np.zeros(len(ends), dtype=kind)
-    for k in range(longest):
-        digit = buf[ends - (k + 1)].astype(kind)
-        digit -= ord("0")
-        if k:
-            digit[lengths <= k] = 0
-            digit *= kind(10**k)
+    position = ends - 1
+    values = np.subtract(np.take(buf, position), ord("0"), dtype=kind)
+    for k in range(1, longest):
+        position -= 1  # may point before a short item (even below 0): its digit is masked out
+        digit = np.subtract(np.take(buf, position), ord("0"), dtype=kind)
+        digit *= lengths > k
+        digit *= kind(10**k)
         values += digit
     return values
 
 
 def _integer_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
-    """(rows, codes, features) when every item is an integer, else None; block by block."""
+    """(items per line, codes, features) when every item is an integer, else None; block by block."""
     values, counts = [], []
     for first_byte, end_byte, first_line, end_line in _blocks(buf, breaks):
         block = buf[first_byte:end_byte]
@@ -232,13 +229,13 @@ def _integer_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
         if len(starts):
             if not _all_integers(block, ends - starts, sep_byte, inner_space):
                 return None
-            values.append(_integer_values(block, starts, ends).astype(np.int64, copy=False))
+            values.append(_integer_values(block, starts, ends))  # int32 unless an id has 10+ digits
         counts.append(_items_per_line(starts, breaks[first_line:end_line] - first_byte))
-    rows = _rows(np.concatenate(counts))
+    items_per_line = np.concatenate(counts)
     if not values:
-        return rows, rows, []
+        return items_per_line, np.zeros(0, dtype=np.int32), []
     codes, distinct = _codes(np.concatenate(values))
-    return rows, codes, [Feature(str(v), None, v, "item") for v in distinct.tolist()]
+    return items_per_line, codes, [Feature(str(v), None, v, "item") for v in distinct.tolist()]
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +243,9 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     top = int(values.max())
     if top < max(4 * len(values), 1 << 20):  # a lookup table no bigger than the items themselves
         present = np.zeros(top + 1, dtype=bool)
-        present[values] = True
+        step = max(1 << 16, top + 1)  # in slices, as bincount copies them to intp and counts to top
+        for start in range(0, len(values), step):
+            present |= np.bincount(values[start : start + step], minlength=top + 1) > 0
         code_of = np.cumsum(present, dtype=np.int32) - 1
         return code_of[values], np.flatnonzero(present)
     distinct, codes = np.unique(values, return_inverse=True)
@@ -254,11 +253,11 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _string_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
-    """(rows, codes, features) with every item read as a string, sorted by its UTF-8 bytes."""
+    """(items per line, codes, features) with every item a string, sorted by its UTF-8 bytes."""
     starts, ends, _ = _item_spans(buf, sep_byte)
-    rows = _rows(_items_per_line(starts, breaks))
+    items_per_line = _items_per_line(starts, breaks)
     if not len(starts):
-        return rows, rows, []
+        return items_per_line, np.zeros(0, dtype=np.int32), []
     lengths = ends - starts
     width = int(lengths.max())
     if len(starts) * width <= 4 * len(buf) + (1 << 24):
@@ -274,7 +273,7 @@ def _string_items(buf: np.ndarray, breaks: np.ndarray, sep_byte: int | None):
         distinct = sorted(set(items))
         code_of = {item: i for i, item in enumerate(distinct)}
         codes = np.fromiter((code_of[item] for item in items), dtype=np.int64, count=len(items))
-    return rows, codes, [Feature(name, None, name, "item") for name in _decode(distinct)]
+    return items_per_line, codes, [Feature(name, None, name, "item") for name in _decode(distinct)]
 
 
 def _decode(items: list[bytes]) -> list[str]:

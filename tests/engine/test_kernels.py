@@ -31,11 +31,14 @@ def matrices_and_itemsets(draw):
     return dense, itemsets
 
 
-@pytest.fixture(params=[1 << 14, 2, 3], ids=["default-block", "block-2-words", "block-3-words"])
+@pytest.fixture(params=[(1 << 14, 1 << 16), (2, 3), (3, 7)], ids=["default-blocks", "blocks-2-3", "blocks-3-7"])
 def block_words(request, monkeypatch):
-    """Small blocks send short test bitsets through the blockwise path too."""
-    monkeypatch.setattr(kernels, "BLOCK_WORDS", request.param)
-    return request.param
+    """Small blocks send short test bitsets through the blockwise path, and make runs of itemsets
+    span several batches."""
+    block, batch = request.param
+    monkeypatch.setattr(kernels, "BLOCK_WORDS", block)
+    monkeypatch.setattr(kernels, "BATCH_WORDS", batch)
+    return block
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=SHARED_FIXTURE)
@@ -79,10 +82,24 @@ def test_support_counts_agree_with_binary_matrix_support():
     assert support_counts(matrix, itemsets).tolist() == [matrix.support(s) for s in itemsets]
 
 
+@pytest.mark.parametrize("batch_words", [1, 5, 1 << 16])
+def test_apriori_style_candidates_as_an_array(batch_words, monkeypatch):
+    monkeypatch.setattr(kernels, "BATCH_WORDS", batch_words)
+    rng = np.random.default_rng(5)
+    dense = rng.random((300, 12)) < 0.4
+    pairs = np.array([(a, b) for a in range(12) for b in range(a + 1, 12)])  # runs of adjacent columns
+    triples = np.array([(a, b, c) for a in range(4) for b in range(a + 1, 12) for c in range(b + 1, 12)])
+    matrix = BinaryMatrix.from_dense(dense)
+    assert support_counts(matrix, pairs).tolist() == brute_support(dense, pairs.tolist())
+    assert support_counts(matrix, triples[::-1]).tolist() == brute_support(dense, triples[::-1].tolist())
+    assert support_counts(matrix, np.zeros((0, 3), dtype=np.int64)).tolist() == []
+
+
 def test_support_counts_of_nothing():
     matrix = BinaryMatrix.from_dense(np.ones((3, 2)))
     assert support_counts(matrix, []).tolist() == []
     assert support_counts(matrix, [[], [0, 1], [1, 1]]).tolist() == [3, 3, 3]
+    assert support_counts(matrix, (iter(s) for s in [[0], [1, 0]])).tolist() == [3, 3]  # any iterables
 
 
 @pytest.mark.parametrize("bad", [[2], [0, -1]])

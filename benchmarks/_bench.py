@@ -1,0 +1,57 @@
+"""Helpers shared by the benchmarks: interleaved repeated timing, the machine, the datasets."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def median_times(candidates: dict[str, Callable[[], object]], repeats: int = 7) -> dict[str, float]:
+    """Median wall time of each candidate in seconds, after one warm-up call each.
+
+    The candidates run in turn inside every repetition, so a burst of load from a neighbour on a
+    shared machine hits all of them alike and the ratios between them stay meaningful.
+    """
+    for run in candidates.values():
+        run()
+    samples: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(repeats):
+        for name, run in candidates.items():
+            start = time.perf_counter()
+            run()
+            samples[name].append(time.perf_counter() - start)
+    return {name: float(np.median(s)) for name, s in samples.items()}
+
+
+def dataset(relative: str) -> Path | None:
+    path = DATASETS / relative
+    return path if path.exists() else None
+
+
+def machine() -> dict[str, str]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import pandas as pd
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpus": str(cpus), "cpu": model, "python": platform.python_version(), "numpy": np.__version__,
+            "pandas": pd.__version__}
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
