@@ -10,6 +10,7 @@ from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilEr
 from .hierarchy import ROOT, Hierarchy, Node, value_label
 from .hookspecs import hookimpl
 from .inspect import inspect_report
+from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
 from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
