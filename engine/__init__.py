@@ -10,6 +10,7 @@ from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilEr
 from .hierarchy import ROOT, Hierarchy, Node, value_label
 from .hookspecs import hookimpl
 from .inspect import inspect_report
+from .mining import have_pyfim, mine
 from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
@@ -19,6 +20,8 @@ from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
                       Release, Verdict, feature_subset)
+from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
+                          class_sizes_per_record, kac, kac_per_record, partition_of)
 from .datasource import DataSource, demo_path, load_demo
 from .export import ExportOptions, read_manifest, verify_file, verify_manifest, write_release
 from .project import Project

@@ -74,6 +74,16 @@ class PrivacyModel(Plugin):
     def check(self, release, params):  # pragma: no cover - interface
         raise NotImplementedError
 
+    def selection_constraint(self, matrix, params):
+        """The rule a feature-selection method grows S under (a SelectionConstraint).
+
+        Models that cannot guide feature selection on binary data keep this default.
+        """
+        from .errors import BadInput
+
+        raise BadInput(f"privacy model {self.name!r} cannot guide feature selection; "
+                       f"choose k-ac or k-anonymity")
+
 
 class Metric(Plugin):
     """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, PrivacyModel, Verdict, hookimpl, param
+from veil.engine import BadInput, KAnonymityConstraint, PrivacyModel, Verdict, hookimpl, param
 
 
 def class_sizes(frame: pd.DataFrame) -> np.ndarray:
@@ -48,6 +48,11 @@ class KAnonymity(PrivacyModel):
             msg = (f"fails: {len(failing)} of {n} records are in groups smaller than k = {params.k} "
                    f"(smallest group: {smallest}; first failing record: row {failing[0] + 1})")
         return Verdict(self.name, {"k": params.k}, holds, smallest, msg, sizes, failing)
+
+    def selection_constraint(self, matrix, params):
+        if params.k > matrix.n_rows:
+            raise BadInput(f"k = {params.k} is larger than the number of records ({matrix.n_rows})")
+        return KAnonymityConstraint(matrix, params.k)
 
 
 @hookimpl

@@ -1,0 +1,106 @@
+"""Itemset mining behind one interface: Christian Borgelt's C miners (pyfim) when installed, a
+tested pure-NumPy fallback (depth-first on bitsets) otherwise.
+
+Itemsets are tuples of feature indices of a BinaryMatrix (the transaction view: row → the set of
+its 1-features), sorted ascending; supports are absolute row counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .binary import BinaryMatrix, popcount
+from .errors import BadInput
+
+TARGETS = ("frequent", "closed", "maximal")
+_FIM_TARGET = {"frequent": "s", "closed": "c", "maximal": "m"}
+
+
+def have_pyfim() -> bool:
+    try:
+        import fim  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, backend: str = "auto",
+         max_size: int | None = None, check: Callable[[], None] | None = None) -> list[tuple[tuple[int, ...], int]]:
+    """Itemsets with support ≥ ``min_support`` (absolute), as (itemset, support) pairs.
+
+    Parameters
+    ----------
+    target : "frequent", "closed" or "maximal"
+    backend : "auto" (pyfim if installed), "pyfim" or "numpy"
+    max_size : largest itemset size to report (None: no limit)
+    check : called now and then by the NumPy miner (cancellation)
+    """
+    if target not in TARGETS:
+        raise BadInput(f"unknown mining target {target!r}; choose one of {', '.join(TARGETS)}")
+    if min_support < 1:
+        raise BadInput("the minimum support must be at least 1")
+    if backend == "auto":
+        backend = "pyfim" if have_pyfim() else "numpy"
+    if backend == "pyfim":
+        found = _mine_pyfim(matrix, min_support, target, max_size)
+    elif backend == "numpy":
+        found = _mine_numpy(matrix, min_support, target, max_size, check)
+    else:
+        raise BadInput(f"unknown mining backend {backend!r}; choose auto, pyfim or numpy")
+    return sorted(found, key=lambda p: (-len(p[0]), p[0]))
+
+
+def _mine_pyfim(matrix, min_support, target, max_size):
+    import fim
+
+    # pyfim never reports itemsets made only of items present in every transaction (it treats them
+    # as perfect extensions of the empty set). One empty transaction changes no absolute support of
+    # a non-empty itemset and keeps every item out of that case.
+    transactions = matrix.transactions() + [[]]
+    zmax = -1 if max_size is None else int(max_size)
+    found = fim.fim(transactions, target=_FIM_TARGET[target], supp=-int(min_support), zmin=1, zmax=zmax,
+                    report="a")
+    return [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in found]
+
+
+def _mine_numpy(matrix, min_support, target, max_size, check):
+    """All frequent itemsets by depth-first intersection of bitsets, then filtered."""
+    counts = matrix.column_counts()
+    items = [int(j) for j in np.argsort(counts, kind="stable") if counts[j] >= min_support]
+    frequent: dict[tuple[int, ...], int] = {}
+    limit = max_size if max_size is not None else len(items)
+
+    def grow(prefix: tuple[int, ...], bits: np.ndarray, candidates: list[int]):
+        if check is not None:
+            check()
+        for pos, j in enumerate(candidates):
+            joined = bits & matrix.bitset(j)
+            support = popcount(joined)
+            if support < min_support:
+                continue
+            itemset = tuple(sorted((*prefix, j)))
+            frequent[itemset] = support
+            if len(itemset) < limit:
+                grow(itemset, joined, candidates[pos + 1:])
+
+    grow((), matrix.all_rows(), items)
+    if target == "frequent":
+        return list(frequent.items())
+    return _filter(frequent, target)
+
+
+def _filter(frequent: dict[tuple[int, ...], int], target: str):
+    by_size: dict[int, list[tuple[int, ...]]] = {}
+    for itemset in frequent:
+        by_size.setdefault(len(itemset), []).append(itemset)
+    keep = []
+    for itemset, support in frequent.items():
+        s = set(itemset)
+        supersets = [t for t in by_size.get(len(itemset) + 1, []) if s.issubset(t)]
+        if target == "maximal" and not supersets:
+            keep.append((itemset, support))
+        elif target == "closed" and all(frequent[t] < support for t in supersets):
+            keep.append((itemset, support))
+    return keep

@@ -1,0 +1,99 @@
+"""Metrics of paper 000 on a binary release: HamDist, DistCnt, CM and the flip rate (SPEC §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.engine import BinaryMatrix, Metric, hookimpl, param, partition_of
+
+from .fs_common import cm, distcnt, hamdist, positive_mask
+
+PAPER = "000_0106b4def2026c16"
+
+
+def release_matrix(release) -> BinaryMatrix | None:
+    """The release's features (0/1) with its class as labels, or None when it is not binary."""
+    if release.target is None:
+        return None
+    features = [c for c in release.frame.columns if c != release.target]
+    values = release.frame[features].to_numpy()
+    try:
+        numeric = values.astype(float)
+    except (TypeError, ValueError):
+        return None
+    if not np.isin(numeric, (0.0, 1.0)).all():
+        return None
+    return BinaryMatrix.from_dense(numeric.astype(np.uint8), features=features,
+                                   labels=release.frame[release.target].to_numpy())
+
+
+def _two_classes(matrix: BinaryMatrix | None) -> bool:
+    return matrix is not None and len(np.unique(matrix.labels)) == 2
+
+
+class HamDistMetric(Metric):
+    name = "hamdist"
+    title = "HamDist (mean Hamming distance of positive–negative pairs)"
+    paper = PAPER
+    description = "Mean number of released features on which a positive and a negative record differ."
+
+    def compute(self, original, release, params, ctx):
+        m = release_matrix(release)
+        if not _two_classes(m):
+            return float("nan")
+        return hamdist(m, positive_mask(m), range(m.n_features))
+
+
+class DistCntMetric(Metric):
+    name = "distcnt"
+    title = "DistCnt (distinguishable positive–negative pairs)"
+    paper = PAPER
+    description = "Share of positive–negative pairs that differ on at least one released feature."
+
+    def compute(self, original, release, params, ctx):
+        m = release_matrix(release)
+        if not _two_classes(m):
+            return float("nan")
+        pos = positive_mask(m)
+        pairs = int(pos.sum()) * int((~pos).sum())
+        return distcnt(m, pos, partition_of(m, range(m.n_features)).row_classes()) / pairs
+
+
+@dataclass(frozen=True)
+class CMParams:
+    k: int = param(5, minimum=1, help="groups smaller than k count as suppressed")
+
+
+class CMMetric(Metric):
+    name = "cm"
+    title = "CM (Iyengar's classification metric)"
+    paper = PAPER
+    description = "Share of records penalised: in a group smaller than k, or carrying their group's minority label."
+    higher_is_better = False
+    Params = CMParams
+
+    def compute(self, original, release, params, ctx):
+        m = release_matrix(release)
+        if not _two_classes(m):
+            return float("nan")
+        pos = positive_mask(m)
+        return cm(pos, partition_of(m, range(m.n_features)).row_classes(), params.k) / m.n_rows
+
+
+class FlipRate(Metric):
+    name = "flip-rate"
+    title = "Flip rate (share of cells changed)"
+    paper = PAPER
+    description = "Share of released cells whose value the method changed (randomised flipping); 0 otherwise."
+    category = "privacy"
+    higher_is_better = False
+
+    def compute(self, original, release, params, ctx):
+        return float(release.details.get("flip_rate", 0.0))
+
+
+@hookimpl
+def veil_register_metrics():
+    return [HamDistMetric, DistCntMetric, CMMetric, FlipRate]
