@@ -27,7 +27,8 @@ def have_pyfim() -> bool:
 
 
 def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, backend: str = "auto",
-         max_size: int | None = None, check: Callable[[], None] | None = None) -> list[tuple[tuple[int, ...], int]]:
+         max_size: int | None = None, largest: int | None = None,
+         check: Callable[[], None] | None = None) -> list[tuple[tuple[int, ...], int]]:
     """Itemsets with support ≥ ``min_support`` (absolute), as (itemset, support) pairs.
 
     Parameters
@@ -35,6 +36,8 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
     target : "frequent", "closed" or "maximal"
     backend : "auto" (pyfim if installed), "pyfim" or "numpy"
     max_size : largest itemset size to report (None: no limit)
+    largest : keep only this many itemsets, the largest first (ties: lexicographically smallest);
+        much cheaper than sorting millions of maximal itemsets when only the top ones matter
     check : called now and then by the NumPy miner (cancellation)
     """
     if target not in TARGETS:
@@ -44,12 +47,28 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
     if backend == "auto":
         backend = "pyfim" if have_pyfim() else "numpy"
     if backend == "pyfim":
-        found = _mine_pyfim(matrix, min_support, target, max_size)
+        raw = _mine_pyfim(matrix, min_support, target, max_size)
     elif backend == "numpy":
-        found = _mine_numpy(matrix, min_support, target, max_size, check)
+        raw = _mine_numpy(matrix, min_support, target, max_size, check)
     else:
         raise BadInput(f"unknown mining backend {backend!r}; choose auto, pyfim or numpy")
+    if largest is not None:
+        raw = _largest(raw, largest)
+    found = [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in raw]
     return sorted(found, key=lambda p: (-len(p[0]), p[0]))
+
+
+def _largest(raw: list, count: int) -> list:
+    """The itemsets of the ``count`` largest sizes' cut: everything larger than the cut-off size plus
+    all of the cut-off size (the caller's sort settles ties), without sorting the whole output."""
+    if len(raw) <= count:
+        return raw
+    sizes = np.fromiter((len(items) for items, _ in raw), dtype=np.int64, count=len(raw))
+    cutoff = np.partition(sizes, len(sizes) - count)[len(sizes) - count]
+    keep = np.flatnonzero(sizes > cutoff)
+    ties = np.flatnonzero(sizes == cutoff)
+    tied = sorted((tuple(sorted(raw[i][0])), int(i)) for i in ties)[: count - len(keep)]
+    return [raw[i] for i in keep] + [raw[i] for _, i in tied]
 
 
 def _mine_pyfim(matrix, min_support, target, max_size):
@@ -60,9 +79,7 @@ def _mine_pyfim(matrix, min_support, target, max_size):
     # a non-empty itemset and keeps every item out of that case.
     transactions = matrix.transactions() + [[]]
     zmax = -1 if max_size is None else int(max_size)
-    found = fim.fim(transactions, target=_FIM_TARGET[target], supp=-int(min_support), zmin=1, zmax=zmax,
-                    report="a")
-    return [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in found]
+    return fim.fim(transactions, target=_FIM_TARGET[target], supp=-int(min_support), zmin=1, zmax=zmax, report="a")
 
 
 def _mine_numpy(matrix, min_support, target, max_size, check):
@@ -89,6 +106,7 @@ def _mine_numpy(matrix, min_support, target, max_size, check):
     if target == "frequent":
         return list(frequent.items())
     return _filter(frequent, target)
+
 
 
 def _filter(frequent: dict[tuple[int, ...], int], target: str):

@@ -60,6 +60,7 @@ class Algorithm(Plugin):
     accepts: ClassVar[tuple[str, ...]] = (BINARY,)
     needs_labels: ClassVar[bool] = False
     needs_model: ClassVar[bool] = False
+    supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     randomised: ClassVar[bool] = False
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface

@@ -17,7 +17,7 @@ from .jobs import Context
 from .params import params_to_dict, parse_spec
 from .plugin import BINARY, TABLE, TRANSACTIONS
 from .recipe import Recipe
-from .release import Provenance, Release, Verdict
+from .release import Provenance, Release, Verdict, describe_failures
 from .table import Table
 from .validate import get, get_seed
 
@@ -96,6 +96,7 @@ class RunResult:
     metrics: dict
     seconds: float
     data: object  # what the method ran on (Table or BinaryMatrix)
+    original: object = None  # the data as given to execute (a Table before binarisation), when known
 
     @property
     def holds(self) -> bool:
@@ -159,7 +160,12 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     params = algorithm.params(spec.method.params)
     model = bind_model(registry, spec.model)
     if algorithm.needs_model and model is None:
-        raise BadInput(f"method {algorithm.name!r} needs a privacy model (e.g. --model k-anonymity:k=5)")
+        choices = ", ".join(algorithm.supported_models or ("k-anonymity",))
+        raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {choices}; e.g. --model "
+                       f"{(algorithm.supported_models or ('k-anonymity',))[0]}:k=5)")
+    if model is not None and algorithm.supported_models is not None and model.name not in algorithm.supported_models:
+        raise BadInput(f"method {algorithm.name!r} works under {', '.join(algorithm.supported_models)}, "
+                       f"not {model.name}")
     metrics = [registry.metric(m) for m in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)
@@ -172,14 +178,15 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         model=model.name if model else None, model_params=params_to_dict(model.params) if model else {}))
     verdict = model.check(release) if model else None
     if verdict is not None and not verdict.holds:
-        raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}", verdict)
+        raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
+                                 f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
     values = {}
     for i, metric in enumerate(metrics):
         values[metric.name] = metric.compute(prepared, release, metric.params(), ctx.child(0.9 + 0.1 * i / len(metrics),
                                                                                            0.9 + 0.1 * (i + 1) / len(metrics)))
     ctx.progress(1.0, "done")
-    return RunResult(spec, release, verdict, values, seconds, prepared)
+    return RunResult(spec, release, verdict, values, seconds, prepared, data)
 
 
 def _input_hash(data) -> str | None:

@@ -214,7 +214,7 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
     pos = positive_mask(matrix)
     if ctx is not None:
         ctx.progress(0.0, "mining maximal itemsets")
-    found = mine(matrix, k, "maximal", backend=backend, check=ctx.check if ctx is not None else None)
+    found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=ctx.check if ctx is not None else None)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
     if not candidates:
         return [], []
@@ -240,11 +240,10 @@ class Maximal(Algorithm):
     accepts = (BINARY,)
     needs_labels = True
     needs_model = True
+    supported_models = ("k-ac",)  # frequent itemsets are feasible under k-AC (Lemma 3), not k-anonymity
     Params = MaximalParams
 
     def run(self, data, model, params, ctx):
-        if model is None or model.name != "k-ac":
-            raise BadInput("Maximal selects frequent itemsets, which are feasible under k-ac only; choose --model k-ac")
         k = model.params.k
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
