@@ -211,6 +211,21 @@ class BinaryMatrix:
         indices = np.concatenate(parts) if parts else np.zeros(0, dtype=self._indices.dtype)
         return BinaryMatrix(indptr, indices, self._n, [self._features[j] for j in cols], self._labels, self.meta)
 
+    def take(self, rows) -> BinaryMatrix:
+        """The sub-matrix of the given rows (in that order), labels included."""
+        rows = np.asarray(rows, dtype=np.int64)
+        sub = self.to_sparse().tocsr()[rows].tocsc()
+        labels = None if self._labels is None else self._labels[rows]
+        return BinaryMatrix.from_sparse(sub, self._features, labels, self.meta)
+
+    def project(self, names: Sequence[str]) -> BinaryMatrix:
+        """The columns with the given feature names, in that order."""
+        index = {f.name: j for j, f in enumerate(self._features)}
+        missing = [n for n in names if n not in index]
+        if missing:
+            raise BadInput(f"no feature named {missing[0]!r}")
+        return self.select([index[n] for n in names])
+
     # -- views ----------------------------------------------------------------------------------
     def to_sparse(self) -> sp.csc_matrix:
         data = np.ones(self.nnz, dtype=np.uint8)

@@ -57,6 +57,7 @@ class Context:
         self._on_progress = on_progress
         self._span = span
         self._last_emit = 0.0
+        self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
 
     def check(self) -> None:
         """Raise :class:`Cancelled` if the run was asked to stop."""
@@ -79,7 +80,9 @@ class Context:
         """A context reporting into [start, end] of this one's span, sharing the cancel token."""
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
-        return Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+        child.rerun = self.rerun
+        return child
 
     def spawn_seed(self) -> int:
         """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""

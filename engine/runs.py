@@ -166,7 +166,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     if model is not None and algorithm.supported_models is not None and model.name not in algorithm.supported_models:
         raise BadInput(f"method {algorithm.name!r} works under {', '.join(algorithm.supported_models)}, "
                        f"not {model.name}")
-    metrics = [registry.metric(m) for m in spec.metrics]
+    metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)
     started = time.perf_counter()
@@ -182,11 +182,29 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
     values = {}
-    for i, metric in enumerate(metrics):
-        values[metric.name] = metric.compute(prepared, release, metric.params(), ctx.child(0.9 + 0.1 * i / len(metrics),
-                                                                                           0.9 + 0.1 * (i + 1) / len(metrics)))
+    for i, (key, metric, metric_params) in enumerate(metrics):
+        mctx = ctx.child(0.9 + 0.1 * i / len(metrics), 0.9 + 0.1 * (i + 1) / len(metrics))
+        mctx.rerun = _rerun(algorithm, prepared, model, params, spec.seed, mctx)
+        values[key] = metric.compute(prepared, release, metric_params, mctx)
     ctx.progress(1.0, "done")
     return RunResult(spec, release, verdict, values, seconds, prepared, data)
+
+
+def _metric(registry, text: str):
+    """A metric named ``NAME`` or ``NAME:key=value,...``; its result is reported under the text."""
+    call = PluginCall.parse(text)
+    metric = registry.metric(call.name)
+    return metric, metric.params(call.params)
+
+
+def _rerun(algorithm, prepared, model, params, seed, ctx):
+    """The method again, on a subset of the rows, with the same parameters and seed."""
+
+    def rerun(rows):
+        subset = prepared.take(rows)
+        return algorithm.run(subset, model, params, ctx.child(0.0, 1.0, seed))
+
+    return rerun
 
 
 def _input_hash(data) -> str | None:
@@ -200,5 +218,5 @@ def metric_names(registry, names: Sequence[str] | None) -> tuple[str, ...]:
     if names is None:
         return tuple(registry.names("metric"))
     for n in names:
-        registry.get("metric", n)
+        _metric(registry, n)
     return tuple(names)

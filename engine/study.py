@@ -33,7 +33,7 @@ from .jobs import Context
 from .params import param_specs
 from .recipe import Recipe
 from .validate import get, get_seed
-from .runs import PluginCall, RunSpec, execute
+from .runs import PluginCall, RunSpec, execute, metric_names
 
 RESULT_COLUMNS = ["run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
 
@@ -101,8 +101,7 @@ class Study:
 
     def runs(self, registry) -> list[RunSpec]:
         """Every run of the grid, with swept values routed to the plugin that declares them."""
-        for name in self.metrics:
-            registry.get("metric", name)
+        metric_names(registry, self.metrics)
         self.check_charts(registry)
         model_keys = _declared(registry, "privacy-model", self.model)
         grid = list(itertools.product(*self.sweep.values())) if self.sweep else [()]

@@ -245,6 +245,11 @@ class Table:
             return Hierarchy.intervals(values, width=width, name=column)
         return Hierarchy.flat(values, name=column)
 
+    def take(self, rows) -> Table:
+        """The table of the given rows (in that order)."""
+        frame = self.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True)
+        return dataclasses.replace(self, frame=frame)
+
     def labels(self) -> np.ndarray | None:
         """The target column as an array, or None when no column is the target."""
         t = self.schema.target

@@ -130,3 +130,36 @@ def test_swept_parameter_must_belong_to_someone(reg):
     study = Study.from_dict({"methods": ["all-features"], "sweep": {"epsilon": [1.0]}})
     with pytest.raises(BadInput, match="belongs to neither"):
         study.runs(reg)
+
+
+class Recorder(Algorithm):
+    """Releases every feature and records the rows it was run on."""
+
+    name = "recorder"
+    title = "Recorder"
+    accepts = ("binary",)
+    seen: list = []
+
+    def run(self, data, model, params, ctx):
+        Recorder.seen.append(data.n_rows)
+        return feature_subset(data, list(range(data.n_features)))
+
+
+class _RecorderPlugin:
+    @staticmethod
+    @hookimpl
+    def veil_register_algorithms():
+        return [Recorder]
+
+
+def test_nested_protocol_reruns_the_method_on_training_folds():
+    reg = make_registry(modules=[_RecorderPlugin])
+    rng = np.random.default_rng(0)
+    D = rng.integers(0, 2, (100, 4))
+    y = np.where(D[:, 0] ^ (rng.random(100) < 0.2), 1, -1)
+    M = BinaryMatrix.from_dense(D, labels=y)
+    Recorder.seen = []
+    result = execute(reg, M, RunSpec(PluginCall("recorder"), metrics=("auc", "auc:folds=4,protocol=nested")))
+    assert Recorder.seen == [100, 75, 75, 75, 75]
+    nested = result.metrics["auc:folds=4,protocol=nested"]
+    assert 0.6 < nested <= 1.0 and abs(nested - result.metrics["auc"]) < 0.1
