@@ -1,102 +1,73 @@
-"""The desktop application: QApplication set-up and the main window."""
+"""Starting the desktop: the QApplication (high-DPI, names for QSettings), the main window, and
+what it opens first: the file or project named on the command line, else the last session, else
+the bundled demo data, so a first run needs no file."""
 
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Sequence
-from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox, QTableView,
-                               QTabWidget, QTextEdit)
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
 
-from veil.engine import BadInput, Table, __version__, load_demo, make_registry, read_data
+from veil.engine import make_registry
 
-from .models import TableModel
+from .actions import is_project
+from .settings import Settings, options_from_dict
+from .window import MainWindow
+
+__all__ = ["MainWindow", "create_app", "open_first", "run_desktop"]
 
 
-class MainWindow(QMainWindow):
-    """Assembles the panels; holds no logic of its own."""
+def create_app(argv: Sequence[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        # Fractional scale factors (125 %, 150 %) render sharp rather than rounded (Qt 6 scales by default).
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QApplication(list(argv or [sys.argv[0]]))
+    app.setApplicationName("Veil")
+    app.setOrganizationName("Veil")
+    app.setApplicationDisplayName("Veil")
+    return app
 
-    def __init__(self, registry, parent=None):
-        super().__init__(parent)
-        self.registry = registry
-        self.setWindowTitle("Veil")
-        self.resize(1200, 760)
-        self.model = TableModel()
-        self.view = QTableView()
-        self.view.setModel(self.model)
-        self.view.setAlternatingRowColors(True)
-        self.view.setWordWrap(False)
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        self.plugins_text = QTextEdit(readOnly=True)
-        tabs = QTabWidget()
-        tabs.addTab(self.view, "Dataset")
-        tabs.addTab(self.plugins_text, "Plugins")
-        self.setCentralWidget(tabs)
-        self.status = QLabel()
-        self.statusBar().addPermanentWidget(self.status)
-        self._menus()
-        self._show_plugins()
 
-    def _menus(self):
-        file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open…", self, shortcut=QKeySequence.Open, triggered=self.open_dialog)
-        demo_action = QAction("Open &demo data", self, triggered=self.open_demo)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close)
-        for a in (open_action, demo_action, quit_action):
-            file_menu.addAction(a)
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(QAction("&About Veil", self, triggered=self.about))
+def open_first(window: MainWindow, argv: Sequence[str]) -> str:
+    """Open what the command line names, else reopen the last session, else the demo data.
+    Returns what was opened: "path", "project", "session" or "demo"."""
+    c = window.controller
+    paths = [a for a in argv if not a.startswith("-")]
+    if "--demo" in argv or not paths and window.settings.last_session() is None:
+        c.open_demo()
+        return "demo"
+    if paths:
+        if is_project(paths[0]):
+            c.open_project(paths[0])
+            return "project"
+        c.open_path(paths[0])
+        return "path"
+    last = window.settings.last_session()
+    if last["kind"] == "project":
+        c.open_project(last["path"])
+    else:
+        c.open_path(last["path"], options_from_dict(last.get("options")))
+    return "session"
 
-    def _show_plugins(self):
-        lines = [f"{i.cls.kind:<14} {i.cls.name:<22} {i.cls.title}" for i in self.registry.all()]
-        lines += [f"FAILED  {f.source}: {f.error}" for f in self.registry.failures]
-        self.plugins_text.setPlainText("\n".join(lines))
-        self.plugins_text.setLineWrapMode(QTextEdit.NoWrap)
 
-    def set_table(self, table: Table) -> None:
-        self.model.set_table(table)
-        name = Path(table.source).name if table.source else "data"
-        self.setWindowTitle(f"Veil — {name}")
-        self.status.setText(f"{table.n_rows:,} rows × {len(table.columns)} columns")
-
-    def open_demo(self):
-        self.set_table(load_demo())
-
-    def open_dialog(self):
-        path, _ = QFileDialog.getOpenFileName(self, "Open data", "", "Data files (*.csv *.tsv *.txt *.data *.dat "
-                                              "*.xlsx *.parquet *.arff *.svm *.libsvm *.mat);;All files (*)")
-        if path:
-            self.open_path(path)
-
-    def open_path(self, path: str):
-        try:
-            data = read_data(self.registry, path)
-        except BadInput as exc:
-            QMessageBox.warning(self, "Cannot open the file", str(exc))
-            return
-        if not isinstance(data, Table):
-            QMessageBox.information(self, "Transaction data",
-                                    f"{Path(path).name}: {data.n_rows:,} transactions, {data.n_features:,} items.")
-            return
-        self.set_table(data.with_suggested_roles())
-
-    def about(self):
-        QMessageBox.about(self, "About Veil", f"Veil {__version__}\nRelease sensitive tables safely.\n"
-                          f"{len(self.registry.all())} plugins loaded, {len(self.registry.failures)} failed.")
+def _excepthook(window: MainWindow):
+    def hook(kind, value, tb):
+        details = "".join(traceback.format_exception(kind, value, tb))
+        print(details, file=sys.stderr)
+        window.show_error("Something went wrong", f"Veil hit an internal error ({kind.__name__}: {value}). "
+                          "Your data is unchanged; save your project and report the details below.", details)
+    return hook
 
 
 def run_desktop(argv: Sequence[str]) -> int:
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    app.setApplicationName("Veil")
-    app.setOrganizationName("Veil")
-    window = MainWindow(make_registry())
-    paths = [a for a in argv if not a.startswith("-")]
-    if paths:
-        window.open_path(paths[0])
-    else:
-        window.open_demo()
+    app = create_app()
+    window = MainWindow(make_registry(), Settings())
+    sys.excepthook = _excepthook(window)
+    open_first(window, list(argv))
     window.show()
     return app.exec()

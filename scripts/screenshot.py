@@ -1,29 +1,112 @@
-"""Take a screenshot of the main window (run under a real X server, e.g. xvfb-run)."""
+"""Screenshots of the main window in each state of the everyday flow, for the README.
+
+Run under a real X server::
+
+    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1400x900x24" .venv/bin/python scripts/screenshot.py [OUT_DIR]
+
+States: the demo opened, roles set, the feature recipe, the configuration, a run in progress,
+results with a chart (and the privacy–utility frontier), the export dialog. Settings go to a
+temporary folder, so the developer's own are neither read nor changed.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+import time
+from pathlib import Path
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from veil.desktop.app import MainWindow
-from veil.engine import make_registry
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+
+from veil.desktop.app import MainWindow, create_app  # noqa: E402
+from veil.engine import make_registry  # noqa: E402
 
 
-def main(out: str) -> int:
-    app = QApplication([sys.argv[0]])
-    window = MainWindow(make_registry())
-    window.open_demo()
+def pump(ms: int = 300) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait(signal, timeout_ms: int = 120_000) -> None:
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+
+
+def wait_until(predicate, timeout_s: float = 60) -> None:
+    end = time.monotonic() + timeout_s
+    while not predicate() and time.monotonic() < end:
+        pump(50)
+
+
+def shoot(app, out: Path, name: str) -> Path:
+    pump(400)
+    path = out / f"{name}.png"
+    app.primaryScreen().grabWindow(0).save(str(path))
+    print(path)
+    return path
+
+
+def main(out_dir: str) -> int:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_app()
+    registry = make_registry()
+    window = MainWindow(registry)
+    window.move(0, 0)
+    window.resize(1400, 900)
     window.show()
+    c = window.controller
+    c.open_demo()
+    wait(c.data_loaded)
+    shoot(app, out, "01-demo-opened")
 
-    def shoot():
-        app.primaryScreen().grabWindow(0).save(out)
-        app.quit()
+    dataset = window.dataset_panel
+    c.dataset.set_roles(["age", "admission_month"], "insensitive")
+    row = c.dataset.table.columns.index("postcode_district")
+    dataset.columns_view.selectRow(row)
+    dataset.set_roles(["postcode_district"], "insensitive")
+    dataset.columns_view.selectRow(c.dataset.table.columns.index("age"))
+    shoot(app, out, "02-roles-set")
 
-    QTimer.singleShot(1500, shoot)
-    return app.exec()
+    dataset.tabs.setCurrentIndex(1)
+    c.dataset.set_rule("age", "cuts", cuts=[40, 65, 80])
+    shoot(app, out, "03-feature-recipe")
+    dataset.tabs.setCurrentIndex(0)
+
+    greedy = "greedy-distcnt" in registry.names("algorithm") and "k-ac" in registry.names("privacy-model")
+    if greedy:
+        c.dataset.set_roles(["age", "postcode_district", "admission_month", "marital_status"], "insensitive")
+        methods = [m for m in ("greedy-distcnt", "greedy-hamdist") if m in registry.names("algorithm")]
+        window.config_panel.choose("k-ac", methods, sweep={"k": "5, 8, 11"}, metrics=["auc", "sfc"])
+    else:
+        window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "2, 5, 10, 20"},
+                                   metrics=["auc", "sfc", "min-group-size"])
+    shoot(app, out, "04-configuration")
+
+    c.run()
+    wait_until(lambda: any(e.status == "running" and e.fraction > 0.2 for e in c.runs.entries)
+               or c.runner.is_idle())
+    shoot(app, out, "05-run-in-progress")
+
+    if not c.runner.is_idle():
+        wait(c.batch_finished)
+    window.chart_panel.chooser.setCurrentIndex(window.chart_panel.chooser.findData("metric-bars"))
+    shoot(app, out, "06-results-and-chart")
+    window.chart_panel.chooser.setCurrentIndex(window.chart_panel.chooser.findData("privacy-utility"))
+    shoot(app, out, "07-privacy-utility-frontier")
+
+    window.actions.export_release(None)
+    shoot(app, out, "08-export-dialog")
+    window.actions.dialog.reject()
+    window.close()
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots/main-window.png"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots"))

@@ -1,0 +1,217 @@
+"""Menus, the toolbar, shortcuts and the dialogs they open (open, project, export, about).
+
+The flows here only gather the user's choices; the work itself is the controller's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStyle
+
+from veil.engine import ImportOptions
+
+from .dialogs import AboutDialog, ExportDialog, ImportDialog, PluginsDialog, default_export_folder, file_filter
+from .settings import options_from_dict
+
+PROJECT_SUFFIX = ".veil.json"
+PROJECT_FILTER = f"Veil project (*{PROJECT_SUFFIX} *.json)"
+
+
+def is_project(path: str | Path) -> bool:
+    return str(path).lower().endswith(PROJECT_SUFFIX)
+
+
+class Actions(QObject):
+    """Every QAction of the main window, and the slots behind them."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.controller = window.controller
+        self.settings = window.settings
+        self.dialog = None  # the dialog opened last (tests reach it here)
+        style = window.style()
+
+        def act(text, slot, shortcut=None, icon=None, tip=""):
+            a = QAction(text, window)
+            if shortcut is not None:
+                a.setShortcut(shortcut)
+            if icon is not None:
+                a.setIcon(style.standardIcon(icon))
+            a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            return a
+
+        self.open = act("&Open data…", self.open_file, QKeySequence.Open, QStyle.SP_DialogOpenButton,
+                        "Open a data file (CSV, Excel, Parquet, ARFF, transactions, …)")
+        self.open_demo = act("Open the &demo data", self.controller.open_demo, None, None,
+                             "The bundled synthetic hospital admissions")
+        self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
+        self.save = act("&Save project", self.save_project, QKeySequence.Save, QStyle.SP_DialogSaveButton,
+                        "Save data source, roles, recipe, configuration and results")
+        self.save_as = act("Save project &as…", self.save_project_as, QKeySequence("Ctrl+Shift+S"))
+        self.quit = act("&Quit", window.close, QKeySequence.Quit)
+        self.run = act("&Run", self.controller.run, QKeySequence("Ctrl+R"), QStyle.SP_MediaPlay,
+                       "Queue every run of the configuration")
+        self.cancel = act("&Cancel runs", self.controller.cancel_all, QKeySequence(Qt.Key_Escape),
+                          QStyle.SP_BrowserStop, "Cancel the running and queued jobs")
+        self.cancel.setEnabled(False)
+        self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
+                          QStyle.SP_ArrowDown, "Write a release, its manifest and report")
+        self.about = act("&About Veil", self.show_about)
+        self.plugins = act("&Plugins…", self.show_plugins)
+        self.recent_menu = QMenu("Open &recent", window)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._menus()
+        self._toolbar()
+        self.controller.busy_changed.connect(self.cancel.setEnabled)
+        self.controller.exported.connect(self._exported)
+
+    def _menus(self) -> None:
+        bar = self.window.menuBar()
+        file = bar.addMenu("&File")
+        for a in (self.open, self.open_demo):
+            file.addAction(a)
+        file.addMenu(self.recent_menu)
+        file.addSeparator()
+        for a in (self.open_project, self.save, self.save_as):
+            file.addAction(a)
+        file.addSeparator()
+        file.addAction(self.quit)
+        run = bar.addMenu("&Run")
+        run.addAction(self.run)
+        run.addAction(self.cancel)
+        release = bar.addMenu("Re&lease")
+        release.addAction(self.export)
+        view = bar.addMenu("&View")
+        for dock in self.window.findChildren(type(self.window.config_dock)):
+            view.addAction(dock.toggleViewAction())
+        view.addAction(self.window.toolbar.toggleViewAction())
+        help_ = bar.addMenu("&Help")
+        help_.addAction(self.plugins)
+        help_.addAction(self.about)
+
+    def _toolbar(self) -> None:
+        tb = self.window.toolbar
+        for a in (self.open, self.save, None, self.run, self.cancel, None, self.export):
+            tb.addSeparator() if a is None else tb.addAction(a)
+
+    # -- opening --------------------------------------------------------------------------------
+    def open_file(self) -> None:
+        start = self.settings.get("folders/open") or str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open data", start,
+                                              file_filter(self.controller.registry) + f";;{PROJECT_FILTER}")
+        if path:
+            self.settings.set("folders/open", str(Path(path).parent))
+            self.open_any(path)
+
+    def open_any(self, path: str | Path) -> None:
+        """A project opens as it was saved; a data file through the import dialog."""
+        if is_project(path):
+            self.controller.open_project(path)
+        else:
+            self.ask_import(path)
+
+    def ask_import(self, path: str | Path) -> ImportDialog:
+        dialog = ImportDialog(self.controller.registry, path, self.window)
+        dialog.accepted.connect(lambda: self.controller.open_path(path, dialog.options()))
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        entries = self.settings.recent()
+        for e in entries:
+            a = self.recent_menu.addAction(Path(e["path"]).name)
+            a.setToolTip(e["path"])
+            a.triggered.connect(lambda _=False, e=e: self.open_recent(e))
+        if entries:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear the list", self.settings.clear_recent)
+        else:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def open_recent(self, entry: dict) -> None:
+        if not Path(entry["path"]).is_file():
+            self.window.show_error("Cannot open the file", f"{entry['path']} no longer exists")
+            return
+        if entry.get("kind") == "project":
+            self.controller.open_project(entry["path"])
+        else:
+            self.controller.open_path(entry["path"], options_from_dict(entry.get("options")))
+
+    # -- projects -------------------------------------------------------------------------------
+    def open_project_file(self) -> None:
+        start = self.settings.get("folders/open") or str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open project", start, PROJECT_FILTER)
+        if path:
+            self.controller.open_project(path)
+
+    def save_project(self) -> None:
+        if self.controller.project_path is None:
+            self.save_project_as()
+        else:
+            self.controller.save_project(self.controller.project_path)
+
+    def save_project_as(self) -> None:
+        name = Path(self.controller.dataset.name or "project").stem + PROJECT_SUFFIX
+        start = str(Path(self.settings.get("folders/open") or Path.home()) / name)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save project", start, PROJECT_FILTER)
+        if path:
+            if not path.lower().endswith(".json"):
+                path += PROJECT_SUFFIX
+            self.controller.save_project(path)
+
+    # -- export ---------------------------------------------------------------------------------
+    def export_release(self, run_id: int | None) -> ExportDialog:
+        run_id = run_id if run_id is not None else self.window.runs_panel.selected_run()
+        stem = Path(self.controller.dataset.name or "release").stem.replace(" ", "-")
+        last = self.settings.get("folders/export")
+        folder = Path(last) / stem if last else default_export_folder(stem)
+        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, folder, self.window)
+        dialog.accepted.connect(lambda: self._export_chosen(dialog))
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _export_chosen(self, dialog: ExportDialog) -> None:
+        folder = Path(dialog.folder.text()).expanduser()
+        self.settings.set("folders/export", str(folder.parent))
+        if dialog.run_id() is not None:
+            self.controller.export(dialog.run_id(), folder, dialog.options())
+
+    def _exported(self, exported) -> None:
+        m = exported.manifest
+        verdict = m["verdict"]["message"]
+        lines = [f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to",
+                 str(exported.folder), "", f"Privacy: {verdict}",
+                 f"Verified from the written file: {exported.verification}"]
+        if exported.report is not None:
+            lines.append(f"Report: {exported.report.name}")
+        box = QMessageBox(QMessageBox.Information, "Release exported", "\n".join(lines), QMessageBox.Ok, self.window)
+        box.setObjectName("export-done")
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+
+    # -- help -----------------------------------------------------------------------------------
+    def show_about(self) -> AboutDialog:
+        self.dialog = AboutDialog(self.controller.registry, self.window)
+        self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog.open()
+        return self.dialog
+
+    def show_plugins(self) -> PluginsDialog:
+        self.dialog = PluginsDialog(self.controller.registry, self.window)
+        self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog.open()
+        return self.dialog
+
+
+def import_options(source) -> ImportOptions:
+    return source.options() if source is not None else ImportOptions()

@@ -1,0 +1,135 @@
+"""The chart panel: a chart plugin chosen from the registry draws the results table on a
+matplotlib canvas (QtAgg) with its navigation toolbar; the chart saves as PNG or SVG and its data
+as CSV. Matplotlib is touched only here, on the GUI thread, and redrawn with ``draw_idle``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
+from matplotlib.figure import Figure
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from veil.engine import BadInput, write_atomic
+from veil.engine.charts import draw
+
+from .forms import ParamForm
+
+METRIC_PARAMS = ("metric", "privacy", "utility")  # chart parameters that name a metric
+AXIS_PARAMS = ("x",)  # chart parameters that name a swept parameter
+
+
+class ChartPanel(QWidget):
+    def __init__(self, controller, parent=None):
+        super().__init__(parent)
+        self.controller = controller
+        self.registry = controller.registry
+        self.state = controller.chart
+        self.runs = controller.runs
+        self.figure = Figure(figsize=(7, 4.5), layout="constrained")
+        self.canvas = FigureCanvasQTAgg(self.figure)
+        self.toolbar = NavigationToolbar2QT(self.canvas, self)
+        self.chooser = QComboBox()
+        for cls in self.registry.classes("chart"):
+            self.chooser.addItem(cls.title or cls.name, cls.name)
+            self.chooser.setItemData(self.chooser.count() - 1, cls.description, 3)  # 3 = Qt.ToolTipRole
+        self.form_holder = QHBoxLayout()
+        self.form: ParamForm | None = None
+        self.save_chart_button = QPushButton("Save chart…")
+        self.save_chart_button.setToolTip("Save the chart as PNG or SVG")
+        self.save_data_button = QPushButton("Save data…")
+        self.save_data_button.setToolTip("Save the results the chart draws as CSV")
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Chart"))
+        top.addWidget(self.chooser)
+        top.addLayout(self.form_holder, 1)
+        top.addWidget(self.save_chart_button)
+        top.addWidget(self.save_data_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.canvas, 1)
+        self._scheduled = False
+        self.drawn_message = ""
+        self.chooser.currentIndexChanged.connect(self._chosen)
+        self.runs.results_changed.connect(self.schedule)
+        i = self.chooser.findData(self.state.name)
+        self.chooser.setCurrentIndex(max(i, 0))
+        self._chosen()
+
+    # -- choosing -------------------------------------------------------------------------------
+    def _chosen(self, *_):
+        name = self.chooser.currentData()
+        if name is None:
+            return
+        if self.form is not None:
+            self.form.setParent(None)
+            self.form.deleteLater()
+        cls = self.registry.get("chart", name)
+        self.form = ParamForm(cls, sweep=False, suggestions=self._suggestions(cls))
+        saved = self.state.values.get(name)
+        if saved:
+            self.form.set_values(saved)
+        self.form.changed.connect(self._form_changed)
+        self.form_holder.addWidget(self.form)
+        self.state.set(name, self.form.values())
+        self.schedule()
+
+    def _suggestions(self, cls) -> dict[str, list[str]]:
+        metrics = self.runs.metric_names()
+        axes = ["", *self.runs.sweep_keys(), "method"]
+        return {s.name: (metrics if s.name in METRIC_PARAMS else axes) for s in cls.param_specs()
+                if s.type is str and s.name in METRIC_PARAMS + AXIS_PARAMS}
+
+    def _form_changed(self) -> None:
+        self.state.set(self.state.name, self.form.values())
+        self.schedule()
+
+    def _fit_to_results(self) -> None:
+        """Offer the metrics the results have; a metric they lack gives way to one they have."""
+        metrics = self.runs.metric_names()
+        for name, items in self._suggestions(self.form.plugin).items():
+            self.form.set_suggestions(name, items)
+            value = self.form.values().get(name)
+            if name in METRIC_PARAMS and metrics and value not in metrics:
+                preferred = [m for m in ("auc", "privacy-value") if m in metrics and
+                             (name != "privacy" or m == "privacy-value")]
+                self.form.field(name).set((preferred or metrics)[0])
+        self.state.set(self.state.name, self.form.values())
+
+    # -- drawing --------------------------------------------------------------------------------
+    def schedule(self) -> None:
+        """Redraw once the event loop is free (several changes in a row draw once)."""
+        if not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(0, self.redraw)
+
+    def redraw(self) -> None:
+        self._scheduled = False
+        if self.form is None:
+            return
+        self._fit_to_results()
+        results = self.runs.results()
+        self.figure.clear()
+        try:
+            draw(self.registry, self.state.call(), results, self.figure)
+            self.drawn_message = ""
+        except BadInput as exc:
+            self.figure.clear()
+            self.drawn_message = str(exc)
+            text = "Run a configuration to see its results here." if results.empty else str(exc)
+            self.figure.text(0.5, 0.5, text, ha="center", va="center", color="#5f6368", wrap=True)
+        self.canvas.draw_idle()
+
+    # -- saving ---------------------------------------------------------------------------------
+    def save_chart(self, path: str | Path) -> Path:
+        p = Path(path)
+        fmt = p.suffix.lstrip(".").lower() or "png"
+        if fmt not in ("png", "svg"):
+            raise BadInput(f"save the chart as .png or .svg, not .{fmt}")
+        return write_atomic(p, lambda tmp: self.figure.savefig(tmp, format=fmt, dpi=150))
+
+    def save_data(self, path: str | Path) -> Path:
+        return write_atomic(Path(path), lambda tmp: self.runs.results().to_csv(tmp, index=False))

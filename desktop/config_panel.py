@@ -1,0 +1,344 @@
+"""The configuration panel: privacy model, methods, metrics and sweeps, with forms generated from
+each plugin's parameters. Only methods that take the open data are offered."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
+                               QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+
+from veil.engine import BadInput, Table
+
+from .forms import ParamForm
+from .state import offered_methods
+from .widgets import ErrorLabel, muted
+
+NO_MODEL = "None: no privacy claim"
+DEFAULT_METRICS = ("auc", "sfc")  # with every privacy metric: the papers' utility measures, all cheap
+
+
+class _ClickLabel(QLabel):
+    """A wrapping label that toggles its check box when clicked (a QCheckBox cannot wrap)."""
+
+    def __init__(self, text: str, check: QCheckBox):
+        super().__init__(text)
+        self.setWordWrap(True)
+        self._check = check
+
+    def mousePressEvent(self, event):
+        self._check.toggle()
+
+
+class MethodRow(QWidget):
+    """A method's check box, what it is, and its parameter form (shown while it is chosen)."""
+
+    def __init__(self, cls, parent=None):
+        super().__init__(parent)
+        self.cls = cls
+        self.check = QCheckBox(cls.title or cls.name)
+        self.check.setObjectName(f"method-{cls.name}")
+        tip = cls.description + (f"\nPaper: {cls.paper}" if cls.paper else "")
+        self.check.setToolTip(tip.strip())
+        self.note = muted("")
+        self.form = ParamForm(cls)
+        self.details = QWidget()
+        inner = QVBoxLayout(self.details)
+        inner.setContentsMargins(22, 0, 0, 6)
+        if cls.description:
+            inner.addWidget(muted(cls.description))
+        inner.addWidget(self.form)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.check)
+        layout.addWidget(self.note)
+        layout.addWidget(self.details)
+        self.note.hide()
+        self.details.setVisible(False)
+        self.check.toggled.connect(self.details.setVisible)
+
+
+class ConfigPanel(QScrollArea):
+    run_requested = Signal()
+
+    def __init__(self, controller, parent=None):
+        super().__init__(parent)
+        self.controller = controller
+        self.registry = controller.registry
+        self.config = controller.config
+        self._pushing = False
+        self.rows: dict[str, MethodRow] = {}
+        self.model_form: ParamForm | None = None
+        body = QWidget()
+        self.body = QVBoxLayout(body)
+        self.body.addWidget(self._model_box())
+        self.body.addWidget(self._methods_box())
+        self.body.addWidget(self._metrics_box())
+        self.body.addWidget(self._runs_box())
+        self.body.addStretch(1)
+        self.setWidget(body)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setMinimumWidth(340)
+        self.config.changed.connect(self._on_config)
+        controller.dataset.changed.connect(self._on_dataset)
+        self._choose_defaults()
+
+    # -- building -------------------------------------------------------------------------------
+    def _model_box(self) -> QGroupBox:
+        box = QGroupBox("Privacy model")
+        self.model_combo = QComboBox()
+        self.model_combo.addItem(NO_MODEL, None)
+        for cls in self.registry.classes("privacy-model"):
+            self.model_combo.addItem(cls.title or cls.name, cls.name)
+        self.model_combo.currentIndexChanged.connect(self._model_chosen)
+        self.model_about = muted("")
+        self.model_form_holder = QVBoxLayout()
+        layout = QVBoxLayout(box)
+        layout.addWidget(self.model_combo)
+        layout.addWidget(self.model_about)
+        layout.addLayout(self.model_form_holder)
+        return box
+
+    def _methods_box(self) -> QGroupBox:
+        box = QGroupBox("Methods")
+        self.methods_layout = QVBoxLayout(box)
+        self.methods_layout.setSpacing(4)
+        self.not_offered = muted("")
+        self.methods_layout.addWidget(self.not_offered)
+        return box
+
+    def _metrics_box(self) -> QGroupBox:
+        box = QGroupBox("Metrics")
+        grid = QGridLayout(box)
+        grid.setVerticalSpacing(2)
+        grid.setColumnStretch(1, 1)
+        self.metric_boxes: dict[str, QCheckBox] = {}
+        row = 0
+        for category in ("utility", "privacy"):
+            classes = [c for c in self.registry.classes("metric") if c.category == category]
+            others = [c for c in self.registry.classes("metric") if c.category not in ("utility", "privacy")]
+            classes += others if category == "privacy" else []
+            if not classes:
+                continue
+            grid.addWidget(muted(f"{category.capitalize()}"), row, 0, 1, 2)
+            row += 1
+            for cls in classes:
+                check = QCheckBox()
+                check.setObjectName(f"metric-{cls.name}")
+                check.toggled.connect(self._metrics_chosen)
+                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name})</span>", check)
+                for w in (check, label):
+                    w.setToolTip(f"{cls.description}".strip() or cls.name)
+                grid.addWidget(check, row, 0, Qt.AlignTop)
+                grid.addWidget(label, row, 1)
+                self.metric_boxes[cls.name] = check
+                row += 1
+        return box
+
+    def _runs_box(self) -> QGroupBox:
+        box = QGroupBox("Runs")
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
+        self.seed.setToolTip("The same seed gives the same release")
+        self.repeats = QSpinBox(minimum=1, maximum=100)
+        self.repeats.setToolTip("Repeat each run with seeds seed, seed + 1, …")
+        self.seed.valueChanged.connect(self._seed_chosen)
+        self.repeats.valueChanged.connect(self._seed_chosen)
+        form = QFormLayout()
+        form.addRow("Seed", self.seed)
+        form.addRow("Repeats", self.repeats)
+        self.plan_label = QLabel()
+        self.plan_label.setWordWrap(True)
+        self.plan_error = ErrorLabel()
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Queue every run (Ctrl+R)")
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.run_requested)
+        layout = QVBoxLayout(box)
+        layout.addLayout(form)
+        layout.addWidget(self.plan_label)
+        layout.addWidget(self.plan_error)
+        layout.addWidget(self.run_button)
+        return box
+
+    def _choose_defaults(self) -> None:
+        models = self.registry.names("privacy-model")
+        if self.config.model is None and models:
+            self.model_combo.setCurrentIndex(self.model_combo.findData(models[0]))
+        for name, check in self.metric_boxes.items():
+            check.setChecked(name in DEFAULT_METRICS or self.registry.get("metric", name).category == "privacy")
+        self._refresh_plan()
+
+    # -- the user edits -------------------------------------------------------------------------
+    @contextmanager
+    def _push(self):
+        self._pushing = True
+        try:
+            yield
+        finally:
+            self._pushing = False
+            self._refresh_plan()
+
+    def _model_chosen(self, _index: int) -> None:
+        name = self.model_combo.currentData()
+        self._show_model_form(name)
+        with self._push():
+            self.config.set_model(name)
+            self._model_form_changed()
+
+    def _show_model_form(self, name: str | None) -> None:
+        if self.model_form is not None:
+            self.model_form.setParent(None)
+            self.model_form.deleteLater()
+            self.model_form = None
+        if name is None:
+            self.model_about.setText("The release is checked against nothing; its manifest says so.")
+            return
+        cls = self.registry.get("privacy-model", name)
+        self.model_about.setText(cls.description)
+        self.model_form = ParamForm(cls)
+        choice = self.config.choice("privacy-model", name)
+        if choice.values or choice.sweeps:
+            self.model_form.set_values(choice.values, choice.sweeps)
+        self.model_form.changed.connect(self._model_form_changed)
+        self.model_form_holder.addWidget(self.model_form)
+
+    def _model_form_changed(self) -> None:
+        if self.model_form is None:
+            return
+        with self._push():
+            self.config.set_params("privacy-model", self.model_form.plugin.name, self.model_form.values(),
+                                   self.model_form.sweeps())
+
+    def _method_toggled(self, name: str, on: bool) -> None:
+        with self._push():
+            self.config.select(name, on)
+
+    def _method_form_changed(self, name: str) -> None:
+        form = self.rows[name].form
+        with self._push():
+            self.config.set_params("algorithm", name, form.values(), form.sweeps())
+
+    def _metrics_chosen(self, *_):
+        with self._push():
+            self.config.set_metrics([n for n, c in self.metric_boxes.items() if c.isChecked()])
+
+    def _seed_chosen(self, *_):
+        with self._push():
+            self.config.set_seed(self.seed.value(), self.repeats.value())
+
+    # -- the state changed ----------------------------------------------------------------------
+    def _on_dataset(self, what: str) -> None:
+        if what == "data":
+            self._rebuild_methods()
+        self._describe_methods()
+        self._refresh_plan()
+
+    def _rebuild_methods(self) -> None:
+        data = self.controller.dataset.data
+        offered = offered_methods(self.registry, data)
+        for name in [n for n in self.rows if n not in {c.name for c in offered}]:
+            row = self.rows.pop(name)
+            row.setParent(None)
+            row.deleteLater()
+            if name in self.config.selected:
+                self.config.select(name, False)
+        for i, cls in enumerate(offered):
+            if cls.name not in self.rows:
+                row = MethodRow(cls)
+                row.check.toggled.connect(lambda on, n=cls.name: self._method_toggled(n, on))
+                row.form.changed.connect(lambda n=cls.name: self._method_form_changed(n))
+                self.rows[cls.name] = row
+                self.methods_layout.insertWidget(i, row)
+                self._method_form_changed(cls.name)
+        others = [c.title or c.name for c in self.registry.classes("algorithm") if c.name not in self.rows]
+        self.not_offered.setText(f"Not offered for this data: {', '.join(others)}." if others else "")
+        self.not_offered.setVisible(bool(others))
+
+    def _describe_methods(self) -> None:
+        data = self.controller.dataset.data
+        has_target = isinstance(data, Table) and data.schema.target is not None or \
+            (not isinstance(data, Table) and getattr(data, "labels", None) is not None)
+        for row in self.rows.values():
+            notes = []
+            if row.cls.needs_labels and not has_target:
+                notes.append("needs a target column")
+            if row.cls.needs_model:
+                notes.append("needs a privacy model")
+            row.note.setText("; ".join(notes))
+            row.note.setVisible(bool(notes))
+
+    def _on_config(self) -> None:
+        if not self._pushing:
+            self._sync_from_state()
+
+    def _sync_from_state(self) -> None:
+        """Show a configuration that came from elsewhere (a project file)."""
+        self._pushing = True
+        try:
+            i = self.model_combo.findData(self.config.model)
+            if i != self.model_combo.currentIndex():
+                self.model_combo.setCurrentIndex(i)
+                self._show_model_form(self.config.model)
+            elif self.model_form is not None:
+                choice = self.config.choice("privacy-model", self.config.model)
+                self.model_form.set_values(choice.values, choice.sweeps)
+            for name, row in self.rows.items():
+                row.check.setChecked(name in self.config.selected)
+                choice = self.config.choice("algorithm", name)
+                row.form.set_values(choice.values, choice.sweeps)
+            for name, check in self.metric_boxes.items():
+                check.setChecked(name in self.config.metrics)
+            self.seed.setValue(self.config.seed)
+            self.repeats.setValue(self.config.repeats)
+        finally:
+            self._pushing = False
+        self._refresh_plan()
+
+    def _refresh_plan(self) -> None:
+        if not hasattr(self, "plan_label"):
+            return
+        forms = [f for f in [self.model_form, *(r.form for r in self.rows.values() if r.check.isChecked())] if f]
+        bad = next((f for f in forms if f.errors()), None)
+        if bad is not None:
+            self.plan_label.setText("")
+            self.plan_error.show_message(f"Fix the parameters of {bad.plugin.title or bad.plugin.name} first.")
+            self.run_button.setEnabled(False)
+            return
+        try:
+            planned = self.config.plan(self.registry, self.controller.dataset.data, self.controller.dataset.recipe())
+        except BadInput as exc:
+            self.plan_label.setText("")
+            self.plan_error.show_message(str(exc)[:1].upper() + str(exc)[1:] + ".")
+            self.run_button.setEnabled(False)
+            return
+        self.plan_error.show_message("")
+        self.plan_label.setText(self.config.describe(planned))
+        self.run_button.setEnabled(True)
+
+    # -- for tests and scripts ------------------------------------------------------------------
+    def choose(self, model: str | None, methods: list[str], *, sweep: dict[str, str] | None = None,
+               values: dict | None = None, metrics: list[str] | None = None) -> None:
+        """Set the panel as a user would: the model, tick the methods, fill sweeps and values."""
+        self.model_combo.setCurrentIndex(0 if model is None else self.model_combo.findData(model))
+        for name, row in self.rows.items():
+            row.check.setChecked(name in methods)
+        for key, value in (values or {}).items():
+            for form in self._forms_declaring(key):
+                form.field(key).set(value)
+        for key, text in (sweep or {}).items():
+            forms = self._forms_declaring(key)
+            if not forms:
+                raise BadInput(f"no chosen plugin declares {key!r}")
+            forms[0].set_sweep(key, text)
+        if metrics is not None:
+            for name, check in self.metric_boxes.items():
+                check.setChecked(name in metrics)
+
+    def _forms_declaring(self, key: str) -> list[ParamForm]:
+        forms = [self.model_form] if self.model_form is not None else []
+        forms += [r.form for n, r in self.rows.items() if n in self.config.selected]
+        return [f for f in forms if key in f.names()]

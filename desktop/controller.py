@@ -1,0 +1,213 @@
+"""The desktop's session: the panels' state, the Runner, and the few actions that start work.
+
+The controller lives on the GUI thread. It turns a user's request (open this file, run this
+configuration, export that run) into jobs for the Runner, and the Runner's reports into changes
+of the panels' state. Its own signals are the ones tests wait on: they are always emitted on the
+GUI thread.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project
+
+from . import tasks
+from .runner import Runner
+from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
+from .tasks import Failure, Loaded
+
+
+class Controller(QObject):
+    data_loaded = Signal()
+    load_progress = Signal(float, str)
+    batch_finished = Signal()
+    exported = Signal(object)  # tasks.Exported
+    project_saved = Signal(str)
+    error = Signal(str, str, str)  # title, message, details: shown as a dialog
+    message = Signal(str)  # a line for the status bar
+    busy_changed = Signal(bool)
+
+    def __init__(self, registry, parent: QObject | None = None):
+        super().__init__(parent)
+        self.registry = registry
+        self.dataset = DatasetState()
+        self.config = ConfigState()
+        self.runs = RunsState()
+        self.chart = ChartState()
+        self.project_path: Path | None = None
+        self.runner = Runner(self)
+        self._loads: dict[int, Project | None] = {}
+        self._runs: dict[int, RunEntry] = {}
+        self._run_data: dict[int, object] = {}  # run id -> the data it ran on (for the export)
+        self._exports: dict[int, Path] = {}
+        self._batch = False
+        self.batch: list[RunEntry] = []  # the runs queued since the runner was last idle
+        self.runner.job_started.connect(self._on_started)
+        self.runner.job_progress.connect(self._on_progress)
+        self.runner.job_finished.connect(self._on_finished)
+        self.runner.job_failed.connect(self._on_failed)
+        self.runner.job_cancelled.connect(self._on_cancelled)
+        self.runner.idle.connect(self._on_idle)
+
+    # -- opening data ---------------------------------------------------------------------------
+    def open_demo(self) -> int:
+        return self.open_source(DataSource(demo=True))
+
+    def open_path(self, path: str | Path, options: ImportOptions | None = None) -> int:
+        o = options or ImportOptions()
+        return self.open_source(DataSource(path=str(path), names=o.names, fmt=o.fmt, delimiter=o.delimiter,
+                                           encoding=o.encoding, header=o.header))
+
+    def open_source(self, source: DataSource, project: Project | None = None) -> int:
+        """Read on the worker; a new load replaces one still waiting or running."""
+        self.runner.cancel_all(kind="load")
+        label = "demo data" if source.demo else Path(source.path or "").name
+        job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
+                                                                   project=project), kind="load")
+        self._loads[job] = project
+        self.busy_changed.emit(True)
+        self.message.emit(f"Opening {label}…")
+        return job
+
+    def open_project(self, path: str | Path) -> int | None:
+        try:
+            project = Project.load(path)
+        except BadInput as exc:
+            self.error.emit("Cannot open the project", str(exc), "")
+            return None
+        self.project_path = Path(path)
+        return self.open_source(project.data, project)
+
+    def save_project(self, path: str | Path) -> bool:
+        try:
+            project = project_of(self.registry, self.dataset, self.config, self.runs)
+            saved = project.save(path)
+        except (BadInput, OSError) as exc:
+            self.error.emit("Cannot save the project", str(exc), "")
+            return False
+        self.project_path = Path(saved)
+        self.project_saved.emit(str(saved))
+        self.message.emit(f"Saved {Path(saved).name}")
+        return True
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self) -> list[RunEntry]:
+        """Queue every run of the configuration; explain instead when it cannot run."""
+        try:
+            planned = self.config.plan(self.registry, self.dataset.data, self.dataset.recipe())
+        except BadInput as exc:
+            self.error.emit("Cannot run yet", str(exc), "")
+            return []
+        data = self.dataset.data
+        entries = self.runs.add(planned)
+        self.batch = (self.batch if self._batch else []) + entries
+        for entry in entries:
+            spec = entry.planned.spec
+            job = self.runner.submit(entry.label, functools.partial(tasks.run, self.registry, data, spec),
+                                     kind="run", seed=spec.seed)
+            self._runs[job] = entry
+            self._run_data[entry.id] = data
+        self._batch = True
+        self.busy_changed.emit(True)
+        self.message.emit(self.config.describe(planned) + " queued")
+        return entries
+
+    def cancel(self, entry: RunEntry) -> None:
+        for job, e in list(self._runs.items()):
+            if e is entry:
+                self.runner.cancel(job)
+
+    def cancel_all(self) -> None:
+        self.runner.cancel_all()
+
+    # -- exporting ------------------------------------------------------------------------------
+    def export(self, run_id: int, folder: str | Path, options: ExportOptions) -> int | None:
+        entry = self.runs.entry(run_id)
+        if entry is None or entry.outcome is None or entry.outcome.result is None:
+            self.error.emit("Cannot export", f"run #{run_id} has no release to write (only finished runs whose "
+                                             "release holds, or makes no privacy claim, can be exported)", "")
+            return None
+        work = functools.partial(tasks.export, self.registry, entry.outcome.result, Path(folder), options,
+                                 self._run_data[run_id])
+        job = self.runner.submit(f"export run #{run_id}", work, kind="export")
+        self._exports[job] = Path(folder)
+        self.busy_changed.emit(True)
+        return job
+
+    def shutdown(self) -> bool:
+        return self.runner.shutdown()
+
+    # -- the Runner's reports -------------------------------------------------------------------
+    @Slot(int)
+    def _on_started(self, job: int) -> None:
+        if job in self._runs:
+            self.runs.start(self._runs[job])
+
+    @Slot(int, float, str)
+    def _on_progress(self, job: int, fraction: float, message: str) -> None:
+        if job in self._runs:
+            self.runs.progress(self._runs[job], fraction, message)
+        elif job in self._loads:
+            self.load_progress.emit(fraction, message)
+
+    @Slot(int, object)
+    def _on_finished(self, job: int, value: object) -> None:
+        if job in self._runs:
+            self.runs.finish(self._runs.pop(job), value)
+        elif job in self._loads:
+            self._loaded(self._loads.pop(job), value)
+        elif job in self._exports:
+            self._exports.pop(job)
+            self.exported.emit(value)
+
+    def _loaded(self, project: Project | None, loaded: Loaded) -> None:
+        self.dataset.load(loaded, project.recipe if project is not None else None)
+        if project is not None:
+            self.config.load_runs(project.runs)
+            self.runs.restore(project.results)
+        else:
+            self.project_path = None
+        data = loaded.data
+        shape = (f"{data.n_rows:,} rows × {len(data.columns)} columns" if hasattr(data, "columns")
+                 else f"{data.n_rows:,} records × {data.n_features:,} items")
+        hint = "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles \
+            else ""
+        self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")
+        self.data_loaded.emit()
+
+    @Slot(int, object)
+    def _on_failed(self, job: int, failure: Failure) -> None:
+        if job in self._runs:
+            entry = self._runs.pop(job)
+            self.runs.fail(entry, failure)
+            self.error.emit(f"Run #{entry.id} failed", f"{entry.label}: {failure.message}", failure.details)
+        elif job in self._loads:
+            self._loads.pop(job)
+            self.error.emit("Cannot open the data", failure.message, failure.details)
+        elif job in self._exports:
+            self._exports.pop(job)
+            self.error.emit("The release was not exported", failure.message, failure.details)
+
+    @Slot(int)
+    def _on_cancelled(self, job: int) -> None:
+        if job in self._runs:
+            self.runs.cancel(self._runs.pop(job))
+        elif job in self._loads:
+            self._loads.pop(job)
+            self.message.emit("Opening cancelled")
+        elif job in self._exports:
+            self._exports.pop(job)
+            self.message.emit("Export cancelled")
+
+    @Slot()
+    def _on_idle(self) -> None:
+        self.busy_changed.emit(False)
+        if self._batch:
+            self._batch = False
+            done = sum(1 for e in self.runs.entries if e.status == "done")
+            self.message.emit(f"Runs finished ({done} with results)")
+            self.batch_finished.emit()

@@ -1,0 +1,218 @@
+"""The dataset panel: the data itself, its columns' kinds and roles with a summary of each, and
+the binarisation recipe with a live preview of the features it makes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QSplitter, QTableView,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from veil.engine import BadInput, BinaryMatrix, Role, Table
+
+from .models import ROLE_COLOURS, ColumnsModel, FeaturesModel, MatrixModel, StepsModel, TableModel
+from .state import DatasetState
+from .widgets import ComboDelegate, ErrorLabel, Histogram, fast_table, fit_columns, muted
+
+ROLE_WORDS = {Role.IDENTIFIER: "identifier (never released)", Role.QUASI_IDENTIFIER: "quasi-identifier",
+              Role.SENSITIVE: "sensitive", Role.TARGET: "target (class to predict)",
+              Role.INSENSITIVE: "insensitive"}
+
+
+def role_legend() -> QWidget:
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for role in (Role.IDENTIFIER, Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.TARGET):
+        chip = QLabel(role.value)
+        chip.setStyleSheet(f"background: {ROLE_COLOURS[role].name()}; color: #202124; padding: 1px 6px;"
+                           "border-radius: 3px;")
+        chip.setToolTip(ROLE_WORDS[role])
+        row.addWidget(chip)
+    row.addStretch(1)
+    return box
+
+
+class DatasetPanel(QWidget):
+    def __init__(self, dataset: DatasetState, parent=None):
+        super().__init__(parent)
+        self.dataset = dataset
+        self.table_model = TableModel()
+        self.view = fast_table(QTableView(), stretch_last=False)
+        self.view.setModel(self.table_model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectItems)
+        header = self.view.horizontalHeader()
+        header.setContextMenuPolicy(Qt.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._header_menu)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._columns_tab(), "Columns")
+        self.tabs.addTab(self._features_tab(), "Features")
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.view)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([500, 490])
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(split)
+        dataset.changed.connect(self._on_changed)
+
+    # -- building -------------------------------------------------------------------------------
+    def _columns_tab(self) -> QWidget:
+        self.columns_model = ColumnsModel(self.dataset)
+        self.columns_view = fast_table(QTableView())
+        self.columns_view.setModel(self.columns_model)
+        self.columns_view.setItemDelegate(ComboDelegate(self.columns_view))
+        self.columns_view.setEditTriggers(QAbstractItemView.AllEditTriggers)
+        self.columns_view.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.columns_view.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.columns_view.customContextMenuRequested.connect(self._columns_menu)
+        self.columns_view.selectionModel().currentRowChanged.connect(lambda cur, _: self._summarise(cur.row()))
+        self.columns_view.verticalHeader().hide()
+        self.column_problem = ErrorLabel()
+        self.columns_model.problem.connect(self.column_problem.show_message)
+        self.summary_title = QLabel()
+        self.summary_facts = muted("")
+        self.histogram = Histogram()
+        box = QGroupBox("Column summary")
+        inner = QVBoxLayout(box)
+        inner.addWidget(self.summary_title)
+        inner.addWidget(self.summary_facts)
+        inner.addWidget(self.histogram, 1)
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(role_legend())
+        layout.addWidget(muted("Click a kind or role to change it; select several rows (or data columns) and "
+                               "right-click to give them one role."))
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.columns_view)
+        split.addWidget(box)
+        split.setSizes([300, 200])
+        layout.addWidget(split, 1)
+        layout.addWidget(self.column_problem)
+        return tab
+
+    def _features_tab(self) -> QWidget:
+        self.steps_model = StepsModel(self.dataset)
+        self.steps_view = fast_table(QTableView())
+        self.steps_view.setModel(self.steps_model)
+        self.steps_view.setItemDelegate(ComboDelegate(self.steps_view))
+        self.steps_view.setEditTriggers(QAbstractItemView.AllEditTriggers)
+        self.steps_view.verticalHeader().hide()
+        self.features_model = FeaturesModel(self.dataset)
+        self.features_view = fast_table(QTableView())
+        self.features_view.setModel(self.features_model)
+        self.features_view.verticalHeader().hide()
+        self.features_summary = QLabel()
+        self.features_summary.setWordWrap(True)
+        self.recipe_problem = ErrorLabel()
+        self.steps_model.problem.connect(self.recipe_problem.show_message)
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(self.features_summary)
+        layout.addWidget(muted("Methods that work on binary data see these features. Choose how each column "
+                               "becomes features; the preview updates as you do."))
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.steps_view)
+        split.addWidget(self.features_view)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.recipe_problem)
+        return tab
+
+    # -- reacting to the state ------------------------------------------------------------------
+    def _on_changed(self, what: str) -> None:
+        data = self.dataset.data
+        if what == "data":
+            if isinstance(data, BinaryMatrix):
+                self.view.setModel(MatrixModel(data, self.view))
+            else:
+                self.view.setModel(self.table_model)
+                self.table_model.set_table(data)
+            fit_columns(self.view)
+            fit_columns(self.columns_view, sample_rows=500, max_width=150)
+            self.tabs.setTabEnabled(0, isinstance(data, Table))
+            self.tabs.setCurrentIndex(0 if isinstance(data, Table) else 1)
+            if isinstance(data, Table) and len(data.columns):
+                roles = [c.role for c in data.schema.columns]
+                first = next((i for i, r in enumerate(roles) if r is not Role.IDENTIFIER), 0)
+                self.columns_view.selectRow(first)
+            self.column_problem.show_message("")
+            self.recipe_problem.show_message("")
+        elif isinstance(data, Table):
+            self.table_model.set_table(data)
+            self._summarise(self.columns_view.currentIndex().row())
+            self.column_problem.show_message("")
+        fit_columns(self.steps_view, max_width=160)
+        fit_columns(self.features_view, max_width=240)
+        self._describe_features()
+
+    def _describe_features(self) -> None:
+        data, n = self.dataset.data, self.features_model.n_features
+        if isinstance(data, Table):
+            steps = len(self.dataset.steps())
+            target = data.schema.target
+            text = (f"<b>{n:,} binary features</b> from {steps} columns; "
+                    + (f"the target <i>{target}</i> gives the labels" if target else "no target column (no labels)")
+                    + "; identifiers never become features.")
+        else:
+            text = f"<b>{n:,} items</b> (transaction data is binary already)." if data is not None else ""
+        self.features_summary.setText(text)
+
+    def _summarise(self, row: int) -> None:
+        table = self.dataset.table
+        if table is None or not 0 <= row < len(table.columns):
+            self.summary_title.setText("")
+            self.histogram.set_bars((), False)
+            return
+        col = table.schema.columns[row]
+        stats = self.dataset.stats.get(col.name)
+        self.summary_title.setText(f"<b>{col.name}</b> — {col.kind.value}, {ROLE_WORDS[col.role]}")
+        if stats is None:
+            return
+        facts = [f"{stats.distinct:,} distinct values", f"{stats.missing:,} missing"]
+        if stats.minimum is not None:
+            facts.append(f"from {stats.minimum:g} to {stats.maximum:g}, mean {stats.mean:.3g}")
+        unique = stats.distinct == table.n_rows - stats.missing and not stats.numeric and stats.distinct > 1
+        if unique:
+            facts.append("every value is unique: this column alone singles out each record")
+        elif stats.other:
+            facts.append(f"{stats.other:,} rows in other values")
+        self.summary_facts.setText("; ".join(facts))
+        self.histogram.set_bars(() if unique else stats.bars, stats.numeric, "")
+
+    # -- giving several columns one role ----------------------------------------------------------
+    def _role_menu(self, names: list[str], global_pos) -> None:
+        if not names or self.dataset.table is None:
+            return
+        menu = QMenu(self)
+        label = names[0] if len(names) == 1 else f"{len(names)} columns"
+        for role in Role:
+            action = menu.addAction(f"Mark {label} as {role.value}")
+            action.triggered.connect(lambda _=False, r=role: self.set_roles(names, r))
+        menu.popup(global_pos)
+
+    def set_roles(self, names: list[str], role: Role) -> None:
+        try:
+            self.dataset.set_roles(names, role)
+        except BadInput as exc:
+            self.column_problem.show_message(str(exc))
+
+    def _header_menu(self, pos) -> None:
+        header = self.view.horizontalHeader()
+        clicked = header.logicalIndexAt(pos)
+        table = self.dataset.table
+        if table is None or clicked < 0:
+            return
+        selected = sorted({i.column() for i in self.view.selectionModel().selectedColumns()})
+        cols = selected if clicked in selected else [clicked]
+        self._role_menu([table.columns[c] for c in cols], header.mapToGlobal(pos))
+
+    def _columns_menu(self, pos) -> None:
+        rows = sorted({i.row() for i in self.columns_view.selectionModel().selectedRows()})
+        at = self.columns_view.indexAt(pos).row()
+        if at >= 0 and at not in rows:
+            rows = [at]
+            self.columns_view.selectionModel().select(self.columns_model.index(at, 0),
+                                                      QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        self._role_menu([self.columns_model.name(r) for r in rows], self.columns_view.viewport().mapToGlobal(pos))

@@ -1,0 +1,276 @@
+"""Dialogs: importing a file (with a preview), exporting a release, errors with details on
+demand, About (plugins and versions) and Plugins (including those that failed to load).
+
+Dialogs open window-modal with ``open()`` rather than ``exec()``: the event loop keeps running
+(runs keep reporting progress) and tests can fill a dialog in and accept it."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
+                               QTableView, QVBoxLayout, QWidget)
+
+from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__
+
+from . import tasks
+from .models import PluginsModel, TableModel
+from .widgets import ErrorLabel, fast_table, fit_columns, muted
+
+DETECT = "Detect"
+DELIMITERS = ((DETECT, None), ("Comma  ,", ","), ("Semicolon  ;", ";"), ("Tab", "\t"), ("Pipe  |", "|"),
+              ("Spaces", " "))
+ENCODINGS = (DETECT, "utf-8", "utf-8-sig", "cp1252", "latin-1", "utf-16")
+HEADERS = ((DETECT, None), ("First row names the columns", True), ("No header row (col1, col2, …)", False))
+PREVIEW_ROWS = 200
+
+
+def show_error(parent: QWidget, title: str, message: str, details: str = "") -> QMessageBox:
+    """A warning that says what went wrong and what to do; the traceback only on demand."""
+    box = QMessageBox(QMessageBox.Warning, title, message[:1].upper() + message[1:], QMessageBox.Ok, parent)
+    box.setObjectName("veil-error")
+    if details:
+        box.setDetailedText(details)
+    box.setAttribute(Qt.WA_DeleteOnClose)
+    box.open()
+    return box
+
+
+def file_filter(registry) -> str:
+    """"Data files (…);;CSV (…);;…" from every importer's extensions, plus project files."""
+    groups, every = [], []
+    for cls in registry.classes("importer"):
+        pats = " ".join(f"*{e}" for e in cls.extensions)
+        every += [f"*{e}" for e in cls.extensions]
+        groups.append(f"{cls.title or cls.name} ({pats})")
+    every = " ".join(dict.fromkeys(every))
+    return ";;".join([f"Data files ({every})", *groups, "All files (*)"])
+
+
+class ImportDialog(QDialog):
+    """How to read a file: format, delimiter, encoding, header (and sheet), with a live preview of
+    the first rows read exactly as the whole file will be."""
+
+    def __init__(self, registry, path: str | Path, parent=None):
+        super().__init__(parent)
+        self.registry, self.path = registry, Path(path)
+        self.setWindowTitle(f"Open {self.path.name}")
+        self.setObjectName("import-dialog")
+        self.fmt = QComboBox()
+        self.fmt.addItem(DETECT, None)
+        for cls in registry.classes("importer"):
+            self.fmt.addItem(cls.title or cls.name, cls.name)
+        self.delimiter = QComboBox()
+        for label, value in DELIMITERS:
+            self.delimiter.addItem(label, value)
+        self.encoding = QComboBox()
+        self.encoding.setEditable(True)
+        self.encoding.addItems(ENCODINGS)
+        self.header = QComboBox()
+        for label, value in HEADERS:
+            self.header.addItem(label, value)
+        self.sheet = QLineEdit(placeholderText="the first sheet")
+        form = QFormLayout()
+        form.addRow("Format", self.fmt)
+        form.addRow("Delimiter", self.delimiter)
+        form.addRow("Encoding", self.encoding)
+        form.addRow("Header", self.header)
+        form.addRow("Excel sheet", self.sheet)
+        self.preview_model = TableModel()
+        self.preview_view = fast_table(QTableView(), stretch_last=False)
+        self.preview_view.setModel(self.preview_model)
+        self.preview_note = muted("")
+        self.problem = ErrorLabel()
+        buttons = QDialogButtonBox(QDialogButtonBox.Open | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.open_button = buttons.button(QDialogButtonBox.Open)
+        layout = QVBoxLayout(self)
+        layout.addWidget(muted(str(self.path)))
+        layout.addLayout(form)
+        layout.addWidget(self.preview_note)
+        layout.addWidget(self.preview_view, 1)
+        layout.addWidget(self.problem)
+        layout.addWidget(buttons)
+        self.resize(820, 520)
+        self.text = tasks.is_text_file(self.path)
+        for combo in (self.fmt, self.delimiter, self.header):
+            combo.currentIndexChanged.connect(self.refresh)
+        self.encoding.currentTextChanged.connect(self.refresh)
+        self.sheet.editingFinished.connect(self.refresh)
+        self.refresh()
+
+    def options(self) -> ImportOptions:
+        enc = self.encoding.currentText().strip()
+        return ImportOptions(encoding=None if enc in ("", DETECT) else enc, delimiter=self.delimiter.currentData(),
+                             header=self.header.currentData(), sheet=self.sheet.text().strip() or None,
+                             fmt=self.fmt.currentData())
+
+    def refresh(self, *_):
+        """Read the head of the file with the chosen options and show it (or say why not)."""
+        for w in (self.delimiter, self.encoding, self.header):
+            w.setEnabled(self.text)
+        self.sheet.setEnabled(not self.text)
+        try:
+            table = tasks.preview(self.registry, self.path, self.options())
+        except (BadInput, OSError) as exc:
+            self.preview_model.set_table(None)
+            self.problem.show_message(str(exc))
+            self.preview_note.setText("")
+            return
+        self.problem.show_message("")
+        if table is None:
+            self.preview_model.set_table(None)
+            self.preview_note.setText("This format is read whole, so it is previewed once it is open.")
+        elif isinstance(table, Table):
+            shown = table if table.n_rows <= PREVIEW_ROWS else Table(table.frame.head(PREVIEW_ROWS), table.schema)
+            self.preview_model.set_table(shown)
+            fit_columns(self.preview_view, max_width=200)
+            kinds = ", ".join(f"{c.name}: {c.kind.value}" for c in table.schema.columns[:8])
+            more = " …" if len(table.columns) > 8 else ""
+            self.preview_note.setText(f"First {shown.n_rows} rows, {len(table.columns)} columns ({kinds}{more}).")
+        else:
+            self.preview_model.set_table(None)
+            self.preview_note.setText(f"Transaction data: {table.n_features:,} distinct items in the first "
+                                      f"{table.n_rows:,} records.")
+
+
+def default_export_folder(name: str) -> Path:
+    docs = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation) or str(Path.home())
+    return Path(docs) / "Veil releases" / name
+
+
+class ExportDialog(QDialog):
+    """Which run to release, in which format, where; the rules are the engine's."""
+
+    def __init__(self, registry, runs, run_id: int | None, folder: Path, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Export release")
+        self.setObjectName("export-dialog")
+        self.run = QComboBox()
+        for entry in runs.exportable():
+            verdict = entry.outcome.verdict.split(";")[0]
+            self.run.addItem(f"#{entry.id} {entry.label} — {verdict}", entry.id)
+        if run_id is not None and self.run.findData(run_id) >= 0:
+            self.run.setCurrentIndex(self.run.findData(run_id))
+        self.fmt = QComboBox()
+        for cls in registry.classes("exporter"):
+            self.fmt.addItem(f"{cls.title or cls.name} (.{cls.extension})", cls.name)
+        self.fmt.setCurrentIndex(max(self.fmt.findData("csv"), 0))
+        self.shuffle = QCheckBox("Shuffle the rows (recommended: row order can identify people)")
+        self.shuffle.setChecked(True)
+        self.folder = QLineEdit(str(folder))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        where = QHBoxLayout()
+        where.addWidget(self.folder, 1)
+        where.addWidget(browse)
+        form = QFormLayout()
+        form.addRow("Run", self.run)
+        form.addRow("Format", self.fmt)
+        form.addRow("Folder", where)
+        form.addRow("", self.shuffle)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.Save)
+        self.save_button.setText("Export")
+        self.save_button.setEnabled(self.run.count() > 0)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(muted(
+            "Veil writes the release, a manifest (method, parameters, seed, SHA-256 of input and output, the "
+            "privacy verdict) and, where available, a report. The written file is read back and checked "
+            "against its privacy model before it takes its name: a release that fails is not written. "
+            "Identifier columns are never exported; cells a spreadsheet would run as formulas are escaped."))
+        if self.run.count() == 0:
+            layout.addWidget(ErrorLabel())
+            layout.itemAt(layout.count() - 1).widget().show_message(
+                "No run has a release to export yet: run a configuration whose release holds.")
+        layout.addWidget(buttons)
+        self.resize(680, self.sizeHint().height())
+
+    def _browse(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Export into folder", self.folder.text())
+        if chosen:
+            self.folder.setText(chosen)
+
+    def run_id(self) -> int | None:
+        return self.run.currentData()
+
+    def options(self) -> ExportOptions:
+        return ExportOptions(fmt=self.fmt.currentData(), shuffle=self.shuffle.isChecked())
+
+
+def _versions() -> str:
+    import matplotlib
+    import numpy
+    import pandas
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    return (f"Veil {__version__} · Python {platform.python_version()} · Qt {qVersion()} · "
+            f"PySide6 {PySide6.__version__} · NumPy {numpy.__version__} · pandas {pandas.__version__} · "
+            f"matplotlib {matplotlib.__version__}")
+
+
+def _plugins_table(registry) -> QTableView:
+    view = fast_table(QTableView())
+    view.setModel(PluginsModel(registry, view))
+    view.verticalHeader().hide()
+    fit_columns(view, sample_rows=200, max_width=320)
+    return view
+
+
+class AboutDialog(QDialog):
+    def __init__(self, registry, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("About Veil")
+        self.setObjectName("about-dialog")
+        layout = QVBoxLayout(self)
+        title = QLabel(f"<h2>Veil {__version__}</h2><p>Release sensitive tables safely: everything runs on this "
+                       "computer and nothing leaves it.</p>")
+        layout.addWidget(title)
+        self.versions = muted(_versions())
+        layout.addWidget(self.versions)
+        n, failed = len(registry.all()), len(registry.failures)
+        layout.addWidget(QLabel(f"{n} plugins loaded" + (f", {failed} failed (see Help ▸ Plugins)" if failed
+                                                           else "")))
+        self.table = _plugins_table(registry)
+        layout.addWidget(self.table, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(720, 480)
+
+
+class PluginsDialog(QDialog):
+    """Every plugin, and every one that failed to load with why (details on demand)."""
+
+    def __init__(self, registry, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Plugins")
+        self.setObjectName("plugins-dialog")
+        layout = QVBoxLayout(self)
+        self.table = _plugins_table(registry)
+        layout.addWidget(QLabel("<b>Loaded</b>"))
+        layout.addWidget(self.table, 2)
+        self.failures = QPlainTextEdit(readOnly=True)
+        self.failures.setLineWrapMode(QPlainTextEdit.NoWrap)
+        if registry.failures:
+            layout.addWidget(QLabel(f"<b>Failed to load ({len(registry.failures)})</b> — Veil runs without them; "
+                                    "tell whoever provided the plugin:"))
+            text = "\n\n".join(f"{f.source}: {f.error}" + (f"\n{f.details}" if f.details else "")
+                               for f in registry.failures)
+            self.failures.setPlainText(text)
+            layout.addWidget(self.failures, 1)
+        else:
+            layout.addWidget(muted("Every plugin loaded."))
+            self.failures.hide()
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(760, 520)

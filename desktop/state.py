@@ -1,0 +1,596 @@
+"""Panel state of the desktop, free of Qt: the widgets bind to these objects thinly.
+
+Each panel has one state object. It holds what the user chose, knows the domain rules (one target
+column, identifiers never become features, which methods take the data, how a sweep becomes runs)
+and announces changes through a tiny :class:`Event`. Nothing here imports Qt, so the rules are
+tested without a window and the widgets stay a thin layer of display and input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
+                         Project, Recipe, Role, RunSpec, Step, Study, Table)
+
+from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
+    preview_step
+
+LEAVE_OUT = "leave out"
+RULES_BY_KIND = {
+    Kind.NUMERIC: ("quantile", "equal-width", "cuts", "positive", "one-hot", LEAVE_OUT),
+    Kind.CATEGORICAL: ("one-hot", LEAVE_OUT),
+    Kind.BINARY: ("binary", "one-hot", LEAVE_OUT),
+    Kind.DATE: ("one-hot", LEAVE_OUT),
+    Kind.ITEMSET: ("one-hot", LEAVE_OUT),
+}
+DEFAULT_BINS = 4
+
+
+class Event:
+    """A minimal observer: callbacks connected here run, in order, each time the state changes."""
+
+    def __init__(self):
+        self._callbacks: list[Callable] = []
+
+    def connect(self, callback: Callable) -> None:
+        self._callbacks.append(callback)
+
+    def emit(self, *args) -> None:
+        for callback in list(self._callbacks):
+            callback(*args)
+
+
+# -- the dataset panel --------------------------------------------------------------------------
+
+class DatasetState:
+    """The open data, its kinds and roles, its column summaries and the binarisation recipe.
+
+    ``changed`` is emitted with ``"data"`` (new data), ``"schema"`` (kinds or roles) or
+    ``"recipe"`` (a rule).
+    """
+
+    def __init__(self):
+        self.data: Table | BinaryMatrix | None = None
+        self.source: DataSource | None = None
+        self.stats: dict[str, ColumnStats] = {}
+        self.rules: dict[str, Step | None] = {}  # the user's rules; None leaves the column out
+        self._defaults: dict[str, Step] = {}
+        self._previews: dict[Step, ColumnFeatures] = {}
+        self.changed = Event()
+
+    @property
+    def table(self) -> Table | None:
+        return self.data if isinstance(self.data, Table) else None
+
+    @property
+    def name(self) -> str:
+        if self.source is None:
+            return ""
+        if self.source.demo:
+            return "demo hospital admissions"
+        return (self.source.path or "").replace("\\", "/").rsplit("/", 1)[-1]
+
+    def load(self, loaded: Loaded, recipe: Recipe | None = None) -> None:
+        """Show freshly read data; a project's ``recipe`` becomes the rules of its columns."""
+        self.data, self.source = loaded.data, loaded.source
+        self.stats = dict(loaded.stats)
+        self._previews = dict(loaded.previews)
+        self._refresh_defaults()
+        self.rules = rules_from(recipe, self.binarisable())
+        self.changed.emit("data")
+
+    # -- kinds and roles ----------------------------------------------------------------------
+    def set_roles(self, names: Iterable[str], role: Role | str) -> None:
+        """Give ``names`` the role; a new target displaces the old one (there is only one)."""
+        table, role, names = self._require_table(), Role(role), list(names)
+        roles: dict[str, Role] = dict.fromkeys(names, role)
+        if role is Role.TARGET:
+            if len(names) != 1:
+                raise BadInput("only one column can be the target; choose a single column")
+            old = table.schema.target
+            if old is not None and old != names[0]:
+                roles[old] = Role.INSENSITIVE
+        self.data = table.with_roles(roles)
+        self._refresh_defaults()
+        self.changed.emit("schema")
+
+    def set_kind(self, name: str, kind: Kind | str) -> None:
+        table, kind = self._require_table(), Kind(kind)
+        self.data = dataclasses.replace(table, schema=table.schema.with_kinds({name: kind}))
+        self.stats[name] = column_stats(table.frame[name], kind)
+        if name in self.rules and self.rules[name] is not None and self.rules[name].rule not in RULES_BY_KIND[kind]:
+            del self.rules[name]
+        self._refresh_defaults()
+        self.changed.emit("schema")
+
+    def column(self, name: str):
+        return self._require_table().schema[name]
+
+    def _require_table(self) -> Table:
+        if self.table is None:
+            raise BadInput("open a table first (transaction data has no columns)")
+        return self.table
+
+    # -- the recipe ---------------------------------------------------------------------------
+    def _refresh_defaults(self) -> None:
+        table = self.table
+        self._defaults = {} if table is None else {s.column: s for s in Recipe.default_for(table).steps}
+
+    def binarisable(self) -> list[str]:
+        """Columns that can become features: every column but identifiers and the target."""
+        return list(self._defaults)
+
+    def step(self, column: str) -> Step | None:
+        return self.rules[column] if column in self.rules else self._defaults.get(column)
+
+    def steps(self) -> list[Step]:
+        return [s for c in self.binarisable() if (s := self.step(c)) is not None]
+
+    def set_rule(self, column: str, rule: str, *, bins: int | None = None, cuts=None) -> None:
+        """Choose how ``column`` becomes features (``LEAVE_OUT`` drops it); raises BadInput."""
+        if column not in self._defaults:
+            raise BadInput(f"column {column!r} is an identifier or the target and never becomes a feature")
+        if rule == LEAVE_OUT:
+            self.rules[column] = None
+        else:
+            if rule in ("equal-width", "quantile"):
+                bins = bins or _bins_of(self.step(column)) or DEFAULT_BINS
+            if rule == "cuts" and not cuts:
+                raise BadInput(f"give the cut points for {column!r}, e.g. 30, 50, 70")
+            self.rules[column] = Step(column, rule, bins=bins if rule in ("equal-width", "quantile") else None,
+                                      cuts=tuple(float(c) for c in cuts) if rule == "cuts" else None)
+        self.changed.emit("recipe")
+
+    def recipe(self) -> Recipe | None:
+        table = self.table
+        return None if table is None else Recipe(tuple(self.steps()), table.schema.target)
+
+    def features(self) -> list[ColumnFeatures]:
+        """The features each step makes (computed once per step, most while the data loaded)."""
+        if isinstance(self.data, BinaryMatrix):
+            return matrix_features(self.data)
+        out = []
+        for step in self.steps():
+            if step not in self._previews:
+                self._previews[step] = preview_step(self.table, step)
+            out.append(self._previews[step])
+        return out
+
+
+def _bins_of(step: Step | None) -> int | None:
+    return step.bins if step is not None else None
+
+
+def rules_for(kind: Kind) -> tuple[str, ...]:
+    return RULES_BY_KIND.get(kind, ("one-hot", LEAVE_OUT))
+
+
+# -- the configuration panel --------------------------------------------------------------------
+
+def takes(algorithm, data) -> bool:
+    """Whether ``algorithm`` accepts ``data`` (a Table is binarised for binary methods)."""
+    if isinstance(data, Table):
+        return TABLE in algorithm.accepts or BINARY in algorithm.accepts
+    if isinstance(data, BinaryMatrix):
+        return BINARY in algorithm.accepts or TRANSACTIONS in algorithm.accepts
+    return False
+
+
+def offered_methods(registry, data) -> list[type]:
+    return [cls for cls in registry.classes("algorithm") if takes(cls, data)]
+
+
+@dataclass
+class PluginChoice:
+    """A plugin's settings in the form: one value per parameter, or a list of values to sweep."""
+
+    name: str
+    values: dict = field(default_factory=dict)
+    sweeps: dict = field(default_factory=dict)
+
+    def fixed(self) -> dict:
+        return {k: v for k, v in self.values.items() if k not in self.sweeps}
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    spec: RunSpec
+    setting: dict  # swept parameter -> value of this run
+    repeat: int = 0
+
+    @property
+    def label(self) -> str:
+        parts = [f"{k} = {_show(v)}" for k, v in self.setting.items()]
+        if self.repeat:
+            parts.append(f"repeat {self.repeat + 1}")
+        return self.spec.method.name + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _show(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+class ConfigState:
+    """Privacy model, methods, metrics, sweeps, seed and repeats; turns them into runs."""
+
+    def __init__(self):
+        self.model: str | None = None
+        self.models: dict[str, PluginChoice] = {}
+        self.methods: dict[str, PluginChoice] = {}
+        self.selected: list[str] = []
+        self.metrics: list[str] = []
+        self.seed = 0
+        self.repeats = 1
+        self.changed = Event()
+
+    def choice(self, kind: str, name: str) -> PluginChoice:
+        table = self.models if kind == "privacy-model" else self.methods
+        return table.setdefault(name, PluginChoice(name))
+
+    def set_model(self, name: str | None) -> None:
+        self.model = name
+        self.changed.emit()
+
+    def set_params(self, kind: str, name: str, values: Mapping, sweeps: Mapping) -> None:
+        choice = self.choice(kind, name)
+        choice.values, choice.sweeps = dict(values), {k: list(v) for k, v in sweeps.items()}
+        self.changed.emit()
+
+    def select(self, method: str, on: bool = True) -> None:
+        if on and method not in self.selected:
+            self.selected.append(method)
+        elif not on and method in self.selected:
+            self.selected.remove(method)
+        self.changed.emit()
+
+    def set_metrics(self, names: Iterable[str]) -> None:
+        self.metrics = list(names)
+        self.changed.emit()
+
+    def set_seed(self, seed: int, repeats: int) -> None:
+        self.seed, self.repeats = int(seed), int(repeats)
+        self.changed.emit()
+
+    def plan(self, registry, data, recipe: Recipe | None = None) -> list[PlannedRun]:
+        """Every run of the configuration (methods × swept values × repeats); BadInput says what
+        to fix first."""
+        if data is None:
+            raise BadInput("open a dataset first")
+        if not self.selected:
+            raise BadInput("choose at least one method")
+        model = self.choice("privacy-model", self.model) if self.model else None
+        planned = []
+        for name in self.selected:
+            planned += self._plan_method(registry, data, recipe, name, model)
+        return planned
+
+    def _plan_method(self, registry, data, recipe, name: str, model: PluginChoice | None) -> list[PlannedRun]:
+        cls = registry.get("algorithm", name)
+        if not takes(cls, data):
+            raise BadInput(f"{cls.title} does not work on this data; choose another method")
+        if cls.needs_model and model is None:
+            raise BadInput(f"{cls.title} needs a privacy model; choose one above")
+        if cls.needs_labels and _target(data) is None:
+            raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
+        choice = self.choice("algorithm", name)
+        sweep = dict(choice.sweeps)
+        for key, values in (model.sweeps if model else {}).items():
+            if key in sweep and list(sweep[key]) != list(values):
+                raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
+            sweep[key] = values
+        study = Study(methods=(PluginCall(name, choice.fixed()),),
+                      model=PluginCall(model.name, model.fixed()) if model else None, sweep=sweep,
+                      repeats=self.repeats, seed=self.seed, metrics=tuple(self.metrics), recipe=recipe)
+        runs = []
+        for spec in study.runs(registry):
+            cls.params(spec.method.params)
+            if spec.model is not None:
+                registry.get("privacy-model", spec.model.name).params(spec.model.params)
+            setting = {k: _swept_value(spec, k) for k in sweep}
+            runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
+        return runs
+
+    def describe(self, planned: list[PlannedRun]) -> str:
+        """One line: how many runs, of what, over which values."""
+        if not planned:
+            return "no runs"
+        methods = list(dict.fromkeys(p.spec.method.name for p in planned))
+        keys = list(dict.fromkeys(k for p in planned for k in p.setting))
+        swept = [f"{k} ∈ {{{', '.join(_show(v) for v in dict.fromkeys(p.setting[k] for p in planned))}}}"
+                 for k in keys]
+        text = f"{len(planned)} run{'s' if len(planned) != 1 else ''}: {', '.join(methods)}"
+        if swept:
+            text += " × " + " × ".join(swept)
+        if self.repeats > 1:
+            text += f" × {self.repeats} repeats"
+        return text
+
+    def load_runs(self, runs: Iterable[RunSpec]) -> None:
+        """Take the configuration back from a project's runs (values that vary become sweeps)."""
+        runs = list(runs)
+        if not runs:
+            return
+        first = runs[0]
+        self.model = first.model.name if first.model else None
+        if first.model:
+            self.models[first.model.name] = _choice_from(first.model.name, [r.model.params for r in runs if r.model])
+        self.selected = list(dict.fromkeys(r.method.name for r in runs))
+        for name in self.selected:
+            self.methods[name] = _choice_from(name, [r.method.params for r in runs if r.method.name == name])
+        self.metrics = list(first.metrics)
+        seeds = sorted({r.seed for r in runs})
+        self.seed, self.repeats = seeds[0], len(seeds)
+        self.changed.emit()
+
+
+def _target(data) -> object:
+    if isinstance(data, Table):
+        return data.schema.target
+    return data.labels
+
+
+def _swept_value(spec: RunSpec, key: str):
+    if key in spec.method.params:
+        return spec.method.params[key]
+    if spec.model is not None and key in spec.model.params:
+        return spec.model.params[key]
+    return None
+
+
+def _choice_from(name: str, params_list: list[dict]) -> PluginChoice:
+    choice = PluginChoice(name)
+    keys = list(dict.fromkeys(k for p in params_list for k in p))
+    for key in keys:
+        values = list(dict.fromkeys(p[key] for p in params_list if key in p))
+        choice.values[key] = values[0]
+        if len(values) > 1:
+            choice.sweeps[key] = values
+    return choice
+
+
+# -- the runs panel -----------------------------------------------------------------------------
+
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+
+
+@dataclass
+class RunEntry:
+    """One run in the queue, from queued to done, failed or cancelled."""
+
+    id: int
+    planned: PlannedRun
+    status: str = QUEUED
+    fraction: float = 0.0
+    message: str = ""
+    started: float | None = None
+    ended: float | None = None
+    failure: Failure | None = None
+    outcome: RunOutcome | None = None
+
+    @property
+    def label(self) -> str:
+        return self.planned.label
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (DONE, FAILED, CANCELLED)
+
+    def elapsed(self, now: float | None = None) -> float | None:
+        if self.started is None:
+            return None
+        return (self.ended if self.ended is not None else (now or time.monotonic())) - self.started
+
+    def status_text(self) -> str:
+        if self.status == RUNNING:
+            return self.message or "running"
+        if self.status == FAILED:
+            return f"failed: {self.failure.message if self.failure else ''}"
+        if self.status == DONE and self.outcome is not None and self.outcome.holds is False:
+            return "done: the release fails its privacy model"
+        return self.status
+
+
+class RunsState:
+    """The queue of runs and the results of the finished ones, as a tidy table for the charts.
+
+    ``changed`` is emitted with an entry (its status changed) or None (entries added or removed);
+    ``results_changed`` when a run's results arrived or were cleared. Progress is not announced:
+    views poll it while runs are active.
+    """
+
+    def __init__(self):
+        self.entries: list[RunEntry] = []
+        self._records: dict[int, dict] = {}  # run id -> one row of the results table
+        self._next = 1
+        self.changed = Event()
+        self.results_changed = Event()
+
+    def add(self, planned: Iterable[PlannedRun]) -> list[RunEntry]:
+        new = []
+        for p in planned:
+            new.append(RunEntry(self._next, p))
+            self._next += 1
+        self.entries += new
+        self.changed.emit(None)
+        return new
+
+    def entry(self, run_id: int) -> RunEntry | None:
+        return next((e for e in self.entries if e.id == run_id), None)
+
+    @property
+    def active(self) -> list[RunEntry]:
+        return [e for e in self.entries if not e.finished]
+
+    def start(self, entry: RunEntry) -> None:
+        entry.status, entry.started = RUNNING, time.monotonic()
+        self.changed.emit(entry)
+
+    def progress(self, entry: RunEntry, fraction: float, message: str) -> None:
+        """Record progress quietly: views show it on their own clock (see RunsModel.tick), so a
+        run reporting 20 times a second does not cost 20 repaints a second."""
+        entry.fraction, entry.message = fraction, message
+
+    def finish(self, entry: RunEntry, outcome: RunOutcome) -> None:
+        entry.status, entry.outcome, entry.fraction, entry.ended = DONE, outcome, 1.0, time.monotonic()
+        self._records[entry.id] = _record(entry, outcome)
+        self.changed.emit(entry)
+        self.results_changed.emit()
+
+    def fail(self, entry: RunEntry, failure: Failure) -> None:
+        entry.status, entry.failure, entry.ended = FAILED, failure, time.monotonic()
+        self.changed.emit(entry)
+
+    def cancel(self, entry: RunEntry) -> None:
+        entry.status, entry.ended = CANCELLED, time.monotonic()
+        if entry.started is None:
+            entry.started = entry.ended
+        self.changed.emit(entry)
+
+    def clear_finished(self) -> None:
+        self.entries = [e for e in self.entries if not e.finished]
+        self.changed.emit(None)
+
+    def clear_results(self) -> None:
+        self._records.clear()
+        self.results_changed.emit()
+
+    # -- results --------------------------------------------------------------------------------
+    def sweep_keys(self) -> list[str]:
+        return list(dict.fromkeys(k for r in self._records.values() for k in r["setting"]))
+
+    def metric_names(self) -> list[str]:
+        return list(dict.fromkeys(m for r in self._records.values() for m in r["metrics"]))
+
+    def results(self) -> pd.DataFrame:
+        """The tidy result table (one row per run and metric), as engine.study.run_study makes."""
+        keys = self.sweep_keys()
+        rows = []
+        for r in self._records.values():
+            base = {"run": r["run"], "method": r["method"], "model": r["model"],
+                    **{k: r["setting"].get(k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
+                    "holds": r["holds"]}
+            for metric, value in r["metrics"].items():
+                rows.append({**base, "metric": metric, "value": value, "seconds": r["seconds"], "error": r["error"]})
+        columns = ["run", "method", "model", *keys, "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
+        frame = pd.DataFrame(rows, columns=columns)
+        frame.attrs["sweep"] = keys
+        return frame
+
+    def table(self) -> tuple[list[str], list[list]]:
+        """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
+        keys, metrics = self.sweep_keys(), self.metric_names()
+        header = ["run", "method", *keys, "seed", "verdict", *metrics, "seconds"]
+        rows = []
+        for r in self._records.values():
+            rows.append([r["run"], r["method"], *[r["setting"].get(k) for k in keys], r["seed"], r["verdict"],
+                         *[r["metrics"].get(m) for m in metrics], r["seconds"]])
+        return header, rows
+
+    def record(self, run_id: int) -> dict | None:
+        return self._records.get(run_id)
+
+    def exportable(self) -> list[RunEntry]:
+        """Finished runs whose release can be written (it holds, or it makes no privacy claim)."""
+        return [e for e in self.entries if e.outcome is not None and e.outcome.result is not None]
+
+    def records(self) -> list[dict]:
+        """The tidy results as JSON-ready rows (NaN becomes null), for a project file."""
+        frame = self.results()
+        return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                for row in frame.to_dict("records")]
+
+    def restore(self, rows: Iterable[Mapping]) -> None:
+        """Take back the results saved in a project (their releases are not kept: re-run to export)."""
+        self._records.clear()
+        fixed = {"run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"}
+        for row in rows:
+            run_id = int(row["run"])
+            rec = self._records.setdefault(run_id, {
+                "run": run_id, "method": row.get("method"), "model": row.get("model"),
+                "setting": {k: v for k, v in row.items() if k not in fixed},
+                "repeat": row.get("repeat", 0), "seed": row.get("seed", 0), "holds": row.get("holds"),
+                "verdict": _verdict_text(row.get("holds"), row.get("error") or ""), "metrics": {},
+                "seconds": _nan(row.get("seconds")), "error": row.get("error") or ""})
+            rec["metrics"][row["metric"]] = _nan(row.get("value"))
+        self._next = max([self._next, *[k + 1 for k in self._records]])
+        self.results_changed.emit()
+
+
+def _nan(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _verdict_text(holds, message: str) -> str:
+    if holds is None:
+        return "no privacy claim"
+    return ("holds: " if holds else "fails: ") + message.removeprefix("holds: ").removeprefix("fails: ")
+
+
+def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
+    spec = entry.planned.spec
+    metrics = dict(outcome.metrics)
+    if outcome.privacy_value is not None:
+        metrics.setdefault("privacy-value", outcome.privacy_value)
+    message = outcome.verdict if outcome.holds is not None else ""
+    return {"run": entry.id, "method": spec.method.name, "model": spec.model.name if spec.model else None,
+            "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
+            "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
+            "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}
+
+
+# -- the chart panel ----------------------------------------------------------------------------
+
+class ChartState:
+    """Which chart plugin draws the results, with its parameters (kept per chart)."""
+
+    def __init__(self, name: str = "metric-bars"):
+        self.name = name
+        self.values: dict[str, dict] = {}
+        self.changed = Event()
+
+    def set(self, name: str, values: Mapping | None = None) -> None:
+        self.name = name
+        if values is not None:
+            self.values[name] = dict(values)
+        self.changed.emit()
+
+    def call(self) -> PluginCall:
+        return PluginCall(self.name, dict(self.values.get(self.name, {})))
+
+
+# -- projects -----------------------------------------------------------------------------------
+
+def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsState) -> Project:
+    """A project file's content: the data's source and schema, the recipe, the planned runs and
+    the results so far. A configuration that cannot run yet is saved without runs."""
+    if dataset.data is None or dataset.source is None:
+        raise BadInput("there is no data to save a project of")
+    table = dataset.table
+    try:
+        planned = config.plan(registry, dataset.data, dataset.recipe())
+    except BadInput:
+        planned = []
+    sha = table.sha256 if table is not None else dataset.data.meta.get("sha256")
+    source = dataclasses.replace(dataset.source, roles={}, kinds={})
+    return Project(source, table.schema if table is not None else None, dataset.recipe(),
+                   tuple(p.spec for p in planned), None if source.demo else sha, runs.records())
+
+
+def rules_from(recipe: Recipe | None, binarisable: Iterable[str]) -> dict[str, Step | None]:
+    """The dataset panel's rules that rebuild ``recipe`` (columns it leaves out are left out)."""
+    if recipe is None:
+        return {}
+    rules: dict[str, Step | None] = {s.column: s for s in recipe.steps}
+    for column in binarisable:
+        rules.setdefault(column, None)
+    return rules
+

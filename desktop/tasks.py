@@ -1,0 +1,246 @@
+"""Work the desktop hands to its worker thread, as plain Qt-free functions of a :class:`Context`.
+
+Each function here runs on the worker (see :mod:`veil.desktop.runner`), never on the GUI thread:
+reading a file and summarising its columns, one run of a study, writing a release. They return
+small immutable records that the GUI thread only has to display.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
+                         PrivacyCheckFailed, Recipe, RunResult, RunSpec, Step, Table, VeilError, __version__,
+                         execute, read_data, verify_manifest, write_release)
+
+HISTOGRAM_BINS = 20
+TOP_CATEGORIES = 12
+PREVIEW_BYTES = 64 * 1024
+BINARY_MAGIC = (b"PK\x03\x04", b"PAR1", b"MATLAB", b"\x89HDF", b"\xd0\xcf\x11\xe0")
+
+
+# -- column summaries ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """What the dataset panel shows of one column: counts and a small histogram."""
+
+    name: str
+    distinct: int
+    missing: int
+    numeric: bool
+    bars: tuple[tuple[str, int], ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    mean: float | None = None
+    other: int = 0  # rows in categories beyond the ones shown
+
+
+def column_stats(series: pd.Series, kind: Kind) -> ColumnStats:
+    values = series.dropna()
+    distinct, missing = int(values.nunique()), int(series.isna().sum())
+    numbers = pd.to_numeric(values, errors="coerce") if kind in (Kind.NUMERIC, Kind.BINARY) else None
+    if kind is Kind.NUMERIC and numbers is not None and numbers.notna().all() and distinct > TOP_CATEGORIES:
+        x = numbers.to_numpy(dtype=float)
+        counts, edges = np.histogram(x, bins=HISTOGRAM_BINS)
+        bars = tuple((f"{edges[i]:.4g}–{edges[i + 1]:.4g}", int(c)) for i, c in enumerate(counts))
+        return ColumnStats(str(series.name), distinct, missing, True, bars, float(x.min()), float(x.max()),
+                           float(x.mean()))
+    top = values.value_counts(sort=True).head(TOP_CATEGORIES)
+    bars = tuple((str(v), int(c)) for v, c in top.items())
+    other = int(len(values) - top.sum())
+    lo = hi = mean = None
+    if numbers is not None and len(numbers) and numbers.notna().all():
+        lo, hi, mean = float(numbers.min()), float(numbers.max()), float(numbers.mean())
+    return ColumnStats(str(series.name), distinct, missing, False, bars, lo, hi, mean, other)
+
+
+def table_stats(table: Table, ctx: Context) -> dict[str, ColumnStats]:
+    stats = {}
+    for i, col in enumerate(table.schema.columns):
+        ctx.progress(i / max(len(table.columns), 1), f"summarising {col.name}")
+        stats[col.name] = column_stats(table.frame[col.name], col.kind)
+    return stats
+
+
+# -- binarisation preview -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ColumnFeatures:
+    """The binary features one recipe step makes, with how many rows have each (or why none)."""
+
+    column: str
+    step: Step
+    features: tuple[tuple[str, int], ...] = ()
+    error: str = ""
+
+
+def preview_step(table: Table, step: Step) -> ColumnFeatures:
+    try:
+        matrix = Recipe((step,), None).apply(table)
+    except BadInput as exc:
+        return ColumnFeatures(step.column, step, (), str(exc))
+    counts = matrix.column_counts()
+    return ColumnFeatures(step.column, step, tuple((n, int(c)) for n, c in zip(matrix.feature_names, counts)))
+
+
+def matrix_features(matrix: BinaryMatrix) -> list[ColumnFeatures]:
+    """A transaction matrix comes with its features: one preview entry of all of them."""
+    counts = matrix.column_counts()
+    feats = tuple((n, int(c)) for n, c in zip(matrix.feature_names, counts))
+    return [ColumnFeatures("items", Step("items", "binary"), feats)]
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Loaded:
+    """A dataset read on the worker, with everything the dataset panel shows precomputed."""
+
+    data: object  # Table or BinaryMatrix
+    source: DataSource
+    stats: dict = field(default_factory=dict)
+    previews: dict = field(default_factory=dict)  # Step -> ColumnFeatures
+    seconds: float = 0.0
+    suggested_roles: bool = False
+
+
+def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_roles: bool = True) -> Loaded:
+    """Read ``source`` (or a project's data, checked against its SHA-256 and given its schema);
+    summarise the columns and preview the features of the recipe.
+
+    Roles of a plain file are suggested from the column names when ``suggest_roles`` is set.
+    """
+    started = time.perf_counter()
+    name = "the demo data" if source.demo else Path(source.path or "").name
+    ctx.progress(0.0, f"reading {name}")
+    data = project.load_data(registry) if project is not None else source.load(registry)
+    ctx.check()
+    if not isinstance(data, Table):
+        return Loaded(data, source, {}, {}, time.perf_counter() - started)
+    suggested = False
+    if project is None and suggest_roles and not source.demo and not source.roles:
+        data, suggested = data.with_suggested_roles(), True
+    stats = table_stats(data, ctx.child(0.5, 0.8))
+    recipe = project.recipe if project is not None and project.recipe is not None else Recipe.default_for(data)
+    previews, part = {}, ctx.child(0.8, 1.0)
+    for i, step in enumerate(recipe.steps):
+        part.progress(i / max(len(recipe.steps), 1), "previewing features")
+        previews[step] = preview_step(data, step)
+    return Loaded(data, source, stats, previews, time.perf_counter() - started, suggested)
+
+
+def is_text_file(path: str | os.PathLike) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(BINARY_MAGIC):
+        return False
+    return b"\x00" not in head or head.startswith((b"\xff\xfe", b"\xfe\xff"))
+
+
+def preview(registry, path: str | os.PathLike, options: ImportOptions, max_bytes: int = PREVIEW_BYTES):
+    """The first lines of a text file read with ``options`` (the importer sees only a copy of the
+    file's head, so a preview of a huge file costs what 64 KB cost). Binary formats return None:
+    they can only be read whole."""
+    p = Path(path)
+    if not is_text_file(p):
+        return None
+    with open(p, "rb") as f:
+        head = f.read(max_bytes + 1)
+    if len(head) > max_bytes:
+        head = head[: head.rfind(b"\n", 0, max_bytes) + 1] or head[:max_bytes]
+    with tempfile.TemporaryDirectory(prefix="veil-preview-") as tmp:
+        copy = Path(tmp) / p.name
+        copy.write_bytes(head)
+        try:
+            return read_data(registry, copy, options)
+        except BadInput as exc:
+            raise BadInput(str(exc).replace(str(copy), p.name)) from None
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One finished run as the runs panel needs it; ``result`` is kept for export."""
+
+    holds: bool | None
+    verdict: str
+    privacy_value: float | None
+    metrics: dict
+    seconds: float
+    result: RunResult | None = None
+
+
+def run(registry, data, spec: RunSpec, ctx: Context) -> RunOutcome:
+    """Execute one run; a release that fails its privacy model is an outcome, not an error."""
+    try:
+        result = execute(registry, data, spec, ctx, version=__version__)
+    except PrivacyCheckFailed as exc:
+        value = float(exc.verdict.value) if exc.verdict is not None else None
+        return RunOutcome(False, str(exc), value, {m: float("nan") for m in spec.metrics}, float("nan"))
+    verdict = result.verdict
+    return RunOutcome(None if verdict is None else bool(verdict.holds),
+                      "no privacy model: nothing was checked" if verdict is None else verdict.message,
+                      None if verdict is None else float(verdict.value),
+                      {k: float(v) for k, v in result.metrics.items()}, result.seconds, result)
+
+
+# -- export -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Exported:
+    folder: Path
+    manifest: dict
+    verified: bool
+    verification: str
+    report: Path | None = None
+
+
+def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, data,
+           ctx: Context) -> Exported:
+    """Write the release and its manifest through the engine, then verify what was written."""
+    ctx.progress(0.1, "writing the release")
+    source = data.source if isinstance(data, Table) else data.meta.get("source")
+    manifest = write_release(registry, result, folder, options, input_path=source, input_rows=data.n_rows,
+                             version=__version__)
+    ctx.progress(0.7, "verifying the written file")
+    check = verify_manifest(registry, Path(folder) / "manifest.json")
+    report = write_report(registry, result, Path(folder), manifest)
+    ctx.progress(1.0, "exported")
+    return Exported(Path(folder), manifest, bool(check.holds), check.message, report)
+
+
+def write_report(registry, result: RunResult, folder: Path, manifest: dict) -> Path | None:
+    """The HTML/PDF report beside the release: the one place to call the engine's report writer
+    once the safe-release issue names it. Until then the manifest is the whole record."""
+    return None
+
+
+# -- failures -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a job failed, in words for the user, with the technical details on demand."""
+
+    message: str
+    details: str = ""
+    expected: bool = True  # False: a bug (in Veil or a plugin), not the user's input
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> Failure:
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        if isinstance(exc, VeilError):
+            return cls(str(exc), details, True)
+        if isinstance(exc, (OSError, MemoryError)):
+            return cls(f"{type(exc).__name__}: {exc}", details, True)
+        return cls(f"an unexpected error ({type(exc).__name__}: {exc}); the details below help whoever "
+                   f"maintains the method", details, False)

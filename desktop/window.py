@@ -1,0 +1,153 @@
+"""The main window: it assembles the four panels (DESIGN "The desktop") and nothing more."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QTabWidget, QToolBar
+
+from .actions import Actions, import_options
+from .chart_panel import ChartPanel
+from .config_panel import ConfigPanel
+from .controller import Controller
+from .dataset_panel import DatasetPanel
+from .dialogs import show_error
+from .runs_panel import RunsPanel
+from .settings import Settings
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, registry, settings: Settings | None = None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Veil")
+        self.setObjectName("veil-main")
+        self.registry = registry
+        self.settings = settings or Settings()
+        self.controller = Controller(registry, self)
+        self.dataset_panel = DatasetPanel(self.controller.dataset)
+        self.chart_panel = ChartPanel(self.controller)
+        self.config_panel = ConfigPanel(self.controller)
+        self.runs_panel = RunsPanel(self.controller)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.dataset_panel, "Dataset")
+        self.tabs.addTab(self.chart_panel, "Charts")
+        self.setCentralWidget(self.tabs)
+        self.config_dock = self._dock("Configuration", self.config_panel, Qt.RightDockWidgetArea)
+        self.runs_dock = self._dock("Runs", self.runs_panel, Qt.BottomDockWidgetArea)
+        self.toolbar = QToolBar("Toolbar", objectName="toolbar")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.addToolBar(self.toolbar)
+        self.actions = Actions(self)
+        self._status_bar()
+        self._connect()
+        self.setAcceptDrops(True)
+        self.resize(1360, 860)
+        self.resizeDocks([self.config_dock], [430], Qt.Horizontal)
+        self.resizeDocks([self.runs_dock], [230], Qt.Vertical)
+        geometry, state = self.settings.window()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def _dock(self, title: str, widget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower()}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _status_bar(self) -> None:
+        self.data_label = QLabel()
+        self.busy = QProgressBar(maximumWidth=220, textVisible=True)
+        bar = self.statusBar()
+        bar.addPermanentWidget(self.busy)
+        bar.addPermanentWidget(self.data_label)
+        # showing the progress bar must not change the window's layout (a relayout repaints
+        # every panel and redraws the chart while a run is going)
+        bar.setFixedHeight(max(bar.sizeHint().height(), self.busy.sizeHint().height() + 6))
+        self.busy.hide()
+        self._ticker = QTimer(self, interval=250)
+        self._ticker.timeout.connect(self._runs_progress)
+
+    def _connect(self) -> None:
+        c = self.controller
+        c.error.connect(self.show_error)
+        c.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        c.data_loaded.connect(self._data_loaded)
+        c.load_progress.connect(self._load_progress)
+        c.busy_changed.connect(self._busy)
+        c.batch_finished.connect(lambda: self.tabs.setCurrentWidget(self.chart_panel))
+        c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
+        self.config_panel.run_requested.connect(c.run)
+        self.runs_panel.export_requested.connect(self.actions.export_release)
+        self.runs_panel.details_requested.connect(
+            lambda e: self.show_error(f"Run #{e.id} failed", f"{e.label}: {e.failure.message}", e.failure.details))
+
+    # -- reactions ------------------------------------------------------------------------------
+    def show_error(self, title: str, message: str, details: str = ""):
+        self.last_error = show_error(self, title, message, details)
+        return self.last_error
+
+    def _data_loaded(self) -> None:
+        c, data = self.controller, self.controller.dataset.data
+        name = c.project_path.name if c.project_path else c.dataset.name
+        self.setWindowTitle(f"Veil — {name}")
+        shape = (f"{data.n_rows:,} rows × {len(data.columns)} columns" if hasattr(data, "columns")
+                 else f"{data.n_rows:,} records × {data.n_features:,} items")
+        self.data_label.setText(shape)
+        self.tabs.setCurrentWidget(self.dataset_panel)
+        source = c.dataset.source
+        if c.project_path is not None:
+            self.settings.add_recent(c.project_path, "project")
+            self.settings.remember_session("project", c.project_path)
+        elif source.demo:
+            self.settings.remember_session("demo")
+        else:
+            self.settings.add_recent(source.path, "data", import_options(source))
+            self.settings.remember_session("data", source.path, import_options(source))
+
+    def _load_progress(self, fraction: float, message: str) -> None:
+        self.busy.setRange(0, 100)
+        self.busy.setValue(int(100 * fraction))
+        self.busy.setFormat(message[:28] or "%p %")
+        self.busy.show()
+
+    def _busy(self, busy: bool) -> None:
+        if busy:
+            self.busy.setRange(0, 0)  # moving until a job reports progress
+            self.busy.show()
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+            self.busy.hide()
+
+    def _runs_progress(self) -> None:
+        batch = self.controller.batch
+        if not batch or all(e.finished for e in batch):
+            return
+        done = sum(1.0 if e.finished else e.fraction for e in batch)
+        self.busy.setRange(0, 100)
+        self.busy.setValue(int(100 * done / len(batch)))
+        self.busy.setFormat(f"run {min(sum(1 for e in batch if e.finished) + 1, len(batch))} of {len(batch)}")
+        self.busy.show()
+
+    # -- window events --------------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.actions.open_any(Path(paths[0]))
+
+    def closeEvent(self, event) -> None:
+        self.settings.save_window(self.saveGeometry(), self.saveState())
+        self.settings.sync()
+        self.controller.shutdown()
+        super().closeEvent(event)
