@@ -72,6 +72,8 @@ class RunSpec:
     seed: int = 0
     metrics: tuple[str, ...] = ()
     recipe: Recipe | None = None
+    label: str = ""  # the row name in a study (default: the method's name)
+    setting: dict = field(default_factory=dict)  # the study's swept values for this run
 
     def to_dict(self) -> dict:
         return {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,

@@ -13,7 +13,11 @@ A study file is JSON::
 
 A swept parameter goes to whichever of the method and the privacy model declares it. Repeat r of a
 run uses seed ``seed + r``. The result table has one row per run and metric with the columns
-``run, method, model, <swept parameters>, repeat, seed, holds, metric, value, seconds, error``.
+``run, label, method, model, <swept parameters>, repeat, seed, holds, metric, value, seconds, error``.
+
+A method entry may carry study options: ``"label"`` (its row name; default the method name),
+``"model"`` (its own privacy model, overriding the study's; ``null`` for none), ``"repeats"`` (for a
+randomised method) and ``"fixed": true`` (a baseline the sweep does not change, run once per value).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from .recipe import Recipe
 from .validate import get, get_seed
 from .runs import PluginCall, RunSpec, execute, metric_names
 
-RESULT_COLUMNS = ["run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
+RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Study:
     charts: tuple[PluginCall, ...] = ()
     recipe: Recipe | None = None
     name: str = "study"
+    options: tuple[dict, ...] = ()  # per method: "label", "model" (overrides the study's; null: none), "repeats"
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> Study:
@@ -67,6 +72,7 @@ class Study:
         recipe = get(d, "recipe", dict, None, where=where)
         return cls(
             methods=tuple(PluginCall.parse(m) for m in methods),
+            options=tuple(_options(m) for m in methods),
             data=DataSource.from_dict(get(d, "data", dict, {"demo": True}, where=where), base),
             model=PluginCall.parse(d.get("model")),
             sweep=dict(sweep), repeats=repeats, seed=get_seed(d, where=where),
@@ -103,24 +109,45 @@ class Study:
         """Every run of the grid, with swept values routed to the plugin that declares them."""
         metric_names(registry, self.metrics)
         self.check_charts(registry)
-        model_keys = _declared(registry, "privacy-model", self.model)
         grid = list(itertools.product(*self.sweep.values())) if self.sweep else [()]
         specs = []
-        for call in self.methods:
+        for i, call in enumerate(self.methods):
+            opts = self.options[i] if i < len(self.options) else {}
+            base_model = opts["model"] if "model" in opts else self.model
+            label = opts.get("label") or call.name
+            model_keys = _declared(registry, "privacy-model", base_model)
             method_keys = _declared(registry, "algorithm", call)
             for key in self.sweep:
-                if key not in method_keys and key not in model_keys:
+                if key not in method_keys and key not in model_keys and not opts.get("fixed"):
                     raise BadInput(f"swept parameter {key!r} belongs to neither {call.name!r} nor the privacy model")
             for values in grid:
                 setting = dict(zip(self.sweep, values))
                 method = PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}})
                 model = None
-                if self.model is not None:
-                    model = PluginCall(self.model.name, {**self.model.params,
+                if base_model is not None:
+                    model = PluginCall(base_model.name, {**base_model.params,
                                                          **{k: v for k, v in setting.items() if k in model_keys}})
-                for r in range(self.repeats):
-                    specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe))
+                for r in range(opts.get("repeats", self.repeats)):
+                    specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe, label, setting))
         return specs
+
+
+def _options(entry) -> dict:
+    """A method entry's study options: its row label, its own privacy model, its repeats."""
+    if not isinstance(entry, Mapping):
+        return {}
+    opts: dict = {}
+    if "label" in entry:
+        opts["label"] = get(entry, "label", str, where="method")
+    if "model" in entry:
+        opts["model"] = PluginCall.parse(entry["model"])
+    if "repeats" in entry:
+        opts["repeats"] = get(entry, "repeats", int, where="method")
+        if opts["repeats"] < 1:
+            raise BadInput("repeats must be ≥ 1")
+    if "fixed" in entry:  # a baseline that ignores the sweep (e.g. the full feature set): one row per value
+        opts["fixed"] = get(entry, "fixed", bool, where="method")
+    return opts
 
 
 def _chart_metrics(registry, call: PluginCall) -> list[str]:
@@ -143,8 +170,9 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
     rows = []
     for i, spec in enumerate(specs):
         ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
-        setting = {k: _swept_value(spec, k) for k in study.sweep}
-        base = {"run": i, "method": spec.method.name, "model": spec.model.name if spec.model else None,
+        setting = {k: spec.setting.get(k, _swept_value(spec, k)) for k in study.sweep}
+        base = {"run": i, "label": spec.label or spec.method.name, "method": spec.method.name,
+                "model": spec.model.name if spec.model else None,
                 **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
         try:
             result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
@@ -164,7 +192,7 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
             rows.append({**base, "holds": holds, "metric": m, "value": float(v), "seconds": result.seconds,
                          "error": ""})
     ctx.progress(1.0, "study finished")
-    columns = ["run", "method", "model", *study.sweep, "repeat", "seed", "holds", "metric", "value", "seconds",
+    columns = ["run", "label", "method", "model", *study.sweep, "repeat", "seed", "holds", "metric", "value", "seconds",
                "error"]
     frame = pd.DataFrame(rows, columns=columns)
     frame.attrs["sweep"] = list(study.sweep)
@@ -181,6 +209,6 @@ def _swept_value(spec: RunSpec, key: str):
 
 def summarise(results: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Mean, standard deviation and count of each metric over repeats."""
-    keys = [k for k in ("method", *by, "metric") if k in results.columns]
+    keys = [k for k in ("label" if "label" in results.columns else "method", *by, "metric") if k in results.columns]
     out = results.groupby(keys, dropna=False, sort=False)["value"].agg(["mean", "std", "count"]).reset_index()
     return out

@@ -20,6 +20,8 @@ class MetricParams:
 def _metric_table(results: pd.DataFrame, params) -> tuple[pd.DataFrame, str]:
     if results.empty:
         raise BadInput("there are no results to draw yet")
+    if "label" in results.columns:  # a study's row names (e.g. "k-anonymity HamDist") group the bars
+        results = results.assign(method=results["label"])
     data = results[results["metric"] == params.metric]
     if data.empty:
         known = ", ".join(sorted(results["metric"].unique()))
@@ -112,6 +114,8 @@ class PrivacyUtility(Chart):
     def draw(self, results, figure, params):
         if results.empty:
             raise BadInput("there are no results to draw yet")
+        if "label" in results.columns:
+            results = results.assign(method=results["label"])
         wide = results.pivot_table(index=["run", "method"], columns="metric", values="value").reset_index()
         for col in (params.privacy, params.utility):
             if col not in wide.columns:
