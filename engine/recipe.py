@@ -105,8 +105,13 @@ class Recipe:
 
     # -- fit and apply ----------------------------------------------------------------------------
     def fit(self, table: Table) -> Recipe:
-        """Resolve categories and interval edges on ``table`` into explicit values."""
-        return Recipe(tuple(_fit_step(s, _column(table, s.column)) for s in self.steps), self.target, True)
+        """Resolve categories and interval edges on ``table`` into explicit values.
+
+        A step on column ``"*"`` stands for every column no other step names (identifiers and the
+        target excepted), in the table's order.
+        """
+        steps = _expand(self.steps, table, self.target)
+        return Recipe(tuple(_fit_step(s, _column(table, s.column)) for s in steps), self.target, True)
 
     def apply(self, table: Table) -> BinaryMatrix:
         """Build the BinaryMatrix; fits first when the recipe is not fitted yet."""
@@ -126,6 +131,20 @@ class Recipe:
             labels = _column(table, recipe.target).to_numpy()
         return BinaryMatrix.from_sparse(matrix, features, labels,
                                         meta={"recipe": recipe.to_dict(), "source": table.source})
+
+
+def _expand(steps: tuple[Step, ...], table: Table, target: str | None) -> list[Step]:
+    named = {s.column for s in steps if s.column != "*"}
+    out = []
+    for step in steps:
+        if step.column != "*":
+            out.append(step)
+            continue
+        for col in table.schema.columns:
+            if col.name in named or col.name == target or col.role in (Role.IDENTIFIER, Role.TARGET):
+                continue
+            out.append(Step(col.name, step.rule, step.bins, step.cuts, step.values, step.value))
+    return out
 
 
 def _column(table: Table, name: str) -> pd.Series:

@@ -69,3 +69,10 @@ def test_bad_recipes(table):
         Step("age", "bogus")
     with pytest.raises(BadInput, match="does not have"):
         binarise(table, [{"column": "nope", "rule": "one-hot"}])
+
+
+def test_star_step_covers_every_other_column(table):
+    m = binarise(table, [{"column": "sex", "rule": "one-hot"}, {"column": "*", "rule": "positive"}])
+    assert [f.source for f in m.features] == ["sex", "sex", "age", "dose", "flag"]  # no id, no target
+    fitted = Recipe.from_dict({"target": "y", "steps": [{"column": "*", "rule": "positive"}]}).fit(table)
+    assert [s.column for s in fitted.steps] == ["age", "sex", "dose", "flag"] and fitted.fitted
