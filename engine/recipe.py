@@ -178,6 +178,11 @@ def _fit_step(step: Step, s: pd.Series) -> Step:
         inner = tuple(float(e) for e in edges[1:-1])
         lo, hi = float(x.min()), float(x.max())
         return Step(step.column, "cuts", cuts=inner if inner else (hi,), values=(lo, hi))
+    if step.rule == "cuts" and step.values is None:
+        x = _numeric(s, step)
+        x = x[~np.isnan(x)]
+        if len(x):
+            return Step(step.column, "cuts", cuts=step.cuts, values=(float(x.min()), float(x.max())))
     return step
 
 
