@@ -7,6 +7,7 @@ its 1-features), sorted ascending; supports are absolute row counts.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 
 import numpy as np
@@ -46,15 +47,24 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
         raise BadInput("the minimum support must be at least 1")
     if backend == "auto":
         backend = "pyfim" if have_pyfim() else "numpy"
-    if backend == "pyfim":
-        raw = _mine_pyfim(matrix, min_support, target, max_size)
-    elif backend == "numpy":
-        raw = _mine_numpy(matrix, min_support, target, max_size, check)
-    else:
+    if backend not in ("pyfim", "numpy"):
         raise BadInput(f"unknown mining backend {backend!r}; choose auto, pyfim or numpy")
-    if largest is not None:
-        raw = _largest(raw, largest)
-    found = [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in raw]
+    # Millions of result tuples would make the cyclic garbage collector walk them again and again
+    # (they hold no cycles): pause it while they are built and reduced.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        if backend == "pyfim":
+            raw = _mine_pyfim(matrix, min_support, target, max_size)
+        else:
+            raw = _mine_numpy(matrix, min_support, target, max_size, check)
+        if largest is not None:
+            raw = _largest(raw, largest)
+        found = [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in raw]
+        del raw
+    finally:
+        if paused:
+            gc.enable()
     return sorted(found, key=lambda p: (-len(p[0]), p[0]))
 
 
