@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStyle
 
 from veil.engine import ImportOptions
@@ -33,6 +33,7 @@ class Actions(QObject):
         self.controller = window.controller
         self.settings = window.settings
         self.dialog = None  # the dialog opened last (tests reach it here)
+        self.message_box = None  # the last "exported" message
         style = window.style()
 
         def act(text, slot, shortcut=None, icon=None, tip=""):
@@ -184,7 +185,7 @@ class Actions(QObject):
         folder = Path(dialog.folder.text()).expanduser()
         self.settings.set("folders/export", str(folder.parent))
         if dialog.run_id() is not None:
-            self.controller.export(dialog.run_id(), folder, dialog.options())
+            self.controller.export(dialog.run_id(), folder, dialog.options(), report=dialog.report.isChecked())
 
     def _exported(self, exported) -> None:
         m = exported.manifest
@@ -192,12 +193,15 @@ class Actions(QObject):
         lines = [f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to",
                  str(exported.folder), "", f"Privacy: {verdict}",
                  f"Verified from the written file: {exported.verification}"]
-        if exported.report is not None:
-            lines.append(f"Report: {exported.report.name}")
+        if exported.reports:
+            lines.append("Report: " + ", ".join(p.name for p in exported.reports))
         box = QMessageBox(QMessageBox.Information, "Release exported", "\n".join(lines), QMessageBox.Ok, self.window)
         box.setObjectName("export-done")
+        show = box.addButton("Show folder", QMessageBox.ActionRole)
+        show.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(exported.folder))))
         box.setAttribute(Qt.WA_DeleteOnClose)
         box.open()
+        self.message_box = box
 
     # -- help -----------------------------------------------------------------------------------
     def show_about(self) -> AboutDialog:

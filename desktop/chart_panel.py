@@ -94,10 +94,18 @@ class ChartPanel(QWidget):
             self.form.set_suggestions(name, items)
             value = self.form.values().get(name)
             if name in METRIC_PARAMS and metrics and value not in metrics:
-                preferred = [m for m in ("auc", "privacy-value") if m in metrics and
-                             (name != "privacy" or m == "privacy-value")]
-                self.form.field(name).set((preferred or metrics)[0])
+                self.form.field(name).set(self._preferred(metrics, "privacy" if name == "privacy" else "utility"))
         self.state.set(self.state.name, self.form.values())
+
+    def _preferred(self, metrics: list[str], category: str) -> str:
+        """The first computed metric of the category (the privacy model's own value for privacy)."""
+        if category == "privacy" and "privacy-value" in metrics:
+            return "privacy-value"
+        for text in metrics:
+            name = text.split(":")[0]
+            if name in self.registry.names("metric") and self.registry.get("metric", name).category == category:
+                return text
+        return metrics[0]
 
     # -- drawing --------------------------------------------------------------------------------
     def schedule(self) -> None:

@@ -117,6 +117,7 @@ class ConfigPanel(QScrollArea):
         grid.setVerticalSpacing(2)
         grid.setColumnStretch(1, 1)
         self.metric_boxes: dict[str, QCheckBox] = {}
+        self.metric_forms: dict[str, ParamForm] = {}
         row = 0
         for category in ("utility", "privacy"):
             classes = [c for c in self.registry.classes("metric") if c.category == category]
@@ -137,7 +138,22 @@ class ConfigPanel(QScrollArea):
                 grid.addWidget(label, row, 1)
                 self.metric_boxes[cls.name] = check
                 row += 1
+                if cls.param_specs():
+                    form = ParamForm(cls, sweep=False)
+                    form.setVisible(False)
+                    check.toggled.connect(form.setVisible)
+                    form.changed.connect(lambda n=cls.name: self._metric_form_changed(n))
+                    grid.addWidget(form, row, 1)
+                    self.metric_forms[cls.name] = form
+                    row += 1
         return box
+
+    def _metric_form_changed(self, name: str) -> None:
+        form = self.metric_forms[name]
+        defaults = {s.name: s.default for s in form.plugin.param_specs()}
+        changed = {k: v for k, v in form.values().items() if v != defaults.get(k)}
+        with self._push():
+            self.config.set_metric_params(name, changed)
 
     def _runs_box(self) -> QGroupBox:
         box = QGroupBox("Runs")
@@ -175,12 +191,14 @@ class ConfigPanel(QScrollArea):
     # -- the user edits -------------------------------------------------------------------------
     @contextmanager
     def _push(self):
-        self._pushing = True
+        """Widgets write into the state: the state's echo must not write back into the widgets."""
+        before, self._pushing = self._pushing, True
         try:
             yield
         finally:
-            self._pushing = False
-            self._refresh_plan()
+            self._pushing = before
+            if not before:
+                self._refresh_plan()
 
     def _model_chosen(self, _index: int) -> None:
         name = self.model_combo.currentData()
@@ -266,7 +284,10 @@ class ConfigPanel(QScrollArea):
             notes = []
             if row.cls.needs_labels and not has_target:
                 notes.append("needs a target column")
-            if row.cls.needs_model:
+            supported = getattr(row.cls, "supported_models", None)
+            if supported:
+                notes.append(f"works under {' or '.join(supported)}")
+            elif row.cls.needs_model:
                 notes.append("needs a privacy model")
             row.note.setText("; ".join(notes))
             row.note.setVisible(bool(notes))
@@ -277,12 +298,10 @@ class ConfigPanel(QScrollArea):
 
     def _sync_from_state(self) -> None:
         """Show a configuration that came from elsewhere (a project file)."""
-        self._pushing = True
-        try:
-            i = self.model_combo.findData(self.config.model)
+        with self._push():
+            i = max(self.model_combo.findData(self.config.model), 0) if self.config.model else 0
             if i != self.model_combo.currentIndex():
-                self.model_combo.setCurrentIndex(i)
-                self._show_model_form(self.config.model)
+                self.model_combo.setCurrentIndex(i)  # shows the model's form with the state's values
             elif self.model_form is not None:
                 choice = self.config.choice("privacy-model", self.config.model)
                 self.model_form.set_values(choice.values, choice.sweeps)
@@ -292,11 +311,10 @@ class ConfigPanel(QScrollArea):
                 row.form.set_values(choice.values, choice.sweeps)
             for name, check in self.metric_boxes.items():
                 check.setChecked(name in self.config.metrics)
+            for name, form in self.metric_forms.items():
+                form.set_values(self.config.metric_params.get(name, {}))
             self.seed.setValue(self.config.seed)
             self.repeats.setValue(self.config.repeats)
-        finally:
-            self._pushing = False
-        self._refresh_plan()
 
     def _refresh_plan(self) -> None:
         if not hasattr(self, "plan_label"):

@@ -125,14 +125,14 @@ class Controller(QObject):
         self.runner.cancel_all()
 
     # -- exporting ------------------------------------------------------------------------------
-    def export(self, run_id: int, folder: str | Path, options: ExportOptions) -> int | None:
+    def export(self, run_id: int, folder: str | Path, options: ExportOptions, *, report: bool = True) -> int | None:
         entry = self.runs.entry(run_id)
         if entry is None or entry.outcome is None or entry.outcome.result is None:
             self.error.emit("Cannot export", f"run #{run_id} has no release to write (only finished runs whose "
                                              "release holds, or makes no privacy claim, can be exported)", "")
             return None
         work = functools.partial(tasks.export, self.registry, entry.outcome.result, Path(folder), options,
-                                 self._run_data[run_id])
+                                 self._run_data[run_id], report=report, project=self.project_path)
         job = self.runner.submit(f"export run #{run_id}", work, kind="export")
         self._exports[job] = Path(folder)
         self.busy_changed.emit(True)

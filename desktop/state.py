@@ -228,6 +228,7 @@ class ConfigState:
         self.methods: dict[str, PluginChoice] = {}
         self.selected: list[str] = []
         self.metrics: list[str] = []
+        self.metric_params: dict[str, dict] = {}  # metric -> the values that differ from its defaults
         self.seed = 0
         self.repeats = 1
         self.changed = Event()
@@ -256,6 +257,20 @@ class ConfigState:
         self.metrics = list(names)
         self.changed.emit()
 
+    def set_metric_params(self, name: str, values: Mapping) -> None:
+        """A metric's own parameters (only those that differ from the defaults are kept)."""
+        self.metric_params[name] = dict(values)
+        self.changed.emit()
+
+    def metric_specs(self) -> tuple[str, ...]:
+        """The chosen metrics as the engine names them: ``NAME`` or ``NAME:key=value,…``."""
+        specs = []
+        for name in self.metrics:
+            values = self.metric_params.get(name) or {}
+            text = ",".join(f"{k}={_show(v)}" for k, v in values.items())
+            specs.append(f"{name}:{text}" if text else name)
+        return tuple(specs)
+
     def set_seed(self, seed: int, repeats: int) -> None:
         self.seed, self.repeats = int(seed), int(repeats)
         self.changed.emit()
@@ -277,8 +292,12 @@ class ConfigState:
         cls = registry.get("algorithm", name)
         if not takes(cls, data):
             raise BadInput(f"{cls.title} does not work on this data; choose another method")
+        supported = getattr(cls, "supported_models", None)
         if cls.needs_model and model is None:
-            raise BadInput(f"{cls.title} needs a privacy model; choose one above")
+            raise BadInput(f"{cls.title} needs a privacy model ({', '.join(supported or ('any',))}); choose one above")
+        if model is not None and supported is not None and model.name not in supported:
+            raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
+                           "privacy model or method")
         if cls.needs_labels and _target(data) is None:
             raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
         choice = self.choice("algorithm", name)
@@ -289,7 +308,7 @@ class ConfigState:
             sweep[key] = values
         study = Study(methods=(PluginCall(name, choice.fixed()),),
                       model=PluginCall(model.name, model.fixed()) if model else None, sweep=sweep,
-                      repeats=self.repeats, seed=self.seed, metrics=tuple(self.metrics), recipe=recipe)
+                      repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(), recipe=recipe)
         runs = []
         for spec in study.runs(registry):
             cls.params(spec.method.params)
@@ -326,7 +345,12 @@ class ConfigState:
         self.selected = list(dict.fromkeys(r.method.name for r in runs))
         for name in self.selected:
             self.methods[name] = _choice_from(name, [r.method.params for r in runs if r.method.name == name])
-        self.metrics = list(first.metrics)
+        self.metrics, self.metric_params = [], {}
+        for text in first.metrics:
+            call = PluginCall.parse(text)
+            self.metrics.append(call.name)
+            if call.params:
+                self.metric_params[call.name] = dict(call.params)
         seeds = sorted({r.seed for r in runs})
         self.seed, self.repeats = seeds[0], len(seeds)
         self.changed.emit()
@@ -503,22 +527,27 @@ class RunsState:
         return [e for e in self.entries if e.outcome is not None and e.outcome.result is not None]
 
     def records(self) -> list[dict]:
-        """The tidy results as JSON-ready rows (NaN becomes null), for a project file."""
-        frame = self.results()
-        return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                for row in frame.to_dict("records")]
+        """The tidy results as JSON-ready rows (NaN becomes null) with each run's verdict, for a
+        project file."""
+        rows = []
+        for row in self.results().to_dict("records"):
+            row = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            rows.append({**row, "verdict": self._records[row["run"]]["verdict"]})
+        return rows
 
     def restore(self, rows: Iterable[Mapping]) -> None:
         """Take back the results saved in a project (their releases are not kept: re-run to export)."""
         self._records.clear()
-        fixed = {"run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"}
+        fixed = {"run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error",
+                 "verdict"}
         for row in rows:
             run_id = int(row["run"])
             rec = self._records.setdefault(run_id, {
                 "run": run_id, "method": row.get("method"), "model": row.get("model"),
                 "setting": {k: v for k, v in row.items() if k not in fixed},
                 "repeat": row.get("repeat", 0), "seed": row.get("seed", 0), "holds": row.get("holds"),
-                "verdict": _verdict_text(row.get("holds"), row.get("error") or ""), "metrics": {},
+                "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""),
+                "metrics": {},
                 "seconds": _nan(row.get("seconds")), "error": row.get("error") or ""})
             rec["metrics"][row["metric"]] = _nan(row.get("value"))
         self._next = max([self._next, *[k + 1 for k in self._records]])

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from veil.engine import export as engine_export
 from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
                          PrivacyCheckFailed, Recipe, RunResult, RunSpec, Step, Table, VeilError, __version__,
                          execute, read_data, verify_manifest, write_release)
@@ -202,27 +203,30 @@ class Exported:
     manifest: dict
     verified: bool
     verification: str
-    report: Path | None = None
+    reports: tuple[Path, ...] = ()
 
 
-def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, data,
-           ctx: Context) -> Exported:
-    """Write the release and its manifest through the engine, then verify what was written."""
-    ctx.progress(0.1, "writing the release")
-    source = data.source if isinstance(data, Table) else data.meta.get("source")
-    manifest = write_release(registry, result, folder, options, input_path=source, input_rows=data.n_rows,
-                             version=__version__)
-    ctx.progress(0.7, "verifying the written file")
-    check = verify_manifest(registry, Path(folder) / "manifest.json")
-    report = write_report(registry, result, Path(folder), manifest)
+def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, data, ctx: Context,
+           *, report: bool = True, project: str | os.PathLike | None = None) -> Exported:
+    """Write the release, its manifest and its report through the engine, then verify what was
+    written (the rules are the engine's: see engine/export.py)."""
+    folder = Path(folder)
+    full = getattr(engine_export, "export_release", None)  # release + manifest + report
+    if full is not None:
+        kwargs = {} if report else {"report": None}
+        done = full(registry, result, folder, options, project=project, version=__version__,
+                    ctx=ctx.child(0.0, 0.9), **kwargs)
+        manifest = done.manifest
+        reports = tuple(p for p in (done.report_html, done.report_pdf) if p is not None)
+    else:  # an engine without the report writer: release and manifest only
+        source = data.source if isinstance(data, Table) else data.meta.get("source")
+        manifest = write_release(registry, result, folder, options, input_path=source, input_rows=data.n_rows,
+                                 version=__version__)
+        reports = ()
+    ctx.progress(0.9, "verifying the written file")
+    check = verify_manifest(registry, folder / "manifest.json")
     ctx.progress(1.0, "exported")
-    return Exported(Path(folder), manifest, bool(check.holds), check.message, report)
-
-
-def write_report(registry, result: RunResult, folder: Path, manifest: dict) -> Path | None:
-    """The HTML/PDF report beside the release: the one place to call the engine's report writer
-    once the safe-release issue names it. Until then the manifest is the whole record."""
-    return None
+    return Exported(folder, manifest, bool(check.holds), check.message, reports)
 
 
 # -- failures -----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("veil-main")
         self.registry = registry
         self.settings = settings or Settings()
+        self.last_error = None  # the error dialog shown last
         self.controller = Controller(registry, self)
         self.dataset_panel = DatasetPanel(self.controller.dataset)
         self.chart_panel = ChartPanel(self.controller)

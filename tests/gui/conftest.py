@@ -40,6 +40,13 @@ def no_thread_left():
     assert extra == [], f"threads left running: {extra}"
 
 
+@pytest.fixture(scope="session")
+def demo_table():
+    from veil.engine import load_demo
+
+    return load_demo()
+
+
 @pytest.fixture
 def window(qtbot, registry):
     w = open_window(qtbot, registry)

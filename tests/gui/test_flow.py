@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QComboBox
 
 from veil.desktop.models import ColumnsModel
+from veil.engine import export as engine_export
 from veil.engine import verify_manifest
 
 
@@ -35,13 +36,19 @@ def run_and_wait(window, qtbot, expected_runs: int) -> None:
         qtbot.mouseClick(panel.run_button, Qt.LeftButton)
 
 
-def export_and_verify(window, qtbot, registry, run_id: int, out) -> dict:
+def export_and_verify(window, qtbot, registry, run_id: int, out, report: bool = False) -> dict:
     dialog = window.actions.export_release(run_id)
     assert dialog.run_id() == run_id
     dialog.folder.setText(str(out))
-    with qtbot.waitSignal(window.controller.exported, timeout=30_000) as blocker:
+    dialog.report.setChecked(report)
+    with qtbot.waitSignal(window.controller.exported, timeout=60_000) as blocker:
         dialog.accept()
-    assert blocker.args[0].verified
+    exported = blocker.args[0]
+    assert exported.verified
+    if report and hasattr(engine_export, "export_release"):
+        assert exported.reports and all(p.exists() for p in exported.reports)
+    qtbot.waitUntil(lambda: window.actions.message_box is not None and window.actions.message_box.isVisible())
+    assert "Verified from the written file" in window.actions.message_box.text()
     check = verify_manifest(registry, out / "manifest.json")
     assert check.holds and check.sha256_matches
     return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -74,7 +81,7 @@ def test_flow_all_features_under_k_anonymity(demo_window, qtbot, registry, tmp_p
     window.chart_panel.form.field("metric").set("min-group-size")
     chart_shows(window, qtbot, [1, 2], ["all-features"])
 
-    manifest = export_and_verify(window, qtbot, registry, results.run_id(1), tmp_path / "release")
+    manifest = export_and_verify(window, qtbot, registry, results.run_id(1), tmp_path / "release", report=True)
     assert manifest["privacy_model"] == {"name": "k-anonymity", "params": {"k": 2}}
     assert manifest["roles"]["quasi_identifiers"] == ["sex", "marital_status"]
     assert not {"patient_name", "mrn"} & set(manifest["output"]["columns"])

@@ -1,0 +1,76 @@
+"""The chart panel: any registered chart draws the results; charts save as PNG/SVG, data as CSV."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from veil.engine import BadInput
+
+
+@pytest.fixture
+def with_results(demo_window, qtbot):
+    c = demo_window.controller
+    c.dataset.set_roles(["age", "postcode_district", "admission_month"], "insensitive")
+    demo_window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "2, 5, 300"},
+                                    metrics=["sfc", "min-group-size"])
+    with qtbot.waitSignal(c.batch_finished, timeout=20_000):
+        c.run()
+    return demo_window
+
+
+def drawn(panel, qtbot):
+    qtbot.waitUntil(lambda: not panel._scheduled)
+    return panel.figure.axes[0] if panel.figure.axes else None
+
+
+def test_the_chooser_offers_every_chart_plugin(window, registry):
+    chooser = window.chart_panel.chooser
+    assert [chooser.itemData(i) for i in range(chooser.count())] == registry.names("chart")
+
+
+def test_no_results_yet_says_so(window, qtbot):
+    panel = window.chart_panel
+    panel.schedule()
+    assert drawn(panel, qtbot) is None
+    assert "Run a configuration" in panel.figure.texts[0].get_text()
+
+
+def test_bars_lines_and_the_frontier(with_results, qtbot):
+    panel = with_results.chart_panel
+    assert panel.form.values()["metric"] == "sfc"  # auc was not computed: the first utility metric that was
+    panel.form.field("metric").set("min-group-size")
+    ax = drawn(panel, qtbot)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "5", "300"]
+    assert any("fails" in t.get_text() for t in ax.texts)  # k = 300 fails: said on the chart, not blank
+    panel.chooser.setCurrentIndex(panel.chooser.findData("metric-lines"))
+    ax = drawn(panel, qtbot)
+    assert len(ax.lines) == 1 and list(ax.lines[0].get_xdata()) == [2, 5, 300]
+    panel.chooser.setCurrentIndex(panel.chooser.findData("privacy-utility"))
+    panel.form.field("utility").set("sfc")
+    ax = drawn(panel, qtbot)
+    assert panel.drawn_message == ""
+    assert "efficient frontier" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_a_chart_error_is_shown_on_the_canvas(with_results, qtbot):
+    panel = with_results.chart_panel
+    panel.form.field("x").set("no-such-parameter")
+    drawn(panel, qtbot)
+    assert "no parameter 'no-such-parameter'" in panel.drawn_message
+    assert panel.figure.texts and "no-such-parameter" in panel.figure.texts[0].get_text()
+
+
+def test_save_chart_and_data(with_results, qtbot, tmp_path):
+    panel = with_results.chart_panel
+    drawn(panel, qtbot)
+    png, svg, csv = tmp_path / "c.png", tmp_path / "c.svg", tmp_path / "c.csv"
+    panel.save_chart(png)
+    panel.save_chart(svg)
+    panel.save_data(csv)
+    assert png.read_bytes().startswith(b"\x89PNG") and b"<svg" in svg.read_bytes()[:400]
+    data = pd.read_csv(csv)
+    assert sorted(data["k"].unique()) == [2, 5, 300] and set(data["metric"]) == {"sfc", "min-group-size",
+                                                                                  "privacy-value"}
+    with pytest.raises(BadInput, match="png or .svg"):
+        panel.save_chart(tmp_path / "c.bmp")
