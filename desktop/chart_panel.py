@@ -31,6 +31,8 @@ class ChartPanel(QWidget):
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.toolbar = NavigationToolbar2QT(self.canvas, self)
         self.chooser = QComboBox()
+        self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(30)
         for cls in self.registry.classes("chart"):
             self.chooser.addItem(cls.title or cls.name, cls.name)
             self.chooser.setItemData(self.chooser.count() - 1, cls.description, 3)  # 3 = Qt.ToolTipRole

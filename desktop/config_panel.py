@@ -82,7 +82,7 @@ class ConfigPanel(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setMinimumWidth(340)
+        self.setMinimumWidth(320)
         self.config.changed.connect(self._on_config)
         controller.dataset.changed.connect(self._on_dataset)
         self._choose_defaults()
@@ -91,6 +91,7 @@ class ConfigPanel(QScrollArea):
     def _model_box(self) -> QGroupBox:
         box = QGroupBox("Privacy model")
         self.model_combo = QComboBox()
+        self.model_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model_combo.addItem(NO_MODEL, None)
         for cls in self.registry.classes("privacy-model"):
             self.model_combo.addItem(cls.title or cls.name, cls.name)
@@ -285,9 +286,10 @@ class ConfigPanel(QScrollArea):
             if row.cls.needs_labels and not has_target:
                 notes.append("needs a target column")
             supported = getattr(row.cls, "supported_models", None)
-            if supported:
-                notes.append(f"works under {' or '.join(supported)}")
-            elif row.cls.needs_model:
+            model = self.config.model
+            if supported and (model is None or model not in supported):
+                notes.append(f"works under {' or '.join(supported)} only")
+            elif row.cls.needs_model and model is None:
                 notes.append("needs a privacy model")
             row.note.setText("; ".join(notes))
             row.note.setVisible(bool(notes))
@@ -319,6 +321,7 @@ class ConfigPanel(QScrollArea):
     def _refresh_plan(self) -> None:
         if not hasattr(self, "plan_label"):
             return
+        self._describe_methods()
         forms = [f for f in [self.model_form, *(r.form for r in self.rows.values() if r.check.isChecked())] if f]
         bad = next((f for f in forms if f.errors()), None)
         if bad is not None:

@@ -4,8 +4,8 @@ the binarisation recipe with a live preview of the features it makes."""
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QSplitter, QTableView,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QSplitter,
+                               QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from veil.engine import BadInput, BinaryMatrix, Role, Table
 
@@ -143,8 +143,9 @@ class DatasetPanel(QWidget):
             self.table_model.set_table(data)
             self._summarise(self.columns_view.currentIndex().row())
             self.column_problem.show_message("")
-        fit_columns(self.steps_view, max_width=160)
-        fit_columns(self.features_view, max_width=240)
+        for view in (self.steps_view, self.features_view):
+            fit_columns(view, max_width=130)
+            view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)  # names take what is left
         self._describe_features()
 
     def _describe_features(self) -> None:

@@ -235,8 +235,8 @@ class ColumnsModel(QAbstractTableModel):
 class StepsModel(QAbstractTableModel):
     """The binarisation recipe: a row per column that can become features, its rule editable."""
 
-    HEADERS = ("column", "kind", "rule", "bins", "cut points", "features")
-    RULE, BINS, CUTS = 2, 3, 4
+    HEADERS = ("column", "rule", "bins", "cut points", "features")
+    RULE, BINS, CUTS, COUNT = 1, 2, 3, 4
     problem = Signal(str)
 
     def __init__(self, dataset: DatasetState, parent=None):
@@ -269,8 +269,6 @@ class StepsModel(QAbstractTableModel):
         if role in (Qt.DisplayRole, Qt.EditRole):
             if c == 0:
                 return name
-            if c == 1:
-                return kind.value
             if c == self.RULE:
                 return step.rule if step else LEAVE_OUT
             if c == self.BINS:
@@ -280,6 +278,10 @@ class StepsModel(QAbstractTableModel):
             return self._counts.get(name, "0") if step else "—"
         if role == CHOICES and c == self.RULE:
             return list(rules_for(kind))
+        if role == Qt.ToolTipRole and c == 0:
+            return f"{name}: {kind.value}"
+        if role == Qt.TextAlignmentRole and c == self.COUNT:
+            return _RIGHT
         if role == Qt.ForegroundRole and not step:
             return QColor("#888888")
         return None

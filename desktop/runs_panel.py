@@ -44,6 +44,10 @@ class RunsPanel(QWidget):
         self.cancel_all.clicked.connect(controller.cancel_all)
         self.clear = QPushButton("Clear finished")
         self.clear.clicked.connect(runs.clear_finished)
+        self.details = QPushButton("Details…")
+        self.details.setToolTip("Why the selected run failed, with the technical details")
+        self.details.setEnabled(False)
+        self.details.clicked.connect(self._show_details)
         self.results_model = ResultsModel(runs)
         self.results_view = fast_table(QTableView())
         self.results_view.setModel(self.results_model)
@@ -60,7 +64,7 @@ class RunsPanel(QWidget):
         lv, rv = QVBoxLayout(left), QVBoxLayout(right)
         for v in (lv, rv):
             v.setContentsMargins(4, 2, 4, 2)
-        lv.addLayout(_header("Queue", self.clear, self.cancel_all))
+        lv.addLayout(_header("Queue", self.details, self.clear, self.cancel_all))
         lv.addWidget(self.queue_view)
         rv.addLayout(_header("Results", self.clear_results, self.export))
         rv.addWidget(self.results_view)
@@ -71,10 +75,25 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
+        self.queue_view.selectionModel().selectionChanged.connect(self._selection_changed)
+        runs.changed.connect(lambda _e: self._selection_changed())
         self._ticker = QTimer(self)
         self._ticker.setInterval(250)
         self._ticker.timeout.connect(self.runs_model.tick)
         controller.busy_changed.connect(lambda busy: self._ticker.start() if busy else self._ticker.stop())
+
+    def _selected_entry(self):
+        rows = self.queue_view.selectionModel().selectedRows()
+        return self.runs_model.entry(rows[0].row()) if rows else None
+
+    def _selection_changed(self, *_):
+        entry = self._selected_entry()
+        self.details.setEnabled(entry is not None and entry.failure is not None)
+
+    def _show_details(self) -> None:
+        entry = self._selected_entry()
+        if entry is not None and entry.failure is not None:
+            self.details_requested.emit(entry)
 
     def _queue_clicked(self, index) -> None:
         entry = self.runs_model.entry(index.row())

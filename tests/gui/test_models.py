@@ -69,7 +69,7 @@ def test_steps_model_edits_rules_and_cut_points(dataset):
     assert dataset.step("age").rule == "cuts" and len(dataset.step("age").cuts) == 3
     assert steps.setData(steps.index(row, StepsModel.CUTS), "30; 60")
     assert dataset.step("age").cuts == (30.0, 60.0)
-    assert steps.data(steps.index(row, 5)) == "3"  # three features
+    assert steps.data(steps.index(row, StepsModel.COUNT)) == "3"  # three features
     assert steps.setData(steps.index(row, StepsModel.RULE), "leave out") and dataset.step("age") is None
 
 

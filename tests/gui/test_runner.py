@@ -138,6 +138,12 @@ def test_a_failing_plugin_shows_an_error_and_the_app_stays_usable(slow_window, q
     assert "Traceback" in box.detailedText() and "RuntimeError" in box.detailedText()
     assert "failed" in slow_window.runs_panel.runs_model.index(0, 1).data()
     box.close()
+    panel = slow_window.runs_panel
+    panel.queue_view.selectRow(0)
+    assert panel.details.isEnabled()
+    panel.details.click()  # details on demand, again
+    assert slow_window.last_error.isVisible() and "RuntimeError" in slow_window.last_error.detailedText()
+    slow_window.last_error.close()
 
     choose(slow_window, "all-features")
     with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=10_000):
