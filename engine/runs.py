@@ -116,10 +116,10 @@ def prepare(data, algorithm, recipe: Recipe | None = None):
     """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot."""
     accepts = algorithm.accepts
     if isinstance(data, Table):
+        if BINARY in accepts and (recipe is not None or TABLE not in accepts):
+            return (recipe or Recipe.default_for(data)).apply(data)  # an explicit recipe asks for binary data
         if TABLE in accepts:
             return data
-        if BINARY in accepts:
-            return (recipe or Recipe.default_for(data)).apply(data)
     elif isinstance(data, BinaryMatrix):
         if BINARY in accepts or TRANSACTIONS in accepts:
             return data

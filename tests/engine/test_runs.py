@@ -163,3 +163,13 @@ def test_nested_protocol_reruns_the_method_on_training_folds():
     assert Recorder.seen == [100, 75, 75, 75, 75]
     nested = result.metrics["auc:folds=4,protocol=nested"]
     assert 0.6 < nested <= 1.0 and abs(nested - result.metrics["auc"]) < 0.1
+
+
+def test_an_explicit_recipe_makes_a_table_binary_for_methods_that_take_both(reg):
+    from veil.engine import Recipe, Step
+
+    recipe = Recipe((Step("sex", "equals", value="F"),), "y")
+    plain = execute(reg, small_table(), RunSpec(PluginCall("all-features")))
+    binary = execute(reg, small_table(), RunSpec(PluginCall("all-features"), recipe=recipe))
+    assert plain.release.selected_features == ("zip", "sex")
+    assert binary.release.selected_features == ("sex=F",)
