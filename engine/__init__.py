@@ -19,11 +19,13 @@ from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Imp
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
-                      Release, Verdict, feature_subset)
+                      Release, Verdict, class_sizes, describe_failures, feature_subset)
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                           class_sizes_per_record, kac, kac_per_record, partition_of)
 from .datasource import DataSource, demo_path, load_demo
-from .export import ExportOptions, read_manifest, verify_file, verify_manifest, write_release
+from .assessment import ReportOptions
+from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
+from .report import regenerate_report
 from .project import Project
 from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, prepare
 from .study import Study, run_study, summarise

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .datasource import DataSource, input_path, input_rows
+from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
-from .export import ExportOptions, verify_file, verify_manifest, write_release
+from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
+from .export import ExportOptions, export_release, verify_file, verify_manifest
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
@@ -41,6 +42,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the risk threshold must be a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the risk threshold must be between 0 and 1, got {value}")
+    return value
+
+
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -62,7 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
     r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
+    r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
+    r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
+                   help="a record is at risk when its re-identification risk exceeds this "
+                        f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
     r.add_argument("--out", help="output folder")
+
+    rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
+    rp.add_argument("folder", help="the folder holding manifest.json and the released file")
+    rp.add_argument("--risk-threshold", type=_threshold, help="risk threshold (default: the manifest's)")
+    rp.add_argument("--no-utility", action="store_true", help="do not retrain the classifier; show the recorded figures")
 
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
@@ -147,6 +167,7 @@ def cmd_run(args, registry) -> int:
         if given:
             raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
         project = Project.load(args.project)
+        source = project.data
         data = project.load_data(registry)
         specs = list(project.runs)
         if not specs:
@@ -156,7 +177,8 @@ def cmd_run(args, registry) -> int:
             raise BadInput("no input: give --data FILE, --demo or a project file")
         if not args.method:
             raise BadInput("no method: give --method NAME (see `veil plugins`)")
-        data = _source(args).load(registry)
+        source = _source(args)
+        data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
         specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
     if not args.out:
@@ -173,8 +195,10 @@ def cmd_run(args, registry) -> int:
             result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
         finally:
             progress.close()
-        manifest = write_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
-                                 input_path=input_path(data), input_rows=input_rows(data), version=__version__)
+        report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
+        manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
+                                  report=report, source=source, project=args.project, version=__version__,
+                                  ctx=Context(spec.seed)).manifest
         if manifest["privacy_model"]["name"] is None:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
@@ -204,6 +228,19 @@ def cmd_study(args, registry) -> int:
     for n, call in enumerate(study.charts, start=1):
         save_chart(registry, call, results, out, stem=f"chart-{n}-{call.name}")
     print(out)
+    return EXIT_OK
+
+
+def cmd_report(args, registry) -> int:
+    from .report import regenerate_report
+
+    done = regenerate_report(registry, args.folder, risk_threshold=args.risk_threshold, utility=not args.no_utility)
+    for path in done.paths.values():
+        print(path)
+    if not done.release_intact:
+        state = "has changed since it was exported" if done.checks.get("release") == "changed" else "is missing"
+        print(f"veil: the released file {state}; the report says so", file=sys.stderr)
+        return EXIT_PRIVACY
     return EXIT_OK
 
 
@@ -268,7 +305,8 @@ def cmd_plugins(args, registry) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "inspect": cmd_inspect, "plugins": cmd_plugins}
+COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "report": cmd_report, "inspect": cmd_inspect,
+            "plugins": cmd_plugins}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,21 @@ class Release:
     selected_features : list of str, optional
         For feature selection: the chosen features, in selection order.
     details : dict
-        Method-specific results worth reporting (candidate tables, flip rates, ε spent, …).
+        Method-specific results worth reporting (candidate tables, flip rates, …). The manifest
+        keeps them (made JSON-safe) and the report lists them. Two keys have a fixed meaning:
+
+        ``details["epsilon_spent"]`` (float)
+            A differentially private method puts the privacy budget ε its release consumed here
+            (selection and release together), e.g. ``1.0``.
+        ``details["assumptions"]`` (list of str)
+            The assumptions its guarantee rests on, in words a data holder can read (SPEC's
+            caveats), e.g. ``["neighbouring datasets differ in the feature values of one record",
+            "class sizes are public"]``.
+
+        When ``epsilon_spent`` is present the manifest's ``privacy_budget`` is
+        ``{"epsilon_spent": …, "assumptions": […]}`` and the report shows both prominently.
+    notes : tuple of str
+        Remarks for the reader of the report ("all features released", …).
     """
 
     kind: str
@@ -73,9 +87,22 @@ class Release:
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 
+    def class_sizes(self) -> np.ndarray:
+        """Size of each record's equivalence class on the quasi-identifiers."""
+        return class_sizes(self.quasi_identifier_frame())
+
     def roles(self) -> dict:
         return {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
                 "sensitive": list(self.sensitive)}
+
+
+def class_sizes(frame: pd.DataFrame) -> np.ndarray:
+    """Size of each record's equivalence class: the records equal to it on every column of ``frame``
+    (missing values compare equal). With no columns every record is in one class of size n."""
+    if frame.shape[1] == 0:
+        return np.full(len(frame), len(frame), dtype=np.int64)
+    group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
+    return np.bincount(group)[group].astype(np.int64)
 
 
 def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None) -> Release:
@@ -134,6 +161,9 @@ class Verdict:
         Indices of the records that break the model (empty when it holds).
     message : str
         One sentence a data holder can read.
+    measure : str
+        What ``per_record`` holds, in words ("group size", "containment support"); used when the
+        failing records are listed.
     """
 
     model: str
@@ -143,6 +173,7 @@ class Verdict:
     message: str
     per_record: np.ndarray | None = None
     failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    measure: str = ""
 
     def to_dict(self) -> dict:
         return {"model": self.model, "params": self.params, "holds": bool(self.holds),
@@ -154,3 +185,34 @@ def _plain(v):
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def describe_failures(verdict: Verdict, release: Release, *, limit: int = 3, rows: np.ndarray | None = None) -> str:
+    """Which records fail and why, on one line: at most ``limit`` of them, each with its row number
+    (1-based, in ``release.frame``, or ``rows[i] + 1`` when ``rows`` maps them elsewhere), its
+    quasi-identifier values and the size of its group.
+
+    >>> describe_failures(verdict, release)  # doctest: +SKIP
+    'row 4 (age_band=20-29, sex=F: a group of 1), row 9 (…: a group of 1) and 3 more'
+    """
+    failing = np.asarray(verdict.failing_rows, dtype=np.int64)
+    if len(failing) == 0:
+        return ""
+    sizes = release.class_sizes()
+    qi = release.quasi_identifier_frame()
+    shown = []
+    for i in failing[:limit]:
+        number = int(rows[i] if rows is not None else i) + 1
+        values = ", ".join(f"{c}={_short(qi.iat[i, j])}" for j, c in enumerate(qi.columns[:4]))
+        values += ", …" if qi.shape[1] > 4 else ""
+        why = f"a group of {int(sizes[i])}"
+        if verdict.measure and verdict.measure != "group size" and verdict.per_record is not None:
+            why += f", {verdict.measure} {_short(verdict.per_record[i])}"
+        shown.append(f"row {number} ({values}: {why})" if values else f"row {number} ({why})")
+    more = len(failing) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def _short(v, width: int = 24) -> str:
+    text = " ".join(str(_plain(v)).split())
+    return text if len(text) <= width else text[: width - 1] + "…"

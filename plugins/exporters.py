@@ -3,9 +3,16 @@
 The engine makes every write atomic and re-checks the file each exporter reads back. CSV, TSV and
 Excel escape text cells a spreadsheet would run as a formula (leading ``= + - @``, tab or carriage
 return) by prefixing an apostrophe; ``read_back`` reverses it, so a round trip is exact.
+
+CSV and TSV follow RFC 4180: CRLF between records, so a cell holding a lone carriage return is
+quoted and reads back whole. Excel stores line breaks as LF and no other control character: a
+carriage return inside a cell is written as a line feed, and a cell with another control
+character is refused (export CSV or Parquet instead).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -50,7 +57,8 @@ class CsvExporter(Exporter):
     sep = ","
 
     def write(self, frame, path, params):
-        escape_formulas(frame).to_csv(path, index=False, sep=self.sep, lineterminator="\n", encoding="utf-8")
+        # CRLF (RFC 4180): the writer quotes any cell holding \r or \n, so a lone \r cannot split a record
+        escape_formulas(frame).to_csv(path, index=False, sep=self.sep, lineterminator="\r\n", encoding="utf-8")
 
     def read_back(self, path):
         frame = pd.read_csv(path, sep=self.sep, keep_default_na=False, na_values=[""], dtype_backend="numpy_nullable")
@@ -72,11 +80,28 @@ class ExcelExporter(Exporter):
     def write(self, frame, path, params):
         if len(frame) > 1_048_575 or frame.shape[1] > 16_384:
             raise BadInput("the release is larger than an Excel sheet allows; export CSV or Parquet instead")
-        escape_formulas(frame).to_excel(path, index=False, engine="openpyxl")
+        escape_formulas(excel_text(frame)).to_excel(path, index=False, engine="openpyxl")
 
     def read_back(self, path):
         frame = pd.read_excel(path, engine="openpyxl", keep_default_na=False, na_values=[""])
         return unescape_formulas(_plain_dtypes(frame))
+
+
+_EXCEL_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def excel_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text as an Excel cell can hold it: CR and CRLF become LF; any other control character is refused."""
+    out = frame.copy()
+    for j, c in enumerate(out.columns):
+        if not (out[c].dtype == object or pd.api.types.is_string_dtype(out[c])):
+            continue
+        for i, v in enumerate(out[c]):
+            if isinstance(v, str) and _EXCEL_ILLEGAL.search(v):
+                raise BadInput(f"row {i + 1}, column {c!r} holds a control character that Excel cannot store; "
+                               f"export CSV or Parquet instead")
+        out[c] = out[c].map(lambda v: v.replace("\r\n", "\n").replace("\r", "\n") if isinstance(v, str) else v)
+    return out
 
 
 class ParquetExporter(Exporter):

@@ -9,17 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from veil.engine import BadInput, KAnonymityConstraint, PrivacyModel, Verdict, hookimpl, param
-
-
-def class_sizes(frame: pd.DataFrame) -> np.ndarray:
-    """Size of each record's equivalence class (records equal on every column of ``frame``)."""
-    if frame.shape[1] == 0:
-        return np.full(len(frame), len(frame), dtype=np.int64)
-    group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
-    return np.bincount(group)[group].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -33,21 +24,37 @@ class KAnonymity(PrivacyModel):
     paper = "000_0106b4def2026c16"
     description = "Every record shares its quasi-identifier values with at least k−1 others."
     Params = KParams
+    caveats = ("k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
+               "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
+               "t-closeness protect sensitive columns.",)
 
     def check(self, release, params):
         n = release.n_rows
         if params.k > n:
             raise BadInput(f"k = {params.k} is larger than the number of records ({n})")
-        sizes = class_sizes(release.quasi_identifier_frame())
+        sizes = release.class_sizes()
         smallest = int(sizes.min()) if n else 0
         failing = np.flatnonzero(sizes < params.k)
         holds = len(failing) == 0
         if holds:
-            msg = f"holds: the smallest group has {smallest} records (k = {params.k})"
+            msg = f"holds: the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
         else:
             msg = (f"fails: {len(failing)} of {n} records are in groups smaller than k = {params.k} "
-                   f"(smallest group: {smallest}; first failing record: row {failing[0] + 1})")
-        return Verdict(self.name, {"k": params.k}, holds, smallest, msg, sizes, failing)
+                   f"(smallest group: {smallest})")  # the engine lists the failing records themselves
+        return Verdict(self.name, {"k": params.k}, holds, smallest, msg, sizes, failing, measure="group size")
+
+    @staticmethod
+    def explain(params: dict, holds: bool, value) -> str:
+        """The verdict in one sentence for the report's headline."""
+        k = int(params.get("k", 0))
+        if not holds:
+            return f"k-anonymity with k = {k} does not hold: some records share their quasi-identifiers with " \
+                   f"fewer than {k - 1} others."
+        if k <= 1:
+            return "k-anonymity with k = 1 holds, which protects nothing: a record may be the only one with its " \
+                   "quasi-identifiers."
+        others = "1 other" if k == 2 else f"{k - 1} others"
+        return f"k-anonymity with k = {k} holds: every record shares its quasi-identifiers with at least {others}."
 
     def selection_constraint(self, matrix, params):
         if params.k > matrix.n_rows:

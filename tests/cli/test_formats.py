@@ -28,7 +28,7 @@ def test_format_writes_a_release_verify_accepts(veil, small_csv, tmp_path, fmt):
                   "--out", out)
     assert result.code == 0, result.err
     release = out / f"release.{EXTENSIONS[fmt]}"
-    assert sorted(p.name for p in all_files(out)) == sorted(["manifest.json", release.name])
+    assert sorted(p.name for p in all_files(out)) == sorted(["manifest.json", release.name, "report.html", "report.pdf"])
     m = read_manifest(out)
     assert m["output"]["path"] == release.name and m["output"]["format"] == fmt
     columns = m["output"]["columns"]

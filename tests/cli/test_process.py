@@ -58,3 +58,21 @@ def test_version_and_help(veil_process):
     assert version.code == 0 and version.out.startswith("veil ")
     helped = veil_process("run", "--help")
     assert helped.code == 0 and "--model" in helped.out and helped.err == ""
+
+
+def test_report_as_a_process(veil_process, small_csv, tmp_path):
+    out = tmp_path / "out"
+    assert veil_process("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band,sex", "--model",
+                        "k-anonymity:k=2", "--method", "all-features", "--metrics", "sfc", "--no-report",
+                        "--out", out).code == 0
+    result = veil_process("report", out, "--no-utility", script=True)
+    assert result.code == 0, result.err
+    assert result.out.split() == [str(out / "report.html"), str(out / "report.pdf")] and result.err == ""
+
+
+@pytest.mark.parametrize("argv", [("report", "nowhere"), ("report", ".", "--risk-threshold", "2"),
+                                  ("run", "--demo", "--method", "all-features", "--risk-threshold", "x",
+                                   "--out", "out")],
+                         ids=["no manifest", "threshold above 1", "threshold not a number"])
+def test_bad_report_input_as_a_process(veil_process, argv):
+    assert_bad_input(veil_process(*argv))

@@ -156,3 +156,27 @@ def test_demo_project(veil, tmp_path):
     path.write_text(json.dumps({"veil_project": 1, "data": {"demo": True}, "runs": [RUN]}), encoding="utf-8")
     assert veil("run", path, "--out", tmp_path / "out").code == 0
     assert read_manifest(tmp_path / "out")["input"]["rows"] == 5000
+
+
+def test_the_manifest_records_the_project_file_and_the_report_reads_its_data_again(veil, small_csv, tmp_path):
+    project = project_file(tmp_path, small_csv)
+    out = tmp_path / "out"
+    assert veil("run", project, "--out", out).code == 0
+    m = read_manifest(out)
+    assert m["project"] == {"path": str(project.resolve()), "sha256": sha256(project)}
+    assert m["input"]["read"]["path"] == str(small_csv.resolve())
+    assert m["risk"]["before"]["max"] == 1.0  # postcode makes every input record unique
+    regenerated = veil("report", out, "--no-utility")
+    assert regenerated.code == 0, regenerated.err
+    assert regenerated.out.split() == [str(out / "report.html"), str(out / "report.pdf")]
+    assert read_manifest(out) == m
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Project file" in html and m["project"]["sha256"] in html and "The input file matches" in html
+
+
+def test_a_run_without_a_project_records_none(veil, small_csv, tmp_path):
+    out = tmp_path / "out"
+    assert veil("run", "--data", small_csv, "--identifier", "name", "--method", "all-features", "--metrics", "sfc",
+                "--no-report", "--out", out).code == 0
+    assert read_manifest(out)["project"] is None
+    assert sorted(p.name for p in all_files(out)) == ["manifest.json", "release.csv"]

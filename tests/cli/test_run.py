@@ -48,7 +48,7 @@ def test_demo_run_prints_the_folder_and_warns_no_privacy_claim(veil, tmp_path):
     assert result.code == 0, result.err
     assert result.out.strip() == str(out)
     assert "no privacy" in result.err
-    assert sorted(p.name for p in all_files(out)) == ["manifest.json", "release.csv"]
+    assert sorted(p.name for p in all_files(out)) == ["manifest.json", "release.csv", "report.html", "report.pdf"]
 
 
 def test_manifest_describes_the_run(demo_release, demo_schema):
@@ -59,7 +59,10 @@ def test_manifest_describes_the_run(demo_release, demo_schema):
     assert m["privacy_model"]["params"] == {}
     assert "no privacy claim" in m["privacy_model"]["note"]
     assert m["seed"] == 7
-    assert m["input"] == {"path": str(demo_path()), "sha256": sha256(demo_path()), "rows": 5000}
+    assert {k: m["input"][k] for k in ("path", "sha256", "rows")} == {"path": str(demo_path()),
+                                                                     "sha256": sha256(demo_path()), "rows": 5000}
+    assert m["input"]["read"]["demo"] is True  # how to read it again, for `veil report`
+    assert [c["name"] for c in m["input"]["schema"]] == [c["name"] for c in demo_schema["columns"]]
     released = demo_columns(demo_schema, "quasi-identifier", "sensitive", "insensitive", "target")
     assert m["output"]["path"] == "release.csv"
     assert m["output"]["rows"] == 5000
@@ -256,5 +259,5 @@ def test_release_files_honour_the_umask(veil, tmp_path):
         assert veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
     finally:
         os.umask(previous)
-    for name in ("release.csv", "manifest.json"):
+    for name in ("release.csv", "manifest.json", "report.html", "report.pdf"):
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o644, name

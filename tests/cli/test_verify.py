@@ -38,6 +38,20 @@ def test_failure_message_says_how_many_records_fail(veil, bare):
     assert "6 of 6" in result.out
 
 
+def test_failure_message_lists_a_few_failing_records_and_why(veil, bare):
+    result = veil("verify", bare, "--model", "k-anonymity:k=3", "--quasi", "a,b")
+    assert result.code == 1 and len(result.out.splitlines()) == 1
+    assert ("failing records: row 1 (a=1, b=x: a group of 2), row 2 (a=1, b=x: a group of 2), "
+            "row 3 (a=2, b=y: a group of 2) and 3 more") in result.out
+
+
+def test_bare_binary_file_against_k_ac_with_a_target(veil, write_file):
+    """{a,b} is contained in 2 records, {b} in 3, {a} in 4: k-AC holds for k = 2, not 3 (the target is no feature)."""
+    data = write_file("bin.csv", "a,b,y\n1,0,0\n1,0,1\n1,1,0\n1,1,1\n0,1,0\n0,0,1\n")
+    assert veil("verify", data, "--model", "k-ac:k=2", "--target", "y").code == 0
+    assert veil("verify", data, "--model", "k-ac:k=3", "--target", "y").code == 1
+
+
 def test_bare_file_in_another_format(veil, write_file):
     data = write_file("bare.tsv", BARE.replace(",", "\t"))
     assert veil("verify", data, "--model", "k-anonymity:k=2", "--quasi", "a,b").code == 0

@@ -1,0 +1,179 @@
+"""Risk and utility of a release next to the data it came from: the numbers of the report.
+
+"Before" is the same kind of data before the method ran: every candidate column of the input
+(its quasi-identifiers at their original values, or every feature of a binary matrix), as
+:func:`before_release` builds it. "After" is the release as read back from the written file. Both
+go through the registry's metric plugins (``prosecutor-risk-max``, ``prosecutor-risk-avg``,
+``records-at-risk``; ``auc`` and ``accuracy``), so the report computes nothing a plugin does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .binary import BinaryMatrix
+from .jobs import Context
+from .release import Release, feature_subset
+from .table import Table
+
+RISK_METRICS = {"max": "prosecutor-risk-max", "avg": "prosecutor-risk-avg", "at_risk": "records-at-risk"}
+UTILITY_METRICS = {"auc": "auc", "accuracy": "accuracy"}
+GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
+DEFAULT_RISK_THRESHOLD = 0.2
+MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
+MAX_UTILITY_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the report computes and writes.
+
+    Attributes
+    ----------
+    risk_threshold : float
+        A record is "at risk" when its re-identification risk exceeds this (default 0.2: groups
+        smaller than 5; see ``plugins/risk_metrics.py`` for the reasoning).
+    utility : bool
+        Train the classifier on the original and on the release (the slow part).
+    html, pdf : bool
+        Which report files to write.
+    """
+
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD
+    utility: bool = True
+    html: bool = True
+    pdf: bool = True
+
+
+def before_release(data) -> Release | None:
+    """The input as if released whole: every non-identifier column (or every feature), original values.
+
+    Its quasi-identifiers are the columns marked so (all candidate columns when none is), exactly as
+    a feature-selection release of the same data would mark them. None when the data is too large
+    to lay out densely.
+    """
+    if isinstance(data, BinaryMatrix):
+        if data.n_rows * max(data.n_features, 1) > MAX_CELLS:
+            return None
+        return feature_subset(data, list(range(data.n_features)))
+    if isinstance(data, Table):
+        target = data.schema.target
+        return feature_subset(data, [c for c in data.released_columns() if c != target])
+    return None
+
+
+def release_as_written(frame: pd.DataFrame, roles: Mapping) -> Release:
+    """A release rebuilt from a file read back and the roles its manifest records."""
+    return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
+                   sensitive=tuple(roles.get("sensitive") or ()))
+
+
+def assess(registry, original, before: Release | None, after: Release | None, options: ReportOptions,
+           ctx: Context | None = None) -> dict:
+    """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
+    ctx = ctx or Context(0)
+    risk = {"model": "prosecutor", "threshold": float(options.risk_threshold),
+            "before": _risk(registry, original, before, options.risk_threshold, ctx),
+            "after": _risk(registry, original, after, options.risk_threshold, ctx)}
+    utility = None
+    if options.utility:
+        utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0))
+    return {"risk": risk, "utility": utility}
+
+
+def _risk(registry, original, release: Release | None, threshold: float, ctx) -> dict | None:
+    if release is None:
+        return None
+    values = {}
+    for key, name in RISK_METRICS.items():
+        metric = registry.metric(name)
+        params = metric.params({"threshold": threshold} if key == "at_risk" else {})
+        values[key] = _number(metric.compute(original, release, params, ctx))
+    sizes = release.class_sizes()
+    return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
+            "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
+            "smallest_group": int(sizes.min()) if len(sizes) else None,
+            **values, "group_sizes": group_size_shares(sizes)}
+
+
+def group_size_shares(sizes: np.ndarray) -> dict:
+    """Share of records by the size of their group (1, 2, 3-4, 5-9, 10-19, 20+)."""
+    n = len(sizes)
+    out = {}
+    for lo, hi, label in GROUP_SIZE_BINS:
+        inside = (sizes >= lo) if hi is None else ((sizes >= lo) & (sizes <= hi))
+        out[label] = float(inside.sum() / n) if n else 0.0
+    return out
+
+
+def _utility(registry, original, before: Release | None, after: Release | None, ctx) -> dict:
+    target = (after or before).target if (after or before) is not None else None
+    out = {"classifier": "LinearSVC (squared hinge, C tuned on an inner split), stratified 5-fold cross-validation",
+           "target": target, "before": None, "after": None, "note": None}
+    if target is None:
+        out["note"] = "the data has no target column, so no classifier was trained"
+        return out
+    too_big = [r for r in (before, after) if r is not None and r.n_rows > MAX_UTILITY_ROWS]
+    if too_big:
+        out["note"] = (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
+                       f"(run the auc and accuracy metrics on a sample instead)")
+        return out
+    for i, (side, release) in enumerate((("before", before), ("after", after))):
+        if release is None:
+            continue
+        sub = ctx.child(i / 2, (i + 1) / 2)
+        out[side] = {}
+        for key, name in UTILITY_METRICS.items():
+            metric = registry.metric(name)
+            out[side][key] = _number(_memoised(metric, original, release, sub))
+    return out
+
+
+_MEMO: OrderedDict = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+_MEMO_SIZE = 32
+
+
+def _memoised(metric, original, release: Release, ctx: Context):
+    """``metric.compute`` with default parameters, remembered by the release's content.
+
+    The classifier metrics depend on the records, the target and the seed only, never on the row
+    order (they sort rows canonically), so a digest of the sorted row hashes is a sound key. Export
+    after export of the same input then trains the "before" classifier once, and an unchanged
+    release (all features) costs nothing more.
+    """
+    key = (type(metric).__module__, type(metric).__qualname__, ctx.seed, release.target, content_digest(release.frame))
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            return _MEMO[key]
+    value = metric.compute(original, release, metric.params(), ctx)
+    with _MEMO_LOCK:
+        _MEMO[key] = value
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return value
+
+
+def content_digest(frame: pd.DataFrame) -> str:
+    """SHA-256 of a frame's columns, dtypes and rows, independent of the row order."""
+    h = hashlib.sha256()
+    h.update("\x1f".join(f"{c}:{frame[c].dtype}" for c in frame.columns).encode())
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy() if len(frame.columns) else np.zeros(0, np.uint64)
+    h.update(np.sort(rows).tobytes())
+    h.update(str(len(frame)).encode())
+    return h.hexdigest()
+
+
+def _number(v) -> float | None:
+    if v is None:
+        return None
+    v = float(v)
+    return v if np.isfinite(v) else None
