@@ -17,7 +17,8 @@ predicts the class C; an attacker uses the same attributes to predict the sensit
 
 The pure functions (:func:`competition_ranks`, :func:`e_scores`, :func:`rank_candidates`,
 :func:`pbi`, :func:`backward_elimination`, :func:`candidate_frame`) hold no state and compute no
-classifier; the desktop re-ranks through ``PrivacyAwareCandidates.rerank`` as its weight sliders move.
+classifier; the desktop re-ranks through ``PrivacyAwareCandidates.rerank`` as its weight sliders move
+and builds the release for the weights it settles on with ``PrivacyAwareCandidates.reselect``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import TABLE, Algorithm, BadInput, Metric, Role, Table, feature_subset, hookimpl, param
+from veil.engine import (TABLE, Algorithm, BadInput, Metric, Role, Table, feature_subset, hookimpl, param,
+                         params_to_dict)
 
 from .privacy_aware_cv import CLASSIFIERS, CrossValidation, encode, label_codes, paired_p_value
 
@@ -416,6 +418,24 @@ class PrivacyAwareCandidates(Algorithm):
             "chosen": ranking[0]["label"],
             "evaluations": cv.evaluations,
         }
+
+    @classmethod
+    def reselect(cls, data: Table, release, weights: Sequence[float]):
+        """The release this run would have made with other weights, from its details alone (no
+        classifier runs): what the desktop exports after its weight sliders moved."""
+        details = release.details
+        w = check_weights(weights)
+        values = dict(release.provenance.params) if release.provenance else {}
+        params = cls.params({**values, "w1": w[0], "w2": w[1], "w3": w[2]})
+        ranking = rank_candidates(details["candidates"], w)
+        chosen = details["candidates"][ranking[0]["index"]]
+        roles = resolve_roles(data, params.sensitive_is_class)
+        new = feature_subset(data, cls._released(chosen["subset"], roles, params),
+                             notes=cls._notes(chosen, roles, params),
+                             details={**details, "weights": list(w), "ranking": ranking, "chosen": chosen["label"]})
+        if release.provenance is None:
+            return new
+        return new.with_provenance(dataclasses.replace(release.provenance, params=params_to_dict(params)))
 
     @staticmethod
     def _released(subset, roles: Roles, params) -> list[str]:

@@ -301,6 +301,17 @@ def test_same_seed_same_result_and_rerank(registry):
     assert frame["chosen"].sum() == 1 and frame.loc[frame["chosen"], "label"].item() == a.details["chosen"]
 
 
+def test_reselect_equals_a_run_with_those_weights(registry):
+    table = synthetic()
+    first = run(registry, table, alpha=100.0, w1=0.8, w2=0.1, w3=0.1).release
+    cls = registry.get("algorithm", METHOD)
+    for w in ((0.1, 0.8, 0.1), (0.2, 0.2, 0.6), (0.8, 0.1, 0.1)):
+        again = run(registry, table, alpha=100.0, w1=w[0], w2=w[1], w3=w[2]).release
+        picked = cls.reselect(table, first, w)
+        assert picked.frame.equals(again.frame) and picked.details == again.details
+        assert picked.notes == again.notes and picked.provenance.params == again.provenance.params
+
+
 def test_progress_and_cancel_between_folds(registry):
     from veil.engine import CancelToken
 
