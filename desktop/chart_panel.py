@@ -9,7 +9,7 @@ from pathlib import Path
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
 from matplotlib.figure import Figure
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from veil.engine import BadInput, write_atomic
 from veil.engine.charts import draw
@@ -42,6 +42,8 @@ class ChartPanel(QWidget):
         self.save_chart_button.setToolTip("Save the chart as PNG or SVG")
         self.save_data_button = QPushButton("Save data…")
         self.save_data_button.setToolTip("Save the results the chart draws as CSV")
+        self.save_chart_button.clicked.connect(self._ask_save_chart)
+        self.save_data_button.clicked.connect(self._ask_save_data)
         top = QHBoxLayout()
         top.addWidget(QLabel("Chart"))
         top.addWidget(self.chooser)
@@ -134,6 +136,28 @@ class ChartPanel(QWidget):
         self.canvas.draw_idle()
 
     # -- saving ---------------------------------------------------------------------------------
+    def _ask_save_chart(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Save chart", f"{self.state.name}.png",
+                                                   "PNG image (*.png);;SVG drawing (*.svg)")
+        if path:
+            if not path.lower().endswith((".png", ".svg")):
+                path += ".svg" if "SVG" in chosen else ".png"
+            self._saving(self.save_chart, path)
+
+    def _ask_save_data(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the chart's data", f"{self.state.name}.csv",
+                                              "CSV (*.csv)")
+        if path:
+            self._saving(self.save_data, path if path.lower().endswith(".csv") else path + ".csv")
+
+    def _saving(self, save, path: str) -> None:
+        try:
+            save(path)
+        except (BadInput, OSError) as exc:
+            self.controller.error.emit("Cannot save", str(exc), "")
+            return
+        self.controller.message.emit(f"Saved {Path(path).name}")
+
     def save_chart(self, path: str | Path) -> Path:
         p = Path(path)
         fmt = p.suffix.lstrip(".").lower() or "png"

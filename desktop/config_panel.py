@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, Table
+from veil.engine import BINARY, TABLE, BadInput, Table
 
 from .forms import ParamForm
 from .state import offered_methods
@@ -48,6 +48,12 @@ class MethodRow(QWidget):
         inner.setContentsMargins(22, 0, 0, 6)
         if cls.description:
             inner.addWidget(muted(cls.description))
+        self.features = QCheckBox("on the binary features (see Features)")
+        self.features.setToolTip("This method takes the table as it is or its binary features; tick to give it "
+                                 "the features the recipe makes (the papers' setting for feature selection)")
+        self.features.setObjectName(f"features-{cls.name}")
+        self.features.setVisible(TABLE in cls.accepts and BINARY in cls.accepts)
+        inner.addWidget(self.features)
         inner.addWidget(self.form)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -236,6 +242,10 @@ class ConfigPanel(QScrollArea):
         with self._push():
             self.config.select(name, on)
 
+    def _features_toggled(self, name: str, on: bool) -> None:
+        with self._push():
+            self.config.set_binary(name, on)
+
     def _method_form_changed(self, name: str) -> None:
         form = self.rows[name].form
         with self._push():
@@ -270,6 +280,7 @@ class ConfigPanel(QScrollArea):
                 row = MethodRow(cls)
                 row.check.toggled.connect(lambda on, n=cls.name: self._method_toggled(n, on))
                 row.form.changed.connect(lambda n=cls.name: self._method_form_changed(n))
+                row.features.toggled.connect(lambda on, n=cls.name: self._features_toggled(n, on))
                 self.rows[cls.name] = row
                 self.methods_layout.insertWidget(i, row)
                 self._method_form_changed(cls.name)
@@ -309,6 +320,7 @@ class ConfigPanel(QScrollArea):
                 self.model_form.set_values(choice.values, choice.sweeps)
             for name, row in self.rows.items():
                 row.check.setChecked(name in self.config.selected)
+                row.features.setChecked(name in self.config.binary)
                 choice = self.config.choice("algorithm", name)
                 row.form.set_values(choice.values, choice.sweeps)
             for name, check in self.metric_boxes.items():

@@ -28,6 +28,7 @@ from veil.engine import CancelToken, Cancelled, Context
 from .tasks import Failure
 
 _workers: weakref.WeakSet = weakref.WeakSet()
+_stuck: list = []  # workers whose job ignored cancellation at shutdown (see Runner.shutdown)
 # The GUI thread takes the GIL afresh for every call from Qt into Python (each model.data(), each
 # delegate paint, each slot). Against a job running pure Python, every such take waits up to one
 # switch interval (5 ms by default), so a repaint making a few dozen calls would stall the event
@@ -152,13 +153,20 @@ class Runner(QObject):
         return self._running
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Cancel every job, stop the worker and wait for it; True when the thread has ended."""
+        """Cancel every job, stop the worker and wait for it; True when the thread has ended.
+
+        A job that ignores cancellation cannot be killed (Python threads cannot be); its thread is
+        then kept referenced until the process ends, rather than destroyed while running (which
+        would abort the whole application)."""
         if not self._closed:
             self._closed = True
             for job in self._jobs.values():
                 job.token.cancel()
             self._queue.put(None)
-        return self._worker.wait(timeout_ms)
+        ended = self._worker.wait(timeout_ms)
+        if not ended:
+            _stuck.append(self._worker)
+        return ended
 
     # -- the worker's reports, received on the GUI thread ---------------------------------------
     @Slot(int)

@@ -231,6 +231,7 @@ class ConfigState:
         self.metric_params: dict[str, dict] = {}  # metric -> the values that differ from its defaults
         self.seed = 0
         self.repeats = 1
+        self.binary: set[str] = set()  # methods taking a table or features, asked to take the features
         self.changed = Event()
 
     def choice(self, kind: str, name: str) -> PluginChoice:
@@ -308,7 +309,8 @@ class ConfigState:
             sweep[key] = values
         study = Study(methods=(PluginCall(name, choice.fixed()),),
                       model=PluginCall(model.name, model.fixed()) if model else None, sweep=sweep,
-                      repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(), recipe=recipe)
+                      repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
+                      recipe=recipe if self.on_features(cls, data) else None)
         runs = []
         for spec in study.runs(registry):
             cls.params(spec.method.params)
@@ -317,6 +319,18 @@ class ConfigState:
             setting = {k: _swept_value(spec, k) for k in sweep}
             runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
         return runs
+
+    def on_features(self, cls, data) -> bool:
+        """Whether ``cls`` runs on the binary features of the recipe: always for a method that
+        cannot take a table; by choice for one that takes both (the engine binarises a table
+        exactly when the run names a recipe)."""
+        if not isinstance(data, Table) or BINARY not in cls.accepts:
+            return False
+        return TABLE not in cls.accepts or cls.name in self.binary
+
+    def set_binary(self, method: str, on: bool) -> None:
+        (self.binary.add if on else self.binary.discard)(method)
+        self.changed.emit()
 
     def describe(self, planned: list[PlannedRun]) -> str:
         """One line: how many runs, of what, over which values."""
@@ -343,6 +357,7 @@ class ConfigState:
         if first.model:
             self.models[first.model.name] = _choice_from(first.model.name, [r.model.params for r in runs if r.model])
         self.selected = list(dict.fromkeys(r.method.name for r in runs))
+        self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
             self.methods[name] = _choice_from(name, [r.method.params for r in runs if r.method.name == name])
         self.metrics, self.metric_params = [], {}

@@ -74,3 +74,15 @@ def test_save_chart_and_data(with_results, qtbot, tmp_path):
                                                                                   "privacy-value"}
     with pytest.raises(BadInput, match="png or .svg"):
         panel.save_chart(tmp_path / "c.bmp")
+
+
+def test_the_save_buttons_ask_for_a_file(with_results, qtbot, tmp_path, monkeypatch):
+    panel = with_results.chart_panel
+    drawn(panel, qtbot)
+    target = tmp_path / "bars"
+    monkeypatch.setattr("veil.desktop.chart_panel.QFileDialog.getSaveFileName",
+                        lambda *a: (str(target), "SVG drawing (*.svg)"))
+    panel.save_chart_button.click()
+    assert (tmp_path / "bars.svg").exists()
+    panel.save_data_button.click()
+    assert (tmp_path / "bars.csv").exists()
