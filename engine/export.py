@@ -294,14 +294,21 @@ def privacy_budget(release: Release) -> dict | None:
 
 
 def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
-    entry = {"path": input_path, "sha256": result.release.provenance.input_sha256 if result.release.provenance
-             else None, "rows": input_rows}
+    """Where the input is (an absolute path, so ``veil report`` finds it from anywhere), its hash and
+    size, and how to read it again (read options and the schema of kinds and roles)."""
+    entry = {"path": _absolute(input_path), "sha256": result.release.provenance.input_sha256
+             if result.release.provenance else None, "rows": input_rows}
     if source is not None:
-        entry["read"] = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds")}
+        read = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds")}
+        entry["read"] = {**read, "path": _absolute(read.get("path"))} if read.get("path") else read
     table = next((d for d in (result.original, result.data) if isinstance(d, Table)), None)
     if table is not None:
         entry["schema"] = table.schema.to_dict()
     return entry
+
+
+def _absolute(path) -> str | None:
+    return str(Path(path).resolve()) if path else None
 
 
 def _project_entry(project) -> dict | None:

@@ -107,7 +107,7 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
                                                   "it outside the organisation that holds the data."])
     holds = bool(v.get("holds"))
     headline = explain(registry, pm["name"], pm.get("params") or {}, holds, v.get("value"))
-    lines.append(f"Checked again on the file as written, before it was given its name: {v.get('message', '')}.")
+    lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
@@ -135,7 +135,8 @@ def _released(registry, manifest: dict) -> Section:
     facts = [("Released file", f"{out.get('path')} ({_fmt_name(out.get('format'))}, "
                                f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
-             ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}")]
+             ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
+             ("Privacy model", _model_fact(registry, manifest))]
     removed = manifest.get("removed_identifiers") or []
     facts.append(("Identifier columns", f"removed, never released: {_names(removed)}" if removed
                   else "none were marked in the input"))
@@ -145,12 +146,21 @@ def _released(registry, manifest: dict) -> Section:
         facts.append(("Features kept", f"{len(features)}: {_names(features)}"))
     facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
                   if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
-    source = "the bundled demo data" if (inp.get("read") or {}).get("demo") else inp.get("path") or "not recorded"
+    source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
+              else Path(inp["path"]).name if inp.get("path") else "not recorded")
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')})"))
     project = manifest.get("project")
     if project:
         facts.append(("Project file", project.get("path")))
     return Section("What was released").add("facts", facts)
+
+
+def _model_fact(registry, manifest: dict):
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    if not pm.get("name"):
+        return "none: the release makes no privacy claim"
+    verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
+    return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
 
 
 def _risk_section(manifest: dict, doc: Document) -> Section:
@@ -206,7 +216,8 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
     if metrics:
-        rows = [[_title(registry, "metric", k), Num(_g(v), f"metrics.{k}", v)] for k, v in metrics.items()]
+        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v)]
+                for k, v in metrics.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
         sec.add("table", rows, header=["Measure", "Value"])
     return sec
@@ -287,6 +298,15 @@ def _fingerprints(manifest: dict, checks: dict) -> Section:
     if status:
         sec.add("list", status)
     return sec
+
+
+def _finding(message: str | None) -> str:
+    """A model's message without its leading "holds:"/"fails:" (the headline already says which)."""
+    text = (message or "").strip()
+    for word in ("holds:", "fails:"):
+        if text.lower().startswith(word):
+            return text[len(word):].strip()
+    return text
 
 
 def _check_text(key: str, state: str | None) -> str | None:
@@ -414,9 +434,10 @@ def _reload_input(registry, manifest: dict, checks: dict):
                 data = Table(data.frame, schema, data.source, data.sha256)
         recipe = Recipe.from_dict(manifest["recipe"]) if manifest.get("recipe") else None
         prepared = prepare(data, registry.algorithm(manifest["method"]["name"]), recipe)
-    except (VeilError, OSError, KeyError) as exc:
-        checks["input"] = f"could not be read again ({exc})"
-        checks["input_note"] = f"The input could not be read again ({exc}), so there are no “before” figures."
+    except Exception as exc:  # whatever the input has become, the report is still written, and says why
+        why = str(exc).split(";")[0]
+        checks["input"] = f"could not be read again ({why})"
+        checks["input_note"] = f"The input could not be read again ({why}), so there are no “before” figures."
         return None, None
     return prepared, before_release(prepared)
 

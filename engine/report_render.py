@@ -5,6 +5,7 @@ dependency and no Qt)."""
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import textwrap
@@ -15,8 +16,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.image import imread
 from matplotlib.patches import Rectangle
+from matplotlib.textpath import TextToPath
 
 from .assessment import GROUP_SIZE_BINS
 
@@ -173,7 +176,8 @@ def render_pdf(doc, path) -> None:
         writer.paragraph(doc.subtitle, size=9, color="#5b6672")
         writer.verdict(doc.verdict)
         for section in doc.sections:
-            writer.heading(section.heading)
+            short = any(b.kind == "code" for b in section.blocks)  # the fingerprints stay on one page
+            writer.heading(section.heading, keep=2.4 if short else 0.9)
             for b in section.blocks:
                 getattr(writer, f"block_{b.kind}")(b, doc)
         writer.finish()
@@ -218,9 +222,26 @@ class _PdfWriter:
         return size * 1.4 / 72
 
     @staticmethod
-    def wrap(text, width_in, size, mono=False):
-        per_char = size * (0.61 if mono else 0.5) / 72
-        return textwrap.wrap(str(text), max(8, int(width_in / per_char))) or [""]
+    def wrap(text, width_in, size, mono=False, weight="normal"):
+        """Greedy word wrap by the rendered width of the words (DejaVu Sans metrics)."""
+        limit = width_in * 72
+        space = _text_width(" ", size, weight, mono)
+        lines, line, used = [], [], 0.0
+        for word in str(text).split():
+            w = _text_width(word, size, weight, mono)
+            if line and used + space + w > limit:
+                lines.append(" ".join(line))
+                line, used = [], 0.0
+            if w > limit:  # a hash or a path longer than the line: cut it by characters
+                chunk = max(1, int(len(word) * limit / w))
+                pieces = textwrap.wrap(word, chunk, break_long_words=True)
+                lines += pieces[:-1]
+                word, w = pieces[-1], _text_width(pieces[-1], size, weight, mono)
+            used += (space if line else 0.0) + w
+            line.append(word)
+        if line:
+            lines.append(" ".join(line))
+        return lines or [""]
 
     def text(self, s, size=BODY, gap=0.0, x=MARGIN_X, **kw):
         self.ensure(self.line_height(size))
@@ -232,8 +253,8 @@ class _PdfWriter:
             self.text(line, size=size, x=x, **kw)
         self.y += gap
 
-    def heading(self, s):
-        self.ensure(0.9)  # keep a heading with the start of its section
+    def heading(self, s, keep=0.9):
+        self.ensure(keep)  # keep a heading with the start of its section
         self.y += 0.12
         self.fig.add_artist(Rectangle((MARGIN_X / PAGE_W, 1 - self.y / PAGE_H), TEXT_W / PAGE_W, 0.6 / 72 / PAGE_H,
                                       transform=self.fig.transFigure, color="#d8dee4"))
@@ -242,7 +263,7 @@ class _PdfWriter:
 
     def verdict(self, v):
         fg, bg = STATUS_COLOURS.get(v.status, STATUS_COLOURS["none"])
-        head = self.wrap(v.headline, TEXT_W - 0.5, 12.5)
+        head = self.wrap(v.headline, TEXT_W - 0.5, 12.5, weight="bold")
         lines = [w for line in v.lines for w in self.wrap(line, TEXT_W - 0.5, BODY)]
         height = len(head) * self.line_height(12.5) + len(lines) * self.line_height(BODY) + 0.35
         self.y += 0.15
@@ -292,7 +313,9 @@ class _PdfWriter:
         self.y += 0.1
 
     def _row(self, cells, widths, size, numeric=False, label_col=False, **kw):
-        wrapped = [self.wrap(c, w - 0.12, size) for c, w in zip(cells, widths)]
+        bold = [kw.get("weight") == "bold" or (label_col and i == 0) for i in range(len(cells))]
+        wrapped = [self.wrap(c, w - 0.12, size, weight="bold" if b else "normal")
+                   for c, w, b in zip(cells, widths, bold)]
         height = max(len(w) for w in wrapped) * self.line_height(size) + 0.08
         self.ensure(height)
         x = MARGIN_X
@@ -329,6 +352,17 @@ class _PdfWriter:
         for line in caption:
             self.text(line, size=8.5, color="#5b6672", style="italic")
         self.y += 0.1
+
+
+@functools.lru_cache(maxsize=20000)
+def _text_width(text: str, size: float, weight: str = "normal", mono: bool = False) -> float:
+    """Width in points of ``text`` as matplotlib draws it."""
+    props = FontProperties(family="DejaVu Sans Mono" if mono else "DejaVu Sans", size=size, weight=weight)
+    width, _, _ = _TEXT_TO_PATH.get_text_width_height_descent(text, props, ismath=False)
+    return width
+
+
+_TEXT_TO_PATH = TextToPath()
 
 
 def _text(c) -> str:
