@@ -430,8 +430,9 @@ def _reload_input(registry, manifest: dict, checks: dict):
         data = DataSource.from_dict({**read, "path": None if read.get("demo") else path}).load(registry)
         if isinstance(data, Table) and inp.get("schema"):
             schema = Schema.from_dict(inp["schema"])
-            if schema.names == data.schema.names:
-                data = Table(data.frame, schema, data.source, data.sha256)
+            if schema.names != data.schema.names:  # read with other options than at export: other data
+                raise BadInput("its columns differ from those recorded in the manifest")
+            data = Table(data.frame, schema, data.source, data.sha256)
         recipe = Recipe.from_dict(manifest["recipe"]) if manifest.get("recipe") else None
         prepared = prepare(data, registry.algorithm(manifest["method"]["name"]), recipe)
     except Exception as exc:  # whatever the input has become, the report is still written, and says why

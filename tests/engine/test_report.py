@@ -297,3 +297,23 @@ def test_a_shuffled_release_scores_exactly_as_unshuffled():
         metric = REGISTRY.metric(name)
         assert metric.compute(None, release, metric.params(), Context(4)) == \
                metric.compute(None, shuffled, metric.params(), Context(4))
+
+
+def test_an_input_read_differently_is_not_compared(tmp_path):
+    """Without the read options (a headerless file read with --names), the input reads back with
+    other columns: the report must say so rather than show figures of other data."""
+    data = tmp_path / "people.data"
+    PEOPLE.drop(columns=["name"]).to_csv(data, index=False, header=False)
+    out = tmp_path / "out"
+    assert run_cli("run", "--data", data, "--input-format", "csv", "--names", "age_band,sex,smoker,outcome",
+                   "--quasi", "age_band,sex", "--method", "all-features", "--metrics", "sfc", "--no-report",
+                   "--out", out) == 0
+    manifest = manifest_of(out)
+    assert manifest["input"]["read"]["names"] == ["age_band", "sex", "smoker", "outcome"]
+    done = regenerate_report(REGISTRY, out, utility=False)
+    assert done.checks["input"] == "matches" and done.manifest["risk"]["before"] == manifest["risk"]["before"]
+    del manifest["input"]["read"]  # as written by a caller that did not pass its DataSource
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    done = regenerate_report(REGISTRY, out, utility=False)
+    assert done.checks["input"].startswith("could not be read again (its columns differ")
+    assert done.manifest["risk"]["before"] is None
