@@ -173,8 +173,8 @@ class Actions(QObject):
         run_id = run_id if run_id is not None else self.window.runs_panel.selected_run()
         stem = Path(self.controller.dataset.name or "release").stem.replace(" ", "-")
         last = self.settings.get("folders/export")
-        folder = Path(last) / stem if last else default_export_folder(stem)
-        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, folder, self.window)
+        base = Path(last) if last else default_export_folder("")
+        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, base, self.window, stem=stem)
         dialog.accepted.connect(lambda: self._export_chosen(dialog))
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         self.dialog = dialog

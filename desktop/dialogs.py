@@ -138,16 +138,17 @@ class ImportDialog(QDialog):
                                       f"{table.n_rows:,} records.")
 
 
-def default_export_folder(name: str) -> Path:
+def default_export_folder(name: str = "") -> Path:
     docs = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation) or str(Path.home())
-    return Path(docs) / "Veil releases" / name
+    return Path(docs) / "Veil releases" / name if name else Path(docs) / "Veil releases"
 
 
 class ExportDialog(QDialog):
     """Which run to release, in which format, where; the rules are the engine's."""
 
-    def __init__(self, registry, runs, run_id: int | None, folder: Path, parent=None):
+    def __init__(self, registry, runs, run_id: int | None, base: Path, parent=None, *, stem: str = "release"):
         super().__init__(parent)
+        self._base, self._stem = base, stem
         self.setWindowTitle("Export release")
         self.setObjectName("export-dialog")
         self.run = QComboBox()
@@ -164,7 +165,8 @@ class ExportDialog(QDialog):
         self.shuffle.setChecked(True)
         self.report = QCheckBox("Write the report (HTML and PDF; trains a classifier, so it can take a while)")
         self.report.setChecked(True)
-        self.folder = QLineEdit(str(folder))
+        self.folder = QLineEdit(self._suggested())
+        self.run.currentIndexChanged.connect(self._run_chosen)
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         where = QHBoxLayout()
@@ -195,6 +197,15 @@ class ExportDialog(QDialog):
                 "No run has a release to export yet: run a configuration whose release holds.")
         layout.addWidget(buttons)
         self.resize(680, self.sizeHint().height())
+
+    def _suggested(self) -> str:
+        """A folder of its own per run (``demo-hospital-admissions-run-3``) beside the last one used."""
+        suffix = f"-run-{self.run.currentData()}" if self.run.currentData() is not None else ""
+        return str(self._base / f"{self._stem}{suffix}")
+
+    def _run_chosen(self, *_):
+        if Path(self.folder.text()).parent == self._base:  # not typed by the user: follow the run
+            self.folder.setText(self._suggested())
 
     def _browse(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Export into folder", self.folder.text())

@@ -23,7 +23,7 @@ def _header(title: str, *buttons: QPushButton) -> QHBoxLayout:
 
 class RunsPanel(QWidget):
     details_requested = Signal(object)  # a RunEntry that failed
-    export_requested = Signal(int)  # a run id
+    export_requested = Signal(object)  # a run id, or None for the dialog's choice
 
     def __init__(self, controller, parent=None):
         super().__init__(parent)
@@ -120,6 +120,4 @@ class RunsPanel(QWidget):
         self.export_requested.emit(self.results_model.run_id(row))
 
     def _export_selected(self) -> None:
-        run_id = self.selected_run()
-        if run_id is not None:
-            self.export_requested.emit(run_id)
+        self.export_requested.emit(self.selected_run())

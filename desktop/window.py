@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         c.data_loaded.connect(self._data_loaded)
         c.load_progress.connect(self._load_progress)
         c.busy_changed.connect(self._busy)
-        c.batch_finished.connect(lambda: self.tabs.setCurrentWidget(self.chart_panel))
+        c.batch_finished.connect(self._batch_finished)
         c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
@@ -110,6 +110,10 @@ class MainWindow(QMainWindow):
         else:
             self.settings.add_recent(source.path, "data", import_options(source))
             self.settings.remember_session("data", source.path, import_options(source))
+
+    def _batch_finished(self) -> None:
+        if self.controller.runs.metric_names():  # something to draw: show it
+            self.tabs.setCurrentWidget(self.chart_panel)
 
     def _load_progress(self, fraction: float, message: str) -> None:
         self.busy.setRange(0, 100)

@@ -45,7 +45,7 @@ def test_a_saved_project_reopens_as_it_was(qtbot, registry, tmp_path):
     assert second.windowTitle() == "Veil — ward.veil.json"
     second.close()
 
-    assert cli_main(["run", str(path), "--out", str(tmp_path / "cli")]) == 0  # the same file, headless
+    assert cli_main(["run", str(path), "--no-report", "--out", str(tmp_path / "cli")]) == 0  # the same file, headless
     assert (tmp_path / "cli" / "run-2" / "manifest.json").exists()
 
 
