@@ -199,7 +199,11 @@ def cmd_run(args, registry) -> int:
         manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
                                   report=report, source=source, project=args.project, version=__version__,
                                   ctx=Context(spec.seed)).manifest
-        if manifest["privacy_model"]["name"] is None:
+        budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
+        if manifest["privacy_model"]["name"] is None and budget is not None:
+            print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
+                  f"listed in its manifest and report; no k-anonymity-style model was checked", file=sys.stderr)
+        elif manifest["privacy_model"]["name"] is None:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
         print(target)

@@ -251,7 +251,9 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
         "privacy_model": ({"name": prov.model, "params": prov.model_params} if prov and prov.model
                           else {"name": None, "params": {},
-                                "note": "no privacy model was chosen: this release makes no privacy claim"}),
+                                "note": ("no privacy model was checked: the method claims differential privacy "
+                                         "(see privacy_budget)" if "epsilon_spent" in release.details else
+                                         "no privacy model was chosen: this release makes no privacy claim")}),
         "seed": spec.seed,
         "shuffled": options.shuffle,
         "shuffle_seed": shuffle_seed if options.shuffle else None,

@@ -66,7 +66,20 @@ class KAnonymityByContainment(PrivacyModel):
         else:
             msg = (f"fails: {len(failing)} of {n} records have kac below k = {params.k} "
                    f"(smallest kac: {value}; first failing record: row {failing[0] + 1})")
-        return Verdict(self.name, {"k": params.k}, len(failing) == 0, value, msg, per_record, failing)
+        return Verdict(self.name, {"k": params.k}, len(failing) == 0, value, msg, per_record, failing,
+                       measure="containment support")
+
+    @staticmethod
+    def explain(params: dict, holds: bool, value) -> str:
+        """The verdict in one sentence for the report's headline."""
+        k = int(params.get("k", 0))
+        if not holds:
+            return (f"k-anonymity by containment with k = {k} does not hold: some records' released features "
+                    f"are shared by fewer than {k} records.")
+        if k <= 1:
+            return "k-anonymity by containment with k = 1 holds, which protects nothing."
+        return (f"k-anonymity by containment with k = {k} holds: the released features of every record are also "
+                f"present in at least {k - 1} other records.")
 
     def selection_constraint(self, matrix, params):
         if params.k > matrix.n_rows:
