@@ -20,6 +20,7 @@ from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
                       Release, Verdict, class_sizes, describe_failures, feature_subset)
+from .charts import draw as draw_chart, save_chart
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                           class_sizes_per_record, kac, kac_per_record, partition_of)
 from .datasource import DataSource, demo_path, load_demo
