@@ -43,6 +43,20 @@ def _useful(matrix: BinaryMatrix, scores: np.ndarray) -> np.ndarray:
     return (counts > 0) & (counts < matrix.n_rows) & (scores > 0)
 
 
+def _first_feasible(constraint, ordered, alive: np.ndarray, worth) -> int | None:
+    """The first candidate, in order, that the privacy model allows; None once a candidate is no
+    longer worth adding (``worth(f)`` false) or none is left. A candidate found infeasible is dropped
+    for good: k-AC and k-anonymity are downward closed (Lemma 2), so it stays infeasible as S grows."""
+    for f in ordered:
+        f = int(f)
+        if not worth(f):
+            return None
+        if constraint.feasible(f):
+            return f
+        alive[f] = False
+    return None
+
+
 # -- Greedy-HamDist (Algorithm 2) ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class HamDistParams:
@@ -112,14 +126,7 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
         gains = distcnt_gains(p1, n1, posg, negg)
         candidates = index[alive]
         order = candidates[np.lexsort((candidates, -hd[candidates], -gains[candidates]))]
-        chosen = None
-        for f in order:
-            if stop_at_zero_gain and gains[f] <= 0:
-                return constraint.selected
-            if constraint.feasible(int(f)):
-                chosen = int(f)
-                break
-            alive[f] = False
+        chosen = _first_feasible(constraint, order, alive, lambda f: not stop_at_zero_gain or gains[f] > 0)
         if chosen is None:
             break
         constraint.add(chosen)
@@ -163,20 +170,15 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
         p1, n1, posg, negg = split_label_counts(matrix, part.row_classes(), part.n_classes, pos, csc[:, candidates])
         p1, n1 = p1.toarray(), n1.toarray()
         after = (cm_penalty(p1, n1, k) + cm_penalty(posg[:, None] - p1, negg[:, None] - n1, k)).sum(axis=0)
-        order = np.lexsort((candidates, -hd[candidates], after))
-        chosen = None
-        for i in order:
-            f = int(candidates[i])
-            if after[i] >= current:
-                return constraint.selected
-            if constraint.feasible(f):
-                chosen, current = f, int(after[i])
-                break
-            alive[f] = False
+        cm_after = np.zeros(matrix.n_features, dtype=np.int64)
+        cm_after[candidates] = after
+        order = candidates[np.lexsort((candidates, -hd[candidates], after))]
+        chosen = _first_feasible(constraint, order, alive, lambda f: cm_after[f] < current)
         if chosen is None:
             break
         constraint.add(chosen)
         alive[chosen] = False
+        current = int(cm_after[chosen])
     return constraint.selected
 
 
