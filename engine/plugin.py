@@ -62,6 +62,7 @@ class Algorithm(Plugin):
     needs_model: ClassVar[bool] = False
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     randomised: ClassVar[bool] = False
+    default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError

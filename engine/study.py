@@ -48,7 +48,7 @@ class Study:
     data: DataSource = field(default_factory=lambda: DataSource(demo=True))
     model: PluginCall | None = None
     sweep: dict = field(default_factory=dict)
-    repeats: int = 1
+    repeats: int | None = None  # None: each method's default_repeats (1, or 10 for RF as SPEC says)
     seed: int = 0
     metrics: tuple[str, ...] = ()
     charts: tuple[PluginCall, ...] = ()
@@ -66,8 +66,8 @@ class Study:
         for key, values in sweep.items():
             if not isinstance(values, list) or not values:
                 raise BadInput(f"sweep {key!r} needs a non-empty list of values")
-        repeats = get(d, "repeats", int, 1, where=where)
-        if repeats < 1:
+        repeats = get(d, "repeats", int, None, where=where)
+        if repeats is not None and repeats < 1:
             raise BadInput("repeats must be ≥ 1")
         recipe = get(d, "recipe", dict, None, where=where)
         return cls(
@@ -127,7 +127,8 @@ class Study:
                 if base_model is not None:
                     model = PluginCall(base_model.name, {**base_model.params,
                                                          **{k: v for k, v in setting.items() if k in model_keys}})
-                for r in range(opts.get("repeats", self.repeats)):
+                repeats = opts.get("repeats") or self.repeats or registry.get("algorithm", call.name).default_repeats
+                for r in range(repeats):
                     specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe, label, setting))
         return specs
 

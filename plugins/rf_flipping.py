@@ -183,6 +183,7 @@ class RandomisationFlipping(Algorithm):
     needs_labels = False
     needs_model = True
     randomised = True
+    default_repeats = 10  # SPEC §1: report mean ± std over 10 repeats
     Params = None
 
     def run(self, data, model, params, ctx):

@@ -173,3 +173,14 @@ def test_an_explicit_recipe_makes_a_table_binary_for_methods_that_take_both(reg)
     binary = execute(reg, small_table(), RunSpec(PluginCall("all-features"), recipe=recipe))
     assert plain.release.selected_features == ("zip", "sex")
     assert binary.release.selected_features == ("sex=F",)
+
+
+def test_a_study_without_repeats_uses_each_methods_default(reg):
+    study = Study.from_dict({"methods": [{"name": "all-features", "fixed": True},
+                                         {"name": "rf-flipping", "model": "k-anonymity"}],
+                             "sweep": {"k": [2]}, "metrics": ["sfc"]})
+    runs = study.runs(reg)
+    assert [r.method.name for r in runs].count("rf-flipping") == 10
+    assert [r.method.name for r in runs].count("all-features") == 1
+    explicit = Study.from_dict({"methods": ["rf-flipping"], "model": "k-anonymity", "sweep": {"k": [2]}, "repeats": 3})
+    assert len(explicit.runs(reg)) == 3
