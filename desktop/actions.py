@@ -174,7 +174,8 @@ class Actions(QObject):
         stem = Path(self.controller.dataset.name or "release").stem.replace(" ", "-")
         last = self.settings.get("folders/export")
         base = Path(last) if last else default_export_folder("")
-        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, base, self.window, stem=stem)
+        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, base, self.window, stem=stem,
+                              describe=self.controller.ranking.export_note)
         dialog.accepted.connect(lambda: self._export_chosen(dialog))
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         self.dialog = dialog

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridL
 from veil.engine import BINARY, TABLE, BadInput, Table
 
 from .forms import ParamForm
+from .ranking import WEIGHTS, has_weight_sliders, role_problem, roles_text, weights_in
+from .ranking_panel import WeightSliders
 from .state import offered_methods
 from .widgets import ErrorLabel, muted
 
@@ -43,11 +45,23 @@ class MethodRow(QWidget):
         self.check.setToolTip(tip.strip())
         self.note = muted("")
         self.form = ParamForm(cls)
+        self.sliders: WeightSliders | None = None
+        if has_weight_sliders(cls):  # E(S) weights: three linked sliders in place of w1, w2, w3
+            self.sliders = WeightSliders()
+            self.form.embed(self.sliders, WEIGHTS)
+            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(WEIGHTS, w))))
+            self.form.changed.connect(self._show_weights)
+            self._show_weights()
+        self.roles = muted("")  # which columns the method takes from the roles
+        self.roles_problem = ErrorLabel()  # what the roles lack for it
         self.details = QWidget()
         inner = QVBoxLayout(self.details)
         inner.setContentsMargins(22, 0, 0, 6)
         if cls.description:
             inner.addWidget(muted(cls.description))
+        inner.addWidget(self.roles_problem)
+        inner.addWidget(self.roles)
+        self.roles.hide()
         self.features = QCheckBox("on the binary features (see Features)")
         self.features.setToolTip("This method takes the table as it is or its binary features; tick to give it "
                                  "the features the recipe makes (the papers' setting for feature selection)")
@@ -64,6 +78,18 @@ class MethodRow(QWidget):
         self.note.hide()
         self.details.setVisible(False)
         self.check.toggled.connect(self.details.setVisible)
+
+    def _show_weights(self) -> None:
+        self.sliders.show_weights(weights_in(self.form.values(), self.cls))
+
+    def show_roles(self, data) -> None:
+        """Say which columns the method reads from the roles, or what they lack."""
+        values = self.form.values()
+        problem = role_problem(self.cls, data, values)
+        self.roles_problem.show_message(problem[:1].upper() + problem[1:] + "." if problem else "")
+        text = "" if problem else roles_text(self.cls, data, values)
+        self.roles.setText(text)
+        self.roles.setVisible(bool(text))
 
 
 class ConfigPanel(QScrollArea):
@@ -293,8 +319,10 @@ class ConfigPanel(QScrollArea):
         has_target = isinstance(data, Table) and data.schema.target is not None or \
             (not isinstance(data, Table) and getattr(data, "labels", None) is not None)
         for row in self.rows.values():
+            row.show_roles(data)
+            said = row.check.isChecked() and bool(row.roles_problem.text())  # in red, in the row
             notes = []
-            if row.cls.needs_labels and not has_target:
+            if row.cls.needs_labels and not has_target and not said:
                 notes.append("needs a target column")
             supported = getattr(row.cls, "supported_models", None)
             model = self.config.model

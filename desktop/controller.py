@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project
 
 from . import tasks
+from .ranking import RankingState
 from .runner import Runner
 from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
 from .tasks import Failure, Loaded
@@ -38,11 +39,12 @@ class Controller(QObject):
         self.config = ConfigState()
         self.runs = RunsState()
         self.chart = ChartState()
+        self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None
         self.runner = Runner(self)
         self._loads: dict[int, Project | None] = {}
         self._runs: dict[int, RunEntry] = {}
-        self._run_data: dict[int, object] = {}  # run id -> the data it ran on (for the export)
+        self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
         self._exports: dict[int, Path] = {}
         self._batch = False
         self.batch: list[RunEntry] = []  # the runs queued since the runner was last idle
@@ -110,7 +112,7 @@ class Controller(QObject):
             job = self.runner.submit(entry.label, functools.partial(tasks.run, self.registry, data, spec),
                                      kind="run", seed=spec.seed)
             self._runs[job] = entry
-            self._run_data[entry.id] = data
+            self._run_sources[entry.id] = self.dataset.source
         self._batch = True
         self.busy_changed.emit(True)
         self.message.emit(self.config.describe(planned) + " queued")
@@ -132,7 +134,8 @@ class Controller(QObject):
                                              "release holds, or makes no privacy claim, can be exported)", "")
             return None
         work = functools.partial(tasks.export, self.registry, entry.outcome.result, Path(folder), options,
-                                 self._run_data[run_id], report=report, project=self.project_path)
+                                 source=self._run_sources.get(run_id), report=report, project=self.project_path,
+                                 weights=self.ranking.export_weights(run_id))
         job = self.runner.submit(f"export run #{run_id}", work, kind="export")
         self._exports[job] = Path(folder)
         self.busy_changed.emit(True)

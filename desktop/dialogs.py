@@ -7,6 +7,7 @@ Dialogs open window-modal with ``open()`` rather than ``exec()``: the event loop
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
@@ -146,9 +147,10 @@ def default_export_folder(name: str = "") -> Path:
 class ExportDialog(QDialog):
     """Which run to release, in which format, where; the rules are the engine's."""
 
-    def __init__(self, registry, runs, run_id: int | None, base: Path, parent=None, *, stem: str = "release"):
+    def __init__(self, registry, runs, run_id: int | None, base: Path, parent=None, *, stem: str = "release",
+                 describe: Callable[[int | None], str] | None = None):
         super().__init__(parent)
-        self._base, self._stem = base, stem
+        self._base, self._stem, self._describe = base, stem, describe
         self.setWindowTitle("Export release")
         self.setObjectName("export-dialog")
         self.run = QComboBox()
@@ -166,6 +168,8 @@ class ExportDialog(QDialog):
         self.report = QCheckBox("Write the report (HTML and PDF; trains a classifier, so it can take a while)")
         self.report.setChecked(True)
         self.folder = QLineEdit(self._suggested())
+        self.note = muted("")  # what the chosen run releases, when that needs saying
+        self.note.setObjectName("export-note")
         self.run.currentIndexChanged.connect(self._run_chosen)
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
@@ -174,6 +178,7 @@ class ExportDialog(QDialog):
         where.addWidget(browse)
         form = QFormLayout()
         form.addRow("Run", self.run)
+        form.addRow("", self.note)
         form.addRow("Format", self.fmt)
         form.addRow("Folder", where)
         form.addRow("", self.shuffle)
@@ -196,6 +201,7 @@ class ExportDialog(QDialog):
             layout.itemAt(layout.count() - 1).widget().show_message(
                 "No run has a release to export yet: run a configuration whose release holds.")
         layout.addWidget(buttons)
+        self._describe_run()
         self.resize(680, self.sizeHint().height())
 
     def _suggested(self) -> str:
@@ -206,6 +212,12 @@ class ExportDialog(QDialog):
     def _run_chosen(self, *_):
         if Path(self.folder.text()).parent == self._base:  # not typed by the user: follow the run
             self.folder.setText(self._suggested())
+        self._describe_run()
+
+    def _describe_run(self) -> None:
+        text = self._describe(self.run_id()) if self._describe is not None else ""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
 
     def _browse(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Export into folder", self.folder.text())

@@ -9,9 +9,10 @@ and its sentence is shown in red under the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget)
 
 from veil.engine import BadInput, ParamSpec
@@ -59,6 +60,13 @@ class _Field:
             self.sweep.setObjectName(f"sweep-{spec.name}")
         self.error = ErrorLabel()
         self.editor.setObjectName(f"param-{spec.name}")
+        self.label = QLabel(spec.title)
+        self.label.setToolTip(self.editor.toolTip())
+        self.label.setBuddy(self.editor)
+        self.hidden = False  # shown by another widget (see ParamForm.embed)
+
+    def widgets(self) -> list[QWidget]:
+        return [w for w in (self.label, self.editor, self.sweep, self.error) if w is not None]
 
     @staticmethod
     def _editor(spec: ParamSpec, suggestions):
@@ -158,10 +166,7 @@ class ParamForm(QWidget):
         for i, spec in enumerate(specs):
             f = _Field(spec, sweep, (suggestions or {}).get(spec.name))
             self._fields[spec.name] = f
-            label = QLabel(spec.title)
-            label.setToolTip(f.editor.toolTip())
-            label.setBuddy(f.editor)
-            grid.addWidget(label, 2 * i, 0)
+            grid.addWidget(f.label, 2 * i, 0)
             grid.addWidget(f.editor, 2 * i, 1, 1, 1 if f.sweep else 2)
             if f.sweep:
                 grid.addWidget(f.sweep, 2 * i, 2)
@@ -191,7 +196,7 @@ class ParamForm(QWidget):
         self._errors, self._values, self._sweeps = {}, {}, {}
         for name, f in self._fields.items():
             value, values, message = f.check()
-            f.error.show_message(message)
+            f.error.show_message("" if f.hidden else message)
             if message:
                 self._errors[name] = message
                 continue
@@ -225,14 +230,50 @@ class ParamForm(QWidget):
         return list(self._fields)
 
     def set_values(self, values: Mapping, sweeps: Mapping | None = None) -> None:
-        for name, value in values.items():
-            if name in self._fields and value is not None:
-                self._fields[name].set(value)
-        for name, f in self._fields.items():
-            if f.sweep is not None:
-                listed = (sweeps or {}).get(name)
-                f.sweep.setText(", ".join(_show(v) for v in listed) if listed else "")
+        """Show ``values`` and ``sweeps`` (a sweep field not named is emptied); ``changed`` once."""
+        with self._quiet():
+            for name, value in values.items():
+                if name in self._fields and value is not None:
+                    self._fields[name].set(value)
+            for name, f in self._fields.items():
+                if f.sweep is not None:
+                    listed = (sweeps or {}).get(name)
+                    f.sweep.setText(", ".join(_show(v) for v in listed) if listed else "")
         self._edited()
+
+    def update_values(self, values: Mapping) -> None:
+        """Set several fields together (sweeps untouched); ``changed`` once, so values that are only
+        valid together, such as weights summing to 1, are never seen half set."""
+        with self._quiet():
+            for name, value in values.items():
+                self._fields[name].set(value)
+        self._edited()
+
+    @contextmanager
+    def _quiet(self):
+        blockers = [QSignalBlocker(w) for f in self._fields.values() for w in (f.editor, f.sweep) if w is not None]
+        try:
+            yield
+        finally:
+            for b in blockers:
+                b.unblock()
+
+    def embed(self, widget: QWidget, replacing: Sequence[str]) -> None:
+        """Show ``widget`` in place of the fields ``replacing`` (which stay the form's values, set
+        through :meth:`update_values`, and can no longer be swept)."""
+        grid: QGridLayout = self.layout()
+        rows = []
+        for name in replacing:
+            f = self._fields[name]
+            f.hidden = True
+            for w in f.widgets():
+                w.hide()
+            if f.sweep is not None:
+                f.sweep.clear()
+                f.sweep = None
+            rows.append(grid.getItemPosition(grid.indexOf(f.editor))[0])
+        grid.addWidget(widget, min(rows), 0, 1, 3)
+        self.validate()
 
     def set_sweep(self, name: str, text: str) -> None:
         f = self._fields[name]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -19,6 +19,8 @@ import pandas as pd
 from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
                          Project, Recipe, Role, RunSpec, Step, Study, Table)
 
+from .events import Event
+from .ranking import role_problem
 from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
     preview_step
 
@@ -31,20 +33,6 @@ RULES_BY_KIND = {
     Kind.ITEMSET: ("one-hot", LEAVE_OUT),
 }
 DEFAULT_BINS = 4
-
-
-class Event:
-    """A minimal observer: callbacks connected here run, in order, each time the state changes."""
-
-    def __init__(self):
-        self._callbacks: list[Callable] = []
-
-    def connect(self, callback: Callable) -> None:
-        self._callbacks.append(callback)
-
-    def emit(self, *args) -> None:
-        for callback in list(self._callbacks):
-            callback(*args)
 
 
 # -- the dataset panel --------------------------------------------------------------------------
@@ -302,6 +290,9 @@ class ConfigState:
         if cls.needs_labels and _target(data) is None:
             raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
         choice = self.choice("algorithm", name)
+        problem = role_problem(cls, data, choice.values)
+        if problem:
+            raise BadInput(f"{cls.title} {problem}")
         sweep = dict(choice.sweeps)
         for key, values in (model.sweeps if model else {}).items():
             if key in sweep and list(sweep[key]) != list(values):

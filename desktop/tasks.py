@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import export as engine_export
 from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
-                         PrivacyCheckFailed, Recipe, RunResult, RunSpec, Step, Table, VeilError, __version__,
-                         execute, read_data, verify_manifest, write_release)
+                         PrivacyCheckFailed, Recipe, ReportOptions, RunResult, RunSpec, Step, Table, VeilError,
+                         __version__, execute, export_release, read_data, verify_manifest)
+
+from .ranking import reselected
 
 HISTOGRAM_BINS = 20
 TOP_CATEGORIES = 12
@@ -206,27 +207,27 @@ class Exported:
     reports: tuple[Path, ...] = ()
 
 
-def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, data, ctx: Context,
-           *, report: bool = True, project: str | os.PathLike | None = None) -> Exported:
+def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, ctx: Context, *,
+           source: DataSource | None = None, report: bool = True, project: str | os.PathLike | None = None,
+           weights=None) -> Exported:
     """Write the release, its manifest and its report through the engine, then verify what was
-    written (the rules are the engine's: see engine/export.py)."""
+    written (the rules are the engine's: see engine/export.py).
+
+    ``source`` (how the data was read) goes into the manifest, so ``veil report`` can read the input
+    again. ``weights`` export a privacy-aware run at other E(S) weights than it was made with: the
+    top of the ranking at those weights (see :func:`veil.desktop.ranking.reselected`).
+    """
     folder = Path(folder)
-    full = getattr(engine_export, "export_release", None)  # release + manifest + report
-    if full is not None:
-        kwargs = {} if report else {"report": None}
-        done = full(registry, result, folder, options, project=project, version=__version__,
-                    ctx=ctx.child(0.0, 0.9), **kwargs)
-        manifest = done.manifest
-        reports = tuple(p for p in (done.report_html, done.report_pdf) if p is not None)
-    else:  # an engine without the report writer: release and manifest only
-        source = data.source if isinstance(data, Table) else data.meta.get("source")
-        manifest = write_release(registry, result, folder, options, input_path=source, input_rows=data.n_rows,
-                                 version=__version__)
-        reports = ()
+    if weights is not None:
+        ctx.progress(0.0, "choosing the subset at these weights")
+        result = reselected(registry, result, weights, ctx.child(0.0, 0.1))
+    done = export_release(registry, result, folder, options, report=ReportOptions() if report else None,
+                          source=source, project=project, version=__version__, ctx=ctx.child(0.1, 0.9))
+    reports = tuple(p for p in (done.report_html, done.report_pdf) if p is not None)
     ctx.progress(0.9, "verifying the written file")
     check = verify_manifest(registry, folder / "manifest.json")
     ctx.progress(1.0, "exported")
-    return Exported(folder, manifest, bool(check.holds), check.message, reports)
+    return Exported(folder, done.manifest, bool(check.holds), check.message, reports)
 
 
 # -- failures -----------------------------------------------------------------------------------

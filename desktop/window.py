@@ -13,6 +13,8 @@ from .config_panel import ConfigPanel
 from .controller import Controller
 from .dataset_panel import DatasetPanel
 from .dialogs import show_error
+from .ranking import ranked_details
+from .ranking_panel import RankingPanel
 from .runs_panel import RunsPanel
 from .settings import Settings
 
@@ -30,9 +32,12 @@ class MainWindow(QMainWindow):
         self.chart_panel = ChartPanel(self.controller)
         self.config_panel = ConfigPanel(self.controller)
         self.runs_panel = RunsPanel(self.controller)
+        self.ranking_panel = RankingPanel(self.controller)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.dataset_panel, "Dataset")
         self.tabs.addTab(self.chart_panel, "Charts")
+        self.tabs.addTab(self.ranking_panel, "E(S) ranking")
+        self._ranking_offered()
         self.setCentralWidget(self.tabs)
         self.config_dock = self._dock("Configuration", self.config_panel, Qt.RightDockWidgetArea)
         self.runs_dock = self._dock("Runs", self.runs_panel, Qt.BottomDockWidgetArea)
@@ -83,6 +88,7 @@ class MainWindow(QMainWindow):
         c.busy_changed.connect(self._busy)
         c.batch_finished.connect(self._batch_finished)
         c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
+        c.ranking.changed.connect(self._ranking_offered)
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
         self.runs_panel.details_requested.connect(
@@ -112,8 +118,14 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("data", source.path, import_options(source))
 
     def _batch_finished(self) -> None:
-        if self.controller.runs.metric_names():  # something to draw: show it
+        if any(ranked_details(e) is not None for e in self.controller.batch):  # candidates to weigh
+            self.tabs.setCurrentWidget(self.ranking_panel)
+        elif self.controller.runs.metric_names():  # something to draw: show it
             self.tabs.setCurrentWidget(self.chart_panel)
+
+    def _ranking_offered(self) -> None:
+        """The E(S) ranking tab is there while a privacy-aware run can be ranked."""
+        self.tabs.setTabVisible(self.tabs.indexOf(self.ranking_panel), bool(self.controller.ranking.entries()))
 
     def _load_progress(self, fraction: float, message: str) -> None:
         self.busy.setRange(0, 100)

@@ -1,0 +1,309 @@
+"""The E(S) ranking of a privacy-aware run: three linked weight sliders, the ranking table and the
+two charts of paper 004 (E(S) per candidate; PBI against Perf). Moving a slider re-ranks and
+redraws here, on the GUI thread: ranking is the method's ``rerank``, which computes no classifier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+from matplotlib.figure import Figure
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider,
+                               QSplitter, QTableView, QVBoxLayout, QWidget)
+
+from veil.engine import BadInput, PluginCall, draw_chart, write_atomic
+
+from .models import HOLDS, INK
+from .ranking import (ES_CHART, FACTORS, REGIONS_CHART, SCALE, WEIGHTS, RankingState, rebalance, same_weights,
+                      show_weights)
+from .widgets import ErrorLabel, fast_table, fit_columns, muted
+
+
+class WeightSliders(QWidget):
+    """w1, w2, w3 as sliders that always sum to 1: moving one rescales the other two in proportion.
+    ``moved`` carries the new weights; :meth:`show_weights` sets them without emitting."""
+
+    moved = Signal(object)  # (w1, w2, w3)
+
+    def __init__(self, *, across: bool = False, parent=None):
+        super().__init__(parent)
+        self._weights = (1 / 3, 1 / 3, 1 / 3)
+        self.sliders: list[QSlider] = []
+        self.labels: list[QLabel] = []
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(2)
+        width = self.fontMetrics().horizontalAdvance("0.000") + 6
+        for i, (name, factor) in enumerate(zip(WEIGHTS, FACTORS)):
+            slider = QSlider(Qt.Horizontal, objectName=f"slider-{name}")
+            slider.setRange(0, SCALE)
+            slider.setSingleStep(10)
+            slider.setPageStep(100)
+            slider.setToolTip(f"{name}: the weight of the {factor} rank in E(S) = w1·prf + w2·prv + w3·num; the "
+                              "other two weights follow so that the three sum to 1")
+            value = QLabel(objectName=f"weight-{name}")
+            value.setFixedWidth(width)
+            value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+            title = QLabel(f"{name} {factor}")
+            title.setBuddy(slider)
+            row, col = (0, 3 * i) if across else (i, 0)
+            grid.addWidget(title, row, col)
+            grid.addWidget(slider, row, col + 1)
+            grid.addWidget(value, row, col + 2)
+            grid.setColumnStretch(col + 1, 1)
+            slider.valueChanged.connect(lambda v, i=i: self._slid(i, v))
+            self.sliders.append(slider)
+            self.labels.append(value)
+        self.show_weights(self._weights)
+
+    def weights(self) -> tuple[float, float, float]:
+        return self._weights
+
+    def show_weights(self, weights) -> None:
+        self._weights = tuple(float(w) for w in weights)
+        for slider, label, w in zip(self.sliders, self.labels, self._weights):
+            with QSignalBlocker(slider):
+                slider.setValue(round(w * SCALE))
+            label.setText(f"{w:.3f}")
+
+    def _slid(self, index: int, value: int) -> None:
+        weights = rebalance(self._weights, index, value / SCALE)
+        self.show_weights(weights)
+        self.moved.emit(weights)
+
+
+class RankingModel(QAbstractTableModel):
+    """The ranking, best first: place, subset, |S|, Perf, PBI, E(S) and the attributes."""
+
+    HEADER = ("Place", "Subset", "|S|", "Perf (%)", "PBI (%)", "E(S)", "Attributes")
+
+    def __init__(self, state: RankingState, parent=None):
+        super().__init__(parent)
+        self._state = state
+        self._rows: list[dict] = []
+
+    def refresh(self) -> None:
+        self.beginResetModel()
+        self._rows = self._state.rows()
+        self.endResetModel()
+
+    def row(self, i: int) -> dict:
+        return self._rows[i]
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.HEADER)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        r, col = self._rows[index.row()], index.column()
+        if role == Qt.DisplayRole:
+            return (str(r["place"]), r["label"], str(r["size"]), f"{r['perf']:.2f}", f"{r['pbi']:.2f}",
+                    f"{r['e']:.3f}", ", ".join(r["subset"]))[col]
+        if role == Qt.ToolTipRole:
+            return (f"{r['label']}: {', '.join(r['subset'])}\nranks: prf {r['prf']}, prv {r['prv']}, num {r['num']} "
+                    "(1 = worst)")
+        if role == Qt.TextAlignmentRole and col in (0, 2, 3, 4, 5):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if r["place"] == 1:
+            if role == Qt.BackgroundRole:
+                return HOLDS
+            if role == Qt.ForegroundRole:
+                return INK
+            if role == Qt.FontRole:
+                font = QFont()
+                font.setBold(True)
+                return font
+        return None
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role == Qt.DisplayRole and orientation == Qt.Horizontal:
+            return self.HEADER[section]
+        return None
+
+
+class RankingPanel(QWidget):
+    def __init__(self, controller, parent=None):
+        super().__init__(parent)
+        self.controller = controller
+        self.registry = controller.registry
+        self.state: RankingState = controller.ranking
+        self.run = QComboBox()
+        self.run.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.run.currentIndexChanged.connect(lambda _i: self.state.choose(self.run.currentData()))
+        self.summary = QLabel(wordWrap=True)
+        self.reset = QPushButton("The run's weights")
+        self.reset.setToolTip("Set the sliders back to the weights the run was made with")
+        self.reset.clicked.connect(self._reset_weights)
+        self.save_charts_button = QPushButton("Save charts…")
+        self.save_charts_button.setToolTip("Save both charts as PNG or SVG")
+        self.save_charts_button.clicked.connect(self._ask_save_charts)
+        self.save_data_button = QPushButton("Save data…")
+        self.save_data_button.setToolTip("Save the candidate table (with E(S) at these weights) as CSV")
+        self.save_data_button.clicked.connect(self._ask_save_data)
+        self.sliders = WeightSliders(across=True)
+        self.sliders.moved.connect(self.state.set_weights)
+        self.problem = ErrorLabel()
+        self.model = RankingModel(self.state, self)
+        self.table = fast_table(QTableView())
+        self.table.setModel(self.model)
+        self.table.verticalHeader().hide()
+        self.es_figure, self.es_canvas = self._canvas()
+        self.regions_figure, self.regions_canvas = self._canvas()
+        self._layout()
+        self._scheduled = False
+        self.state.changed.connect(self._on_state)
+        self._on_state()
+
+    @staticmethod
+    def _canvas() -> tuple[Figure, FigureCanvasQTAgg]:
+        figure = Figure(figsize=(6, 3), layout="constrained")
+        canvas = FigureCanvasQTAgg(figure)
+        canvas.setMinimumHeight(160)
+        return figure, canvas
+
+    def _layout(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Run"))
+        top.addWidget(self.run)
+        top.addStretch(1)
+        for b in (self.reset, self.save_charts_button, self.save_data_button):
+            top.addWidget(b)
+        charts = QSplitter(Qt.Vertical)
+        charts.addWidget(self.es_canvas)
+        charts.addWidget(self.regions_canvas)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.table, 1)
+        lv.addWidget(muted("E(S) = w1·prf + w2·prv + w3·num over the candidates (rank 1 the worst of each); the "
+                           "highest E(S) is released, ties to the smallest subset. Moving a weight re-ranks "
+                           "the run's candidates: no classifier runs again."))
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(left)
+        split.addWidget(charts)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([380, 560])
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.sliders)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.problem)
+        layout.addWidget(split, 1)
+
+    # -- the state changed ----------------------------------------------------------------------
+    def _on_state(self) -> None:
+        self._offer_runs()
+        self.sliders.show_weights(self.state.weights())
+        self.model.refresh()
+        fit_columns(self.table, max_width=90)
+        self.problem.show_message(self.state.problem)
+        self.summary.setText(self._summary())
+        run_weights = self.state.run_weights()
+        self.reset.setEnabled(run_weights is not None and not same_weights(run_weights, self.state.weights()))
+        self.schedule()
+
+    def _offer_runs(self) -> None:
+        entries = self.state.entries()
+        wanted = [(f"#{e.id} {e.label}", e.id) for e in entries]
+        shown = [(self.run.itemText(i), self.run.itemData(i)) for i in range(self.run.count())]
+        if wanted != shown:
+            with QSignalBlocker(self.run):
+                self.run.clear()
+                for text, run_id in wanted:
+                    self.run.addItem(text, run_id)
+        i = self.run.findData(self.state.run_id)
+        if i != self.run.currentIndex():
+            with QSignalBlocker(self.run):
+                self.run.setCurrentIndex(i)
+
+    def _summary(self) -> str:
+        rows, details = self.model.rowCount(), self.state.details()
+        if details is None:
+            return "Run privacy-aware candidate subsets to rank its candidates here."
+        if not rows:
+            return ""
+        best = self.model.row(0)
+        text = (f"Released at these weights: <b>{best['label']}</b>, {best['size']} attributes, "
+                f"Perf {best['perf']:.2f} %, PBI {best['pbi']:.2f} %")
+        if best["label"] != details.get("chosen"):
+            text += f" (the run chose {details.get('chosen')} at w = {show_weights(details.get('weights') or ())})"
+        return (text + f". Sensitive attribute <i>{details.get('sensitive')}</i>, class "
+                f"<i>{details.get('target')}</i>.")
+
+    def _reset_weights(self) -> None:
+        weights = self.state.run_weights()
+        if weights is not None:
+            self.state.set_weights(weights)
+
+    # -- drawing --------------------------------------------------------------------------------
+    def schedule(self) -> None:
+        """Redraw once the event loop is free (a slider dragged fast draws once per pause)."""
+        if not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(0, self.redraw)
+
+    def redraw(self) -> None:
+        self._scheduled = False
+        frame = self.state.frame()
+        for name, figure, canvas in ((ES_CHART, self.es_figure, self.es_canvas),
+                                     (REGIONS_CHART, self.regions_figure, self.regions_canvas)):
+            figure.clear()
+            if frame is not None and not self.state.problem:
+                try:
+                    draw_chart(self.registry, PluginCall(name, {"weights": self.state.weights_text()}), frame,
+                               figure)
+                except BadInput as exc:
+                    figure.clear()
+                    figure.text(0.5, 0.5, str(exc), ha="center", va="center", color="#5f6368", wrap=True)
+            canvas.draw_idle()
+
+    # -- saving ---------------------------------------------------------------------------------
+    def _ask_save_charts(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Save the charts", "e-s-ranking.png",
+                                                   "PNG image (*.png);;SVG drawing (*.svg)")
+        if path:
+            if not path.lower().endswith((".png", ".svg")):
+                path += ".svg" if "SVG" in chosen else ".png"
+            self._saving(self.save_charts, path)
+
+    def _ask_save_data(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the candidate table", "e-s-ranking.csv", "CSV (*.csv)")
+        if path:
+            self._saving(self.save_data, path if path.lower().endswith(".csv") else path + ".csv")
+
+    def _saving(self, save, path: str) -> None:
+        try:
+            written = save(path)
+        except (BadInput, OSError) as exc:
+            self.controller.error.emit("Cannot save", str(exc), "")
+            return
+        names = ", ".join(p.name for p in (written if isinstance(written, list) else [written]))
+        self.controller.message.emit(f"Saved {names}")
+
+    def save_charts(self, path: str | Path) -> list[Path]:
+        """``stem-es.ext`` and ``stem-regions.ext`` beside ``path``."""
+        p = Path(path)
+        fmt = p.suffix.lstrip(".").lower() or "png"
+        if fmt not in ("png", "svg"):
+            raise BadInput(f"save the charts as .png or .svg, not .{fmt}")
+        if self.state.frame() is None:
+            raise BadInput("there is no ranking to save yet")
+        self.redraw()
+        return [write_atomic(p.with_name(f"{p.stem}-{part}.{fmt}"),
+                             lambda tmp, f=figure: f.savefig(tmp, format=fmt, dpi=150))
+                for part, figure in (("es", self.es_figure), ("regions", self.regions_figure))]
+
+    def save_data(self, path: str | Path) -> Path:
+        data = self.state.data()
+        if data is None:
+            raise BadInput("there is no ranking to save yet")
+        return write_atomic(Path(path), lambda tmp: data.to_csv(tmp, index=False))
