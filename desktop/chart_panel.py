@@ -11,8 +11,7 @@ from matplotlib.figure import Figure
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from veil.engine import BadInput, write_atomic
-from veil.engine.charts import draw
+from veil.engine import BadInput, draw_chart, write_atomic
 
 from .forms import ParamForm
 
@@ -126,7 +125,7 @@ class ChartPanel(QWidget):
         results = self.runs.results()
         self.figure.clear()
         try:
-            draw(self.registry, self.state.call(), results, self.figure)
+            draw_chart(self.registry, self.state.call(), results, self.figure)
             self.drawn_message = ""
         except BadInput as exc:
             self.figure.clear()

@@ -10,8 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QComboBox
 
 from veil.desktop.models import ColumnsModel
-from veil.engine import export as engine_export
-from veil.engine import verify_manifest
+from veil.engine import regenerate_report, verify_manifest
 
 
 def set_role(window, column: str, role: str) -> None:
@@ -45,7 +44,7 @@ def export_and_verify(window, qtbot, registry, run_id: int, out, report: bool = 
         dialog.accept()
     exported = blocker.args[0]
     assert exported.verified
-    if report and hasattr(engine_export, "export_release"):
+    if report:
         assert exported.reports and all(p.exists() for p in exported.reports)
     qtbot.waitUntil(lambda: window.actions.message_box is not None and window.actions.message_box.isVisible())
     assert "Verified from the written file" in window.actions.message_box.text()
@@ -85,6 +84,8 @@ def test_flow_all_features_under_k_anonymity(demo_window, qtbot, registry, tmp_p
     assert manifest["privacy_model"] == {"name": "k-anonymity", "params": {"k": 2}}
     assert manifest["roles"]["quasi_identifiers"] == ["sex", "marital_status"]
     assert not {"patient_name", "mrn"} & set(manifest["output"]["columns"])
+    assert manifest["input"]["read"] == {"demo": True}  # how the data was read: `veil report` reads it again
+    assert regenerate_report(registry, tmp_path / "release", utility=False).checks["input"] == "demo"
 
 
 def test_flow_k_ac_with_greedy_distcnt(demo_window, qtbot, registry, tmp_path):
