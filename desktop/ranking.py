@@ -167,7 +167,8 @@ class RankingState:
     # -- the weights ----------------------------------------------------------------------------
     def weights(self) -> tuple[float, float, float]:
         cls = self.method
-        return weights_in(self.config.choice("algorithm", METHOD).values, cls) if cls else (0.0, 0.0, 0.0)
+        choice = self.config.methods.get(METHOD)  # not config.choice: reading adds no entry
+        return weights_in(choice.values if choice else {}, cls) if cls else (0.0, 0.0, 0.0)
 
     def set_weights(self, weights: Sequence[float]) -> None:
         """New weights for the method (kept in its configuration, so a re-run or project uses them);

@@ -257,7 +257,7 @@ class RankingPanel(QWidget):
         for name, figure, canvas in ((ES_CHART, self.es_figure, self.es_canvas),
                                      (REGIONS_CHART, self.regions_figure, self.regions_canvas)):
             figure.clear()
-            if frame is not None and not self.state.problem:
+            if frame is not None and not self.state.problem and name in self.registry.names("chart"):
                 try:
                     draw_chart(self.registry, PluginCall(name, {"weights": self.state.weights_text()}), frame,
                                figure)
