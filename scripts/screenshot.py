@@ -5,7 +5,8 @@ Run under a real X server::
     QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1400x900x24" .venv/bin/python scripts/screenshot.py [OUT_DIR]
 
 States: the demo opened, roles set, the feature recipe, the configuration, a run in progress,
-results with a chart (and the privacy–utility frontier), the export dialog. Settings go to a
+results with a chart (and the privacy–utility frontier), the export dialog, the E(S) ranking of
+privacy-aware candidate subsets with its weight sliders. Settings go to a
 temporary folder, so the developer's own are neither read nor changed.
 """
 
@@ -104,8 +105,26 @@ def main(out_dir: str) -> int:
     window.actions.export_release(None)
     shoot(app, out, "08-export-dialog")
     window.actions.dialog.reject()
+
+    if "privacy-aware-candidates" in registry.names("algorithm"):
+        shoot_ranking(app, out, window)
     window.close()
     return 0
+
+
+def shoot_ranking(app, out: Path, window) -> None:
+    """Privacy-aware candidate subsets on the demo (SA diagnosis_group, C readmitted_30d, from the
+    roles), evaluated on 300 sampled records; then the E(S) weights moved to (0.5, 0.25, 0.25)."""
+    c, panel = window.controller, window.config_panel
+    panel.choose(None, ["privacy-aware-candidates"], values={"sample_rows": 300, "folds": 5},
+                 metrics=["cv-accuracy", "pbi", "sfc"])
+    c.run()
+    wait(c.batch_finished)
+    row = panel.rows["privacy-aware-candidates"]
+    row.sliders.sliders[0].setValue(500)
+    panel.ensureWidgetVisible(row.sliders, 0, 120)
+    window.runs_panel.results_view.scrollToBottom()
+    shoot(app, out, "09-es-ranking")
 
 
 if __name__ == "__main__":
