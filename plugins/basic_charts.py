@@ -60,7 +60,8 @@ class MetricBars(Chart):
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)
-        ax.legend(fontsize="small")
+        _auc_axis(ax, params.metric, table["mean"])
+        _legend_outside(ax)
         ax.grid(axis="y", alpha=0.3)
 
 
@@ -81,8 +82,24 @@ class MetricLines(Chart):
             ax.fill_between(xs, sub["mean"] - std, sub["mean"] + std, alpha=0.15)
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)
-        ax.legend(fontsize="small")
+        _auc_axis(ax, params.metric, table["mean"])
+        _legend_outside(ax)
         ax.grid(alpha=0.3)
+
+
+def _legend_outside(ax) -> None:
+    """The legend to the right of the axes, so it never hides a bar or a line."""
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def _auc_axis(ax, metric: str, values) -> None:
+    """AUC axes start at chance (0.5) when every value is above it: differences stay visible."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if metric.split(":")[0] == "auc" and len(finite) and finite.min() >= 0.5:
+        ax.set_ylim(0.5, 1.0)
+        ax.axhline(0.5, color="grey", lw=0.8)
+        ax.set_ylabel(f"{metric} (0.5 = chance)")
 
 
 @dataclass(frozen=True)
