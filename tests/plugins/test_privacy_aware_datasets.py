@@ -26,7 +26,7 @@ def test_there_is_a_recipe_per_dataset():
 def test_recipe_resolves_its_data_and_runs_both_classifiers(recipe, datasets_dir, registry):
     study = Study.load(recipe)
     path = Path(study.data.path)
-    assert path.is_file() and datasets_dir in path.parents, "data paths are relative to the recipe"
+    assert path.is_file() and datasets_dir.resolve() in path.resolve().parents, "data paths are relative to the recipe"
     specs = study.runs(registry)
     assert sorted(s.method.params["classifier"] for s in specs) == ["c4.5", "naive-bayes"]
 
