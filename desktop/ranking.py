@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from veil.engine import BadInput, BoundModel, PluginCall, Role, RunResult, Table
+from veil.engine import BadInput, PluginCall, Role, RunResult, Table, measure
 
 from .events import Event
 
@@ -276,25 +276,5 @@ def reselected(registry, result: RunResult, weights: Sequence[float], ctx) -> Ru
     params = dict(release.provenance.params) if release.provenance else {
         **result.spec.method.params, **dict(zip(WEIGHTS, weights))}
     spec = dataclasses.replace(result.spec, method=PluginCall(result.spec.method.name, params))
-    algorithm = registry.algorithm(spec.method.name)
-    bound = algorithm.params(params)
-    model = None
-    if spec.model is not None:
-        plugin = registry.privacy_model(spec.model.name)
-        model = BoundModel(plugin, plugin.params(spec.model.params))
-    metrics = {}
-    for i, text in enumerate(spec.metrics):
-        call = PluginCall.parse(text)
-        metric = registry.metric(call.name)
-        part = ctx.child(i / len(spec.metrics), (i + 1) / len(spec.metrics))
-        part.rerun = _rerun(algorithm, result.data, model, bound, spec.seed, part)
-        metrics[text] = float(metric.compute(result.data, release, metric.params(call.params), part))
+    metrics = {k: float(v) for k, v in measure(registry, spec, result.data, release, ctx).items()}
     return dataclasses.replace(result, spec=spec, release=release, metrics=metrics)
-
-
-def _rerun(algorithm, data, model, params, seed, ctx):
-    def rerun(rows):
-        return algorithm.run(data.take(rows), model, params, ctx.child(0.0, 1.0, seed))
-
-    return rerun
-

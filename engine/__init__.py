@@ -28,7 +28,7 @@ from .assessment import ReportOptions
 from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
 from .report import regenerate_report
 from .project import Project
-from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, prepare
+from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
 from .study import Study, run_study, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 from .transactions import parse_transactions, read_transactions

@@ -183,13 +183,27 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
-    values = {}
-    for i, (key, metric, metric_params) in enumerate(metrics):
-        mctx = ctx.child(0.9 + 0.1 * i / len(metrics), 0.9 + 0.1 * (i + 1) / len(metrics))
-        mctx.rerun = _rerun(algorithm, prepared, model, params, spec.seed, mctx)
-        values[key] = metric.compute(prepared, release, metric_params, mctx)
+    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0))
     ctx.progress(1.0, "done")
     return RunResult(spec, release, verdict, values, seconds, prepared, data)
+
+
+def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context) -> dict:
+    """The metrics ``spec`` names, computed on ``release`` of ``prepared`` data (as ``execute`` does).
+
+    Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's
+    method with the spec's parameters, model and seed on a subset of the rows.
+    """
+    algorithm = registry.algorithm(spec.method.name)
+    params = algorithm.params(spec.method.params)
+    model = bind_model(registry, spec.model)
+    metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
+    values = {}
+    for i, (key, metric, metric_params) in enumerate(metrics):
+        mctx = ctx.child(i / len(metrics), (i + 1) / len(metrics))
+        mctx.rerun = _rerun(algorithm, prepared, model, params, spec.seed, mctx)
+        values[key] = metric.compute(prepared, release, metric_params, mctx)
+    return values
 
 
 def _metric(registry, text: str):
