@@ -43,6 +43,23 @@ def _useful(matrix: BinaryMatrix, scores: np.ndarray) -> np.ndarray:
     return (counts > 0) & (counts < matrix.n_rows) & (scores > 0)
 
 
+class _Selection(Algorithm):
+    """A feature-selection method that grows S under the run's privacy model."""
+
+    paper = PAPER
+    accepts = (BINARY,)
+    needs_labels = True
+    needs_model = True
+
+    def select(self, matrix, constraint, params, ctx) -> list[int]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def run(self, data, model, params, ctx):
+        constraint = _constraint(model, data)
+        selected = self.select(data, constraint, params, ctx)
+        return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
+
+
 def _first_feasible(constraint, ordered, alive: np.ndarray, worth) -> int | None:
     """The first candidate, in order, that the privacy model allows; None once a candidate is no
     longer worth adding (``worth(f)`` false) or none is left. A candidate found infeasible is dropped
@@ -85,21 +102,15 @@ def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip",
     return constraint.selected, scores
 
 
-class GreedyHamDist(Algorithm):
+class GreedyHamDist(_Selection):
     name = "greedy-hamdist"
     title = "Greedy-HamDist"
-    paper = PAPER
     description = ("Adds features in order of their Hamming-distance utility, keeping each one the privacy model "
                    "allows (paper 000, Algorithm 2).")
-    accepts = (BINARY,)
-    needs_labels = True
-    needs_model = True
     Params = HamDistParams
 
-    def run(self, data, model, params, ctx):
-        constraint = _constraint(model, data)
-        selected, scores = greedy_hamdist(data, constraint, params.on_violation, params.skip_zero_score, ctx)
-        return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
+    def select(self, matrix, constraint, params, ctx):
+        return greedy_hamdist(matrix, constraint, params.on_violation, params.skip_zero_score, ctx)[0]
 
 
 # -- Greedy-DistCnt (Algorithm 3) ---------------------------------------------------------------------
@@ -134,21 +145,15 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
     return constraint.selected
 
 
-class GreedyDistCnt(Algorithm):
+class GreedyDistCnt(_Selection):
     name = "greedy-distcnt"
     title = "Greedy-DistCnt"
-    paper = PAPER
     description = ("Repeatedly adds the feature that distinguishes the most new positive–negative pairs while the "
                    "privacy model holds (paper 000, Algorithm 3).")
-    accepts = (BINARY,)
-    needs_labels = True
-    needs_model = True
     Params = DistCntParams
 
-    def run(self, data, model, params, ctx):
-        constraint = _constraint(model, data)
-        selected = greedy_distcnt(data, constraint, params.stop_at_zero_gain, ctx)
-        return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
+    def select(self, matrix, constraint, params, ctx):
+        return greedy_distcnt(matrix, constraint, params.stop_at_zero_gain, ctx)
 
 
 # -- CM Greedy (baseline) -----------------------------------------------------------------------------
@@ -182,21 +187,15 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
     return constraint.selected
 
 
-class CMGreedy(Algorithm):
+class CMGreedy(_Selection):
     name = "cm-greedy"
     title = "CM Greedy"
-    paper = PAPER
     description = ("Baseline: greedy forward selection minimising Iyengar's classification metric CM, candidates "
                    "kept under the privacy model (paper 000, Tables 4–6).")
-    accepts = (BINARY,)
-    needs_labels = True
-    needs_model = True
     Params = None
 
-    def run(self, data, model, params, ctx):
-        constraint = _constraint(model, data)
-        selected = cm_greedy(data, constraint, constraint.k, ctx)
-        return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
+    def select(self, matrix, constraint, params, ctx):
+        return cm_greedy(matrix, constraint, constraint.k, ctx)
 
 
 # -- Maximal (Algorithm 1) ----------------------------------------------------------------------------
