@@ -112,6 +112,8 @@ def _read_options(p):
     p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
     p.add_argument("--delimiter", help="field separator (default: detected)")
     p.add_argument("--encoding", help="text encoding (default: detected)")
+    p.add_argument("--skip-rows", dest="skip_rows", type=int, default=0,
+                   help="lines to skip at the top of a text file (e.g. 1 for UCI's adult.test)")
 
 
 def _data_options(p):
@@ -128,6 +130,7 @@ def _data_options(p):
 def _source(args) -> DataSource:
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
+         "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", [])}
     src = DataSource.from_dict(d)

@@ -45,12 +45,13 @@ class DataSource:
     delimiter: str | None = None
     encoding: str | None = None
     header: bool | None = None
+    skip_rows: int = 0
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
-                             names=self.names, fmt=self.fmt)
+                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows)
 
     def load(self, registry):
         if self.demo:
@@ -71,6 +72,7 @@ class DataSource:
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
+             "skip_rows": self.skip_rows or None,
              "roles": dict(self.roles), "kinds": dict(self.kinds)}
         return {k: v for k, v in d.items() if v not in (None, {}, False)} | {"demo": self.demo}
 
@@ -98,7 +100,15 @@ class DataSource:
             Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
         return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
                    fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
-                   header=d.get("header"), roles=roles, kinds=kinds)
+                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds)
+
+
+def _skip_rows(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadInput(f"skip_rows must be a whole number ≥ 0, got {value!r}")
+    return value
 
 
 def _bad_role(r):

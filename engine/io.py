@@ -31,6 +31,9 @@ class ImportOptions:
         Worksheet of an Excel file (default the first).
     fmt : str, optional
         Importer name, overriding detection by extension and content.
+    skip_rows : int
+        Lines to skip at the top of a delimited text file before anything is read (a title or a
+        comment line, like the ``|1x3 Cross validator`` line that opens UCI's adult.test).
     """
 
     encoding: str | None = None
@@ -39,6 +42,7 @@ class ImportOptions:
     names: tuple[str, ...] | None = None
     sheet: str | None = None
     fmt: str | None = None
+    skip_rows: int = 0
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
@@ -69,6 +73,8 @@ def choose_importer(registry, path: str | os.PathLike, options: ImportOptions):
     if options.fmt:
         return registry.create("importer", options.fmt)
     with open(p, "rb") as f:
+        for _ in range(options.skip_rows):  # sniff what will be read, not the skipped title
+            f.readline()
         head = f.read(65536)
     candidates = [registry.create("importer", n) for n in registry.names("importer")]
     candidates.sort(key=lambda imp: getattr(imp, "priority", 0), reverse=True)

@@ -271,6 +271,11 @@ def read_delimited(path: Path, options: ImportOptions) -> Table:
     """Read CSV/TSV-like text into a Table (see :class:`CsvImporter`)."""
     name = path.name
     text = decode_text(path.read_bytes(), name, options.encoding).removeprefix("\ufeff")
+    if options.skip_rows:
+        lines = text.splitlines(keepends=True)
+        if options.skip_rows >= len(lines):
+            raise BadInput(f"{name} has {len(lines)} lines; skipping {options.skip_rows} leaves nothing to read")
+        text = "".join(lines[options.skip_rows:])
     if "\x00" in text:
         raise BadInput(f"{name} contains NUL characters, so it is not delimited text in this encoding; "
                        f"choose its encoding (UTF-16 without a byte-order mark?) or its format")

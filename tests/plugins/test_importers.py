@@ -456,3 +456,18 @@ def test_bms1_comma_and_space_copies_read_alike(registry, datasets_dir):
     commas = read(registry, folder / "BMS1_itemset_mining.txt")
     spaces = read(registry, folder / "BMS1_itemset_mining.space-separated.txt")
     assert commas.fingerprint() == spaces.fingerprint()
+
+
+def test_skip_rows_reads_past_a_title_line(tmp_path, registry):
+    path = tmp_path / "with_title.data"
+    path.write_text("|1x3 Cross validator\n25, Private, <=50K.\n38, Self-emp, >50K.\n")
+    table = read_data(registry, path, ImportOptions(skip_rows=1, names=("age", "workclass", "income")))
+    assert table.n_rows == 2 and table.columns == ["age", "workclass", "income"]
+    assert table.frame["age"].tolist() == [25, 38]
+    with pytest.raises(BadInput, match="leaves nothing to read"):
+        read_data(registry, path, ImportOptions(skip_rows=3, fmt="csv"))
+
+
+def test_adult_test_with_its_title_line_skipped(datasets_dir, registry):
+    table = read_data(registry, datasets_dir / "adult" / "adult.test", ImportOptions(skip_rows=1))
+    assert table.n_rows == 16_281 and len(table.columns) == 15
