@@ -134,7 +134,10 @@ class PrivacyRegions(Chart):
         if len(chosen):
             ax.scatter(chosen["perf"], chosen["pbi"], s=220, facecolors="none", edgecolors="black", lw=1.5,
                        zorder=4, label="released (best E(S))")
-        for _, r in frame.iterrows():
+        shown = _labelled(frame, params.weights)
+        for i, (_, r) in enumerate(frame.iterrows()):
+            if i not in shown:
+                continue
             text = r["label"] if params.labels == "letter" else (r["subset"] or r["label"])
             ax.annotate(str(text), (r["perf"], r["pbi"]), xytext=(7, 5), textcoords="offset points",
                         fontsize="x-small")
@@ -152,6 +155,24 @@ def _regions(ax) -> None:
                                (0.01, 0.01, "left", "bottom", "III (SW): less PBI, lower Perf"),
                                (0.99, 0.01, "right", "bottom", "IV (SE): best")):
         ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, fontsize="x-small", color="dimgrey")
+
+
+LABEL_ALL_UP_TO = 15
+
+
+def _labelled(frame, weights: str) -> set[int]:
+    """Which points get a label: all of a small candidate set; of a large one, the baseline, the
+    released subset and the eight best by E(S) (their labels would otherwise pile up)."""
+    if len(frame) <= LABEL_ALL_UP_TO:
+        return set(range(len(frame)))
+    setting = parse_weight_settings(weights)[0] if weights.strip() else (1 / 3, 1 / 3, 1 / 3)
+    best = [r["index"] for r in rank_candidates(frame, setting)[:8]]
+    keep = set(best)
+    labels = frame["label"].astype(str).tolist()
+    keep |= {i for i, lab in enumerate(labels) if lab.upper() in ("BL", "BASELINE")}
+    if "chosen" in frame.columns:
+        keep |= set(np.flatnonzero(frame["chosen"].astype(bool).to_numpy()).tolist())
+    return keep
 
 
 def _say(ax, text: str) -> None:

@@ -444,3 +444,20 @@ def test_weight_settings_are_checked(registry):
     for bad in ("0.5/0.5/0.5", "", "a/b/c"):
         with pytest.raises(BadInput):
             chart.draw(frame, Figure(), chart.params({"weights": bad}))
+
+
+def test_regions_chart_labels_only_the_best_of_many_candidates():
+    from matplotlib.figure import Figure
+
+    from veil.engine import PluginCall, Role, RunSpec, execute, load_demo, make_registry
+
+    reg = make_registry()
+    table = load_demo().with_roles({"diagnosis_group": Role.SENSITIVE})
+    run = execute(reg, table, RunSpec(PluginCall("privacy-aware-candidates", {"sample_rows": 200, "folds": 3})))
+    frame = reg.get("algorithm", "privacy-aware-candidates").candidate_frame(run.release.details)
+    chart = reg.chart("privacy-aware-regions")
+    fig = Figure()
+    chart.draw(frame, fig, chart.params({}))
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text() in set(frame["label"])]
+    assert len(frame) > 15  # the demo gives dozens of candidates
+    assert "BL" in labels and len(labels) <= 10
