@@ -149,7 +149,7 @@ class PrivacyUtility(Chart):
             ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.5, ls="--", label="efficient frontier")
         ax.set_xlabel(params.privacy)
         ax.set_ylabel(params.utility)
-        ax.legend(fontsize="small")
+        _legend_outside(ax)
         ax.grid(alpha=0.3)
 
 
