@@ -307,7 +307,7 @@ class ConfigState:
             cls.params(spec.method.params)
             if spec.model is not None:
                 registry.get("privacy-model", spec.model.name).params(spec.model.params)
-            setting = {k: _swept_value(spec, k) for k in sweep}
+            setting = {k: spec.setting.get(k) for k in sweep}  # Study.runs records each run's values
             runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
         return runs
 
@@ -366,14 +366,6 @@ def _target(data) -> object:
     if isinstance(data, Table):
         return data.schema.target
     return data.labels
-
-
-def _swept_value(spec: RunSpec, key: str):
-    if key in spec.method.params:
-        return spec.method.params[key]
-    if spec.model is not None and key in spec.model.params:
-        return spec.model.params[key]
-    return None
 
 
 def _choice_from(name: str, params_list: list[dict]) -> PluginChoice:

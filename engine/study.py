@@ -171,7 +171,7 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
     rows = []
     for i, spec in enumerate(specs):
         ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
-        setting = {k: spec.setting.get(k, _swept_value(spec, k)) for k in study.sweep}
+        setting = {k: spec.setting.get(k) for k in study.sweep}
         base = {"run": i, "label": spec.label or spec.method.name, "method": spec.method.name,
                 "model": spec.model.name if spec.model else None,
                 **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
@@ -198,14 +198,6 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
     frame = pd.DataFrame(rows, columns=columns)
     frame.attrs["sweep"] = list(study.sweep)
     return frame
-
-
-def _swept_value(spec: RunSpec, key: str):
-    if key in spec.method.params:
-        return spec.method.params[key]
-    if spec.model is not None and key in spec.model.params:
-        return spec.model.params[key]
-    return None
 
 
 def summarise(results: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
