@@ -41,7 +41,7 @@ from .params import params_to_dict
 from .release import Release, Verdict, describe_failures
 from .runs import BoundModel, PluginCall, RunResult, bind_model
 from .table import Role, Table
-from .validate import get
+from .validate import get, read_json_object
 
 MANIFEST_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -366,14 +366,7 @@ def read_manifest(path: str | os.PathLike) -> dict:
     p = Path(path)
     if p.is_dir():
         p = p / MANIFEST_NAME
-    try:
-        manifest = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(f"manifest not found: {p}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{p} is not a valid manifest: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise BadInput(f"{p} is not a Veil manifest")
+    manifest = read_json_object(p, "manifest")
     for key in ("output", "privacy_model", "roles"):
         if key not in manifest:
             raise BadInput(f"{p} is not a Veil manifest (no {key!r})")

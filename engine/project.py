@@ -24,7 +24,7 @@ from .io import sha256_file, write_text_atomic
 from .recipe import Recipe
 from .runs import RunSpec
 from .table import Schema, Table
-from .validate import get
+from .validate import get, read_json_object
 
 PROJECT_VERSION = 1
 
@@ -56,13 +56,8 @@ class Project:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
         p = Path(path)
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BadInput(f"project file not found: {p}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadInput(f"{p} is not a valid project file: {exc}") from None
-        if not isinstance(d, dict) or "veil_project" not in d:
+        d = read_json_object(p, "project file")
+        if "veil_project" not in d:
             raise BadInput(f"{p} is not a Veil project file")
         version = get(d, "veil_project", int, where=p.name)
         runs_list = get(d, "runs", list, [], where=p.name)

@@ -23,7 +23,6 @@ randomised method) and ``"fixed": true`` (a baseline the sweep does not change, 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +35,7 @@ from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import param_specs
 from .recipe import Recipe
-from .validate import get, get_seed
+from .validate import get, get_seed, read_json_object
 from .runs import PluginCall, RunSpec, execute, metric_names
 
 RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
@@ -85,15 +84,7 @@ class Study:
     @classmethod
     def load(cls, path: str | Path) -> Study:
         p = Path(path)
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BadInput(f"study file not found: {p}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadInput(f"{p} is not valid JSON: {exc}") from None
-        if not isinstance(d, dict):
-            raise BadInput(f"{p} must hold a JSON object")
-        return cls.from_dict(d, p.parent)
+        return cls.from_dict(read_json_object(p, "study file"), p.parent)
 
     def check_charts(self, registry) -> None:
         """Every chart is known, its parameters valid, and the metrics it draws computed."""

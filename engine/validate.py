@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 from .errors import BadInput
 
@@ -42,3 +44,17 @@ def check_seed(seed: int) -> int:
 
 def _at(where: str) -> str:
     return f"{where}: " if where else ""
+
+
+def read_json_object(path: Path, what: str) -> dict:
+    """A JSON object read from ``path``; BadInput saying which ``what`` (e.g. "study file") is
+    missing, unreadable or not an object."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{what} not found: {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path} is not a valid {what}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
+    return data
