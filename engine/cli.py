@@ -22,7 +22,7 @@ from .project import Project
 from .registry import make_registry
 from .runs import PluginCall, RunSpec, execute
 from .study import Study, run_study
-from .table import Role
+from .validate import MAX_SEED
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -37,8 +37,8 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"the seed must be ≥ 0, got {value}")
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {value}")
     return value
 
 
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
-    r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
+    r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
     r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
@@ -132,12 +132,8 @@ def _source(args) -> DataSource:
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", [])}
-    src = DataSource.from_dict(d)
-    roles = dict(src.roles)
-    for s in getattr(args, "sensitive", []) or []:
-        roles[s] = Role.SENSITIVE.value
-    return DataSource(**{**src.__dict__, "roles": roles})
+         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", [])}
+    return DataSource.from_dict(d)
 
 
 class _Progress:

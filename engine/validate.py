@@ -36,9 +36,12 @@ def get_seed(d: Mapping, key: str = "seed", default: int = 0, *, where: str = ""
     return check_seed(seed)
 
 
+MAX_SEED = 2**32 - 1  # what every random generator Veil feeds (NumPy's legacy one, scikit-learn) accepts
+
+
 def check_seed(seed: int) -> int:
-    if seed < 0:
-        raise BadInput(f"the seed must be a whole number ≥ 0, got {seed}")
+    if not 0 <= seed <= MAX_SEED:
+        raise BadInput(f"the seed must be a whole number from 0 to {MAX_SEED}, got {seed}")
     return seed
 
 

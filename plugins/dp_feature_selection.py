@@ -32,12 +32,15 @@ from .fs_common import hamdist_scores, positive_mask
 PAPER = "000_0106b4def2026c16"
 MAX_M = 20  # 2^20 cells × 2 classes is the largest histogram we build
 DEFAULT_M_K = 5
+MIN_EPSILON, MAX_EPSILON = 0.001, 1000.0
 
 
 @dataclass(frozen=True)
 class DPParams:
-    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True,
-                           help="privacy budget ε: half selects the features, half releases the data")
+    epsilon: float = param(1.0, minimum=MIN_EPSILON, maximum=MAX_EPSILON,
+                           help="privacy budget ε: half selects the features, half releases the data "
+                                f"(between {MIN_EPSILON} and {MAX_EPSILON:g}: below, noise drowns every count; "
+                                "above, the guarantee means nothing and the noise underflows)")
     m: int | None = param(None, minimum=1, maximum=MAX_M,
                           help="number of features to select (at most 20: the release histogram has 2^m × 2 cells); "
                                "empty = the count Greedy-HamDist selects at k = 5 under k-ac, as in the paper")

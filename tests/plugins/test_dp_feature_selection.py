@@ -8,8 +8,9 @@ import pytest
 from scipy import stats
 
 from veil.engine import SYNTHETIC, BadInput, BinaryMatrix, Context, PluginCall, RunSpec, execute
-from veil.plugins.dp_feature_selection import (ExponentialDP, LaplaceDP, cell_counts, exponential_probabilities,
-                                               noisy_counts, select_exponential, select_laplace)
+from veil.plugins.dp_feature_selection import (MAX_EPSILON, ExponentialDP, LaplaceDP, cell_counts,
+                                               exponential_probabilities, noisy_counts, select_exponential,
+                                               select_laplace)
 from veil.plugins.fs_common import hamdist_scores, positive_mask
 
 METHODS = [LaplaceDP, ExponentialDP]
@@ -111,7 +112,7 @@ def test_huge_epsilon_picks_the_true_top_m(cls):
     matrix = BinaryMatrix.from_dense(dense.astype(np.uint8), labels=labels)
     scores = hamdist_scores(matrix, positive_mask(matrix))
     assert len(set(scores.tolist())) == len(scores)  # distinct scores: the top 5 are well defined
-    release = run(cls, matrix, epsilon=1e9, m=5)
+    release = run(cls, matrix, epsilon=MAX_EPSILON, m=5)
     assert release.details["selected_indices"] == np.argsort(-scores)[:5].tolist()
 
 
@@ -119,7 +120,7 @@ def test_huge_epsilon_picks_the_true_top_m(cls):
 @pytest.mark.parametrize("cls", METHODS)
 def test_huge_epsilon_reproduces_the_projected_histogram(cls):
     matrix = random_matrix(8, n=200)
-    release = run(cls, matrix, epsilon=1e9, m=3)
+    release = run(cls, matrix, epsilon=MAX_EPSILON, m=3)
     assert release.kind == SYNTHETIC and release.n_rows == matrix.n_rows
     names = list(release.selected_features)
     assert list(release.quasi_identifiers) == names and release.target == "class"
