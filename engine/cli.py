@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -16,12 +17,12 @@ from . import __version__
 from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
-from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
 from .runs import PluginCall, RunSpec, execute
-from .study import Study, run_study
+from .study import DEFAULT_MAX_RUNS, Study, run_study
 from .validate import MAX_SEED
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -39,6 +40,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
     return value
 
 
@@ -87,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
+                        f"{DEFAULT_MAX_RUNS:,})")
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
@@ -218,6 +232,9 @@ def cmd_study(args, registry) -> int:
     from .charts import save_chart
 
     study = Study.load(args.study)
+    if args.max_runs is not None:
+        study = dataclasses.replace(study, max_runs=args.max_runs)
+    study.check_size(registry)  # before the data is read: a grid too large is refused at once
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
@@ -259,7 +276,8 @@ def cmd_verify(args, registry) -> int:
         if not path.exists():
             raise BadInput(f"file not found: {path}")
         fmt = args.format or _format_of(registry, path)
-        frame_cols = registry.exporter(fmt).read_back(path).columns
+        frame_cols = read_released(registry, fmt, path).columns
+        _check_verify_roles(args.target, args.sensitive, args.quasi or [])
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols:
@@ -269,6 +287,17 @@ def cmd_verify(args, registry) -> int:
         result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
     print(("OK: " if result.holds else "FAILED: ") + result.message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _check_verify_roles(target, sensitive, quasi) -> None:
+    """A column named by two of --target, --sensitive and --quasi is refused, naming both."""
+    seen: dict[str, str] = {}
+    for role, columns in (("target", [target] if target else []), ("sensitive", sensitive), ("quasi", quasi)):
+        for column in columns:
+            if seen.get(column, role) != role:
+                raise BadInput(f"column {column!r} is given two roles, --{seen[column]} and --{role}; "
+                               f"give each column one role")
+            seen[column] = role
 
 
 def _format_of(registry, path: Path) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
 from .datasource import DataSource
 from .errors import BadInput, VeilError
-from .export import MANIFEST_NAME, read_manifest, refuse_overwriting, verify_manifest
+from .export import MANIFEST_NAME, read_manifest, read_released, refuse_overwriting, verify_manifest
 from .io import sha256_file, write_atomic
 from .jobs import Context
 from .recipe import Recipe
@@ -402,7 +402,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    frame = registry.exporter(manifest["output"].get("format", "csv")).read_back(path)
+    frame = read_released(registry, manifest["output"].get("format") or "csv", path)
     return release_as_written(frame, manifest.get("roles") or {})
 
 
