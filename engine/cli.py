@@ -19,6 +19,7 @@ from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
 from .jobs import Context
+from .noise import SECURE
 from .project import Project
 from .registry import make_registry
 from .runs import PluginCall, RunSpec, execute
@@ -205,7 +206,9 @@ def cmd_run(args, registry) -> int:
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+            # a release draws its DP noise from the OS's secure source; the seed still drives everything else
+            ctx = Context(spec.seed, progress, noise_source=SECURE)
+            result = execute(registry, data, spec, ctx, version=__version__)
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)

@@ -292,7 +292,8 @@ def privacy_budget(release: Release) -> dict | None:
     assumptions = release.details.get("assumptions") or []
     if isinstance(assumptions, str):
         assumptions = [assumptions]
-    return {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions]}
+    return {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions],
+            "noise": str(release.details.get("noise") or "not recorded")}
 
 
 def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
@@ -378,7 +379,7 @@ MANIFEST_SHAPE = {
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS},
     "removed_identifiers": _TEXTS, "release_kind": _TEXT,
     "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
-    "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS}, NULL),
+    "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
     "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
     "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),
     "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
