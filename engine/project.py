@@ -62,7 +62,7 @@ class Project:
     def _from_dict(cls, d: dict, p: Path) -> Project:
         if "veil_project" not in d:
             raise BadInput(f"{p} is not a Veil project file")
-        version = get(d, "veil_project", int, where=p.name)
+        version = get(d, "veil_project", int, where=p.name, required=True)
         runs_list = get(d, "runs", list, [], where=p.name)
         sha256 = get(get(d, "data", dict, {}, where=p.name), "sha256", str, where="data")
         get(d, "schema", list, None, where=p.name)
