@@ -247,9 +247,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
 def written_names(exporter, columns) -> list[str]:
     """The column names as ``exporter`` writes them in its file (a spreadsheet format escapes
     names that would run as formulas); the plain names when the exporter does not say."""
-    names = [str(c) for c in columns]
-    header = getattr(exporter, "header", None)
-    return list(header(names)) if callable(header) else names
+    return [str(n) for n in exporter.header([str(c) for c in columns])]
 
 
 def _check_columns(frame: pd.DataFrame, back: pd.DataFrame, fmt: str) -> None:
