@@ -96,7 +96,13 @@ class Staging:
 
     # -- life cycle
     def __enter__(self) -> Staging:
+        missing = []  # the folders this export makes (removed again when it writes nothing)
+        for parent in (self.folder, *self.folder.parents):
+            if parent.exists() or parent.is_symlink():
+                break
+            missing.append(parent)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._made = missing
         remove_stale(self.folder)
         self.path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self.folder))  # mode 0700
         self._lock_fd = _lock(self.path / LOCK)
@@ -111,6 +117,12 @@ class Staging:
         if self.path is not None and self.path.exists():
             shutil.rmtree(self.path, ignore_errors=True)
         self._release()
+        if not self.committed:
+            for folder in getattr(self, "_made", ()):
+                try:
+                    folder.rmdir()  # only if still empty
+                except OSError:
+                    break
 
     def _release(self) -> None:
         if self._lock_fd is not None:
