@@ -539,15 +539,16 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     A member of another export (a report left by an earlier export, files of a commit that a kill
     cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
     """
+    given = Path(manifest_path)
+    notes = []
+    for item in leftovers(given if given.is_dir() else given.parent):
+        if item.mixed:  # even before the manifest: a half-moved export may have none yet
+            return Verification(False, _interrupted(item), None, None)
+        notes.append(item.describe())
     manifest = read_manifest(manifest_path)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
     path = folder / out["path"]
-    notes = []
-    for item in leftovers(folder):
-        if item.interrupted_commit and not item.all_moved:
-            return Verification(False, _interrupted(item, folder, manifest), None, None)
-        notes.append(item.describe())
     problems = member_problems(folder, manifest)
     matches = None
     if path.exists():
@@ -605,7 +606,7 @@ def _whose(carried: dict, manifest: dict) -> str:
     return "another"
 
 
-def _interrupted(item, folder: Path, manifest: dict) -> str:
+def _interrupted(item) -> str:
     new = sorted(n for n, state in item.members.items() if state == "new")
     earlier = sorted(n for n, state in item.members.items() if state == "earlier")
     missing = sorted(n for n in (item.journal.get("new") or {}) if n not in item.members)

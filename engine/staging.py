@@ -265,6 +265,12 @@ class Leftover:
         return not self.live and bool(self.journal) and self.journal.get("state") == "committing"
 
     @property
+    def mixed(self) -> bool:
+        """An interrupted commit that left the folder with some of its files and not others."""
+        states = set(self.members.values())
+        return self.interrupted_commit and "new" in states and not self.all_moved
+
+    @property
     def all_moved(self) -> bool:
         """Every file of the interrupted commit had reached its name (the kill came just after)."""
         return all(self.members.get(n) == "new" for n in (self.journal or {}).get("new") or {})
@@ -273,6 +279,9 @@ class Leftover:
         name = self.path.name
         if self.interrupted_commit and self.all_moved:
             return f"a killed export left its private temporary folder {name} after all its files were in place"
+        if self.interrupted_commit and not self.mixed:
+            return (f"a killed export left its private temporary folder {name} before any of its files reached "
+                    f"its name")
         if self.live:
             return f"an export into this folder is still running ({name})"
         if self.path.is_file():

@@ -90,6 +90,10 @@ class ExcelExporter(SpreadsheetText, Exporter):
     def write(self, frame, path, params):
         if len(frame) > 1_048_575 or frame.shape[1] > 16_384:
             raise BadInput("the release is larger than an Excel sheet allows; export CSV or Parquet instead")
+        for c in frame.columns:
+            if "\r" in str(c) or _EXCEL_ILLEGAL.search(str(c)):
+                raise BadInput(f"the column name {str(c)!r} holds a carriage return or control character that an "
+                               f"Excel header cannot keep; rename the column, or export CSV or Parquet instead")
         escape_formulas(excel_text(frame)).to_excel(path, index=False, engine="openpyxl")
 
     def read_back(self, path):
