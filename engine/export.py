@@ -269,22 +269,34 @@ def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
     takes its place, so no file of another export is left beside the new manifest."""
     from .report import REPORT_FILES
 
-    names = set(REPORT_FILES.values())
+    listed = {}  # name -> the SHA-256 the earlier manifest gives it
     try:
         earlier = read_manifest(out / MANIFEST_NAME)
-        names.add(earlier["output"]["path"])
-        names.update((earlier.get("export") or {}).get("files") or {})
+        listed[earlier["output"]["path"]] = earlier["output"]["sha256"]
+        listed.update((earlier.get("export") or {}).get("files") or {})
     except (BadInput, OSError):
         pass
     gone = []
-    for name in sorted(names):
+    for name in sorted({*listed, *REPORT_FILES.values()}):
         path = out / name
-        if name in keep or Path(name).name != name or not path.exists():
+        if name in keep or Path(name).name != name or not path.is_file() or path.is_symlink():
             continue
         if any(keep_safe and Path(keep_safe).exists() and os.path.samefile(keep_safe, path) for keep_safe in protected):
             continue  # never the input or the project file
-        gone.append(name)
+        # only a file that is provably the earlier export's: as its manifest lists it, or a Veil report
+        if (name in listed and sha256_file(path) == listed[name]) or (name in REPORT_FILES.values()
+                                                                      and _is_veil_report(path)):
+            gone.append(name)
     return tuple(gone)
+
+
+def _is_veil_report(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(2048)
+        if head.startswith(b"%PDF"):
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+            return b"/Creator (Veil)" in f.read()
+    return b'<meta name="generator" content="Veil' in head
 
 
 def manifest_digest(manifest: dict) -> str:

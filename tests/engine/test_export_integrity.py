@@ -363,3 +363,19 @@ def test_a_signal_during_veil_run_cleans_up_at_once(tmp_path, signum):
     assert err.decode().strip().splitlines() == ["veil: terminated" if signum == signal.SIGTERM
                                                  else "veil: interrupted"]
     assert snapshot(out) == earlier  # no staging folder, no part file, the earlier file untouched
+
+
+def test_only_files_that_are_provably_the_earlier_exports_are_removed(tmp_path):
+    """A user's own report.html, or a file a (hostile) earlier manifest lists with another hash, stays."""
+    import json
+
+    (tmp_path / "report.html").write_text("<p>my own notes</p>", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("keep me", encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "output": {"path": "notes.txt", "sha256": "0" * 64}, "privacy_model": {}, "roles": {},
+        "export": {"files": {"notes.txt": "0" * 64}}}), encoding="utf-8")
+    write_release(REGISTRY, small_result(), tmp_path)
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == "<p>my own notes</p>"
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "keep me"
+    check = verify_manifest(REGISTRY, tmp_path)  # the stray report is named, not trusted
+    assert not check.holds and check.message == "incomplete export: report.html belongs to an earlier export"
