@@ -5,13 +5,18 @@ The rules (DESIGN "Release, export and the report", docs/release.md):
 * the release is checked against its privacy model from the materialised data before anything is
   written, and again *as read back from the written file* before it takes its final name; a
   release that fails is never written, and the message lists the failing records and why;
-* writes are atomic (temporary file beside the target, fsync, rename): a killed export leaves the
-  target path as it was;
+* an export is one transaction (:mod:`veil.engine.staging`): its files are prepared in a private
+  folder beside the target and take their names together, or none does; a cancel, a failure or
+  an interrupt leaves the folder as it was, and a killed one is named by ``veil verify`` and
+  undone by the next export into the folder;
+* the manifest lists every file of the export with its SHA-256, each report carries the hash of
+  its manifest, and :func:`verify_manifest` checks the whole set;
 * the input file (and the project file) is never written to: a target that is the same file, by
   any path or link, is refused;
 * identifier columns never reach the output;
 * rows are shuffled with a recorded seed (``shuffle_seed``) unless turned off;
-* spreadsheet formulas are escaped by the CSV, TSV and Excel exporters.
+* spreadsheet formulas are escaped by the CSV, TSV and Excel exporters, in header cells too (the
+  written names are recorded in the manifest).
 
 :func:`export_release` is the one call the desktop and ``veil run`` make: release, manifest and
 report. :func:`write_release` does the first two.

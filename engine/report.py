@@ -20,7 +20,7 @@ from pathlib import Path
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
 from .datasource import DataSource
 from .errors import BadInput, VeilError
-from .export import MANIFEST_NAME, binding as make_binding, binding_text, read_manifest, refuse_overwriting, verify_file
+from .export import binding as make_binding, binding_text, read_manifest, refuse_overwriting, verify_file
 from .io import sha256_file
 from .staging import Staging
 from .jobs import Context
