@@ -122,8 +122,9 @@ def explain(registry, model: str, params: dict, holds: bool, value) -> str:
         cls = registry.get("privacy-model", model)
     except BadInput:
         cls = None
-    if cls is not None and hasattr(cls, "explain"):
-        return cls.explain(params, holds, value)
+    sentence = cls.explain(params, holds, value) if cls is not None else ""
+    if sentence:
+        return sentence
     title = cls.title if cls is not None else model
     args = ", ".join(f"{k} = {v}" for k, v in params.items())
     return f"{title}{f' with {args}' if args else ''} {'holds' if holds else 'does not hold'}."
@@ -240,7 +241,7 @@ def _caveats(registry, manifest: dict) -> Section:
     items = []
     if pm.get("name"):
         try:
-            items += list(getattr(registry.get("privacy-model", pm["name"]), "caveats", ()) or ())
+            items += list(registry.get("privacy-model", pm["name"]).caveats)
         except BadInput:
             pass
         qis = (manifest.get("roles") or {}).get("quasi_identifiers") or []
