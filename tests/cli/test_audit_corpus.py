@@ -343,8 +343,9 @@ for name, make in BAD_MANIFESTS.items():
     for command in ("verify", "report"):
         case(f"manifest {command}: {name}", {}, (command, "{d}", *(("--no-utility",) if command == "report" else ())),
              from_release=make)
+case("manifest verify: released file missing", {}, ("verify", "{d}"), code=1,
+     from_release=edited(output__path="gone.csv"))
 VERIFY_ONLY = {  # `veil report` writes a report that says what it could not check (tested elsewhere)
-    "released file missing": edited(output__path="gone.csv"),
     "privacy_model unknown": edited(privacy_model__name="t-closeness"),
     "privacy_model k text": edited(privacy_model__params={"k": "many"}),
 }
@@ -376,7 +377,7 @@ def _tamper(release: dict) -> dict:
 
 
 case("tampered release: verify", {}, ("verify", "{d}"), code=1, from_release=_tamper)
-case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify", "{d}/rel"), code=1,
+case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify", "{d}/rel"), hint="plain file name",
      from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()})
 case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"),
      from_release=lambda r: r)
