@@ -230,7 +230,8 @@ def _budget_section(manifest: dict) -> Section:
     budget = manifest["privacy_budget"]
     sec = Section("Privacy budget (differential privacy)")
     eps = budget.get("epsilon_spent")
-    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps))])
+    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
+                      ("Noise source", str(budget.get("noise") or "not recorded"))])
     sec.add("p", "Differential privacy bounds how much any one person's record can change what is released. "
                  "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:")
     sec.add("list", budget.get("assumptions") or ["the method stated none"])
