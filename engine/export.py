@@ -427,8 +427,11 @@ def privacy_budget(release: Release) -> dict | None:
     assumptions = release.details.get("assumptions") or []
     if isinstance(assumptions, str):
         assumptions = [assumptions]
-    return {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions],
-            "noise": str(release.details.get("noise") or "not recorded")}
+    budget = {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions]}
+    source = release.details.get("noise_source")  # where the method drew its noise (engine/noise.py)
+    if isinstance(source, str) and source:
+        budget["noise"] = source
+    return budget
 
 
 def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:

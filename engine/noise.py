@@ -8,7 +8,7 @@ vetted samplers, which draw from the operating system's cryptographically secure
 counts get the discrete Laplace (two-sided geometric) mechanism, real-valued scores OpenDP's
 floating-point-safe Laplace. A study compares methods over repeats and needs the same numbers again
 from the same seed; :class:`SeededNoise` draws the same distributions from the run's seeded NumPy
-generator. Every DP release records which source it used (``details["noise"]``, the manifest's
+generator. Every DP release records which source it used (``details["noise_source"]``, the manifest's
 ``privacy_budget.noise``).
 
 Example

@@ -14,7 +14,7 @@ Budget ε: ε/2 selects m features, ε₁ = ε/(2m) per pick; ε/2 releases the 
   unsafe), negatives set to 0; then that many synthetic records per cell.
 
 Noise comes from ``ctx.noise``: the operating system's secure source through OpenDP when the run
-makes a release (``veil run``), the seeded generator in a study; ``details["noise"]`` says which.
+makes a release (``veil run``), the seeded generator in a study; ``details["noise_source"]`` says which.
 
 m defaults to the number of features Greedy-HamDist selects at k = 5 under k-AC (the paper's choice).
 That count comes from a non-private run on the same data; the release's ``assumptions`` say so.
@@ -206,7 +206,7 @@ class _DPFeatureSelection(Algorithm):
                    "selection_noise_scale": laplace_scale(delta, eps1) if self.mechanism == "laplace" and m else None,
                    "histogram_noise_scale": histogram_scale(epsilon / 2), "cells": int(counts.size),
                    "original_records": data.n_rows, "synthetic_records": len(frame),
-                   "selected_indices": picks, "noise": ctx.noise.describe(),
+                   "selected_indices": picks, "noise_source": ctx.noise.describe(),
                    "assumptions": assumptions(m_from_greedy)}
         notes = (f"{self.title}: ε = {epsilon:g}-differential privacy claimed (not k-anonymity); {m} features "
                  f"selected, {len(frame)} synthetic records from a noisy histogram of {counts.size} cells.",

@@ -112,7 +112,7 @@ def test_study_mode_is_seeded_and_reproducible():
     registry, data = make_registry(), load_demo()
     spec = RunSpec(PluginCall("laplace-dp-fs", {"epsilon": 0.5, "m": 3}), seed=3)
     first, second = (execute(registry, data, spec, Context(3)).release for _ in range(2))
-    assert first.details["noise"].startswith("seeded")
+    assert first.details["noise_source"].startswith("seeded")
     assert first.frame.equals(second.frame)
     other = execute(registry, data, RunSpec(spec.method, seed=4), Context(4)).release
     assert not other.frame.equals(first.frame)
