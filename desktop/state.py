@@ -212,6 +212,7 @@ class ConfigState:
 
     def __init__(self):
         self.model: str | None = None
+        self.also: list[str] = []  # further privacy models the release must satisfy too (combined)
         self.models: dict[str, PluginChoice] = {}
         self.methods: dict[str, PluginChoice] = {}
         self.selected: list[str] = []
@@ -228,7 +229,21 @@ class ConfigState:
 
     def set_model(self, name: str | None) -> None:
         self.model = name
+        if name in self.also:
+            self.also.remove(name)
         self.changed.emit()
+
+    def require_also(self, name: str, on: bool = True) -> None:
+        """Combine the main privacy model with ``name`` (on) or stop requiring it (off)."""
+        if on and name not in self.also and name != self.model:
+            self.also.append(name)
+        elif not on and name in self.also:
+            self.also.remove(name)
+        self.changed.emit()
+
+    def model_names(self) -> list[str]:
+        """Every privacy model the runs must satisfy: the main one, then those combined with it."""
+        return ([self.model] + [n for n in self.also if n != self.model]) if self.model else []
 
     def set_params(self, kind: str, name: str, values: Mapping, sweeps: Mapping) -> None:
         choice = self.choice(kind, name)
@@ -271,22 +286,23 @@ class ConfigState:
             raise BadInput("open a dataset first")
         if not self.selected:
             raise BadInput("choose at least one method")
-        model = self.choice("privacy-model", self.model) if self.model else None
+        models = [self.choice("privacy-model", n) for n in self.model_names()]
         planned = []
         for name in self.selected:
-            planned += self._plan_method(registry, data, recipe, name, model)
+            planned += self._plan_method(registry, data, recipe, name, models)
         return planned
 
-    def _plan_method(self, registry, data, recipe, name: str, model: PluginChoice | None) -> list[PlannedRun]:
+    def _plan_method(self, registry, data, recipe, name: str, models: list[PluginChoice]) -> list[PlannedRun]:
         cls = registry.get("algorithm", name)
         if not takes(cls, data):
             raise BadInput(f"{cls.title} does not work on this data; choose another method")
-        supported = getattr(cls, "supported_models", None)
-        if cls.needs_model and model is None:
+        supported = cls.supported_models
+        if cls.needs_model and not models:
             raise BadInput(f"{cls.title} needs a privacy model ({', '.join(supported or ('any',))}); choose one above")
-        if model is not None and supported is not None and model.name not in supported:
-            raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
-                           "privacy model or method")
+        for model in models:
+            if supported is not None and model.name not in supported:
+                raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
+                               "privacy model or method")
         if cls.needs_labels and _target(data) is None:
             raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
         choice = self.choice("algorithm", name)
@@ -294,19 +310,20 @@ class ConfigState:
         if problem:
             raise BadInput(f"{cls.title} {problem}")
         sweep = dict(choice.sweeps)
-        for key, values in (model.sweeps if model else {}).items():
-            if key in sweep and list(sweep[key]) != list(values):
-                raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
-            sweep[key] = values
+        for model in models:
+            for key, values in model.sweeps.items():
+                if key in sweep and list(sweep[key]) != list(values):
+                    raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
+                sweep[key] = values
         study = Study(methods=(PluginCall(name, choice.fixed()),),
-                      model=PluginCall(model.name, model.fixed()) if model else None, sweep=sweep,
+                      models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
                       repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
                       recipe=recipe if self.on_features(cls, data) else None)
         runs = []
         for spec in study.runs(registry):
             cls.params(spec.method.params)
-            if spec.model is not None:
-                registry.get("privacy-model", spec.model.name).params(spec.model.params)
+            for call in spec.models:
+                registry.get("privacy-model", call.name).params(call.params)
             setting = {k: spec.setting.get(k) for k in sweep}  # Study.runs records each run's values
             runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
         return runs
@@ -345,8 +362,10 @@ class ConfigState:
             return
         first = runs[0]
         self.model = first.model.name if first.model else None
-        if first.model:
-            self.models[first.model.name] = _choice_from(first.model.name, [r.model.params for r in runs if r.model])
+        self.also = [m.name for m in first.models[1:]]
+        for call in first.models:
+            self.models[call.name] = _choice_from(call.name, [m.params for r in runs for m in r.models
+                                                              if m.name == call.name])
         self.selected = list(dict.fromkeys(r.method.name for r in runs))
         self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
@@ -568,7 +587,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     if outcome.privacy_value is not None:
         metrics.setdefault("privacy-value", outcome.privacy_value)
     message = outcome.verdict if outcome.holds is not None else ""
-    return {"run": entry.id, "method": spec.method.name, "model": spec.model.name if spec.model else None,
+    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text,
             "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
             "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
             "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}

@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
     _data_options(r)
-    r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
+    r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
+                                                    "repeat it to combine models (the release must satisfy all)")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
     r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
@@ -87,10 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
+                                                    "(NAME[:key=value,...]; repeat it to combine models)")
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
-    v.add_argument("--model", help="privacy model for a bare file, NAME[:key=value,...]")
+    v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
+                                                    "(repeat it to check several)")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
@@ -183,7 +187,7 @@ def cmd_run(args, registry) -> int:
         source = _source(args)
         data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
-        specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
+        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     registry.exporter(args.format)  # fail early on an unknown format
@@ -191,7 +195,7 @@ def cmd_run(args, registry) -> int:
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+            spec = RunSpec(spec.method, spec.models, spec.seed, _applicable_metrics(registry, data), spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
@@ -213,6 +217,11 @@ def cmd_run(args, registry) -> int:
     return status
 
 
+def _models(texts) -> list[PluginCall]:
+    """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
+    return [PluginCall.parse(t) for t in texts or ()]
+
+
 def _applicable_metrics(registry, data) -> tuple[str, ...]:
     """All registered metrics (each returns NaN where it does not apply)."""
     return tuple(registry.names("metric"))
@@ -222,6 +231,8 @@ def cmd_study(args, registry) -> int:
     from .charts import save_chart
 
     study = Study.load(args.study)
+    if args.model:
+        study = study.with_models(_models(args.model))
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
@@ -270,7 +281,7 @@ def cmd_verify(args, registry) -> int:
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
-        result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
+        result = verify_file(registry, path, fmt, _models(args.model), roles)
     print(("OK: " if result.holds else "FAILED: ") + result.message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
 

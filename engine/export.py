@@ -160,7 +160,7 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
     refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in also_writes)], protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
-    model = bind_model(registry, result.spec.model)
+    model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:  # nothing below may leave a file at target unless all of it succeeds
@@ -268,6 +268,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
                     if verdict is not None else {"holds": None, "value": None,
                                                  "message": "no privacy model: nothing was checked"}),
+        "privacy_models": [dict(m) for m in prov.models] if prov else [],
+        "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
         "privacy_budget": privacy_budget(release),
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
@@ -386,8 +388,9 @@ class Verification:
     sha256_matches: bool | None
 
 
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginCall, roles: dict) -> Verification:
-    """Re-check a released file, read from disk, against a privacy model.
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict) -> Verification:
+    """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
+    (a list of them: every one must hold).
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
@@ -421,8 +424,12 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
                             None, False)
     if not pm.get("name"):
         return Verification(True, "the file matches its manifest; the release makes no privacy claim", None, True)
-    result = verify_file(registry, path, out.get("format", "csv"), PluginCall(pm["name"], pm.get("params") or {}),
-                         manifest["roles"])
+    first = PluginCall(pm["name"], pm.get("params") or {})
+    models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
+    if models[0] != first:
+        return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
+                                   "it was edited after export", None, True)
+    result = verify_file(registry, path, out.get("format", "csv"), models, manifest["roles"])
     return Verification(result.holds, result.message, result.verdict, True)
 
 

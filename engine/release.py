@@ -30,6 +30,7 @@ class Provenance:
     veil_version: str
     model: str | None = None
     model_params: dict = field(default_factory=dict)
+    models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -191,6 +192,8 @@ class Verdict:
         Indices of the records that break the model (empty when it holds).
     message : str
         One sentence a data holder can read.
+    parts : tuple of Verdict
+        For several models combined: each model's own verdict (this one is their conjunction).
     measure : str
         What ``per_record`` holds, in words ("group size", "containment support"); used when the
         failing records are listed.
@@ -204,11 +207,17 @@ class Verdict:
     per_record: np.ndarray | None = None
     failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     measure: str = ""
+    parts: tuple = ()  # a combined model's verdict: one Verdict per model
 
     def to_dict(self) -> dict:
         return {"model": self.model, "params": self.params, "holds": bool(self.holds),
                 "value": _plain(self.value), "message": self.message,
                 "failing_records": int(len(self.failing_rows))}
+
+    @property
+    def each(self) -> tuple:
+        """One verdict per model: ``parts`` of a combined verdict, else this one."""
+        return self.parts or (self,)
 
 
 def verdict_from_groups(model, params, view, gv) -> Verdict:

@@ -106,12 +106,27 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
         return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
                                                   "it outside the organisation that holds the data."])
     holds = bool(v.get("holds"))
-    headline = explain(registry, pm["name"], pm.get("params") or {}, holds, v.get("value"))
-    lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    each = _each_verdict(manifest)
+    headline = " ".join(explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value"))
+                        for e in each)
+    if len(each) > 1:
+        lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
+        lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
+    else:
+        lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _each_verdict(manifest: dict) -> list[dict]:
+    """One entry per privacy model (``verdicts`` of a manifest; its single ``verdict`` before there were several)."""
+    listed = manifest.get("verdicts") or []
+    if listed:
+        return listed
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    return [{"model": pm.get("name"), "params": pm.get("params") or {}, **v}]
 
 
 def explain(registry, model: str, params: dict, holds: bool, value) -> str:
@@ -160,6 +175,10 @@ def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
+    each = _each_verdict(manifest)
+    if len(each) > 1:
+        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'])}{_params_text(e.get('params'))}"
+                                      f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
     verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
     return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
 

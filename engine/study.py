@@ -4,7 +4,7 @@ A study file is JSON::
 
     {"name": "k sweep on the demo",
      "data": {"demo": true},
-     "model": "k-anonymity",
+     "model": "k-anonymity",            (or "models": ["k-anonymity:k=5", "t-closeness:t=0.2"])
      "methods": ["all-features", {"name": "greedy-hamdist", "params": {"on_violation": "skip"}}],
      "sweep": {"k": [5, 8, 11]},
      "repeats": 1, "seed": 0,
@@ -16,7 +16,7 @@ run uses seed ``seed + r``. The result table has one row per run and metric with
 ``run, label, method, model, <swept parameters>, repeat, seed, holds, metric, value, seconds, error``.
 
 A method entry may carry study options: ``"label"`` (its row name; default the method name),
-``"model"`` (its own privacy model, overriding the study's; ``null`` for none), ``"repeats"`` (for a
+``"model"`` or ``"models"`` (its own privacy models, overriding the study's; ``null`` for none), ``"repeats"`` (for a
 randomised method) and ``"fixed": true`` (a baseline the sweep does not change, run once per value).
 """
 
@@ -45,7 +45,7 @@ RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "holds", 
 class Study:
     methods: tuple[PluginCall, ...]
     data: DataSource = field(default_factory=lambda: DataSource(demo=True))
-    model: PluginCall | None = None
+    model: PluginCall | None = None  # the first of ``models`` (give either)
     sweep: dict = field(default_factory=dict)
     repeats: int | None = None  # None: each method's default_repeats (1, or 10 for RF as SPEC says)
     seed: int = 0
@@ -53,7 +53,15 @@ class Study:
     charts: tuple[PluginCall, ...] = ()
     recipe: Recipe | None = None
     name: str = "study"
-    options: tuple[dict, ...] = ()  # per method: "label", "model" (overrides the study's; null: none), "repeats"
+    options: tuple[dict, ...] = ()  # per method: "label", "models" (overrides the study's; null: none), "repeats"
+    models: tuple[PluginCall, ...] = ()  # every run's privacy models (combined: the release satisfies all)
+
+    def __post_init__(self):
+        models = tuple(self.models) or ((self.model,) if self.model is not None else ())
+        if self.model is not None and models[0] != self.model:
+            raise BadInput("give a study's privacy models either as model or as models, not both")
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "model", models[0] if models else None)
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> Study:
@@ -73,7 +81,7 @@ class Study:
             methods=tuple(PluginCall.parse(m) for m in methods),
             options=tuple(_options(m) for m in methods),
             data=DataSource.from_dict(get(d, "data", dict, {"demo": True}, where=where), base),
-            model=PluginCall.parse(d.get("model")),
+            models=_models_of(d),
             sweep=dict(sweep), repeats=repeats, seed=get_seed(d, where=where),
             metrics=tuple(str(m) for m in get(d, "metrics", list, [], where=where)),
             charts=tuple(PluginCall.parse(c) for c in get(d, "charts", list, [], where=where)),
@@ -88,7 +96,7 @@ class Study:
 
     def check_charts(self, registry) -> None:
         """Every chart is known, its parameters valid, and the metrics it draws computed."""
-        computed = set(self.metrics) | ({"privacy-value"} if self.model else set())
+        computed = set(self.metrics) | ({"privacy-value"} if self.models else set())
         for call in self.charts:
             for metric in _chart_metrics(registry, call):
                 if metric not in computed:
@@ -104,9 +112,9 @@ class Study:
         specs = []
         for i, call in enumerate(self.methods):
             opts = self.options[i] if i < len(self.options) else {}
-            base_model = opts["model"] if "model" in opts else self.model
+            base_models = opts["models"] if "models" in opts else self.models
             label = opts.get("label") or call.name
-            model_keys = _declared(registry, "privacy-model", base_model)
+            model_keys = set().union(*(_declared(registry, "privacy-model", m) for m in base_models))
             method_keys = _declared(registry, "algorithm", call)
             for key in self.sweep:
                 if key not in method_keys and key not in model_keys and not opts.get("fixed"):
@@ -114,14 +122,35 @@ class Study:
             for values in grid:
                 setting = dict(zip(self.sweep, values))
                 method = PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}})
-                model = None
-                if base_model is not None:
-                    model = PluginCall(base_model.name, {**base_model.params,
-                                                         **{k: v for k, v in setting.items() if k in model_keys}})
+                models = tuple(_with_swept(registry, m, setting) for m in base_models)
                 repeats = opts.get("repeats") or self.repeats or registry.get("algorithm", call.name).default_repeats
                 for r in range(repeats):
-                    specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe, label, setting))
+                    specs.append(RunSpec(method, models, self.seed + r, self.metrics, self.recipe, label, setting))
         return specs
+
+
+    def with_models(self, models) -> Study:
+        """The same study with every run under ``models`` (the ``--model`` flags of ``veil study``)."""
+        import dataclasses
+
+        options = tuple({k: v for k, v in o.items() if k != "models"} for o in self.options)
+        models = tuple(models)
+        return dataclasses.replace(self, models=models, model=models[0] if models else None, options=options)
+
+
+def _models_of(d: Mapping) -> tuple[PluginCall, ...]:
+    """A study's or method entry's privacy models: ``"models": [...]`` or ``"model": …`` (null: none)."""
+    if "models" in d:
+        listed = get(d, "models", list, [], where="study")
+        return tuple(PluginCall.parse(m) for m in listed)
+    model = PluginCall.parse(d.get("model"))
+    return (model,) if model is not None else ()
+
+
+def _with_swept(registry, call: PluginCall, setting: dict) -> PluginCall:
+    """``call`` with the swept values its plugin declares."""
+    keys = _declared(registry, "privacy-model", call)
+    return PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in keys}})
 
 
 def _options(entry) -> dict:
@@ -131,8 +160,8 @@ def _options(entry) -> dict:
     opts: dict = {}
     if "label" in entry:
         opts["label"] = get(entry, "label", str, where="method")
-    if "model" in entry:
-        opts["model"] = PluginCall.parse(entry["model"])
+    if "model" in entry or "models" in entry:
+        opts["models"] = _models_of(entry)
     if "repeats" in entry:
         opts["repeats"] = get(entry, "repeats", int, where="method")
         if opts["repeats"] < 1:
@@ -164,7 +193,7 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
         ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
         setting = {k: spec.setting.get(k) for k in study.sweep}
         base = {"run": i, "label": spec.label or spec.method.name, "method": spec.method.name,
-                "model": spec.model.name if spec.model else None,
+                "model": spec.models_text,
                 **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
         try:
             result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
