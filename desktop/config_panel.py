@@ -12,13 +12,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridL
 from veil.engine import BINARY, TABLE, BadInput, Table
 
 from .forms import ParamForm
-from .ranking import WEIGHTS, has_weight_sliders, role_problem, roles_text, weights_in
+from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
 from .state import offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
-DEFAULT_METRICS = ("auc", "sfc")  # with every privacy metric: the papers' utility measures, all cheap
 
 
 class _ClickLabel(QLabel):
@@ -46,10 +45,10 @@ class MethodRow(QWidget):
         self.note = muted("")
         self.form = ParamForm(cls)
         self.sliders: WeightSliders | None = None
-        if has_weight_sliders(cls):  # E(S) weights: three linked sliders in place of w1, w2, w3
-            self.sliders = WeightSliders()
-            self.form.embed(self.sliders, WEIGHTS)
-            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(WEIGHTS, w))))
+        if has_weight_sliders(cls):  # declared weights: three linked sliders in place of their fields
+            self.sliders = WeightSliders(cls)
+            self.form.embed(self.sliders, cls.adjustable)
+            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(cls.adjustable, w))))
             self.form.changed.connect(self._show_weights)
             self._show_weights()
         self.roles = muted("")  # which columns the method takes from the roles
@@ -269,7 +268,8 @@ class ConfigPanel(QScrollArea):
         if self.config.model is None and models:
             self.model_combo.setCurrentIndex(self.model_combo.findData(models[0]))
         for name, check in self.metric_boxes.items():
-            check.setChecked(name in DEFAULT_METRICS or self.registry.get("metric", name).category == "privacy")
+            cls = self.registry.get("metric", name)
+            check.setChecked(cls.chosen_by_default or cls.category == "privacy")  # declared, never named
         self._refresh_plan()
 
     # -- the user edits -------------------------------------------------------------------------

@@ -598,7 +598,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
 class ChartState:
     """Which chart plugin draws the results, with its parameters (kept per chart)."""
 
-    def __init__(self, name: str = "metric-bars"):
+    def __init__(self, name: str | None = None):
         self.name = name
         self.values: dict[str, dict] = {}
         self.changed = Event()

@@ -17,6 +17,7 @@ from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .executors import make_executor
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
@@ -72,13 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
     r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
-    r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
+    r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
+                                    "exporter, CSV)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
     r.add_argument("--out", help="output folder")
+    r.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
 
     rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
     rp.add_argument("folder", help="the folder holding manifest.json and the released file")
@@ -88,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
     s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
                                                     "(NAME[:key=value,...]; repeat it to combine models)")
 
@@ -190,8 +196,10 @@ def cmd_run(args, registry) -> int:
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
+    args.format = args.format or registry.preferred("exporter")
     registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    executor = make_executor(args.executor)
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
@@ -199,7 +207,7 @@ def cmd_run(args, registry) -> int:
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+            result = execute(registry, data, spec, Context(spec.seed, progress, executor=executor), version=__version__)
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
@@ -236,7 +244,8 @@ def cmd_study(args, registry) -> int:
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress), version=__version__)
+        results = run_study(registry, study, Context(study.seed, progress, executor=make_executor(args.executor)),
+                            version=__version__)
     finally:
         progress.close()
     out.mkdir(parents=True, exist_ok=True)

@@ -63,7 +63,7 @@ class ExportOptions:
         Seed of the shuffle; the run's seed when omitted. Recorded in the manifest.
     """
 
-    fmt: str = "csv"
+    fmt: str | None = None  # None: the registry's preferred exporter
     shuffle: bool = True
     filename: str = "release"
     shuffle_seed: int | None = None
@@ -151,6 +151,7 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
         An identifier column in the release, or a target that is the input file.
     """
     ctx = ctx or Context(result.spec.seed)
+    options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise BadInput(f"{out} exists and is not a folder")
@@ -429,7 +430,8 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if models[0] != first:
         return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
                                    "it was edited after export", None, True)
-    result = verify_file(registry, path, out.get("format", "csv"), models, manifest["roles"])
+    result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
+                         manifest["roles"])
     return Verification(result.holds, result.message, result.verdict, True)
 
 

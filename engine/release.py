@@ -150,7 +150,9 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
         names = sub.feature_names
         target = None
         if data.labels is not None:
-            target = _free_name("class", names)
+            from .data import target_name
+
+            target = _free_name(target_name(data), names)  # the target column's own name, as in the input
             frame[target] = data.labels
         return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
                        notes=tuple(notes), details=details)

@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
+from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
+                         utility_rows)
 from .datasource import DataSource
 from .errors import BadInput, VeilError
 from .export import MANIFEST_NAME, read_manifest, refuse_overwriting, verify_manifest
@@ -148,7 +149,7 @@ def _released(registry, manifest: dict) -> Section:
     out = manifest.get("output", {})
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
-    facts = [("Released file", f"{out.get('path')} ({_fmt_name(out.get('format'))}, "
+    facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
                                f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
@@ -200,6 +201,9 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
             (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
             ("Smallest group of look-alike records", "smallest_group", _int),
             ("Number of groups", "groups", _int)]
+    if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
+        rows += [("Journalist risk, highest (the whole data set is the population)", "journalist_max", _pct),
+                 ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
     table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
     header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
               "After: the release"]
@@ -223,7 +227,7 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
                      f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
                      f"once on the release, and measured how well it predicts records it was not trained on. "
                      f"1.0 is perfect; an AUC of 0.5 is guessing.")
-        rows = [("ROC AUC", "auc"), ("Accuracy", "accuracy")]
+        rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
         sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
                            _delta(b, a, key)] for label, key in rows],
@@ -422,7 +426,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    frame = registry.exporter(manifest["output"].get("format", "csv")).read_back(path)
+    frame = registry.exporter(manifest["output"].get("format") or registry.preferred("exporter")).read_back(path)
     return release_as_written(frame, manifest.get("roles") or {})
 
 
@@ -554,9 +558,12 @@ def _title(registry, kind: str, name) -> str:
         return str(name)
 
 
-def _fmt_name(fmt) -> str:
-    return {"csv": "CSV", "tsv": "TSV", "xlsx": "Excel", "parquet": "Parquet", "spmf": "SPMF transactions"}.get(
-        fmt, str(fmt))
+def _fmt_name(registry, fmt) -> str:
+    """The format's title as its exporter declares it (its name when it is not installed)."""
+    try:
+        return registry.get("exporter", fmt).title or str(fmt)
+    except BadInput:
+        return str(fmt)
 
 
 def _when(iso: str) -> str:

@@ -24,6 +24,7 @@ C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 class FeatureCount(Metric):
     name = "sfc"
+    chosen_by_default = True
     title = "Selected-feature count"
     paper = "000_0106b4def2026c16"
     description = "How many features (columns other than the target) the release keeps."
@@ -62,6 +63,8 @@ class AucParams:
 
 class Auc(Metric):
     name = "auc"
+    in_report = True
+    chosen_by_default = True
     title = "ROC AUC (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
     description = ("Area under the ROC curve of a linear SVM (squared hinge loss, C tuned on an inner split) "
@@ -78,6 +81,7 @@ class Auc(Metric):
 
 class Accuracy(Metric):
     name = "accuracy"
+    in_report = True
     title = "Accuracy (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
     description = ("Share of records a linear SVM (squared hinge loss, C tuned on an inner split) trained on the "

@@ -52,6 +52,7 @@ def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 
 class CsvExporter(Exporter):
     name = "csv"
+    preferred = True  # the format a release is written in unless the user chooses another
     title = "CSV (comma-separated)"
     extension = "csv"
     sep = ","

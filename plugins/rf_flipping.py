@@ -157,7 +157,8 @@ def flipped_cells(before: BinaryMatrix, after: BinaryMatrix) -> int:
 
 
 def run_k_required(model) -> int:
-    ks = [m.param("k") for m in (model.models if model is not None else ()) if m.param("k") is not None]
+    each = getattr(model, "models", None) or ((model,) if model is not None else ())
+    ks = [k for k in (getattr(getattr(m, "params", None), "k", None) for m in each) if k is not None]
     k = max(ks) if ks else None  # under combined models, the largest k keeps every one of them
     if k is None:
         raise BadInput("RF makes every cluster of k records identical; choose a privacy model with a k "
