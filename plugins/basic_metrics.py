@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import BinaryMatrix, Metric, hookimpl, param
+from veil.engine import BINARY, Metric, form_of, hookimpl, labels_of, param
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 
@@ -155,7 +155,7 @@ def cv_score(X: np.ndarray, y: np.ndarray, folds: int, ctx, scorer) -> float:
 
 def _original_frame(original, names: list[str]) -> pd.DataFrame:
     """The original records' values of the released features (how held-out rows are "transformed")."""
-    if isinstance(original, BinaryMatrix):
+    if form_of(original) == BINARY:
         return original.project(names).to_frame()
     return original.frame[names].reset_index(drop=True)
 
@@ -171,7 +171,7 @@ def nested_score(original, release, folds: int, ctx, scorer) -> float:
 
     if ctx.rerun is None or release.target is None:
         return float("nan")
-    labels = np.asarray(original.labels if isinstance(original, BinaryMatrix) else original.labels())
+    labels = np.asarray(labels_of(original))
     classes, codes = np.unique(labels.astype(str), return_inverse=True)
     folds = int(min(folds, np.bincount(codes).min())) if len(classes) > 1 else 0
     if folds < 2:
