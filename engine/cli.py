@@ -53,6 +53,13 @@ def _threshold(text: str) -> float:
     return value
 
 
+def _hierarchy_flag(text: str) -> tuple[str, str]:
+    column, sep, path = text.partition("=")
+    if not sep or not column.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE, got {text!r}")
+    return column.strip(), path.strip()
+
+
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -135,6 +142,8 @@ def _data_options(p):
                    help="direct identifier columns, never released (comma-separated, repeatable)")
     p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
                    help="quasi-identifier columns (comma-separated, repeatable)")
+    p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
 
 
 def _source(args) -> DataSource:
@@ -142,7 +151,8 @@ def _source(args) -> DataSource:
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", [])}
+         "quasi_identifiers": getattr(args, "quasi", []),
+         "hierarchies": dict(getattr(args, "hierarchy", None) or [])}
     src = DataSource.from_dict(d)
     roles = dict(src.roles)
     for s in getattr(args, "sensitive", []) or []:

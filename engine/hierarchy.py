@@ -164,6 +164,65 @@ class Hierarchy:
         return cls(rows, name=name, where=where)
 
     @classmethod
+    def masking(cls, values: Iterable, *, mask: str = "*", name: str | None = None) -> Hierarchy:
+        """Codes generalised by masking from the right, one character a level (ARX's redaction):
+        ``HD4 → HD* → H** → *``. Codes of different lengths are right-padded with ``mask`` first,
+        so every level masks the same positions.
+
+        >>> Hierarchy.masking(["HD4", "HD7", "HX1"]).nodes(1)
+        (Node(level=1, label='HD*'), Node(level=1, label='HX*'))
+        """
+        leaves = [value_label(v) for v in _distinct(values)]
+        if not leaves:
+            raise BadInput("no values to build a masking hierarchy from")
+        width = max(len(v) for v in leaves)
+        rows = []
+        for leaf in leaves:
+            padded = leaf.ljust(width, mask)
+            levels = [padded[: width - i] + mask * i for i in range(1, width)]
+            rows.append([leaf, *levels, mask])
+        return cls(rows, name=name)
+
+    @classmethod
+    def dates(cls, values: Iterable, *, name: str | None = None) -> Hierarchy:
+        """Dates generalised day → month → year → ``*`` (labels ``2024-03-17 → 2024-03 → 2024``).
+
+        >>> Hierarchy.dates(["2024-03-17", "2024-03-02", "2023-12-31"]).generalise("2024-03-17", 1)
+        '2024-03'
+        """
+        leaves = _distinct(values)
+        try:
+            days = pd.to_datetime(pd.Series([value_label(v) for v in leaves]), errors="raise")
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"not a date: {exc}") from None
+        rows = [[value_label(leaf), d.strftime("%Y-%m"), d.strftime("%Y"), ROOT] for leaf, d in zip(leaves, days)]
+        return cls(rows, name=name)
+
+    @classmethod
+    def grouping(cls, values: Iterable, groups: Mapping[str, Iterable], *, other: str | None = None,
+                 name: str | None = None) -> Hierarchy:
+        """Chosen categorical values grouped under names (``{"Europe": ["FR", "DE"], …}``), the groups
+        under ``*``; a value in no group stays alone under its own label, or goes to ``other``.
+
+        >>> Hierarchy.grouping(["FR", "DE", "JP"], {"Europe": ["FR", "DE"]}).generalise("FR", 1)
+        'Europe'
+        """
+        group_of = {}
+        for group, members in groups.items():
+            for m in members:
+                label = value_label(m)
+                if label in group_of:
+                    raise BadInput(f"value {label!r} is in two groups: {group_of[label]!r} and {group!r}")
+                group_of[label] = str(group)
+        rows = []
+        for leaf in (value_label(v) for v in _distinct(values)):
+            rows.append([leaf, group_of.get(leaf, other if other is not None else leaf), ROOT])
+        unknown = sorted(set(group_of) - {r[0] for r in rows})
+        if unknown:
+            raise BadInput(f"value {unknown[0]!r} of a group does not occur in the column")
+        return cls(rows, name=name)
+
+    @classmethod
     def flat(cls, values: Iterable, *, root: str = ROOT, name: str | None = None) -> Hierarchy:
         """Every distinct value (missing values ignored) directly under ``root``."""
         leaves = _distinct(values)
