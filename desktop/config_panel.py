@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, TABLE, BadInput, Table
+from veil.engine import BINARY, TABLE, BadInput, Table, may_release_sensitive
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
@@ -383,6 +383,11 @@ class ConfigPanel(QScrollArea):
                 notes.append(f"works under {' or '.join(supported)} only")
             elif row.cls.needs_model and model is None:
                 notes.append("needs a privacy model")
+            if isinstance(data, Table) and row.cls.kind == "algorithm":
+                exposed = may_release_sensitive(data, row.cls, on_features=self.config.on_features(row.cls, data))
+                if exposed:
+                    notes.append(f"may release the column marked sensitive {', '.join(exposed)} (the report "
+                                 "will list it)")
             row.note.setText("; ".join(notes))
             row.note.setVisible(bool(notes))
 

@@ -32,6 +32,7 @@ from .datasource import DataSource, demo_path, load_demo
 from .assessment import ReportOptions
 from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
 from .report import regenerate_report
+from .roles import exposed_sensitive, may_release_sensitive, released_sensitive
 from .risk import Risk, prosecutor_risks, reidentification_risk, release_risk
 from .bound import CombinedModel, bind_models
 from .project import Project

@@ -224,6 +224,10 @@ def cmd_run(args, registry) -> int:
         manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
                                   report=report, source=source, project=args.project, version=__version__,
                                   ctx=Context(spec.seed)).manifest
+        reached = manifest.get("released_sensitive") or []
+        if reached:
+            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
+                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "

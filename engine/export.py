@@ -273,6 +273,7 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
         "privacy_budget": privacy_budget(release),
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
+        "released_sensitive": list(release.details.get("released_sensitive") or []),
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),

@@ -64,6 +64,7 @@ class Algorithm(Plugin):
     needs_model: ClassVar[bool] = False
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     releases_sensitive: ClassVar[bool] = False  # whether a column marked sensitive can reach its release
+    withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
 

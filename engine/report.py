@@ -279,6 +279,10 @@ def _caveats(registry, manifest: dict) -> Section:
     if manifest.get("utility"):
         items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
                      "more or less.")
+    reached = manifest.get("released_sensitive") or []
+    if reached:
+        items.insert(0, f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
+                        f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.")
     items += [f"Note from the method: {n}" for n in manifest.get("notes") or []]
     return Section("Caveats").add("list", items)
 

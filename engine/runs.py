@@ -7,11 +7,13 @@ the release against its privacy model and computes the metrics.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .data import convert, labels_of, provenance_of
+from .roles import released_sensitive
 from .bound import BoundModel, CombinedModel, bind_models, conjunction
 from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
@@ -208,6 +210,11 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         input_sha256=_input_hash(data), veil_version=version,
         model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
         models=tuple(m.to_dict() for m in each)))
+    reached = released_sensitive(data, prepared, release)
+    if reached:  # never silent: the release says so, and the manifest and the report list it
+        release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
+                                      f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),
+                                      details={**release.details, "released_sensitive": reached})
     verdict = conjunction(model.verdicts(release)) if model else None
     if verdict is not None and not verdict.holds:
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "

@@ -356,6 +356,7 @@ class PrivacyAwareCandidates(Algorithm):
 
     # Capabilities: E(S)'s weights change after a run without re-running it (the desktop's ranking tab).
     required_roles = ("target", "sensitive")
+    withholds_sensitive = True  # SA is released only with release_sensitive (its own parameter)
     adjustable = ("w1", "w2", "w3")
     adjustable_labels = ("performance", "privacy", "size")
     adjustable_sum_to_one = True
