@@ -78,10 +78,13 @@ def assess(registry, original, before: Release | None, after: Release | None, op
            ctx: Context | None = None) -> dict:
     """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
     ctx = ctx or Context(0)
+    ctx.progress(0.0, "assessing the risk before")
     risk = {"model": "prosecutor", "threshold": float(options.risk_threshold),
-            "before": _risk(registry, original, before, options.risk_threshold, ctx),
-            "after": _risk(registry, original, after, options.risk_threshold, ctx)}
+            "before": _risk(registry, original, before, options.risk_threshold, ctx)}
+    ctx.progress(0.05, "assessing the risk after")
+    risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
     utility = None
+    ctx.progress(0.1, "assessing utility" if options.utility else "assessed")
     if options.utility:
         utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0))
     return {"risk": risk, "utility": utility}
@@ -90,11 +93,13 @@ def assess(registry, original, before: Release | None, after: Release | None, op
 def _risk(registry, original, release: Release | None, threshold: float, ctx) -> dict | None:
     if release is None:
         return None
+    ctx.check()
     r = release_risk(release, threshold=threshold)
     values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
               "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
               "marketer": _number(r.marketer)}
     sizes = release.class_sizes()
+    ctx.check()
     return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
             "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
             "smallest_group": int(sizes.min()) if len(sizes) else None,
@@ -143,6 +148,7 @@ def _utility(registry, original, before: Release | None, after: Release | None, 
         sub = ctx.child(i / 2, (i + 1) / 2)
         out[side] = {}
         for metric in utility_metrics(registry):
+            sub.check()
             out[side][metric.name] = _number(_memoised(metric, original, release, sub))
     return out
 
