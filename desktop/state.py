@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, Step, Study, Table)
+                         Project, Recipe, Role, RunSpec, Step, Study, Table, results_frame, settings_of)
 
 from .events import Event
 from .ranking import role_problem
@@ -512,19 +512,17 @@ class RunsState:
         return list(dict.fromkeys(m for r in self._records.values() for m in r["metrics"]))
 
     def results(self) -> pd.DataFrame:
-        """The tidy result table (one row per run and metric), as engine.study.run_study makes."""
+        """The tidy result table (one row per run and metric), built by the engine's planner exactly
+        as ``veil study`` builds it (each row with its run's full ``settings``)."""
         keys = self.sweep_keys()
         rows = []
         for r in self._records.values():
-            base = {"run": r["run"], "method": r["method"], "model": r["model"],
+            base = {"run": r["run"], "label": r["method"], "method": r["method"], "model": r["model"],
                     **{k: r["setting"].get(k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
-                    "holds": r["holds"]}
+                    "settings": r.get("settings"), "holds": r["holds"]}
             for metric, value in r["metrics"].items():
                 rows.append({**base, "metric": metric, "value": value, "seconds": r["seconds"], "error": r["error"]})
-        columns = ["run", "method", "model", *keys, "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
-        frame = pd.DataFrame(rows, columns=columns)
-        frame.attrs["sweep"] = keys
-        return frame
+        return results_frame(rows, keys)
 
     def table(self) -> tuple[list[str], list[list]]:
         """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
@@ -555,12 +553,12 @@ class RunsState:
     def restore(self, rows: Iterable[Mapping]) -> None:
         """Take back the results saved in a project (their releases are not kept: re-run to export)."""
         self._records.clear()
-        fixed = {"run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error",
-                 "verdict"}
+        fixed = {"run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value", "seconds",
+                 "error", "verdict"}
         for row in rows:
             run_id = int(row["run"])
             rec = self._records.setdefault(run_id, {
-                "run": run_id, "method": row.get("method"), "model": row.get("model"),
+                "run": run_id, "method": row.get("method"), "model": row.get("model"), "settings": row.get("settings"),
                 "setting": {k: v for k, v in row.items() if k not in fixed},
                 "repeat": row.get("repeat", 0), "seed": row.get("seed", 0), "holds": row.get("holds"),
                 "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""),
@@ -587,7 +585,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     if outcome.privacy_value is not None:
         metrics.setdefault("privacy-value", outcome.privacy_value)
     message = outcome.verdict if outcome.holds is not None else ""
-    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text,
+    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "settings": settings_of(spec),
             "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
             "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
             "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}

@@ -37,7 +37,7 @@ from .risk import Risk, prosecutor_risks, reidentification_risk, release_risk
 from .bound import CombinedModel, bind_models
 from .project import Project
 from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
-from .study import Study, run_study, summarise
+from .study import Outcome, Study, outcome_rows, results_frame, run_planned, run_study, settings_of, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 from .transactions import parse_transactions, read_transactions
 

@@ -13,7 +13,9 @@ A study file is JSON::
 
 A swept parameter goes to whichever of the method and the privacy model declares it. Repeat r of a
 run uses seed ``seed + r``. The result table has one row per run and metric with the columns
-``run, label, method, model, <swept parameters>, repeat, seed, holds, metric, value, seconds, error``.
+``run, label, method, model, <swept parameters>, repeat, seed, settings, holds, metric, value, seconds,
+error``; ``settings`` is the run's full definition but its seed (:func:`settings_of`), so runs that
+differ in any parameter are never averaged as repeats.
 
 A method entry may carry study options: ``"label"`` (its row name; default the method name),
 ``"model"`` or ``"models"`` (its own privacy models, overriding the study's; ``null`` for none), ``"repeats"`` (for a
@@ -23,11 +25,11 @@ randomised method) and ``"fixed": true`` (a baseline the sweep does not change, 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .datasource import DataSource
@@ -38,7 +40,8 @@ from .recipe import Recipe
 from .validate import get, get_seed, read_json_object
 from .runs import PluginCall, RunSpec, execute, metric_names
 
-RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
+RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value",
+                  "seconds", "error"]
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,62 @@ def _declared(registry, kind: str, call: PluginCall | None) -> set[str]:
     return {s.name for s in param_specs(registry.get(kind, call.name).Params)}
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One finished run as a result table needs it: a release that fails its model is an outcome
+    (``holds`` False, its message in ``verdict``), not an error; ``result`` is kept for export."""
+
+    holds: bool | None
+    verdict: str
+    privacy_value: float | None
+    metrics: dict
+    seconds: float
+    result: object = None  # the RunResult, when the release may be written
+
+
+def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") -> Outcome:
+    """Execute one planned run (the desktop's worker and :func:`run_study` both call this)."""
+    try:
+        result = execute(registry, data, spec, ctx, version=version)
+    except PrivacyCheckFailed as exc:
+        value = float(exc.verdict.value) if exc.verdict is not None else None
+        return Outcome(False, str(exc), value, {m: float("nan") for m in spec.metrics}, float("nan"))
+    verdict = result.verdict
+    return Outcome(None if verdict is None else bool(verdict.holds),
+                   "no privacy model: nothing was checked" if verdict is None else verdict.message,
+                   None if verdict is None else float(verdict.value),
+                   {k: float(v) for k, v in result.metrics.items()}, result.seconds, result)
+
+
+def settings_of(spec: RunSpec) -> str:
+    """Everything that defines a run but its seed, as canonical JSON: runs with equal settings are
+    repeats of one another; runs with different settings are never averaged together."""
+    return json.dumps({"method": spec.method.to_dict(), "models": [m.to_dict() for m in spec.models],
+                       "recipe": spec.recipe.to_dict() if spec.recipe else None}, sort_keys=True, default=str)
+
+
+def outcome_rows(run: int, spec: RunSpec, outcome: Outcome, setting: dict, repeat: int) -> list[dict]:
+    """The tidy rows of one run (one per metric, plus ``privacy-value`` under a model)."""
+    base = {"run": run, "label": spec.label or spec.method.name, "method": spec.method.name,
+            "model": spec.models_text, **setting, "repeat": repeat, "seed": spec.seed,
+            "settings": settings_of(spec), "holds": outcome.holds}
+    metrics = dict(outcome.metrics)
+    if outcome.privacy_value is not None:
+        metrics.setdefault("privacy-value", outcome.privacy_value)
+    error = outcome.verdict if outcome.holds is False else ""
+    return [{**base, "metric": m, "value": float(v), "seconds": outcome.seconds, "error": error}
+            for m, v in metrics.items()]
+
+
+def results_frame(rows: Sequence[dict], sweep: Sequence[str]) -> pd.DataFrame:
+    """The tidy result table from :func:`outcome_rows`, in the study's column order."""
+    columns = ["run", "label", "method", "model", *sweep, "repeat", "seed", "settings", "holds", "metric", "value",
+               "seconds", "error"]
+    frame = pd.DataFrame(list(rows), columns=columns)
+    frame.attrs["sweep"] = list(sweep)
+    return frame
+
+
 def run_study(registry, study: Study, ctx: Context | None = None, data=None, version: str = "") -> pd.DataFrame:
     """Run every run of ``study``; a run whose release fails its model is recorded, not fatal."""
     ctx = ctx or Context(study.seed)
@@ -191,37 +250,17 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
     rows = []
     for i, spec in enumerate(specs):
         ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
-        setting = {k: spec.setting.get(k) for k in study.sweep}
-        base = {"run": i, "label": spec.label or spec.method.name, "method": spec.method.name,
-                "model": spec.models_text,
-                **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
-        try:
-            result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
-                             version=version)
-        except PrivacyCheckFailed as exc:
-            failed = {m: np.nan for m in spec.metrics}
-            if exc.verdict is not None:
-                failed["privacy-value"] = float(exc.verdict.value)
-            for m, v in failed.items():
-                rows.append({**base, "holds": False, "metric": m, "value": v, "seconds": np.nan, "error": str(exc)})
-            continue
-        holds = None if result.verdict is None else bool(result.verdict.holds)
-        metrics = dict(result.metrics)
-        if result.verdict is not None:
-            metrics.setdefault("privacy-value", float(result.verdict.value))
-        for m, v in metrics.items():
-            rows.append({**base, "holds": holds, "metric": m, "value": float(v), "seconds": result.seconds,
-                         "error": ""})
+        outcome = run_planned(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
+                              version)
+        rows += outcome_rows(i, spec, outcome, {k: spec.setting.get(k) for k in study.sweep}, spec.seed - study.seed)
     ctx.progress(1.0, "study finished")
-    columns = ["run", "label", "method", "model", *study.sweep, "repeat", "seed", "holds", "metric", "value", "seconds",
-               "error"]
-    frame = pd.DataFrame(rows, columns=columns)
-    frame.attrs["sweep"] = list(study.sweep)
-    return frame
+    return results_frame(rows, list(study.sweep))
 
 
 def summarise(results: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Mean, standard deviation and count of each metric over repeats."""
-    keys = [k for k in ("label" if "label" in results.columns else "method", *by, "metric") if k in results.columns]
+    """Mean, standard deviation and count of each metric over repeats (runs with equal ``settings``:
+    runs that differ in anything but their seed are never averaged together)."""
+    keys = [k for k in ("label" if "label" in results.columns else "method", *by, "settings", "metric")
+            if k in results.columns]
     out = results.groupby(keys, dropna=False, sort=False)["value"].agg(["mean", "std", "count"]).reset_index()
     return out

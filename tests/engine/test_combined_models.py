@@ -150,3 +150,15 @@ def test_a_project_keeps_every_model(tmp_path):
     spec = RunSpec(PluginCall("greedy-hamdist"), ["k-anonymity:k=3", "k-ac:k=5"], 2, ("sfc",))
     Project(DataSource(demo=True), runs=(spec,)).save(tmp_path / "p.json")
     assert Project.load(tmp_path / "p.json").runs == (spec,)
+
+
+def test_runs_with_different_settings_are_never_averaged_as_repeats():
+    from veil.engine import summarise
+
+    same_label = [{"name": "greedy-hamdist", "params": {"on_violation": v}, "label": "greedy"} for v in ("skip", "stop")]
+    study = Study.from_dict({"methods": same_label, "model": "k-ac:k=3", "metrics": ["sfc"], "repeats": 2})
+    results = run_study(REGISTRY, study, data=_matrix())
+    sfc = summarise(results, [])
+    sfc = sfc[sfc["metric"] == "sfc"]
+    assert len(sfc) == 2 and list(sfc["count"]) == [2, 2]  # two settings, each with its two repeats
+    assert results.groupby("settings")["seed"].nunique().tolist() == [2, 2]
