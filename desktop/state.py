@@ -101,6 +101,11 @@ class DatasetState:
     def column(self, name: str):
         return self._require_table().schema[name]
 
+    def set_hierarchy(self, name: str, hierarchy) -> None:
+        """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
+        self.data = self._require_table().with_hierarchy(name, hierarchy)
+        self.changed.emit("schema")
+
     def _require_table(self) -> Table:
         if self.table is None:
             raise BadInput("open a table first (transaction data has no columns)")

@@ -364,6 +364,10 @@ class Hierarchy:
         return tuple(self._nodes[0][i] for i in self._order)
 
     # ----------------------------------------------------------------------------- generalising
+    def check_values(self, values) -> None:
+        """BadInput naming a value of ``values`` that is not one of the hierarchy's leaves."""
+        self._positions(pd.Series(values).dropna())
+
     def generalise(self, value, level: int) -> str:
         """The label of ``value``'s ancestor at ``level`` (its own label at level 0)."""
         return self._labels[self._level(level)][self._positions([value])[0]]
@@ -653,3 +657,56 @@ def _cut_label(lows, cuts, first_bin: int, end_bin: int, top, integer: bool) -> 
     return f"{int(lo)}-{int(top)}" if integer else f"[{_fmt(lo)}, {_fmt(top)}]"
 
 
+
+
+BUILDERS = ("intervals", "quantiles", "masking", "dates", "grouping", "arx-file")
+
+
+def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, bins: int = 4, groups: str = "",
+                    path: str | None = None) -> Hierarchy:
+    """One entry point for the desktop's hierarchy builder (ARX's wizard): ``kind`` is one of
+    :data:`BUILDERS`; ``groups`` reads ``"Europe: FR, DE; Asia: JP"``.
+
+    >>> build_hierarchy("grouping", ["FR", "DE", "JP"], groups="Europe: FR, DE").generalise("DE", 1)
+    'Europe'
+    """
+    values = pd.Series(values).dropna()
+    if kind == "intervals":
+        return Hierarchy.intervals(values, width=width, name=name)
+    if kind == "quantiles":
+        return Hierarchy.quantile_intervals(values, int(bins), name=name)
+    if kind == "masking":
+        return Hierarchy.masking(values, name=name)
+    if kind == "dates":
+        return Hierarchy.dates(values, name=name)
+    if kind == "grouping":
+        return Hierarchy.grouping(values, parse_groups(groups), name=name)
+    if kind == "arx-file":
+        if not path:
+            raise BadInput("choose the ARX hierarchy file (CSV, one row per value)")
+        return Hierarchy.from_arx_csv(path, name=name)
+    raise BadInput(f"unknown kind of hierarchy {kind!r}; choose one of {', '.join(BUILDERS)}")
+
+
+def parse_groups(text: str) -> dict[str, list[str]]:
+    """``"Europe: FR, DE; Asia: JP"`` → ``{"Europe": ["FR", "DE"], "Asia": ["JP"]}``."""
+    groups: dict[str, list[str]] = {}
+    for part in (p.strip() for p in text.replace("\n", ";").split(";")):
+        if not part:
+            continue
+        group, sep, members = part.partition(":")
+        if not sep or not group.strip():
+            raise BadInput(f"write a group as NAME: value, value (got {part!r})")
+        groups[group.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+    if not groups:
+        raise BadInput("name at least one group, e.g. Europe: FR, DE")
+    return groups
+
+
+def preview_groups(hierarchy: Hierarchy, values, level: int) -> pd.DataFrame:
+    """The groups the hierarchy makes of ``values`` at ``level``: each node's label and how many
+    records it holds, largest first (the builder's live preview)."""
+    series = pd.Series(values).dropna()
+    labels = hierarchy.generalise_series(series, level)
+    counts = labels.value_counts(sort=True)
+    return pd.DataFrame({"group": counts.index.astype(str), "records": counts.to_numpy()})

@@ -75,3 +75,18 @@ def test_cli_hierarchy_flag_reaches_the_manifest(tmp_path, capsys):
     assert main(["run", "--data", str(data), "--hierarchy", "zip", "--method", "all-features",
                  "--out", str(out)]) == 2
     assert "COLUMN=FILE" in capsys.readouterr().err
+
+
+def test_the_builder_and_its_preview_count_every_record_once():
+    from veil.engine.hierarchy import build_hierarchy, preview_groups
+
+    ages = load_demo().frame["age"]
+    h = build_hierarchy("intervals", ages, width=10)
+    for level in range(h.height + 1):
+        groups = preview_groups(h, ages, level)
+        assert groups["records"].sum() == ages.notna().sum()
+    assert len(preview_groups(h, ages, h.height)) == 1
+    with pytest.raises(BadInput, match="NAME: value"):
+        build_hierarchy("grouping", ["FR"], groups="FR DE")
+    with pytest.raises(BadInput, match="unknown kind"):
+        build_hierarchy("spiral", ["FR"])
