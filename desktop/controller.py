@@ -38,7 +38,7 @@ class Controller(QObject):
         self.dataset = DatasetState()
         self.config = ConfigState()
         self.runs = RunsState()
-        self.chart = ChartState()
+        self.chart = ChartState(registry.preferred("chart") if registry.names("chart") else None)
         self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None
         self.runner = Runner(self)

@@ -72,7 +72,7 @@ class ExportOptions:
         Seed of the shuffle; the run's seed when omitted. Recorded in the manifest.
     """
 
-    fmt: str = "csv"
+    fmt: str | None = None  # None: the registry's preferred exporter
     shuffle: bool = True
     filename: str = "release"
     shuffle_seed: int | None = None
@@ -202,6 +202,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
 
     ctx = ctx or Context(result.spec.seed)
     ctx.check()
+    options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise BadInput(f"{out} exists and is not a folder")
@@ -213,7 +214,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *also_writes))], protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
-    model = bind_model(registry, result.spec.model)
+    model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     ctx.progress(0.02, "writing the release")
     with Staging(out) as stage:  # leaving it without the commit below deletes everything prepared
@@ -403,8 +404,11 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
                     if verdict is not None else {"holds": None, "value": None,
                                                  "message": "no privacy model: nothing was checked"}),
+        "privacy_models": [dict(m) for m in prov.models] if prov else [],
+        "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
         "privacy_budget": privacy_budget(release),
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
+        "released_sensitive": list(release.details.get("released_sensitive") or []),
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
@@ -570,8 +574,9 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
         raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
 
 
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginCall, roles: dict) -> Verification:
-    """Re-check a released file, read from disk, against a privacy model.
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict) -> Verification:
+    """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
+    (a list of them: every one must hold).
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
@@ -620,7 +625,12 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if not pm.get("name"):
         return Verification(True, "the files match their manifest; the release makes no privacy claim" + note,
                             None, True)
-    result = verify_file(registry, path, out.get("format", "csv"), PluginCall(pm["name"], pm.get("params") or {}),
+    first = PluginCall(pm["name"], pm.get("params") or {})
+    models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
+    if models[0] != first:
+        return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
+                                   "it was edited after export", None, True)
+    result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
                          manifest["roles"])
     return Verification(result.holds, result.message + note, result.verdict, True)
 

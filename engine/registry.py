@@ -92,6 +92,13 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         return sorted(self._by_kind[kind])
 
+    def preferred(self, kind: str) -> str:
+        """The plugin of ``kind`` chosen by default: the first declaring ``preferred``, else the first by name."""
+        names = self.names(kind)
+        if not names:
+            raise BadInput(f"no {_WORD_OF_KIND[kind]} is installed")
+        return next((n for n in names if self._by_kind[kind][n].cls.preferred), names[0])
+
     def classes(self, kind: str) -> list[type]:
         return [self._by_kind[kind][n].cls for n in self.names(kind)]
 

@@ -7,11 +7,14 @@ the release against its privacy model and computes the metrics.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .data import convert, labels_of, provenance_of
+from .roles import released_sensitive
+from .bound import BoundModel, CombinedModel, bind_models, conjunction
 from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import params_to_dict, parse_spec
@@ -43,40 +46,57 @@ class PluginCall:
         return {"name": self.name, "params": dict(self.params)}
 
 
-@dataclass(frozen=True)
-class BoundModel:
-    """A privacy model together with its validated parameters."""
-
-    plugin: object
-    params: object
-
-    @property
-    def name(self) -> str:
-        return self.plugin.name
-
-    def check(self, release: Release) -> Verdict:
-        return self.plugin.check(release, self.params)
-
-    def to_dict(self) -> dict:
-        return {"name": self.plugin.name, "params": params_to_dict(self.params)}
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RunSpec:
-    """Everything that defines a run besides the data."""
+    """Everything that defines a run besides the data.
+
+    ``models`` are the privacy models the release must all satisfy (none, one, or several
+    combined). The second positional argument (or ``model=``) takes one PluginCall, None or a
+    sequence of them, so ``RunSpec(method, PluginCall("k-anonymity", {"k": 5}))`` still reads as
+    before; :attr:`model` is the first model (or None).
+    """
 
     method: PluginCall
-    model: PluginCall | None = None
-    seed: int = 0
-    metrics: tuple[str, ...] = ()
-    recipe: Recipe | None = None
-    label: str = ""  # the row name in a study (default: the method's name)
-    setting: dict = field(default_factory=dict)  # the study's swept values for this run
+    models: tuple[PluginCall, ...]
+    seed: int
+    metrics: tuple[str, ...]
+    recipe: Recipe | None
+    label: str  # the row name in a study (default: the method's name)
+    setting: dict  # the study's swept values for this run
+
+    def __init__(self, method: PluginCall, model=None, seed: int = 0, metrics: Sequence[str] = (),
+                 recipe: Recipe | None = None, label: str = "", setting: dict | None = None, *, models=None):
+        given = _calls(model)
+        if models is not None:
+            listed = _calls(models)
+            if given and given != listed[: len(given)]:
+                raise BadInput("give the privacy models either as model or as models, not both")
+            given = listed
+        set_ = object.__setattr__
+        set_(self, "method", method)
+        set_(self, "models", given)
+        set_(self, "seed", seed)
+        set_(self, "metrics", tuple(metrics))
+        set_(self, "recipe", recipe)
+        set_(self, "label", label)
+        set_(self, "setting", dict(setting or {}))
+
+    @property
+    def model(self) -> PluginCall | None:
+        return self.models[0] if self.models else None
+
+    @property
+    def models_text(self) -> str | None:
+        """The models' names joined with " + " (a study's ``model`` column), or None."""
+        return " + ".join(m.name for m in self.models) or None
 
     def to_dict(self) -> dict:
-        return {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,
-                "seed": self.seed, "metrics": list(self.metrics),
-                "recipe": self.recipe.to_dict() if self.recipe else None}
+        d = {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,
+             "seed": self.seed, "metrics": list(self.metrics),
+             "recipe": self.recipe.to_dict() if self.recipe else None}
+        if len(self.models) > 1:
+            d["models"] = [m.to_dict() for m in self.models]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> RunSpec:
@@ -84,8 +104,21 @@ class RunSpec:
             raise BadInput("a run needs a 'method'")
         recipe = get(d, "recipe", dict, None, where="run")
         metrics = get(d, "metrics", list, [], where="run")
-        return cls(PluginCall.parse(d["method"]), PluginCall.parse(d.get("model")), get_seed(d, where="run"),
+        models = get(d, "models", list, None, where="run")
+        calls = [PluginCall.parse(m) for m in models] if models is not None else PluginCall.parse(d.get("model"))
+        return cls(PluginCall.parse(d["method"]), calls, get_seed(d, where="run"),
                    tuple(str(m) for m in metrics), Recipe.from_dict(recipe) if recipe else None)
+
+
+def _calls(value) -> tuple[PluginCall, ...]:
+    """None, one model or a sequence of models (calls, texts or mappings) as a tuple of PluginCalls."""
+    if value is None:
+        return ()
+    if isinstance(value, (PluginCall, str, Mapping)):
+        return (PluginCall.parse(value),)
+    if isinstance(value, Sequence):
+        return tuple(PluginCall.parse(v) for v in value if v is not None)
+    raise BadInput(f"a privacy model must be named by text or {{\"name\": …}}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -102,12 +135,15 @@ class RunResult:
     def holds(self) -> bool:
         return self.verdict is None or self.verdict.holds
 
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """One verdict per privacy model of the run (empty without a model)."""
+        return () if self.verdict is None else self.verdict.each
 
-def bind_model(registry, call: PluginCall | None) -> BoundModel | None:
-    if call is None:
-        return None
-    plugin = registry.privacy_model(call.name)
-    return BoundModel(plugin, plugin.params(call.params))
+
+def bind_model(registry, call) -> BoundModel | CombinedModel | None:
+    """The model (or models) ``call`` names: a PluginCall, None, or a sequence of PluginCalls."""
+    return bind_models(registry, _calls(call))
 
 
 def prepare(data, algorithm, recipe: Recipe | None = None):
@@ -116,6 +152,19 @@ def prepare(data, algorithm, recipe: Recipe | None = None):
         return convert(data, algorithm.accepts, recipe=recipe)
     except BadInput as exc:
         raise BadInput(f"method {algorithm.name!r}: {exc}") from None
+
+
+def check_models(registry, algorithm, model) -> None:
+    """Refuse a run whose method needs a model and has none, or names one the method cannot work under."""
+    supported = algorithm.supported_models
+    if algorithm.needs_model and model is None:
+        choices = supported or tuple(registry.names("privacy-model"))
+        raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
+                       f"e.g. --model {choices[0]}:k=5)" if choices else f"method {algorithm.name!r} needs a "
+                       f"privacy model, and none is installed")
+    for m in (model.models if model else ()):
+        if supported is not None and m.name not in supported:
+            raise BadInput(f"method {algorithm.name!r} works under {', '.join(supported)}, not {m.name}")
 
 
 def check_labels(data, algorithm) -> None:
@@ -147,25 +196,26 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     ctx = ctx or Context(spec.seed)
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
-    model = bind_model(registry, spec.model)
-    if algorithm.needs_model and model is None:
-        choices = ", ".join(algorithm.supported_models or ("k-anonymity",))
-        raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {choices}; e.g. --model "
-                       f"{(algorithm.supported_models or ('k-anonymity',))[0]}:k=5)")
-    if model is not None and algorithm.supported_models is not None and model.name not in algorithm.supported_models:
-        raise BadInput(f"method {algorithm.name!r} works under {', '.join(algorithm.supported_models)}, "
-                       f"not {model.name}")
+    model = bind_models(registry, spec.models)
+    check_models(registry, algorithm, model)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
+    each = model.models if model else ()
     release = release.with_provenance(Provenance(
         method=algorithm.name, params=params_to_dict(params), seed=spec.seed,
         input_sha256=_input_hash(data), veil_version=version,
-        model=model.name if model else None, model_params=params_to_dict(model.params) if model else {}))
-    verdict = model.check(release) if model else None
+        model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
+        models=tuple(m.to_dict() for m in each)))
+    reached = released_sensitive(data, prepared, release)
+    if reached:  # never silent: the release says so, and the manifest and the report list it
+        release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
+                                      f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),
+                                      details={**release.details, "released_sensitive": reached})
+    verdict = conjunction(model.verdicts(release)) if model else None
     if verdict is not None and not verdict.holds:
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
@@ -183,7 +233,7 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context) -
     """
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
-    model = bind_model(registry, spec.model)
+    model = bind_models(registry, spec.models)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     values = {}
     for i, (key, metric, metric_params) in enumerate(metrics):

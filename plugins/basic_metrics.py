@@ -17,13 +17,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import BinaryMatrix, Metric, hookimpl, param
+from veil.engine import BINARY, Metric, form_of, hookimpl, labels_of, param
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
 class FeatureCount(Metric):
     name = "sfc"
+    chosen_by_default = True
     title = "Selected-feature count"
     paper = "000_0106b4def2026c16"
     description = "How many features (columns other than the target) the release keeps."
@@ -62,6 +63,8 @@ class AucParams:
 
 class Auc(Metric):
     name = "auc"
+    in_report = True
+    chosen_by_default = True
     title = "ROC AUC (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
     description = ("Area under the ROC curve of a linear SVM (squared hinge loss, C tuned on an inner split) "
@@ -78,6 +81,7 @@ class Auc(Metric):
 
 class Accuracy(Metric):
     name = "accuracy"
+    in_report = True
     title = "Accuracy (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
     description = ("Share of records a linear SVM (squared hinge loss, C tuned on an inner split) trained on the "
@@ -151,7 +155,7 @@ def cv_score(X: np.ndarray, y: np.ndarray, folds: int, ctx, scorer) -> float:
 
 def _original_frame(original, names: list[str]) -> pd.DataFrame:
     """The original records' values of the released features (how held-out rows are "transformed")."""
-    if isinstance(original, BinaryMatrix):
+    if form_of(original) == BINARY:
         return original.project(names).to_frame()
     return original.frame[names].reset_index(drop=True)
 
@@ -167,7 +171,7 @@ def nested_score(original, release, folds: int, ctx, scorer) -> float:
 
     if ctx.rerun is None or release.target is None:
         return float("nan")
-    labels = np.asarray(original.labels if isinstance(original, BinaryMatrix) else original.labels())
+    labels = np.asarray(labels_of(original))
     classes, codes = np.unique(labels.astype(str), return_inverse=True)
     folds = int(min(folds, np.bincount(codes).min())) if len(classes) > 1 else 0
     if folds < 2:

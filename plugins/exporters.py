@@ -62,6 +62,7 @@ class SpreadsheetText:
 
 class CsvExporter(SpreadsheetText, Exporter):
     name = "csv"
+    preferred = True  # the format a release is written in unless the user chooses another
     title = "CSV (comma-separated)"
     extension = "csv"
     sep = ","

@@ -25,7 +25,7 @@ PAPER = "000_0106b4def2026c16"
 def _constraint(model, matrix):
     if model is None:
         raise BadInput("this method selects features under a privacy model; choose k-ac or k-anonymity")
-    return model.plugin.selection_constraint(matrix, model.params)
+    return model.selection_constraint(matrix)
 
 
 def _release(matrix: BinaryMatrix, selected: list[int], details: dict, model_name: str):
@@ -245,7 +245,7 @@ class Maximal(Algorithm):
     Params = MaximalParams
 
     def run(self, data, model, params, ctx):
-        k = model.params.k
+        k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
         selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx)

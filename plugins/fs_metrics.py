@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BinaryMatrix, Metric, hookimpl, param, partition_of
+from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
 
 from .fs_common import cm, distcnt, hamdist, positive_mask
 
@@ -35,6 +35,7 @@ def _two_classes(matrix: BinaryMatrix | None) -> bool:
 
 class HamDistMetric(Metric):
     name = "hamdist"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "HamDist (mean Hamming distance of positive–negative pairs)"
     paper = PAPER
     description = "Mean number of released features on which a positive and a negative record differ."
@@ -48,6 +49,7 @@ class HamDistMetric(Metric):
 
 class DistCntMetric(Metric):
     name = "distcnt"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "DistCnt (distinguishable positive–negative pairs)"
     paper = PAPER
     description = "Share of positive–negative pairs that differ on at least one released feature."
@@ -68,6 +70,7 @@ class CMParams:
 
 class CMMetric(Metric):
     name = "cm"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "CM (Iyengar's classification metric)"
     paper = PAPER
     description = "Share of records penalised: in a group smaller than k, or carrying their group's minority label."
