@@ -32,6 +32,7 @@ from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, 
 from .study import Study, run_study, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 from .transactions import parse_transactions, read_transactions
+from .worker import Remote, WorkerDied, WorkerProcess
 
 try:
     __version__ = version("veil")
