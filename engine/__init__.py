@@ -15,7 +15,8 @@ from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
 from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
-from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+from .plugin import (BINARY, CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter,
+                     Importer, Metric, Plugin, PrivacyModel)
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
@@ -28,7 +29,7 @@ from .assessment import ReportOptions
 from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
 from .report import regenerate_report
 from .project import Project
-from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
+from .runs import BoundModel, PluginCall, RunResult, RunSpec, default_metrics, execute, measure, prepare
 from .study import Study, run_study, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 from .transactions import parse_transactions, read_transactions

@@ -20,7 +20,7 @@ from .export import ExportOptions, export_release, verify_file, verify_manifest
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
-from .runs import PluginCall, RunSpec, execute
+from .runs import PluginCall, RunSpec, default_metrics, execute
 from .study import Study, run_study
 from .table import Role
 
@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     _data_options(r)
     r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
-    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
+                                                    "the method; classifier metrics such as auc only when named)")
     r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
     r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
@@ -191,7 +192,9 @@ def cmd_run(args, registry) -> int:
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+            spec = RunSpec(spec.method, spec.model, spec.seed,
+                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                           spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
@@ -211,11 +214,6 @@ def cmd_run(args, registry) -> int:
                   file=sys.stderr)
         print(target)
     return status
-
-
-def _applicable_metrics(registry, data) -> tuple[str, ...]:
-    """All registered metrics (each returns NaN where it does not apply)."""
-    return tuple(registry.names("metric"))
 
 
 def cmd_study(args, registry) -> int:

@@ -271,6 +271,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "privacy_budget": privacy_budget(release),
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
+        # metrics computed on a seeded sample of the records: {"rows", "of", "seed"} each
+        "metric_samples": {k: dict(v) for k, v in result.samples.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
         "notes": list(release.notes),

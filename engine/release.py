@@ -84,6 +84,12 @@ class Release:
     def with_provenance(self, provenance: Provenance) -> Release:
         return dataclasses.replace(self, provenance=provenance)
 
+    def take_rows(self, rows) -> Release:
+        """The release of the given records only (in that order): what a metric measured on a
+        sample sees."""
+        frame = self.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True)
+        return dataclasses.replace(self, frame=frame)
+
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BinaryMatrix, Metric, hookimpl, param, partition_of
+from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
 
 from .fs_common import cm, distcnt, hamdist, positive_mask
 
@@ -38,6 +38,7 @@ class HamDistMetric(Metric):
     title = "HamDist (mean Hamming distance of positive–negative pairs)"
     paper = PAPER
     description = "Mean number of released features on which a positive and a negative record differ."
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -51,6 +52,7 @@ class DistCntMetric(Metric):
     title = "DistCnt (distinguishable positive–negative pairs)"
     paper = PAPER
     description = "Share of positive–negative pairs that differ on at least one released feature."
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -73,6 +75,7 @@ class CMMetric(Metric):
     description = "Share of records penalised: in a group smaller than k, or carrying their group's minority label."
     higher_is_better = False
     Params = CMParams
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -89,6 +92,10 @@ class FlipRate(Metric):
     description = "Share of released cells whose value the method changed (randomised flipping); 0 otherwise."
     category = "privacy"
     higher_is_better = False
+
+    @classmethod
+    def fits(cls, algorithm, model) -> bool:
+        return bool(algorithm.randomised)  # only a randomised method flips cells
 
     def compute(self, original, release, params, ctx):
         return float(release.details.get("flip_rate", 0.0))
