@@ -36,18 +36,35 @@ def unescape_cell(v):
 
 
 def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.copy()
+    out = frame.copy(deep=False)
     for c in out.columns:
         if not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
-            out[c] = out[c].map(escape_cell)
+            out[c] = _changed(out[c], _starts(out[c], _ESCAPED), escape_cell)
     return out
 
 
 def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for c in frame.columns:
         if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]):
-            frame[c] = frame[c].map(unescape_cell)
+            frame[c] = _changed(frame[c], _starts(frame[c], ("'",)), unescape_cell)
     return frame
+
+
+def _starts(s: pd.Series, prefixes: tuple[str, ...]) -> np.ndarray:
+    """Which cells are text starting with one of ``prefixes`` (vectorised: a column of millions of
+    cells is scanned in C, and only the few that match go through Python)."""
+    try:
+        return s.str.startswith(prefixes).fillna(False).to_numpy(dtype=bool)
+    except AttributeError:  # an object column holding no text at all
+        return np.zeros(len(s), dtype=bool)
+
+
+def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
+    if not candidates.any():
+        return s
+    s = s.copy()
+    s[candidates] = s[candidates].map(cell)
+    return s
 
 
 class CsvExporter(Exporter):

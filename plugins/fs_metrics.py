@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
 
@@ -18,13 +19,14 @@ def release_matrix(release) -> BinaryMatrix | None:
     if release.target is None:
         return None
     features = [c for c in release.frame.columns if c != release.target]
-    values = release.frame[features].to_numpy()
-    try:
-        numeric = values.astype(float)
-    except (TypeError, ValueError):
-        return None
-    if not np.isin(numeric, (0.0, 1.0)).all():
-        return None
+    for c in features:  # judged on each column's distinct values: a text column is refused at once
+        try:
+            distinct = np.asarray(pd.unique(release.frame[c]), dtype=float)
+        except (TypeError, ValueError):
+            return None
+        if not np.isin(distinct, (0.0, 1.0)).all():
+            return None
+    numeric = release.frame[features].to_numpy(dtype=float)
     return BinaryMatrix.from_dense(numeric.astype(np.uint8), features=features,
                                    labels=release.frame[release.target].to_numpy())
 
