@@ -11,8 +11,8 @@ issue's command, ``veil run --method all-features --model k-anonymity:k=5`` with
 metrics, through the same engine calls the command line makes.
 
 The table: 12 columns like Adult's: age (in decades), sex and marital status (the three
-quasi-identifiers), work class, occupation, hours per week, capital gain, country, a record id
-(identifier) and the income class (target). Values are drawn with a fixed seed.
+quasi-identifiers), race, education, work class, occupation, hours per week, capital gain, country,
+a record id (identifier) and the income class (target). Values are drawn with a fixed seed.
 """
 
 from __future__ import annotations
