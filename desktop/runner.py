@@ -106,10 +106,14 @@ class _Worker(QThread):
         except BaseException as exc:  # a plugin's bug must not end the worker
             self.failed.emit(job.id, Failure.from_exception(exc))
         else:
-            if job.token.cancelled:
-                self.cancelled.emit(job.id)
-            else:
-                self.succeeded.emit(job.id, value)
+            self._ended(job, value)
+
+    def _ended(self, job: Job, value: object) -> None:
+        # a job that finished work it cannot undo (a committed export) succeeded, whenever the cancel came
+        if job.token.cancelled and not getattr(value, "committed", False):
+            self.cancelled.emit(job.id)
+        else:
+            self.succeeded.emit(job.id, value)
 
     # -- jobs in the worker process ----------------------------------------------------------------
     def _run_remote(self, job: Job) -> None:
@@ -150,10 +154,7 @@ class _Worker(QThread):
             self.progressed.emit(job.id, float(message[2]), message[3])
             return False
         if kind == "done":
-            if job.token.cancelled:
-                self.cancelled.emit(job.id)
-            else:
-                self.succeeded.emit(job.id, message[2])
+            self._ended(job, message[2])
         elif kind == "failed":
             error = message[2]
             self.failed.emit(job.id, Failure.from_exception(error.exception, error.details))

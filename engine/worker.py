@@ -186,7 +186,7 @@ def _run_job(channel: _Channel, registry, cancel_event, job_id: int, seed: int, 
     except BaseException as exc:  # a plugin's bug must not end the worker
         _send_failure(channel, job_id, exc)
         return
-    if cancel_event.is_set():
+    if cancel_event.is_set() and not getattr(value, "committed", False):  # a committed export stands
         channel.send(("cancelled", job_id))
         return
     try:
