@@ -9,12 +9,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, TABLE, BadInput, Table, may_release_sensitive
+from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, may_release_sensitive
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
-from .state import offered_methods
+from .state import metric_cost_note, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -214,9 +214,15 @@ class ConfigPanel(QScrollArea):
                 check = QCheckBox()
                 check.setObjectName(f"metric-{cls.name}")
                 check.toggled.connect(self._metrics_chosen)
-                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name})</span>", check)
+                cost = "" if cls.cost == CHEAP else " — <i>expensive</i>"
+                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name}){cost}</span>",
+                                    check)
+                tip = f"{cls.description}".strip() or cls.name
+                if cls.cost != CHEAP:
+                    tip += ("\n\nExpensive (it trains classifiers): not computed unless chosen; the plan shows an "
+                            "estimate, and on a large input it runs on a seeded sample of the records.")
                 for w in (check, label):
-                    w.setToolTip(f"{cls.description}".strip() or cls.name)
+                    w.setToolTip(tip)
                 grid.addWidget(check, row, 0, Qt.AlignTop)
                 grid.addWidget(label, row, 1)
                 self.metric_boxes[cls.name] = check
@@ -268,8 +274,7 @@ class ConfigPanel(QScrollArea):
         if self.config.model is None and models:
             self.model_combo.setCurrentIndex(self.model_combo.findData(models[0]))
         for name, check in self.metric_boxes.items():
-            cls = self.registry.get("metric", name)
-            check.setChecked(cls.chosen_by_default or cls.category == "privacy")  # declared, never named
+            check.setChecked(self.registry.get("metric", name).cost == CHEAP)  # declared, never named
         self._refresh_plan()
 
     # -- the user edits -------------------------------------------------------------------------
@@ -436,7 +441,8 @@ class ConfigPanel(QScrollArea):
             self.run_button.setEnabled(False)
             return
         self.plan_error.show_message("")
-        self.plan_label.setText(self.config.describe(planned))
+        note = metric_cost_note(self.registry, self.config.metrics, self.controller.dataset.data, len(planned))
+        self.plan_label.setText(self.config.describe(planned) + (f"\n{note}" if note else ""))
         self.run_button.setEnabled(True)
 
     # -- for tests and scripts ------------------------------------------------------------------

@@ -643,3 +643,29 @@ def rules_from(recipe: Recipe | None, binarisable: Iterable[str]) -> dict[str, S
         rules.setdefault(column, None)
     return rules
 
+
+def metric_cost_note(registry, metrics: Iterable[str], data, runs: int = 1) -> str:
+    """What the chosen expensive metrics will cost, said before the runs start: an estimate from
+    each metric's declared cost, and the sample they use on a large input."""
+    from veil.engine import CHEAP, METRIC_SAMPLE_ROWS
+
+    expensive = [registry.get("metric", m) for m in metrics
+                 if m in registry.names("metric") and registry.get("metric", m).cost != CHEAP]
+    if not expensive or data is None:
+        return ""
+    rows = data.n_rows
+    columns = len(data.columns) if hasattr(data, "columns") else data.n_features
+    seconds = runs * sum(cls.estimate_seconds(rows, columns) for cls in expensive)
+    names = ", ".join(cls.name for cls in expensive)
+    text = f"Expensive metrics ({names}): about {_duration(seconds)} in all"
+    if rows > METRIC_SAMPLE_ROWS:
+        text += f", each on a seeded sample of {METRIC_SAMPLE_ROWS:,} of the {rows:,} records"
+    return text + "."
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -226,8 +226,10 @@ class Failure:
     expected: bool = True  # False: a bug (in Veil or a plugin), not the user's input
 
     @classmethod
-    def from_exception(cls, exc: BaseException) -> Failure:
-        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    def from_exception(cls, exc: BaseException, details: str | None = None) -> Failure:
+        """``details``: the traceback when it was formatted elsewhere (in the worker process)."""
+        if details is None:
+            details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         if isinstance(exc, VeilError):
             return cls(str(exc), details, True)
         if isinstance(exc, (OSError, MemoryError)):

@@ -17,7 +17,8 @@ from .jobs import CancelToken, Context
 from .noise import NOISE_SOURCES, SECURE, SEEDED, Noise, SecureNoise, SeededNoise
 from .executors import Executor, InProcessExecutor, executor_names, make_executor, register_executor
 from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
-from .plugin import BINARY, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+from .plugin import (BINARY, CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, SETS, TABLE, TRANSACTIONS, Algorithm, Chart,
+                     Exporter, Importer, Metric, Plugin, PrivacyModel)
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
@@ -37,10 +38,11 @@ from .roles import exposed_sensitive, may_release_sensitive, released_sensitive
 from .risk import Risk, prosecutor_risks, reidentification_risk, release_risk
 from .bound import CombinedModel, bind_models
 from .project import Project
-from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
+from .runs import BoundModel, PluginCall, RunResult, RunSpec, default_metrics, execute, measure, prepare
 from .study import Outcome, Study, outcome_rows, results_frame, run_planned, run_study, settings_of, summarise
 from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
 from .transactions import parse_transactions, read_transactions
+from .worker import Remote, WorkerDied, WorkerProcess
 
 try:
     __version__ = version("veil")

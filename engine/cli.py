@@ -28,7 +28,7 @@ from .jobs import Context
 from .noise import SECURE
 from .project import Project
 from .registry import make_registry
-from .runs import PluginCall, RunSpec, execute
+from .runs import PluginCall, RunSpec, default_metrics, execute
 from .study import DEFAULT_MAX_RUNS, Study, run_study
 from .validate import MAX_SEED
 
@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
                                                     "repeat it to combine models (the release must satisfy all)")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
-    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
+                                                    "the method; classifier metrics such as auc only when named)")
     r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
     r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
                                     "exporter, CSV)")
@@ -229,7 +230,9 @@ def cmd_run(args, registry) -> int:
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.models, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+            spec = RunSpec(spec.method, spec.models, spec.seed,
+                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                           spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
@@ -260,11 +263,6 @@ def cmd_run(args, registry) -> int:
 def _models(texts) -> list[PluginCall]:
     """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
     return [PluginCall.parse(t) for t in texts or ()]
-
-
-def _applicable_metrics(registry, data) -> tuple[str, ...]:
-    """All registered metrics (each returns NaN where it does not apply)."""
-    return tuple(registry.names("metric"))
 
 
 def cmd_study(args, registry) -> int:

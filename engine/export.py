@@ -410,6 +410,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
         "released_sensitive": list(release.details.get("released_sensitive") or []),
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
+        # metrics computed on a seeded sample of the records: {"rows", "of", "seed"} each
+        "metric_samples": {k: dict(v) for k, v in result.samples.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
         "notes": list(release.notes),

@@ -179,15 +179,45 @@ class PrivacyModel(Plugin):
                        f"(see `veil plugins`)")
 
 
+CHEAP = "cheap"
+EXPENSIVE = "expensive"
+METRIC_SAMPLE_ROWS = 100_000  # an expensive metric of a larger input runs on a seeded sample of this many records
+
+
 class Metric(Plugin):
-    """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts."""
+    """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts.
+
+    A metric declares what it costs. ``cost = "cheap"`` (time linear in the records: counts, group
+    sizes, distances over a release's columns) is computed by default for every run it fits;
+    ``cost = "expensive"`` (it trains classifiers or re-runs the method) is computed only when the
+    user chooses it, with an estimate shown beforehand (:meth:`estimate_seconds`), and on an input
+    of more than :data:`METRIC_SAMPLE_ROWS` records on a seeded sample of that many (the run's
+    manifest and report say so).
+    """
 
     kind = "metric"
     higher_is_better: ClassVar[bool] = True
     category: ClassVar[str] = "utility"  # or "privacy"
     accepts: ClassVar[tuple[str, ...]] = (TABLE, BINARY)  # data forms it gives a number on (NaN elsewhere)
     in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
-    chosen_by_default: ClassVar[bool] = False  # ticked in a new configuration
+    cost: ClassVar[str] = CHEAP  # or EXPENSIVE
+    # expensive metrics: seconds per record and released column on the reference machine
+    # (docs/benchmarks.md), from which the estimate before a run is made
+    seconds_per_cell: ClassVar[float] = 0.0
+    # the data forms (BINARY, TABLE, TRANSACTIONS) of the methods whose releases it measures (None: those
+    # of ``accepts``)
+    fits_forms: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def fits(cls, algorithm: type, model: type | None) -> bool:
+        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes)."""
+        forms = cls.fits_forms if cls.fits_forms is not None else cls.accepts
+        return any(f in algorithm.accepts for f in forms)
+
+    @classmethod
+    def estimate_seconds(cls, n_rows: int, n_columns: int) -> float:
+        """About how long one computation takes on data of this shape (0 for cheap metrics)."""
+        return cls.seconds_per_cell * min(n_rows, METRIC_SAMPLE_ROWS) * max(n_columns, 1)
 
     def compute(self, original, release, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError

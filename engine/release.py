@@ -112,6 +112,14 @@ class Release:
     def with_provenance(self, provenance: Provenance) -> Release:
         return dataclasses.replace(self, provenance=provenance)
 
+    def take_rows(self, rows) -> Release:
+        """The release of the given records only (in that order): what a metric measured on a
+        sample sees."""
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        groups = None if self.groups is None else np.asarray(self.groups)[rows]
+        return dataclasses.replace(self, frame=frame, groups=groups)
+
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 

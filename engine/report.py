@@ -241,12 +241,23 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
     else:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
+    samples = manifest.get("metric_samples") or {}
     if metrics:
-        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v)]
-                for k, v in metrics.items()]
+        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
+                 _sample_words(samples.get(k))] for k, v in metrics.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
-        sec.add("table", rows, header=["Measure", "Value"])
+        sec.add("table", rows, header=["Measure", "Value", "Computed on"])
+        if samples:
+            sec.add("p", "Measures marked as computed on a sample train classifiers; on an input this large they "
+                         "ran on a random sample of the records, drawn with the seed shown, so they can be "
+                         "repeated exactly.")
     return sec
+
+
+def _sample_words(sample: dict | None) -> str:
+    if not sample:
+        return "all records"
+    return f"a sample of {sample['rows']:,} of {sample['of']:,} records (seed {sample['seed']})"
 
 
 def _budget_section(manifest: dict) -> Section:

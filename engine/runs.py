@@ -12,12 +12,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .data import convert, labels_of, provenance_of
 from .roles import released_sensitive
 from .bound import BoundModel, CombinedModel, bind_models, conjunction
 from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import params_to_dict, parse_spec
+from .plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
 from .recipe import Recipe
 from .release import Provenance, Release, Verdict, describe_failures
 from .validate import get, get_seed
@@ -130,6 +133,7 @@ class RunResult:
     seconds: float
     data: object  # what the method ran on (Table or BinaryMatrix)
     original: object = None  # the data as given to execute (a Table before binarisation), when known
+    samples: dict = field(default_factory=dict)  # metric -> {"rows", "of", "seed"} when it ran on a sample
 
     @property
     def holds(self) -> bool:
@@ -220,16 +224,20 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
-    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0))
+    samples: dict = {}
+    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples)
     ctx.progress(1.0, "done")
-    return RunResult(spec, release, verdict, values, seconds, prepared, data)
+    return RunResult(spec, release, verdict, values, seconds, prepared, data, samples)
 
 
-def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context) -> dict:
+def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *,
+            samples: dict | None = None) -> dict:
     """The metrics ``spec`` names, computed on ``release`` of ``prepared`` data (as ``execute`` does).
 
     Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's
-    method with the spec's parameters, model and seed on a subset of the rows.
+    method with the spec's parameters, model and seed on a subset of the rows. An expensive metric
+    of more than ``METRIC_SAMPLE_ROWS`` records runs on a sample of that many, drawn with the run's
+    seed; ``samples`` (when given) receives, per metric, ``{"rows", "of", "seed"}``.
     """
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
@@ -238,9 +246,37 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context) -
     values = {}
     for i, (key, metric, metric_params) in enumerate(metrics):
         mctx = ctx.child(i / len(metrics), (i + 1) / len(metrics))
-        mctx.rerun = _rerun(algorithm, prepared, model, params, spec.seed, mctx)
-        values[key] = metric.compute(prepared, release, metric_params, mctx)
+        data, released = prepared, release
+        if metric.cost == EXPENSIVE and prepared.n_rows > METRIC_SAMPLE_ROWS:
+            data, released, sample = _sample(prepared, release, spec.seed)
+            if samples is not None:
+                samples[key] = sample
+        mctx.rerun = _rerun(algorithm, data, model, params, spec.seed, mctx)
+        values[key] = metric.compute(data, released, metric_params, mctx)
     return values
+
+
+def _sample(prepared, release: Release, seed: int):
+    """The same seeded sample of the records of the data and of its release (records line up
+    when the release keeps every record; otherwise each is sampled on its own)."""
+    n = prepared.n_rows
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n, METRIC_SAMPLE_ROWS, replace=False))
+    if release.n_rows == n:
+        released = release.take_rows(rows)
+    elif release.n_rows > METRIC_SAMPLE_ROWS:
+        released = release.take_rows(np.sort(rng.choice(release.n_rows, METRIC_SAMPLE_ROWS, replace=False)))
+    else:
+        released = release
+    return prepared.take(rows), released, {"rows": METRIC_SAMPLE_ROWS, "of": int(n), "seed": int(seed)}
+
+
+def default_metrics(registry, method: str, model: str | None = None) -> tuple[str, ...]:
+    """The metrics a run of ``method`` (under ``model``) computes unless told otherwise: the cheap
+    ones that fit it. Expensive ones are the user's choice."""
+    algorithm = registry.get("algorithm", method)
+    model_cls = registry.get("privacy-model", model) if model else None
+    return tuple(cls.name for cls in registry.classes("metric") if cls.cost == CHEAP and cls.fits(algorithm, model_cls))
 
 
 def _metric(registry, text: str):
