@@ -18,8 +18,8 @@ from .params import ParamSpec, param, param_specs, params_to_dict, parse_params,
 from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
-from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
-                      Release, Verdict, class_sizes, describe_failures, feature_subset)
+from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, FEATURE_WEIGHTS, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC,
+                      Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights)
 from .charts import draw as draw_chart, save_chart
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                           class_sizes_per_record, kac, kac_per_record, partition_of)

@@ -195,7 +195,8 @@ def cmd_run(args, registry) -> int:
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+            # release mode: a differentially private method draws its noise from a secure source
+            result = execute(registry, data, spec, Context(spec.seed, progress, mode="release"), version=__version__)
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)

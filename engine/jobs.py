@@ -18,6 +18,7 @@ import numpy as np
 from .errors import Cancelled
 
 ProgressCallback = Callable[[float, str], None]
+MODES = ("study", "release")
 
 
 class CancelToken:
@@ -45,12 +46,21 @@ class Context:
     token : CancelToken, optional
     span : (start, end)
         The part of the parent's progress bar this context reports into.
+    mode : "study" or "release"
+        Why the run is made. ``"study"`` (the default: studies, tests, sweeps) keeps every random
+        draw on :attr:`rng`, so the same seed gives the same release. ``"release"`` (``veil run``,
+        the desktop's runs, which may be exported) tells a differentially private method to draw its
+        noise from a cryptographically secure source instead: a seed written into a manifest must
+        not let anyone subtract the noise again. Children inherit the mode.
     """
 
     def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
                  token: CancelToken | None = None, logger: logging.Logger | None = None,
-                 span: tuple[float, float] = (0.0, 1.0)):
+                 span: tuple[float, float] = (0.0, 1.0), mode: str = "study"):
+        if mode not in MODES:
+            raise ValueError(f"a context's mode is one of {', '.join(MODES)}, not {mode!r}")
         self.seed = seed
+        self.mode = mode
         self.rng = np.random.default_rng(seed)
         self.token = token or CancelToken()
         self.log = logger or logging.getLogger("veil.run")
@@ -80,7 +90,8 @@ class Context:
         """A context reporting into [start, end] of this one's span, sharing the cancel token."""
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
-        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
+                        self.mode)
         child.rerun = self.rerun
         return child
 
