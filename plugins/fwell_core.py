@@ -2,8 +2,8 @@
 
 * :func:`feature_matrix` turns a Table or BinaryMatrix into numbers (sparse where the input is);
   :func:`scale_unit` maps every feature to [0, 1].
-* :func:`margins` finds each record's nearest hit and nearest miss by Manhattan distance (a k-nearest
-  neighbour search per class, sparse input kept sparse) and returns the rows
+* :func:`margins` finds each record's nearest hit and nearest miss by Manhattan distance (sklearn's
+  chunked brute-force neighbour search, sparse input kept sparse) and returns the rows
   z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)|, each divided by max(1, ‖z_i‖₂) so ‖z_i‖ ≤ 1.
 * :func:`objective` is (1/n) Σ log(1 + exp(−wᵀz_i)) + (λ/2)‖w‖² with its gradient; :func:`solve_lbfgs`
   minimises it to a gradient norm below 1e-8, :func:`solve_paper_gd` takes the paper's normalised
@@ -22,13 +22,14 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit, gammaincinv, ndtri
-from sklearn.neighbors import NearestNeighbors
+from sklearn.metrics import pairwise_distances_chunked
 from threadpoolctl import threadpool_limits
 
 from veil.engine import BadInput, BinaryMatrix, Kind, Table
 
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+WORKING_MEMORY_MB = 256  # distance rows computed at once
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
 
 
@@ -91,7 +92,10 @@ def scale_span(x):
         lo, hi = x.min(axis=0), x.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     if sp.issparse(x):
-        return sp.csr_matrix(x @ sp.diags(1.0 / span))
+        out = sp.csr_matrix(x @ sp.diags(1.0 / span))
+        out.sum_duplicates()
+        out.sort_indices()
+        return out
     scaled = x / span
     if scaled.size and np.count_nonzero(scaled) < SPARSE_BELOW * scaled.size:
         return sp.csr_matrix(scaled)
@@ -115,25 +119,28 @@ def check_labels(y: np.ndarray) -> np.ndarray:
 # -- nearest hit and miss ------------------------------------------------------------------------------
 def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.ndarray]:
     """For every record, the index of its nearest hit (same class, itself excluded) and nearest miss
-    (any other class), by Manhattan distance. Ties go to the lower index (sklearn's brute search is
-    stable), so the result is deterministic."""
+    (any other class), by Manhattan distance.
+
+    sklearn's brute-force neighbour search (the one ``NearestNeighbors(metric="manhattan")`` runs on
+    high-dimensional data), in row chunks so memory stays bounded; sparse input stays sparse. Ties go
+    to the lower index: distances equal to 9 decimals count as equal, so dense and sparse input, whose
+    sums round differently, find the same neighbours.
+    """
     n = len(codes)
     hit = np.empty(n, dtype=np.int64)
     miss = np.empty(n, dtype=np.int64)
-    for c in np.unique(codes):
+    start = 0
+    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=WORKING_MEMORY_MB):
         if check is not None:
             check()
-        inside = np.flatnonzero(codes == c)
-        outside = np.flatnonzero(codes != c)
-        nn = NearestNeighbors(n_neighbors=2, metric="manhattan", algorithm="brute").fit(x[inside])
-        _, idx = nn.kneighbors(x[inside])
-        own = idx[:, 0] == np.arange(len(inside))
-        # the record itself is usually its own first neighbour; a duplicate at distance 0 may come first
-        first_other = np.where(own, idx[:, 1], idx[:, 0])
-        hit[inside] = inside[first_other]
-        nn = NearestNeighbors(n_neighbors=1, metric="manhattan", algorithm="brute").fit(x[outside])
-        _, idx = nn.kneighbors(x[inside])
-        miss[inside] = outside[idx[:, 0]]
+        rows = np.arange(start, start + len(chunk))
+        d = np.round(chunk, 9)
+        same = codes[rows][:, None] == codes[None, :]
+        d_hit = np.where(same, d, np.inf)
+        d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
+        hit[rows] = d_hit.argmin(axis=1)
+        miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
+        start += len(chunk)
     return hit, miss
 
 
