@@ -71,7 +71,8 @@ class _Worker(QThread):
             if job.token.cancelled:
                 continue  # the Runner already reported it
             self.started_job.emit(job.id)
-            ctx = Context(job.seed, _Progress(self, job.id), job.token)
+            # every run the desktop makes may be exported: DP noise comes from the secure source
+            ctx = Context(job.seed, _Progress(self, job.id), job.token, mode="release" if job.kind == "run" else "study")
             try:
                 value = job.work(ctx)
             except Cancelled:

@@ -140,8 +140,9 @@ def _released(registry, manifest: dict) -> Section:
     out = manifest.get("output", {})
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
+    unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
     facts = [("Released file", f"{out.get('path')} ({_fmt_name(out.get('format'))}, "
-                               f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
+                               f"{_count(out.get('rows'), unit)}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
              ("Privacy model", _model_fact(registry, manifest))]
@@ -168,6 +169,9 @@ def _released(registry, manifest: dict) -> Section:
 
 def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        return "none applies: the file holds feature weights, not records" + (
+            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else "")
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
     verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
@@ -197,7 +201,7 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
     sec.add("table", table, header=header)
     if not before:
         sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
-    elif (before.get("columns") or []) != (after or {}).get("columns"):
+    elif after and (before.get("columns") or []) != after.get("columns"):
         sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
                      "“after” at the columns the release keeps, as released.")
     if risk.get("after_note"):
