@@ -27,9 +27,8 @@ class EpsilonParams:
 @dataclass(frozen=True)
 class FeaturesParams:
     metric: str = param("weights-accuracy", help="the metric on the y axis (as the study names it)")
-    x: str = param("", help="the swept number of features on the x axis: a method parameter such as top (default: "
-                            "the study's first swept parameter), or 'metric' when the study computes one metric per "
-                            "feature count (weights-accuracy:features=5, …)")
+    x: str = param("", help="the swept number of features on the x axis, e.g. the methods' top (default: the "
+                            "study's first swept parameter)")
 
 
 def _curves(results: pd.DataFrame, metric: str, x: str) -> pd.DataFrame:
@@ -89,25 +88,11 @@ class AccuracyVsFeatures(Chart):
     Params = FeaturesParams
 
     def draw(self, results, figure, params):
-        if params.x == "metric":
-            results = _features_from_metric_names(results, params.metric)
-            table = _curves(results, params.metric, "features")
-        else:
-            table = _curves(results, params.metric, params.x)
+        table = _curves(results, params.metric, params.x)
         ax = figure.add_subplot()
         _draw_lines(ax, table, lambda v: v)
         ax.set_xlabel("number of features")
         ax.set_ylabel(params.metric)
-
-
-def _features_from_metric_names(results: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows of ``metric:…features=N…`` relabelled as ``metric`` with a ``features`` column N."""
-    base = metric.split(":")[0]
-    rows = results[results["metric"].astype(str).str.startswith(base)].copy()
-    found = rows["metric"].astype(str).str.extract(r"features=(\d+)")[0]
-    rows = rows[found.notna()].assign(features=pd.to_numeric(found[found.notna()]))
-    rows["metric"] = rows["metric"].astype(str).str.replace(r",?features=\d+", "", regex=True).str.rstrip(":")
-    return rows
 
 
 @hookimpl

@@ -35,7 +35,9 @@ class AccuracyParams:
                             help="LinearSVC(C = 1) or the 3-nearest-neighbour classifier, as in the paper")
     fraction: float = param(0.1, minimum=0, exclusive_minimum=True, maximum=1,
                             help="share of the features to keep (the paper's 10 %), unless features is set")
-    features: int | None = param(None, minimum=1, help="number of top-ranked features to keep (overrides fraction)")
+    features: int | None = param(None, minimum=1,
+                                 help="number of top-ranked features to keep (empty: the method's top when set, "
+                                      "else fraction)")
     folds: int = param(10, minimum=2, help="stratified cross-validation folds (the paper's 10)")
 
 
@@ -83,6 +85,17 @@ class WeightsAccuracy(Metric):
                    "features, LinearSVC(C = 1) or 3-NN is scored by accuracy (paper 003's evaluation).")
     Params = AccuracyParams
 
+    @staticmethod
+    def features_kept(params, release, d: int) -> int:
+        """``features`` when set; else the method's ``top`` (a release of the top m features is judged
+        on those m); else the ``fraction`` of all d features."""
+        if params.features:
+            return int(params.features)
+        top = (release.provenance.params or {}).get("top") if release.provenance else None
+        if top:
+            return int(top)
+        return max(1, math.ceil(params.fraction * d))
+
     def compute(self, original, release, params, ctx):
         if not ranks_features(release):
             return float("nan")
@@ -91,7 +104,7 @@ class WeightsAccuracy(Metric):
         x, names, y = feature_matrix(original)
         x = scale_unit(x)
         index = {n: i for i, n in enumerate(names)}
-        m = params.features or max(1, math.ceil(params.fraction * len(names)))
+        m = self.features_kept(params, release, len(names))
         folds = min(params.folds, int(np.unique(y, return_counts=True)[1].min()))
         if folds < 2:
             return float("nan")
