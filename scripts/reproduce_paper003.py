@@ -108,7 +108,8 @@ def run_dataset(name: str, repeats: int, seed: int) -> tuple[pd.DataFrame, dict]
         z = core.margins(x[train], codes[train])
         exact = core.solve_lbfgs(z, lam)
         paper = core.solve_paper_gd(z, lam)
-        solver_rows.append({"fold": f, "lbfgs_objective": exact.objective, "paper_gd_objective": paper.objective,
+        solver_rows.append({"fold": f, "lbfgs_norm": np.linalg.norm(exact.w), "paper_gd_norm": np.linalg.norm(paper.w),
+                            "n_train": len(train), "lbfgs_objective": exact.objective, "paper_gd_objective": paper.objective,
                             "lbfgs_gradient": exact.gradient_norm, "paper_gd_gradient": paper.gradient_norm})
 
         def score(w, m, **key):
@@ -124,8 +125,11 @@ def run_dataset(name: str, repeats: int, seed: int) -> tuple[pd.DataFrame, dict]
         for r in range(repeats):
             for i, eps in enumerate(EPSILONS):
                 source = core.SeededSource(np.random.default_rng([seed, f, r, i]))
-                score(core.private_weights(exact.w, len(train), eps, lam, source), m10, curve="epsilon",
-                      method="Private FWELL", epsilon=eps, repeat=r)
+                b = core.gamma_noise(d, core.noise_scale(len(train), eps, lam), source)
+                score(exact.w + b, m10, curve="epsilon", method="Private FWELL", epsilon=eps, repeat=r)
+                # the same noise on the paper's gradient-step weights, whose norm is far larger (see docs)
+                score(paper.w + b, m10, curve="epsilon", method="Private FWELL (paper-gd weights)", epsilon=eps,
+                      repeat=r)
             source = core.SeededSource(np.random.default_rng([seed, f, r, 99]))
             noisy = core.private_weights(exact.w, len(train), EPSILON_FEATURES, lam, source)
             for g in grid:
@@ -135,7 +139,10 @@ def run_dataset(name: str, repeats: int, seed: int) -> tuple[pd.DataFrame, dict]
     info = {"dataset": name, "records": n, "features": d, "classes": len(np.unique(codes)), "lambda": lam,
             "lambda_losses": losses, "top_10pct": m10, "seconds": round(time.perf_counter() - started, 1),
             "lbfgs_objective": solvers["lbfgs_objective"].mean(), "paper_gd_objective": solvers["paper_gd_objective"].mean(),
-            "lbfgs_gradient_max": solvers["lbfgs_gradient"].max()}
+            "lbfgs_gradient_max": solvers["lbfgs_gradient"].max(),
+            "lbfgs_weight_norm": solvers["lbfgs_norm"].mean(), "paper_gd_weight_norm": solvers["paper_gd_norm"].mean(),
+            # E‖b‖ = d · 2/(nελ): the ε at which the expected noise norm equals the weights' norm
+            "epsilon_noise_equals_weights": float((2 * d / (solvers["n_train"] * lam * solvers["lbfgs_norm"])).mean())}
     return pd.DataFrame(rows), info
 
 
@@ -145,10 +152,11 @@ def plot_epsilon(frame: pd.DataFrame, name: str, path: Path) -> None:
     data = frame[frame["curve"] == "epsilon"]
     for ax, (clf, title) in zip(axes, CLASSIFIERS.items()):
         sub = data[data["classifier"] == clf]
-        private = sub[sub["method"] == "Private FWELL"].groupby("epsilon")["accuracy"].agg(["mean", "std"])
-        xs = np.log10(private.index.to_numpy(dtype=float))
-        ax.plot(xs, private["mean"], marker="o", label="Private FWELL")
-        ax.fill_between(xs, private["mean"] - private["std"], private["mean"] + private["std"], alpha=0.15)
+        for method in ("Private FWELL", "Private FWELL (paper-gd weights)"):
+            private = sub[sub["method"] == method].groupby("epsilon")["accuracy"].agg(["mean", "std"])
+            xs = np.log10(private.index.to_numpy(dtype=float))
+            ax.plot(xs, private["mean"], marker="o", ms=4, label=method)
+            ax.fill_between(xs, private["mean"] - private["std"], private["mean"] + private["std"], alpha=0.15)
         for method, style in (("FWELL", "--"), ("FWELL (paper-gd)", ":")):
             level = sub[sub["method"] == method]["accuracy"].mean()
             ax.axhline(level, ls=style, color="black" if method == "FWELL" else "grey", label=f"{method} (no noise)")
@@ -191,8 +199,10 @@ def summarise(frame: pd.DataFrame, info: dict) -> dict:
         out[f"{clf} FWELL"] = sub[sub["method"] == "FWELL"]["accuracy"].mean()
         out[f"{clf} FWELL paper-gd"] = sub[sub["method"] == "FWELL (paper-gd)"]["accuracy"].mean()
         private = sub[sub["method"] == "Private FWELL"].groupby("epsilon")["accuracy"].mean()
+        gd = sub[sub["method"] == "Private FWELL (paper-gd weights)"].groupby("epsilon")["accuracy"].mean()
         for e in (1.0, 1e-2, 1e-4, 1e-8):
             out[f"{clf} ε={e:g}"] = private.get(e, np.nan)
+            out[f"{clf} paper-gd ε={e:g}"] = gd.get(e, np.nan)
     return out
 
 
