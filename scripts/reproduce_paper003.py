@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets"
 OUT = ROOT / "docs" / "fwell"
 EPSILONS = [10.0 ** e for e in range(-8, 1)]
+EXTENDED = [10.0 ** e for e in range(-8, 6)]  # --extended: past the paper's range, to where the noise fades
 EPSILON_FEATURES = 0.01
 CLASSIFIERS = {"3-nn": "3NN", "linear-svc": "SVM"}
 
@@ -92,7 +93,7 @@ def feature_grid(d: int) -> list[int]:
 
 
 # -- one dataset --------------------------------------------------------------------------------------
-def run_dataset(name: str, repeats: int, seed: int) -> tuple[pd.DataFrame, dict]:
+def run_dataset(name: str, repeats: int, seed: int, epsilons=EPSILONS) -> tuple[pd.DataFrame, dict]:
     started = time.perf_counter()
     x, y = DATASETS[name]()
     codes = core.check_labels(y)
@@ -123,7 +124,7 @@ def run_dataset(name: str, repeats: int, seed: int) -> tuple[pd.DataFrame, dict]
         for g in grid:
             score(exact.w, g, curve="features", method="FWELL", epsilon=np.inf, repeat=0)
         for r in range(repeats):
-            for i, eps in enumerate(EPSILONS):
+            for i, eps in enumerate(epsilons):
                 source = core.SeededSource(np.random.default_rng([seed, f, r, i]))
                 b = core.gamma_noise(d, core.noise_scale(len(train), eps, lam), source)
                 score(exact.w + b, m10, curve="epsilon", method="Private FWELL", epsilon=eps, repeat=r)
@@ -211,6 +212,8 @@ def main(argv=None) -> int:
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, from: " + ", ".join(DATASETS))
     p.add_argument("--repeats", type=int, default=5, help="noise draws per fold and ε")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--extended", action="store_true",
+                   help="ε from 1e-8 to 1e5 (past the paper's range); writes <dataset>_extended.* and no summary row")
     args = p.parse_args(argv)
     (OUT / "results").mkdir(parents=True, exist_ok=True)
     (OUT / "figures").mkdir(parents=True, exist_ok=True)
@@ -218,7 +221,11 @@ def main(argv=None) -> int:
     summary = pd.read_csv(summary_path) if summary_path.exists() else pd.DataFrame()
     for name in [s.strip() for s in args.datasets.split(",") if s.strip()]:
         print(f"{name} …", file=sys.stderr)
-        frame, info = run_dataset(name, args.repeats, args.seed)
+        frame, info = run_dataset(name, args.repeats, args.seed, EXTENDED if args.extended else EPSILONS)
+        if args.extended:
+            frame.to_csv(OUT / "results" / f"{name}_extended.csv", index=False)
+            plot_epsilon(frame, name, OUT / "figures" / f"{name}_epsilon_extended.png")
+            continue
         frame.to_csv(OUT / "results" / f"{name}.csv", index=False)
         plot_epsilon(frame, name, OUT / "figures" / f"{name}_epsilon.png")
         plot_features(frame, name, OUT / "figures" / f"{name}_features.png")
