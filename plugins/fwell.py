@@ -5,7 +5,8 @@ A data holder who will not release records may still release *which features mat
 publish a ``feature-weights`` release: every feature (or the ``top`` m) by name, with its weight and
 rank; no record leaves. With a privacy model (k-ac or k-anonymity), they instead release the records
 on features tried in weight order, each kept while the model holds (the feature-selection machinery
-of paper 000): the model covers the records, ε covers the order.
+of paper 000, on the data binarised by its default recipe when it is a table): the model covers
+the records, ε covers the order.
 
 The mathematics lives in :mod:`.fwell_core`; the evaluation metric of the paper
 (``weights-accuracy``) in :mod:`.fwell_eval`.
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BadInput, BinaryMatrix, Table, feature_subset, feature_weights,
+from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
                          hookimpl, param)
 
 from . import fwell_core as core
@@ -61,45 +62,30 @@ def _weights(data, lam, solver, ctx) -> core.Weights:
     return core.fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check)
 
 
-def select_in_order(data, model, order: list[int], names: list[str], limit: int | None, ctx) -> list:
-    """Features tried in ``order``, each kept while ``model`` holds on the records (at most ``limit``).
-
-    A BinaryMatrix goes through the model's incremental selection constraint (k-AC, k-anonymity);
-    a Table's features map back to their source columns, checked by the model on the released columns.
-    """
-    if isinstance(data, BinaryMatrix):
-        constraint = model.plugin.selection_constraint(data, model.params)
-        for i, f in enumerate(order):
-            if i % 64 == 0:
-                ctx.progress(0.8 + 0.2 * i / max(len(order), 1), f"{len(constraint.selected)} features kept")
-            if limit is not None and len(constraint.selected) >= limit:
-                break
-            if constraint.feasible(int(f)):
-                constraint.add(int(f))
-        return constraint.selected
-    return _select_columns(data, model, [names[f] for f in order], limit, ctx)
-
-
-def _select_columns(table: Table, model, ordered_features: list[str], limit, ctx) -> list[str]:
-    columns = table.released_columns()
-    source = {}
-    for feature in ordered_features:  # one-hot features "col=value" come from column "col"
-        col = feature if feature in columns else feature.split("=", 1)[0]
-        source.setdefault(col, None)
-    kept: list[str] = []
-    for col in source:
-        ctx.check()
-        if limit is not None and len(kept) >= limit:
+def select_in_order(matrix: BinaryMatrix, model, order: list[int], limit: int | None, ctx) -> list[int]:
+    """Features tried in ``order``, each kept while ``model`` holds (at most ``limit``), through the
+    model's incremental selection constraint (k-AC, k-anonymity) as in paper 000."""
+    constraint = model.plugin.selection_constraint(matrix, model.params)
+    for i, f in enumerate(order):
+        if i % 64 == 0:
+            ctx.progress(0.8 + 0.2 * i / max(len(order), 1), f"{len(constraint.selected)} features kept")
+        if limit is not None and len(constraint.selected) >= limit:
             break
-        if model.check(feature_subset(table, kept + [col])).holds:
-            kept.append(col)
-    return kept
+        if constraint.feasible(int(f)):
+            constraint.add(int(f))
+    return constraint.selected
 
 
-def _records_release(data, model, w, names, limit, details, notes, ctx):
+def binary_for_records(data):
+    """Records are released on binary features, as paper 000's selectors release them: a Table is
+    binarised by its default recipe (one-hot, quantile intervals) first."""
+    return Recipe.default_for(data).apply(data) if isinstance(data, Table) else data
+
+
+def _records_release(data, model, w, limit, details, notes, ctx):
     order = [int(i) for i in core.ranking(w)]
-    chosen = select_in_order(data, model, order, names, limit, ctx)
-    details = {**details, "selected_indices": chosen if isinstance(data, BinaryMatrix) else None}
+    chosen = select_in_order(data, model, order, limit, ctx)
+    details = {**details, "selected_indices": chosen}
     if not chosen:
         notes = (*notes, f"no feature can be released under {model.name}: the release holds the class only")
     return feature_subset(data, chosen, notes=tuple(notes), details=details)
@@ -128,6 +114,7 @@ class Fwell(Algorithm):
     Params = FwellParams
 
     def run(self, data, model, params, ctx):
+        data = binary_for_records(data) if model is not None else data
         found = _weights(data, params.lam, params.solver, ctx)
         sol = found.solution
         details = {"lambda": found.lam, "lambda_source": "user" if params.lam is not None else "cross-validation",
@@ -137,7 +124,7 @@ class Fwell(Algorithm):
         notes = ("FWELL weights computed from every record: this release makes no privacy claim.",)
         ctx.progress(0.8, "FWELL: release")
         if model is not None:
-            return _records_release(data, model, found.w, found.names, params.top, details, notes, ctx)
+            return _records_release(data, model, found.w, params.top, details, notes, ctx)
         return feature_weights(found.names, found.w, top=params.top, notes=notes, details=details)
 
 
@@ -213,13 +200,14 @@ class PrivateFwell(Algorithm):
     Params = PrivateFwellParams
 
     def run(self, data, model, params, ctx):
+        data = binary_for_records(data) if model is not None else data
         epsilon = float(params.epsilon)
         noisy, names, details = private_fwell_weights(data, epsilon, params.lam, params.solver,
                                                       model.name if model is not None else None, ctx)
         notes = (f"Private FWELL: the weights are ε = {epsilon:g}-differentially private under the assumptions "
                  f"listed; noise from the {details['noise_source']}.", *details["assumptions"])
         if model is not None:
-            return _records_release(data, model, noisy, names, params.top, details, notes, ctx)
+            return _records_release(data, model, noisy, params.top, details, notes, ctx)
         return feature_weights(names, noisy, top=params.top, notes=notes, details=details)
 
 
