@@ -15,12 +15,17 @@ from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
 from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
-from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+from .plugin import BINARY, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
 from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, FEATURE_WEIGHTS, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC,
-                      Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights)
-from .charts import draw as draw_chart, save_chart
+                      Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights,
+                      verdict_from_groups)
+from .generalised import SUPPRESSED, Interval, NodeValue, format_value, is_generalised, parse_value, value_width
+from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release
+from .setvalued import SetValued
+from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items
+from .charts import draw as draw_chart, mark_runs, orientations, picked_run, save_chart
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                           class_sizes_per_record, kac, kac_per_record, partition_of)
 from .datasource import DataSource, demo_path, load_demo
