@@ -21,8 +21,9 @@ from .plugin import (BINARY, CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, SETS, TABLE, 
                      Exporter, Importer, Metric, Plugin, PrivacyModel)
 from .recipe import Recipe, Step, binarise
 from .registry import PluginFailure, Registry, make_registry
-from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
-                      Release, Verdict, class_sizes, describe_failures, feature_subset, verdict_from_groups)
+from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, FEATURE_WEIGHTS, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC,
+                      Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights,
+                      verdict_from_groups)
 from .generalised import SUPPRESSED, Interval, NodeValue, format_value, is_generalised, parse_value, value_width
 from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release
 from .setvalued import SetValued
