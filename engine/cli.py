@@ -188,20 +188,21 @@ def cmd_run(args, registry) -> int:
         raise BadInput("no output folder: give --out DIR")
     registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
-    status = EXIT_OK
+    failed = []
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
             spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
-        progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
-        finally:
-            progress.close()
-        report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
-        manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
-                                  report=report, source=source, project=args.project, version=__version__,
-                                  ctx=Context(spec.seed)).manifest
+            manifest = _run_one(registry, data, spec, target, args, source)
+        except PrivacyCheckFailed as exc:
+            if len(specs) == 1:
+                raise
+            # one failing run does not stop the others; the exit code says that some failed
+            print(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}",
+                  file=sys.stderr)
+            failed.append(n)
+            continue
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
@@ -210,7 +211,23 @@ def cmd_run(args, registry) -> int:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
         print(target)
-    return status
+    if failed:
+        print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
+              f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
+        return EXIT_PRIVACY
+    return EXIT_OK
+
+
+def _run_one(registry, data, spec: RunSpec, target: Path, args, source) -> dict:
+    progress = _Progress(spec.method.name)
+    try:
+        result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+    finally:
+        progress.close()
+    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
+    return export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
+                          report=report, source=source, project=args.project, version=__version__,
+                          ctx=Context(spec.seed)).manifest
 
 
 def _applicable_metrics(registry, data) -> tuple[str, ...]:
@@ -271,7 +288,11 @@ def cmd_verify(args, registry) -> int:
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
-    print(("OK: " if result.holds else "FAILED: ") + result.message)
+    message = result.message
+    for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
+        if message.lower().startswith(word):
+            message = message[len(word):].strip()
+    print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
 
 

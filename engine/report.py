@@ -399,7 +399,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
     try:
         verification = verify_manifest(registry, out / MANIFEST_NAME)
         if verification.verdict is not None:
-            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
+            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
     frame = registry.exporter(manifest["output"].get("format", "csv")).read_back(path)
