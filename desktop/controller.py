@@ -60,9 +60,7 @@ class Controller(QObject):
         return self.open_source(DataSource(demo=True))
 
     def open_path(self, path: str | Path, options: ImportOptions | None = None) -> int:
-        o = options or ImportOptions()
-        return self.open_source(DataSource(path=str(path), names=o.names, fmt=o.fmt, delimiter=o.delimiter,
-                                           encoding=o.encoding, header=o.header))
+        return self.open_source(DataSource.from_options(path, options or ImportOptions()))
 
     def open_source(self, source: DataSource, project: Project | None = None) -> int:
         """Read on the worker; a new load replaces one still waiting or running."""

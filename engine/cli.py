@@ -18,6 +18,7 @@ from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, verify_file, verify_manifest
 from .jobs import Context
+from .names import read_column_names
 from .project import Project
 from .registry import make_registry
 from .runs import PluginCall, RunSpec, execute
@@ -109,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _read_options(p):
     p.add_argument("--names", type=_csv_list, help="column names for a headerless file, comma-separated")
+    p.add_argument("--names-from", dest="names_from", metavar="FILE",
+                   help="read the column names from FILE: a UCI .names file or a one-line header")
     p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
     p.add_argument("--delimiter", help="field separator (default: detected)")
     p.add_argument("--encoding", help="text encoding (default: detected)")
@@ -128,6 +131,10 @@ def _data_options(p):
 
 
 def _source(args) -> DataSource:
+    if args.names_from:
+        if args.names:
+            raise BadInput("give --names or --names-from, not both")
+        args.names = list(read_column_names(args.names_from))
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,

@@ -46,12 +46,20 @@ class DataSource:
     encoding: str | None = None
     header: bool | None = None
     skip_rows: int = 0
+    sheet: str | None = None
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
-                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows)
+                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet)
+
+    @classmethod
+    def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
+        """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
+        return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
+                   encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
+                   sheet=options.sheet)
 
     def load(self, registry):
         if self.demo:
@@ -72,7 +80,7 @@ class DataSource:
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
-             "skip_rows": self.skip_rows or None,
+             "skip_rows": self.skip_rows or None, "sheet": self.sheet,
              "roles": dict(self.roles), "kinds": dict(self.kinds)}
         return {k: v for k, v in d.items() if v not in (None, {}, False)} | {"demo": self.demo}
 
@@ -100,7 +108,8 @@ class DataSource:
             Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
         return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
                    fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
-                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds)
+                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")),
+                   roles=roles, kinds=kinds)
 
 
 def _skip_rows(value) -> int:
@@ -109,6 +118,14 @@ def _skip_rows(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise BadInput(f"skip_rows must be a whole number ≥ 0, got {value!r}")
     return value
+
+
+def _sheet(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise BadInput(f"sheet must be a sheet's name or number, got {value!r}")
 
 
 def _bad_role(r):
