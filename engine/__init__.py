@@ -1,38 +1,172 @@
 """Veil's engine: the Qt-free core (data model, plugin registry, jobs, studies, releases).
 
-Plugins and the desktop use only the names exported here.
+Plugins and the desktop use only the names exported here. They are imported on first use
+(PEP 562), so ``import veil.engine`` costs almost nothing and ``veil --help`` loads neither pandas
+nor scikit-learn nor matplotlib.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from .binary import BinaryMatrix, Feature, pack_rows, popcount, unpack_rows
-from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilError, VeilWarning
-from .hierarchy import ROOT, Hierarchy, Node, value_label
-from .hookspecs import hookimpl
-from .inspect import inspect_report
-from .mining import have_pyfim, mine
-from .names import read_column_names
-from .kernels import and_popcount, support_counts
-from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
-from .jobs import CancelToken, Context
-from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
-from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
-from .recipe import Recipe, Step, binarise
-from .registry import PluginFailure, Registry, make_registry
-from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
-                      Release, Verdict, class_sizes, describe_failures, feature_subset)
-from .charts import draw as draw_chart, save_chart
-from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
-                          class_sizes_per_record, kac, kac_per_record, partition_of)
-from .datasource import DataSource, demo_path, load_demo
-from .assessment import ReportOptions
-from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
-from .report import regenerate_report
-from .project import Project
-from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
-from .study import Study, run_study, summarise
-from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
-from .transactions import parse_transactions, read_transactions
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+# public name -> (module of the engine, name in that module)
+_EXPORTS = {
+    "BinaryMatrix": ("binary", "BinaryMatrix"),
+    "Feature": ("binary", "Feature"),
+    "pack_rows": ("binary", "pack_rows"),
+    "popcount": ("binary", "popcount"),
+    "unpack_rows": ("binary", "unpack_rows"),
+    "BadInput": ("errors", "BadInput"),
+    "Cancelled": ("errors", "Cancelled"),
+    "PluginError": ("errors", "PluginError"),
+    "PrivacyCheckFailed": ("errors", "PrivacyCheckFailed"),
+    "VeilError": ("errors", "VeilError"),
+    "VeilWarning": ("errors", "VeilWarning"),
+    "ROOT": ("hierarchy", "ROOT"),
+    "Hierarchy": ("hierarchy", "Hierarchy"),
+    "Node": ("hierarchy", "Node"),
+    "value_label": ("hierarchy", "value_label"),
+    "hookimpl": ("hookspecs", "hookimpl"),
+    "inspect_report": ("inspect", "inspect_report"),
+    "have_pyfim": ("mining", "have_pyfim"),
+    "mine": ("mining", "mine"),
+    "read_column_names": ("names", "read_column_names"),
+    "and_popcount": ("kernels", "and_popcount"),
+    "support_counts": ("kernels", "support_counts"),
+    "ImportOptions": ("io", "ImportOptions"),
+    "atomic_path": ("io", "atomic_path"),
+    "check_readable": ("io", "check_readable"),
+    "read_data": ("io", "read_data"),
+    "sha256_file": ("io", "sha256_file"),
+    "write_atomic": ("io", "write_atomic"),
+    "CancelToken": ("jobs", "CancelToken"),
+    "Context": ("jobs", "Context"),
+    "ParamSpec": ("params", "ParamSpec"),
+    "param": ("params", "param"),
+    "param_specs": ("params", "param_specs"),
+    "params_to_dict": ("params", "params_to_dict"),
+    "parse_params": ("params", "parse_params"),
+    "parse_spec": ("params", "parse_spec"),
+    "BINARY": ("plugin", "BINARY"),
+    "TABLE": ("plugin", "TABLE"),
+    "TRANSACTIONS": ("plugin", "TRANSACTIONS"),
+    "Algorithm": ("plugin", "Algorithm"),
+    "Chart": ("plugin", "Chart"),
+    "Exporter": ("plugin", "Exporter"),
+    "Importer": ("plugin", "Importer"),
+    "Metric": ("plugin", "Metric"),
+    "Plugin": ("plugin", "Plugin"),
+    "PrivacyModel": ("plugin", "PrivacyModel"),
+    "Recipe": ("recipe", "Recipe"),
+    "Step": ("recipe", "Step"),
+    "binarise": ("recipe", "binarise"),
+    "PluginFailure": ("registry", "PluginFailure"),
+    "Registry": ("registry", "Registry"),
+    "make_registry": ("registry", "make_registry"),
+    "BUCKETISED_TABLE": ("release", "BUCKETISED_TABLE"),
+    "FEATURE_SUBSET": ("release", "FEATURE_SUBSET"),
+    "GENERALISED_TABLE": ("release", "GENERALISED_TABLE"),
+    "GROUPED_SETS": ("release", "GROUPED_SETS"),
+    "SYNTHETIC": ("release", "SYNTHETIC"),
+    "Provenance": ("release", "Provenance"),
+    "Release": ("release", "Release"),
+    "Verdict": ("release", "Verdict"),
+    "class_sizes": ("release", "class_sizes"),
+    "describe_failures": ("release", "describe_failures"),
+    "feature_subset": ("release", "feature_subset"),
+    "draw_chart": ("charts", "draw"),
+    "save_chart": ("charts", "save_chart"),
+    "KacConstraint": ("containment", "KacConstraint"),
+    "KAnonymityConstraint": ("containment", "KAnonymityConstraint"),
+    "Partition": ("containment", "Partition"),
+    "SelectionConstraint": ("containment", "SelectionConstraint"),
+    "class_sizes_per_record": ("containment", "class_sizes_per_record"),
+    "kac": ("containment", "kac"),
+    "kac_per_record": ("containment", "kac_per_record"),
+    "partition_of": ("containment", "partition_of"),
+    "DataSource": ("datasource", "DataSource"),
+    "demo_path": ("datasource", "demo_path"),
+    "load_demo": ("datasource", "load_demo"),
+    "ReportOptions": ("assessment", "ReportOptions"),
+    "Export": ("export", "Export"),
+    "ExportOptions": ("export", "ExportOptions"),
+    "export_release": ("export", "export_release"),
+    "read_manifest": ("export", "read_manifest"),
+    "verify_file": ("export", "verify_file"),
+    "verify_manifest": ("export", "verify_manifest"),
+    "write_release": ("export", "write_release"),
+    "regenerate_report": ("report", "regenerate_report"),
+    "Project": ("project", "Project"),
+    "BoundModel": ("runs", "BoundModel"),
+    "PluginCall": ("runs", "PluginCall"),
+    "RunResult": ("runs", "RunResult"),
+    "RunSpec": ("runs", "RunSpec"),
+    "execute": ("runs", "execute"),
+    "measure": ("runs", "measure"),
+    "prepare": ("runs", "prepare"),
+    "Study": ("study", "Study"),
+    "run_study": ("study", "run_study"),
+    "summarise": ("study", "summarise"),
+    "Column": ("table", "Column"),
+    "Kind": ("table", "Kind"),
+    "Role": ("table", "Role"),
+    "Schema": ("table", "Schema"),
+    "Table": ("table", "Table"),
+    "check_column_names": ("table", "check_column_names"),
+    "detect_kind": ("table", "detect_kind"),
+    "suggest_role": ("table", "suggest_role"),
+    "parse_transactions": ("transactions", "parse_transactions"),
+    "read_transactions": ("transactions", "read_transactions"),
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__():
+    return __all__
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from .binary import BinaryMatrix, Feature, pack_rows, popcount, unpack_rows
+    from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, VeilError, VeilWarning
+    from .hierarchy import ROOT, Hierarchy, Node, value_label
+    from .hookspecs import hookimpl
+    from .inspect import inspect_report
+    from .mining import have_pyfim, mine
+    from .names import read_column_names
+    from .kernels import and_popcount, support_counts
+    from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
+    from .jobs import CancelToken, Context
+    from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
+    from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+    from .recipe import Recipe, Step, binarise
+    from .registry import PluginFailure, Registry, make_registry
+    from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
+                          Release, Verdict, class_sizes, describe_failures, feature_subset)
+    from .charts import draw as draw_chart, save_chart
+    from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
+                              class_sizes_per_record, kac, kac_per_record, partition_of)
+    from .datasource import DataSource, demo_path, load_demo
+    from .assessment import ReportOptions
+    from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release
+    from .report import regenerate_report
+    from .project import Project
+    from .runs import BoundModel, PluginCall, RunResult, RunSpec, execute, measure, prepare
+    from .study import Study, run_study, summarise
+    from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role
+    from .transactions import parse_transactions, read_transactions
 
 try:
     __version__ = version("veil")

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .binary import BinaryMatrix
+from .constants import DEFAULT_RISK_THRESHOLD
 from .jobs import Context
 from .release import Release, feature_subset
 from .table import Table
@@ -26,7 +27,6 @@ from .table import Table
 RISK_METRICS = {"max": "prosecutor-risk-max", "avg": "prosecutor-risk-avg", "at_risk": "records-at-risk"}
 UTILITY_METRICS = {"auc": "auc", "accuracy": "accuracy"}
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
-DEFAULT_RISK_THRESHOLD = 0.2
 MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
 MAX_UTILITY_ROWS = 100_000  # one cross-validated fit takes ~10 s at this size
 

@@ -13,19 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .datasource import DataSource
+from .constants import DEFAULT_RISK_THRESHOLD
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
-from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
-from .export import ExportOptions, export_release, verify_file, verify_manifest
-from .jobs import Context
-from .names import read_column_names
-from .project import Project
-from .registry import make_registry
-from .runs import PluginCall, RunSpec, execute
-from .study import Study, run_study
-from .table import Role
+
+# The engine's modules (pandas, scikit-learn, matplotlib behind them) are imported by the command
+# that needs them, so `veil --help` and argument errors answer at once.
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def make_registry():
+    """The plugin registry (imported when a command runs, not for --help)."""
+    from .registry import make_registry as make
+
+    return make()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -130,7 +131,11 @@ def _data_options(p):
                    help="quasi-identifier columns (comma-separated, repeatable)")
 
 
-def _source(args) -> DataSource:
+def _source(args):
+    from .datasource import DataSource
+    from .names import read_column_names
+    from .table import Role
+
     if args.names_from:
         if args.names:
             raise BadInput("give --names or --names-from, not both")
@@ -169,6 +174,9 @@ class _Progress:
 
 
 def cmd_run(args, registry) -> int:
+    from .project import Project
+    from .runs import PluginCall, RunSpec
+
     if args.project:
         if args.data or args.demo:
             raise BadInput("give either a project file or --data/--demo, not both")
@@ -225,7 +233,12 @@ def cmd_run(args, registry) -> int:
     return EXIT_OK
 
 
-def _run_one(registry, data, spec: RunSpec, target: Path, args, source) -> dict:
+def _run_one(registry, data, spec, target: Path, args, source) -> dict:
+    from .assessment import ReportOptions
+    from .export import ExportOptions, export_release
+    from .jobs import Context
+    from .runs import execute
+
     progress = _Progress(spec.method.name)
     try:
         result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
@@ -244,6 +257,8 @@ def _applicable_metrics(registry, data) -> tuple[str, ...]:
 
 def cmd_study(args, registry) -> int:
     from .charts import save_chart
+    from .jobs import Context
+    from .study import Study, run_study
 
     study = Study.load(args.study)
     out = Path(args.out)
@@ -276,6 +291,9 @@ def cmd_report(args, registry) -> int:
 
 
 def cmd_verify(args, registry) -> int:
+    from .export import verify_file, verify_manifest
+    from .runs import PluginCall
+
     path = Path(args.path)
     if path.is_dir() or path.suffix == ".json":
         if args.model:

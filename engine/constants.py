@@ -1,0 +1,3 @@
+"""Defaults shared by the engine's modules and the command line's help (importing this costs nothing)."""
+
+DEFAULT_RISK_THRESHOLD = 0.2  # a record is at risk in a group smaller than 5 (see plugins/risk_metrics.py)
