@@ -143,7 +143,8 @@ class DatasetPanel(QWidget):
             self.table_model.set_table(data)
             self._summarise(self.columns_view.currentIndex().row())
             self.column_problem.show_message("")
-        for view in (self.steps_view, self.features_view):
+        # widths follow the data, not each rule change (a change must not move what is under the mouse)
+        for view in (self.steps_view, self.features_view) if what == "data" else (self.features_view,):
             fit_columns(view, max_width=130)
             view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)  # names take what is left
         self._describe_features()
