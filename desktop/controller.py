@@ -182,16 +182,14 @@ class Controller(QObject):
 
     @Slot(int, object)
     def _on_failed(self, job: int, failure: Failure) -> None:
-        if job in self._runs:
-            entry = self._runs.pop(job)
-            self.runs.fail(entry, failure)
-            self.error.emit(f"Run #{entry.id} failed", f"{entry.label}: {failure.message}", failure.details)
+        if job in self._runs:  # said once for the whole batch, when it ends (see _on_idle)
+            self.runs.fail(self._runs.pop(job), failure)
         elif job in self._loads:
             self._loads.pop(job)
-            self.error.emit("Cannot open the data", failure.message, failure.details)
+            self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
         elif job in self._exports:
             self._exports.pop(job)
-            self.error.emit("The release was not exported", failure.message, failure.details)
+            self.error.emit("The release was not exported", failure.message, tasks.details_for_user([failure]))
 
     @Slot(int)
     def _on_cancelled(self, job: int) -> None:
@@ -209,6 +207,10 @@ class Controller(QObject):
         self.busy_changed.emit(False)
         if self._batch:
             self._batch = False
+            failed = [e for e in self.batch if e.failure is not None]
+            if failed:
+                title, message = tasks.failures_summary(failed, len(self.batch))
+                self.error.emit(title, message, tasks.details_for_user([e.failure for e in failed]))
             done = sum(1 for e in self.runs.entries if e.status == "done")
             self.message.emit(f"Runs finished ({done} with results)")
             self.batch_finished.emit()

@@ -40,6 +40,23 @@ def show_error(parent: QWidget, title: str, message: str, details: str = "") -> 
     return box
 
 
+class RunDetailsDialog(QDialog):
+    """Everything about one run (done, failed or cancelled), as text that can be copied."""
+
+    def __init__(self, title: str, text: str, parent=None):
+        super().__init__(parent)
+        self.setObjectName("run-details")
+        self.setWindowTitle(title)
+        self.text = QPlainTextEdit(text)
+        self.text.setReadOnly(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addWidget(buttons)
+        self.resize(640, 420)
+
+
 def file_filter(registry) -> str:
     """"Data files (…);;CSV (…);;…" from every importer's extensions, plus project files."""
     groups, every = [], []

@@ -22,7 +22,7 @@ def _header(title: str, *buttons: QPushButton) -> QHBoxLayout:
 
 
 class RunsPanel(QWidget):
-    details_requested = Signal(object)  # a RunEntry that failed
+    details_requested = Signal(object)  # a RunEntry
     export_requested = Signal(object)  # a run id, or None for the dialog's choice
 
     def __init__(self, controller, parent=None):
@@ -45,7 +45,7 @@ class RunsPanel(QWidget):
         self.clear = QPushButton("Clear finished")
         self.clear.clicked.connect(runs.clear_finished)
         self.details = QPushButton("Details…")
-        self.details.setToolTip("Why the selected run failed, with the technical details")
+        self.details.setToolTip("Everything about the selected run: what it released, its verdict, metrics, time")
         self.details.setEnabled(False)
         self.details.clicked.connect(self._show_details)
         self.results_model = ResultsModel(runs)
@@ -88,11 +88,11 @@ class RunsPanel(QWidget):
 
     def _selection_changed(self, *_):
         entry = self._selected_entry()
-        self.details.setEnabled(entry is not None and entry.failure is not None)
+        self.details.setEnabled(entry is not None and entry.finished)
 
     def _show_details(self) -> None:
         entry = self._selected_entry()
-        if entry is not None and entry.failure is not None:
+        if entry is not None and entry.finished:
             self.details_requested.emit(entry)
 
     def _queue_clicked(self, index) -> None:

@@ -91,13 +91,25 @@ class MainWindow(QMainWindow):
         c.ranking.changed.connect(self._ranking_offered)
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
-        self.runs_panel.details_requested.connect(
-            lambda e: self.show_error(f"Run #{e.id} failed", f"{e.label}: {e.failure.message}", e.failure.details))
+        self.runs_panel.details_requested.connect(self.show_run_details)
 
     # -- reactions ------------------------------------------------------------------------------
     def show_error(self, title: str, message: str, details: str = ""):
         self.last_error = show_error(self, title, message, details)
         return self.last_error
+
+    def show_run_details(self, entry):
+        from . import tasks
+        from .dialogs import RunDetailsDialog
+
+        text = tasks.run_details(entry)
+        if entry.failure is not None and entry.failure.details:
+            text += "\n" + tasks.details_for_user([entry.failure])
+        dialog = RunDetailsDialog(f"Run #{entry.id}", text, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        self.last_details = dialog
+        return dialog
 
     def _data_loaded(self) -> None:
         c, data = self.controller, self.controller.dataset.data

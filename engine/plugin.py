@@ -63,6 +63,9 @@ class Algorithm(Plugin):
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
+    # the no-privacy reference others are compared to: its utility is shown even when its release
+    # fails the privacy model (the release itself is still never written)
+    baseline: ClassVar[bool] = False
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError

@@ -22,6 +22,7 @@ randomised method) and ``"fixed": true`` (a baseline the sweep does not change, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -170,11 +171,16 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
             result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
                              version=version)
         except PrivacyCheckFailed as exc:
-            failed = {m: np.nan for m in spec.metrics}
+            failed, seconds = {m: np.nan for m in spec.metrics}, np.nan
+            if registry.get("algorithm", spec.method.name).baseline:  # the reference keeps its utility
+                reference = execute(registry, data, dataclasses.replace(spec, model=None),
+                                    ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed), version=version)
+                failed = {m: float(v) for m, v in reference.metrics.items()}
+                seconds = reference.seconds
             if exc.verdict is not None:
                 failed["privacy-value"] = float(exc.verdict.value)
             for m, v in failed.items():
-                rows.append({**base, "holds": False, "metric": m, "value": v, "seconds": np.nan, "error": str(exc)})
+                rows.append({**base, "holds": False, "metric": m, "value": v, "seconds": seconds, "error": str(exc)})
             continue
         holds = None if result.verdict is None else bool(result.verdict.holds)
         metrics = dict(result.metrics)
