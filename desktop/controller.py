@@ -27,6 +27,7 @@ class Controller(QObject):
     load_progress = Signal(float, str)
     batch_finished = Signal()
     exported = Signal(object)  # tasks.Exported
+    export_progress = Signal(float, str)  # what the export is doing
     project_saved = Signal(str)
     error = Signal(str, str, str)  # title, message, details: shown as a dialog
     message = Signal(str)  # a line for the status bar
@@ -154,6 +155,8 @@ class Controller(QObject):
             self.runs.progress(self._runs[job], fraction, message)
         elif job in self._loads:
             self.load_progress.emit(fraction, message)
+        elif job in self._exports:
+            self.export_progress.emit(fraction, message)
 
     @Slot(int, object)
     def _on_finished(self, job: int, value: object) -> None:

@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         c.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         c.data_loaded.connect(self._data_loaded)
         c.load_progress.connect(self._load_progress)
+        c.export_progress.connect(self._export_progress)
         c.busy_changed.connect(self._busy)
         c.batch_finished.connect(self._batch_finished)
         c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
@@ -138,6 +139,10 @@ class MainWindow(QMainWindow):
     def _ranking_offered(self) -> None:
         """The E(S) ranking tab is there while a privacy-aware run can be ranked."""
         self.tabs.setTabVisible(self.tabs.indexOf(self.ranking_panel), bool(self.controller.ranking.entries()))
+
+    def _export_progress(self, fraction: float, message: str) -> None:
+        self._load_progress(fraction, message)
+        self.statusBar().showMessage(f"Exporting: {message}" if message else "Exporting…")
 
     def _load_progress(self, fraction: float, message: str) -> None:
         self.busy.setRange(0, 100)
