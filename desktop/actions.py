@@ -63,6 +63,8 @@ class Actions(QObject):
         self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
                           QStyle.SP_ArrowDown, "Write a release, its manifest and report")
         self.about = act("&About Veil", self.show_about)
+        self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
+                         "The workflow, every privacy model and method in plain words, a glossary")
         self.plugins = act("&Plugins…", self.show_plugins)
         self.recent_menu = QMenu("Open &recent", window)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -92,6 +94,7 @@ class Actions(QObject):
             view.addAction(dock.toggleViewAction())
         view.addAction(self.window.toolbar.toggleViewAction())
         help_ = bar.addMenu("&Help")
+        help_.addAction(self.guide)
         help_.addAction(self.plugins)
         help_.addAction(self.about)
 
@@ -205,6 +208,14 @@ class Actions(QObject):
         self.message_box = box
 
     # -- help -----------------------------------------------------------------------------------
+    def show_guide(self):
+        from .guide import GuideDialog
+
+        self.dialog = GuideDialog(self.controller.registry, self.window)
+        self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog.open()
+        return self.dialog
+
     def show_about(self) -> AboutDialog:
         self.dialog = AboutDialog(self.controller.registry, self.window)
         self.dialog.setAttribute(Qt.WA_DeleteOnClose)

@@ -33,6 +33,7 @@ _EXPORTS = {
     "have_pyfim": ("mining", "have_pyfim"),
     "mine": ("mining", "mine"),
     "read_column_names": ("names", "read_column_names"),
+    "cite": ("papers", "cite"),
     "and_popcount": ("kernels", "and_popcount"),
     "support_counts": ("kernels", "support_counts"),
     "ImportOptions": ("io", "ImportOptions"),
@@ -146,6 +147,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .inspect import inspect_report
     from .mining import have_pyfim, mine
     from .names import read_column_names
+    from .papers import cite
     from .kernels import and_popcount, support_counts
     from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
     from .jobs import CancelToken, Context

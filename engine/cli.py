@@ -338,16 +338,19 @@ def cmd_inspect(args, registry) -> int:
 
 
 def cmd_plugins(args, registry) -> int:
+    from .papers import cite
+
     infos = registry.all()
     if args.json:
-        entries = [{**i.cls.describe(), "source": i.source, "version": i.version} for i in infos]
+        entries = [{**i.cls.describe(), "citation": cite(i.cls.paper, full=True) or None, "source": i.source,
+                    "version": i.version} for i in infos]
         failures = [{"source": f.source, "error": f.error} for f in registry.failures]
         print(json.dumps({"plugins": entries, "failed": failures}, indent=2, default=str))
         return EXIT_OK
     width = max((len(i.cls.name) for i in infos), default=10)
     for info in infos:
         cls = info.cls
-        paper = f"  [paper {cls.paper}]" if cls.paper else ""
+        paper = f"  [{cite(cls.paper)}]" if cls.paper else ""
         print(f"{cls.kind:<14} {cls.name:<{width}}  {cls.title}{paper}")
         for spec in cls.param_specs():
             bounds = spec.describe_bounds()
