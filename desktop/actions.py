@@ -62,6 +62,12 @@ class Actions(QObject):
         self.cancel.setEnabled(False)
         self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
                           QStyle.SP_ArrowDown, "Write a release, its manifest and report")
+        history = self.controller.history
+        self.undo = act("&Undo", history.undo, QKeySequence.Undo, None, "Take back the last change")
+        self.redo = act("&Redo", history.redo, QKeySequence("Ctrl+Shift+Z"), None, "Make the change again")
+        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        history.changed.connect(self._history_changed)
+        self._history_changed()
         self.about = act("&About Veil", self.show_about)
         self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
                          "The workflow, every privacy model and method in plain words, a glossary")
@@ -84,6 +90,9 @@ class Actions(QObject):
             file.addAction(a)
         file.addSeparator()
         file.addAction(self.quit)
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.undo)
+        edit.addAction(self.redo)
         run = bar.addMenu("&Run")
         run.addAction(self.run)
         run.addAction(self.cancel)
@@ -208,6 +217,13 @@ class Actions(QObject):
         self.message_box = box
 
     # -- help -----------------------------------------------------------------------------------
+    def _history_changed(self) -> None:
+        history = self.controller.history
+        self.undo.setEnabled(history.can_undo())
+        self.redo.setEnabled(history.can_redo())
+        self.undo.setText(f"&Undo {history.undo_text()}".rstrip())
+        self.redo.setText(f"&Redo {history.redo_text()}".rstrip())
+
     def show_guide(self):
         from .guide import GuideDialog
 

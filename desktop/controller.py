@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project
 
 from . import tasks
+from .history import History
 from .ranking import RankingState
 from .runner import Runner
 from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
@@ -39,6 +40,7 @@ class Controller(QObject):
         self.dataset = DatasetState()
         self.config = ConfigState()
         self.runs = RunsState()
+        self.history = History(self.dataset, self.config, self.runs)
         self.chart = ChartState()
         self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None

@@ -98,6 +98,18 @@ class DatasetState:
         self._refresh_defaults()
         self.changed.emit("schema")
 
+    def restore(self, schema, rules: Mapping) -> None:
+        """Take back a schema (kinds and roles) and rules as they were (undo and redo)."""
+        table = self._require_table()
+        kinds_changed = [c.name for c in schema.columns if c.kind != table.schema[c.name].kind]
+        self.data = dataclasses.replace(table, schema=schema)
+        for name in kinds_changed:
+            self.stats[name] = column_stats(table.frame[name], schema[name].kind)
+        self.rules = dict(rules)
+        self._refresh_defaults()
+        self.changed.emit("schema")
+        self.changed.emit("recipe")
+
     def column(self, name: str):
         return self._require_table().schema[name]
 
@@ -496,6 +508,16 @@ class RunsState:
 
     def clear_results(self) -> None:
         self._records.clear()
+        self.results_changed.emit()
+
+    def restore_records(self, records: Mapping[int, dict]) -> None:
+        """Bring back results that were cleared (undo), in run order."""
+        self._records = dict(sorted({**self._records, **records}.items()))
+        self.results_changed.emit()
+
+    def remove_records(self, records: Iterable[int]) -> None:
+        for run_id in list(records):
+            self._records.pop(run_id, None)
         self.results_changed.emit()
 
     # -- results --------------------------------------------------------------------------------

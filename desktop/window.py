@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         c.error.connect(self.show_error)
         c.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         c.data_loaded.connect(self._data_loaded)
+        c.data_loaded.connect(c.history.reset)  # after every panel has shown the new data
         c.load_progress.connect(self._load_progress)
         c.export_progress.connect(self._export_progress)
         c.busy_changed.connect(self._busy)
