@@ -48,7 +48,8 @@ class Actions(QObject):
 
         self.open = act("&Open data…", self.open_file, QKeySequence.Open, QStyle.SP_DialogOpenButton,
                         "Open a data file (CSV, Excel, Parquet, ARFF, transactions, …)")
-        self.open_demo = act("Open the &demo data", self.controller.open_demo, None, None,
+        self.open_demo = act("Open the &demo data", lambda: self.window.confirm_discard(self.controller.open_demo),
+                             None, None,
                              "The bundled synthetic hospital admissions")
         self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
         self.save = act("&Save project", self.save_project, QKeySequence.Save, QStyle.SP_DialogSaveButton,
@@ -114,15 +115,22 @@ class Actions(QObject):
 
     # -- opening --------------------------------------------------------------------------------
     def open_file(self) -> None:
+        self.window.confirm_discard(self._open_file)
+
+    def _open_file(self) -> None:
         start = self.settings.get("folders/open") or str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self.window, "Open data", start,
                                               file_filter(self.controller.registry) + f";;{PROJECT_FILTER}")
         if path:
             self.settings.set("folders/open", str(Path(path).parent))
-            self.open_any(path)
+            self._open_any(path)
 
     def open_any(self, path: str | Path) -> None:
-        """A project opens as it was saved; a data file through the import dialog."""
+        """A project opens as it was saved; a data file through the import dialog (unsaved changes
+        are asked about first)."""
+        self.window.confirm_discard(lambda: self._open_any(path))
+
+    def _open_any(self, path: str | Path) -> None:
         if is_project(path):
             self.controller.open_project(path)
         else:
@@ -150,6 +158,9 @@ class Actions(QObject):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def open_recent(self, entry: dict) -> None:
+        self.window.confirm_discard(lambda: self._open_recent(entry))
+
+    def _open_recent(self, entry: dict) -> None:
         if not Path(entry["path"]).is_file():
             self.window.show_error("Cannot open the file", f"{entry['path']} no longer exists")
             return
@@ -160,6 +171,9 @@ class Actions(QObject):
 
     # -- projects -------------------------------------------------------------------------------
     def open_project_file(self) -> None:
+        self.window.confirm_discard(self._open_project_file)
+
+    def _open_project_file(self) -> None:
         start = self.settings.get("folders/open") or str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self.window, "Open project", start, PROJECT_FILTER)
         if path:

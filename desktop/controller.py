@@ -85,6 +85,15 @@ class Controller(QObject):
         self.project_path = Path(path)
         return self.open_source(project.data, project)
 
+    def save_session(self, path: str | Path) -> Path | None:
+        """Everything as it is now (saved or not) in ``path``, to reopen at the next start."""
+        if self.dataset.data is None or self.dataset.source is None:
+            return None
+        try:
+            return project_of(self.registry, self.dataset, self.config, self.runs).save(path)
+        except (BadInput, OSError):
+            return None  # a session that cannot be kept is not worth an error at closing time
+
     def save_project(self, path: str | Path) -> bool:
         try:
             project = project_of(self.registry, self.dataset, self.config, self.runs)
@@ -93,6 +102,7 @@ class Controller(QObject):
             self.error.emit("Cannot save the project", str(exc), "")
             return False
         self.project_path = Path(saved)
+        self.history.mark_clean()
         self.project_saved.emit(str(saved))
         self.message.emit(f"Saved {Path(saved).name}")
         return True

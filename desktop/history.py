@@ -34,6 +34,7 @@ class History:
         self.redo_steps: list[Step] = []
         self.changed = Event()
         self._restoring = False
+        self._version = self._clean = 0  # changes made, and how many there were at the last save
         self._last = {"dataset": self._dataset_state(), "config": self._config_state()}
         self._records = dict(runs._records)
         dataset.changed.connect(self._on_dataset)
@@ -53,8 +54,22 @@ class History:
     def redo_text(self) -> str:
         return self.redo_steps[-1].text if self.redo_steps else ""
 
+    @property
+    def dirty(self) -> bool:
+        """Whether something changed since the data was opened or the project saved."""
+        return self._version != self._clean
+
+    def mark_clean(self) -> None:
+        self._clean = self._version
+        self.changed.emit()
+
+    def mark_dirty(self) -> None:
+        self._version += 1
+        self.changed.emit()
+
     def reset(self) -> None:
         """Start over (other data was opened): nothing to undo."""
+        self._clean = self._version
         self.undo_steps.clear()
         self.redo_steps.clear()
         self._last = {"dataset": self._dataset_state(), "config": self._config_state()}
@@ -67,6 +82,7 @@ class History:
             step = self.undo_steps.pop()
             self._apply(step, step.before, undoing=True)
             self.redo_steps.append(step)
+            self._version += 1
             self.changed.emit()
 
     def redo(self) -> None:
@@ -74,6 +90,7 @@ class History:
             step = self.redo_steps.pop()
             self._apply(step, step.after, undoing=False)
             self.undo_steps.append(step)
+            self._version += 1
             self.changed.emit()
 
     def _apply(self, step: Step, state, undoing: bool) -> None:
@@ -107,11 +124,14 @@ class History:
     def _on_results(self) -> None:
         now = dict(self.runs._records)
         removed = {k: v for k, v in self._records.items() if k not in now}
+        if now.keys() != self._records.keys() and not self._restoring:
+            self._version += 1  # new results are worth saving too
         self._records = now
         if removed and not self._restoring:  # a run finishing is not the user's change; clearing is
             self._push(Step("results", removed, None, "clear results"))
 
     def _push(self, step: Step) -> None:
+        self._version += 1
         self.undo_steps.append(step)
         del self.undo_steps[:-LIMIT]
         self.redo_steps.clear()
