@@ -51,6 +51,7 @@ _EXPORTS = {
     "parse_params": ("params", "parse_params"),
     "parse_spec": ("params", "parse_spec"),
     "BINARY": ("plugin", "BINARY"),
+    "SETS": ("plugin", "SETS"),
     "TABLE": ("plugin", "TABLE"),
     "TRANSACTIONS": ("plugin", "TRANSACTIONS"),
     "Algorithm": ("plugin", "Algorithm"),
@@ -77,7 +78,30 @@ _EXPORTS = {
     "class_sizes": ("release", "class_sizes"),
     "describe_failures": ("release", "describe_failures"),
     "feature_subset": ("release", "feature_subset"),
+    "verdict_from_groups": ("release", "verdict_from_groups"),
+    "SUPPRESSED": ("generalised", "SUPPRESSED"),
+    "Interval": ("generalised", "Interval"),
+    "NodeValue": ("generalised", "NodeValue"),
+    "format_value": ("generalised", "format_value"),
+    "is_generalised": ("generalised", "is_generalised"),
+    "parse_value": ("generalised", "parse_value"),
+    "value_width": ("generalised", "value_width"),
+    "GroupVerdict": ("groups", "GroupVerdict"),
+    "GroupView": ("groups", "GroupView"),
+    "group_ids": ("groups", "group_ids"),
+    "view_of_frame": ("groups", "view_of_frame"),
+    "view_of_release": ("groups", "view_of_release"),
+    "SetValued": ("setvalued", "SetValued"),
+    "convert": ("data", "convert"),
+    "form_of": ("data", "form_of"),
+    "grouping_columns": ("data", "grouping_columns"),
+    "labels_of": ("data", "labels_of"),
+    "provenance_of": ("data", "provenance_of"),
+    "table_to_items": ("data", "table_to_items"),
     "draw_chart": ("charts", "draw"),
+    "mark_runs": ("charts", "mark_runs"),
+    "orientations": ("charts", "orientations"),
+    "picked_run": ("charts", "picked_run"),
     "save_chart": ("charts", "save_chart"),
     "KacConstraint": ("containment", "KacConstraint"),
     "KAnonymityConstraint": ("containment", "KAnonymityConstraint"),
@@ -152,12 +176,16 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
     from .jobs import CancelToken, Context
     from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
-    from .plugin import BINARY, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
+    from .plugin import BINARY, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
     from .recipe import Recipe, Step, binarise
     from .registry import PluginFailure, Registry, make_registry
     from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance,
-                          Release, Verdict, class_sizes, describe_failures, feature_subset)
-    from .charts import draw as draw_chart, save_chart
+                          Release, Verdict, class_sizes, describe_failures, feature_subset, verdict_from_groups)
+    from .generalised import SUPPRESSED, Interval, NodeValue, format_value, is_generalised, parse_value, value_width
+    from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release
+    from .setvalued import SetValued
+    from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items
+    from .charts import draw as draw_chart, mark_runs, orientations, picked_run, save_chart
     from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                               class_sizes_per_record, kac, kac_per_record, partition_of)
     from .datasource import DataSource, demo_path, load_demo

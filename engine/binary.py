@@ -79,6 +79,8 @@ class BinaryMatrix:
     labels : array of length n_rows, optional
     """
 
+    form = "binary"  # the dataset protocol (veil.engine.data)
+
     __slots__ = ("_indptr", "_indices", "_n", "_features", "_labels", "_bits", "_lock", "meta")
 
     def __init__(self, indptr, indices, n_rows: int, features: Sequence[Feature], labels=None, meta=None):

@@ -18,7 +18,8 @@ _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # What data an algorithm accepts.
 BINARY = "binary"  # a BinaryMatrix (a Table is binarised by the run's recipe first)
 TABLE = "table"  # a relational Table
-TRANSACTIONS = "transactions"  # set-valued records (a BinaryMatrix built from transactions)
+TRANSACTIONS = "transactions"  # set-valued records as a BinaryMatrix (binary methods that also take baskets)
+SETS = "sets"  # set-valued records as a SetValued (item sets per record, sparse; PatternKa)
 
 
 class Plugin:
@@ -61,6 +62,7 @@ class Algorithm(Plugin):
     needs_labels: ClassVar[bool] = False
     needs_model: ClassVar[bool] = False
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
+    releases_sensitive: ClassVar[bool] = False  # whether a column marked sensitive can reach its release
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
     # the no-privacy reference others are compared to: its utility is shown even when its release
@@ -72,12 +74,50 @@ class Algorithm(Plugin):
 
 
 class PrivacyModel(Plugin):
-    """A privacy model: ``check(release, params) → Verdict`` on materialised data."""
+    """A privacy model: ``check(release, params) → Verdict`` on materialised data.
+
+    A model that judges equivalence groups (k-anonymity, l-diversity, t-closeness, δ-disclosure,
+    set-valued k-anonymity) sets ``judges_groups`` and implements :meth:`check_groups`, one
+    vectorised check over a :class:`~veil.engine.GroupView`; :meth:`check` then comes for free (the
+    groups are the records equal on the release's quasi-identifiers, or the release's own
+    ``groups``), and a method calls the same :meth:`check_groups` during its search.
+
+    ``higher_is_safer`` orients the model's value on charts: k (higher is safer) against t or δ
+    (lower is safer). ``needs_sensitive`` says a sensitive column must be marked.
+    """
 
     kind = "privacy-model"
+    judges_groups: ClassVar[bool] = False
+    higher_is_safer: ClassVar[bool] = True
+    needs_sensitive: ClassVar[bool] = False
+    measure: ClassVar[str] = ""  # what the value is, in words ("group size", "JS divergence to Q")
+    caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
 
-    def check(self, release, params):  # pragma: no cover - interface
-        raise NotImplementedError
+    def check(self, release, params):
+        """Judge a release; group-judging models build the groups from it and call check_groups."""
+        if not self.judges_groups:  # pragma: no cover - interface
+            raise NotImplementedError
+        from .groups import view_of_release
+        from .release import verdict_from_groups
+
+        view = view_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
+        return verdict_from_groups(self, params, view, self.check_groups(view, params))
+
+    def check_groups(self, view, params):
+        """Each group's value and verdict: a :class:`~veil.engine.GroupVerdict`."""
+        raise NotImplementedError(f"privacy model {self.name!r} does not judge groups")
+
+    def summary(self, params, verdict) -> str:
+        """One sentence on the verdict (the Verdict's message); override for the model's words."""
+        k = "holds" if verdict.holds else "fails"
+        failing = len(verdict.failing_groups)
+        tail = "" if verdict.holds else f": {failing} group{'s' if failing != 1 else ''} break{'s' if failing == 1 else ''} it"
+        return f"{k}: worst {self.measure or 'value'} {verdict.worst:.4g}{tail}"
+
+    @staticmethod
+    def explain(params: dict, holds: bool, value) -> str:
+        """The verdict in one sentence for the report's headline ("" lets the report word it)."""
+        return ""
 
     def selection_constraint(self, matrix, params):
         """The rule a feature-selection method grows S under (a SelectionConstraint).
@@ -134,5 +174,10 @@ class Exporter(Plugin):
         raise NotImplementedError
 
     def read_back(self, path):  # pragma: no cover - interface
-        """Read a file this exporter wrote, for verification."""
+        """Read a file this exporter wrote, for verification (with the column names as given to ``write``)."""
         raise NotImplementedError
+
+    def header(self, names):
+        """The column names as the file shows them, e.g. escaped so a spreadsheet cannot run one as a
+        formula; recorded in the manifest (``output.written_columns``) where they differ."""
+        return [str(n) for n in names]

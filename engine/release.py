@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +66,21 @@ class Release:
         ``{"epsilon_spent": …, "assumptions": […]}`` and the report shows both prominently.
     notes : tuple of str
         Remarks for the reader of the report ("all features released", …).
+    groups : int array (n,), optional
+        Every record's equivalence group (0 … G−1), for a release that anonymises records
+        (generalised, bucketised, grouped sets). Privacy models judge these groups; without it the
+        groups are the records equal on the quasi-identifiers.
+    group_values : pandas.DataFrame, optional
+        One row per group: each quasi-identifier's typed generalised value (an
+        :class:`~veil.engine.Interval`, :class:`~veil.engine.NodeValue`, ``SUPPRESSED`` or the exact
+        value). ``frame`` holds the same values as exporters write them.
+    parts : mapping of str to DataFrame
+        Further tables of a release in several parts, joined to ``frame`` by the ``group`` column:
+        Anatomy's sensitive table (``{"sensitive": …}``) beside its quasi-identifier table.
+    sets : SetValued, optional
+        A set-valued release's item sets: each *group's* centre (one row per group, sparse), with
+        ``groups`` giving every record's row. ``frame`` then holds only the per-record columns
+        (target, group); exporters stream the sets in chunks, never as a dense records × items frame.
     """
 
     kind: str
@@ -76,10 +92,21 @@ class Release:
     selected_features: tuple[str, ...] | None = None
     details: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    groups: np.ndarray | None = None
+    group_values: pd.DataFrame | None = None
+    parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    sets: object | None = None  # a SetValued of group centres
 
     @property
     def n_rows(self) -> int:
         return len(self.frame)
+
+    @property
+    def n_groups(self) -> int | None:
+        return None if self.groups is None else (int(self.groups.max()) + 1 if len(self.groups) else 0)
+
+    def group_sizes(self) -> np.ndarray | None:
+        return None if self.groups is None else np.bincount(self.groups)
 
     def with_provenance(self, provenance: Provenance) -> Release:
         return dataclasses.replace(self, provenance=provenance)
@@ -88,7 +115,10 @@ class Release:
         return self.frame[list(self.quasi_identifiers)]
 
     def class_sizes(self) -> np.ndarray:
-        """Size of each record's equivalence class on the quasi-identifiers."""
+        """Size of each record's equivalence class: its group's size when the release knows its
+        groups, else the records equal to it on the quasi-identifiers."""
+        if self.groups is not None:
+            return np.bincount(self.groups)[self.groups].astype(np.int64)
         return class_sizes(self.quasi_identifier_frame())
 
     def roles(self) -> dict:
@@ -179,6 +209,19 @@ class Verdict:
         return {"model": self.model, "params": self.params, "holds": bool(self.holds),
                 "value": _plain(self.value), "message": self.message,
                 "failing_records": int(len(self.failing_rows))}
+
+
+def verdict_from_groups(model, params, view, gv) -> Verdict:
+    """A record-level :class:`Verdict` from a model's :class:`~veil.engine.GroupVerdict`."""
+    from .params import params_to_dict
+
+    per_record = view.per_record(gv.values)
+    failing = np.flatnonzero(~view.per_record(gv.ok))
+    value = gv.worst
+    if np.isfinite(value) and float(value).is_integer() and gv.higher_is_safer:
+        value = int(value)
+    return Verdict(model.name, params_to_dict(params), gv.holds, value, model.summary(params, gv),
+                   per_record, failing, measure=model.measure)
 
 
 def _plain(v):

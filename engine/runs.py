@@ -11,14 +11,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .binary import BinaryMatrix
+from .data import convert, labels_of, provenance_of
 from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import params_to_dict, parse_spec
-from .plugin import BINARY, TABLE, TRANSACTIONS
 from .recipe import Recipe
 from .release import Provenance, Release, Verdict, describe_failures
-from .table import Table
 from .validate import get, get_seed
 
 
@@ -114,27 +112,16 @@ def bind_model(registry, call: PluginCall | None) -> BoundModel | None:
 
 def prepare(data, algorithm, recipe: Recipe | None = None):
     """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot."""
-    accepts = algorithm.accepts
-    if isinstance(data, Table):
-        if BINARY in accepts and (recipe is not None or TABLE not in accepts):
-            return (recipe or Recipe.default_for(data)).apply(data)  # an explicit recipe asks for binary data
-        if TABLE in accepts:
-            return data
-    elif isinstance(data, BinaryMatrix):
-        if BINARY in accepts or TRANSACTIONS in accepts:
-            return data
-    forms = " or ".join(accepts)
-    raise BadInput(f"method {algorithm.name!r} works on {forms} data, not on {_form(data)}")
-
-
-def _form(data) -> str:
-    return "a relational table" if isinstance(data, Table) else "a binary matrix"
+    try:
+        return convert(data, algorithm.accepts, recipe=recipe)
+    except BadInput as exc:
+        raise BadInput(f"method {algorithm.name!r}: {exc}") from None
 
 
 def check_labels(data, algorithm) -> None:
     if not algorithm.needs_labels:
         return
-    labels = data.labels() if isinstance(data, Table) else data.labels
+    labels = labels_of(data)
     if labels is None:
         raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
     import pandas as pd
@@ -224,9 +211,7 @@ def _rerun(algorithm, prepared, model, params, seed, ctx):
 
 
 def _input_hash(data) -> str | None:
-    if isinstance(data, Table):
-        return data.sha256
-    return data.meta.get("sha256")
+    return provenance_of(data)["sha256"]
 
 
 def metric_names(registry, names: Sequence[str] | None) -> tuple[str, ...]:

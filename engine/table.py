@@ -183,6 +183,8 @@ class Table:
         Where the data came from (a path), for provenance.
     """
 
+    form = "table"  # the dataset protocol (veil.engine.data)
+
     frame: pd.DataFrame
     schema: Schema
     source: str | None = None

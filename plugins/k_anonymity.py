@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from veil.engine import BadInput, KAnonymityConstraint, PrivacyModel, Verdict, hookimpl, param
+from veil.engine import BadInput, GroupVerdict, KAnonymityConstraint, PrivacyModel, hookimpl, param
 
 
 @dataclass(frozen=True)
@@ -28,20 +26,27 @@ class KAnonymity(PrivacyModel):
                "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
                "t-closeness protect sensitive columns.",)
 
+    judges_groups = True
+    measure = "group size"
+
     def check(self, release, params):
         n = release.n_rows
         if params.k > n:
             raise BadInput(f"k = {params.k} is larger than the number of records ({n})")
-        sizes = release.class_sizes()
-        smallest = int(sizes.min()) if n else 0
-        failing = np.flatnonzero(sizes < params.k)
-        holds = len(failing) == 0
-        if holds:
-            msg = f"holds: the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
-        else:
-            msg = (f"fails: {len(failing)} of {n} records are in groups smaller than k = {params.k} "
-                   f"(smallest group: {smallest})")  # the engine lists the failing records themselves
-        return Verdict(self.name, {"k": params.k}, holds, smallest, msg, sizes, failing, measure="group size")
+        return super().check(release, params)
+
+    def check_groups(self, view, params):
+        sizes = view.sizes
+        return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
+
+    def summary(self, params, verdict):
+        smallest = int(verdict.worst) if len(verdict.values) else 0
+        if verdict.holds:
+            return f"holds: the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
+        failing = int(verdict.values[~verdict.ok].sum())
+        n = int(verdict.values.sum())
+        return (f"fails: {failing} of {n} records are in groups smaller than k = {params.k} "
+                f"(smallest group: {smallest})")  # the engine lists the failing records themselves
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
