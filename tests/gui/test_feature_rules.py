@@ -38,3 +38,16 @@ def test_default_cut_points_of_a_whole_number_column_are_whole(demo_window):
         cuts = dataset.step(column).cuts
         assert cuts and all(c == int(c) for c in cuts), (column, cuts)
         assert "." not in model.data(model.index(row, StepsModel.CUTS))
+
+
+def test_the_columns_table_is_readable_at_the_default_size(demo_window, qtbot):
+    """Item 4: no clipped role ("quasi-ident…") or count ("5,00") in the Columns table."""
+    view = demo_window.dataset_panel.columns_view
+    model = view.model()
+    qtbot.waitUntil(lambda: view.viewport().width() > 0)
+    header, fm = view.horizontalHeader(), view.fontMetrics()
+    assert sum(header.sectionSize(c) for c in range(model.columnCount())) <= view.viewport().width()
+    for c in range(1, model.columnCount()):  # every column but the names, which may elide
+        for r in range(model.rowCount()):
+            text = str(model.index(r, c).data() or "")
+            assert fm.horizontalAdvance(text) <= header.sectionSize(c), (model.headerData(c, 1), text)
