@@ -651,6 +651,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if not pm.get("name"):
         return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}" + note, None, True)
     first = PluginCall(pm["name"], pm.get("params") or {})
+    bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
     models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
     if models[0] != first:
         return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "

@@ -495,7 +495,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
                 PluginCall(pm["name"], pm.get("params") or {})]
             verification = verify_file(registry, path, manifest["output"].get("format") or
                                        registry.preferred("exporter"), models, manifest.get("roles") or {})
-            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
+            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
     frame = read_released(registry, manifest["output"].get("format") or registry.preferred("exporter"), path)
