@@ -99,6 +99,7 @@ class _Categorical:
         self.flat_sizes = np.concatenate(sizes)  # leaves under each node, level after level
         self.offsets = np.cumsum([0] + [len(x) for x in sizes[:-1]])
         self.leaves = dfs
+        self._values = {}
 
     def lca(self, first: np.ndarray, last: np.ndarray):
         """(level, node) of the lowest common ancestor of the leaves first … last (DFS ranks)."""
@@ -113,9 +114,11 @@ class _Categorical:
         return np.where(level > 0, size / max(self.n_leaves, 1), 0.0)
 
     def value(self, level: int, node: int):
-        label = self.labels[level][node]
-        under = tuple(self.leaves[i] for i in np.flatnonzero(self.ancestors[level] == node))
-        return NodeValue(label, under)
+        key = (level, node)
+        if key not in self._values:
+            under = tuple(self.leaves[i] for i in np.flatnonzero(self.ancestors[level] == node))
+            self._values[key] = NodeValue(self.labels[level][node], under)
+        return self._values[key]
 
 
 def _py(x):
@@ -222,6 +225,10 @@ def judge(model, view):
 
 def partition(table, model, ctx, *, qis=None, sensitive=None) -> np.ndarray:
     """Every record's final Mondrian partition (dense ids 0 … G−1, in order of first appearance)."""
+    return _partition(table, model, ctx, qis, sensitive)[0]
+
+
+def _partition(table, model, ctx, qis, sensitive):
     qis = list(qis if qis is not None else grouping_columns(table))
     if not qis:
         raise BadInput("Mondrian needs quasi-identifiers: mark the columns that identify people as quasi-identifiers")
@@ -240,8 +247,7 @@ def partition(table, model, ctx, *, qis=None, sensitive=None) -> np.ndarray:
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
         done += _round(parts, cols, base, model)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
-    _, groups = np.unique(parts.pid, return_inverse=True)
-    return pd.factorize(groups)[0].astype(np.int64)
+    return _dense(parts.pid), cols
 
 
 def _sensitive_view(table, sensitive):
@@ -334,19 +340,19 @@ class Mondrian(Algorithm):
         sensitive = marked[0] if marked else None
         if sensitive in qis:
             qis.remove(sensitive)
-        groups = partition(data, model, ctx, qis=qis, sensitive=sensitive)
+        groups, cols = _partition(data, model, ctx, qis, sensitive)
+        values = group_values(cols, groups)
         if params.mode == "bucketise":
-            return bucketised(data, qis, sensitive, groups, ctx.rng)
-        return generalised(data, qis, sensitive, groups)
+            return bucketised(data, qis, sensitive, groups, values, ctx.rng)
+        return generalised(data, qis, sensitive, groups, values)
 
 
 def _released(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(table, qis, groups) -> pd.DataFrame:
+def group_values(cols, groups) -> pd.DataFrame:
     """One row per group: each quasi-identifier's typed generalised value."""
-    cols = _columns(table, qis)
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
@@ -355,11 +361,11 @@ def group_values(table, qis, groups) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def generalised(table, qis, sensitive, groups) -> Release:
-    values = group_values(table, qis, groups)
+def generalised(table, qis, sensitive, groups, values) -> Release:
     frame = table.frame[_released(table)].reset_index(drop=True).copy()
     for name in qis:
-        text = [format_value(v) for v in values[name]]
+        distinct, per_group = pd.factorize(values[name])  # format each distinct value once
+        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
         codes, cats = pd.factorize(pd.Series(text, dtype=object))
         frame[name] = pd.Categorical.from_codes(codes[groups], categories=cats)
     sizes = np.bincount(groups)
@@ -369,7 +375,7 @@ def generalised(table, qis, sensitive, groups) -> Release:
                             "average_group_size": float(sizes.mean())})
 
 
-def bucketised(table, qis, sensitive, groups, rng) -> Release:
+def bucketised(table, qis, sensitive, groups, values, rng) -> Release:
     if sensitive is None:
         raise BadInput("bucketisation releases the sensitive column separately: mark one column as sensitive")
     columns = [c for c in _released(table) if c != sensitive]
@@ -380,7 +386,6 @@ def bucketised(table, qis, sensitive, groups, rng) -> Release:
     order = np.lexsort((rng.random(len(groups)), groups))  # by group, shuffled within each group
     part = pd.DataFrame({GROUP_COLUMN: groups[order],
                          sensitive: table.frame[sensitive].to_numpy()[order]})
-    values = group_values(table, qis, groups)
     sizes = np.bincount(groups)
     return Release(BUCKETISED_TABLE, frame, tuple(qis), target=table.schema.target, sensitive=(sensitive,),
                    groups=groups, group_values=values, parts={"sensitive": part},
