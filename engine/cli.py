@@ -17,6 +17,7 @@ from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .parts import read_parts
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
@@ -263,10 +264,11 @@ def cmd_verify(args, registry) -> int:
         if not path.exists():
             raise BadInput(f"file not found: {path}")
         fmt = args.format or _format_of(registry, path)
-        frame_cols = registry.exporter(fmt).read_back(path).columns
+        frame_cols = list(registry.exporter(fmt).read_back(path).columns)
+        part_cols = [c for part in read_parts(registry.exporter(fmt), path).values() for c in part.columns]
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
-            if col and col not in frame_cols:
+            if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}

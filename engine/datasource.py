@@ -48,6 +48,9 @@ class DataSource:
     skip_rows: int = 0
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
+    append: tuple[dict, ...] = ()  # more files of the same columns, e.g. UCI's adult.test: {"path", "skip_rows"}
+    drop_missing: bool = False  # remove every row with a missing value (after appending)
+    hierarchies: dict = field(default_factory=dict)  # column → ARX hierarchy file (";"-separated)
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
@@ -61,19 +64,49 @@ class DataSource:
         else:
             raise BadInput("no data: give a file or choose the demo data")
         if isinstance(data, Table):
+            data = self._combined(registry, data)
             if self.kinds:
                 data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
             if self.roles:
                 data = data.with_roles(self.roles)
-        elif self.roles:
-            raise BadInput("transaction data has no columns to give roles to")
+        elif self.roles or self.hierarchies or self.append:
+            raise BadInput("transaction data has no columns to give roles, hierarchies or appended files to")
+        if self.hierarchies:
+            from .hierarchy import Hierarchy
+
+            for column, path in self.hierarchies.items():
+                data = data.with_hierarchy(column, Hierarchy.from_arx_csv(Path(path), name=column))
         return data
+
+    def _combined(self, registry, table: Table) -> Table:
+        """The table with the appended files' rows and without rows holding a missing value."""
+        import dataclasses
+
+        import pandas as pd
+
+        frames = [table.frame]
+        for extra in self.append:
+            options = dataclasses.replace(self.options(), skip_rows=_skip_rows(extra.get("skip_rows")))
+            more = read_data(registry, extra["path"], options)
+            if not isinstance(more, Table) or list(more.frame.columns) != list(table.frame.columns):
+                raise BadInput(f"{Path(extra['path']).name} does not have the columns of {Path(self.path).name}")
+            frame = more.frame
+            for column, strip in (extra.get("strip_suffix") or {}).items():  # "<=50K." → "<=50K"
+                frame = frame.assign(**{column: frame[column].astype(str).str.removesuffix(strip)})
+            frames.append(frame.astype(table.frame.dtypes.to_dict(), errors="ignore"))
+        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else table.frame
+        if self.drop_missing:
+            frame = frame.dropna().reset_index(drop=True)
+        if frame is table.frame:
+            return table
+        return Table(frame, table.schema, table.source, table.sha256, dict(table.meta))
 
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
              "skip_rows": self.skip_rows or None,
-             "roles": dict(self.roles), "kinds": dict(self.kinds)}
+             "roles": dict(self.roles), "kinds": dict(self.kinds), "append": [dict(a) for a in self.append] or None,
+             "drop_missing": self.drop_missing or None, "hierarchies": dict(self.hierarchies) or None}
         return {k: v for k, v in d.items() if v not in (None, {}, False)} | {"demo": self.demo}
 
     @classmethod
@@ -98,9 +131,25 @@ class DataSource:
         kinds = dict(d.get("kinds") or {})
         for k in kinds.values():
             Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
+        append = []
+        for extra in d.get("append") or ():
+            if not isinstance(extra, Mapping) or not isinstance(extra.get("path"), str):
+                raise BadInput(f"each appended file needs a path, as {{\"path\": \"more.csv\"}}, got {extra!r}")
+            append.append({**extra, "path": _resolve(extra["path"], base)})
+        hierarchies = d.get("hierarchies") or {}
+        if not isinstance(hierarchies, Mapping) or not all(isinstance(v, str) for v in hierarchies.values()):
+            raise BadInput("'hierarchies' maps column names to hierarchy files, as {\"age\": \"age.csv\"}")
         return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
                    fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
-                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds)
+                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds,
+                   append=tuple(append), drop_missing=bool(d.get("drop_missing")),
+                   hierarchies={str(k): _resolve(v, base) for k, v in hierarchies.items()})
+
+
+def _resolve(path: str, base: Path | None) -> str:
+    if base is not None and not Path(path).is_absolute():
+        return str((base / path).resolve())
+    return path
 
 
 def _skip_rows(value) -> int:

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import platform
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from .binary import BinaryMatrix
 from .datasource import input_path as data_input_path, input_rows as data_input_rows
 from .errors import BadInput, PrivacyCheckFailed
 from .io import atomic_path, sha256_file, write_text_atomic
+from .parts import as_written, manifest_entry, part_names, part_path, read_parts, with_parts, write_parts
 from .jobs import Context
 from .params import params_to_dict
 from .release import Release, Verdict, describe_failures
@@ -157,17 +159,21 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
     exporter = registry.exporter(options.fmt)
     target = out / f"{options.filename}.{exporter.extension}"
     protected = [input_path or _source_path(result), project]
-    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in also_writes)], protected)
+    names = [part_path(target, n).name for n in part_names(result.release)] + list(also_writes)
+    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in names)], protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
     model = bind_model(registry, result.spec.model)
     _check_or_refuse(model, result.release, None, "the release")
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target) as tmp:  # nothing below may leave a file at target unless all of it succeeds
+    with ExitStack() as stack:  # nothing below may leave a file at a target unless all of it succeeds
+        tmp = stack.enter_context(atomic_path(target))
         exporter.write(frame, tmp, exporter.params())
         ctx.progress(0.1, "reading the written file back")
         back = exporter.read_back(tmp)
-        verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
+        parts = write_parts(stack, exporter, result.release, target)  # Anatomy's sensitive table, …
+        written = as_written(result.release, back, {n: f for n, (f, _) in parts.items()})
+        verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         assessment = assess(registry, result.data, before_release(result.data),
                             release_as_written(back, result.release.roles()),
@@ -176,6 +182,8 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
                                   input_path=input_path, input_rows=input_rows, version=version, extra=extra,
                                   source=source, project=project, shuffle_seed=shuffle_seed, assessment=assessment,
                                   output_sha256=sha256_file(tmp))
+        if parts:
+            manifest["output"]["parts"] = manifest_entry(target, parts)
     write_text_atomic(out / MANIFEST_NAME, json.dumps(manifest, indent=2, allow_nan=False) + "\n")
     return manifest
 
@@ -386,7 +394,8 @@ class Verification:
     sha256_matches: bool | None
 
 
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginCall, roles: dict) -> Verification:
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginCall, roles: dict,
+                parts=None) -> Verification:
     """Re-check a released file, read from disk, against a privacy model.
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
@@ -394,7 +403,7 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginC
     """
     exporter = registry.exporter(fmt)
     frame = exporter.read_back(Path(path))
-    release = release_as_written(frame, roles)
+    release = with_parts(release_as_written(frame, roles), read_parts(exporter, Path(path), parts))
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
         raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
@@ -415,6 +424,10 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
         raise BadInput(f"the released file {path} is missing")
     actual = sha256_file(path)
     matches = actual == out.get("sha256")
+    for name, entry in (out.get("parts") or {}).items():
+        member = Path(manifest["_dir"]) / str(entry.get("path", ""))
+        if not member.exists() or sha256_file(member) != entry.get("sha256"):
+            matches = False
     pm = manifest["privacy_model"]
     if not matches:
         return Verification(False, f"{path.name} was changed after export: its SHA-256 differs from the manifest",
@@ -422,7 +435,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if not pm.get("name"):
         return Verification(True, "the file matches its manifest; the release makes no privacy claim", None, True)
     result = verify_file(registry, path, out.get("format", "csv"), PluginCall(pm["name"], pm.get("params") or {}),
-                         manifest["roles"])
+                         manifest["roles"], parts=list(out.get("parts") or {}))
     return Verification(result.holds, result.message, result.verdict, True)
 
 

@@ -341,10 +341,9 @@ class Mondrian(Algorithm):
         if sensitive in qis:
             qis.remove(sensitive)
         groups, cols = _partition(data, model, ctx, qis, sensitive)
-        values = group_values(cols, groups)
         if params.mode == "bucketise":
-            return bucketised(data, qis, sensitive, groups, values, ctx.rng)
-        return generalised(data, qis, sensitive, groups, values)
+            return bucketised(data, qis, sensitive, groups, ctx.rng)
+        return generalised(data, qis, sensitive, groups, group_values(cols, groups))
 
 
 def _released(table) -> list[str]:
@@ -375,7 +374,7 @@ def generalised(table, qis, sensitive, groups, values) -> Release:
                             "average_group_size": float(sizes.mean())})
 
 
-def bucketised(table, qis, sensitive, groups, values, rng) -> Release:
+def bucketised(table, qis, sensitive, groups, rng) -> Release:
     if sensitive is None:
         raise BadInput("bucketisation releases the sensitive column separately: mark one column as sensitive")
     columns = [c for c in _released(table) if c != sensitive]
@@ -387,8 +386,11 @@ def bucketised(table, qis, sensitive, groups, values, rng) -> Release:
     part = pd.DataFrame({GROUP_COLUMN: groups[order],
                          sensitive: table.frame[sensitive].to_numpy()[order]})
     sizes = np.bincount(groups)
-    return Release(BUCKETISED_TABLE, frame, tuple(qis), target=table.schema.target, sensitive=(sensitive,),
-                   groups=groups, group_values=values, parts={"sensitive": part},
+    # The privacy model judges the buckets (the group column); the quasi-identifiers are released exact.
+    return Release(BUCKETISED_TABLE, frame, (GROUP_COLUMN,), target=table.schema.target, sensitive=(sensitive,),
+                   groups=groups, parts={"sensitive": part},
+                   notes=(f"Bucketised (Anatomy): the quasi-identifiers {', '.join(qis)} are released exact; the groups "
+                          f"hide only which of its group's sensitive values a record has, not who is in the table.",),
                    details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),
                             "average_group_size": float(sizes.mean())})
 
