@@ -10,13 +10,12 @@ parts beside it by name).
 from __future__ import annotations
 
 import dataclasses
-from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import BadInput
-from .io import atomic_path, sha256_file
+from .io import sha256_file
 
 GROUP_COLUMN = "group"  # the column joining a part to the main table
 
@@ -31,12 +30,13 @@ def part_names(release) -> tuple[str, ...]:
     return tuple(release.parts) if release.parts else ()
 
 
-def write_parts(stack: ExitStack, exporter, release, target: Path) -> dict:
-    """Write every part of ``release`` atomically beside ``target`` (committed when ``stack`` closes
-    without error) and return ``{name: (frame read back, temporary path)}``."""
+def write_parts(stage, exporter, release, target: Path) -> dict:
+    """Write every part of ``release`` into the export's staging folder (``stage.file(name)`` gives
+    the path; the export commits them with the main file or not at all) and return
+    ``{name: (frame read back, staged path)}``."""
     written = {}
     for name, frame in (release.parts or {}).items():
-        tmp = stack.enter_context(atomic_path(part_path(target, name)))
+        tmp = stage.file(part_path(target, name).name)
         exporter.write(frame, tmp, exporter.params())
         written[name] = (exporter.read_back(tmp), tmp)
     return written

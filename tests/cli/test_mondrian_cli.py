@@ -1,6 +1,5 @@
 """Mondrian from the command line: both release modes written, read back and verified from the files
-alone; a bucketised release is two files and changing either is caught; study data sources append
-files, drop rows with missing values and attach ARX hierarchies."""
+alone; a bucketised release is two files and changing either is caught."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import DataSource, make_registry
 from veil.engine.cli import main
 
 
@@ -71,16 +69,3 @@ def test_bucketising_without_a_sensitive_column_is_refused(table_file, tmp_path,
     code = main(["run", "--data", str(table_file), "--quasi", "age,town", "--method", "mondrian:mode=bucketise",
                  "--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x")])
     assert code == 2 and "sensitive" in capsys.readouterr().err
-
-
-def test_data_source_appends_drops_missing_and_attaches_hierarchies(table_file, tmp_path):
-    more = tmp_path / "more.csv"
-    more.write_text("title line\nage,town,dx,y\n40,a,flu,yes.\n41,,hiv,no.\n")
-    source = DataSource.from_dict({"path": "in.csv", "append": [{"path": "more.csv", "skip_rows": 1,
-                                                                 "strip_suffix": {"y": "."}}],
-                                   "drop_missing": True, "hierarchies": {"town": "town.csv"},
-                                   "quasi_identifiers": ["age", "town"], "sensitive": "dx"}, base=tmp_path)
-    table = source.load(make_registry())
-    assert table.n_rows == 301  # 300 + one complete appended row
-    assert table.frame["y"].iloc[-1] == "yes"
-    assert table.hierarchy("town").generalise("c", 1) == "south"
