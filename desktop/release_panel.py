@@ -54,7 +54,8 @@ class GroupsModel(QAbstractTableModel):
             return None
         row, column = index.row(), index.column()
         if column != self._size_column:
-            return str(self._text[row, column]) if role == Qt.DisplayRole else None
+            text = self._text[row, column - 1 if column > self._size_column else column]
+            return str(text) if role == Qt.DisplayRole else None
         size = int(self._sizes[row])
         if role == Qt.DisplayRole:
             return f"{size:,}"

@@ -22,7 +22,7 @@ SIZE = "records in group"
 class GroupPreview:
     """Groups of a release, smallest first, with their size; None when a release has no groups."""
 
-    rows: pd.DataFrame  # columns: the quasi-identifiers as written, then SIZE
+    rows: pd.DataFrame  # columns: SIZE, then the quasi-identifiers as written
     n_groups: int
     n_records: int
 
@@ -62,6 +62,6 @@ def preview(release) -> GroupPreview | None:
         first = pd.Series(np.arange(len(groups))).groupby(groups).first().to_numpy()
         shown = qis if qis else []
         table = release.frame.iloc[first][shown].reset_index(drop=True).astype(str)
-    table = table.assign(**{SIZE: sizes})
+    table.insert(0, SIZE, sizes)  # first: the column a reader scans
     order = np.argsort(sizes, kind="stable")
     return GroupPreview(table.iloc[order].reset_index(drop=True), int(len(sizes)), int(len(groups)))
