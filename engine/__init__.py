@@ -14,6 +14,7 @@ from .mining import have_pyfim, mine
 from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context
+from .noise import NOISE_SOURCES, SECURE, SEEDED, Noise, SecureNoise, SeededNoise
 from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec
 from .plugin import BINARY, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel
 from .recipe import Recipe, Step, binarise

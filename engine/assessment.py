@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .binary import BinaryMatrix
+from .errors import BadInput
 from .jobs import Context
 from .release import Release, feature_subset
 from .table import Table
@@ -70,7 +71,14 @@ def before_release(data) -> Release | None:
 
 
 def release_as_written(frame: pd.DataFrame, roles: Mapping) -> Release:
-    """A release rebuilt from a file read back and the roles its manifest records."""
+    """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
+    file lacks a column they name)."""
+    named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
+    named += [("target", roles["target"])] if roles.get("target") else []
+    named += [("sensitive", c) for c in roles.get("sensitive") or ()]
+    for role, column in named:
+        if column not in frame.columns:
+            raise BadInput(f"the file lacks the {role} column {column!r}")
     return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
                    sensitive=tuple(roles.get("sensitive") or ()))
 

@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -20,15 +21,16 @@ from . import __version__
 from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
-from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
 from .io import missing_reason
 from .parts import read_parts
 from .jobs import Context
+from .noise import SECURE
 from .project import Project
 from .registry import make_registry
 from .runs import PluginCall, RunSpec, execute
-from .study import Study, run_study
-from .table import Role
+from .study import DEFAULT_MAX_RUNS, Study, run_study
+from .validate import MAX_SEED
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -43,8 +45,18 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"the seed must be ≥ 0, got {value}")
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
     return value
 
 
@@ -76,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
-    r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
+    r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
     r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
@@ -93,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
+                        f"{DEFAULT_MAX_RUNS:,})")
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
@@ -138,12 +153,8 @@ def _source(args) -> DataSource:
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", [])}
-    src = DataSource.from_dict(d)
-    roles = dict(src.roles)
-    for s in getattr(args, "sensitive", []) or []:
-        roles[s] = Role.SENSITIVE.value
-    return DataSource(**{**src.__dict__, "roles": roles})
+         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", [])}
+    return DataSource.from_dict(d)
 
 
 class _Progress:
@@ -201,7 +212,9 @@ def cmd_run(args, registry) -> int:
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+            # a release draws its DP noise from the OS's secure source; the seed still drives everything else
+            ctx = Context(spec.seed, progress, noise_source=SECURE)
+            result = execute(registry, data, spec, ctx, version=__version__)
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
@@ -228,6 +241,9 @@ def cmd_study(args, registry) -> int:
     from .charts import save_chart
 
     study = Study.load(args.study)
+    if args.max_runs is not None:
+        study = dataclasses.replace(study, max_runs=args.max_runs)
+    study.check_size(registry)  # before the data is read: a grid too large is refused at once
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
@@ -271,8 +287,9 @@ def cmd_verify(args, registry) -> int:
         if not path.exists():
             raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
-        frame_cols = list(registry.exporter(fmt).read_back(path).columns)
+        frame_cols = list(read_released(registry, fmt, path).columns)
         part_cols = [c for part in read_parts(registry.exporter(fmt), path).values() for c in part.columns]
+        _check_verify_roles(args.target, args.sensitive, args.quasi or [])
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
@@ -282,6 +299,17 @@ def cmd_verify(args, registry) -> int:
         result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
     print(("OK: " if result.holds else "FAILED: ") + result.message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _check_verify_roles(target, sensitive, quasi) -> None:
+    """A column named by two of --target, --sensitive and --quasi is refused, naming both."""
+    seen: dict[str, str] = {}
+    for role, columns in (("target", [target] if target else []), ("sensitive", sensitive), ("quasi", quasi)):
+        for column in columns:
+            if seen.get(column, role) != role:
+                raise BadInput(f"column {column!r} is given two roles, --{seen[column]} and --{role}; "
+                               f"give each column one role")
+            seen[column] = role
 
 
 def _format_of(registry, path: Path) -> str:

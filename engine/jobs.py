@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import Cancelled
+from .noise import SEEDED, make_noise
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -45,13 +46,17 @@ class Context:
     token : CancelToken, optional
     span : (start, end)
         The part of the parent's progress bar this context reports into.
+    noise_source : "seeded" or "secure"
+        Where differential-privacy noise (:attr:`noise`) comes from: the seeded :attr:`rng` (studies,
+        reproducible) or the operating system's secure source (a release; see :mod:`veil.engine.noise`).
     """
 
     def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
                  token: CancelToken | None = None, logger: logging.Logger | None = None,
-                 span: tuple[float, float] = (0.0, 1.0)):
+                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+        self.noise = make_noise(noise_source, self.rng)
         self.token = token or CancelToken()
         self.log = logger or logging.getLogger("veil.run")
         self._on_progress = on_progress
@@ -82,7 +87,8 @@ class Context:
         """A context reporting into [start, end] of this one's span, sharing the cancel token."""
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
-        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
+                        self.noise.source)
         child.rerun = self.rerun
         return child
 

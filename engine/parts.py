@@ -69,13 +69,15 @@ def as_written(release, frame: pd.DataFrame, parts: dict):
     return with_parts(read, parts)
 
 
+KNOWN_PARTS = ("sensitive",)  # the parts a bare file may have beside it (Anatomy's sensitive table)
+
+
 def read_parts(exporter, path: Path, names=None) -> dict:
-    """The part files beside ``path``: the ones named, or every ``<stem>.<name><suffix>`` present."""
+    """The part files beside ``path``: the ones named (each must exist), or, for a bare file, each
+    known part whose ``<stem>.<name><suffix>`` is present."""
     path = Path(path)
     if names is None:
-        prefix = f"{path.stem}."
-        names = [p.name[len(prefix):-len(path.suffix) or None] for p in path.parent.glob(f"{path.stem}.*{path.suffix}")
-                 if p != path and "." not in p.name[len(prefix):-len(path.suffix) or None]]
+        names = [n for n in KNOWN_PARTS if part_path(path, n).exists()]
     parts = {}
     for name in names:
         p = part_path(path, name)

@@ -20,7 +20,8 @@ from pathlib import Path
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
 from .datasource import DataSource
 from .errors import BadInput, VeilError
-from .export import binding as make_binding, binding_text, read_manifest, refuse_overwriting, verify_file
+from .export import (binding as make_binding, binding_text, read_manifest, read_released, refuse_overwriting,
+                     verify_file)
 from .io import sha256_file
 from .staging import Staging
 from .jobs import Context
@@ -229,7 +230,8 @@ def _budget_section(manifest: dict) -> Section:
     budget = manifest["privacy_budget"]
     sec = Section("Privacy budget (differential privacy)")
     eps = budget.get("epsilon_spent")
-    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps))])
+    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
+                      ("Noise source", str(budget.get("noise") or "not recorded"))])
     sec.add("p", "Differential privacy bounds how much any one person's record can change what is released. "
                  "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:")
     sec.add("list", budget.get("assumptions") or ["the method stated none"])
@@ -431,7 +433,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    frame = registry.exporter(manifest["output"].get("format", "csv")).read_back(path)
+    frame = read_released(registry, manifest["output"].get("format") or "csv", path)
     return release_as_written(frame, manifest.get("roles") or {})
 
 

@@ -23,7 +23,8 @@ randomised method) and ``"fixed": true`` (a baseline the sweep does not change, 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +36,10 @@ from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .params import param_specs
 from .recipe import Recipe
-from .validate import get, get_seed, read_json_object
+from .validate import MAX_SEED, get, get_seed, in_file, read_json_object
 from .runs import PluginCall, RunSpec, execute, metric_names
+
+DEFAULT_MAX_RUNS = 10_000  # a study larger than this is refused unless the user raises the limit
 
 RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
 
@@ -54,6 +57,7 @@ class Study:
     recipe: Recipe | None = None
     name: str = "study"
     options: tuple[dict, ...] = ()  # per method: "label", "model" (overrides the study's; null: none), "repeats"
+    max_runs: int = DEFAULT_MAX_RUNS  # a larger grid is refused before anything runs (raise it to allow one)
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> Study:
@@ -79,12 +83,13 @@ class Study:
             charts=tuple(PluginCall.parse(c) for c in get(d, "charts", list, [], where=where)),
             recipe=Recipe.from_dict(recipe) if recipe else None,
             name=str(d.get("name", "study")),
+            max_runs=_max_runs(get(d, "max_runs", int, DEFAULT_MAX_RUNS, where=where)),
         )
 
     @classmethod
     def load(cls, path: str | Path) -> Study:
         p = Path(path)
-        return cls.from_dict(read_json_object(p, "study file"), p.parent)
+        return in_file(p, cls.from_dict, read_json_object(p, "study file"), p.parent)
 
     def check_charts(self, registry) -> None:
         """Every chart is known, its parameters valid, and the metrics it draws computed."""
@@ -96,21 +101,38 @@ class Study:
                     raise BadInput(f"chart {call.name!r} draws metric {metric!r}, which the study does not "
                                    f"compute (it computes: {have})")
 
+    def size(self, registry) -> int:
+        """How many runs the grid has: methods × swept values × repeats, counted without making them."""
+        grid = math.prod(len(v) for v in self.sweep.values())
+        return sum(grid * self._repeats(registry, call, i) for i, call in enumerate(self.methods))
+
+    def _repeats(self, registry, call: PluginCall, i: int) -> int:
+        opts = self.options[i] if i < len(self.options) else {}
+        return opts.get("repeats") or self.repeats or registry.get("algorithm", call.name).default_repeats
+
+    def check_size(self, registry) -> int:
+        """The number of runs; BadInput when it passes ``max_runs`` or the seeds would pass 2³²−1."""
+        count = self.size(registry)
+        if count > self.max_runs:
+            raise BadInput(f"the study has {count:,} runs, more than the limit of {self.max_runs:,}; make the grid "
+                           f"smaller, or raise the limit (--max-runs or the study's \"max_runs\")")
+        most = max(self._repeats(registry, call, i) for i, call in enumerate(self.methods))
+        if self.seed + most - 1 > MAX_SEED:
+            raise BadInput(f"seed {self.seed} + {most} repeats passes the largest seed, {MAX_SEED}; lower the seed")
+        return count
+
     def runs(self, registry) -> list[RunSpec]:
         """Every run of the grid, with swept values routed to the plugin that declares them."""
+        return list(self.iter_runs(registry))
+
+    def iter_runs(self, registry) -> Iterator[RunSpec]:
+        """The runs of :meth:`runs` one at a time; the whole grid is checked before the first is made."""
         metric_names(registry, self.metrics)
         self.check_charts(registry)
+        self.check_size(registry)
+        plans = [self._plan(registry, i, call) for i, call in enumerate(self.methods)]
         grid = list(itertools.product(*self.sweep.values())) if self.sweep else [()]
-        specs = []
-        for i, call in enumerate(self.methods):
-            opts = self.options[i] if i < len(self.options) else {}
-            base_model = opts["model"] if "model" in opts else self.model
-            label = opts.get("label") or call.name
-            model_keys = _declared(registry, "privacy-model", base_model)
-            method_keys = _declared(registry, "algorithm", call)
-            for key in self.sweep:
-                if key not in method_keys and key not in model_keys and not opts.get("fixed"):
-                    raise BadInput(f"swept parameter {key!r} belongs to neither {call.name!r} nor the privacy model")
+        for i, (call, base_model, label, method_keys, model_keys) in enumerate(plans):
             for values in grid:
                 setting = dict(zip(self.sweep, values))
                 method = PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}})
@@ -118,10 +140,25 @@ class Study:
                 if base_model is not None:
                     model = PluginCall(base_model.name, {**base_model.params,
                                                          **{k: v for k, v in setting.items() if k in model_keys}})
-                repeats = opts.get("repeats") or self.repeats or registry.get("algorithm", call.name).default_repeats
-                for r in range(repeats):
-                    specs.append(RunSpec(method, model, self.seed + r, self.metrics, self.recipe, label, setting))
-        return specs
+                for r in range(self._repeats(registry, call, i)):
+                    yield RunSpec(method, model, self.seed + r, self.metrics, self.recipe, label, setting)
+
+    def _plan(self, registry, i: int, call: PluginCall):
+        """Method ``i``'s privacy model, row label and the swept keys its method and model declare."""
+        opts = self.options[i] if i < len(self.options) else {}
+        base_model = opts["model"] if "model" in opts else self.model
+        model_keys = _declared(registry, "privacy-model", base_model)
+        method_keys = _declared(registry, "algorithm", call)
+        for key in self.sweep:
+            if key not in method_keys and key not in model_keys and not opts.get("fixed"):
+                raise BadInput(f"swept parameter {key!r} belongs to neither {call.name!r} nor the privacy model")
+        return call, base_model, opts.get("label") or call.name, method_keys, model_keys
+
+
+def _max_runs(value: int) -> int:
+    if value < 1:
+        raise BadInput(f"max_runs must be ≥ 1, got {value}")
+    return value
 
 
 def _options(entry) -> dict:
@@ -157,17 +194,17 @@ def _declared(registry, kind: str, call: PluginCall | None) -> set[str]:
 def run_study(registry, study: Study, ctx: Context | None = None, data=None, version: str = "") -> pd.DataFrame:
     """Run every run of ``study``; a run whose release fails its model is recorded, not fatal."""
     ctx = ctx or Context(study.seed)
+    total = study.check_size(registry)
     data = data if data is not None else study.data.load(registry)
-    specs = study.runs(registry)
     rows = []
-    for i, spec in enumerate(specs):
-        ctx.progress(i / len(specs), f"run {i + 1} of {len(specs)}: {spec.method.name}")
+    for i, spec in enumerate(study.iter_runs(registry)):
+        ctx.progress(i / total, f"run {i + 1} of {total}: {spec.method.name}")  # raises Cancelled on request
         setting = {k: spec.setting.get(k) for k in study.sweep}
         base = {"run": i, "label": spec.label or spec.method.name, "method": spec.method.name,
                 "model": spec.model.name if spec.model else None,
                 **setting, "repeat": spec.seed - study.seed, "seed": spec.seed}
         try:
-            result = execute(registry, data, spec, ctx.child(i / len(specs), (i + 1) / len(specs), spec.seed),
+            result = execute(registry, data, spec, ctx.child(i / total, (i + 1) / total, spec.seed),
                              version=version)
         except PrivacyCheckFailed as exc:
             failed = {m: np.nan for m in spec.metrics}

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import BadInput
+from .validate import NULL, check_shape
 
 
 class Kind(str, enum.Enum):
@@ -99,11 +100,13 @@ class Schema:
         return [c.to_dict() for c in self.columns]
 
     @classmethod
-    def from_dict(cls, entries: Iterable[Mapping]) -> Schema:
+    def from_dict(cls, entries: Iterable[Mapping], where: str = "schema") -> Schema:
+        check_shape(entries, [{"name": str, "kind": str, "role": (str, NULL)}], where)
         try:
-            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role", "insensitive"))) for e in entries))
+            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role") or "insensitive"))
+                             for e in entries))
         except (KeyError, ValueError) as exc:
-            raise BadInput(f"malformed schema entry: {exc}") from None
+            raise BadInput(f"{where}: malformed entry: {exc}") from None
 
 
 def check_column_names(names: list) -> None:

@@ -498,8 +498,11 @@ class _SubsetMetric(Metric):
         kinds = {c.name: c.kind for c in original.schema.columns}
         targets = {roles.target: label_codes(frame[roles.target]),
                    roles.sensitive: label_codes(frame[roles.sensitive])}
-        cv = CrossValidation(encode(frame, kinds, roles.baseline), targets, params.classifier, params.folds,
-                             int(ctx.seed or 0), ctx, 2)
+        try:
+            cv = CrossValidation(encode(frame, kinds, roles.baseline), targets, params.classifier, params.folds,
+                                 int(ctx.seed or 0), ctx, 2)
+        except BadInput:  # too few records of every class to fill the folds: the value does not apply
+            return float("nan")
         return float(self.value(cv, roles, subset))
 
     def known(self, roles, subset):
