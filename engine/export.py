@@ -230,7 +230,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
         verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         figures = assess(registry, result.data, before_release(result.data),
-                         release_as_written(back, result.release.roles()),
+                         release_as_written(back, result.release.roles(), written.parts),
                          assessment or ReportOptions(utility=False), ctx.child(0.2, 0.75 if report_names else 0.95))
         manifest = build_manifest(result, target, verdict, len(frame), list(frame.columns), options,
                                   input_path=input_path, input_rows=input_rows, version=version, extra=extra,
@@ -586,7 +586,8 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginC
     read back by its exporter and the roles come from the caller (the manifest or flags).
     """
     frame = read_released(registry, fmt, path)
-    release = with_parts(release_as_written(frame, roles), read_parts(registry.exporter(fmt), Path(path), parts))
+    found = read_parts(registry.exporter(fmt), Path(path), parts)
+    release = with_parts(release_as_written(frame, roles, found), found)
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
         raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
