@@ -22,13 +22,14 @@ from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
+from .executors import make_executor
 from .io import missing_reason
 from .parts import read_parts
 from .jobs import Context
 from .noise import SECURE
 from .project import Project
 from .registry import make_registry
-from .runs import PluginCall, RunSpec, execute
+from .runs import PluginCall, RunSpec, default_metrics, execute
 from .study import DEFAULT_MAX_RUNS, Study, run_study
 from .validate import MAX_SEED
 
@@ -70,6 +71,13 @@ def _threshold(text: str) -> float:
     return value
 
 
+def _hierarchy_flag(text: str) -> tuple[str, str]:
+    column, sep, path = text.partition("=")
+    if not sep or not column.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE, got {text!r}")
+    return column.strip(), path.strip()
+
+
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -85,17 +93,22 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
     _data_options(r)
-    r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
+    r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
+                                                    "repeat it to combine models (the release must satisfy all)")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
-    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
+                                                    "the method; classifier metrics such as auc only when named)")
     r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
-    r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
+    r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
+                                    "exporter, CSV)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
     r.add_argument("--out", help="output folder")
+    r.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
 
     rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
     rp.add_argument("folder", help="the folder holding manifest.json and the released file")
@@ -108,10 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
                    help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
                         f"{DEFAULT_MAX_RUNS:,})")
+    s.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
+    s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
+                                                    "(NAME[:key=value,...]; repeat it to combine models)")
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
-    v.add_argument("--model", help="privacy model for a bare file, NAME[:key=value,...]")
+    v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
+                                                    "(repeat it to check several)")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
@@ -146,6 +164,8 @@ def _data_options(p):
                    help="direct identifier columns, never released (comma-separated, repeatable)")
     p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
                    help="quasi-identifier columns (comma-separated, repeatable)")
+    p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
 
 
 def _source(args) -> DataSource:
@@ -153,7 +173,8 @@ def _source(args) -> DataSource:
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", [])}
+         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
+         "hierarchies": dict(getattr(args, "hierarchy", None) or [])}
     return DataSource.from_dict(d)
 
 
@@ -200,20 +221,24 @@ def cmd_run(args, registry) -> int:
         source = _source(args)
         data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
-        specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
+        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
+    args.format = args.format or registry.preferred("exporter")
     registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    executor = make_executor(args.executor)
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+            spec = RunSpec(spec.method, spec.models, spec.seed,
+                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                           spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
             # a release draws its DP noise from the OS's secure source; the seed still drives everything else
-            ctx = Context(spec.seed, progress, noise_source=SECURE)
+            ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
             result = execute(registry, data, spec, ctx, version=__version__)
         finally:
             progress.close()
@@ -221,6 +246,10 @@ def cmd_run(args, registry) -> int:
         manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
                                   report=report, source=source, project=args.project, version=__version__,
                                   ctx=Context(spec.seed)).manifest
+        reached = manifest.get("released_sensitive") or []
+        if reached:
+            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
+                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
@@ -232,9 +261,9 @@ def cmd_run(args, registry) -> int:
     return status
 
 
-def _applicable_metrics(registry, data) -> tuple[str, ...]:
-    """All registered metrics (each returns NaN where it does not apply)."""
-    return tuple(registry.names("metric"))
+def _models(texts) -> list[PluginCall]:
+    """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
+    return [PluginCall.parse(t) for t in texts or ()]
 
 
 def cmd_study(args, registry) -> int:
@@ -244,10 +273,13 @@ def cmd_study(args, registry) -> int:
     if args.max_runs is not None:
         study = dataclasses.replace(study, max_runs=args.max_runs)
     study.check_size(registry)  # before the data is read: a grid too large is refused at once
+    if args.model:
+        study = study.with_models(_models(args.model))
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress), version=__version__)
+        results = run_study(registry, study, Context(study.seed, progress, executor=make_executor(args.executor)),
+                            version=__version__)
     finally:
         progress.close()
     out.mkdir(parents=True, exist_ok=True)
@@ -296,7 +328,7 @@ def cmd_verify(args, registry) -> int:
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
-        result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
+        result = verify_file(registry, path, fmt, _models(args.model), roles)
     print(("OK: " if result.holds else "FAILED: ") + result.message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
 

@@ -17,6 +17,7 @@ GENERALISED_TABLE = "generalised-table"
 BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
+FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Provenance:
     veil_version: str
     model: str | None = None
     model_params: dict = field(default_factory=dict)
+    models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -42,7 +44,9 @@ class Release:
     Attributes
     ----------
     kind : str
-        feature-subset, generalised-table, bucketised-table, grouped-sets or synthetic.
+        feature-subset, generalised-table, bucketised-table, grouped-sets, synthetic or
+        feature-weights (one row per feature: ``feature, weight, rank``; no records are released,
+        so no record-level privacy model applies: see :func:`feature_weights`).
     frame : pandas.DataFrame
         The records as they would be exported (identifiers never included).
     quasi_identifiers : list of str
@@ -111,6 +115,14 @@ class Release:
     def with_provenance(self, provenance: Provenance) -> Release:
         return dataclasses.replace(self, provenance=provenance)
 
+    def take_rows(self, rows) -> Release:
+        """The release of the given records only (in that order): what a metric measured on a
+        sample sees."""
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        groups = None if self.groups is None else np.asarray(self.groups)[rows]
+        return dataclasses.replace(self, frame=frame, groups=groups)
+
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 
@@ -149,7 +161,9 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
         names = sub.feature_names
         target = None
         if data.labels is not None:
-            target = _free_name("class", names)
+            from .data import target_name
+
+            target = _free_name(target_name(data), names)  # the target column's own name, as in the input
             frame[target] = data.labels
         return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
                        notes=tuple(notes), details=details)
@@ -166,6 +180,26 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
     frame = data.frame[cols].reset_index(drop=True)
     return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
                    selected_features=tuple(names), notes=tuple(notes), details=details)
+
+
+def feature_weights(names, weights, *, top: int | None = None, notes=(), details=None) -> Release:
+    """A release of feature weights instead of records: a frame ``feature, weight, rank`` ordered by
+    rank (1 = the largest weight; ties: the earlier feature first), all features or the ``top`` ones.
+
+    It holds no record, so it has no quasi-identifiers and no target; ``selected_features`` lists the
+    released features by rank. A differentially private method states its ε in ``details`` as usual.
+    """
+    names = [str(n) for n in names]
+    weights = np.asarray(weights, dtype=np.float64)
+    if len(names) != len(weights):
+        raise ValueError("one weight per feature")
+    order = np.lexsort((np.arange(len(weights)), -weights))
+    if top is not None:
+        order = order[: int(top)]
+    frame = pd.DataFrame({"feature": [names[i] for i in order], "weight": weights[order],
+                          "rank": np.arange(1, len(order) + 1, dtype=np.int64)})
+    return Release(FEATURE_WEIGHTS, frame, (), selected_features=tuple(frame["feature"]), notes=tuple(notes),
+                   details=dict(details or {}))
 
 
 def _free_name(base: str, taken: list[str]) -> str:
@@ -191,6 +225,8 @@ class Verdict:
         Indices of the records that break the model (empty when it holds).
     message : str
         One sentence a data holder can read.
+    parts : tuple of Verdict
+        For several models combined: each model's own verdict (this one is their conjunction).
     measure : str
         What ``per_record`` holds, in words ("group size", "containment support"); used when the
         failing records are listed.
@@ -204,11 +240,17 @@ class Verdict:
     per_record: np.ndarray | None = None
     failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     measure: str = ""
+    parts: tuple = ()  # a combined model's verdict: one Verdict per model
 
     def to_dict(self) -> dict:
         return {"model": self.model, "params": self.params, "holds": bool(self.holds),
                 "value": _plain(self.value), "message": self.message,
                 "failing_records": int(len(self.failing_rows))}
+
+    @property
+    def each(self) -> tuple:
+        """One verdict per model: ``parts`` of a combined verdict, else this one."""
+        return self.parts or (self,)
 
 
 def verdict_from_groups(model, params, view, gv) -> Verdict:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .parts import read_parts, with_parts
-from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
+from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
+                         utility_rows)
 from .datasource import DataSource
 from .errors import BadInput, VeilError
 from .export import (binding as make_binding, binding_text, read_manifest, read_released, refuse_overwriting,
@@ -27,6 +28,7 @@ from .io import sha256_file
 from .staging import Staging
 from .jobs import Context
 from .recipe import Recipe
+from .release import FEATURE_WEIGHTS
 from .runs import PluginCall, prepare
 from .table import Schema, Table
 
@@ -104,17 +106,39 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
     if checks.get("release") in ("changed", "missing"):
         return Headline("changed", f"The released file {_release_state(checks['release'])}: this report cannot vouch "
                                   f"for it.", [f"The figures below are those recorded when it was exported."] + lines)
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        headline = ("Feature weights, not records: no record was released." + (
+            f" The weights are ε = {_g(budget['epsilon_spent'])}-differentially private." if budget else
+            " The weights make no privacy claim."))
+        return Headline("none", headline, lines + ["The file holds one row per feature (its weight and rank). "
+                                                  "Differential privacy's assumptions are listed below."
+                                                  if budget else "The weights were computed from every record."])
     if not pm.get("name"):
         headline = "No privacy model was chosen: this release makes no privacy claim."
         return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
                                                   "it outside the organisation that holds the data."])
     holds = bool(v.get("holds"))
-    headline = explain(registry, pm["name"], pm.get("params") or {}, holds, v.get("value"))
-    lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    each = _each_verdict(manifest)
+    headline = " ".join(explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value"))
+                        for e in each)
+    if len(each) > 1:
+        lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
+        lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
+    else:
+        lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _each_verdict(manifest: dict) -> list[dict]:
+    """One entry per privacy model (``verdicts`` of a manifest; its single ``verdict`` before there were several)."""
+    listed = manifest.get("verdicts") or []
+    if listed:
+        return listed
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    return [{"model": pm.get("name"), "params": pm.get("params") or {}, **v}]
 
 
 def explain(registry, model: str, params: dict, holds: bool, value) -> str:
@@ -136,8 +160,9 @@ def _released(registry, manifest: dict) -> Section:
     out = manifest.get("output", {})
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
-    facts = [("Released file", f"{out.get('path')} ({_fmt_name(out.get('format'))}, "
-                               f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
+    unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
+    facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
+                               f"{_count(out.get('rows'), unit)}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
              ("Privacy model", _model_fact(registry, manifest))]
@@ -148,8 +173,11 @@ def _released(registry, manifest: dict) -> Section:
     target = (manifest.get("roles") or {}).get("target")
     if features is not None and list(features) != [c for c in out.get("columns") or [] if c != target]:
         facts.append(("Features kept", f"{len(features)}: {_names(features)}"))
-    facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
-                  if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
+    if manifest.get("release_kind") == FEATURE_WEIGHTS:
+        facts.append(("Row order", "by rank: one row per feature, no records"))
+    else:
+        facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
+                      if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
     source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
               else Path(inp["path"]).name if inp.get("path") else "not recorded")
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')})"))
@@ -161,8 +189,15 @@ def _released(registry, manifest: dict) -> Section:
 
 def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        return "none applies: the file holds feature weights, not records" + (
+            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else "")
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
+    each = _each_verdict(manifest)
+    if len(each) > 1:
+        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'])}{_params_text(e.get('params'))}"
+                                      f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
     verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
     return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
 
@@ -184,15 +219,20 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
             (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
             ("Smallest group of look-alike records", "smallest_group", _int),
             ("Number of groups", "groups", _int)]
+    if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
+        rows += [("Journalist risk, highest (the whole data set is the population)", "journalist_max", _pct),
+                 ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
     table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
     header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
               "After: the release"]
     sec.add("table", table, header=header)
     if not before:
         sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
-    elif (before.get("columns") or []) != (after or {}).get("columns"):
+    elif after and (before.get("columns") or []) != after.get("columns"):
         sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
                      "“after” at the columns the release keeps, as released.")
+    if risk.get("after_note"):
+        sec.add("p", f"No “after” figures: {risk['after_note']}.")
     doc.charts["risk"] = risk
     sec.add("chart", "risk", caption="Left: risk before and after (lower is safer; the dashed line is the threshold). "
                                      "Right: how many records share their values with how many others.")
@@ -207,7 +247,7 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
                      f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
                      f"once on the release, and measured how well it predicts records it was not trained on. "
                      f"1.0 is perfect; an AUC of 0.5 is guessing.")
-        rows = [("ROC AUC", "auc"), ("Accuracy", "accuracy")]
+        rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
         sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
                            _delta(b, a, key)] for label, key in rows],
@@ -219,12 +259,23 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
     else:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
+    samples = manifest.get("metric_samples") or {}
     if metrics:
-        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v)]
-                for k, v in metrics.items()]
+        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
+                 _sample_words(samples.get(k))] for k, v in metrics.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
-        sec.add("table", rows, header=["Measure", "Value"])
+        sec.add("table", rows, header=["Measure", "Value", "Computed on"])
+        if samples:
+            sec.add("p", "Measures marked as computed on a sample train classifiers; on an input this large they "
+                         "ran on a random sample of the records, drawn with the seed shown, so they can be "
+                         "repeated exactly.")
     return sec
+
+
+def _sample_words(sample: dict | None) -> str:
+    if not sample:
+        return "all records"
+    return f"a sample of {sample['rows']:,} of {sample['of']:,} records (seed {sample['seed']})"
 
 
 def _budget_section(manifest: dict) -> Section:
@@ -250,6 +301,9 @@ def _caveats(registry, manifest: dict) -> Section:
         qis = (manifest.get("roles") or {}).get("quasi_identifiers") or []
         items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could know "
                      "other columns of a person, those columns are not protected by it.")
+    elif manifest.get("release_kind") == FEATURE_WEIGHTS:
+        items.append("No record-level privacy model applies: the file holds feature weights, not records. What the "
+                     "weights reveal is limited only by the differential privacy stated below, if any.")
     else:
         items.append("No privacy model was applied: nothing limits what this file reveals about people.")
     items.append("Risk figures assume the attacker knows the person is in the file (the prosecutor model); for "
@@ -260,6 +314,10 @@ def _caveats(registry, manifest: dict) -> Section:
     if manifest.get("utility"):
         items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
                      "more or less.")
+    reached = manifest.get("released_sensitive") or []
+    if reached:
+        items.insert(0, f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
+                        f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.")
     items += [f"Note from the method: {n}" for n in manifest.get("notes") or []]
     return Section("Caveats").add("list", items)
 
@@ -403,11 +461,16 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
     checks = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     after = _reload_release(registry, manifest, out, checks)
     original, before = _reload_input(registry, manifest, checks)
+    records = manifest.get("release_kind") != FEATURE_WEIGHTS
+    if not records:  # feature weights: the released file holds no records to assess
+        after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
     fresh = assess(registry, original, before, after, options, ctx)
     view = dict(manifest)
     view["risk"] = _merge(fresh["risk"], recorded_risk, after is not None, before is not None)
     if checks.get("input_note"):
         view["risk"]["before_note"] = checks["input_note"]
+    if not records:
+        view["risk"]["after_note"] = recorded_risk.get("after_note")
     if options.utility:
         view["utility"] = _merge(fresh["utility"], manifest.get("utility") or {}, after is not None, before is not None)
     if math.isclose(options.risk_threshold, recorded_risk.get("threshold", -1)):
@@ -429,12 +492,14 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
     pm = manifest.get("privacy_model") or {}
     try:
         if pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
-            verification = verify_file(registry, path, manifest["output"].get("format", "csv"),
-                                       PluginCall(pm["name"], pm.get("params") or {}), manifest.get("roles") or {})
+            models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [
+                PluginCall(pm["name"], pm.get("params") or {})]
+            verification = verify_file(registry, path, manifest["output"].get("format") or
+                                       registry.preferred("exporter"), models, manifest.get("roles") or {})
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    fmt = manifest["output"].get("format") or "csv"
+    fmt = manifest["output"].get("format") or registry.preferred("exporter")
     frame = read_released(registry, fmt, path)
     parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {}))
     return with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
@@ -568,9 +633,12 @@ def _title(registry, kind: str, name) -> str:
         return str(name)
 
 
-def _fmt_name(fmt) -> str:
-    return {"csv": "CSV", "tsv": "TSV", "xlsx": "Excel", "parquet": "Parquet", "spmf": "SPMF transactions"}.get(
-        fmt, str(fmt))
+def _fmt_name(registry, fmt) -> str:
+    """The format's title as its exporter declares it (its name when it is not installed)."""
+    try:
+        return registry.get("exporter", fmt).title or str(fmt)
+    except BadInput:
+        return str(fmt)
 
 
 def _when(iso: str) -> str:

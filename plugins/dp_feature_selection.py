@@ -29,7 +29,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from veil.engine import (BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Noise, Release,
-                         SeededNoise, hookimpl, param)
+                         SeededNoise, hookimpl, param, target_name)
 
 from .feature_selection import greedy_hamdist
 from .fs_common import hamdist_scores, positive_mask
@@ -198,7 +198,7 @@ class _DPFeatureSelection(Algorithm):
         counts = cell_counts(data, picks, pos)
         noisy = noisy_counts(counts, epsilon / 2, ctx.noise)
         names = [data.feature_names[f] for f in picks]
-        target = _free_name("class", names)
+        target = _free_name(target_name(data), names)  # the target keeps its column name
         classes = (data.labels[~pos][0], data.labels[pos][0])
         frame = synthetic_frame(noisy, names, classes, target, ctx.rng)
         details = {"epsilon_spent": epsilon, "m": m, "m_source": "greedy-hamdist k=5" if m_from_greedy else "user",

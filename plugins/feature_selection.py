@@ -16,16 +16,19 @@ import numpy as np
 from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, mine, param, partition_of
 
 
+from .fwell import private_fwell_weights
+from .fwell_core import ranking
 from .fs_common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
                         split_label_counts)
 
 PAPER = "000_0106b4def2026c16"
+SCORES = ("hamdist", "private-fwell")
 
 
 def _constraint(model, matrix):
     if model is None:
         raise BadInput("this method selects features under a privacy model; choose k-ac or k-anonymity")
-    return model.plugin.selection_constraint(matrix, model.params)
+    return model.selection_constraint(matrix)
 
 
 def _release(matrix: BinaryMatrix, selected: list[int], details: dict, model_name: str):
@@ -60,11 +63,16 @@ class _Selection(Algorithm):
         return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
 
 
-def _first_feasible(constraint, ordered, alive: np.ndarray, worth) -> int | None:
+def _first_feasible(constraint, ordered, alive: np.ndarray, worth, ctx=None) -> int | None:
     """The first candidate, in order, that the privacy model allows; None once a candidate is no
     longer worth adding (``worth(f)`` false) or none is left. A candidate found infeasible is dropped
-    for good: k-AC and k-anonymity are downward closed (Lemma 2), so it stays infeasible as S grows."""
+    for good: k-AC and k-anonymity are downward closed (Lemma 2), so it stays infeasible as S grows.
+
+    Cancellation is checked before every feasibility test (one pass over the records each): on
+    BASEHOCK the first pass tests thousands of candidates, seconds of work."""
     for f in ordered:
+        if ctx is not None:
+            ctx.check()
         f = int(f)
         if not worth(f):
             return None
@@ -82,19 +90,34 @@ class HamDistParams:
                                    "text), or stop (its printed Algorithm 2)")
     skip_zero_score: bool = param(True, help="never select a feature with HamDist 0 (constant columns separate "
                                              "no positive–negative pair)")
+    score: str = param("hamdist", choices=SCORES,
+                       help="the order features are tried in: HamDist({f}) (the paper's), or Private FWELL's "
+                            "ε-differentially private weights (paper 003), so the ranking itself is private")
+    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
+                           help="with score = private-fwell: the privacy budget ε of the ranking")
+    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
+                              help="with score = private-fwell: FWELL's λ (empty: cross-validated on the data, "
+                                   "which the ε claim does not cover)")
 
 
 def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip", skip_zero_score: bool = True,
-                   ctx=None) -> tuple[list[int], np.ndarray]:
-    """Features by HamDist({f}) descending (ties: lower index), each kept when the model allows."""
+                   ctx=None, order=None) -> tuple[list[int], np.ndarray]:
+    """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
+    when the model allows."""
     pos = positive_mask(matrix)
     scores = hamdist_scores(matrix, pos)
-    order = np.lexsort((np.arange(matrix.n_features), -scores))
+    by_score = order is None
+    if by_score:
+        order = np.lexsort((np.arange(matrix.n_features), -scores))
     for i, f in enumerate(order):
-        if ctx is not None and i % 64 == 0:
-            ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
+        if ctx is not None:  # a feasibility test is a pass over the records: check before each
+            ctx.check()
+            if i % 64 == 0:
+                ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
         if skip_zero_score and scores[f] <= 0:
-            break  # sorted descending: every later feature scores 0 too
+            if by_score:
+                break  # sorted descending: every later feature scores 0 too
+            continue
         if constraint.feasible(int(f)):
             constraint.add(int(f))
         elif on_violation == "stop":
@@ -111,6 +134,18 @@ class GreedyHamDist(_Selection):
 
     def select(self, matrix, constraint, params, ctx):
         return greedy_hamdist(matrix, constraint, params.on_violation, params.skip_zero_score, ctx)[0]
+
+    def run(self, data, model, params, ctx):
+        if params.score == "hamdist":
+            return super().run(data, model, params, ctx)
+        constraint = _constraint(model, data)
+        weights, _, details = private_fwell_weights(data, float(params.epsilon), params.lam, "lbfgs", model.name,
+                                                    ctx.child(0.0, 0.5))
+        order = [int(f) for f in ranking(weights)]
+        selected = greedy_hamdist(data, constraint, params.on_violation, params.skip_zero_score, ctx.child(0.5, 1.0),
+                                  order)[0]
+        details = {**details, "privacy_value": constraint.value(), "score": "private-fwell"}
+        return _release(data, selected, details, model.name)
 
 
 # -- Greedy-DistCnt (Algorithm 3) ---------------------------------------------------------------------
@@ -137,7 +172,7 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
         gains = distcnt_gains(p1, n1, posg, negg)
         candidates = index[alive]
         order = candidates[np.lexsort((candidates, -hd[candidates], -gains[candidates]))]
-        chosen = _first_feasible(constraint, order, alive, lambda f: not stop_at_zero_gain or gains[f] > 0)
+        chosen = _first_feasible(constraint, order, alive, lambda f: not stop_at_zero_gain or gains[f] > 0, ctx)
         if chosen is None:
             break
         constraint.add(chosen)
@@ -178,7 +213,7 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
         cm_after = np.zeros(matrix.n_features, dtype=np.int64)
         cm_after[candidates] = after
         order = candidates[np.lexsort((candidates, -hd[candidates], after))]
-        chosen = _first_feasible(constraint, order, alive, lambda f: cm_after[f] < current)
+        chosen = _first_feasible(constraint, order, alive, lambda f: cm_after[f] < current, ctx)
         if chosen is None:
             break
         constraint.add(chosen)
@@ -227,7 +262,11 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
     else:
 
 
-        scores = [distcnt(matrix, pos, partition_of(matrix, items).row_classes()) for items, _ in candidates]
+        scores = []
+        for items, _ in candidates:  # a partition of the records per itemset
+            if ctx is not None:
+                ctx.check()
+            scores.append(distcnt(matrix, pos, partition_of(matrix, items).row_classes()))
     best = int(np.argmax(scores))  # the first (largest, then lexicographically smallest) among equals
     return list(candidates[best][0]), [(list(i), s, sc) for (i, s), sc in zip(candidates, scores)]
 
@@ -245,7 +284,7 @@ class Maximal(Algorithm):
     Params = MaximalParams
 
     def run(self, data, model, params, ctx):
-        k = model.params.k
+        k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
         selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx)
