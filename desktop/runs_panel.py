@@ -24,6 +24,7 @@ def _header(title: str, *buttons: QPushButton) -> QHBoxLayout:
 class RunsPanel(QWidget):
     details_requested = Signal(object)  # a RunEntry
     export_requested = Signal(object)  # a run id, or None for the dialog's choice
+    run_selected = Signal(object)  # the run id of the selected result row
 
     def __init__(self, controller, parent=None):
         super().__init__(parent)
@@ -58,6 +59,8 @@ class RunsPanel(QWidget):
         self.results_view.doubleClicked.connect(lambda ix: self._export_row(ix.row()))
         self.results_view.clicked.connect(self._result_clicked)
         self._chosen_run: int | None = None
+        self.results_view.selectionModel().selectionChanged.connect(
+            lambda *_: self.run_selected.emit(self.selected_run()))
         self.export = QPushButton("Export…")
         self.export.setToolTip("Write the selected run's release with its manifest (Ctrl+E)")
         self.export.clicked.connect(self._export_selected)

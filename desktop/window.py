@@ -15,6 +15,7 @@ from .dataset_panel import DatasetPanel
 from .dialogs import show_error
 from .ranking import ranked_details
 from .ranking_panel import RankingPanel
+from .release_panel import ReleasePanel
 from .runs_panel import RunsPanel
 from .settings import Settings
 
@@ -41,6 +42,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.dataset_panel, "Dataset")
         self.tabs.addTab(self.chart_panel, "Charts")
         self.tabs.addTab(self.ranking_panel, "E(S) ranking")
+        self.release_panel = ReleasePanel()
+        self.tabs.addTab(self.release_panel, "Release preview")
         self._ranking_offered()
         self.setCentralWidget(self.tabs)
         self.config_dock = self._dock("Configuration", self.config_panel, Qt.RightDockWidgetArea)
@@ -98,6 +101,7 @@ class MainWindow(QMainWindow):
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
+        self.runs_panel.run_selected.connect(self._preview_run)
         self.runs_panel.details_requested.connect(self.show_run_details)
 
     # -- reactions ------------------------------------------------------------------------------
@@ -117,6 +121,12 @@ class MainWindow(QMainWindow):
         dialog.open()
         self.last_details = dialog
         return dialog
+
+    def _preview_run(self, run_id) -> None:
+        entry = self.controller.runs.entry(run_id) if run_id is not None else None
+        result = entry.outcome.result if entry is not None and entry.outcome is not None else None
+        if result is not None:
+            self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release)
 
     def _data_loaded(self) -> None:
         c, data = self.controller, self.controller.dataset.data

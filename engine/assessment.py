@@ -69,14 +69,16 @@ def before_release(data) -> Release | None:
     return None
 
 
-def release_as_written(frame: pd.DataFrame, roles: Mapping) -> Release:
+def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None) -> Release:
     """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
-    file lacks a column they name)."""
+    file lacks a column they name). ``parts`` are the further files of a release in several parts
+    (Anatomy's sensitive table): a column they hold counts as present."""
     named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
     named += [("target", roles["target"])] if roles.get("target") else []
     named += [("sensitive", c) for c in roles.get("sensitive") or ()]
+    elsewhere = {c for part in (parts or {}).values() for c in part.columns}
     for role, column in named:
-        if column not in frame.columns:
+        if column not in frame.columns and not (role == "sensitive" and column in elsewhere):
             raise BadInput(f"the file lacks the {role} column {column!r}")
     return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
                    sensitive=tuple(roles.get("sensitive") or ()))

@@ -354,6 +354,7 @@ def cmd_report(args, registry) -> int:
 
 def cmd_verify(args, registry) -> int:
     from .export import read_released, verify_file, verify_manifest
+    from .parts import read_parts
     from .runs import PluginCall
 
     path = Path(args.path)
@@ -369,11 +370,12 @@ def cmd_verify(args, registry) -> int:
         if not path.exists():
             raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
-        frame_cols = read_released(registry, fmt, path).columns
+        frame_cols = list(read_released(registry, fmt, path).columns)
+        part_cols = [c for part in read_parts(registry.exporter(fmt), path).values() for c in part.columns]
         _check_verify_roles(args.target, args.sensitive, args.quasi or [])
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
-            if col and col not in frame_cols:
+            if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}

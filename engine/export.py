@@ -44,6 +44,7 @@ from .binary import BinaryMatrix
 from .datasource import input_path as data_input_path, input_rows as data_input_rows
 from .errors import BadInput, PrivacyCheckFailed
 from .io import sha256_file
+from .parts import as_written, manifest_entry, part_names, part_path, read_parts, with_parts, write_parts
 from .jobs import Context
 from .params import params_to_dict
 from .release import FEATURE_WEIGHTS, Release, Verdict, describe_failures
@@ -221,7 +222,9 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
                          if report_files is not None and getattr(report_files, k))
     protected = [input_path or _source_path(result), project]
-    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *also_writes))], protected)
+    part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
+    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *part_files, *also_writes))],
+                       protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     records = holds_records(result.release)
     if not records:  # one row per feature, in rank order: there is no record order to hide
@@ -236,10 +239,12 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
         ctx.progress(0.1, "reading the written file back")
         back = exporter.read_back(tmp)
         _check_columns(frame, back, options.fmt)
-        verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
+        parts = write_parts(stage, exporter, result.release, target)
+        written = as_written(result.release, back, {n: f for n, (f, _) in parts.items()})
+        verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         figures = assess(registry, result.data, before_release(result.data),
-                         release_as_written(back, result.release.roles()) if records else None,
+                         release_as_written(back, result.release.roles(), written.parts) if records else None,
                          (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
                          ctx.child(0.2, 0.75 if report_names else 0.95))
         if not records:
@@ -250,6 +255,9 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                   source=source, project=project, shuffle_seed=shuffle_seed, assessment=figures,
                                   output_sha256=sha256_file(tmp), written=written_names(exporter, frame.columns))
         manifest["export"] = {"id": secrets.token_hex(16), "files": {target.name: manifest["output"]["sha256"]}}
+        if parts:
+            manifest["output"]["parts"] = manifest_entry(target, parts)
+            manifest["export"]["files"].update({e["path"]: e["sha256"] for e in manifest["output"]["parts"].values()})
         paths = {}
         if report_names:
             ctx.progress(0.75, "writing the report")
@@ -260,7 +268,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
         stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n",
                                              encoding="utf-8")
         ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
-        keep = {target.name, MANIFEST_NAME, *report_names}
+        keep = {target.name, MANIFEST_NAME, *report_names, *part_files}
         stage.commit(remove=_earlier_members(out, keep, protected), last=MANIFEST_NAME)
     ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
     return Export(manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None
@@ -600,15 +608,18 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
         raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
 
 
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict) -> Verification:
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict,
+                parts=None) -> Verification:
     """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
-    (a list of them: every one must hold).
+    (a list of them: every one must hold). ``parts``: the names of the release's further files
+    (Anatomy's sensitive table), found beside it.
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
     """
     frame = read_released(registry, fmt, path)
-    release = release_as_written(frame, roles)
+    found = read_parts(registry.exporter(fmt), Path(path), parts)
+    release = with_parts(release_as_written(frame, roles, found), found)
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
         raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
@@ -657,7 +668,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
         return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
                                    "it was edited after export", None, True)
     result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
-                         manifest["roles"])
+                         manifest["roles"], parts=list(out.get("parts") or {}))
     return Verification(result.holds, result.message + note, result.verdict, True)
 
 
@@ -669,11 +680,15 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
     files = dict((manifest.get("export") or {}).get("files") or {})
     files.setdefault(out["path"], out.get("sha256"))
     ours = manifest_digest(manifest) if manifest.get("export") else None
+    data_files = {str(e.get("path")) for e in (out.get("parts") or {}).values() if isinstance(e, dict)}
     problems = []
     for name, digest in files.items():
         p = folder / name
         if not p.exists():
             problems.append(f"incomplete export: {name} is missing")
+        elif name in data_files:  # a further part of the release (Anatomy's sensitive table)
+            if sha256_file(p) != digest:
+                problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
         elif name != out["path"]:  # a report: whose is it?
             carried = read_binding(p)
             if carried.get("manifest-sha256") != ours:

@@ -64,6 +64,7 @@ class Algorithm(Plugin):
     needs_model: ClassVar[bool] = False
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     releases_sensitive: ClassVar[bool] = False  # whether a column marked sensitive can reach its release
+    provides: ClassVar[tuple[str, ...]] = ()  # what its releases carry beyond records, e.g. "feature-ranking"
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
@@ -203,6 +204,7 @@ class Metric(Plugin):
     category: ClassVar[str] = "utility"  # or "privacy"
     accepts: ClassVar[tuple[str, ...]] = (TABLE, BINARY)  # data forms it gives a number on (NaN elsewhere)
     in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
+    requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
     cost: ClassVar[str] = CHEAP  # or EXPENSIVE
     # expensive metrics: seconds per record and released column on the reference machine
     # (docs/benchmarks.md), from which the estimate before a run is made

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .parts import read_parts, with_parts
 from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
                          utility_rows)
 from .datasource import DataSource
@@ -498,8 +499,10 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    frame = read_released(registry, manifest["output"].get("format") or registry.preferred("exporter"), path)
-    return release_as_written(frame, manifest.get("roles") or {})
+    fmt = manifest["output"].get("format") or registry.preferred("exporter")
+    frame = read_released(registry, fmt, path)
+    parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {}))
+    return with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
 
 
 def _reload_input(registry, manifest: dict, checks: dict):

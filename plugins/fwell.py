@@ -103,6 +103,7 @@ class Fwell(Algorithm):
 
     No privacy claim: the weights are computed from every record.
     """
+    provides = ("feature-ranking",)
 
     name = "fwell"
     title = "FWELL feature weights"
@@ -188,6 +189,7 @@ class PrivateFwell(Algorithm):
     ∝ exp(−(nελ/2)‖b‖) — ‖b‖ ~ Gamma(d, 2/(nελ)) in a uniform direction — for ε-differential privacy of
     the weights (under the assumptions in ``release.details["assumptions"]``).
     """
+    provides = ("feature-ranking",)
 
     name = "private-fwell"
     title = "Private FWELL (ε-DP feature weights)"

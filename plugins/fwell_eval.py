@@ -84,6 +84,7 @@ class WeightsAccuracy(Metric):
     description = ("Stratified 10-fold CV; the method reruns on each training part, its ranking keeps the top "
                    "features, LinearSVC(C = 1) or 3-NN is scored by accuracy (paper 003's evaluation).")
     Params = AccuracyParams
+    requires = "feature-ranking"
 
     @staticmethod
     def features_kept(params, release, d: int) -> int:

@@ -146,8 +146,8 @@ PARAMETERS = {
     "k 0": ("--model", "k-anonymity:k=0"), "k 13 of 12 rows": ("--model", "k-anonymity:k=13"),
     "k text": ("--model", "k-anonymity:k=abc"), "k fraction": ("--model", "k-anonymity:k=2.5"),
     "k huge": ("--model", "k-anonymity:k=" + "9" * 400), "model without name": ("--model", ":k=2"),
-    "model parameter without value": ("--model", "k-anonymity:k"), "unknown model": ("--model", "t-closeness"),
-    "unknown model parameter": ("--model", "k-anonymity:l=2"), "unknown method": ("--method", "mondrian"),
+    "model parameter without value": ("--model", "k-anonymity:k"), "unknown model": ("--model", "no-such-model"),
+    "unknown model parameter": ("--model", "k-anonymity:l=2"), "unknown method": ("--method", "no-such-method"),
     "unknown method parameter": ("--method", "all-features:foo=1"), "unknown metric": ("--metrics", "sfc,beauty"),
     "unknown format": ("--format", "docx"), "unknown flag": ("--frobnicate",), "risk threshold 2": ("--risk-threshold", "2"),
     "risk threshold nan": ("--risk-threshold", "nan"), "unknown target": ("--target", "nope"),
@@ -259,7 +259,7 @@ BAD_STUDIES = {
     "methods empty": study(methods=[]),
     "methods text": study(methods="all-features"),
     "method a number": study(methods=[5]),
-    "unknown method": study(methods=["mondrian"]),
+    "unknown method": study(methods=["no-such-method"]),
     "sweep a list": study(sweep=["k"]),
     "sweep values not a list": study(sweep={"k": 2}),
     "sweep values empty": study(sweep={"k": []}),
@@ -346,7 +346,7 @@ for name, make in BAD_MANIFESTS.items():
 case("manifest verify: released file missing", {}, ("verify", "{d}"), code=1,
      from_release=edited(output__path="gone.csv"))
 VERIFY_ONLY = {  # `veil report` writes a report that says what it could not check (tested elsewhere)
-    "privacy_model unknown": edited(privacy_model__name="t-closeness"),
+    "privacy_model unknown": edited(privacy_model__name="no-such-model"),
     "privacy_model k text": edited(privacy_model__params={"k": "many"}),
 }
 for name, make in VERIFY_ONLY.items():

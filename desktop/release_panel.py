@@ -1,0 +1,104 @@
+"""The release preview: the selected run's groups before export, smallest first, sizes coloured."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
+
+from .release_preview import SIZE, GroupPreview, preview
+from .widgets import fast_table
+
+SMALL, MIDDLE, LARGE = QColor("#f4c7c3"), QColor("#fce8b2"), QColor("#b7e1cd")
+
+
+def size_colour(size: int, smallest: int, median: float) -> QColor:
+    """Red for groups near the smallest, amber up to the median, green above it."""
+    if size <= max(smallest * 1.5, smallest + 1):
+        return SMALL
+    return MIDDLE if size <= median else LARGE
+
+
+class GroupsModel(QAbstractTableModel):
+    """A GroupPreview's rows, read lazily (a release of 100,000 groups formats only what is shown)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.preview: GroupPreview | None = None
+
+    def set_preview(self, value: GroupPreview | None) -> None:
+        self.beginResetModel()
+        self.preview = value
+        if value is not None:  # plain arrays: data() is called for every visible cell on every repaint
+            self._text = value.rows.drop(columns=[SIZE]).astype(str).to_numpy(dtype=object)
+            self._sizes = value.rows[SIZE].to_numpy()
+            self._smallest, self._median = value.smallest, value.median
+            self._size_column = list(value.rows.columns).index(SIZE)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() or self.preview is None else len(self.preview.rows)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() or self.preview is None else self.preview.rows.shape[1]
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role != Qt.DisplayRole or self.preview is None:
+            return None
+        if orientation == Qt.Horizontal:
+            return str(self.preview.rows.columns[section])
+        return str(section + 1)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or self.preview is None:
+            return None
+        row, column = index.row(), index.column()
+        if column != self._size_column:
+            text = self._text[row, column - 1 if column > self._size_column else column]
+            return str(text) if role == Qt.DisplayRole else None
+        size = int(self._sizes[row])
+        if role == Qt.DisplayRole:
+            return f"{size:,}"
+        if role == Qt.BackgroundRole:
+            return size_colour(size, self._smallest, self._median)
+        if role == Qt.TextAlignmentRole:
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+
+class ReleasePanel(QWidget):
+    """Shows one run's release as groups: the generalised values, each group's size, the smallest."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.summary = QLabel("Select a finished run to preview its release.")
+        self.summary.setWordWrap(True)
+        self.model = GroupsModel(self)
+        self.table = fast_table(QTableView())
+        self.table.setModel(self.model)
+        self.smallest = QListWidget()
+        self.smallest.setToolTip("The smallest groups: where the release is weakest")
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.table)
+        box = QWidget()
+        inner = QVBoxLayout(box)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addWidget(QLabel("Smallest groups"))
+        inner.addWidget(self.smallest)
+        split.addWidget(box)
+        split.setSizes([500, 160])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(split)
+
+    def show_release(self, label: str, release) -> None:
+        shown = preview(release)
+        self.model.set_preview(shown)
+        self.smallest.clear()
+        if shown is None:
+            self.summary.setText(f"{label}: this release has no groups of records to preview.")
+            return
+        self.summary.setText(f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
+                             f"{shown.smallest:,}, median {shown.median:,.0f}. Red: groups near the smallest; "
+                             f"green: above the median.")
+        self.smallest.addItems(shown.smallest_groups(10))

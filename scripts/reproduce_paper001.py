@@ -1,0 +1,103 @@
+"""Reproduce paper 001's Figures 2(a) and 2(b) (and 3(a) where query error was measured) from the
+study recipes resources/studies/paper001_{k,l,t,delta}.json on UCI Adult (45,222 records; reads
+../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
+the table docs/anonymisation.md shows.
+
+    .venv/bin/python scripts/reproduce_paper001.py [--results DIR]
+
+With ``--results DIR`` the studies are not run again: DIR/<k|l|t|delta>/results.csv (written by
+``veil study resources/studies/paper001_<x>.json --out DIR/<x>``) are read instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from veil.engine import Context, Study, make_registry, run_study  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = ROOT / "resources" / "studies"
+DOCS = ROOT / "docs"
+PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+PAPER_K5000 = (0.086, 0.0288)
+
+
+def results(source: Path | None) -> pd.DataFrame:
+    frames = []
+    registry = make_registry()
+    for name, key in PARTS.items():
+        if source is not None:
+            path = source / name / "results.csv"
+            if not path.exists():
+                print(f"no {path}: skipped", file=sys.stderr)
+                continue
+            frame = pd.read_csv(path)
+        else:
+            frame = run_study(registry, Study.load(STUDIES / f"paper001_{name}.json"), Context(0))
+        frame = frame.rename(columns={key: "setting"})
+        frame["parameter"] = key
+        frames.append(frame[["label", "parameter", "setting", "metric", "value", "seconds", "error"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+def wide(long: pd.DataFrame) -> pd.DataFrame:
+    table = long.pivot_table(index=["label", "parameter", "setting"], columns="metric", values="value",
+                             aggfunc="first").reset_index()
+    return table.sort_values(["label", "setting"])
+
+
+def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Path, ylabel: str) -> None:
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label in labels:
+        rows = points[points["label"] == label].sort_values("ploss")
+        if len(rows):
+            ax.plot(rows["ploss"], rows[y], marker="o", label=label)
+    if y == "uloss" and "k-anonymity (generalise)" in labels:
+        ax.scatter(*PAPER_K5000, marker="x", color="black", zorder=5, label="paper: k = 5000")
+    ax.set_xlabel("Privacy loss (Ploss)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_xlim(0, max(0.7, float(points["ploss"].max()) * 1.05))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def markdown(points: pd.DataFrame) -> str:
+    lines = ["| requirement (mode) | setting | Ploss | Uloss | NCP | average group size |", "|---|---:|---:|---:|---:|---:|"]
+    for _, r in points.iterrows():
+        lines.append(f"| {r['label']} | {r['setting']:g} | {r.get('ploss', float('nan')):.3f} | "
+                     f"{r.get('uloss', float('nan')):.4f} | {r.get('ncp', float('nan')):.3f} | "
+                     f"{r.get('average-class-size', float('nan')):,.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    source = Path(argv[argv.index("--results") + 1]) if "--results" in argv else None
+    long = results(source)
+    (DOCS / "results").mkdir(parents=True, exist_ok=True)
+    long.to_csv(DOCS / "results" / "paper001_results.csv", index=False)
+    points = wide(long)
+    generalised = [f"{m} (generalise)" for m in ("k-anonymity", "l-diversity", "t-closeness", "delta-disclosure")]
+    figure(points, generalised, "uloss", "Figure 2(a): Uloss vs Ploss (generalisation)",
+           DOCS / "figures" / "paper001_fig2a.png", "Utility loss (Uloss)")
+    modes = [f"{m} ({mode})" for m in ("l-diversity", "t-closeness") for mode in ("generalise", "bucketise")]
+    figure(points, modes, "uloss", "Figure 2(b): generalisation vs bucketisation",
+           DOCS / "figures" / "paper001_fig2b.png", "Utility loss (Uloss)")
+    if "query-error" in points.columns:
+        figure(points, generalised, "query-error", "Figure 3(a): aggregate query error vs Ploss",
+               DOCS / "figures" / "paper001_fig3a.png", "Average relative error (%)")
+    print(markdown(points))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
