@@ -11,6 +11,7 @@ from .hierarchy import ROOT, Hierarchy, Node, value_label
 from .hookspecs import hookimpl
 from .inspect import inspect_report
 from .mining import have_pyfim, mine
+from .longest import Longest, MiningLimit, longest_itemsets
 from .kernels import and_popcount, support_counts
 from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic
 from .jobs import CancelToken, Context

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
     r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
-    r.add_argument("--format", default="csv", help="output format: csv, tsv, xlsx, parquet, spmf (default csv)")
+    r.add_argument("--format", help="output format: csv, tsv, xlsx, parquet, spmf, or a plugin's (default csv; "
+                                    "a set-valued release: the first format that writes item sets)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
@@ -186,7 +187,8 @@ def cmd_run(args, registry) -> int:
         specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
-    registry.exporter(args.format)  # fail early on an unknown format
+    if args.format:
+        registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
@@ -199,7 +201,8 @@ def cmd_run(args, registry) -> int:
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
-        manifest = export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
+        fmt = args.format or _default_format(registry, result)
+        manifest = export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                                   report=report, source=source, project=args.project, version=__version__,
                                   ctx=Context(spec.seed)).manifest
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
@@ -211,6 +214,15 @@ def cmd_run(args, registry) -> int:
                   file=sys.stderr)
         print(target)
     return status
+
+
+def _default_format(registry, result) -> str:
+    """csv, or for a set-valued release the first exporter that streams item sets."""
+    if result.release.sets is not None:
+        for name in registry.names("exporter"):
+            if registry.exporter(name).writes_sets:
+                return name
+    return "csv"
 
 
 def _applicable_metrics(registry, data) -> tuple[str, ...]:

@@ -162,12 +162,26 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
     model = bind_model(registry, result.spec.model)
     _check_or_refuse(model, result.release, None, "the release")
+    sets = result.release.sets
+    if sets is not None and not exporter.writes_sets:
+        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_sets]
+        raise BadInput(f"a set-valued release is written one item set per line; choose the format "
+                       f"{' or '.join(able) or '(none installed)'} instead of {options.fmt}")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:  # nothing below may leave a file at target unless all of it succeeds
-        exporter.write(frame, tmp, exporter.params())
+        if sets is not None:  # streamed from the group centres in chunks, never a records × items frame
+            rows = result.release.groups if order is None else result.release.groups[order]
+            exporter.write_sets(sets, rows, tmp, exporter.params())
+        else:
+            exporter.write(frame, tmp, exporter.params())
         ctx.progress(0.1, "reading the written file back")
         back = exporter.read_back(tmp)
-        verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
+        if sets is not None:  # judged from the file alone: records publishing the same set are a group
+            verdict = _check_or_refuse(model, release_as_written(back, result.release.roles()), order,
+                                       "the written release")
+            frame = back
+        else:
+            verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         assessment = assess(registry, result.data, before_release(result.data),
                             release_as_written(back, result.release.roles()),
