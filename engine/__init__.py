@@ -24,6 +24,7 @@ from .release import (BUCKETISED_TABLE, FEATURE_SUBSET, GENERALISED_TABLE, GROUP
 from .generalised import SUPPRESSED, Interval, NodeValue, format_value, is_generalised, parse_value, value_width
 from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release
 from .setvalued import SetValued
+from .synthetic import power_law_sets
 from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items
 from .charts import draw as draw_chart, save_chart
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
