@@ -8,10 +8,10 @@ from pathlib import Path
 
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
 from matplotlib.figure import Figure
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from veil.engine import BadInput, draw_chart, write_atomic
+from veil.engine import BadInput, draw_chart, picked_run, write_atomic
 
 from .forms import ParamForm
 
@@ -20,6 +20,8 @@ AXIS_PARAMS = ("x",)  # chart parameters that name a swept parameter
 
 
 class ChartPanel(QWidget):
+    run_picked = Signal(int)  # a point of the chart was clicked: the run it draws
+
     def __init__(self, controller, parent=None):
         super().__init__(parent)
         self.controller = controller
@@ -57,6 +59,7 @@ class ChartPanel(QWidget):
         self._scheduled = False
         self.drawn_message = ""
         self.chooser.currentIndexChanged.connect(self._chosen)
+        self.canvas.mpl_connect("pick_event", self._picked)
         self.runs.results_changed.connect(self.schedule)
         i = self.chooser.findData(self.state.name)
         self.chooser.setCurrentIndex(max(i, 0))
@@ -133,6 +136,14 @@ class ChartPanel(QWidget):
             text = "Run a configuration to see its results here." if results.empty else str(exc)
             self.figure.text(0.5, 0.5, text, ha="center", va="center", color="#5f6368", wrap=True)
         self.canvas.draw_idle()
+
+    def _picked(self, event) -> None:
+        indices = getattr(event, "ind", None)
+        if indices is None or not len(indices):
+            return
+        run = picked_run(self.figure, event.artist, int(indices[0]))
+        if run is not None:
+            self.run_picked.emit(run)
 
     # -- saving ---------------------------------------------------------------------------------
     def _ask_save_chart(self) -> None:

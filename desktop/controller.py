@@ -204,7 +204,7 @@ class Controller(QObject):
             self.message.emit("Opening cancelled")
         elif job in self._exports:
             self._exports.pop(job)
-            self.message.emit("Export cancelled")
+            self.message.emit("Export cancelled: nothing was written")
 
     @Slot()
     def _on_idle(self) -> None:

@@ -79,7 +79,8 @@ class _Worker(QThread):
             except BaseException as exc:  # a plugin's bug must not end the worker
                 self.failed.emit(job.id, Failure.from_exception(exc))
             else:
-                if job.token.cancelled:
+                # a job that finished work it cannot undo (a committed export) succeeded, whenever the cancel came
+                if job.token.cancelled and not getattr(value, "committed", False):
                     self.cancelled.emit(job.id)
                 else:
                     self.succeeded.emit(job.id, value)

@@ -116,6 +116,14 @@ class RunsPanel(QWidget):
         rows = self.results_view.selectionModel().selectedRows()
         return self.results_model.run_id(rows[0].row()) if rows else None
 
+    def select_run(self, run_id: int) -> None:
+        """Select a run's row in the results table (a point clicked on a chart)."""
+        for row in range(self.results_model.rowCount()):
+            if self.results_model.run_id(row) == run_id:
+                self.results_view.selectRow(row)
+                self.results_view.scrollTo(self.results_model.index(row, 0))
+                return
+
     def _export_row(self, row: int) -> None:
         self.export_requested.emit(self.results_model.run_id(row))
 

@@ -205,13 +205,15 @@ class Exported:
     verified: bool
     verification: str
     reports: tuple[Path, ...] = ()
+    committed: bool = True  # the files are in place: a cancel that came after cannot undo them (see runner)
 
 
 def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, ctx: Context, *,
            source: DataSource | None = None, report: bool = True, project: str | os.PathLike | None = None,
            weights=None) -> Exported:
     """Write the release, its manifest and its report through the engine, then verify what was
-    written (the rules are the engine's: see engine/export.py).
+    written (the rules are the engine's: see engine/export.py). A cancel is honoured at every step
+    until the files take their names together; then the export is done and is reported as such.
 
     ``source`` (how the data was read) goes into the manifest, so ``veil report`` can read the input
     again. ``weights`` export a privacy-aware run at other E(S) weights than it was made with: the
@@ -224,9 +226,10 @@ def export(registry, result: RunResult, folder: str | os.PathLike, options: Expo
     done = export_release(registry, result, folder, options, report=ReportOptions() if report else None,
                           source=source, project=project, version=__version__, ctx=ctx.child(0.1, 0.9))
     reports = tuple(p for p in (done.report_html, done.report_pdf) if p is not None)
-    ctx.progress(0.9, "verifying the written file")
+    # the files are in place: from here a cancel comes too late, so it is not checked for
+    ctx.progress(0.9, "verifying the written files", check=False)
     check = verify_manifest(registry, folder / "manifest.json")
-    ctx.progress(1.0, "exported")
+    ctx.progress(1.0, "exported", check=False)
     return Exported(folder, done.manifest, bool(check.holds), check.message, reports)
 
 

@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
         c.ranking.changed.connect(self._ranking_offered)
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
+        self.chart_panel.run_picked.connect(self.runs_panel.select_run)
         self.runs_panel.details_requested.connect(
             lambda e: self.show_error(f"Run #{e.id} failed", f"{e.label}: {e.failure.message}", e.failure.details))
 

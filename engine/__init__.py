@@ -26,7 +26,7 @@ from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_r
 from .setvalued import SetValued
 from .synthetic import power_law_sets
 from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items
-from .charts import draw as draw_chart, save_chart
+from .charts import draw as draw_chart, mark_runs, orientations, picked_run, save_chart
 from .containment import (KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint,
                           class_sizes_per_record, kac, kac_per_record, partition_of)
 from .datasource import DataSource, demo_path, load_demo

@@ -79,10 +79,13 @@ def assess(registry, original, before: Release | None, after: Release | None, op
            ctx: Context | None = None) -> dict:
     """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
     ctx = ctx or Context(0)
+    ctx.progress(0.0, "assessing the risk before")
     risk = {"model": "prosecutor", "threshold": float(options.risk_threshold),
-            "before": _risk(registry, original, before, options.risk_threshold, ctx),
-            "after": _risk(registry, original, after, options.risk_threshold, ctx)}
+            "before": _risk(registry, original, before, options.risk_threshold, ctx)}
+    ctx.progress(0.05, "assessing the risk after")
+    risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
     utility = None
+    ctx.progress(0.1, "assessing utility" if options.utility else "assessed")
     if options.utility:
         utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0))
     return {"risk": risk, "utility": utility}
@@ -93,10 +96,13 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
         return None
     values = {}
     for key, name in RISK_METRICS.items():
+        ctx.check()  # each measure can take a second on large data: a cancel is honoured between them
         metric = registry.metric(name)
         params = metric.params({"threshold": threshold} if key == "at_risk" else {})
         values[key] = _number(metric.compute(original, release, params, ctx))
+    ctx.check()
     sizes = release.class_sizes()
+    ctx.check()
     return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
             "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
             "smallest_group": int(sizes.min()) if len(sizes) else None,
@@ -131,6 +137,7 @@ def _utility(registry, original, before: Release | None, after: Release | None, 
         sub = ctx.child(i / 2, (i + 1) / 2)
         out[side] = {}
         for key, name in UTILITY_METRICS.items():
+            sub.check()
             metric = registry.metric(name)
             out[side][key] = _number(_memoised(metric, original, release, sub))
     return out

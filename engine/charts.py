@@ -13,9 +13,50 @@ from .runs import PluginCall
 
 
 def draw(registry, call: PluginCall, results: pd.DataFrame, figure: Figure) -> Figure:
+    """Draw chart ``call`` of ``results`` onto ``figure``.
+
+    The chart sees, in ``results.attrs["higher_is_better"]``, each metric's declared orientation
+    (``privacy-value``: the run's privacy model's), so no chart guesses which way is better; it may
+    tag what it draws with :func:`mark_runs` so a click on a point selects the run.
+    """
     chart = registry.chart(call.name)
+    results = results.copy()
+    results.attrs["higher_is_better"] = orientations(registry, results)
+    figure.veil_runs = []
     chart.draw(results, figure, chart.params(call.params))
     return figure
+
+
+def orientations(registry, results: pd.DataFrame) -> dict:
+    """Whether a larger value is better, for every metric of a result table that declares it."""
+    out = {}
+    if "metric" not in results.columns:
+        return out
+    for text in pd.unique(results["metric"]):
+        name = str(text).split(":")[0]
+        if name == "privacy-value":
+            models = [m for m in pd.unique(results.get("model", pd.Series(dtype=object))) if isinstance(m, str)]
+            found = {registry.privacy_model(m.split(":")[0]).higher_is_safer for m in models
+                     if m.split(":")[0] in registry.names("privacy-model")}
+            if len(found) == 1:
+                out[text] = found.pop()
+        elif name in registry.names("metric"):
+            out[text] = bool(registry.metric(name).higher_is_better)
+    return out
+
+
+def mark_runs(figure: Figure, artist, runs) -> None:
+    """Say which run each point of ``artist`` (a scatter) draws, so clicking it can select the run."""
+    artist.set_picker(6)
+    figure.veil_runs = [*getattr(figure, "veil_runs", []), (artist, [int(r) for r in runs])]
+
+
+def picked_run(figure: Figure, artist, index: int) -> int | None:
+    """The run a pick event on ``artist`` at point ``index`` names (None when it names none)."""
+    for marked, runs in getattr(figure, "veil_runs", []):
+        if marked is artist and 0 <= index < len(runs):
+            return runs[index]
+    return None
 
 
 def save_chart(registry, call: PluginCall, results: pd.DataFrame, out_dir: str | Path, stem: str | None = None,

@@ -1,15 +1,19 @@
 """Veil's command line: the same engine as the desktop, headless.
 
 Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr, no traceback),
-3 an internal error (a bug: one line, the traceback in a log file), 130 interrupted.
+3 an internal error (a bug: one line, the traceback in a log file), 130 interrupted (Ctrl+C, SIGINT),
+143 terminated (SIGTERM). An interrupted or terminated export leaves the output folder as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__
@@ -17,6 +21,7 @@ from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
 from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .io import missing_reason
 from .jobs import Context
 from .project import Project
 from .registry import make_registry
@@ -265,6 +270,8 @@ def cmd_report(args, registry) -> int:
 
 def cmd_verify(args, registry) -> int:
     path = Path(args.path)
+    if not path.exists():
+        raise BadInput(missing_reason(path, "manifest" if path.suffix == ".json" else "file"))
     if path.is_dir() or path.suffix == ".json":
         if args.model:
             raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
@@ -273,7 +280,7 @@ def cmd_verify(args, registry) -> int:
         if not args.model:
             raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
         if not path.exists():
-            raise BadInput(f"file not found: {path}")
+            raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
         frame_cols = registry.exporter(fmt).read_back(path).columns
         excluded = {args.target, *args.sensitive}
@@ -328,15 +335,53 @@ COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "report": 
             "plugins": cmd_plugins}
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM: unwinds like Ctrl+C, so an export under way removes what it prepared."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the first one; a second
+    one while cleaning up is ignored, so the clean-up finishes). Elsewhere, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen = []
+
+    def handler(signum, frame):
+        if seen:
+            return
+        seen.append(signum)
+        raise Interrupted(signum)
+
+    wanted = [signal.SIGINT, signal.SIGTERM]
+    previous = {s: signal.getsignal(s) for s in wanted}
+    for s in wanted:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; return its exit code (never raises for user errors)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
-        if args.command is None:
-            raise BadInput("no command given (see `veil --help`)")
-        registry = make_registry()
-        return COMMANDS[args.command](args, registry)
+        with _signals_interrupt():
+            args = build_parser().parse_args(argv)
+            if args.command is None:
+                raise BadInput("no command given (see `veil --help`)")
+            registry = make_registry()
+            return COMMANDS[args.command](args, registry)
+    except Interrupted as exc:
+        print("veil: terminated" if exc.signum == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
+        return 128 + exc.signum
     except PrivacyCheckFailed as exc:
         print(f"veil: privacy check failed: {exc}", file=sys.stderr)
         return EXIT_PRIVACY

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
+
 from .binary import BinaryMatrix
 from .errors import BadInput
 from .io import ImportOptions, read_data, sha256_file
+from .hierarchy import Hierarchy
 from .table import Kind, Role, Schema, Table
+from .validate import get
 
 DEMO_CSV = "demo_hospital.csv"
 DEMO_SCHEMA = "demo_hospital.json"
@@ -48,6 +54,11 @@ class DataSource:
     skip_rows: int = 0
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
+    append: tuple = ()  # further DataSources with the same columns, their rows appended (adult.data + adult.test)
+    missing: tuple[str, ...] = ()  # cell texts that mean "missing" (UCI's "?")
+    drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
+    columns: tuple[str, ...] | None = None  # keep only these columns, in this order
+    hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
@@ -60,7 +71,11 @@ class DataSource:
             data = read_data(registry, self.path, self.options())
         else:
             raise BadInput("no data: give a file or choose the demo data")
+        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.columns):
+            data = self._reshaped(registry, data)
         if isinstance(data, Table):
+            for column, path in self.hierarchies.items():
+                data = data.with_hierarchy(column, Hierarchy.from_arx_csv(path, name=column))
             if self.kinds:
                 data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
             if self.roles:
@@ -69,12 +84,43 @@ class DataSource:
             raise BadInput("transaction data has no columns to give roles to")
         return data
 
+    def _reshaped(self, registry, table: Table) -> Table:
+        """The table with the appended files' rows, missing values dropped and columns kept."""
+        frames, hashes = [table.frame], [table.sha256 or ""]
+        for extra in self.append:
+            names = self.names or (tuple(table.frame.columns) if extra.header is False else None)
+            extra = extra if extra.names or not names else dataclasses.replace(extra, names=names)
+            more = extra.load(registry)
+            if not isinstance(more, Table) or list(more.frame.columns) != list(table.frame.columns):
+                raise BadInput(f"{extra.path}: its columns differ from {self.path}'s; appended files need the same "
+                               f"columns")
+            frames.append(more.frame)
+            hashes.append(more.sha256 or "")
+        frame = pd.concat(frames, ignore_index=True)
+        if self.missing:
+            frame = frame.mask(frame.isin(list(self.missing)))
+        if self.drop_missing:
+            frame = frame.dropna().reset_index(drop=True)
+        if self.columns:
+            missing_cols = [c for c in self.columns if c not in frame.columns]
+            if missing_cols:
+                raise BadInput(f"no column named {missing_cols[0]!r}; columns are {', '.join(frame.columns)}")
+            frame = frame[list(self.columns)]
+        sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
+        return Table.from_frame(frame, source=table.source, sha256=sha)
+
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
              "skip_rows": self.skip_rows or None,
-             "roles": dict(self.roles), "kinds": dict(self.kinds)}
-        return {k: v for k, v in d.items() if v not in (None, {}, False)} | {"demo": self.demo}
+             "roles": dict(self.roles), "kinds": dict(self.kinds),
+             "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
+             "drop_missing": self.drop_missing or None, "columns": list(self.columns) if self.columns else None,
+             "hierarchies": dict(self.hierarchies)}
+        kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
+        if self.header is False:
+            kept["header"] = False
+        return kept | {"demo": self.demo}
 
     @classmethod
     def from_dict(cls, d: Mapping, base: Path | None = None) -> DataSource:
@@ -98,9 +144,21 @@ class DataSource:
         kinds = dict(d.get("kinds") or {})
         for k in kinds.values():
             Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
+        append = get(d, "append", list, [], where="data")
+        hierarchies = get(d, "hierarchies", dict, {}, where="data")
+        for column, file in hierarchies.items():
+            if not isinstance(file, str):
+                raise BadInput(f"the hierarchy of {column!r} must be a file name, got {file!r}")
+        hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute() else f
+                       for c, f in hierarchies.items()}
+        missing = get(d, "missing", list, [], where="data")
+        columns = get(d, "columns", list, None, where="data")
         return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
                    fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
-                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds)
+                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds,
+                   append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
+                   drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
+                   columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies)
 
 
 def _skip_rows(value) -> int:

@@ -5,13 +5,18 @@ The rules (DESIGN "Release, export and the report", docs/release.md):
 * the release is checked against its privacy model from the materialised data before anything is
   written, and again *as read back from the written file* before it takes its final name; a
   release that fails is never written, and the message lists the failing records and why;
-* writes are atomic (temporary file beside the target, fsync, rename): a killed export leaves the
-  target path as it was;
+* an export is one transaction (:mod:`veil.engine.staging`): its files are prepared in a private
+  folder beside the target and take their names together, or none does; a cancel, a failure or
+  an interrupt leaves the folder as it was, and a killed one is named by ``veil verify`` and
+  undone by the next export into the folder;
+* the manifest lists every file of the export with its SHA-256, each report carries the hash of
+  its manifest, and :func:`verify_manifest` checks the whole set;
 * the input file (and the project file) is never written to: a target that is the same file, by
   any path or link, is refused;
 * identifier columns never reach the output;
 * rows are shuffled with a recorded seed (``shuffle_seed``) unless turned off;
-* spreadsheet formulas are escaped by the CSV, TSV and Excel exporters.
+* spreadsheet formulas are escaped by the CSV, TSV and Excel exporters, in header cells too (the
+  written names are recorded in the manifest).
 
 :func:`export_release` is the one call the desktop and ``veil run`` make: release, manifest and
 report. :func:`write_release` does the first two.
@@ -21,10 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
 import platform
+import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,11 +43,12 @@ from .assessment import ReportOptions, assess, before_release, release_as_writte
 from .binary import BinaryMatrix
 from .datasource import input_path as data_input_path, input_rows as data_input_rows
 from .errors import BadInput, PrivacyCheckFailed
-from .io import atomic_path, sha256_file, write_text_atomic
+from .io import sha256_file
 from .jobs import Context
 from .params import params_to_dict
 from .release import Release, Verdict, describe_failures
 from .runs import BoundModel, PluginCall, RunResult, bind_model
+from .staging import Staging, leftovers
 from .table import Role, Table
 from .validate import get, read_json_object
 
@@ -130,7 +139,7 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
                   extra: dict | None = None, source=None, project: str | os.PathLike | None = None,
                   report: ReportOptions | None = None, ctx: Context | None = None,
                   also_writes: tuple[str, ...] = ()) -> dict:
-    """Write ``DIR/<filename>.<ext>`` and ``DIR/manifest.json``; return the manifest.
+    """Write ``DIR/<filename>.<ext>`` and ``DIR/manifest.json`` (no report); return the manifest.
 
     Parameters
     ----------
@@ -149,49 +158,12 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
         The release, or the file read back, fails its model; nothing is written.
     BadInput
         An identifier column in the release, or a target that is the input file.
+    Cancelled
+        ``ctx`` was cancelled; nothing is written.
     """
-    ctx = ctx or Context(result.spec.seed)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"{out} exists and is not a folder")
-    exporter = registry.exporter(options.fmt)
-    target = out / f"{options.filename}.{exporter.extension}"
-    protected = [input_path or _source_path(result), project]
-    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in also_writes)], protected)
-    shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
-    frame, order = released_frame(result, options.shuffle, shuffle_seed)
-    model = bind_model(registry, result.spec.model)
-    _check_or_refuse(model, result.release, None, "the release")
-    sets = result.release.sets
-    if sets is not None and not exporter.writes_sets:
-        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_sets]
-        raise BadInput(f"a set-valued release is written one item set per line; choose the format "
-                       f"{' or '.join(able) or '(none installed)'} instead of {options.fmt}")
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target) as tmp:  # nothing below may leave a file at target unless all of it succeeds
-        if sets is not None:  # streamed from the group centres in chunks, never a records × items frame
-            rows = result.release.groups if order is None else result.release.groups[order]
-            exporter.write_sets(sets, rows, tmp, exporter.params())
-        else:
-            exporter.write(frame, tmp, exporter.params())
-        ctx.progress(0.1, "reading the written file back")
-        back = exporter.read_back(tmp)
-        if sets is not None:  # judged from the file alone: records publishing the same set are a group
-            verdict = _check_or_refuse(model, release_as_written(back, result.release.roles()), order,
-                                       "the written release")
-            frame = back
-        else:
-            verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
-        ctx.progress(0.2, "assessing risk and utility")
-        assessment = assess(registry, result.data, before_release(result.data),
-                            release_as_written(back, result.release.roles()),
-                            report or ReportOptions(utility=False), ctx.child(0.2, 0.95))
-        manifest = build_manifest(result, target, verdict, len(frame), list(frame.columns), options,
-                                  input_path=input_path, input_rows=input_rows, version=version, extra=extra,
-                                  source=source, project=project, shuffle_seed=shuffle_seed, assessment=assessment,
-                                  output_sha256=sha256_file(tmp))
-    write_text_atomic(out / MANIFEST_NAME, json.dumps(manifest, indent=2, allow_nan=False) + "\n")
-    return manifest
+    return _export(registry, result, out_dir, options, input_path=input_path, input_rows=input_rows, version=version,
+                   extra=extra, source=source, project=project, assessment=report, report_files=None, ctx=ctx,
+                   also_writes=also_writes).manifest
 
 
 def export_release(registry, result: RunResult, out_dir: str | os.PathLike, options: ExportOptions = ExportOptions(),
@@ -200,8 +172,12 @@ def export_release(registry, result: RunResult, out_dir: str | os.PathLike, opti
     """Export a run: the released file, ``manifest.json`` and (unless ``report`` is None) ``report.html``
     and ``report.pdf``, all in ``out_dir``. This is what the desktop's Export and ``veil run`` call.
 
+    The export is one transaction (:mod:`veil.engine.staging`): every file is prepared in a private
+    folder beside the target and they take their names together at the end; a failure, a cancel or
+    an interrupt before that leaves the folder as it was (an earlier export in it stays intact).
+
     Takes seconds on large data when the report trains its classifier: call it from a worker
-    thread with a :class:`Context` for progress and cancellation.
+    thread with a :class:`Context` for progress and cancellation (checked at every step).
 
     Raises
     ------
@@ -209,23 +185,180 @@ def export_release(registry, result: RunResult, out_dir: str | os.PathLike, opti
         The release fails its privacy model: nothing was written (the message lists failing records).
     BadInput
         A target path is the input or project file, an identifier column would be released, a bad format.
+    Cancelled
+        ``ctx`` was cancelled before the files took their names: nothing was written.
     """
-    from .report import REPORT_FILES, write_report
+    data = _input_data(result)
+    return _export(registry, result, out_dir, options, input_path=data_input_path(data),
+                   input_rows=data_input_rows(data), version=version, source=source, project=project,
+                   assessment=report, report_files=report, ctx=ctx)
+
+
+def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, input_path=None, input_rows=None,
+            version="", extra=None, source=None, project=None, assessment: ReportOptions | None = None,
+            report_files: ReportOptions | None = None, ctx: Context | None = None,
+            also_writes: tuple[str, ...] = ()) -> Export:
+    from .report import REPORT_FILES, render_report_files
 
     ctx = ctx or Context(result.spec.seed)
-    data = _input_data(result)
-    names = tuple(REPORT_FILES.values()) if report is not None else ()
-    manifest = write_release(registry, result, out_dir, options, input_path=data_input_path(data),
-                             input_rows=data_input_rows(data), version=version, source=source, project=project,
-                             report=report, ctx=ctx.child(0.0, 0.8), also_writes=names)
+    ctx.check()
     out = Path(out_dir)
-    paths = {}
-    if report is not None:
-        ctx.progress(0.8, "writing the report")
-        paths = write_report(registry, manifest, out, report)
-    ctx.progress(1.0, "exported")
-    return Export(manifest, out / manifest["output"]["path"], out / MANIFEST_NAME, paths.get("html"),
-                  paths.get("pdf"))
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out} exists and is not a folder")
+    exporter = registry.exporter(options.fmt)
+    target = out / f"{options.filename}.{exporter.extension}"
+    report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
+                         if report_files is not None and getattr(report_files, k))
+    protected = [input_path or _source_path(result), project]
+    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *also_writes))], protected)
+    shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
+    frame, order = released_frame(result, options.shuffle, shuffle_seed)
+    model = bind_model(registry, result.spec.model)
+    _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
+    sets = result.release.sets
+    if sets is not None and not exporter.writes_sets:
+        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_sets]
+        raise BadInput(f"a set-valued release is written one item set per line; choose the format "
+                       f"{' or '.join(able) or '(none installed)'} instead of {options.fmt}")
+    ctx.progress(0.02, "writing the release")
+    with Staging(out) as stage:  # leaving it without the commit below deletes everything prepared
+        tmp = stage.file(target.name)
+        if sets is not None:  # streamed from the group centres in chunks, never a records × items frame
+            rows = result.release.groups if order is None else result.release.groups[order]
+            exporter.write_sets(sets, rows, tmp, exporter.params())
+        else:
+            exporter.write(frame, tmp, exporter.params())
+        ctx.progress(0.1, "reading the written file back")
+        back = exporter.read_back(tmp)
+        if sets is not None:  # judged from the file alone: records publishing the same set are a group
+            frame = back
+            verdict = _check_or_refuse(model, release_as_written(back, result.release.roles()), order,
+                                       "the written release")
+        else:
+            _check_columns(frame, back, options.fmt)
+            verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
+        ctx.progress(0.2, "assessing risk and utility")
+        figures = assess(registry, result.data, before_release(result.data),
+                         release_as_written(back, result.release.roles()),
+                         assessment or ReportOptions(utility=False), ctx.child(0.2, 0.75 if report_names else 0.95))
+        manifest = build_manifest(result, target, verdict, len(frame), list(frame.columns), options,
+                                  input_path=input_path, input_rows=input_rows, version=version, extra=extra,
+                                  source=source, project=project, shuffle_seed=shuffle_seed, assessment=figures,
+                                  output_sha256=sha256_file(tmp), written=written_names(exporter, frame.columns))
+        manifest["export"] = {"id": secrets.token_hex(16), "files": {target.name: manifest["output"]["sha256"]}}
+        paths = {}
+        if report_names:
+            ctx.progress(0.75, "writing the report")
+            paths = render_report_files(registry, manifest, stage, report_files, binding(manifest),
+                                        ctx=ctx.child(0.75, 0.98))
+            manifest["export"]["files"].update({stage_path.name: sha256_file(stage_path)
+                                                for stage_path in paths.values()})
+        stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n",
+                                             encoding="utf-8")
+        ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
+        keep = {target.name, MANIFEST_NAME, *report_names}
+        stage.commit(remove=_earlier_members(out, keep, protected), last=MANIFEST_NAME)
+    ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
+    return Export(manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None
+                                                            for k in ("html", "pdf")))
+
+
+def written_names(exporter, columns) -> list[str]:
+    """The column names as ``exporter`` writes them in its file (a spreadsheet format escapes
+    names that would run as formulas); the plain names when the exporter does not say."""
+    return [str(n) for n in exporter.header([str(c) for c in columns])]
+
+
+def _check_columns(frame: pd.DataFrame, back: pd.DataFrame, fmt: str) -> None:
+    """BadInput when the file does not read back with the release's column names."""
+    wrote, got = [str(c) for c in frame.columns], [str(c) for c in back.columns]
+    if wrote == got:
+        return
+    for i, name in enumerate(wrote):
+        if i >= len(got) or got[i] != name:
+            found = f"reads back as {got[i]!r}" if i < len(got) else "is missing when read back"
+            raise BadInput(f"the {fmt} file cannot hold the column name {name!r} (it {found}); rename the column "
+                           f"or export another format; nothing was written")
+    raise BadInput(f"the {fmt} file reads back with more columns than were written; nothing was written")
+
+
+def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
+    """Files of an earlier export in ``out`` that the new export does not replace: its release of
+    another format or name, and its reports. They go (with a rollback copy) when the new export
+    takes its place, so no file of another export is left beside the new manifest."""
+    from .report import REPORT_FILES
+
+    listed = {}  # name -> the SHA-256 the earlier manifest gives it
+    try:
+        earlier = read_manifest(out / MANIFEST_NAME)
+        listed[earlier["output"]["path"]] = earlier["output"]["sha256"]
+        listed.update((earlier.get("export") or {}).get("files") or {})
+    except (BadInput, OSError):
+        pass
+    gone = []
+    for name in sorted({*listed, *REPORT_FILES.values()}):
+        path = out / name
+        if name in keep or Path(name).name != name or not path.is_file() or path.is_symlink():
+            continue
+        if any(keep_safe and Path(keep_safe).exists() and os.path.samefile(keep_safe, path) for keep_safe in protected):
+            continue  # never the input or the project file
+        # only a file that is provably the earlier export's: as its manifest lists it, or a Veil report
+        if (name in listed and sha256_file(path) == listed[name]) or (name in REPORT_FILES.values()
+                                                                      and _is_veil_report(path)):
+            gone.append(name)
+    return tuple(gone)
+
+
+def _is_veil_report(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(2048)
+        if head.startswith(b"%PDF"):
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+            return b"/Creator (Veil)" in f.read()
+    return b'<meta name="generator" content="Veil' in head
+
+
+def manifest_digest(manifest: dict) -> str:
+    """SHA-256 of a manifest's content without its ``export.files`` (which lists the report's own
+    hash): the hash a report carries to say which manifest it describes."""
+    body = {k: v for k, v in manifest.items() if not k.startswith("_")}
+    if isinstance(body.get("export"), dict):
+        body["export"] = {k: v for k, v in body["export"].items() if k != "files"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def binding(manifest: dict, regenerated: str | None = None) -> dict:
+    """What a report carries to tie it to its manifest (see :func:`read_binding`)."""
+    b = {"manifest-sha256": manifest_digest(manifest), "export-id": (manifest.get("export") or {}).get("id") or "",
+         "export-created": manifest.get("created") or ""}
+    if regenerated:
+        b["regenerated"] = regenerated
+    return b
+
+
+def binding_text(b: dict) -> str:
+    return " ".join(f"veil-{k}={v}" for k, v in b.items() if v)
+
+
+_BINDING = re.compile(rb"veil-(manifest-sha256|export-id|export-created|regenerated)=([0-9A-Za-z:+\-.]+)")
+
+
+def read_binding(path: str | os.PathLike) -> dict:
+    """The binding a report file carries (HTML: a ``<meta name="veil-binding">`` in its head; PDF: its
+    Keywords); ``{}`` when it carries none (a report of an earlier Veil, or not a report)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+            if head.startswith(b"%PDF"):
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))  # the info dictionary is near the end
+                head = f.read()
+    except OSError:
+        return {}
+    found = {}
+    for key, value in _BINDING.findall(head):
+        found.setdefault(key.decode(), value.decode())
+    return found
 
 
 def _input_data(result: RunResult):
@@ -252,7 +385,8 @@ def _check_or_refuse(model: BoundModel | None, release: Release, order, what: st
 
 def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, rows: int, columns: list[str],
                    options: ExportOptions, *, input_path=None, input_rows=None, version="", extra=None,
-                   source=None, project=None, shuffle_seed=None, assessment=None, output_sha256=None) -> dict:
+                   source=None, project=None, shuffle_seed=None, assessment=None, output_sha256=None,
+                   written=None) -> dict:
     release = result.release
     prov = release.provenance
     spec = result.spec
@@ -275,7 +409,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "project": _project_entry(project),
         "output": {"path": target.name, "format": options.fmt, "sha256": output_sha256 or sha256_file(target),
                    "rows": rows,
-                   "columns": columns},
+                   "columns": columns,
+                   "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c}},
         "roles": release.roles(),
         "removed_identifiers": identifier_columns(result),
         "release_kind": release.kind,
@@ -388,6 +523,13 @@ def read_manifest(path: str | os.PathLike) -> dict:
     get(manifest["output"], "path", str, where=f"{p.name} output", required=True)
     get(manifest["output"], "sha256", str, where=f"{p.name} output", required=True)
     get(manifest["privacy_model"], "params", dict, {}, where=f"{p.name} privacy_model")
+    export = get(manifest, "export", dict, {}, where=p.name)
+    files = get(export, "files", dict, {}, where=f"{p.name} export")
+    for name, digest in files.items():
+        if Path(name).name != name or name in (".", "..") or not isinstance(digest, str):
+            raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
+    if Path(manifest["output"]["path"]).name != manifest["output"]["path"]:
+        raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
     manifest["_dir"] = str(p.parent)
     return manifest
 
@@ -421,23 +563,97 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginC
 
 
 def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
-    """Re-check the file a manifest describes: its hash, then its privacy model."""
+    """Re-check the export a manifest describes, as a whole: every member file (the release by its
+    SHA-256, each report by the manifest hash it carries), what a killed export left in the folder,
+    then the privacy model on the released file.
+
+    A member of another export (a report left by an earlier export, files of a commit that a kill
+    cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
+    """
+    given = Path(manifest_path)
+    notes = []
+    for item in leftovers(given if given.is_dir() else given.parent):
+        if item.mixed:  # even before the manifest: a half-moved export may have none yet
+            return Verification(False, _interrupted(item), None, None)
+        notes.append(item.describe())
     manifest = read_manifest(manifest_path)
+    folder = Path(manifest["_dir"])
     out = manifest["output"]
-    path = Path(manifest["_dir"]) / out["path"]
-    if not path.exists():
-        raise BadInput(f"the released file {path} is missing")
-    actual = sha256_file(path)
-    matches = actual == out.get("sha256")
+    path = folder / out["path"]
+    problems = member_problems(folder, manifest)
+    matches = None
+    if path.exists():
+        matches = sha256_file(path) == out.get("sha256")
+        if not matches:
+            problems.insert(0, f"{path.name} was changed after export: its SHA-256 differs from the manifest")
+    note = "".join(f"; note: {n}" for n in notes)
+    if problems:
+        return Verification(False, "; ".join(problems) + note, None, matches)
     pm = manifest["privacy_model"]
-    if not matches:
-        return Verification(False, f"{path.name} was changed after export: its SHA-256 differs from the manifest",
-                            None, False)
     if not pm.get("name"):
-        return Verification(True, "the file matches its manifest; the release makes no privacy claim", None, True)
+        return Verification(True, "the files match their manifest; the release makes no privacy claim" + note,
+                            None, True)
     result = verify_file(registry, path, out.get("format", "csv"), PluginCall(pm["name"], pm.get("params") or {}),
                          manifest["roles"])
-    return Verification(result.holds, result.message, result.verdict, True)
+    return Verification(result.holds, result.message + note, result.verdict, True)
+
+
+def member_problems(folder: Path, manifest: dict) -> list[str]:
+    """What is missing from the export or belongs to another one, in words."""
+    from .report import REPORT_FILES
+
+    out = manifest["output"]
+    files = dict((manifest.get("export") or {}).get("files") or {})
+    files.setdefault(out["path"], out.get("sha256"))
+    ours = manifest_digest(manifest) if manifest.get("export") else None
+    problems = []
+    for name, digest in files.items():
+        p = folder / name
+        if not p.exists():
+            problems.append(f"incomplete export: {name} is missing")
+        elif name != out["path"]:  # a report: whose is it?
+            carried = read_binding(p)
+            if carried.get("manifest-sha256") != ours:
+                problems.append(f"incomplete export: {name} belongs to {_whose(carried, manifest)} export")
+            elif sha256_file(p) != digest and not carried.get("regenerated"):
+                problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
+    for name in REPORT_FILES.values():
+        p = folder / name
+        if name in files or not p.exists():
+            continue
+        carried = read_binding(p)
+        if not ours or carried.get("manifest-sha256") != ours:
+            problems.append(f"incomplete export: {name} belongs to {_whose(carried, manifest)} export")
+    return problems
+
+
+def _whose(carried: dict, manifest: dict) -> str:
+    """"an earlier", "a later" or "another", comparing the export times (same ISO format, UTC)."""
+    theirs, ours = carried.get("export-created") or "", manifest.get("created") or ""
+    if not carried or (theirs and ours and theirs < ours):
+        return "an earlier"  # a report without a binding is older than bindings
+    if theirs and ours and theirs > ours:
+        return "a later"
+    return "another"
+
+
+def _interrupted(item) -> str:
+    new = sorted(n for n, state in item.members.items() if state == "new")
+    earlier = sorted(n for n, state in item.members.items() if state == "earlier")
+    missing = sorted(n for n in (item.journal.get("new") or {}) if n not in item.members)
+    parts = []
+    if new:
+        parts.append(f"{_and(new)} {'belongs' if len(new) == 1 else 'belong'} to the interrupted export")
+    if earlier:
+        parts.append(f"{_and(earlier)} to an earlier one")
+    if missing:
+        parts.append(f"{_and(missing)} {'is' if len(missing) == 1 else 'are'} missing")
+    return (f"incomplete export: {item.describe()}: {', '.join(parts)}; the next export into this folder puts the "
+            f"earlier files back first (or export again)")
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 __all__ = ["Export", "ExportOptions", "export_release", "write_release", "read_manifest", "verify_manifest",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -53,10 +54,23 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def missing_reason(path: str | os.PathLike, what: str = "file") -> str:
+    """Why ``path`` cannot be opened, in words: a symbolic link loop, a link to nothing, or not found."""
+    p = Path(path)
+    try:
+        os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{p} is a symbolic link loop (a link that leads back to itself): it reaches no {what}"
+        if p.is_symlink():
+            return f"{p} is a symbolic link to {os.readlink(p)}, which does not exist"
+    return f"{what} not found: {p}"
+
+
 def check_readable(path: str | os.PathLike) -> Path:
     p = Path(path)
     if not p.exists():
-        raise BadInput(f"file not found: {p}")
+        raise BadInput(missing_reason(p))
     if p.is_dir():
         raise BadInput(f"{p} is a folder, not a data file")
     if not os.access(p, os.R_OK):

@@ -64,9 +64,11 @@ class Context:
         if self.token.cancelled:
             raise Cancelled("the run was cancelled")
 
-    def progress(self, fraction: float, message: str = "") -> None:
-        """Report progress in [0, 1] of this context's span; also checks for cancellation."""
-        self.check()
+    def progress(self, fraction: float, message: str = "", *, check: bool = True) -> None:
+        """Report progress in [0, 1] of this context's span; also checks for cancellation, unless
+        ``check`` is False (for work that is done and can no longer be undone, e.g. a committed export)."""
+        if check:
+            self.check()
         if self._on_progress is None:
             return
         now = time.monotonic()

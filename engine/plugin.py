@@ -176,5 +176,10 @@ class Exporter(Plugin):
         raise NotImplementedError
 
     def read_back(self, path):  # pragma: no cover - interface
-        """Read a file this exporter wrote, for verification."""
+        """Read a file this exporter wrote, for verification (with the column names as given to ``write``)."""
         raise NotImplementedError
+
+    def header(self, names):
+        """The column names as the file shows them, e.g. escaped so a spreadsheet cannot run one as a
+        formula; recorded in the manifest (``output.written_columns``) where they differ."""
+        return [str(n) for n in names]

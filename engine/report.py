@@ -20,11 +20,12 @@ from pathlib import Path
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
 from .datasource import DataSource
 from .errors import BadInput, VeilError
-from .export import MANIFEST_NAME, read_manifest, refuse_overwriting, verify_manifest
-from .io import sha256_file, write_atomic
+from .export import binding as make_binding, binding_text, read_manifest, refuse_overwriting, verify_file
+from .io import sha256_file
+from .staging import Staging
 from .jobs import Context
 from .recipe import Recipe
-from .runs import prepare
+from .runs import PluginCall, prepare
 from .table import Schema, Table
 
 REPORT_FILES = {"html": "report.html", "pdf": "report.pdf"}
@@ -326,22 +327,46 @@ def _release_state(state: str) -> str:
 
 
 # -- writing -----------------------------------------------------------------------------------------
-def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportOptions = ReportOptions(),
-                 checks: dict | None = None) -> dict:
-    """Write ``report.html`` and ``report.pdf`` (as ``options`` asks) into ``out_dir``; return their paths."""
+def render_report_files(registry, manifest: dict, stage: Staging, options: ReportOptions, binding: dict,
+                        checks: dict | None = None, ctx: Context | None = None) -> dict:
+    """Render ``report.html`` and ``report.pdf`` (as ``options`` asks) into a staging folder, each
+    carrying ``binding`` (the hash of the manifest it describes); return their staged paths."""
     from .report_render import render_html, render_pdf
 
+    ctx = ctx or Context(0)
+    ctx.check()
+    doc = build_document(registry, manifest, checks)
+    doc.meta["binding"] = binding_text(binding)
+    paths = {}
+    if options.html:
+        ctx.progress(0.0, "writing report.html")
+        html = render_html(doc)
+        ctx.check()
+        paths["html"] = stage.file(REPORT_FILES["html"])
+        paths["html"].write_text(html, encoding="utf-8")
+    if options.pdf:
+        ctx.progress(0.3, "writing report.pdf")
+        paths["pdf"] = stage.file(REPORT_FILES["pdf"])
+        render_pdf(doc, paths["pdf"], check=ctx.check)
+    ctx.progress(1.0, "report written")
+    return paths
+
+
+def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportOptions = ReportOptions(),
+                 checks: dict | None = None, *, binding: dict | None = None, ctx: Context | None = None) -> dict:
+    """Write ``report.html`` and ``report.pdf`` (as ``options`` asks) into ``out_dir`` together (one
+    transaction, see :mod:`veil.engine.staging`); return their paths.
+
+    ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
     out = Path(out_dir)
     refuse_overwriting([out / name for name in REPORT_FILES.values()],
                        [(manifest.get("input") or {}).get("path"), (manifest.get("project") or {}).get("path")])
-    doc = build_document(registry, manifest, checks)
-    paths = {}
-    if options.html:
-        html = render_html(doc)
-        paths["html"] = write_atomic(out / REPORT_FILES["html"], lambda p: p.write_text(html, encoding="utf-8"))
-    if options.pdf:
-        paths["pdf"] = write_atomic(out / REPORT_FILES["pdf"], lambda p: render_pdf(doc, p))
-    return paths
+    with Staging(out) as stage:
+        staged = render_report_files(registry, manifest, stage, options,
+                                     binding if binding is not None else make_binding(manifest), checks, ctx)
+        (ctx or Context(0)).check()
+        stage.commit()
+    return {kind: out / p.name for kind, p in staged.items()}
 
 
 @dataclass(frozen=True)
@@ -384,7 +409,8 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
         view["utility"] = _merge(fresh["utility"], manifest.get("utility") or {}, after is not None, before is not None)
     if math.isclose(options.risk_threshold, recorded_risk.get("threshold", -1)):
         checks["differences"] = _differences(manifest, view)
-    paths = write_report(registry, view, out, options, checks)
+    regenerated = checks["when"]
+    paths = write_report(registry, view, out, options, checks, binding=make_binding(manifest, regenerated), ctx=ctx)
     return Regenerated(paths, view, checks)
 
 
@@ -397,9 +423,11 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
         checks["release"] = "changed"
         return None
     checks["release"] = "matches"
+    pm = manifest.get("privacy_model") or {}
     try:
-        verification = verify_manifest(registry, out / MANIFEST_NAME)
-        if verification.verdict is not None:
+        if pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
+            verification = verify_file(registry, path, manifest["output"].get("format", "csv"),
+                                       PluginCall(pm["name"], pm.get("params") or {}), manifest.get("roles") or {})
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"

@@ -117,7 +117,8 @@ def render_html(doc) -> str:
                + "</section>")
     body = "\n".join(_html_section(doc, s) for s in doc.sections)
     return template.substitute(title=_e(doc.title), subtitle=_e(doc.subtitle), verdict=verdict, body=body,
-                               file=_e(doc.meta.get("file", "")), veil_version=_e(doc.meta.get("veil_version", "")))
+                               file=_e(doc.meta.get("file", "")), veil_version=_e(doc.meta.get("veil_version", "")),
+                               binding=_e(doc.meta.get("binding", "")))
 
 
 def _html_section(doc, section) -> str:
@@ -167,15 +168,21 @@ TEXT_W = PAGE_W - 2 * MARGIN_X
 BODY = 9.5
 
 
-def render_pdf(doc, path) -> None:
-    """A4 pages: the verdict box, then each section as text, tables and the charts, with page numbers."""
-    with PdfPages(path, metadata={"Title": f"{doc.title} — {doc.meta.get('file', '')}", "Creator": "Veil",
-                                  "CreationDate": None}) as pdf:
+def render_pdf(doc, path, check=None) -> None:
+    """A4 pages: the verdict box, then each section as text, tables and the charts, with page numbers.
+
+    ``check`` (e.g. a Context's) is called before each section, to stop a cancelled export."""
+    check = check or (lambda: None)
+    metadata = {"Title": f"{doc.title} — {doc.meta.get('file', '')}", "Creator": "Veil", "CreationDate": None}
+    if doc.meta.get("binding"):
+        metadata["Keywords"] = doc.meta["binding"]  # ties the PDF to its manifest (veil verify reads it)
+    with PdfPages(path, metadata=metadata) as pdf:
         writer = _PdfWriter(pdf, footer=f"{doc.title} — {doc.meta.get('file', '')}")
         writer.text(doc.title, size=20, weight="bold", gap=0.05)
         writer.paragraph(doc.subtitle, size=9, color="#5b6672")
         writer.verdict(doc.verdict)
         for section in doc.sections:
+            check()
             short = any(b.kind == "code" for b in section.blocks)  # the fingerprints stay on one page
             writer.heading(section.heading, keep=2.4 if short else 0.9)
             for b in section.blocks:

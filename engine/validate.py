@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import BadInput
+from .io import missing_reason
 
 _NAMES = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
           bool: "true or false", type(None): "null"}
@@ -52,7 +54,11 @@ def read_json_object(path: Path, what: str) -> dict:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BadInput(f"{what} not found: {path}") from None
+        raise BadInput(missing_reason(path, what)) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BadInput(missing_reason(path, what)) from None
+        raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path} is not a valid {what}: {exc}") from None
     if not isinstance(data, dict):

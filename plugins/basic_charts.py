@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, Chart, hookimpl, param
+from veil.engine import mark_runs, BadInput, Chart, hookimpl, param
 
 
 @dataclass(frozen=True)
@@ -104,10 +104,13 @@ def _auc_axis(ax, metric: str, values) -> None:
 
 @dataclass(frozen=True)
 class FrontierParams:
-    privacy: str = param("privacy-value", help="metric on the x axis (a privacy loss or level)")
-    utility: str = param("auc", help="metric on the y axis")
-    privacy_higher_is_better: bool = param(True, help="whether a larger privacy value is more private")
-    utility_higher_is_better: bool = param(True, help="whether a larger utility value is better")
+    privacy: str = param("privacy-value", help="metric on the x axis: a privacy level or loss (e.g. ploss)")
+    utility: str = param("auc", help="metric on the y axis: a utility or its loss (e.g. uloss)")
+    privacy_better: str = param("auto", choices=("auto", "higher", "lower"),
+                                help="which way the x axis is more private (auto: as the metric declares)")
+    utility_better: str = param("auto", choices=("auto", "higher", "lower"),
+                                help="which way the y axis is more useful (auto: as the metric declares)")
+    labels: bool = param(True, help="label each frontier point with its setting")
 
 
 def efficient_frontier(points: np.ndarray, maximise=(True, True)) -> np.ndarray:
@@ -121,34 +124,73 @@ def efficient_frontier(points: np.ndarray, maximise=(True, True)) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
+def _better(choice: str, metric: str, results) -> bool:
+    if choice != "auto":
+        return choice == "higher"
+    declared = results.attrs.get("higher_is_better", {})
+    if metric not in declared:
+        raise BadInput(f"which way {metric!r} is better is not declared; choose higher or lower")
+    return bool(declared[metric])
+
+
+SETTING_SKIP = {"run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"}
+
+
+def _setting(row, keys) -> str:
+    parts = [f"{k}={_short(row[k])}" for k in keys if k in row and pd.notna(row[k]) and row[k] != ""]
+    return ", ".join(parts)
+
+
+def _short(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 class PrivacyUtility(Chart):
     name = "privacy-utility"
     title = "Privacy against utility (efficient frontier)"
     paper = "001_f1ec36403a5884c8"
-    description = "Every run as a point; the runs no other run beats on both axes are joined as the frontier."
+    description = ("Every run as a point for any pair of a privacy and a utility metric; the runs no other run "
+                   "beats on both axes are joined as the efficient frontier, the others greyed. Click a point to "
+                   "select its run.")
     Params = FrontierParams
 
     def draw(self, results, figure, params):
         if results.empty:
             raise BadInput("there are no results to draw yet")
+        x, y = params.privacy, params.utility
+        maximise = (_better(params.privacy_better, x, results), _better(params.utility_better, y, results))
         if "label" in results.columns:
-            results = results.assign(method=results["label"])
-        wide = results.pivot_table(index=["run", "method"], columns="metric", values="value").reset_index()
-        for col in (params.privacy, params.utility):
+            results = results.assign(method=results["label"].fillna(results["method"]))
+        keys = [c for c in results.columns if c not in SETTING_SKIP]
+        index = ["run", "method", *keys]
+        filled = results.assign(**{k: results[k].astype(object).where(results[k].notna(), "") for k in keys})
+        wide = filled.pivot_table(index=index, columns="metric", values="value", dropna=False).reset_index()
+        for col in (x, y):
             if col not in wide.columns:
                 raise BadInput(f"no results for metric {col!r}")
-        wide = wide.dropna(subset=[params.privacy, params.utility])
+        wide = wide.dropna(subset=[x, y]).reset_index(drop=True)
+        if wide.empty:
+            raise BadInput(f"no run has both {x} and {y}")
+        pts = wide[[x, y]].to_numpy(dtype=float)
+        front = np.zeros(len(wide), dtype=bool)
+        front[efficient_frontier(pts, maximise)] = True
         ax = figure.add_subplot()
+        grey = ax.scatter(pts[~front, 0], pts[~front, 1], color="#b0b0b0", alpha=0.7, label="dominated")
+        mark_runs(figure, grey, wide.loc[~front, "run"])
         for m in dict.fromkeys(wide["method"]):
-            sub = wide[wide["method"] == m]
-            ax.scatter(sub[params.privacy], sub[params.utility], label=m, alpha=0.8)
-        pts = wide[[params.privacy, params.utility]].to_numpy(dtype=float)
-        if len(pts):
-            front = efficient_frontier(pts, (params.privacy_higher_is_better, params.utility_higher_is_better))
-            fp = pts[front][np.argsort(pts[front][:, 0])]
-            ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.5, ls="--", label="efficient frontier")
-        ax.set_xlabel(params.privacy)
-        ax.set_ylabel(params.utility)
+            on = front & (wide["method"] == m).to_numpy()
+            if on.any():
+                dots = ax.scatter(pts[on, 0], pts[on, 1], label=m, zorder=3, edgecolor="black", linewidth=0.5)
+                mark_runs(figure, dots, wide.loc[on, "run"])
+        fp = pts[front][np.argsort(pts[front][:, 0])]
+        ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
+        if params.labels:
+            for i in np.flatnonzero(front):
+                text = _setting(wide.iloc[i], keys)
+                if text:
+                    ax.annotate(text, pts[i], textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_xlabel(f"{x} ({'higher' if maximise[0] else 'lower'} is more private)")
+        ax.set_ylabel(f"{y} ({'higher' if maximise[1] else 'lower'} is better)")
         _legend_outside(ax)
         ax.grid(alpha=0.3)
 

@@ -36,10 +36,12 @@ def unescape_cell(v):
 
 
 def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every text cell and every column name escaped (a header cell is a cell too)."""
     out = frame.copy()
     for c in out.columns:
         if not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
             out[c] = out[c].map(escape_cell)
+    out.columns = [escape_cell(str(c)) for c in out.columns]
     return out
 
 
@@ -47,10 +49,18 @@ def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for c in frame.columns:
         if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]):
             frame[c] = frame[c].map(unescape_cell)
+    frame.columns = [unescape_cell(str(c)) for c in frame.columns]
     return frame
 
 
-class CsvExporter(Exporter):
+class SpreadsheetText:
+    """An exporter whose file a spreadsheet opens: its header names are escaped like its cells."""
+
+    def header(self, names):
+        return [escape_cell(str(n)) for n in names]
+
+
+class CsvExporter(SpreadsheetText, Exporter):
     name = "csv"
     title = "CSV (comma-separated)"
     extension = "csv"
@@ -72,7 +82,7 @@ class TsvExporter(CsvExporter):
     sep = "\t"
 
 
-class ExcelExporter(Exporter):
+class ExcelExporter(SpreadsheetText, Exporter):
     name = "xlsx"
     title = "Excel workbook"
     extension = "xlsx"
@@ -80,6 +90,10 @@ class ExcelExporter(Exporter):
     def write(self, frame, path, params):
         if len(frame) > 1_048_575 or frame.shape[1] > 16_384:
             raise BadInput("the release is larger than an Excel sheet allows; export CSV or Parquet instead")
+        for c in frame.columns:
+            if "\r" in str(c) or _EXCEL_ILLEGAL.search(str(c)):
+                raise BadInput(f"the column name {str(c)!r} holds a carriage return or control character that an "
+                               f"Excel header cannot keep; rename the column, or export CSV or Parquet instead")
         escape_formulas(excel_text(frame)).to_excel(path, index=False, engine="openpyxl")
 
     def read_back(self, path):
@@ -116,6 +130,9 @@ class ParquetExporter(Exporter):
         return pd.read_parquet(path, engine="pyarrow")
 
 
+_SPMF_BREAKS = re.compile(r"[\x00-\x1f\x85\u2028\u2029]")
+
+
 class SpmfExporter(Exporter):
     """One transaction per record: the integer ids of its 1-features (SPMF/FIMI format).
 
@@ -128,6 +145,10 @@ class SpmfExporter(Exporter):
     extension = "txt"
 
     def write(self, frame, path, params):
+        for c in frame.columns:
+            if _SPMF_BREAKS.search(str(c)):
+                raise BadInput(f"the column name {str(c)!r} holds a line break or control character that SPMF "
+                               f"item names cannot hold; rename it or export another format")
         features, encoded = [], []
         for c in frame.columns:
             col = frame[c]

@@ -286,6 +286,8 @@ def read_delimited(path: Path, options: ImportOptions) -> Table:
     raw = _parse(text, delimiter, n_fields, name)
     if n_fields > 1 and (raw[n_fields - 1].str.strip() == "").all():
         raw = raw.iloc[:, : n_fields - 1]  # every line ends with the delimiter: no column there
+    if raw.apply(lambda col: col.str.strip() == "").to_numpy().all():
+        raise BadInput(f"{name} holds no data: its lines are blank or hold only empty fields")
     head = raw.iloc[:SAMPLE_ROWS].to_numpy(dtype=object).tolist()
     names, skip = column_names(head, options.header, options, name)
     body = raw.iloc[skip:].reset_index(drop=True)

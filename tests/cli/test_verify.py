@@ -113,8 +113,8 @@ def test_manifest_whose_release_is_missing(veil, small_csv, tmp_path):
     out = _released(veil, small_csv, tmp_path)
     (out / "release.csv").unlink()
     result = veil("verify", out)
-    assert_bad_input(result)
-    assert "missing" in result.err
+    assert result.code == 1, result  # the export is incomplete: it fails verification (issue 16)
+    assert result.out.strip() == "FAILED: incomplete export: release.csv is missing"
 
 
 def test_release_of_no_privacy_claim_verifies_its_hash_only(veil, small_csv, tmp_path):

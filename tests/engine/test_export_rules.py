@@ -111,15 +111,19 @@ print("finished", flush=True)
 """
 
 
+def _staged(out: Path) -> list[Path]:
+    return list(out.glob(".veil-staging-*/new/release.csv")) if out.exists() else []
+
+
 def _kill_mid_write(out: Path) -> list[Path]:
     """Start an export of the demo (5,000 rows, 100 chunks of 50 ms) and SIGKILL it once part of
-    the temporary file is on disk; return the temporary files left behind."""
+    the release is on disk in its private staging folder; return the staged files left behind."""
     child = subprocess.Popen([sys.executable, "-c", CHILD.format(here=str(HERE), out=str(out))],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "VEIL_TEST_SLOW_PAUSE": "0.05"})
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            parts = [p for p in out.glob(".release.csv.*.part") if p.stat().st_size > 2000] if out.exists() else []
+            parts = [p for p in _staged(out) if p.stat().st_size > 2000]
             if parts:
                 break
             assert child.poll() is None, child.communicate()
@@ -133,7 +137,7 @@ def _kill_mid_write(out: Path) -> list[Path]:
             child.kill()
             child.wait()
     assert child.returncode == -signal.SIGKILL, "the export finished before it could be killed"
-    return list(out.glob(".release.csv.*.part"))
+    return _staged(out)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
@@ -143,6 +147,13 @@ def test_killing_an_export_mid_write_leaves_no_file_at_the_target(tmp_path):
     assert not (out / "release.csv").exists()
     assert not (out / "manifest.json").exists()
     assert parts, "the kill came while the temporary file was being written"
+    staging = parts[0].parent.parent
+    assert staging.stat().st_mode & 0o777 == 0o700  # private: nobody else can read the unfinished file
+    assert [p.name for p in out.iterdir()] == [staging.name]  # nothing but the private folder
+    # the next export into the folder removes what the killed one left
+    table = Table.from_frame(pd.DataFrame({"v": range(4)}))
+    write_release(REGISTRY, execute(REGISTRY, table, RunSpec(PluginCall("all-features"))), out)
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "release.csv"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL")

@@ -86,3 +86,18 @@ def test_the_save_buttons_ask_for_a_file(with_results, qtbot, tmp_path, monkeypa
     assert (tmp_path / "bars.svg").exists()
     panel.save_data_button.click()
     assert (tmp_path / "bars.csv").exists()
+
+
+def test_clicking_a_frontier_point_selects_its_run(with_results, qtbot):
+    from matplotlib.backend_bases import MouseEvent, PickEvent
+
+    panel = with_results.chart_panel
+    panel.chooser.setCurrentIndex(panel.chooser.findData("privacy-utility"))
+    panel.form.field("utility").set("sfc")
+    drawn(panel, qtbot)
+    artist, runs = panel.figure.veil_runs[-1]
+    mouse = MouseEvent("button_press_event", panel.canvas, 0, 0)
+    with qtbot.waitSignal(panel.run_picked) as picked:
+        panel.canvas.callbacks.process("pick_event", PickEvent("pick_event", panel.canvas, mouse, artist, ind=[0]))
+    assert picked.args == [runs[0]]
+    assert with_results.runs_panel.selected_run() == runs[0]

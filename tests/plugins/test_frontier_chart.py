@@ -1,0 +1,60 @@
+"""The efficient frontier chart: orientation from declared metrics, dominated points greyed, runs tagged."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from matplotlib.figure import Figure
+
+from veil.engine import BadInput, PluginCall, draw_chart, make_registry
+from veil.plugins.basic_charts import efficient_frontier
+
+
+def _results(points, metrics=("ploss", "uloss")):
+    rows = []
+    for run, (px, py) in enumerate(points):
+        for metric, value in zip(metrics, (px, py)):
+            rows.append({"run": run, "label": "mondrian", "method": "mondrian", "model": "k-anonymity", "k": 10 * run,
+                         "repeat": 0, "seed": 0, "holds": True, "metric": metric, "value": value, "seconds": 0.1,
+                         "error": ""})
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=12),
+       st.booleans(), st.booleans())
+def test_the_frontier_is_exactly_the_undominated_points(points, mx, my):
+    pts = np.array(points, dtype=float)
+    front = set(efficient_frontier(pts, (mx, my)).tolist())
+    sign = np.array([1 if mx else -1, 1 if my else -1])
+    for i, p in enumerate(pts * sign):
+        dominated = any((q >= p).all() and (q > p).any() for j, q in enumerate(pts * sign) if j != i)
+        assert (i in front) == (not dominated)
+
+
+def test_losses_are_minimised_as_the_metrics_declare():
+    registry = make_registry()
+    # (ploss, uloss): lower is better on both; (0.1, 0.1) dominates (0.2, 0.2) and (0.3, 0.1)
+    figure = Figure()
+    draw_chart(registry, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}),
+               _results([(0.1, 0.1), (0.2, 0.2), (0.3, 0.1), (0.05, 0.3)]), figure)
+    tagged = {tuple(runs) for _, runs in figure.veil_runs}
+    assert (1, 2) in tagged  # the dominated runs, greyed
+    assert {0, 3} == {r for _, runs in figure.veil_runs[1:] for r in runs}
+    ax = figure.axes[0]
+    assert "lower is more private" in ax.get_xlabel() and "lower is better" in ax.get_ylabel()
+    assert {t.get_text() for t in ax.texts} == {"k=0", "k=30"}
+
+
+def test_an_undeclared_orientation_asks_the_user():
+    registry = make_registry()
+    with pytest.raises(BadInput, match="not declared"):
+        draw_chart(registry, PluginCall("privacy-utility", {"privacy": "mystery", "utility": "uloss"}),
+                   _results([(1, 2)], metrics=("mystery", "uloss")), Figure())
+    figure = Figure()
+    draw_chart(registry, PluginCall("privacy-utility", {"privacy": "mystery", "utility": "uloss",
+                                                        "privacy_better": "higher"}),
+               _results([(1, 2), (2, 2)], metrics=("mystery", "uloss")), figure)
+    assert [runs for _, runs in figure.veil_runs] == [[0], [1]]
