@@ -1,6 +1,7 @@
 """The ``r`` longest frequent closed (or maximal) itemsets, by depth-first search with length pruning.
 
-PatternKa (SPEC §3) and paper 000's Maximal only ever need the longest patterns, never all of
+Grouping set-valued records by their longest pattern (SPEC §3) and paper 000's top_r largest maximal
+itemsets only ever need the longest patterns, never all of
 them: chess at k = 200 already has 3.7 million maximal itemsets. This miner keeps the ``r`` best
 patterns found so far, ordered by length (longest first) and then by their item list (the
 lexicographically smallest first, SPEC's tie rule), and abandons every branch that cannot beat the

@@ -115,3 +115,14 @@ def test_a_set_valued_release_needs_an_item_set_format(registry, tmp_path):
     from veil.engine import BadInput
     with pytest.raises(BadInput, match="itemsets"):
         write_release(registry, result, tmp_path, ExportOptions("csv"))
+
+
+def test_netflix_shaped_generator_is_seeded_and_has_the_asked_shape():
+    from veil.engine import power_law_sets
+
+    a, b = power_law_sets(20_000, 4_500, seed=3), power_law_sets(20_000, 4_500, seed=3)
+    assert a.fingerprint() == b.fingerprint() != power_law_sets(20_000, 4_500, seed=4).fingerprint()
+    assert (a.n_rows, a.n_items) == (20_000, 4_500)
+    assert abs(a.nnz / a.n_rows - 56) < 3
+    counts = a.item_counts()
+    assert counts[0] > 10 * np.median(counts)  # power law: the head is far above the typical item
