@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from veil.engine import (BINARY, TABLE, BinaryMatrix, Context, PluginCall, Role, RunSpec, Table, execute,
+from veil.engine import (BINARY, TABLE, BinaryMatrix, Context, PluginCall, draw_chart, Role, RunSpec, Table, execute,
                          make_registry, params_to_dict, parse_params, run_study, Study)
 
 REGISTRY = make_registry()
@@ -92,8 +92,8 @@ def test_chart_draws_a_study(name):
     results = run_study(REGISTRY, study, Context(0), data=tiny_table())
     chart = REGISTRY.chart(name)
     fig = Figure()
-    chart.draw(results, fig, chart.params({"metric": "sfc"} if "metric" in
-                                          {s.name for s in chart.param_specs()} else {"utility": "sfc"}))
+    params = {"metric": "sfc"} if "metric" in {s.name for s in chart.param_specs()} else {"utility": "sfc"}
+    draw_chart(REGISTRY, PluginCall(name, params), results, fig)  # the engine tells charts each metric's orientation
     assert fig.axes and (fig.axes[0].lines or fig.axes[0].patches or fig.axes[0].collections)
 
 
