@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 
 # public name -> (module of the engine, name in that module)
 _EXPORTS = {
+    "Longest": ("longest", "Longest"),
+    "MiningLimit": ("longest", "MiningLimit"),
+    "longest_itemsets": ("longest", "longest_itemsets"),
+    "power_law_sets": ("synthetic", "power_law_sets"),
     "BinaryMatrix": ("binary", "BinaryMatrix"),
     "Feature": ("binary", "Feature"),
     "pack_rows": ("binary", "pack_rows"),
@@ -233,6 +237,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .worker import Remote, WorkerDied, WorkerProcess  # noqa: F401
     from .names import read_column_names  # noqa: F401
     from .papers import cite  # noqa: F401
+    from .longest import Longest, MiningLimit, longest_itemsets  # noqa: F401
+    from .synthetic import power_law_sets  # noqa: F401
 
 try:
     __version__ = version("veil")

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "the method; classifier metrics such as auc only when named)")
     r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
     r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
-                                    "exporter, CSV)")
+                                    "exporter, CSV; a set-valued release: the first format that writes item sets)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
@@ -238,8 +238,8 @@ def cmd_run(args, registry) -> int:
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
-    args.format = args.format or registry.preferred("exporter")
-    registry.exporter(args.format)  # fail early on an unknown format
+    if args.format:
+        registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
     executor = _executor(args)
     failed = []
@@ -299,9 +299,19 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
     finally:
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
-    return export_release(registry, result, target, ExportOptions(args.format, not args.no_shuffle),
+    fmt = args.format or _default_format(registry, result)
+    return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
                           ctx=Context(spec.seed)).manifest
+
+
+def _default_format(registry, result) -> str:
+    """The preferred exporter, or for a set-valued release the first exporter that streams item sets."""
+    if result.release.sets is not None:
+        for name in registry.names("exporter"):
+            if registry.exporter(name).writes_sets:
+                return name
+    return registry.preferred("exporter")
 
 
 def _models(texts) -> list:

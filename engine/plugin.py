@@ -257,8 +257,13 @@ class Exporter(Plugin):
 
     kind = "exporter"
     extension: ClassVar[str] = ""
+    writes_sets: ClassVar[bool] = False  # can stream a set-valued release (write_sets)
 
     def write(self, frame, path, params):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def write_sets(self, sets, rows, path, params):  # pragma: no cover - interface
+        """Write a set-valued release: line i is ``sets`` row ``rows[i]`` (a group's centre), in chunks."""
         raise NotImplementedError
 
     def read_back(self, path):  # pragma: no cover - interface

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, mine, param, partition_of
+from veil.engine import (BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, longest_itemsets, mine,
+                         param, partition_of)
 
 
 from .fwell import private_fwell_weights
@@ -239,18 +240,25 @@ class MaximalParams:
     top_r: int = param(50, minimum=1, help="how many of the largest maximal itemsets to score (the paper's value "
                                            "was lost; 50 by default)")
     criterion: str = param("hamdist", choices=("hamdist", "distcnt"), help="utility used to pick the best itemset")
-    backend: str = param("auto", choices=("auto", "pyfim", "numpy"),
-                         help="itemset miner: Borgelt's C miners (pyfim) or the NumPy fallback")
+    backend: str = param("auto", choices=("auto", "pyfim", "numpy", "longest"),
+                         help="itemset miner: Borgelt's C miners (pyfim) or the NumPy fallback enumerate every "
+                              "maximal itemset; longest searches only the top_r longest, with length pruning")
+    max_seconds: float = param(600.0, minimum=1.0, help="the longest-pattern search stops with a message after "
+                                                        "this long (backend longest)")
 
 
 def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "hamdist", backend: str = "auto",
-            ctx=None) -> tuple[list[int], list]:
+            ctx=None, max_seconds: float | None = None) -> tuple[list[int], list]:
     """The best of the ``top_r`` largest maximal frequent itemsets (absolute support ≥ k). Every
     frequent itemset is k-AC feasible (Lemma 3)."""
     pos = positive_mask(matrix)
     if ctx is not None:
         ctx.progress(0.0, "mining maximal itemsets")
-    found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=ctx.check if ctx is not None else None)
+    check = ctx.check if ctx is not None else None
+    if backend == "longest":
+        found = longest_itemsets(matrix, k, top_r, target="maximal", max_seconds=max_seconds, check=check).patterns
+    else:
+        found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=check)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
     if not candidates:
         return [], []
@@ -287,7 +295,8 @@ class Maximal(Algorithm):
         k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
-        selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx)
+        selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx,
+                                   params.max_seconds)
         details = {"candidates": [{"itemset": [data.feature_names[j] for j in items], "support": s, "score": sc}
                                   for items, s, sc in scored]}
         return _release(data, selected, details, model.name)

@@ -38,6 +38,7 @@ def test_the_readme_shows_the_commands_this_test_runs():
 def test_every_readme_command_runs_as_shown(datasets_dir, tmp_path, monkeypatch, capsys):
     for name in ("adult.data", "adult.names"):
         (tmp_path / name).symlink_to(datasets_dir / "adult" / name)
+    (tmp_path / "bms1.txt").symlink_to(datasets_dir / "bms_webview_1" / "BMS1_itemset_mining.space-separated.txt")
     (tmp_path / "resources").symlink_to(ROOT / "resources", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     commands = [c for c in readme_commands((ROOT / "README.md").read_text(encoding="utf-8")) if c != "veil"]

@@ -263,6 +263,14 @@ def test_maximal_returns_the_best_of_the_largest_maximal_itemsets(D, k):
     assert tuple(selected) == top[int(np.argmax(scores))], "the best-scoring of the largest, first among equals"
 
 
+@given(matrices, st.integers(1, 4), st.integers(1, 6))
+@settings(max_examples=40, deadline=None)
+def test_maximal_with_the_longest_miner_is_the_exhaustive_path(D, k, top_r):
+    k = min(k, len(D))
+    M = labelled(D, with_labels(D))
+    assert maximal(M, k, top_r=top_r, backend="longest") == maximal(M, k, top_r=top_r, backend="numpy")
+
+
 # -- through the run path -----------------------------------------------------------------------------
 @pytest.mark.parametrize("method", ["greedy-hamdist", "greedy-distcnt", "cm-greedy", "maximal"])
 @pytest.mark.parametrize("model", ["k-ac", "k-anonymity"])

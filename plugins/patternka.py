@@ -1,0 +1,447 @@
+"""PatternKa's grouping (SPEC §3, paper 002 Algorithm 1) on set-valued records.
+
+While at least k records remain: find the longest frequent itemset p of the remaining records
+(support ≥ k; ties by ``pattern_selection``), make every remaining record that holds p a group, and
+remove it. When no non-empty itemset is frequent, the remaining records form the last group. The
+fewer than k records left over then join, one at a time in input order, the group whose loss
+(items suppressed, the numerator of GCP) grows least.
+
+The four speed-ups SPEC requires are switches of :func:`patternka_groups`, so a test can show that
+each changes no output:
+
+``closed``
+    mine closed patterns rather than every frequent one (off: the longest frequent itemset is
+    found among all frequent itemsets);
+``length_pruning``
+    the miner abandons branches that cannot beat the current longest (off: every closed itemset is
+    mined and the longest taken);
+``cache``
+    keep the ``cache_size`` longest closed patterns and revalidate their supports after each removal
+    instead of mining again (valid because removing records creates no new closed pattern:
+    every pattern frequent now was frequent before, and its closure then still has its support);
+``bitset_update``
+    each cached pattern's records are a packed bitset, updated by the removed group's mask (off:
+    supports are recounted from the item columns after every removal).
+
+Memory: the records (CSR and CSC, O(number of items held)), one bitset per cached pattern
+(n / 8 bytes) and the group centres; never records × items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+import pandas as pd
+
+from veil.engine import (GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, GroupVerdict, Longest,
+                         Metric, PrivacyModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
+
+SELECTIONS = ("lexicographic", "random")
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Every record's group (0 … G−1, in the order groups were made) and each group's centre."""
+
+    groups: np.ndarray
+    centres: SetValued
+    patterns: list  # the pattern each group was made from (() for the last group of all remaining)
+    minings: int  # how many times the miner ran
+
+    @property
+    def n_groups(self) -> int:
+        return self.centres.n_rows
+
+
+def _pack(mask: np.ndarray) -> np.ndarray:
+    """A boolean vector as packed uint64 words."""
+    n = len(mask)
+    padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
+    padded[:n] = mask
+    return np.packbits(padded, bitorder="little").view(np.uint64)
+
+
+def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
+    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
+
+
+def _popcount(bits: np.ndarray) -> int:
+    return int(np.bitwise_count(bits).sum(dtype=np.int64))
+
+
+class _Records:
+    """The records with both orientations: rows of a pattern by intersecting item columns."""
+
+    def __init__(self, sets: SetValued):
+        self.n = sets.n_rows
+        self.csr = sp.csr_matrix((np.ones(sets.nnz, dtype=bool), sets.indices, sets.indptr),
+                                 shape=(sets.n_rows, sets.n_items))
+        csc = self.csr.tocsc()
+        csc.sort_indices()
+        self.col_ptr, self.col_rows = csc.indptr, csc.indices
+
+    def column(self, j: int) -> np.ndarray:
+        return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
+
+    def holding(self, items, alive: np.ndarray) -> np.ndarray:
+        """Boolean mask of the live records holding every item."""
+        mask = alive.copy()
+        for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
+            col = np.zeros(self.n, dtype=bool)
+            col[self.column(j)] = True
+            mask &= col
+        return mask
+
+
+def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
+                     cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
+                     bitset_update: bool = True, max_seconds: float | None = None,
+                     check: Callable[[], None] | None = None,
+                     progress: Callable[[float, str], None] | None = None) -> Grouping:
+    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches."""
+    if pattern_selection not in SELECTIONS:
+        raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
+    n = sets.n_rows
+    if k < 1:
+        raise BadInput("k must be at least 1")
+    if k > n:
+        raise BadInput(f"k = {k} is larger than the number of records ({n})")
+    rng = np.random.default_rng(seed)
+    rec = _Records(sets)
+    alive = np.ones(n, dtype=bool)
+    groups = np.full(n, -1, dtype=np.int64)
+    patterns: list[tuple] = []
+    state = {"cached": [], "cut": 0, "minings": 0}
+    r = cache_size if cache else 1
+
+    def mine():
+        rows = np.flatnonzero(alive)
+        size = r
+        while True:
+            state["minings"] += 1
+            found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check)
+            ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
+            if pattern_selection == "random" and ties_cut:
+                size *= 2  # every longest pattern is needed to draw among them
+                continue
+            break
+        cached = []
+        for items, support in found.patterns:
+            mask = rec.holding(items, alive)
+            cached.append([items, support, _pack(mask) if bitset_update else None])
+        state["cached"], state["cut"] = cached, found.cut
+
+    def choose():
+        """The pattern of the next group from the cache, or None when the cache cannot tell."""
+        valid = [c for c in state["cached"] if c[1] >= k]
+        if not valid:
+            return None
+        length = max(len(c[0]) for c in valid)
+        cut = state["cut"]
+        if length < cut or (length == cut and pattern_selection == "random"):
+            return None
+        tied = sorted((c for c in valid if len(c[0]) == length), key=lambda c: c[0])
+        if pattern_selection == "lexicographic":
+            return tied[0]
+        return tied[int(rng.integers(len(tied)))]
+
+    remaining = n
+    while remaining >= k:
+        if check is not None:
+            check()
+        pick = choose() if cache else None
+        if pick is None:
+            mine()
+            pick = choose()
+        if pick is None:  # nothing frequent: the rest is one group
+            members = alive.copy()
+            pattern = ()
+        else:
+            pattern = tuple(pick[0])
+            members = _unpack(pick[2], n) & alive if bitset_update else rec.holding(pattern, alive)
+        gid = len(patterns)
+        groups[members] = gid
+        patterns.append(pattern)
+        alive &= ~members
+        remaining -= int(members.sum())
+        if cache and pattern:
+            gone = _pack(members) if bitset_update else None
+            for c in state["cached"]:
+                if c[1] < k:
+                    continue
+                if bitset_update:
+                    c[1] -= _popcount(c[2] & gone)
+                    c[2] &= ~gone
+                else:
+                    c[1] = int(rec.holding(c[0], alive).sum())
+        else:
+            state["cached"] = []
+        if progress is not None:
+            progress(1.0 - remaining / n, f"{gid + 1} groups, {remaining} records left")
+    centres = _centres(rec, groups, len(patterns))
+    leftovers = np.flatnonzero(groups < 0)
+    if len(leftovers):
+        groups, centres = _join_leftovers(rec, groups, centres, leftovers)
+    return Grouping(groups, SetValued(centres.indptr, centres.indices, sets.item_names,
+                                      meta={"source": sets.meta.get("source")}), patterns, state["minings"])
+
+
+def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check):
+    """The r longest patterns of the live records (with the speed-ups switched as asked)."""
+    if closed and length_pruning:
+        return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check)
+    sub = rec.csr[rows].tocsc()
+    sub.sort_indices()
+    matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],
+                          [Feature(str(j)) for j in range(sub.shape[1])])
+    found = mine(matrix, k, "closed" if closed else "frequent")
+    if not closed:  # the longest frequent itemsets are closed; keep those that are
+        found = _closed_only(found)
+    found.sort(key=lambda p: (-len(p[0]), p[0]))
+    kept = found[:r]
+    cut = len(kept[-1][0]) if len(found) > r else 0
+    return Longest(kept, cut, 0)
+
+
+def _closed_only(found):
+    support = dict(found)
+    by_size: dict[int, list] = {}
+    for items, _ in found:
+        by_size.setdefault(len(items), []).append(items)
+    out = []
+    for items, s in found:
+        bigger = [t for t in by_size.get(len(items) + 1, []) if set(items) <= set(t)]
+        if all(support[t] < s for t in bigger):
+            out.append((items, s))
+    return out
+
+
+def _centres(rec: _Records, groups: np.ndarray, g: int) -> sp.csr_matrix:
+    """G × items: each group's intersection (items held by every member); groups of −1 ignored."""
+    member = np.flatnonzero(groups >= 0)
+    if g == 0:
+        return sp.csr_matrix((0, rec.csr.shape[1]), dtype=bool)
+    sizes = np.bincount(groups[member], minlength=g)
+    sub = rec.csr[member]
+    row_group = np.repeat(groups[member], np.diff(sub.indptr))
+    counts = sp.csr_matrix((np.ones(len(row_group), dtype=np.int64), (row_group, sub.indices)),
+                           shape=(g, rec.csr.shape[1]))
+    counts.sum_duplicates()
+    row_of = np.repeat(np.arange(g), np.diff(counts.indptr))
+    full = counts.data == sizes[row_of]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(row_of[full], minlength=g))))
+    out = sp.csr_matrix((np.ones(int(full.sum()), dtype=bool), counts.indices[full], indptr),
+                        shape=(g, rec.csr.shape[1]))
+    out.sort_indices()
+    return out
+
+
+def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
+    """Each leftover record, in input order, joins the group whose loss grows least (ties: the first)."""
+    g = centres.shape[0]
+    if g == 0:
+        raise BadInput("fewer records than k: no group can be formed")
+    sizes = np.bincount(groups[groups >= 0], minlength=g).astype(np.int64)
+    centres = centres.tolil()
+    csr = rec.csr
+    for i in leftovers.tolist():
+        t = csr[i]
+        c = sp.csr_matrix(centres)
+        lens = np.diff(c.indptr)
+        common = np.asarray((c @ t.T.astype(np.int64)).todense()).ravel() if t.nnz else np.zeros(g, np.int64)
+        growth = sizes * (lens - common) + (t.nnz - common)
+        best = int(np.argmin(growth))
+        keep = set(t.indices.tolist())
+        centres.rows[best] = [j for j in centres.rows[best] if j in keep]
+        centres.data[best] = [True] * len(centres.rows[best])
+        groups[i] = best
+        sizes[best] += 1
+    out = sp.csr_matrix(centres, dtype=bool)
+    out.sort_indices()
+    return groups, out
+
+
+def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:
+    """SPEC §3's GCP of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω (the fraction of items suppressed)."""
+    omega = sets.nnz
+    if omega == 0:
+        return 0.0
+    sizes = np.bincount(groups, minlength=centres.n_rows)
+    kept = int((sizes * centres.row_lengths()).sum())
+    return 1.0 - kept / omega
+
+
+# -- plugins ----------------------------------------------------------------------------------------
+PAPER = "002_aa8a8f08b56f3f6d"
+ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
+
+
+@dataclass(frozen=True)
+class SetKParams:
+    k: int = param(5, minimum=1, help="smallest allowed number of records publishing the same item set")
+
+
+class SetKAnonymity(PrivacyModel):
+    name = "set-k-anonymity"
+    title = "Set-valued k-anonymity"
+    paper = PAPER
+    description = ("Records are grouped into groups of at least k; each record is published as its group's "
+                   "centre (the items every member holds), so every published set is shared by ≥ k records.")
+    Params = SetKParams
+    judges_groups = True
+    measure = "group size"
+    caveats = ("Every item is treated as quasi-identifying; an item left in a centre is held by every member of "
+               "the group, so membership in a group reveals it.",)
+
+    def check(self, release, params):
+        if params.k > release.n_rows:
+            raise BadInput(f"k = {params.k} is larger than the number of records ({release.n_rows})")
+        return super().check(release, params)
+
+    def check_groups(self, view, params):
+        sizes = view.sizes
+        return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
+
+    def summary(self, params, verdict):
+        smallest = int(verdict.worst) if len(verdict.values) else 0
+        if verdict.holds:
+            return f"holds: every published item set is shared by at least {smallest} records (k = {params.k})"
+        return (f"fails: {len(verdict.failing_groups)} published item sets are shared by fewer than "
+                f"k = {params.k} records (smallest: {smallest})")
+
+
+@dataclass(frozen=True)
+class PatternKaParams:
+    pattern_selection: str = param("lexicographic", choices=SELECTIONS,
+                                   help="which of several longest patterns makes the next group: the smallest "
+                                        "item list (reproducible) or one drawn with the run's seed (the paper)")
+    cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings")
+    max_seconds: float = param(3600.0, minimum=1.0,
+                               help="stop a pattern search that runs longer than this, with a message")
+
+
+def grouped_sets_release(sets: SetValued, grouping: Grouping, *, details=None, notes=()) -> Release:
+    """The release of a set-valued grouping: each record publishes its group's centre."""
+    # each record's published set as text: a reference to its group's one string (n pointers, not n × items)
+    texts = np.empty(grouping.n_groups, dtype=object)
+    for g, line in enumerate(line for chunk in grouping.centres.iter_chunks() for line in chunk):
+        texts[g] = " ".join(sorted(line.split()))
+    frame = pd.DataFrame({ITEMS_COLUMN: texts[grouping.groups], "group": grouping.groups})
+    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=grouping.groups, sets=grouping.centres,
+                   details=dict(details or {}), notes=tuple(notes))
+
+
+class PatternKa(Algorithm):
+    name = "patternka"
+    title = "PatternKa"
+    paper = PAPER
+    description = ("k-anonymity for sparse set-valued data (paper 002, Algorithm 1): groups records by their "
+                   "longest frequent pattern and publishes each group's centre (the items all members hold).")
+    accepts = (SETS,)
+    needs_model = True
+    supported_models = ("set-k-anonymity",)
+    provides = ("set-groups",)
+    Params = PatternKaParams
+
+    def run(self, data, model, params, ctx):
+        k = model.params.k
+        grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
+                                    cache_size=params.cache_size, max_seconds=params.max_seconds,
+                                    check=ctx.check, progress=ctx.progress)
+        loss = information_loss(data, grouping.groups, grouping.centres)
+        names = data.item_names
+        details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings,
+                   "largest_patterns": [[names[j] for j in p] for p in grouping.patterns[:10]]}
+        notes = ["every item is a quasi-identifier; each record is published as its group's centre"]
+        if data.labels is not None:
+            notes.append("the target of set-valued records is not released")
+        return grouped_sets_release(data, grouping, details=details, notes=notes)
+
+
+class SetGcp(Metric):
+    name = "gcp"
+    title = "Global certainty penalty (GCP)"
+    paper = PAPER
+    description = ("Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
+                   "fraction of items suppressed (SPEC §3).")
+    higher_is_better = False
+    category = "utility"
+    accepts = (SETS,)
+    requires = "set-groups"
+
+    def compute(self, original, release, params, ctx):
+        if release.sets is None or release.groups is None or not hasattr(original, "item_names"):
+            return float("nan")
+        return information_loss(original, release.groups, release.sets)
+
+
+class ItemsetsExporter(Exporter):
+    """A set-valued release, one record per line: its published item set (SPMF/FIMI layout), streamed in
+    chunks from the group centres, never as a records × items frame. Items are written by name when
+    every name is one token, else by number with SPMF's ``@ITEM=number=name`` lines."""
+
+    name = "itemsets"
+    title = "Item sets (SPMF/FIMI)"
+    extension = "dat"
+    writes_sets = True
+
+    def write(self, frame, path, params):
+        if ITEMS_COLUMN not in frame.columns:
+            raise BadInput("the itemsets format writes set-valued releases only (an 'items' column or item sets)")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            for cell in frame[ITEMS_COLUMN]:
+                f.write(f"{cell}\n")
+
+    def write_sets(self, sets, rows, path, params):
+        names = list(sets.item_names)
+        plain = all(n and not any(ch.isspace() for ch in n) and n[0] not in "#%@" for n in names)
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            if not plain:
+                f.write("@CONVERTED_FROM_TEXT\n")
+                for i, n in enumerate(names, start=1):
+                    f.write(f"@ITEM={i}={n}\n")
+                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
+            for lines in sets.iter_chunks(rows):
+                f.write("\n".join(lines))
+                f.write("\n")
+
+    def read_back(self, path):
+        """One row per record: its item set as text, items sorted, so equal sets compare equal."""
+        names: dict[str, str] = {}
+        cells = []
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("@ITEM="):
+                    _, ident, label = line.rstrip("\n").split("=", 2)
+                    names[ident] = label
+                elif line.startswith(("@", "#", "%")):
+                    continue
+                else:
+                    cells.append(" ".join(sorted(set(line.split()))))
+        frame = pd.DataFrame({ITEMS_COLUMN: pd.Series(cells, dtype=object)})
+        frame.attrs["item_names"] = names
+        return frame
+
+
+@hookimpl
+def veil_register_algorithms():
+    return [PatternKa]
+
+
+@hookimpl
+def veil_register_privacy_models():
+    return [SetKAnonymity]
+
+
+@hookimpl
+def veil_register_metrics():
+    return [SetGcp]
+
+
+@hookimpl
+def veil_register_exporters():
+    return [ItemsetsExporter]

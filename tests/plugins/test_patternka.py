@@ -1,0 +1,128 @@
+"""PatternKa against a brute-force Algorithm 1, its speed-ups, and its release written and verified."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, verify_file,
+                         verify_manifest, write_release)
+from veil.plugins.patternka import information_loss, patternka_groups
+
+
+def brute_patternka(rows: list[set], m: int, k: int):
+    """SPEC §3 Algorithm 1 by enumeration: longest frequent itemset (smallest item list among equals)."""
+    alive = list(range(len(rows)))
+    groups = [-1] * len(rows)
+    centres = []
+    while len(alive) >= k:
+        best = None
+        for size in range(m, 0, -1):
+            for items in itertools.combinations(range(m), size):
+                if sum(1 for i in alive if set(items) <= rows[i]) >= k:
+                    best = items
+                    break
+            if best:
+                break
+        members = [i for i in alive if best is None or set(best) <= rows[i]]
+        for i in members:
+            groups[i] = len(centres)
+        centres.append(set.intersection(*(rows[i] for i in members)))
+        alive = [i for i in alive if i not in members]
+    for i in alive:  # leftovers, in input order, to the group whose loss grows least
+        sizes = [groups.count(g) for g in range(len(centres))]
+        growth = [sizes[g] * (len(c) - len(c & rows[i])) + len(rows[i]) - len(c & rows[i])
+                  for g, c in enumerate(centres)]
+        g = growth.index(min(growth))
+        groups[i] = g
+        centres[g] = centres[g] & rows[i]
+    return groups, centres
+
+
+def random_sets(rng, n, m, p):
+    rows = [{j for j in range(m) if rng.random() < p[j]} for _ in range(n)]
+    return rows, SetValued(np.concatenate(([0], np.cumsum([len(r) for r in rows]))),
+                           [j for r in rows for j in sorted(r)], [f"i{j:02d}" for j in range(m)])
+
+
+def test_matches_brute_force_algorithm_1():
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        n, m = int(rng.integers(4, 30)), int(rng.integers(1, 8))
+        rows, sets = random_sets(rng, n, m, rng.uniform(0.1, 0.9, size=m))
+        k = int(rng.integers(1, min(n, 6) + 1))
+        groups, centres = brute_patternka(rows, m, k)
+        got = patternka_groups(sets, k, cache_size=int(rng.integers(1, 5)))
+        assert got.groups.tolist() == groups
+        assert [set(got.centres.row(g).tolist()) for g in range(got.n_groups)] == centres
+        assert np.bincount(got.groups).min() >= k
+
+
+@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update"])
+def test_each_speed_up_changes_no_output(off):
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        rows, sets = random_sets(rng, 50, 10, rng.uniform(0.1, 0.8, size=10))
+        for k in (3, 7):
+            fast = patternka_groups(sets, k, cache_size=4)
+            slow = patternka_groups(sets, k, cache_size=4, **{off: False})
+            assert fast.groups.tolist() == slow.groups.tolist()
+            assert fast.patterns == slow.patterns
+
+
+def test_random_selection_draws_among_the_longest_with_the_seed():
+    rng = np.random.default_rng(2)
+    rows, sets = random_sets(rng, 60, 8, np.full(8, 0.5))
+    a = patternka_groups(sets, 4, pattern_selection="random", seed=1)
+    b = patternka_groups(sets, 4, pattern_selection="random", seed=1)
+    assert a.groups.tolist() == b.groups.tolist()
+    lex = patternka_groups(sets, 4)
+    assert len(a.patterns[0]) == len(lex.patterns[0])  # a longest pattern, drawn or not
+
+
+def test_gcp_is_the_fraction_of_items_suppressed():
+    sets = SetValued.from_sets([["a", "b"], ["a", "b", "c"], ["a"], ["a", "d"]])
+    g = patternka_groups(sets, 2)
+    assert g.groups.tolist() == [0, 0, 1, 1]
+    assert information_loss(sets, g.groups, g.centres) == pytest.approx(1 - (2 * 2 + 2 * 1) / 8)
+
+
+def test_release_written_in_order_and_verified_from_the_file(registry, tmp_path):
+    rng = np.random.default_rng(4)
+    rows, sets = random_sets(rng, 50, 9, rng.uniform(0.2, 0.7, size=9))
+    spec = RunSpec(PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 4}), 0, ("gcp",))
+    result = execute(registry, sets, spec, Context(0))
+    assert result.holds and 0 <= result.metrics["gcp"] <= 1
+    write_release(registry, result, tmp_path, ExportOptions("itemsets", shuffle=False))
+    lines = (tmp_path / "release.dat").read_text().splitlines()
+    assert len(lines) == 50
+    for i, line in enumerate(lines):  # unshuffled: line i is record i's group centre, a subset of it
+        published = {int(t[1:]) for t in line.split()}
+        assert published <= rows[i]
+    assert verify_manifest(registry, tmp_path).holds
+    lines[0] = "i00 i01 i02 i03 i04 i05 i06 i07 i08"  # a tampered line is a group of one
+    bad = tmp_path / "tampered.dat"
+    bad.write_text("\n".join(lines) + "\n")
+    roles = {"quasi_identifiers": ["items"], "target": None, "sensitive": []}
+    assert not verify_file(registry, bad, "itemsets", PluginCall("set-k-anonymity", {"k": 4}), roles).holds
+
+
+def test_a_set_valued_release_needs_an_item_set_format(registry, tmp_path):
+    sets = SetValued.from_sets([["a"], ["a"], ["b"], ["b"]])
+    result = execute(registry, sets, RunSpec(PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 2})))
+    from veil.engine import BadInput
+    with pytest.raises(BadInput, match="itemsets"):
+        write_release(registry, result, tmp_path, ExportOptions("csv"))
+
+
+def test_netflix_shaped_generator_is_seeded_and_has_the_asked_shape():
+    from veil.engine import power_law_sets
+
+    a, b = power_law_sets(20_000, 4_500, seed=3), power_law_sets(20_000, 4_500, seed=3)
+    assert a.fingerprint() == b.fingerprint() != power_law_sets(20_000, 4_500, seed=4).fingerprint()
+    assert (a.n_rows, a.n_items) == (20_000, 4_500)
+    assert abs(a.nnz / a.n_rows - 56) < 3
+    counts = a.item_counts()
+    assert counts[0] > 10 * np.median(counts)  # power law: the head is far above the typical item
