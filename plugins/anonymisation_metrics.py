@@ -88,7 +88,7 @@ class _Anonymised:
         rel = self.release
         if rel.group_values is not None and rel.groups is not None:
             gv = rel.group_values
-            regions = {c: np.vstack([self._region(c, v) for v in gv[c]]) if c in gv.columns
+            regions = {c: np.vstack([self._region_cached(c, v) for v in gv[c]]) if c in gv.columns
                        else np.ones((len(gv), len(self.leaves[c])), bool) for c in self.qis}
             return regions, np.bincount(rel.groups, minlength=len(gv)), "groups"
         released = set(rel.frame.columns)
@@ -101,6 +101,24 @@ class _Anonymised:
                 regions[c] = None  # withheld: the whole domain
         return regions, np.ones(self.n, dtype=np.int64), "records"
 
+    def _region_cached(self, col: str, value) -> np.ndarray:
+        """:meth:`_region`, computed once per distinct released value (groups share few values)."""
+        cache = self.__dict__.setdefault("_regions", {})
+        try:
+            key = (col, value)
+            hash(key)
+        except TypeError:
+            return self._region(col, value)
+        if key not in cache:
+            cache[key] = self._region(col, value)
+        return cache[key]
+
+    def _numbers(self, col: str) -> np.ndarray:
+        cache = self.__dict__.setdefault("_numbers_cache", {})
+        if col not in cache:
+            cache[col] = _leaf_numbers(self.leaves[col])
+        return cache[col]
+
     def _region(self, col: str, value) -> np.ndarray:
         leaves = self.leaves[col]
         mask = np.zeros(len(leaves), dtype=bool)
@@ -108,7 +126,7 @@ class _Anonymised:
         if value is SUPPRESSED:
             mask[:] = True
         elif isinstance(value, Interval):
-            nums = _leaf_numbers(leaves)
+            nums = self._numbers(col)
             mask = (nums >= value.lo) & ((nums <= value.hi) if value.closed else (nums < value.hi))
         elif isinstance(value, NodeValue):
             mask[pd.Index(leaves).get_indexer(list(value.leaves))] = True
