@@ -21,13 +21,37 @@ ProgressCallback = Callable[[float, str], None]
 
 
 class CancelToken:
-    """Thread-safe flag set by whoever wants a run to stop."""
+    """Thread-safe flag set by whoever wants a run to stop; cancelling also calls every callback a
+    blocking backend registered (:meth:`on_cancel`), once, on the cancelling thread."""
 
     def __init__(self):
         self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # a backend failing to stop must not stop the others being told
+                logging.getLogger("veil.run").exception("a cancel callback failed")
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn`` when the run is cancelled (at once if it already is); returns a function that
+        unregisters it (call it when the blocking work is over)."""
+        with self._lock:
+            if not self._event.is_set():
+                key, self._next = self._next, self._next + 1
+                self._callbacks[key] = fn
+                return lambda: self._callbacks.pop(key, None)
+        fn()
+        return lambda: None
 
     @property
     def cancelled(self) -> bool:
@@ -58,6 +82,11 @@ class Context:
         self._span = span
         self._last_emit = 0.0
         self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
+        miner) stops itself. Returns a function that unregisters it."""
+        return self.token.on_cancel(fn)
 
     def check(self) -> None:
         """Raise :class:`Cancelled` if the run was asked to stop."""
