@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from veil.engine import BadInput, Cancelled, Longest, MiningLimit, SetValued, longest_itemsets
 
 _SESSION_LOCK = threading.Lock()
+_SESSION = None  # the session spark_session made, reused by later runs on any thread
 INSTALL_HINT = "install it with: pip install 'veil[spark]' (Spark also needs Java 17 on the PATH)"
 
 
@@ -65,10 +66,12 @@ def spark_session(master: str = "local[*]"):
         from pyspark.sql import SparkSession
     except ImportError:
         raise BadInput(f"running PatternKa on Spark needs pyspark; {INSTALL_HINT}") from None
+    global _SESSION
     with _SESSION_LOCK:
-        active = SparkSession.getActiveSession()
+        active = _SESSION if _SESSION is not None and _running(_SESSION) else SparkSession.getActiveSession()
         if active is not None:
             if active.sparkContext.master == master:
+                _SESSION = active
                 return active
             active.stop()
         if master.startswith("local"):
@@ -84,7 +87,13 @@ def spark_session(master: str = "local[*]"):
             raise BadInput(f"Spark could not start with master {master!r}: {_one_line(exc)} "
                            f"(Spark needs Java 17 on the PATH)") from None
         session.sparkContext.setLogLevel("ERROR")
+        _SESSION = session
         return session
+
+
+def _running(session) -> bool:
+    """Whether the session's context is still up (a stopped one has no Java context)."""
+    return getattr(session.sparkContext, "_jsc", None) is not None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -181,7 +190,7 @@ class SparkMiner:
 
         def job():
             pairs = self.records.flatMap(lambda rec: _prefixes(rec, b_rank.value, b_alive.value, b_frequent.value))
-            grouped = pairs.groupByKey(numPartitions=max(1, min(keys, 4 * sc.defaultParallelism)))
+            grouped = pairs.groupByKey(numPartitions=max(1, min(keys, sc.defaultParallelism)))
             return grouped.map(lambda kv: _mine_key(kv[0], kv[1], k, r, max_seconds)).collect()
 
         try:
