@@ -38,6 +38,7 @@ import re
 import sys
 import threading
 import uuid
+import warnings
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -63,7 +64,9 @@ def spark_session(master: str = "local[*]"):
     """The Spark session of this process for ``master`` (created on first use, then reused: a JVM
     takes seconds to start). A session running with another master is stopped first."""
     try:
-        from pyspark.sql import SparkSession
+        with warnings.catch_warnings():  # pyspark's notice about pandas 3 concerns its pandas API, unused here
+            warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+            from pyspark.sql import SparkSession
     except ImportError:
         raise BadInput(f"running PatternKa on Spark needs pyspark; {INSTALL_HINT}") from None
     global _SESSION
@@ -79,10 +82,12 @@ def spark_session(master: str = "local[*]"):
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:
-            session = (SparkSession.builder.master(master).appName("veil-patternka")
-                       .config("spark.ui.enabled", "false")
-                       .config("spark.ui.showConsoleProgress", "false")
-                       .getOrCreate())
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+                session = (SparkSession.builder.master(master).appName("veil-patternka")
+                           .config("spark.ui.enabled", "false")
+                           .config("spark.ui.showConsoleProgress", "false")
+                           .getOrCreate())
         except Exception as exc:  # no Java, a bad master URL, an unreachable cluster
             raise BadInput(f"Spark could not start with master {master!r}: {_one_line(exc)} "
                            f"(Spark needs Java 17 on the PATH)") from None
