@@ -9,16 +9,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, TABLE, BadInput, Table
+from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, may_release_sensitive
 
 from .forms import ParamForm
-from .ranking import WEIGHTS, has_weight_sliders, role_problem, roles_text, weights_in
+from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
-from .state import offered_methods
+from .state import metric_cost_note, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
-DEFAULT_METRICS = ("auc", "sfc")  # with every privacy metric: the papers' utility measures, all cheap
 
 
 class _ClickLabel(QLabel):
@@ -46,10 +45,10 @@ class MethodRow(QWidget):
         self.note = muted("")
         self.form = ParamForm(cls)
         self.sliders: WeightSliders | None = None
-        if has_weight_sliders(cls):  # E(S) weights: three linked sliders in place of w1, w2, w3
-            self.sliders = WeightSliders()
-            self.form.embed(self.sliders, WEIGHTS)
-            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(WEIGHTS, w))))
+        if has_weight_sliders(cls):  # declared weights: three linked sliders in place of their fields
+            self.sliders = WeightSliders(cls)
+            self.form.embed(self.sliders, cls.adjustable)
+            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(cls.adjustable, w))))
             self.form.changed.connect(self._show_weights)
             self._show_weights()
         self.roles = muted("")  # which columns the method takes from the roles
@@ -134,7 +133,58 @@ class ConfigPanel(QScrollArea):
         layout.addWidget(self.model_combo)
         layout.addWidget(self.model_about)
         layout.addLayout(self.model_form_holder)
+        layout.addWidget(self._also_box())
         return box
+
+    def _also_box(self) -> QWidget:
+        """Further models the release must satisfy too (ARX's combined criteria): a checkbox each,
+        with its form while it is ticked."""
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.also_label = muted("Also require (the release must satisfy every model ticked here):")
+        layout.addWidget(self.also_label)
+        self.also_checks: dict[str, QCheckBox] = {}
+        self.also_forms: dict[str, ParamForm] = {}
+        for cls in self.registry.classes("privacy-model"):
+            check = QCheckBox(cls.title or cls.name)
+            check.setToolTip(cls.description)
+            form = ParamForm(cls)
+            form.setVisible(False)
+            check.toggled.connect(lambda on, n=cls.name: self._also_toggled(n, on))
+            form.changed.connect(lambda n=cls.name: self._also_form_changed(n))
+            layout.addWidget(check)
+            layout.addWidget(form)
+            self.also_checks[cls.name], self.also_forms[cls.name] = check, form
+        return holder
+
+    def _also_toggled(self, name: str, on: bool) -> None:
+        self.also_forms[name].setVisible(on)
+        with self._push():
+            self.config.require_also(name, on)
+            if on:
+                self._also_form_changed(name)
+
+    def _also_form_changed(self, name: str) -> None:
+        form = self.also_forms[name]
+        with self._push():
+            self.config.set_params("privacy-model", name, form.values(), form.sweeps())
+
+    def _show_also(self) -> None:
+        """Only models other than the main one can be added; ticks follow the state."""
+        for name, check in self.also_checks.items():
+            main = name == self.config.model
+            check.setVisible(not main and self.config.model is not None)
+            wanted = name in self.config.also and not main
+            if check.isChecked() != wanted:
+                check.blockSignals(True)
+                check.setChecked(wanted)
+                check.blockSignals(False)
+            self.also_forms[name].setVisible(wanted)
+            if wanted:
+                choice = self.config.choice("privacy-model", name)
+                self.also_forms[name].set_values(choice.values, choice.sweeps)
+        self.also_label.setVisible(self.config.model is not None and len(self.also_checks) > 1)
 
     def _methods_box(self) -> QGroupBox:
         box = QGroupBox("Methods")
@@ -164,9 +214,15 @@ class ConfigPanel(QScrollArea):
                 check = QCheckBox()
                 check.setObjectName(f"metric-{cls.name}")
                 check.toggled.connect(self._metrics_chosen)
-                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name})</span>", check)
+                cost = "" if cls.cost == CHEAP else " — <i>expensive</i>"
+                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name}){cost}</span>",
+                                    check)
+                tip = f"{cls.description}".strip() or cls.name
+                if cls.cost != CHEAP:
+                    tip += ("\n\nExpensive (it trains classifiers): not computed unless chosen; the plan shows an "
+                            "estimate, and on a large input it runs on a seeded sample of the records.")
                 for w in (check, label):
-                    w.setToolTip(f"{cls.description}".strip() or cls.name)
+                    w.setToolTip(tip)
                 grid.addWidget(check, row, 0, Qt.AlignTop)
                 grid.addWidget(label, row, 1)
                 self.metric_boxes[cls.name] = check
@@ -218,7 +274,7 @@ class ConfigPanel(QScrollArea):
         if self.config.model is None and models:
             self.model_combo.setCurrentIndex(self.model_combo.findData(models[0]))
         for name, check in self.metric_boxes.items():
-            check.setChecked(name in DEFAULT_METRICS or self.registry.get("metric", name).category == "privacy")
+            check.setChecked(self.registry.get("metric", name).cost == CHEAP)  # declared, never named
         self._refresh_plan()
 
     # -- the user edits -------------------------------------------------------------------------
@@ -239,6 +295,7 @@ class ConfigPanel(QScrollArea):
         with self._push():
             self.config.set_model(name)
             self._model_form_changed()
+        self._show_also()
 
     def _show_model_form(self, name: str | None) -> None:
         if self.model_form is not None:
@@ -324,12 +381,18 @@ class ConfigPanel(QScrollArea):
             notes = []
             if row.cls.needs_labels and not has_target and not said:
                 notes.append("needs a target column")
-            supported = getattr(row.cls, "supported_models", None)
+            supported = row.cls.supported_models
             model = self.config.model
-            if supported and (model is None or model not in supported):
+            outside = [m for m in self.config.model_names() if supported and m not in supported]
+            if supported and (model is None or outside):
                 notes.append(f"works under {' or '.join(supported)} only")
             elif row.cls.needs_model and model is None:
                 notes.append("needs a privacy model")
+            if isinstance(data, Table) and row.cls.kind == "algorithm":
+                exposed = may_release_sensitive(data, row.cls, on_features=self.config.on_features(row.cls, data))
+                if exposed:
+                    notes.append(f"may release the column marked sensitive {', '.join(exposed)} (the report "
+                                 "will list it)")
             row.note.setText("; ".join(notes))
             row.note.setVisible(bool(notes))
 
@@ -346,6 +409,7 @@ class ConfigPanel(QScrollArea):
             elif self.model_form is not None:
                 choice = self.config.choice("privacy-model", self.config.model)
                 self.model_form.set_values(choice.values, choice.sweeps)
+            self._show_also()
             for name, row in self.rows.items():
                 row.check.setChecked(name in self.config.selected)
                 row.features.setChecked(name in self.config.binary)
@@ -377,14 +441,21 @@ class ConfigPanel(QScrollArea):
             self.run_button.setEnabled(False)
             return
         self.plan_error.show_message("")
-        self.plan_label.setText(self.config.describe(planned))
+        note = metric_cost_note(self.registry, self.config.metrics, self.controller.dataset.data, len(planned))
+        self.plan_label.setText(self.config.describe(planned) + (f"\n{note}" if note else ""))
         self.run_button.setEnabled(True)
 
     # -- for tests and scripts ------------------------------------------------------------------
     def choose(self, model: str | None, methods: list[str], *, sweep: dict[str, str] | None = None,
-               values: dict | None = None, metrics: list[str] | None = None) -> None:
-        """Set the panel as a user would: the model, tick the methods, fill sweeps and values."""
+               values: dict | None = None, metrics: list[str] | None = None, also: dict | None = None) -> None:
+        """Set the panel as a user would: the model (and ``also``: further models with their values,
+        ticked under "Also require"), tick the methods, fill sweeps and values."""
         self.model_combo.setCurrentIndex(0 if model is None else self.model_combo.findData(model))
+        for name, check in self.also_checks.items():
+            check.setChecked(name in (also or {}))
+        for name, fields in (also or {}).items():
+            for key, value in fields.items():
+                self.also_forms[name].field(key).set(value)
         for name, row in self.rows.items():
             row.check.setChecked(name in methods)
         for key, value in (values or {}).items():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project
+from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project, Remote
 
 from . import tasks
 from .ranking import RankingState
@@ -38,10 +38,10 @@ class Controller(QObject):
         self.dataset = DatasetState()
         self.config = ConfigState()
         self.runs = RunsState()
-        self.chart = ChartState()
+        self.chart = ChartState(registry.preferred("chart") if registry.names("chart") else None)
         self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None
-        self.runner = Runner(self)
+        self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
         self._runs: dict[int, RunEntry] = {}
         self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
@@ -109,8 +109,7 @@ class Controller(QObject):
         self.batch = (self.batch if self._batch else []) + entries
         for entry in entries:
             spec = entry.planned.spec
-            job = self.runner.submit(entry.label, functools.partial(tasks.run, self.registry, data, spec),
-                                     kind="run", seed=spec.seed)
+            job = self.runner.submit(entry.label, Remote(tasks.run, (data, spec)), kind="run", seed=spec.seed)
             self._runs[job] = entry
             self._run_sources[entry.id] = self.dataset.source
         self._batch = True
@@ -133,9 +132,9 @@ class Controller(QObject):
             self.error.emit("Cannot export", f"run #{run_id} has no release to write (only finished runs whose "
                                              "release holds, or makes no privacy claim, can be exported)", "")
             return None
-        work = functools.partial(tasks.export, self.registry, entry.outcome.result, Path(folder), options,
-                                 source=self._run_sources.get(run_id), report=report, project=self.project_path,
-                                 weights=self.ranking.export_weights(run_id))
+        work = Remote(tasks.export, (entry.outcome.result, Path(folder), options),
+                      dict(source=self._run_sources.get(run_id), report=report, project=self.project_path,
+                           weights=self.ranking.export_weights(run_id)))
         job = self.runner.submit(f"export run #{run_id}", work, kind="export")
         self._exports[job] = Path(folder)
         self.busy_changed.emit(True)

@@ -191,7 +191,25 @@ class DatasetPanel(QWidget):
         for role in Role:
             action = menu.addAction(f"Mark {label} as {role.value}")
             action.triggered.connect(lambda _=False, r=role: self.set_roles(names, r))
+        if len(names) == 1:
+            menu.addSeparator()
+            menu.addAction(f"Hierarchy of {label}…").triggered.connect(lambda _=False: self.edit_hierarchy(names[0]))
         menu.popup(global_pos)
+
+    def edit_hierarchy(self, column: str) -> None:
+        """Open the hierarchy builder of ``column``; accepting it attaches the hierarchy."""
+        from .hierarchy_dialog import HierarchyDialog
+
+        dialog = HierarchyDialog(self.dataset.table, column, self)
+        dialog.accepted.connect(lambda: self._apply_hierarchy(column, dialog.hierarchy))
+        self.hierarchy_dialog = dialog
+        dialog.open()
+
+    def _apply_hierarchy(self, column: str, hierarchy) -> None:
+        try:
+            self.dataset.set_hierarchy(column, hierarchy)
+        except BadInput as exc:
+            self.column_problem.show_message(str(exc))
 
     def set_roles(self, names: list[str], role: Role) -> None:
         try:

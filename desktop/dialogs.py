@@ -162,7 +162,7 @@ class ExportDialog(QDialog):
         self.fmt = QComboBox()
         for cls in registry.classes("exporter"):
             self.fmt.addItem(f"{cls.title or cls.name} (.{cls.extension})", cls.name)
-        self.fmt.setCurrentIndex(max(self.fmt.findData("csv"), 0))
+        self.fmt.setCurrentIndex(max(self.fmt.findData(registry.preferred("exporter")), 0))
         self.shuffle = QCheckBox("Shuffle the rows (recommended: row order can identify people)")
         self.shuffle.setChecked(True)
         self.report = QCheckBox("Write the report (HTML and PDF; trains a classifier, so it can take a while)")

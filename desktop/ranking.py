@@ -1,15 +1,17 @@
-"""Choosing among privacy-aware candidate subsets by E(S) (paper 004), free of Qt.
+"""Choosing among a run's candidates at other weights, free of Qt (E(S) of paper 004 is the first
+method to offer it).
 
-A ``privacy-aware-candidates`` run evaluates its candidate subsets once, on the worker. Choosing
-among them with other weights needs no classifier: the method's class ranks its candidates again
-(``rerank``, well under a millisecond), turns a run's details into the charts' table
+A method declares the capability (:class:`~veil.engine.Algorithm`'s ``adjustable`` parameters,
+``adjustable_sum_to_one``, ``charts`` and ``ranking_columns``): its run evaluates candidates once,
+on the worker; choosing among them with other weights needs no classifier: the method's class
+ranks its candidates again (``rerank``), turns a run's details into the charts' table
 (``candidate_frame``) and builds the release for other weights (``reselect``). So the weights are
 sliders: moving one re-ranks and redraws on the GUI thread, and the export writes the top of the
-ranking the sliders show. The method is reached only through the registry.
+ranking the sliders show. No method is recognised by its name: any plugin declaring the capability
+gets the tab.
 
-The weights themselves are the method's parameters ``w1``, ``w2`` and ``w3`` in the configuration,
-so projects and re-runs carry them. The sensitive attribute and the class come from the column
-roles; :func:`role_problem` says what is missing before a run could fail on it.
+The weights themselves are the method's adjustable parameters in the configuration, so projects and
+re-runs carry them. What the roles lack is the method's own ``role_problem``.
 """
 
 from __future__ import annotations
@@ -19,21 +21,24 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from veil.engine import BadInput, PluginCall, Role, RunResult, Table, measure
+from veil.engine import BadInput, PluginCall, RunResult, measure
 
 from .events import Event
 
-METHOD = "privacy-aware-candidates"
-WEIGHTS = ("w1", "w2", "w3")
-FACTORS = ("performance", "privacy", "size")
-ES_CHART, REGIONS_CHART = "privacy-aware-es", "privacy-aware-regions"
 SCALE = 1000  # the sliders move in thousandths: weights are shown and kept with three decimals
 SAME = 1e-9  # weights closer than this are the same weights
 
 
 def has_weight_sliders(cls) -> bool:
-    """Whether ``cls`` is the method whose E(S) weights the desktop shows as sliders."""
-    return cls.name == METHOD and set(WEIGHTS) <= {s.name for s in cls.param_specs()}
+    """Whether ``cls`` declares three weights summing to 1 that can change after a run (the
+    desktop's linked sliders)."""
+    return (cls.kind == "algorithm" and cls.adjustable_sum_to_one and len(cls.adjustable) == 3
+            and set(cls.adjustable) <= {s.name for s in cls.param_specs()})
+
+
+def weighted_methods(registry) -> list:
+    """Every algorithm whose weights the ranking tab can move."""
+    return [c for c in registry.classes("algorithm") if has_weight_sliders(c)]
 
 
 def rebalance(weights: Sequence[float], index: int, value: float) -> tuple[float, float, float]:
@@ -62,62 +67,39 @@ def show_weights(weights: Sequence[float]) -> str:
 
 def default_weights(cls) -> tuple[float, float, float]:
     specs = {s.name: s.default for s in cls.param_specs()}
-    return tuple(float(specs[w]) for w in WEIGHTS)  # type: ignore[return-value]
+    return tuple(float(specs[w]) for w in cls.adjustable)  # type: ignore[return-value]
 
 
 def weights_in(values: Mapping, cls) -> tuple[float, float, float]:
     """The weights among a method's parameter values (its defaults where they are missing)."""
     defaults = default_weights(cls)
     return tuple(float(values[w]) if values.get(w) is not None else d  # type: ignore[return-value]
-                 for w, d in zip(WEIGHTS, defaults))
+                 for w, d in zip(cls.adjustable, defaults))
 
 
 def role_problem(cls, data, values: Mapping) -> str:
-    """What the column roles lack for ``cls`` (empty when nothing does). Only the privacy-aware
-    method reads roles beyond the target: one sensitive attribute SA and the class C."""
-    if cls.name != METHOD or not isinstance(data, Table):
-        return ""
-    schema = data.schema
-    sensitive = schema.by_role(Role.SENSITIVE)
-    if schema.target is None:
-        return ("needs the class: mark the column to predict as the target under Dataset ▸ Columns")
-    if values.get("sensitive_is_class"):
-        if sensitive:
-            return (f"with C = SA the class {schema.target} is the sensitive attribute, but "
-                    f"{', '.join(sensitive)} {'is' if len(sensitive) == 1 else 'are'} also marked sensitive: "
-                    "mark it insensitive, or untick C = SA")
-        return ""
-    if not sensitive:
-        return ("needs the sensitive attribute: mark one column as sensitive under Dataset ▸ Columns (or tick "
-                "C = SA when the class itself is sensitive)")
-    if len(sensitive) > 1:
-        return (f"needs exactly one sensitive attribute, but {len(sensitive)} are marked "
-                f"({', '.join(sensitive)}): keep one")
-    return ""
+    """What the column roles lack for ``cls`` (empty when nothing does): the method's own answer."""
+    return cls.role_problem(data, values)
 
 
 def roles_text(cls, data, values: Mapping) -> str:
-    """Which columns a run of ``cls`` takes as SA and C (when the roles name them)."""
-    if cls.name != METHOD or not isinstance(data, Table) or data.schema.target is None:
-        return ""
-    target = data.schema.target
-    if values.get("sensitive_is_class"):
-        return f"Sensitive attribute and class (C = SA): {target}, from the column roles."
-    sensitive = data.schema.by_role(Role.SENSITIVE)
-    if len(sensitive) != 1:
-        return ""
-    return f"Sensitive attribute: {sensitive[0]}; class: {target} (from the column roles)."
+    """Which columns a run of ``cls`` takes in which role (when the roles name them)."""
+    return cls.roles_text(data, values)
 
 
 # -- the ranking of a finished run ----------------------------------------------------------------
 
-def ranked_details(entry) -> dict | None:
-    """A finished privacy-aware run's details, when it has a release to rank."""
-    outcome = getattr(entry, "outcome", None)
-    if entry.planned.spec.method.name != METHOD or outcome is None or outcome.result is None:
+def ranked_details(entry, registry) -> dict | None:
+    """A finished run's details, when its method declares weights and its release has candidates."""
+    outcome = entry.outcome
+    if outcome is None or outcome.result is None:
         return None
-    details = outcome.result.release.details
-    return details if isinstance(details, Mapping) and details.get("candidates") else None
+    name = entry.planned.spec.method.name
+    if name not in registry.names("algorithm"):
+        return None
+    cls = registry.get("algorithm", name)
+    release = outcome.result.release
+    return release.details if has_weight_sliders(cls) and cls.can_rank(release) else None
 
 
 class RankingState:
@@ -142,18 +124,23 @@ class RankingState:
 
     @property
     def method(self):
-        return self.registry.get("algorithm", METHOD) if METHOD in self.registry.names("algorithm") else None
+        """The method of the run shown (before any run: the first method declaring weights)."""
+        entry = self.entry()
+        if entry is not None and entry.planned.spec.method.name in self.registry.names("algorithm"):
+            return self.registry.get("algorithm", entry.planned.spec.method.name)
+        offered = weighted_methods(self.registry)
+        return offered[0] if offered else None
 
     def entries(self) -> list:
         """The finished runs that can be ranked, oldest first."""
-        return [e for e in self.runs.entries if ranked_details(e) is not None]
+        return [e for e in self.runs.entries if ranked_details(e, self.registry) is not None]
 
     def entry(self):
         return self.runs.entry(self.run_id) if self.run_id is not None else None
 
     def details(self) -> dict | None:
         entry = self.entry()
-        return ranked_details(entry) if entry is not None else None
+        return ranked_details(entry, self.registry) if entry is not None else None
 
     def frame(self) -> pd.DataFrame | None:
         """The run's candidate table (the charts' data and the CSV), made once per run."""
@@ -167,16 +154,21 @@ class RankingState:
     # -- the weights ----------------------------------------------------------------------------
     def weights(self) -> tuple[float, float, float]:
         cls = self.method
-        choice = self.config.methods.get(METHOD)  # not config.choice: reading adds no entry
-        return weights_in(choice.values if choice else {}, cls) if cls else (0.0, 0.0, 0.0)
+        if cls is None:
+            return (0.0, 0.0, 0.0)
+        choice = self.config.methods.get(cls.name)  # not config.choice: reading adds no entry
+        return weights_in(choice.values if choice else {}, cls)
 
     def set_weights(self, weights: Sequence[float]) -> None:
         """New weights for the method (kept in its configuration, so a re-run or project uses them);
         weights cannot be swept: re-ranking is free."""
-        choice = self.config.choice("algorithm", METHOD)
-        values = {**choice.values, **dict(zip(WEIGHTS, (float(w) for w in weights)))}
-        sweeps = {k: v for k, v in choice.sweeps.items() if k not in WEIGHTS}
-        self.config.set_params("algorithm", METHOD, values, sweeps)
+        cls = self.method
+        if cls is None:
+            return
+        choice = self.config.choice("algorithm", cls.name)
+        values = {**choice.values, **dict(zip(cls.adjustable, (float(w) for w in weights)))}
+        sweeps = {k: v for k, v in choice.sweeps.items() if k not in cls.adjustable}
+        self.config.set_params("algorithm", cls.name, values, sweeps)
 
     def run_weights(self) -> tuple[float, ...] | None:
         details = self.details()
@@ -186,7 +178,7 @@ class RankingState:
         """The weights run ``run_id`` is to be exported with: the sliders', when they differ from
         the run's own (None: export the run as it was made)."""
         entry = self.runs.entry(run_id)
-        details = ranked_details(entry) if entry is not None else None
+        details = ranked_details(entry, self.registry) if entry is not None else None
         if details is None or self.method is None:
             return None
         weights = self.weights()
@@ -195,7 +187,7 @@ class RankingState:
     def export_note(self, run_id: int | None) -> str:
         """What exporting run ``run_id`` releases, when that depends on the sliders' weights."""
         entry = self.runs.entry(run_id) if run_id is not None else None
-        details = ranked_details(entry) if entry is not None else None
+        details = ranked_details(entry, self.registry) if entry is not None else None
         if details is None or self.method is None:
             return ""
         weights = self.weights()
@@ -245,9 +237,7 @@ class RankingState:
         if details is None:
             return []
         candidates = details["candidates"]
-        return [{**r, "size": candidates[r["index"]]["size"], "perf": candidates[r["index"]]["perf"],
-                 "pbi": candidates[r["index"]]["pbi"], "subset": list(candidates[r["index"]]["subset"])}
-                for r in self.ranking]
+        return [{**candidates[r["index"]], **r} for r in self.ranking]
 
     def weights_text(self) -> str:
         return "/".join(f"{w:.3f}" for w in self.weights())
@@ -274,7 +264,7 @@ def reselected(registry, result: RunResult, weights: Sequence[float], ctx) -> Ru
     cls = registry.get("algorithm", result.spec.method.name)
     release = cls.reselect(result.data, result.release, weights)
     params = dict(release.provenance.params) if release.provenance else {
-        **result.spec.method.params, **dict(zip(WEIGHTS, weights))}
+        **result.spec.method.params, **dict(zip(cls.adjustable, weights))}
     spec = dataclasses.replace(result.spec, method=PluginCall(result.spec.method.name, params))
     metrics = {k: float(v) for k, v in measure(registry, spec, result.data, release, ctx).items()}
     return dataclasses.replace(result, spec=spec, release=release, metrics=metrics)

@@ -1,6 +1,8 @@
-"""The E(S) ranking of a privacy-aware run: three linked weight sliders, the ranking table and the
-two charts of paper 004 (E(S) per candidate; PBI against Perf). Moving a slider re-ranks and
-redraws here, on the GUI thread: ranking is the method's ``rerank``, which computes no classifier."""
+"""The ranking of a run's candidates at other weights: three linked weight sliders, the ranking table
+and the method's charts (for paper 004's E(S): E(S) per candidate; PBI against Perf). Moving a slider
+re-ranks and redraws here, on the GUI thread: ranking is the method's ``rerank``, which computes no
+classifier. Everything shown comes from what the method declares (``adjustable``,
+``adjustable_labels``, ``charts``, ``ranking_columns``), never from its name."""
 
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 from veil.engine import BadInput, PluginCall, draw_chart, write_atomic
 
 from .models import HOLDS, INK
-from .ranking import (ES_CHART, FACTORS, REGIONS_CHART, SCALE, WEIGHTS, RankingState, rebalance, same_weights,
-                      show_weights)
+from .ranking import SCALE, RankingState, rebalance, same_weights, show_weights, weighted_methods
 from .widgets import ErrorLabel, fast_table, fit_columns, muted
 
 
@@ -27,8 +28,10 @@ class WeightSliders(QWidget):
 
     moved = Signal(object)  # (w1, w2, w3)
 
-    def __init__(self, *, across: bool = False, parent=None):
+    def __init__(self, cls, *, across: bool = False, parent=None):
         super().__init__(parent)
+        names = cls.adjustable if cls is not None else ("w1", "w2", "w3")
+        labels = (cls.adjustable_labels if cls is not None else ()) or tuple(f"weight {i + 1}" for i in range(3))
         self._weights = (1 / 3, 1 / 3, 1 / 3)
         self.sliders: list[QSlider] = []
         self.labels: list[QLabel] = []
@@ -36,13 +39,13 @@ class WeightSliders(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setVerticalSpacing(2)
         width = self.fontMetrics().horizontalAdvance("0.000") + 6
-        for i, (name, factor) in enumerate(zip(WEIGHTS, FACTORS)):
+        for i, (name, factor) in enumerate(zip(names, labels)):
             slider = QSlider(Qt.Horizontal, objectName=f"slider-{name}")
             slider.setRange(0, SCALE)
             slider.setSingleStep(10)
             slider.setPageStep(100)
-            slider.setToolTip(f"{name}: the weight of the {factor} rank in E(S) = w1·prf + w2·prv + w3·num; the "
-                              "other two weights follow so that the three sum to 1")
+            slider.setToolTip(f"{name}: the weight of {factor}; the other two weights follow so that the three "
+                              "sum to 1")
             value = QLabel(objectName=f"weight-{name}")
             value.setFixedWidth(width)
             value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
@@ -75,19 +78,24 @@ class WeightSliders(QWidget):
 
 
 class RankingModel(QAbstractTableModel):
-    """The ranking, best first: place, subset, |S|, Perf, PBI, E(S) and the attributes."""
-
-    HEADER = ("Place", "Subset", "|S|", "Perf (%)", "PBI (%)", "E(S)", "Attributes")
+    """The ranking, best first, in the columns the run's method declares (``ranking_columns``)."""
 
     def __init__(self, state: RankingState, parent=None):
         super().__init__(parent)
         self._state = state
         self._rows: list[dict] = []
+        self.columns: tuple[tuple[str, str], ...] = ()
 
     def refresh(self) -> None:
         self.beginResetModel()
         self._rows = self._state.rows()
+        method = self._state.method
+        self.columns = tuple(method.ranking_columns) if method is not None else ()
         self.endResetModel()
+
+    @property
+    def HEADER(self) -> tuple[str, ...]:
+        return tuple(header for _, header in self.columns)
 
     def row(self, i: int) -> dict:
         return self._rows[i]
@@ -102,13 +110,12 @@ class RankingModel(QAbstractTableModel):
         if not index.isValid():
             return None
         r, col = self._rows[index.row()], index.column()
+        value = r.get(self.columns[col][0])
         if role == Qt.DisplayRole:
-            return (str(r["place"]), r["label"], str(r["size"]), f"{r['perf']:.2f}", f"{r['pbi']:.2f}",
-                    f"{r['e']:.3f}", ", ".join(r["subset"]))[col]
+            return show_cell(value)
         if role == Qt.ToolTipRole:
-            return (f"{r['label']}: {', '.join(r['subset'])}\nranks: prf {r['prf']}, prv {r['prv']}, num {r['num']} "
-                    "(1 = worst)")
-        if role == Qt.TextAlignmentRole and col in (0, 2, 3, 4, 5):
+            return "\n".join(f"{header}: {show_cell(r.get(key))}" for key, header in self.columns)
+        if role == Qt.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if r["place"] == 1:
             if role == Qt.BackgroundRole:
@@ -125,6 +132,17 @@ class RankingModel(QAbstractTableModel):
         if role == Qt.DisplayRole and orientation == Qt.Horizontal:
             return self.HEADER[section]
         return None
+
+
+def show_cell(value) -> str:
+    """A ranking cell: lists joined, whole numbers as they are, other numbers with three decimals."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3f}"
+    if isinstance(value, float):
+        return f"{value:.0f}"
+    return "" if value is None else str(value)
 
 
 class RankingPanel(QWidget):
@@ -146,7 +164,7 @@ class RankingPanel(QWidget):
         self.save_data_button = QPushButton("Save data…")
         self.save_data_button.setToolTip("Save the candidate table (with E(S) at these weights) as CSV")
         self.save_data_button.clicked.connect(self._ask_save_data)
-        self.sliders = WeightSliders(across=True)
+        self.sliders = WeightSliders(self.state.method, across=True)
         self.sliders.moved.connect(self.state.set_weights)
         self.problem = ErrorLabel()
         self.model = RankingModel(self.state, self)
@@ -181,9 +199,9 @@ class RankingPanel(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(self.table, 1)
-        lv.addWidget(muted("E(S) = w1·prf + w2·prv + w3·num over the candidates (rank 1 the worst of each); the "
-                           "highest E(S) is released, ties to the smallest subset. Moving a weight re-ranks "
-                           "the run's candidates: no classifier runs again."))
+        method = self.state.method
+        lv.addWidget(muted(((method.ranking_help + " ") if method is not None and method.ranking_help else "")
+                           + "Moving a weight re-ranks the run's candidates: the method does not run again."))
         split = QSplitter(Qt.Horizontal)
         split.addWidget(left)
         split.addWidget(charts)
@@ -228,12 +246,15 @@ class RankingPanel(QWidget):
     def _summary(self) -> str:
         rows, details = self.model.rowCount(), self.state.details()
         if details is None:
-            return "Run privacy-aware candidate subsets to rank its candidates here."
+            titles = " or ".join(c.title for c in weighted_methods(self.registry))
+            return f"Run {titles or 'a method whose choice can be re-weighted'} to rank its candidates here."
         if not rows:
             return ""
         best = self.model.row(0)
-        text = (f"Released at these weights: <b>{best['label']}</b>, {best['size']} attributes, "
-                f"Perf {best['perf']:.2f} %, PBI {best['pbi']:.2f} %")
+        shown = [(key, header) for key, header in self.model.columns if key not in ("place", "label")
+                 and not isinstance(best.get(key), (list, tuple))]
+        text = (f"Released at these weights: <b>{best['label']}</b>, "
+                + ", ".join(f"{header} {show_cell(best.get(key))}" for key, header in shown))
         if best["label"] != details.get("chosen"):
             text += f" (the run chose {details.get('chosen')} at w = {show_weights(details.get('weights') or ())})"
         return (text + f". Sensitive attribute <i>{details.get('sensitive')}</i>, class "
@@ -254,8 +275,10 @@ class RankingPanel(QWidget):
     def redraw(self) -> None:
         self._scheduled = False
         frame = self.state.frame()
-        for name, figure, canvas in ((ES_CHART, self.es_figure, self.es_canvas),
-                                     (REGIONS_CHART, self.regions_figure, self.regions_canvas)):
+        method = self.state.method
+        charts = method.charts if method is not None else ()
+        for name, figure, canvas in zip(charts, (self.es_figure, self.regions_figure),
+                                        (self.es_canvas, self.regions_canvas)):
             figure.clear()
             if frame is not None and not self.state.problem and name in self.registry.names("chart"):
                 try:
@@ -290,7 +313,7 @@ class RankingPanel(QWidget):
         self.controller.message.emit(f"Saved {names}")
 
     def save_charts(self, path: str | Path) -> list[Path]:
-        """``stem-es.ext`` and ``stem-regions.ext`` beside ``path``."""
+        """``stem-CHART.ext`` beside ``path`` for each chart the method declares."""
         p = Path(path)
         fmt = p.suffix.lstrip(".").lower() or "png"
         if fmt not in ("png", "svg"):
@@ -300,7 +323,7 @@ class RankingPanel(QWidget):
         self.redraw()
         return [write_atomic(p.with_name(f"{p.stem}-{part}.{fmt}"),
                              lambda tmp, f=figure: f.savefig(tmp, format=fmt, dpi=150))
-                for part, figure in (("es", self.es_figure), ("regions", self.regions_figure))]
+                for part, figure in zip(self.state.method.charts, (self.es_figure, self.regions_figure))]
 
     def save_data(self, path: str | Path) -> Path:
         data = self.state.data()

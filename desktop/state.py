@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, Step, Study, Table)
+                         Project, Recipe, Role, RunSpec, Step, Study, Table, results_frame, settings_of)
 
 from .events import Event
 from .ranking import role_problem
@@ -100,6 +100,11 @@ class DatasetState:
 
     def column(self, name: str):
         return self._require_table().schema[name]
+
+    def set_hierarchy(self, name: str, hierarchy) -> None:
+        """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
+        self.data = self._require_table().with_hierarchy(name, hierarchy)
+        self.changed.emit("schema")
 
     def _require_table(self) -> Table:
         if self.table is None:
@@ -212,6 +217,7 @@ class ConfigState:
 
     def __init__(self):
         self.model: str | None = None
+        self.also: list[str] = []  # further privacy models the release must satisfy too (combined)
         self.models: dict[str, PluginChoice] = {}
         self.methods: dict[str, PluginChoice] = {}
         self.selected: list[str] = []
@@ -228,7 +234,21 @@ class ConfigState:
 
     def set_model(self, name: str | None) -> None:
         self.model = name
+        if name in self.also:
+            self.also.remove(name)
         self.changed.emit()
+
+    def require_also(self, name: str, on: bool = True) -> None:
+        """Combine the main privacy model with ``name`` (on) or stop requiring it (off)."""
+        if on and name not in self.also and name != self.model:
+            self.also.append(name)
+        elif not on and name in self.also:
+            self.also.remove(name)
+        self.changed.emit()
+
+    def model_names(self) -> list[str]:
+        """Every privacy model the runs must satisfy: the main one, then those combined with it."""
+        return ([self.model] + [n for n in self.also if n != self.model]) if self.model else []
 
     def set_params(self, kind: str, name: str, values: Mapping, sweeps: Mapping) -> None:
         choice = self.choice(kind, name)
@@ -271,22 +291,23 @@ class ConfigState:
             raise BadInput("open a dataset first")
         if not self.selected:
             raise BadInput("choose at least one method")
-        model = self.choice("privacy-model", self.model) if self.model else None
+        models = [self.choice("privacy-model", n) for n in self.model_names()]
         planned = []
         for name in self.selected:
-            planned += self._plan_method(registry, data, recipe, name, model)
+            planned += self._plan_method(registry, data, recipe, name, models)
         return planned
 
-    def _plan_method(self, registry, data, recipe, name: str, model: PluginChoice | None) -> list[PlannedRun]:
+    def _plan_method(self, registry, data, recipe, name: str, models: list[PluginChoice]) -> list[PlannedRun]:
         cls = registry.get("algorithm", name)
         if not takes(cls, data):
             raise BadInput(f"{cls.title} does not work on this data; choose another method")
-        supported = getattr(cls, "supported_models", None)
-        if cls.needs_model and model is None:
+        supported = cls.supported_models
+        if cls.needs_model and not models:
             raise BadInput(f"{cls.title} needs a privacy model ({', '.join(supported or ('any',))}); choose one above")
-        if model is not None and supported is not None and model.name not in supported:
-            raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
-                           "privacy model or method")
+        for model in models:
+            if supported is not None and model.name not in supported:
+                raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
+                               "privacy model or method")
         if cls.needs_labels and _target(data) is None:
             raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
         choice = self.choice("algorithm", name)
@@ -294,19 +315,20 @@ class ConfigState:
         if problem:
             raise BadInput(f"{cls.title} {problem}")
         sweep = dict(choice.sweeps)
-        for key, values in (model.sweeps if model else {}).items():
-            if key in sweep and list(sweep[key]) != list(values):
-                raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
-            sweep[key] = values
+        for model in models:
+            for key, values in model.sweeps.items():
+                if key in sweep and list(sweep[key]) != list(values):
+                    raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
+                sweep[key] = values
         study = Study(methods=(PluginCall(name, choice.fixed()),),
-                      model=PluginCall(model.name, model.fixed()) if model else None, sweep=sweep,
+                      models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
                       repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
                       recipe=recipe if self.on_features(cls, data) else None)
         runs = []
         for spec in study.runs(registry):
             cls.params(spec.method.params)
-            if spec.model is not None:
-                registry.get("privacy-model", spec.model.name).params(spec.model.params)
+            for call in spec.models:
+                registry.get("privacy-model", call.name).params(call.params)
             setting = {k: spec.setting.get(k) for k in sweep}  # Study.runs records each run's values
             runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
         return runs
@@ -345,8 +367,10 @@ class ConfigState:
             return
         first = runs[0]
         self.model = first.model.name if first.model else None
-        if first.model:
-            self.models[first.model.name] = _choice_from(first.model.name, [r.model.params for r in runs if r.model])
+        self.also = [m.name for m in first.models[1:]]
+        for call in first.models:
+            self.models[call.name] = _choice_from(call.name, [m.params for r in runs for m in r.models
+                                                              if m.name == call.name])
         self.selected = list(dict.fromkeys(r.method.name for r in runs))
         self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
@@ -493,19 +517,17 @@ class RunsState:
         return list(dict.fromkeys(m for r in self._records.values() for m in r["metrics"]))
 
     def results(self) -> pd.DataFrame:
-        """The tidy result table (one row per run and metric), as engine.study.run_study makes."""
+        """The tidy result table (one row per run and metric), built by the engine's planner exactly
+        as ``veil study`` builds it (each row with its run's full ``settings``)."""
         keys = self.sweep_keys()
         rows = []
         for r in self._records.values():
-            base = {"run": r["run"], "method": r["method"], "model": r["model"],
+            base = {"run": r["run"], "label": r["method"], "method": r["method"], "model": r["model"],
                     **{k: r["setting"].get(k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
-                    "holds": r["holds"]}
+                    "settings": r.get("settings"), "holds": r["holds"]}
             for metric, value in r["metrics"].items():
                 rows.append({**base, "metric": metric, "value": value, "seconds": r["seconds"], "error": r["error"]})
-        columns = ["run", "method", "model", *keys, "repeat", "seed", "holds", "metric", "value", "seconds", "error"]
-        frame = pd.DataFrame(rows, columns=columns)
-        frame.attrs["sweep"] = keys
-        return frame
+        return results_frame(rows, keys)
 
     def table(self) -> tuple[list[str], list[list]]:
         """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
@@ -536,12 +558,12 @@ class RunsState:
     def restore(self, rows: Iterable[Mapping]) -> None:
         """Take back the results saved in a project (their releases are not kept: re-run to export)."""
         self._records.clear()
-        fixed = {"run", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error",
-                 "verdict"}
+        fixed = {"run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value", "seconds",
+                 "error", "verdict"}
         for row in rows:
             run_id = int(row["run"])
             rec = self._records.setdefault(run_id, {
-                "run": run_id, "method": row.get("method"), "model": row.get("model"),
+                "run": run_id, "method": row.get("method"), "model": row.get("model"), "settings": row.get("settings"),
                 "setting": {k: v for k, v in row.items() if k not in fixed},
                 "repeat": row.get("repeat", 0), "seed": row.get("seed", 0), "holds": row.get("holds"),
                 "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""),
@@ -568,7 +590,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     if outcome.privacy_value is not None:
         metrics.setdefault("privacy-value", outcome.privacy_value)
     message = outcome.verdict if outcome.holds is not None else ""
-    return {"run": entry.id, "method": spec.method.name, "model": spec.model.name if spec.model else None,
+    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "settings": settings_of(spec),
             "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
             "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
             "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}
@@ -579,7 +601,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
 class ChartState:
     """Which chart plugin draws the results, with its parameters (kept per chart)."""
 
-    def __init__(self, name: str = "metric-bars"):
+    def __init__(self, name: str | None = None):
         self.name = name
         self.values: dict[str, dict] = {}
         self.changed = Event()
@@ -621,3 +643,29 @@ def rules_from(recipe: Recipe | None, binarisable: Iterable[str]) -> dict[str, S
         rules.setdefault(column, None)
     return rules
 
+
+def metric_cost_note(registry, metrics: Iterable[str], data, runs: int = 1) -> str:
+    """What the chosen expensive metrics will cost, said before the runs start: an estimate from
+    each metric's declared cost, and the sample they use on a large input."""
+    from veil.engine import CHEAP, METRIC_SAMPLE_ROWS
+
+    expensive = [registry.get("metric", m) for m in metrics
+                 if m in registry.names("metric") and registry.get("metric", m).cost != CHEAP]
+    if not expensive or data is None:
+        return ""
+    rows = data.n_rows
+    columns = len(data.columns) if hasattr(data, "columns") else data.n_features
+    seconds = runs * sum(cls.estimate_seconds(rows, columns) for cls in expensive)
+    names = ", ".join(cls.name for cls in expensive)
+    text = f"Expensive metrics ({names}): about {_duration(seconds)} in all"
+    if rows > METRIC_SAMPLE_ROWS:
+        text += f", each on a seeded sample of {METRIC_SAMPLE_ROWS:,} of the {rows:,} records"
+    return text + "."
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
-                         PrivacyCheckFailed, Recipe, ReportOptions, RunResult, RunSpec, Step, Table, VeilError,
-                         __version__, execute, export_release, read_data, verify_manifest)
+                         Outcome, Recipe, ReportOptions, RunResult, RunSpec, Step, Table, VeilError,
+                         __version__, export_release, read_data, run_planned, verify_manifest)
 
 from .ranking import reselected
 
@@ -170,30 +170,12 @@ def preview(registry, path: str | os.PathLike, options: ImportOptions, max_bytes
 
 # -- runs ---------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RunOutcome:
-    """One finished run as the runs panel needs it; ``result`` is kept for export."""
-
-    holds: bool | None
-    verdict: str
-    privacy_value: float | None
-    metrics: dict
-    seconds: float
-    result: RunResult | None = None
+RunOutcome = Outcome  # one finished run, as the engine's planner reports it
 
 
 def run(registry, data, spec: RunSpec, ctx: Context) -> RunOutcome:
-    """Execute one run; a release that fails its privacy model is an outcome, not an error."""
-    try:
-        result = execute(registry, data, spec, ctx, version=__version__)
-    except PrivacyCheckFailed as exc:
-        value = float(exc.verdict.value) if exc.verdict is not None else None
-        return RunOutcome(False, str(exc), value, {m: float("nan") for m in spec.metrics}, float("nan"))
-    verdict = result.verdict
-    return RunOutcome(None if verdict is None else bool(verdict.holds),
-                      "no privacy model: nothing was checked" if verdict is None else verdict.message,
-                      None if verdict is None else float(verdict.value),
-                      {k: float(v) for k, v in result.metrics.items()}, result.seconds, result)
+    """Execute one run through the engine's planner (a failing release is an outcome, not an error)."""
+    return run_planned(registry, data, spec, ctx, version=__version__)
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -244,8 +226,10 @@ class Failure:
     expected: bool = True  # False: a bug (in Veil or a plugin), not the user's input
 
     @classmethod
-    def from_exception(cls, exc: BaseException) -> Failure:
-        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    def from_exception(cls, exc: BaseException, details: str | None = None) -> Failure:
+        """``details``: the traceback when it was formatted elsewhere (in the worker process)."""
+        if details is None:
+            details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         if isinstance(exc, VeilError):
             return cls(str(exc), details, True)
         if isinstance(exc, (OSError, MemoryError)):

@@ -119,7 +119,7 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("data", source.path, import_options(source))
 
     def _batch_finished(self) -> None:
-        if any(ranked_details(e) is not None for e in self.controller.batch):  # candidates to weigh
+        if any(ranked_details(e, self.controller.registry) is not None for e in self.controller.batch):  # candidates to weigh
             self.tabs.setCurrentWidget(self.ranking_panel)
         elif self.controller.runs.metric_names():  # something to draw: show it
             self.tabs.setCurrentWidget(self.chart_panel)

@@ -19,14 +19,14 @@ import numpy as np
 import pandas as pd
 
 from .binary import BinaryMatrix
+from .errors import BadInput
 from .jobs import Context
 from .release import Release, feature_subset
+from .risk import DEFAULT_THRESHOLD, release_risk
 from .table import Table
 
-RISK_METRICS = {"max": "prosecutor-risk-max", "avg": "prosecutor-risk-avg", "at_risk": "records-at-risk"}
-UTILITY_METRICS = {"auc": "auc", "accuracy": "accuracy"}
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
-DEFAULT_RISK_THRESHOLD = 0.2
+DEFAULT_RISK_THRESHOLD = DEFAULT_THRESHOLD
 MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
 MAX_UTILITY_ROWS = 100_000  # one cross-validated fit takes ~10 s at this size
 
@@ -70,7 +70,14 @@ def before_release(data) -> Release | None:
 
 
 def release_as_written(frame: pd.DataFrame, roles: Mapping) -> Release:
-    """A release rebuilt from a file read back and the roles its manifest records."""
+    """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
+    file lacks a column they name)."""
+    named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
+    named += [("target", roles["target"])] if roles.get("target") else []
+    named += [("sensitive", c) for c in roles.get("sensitive") or ()]
+    for role, column in named:
+        if column not in frame.columns:
+            raise BadInput(f"the file lacks the {role} column {column!r}")
     return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
                    sensitive=tuple(roles.get("sensitive") or ()))
 
@@ -94,19 +101,30 @@ def assess(registry, original, before: Release | None, after: Release | None, op
 def _risk(registry, original, release: Release | None, threshold: float, ctx) -> dict | None:
     if release is None:
         return None
-    values = {}
-    for key, name in RISK_METRICS.items():
-        ctx.check()  # each measure can take a second on large data: a cancel is honoured between them
-        metric = registry.metric(name)
-        params = metric.params({"threshold": threshold} if key == "at_risk" else {})
-        values[key] = _number(metric.compute(original, release, params, ctx))
     ctx.check()
+    r = release_risk(release, threshold=threshold)
+    values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
+              "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
+              "marketer": _number(r.marketer)}
     sizes = release.class_sizes()
     ctx.check()
     return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
             "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
             "smallest_group": int(sizes.min()) if len(sizes) else None,
             **values, "group_sizes": group_size_shares(sizes)}
+
+
+def utility_metrics(registry) -> list:
+    """The metrics a report compares before and after: those declaring ``in_report`` (a capability,
+    so the engine never names one)."""
+    return [registry.metric(n) for n in registry.names("metric") if registry.get("metric", n).in_report]
+
+
+def utility_rows(util: dict) -> list[tuple[str, str]]:
+    """(title, key) of each utility figure a manifest recorded, in the order recorded."""
+    titles = util.get("titles") or {}
+    keys = list(dict.fromkeys([*(util.get("before") or {}), *(util.get("after") or {})]))
+    return [(titles.get(k, k), k) for k in keys]
 
 
 def group_size_shares(sizes: np.ndarray) -> dict:
@@ -122,24 +140,24 @@ def group_size_shares(sizes: np.ndarray) -> dict:
 def _utility(registry, original, before: Release | None, after: Release | None, ctx) -> dict:
     target = (after or before).target if (after or before) is not None else None
     out = {"classifier": "LinearSVC (squared hinge, C tuned on an inner split), stratified 5-fold cross-validation",
-           "target": target, "before": None, "after": None, "note": None}
+           "target": target, "before": None, "after": None, "note": None,
+           "titles": {m.name: m.title for m in utility_metrics(registry)}}
     if target is None:
         out["note"] = "the data has no target column, so no classifier was trained"
         return out
     too_big = [r for r in (before, after) if r is not None and r.n_rows > MAX_UTILITY_ROWS]
     if too_big:
         out["note"] = (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
-                       f"(run the auc and accuracy metrics on a sample instead)")
+                       f"(run the utility metrics on a sample instead)")
         return out
     for i, (side, release) in enumerate((("before", before), ("after", after))):
         if release is None:
             continue
         sub = ctx.child(i / 2, (i + 1) / 2)
         out[side] = {}
-        for key, name in UTILITY_METRICS.items():
+        for metric in utility_metrics(registry):
             sub.check()
-            metric = registry.metric(name)
-            out[side][key] = _number(_memoised(metric, original, release, sub))
+            out[side][metric.name] = _number(_memoised(metric, original, release, sub))
     return out
 
 

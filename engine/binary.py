@@ -105,6 +105,10 @@ class BinaryMatrix:
         self._lock = threading.Lock()
         self.meta = dict(meta or {})
 
+    def __reduce__(self):
+        # the bitset cache and its lock stay behind (a worker process builds its own)
+        return (BinaryMatrix, (self._indptr, self._indices, self._n, self._features, self._labels, self.meta))
+
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_dense(cls, dense, features: Sequence[Feature | str] | None = None, labels=None, meta=None):

@@ -35,9 +35,9 @@ def orientations(registry, results: pd.DataFrame) -> dict:
     for text in pd.unique(results["metric"]):
         name = str(text).split(":")[0]
         if name == "privacy-value":
-            models = [m for m in pd.unique(results.get("model", pd.Series(dtype=object))) if isinstance(m, str)]
-            found = {registry.privacy_model(m.split(":")[0]).higher_is_safer for m in models
-                     if m.split(":")[0] in registry.names("privacy-model")}
+            texts = [m for m in pd.unique(results.get("model", pd.Series(dtype=object))) if isinstance(m, str)]
+            models = [m.split(":")[0] for t in texts for m in t.split(" + ")[:1]]  # privacy-value: the first model's
+            found = {registry.privacy_model(m).higher_is_safer for m in models if m in registry.names("privacy-model")}
             if len(found) == 1:
                 out[text] = found.pop()
         elif name in registry.names("metric"):

@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -20,14 +21,16 @@ from . import __version__
 from .datasource import DataSource
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
 from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
-from .export import ExportOptions, export_release, verify_file, verify_manifest
+from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
+from .executors import make_executor
 from .io import missing_reason
 from .jobs import Context
+from .noise import SECURE
 from .project import Project
 from .registry import make_registry
-from .runs import PluginCall, RunSpec, execute
-from .study import Study, run_study
-from .table import Role
+from .runs import PluginCall, RunSpec, default_metrics, execute
+from .study import DEFAULT_MAX_RUNS, Study, run_study
+from .validate import MAX_SEED
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -42,8 +45,18 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"the seed must be ≥ 0, got {value}")
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
     return value
 
 
@@ -55,6 +68,13 @@ def _threshold(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"the risk threshold must be between 0 and 1, got {value}")
     return value
+
+
+def _hierarchy_flag(text: str) -> tuple[str, str]:
+    column, sep, path = text.partition("=")
+    if not sep or not column.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE, got {text!r}")
+    return column.strip(), path.strip()
 
 
 def _csv_list(text: str) -> list[str]:
@@ -72,18 +92,22 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
     _data_options(r)
-    r.add_argument("--model", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5")
+    r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
+                                                    "repeat it to combine models (the release must satisfy all)")
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
-    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: all)")
-    r.add_argument("--seed", type=_seed, default=0, help="random seed, a whole number ≥ 0 (default 0)")
-    r.add_argument("--format", help="output format: csv, tsv, xlsx, parquet, spmf, or a plugin's (default csv; "
-                                    "a set-valued release: the first format that writes item sets)")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
+                                                    "the method; classifier metrics such as auc only when named)")
+    r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
+    r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
+                                    "exporter, CSV; a set-valued release: the first exporter that writes item sets)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
     r.add_argument("--out", help="output folder")
+    r.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
 
     rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
     rp.add_argument("folder", help="the folder holding manifest.json and the released file")
@@ -93,10 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
+                        f"{DEFAULT_MAX_RUNS:,})")
+    s.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
+    s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
+                                                    "(NAME[:key=value,...]; repeat it to combine models)")
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
-    v.add_argument("--model", help="privacy model for a bare file, NAME[:key=value,...]")
+    v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
+                                                    "(repeat it to check several)")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
@@ -131,6 +163,8 @@ def _data_options(p):
                    help="direct identifier columns, never released (comma-separated, repeatable)")
     p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
                    help="quasi-identifier columns (comma-separated, repeatable)")
+    p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
 
 
 def _source(args) -> DataSource:
@@ -138,12 +172,9 @@ def _source(args) -> DataSource:
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", [])}
-    src = DataSource.from_dict(d)
-    roles = dict(src.roles)
-    for s in getattr(args, "sensitive", []) or []:
-        roles[s] = Role.SENSITIVE.value
-    return DataSource(**{**src.__dict__, "roles": roles})
+         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
+         "hierarchies": dict(getattr(args, "hierarchy", None) or [])}
+    return DataSource.from_dict(d)
 
 
 class _Progress:
@@ -189,20 +220,25 @@ def cmd_run(args, registry) -> int:
         source = _source(args)
         data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
-        specs = [RunSpec(PluginCall.parse(args.method), PluginCall.parse(args.model), args.seed, metrics)]
+        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     if args.format:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    executor = make_executor(args.executor)
     status = EXIT_OK
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.model, spec.seed, _applicable_metrics(registry, data), spec.recipe)
+            spec = RunSpec(spec.method, spec.models, spec.seed,
+                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                           spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
         progress = _Progress(spec.method.name)
         try:
-            result = execute(registry, data, spec, Context(spec.seed, progress), version=__version__)
+            # a release draws its DP noise from the OS's secure source; the seed still drives everything else
+            ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
+            result = execute(registry, data, spec, ctx, version=__version__)
         finally:
             progress.close()
         report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
@@ -210,6 +246,10 @@ def cmd_run(args, registry) -> int:
         manifest = export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                                   report=report, source=source, project=args.project, version=__version__,
                                   ctx=Context(spec.seed)).manifest
+        reached = manifest.get("released_sensitive") or []
+        if reached:
+            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
+                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
@@ -222,27 +262,33 @@ def cmd_run(args, registry) -> int:
 
 
 def _default_format(registry, result) -> str:
-    """csv, or for a set-valued release the first exporter that streams item sets."""
+    """The preferred exporter, or for a set-valued release the first exporter that streams item sets."""
     if result.release.sets is not None:
         for name in registry.names("exporter"):
             if registry.exporter(name).writes_sets:
                 return name
-    return "csv"
+    return registry.preferred("exporter")
 
 
-def _applicable_metrics(registry, data) -> tuple[str, ...]:
-    """All registered metrics (each returns NaN where it does not apply)."""
-    return tuple(registry.names("metric"))
+def _models(texts) -> list[PluginCall]:
+    """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
+    return [PluginCall.parse(t) for t in texts or ()]
 
 
 def cmd_study(args, registry) -> int:
     from .charts import save_chart
 
     study = Study.load(args.study)
+    if args.max_runs is not None:
+        study = dataclasses.replace(study, max_runs=args.max_runs)
+    study.check_size(registry)  # before the data is read: a grid too large is refused at once
+    if args.model:
+        study = study.with_models(_models(args.model))
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress), version=__version__)
+        results = run_study(registry, study, Context(study.seed, progress, executor=make_executor(args.executor)),
+                            version=__version__)
     finally:
         progress.close()
     out.mkdir(parents=True, exist_ok=True)
@@ -282,16 +328,28 @@ def cmd_verify(args, registry) -> int:
         if not path.exists():
             raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
-        frame_cols = registry.exporter(fmt).read_back(path).columns
+        frame_cols = read_released(registry, fmt, path).columns
+        _check_verify_roles(args.target, args.sensitive, args.quasi or [])
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols:
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
-        result = verify_file(registry, path, fmt, PluginCall.parse(args.model), roles)
+        result = verify_file(registry, path, fmt, _models(args.model), roles)
     print(("OK: " if result.holds else "FAILED: ") + result.message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _check_verify_roles(target, sensitive, quasi) -> None:
+    """A column named by two of --target, --sensitive and --quasi is refused, naming both."""
+    seen: dict[str, str] = {}
+    for role, columns in (("target", [target] if target else []), ("sensitive", sensitive), ("quasi", quasi)):
+        for column in columns:
+            if seen.get(column, role) != role:
+                raise BadInput(f"column {column!r} is given two roles, --{seen[column]} and --{role}; "
+                               f"give each column one role")
+            seen[column] = role
 
 
 def _format_of(registry, path: Path) -> str:

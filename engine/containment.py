@@ -171,6 +171,26 @@ class KAnonymityConstraint(SelectionConstraint):
         return self.partition.smallest_class()
 
 
+class AllOf(SelectionConstraint):
+    """Several models' rules at once (a run under combined models): a feature is feasible when every
+    rule allows it. The rules share one partition, so adding a feature splits the classes once."""
+
+    def __init__(self, constraints: Sequence[SelectionConstraint]):
+        if not constraints:
+            raise ValueError("AllOf needs at least one constraint")
+        self.constraints = list(constraints)
+        self.partition = self.constraints[0].partition
+        for c in self.constraints[1:]:
+            c.partition = self.partition
+        self.k = max(c.k for c in self.constraints)
+
+    def feasible(self, f: int) -> bool:
+        return all(c.feasible(f) for c in self.constraints)
+
+    def value(self) -> int:
+        return self.constraints[0].value()
+
+
 def partition_of(matrix: BinaryMatrix, features: Iterable[int]) -> Partition:
     part = Partition(matrix)
     for f in features:

@@ -44,6 +44,17 @@ def labels_of(data) -> np.ndarray | None:
     return data.labels() if form_of(data) == TABLE else data.labels
 
 
+def target_name(data) -> str | None:
+    """The name of the target column: a table's, or the column a binary matrix's labels came from
+    (recorded by its recipe or importer), so every release keeps it; None when there is no target."""
+    if form_of(data) == TABLE:
+        return data.schema.target
+    if data.labels is None:
+        return None
+    meta = data.meta
+    return meta.get("target") or (meta.get("recipe") or {}).get("target") or "class"
+
+
 def provenance_of(data) -> dict:
     """Where the data came from: ``{"source": path or None, "sha256": hash or None}``."""
     if form_of(data) == TABLE:

@@ -131,19 +131,11 @@ class DataSource:
             raise BadInput(f"the data path must be text, got {path!r}")
         if path and base is not None and not Path(path).is_absolute():
             path = str((base / path).resolve())
-        roles = dict(d.get("roles") or {})
-        for key, role in (("target", Role.TARGET), ("sensitive", Role.SENSITIVE)):
-            if d.get(key):
-                roles[d[key]] = role.value
-        for ident in d.get("identifiers") or ():
-            roles[ident] = Role.IDENTIFIER.value
-        for qi in d.get("quasi_identifiers") or ():
-            roles[qi] = Role.QUASI_IDENTIFIER.value
-        for r in roles.values():
-            Role(r) if r in {x.value for x in Role} else _bad_role(r)
-        kinds = dict(d.get("kinds") or {})
+        roles = _roles(d)
+        kinds = dict(get(d, "kinds", dict, {}, where="data"))
         for k in kinds.values():
             Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
+        names = _text_list(d, "names")
         append = get(d, "append", list, [], where="data")
         hierarchies = get(d, "hierarchies", dict, {}, where="data")
         for column, file in hierarchies.items():
@@ -153,12 +145,49 @@ class DataSource:
                        for c, f in hierarchies.items()}
         missing = get(d, "missing", list, [], where="data")
         columns = get(d, "columns", list, None, where="data")
-        return cls(path=path, demo=bool(d.get("demo")), names=tuple(d["names"]) if d.get("names") else None,
-                   fmt=d.get("fmt"), delimiter=d.get("delimiter"), encoding=d.get("encoding"),
-                   header=d.get("header"), skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds,
+        return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),
+                   names=tuple(names) if names else None,
+                   fmt=get(d, "fmt", str, where="data"), delimiter=get(d, "delimiter", str, where="data"),
+                   encoding=get(d, "encoding", str, where="data"), header=get(d, "header", bool, where="data"),
+                   skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds,
                    append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
                    drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
                    columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies)
+
+
+def _text_list(d: Mapping, key: str) -> list[str]:
+    """``d[key]`` as a list of column names (one name may be given as text)."""
+    value = get(d, key, (list, str), [], where="data")
+    items = [value] if isinstance(value, str) else value
+    for item in items:
+        if not isinstance(item, str):
+            raise BadInput(f"data: {key!r} must list column names as text, got {item!r}")
+    return list(items)
+
+
+def _roles(d: Mapping) -> dict:
+    """Column → role from ``roles`` and the ``target``/``sensitive``/``identifiers``/``quasi_identifiers``
+    shorthands; a column given two different roles is refused, naming both."""
+    given = get(d, "roles", dict, {}, where="data")
+    roles: dict = {}
+
+    def assign(column: str, role: str) -> None:
+        if column in roles and roles[column] != role:
+            raise BadInput(f"column {column!r} is given two roles, {roles[column]} and {role}; "
+                           f"give each column one role")
+        roles[column] = role
+
+    for column, role in given.items():
+        role if isinstance(role, str) and role in {x.value for x in Role} else _bad_role(role)
+        assign(column, role)
+    target = get(d, "target", str, where="data")
+    if target:
+        assign(target, Role.TARGET.value)
+    for key, role in (("sensitive", Role.SENSITIVE), ("identifiers", Role.IDENTIFIER),
+                      ("quasi_identifiers", Role.QUASI_IDENTIFIER)):
+        for column in _text_list(d, key):
+            assign(column, role.value)
+    return roles
 
 
 def _skip_rows(value) -> int:

@@ -50,7 +50,7 @@ from .release import Release, Verdict, describe_failures
 from .runs import BoundModel, PluginCall, RunResult, bind_model
 from .staging import Staging, leftovers
 from .table import Role, Table
-from .validate import get, read_json_object
+from .validate import NULL, check_shape, get, read_json_object
 
 MANIFEST_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -72,7 +72,7 @@ class ExportOptions:
         Seed of the shuffle; the run's seed when omitted. Recorded in the manifest.
     """
 
-    fmt: str = "csv"
+    fmt: str | None = None  # None: the registry's preferred exporter
     shuffle: bool = True
     filename: str = "release"
     shuffle_seed: int | None = None
@@ -202,6 +202,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
 
     ctx = ctx or Context(result.spec.seed)
     ctx.check()
+    options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise BadInput(f"{out} exists and is not a folder")
@@ -213,7 +214,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *also_writes))], protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
-    model = bind_model(registry, result.spec.model)
+    model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     sets = result.release.sets
     if sets is not None and not exporter.writes_sets:
@@ -417,9 +418,14 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
                     if verdict is not None else {"holds": None, "value": None,
                                                  "message": "no privacy model: nothing was checked"}),
+        "privacy_models": [dict(m) for m in prov.models] if prov else [],
+        "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
         "privacy_budget": privacy_budget(release),
         "selected_features": list(release.selected_features) if release.selected_features is not None else None,
+        "released_sensitive": list(release.details.get("released_sensitive") or []),
         "metrics": {k: _plain(v) for k, v in result.metrics.items()},
+        # metrics computed on a seeded sample of the records: {"rows", "of", "seed"} each
+        "metric_samples": {k: dict(v) for k, v in result.samples.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
         "notes": list(release.notes),
@@ -441,7 +447,11 @@ def privacy_budget(release: Release) -> dict | None:
     assumptions = release.details.get("assumptions") or []
     if isinstance(assumptions, str):
         assumptions = [assumptions]
-    return {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions]}
+    budget = {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions]}
+    source = release.details.get("noise_source")  # where the method drew its noise (engine/noise.py)
+    if isinstance(source, str) and source:
+        budget["noise"] = source
+    return budget
 
 
 def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
@@ -511,7 +521,33 @@ def _plain(v):
     return json_safe(v)
 
 
+_TEXT, _TEXTS, _MAYBE_OBJECT = (str, NULL), ([str], NULL), (dict, NULL)
+_FIGURES = ({"columns": _TEXTS, "records": (int, NULL), "groups": (int, NULL), "smallest_group": (int, NULL),
+             "max": (float, NULL), "avg": (float, NULL), "at_risk": (float, NULL), "group_sizes": (dict, NULL)}, NULL)
+MANIFEST_SHAPE = {
+    "manifest_version": (int, NULL), "veil_version": _TEXT, "created": _TEXT,
+    "platform": ({"system": _TEXT, "release": _TEXT, "python": _TEXT, "machine": _TEXT}, NULL),
+    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT}, NULL),
+    "privacy_model": {"name": _TEXT, "params": _MAYBE_OBJECT},
+    "seed": (int, NULL), "shuffled": (bool, NULL), "shuffle_seed": (int, NULL),
+    "input": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "read": _MAYBE_OBJECT,
+               "schema": ([dict], NULL)}, NULL),
+    "project": ({"path": str, "sha256": _TEXT}, NULL),
+    "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
+    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS},
+    "removed_identifiers": _TEXTS, "release_kind": _TEXT,
+    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
+    "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
+    "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
+    "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),
+    "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
+    "utility": ({"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT,
+                 "note": _TEXT}, NULL),
+}
+
+
 def read_manifest(path: str | os.PathLike) -> dict:
+    """A manifest whose every field Veil reads has the type Veil wrote (BadInput names the field)."""
     p = Path(path)
     if p.is_dir():
         p = p / MANIFEST_NAME
@@ -519,10 +555,10 @@ def read_manifest(path: str | os.PathLike) -> dict:
     for key in ("output", "privacy_model", "roles"):
         if key not in manifest:
             raise BadInput(f"{p} is not a Veil manifest (no {key!r})")
-        get(manifest, key, dict, where=p.name)
-    get(manifest["output"], "path", str, where=f"{p.name} output", required=True)
-    get(manifest["output"], "sha256", str, where=f"{p.name} output", required=True)
-    get(manifest["privacy_model"], "params", dict, {}, where=f"{p.name} privacy_model")
+    check_shape(manifest, MANIFEST_SHAPE, p.name)
+    for key in ("path", "sha256"):
+        if key not in manifest["output"]:
+            raise BadInput(f"{p.name}.output.{key} is missing")
     export = get(manifest, "export", dict, {}, where=p.name)
     files = get(export, "files", dict, {}, where=f"{p.name} export")
     for name, digest in files.items():
@@ -542,14 +578,26 @@ class Verification:
     sha256_matches: bool | None
 
 
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call: PluginCall, roles: dict) -> Verification:
-    """Re-check a released file, read from disk, against a privacy model.
+def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
+    """A released file read back by the exporter of ``fmt``; BadInput when it is damaged or not that format."""
+    exporter = registry.exporter(fmt)
+    try:
+        return exporter.read_back(Path(path))
+    except (BadInput, MemoryError, OSError):
+        raise
+    except Exception as exc:  # each format's reader fails its own way (ArrowInvalid, BadZipFile, ParserError…)
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
+
+
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict) -> Verification:
+    """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
+    (a list of them: every one must hold).
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
     """
-    exporter = registry.exporter(fmt)
-    frame = exporter.read_back(Path(path))
+    frame = read_released(registry, fmt, path)
     release = release_as_written(frame, roles)
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
@@ -593,7 +641,12 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if not pm.get("name"):
         return Verification(True, "the files match their manifest; the release makes no privacy claim" + note,
                             None, True)
-    result = verify_file(registry, path, out.get("format", "csv"), PluginCall(pm["name"], pm.get("params") or {}),
+    first = PluginCall(pm["name"], pm.get("params") or {})
+    models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
+    if models[0] != first:
+        return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
+                                   "it was edited after export", None, True)
+    result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
                          manifest["roles"])
     return Verification(result.holds, result.message + note, result.verdict, True)
 
@@ -657,4 +710,4 @@ def _and(names: list[str]) -> str:
 
 
 __all__ = ["Export", "ExportOptions", "export_release", "write_release", "read_manifest", "verify_manifest",
-           "verify_file", "Verification", "json_safe", "params_to_dict", "refuse_overwriting"]
+           "verify_file", "read_released", "Verification", "json_safe", "params_to_dict", "refuse_overwriting"]

@@ -164,6 +164,65 @@ class Hierarchy:
         return cls(rows, name=name, where=where)
 
     @classmethod
+    def masking(cls, values: Iterable, *, mask: str = "*", name: str | None = None) -> Hierarchy:
+        """Codes generalised by masking from the right, one character a level (ARX's redaction):
+        ``HD4 → HD* → H** → *``. Codes of different lengths are right-padded with ``mask`` first,
+        so every level masks the same positions.
+
+        >>> Hierarchy.masking(["HD4", "HD7", "HX1"]).nodes(1)
+        (Node(level=1, label='HD*'), Node(level=1, label='HX*'))
+        """
+        leaves = [value_label(v) for v in _distinct(values)]
+        if not leaves:
+            raise BadInput("no values to build a masking hierarchy from")
+        width = max(len(v) for v in leaves)
+        rows = []
+        for leaf in leaves:
+            padded = leaf.ljust(width, mask)
+            levels = [padded[: width - i] + mask * i for i in range(1, width)]
+            rows.append([leaf, *levels, mask])
+        return cls(rows, name=name)
+
+    @classmethod
+    def dates(cls, values: Iterable, *, name: str | None = None) -> Hierarchy:
+        """Dates generalised day → month → year → ``*`` (labels ``2024-03-17 → 2024-03 → 2024``).
+
+        >>> Hierarchy.dates(["2024-03-17", "2024-03-02", "2023-12-31"]).generalise("2024-03-17", 1)
+        '2024-03'
+        """
+        leaves = _distinct(values)
+        try:
+            days = pd.to_datetime(pd.Series([value_label(v) for v in leaves]), errors="raise")
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"not a date: {exc}") from None
+        rows = [[value_label(leaf), d.strftime("%Y-%m"), d.strftime("%Y"), ROOT] for leaf, d in zip(leaves, days)]
+        return cls(rows, name=name)
+
+    @classmethod
+    def grouping(cls, values: Iterable, groups: Mapping[str, Iterable], *, other: str | None = None,
+                 name: str | None = None) -> Hierarchy:
+        """Chosen categorical values grouped under names (``{"Europe": ["FR", "DE"], …}``), the groups
+        under ``*``; a value in no group stays alone under its own label, or goes to ``other``.
+
+        >>> Hierarchy.grouping(["FR", "DE", "JP"], {"Europe": ["FR", "DE"]}).generalise("FR", 1)
+        'Europe'
+        """
+        group_of = {}
+        for group, members in groups.items():
+            for m in members:
+                label = value_label(m)
+                if label in group_of:
+                    raise BadInput(f"value {label!r} is in two groups: {group_of[label]!r} and {group!r}")
+                group_of[label] = str(group)
+        rows = []
+        for leaf in (value_label(v) for v in _distinct(values)):
+            rows.append([leaf, group_of.get(leaf, other if other is not None else leaf), ROOT])
+        unknown = sorted(set(group_of) - {r[0] for r in rows})
+        if unknown:
+            raise BadInput(f"value {unknown[0]!r} of a group does not occur in the column")
+        return cls(rows, name=name)
+
+    @classmethod
     def flat(cls, values: Iterable, *, root: str = ROOT, name: str | None = None) -> Hierarchy:
         """Every distinct value (missing values ignored) directly under ``root``."""
         leaves = _distinct(values)
@@ -305,6 +364,10 @@ class Hierarchy:
         return tuple(self._nodes[0][i] for i in self._order)
 
     # ----------------------------------------------------------------------------- generalising
+    def check_values(self, values) -> None:
+        """BadInput naming a value of ``values`` that is not one of the hierarchy's leaves."""
+        self._positions(pd.Series(values).dropna())
+
     def generalise(self, value, level: int) -> str:
         """The label of ``value``'s ancestor at ``level`` (its own label at level 0)."""
         return self._labels[self._level(level)][self._positions([value])[0]]
@@ -594,3 +657,56 @@ def _cut_label(lows, cuts, first_bin: int, end_bin: int, top, integer: bool) -> 
     return f"{int(lo)}-{int(top)}" if integer else f"[{_fmt(lo)}, {_fmt(top)}]"
 
 
+
+
+BUILDERS = ("intervals", "quantiles", "masking", "dates", "grouping", "arx-file")
+
+
+def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, bins: int = 4, groups: str = "",
+                    path: str | None = None) -> Hierarchy:
+    """One entry point for the desktop's hierarchy builder (ARX's wizard): ``kind`` is one of
+    :data:`BUILDERS`; ``groups`` reads ``"Europe: FR, DE; Asia: JP"``.
+
+    >>> build_hierarchy("grouping", ["FR", "DE", "JP"], groups="Europe: FR, DE").generalise("DE", 1)
+    'Europe'
+    """
+    values = pd.Series(values).dropna()
+    if kind == "intervals":
+        return Hierarchy.intervals(values, width=width, name=name)
+    if kind == "quantiles":
+        return Hierarchy.quantile_intervals(values, int(bins), name=name)
+    if kind == "masking":
+        return Hierarchy.masking(values, name=name)
+    if kind == "dates":
+        return Hierarchy.dates(values, name=name)
+    if kind == "grouping":
+        return Hierarchy.grouping(values, parse_groups(groups), name=name)
+    if kind == "arx-file":
+        if not path:
+            raise BadInput("choose the ARX hierarchy file (CSV, one row per value)")
+        return Hierarchy.from_arx_csv(path, name=name)
+    raise BadInput(f"unknown kind of hierarchy {kind!r}; choose one of {', '.join(BUILDERS)}")
+
+
+def parse_groups(text: str) -> dict[str, list[str]]:
+    """``"Europe: FR, DE; Asia: JP"`` → ``{"Europe": ["FR", "DE"], "Asia": ["JP"]}``."""
+    groups: dict[str, list[str]] = {}
+    for part in (p.strip() for p in text.replace("\n", ";").split(";")):
+        if not part:
+            continue
+        group, sep, members = part.partition(":")
+        if not sep or not group.strip():
+            raise BadInput(f"write a group as NAME: value, value (got {part!r})")
+        groups[group.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+    if not groups:
+        raise BadInput("name at least one group, e.g. Europe: FR, DE")
+    return groups
+
+
+def preview_groups(hierarchy: Hierarchy, values, level: int) -> pd.DataFrame:
+    """The groups the hierarchy makes of ``values`` at ``level``: each node's label and how many
+    records it holds, largest first (the builder's live preview)."""
+    series = pd.Series(values).dropna()
+    labels = hierarchy.generalise_series(series, level)
+    counts = labels.value_counts(sort=True)
+    return pd.DataFrame({"group": counts.index.astype(str), "records": counts.to_numpy()})

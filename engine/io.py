@@ -91,7 +91,7 @@ def choose_importer(registry, path: str | os.PathLike, options: ImportOptions):
             f.readline()
         head = f.read(65536)
     candidates = [registry.create("importer", n) for n in registry.names("importer")]
-    candidates.sort(key=lambda imp: getattr(imp, "priority", 0), reverse=True)
+    candidates.sort(key=lambda imp: imp.priority, reverse=True)
     for imp in candidates:
         if imp.sniff(p, head):
             return imp

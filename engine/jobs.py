@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import Cancelled
+from .noise import SEEDED, make_noise
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -69,19 +70,41 @@ class Context:
     token : CancelToken, optional
     span : (start, end)
         The part of the parent's progress bar this context reports into.
+    noise_source : "seeded" or "secure"
+        Where differential-privacy noise (:attr:`noise`) comes from: the seeded :attr:`rng` (studies,
+        reproducible) or the operating system's secure source (a release; see :mod:`veil.engine.noise`).
+    executor : executor service, optional
+        Where :attr:`executor` runs parallel work (default: in this process; see
+        :mod:`veil.engine.executors`).
     """
 
     def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
                  token: CancelToken | None = None, logger: logging.Logger | None = None,
-                 span: tuple[float, float] = (0.0, 1.0)):
+                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+        self.noise = make_noise(noise_source, self.rng)
         self.token = token or CancelToken()
         self.log = logger or logging.getLogger("veil.run")
         self._on_progress = on_progress
         self._span = span
         self._last_emit = 0.0
         self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
+        self._executor = executor
+
+    @property
+    def executor(self):
+        """The executor service of the run (in-process, checking this context's cancel token, by default)."""
+        from .executors import InProcessExecutor
+
+        if self._executor is None or (type(self._executor) is InProcessExecutor and not self._executor.bound):
+            self._executor = InProcessExecutor(self.check)  # checks this run's cancel token between items
+        return self._executor
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
+        miner) stops itself. Returns a function that unregisters it."""
+        return self.token.on_cancel(fn)
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
@@ -111,7 +134,8 @@ class Context:
         """A context reporting into [start, end] of this one's span, sharing the cancel token."""
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
-        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span)
+        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
+                        self.noise.source, self._executor)
         child.rerun = self.rerun
         return child
 

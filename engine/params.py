@@ -15,6 +15,7 @@ Params(k=8, mode='skip')
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -79,16 +80,23 @@ class ParamSpec:
             v = _coerce(self.type, value)
         except (TypeError, ValueError):
             raise BadInput(f"{where}parameter {self.name!r} must be {self.type.__name__}, got {value!r}") from None
+        if self.type is float and not math.isfinite(v):
+            bounds = self.describe_range()
+            raise BadInput(f"{where}parameter {self.name!r} must be a finite number{f' ({bounds})' if bounds else ''}, "
+                           f"got {value!r}")
         if self.choices and v not in self.choices:
             raise BadInput(f"{where}parameter {self.name!r} must be one of {', '.join(map(str, self.choices))}, "
                            f"got {v!r}")
-        if self.minimum is not None:
-            if (v <= self.minimum) if self.exclusive_minimum else (v < self.minimum):
-                op = ">" if self.exclusive_minimum else "≥"
-                raise BadInput(f"{where}parameter {self.name!r} must be {op} {self.minimum}, got {v}")
-        if self.maximum is not None and v > self.maximum:
-            raise BadInput(f"{where}parameter {self.name!r} must be ≤ {self.maximum}, got {v}")
+        too_low = self.minimum is not None and ((v <= self.minimum) if self.exclusive_minimum else (v < self.minimum))
+        if too_low or (self.maximum is not None and v > self.maximum):
+            raise BadInput(f"{where}parameter {self.name!r} must be {self.describe_range()}, got {v}")
         return v
+
+    def describe_range(self) -> str:
+        """The bounds as a phrase: "≥ 1", "≤ 20", "≥ 0.001 and ≤ 1000", "> 0 and ≤ 0.5"."""
+        low = None if self.minimum is None else f"{'>' if self.exclusive_minimum else '≥'} {self.minimum}"
+        high = None if self.maximum is None else f"≤ {self.maximum}"
+        return " and ".join(b for b in (low, high) if b)
 
 
 def _coerce(tp: type, value):

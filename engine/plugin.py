@@ -29,6 +29,7 @@ class Plugin:
     paper: ClassVar[str] = ""  # which paper (file under shared/papers) or "" for infrastructure
     description: ClassVar[str] = ""
     Params: ClassVar[type | None] = None
+    preferred: ClassVar[bool] = False  # chosen where a default is needed (the export format, the first chart)
 
     @classmethod
     def params(cls, values=None):
@@ -63,11 +64,62 @@ class Algorithm(Plugin):
     needs_model: ClassVar[bool] = False
     supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
     releases_sensitive: ClassVar[bool] = False  # whether a column marked sensitive can reach its release
+    withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
 
+    # -- capabilities: what the desktop may do with the method, declared so nothing names it --------
+    required_roles: ClassVar[tuple[str, ...]] = ()  # column roles a run needs marked ("target", "sensitive")
+    adjustable: ClassVar[tuple[str, ...]] = ()  # parameters that can change after a run without re-running it
+    adjustable_labels: ClassVar[tuple[str, ...]] = ()  # what each adjustable parameter weighs, in words
+    adjustable_sum_to_one: ClassVar[bool] = False  # the adjustable parameters are weights summing to 1
+    charts: ClassVar[tuple[str, ...]] = ()  # chart plugins drawing one run's candidates (they take ``weights``)
+    ranking_columns: ClassVar[tuple[tuple[str, str], ...]] = ()  # (key, header) of a ranked candidate's row
+    ranking_help: ClassVar[str] = ""  # how the ranking is made, one or two sentences under its table
+
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError
+
+    @classmethod
+    def role_problem(cls, data, values) -> str:
+        """What the column roles lack for a run with parameter ``values`` ("" when nothing does)."""
+        from .data import TABLE, form_of
+
+        if form_of(data) != TABLE:
+            return ""
+        schema = data.schema
+        for role in cls.required_roles:
+            if role == "target" and schema.target is None:
+                return "needs the class: mark the column to predict as the target"
+            if role != "target" and not schema.by_role(role):
+                return f"needs a {role} column: mark one under Dataset ▸ Columns"
+        return ""
+
+    @classmethod
+    def roles_text(cls, data, values) -> str:
+        """Which columns a run takes in which role, in one sentence ("" when there is nothing to say)."""
+        return ""
+
+    @classmethod
+    def can_rank(cls, release) -> bool:
+        """Whether a finished run's release carries candidates :meth:`rerank` can order."""
+        return bool(cls.adjustable) and bool((release.details or {}).get("candidates"))
+
+    @classmethod
+    def rerank(cls, candidates, values):
+        """The run's candidates ranked at other values of the ``adjustable`` parameters (in their
+        order), best first, without re-running: rows with ``index``, ``label`` and ``place``."""
+        raise NotImplementedError(f"method {cls.name!r} declares nothing adjustable after a run")
+
+    @classmethod
+    def reselect(cls, data, release, values):
+        """The release the run would have made at ``values`` of its ``adjustable`` parameters."""
+        raise NotImplementedError(f"method {cls.name!r} declares nothing adjustable after a run")
+
+    @classmethod
+    def candidate_frame(cls, details):
+        """A run's candidates as a table (the data of its ``charts`` and of a CSV)."""
+        raise NotImplementedError(f"method {cls.name!r} has no candidates to tabulate")
 
 
 class PrivacyModel(Plugin):
@@ -123,16 +175,49 @@ class PrivacyModel(Plugin):
         """
         from .errors import BadInput
 
-        raise BadInput(f"privacy model {self.name!r} cannot guide feature selection; "
-                       f"choose k-ac or k-anonymity")
+        raise BadInput(f"privacy model {self.name!r} cannot guide feature selection; choose a model that can "
+                       f"(see `veil plugins`)")
+
+
+CHEAP = "cheap"
+EXPENSIVE = "expensive"
+METRIC_SAMPLE_ROWS = 100_000  # an expensive metric of a larger input runs on a seeded sample of this many records
 
 
 class Metric(Plugin):
-    """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts."""
+    """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts.
+
+    A metric declares what it costs. ``cost = "cheap"`` (time linear in the records: counts, group
+    sizes, distances over a release's columns) is computed by default for every run it fits;
+    ``cost = "expensive"`` (it trains classifiers or re-runs the method) is computed only when the
+    user chooses it, with an estimate shown beforehand (:meth:`estimate_seconds`), and on an input
+    of more than :data:`METRIC_SAMPLE_ROWS` records on a seeded sample of that many (the run's
+    manifest and report say so).
+    """
 
     kind = "metric"
     higher_is_better: ClassVar[bool] = True
     category: ClassVar[str] = "utility"  # or "privacy"
+    accepts: ClassVar[tuple[str, ...]] = (TABLE, BINARY)  # data forms it gives a number on (NaN elsewhere)
+    in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
+    cost: ClassVar[str] = CHEAP  # or EXPENSIVE
+    # expensive metrics: seconds per record and released column on the reference machine
+    # (docs/benchmarks.md), from which the estimate before a run is made
+    seconds_per_cell: ClassVar[float] = 0.0
+    # the data forms (BINARY, TABLE, TRANSACTIONS) of the methods whose releases it measures (None: those
+    # of ``accepts``)
+    fits_forms: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def fits(cls, algorithm: type, model: type | None) -> bool:
+        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes)."""
+        forms = cls.fits_forms if cls.fits_forms is not None else cls.accepts
+        return any(f in algorithm.accepts for f in forms)
+
+    @classmethod
+    def estimate_seconds(cls, n_rows: int, n_columns: int) -> float:
+        """About how long one computation takes on data of this shape (0 for cheap metrics)."""
+        return cls.seconds_per_cell * min(n_rows, METRIC_SAMPLE_ROWS) * max(n_columns, 1)
 
     def compute(self, original, release, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError
@@ -152,6 +237,7 @@ class Importer(Plugin):
 
     kind = "importer"
     extensions: ClassVar[tuple[str, ...]] = ()
+    priority: ClassVar[int] = 0  # which importer wins when several recognise a file (higher first)
 
     def sniff(self, path, head: bytes) -> bool:
         """Whether this importer recognises the file (by extension by default)."""

@@ -24,7 +24,7 @@ from .io import sha256_file, write_text_atomic
 from .recipe import Recipe
 from .runs import RunSpec
 from .table import Schema, Table
-from .validate import get, read_json_object
+from .validate import get, in_file, read_json_object
 
 PROJECT_VERSION = 1
 
@@ -56,21 +56,25 @@ class Project:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
         p = Path(path)
-        d = read_json_object(p, "project file")
+        return in_file(p, cls._from_dict, read_json_object(p, "project file"), p)
+
+    @classmethod
+    def _from_dict(cls, d: dict, p: Path) -> Project:
         if "veil_project" not in d:
             raise BadInput(f"{p} is not a Veil project file")
-        version = get(d, "veil_project", int, where=p.name)
+        version = get(d, "veil_project", int, where=p.name, required=True)
         runs_list = get(d, "runs", list, [], where=p.name)
-        get(d, "data", dict, {}, where=p.name)
+        sha256 = get(get(d, "data", dict, {}, where=p.name), "sha256", str, where="data")
         get(d, "schema", list, None, where=p.name)
         get(d, "recipe", dict, None, where=p.name)
+        results = get(d, "results", list, [], where=p.name)
         if version > PROJECT_VERSION:
             raise BadInput(f"{p} was written by a newer Veil (project version {d['veil_project']}); update Veil")
         data = DataSource.from_dict(d.get("data") or {}, p.parent.resolve())
         schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
         runs = tuple(RunSpec.from_dict(r) for r in runs_list)
-        return cls(data, schema, recipe, runs, (d.get("data") or {}).get("sha256"), list(d.get("results") or []))
+        return cls(data, schema, recipe, runs, sha256, list(results))
 
     def load_data(self, registry):
         """Read the dataset, check it is the one the project was made with, apply the schema."""

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from .binary import BinaryMatrix, Feature
 from .errors import BadInput
+from .validate import NULL, NUMBER, check_shape
 from .table import Kind, Role, Table
 
 RULES = ("one-hot", "equals", "equal-width", "quantile", "cuts", "positive", "binary")
@@ -56,7 +57,9 @@ class Step:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> Step:
+    def from_dict(cls, d: Mapping, where: str = "recipe step") -> Step:
+        check_shape(d, {"column": str, "rule": str, "bins": (int, NULL), "cuts": ([NUMBER], NULL),
+                        "values": (list, NULL)}, where)
         try:
             return cls(
                 column=str(d["column"]), rule=str(d["rule"]), bins=d.get("bins"),
@@ -100,8 +103,11 @@ class Recipe:
         return {"target": self.target, "fitted": self.fitted, "steps": [s.to_dict() for s in self.steps]}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> Recipe:
-        return cls(tuple(Step.from_dict(s) for s in d.get("steps", [])), d.get("target"), bool(d.get("fitted")))
+    def from_dict(cls, d: Mapping, where: str = "recipe") -> Recipe:
+        check_shape(d, {"steps": (list, NULL), "target": (str, NULL), "fitted": (bool, NULL)}, where)
+        steps = d.get("steps") or []
+        return cls(tuple(Step.from_dict(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)), d.get("target"),
+                   bool(d.get("fitted")))
 
     # -- fit and apply ----------------------------------------------------------------------------
     def fit(self, table: Table) -> Recipe:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import traceback
+import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,6 +59,8 @@ class Registry:
     def __init__(self, manager: pluggy.PluginManager):
         self.manager = manager
         self.failures: list[PluginFailure] = []
+        # how to build the same registry elsewhere (the worker process): make_registry's arguments
+        self.recipe: dict = {"entry_points": True, "modules": ()}
         self._by_kind: dict[str, dict[str, PluginInfo]] = {k: {} for k in KINDS}
 
     def _collect(self, sources: dict[str, tuple[str, str]]) -> None:
@@ -91,6 +94,13 @@ class Registry:
     # -- lookup ---------------------------------------------------------------------------------
     def names(self, kind: str) -> list[str]:
         return sorted(self._by_kind[kind])
+
+    def preferred(self, kind: str) -> str:
+        """The plugin of ``kind`` chosen by default: the first declaring ``preferred``, else the first by name."""
+        names = self.names(kind)
+        if not names:
+            raise BadInput(f"no {_WORD_OF_KIND[kind]} is installed")
+        return next((n for n in names if self._by_kind[kind][n].cls.preferred), names[0])
 
     def classes(self, kind: str) -> list[type]:
         return [self._by_kind[kind][n].cls for n in self.names(kind)]
@@ -151,6 +161,7 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) 
     modules : iterable of modules or import paths
         Extra plugin modules to register (tests use this for plugins defined on the fly).
     """
+    modules = tuple(modules)
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry(pm)
@@ -177,7 +188,14 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) 
             continue
         sources[name] = (name, "")
     registry._collect(sources)
+    registry.recipe = {"entry_points": entry_points, "modules": tuple(_by_reference(m) for m in modules)}
     return registry
+
+
+def _by_reference(mod):
+    """A plugin module as the worker process can import it again: its name (a plugin object, such
+    as a test's class of hooks, pickles by reference itself)."""
+    return mod.__name__ if isinstance(mod, types.ModuleType) else mod
 
 
 def _register(pm: pluggy.PluginManager, module, name: str) -> None:

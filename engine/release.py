@@ -30,6 +30,7 @@ class Provenance:
     veil_version: str
     model: str | None = None
     model_params: dict = field(default_factory=dict)
+    models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -111,6 +112,14 @@ class Release:
     def with_provenance(self, provenance: Provenance) -> Release:
         return dataclasses.replace(self, provenance=provenance)
 
+    def take_rows(self, rows) -> Release:
+        """The release of the given records only (in that order): what a metric measured on a
+        sample sees."""
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        groups = None if self.groups is None else np.asarray(self.groups)[rows]
+        return dataclasses.replace(self, frame=frame, groups=groups)
+
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 
@@ -149,7 +158,9 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
         names = sub.feature_names
         target = None
         if data.labels is not None:
-            target = _free_name("class", names)
+            from .data import target_name
+
+            target = _free_name(target_name(data), names)  # the target column's own name, as in the input
             frame[target] = data.labels
         return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
                        notes=tuple(notes), details=details)
@@ -191,6 +202,8 @@ class Verdict:
         Indices of the records that break the model (empty when it holds).
     message : str
         One sentence a data holder can read.
+    parts : tuple of Verdict
+        For several models combined: each model's own verdict (this one is their conjunction).
     measure : str
         What ``per_record`` holds, in words ("group size", "containment support"); used when the
         failing records are listed.
@@ -204,11 +217,17 @@ class Verdict:
     per_record: np.ndarray | None = None
     failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     measure: str = ""
+    parts: tuple = ()  # a combined model's verdict: one Verdict per model
 
     def to_dict(self) -> dict:
         return {"model": self.model, "params": self.params, "holds": bool(self.holds),
                 "value": _plain(self.value), "message": self.message,
                 "failing_records": int(len(self.failing_rows))}
+
+    @property
+    def each(self) -> tuple:
+        """One verdict per model: ``parts`` of a combined verdict, else this one."""
+        return self.parts or (self,)
 
 
 def verdict_from_groups(model, params, view, gv) -> Verdict:

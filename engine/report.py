@@ -17,10 +17,12 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written
+from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
+                         utility_rows)
 from .datasource import DataSource
 from .errors import BadInput, VeilError
-from .export import binding as make_binding, binding_text, read_manifest, refuse_overwriting, verify_file
+from .export import (binding as make_binding, binding_text, read_manifest, read_released, refuse_overwriting,
+                     verify_file)
 from .io import sha256_file
 from .staging import Staging
 from .jobs import Context
@@ -107,12 +109,27 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
         return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
                                                   "it outside the organisation that holds the data."])
     holds = bool(v.get("holds"))
-    headline = explain(registry, pm["name"], pm.get("params") or {}, holds, v.get("value"))
-    lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    each = _each_verdict(manifest)
+    headline = " ".join(explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value"))
+                        for e in each)
+    if len(each) > 1:
+        lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
+        lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
+    else:
+        lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _each_verdict(manifest: dict) -> list[dict]:
+    """One entry per privacy model (``verdicts`` of a manifest; its single ``verdict`` before there were several)."""
+    listed = manifest.get("verdicts") or []
+    if listed:
+        return listed
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    return [{"model": pm.get("name"), "params": pm.get("params") or {}, **v}]
 
 
 def explain(registry, model: str, params: dict, holds: bool, value) -> str:
@@ -134,7 +151,7 @@ def _released(registry, manifest: dict) -> Section:
     out = manifest.get("output", {})
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
-    facts = [("Released file", f"{out.get('path')} ({_fmt_name(out.get('format'))}, "
+    facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
                                f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
@@ -161,6 +178,10 @@ def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
+    each = _each_verdict(manifest)
+    if len(each) > 1:
+        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'])}{_params_text(e.get('params'))}"
+                                      f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
     verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
     return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
 
@@ -182,6 +203,9 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
             (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
             ("Smallest group of look-alike records", "smallest_group", _int),
             ("Number of groups", "groups", _int)]
+    if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
+        rows += [("Journalist risk, highest (the whole data set is the population)", "journalist_max", _pct),
+                 ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
     table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
     header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
               "After: the release"]
@@ -205,7 +229,7 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
                      f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
                      f"once on the release, and measured how well it predicts records it was not trained on. "
                      f"1.0 is perfect; an AUC of 0.5 is guessing.")
-        rows = [("ROC AUC", "auc"), ("Accuracy", "accuracy")]
+        rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
         sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
                            _delta(b, a, key)] for label, key in rows],
@@ -217,19 +241,31 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
     else:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
+    samples = manifest.get("metric_samples") or {}
     if metrics:
-        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v)]
-                for k, v in metrics.items()]
+        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
+                 _sample_words(samples.get(k))] for k, v in metrics.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
-        sec.add("table", rows, header=["Measure", "Value"])
+        sec.add("table", rows, header=["Measure", "Value", "Computed on"])
+        if samples:
+            sec.add("p", "Measures marked as computed on a sample train classifiers; on an input this large they "
+                         "ran on a random sample of the records, drawn with the seed shown, so they can be "
+                         "repeated exactly.")
     return sec
+
+
+def _sample_words(sample: dict | None) -> str:
+    if not sample:
+        return "all records"
+    return f"a sample of {sample['rows']:,} of {sample['of']:,} records (seed {sample['seed']})"
 
 
 def _budget_section(manifest: dict) -> Section:
     budget = manifest["privacy_budget"]
     sec = Section("Privacy budget (differential privacy)")
     eps = budget.get("epsilon_spent")
-    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps))])
+    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
+                      ("Noise source", str(budget.get("noise") or "not recorded"))])
     sec.add("p", "Differential privacy bounds how much any one person's record can change what is released. "
                  "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:")
     sec.add("list", budget.get("assumptions") or ["the method stated none"])
@@ -257,6 +293,10 @@ def _caveats(registry, manifest: dict) -> Section:
     if manifest.get("utility"):
         items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
                      "more or less.")
+    reached = manifest.get("released_sensitive") or []
+    if reached:
+        items.insert(0, f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
+                        f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.")
     items += [f"Note from the method: {n}" for n in manifest.get("notes") or []]
     return Section("Caveats").add("list", items)
 
@@ -426,12 +466,14 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
     pm = manifest.get("privacy_model") or {}
     try:
         if pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
-            verification = verify_file(registry, path, manifest["output"].get("format", "csv"),
-                                       PluginCall(pm["name"], pm.get("params") or {}), manifest.get("roles") or {})
+            models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [
+                PluginCall(pm["name"], pm.get("params") or {})]
+            verification = verify_file(registry, path, manifest["output"].get("format") or
+                                       registry.preferred("exporter"), models, manifest.get("roles") or {})
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
-    frame = registry.exporter(manifest["output"].get("format", "csv")).read_back(path)
+    frame = read_released(registry, manifest["output"].get("format") or registry.preferred("exporter"), path)
     return release_as_written(frame, manifest.get("roles") or {})
 
 
@@ -563,9 +605,12 @@ def _title(registry, kind: str, name) -> str:
         return str(name)
 
 
-def _fmt_name(fmt) -> str:
-    return {"csv": "CSV", "tsv": "TSV", "xlsx": "Excel", "parquet": "Parquet", "spmf": "SPMF transactions"}.get(
-        fmt, str(fmt))
+def _fmt_name(registry, fmt) -> str:
+    """The format's title as its exporter declares it (its name when it is not installed)."""
+    try:
+        return registry.get("exporter", fmt).title or str(fmt)
+    except BadInput:
+        return str(fmt)
 
 
 def _when(iso: str) -> str:

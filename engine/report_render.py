@@ -21,7 +21,7 @@ from matplotlib.image import imread
 from matplotlib.patches import Rectangle
 from matplotlib.textpath import TextToPath
 
-from .assessment import GROUP_SIZE_BINS
+from .assessment import GROUP_SIZE_BINS, utility_rows
 
 BEFORE, AFTER, THRESHOLD = "#9aa5b1", "#1f6f8b", "#b3261e"
 STATUS_COLOURS = {"holds": ("#2e7d4f", "#eaf6ee"), "fails": ("#b3261e", "#fdecea"),
@@ -69,7 +69,7 @@ def draw_risk(fig: Figure, risk: dict) -> None:
 
 def draw_utility(fig: Figure, util: dict) -> None:
     ax = fig.subplots()
-    rows = [("ROC AUC", "auc"), ("Accuracy", "accuracy")]
+    rows = utility_rows(util)
     y = np.arange(len(rows))
     for i, (label, side, colour) in enumerate((("trained on the original", util.get("before"), BEFORE),
                                                ("trained on the release", util.get("after"), AFTER))):

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import BadInput
+from .validate import NULL, check_shape
 
 
 class Kind(str, enum.Enum):
@@ -47,7 +48,10 @@ class Column:
     hierarchy: object | None = None  # a veil.engine.hierarchy.Hierarchy, where one applies
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "kind": self.kind.value, "role": self.role.value}
+        d = {"name": self.name, "kind": self.kind.value, "role": self.role.value}
+        if self.hierarchy is not None:  # first-class: kept in project files and manifests
+            d["hierarchy"] = self.hierarchy.to_dict()
+        return d
 
 
 @dataclass(frozen=True)
@@ -99,11 +103,13 @@ class Schema:
         return [c.to_dict() for c in self.columns]
 
     @classmethod
-    def from_dict(cls, entries: Iterable[Mapping]) -> Schema:
+    def from_dict(cls, entries: Iterable[Mapping], where: str = "schema") -> Schema:
+        check_shape(entries, [{"name": str, "kind": str, "role": (str, NULL)}], where)
         try:
-            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role", "insensitive"))) for e in entries))
+            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role") or "insensitive"),
+                                    hierarchy=_hierarchy_of(e)) for e in entries))
         except (KeyError, ValueError) as exc:
-            raise BadInput(f"malformed schema entry: {exc}") from None
+            raise BadInput(f"{where}: malformed entry: {exc}") from None
 
 
 def check_column_names(names: list) -> None:
@@ -269,3 +275,12 @@ class Table:
             rows.append({"column": c.name, "kind": c.kind.value, "role": c.role.value,
                          "distinct": int(s.nunique(dropna=True)), "missing": int(s.isna().sum())})
         return pd.DataFrame(rows)
+
+
+def _hierarchy_of(entry: Mapping):
+    """The hierarchy a schema entry keeps (None without one)."""
+    if not entry.get("hierarchy"):
+        return None
+    from .hierarchy import Hierarchy
+
+    return Hierarchy.from_dict(entry["hierarchy"]).with_name(entry["name"])

@@ -38,9 +38,12 @@ def get_seed(d: Mapping, key: str = "seed", default: int = 0, *, where: str = ""
     return check_seed(seed)
 
 
+MAX_SEED = 2**32 - 1  # what every random generator Veil feeds (NumPy's legacy one, scikit-learn) accepts
+
+
 def check_seed(seed: int) -> int:
-    if seed < 0:
-        raise BadInput(f"the seed must be a whole number ≥ 0, got {seed}")
+    if not 0 <= seed <= MAX_SEED:
+        raise BadInput(f"the seed must be a whole number from 0 to {MAX_SEED}, got {seed}")
     return seed
 
 
@@ -55,12 +58,78 @@ def read_json_object(path: Path, what: str) -> dict:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInput(missing_reason(path, what)) from None
+    except IsADirectoryError:
+        raise BadInput(f"{path} is a folder, not a {what}") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise BadInput(missing_reason(path, what)) from None
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path} is not a valid {what}: {exc}") from None
+    except RecursionError:  # json nests by recursion: 100,000 brackets would exhaust the stack
+        raise BadInput(f"{path} is not a valid {what}: it is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise BadInput(f"{path} is not a valid {what}: {exc}") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
     return data
+
+
+# -- shapes of whole documents ---------------------------------------------------------------------------
+# A shape is a type, an object {field: shape} (fields optional unless listed in REQUIRED), a list
+# [item shape], or a tuple of alternatives; NULL allows null.
+NULL = type(None)
+NUMBER = (int, float)
+
+
+def check_shape(value, shape, where: str) -> None:
+    """Raise BadInput naming ``where`` (a file and field path) when ``value`` does not fit ``shape``."""
+    alternatives = shape if isinstance(shape, tuple) else (shape,)
+    for alt in alternatives:
+        if _fits_outline(value, alt):
+            if isinstance(alt, dict):
+                for key, sub in alt.items():
+                    if key in value:
+                        check_shape(value[key], sub, f"{where}.{key}")
+            elif isinstance(alt, list):
+                for i, item in enumerate(value):
+                    check_shape(item, alt[0], f"{where}[{i}]")
+            return
+    wanted = " or ".join(_describe(a) for a in alternatives)
+    raise BadInput(f"{where} must be {wanted}, got {_short(value)}")
+
+
+def _fits_outline(value, shape) -> bool:
+    if isinstance(shape, dict):
+        return isinstance(value, Mapping)
+    if isinstance(shape, list):
+        return isinstance(value, list)
+    if isinstance(value, bool) and shape is not bool:
+        return False
+    if shape is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, shape)
+
+
+def _describe(shape) -> str:
+    if isinstance(shape, dict):
+        return "an object"
+    if isinstance(shape, list):
+        return "a list"
+    return _NAMES.get(shape, shape.__name__)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def in_file(path: Path, parse, *args):
+    """``parse(*args)``, with any BadInput it raises prefixed by the file's name (unless it names it)."""
+    try:
+        return parse(*args)
+    except BadInput as exc:
+        text = str(exc)
+        if Path(path).name in text:
+            raise
+        raise BadInput(f"{Path(path).name}: {text}") from None

@@ -6,7 +6,7 @@ the release is checked and refused when it fails, as for any method.
 
 from __future__ import annotations
 
-from veil.engine import BINARY, TABLE, Algorithm, BinaryMatrix, feature_subset, hookimpl
+from veil.engine import BINARY, TABLE, Algorithm, feature_subset, form_of, hookimpl
 
 
 class AllFeatures(Algorithm):
@@ -19,7 +19,7 @@ class AllFeatures(Algorithm):
 
     def run(self, data, model, params, ctx):
         ctx.progress(0.0, "selecting all features")
-        if isinstance(data, BinaryMatrix):
+        if form_of(data) == BINARY:
             selected = list(range(data.n_features))
         else:
             target = data.schema.target

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (SUPPRESSED, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
+from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
                          hookimpl, mine, param, parse_value, value_label)
 
 PAPER = "001_f1ec36403a5884c8"
@@ -200,6 +200,7 @@ def _nan_when_not_applicable(fn):
 # ------------------------------------------------------------------------------------ the metrics
 class PrivacyLoss(Metric):
     name = "ploss"
+    accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Privacy loss (Ploss)"
     paper = PAPER
     description = ("How much the release teaches about the sensitive column: the largest Jensen–Shannon "
@@ -231,6 +232,7 @@ class UlossParams:
 
 class UtilityLoss(Metric):
     name = "uloss"
+    accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
     description = ("How wrong a researcher's estimates from the release are: over every large population "
@@ -329,6 +331,7 @@ class QueryParams:
 
 class QueryError(Metric):
     name = "query-error"
+    accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
     description = ("How far COUNT queries answered from the release are from the truth: random queries "
@@ -396,6 +399,7 @@ def _selection_overlap(region, chosen: np.ndarray) -> np.ndarray:
 
 class Ncp(Metric):
     name = "ncp"
+    accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"
     description = ("How much precision the generalisation costs, averaged over records and quasi-identifiers: "

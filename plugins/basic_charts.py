@@ -37,6 +37,7 @@ def _metric_table(results: pd.DataFrame, params) -> tuple[pd.DataFrame, str]:
 
 class MetricBars(Chart):
     name = "metric-bars"
+    preferred = True  # the chart the desktop shows first
     title = "Metric per parameter value (grouped bars)"
     description = "One group of bars per parameter value, one bar per method; error bars over repeats."
     Params = MetricParams

@@ -9,8 +9,12 @@ Budget ε: ε/2 selects m features, ε₁ = ε/(2m) per pick; ε/2 releases the 
 * Laplace-DP: m rounds of report-noisy-max, fresh Lap(Δs/ε₁) noise on every remaining feature's score.
 * Exponential-DP: m rounds, each picking a remaining f with probability ∝ exp(ε₁·s(f) / (2Δs)).
 * Release: the histogram of D over the 2^m cells of the selected features × class, each count plus
-  Lap(2/(ε/2)) noise (one record moves between two cells: L1 sensitivity 2), rounded, negatives set
-  to 0; then that many synthetic records per cell.
+  discrete Laplace noise of scale 2/(ε/2) (one record moves between two cells: L1 sensitivity 2;
+  the integer mechanism replaces SPEC's rounded continuous Laplace, which floating point makes
+  unsafe), negatives set to 0; then that many synthetic records per cell.
+
+Noise comes from ``ctx.noise``: the operating system's secure source through OpenDP when the run
+makes a release (``veil run``), the seeded generator in a study; ``details["noise_source"]`` says which.
 
 m defaults to the number of features Greedy-HamDist selects at k = 5 under k-AC (the paper's choice).
 That count comes from a non-private run on the same data; the release's ``assumptions`` say so.
@@ -24,7 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-from veil.engine import BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Release, hookimpl, param
+from veil.engine import (BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Noise, Release,
+                         SeededNoise, hookimpl, param, target_name)
 
 from .feature_selection import greedy_hamdist
 from .fs_common import hamdist_scores, positive_mask
@@ -32,12 +37,15 @@ from .fs_common import hamdist_scores, positive_mask
 PAPER = "000_0106b4def2026c16"
 MAX_M = 20  # 2^20 cells × 2 classes is the largest histogram we build
 DEFAULT_M_K = 5
+MIN_EPSILON, MAX_EPSILON = 0.001, 1000.0
 
 
 @dataclass(frozen=True)
 class DPParams:
-    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True,
-                           help="privacy budget ε: half selects the features, half releases the data")
+    epsilon: float = param(1.0, minimum=MIN_EPSILON, maximum=MAX_EPSILON,
+                           help="privacy budget ε: half selects the features, half releases the data "
+                                f"(between {MIN_EPSILON} and {MAX_EPSILON:g}: below, noise drowns every count; "
+                                "above, the guarantee means nothing and the noise underflows)")
     m: int | None = param(None, minimum=1, maximum=MAX_M,
                           help="number of features to select (at most 20: the release histogram has 2^m × 2 cells); "
                                "empty = the count Greedy-HamDist selects at k = 5 under k-ac, as in the paper")
@@ -54,15 +62,20 @@ def laplace_scale(delta: float, eps1: float) -> float:
     return delta / eps1
 
 
-def select_laplace(scores: np.ndarray, m: int, eps1: float, delta: float, rng: np.random.Generator,
+def _noise(source: Noise | np.random.Generator) -> Noise:
+    return source if isinstance(source, Noise) else SeededNoise(source)
+
+
+def select_laplace(scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator,
                    ctx=None) -> list[int]:
     """m rounds of report-noisy-max with fresh Lap(Δs/ε₁) noise over the remaining features."""
+    noise = _noise(rng)
     remaining = np.arange(len(scores))
     picks = []
     for i in range(m):
         if ctx is not None:
             ctx.progress(i / max(m, 1), f"Laplace-DP: pick {i + 1} of {m}")
-        noisy = scores[remaining] + rng.laplace(0.0, laplace_scale(delta, eps1), size=len(remaining))
+        noisy = noise.laplace(scores[remaining], laplace_scale(delta, eps1))
         j = int(np.argmax(noisy))
         picks.append(int(remaining[j]))
         remaining = np.delete(remaining, j)
@@ -75,16 +88,17 @@ def exponential_probabilities(scores: np.ndarray, eps1: float, delta: float) -> 
     return np.exp(logits - logsumexp(logits))
 
 
-def select_exponential(scores: np.ndarray, m: int, eps1: float, delta: float, rng: np.random.Generator,
+def select_exponential(scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator,
                        ctx=None) -> list[int]:
     """m rounds of the exponential mechanism over the remaining features."""
+    noise = _noise(rng)
     remaining = np.arange(len(scores))
     picks = []
     for i in range(m):
         if ctx is not None:
             ctx.progress(i / max(m, 1), f"Exponential-DP: pick {i + 1} of {m}")
         p = exponential_probabilities(scores[remaining], eps1, delta)
-        j = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
+        j = int(np.searchsorted(np.cumsum(p), noise.uniform() * p.sum(), side="right"))
         j = min(j, len(remaining) - 1)  # guards the last bin against rounding in the cumulative sum
         picks.append(int(remaining[j]))
         remaining = np.delete(remaining, j)
@@ -104,14 +118,15 @@ def cell_counts(matrix: BinaryMatrix, picks: list[int], pos: np.ndarray) -> np.n
 
 
 def histogram_scale(epsilon_release: float) -> float:
-    """Scale of the Laplace noise per cell: L1 sensitivity 2 over the release budget ε/2."""
+    """Scale of the discrete Laplace noise per cell: L1 sensitivity 2 over the release budget ε/2."""
     return 2.0 / epsilon_release
 
 
-def noisy_counts(counts: np.ndarray, epsilon_release: float, rng: np.random.Generator) -> np.ndarray:
-    """Counts plus Lap(2/ε_release) noise, rounded, negatives set to 0."""
-    noisy = counts + rng.laplace(0.0, histogram_scale(epsilon_release), size=counts.shape)
-    return np.maximum(np.rint(noisy), 0).astype(np.int64)
+def noisy_counts(counts: np.ndarray, epsilon_release: float, rng: Noise | np.random.Generator) -> np.ndarray:
+    """Counts plus discrete Laplace noise, P(z) ∝ exp(−|z|·ε_release/2) (the geometric mechanism:
+    ε_release-DP for L1 sensitivity 2 with no floating-point rounding), negatives set to 0."""
+    noisy = _noise(rng).discrete_laplace(np.asarray(counts, dtype=np.int64), histogram_scale(epsilon_release))
+    return np.maximum(noisy, 0).astype(np.int64)
 
 
 def synthetic_frame(noisy: np.ndarray, names: list[str], classes: tuple, target: str,
@@ -149,7 +164,7 @@ def assumptions(m_from_greedy: bool) -> list[str]:
         "all scores move the same way between neighbours; here one record can raise one feature's score and "
         "lower another's, for which the standard bound is 2ε₁ per pick (Lap(2Δs/ε₁) would restore ε₁). "
         "Exponential-DP's exp(ε₁·s/(2Δs)) has no such gap.",
-        "Rounding the noisy counts, setting negatives to 0 and emitting synthetic records are post-processing "
+        "Setting negative noisy counts to 0 and emitting synthetic records are post-processing "
         "and spend no budget; the number of synthetic records is itself a noisy statistic.",
     ]
     if m_from_greedy:
@@ -178,12 +193,12 @@ class _DPFeatureSelection(Algorithm):
         epsilon = float(params.epsilon)
         eps1 = epsilon / (2 * m) if m else 0.0
         delta = score_sensitivity(pos)
-        picks = self.select(hamdist_scores(data, pos), m, eps1, delta, ctx.rng, ctx.child(0.3, 0.6)) if m else []
+        picks = self.select(hamdist_scores(data, pos), m, eps1, delta, ctx.noise, ctx.child(0.3, 0.6)) if m else []
         ctx.progress(0.6, f"{self.title}: noisy histogram of {2 ** m * 2} cells")
         counts = cell_counts(data, picks, pos)
-        noisy = noisy_counts(counts, epsilon / 2, ctx.rng)
+        noisy = noisy_counts(counts, epsilon / 2, ctx.noise)
         names = [data.feature_names[f] for f in picks]
-        target = _free_name("class", names)
+        target = _free_name(target_name(data), names)  # the target keeps its column name
         classes = (data.labels[~pos][0], data.labels[pos][0])
         frame = synthetic_frame(noisy, names, classes, target, ctx.rng)
         details = {"epsilon_spent": epsilon, "m": m, "m_source": "greedy-hamdist k=5" if m_from_greedy else "user",
@@ -191,7 +206,8 @@ class _DPFeatureSelection(Algorithm):
                    "selection_noise_scale": laplace_scale(delta, eps1) if self.mechanism == "laplace" and m else None,
                    "histogram_noise_scale": histogram_scale(epsilon / 2), "cells": int(counts.size),
                    "original_records": data.n_rows, "synthetic_records": len(frame),
-                   "selected_indices": picks, "assumptions": assumptions(m_from_greedy)}
+                   "selected_indices": picks, "noise_source": ctx.noise.describe(),
+                   "assumptions": assumptions(m_from_greedy)}
         notes = (f"{self.title}: ε = {epsilon:g}-differential privacy claimed (not k-anonymity); {m} features "
                  f"selected, {len(frame)} synthetic records from a noisy histogram of {counts.size} cells.",
                  *details["assumptions"])
@@ -228,7 +244,7 @@ class LaplaceDP(_DPFeatureSelection):
     title = "Laplace-DP"
     paper = PAPER
     description = ("Baseline: picks m features by report-noisy-max with Laplace noise, then releases synthetic "
-                   "records from a Laplace-noised histogram (ε-differential privacy; paper 000, Figure 1a).")
+                   "records from a histogram noised by the discrete Laplace mechanism (ε-differential privacy; paper 000, Figure 1a).")
     mechanism = "laplace"
 
     def select(self, scores, m, eps1, delta, rng, ctx):
@@ -246,7 +262,7 @@ class ExponentialDP(_DPFeatureSelection):
     title = "Exponential-DP"
     paper = PAPER
     description = ("Baseline: picks m features with the exponential mechanism, then releases synthetic records "
-                   "from a Laplace-noised histogram (ε-differential privacy; paper 000, Figure 1b).")
+                   "from a histogram noised by the discrete Laplace mechanism (ε-differential privacy; paper 000, Figure 1b).")
     mechanism = "exponential"
 
     def select(self, scores, m, eps1, delta, rng, ctx):

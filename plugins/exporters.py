@@ -13,6 +13,7 @@ character is refused (export CSV or Parquet instead).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,10 +38,10 @@ def unescape_cell(v):
 
 def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """Every text cell and every column name escaped (a header cell is a cell too)."""
-    out = frame.copy()
+    out = frame.copy(deep=False)
     for c in out.columns:
         if not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
-            out[c] = out[c].map(escape_cell)
+            out[c] = _changed(out[c], _starts(out[c], _ESCAPED), escape_cell)
     out.columns = [escape_cell(str(c)) for c in out.columns]
     return out
 
@@ -48,9 +49,85 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for c in frame.columns:
         if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]):
-            frame[c] = frame[c].map(unescape_cell)
+            frame[c] = _changed(frame[c], _starts(frame[c], ("'",)), unescape_cell)
     frame.columns = [unescape_cell(str(c)) for c in frame.columns]
     return frame
+
+
+def _starts(s: pd.Series, prefixes: tuple[str, ...]) -> np.ndarray:
+    """Which cells are text starting with one of ``prefixes``, judged once per distinct value (a
+    column of millions of cells and a few hundred values costs a few hundred checks)."""
+    codes, distinct = pd.factorize(s)
+    hit = np.fromiter((isinstance(v, str) and v.startswith(prefixes) for v in distinct), bool, len(distinct))
+    return np.append(hit, False)[codes]  # code -1 (missing) picks the False
+
+
+def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
+    if not candidates.any():
+        return s
+    s = s.copy()
+    s[candidates] = s[candidates].map(cell)
+    return s
+
+
+def csv_bytes(frame: pd.DataFrame, sep: str) -> bytes | None:
+    """The bytes ``frame.to_csv(index=False, sep=sep, lineterminator="\\r\\n")`` writes, built
+    column-wise in Arrow (about 10× faster on millions of rows); None when a column is of a type
+    this does not format exactly as pandas does (dates, categories, mixed objects)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    cells = []
+    for name in frame.columns:
+        text = _csv_cells(frame[name], sep, pa, pc)
+        if text is None:
+            return None
+        cells.append(text)
+    header = sep.join(_quoted(str(c), sep) for c in frame.columns) + "\r\n"
+    if not cells or len(frame) == 0:
+        return header.encode("utf-8") if cells else None
+    lines = pc.binary_join_element_wise(*cells, sep)
+    lines = pc.binary_join_element_wise(lines, "", "\r\n")  # every record ends with CRLF
+    body = pa.concat_arrays(lines.chunks) if isinstance(lines, pa.ChunkedArray) else lines
+    offsets = np.frombuffer(body.buffers()[1], dtype=np.int32 if body.type == pa.string() else np.int64)
+    offsets = offsets[body.offset: body.offset + len(body) + 1]
+    data = body.buffers()[2].to_pybytes()[offsets[0]: offsets[-1]]
+    return header.encode("utf-8") + data
+
+
+def _csv_cells(s: pd.Series, sep: str, pa, pc):
+    """One column's cells as pandas writes them (missing: empty), or None.
+
+    Text and floats are formatted once per distinct value (Python's repr for floats, as pandas
+    writes them; quotes where RFC 4180 needs them) and spread to the cells by their codes."""
+    if pd.api.types.is_bool_dtype(s) and s.dtype == bool:
+        return pa.array(np.where(s.to_numpy(), "True", "False"), type=pa.string())
+    if pd.api.types.is_integer_dtype(s):
+        return pc.fill_null(pc.cast(pa.array(s, from_pandas=True), pa.string()), "")
+    if pd.api.types.is_float_dtype(s) and s.dtype == np.float64:
+        x = s.to_numpy()
+        codes, bits = pd.factorize(x.view(np.int64))  # by bit pattern: -0.0 is written apart from 0.0
+        shown = ["" if v != v else repr(v) for v in bits.view(np.float64).tolist()]
+        return pa.array(shown, type=pa.string()).take(pa.array(codes))
+    if pd.api.types.is_string_dtype(s) or s.dtype == object:
+        if s.dtype == object and not all(isinstance(v, str) for v in pd.unique(s.dropna())):
+            return None  # an object column holding other things than text
+        return _by_distinct(s, lambda v: _quoted(v, sep), pa)
+    return None
+
+
+def _by_distinct(s: pd.Series, show, pa):
+    codes, distinct = pd.factorize(s)  # missing: code -1, written as an empty cell
+    shown = [show(v) for v in distinct.tolist()] + [""]
+    return pa.array(shown, type=pa.string()).take(pa.array(np.where(codes < 0, len(shown) - 1, codes)))
+
+
+def _quoted(cell: str, sep: str) -> str:
+    if any(ch in cell for ch in (sep, '"', "\r", "\n")):
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
 
 
 class SpreadsheetText:
@@ -62,13 +139,19 @@ class SpreadsheetText:
 
 class CsvExporter(SpreadsheetText, Exporter):
     name = "csv"
+    preferred = True  # the format a release is written in unless the user chooses another
     title = "CSV (comma-separated)"
     extension = "csv"
     sep = ","
 
     def write(self, frame, path, params):
         # CRLF (RFC 4180): the writer quotes any cell holding \r or \n, so a lone \r cannot split a record
-        escape_formulas(frame).to_csv(path, index=False, sep=self.sep, lineterminator="\r\n", encoding="utf-8")
+        frame = escape_formulas(frame)
+        fast = csv_bytes(frame, self.sep)
+        if fast is None:
+            frame.to_csv(path, index=False, sep=self.sep, lineterminator="\r\n", encoding="utf-8")
+        else:
+            Path(path).write_bytes(fast)
 
     def read_back(self, path):
         frame = pd.read_csv(path, sep=self.sep, keep_default_na=False, na_values=[""], dtype_backend="numpy_nullable")

@@ -26,7 +26,7 @@ PAPER = "000_0106b4def2026c16"
 def _constraint(model, matrix):
     if model is None:
         raise BadInput("this method selects features under a privacy model; choose k-ac or k-anonymity")
-    return model.plugin.selection_constraint(matrix, model.params)
+    return model.selection_constraint(matrix)
 
 
 def _release(matrix: BinaryMatrix, selected: list[int], details: dict, model_name: str):
@@ -61,11 +61,16 @@ class _Selection(Algorithm):
         return _release(data, selected, {"privacy_value": constraint.value()}, model.name)
 
 
-def _first_feasible(constraint, ordered, alive: np.ndarray, worth) -> int | None:
+def _first_feasible(constraint, ordered, alive: np.ndarray, worth, ctx=None) -> int | None:
     """The first candidate, in order, that the privacy model allows; None once a candidate is no
     longer worth adding (``worth(f)`` false) or none is left. A candidate found infeasible is dropped
-    for good: k-AC and k-anonymity are downward closed (Lemma 2), so it stays infeasible as S grows."""
+    for good: k-AC and k-anonymity are downward closed (Lemma 2), so it stays infeasible as S grows.
+
+    Cancellation is checked before every feasibility test (one pass over the records each): on
+    BASEHOCK the first pass tests thousands of candidates, seconds of work."""
     for f in ordered:
+        if ctx is not None:
+            ctx.check()
         f = int(f)
         if not worth(f):
             return None
@@ -92,8 +97,10 @@ def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip",
     scores = hamdist_scores(matrix, pos)
     order = np.lexsort((np.arange(matrix.n_features), -scores))
     for i, f in enumerate(order):
-        if ctx is not None and i % 64 == 0:
-            ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
+        if ctx is not None:  # a feasibility test is a pass over the records: check before each
+            ctx.check()
+            if i % 64 == 0:
+                ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
         if skip_zero_score and scores[f] <= 0:
             break  # sorted descending: every later feature scores 0 too
         if constraint.feasible(int(f)):
@@ -138,7 +145,7 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
         gains = distcnt_gains(p1, n1, posg, negg)
         candidates = index[alive]
         order = candidates[np.lexsort((candidates, -hd[candidates], -gains[candidates]))]
-        chosen = _first_feasible(constraint, order, alive, lambda f: not stop_at_zero_gain or gains[f] > 0)
+        chosen = _first_feasible(constraint, order, alive, lambda f: not stop_at_zero_gain or gains[f] > 0, ctx)
         if chosen is None:
             break
         constraint.add(chosen)
@@ -179,7 +186,7 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
         cm_after = np.zeros(matrix.n_features, dtype=np.int64)
         cm_after[candidates] = after
         order = candidates[np.lexsort((candidates, -hd[candidates], after))]
-        chosen = _first_feasible(constraint, order, alive, lambda f: cm_after[f] < current)
+        chosen = _first_feasible(constraint, order, alive, lambda f: cm_after[f] < current, ctx)
         if chosen is None:
             break
         constraint.add(chosen)
@@ -235,7 +242,11 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
     else:
 
 
-        scores = [distcnt(matrix, pos, partition_of(matrix, items).row_classes()) for items, _ in candidates]
+        scores = []
+        for items, _ in candidates:  # a partition of the records per itemset
+            if ctx is not None:
+                ctx.check()
+            scores.append(distcnt(matrix, pos, partition_of(matrix, items).row_classes()))
     best = int(np.argmax(scores))  # the first (largest, then lexicographically smallest) among equals
     return list(candidates[best][0]), [(list(i), s, sc) for (i, s), sc in zip(candidates, scores)]
 
@@ -253,7 +264,7 @@ class Maximal(Algorithm):
     Params = MaximalParams
 
     def run(self, data, model, params, ctx):
-        k = model.params.k
+        k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
         selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from veil.engine import BinaryMatrix, Metric, hookimpl, param, partition_of
+from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
 
 from .fs_common import cm, distcnt, hamdist, positive_mask
 
@@ -18,13 +19,14 @@ def release_matrix(release) -> BinaryMatrix | None:
     if release.target is None:
         return None
     features = [c for c in release.frame.columns if c != release.target]
-    values = release.frame[features].to_numpy()
-    try:
-        numeric = values.astype(float)
-    except (TypeError, ValueError):
-        return None
-    if not np.isin(numeric, (0.0, 1.0)).all():
-        return None
+    for c in features:  # judged on each column's distinct values: a text column is refused at once
+        try:
+            distinct = np.asarray(pd.unique(release.frame[c]), dtype=float)
+        except (TypeError, ValueError):
+            return None
+        if not np.isin(distinct, (0.0, 1.0)).all():
+            return None
+    numeric = release.frame[features].to_numpy(dtype=float)
     return BinaryMatrix.from_dense(numeric.astype(np.uint8), features=features,
                                    labels=release.frame[release.target].to_numpy())
 
@@ -35,9 +37,11 @@ def _two_classes(matrix: BinaryMatrix | None) -> bool:
 
 class HamDistMetric(Metric):
     name = "hamdist"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "HamDist (mean Hamming distance of positive–negative pairs)"
     paper = PAPER
     description = "Mean number of released features on which a positive and a negative record differ."
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -48,9 +52,11 @@ class HamDistMetric(Metric):
 
 class DistCntMetric(Metric):
     name = "distcnt"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "DistCnt (distinguishable positive–negative pairs)"
     paper = PAPER
     description = "Share of positive–negative pairs that differ on at least one released feature."
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -68,11 +74,13 @@ class CMParams:
 
 class CMMetric(Metric):
     name = "cm"
+    accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "CM (Iyengar's classification metric)"
     paper = PAPER
     description = "Share of records penalised: in a group smaller than k, or carrying their group's minority label."
     higher_is_better = False
     Params = CMParams
+    fits_forms = (BINARY,)
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -89,6 +97,10 @@ class FlipRate(Metric):
     description = "Share of released cells whose value the method changed (randomised flipping); 0 otherwise."
     category = "privacy"
     higher_is_better = False
+
+    @classmethod
+    def fits(cls, algorithm, model) -> bool:
+        return bool(algorithm.randomised)  # only a randomised method flips cells
 
     def compute(self, original, release, params, ctx):
         return float(release.details.get("flip_rate", 0.0))

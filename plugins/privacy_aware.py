@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (TABLE, Algorithm, BadInput, Metric, Role, Table, feature_subset, hookimpl, param,
+from veil.engine import (EXPENSIVE, TABLE, Algorithm, BadInput, Metric, Role, Table, feature_subset, form_of, hookimpl, param,
                          params_to_dict)
 
 from .privacy_aware_cv import CLASSIFIERS, CrossValidation, encode, label_codes, paired_p_value
@@ -354,8 +354,56 @@ class PrivacyAwareCandidates(Algorithm):
     needs_labels = True
     Params = Params
 
+    # Capabilities: E(S)'s weights change after a run without re-running it (the desktop's ranking tab).
+    required_roles = ("target", "sensitive")
+    withholds_sensitive = True  # SA is released only with release_sensitive (its own parameter)
+    adjustable = ("w1", "w2", "w3")
+    adjustable_labels = ("performance", "privacy", "size")
+    adjustable_sum_to_one = True
+    charts = ("privacy-aware-es", "privacy-aware-regions")
+    ranking_columns = (("place", "Place"), ("label", "Subset"), ("size", "Attributes"), ("perf", "Perf %"),
+                       ("pbi", "PBI %"), ("e", "E(S)"), ("subset", "Attributes kept"))
+    ranking_help = ("E(S) = w1·prf + w2·prv + w3·num over the candidates (rank 1 the worst of each); the highest "
+                    "E(S) is released, ties to the smallest subset.")
+
     rerank = staticmethod(rank_candidates)
     candidate_frame = staticmethod(candidate_frame)
+
+    @classmethod
+    def role_problem(cls, data, values) -> str:
+        """What the roles lack: one sensitive attribute SA and the class C (or C = SA)."""
+        if form_of(data) != TABLE:
+            return ""
+        schema = data.schema
+        sensitive = schema.by_role(Role.SENSITIVE)
+        if schema.target is None:
+            return "needs the class: mark the column to predict as the target under Dataset ▸ Columns"
+        if values.get("sensitive_is_class"):
+            if sensitive:
+                return (f"with C = SA the class {schema.target} is the sensitive attribute, but "
+                        f"{', '.join(sensitive)} {'is' if len(sensitive) == 1 else 'are'} also marked sensitive: "
+                        "mark it insensitive, or untick C = SA")
+            return ""
+        if not sensitive:
+            return ("needs the sensitive attribute: mark one column as sensitive under Dataset ▸ Columns (or tick "
+                    "C = SA when the class itself is sensitive)")
+        if len(sensitive) > 1:
+            return (f"needs exactly one sensitive attribute, but {len(sensitive)} are marked "
+                    f"({', '.join(sensitive)}): keep one")
+        return ""
+
+    @classmethod
+    def roles_text(cls, data, values) -> str:
+        """Which columns a run takes as SA and C (when the roles name them)."""
+        if form_of(data) != TABLE or data.schema.target is None:
+            return ""
+        target = data.schema.target
+        if values.get("sensitive_is_class"):
+            return f"Sensitive attribute and class (C = SA): {target}, from the column roles."
+        sensitive = data.schema.by_role(Role.SENSITIVE)
+        if len(sensitive) != 1:
+            return ""
+        return f"Sensitive attribute: {sensitive[0]}; class: {target} (from the column roles)."
 
     def run(self, data, model, params, ctx):
         roles = resolve_roles(data, params.sensitive_is_class)
@@ -474,15 +522,20 @@ class _SubsetMetric(Metric):
     Other releases (generalised tables, binary matrices) give NaN.
     """
 
+    accepts = (TABLE,)
+
     paper = PAPER
     Params = MetricParams
     detail_key = ""
+    cost = EXPENSIVE  # cross-validated classifiers on several attribute subsets
+    seconds_per_cell = 1.5e-5  # distp-pbi 1.9e-5, cv-accuracy 0.9e-5 s on the demo (5,000 × 40)
+    fits_forms = (TABLE,)
 
     def compute(self, original, release, params, ctx):
         own = _chosen_value(release, self.detail_key)
         if own is not None:
             return own
-        if not isinstance(original, Table) or release.selected_features is None:
+        if form_of(original) != TABLE or release.selected_features is None:
             return float("nan")
         try:
             roles = resolve_roles(original, _same(original, params.form))
@@ -498,8 +551,11 @@ class _SubsetMetric(Metric):
         kinds = {c.name: c.kind for c in original.schema.columns}
         targets = {roles.target: label_codes(frame[roles.target]),
                    roles.sensitive: label_codes(frame[roles.sensitive])}
-        cv = CrossValidation(encode(frame, kinds, roles.baseline), targets, params.classifier, params.folds,
-                             int(ctx.seed or 0), ctx, 2)
+        try:
+            cv = CrossValidation(encode(frame, kinds, roles.baseline), targets, params.classifier, params.folds,
+                                 int(ctx.seed or 0), ctx, 2)
+        except BadInput:  # too few records of every class to fill the folds: the value does not apply
+            return float("nan")
         return float(self.value(cv, roles, subset))
 
     def known(self, roles, subset):

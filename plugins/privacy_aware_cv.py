@@ -264,6 +264,10 @@ class CrossValidation:
 
         if len(y) < folds:
             raise BadInput(f"{folds}-fold cross-validation needs at least {folds} records, got {len(y)}")
+        largest = int(np.unique(y, return_counts=True)[1].max())
+        if largest < folds:  # stratified folds need one class that fills every fold
+            raise BadInput(f"{folds}-fold cross-validation needs a class with at least {folds} records; "
+                           f"the largest class has {largest} (use fewer folds or more data)")
         with warnings.catch_warnings():  # a rare SA value with fewer records than folds is fine
             warnings.simplefilter("ignore", UserWarning)
             skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)

@@ -157,7 +157,9 @@ def flipped_cells(before: BinaryMatrix, after: BinaryMatrix) -> int:
 
 
 def run_k_required(model) -> int:
-    k = getattr(getattr(model, "params", None), "k", None)
+    each = getattr(model, "models", None) or ((model,) if model is not None else ())
+    ks = [k for k in (getattr(getattr(m, "params", None), "k", None) for m in each) if k is not None]
+    k = max(ks) if ks else None  # under combined models, the largest k keeps every one of them
     if k is None:
         raise BadInput("RF makes every cluster of k records identical; choose a privacy model with a k "
                        "(k-anonymity or k-ac)")

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import Metric, hookimpl, param
+from veil.engine import Metric, hookimpl, param, prosecutor_risks as risks_of_sizes
 
 
 def prosecutor_risks(release) -> np.ndarray:
-    """Each record's prosecutor risk: 1 / the size of its equivalence class."""
-    return 1.0 / release.class_sizes()
+    """Each record's prosecutor risk: 1 / the size of its equivalence class (the engine's own figure)."""
+    return risks_of_sizes(release.class_sizes())
 
 
 class _Risk(Metric):

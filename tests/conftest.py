@@ -1,8 +1,9 @@
-"""Shared fixtures: a fresh plugin registry per test, and the benchmark datasets."""
+"""Shared fixtures: a fresh plugin registry per test, the benchmark datasets, and a network guard."""
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,29 @@ def datasets_dir() -> Path:
             pytest.fail(f"the benchmark datasets are missing on CI: {DATASETS}")
         pytest.skip(f"benchmark datasets not found at {DATASETS}")
     return DATASETS
+
+
+class NetworkUsed(AssertionError):
+    """Veil tried to use the network."""
+
+
+@pytest.fixture
+def no_network(monkeypatch) -> list[str]:
+    """Block creating sockets and resolving host names for the rest of the test; each attempt raises
+    :class:`NetworkUsed` and is recorded in the returned list."""
+    attempts: list[str] = []
+
+    def refuse(what):
+        def blocked(*args, **kwargs):
+            attempts.append(f"{what}{args!r}")
+            raise NetworkUsed(f"Veil tried to use the network: {what}{args!r}")
+        return blocked
+
+    class BlockedSocket(socket.socket):
+        def __init__(self, *args, **kwargs):
+            refuse("socket.socket")(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "socket", BlockedSocket)
+    for name in ("create_connection", "socketpair", "getaddrinfo", "gethostbyname", "fromfd"):
+        monkeypatch.setattr(socket, name, refuse(f"socket.{name}"))
+    return attempts

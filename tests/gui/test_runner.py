@@ -1,66 +1,31 @@
-"""The Runner: heavy runs keep the event loop responsive, cancel is fast and leaves no thread,
-a failing plugin shows an error and the app stays usable."""
+"""The Runner: runs happen in a worker process, so the window keeps ticking while a job holds the
+GIL; cancel ends even a job stuck in C code; a dead worker fails its run and the app stays usable.
+
+How long the event loop stalls, and how fast cancel is, are measured by
+``benchmarks/bench_runner.py`` (timings on a shared machine are not pass/fail facts)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
-import time
-from dataclasses import dataclass
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
 
 from veil.desktop.runner import Runner, live_workers
-from veil.engine import TABLE, Algorithm, feature_subset, hookimpl, make_registry, param
+from veil.engine import make_registry
 
 from .helpers import load_demo_into, open_window
+from .worker_plugins import TestPlugins
 
-
-@dataclass(frozen=True)
-class BusyParams:
-    seconds: float = param(1.0, minimum=0.0, help="how long to work")
-
-
-class Busy(Algorithm):
-    """Pure-Python CPU work (it holds the GIL as a careless plugin would), checking in as a
-    method must: ``ctx.progress`` at least every 100 ms (here every millisecond)."""
-
-    name = "busy-test"
-    title = "Busy (test)"
-    accepts = (TABLE,)
-    Params = BusyParams
-    started = threading.Event()
-
-    def run(self, data, model, params, ctx):
-        Busy.started.set()
-        end = time.perf_counter() + params.seconds
-        while (now := time.perf_counter()) < end:
-            x = 0
-            for i in range(2_000):  # about a millisecond of interpreted work
-                x += i * i
-            ctx.progress(1 - (end - now) / params.seconds, "working")
-        return feature_subset(data, [])
-
-
-class Boom(Algorithm):
-    name = "boom-test"
-    title = "Boom (test)"
-    accepts = (TABLE,)
-
-    def run(self, data, model, params, ctx):
-        raise RuntimeError("the boom plugin exploded")
-
-
-class _TestPlugins:
-    @staticmethod
-    @hookimpl
-    def veil_register_algorithms():
-        return [Busy, Boom]
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="holds the GIL through libc's sleep")
 
 
 @pytest.fixture
 def slow_window(qtbot):
-    window = open_window(qtbot, make_registry(modules=[_TestPlugins]))
+    window = open_window(qtbot, make_registry(modules=[TestPlugins]))
     load_demo_into(window, qtbot)
     yield window
     window.close()
@@ -71,44 +36,79 @@ def choose(window, method: str, **values) -> None:
     assert window.config_panel.run_button.isEnabled(), window.config_panel.plan_error.text()
 
 
-def test_event_loop_never_stalls_during_a_heavy_run(slow_window, qtbot):
-    choose(slow_window, "busy-test", seconds=1.5)
-    slow_window.repaint()  # the freshly loaded data's first paint is not the run's doing
-    gaps, last = [], [time.perf_counter()]
+def run_and_wait(window, qtbot, timeout=60_000):
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=timeout):
+        window.controller.run()
+    return window.controller.runs.entries[-1]
 
-    def tick():
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
 
+def test_a_run_happens_in_the_worker_process_not_the_window(slow_window, qtbot):
+    choose(slow_window, "busy-test", seconds=0.1)
+    first = run_and_wait(slow_window, qtbot)
+    assert first.status == "done"
+    pid = first.outcome.result.release.details["pid"]
+    assert pid != os.getpid() and pid == slow_window.controller.runner.worker_pid()
+    second = run_and_wait(slow_window, qtbot)
+    assert second.outcome.result.release.details["pid"] == pid  # started once, reused
+    assert second.outcome.result.original is slow_window.controller.dataset.data  # the data came back by reference
+
+
+@posix_only
+def test_the_event_loop_ticks_while_a_job_holds_the_gil_in_its_process(slow_window, qtbot):
+    choose(slow_window, "busy-test", seconds=0.0)
+    run_and_wait(slow_window, qtbot)  # the worker is up: what follows counts only the job
+    choose(slow_window, "gil-hog-test", seconds=2)
+    ticks, during = [0], []
+    runner = slow_window.controller.runner
+    runner.job_started.connect(lambda _: during.append(ticks[0]))
     timer = QTimer()
     timer.setInterval(10)
-    timer.timeout.connect(tick)
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
     timer.start()
-    with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=20_000):
-        slow_window.controller.run()
-        last[0] = time.perf_counter()
+    entry = run_and_wait(slow_window, qtbot)
     timer.stop()
-    assert len(gaps) > 50  # the timer really ran through the job
-    print(f"\nevent-loop gaps during a 1.5 s pure-Python run: max {1000 * max(gaps):.1f} ms, "
-          f"{len(gaps)} ticks")
-    assert max(gaps) < 0.100
-    assert slow_window.controller.runs.entries[0].status == "done"
+    assert entry.status == "done"
+    # in the window's own process the timer could not fire once in the two seconds the GIL is held
+    assert ticks[0] - during[0] >= 20, f"{ticks[0] - during[0]} ticks while the job held the GIL"
 
 
-def test_esc_cancels_a_long_run_within_half_a_second(slow_window, qtbot):
-    choose(slow_window, "busy-test", seconds=60.0)
-    Busy.started.clear()
+@posix_only
+def test_cancel_ends_a_job_stuck_in_c_code(slow_window, qtbot):
+    choose(slow_window, "gil-hog-test", seconds=600)
+    entry = slow_window.controller.run()[0]
+    qtbot.waitUntil(lambda: entry.message == "holding the GIL", timeout=60_000)
+    pid = slow_window.controller.runner.worker_pid()
+    with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=30_000):
+        slow_window.controller.cancel(entry)
+    assert entry.status == "cancelled"
+    choose(slow_window, "busy-test", seconds=0.0)
+    after = run_and_wait(slow_window, qtbot)
+    assert after.status == "done" and after.outcome.result.release.details["pid"] != pid  # a new worker
+
+
+def test_killing_the_worker_mid_run_fails_the_run_and_the_window_stays_usable(slow_window, qtbot):
+    choose(slow_window, "busy-test", seconds=600.0)
+    entry = slow_window.controller.run()[0]
+    qtbot.waitUntil(lambda: entry.fraction > 0, timeout=60_000)
+    with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=30_000):
+        os.kill(slow_window.controller.runner.worker_pid(), signal.SIGKILL)
+    assert entry.status == "failed"
+    assert "worker process" in entry.failure.message and "ended unexpectedly" in entry.failure.message
+    assert "SIGKILL" in entry.failure.message
+    slow_window.last_error.close()
+    choose(slow_window, "all-features")
+    assert run_and_wait(slow_window, qtbot).status == "done"
+
+
+def test_esc_cancels_a_long_run(slow_window, qtbot):
+    choose(slow_window, "busy-test", seconds=600.0)
     slow_window.controller.run()
-    qtbot.waitUntil(lambda: slow_window.controller.runs.entries[0].fraction > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: slow_window.controller.runs.entries[0].fraction > 0, timeout=60_000)
     assert slow_window.actions.cancel.isEnabled()
     with qtbot.waitActive(slow_window):  # a shortcut reaches the active window only
         slow_window.activateWindow()
-    started = time.perf_counter()
     qtbot.keyClick(slow_window, Qt.Key_Escape)
-    qtbot.waitUntil(slow_window.controller.runner.is_idle, timeout=500)
-    latency = time.perf_counter() - started
-    print(f"\ncancel latency: {1000 * latency:.1f} ms")
+    qtbot.waitUntil(slow_window.controller.runner.is_idle, timeout=30_000)
     entry = slow_window.controller.runs.entries[0]
     assert entry.status == "cancelled" and slow_window.controller.runner.running() is None
     assert not slow_window.actions.cancel.isEnabled()
@@ -122,16 +122,14 @@ def test_cancel_one_queued_run_keeps_the_others(slow_window, qtbot):
     assert len(entries) == 3
     slow_window.controller.cancel(entries[1])
     assert entries[1].status == "cancelled"  # a queued run is cancelled at once
-    qtbot.waitUntil(slow_window.controller.runner.is_idle, timeout=10_000)
+    qtbot.waitUntil(slow_window.controller.runner.is_idle, timeout=60_000)
     assert [e.status for e in entries] == ["done", "cancelled", "done"]
     assert slow_window.runs_panel.results_model.rowCount() == 2
 
 
 def test_a_failing_plugin_shows_an_error_and_the_app_stays_usable(slow_window, qtbot):
     choose(slow_window, "boom-test")
-    with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=10_000):
-        slow_window.controller.run()
-    entry = slow_window.controller.runs.entries[0]
+    entry = run_and_wait(slow_window, qtbot)
     assert entry.status == "failed" and "exploded" in entry.failure.message
     box = slow_window.last_error
     assert box.isVisible() and "exploded" in box.text()
@@ -146,9 +144,7 @@ def test_a_failing_plugin_shows_an_error_and_the_app_stays_usable(slow_window, q
     slow_window.last_error.close()
 
     choose(slow_window, "all-features")
-    with qtbot.waitSignal(slow_window.controller.batch_finished, timeout=10_000):
-        slow_window.controller.run()
-    assert slow_window.controller.runs.entries[-1].status == "done"
+    assert run_and_wait(slow_window, qtbot).status == "done"
     assert slow_window.runs_panel.results_model.rowCount() == 1
 
 

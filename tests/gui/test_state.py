@@ -163,8 +163,9 @@ def test_results_are_tidy_like_a_study(registry, demo):
     _finish(runs, planned[0])
     _finish(runs, planned[1], holds=False)
     frame = runs.results()
-    assert list(frame.columns) == ["run", "method", "model", "k", "repeat", "seed", "holds", "metric", "value",
-                                   "seconds", "error"]
+    assert list(frame.columns) == ["run", "label", "method", "model", "k", "repeat", "seed", "settings", "holds",
+                                   "metric", "value", "seconds", "error"]  # as the engine's planner makes it
+    assert frame["settings"].nunique() == 2  # k = 2 and k = 5: two settings, never averaged together
     assert frame.attrs["sweep"] == ["k"] and len(frame) == 4  # auc and privacy-value per run
     failed = frame[frame["holds"] == False]  # noqa: E712
     assert failed["error"].str.contains("fails").all() and failed[failed.metric == "auc"]["value"].isna().all()

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from veil.engine import SYNTHETIC, BadInput, BinaryMatrix, Context, PluginCall, RunSpec, execute
-from veil.plugins.dp_feature_selection import (ExponentialDP, LaplaceDP, cell_counts, exponential_probabilities,
-                                               noisy_counts, select_exponential, select_laplace)
+from veil.engine import SYNTHETIC, BadInput, BinaryMatrix, Context, PluginCall, RunSpec, SeededNoise, execute
+from veil.plugins.dp_feature_selection import (MAX_EPSILON, ExponentialDP, LaplaceDP, cell_counts,
+                                               exponential_probabilities, noisy_counts, select_exponential,
+                                               select_laplace)
 from veil.plugins.fs_common import hamdist_scores, positive_mask
 
 METHODS = [LaplaceDP, ExponentialDP]
@@ -25,19 +26,20 @@ def run(cls, matrix, seed=0, **values):
     return cls().run(matrix, None, cls.params(values), Context(seed))
 
 
-class RecordingRng:
-    """Passes draws through to a real Generator and records every Laplace scale asked for."""
+class RecordingNoise(SeededNoise):
+    """Seeded noise that records every scale and size asked for (continuous and discrete Laplace)."""
 
     def __init__(self, seed):
-        self.inner = np.random.default_rng(seed)
-        self.scales = []
+        super().__init__(np.random.default_rng(seed))
+        self.scales, self.discrete = [], []
 
-    def laplace(self, loc, scale, size):
-        self.scales.append((scale, size))
-        return self.inner.laplace(loc, scale, size)
+    def laplace(self, values, scale):
+        self.scales.append((scale, np.shape(values)))
+        return super().laplace(values, scale)
 
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+    def discrete_laplace(self, counts, scale):
+        self.discrete.append((scale, np.shape(counts)))
+        return super().discrete_laplace(counts, scale)
 
 
 # -- noise scales ------------------------------------------------------------------------------------------------
@@ -47,28 +49,34 @@ def test_laplace_dp_noise_scales_follow_spec(epsilon, m):
     labels = matrix.labels
     delta = max((labels == 1).sum(), (labels == -1).sum())
     ctx = Context(0)
-    ctx.rng = RecordingRng(0)
+    ctx.noise = RecordingNoise(0)
     LaplaceDP().run(matrix, None, LaplaceDP.params({"epsilon": epsilon, "m": m}), ctx)
-    picks, histogram = ctx.rng.scales[:m], ctx.rng.scales[m:]
+    picks, histogram = ctx.noise.scales, ctx.noise.discrete
     eps1 = epsilon / (2 * m)
     assert [s for s, _ in picks] == pytest.approx([delta / eps1] * m)
-    assert [size for _, size in picks] == [8 - i for i in range(m)]  # fresh noise over the remaining features
+    assert [size for _, size in picks] == [(8 - i,) for i in range(m)]  # fresh noise over the remaining features
     assert len(histogram) == 1 and histogram[0][0] == pytest.approx(2 / (epsilon / 2))
     assert histogram[0][1] == (2 ** m, 2)
 
 
 def test_exponential_dp_draws_no_selection_noise_and_the_same_histogram_noise():
     ctx = Context(0)
-    ctx.rng = RecordingRng(0)
+    ctx.noise = RecordingNoise(0)
     ExponentialDP().run(random_matrix(1), None, ExponentialDP.params({"epsilon": 2.0, "m": 4}), ctx)
-    assert [s for s, _ in ctx.rng.scales] == pytest.approx([2 / 1.0])
+    assert ctx.noise.scales == [] and [s for s, _ in ctx.noise.discrete] == pytest.approx([2 / 1.0])
 
 
-def test_histogram_noise_has_the_laplace_spread():
+def discrete_laplace_variance(scale: float) -> float:
+    """Var of P(z) ∝ α^|z|, α = exp(−1/scale): 2α / (1 − α)²."""
+    alpha = np.exp(-1 / scale)
+    return 2 * alpha / (1 - alpha) ** 2
+
+
+def test_histogram_noise_has_the_discrete_laplace_spread():
     counts = np.full((10_000, 2), 1000)
     noise = noisy_counts(counts, 0.5, np.random.default_rng(3)) - counts
-    expected = np.sqrt(2 * (2 / 0.5) ** 2 + 1 / 12)  # Laplace(b) has std √2·b; rounding adds 1/12
-    assert noise.std() == pytest.approx(expected, rel=0.05)
+    assert noise.dtype == np.int64
+    assert noise.std() == pytest.approx(np.sqrt(discrete_laplace_variance(2 / 0.5)), rel=0.05)
     assert abs(noise.mean()) < 0.2
 
 
@@ -111,7 +119,7 @@ def test_huge_epsilon_picks_the_true_top_m(cls):
     matrix = BinaryMatrix.from_dense(dense.astype(np.uint8), labels=labels)
     scores = hamdist_scores(matrix, positive_mask(matrix))
     assert len(set(scores.tolist())) == len(scores)  # distinct scores: the top 5 are well defined
-    release = run(cls, matrix, epsilon=1e9, m=5)
+    release = run(cls, matrix, epsilon=MAX_EPSILON, m=5)
     assert release.details["selected_indices"] == np.argsort(-scores)[:5].tolist()
 
 
@@ -119,7 +127,7 @@ def test_huge_epsilon_picks_the_true_top_m(cls):
 @pytest.mark.parametrize("cls", METHODS)
 def test_huge_epsilon_reproduces_the_projected_histogram(cls):
     matrix = random_matrix(8, n=200)
-    release = run(cls, matrix, epsilon=1e9, m=3)
+    release = run(cls, matrix, epsilon=MAX_EPSILON, m=3)
     assert release.kind == SYNTHETIC and release.n_rows == matrix.n_rows
     names = list(release.selected_features)
     assert list(release.quasi_identifiers) == names and release.target == "class"

@@ -333,3 +333,54 @@ def test_largest_keeps_the_same_top_as_a_full_sort(D, k, count):
     M = BinaryMatrix.from_dense(D)
     full = mine(M, k, "maximal", backend="numpy")
     assert mine(M, k, "maximal", backend="numpy", largest=count) == full[:count]
+
+
+# -- cancellation is checked per unit of work (issue 15): counted, never timed ---------------------
+class CountingContext:
+    """A Context stand-in that counts cancellation checks (``progress`` checks too)."""
+
+    def __init__(self):
+        from veil.engine import Context
+
+        self._ctx = Context(0)
+        self.checks = 0
+
+    def check(self):
+        self.checks += 1
+
+    def progress(self, fraction, message=""):
+        self.check()
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def counting(constraint_cls):
+    """The constraint, counting its feasibility tests (each a pass over the records)."""
+
+    class Counting(constraint_cls):
+        tests = 0
+
+        def feasible(self, f):
+            type(self).tests += 1
+            return super().feasible(f)
+
+    return Counting
+
+
+@pytest.mark.parametrize("select", ["hamdist", "distcnt", "cm"])
+@pytest.mark.parametrize("model", [KacConstraint, KAnonymityConstraint])
+def test_every_feasibility_test_is_preceded_by_a_cancellation_check(select, model):
+    rng = np.random.default_rng(3)
+    dense = (rng.random((300, 60)) < 0.3).astype(np.uint8)
+    matrix = BinaryMatrix.from_dense(dense, labels=rng.integers(0, 2, 300))
+    constraint = counting(model)(matrix, 40)  # a strict k: most candidates are tested and refused
+    ctx = CountingContext()
+    if select == "hamdist":
+        greedy_hamdist(matrix, constraint, ctx=ctx)
+    elif select == "distcnt":
+        greedy_distcnt(matrix, constraint, ctx=ctx)
+    else:
+        cm_greedy(matrix, constraint, 40, ctx=ctx)
+    assert type(constraint).tests > (1 if select == "cm" else 10)  # the case does real work
+    assert ctx.checks >= type(constraint).tests

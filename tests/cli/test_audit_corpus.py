@@ -1,0 +1,495 @@
+"""The audit as a test: over 150 bad or hostile inputs through the real command line.
+
+Each case writes its files into a fresh folder, runs ``veil`` (in-process; a few as real processes)
+and checks the exit code, exactly one line on stderr (or, for a release that fails verification,
+one FAILED line), no traceback, every input byte-identical afterwards and no file left behind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from veil.engine import cli, make_registry
+from veil.engine.cli import main
+
+from .helpers import SMALL_CSV, Outcome, all_files, sha256
+
+PEOPLE = SMALL_CSV.encode()
+RUN = ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--out", "{d}/out")
+FILE_RUN = (*RUN, "--data", "{d}/in.csv")
+ROLES = ("--identifier", "name", "--quasi", "age_band,sex", "--target", "outcome")
+
+
+@dataclass(frozen=True)
+class Case:
+    files: dict  # name -> bytes, str (UTF-8), or a JSON-ready object (written as JSON)
+    argv: tuple  # "{d}" stands for the case's folder
+    code: int = 2
+    hint: str = ""  # a word the message must contain (the field, the column, the range…)
+    links: dict = field(default_factory=dict)  # name -> what the symbolic link points to
+    from_release: Callable | None = None  # the files of a real export -> this case's files (added to ``files``)
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, *args, **kwargs) -> None:
+    assert name not in CASES, name
+    CASES[name] = Case(*args, **kwargs)
+
+
+# -- data files given to `veil run` and `veil inspect` --------------------------------------------------------
+BAD_DATA = {
+    "empty": b"",
+    "blank lines": b"\n\n \n\t\n",
+    "one NUL": b"\x00",
+    "random binary": bytes((i * 37 + 11) % 256 for i in range(4096)),
+    "png named csv": b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8,
+    "zip named csv": b"PK\x03\x04" + bytes(200),
+    "gzip named csv": b"\x1f\x8b\x08\x00" + bytes(100),
+    "pdf named csv": b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n" + bytes(range(128, 256)),
+    "invalid utf-8 bytes": b"a,b\n1,caf\x81\x8d\n2,ok\n",
+    "utf-16 mark then garbage": b"\xff\xfe\x00\x81garbage",
+    "utf-8 mark then invalid": b"\xef\xbb\xbfa,b\n1,\xff\xfe\n",
+    "NUL bytes in cells": b"a,b\n1,\x00\x00\n2,3\n",
+    "ragged short row": b"a,b,c\n1,2,3\n4,5\n6,7,8\n",
+    "ragged long row": b"a,b,c\n1,2,3\n4,5,6,7\n",
+    "ragged many": b"a,b\n1\n1,2,3\n1,2,3,4\n",
+    "duplicate names": b"a,b,a\n1,2,3\n4,5,6\n",
+    "duplicate names differing in case only kept": b"a,b,b\n1,2,3\n",
+    "empty column name": b"a,,c\n1,2,3\n4,5,6\n",
+    "blank column name": b"a,  ,c\n1,2,3\n",
+    "header only": b"age,sex,zip\n",
+    "header only no newline": b"age,sex,zip",
+    "unterminated quote": b'a,b\n1,"never closed\n2,3\n',
+    "quote in the middle": b'a,b\n1,2"3"4,5\n',
+    "5,000 columns, one row short": (",".join(f"c{i}" for i in range(5000)) + "\n" + ",".join("1" * 5000) + "\n"
+                                      + ",".join("2" * 4999) + "\n").encode(),
+    "5,000 duplicate columns": (",".join(["c"] * 5000) + "\n" + ",".join("1" * 5000) + "\n").encode(),
+    "huge cell in a ragged file": b"a,b\n1," + b"x" * 2_000_000 + b",extra\n2,3\n",
+    "only quotes": b'""\n""\n',
+}
+for name, content in BAD_DATA.items():
+    case(f"run: {name}", {"in.csv": content}, FILE_RUN)
+for name in ("empty", "random binary", "ragged short row", "duplicate names", "header only", "invalid utf-8 bytes",
+             "5,000 duplicate columns", "unterminated quote"):
+    case(f"inspect: {name}", {"in.csv": BAD_DATA[name]}, ("inspect", "{d}/in.csv"))
+for ext in ("xlsx", "parquet", "json", "tsv", "arff", "libsvm", "mat", "dat"):
+    case(f"garbage named .{ext}", {f"in.{ext}": bytes((i * 91 + 7) % 256 for i in range(3000))},
+         ("inspect", f"{{d}}/in.{ext}"))
+case("truncated xlsx", {"in.xlsx": b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(60)}, ("inspect", "{d}/in.xlsx"))
+case("parquet magic without body", {"in.parquet": b"PAR1garbagePAR1"}, ("inspect", "{d}/in.parquet"))
+case("unknown extension", {"in.xyz": b"\x00\x01\x02" * 10}, ("inspect", "{d}/in.xyz"))
+case("latin-1 file read as utf-8", {"in.csv": "name,town\nZoë,Besançon\n".encode("latin-1")},
+     ("inspect", "{d}/in.csv", "--encoding", "utf-8"), hint="utf-8")
+case("utf-16 without a mark", {"in.csv": "a,b\n1,2\n".encode("utf-16-le")}, FILE_RUN)
+case("unknown encoding", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--encoding", "klingon-8"))
+case("two-character delimiter", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--delimiter", ";;"))
+case("unknown input format", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--input-format", "dbase"))
+case("negative skip-rows", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--skip-rows", "-1"))
+case("skip-rows past the end", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--skip-rows", "500"))
+case("too few --names", {"in.csv": b"1,2,3\n4,5,6\n"}, ("inspect", "{d}/in.csv", "--names", "a,b"))
+case("duplicate --names", {"in.csv": b"1,2,3\n4,5,6\n"}, ("inspect", "{d}/in.csv", "--names", "a,b,a"))
+
+# -- paths: missing, folders, links, too long -------------------------------------------------------------------
+case("missing file", {}, ("inspect", "{d}/nowhere.csv"), hint="nowhere.csv")
+case("missing folder in the path", {}, ("inspect", "{d}/no/such/folder/in.csv"))
+case("a folder as data", {"folder.csv/keep.txt": b"x"}, ("inspect", "{d}/folder.csv"))
+case("dangling link", {}, ("inspect", "{d}/link.csv"), links={"link.csv": "nowhere.csv"})
+case("link loop", {}, ("inspect", "{d}/a.csv"), links={"a.csv": "b.csv", "b.csv": "a.csv"})
+case("link to a folder", {"sub/keep.txt": b"x"}, ("inspect", "{d}/link.csv"), links={"link.csv": "sub"})
+case("a name too long", {}, ("inspect", "{d}/" + "n" * 300 + ".csv"))
+case("a data path that is empty text", {}, ("inspect", ""))
+case("--out is a file", {"in.csv": PEOPLE, "taken": b"keep me"},
+     ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv",
+      "--out", "{d}/taken"))
+case("--out below a file", {"in.csv": PEOPLE, "taken": b"keep me"},
+     ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv",
+      "--out", "{d}/taken/out"))
+
+# -- arguments: roles, ε, seeds, parameters -----------------------------------------------------------------------
+ROLE_CONFLICTS = {
+    "quasi and target": ("--quasi", "sex", "--target", "sex"),
+    "identifier and quasi": ("--identifier", "name", "--quasi", "name"),
+    "identifier and sensitive": ("--identifier", "name", "--sensitive", "name"),
+    "identifier and target": ("--identifier", "outcome", "--target", "outcome"),
+    "sensitive and target": ("--sensitive", "outcome", "--target", "outcome"),
+    "sensitive and quasi": ("--sensitive", "smoker", "--quasi", "smoker"),
+    "quasi listed twice then target": ("--quasi", "sex,sex", "--target", "sex"),
+    "quasi and target on a one-class fold": ("--quasi", "sex,smoker", "--target", "smoker", "--identifier", "smoker"),
+}
+for name, flags in ROLE_CONFLICTS.items():
+    column = flags[-1].split(",")[0]
+    case(f"role conflict: {name}", {"in.csv": PEOPLE}, (*FILE_RUN, *flags), hint=repr(column))
+case("verify role conflict: target and quasi", {"r.csv": PEOPLE},
+     ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--target", "sex", "--quasi", "sex,age_band"),
+     hint="'sex'")
+case("verify role conflict: sensitive and quasi", {"r.csv": PEOPLE},
+     ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--sensitive", "smoker", "--quasi", "smoker"),
+     hint="'smoker'")
+
+DP = ("run", "--demo", "--metrics", "sfc", "--no-report", "--out", "{d}/out", "--method")
+for eps in ("inf", "-inf", "nan", "1e-300", "1e300", "0", "-1", "abc", "", "0x10"):
+    for method in ("laplace-dp-fs", "exponential-dp-fs"):
+        if method == "exponential-dp-fs" and eps in ("-inf", "0", "abc", "", "0x10"):
+            continue
+        case(f"epsilon {eps or 'empty'} for {method}", {}, (*DP, f"{method}:epsilon={eps},m=3"), hint="epsilon")
+case("m of 0", {}, (*DP, "laplace-dp-fs:m=0"), hint="'m'")
+case("m of 21", {}, (*DP, "laplace-dp-fs:m=21"), hint="'m'")
+for seed in (str(2**32), str(2**64), "-1", "1.5", "abc", "1e3"):
+    case(f"seed {seed}", {"in.csv": PEOPLE}, (*FILE_RUN, "--seed", seed), hint="seed")
+PARAMETERS = {
+    "k 0": ("--model", "k-anonymity:k=0"), "k 13 of 12 rows": ("--model", "k-anonymity:k=13"),
+    "k text": ("--model", "k-anonymity:k=abc"), "k fraction": ("--model", "k-anonymity:k=2.5"),
+    "k huge": ("--model", "k-anonymity:k=" + "9" * 400), "model without name": ("--model", ":k=2"),
+    "model parameter without value": ("--model", "k-anonymity:k"), "unknown model": ("--model", "t-closeness"),
+    "unknown model parameter": ("--model", "k-anonymity:l=2"), "unknown method": ("--method", "mondrian"),
+    "unknown method parameter": ("--method", "all-features:foo=1"), "unknown metric": ("--metrics", "sfc,beauty"),
+    "unknown format": ("--format", "docx"), "unknown flag": ("--frobnicate",), "risk threshold 2": ("--risk-threshold", "2"),
+    "risk threshold nan": ("--risk-threshold", "nan"), "unknown target": ("--target", "nope"),
+    "unknown identifier": ("--identifier", "nope"), "unknown quasi": ("--quasi", "nope"),
+    "unknown sensitive": ("--sensitive", "nope"),
+}
+for name, flags in PARAMETERS.items():
+    case(f"argument: {name}", {"in.csv": PEOPLE}, (*FILE_RUN, *flags))
+case("no command", {}, ())
+case("unknown command", {}, ("frobnicate",))
+case("run without input", {}, RUN)
+case("run without method", {"in.csv": PEOPLE}, ("run", "--data", "{d}/in.csv", "--out", "{d}/out"))
+case("project and --data together", {"p.json": {"veil_project": 1, "runs": []}, "in.csv": PEOPLE},
+     ("run", "{d}/p.json", "--data", "{d}/in.csv", "--out", "{d}/out"))
+case("project with --method", {"p.json": {"veil_project": 1, "runs": []}},
+     ("run", "{d}/p.json", "--method", "all-features", "--out", "{d}/out"))
+
+# -- project files ------------------------------------------------------------------------------------------------------
+DEEP_LIST = "[" * 100_000 + "]" * 100_000
+DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
+BAD_JSON_TEXT = {
+    "empty": "", "not json": "veil_project = 1", "truncated": '{"veil_project": 1, "runs": [',
+    "nested 100,000 deep in lists": DEEP_LIST, "nested 100,000 deep in objects": DEEP_OBJECT,
+    "a list": "[1, 2]", "a string": '"project"', "a number": "1", "null": "null",
+    "an integer of 5,000 digits": '{"veil_project": ' + "9" * 5000 + "}",
+    "invalid utf-8": b'{"veil_project": 1, "x": "\xff\xfe"}',
+    "NaN literal": '{"veil_project": 1, "runs": [{"method": "all-features", "seed": NaN}]}',
+}
+OK_DATA = {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": ["age_band", "sex"], "target": "outcome"}
+OK_RUN = {"method": "all-features", "metrics": ["sfc"]}
+
+
+def project(**fields) -> dict:
+    return {"veil_project": 1, "data": OK_DATA, "runs": [OK_RUN], **fields}
+
+
+BAD_PROJECTS = {
+    "no veil_project": {"data": OK_DATA, "runs": [OK_RUN]},
+    "veil_project text": project(veil_project="1"),
+    "veil_project from the future": project(veil_project=99),
+    "runs not a list": project(runs={"method": "all-features"}),
+    "runs empty": project(runs=[]),
+    "a run that is a number": project(runs=[5]),
+    "a run without method": project(runs=[{"seed": 1}]),
+    "method a number": project(runs=[{"method": 5}]),
+    "method a list": project(runs=[{"method": ["all-features"]}]),
+    "method object without name": project(runs=[{"method": {"params": {}}}]),
+    "method params a list": project(runs=[{"method": {"name": "all-features", "params": [1]}}]),
+    "model a list": project(runs=[{**OK_RUN, "model": ["k-anonymity"]}]),
+    "model params text": project(runs=[{**OK_RUN, "model": {"name": "k-anonymity", "params": "k=2"}}]),
+    "seed text": project(runs=[{**OK_RUN, "seed": "1"}]),
+    "seed negative": project(runs=[{**OK_RUN, "seed": -1}]),
+    "seed 2**32": project(runs=[{**OK_RUN, "seed": 2**32}]),
+    "seed fraction": project(runs=[{**OK_RUN, "seed": 1.5}]),
+    "seed true": project(runs=[{**OK_RUN, "seed": True}]),
+    "metrics text": project(runs=[{**OK_RUN, "metrics": "sfc"}]),
+    "recipe a list": project(recipe=["one-hot"]),
+    "recipe steps not objects": project(recipe={"steps": ["one-hot", 3]}),
+    "recipe steps an object": project(recipe={"steps": {"column": "sex"}}),
+    "recipe step without column": project(recipe={"steps": [{"rule": "one-hot"}]}),
+    "recipe step unknown rule": project(recipe={"steps": [{"column": "sex", "rule": "magic"}]}),
+    "recipe cuts text": project(recipe={"steps": [{"column": "sex", "rule": "cuts", "cuts": "1,2"}]}),
+    "recipe cuts not numbers": project(recipe={"steps": [{"column": "sex", "rule": "cuts", "cuts": ["a"]}]}),
+    "recipe bins text": project(recipe={"steps": [{"column": "sex", "rule": "equal-width", "bins": "4"}]}),
+    "recipe target a number": project(recipe={"target": 3, "steps": []}),
+    "schema a list of strings": project(schema=["name", "age_band"]),
+    "schema an object": project(schema={"name": "text"}),
+    "schema entry without kind": project(schema=[{"name": "name"}]),
+    "schema entry with unknown kind": project(schema=[{"name": "name", "kind": "colour"}]),
+    "schema name a number": project(schema=[{"name": 1, "kind": "numeric"}]),
+    "schema that does not match": project(schema=[{"name": "x", "kind": "numeric", "role": "insensitive"}]),
+    "data a list": project(data=["in.csv"]),
+    "data path a number": project(data={"path": 5}),
+    "data names a number": project(data={**OK_DATA, "names": 5}),
+    "data names numbers": project(data={**OK_DATA, "names": [1, 2]}),
+    "data roles a list": project(data={**OK_DATA, "roles": ["sex"]}),
+    "data unknown role": project(data={**OK_DATA, "roles": {"sex": "boss"}}),
+    "data role conflict": project(data={**OK_DATA, "roles": {"sex": "target"}}),
+    "data target a list": project(data={**OK_DATA, "target": ["outcome"]}),
+    "data identifiers a number": project(data={**OK_DATA, "identifiers": 3}),
+    "data unknown kind": project(data={**OK_DATA, "kinds": {"sex": "colour"}}),
+    "data skip_rows negative": project(data={**OK_DATA, "skip_rows": -2}),
+    "data skip_rows text": project(data={**OK_DATA, "skip_rows": "2"}),
+    "data delimiter a number": project(data={**OK_DATA, "delimiter": 9}),
+    "data header text": project(data={**OK_DATA, "header": "yes"}),
+    "data missing file": project(data={**OK_DATA, "path": "gone.csv"}),
+    "data sha256 a number": project(data={**OK_DATA, "sha256": 5}),
+    "data changed since saved": project(data={**OK_DATA, "sha256": "0" * 64}),
+    "results an object": project(results={"a": 1}),
+}
+for name, text in BAD_JSON_TEXT.items():
+    content = text if isinstance(text, bytes) else text.encode()
+    case(f"project: {name}", {"p.json": content}, ("run", "{d}/p.json", "--out", "{d}/out"))
+for name, obj in BAD_PROJECTS.items():
+    case(f"project: {name}", {"p.json": obj, "in.csv": PEOPLE}, ("run", "{d}/p.json", "--out", "{d}/out"))
+
+# -- study files --------------------------------------------------------------------------------------------------------
+STUDY_DATA = {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": ["age_band", "sex"],
+              "target": "outcome"}
+
+
+def study(**fields) -> dict:
+    return {"data": STUDY_DATA, "model": "k-anonymity", "methods": ["all-features"], "sweep": {"k": [1, 2]},
+            "metrics": ["sfc"], **fields}
+
+
+BAD_STUDIES = {
+    "no methods": {"data": STUDY_DATA},
+    "methods empty": study(methods=[]),
+    "methods text": study(methods="all-features"),
+    "method a number": study(methods=[5]),
+    "unknown method": study(methods=["mondrian"]),
+    "sweep a list": study(sweep=["k"]),
+    "sweep values not a list": study(sweep={"k": 2}),
+    "sweep values empty": study(sweep={"k": []}),
+    "sweep of an unknown parameter": study(sweep={"q": [1]}),
+    "sweep value out of range": study(sweep={"k": [0]}),
+    "repeats 0": study(repeats=0),
+    "repeats text": study(repeats="3"),
+    "repeats 10**9": study(repeats=10**9),
+    "grid of 10**6": study(sweep={"k": list(range(1, 1001))}, repeats=1000),
+    "max_runs 0": study(max_runs=0),
+    "max_runs text": study(max_runs="many"),
+    "grid above its own max_runs": study(max_runs=1),
+    "seed 2**32": study(seed=2**32),
+    "seed near the top with repeats": study(seed=2**32 - 2, repeats=5),
+    "metrics text": study(metrics="sfc"),
+    "unknown metric": study(metrics=["beauty"]),
+    "charts text": study(charts="metric-bars"),
+    "chart of an uncomputed metric": study(charts=[{"name": "metric-bars", "params": {"metric": "auc", "x": "k"}}]),
+    "unknown chart": study(charts=["pie"]),
+    "method repeats 0": study(methods=[{"name": "all-features", "repeats": 0}]),
+    "method label a number": study(methods=[{"name": "all-features", "label": 3}]),
+    "method fixed text": study(methods=[{"name": "all-features", "fixed": "yes"}]),
+    "data a string": study(data="in.csv"),
+    "data names a number": study(data={**STUDY_DATA, "names": 5}),
+    "data role conflict": study(data={**STUDY_DATA, "sensitive": ["sex"]}),
+    "recipe steps not objects": study(recipe={"steps": [1]}),
+    "model a number": study(model=5),
+}
+for name, text in BAD_JSON_TEXT.items():
+    content = text if isinstance(text, bytes) else text.encode()
+    case(f"study: {name}", {"s.json": content}, ("study", "{d}/s.json", "--out", "{d}/out"))
+for name, obj in BAD_STUDIES.items():
+    case(f"study: {name}", {"s.json": obj, "in.csv": PEOPLE}, ("study", "{d}/s.json", "--out", "{d}/out"))
+case("study: --max-runs 0", {"s.json": study(), "in.csv": PEOPLE},
+     ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "0"))
+case("study: grid above --max-runs", {"s.json": study(), "in.csv": PEOPLE},
+     ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "1"), hint="2 runs")
+
+
+# -- manifests: hostile, malformed, and releases tampered with -----------------------------------------------------
+DELETE = object()
+
+
+def edited(**changes) -> Callable:
+    """A maker of a real export's files with its manifest's fields changed (``a__b`` is field b of a)."""
+
+    def make(release: dict) -> dict:
+        m = json.loads(release["manifest.json"])
+        for dotted, value in changes.items():
+            *parents, last = dotted.split("__")
+            node = m
+            for p in parents:
+                node = node.setdefault(p, {})
+            if value is DELETE:
+                node.pop(last, None)
+            else:
+                node[last] = value
+        return {**release, "manifest.json": json.dumps(m).encode()}
+
+    return make
+
+
+def replaced(name: str, content: bytes) -> Callable:
+    return lambda release: {**release, name: content}
+
+
+BAD_MANIFESTS = {  # refused by both `veil verify` and `veil report`
+    "output a list": edited(output=["release.csv"]),
+    "output path a number": edited(output__path=5),
+    "output sha256 missing": edited(output__sha256=DELETE),
+    "output format a number": edited(output__format=3),
+    "no output": edited(output=DELETE),
+    "privacy_model text": edited(privacy_model="k-anonymity"),
+    "privacy_model params a list": edited(privacy_model__params=[2]),
+    "roles a list": edited(roles=["sex"]),
+    "roles quasi text": edited(roles__quasi_identifiers="sex"),
+    "roles quasi of a missing column": edited(roles__quasi_identifiers=["nope"]),
+    "output format unknown": edited(output__format="docx"),
+}
+for name, make in BAD_MANIFESTS.items():
+    for command in ("verify", "report"):
+        case(f"manifest {command}: {name}", {}, (command, "{d}", *(("--no-utility",) if command == "report" else ())),
+             from_release=make)
+case("manifest verify: released file missing", {}, ("verify", "{d}"), code=1,
+     from_release=edited(output__path="gone.csv"))
+VERIFY_ONLY = {  # `veil report` writes a report that says what it could not check (tested elsewhere)
+    "privacy_model unknown": edited(privacy_model__name="t-closeness"),
+    "privacy_model k text": edited(privacy_model__params={"k": "many"}),
+}
+for name, make in VERIFY_ONLY.items():
+    case(f"manifest verify: {name}", {}, ("verify", "{d}"), from_release=make)
+REPORT_ONLY = {
+    "risk a list": edited(risk=[0.2]),
+    "risk threshold text": edited(risk__threshold="0.2"),
+    "risk before a list": edited(risk__before=[1, 2]),
+    "risk records text": edited(risk__after__records="many"),
+    "risk group sizes a list": edited(risk__after__group_sizes=[1]),
+    "utility text": edited(utility="good"),
+    "verdict a list": edited(verdict=[True]),
+    "seed text": edited(seed="0"),
+    "input a list": edited(input=["in.csv"]),
+    "notes an object": edited(notes={"a": 1}),
+    "platform text": edited(platform="linux"),
+    "privacy_budget text": edited(privacy_budget="eps=1"),
+}
+for name, make in REPORT_ONLY.items():
+    case(f"manifest report: {name}", {}, ("report", "{d}", "--no-utility"), from_release=make)
+for name, text in BAD_JSON_TEXT.items():
+    case(f"manifest verify: {name}", {}, ("verify", "{d}"),
+         from_release=replaced("manifest.json", text if isinstance(text, bytes) else text.encode()))
+
+
+def _tamper(release: dict) -> dict:
+    return {**release, "release.csv": release["release.csv"].replace(b"F", b"M", 1)}
+
+
+case("tampered release: verify", {}, ("verify", "{d}"), code=1, from_release=_tamper)
+case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify", "{d}/rel"), hint="plain file name",
+     from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()})
+case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"),
+     from_release=lambda r: r)
+
+# -- verify on bare damaged files -------------------------------------------------------------------------------------
+VERIFY = ("--model", "k-anonymity:k=2")
+case("verify garbage parquet", {"r.parquet": bytes(range(256)) * 4}, ("verify", "{d}/r.parquet", *VERIFY))
+case("verify parquet magic only", {"r.parquet": b"PAR1garbagePAR1"}, ("verify", "{d}/r.parquet", *VERIFY))
+case("verify truncated xlsx", {"r.xlsx": b"PK\x03\x04\x14\x00\x06\x00" + bytes(100)}, ("verify", "{d}/r.xlsx", *VERIFY))
+case("verify ragged csv", {"r.csv": b"a,b,c\n1,2,3\n4,5\n6,7,8,9\n"}, ("verify", "{d}/r.csv", *VERIFY))
+case("verify empty csv", {"r.csv": b""}, ("verify", "{d}/r.csv", *VERIFY))
+case("verify binary csv", {"r.csv": bytes(range(256)) * 4}, ("verify", "{d}/r.csv", *VERIFY))
+case("verify without model", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv"))
+case("verify unknown format", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--format", "docx"))
+case("verify unknown extension", {"r.zzz": PEOPLE}, ("verify", "{d}/r.zzz", *VERIFY))
+case("verify missing quasi column", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", "nope"),
+     hint="'nope'")
+case("verify missing file", {}, ("verify", "{d}/gone.csv", *VERIFY))
+case("verify folder without manifest", {"keep.txt": b"x"}, ("verify", "{d}"))
+case("report folder without manifest", {"keep.txt": b"x"}, ("report", "{d}"))
+
+
+# -- running the cases ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def release_files(tmp_path_factory) -> dict:
+    """The files of a real export of the twelve-record table (2-anonymous on age band and sex)."""
+    folder = tmp_path_factory.mktemp("release")
+    (folder / "in.csv").write_bytes(PEOPLE)
+    code = main(["run", "--data", str(folder / "in.csv"), *ROLES, "--method", "all-features", "--metrics", "sfc",
+                 "--model", "k-anonymity:k=2", "--no-report", "--out", str(folder / "out")])
+    assert code == 0
+    return {p.name: p.read_bytes() for p in (folder / "out").iterdir()}
+
+
+def write_case(folder: Path, c: Case) -> None:
+    for name, content in c.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, (dict, list)):
+            content = json.dumps(content).encode()
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    for name, points_to in c.links.items():
+        (folder / name).symlink_to(points_to)
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder): sha256(p) for p in all_files(folder) if not p.is_symlink() and p.exists()}
+
+
+def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
+    text = result.out + result.err
+    assert "Traceback" not in text and "internal error" not in text, text
+    assert result.code == c.code, (result.code, text)
+    if c.code == 2:
+        assert len(result.err.splitlines()) == 1 and result.err.startswith("veil: error: "), result.err
+    else:  # a release that fails verification: one FAILED line, or one line saying what changed
+        lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
+        assert len(lines) == 1, text
+    if c.hint:
+        assert c.hint in result.err, result.err
+    assert snapshot(folder) == before  # every input byte-identical, and nothing added
+    assert not (folder / "out").exists() or all_files(folder / "out") == []
+
+
+def run_case(c: Case, folder: Path, capsys) -> Outcome:
+    argv = [a.replace("{d}", str(folder)) for a in c.argv]
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return Outcome(code, captured.out, captured.err)
+
+
+def materialise(c: Case, release: dict) -> Case:
+    if c.from_release is None:
+        return c
+    return Case({**c.from_release(release), **c.files}, c.argv, c.code, c.hint, c.links)
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return make_registry()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch):
+    c = materialise(CASES[name], release_files)
+    monkeypatch.setattr(cli, "make_registry", lambda: registry)  # loading the plugins 300 times would dominate
+    monkeypatch.chdir(tmp_path)
+    write_case(tmp_path, c)
+    before = snapshot(tmp_path)
+    check(c, run_case(c, tmp_path, capsys), tmp_path, before)
+
+
+def test_the_corpus_is_large():
+    assert len(CASES) >= 150
+
+
+# -- a few through real processes: the installed entry point, stdin closed, no terminal -----------------------------
+@pytest.mark.parametrize("name", ["project: nested 100,000 deep in lists", "role conflict: quasi and target",
+                                  "verify truncated xlsx"])
+def test_through_a_real_process(name, tmp_path, veil_process):
+    c = CASES[name]
+    write_case(tmp_path, c)
+    before = snapshot(tmp_path)
+    result = veil_process(*[a.replace("{d}", str(tmp_path)) for a in c.argv])
+    check(c, result, tmp_path, before)
+
+
+def test_symbolic_links_are_followed_not_replaced(tmp_path, capsys):
+    (tmp_path / "real.csv").write_bytes(BAD_DATA["ragged short row"])
+    (tmp_path / "link.csv").symlink_to("real.csv")
+    before = snapshot(tmp_path)
+    result = run_case(Case({}, ("inspect", "{d}/link.csv")), tmp_path, capsys)
+    assert result.code == 2 and "line 3" in result.err
+    assert snapshot(tmp_path) == before and (tmp_path / "link.csv").is_symlink()

@@ -1,0 +1,81 @@
+"""The run context's cancel callbacks and executor service."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from veil.engine import (BadInput, Cancelled, CancelToken, Context, InProcessExecutor, executor_names,
+                         make_executor, register_executor)
+
+
+def test_a_blocking_backend_is_stopped_by_its_cancel_callback():
+    """A 'C miner' waits on an event only its stop function sets; cancelling the run sets it."""
+    ctx = Context(0)
+    stopped = threading.Event()
+    remove = ctx.child(0.0, 0.5).on_cancel(stopped.set)  # a child shares the token
+    worker = threading.Thread(target=lambda: stopped.wait(30))
+    worker.start()
+    ctx.token.cancel()
+    worker.join(30)
+    assert stopped.is_set() and not worker.is_alive()
+    remove()
+
+
+def test_callbacks_run_once_unregistered_ones_never_and_late_ones_at_once():
+    token = CancelToken()
+    calls = []
+    token.on_cancel(lambda: calls.append("a"))
+    remove = token.on_cancel(lambda: calls.append("b"))
+    token.on_cancel(lambda: 1 / 0)  # a failing callback does not stop the others
+    remove()
+    token.cancel()
+    token.cancel()
+    assert calls == ["a"]
+    token.on_cancel(lambda: calls.append("late"))
+    assert calls == ["a", "late"]
+
+
+def test_the_default_executor_runs_here_in_order_and_honours_cancel():
+    ctx = Context(0)
+    assert ctx.executor.name == "in-process" and ctx.executor.map(lambda x: x + 1, [3, 1, 2]) == [4, 2, 3]
+    seen = []
+
+    def work(x):
+        seen.append(x)
+        if x == 2:
+            ctx.token.cancel()
+        return x
+
+    with pytest.raises(Cancelled):
+        ctx.executor.map(work, [1, 2, 3, 4])
+    assert seen == [1, 2]
+
+
+def test_executors_are_chosen_by_name_and_shared_by_children():
+    class Recording(InProcessExecutor):
+        name = "recording"
+        used = 0
+
+        def map(self, fn, items):
+            Recording.used += 1
+            return super().map(fn, items)
+
+    register_executor("recording", Recording)
+    assert "recording" in executor_names() and "in-process" in executor_names()
+    ctx = Context(0, executor=make_executor("recording"))
+    assert ctx.child(0.2, 0.4).executor.map(str, [1]) == ["1"] and Recording.used == 1
+    with pytest.raises(BadInput, match="unknown executor"):
+        make_executor("no-such-backend")
+
+
+def test_the_cli_refuses_an_unknown_executor(tmp_path, capsys):
+    from veil.engine.cli import main
+
+    assert main(["run", "--demo", "--method", "all-features", "--executor", "nowhere", "--out", str(tmp_path)]) == 2
+    assert "unknown executor 'nowhere'" in capsys.readouterr().err
+    ctx = Context(0, executor=make_executor())
+    ctx.token.cancel()
+    with pytest.raises(Cancelled):
+        ctx.executor.map(str, [1])

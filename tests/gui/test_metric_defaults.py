@@ -1,0 +1,35 @@
+"""The configuration ticks the cheap metrics by default; an expensive one, once chosen, shows an
+estimate before the run starts, and says when a large input will be sampled (issue 15)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from veil.desktop.state import metric_cost_note
+from veil.engine import CHEAP, EXPENSIVE
+
+
+def test_only_cheap_metrics_are_ticked_by_default(demo_window, registry):
+    boxes = demo_window.config_panel.metric_boxes
+    assert boxes  # the registry has metrics
+    for name, box in boxes.items():
+        assert box.isChecked() == (registry.get("metric", name).cost == CHEAP), name
+    assert any(registry.get("metric", n).cost == EXPENSIVE for n in boxes)
+
+
+def test_choosing_an_expensive_metric_shows_its_estimate_in_the_plan(demo_window, registry):
+    panel = demo_window.config_panel
+    expensive = next(n for n in panel.metric_boxes if registry.get("metric", n).cost == EXPENSIVE)
+    panel.choose(None, ["all-features"], metrics=["sfc"])
+    assert panel.plan_label.text().startswith("1 run") and "Expensive metrics" not in panel.plan_label.text()
+    panel.metric_boxes[expensive].setChecked(True)
+    assert f"Expensive metrics ({expensive}): about" in panel.plan_label.text()
+    assert "sample" not in panel.plan_label.text()  # the demo's 5,000 records are all used
+
+
+def test_the_estimate_says_a_large_input_is_sampled(registry):
+    expensive = [c.name for c in registry.classes("metric") if c.cost == EXPENSIVE]
+    big = SimpleNamespace(n_rows=2_000_000, columns=list(range(12)))
+    note = metric_cost_note(registry, expensive[:1], big, runs=3)
+    assert "seeded sample of 100,000 of the 2,000,000 records" in note
+    assert metric_cost_note(registry, [c.name for c in registry.classes("metric") if c.cost == CHEAP], big) == ""

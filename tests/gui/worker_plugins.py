@@ -1,0 +1,81 @@
+"""Test-only methods for the runner's tests, in a module of their own: the worker process imports
+it (by reference, through the registry's recipe) to build the same registry as the window's.
+Nothing here imports Qt."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from dataclasses import dataclass
+
+from veil.engine import TABLE, Algorithm, feature_subset, hookimpl, param
+
+
+def hold_the_gil(seconds: int) -> None:
+    """Sleep in C *without* releasing the GIL (a ``PyDLL`` call keeps it), as a careless C
+    extension or a miner returning millions of itemsets does: no other thread of this process can
+    run Python meanwhile, and no ``ctx.check`` can happen."""
+    ctypes.PyDLL(None).sleep(int(seconds))
+
+
+@dataclass(frozen=True)
+class BusyParams:
+    seconds: float = param(1.0, minimum=0.0, help="how long to work")
+
+
+class Busy(Algorithm):
+    """Pure-Python CPU work (it holds the GIL as a careless plugin would), checking in as a
+    method must: ``ctx.progress`` at least every 100 ms (here every millisecond). Its release
+    records the process it ran in."""
+
+    name = "busy-test"
+    title = "Busy (test)"
+    accepts = (TABLE,)
+    Params = BusyParams
+
+    def run(self, data, model, params, ctx):
+        end = time.perf_counter() + params.seconds
+        while (now := time.perf_counter()) < end:
+            x = 0
+            for i in range(2_000):  # about a millisecond of interpreted work
+                x += i * i
+            ctx.progress(1 - (end - now) / params.seconds, "working")
+        return feature_subset(data, [], details={"pid": os.getpid()})
+
+
+@dataclass(frozen=True)
+class GilParams:
+    seconds: int = param(1, minimum=0, maximum=3600, help="how long to hold the GIL in C")
+
+
+class GilHog(Algorithm):
+    """Holds the GIL in one C call, never checking for cancellation."""
+
+    name = "gil-hog-test"
+    title = "GIL hog (test)"
+    accepts = (TABLE,)
+    Params = GilParams
+
+    def run(self, data, model, params, ctx):
+        ctx.progress(0.0, "holding the GIL")
+        hold_the_gil(params.seconds)
+        return feature_subset(data, [], details={"pid": os.getpid()})
+
+
+class Boom(Algorithm):
+    name = "boom-test"
+    title = "Boom (test)"
+    accepts = (TABLE,)
+
+    def run(self, data, model, params, ctx):
+        raise RuntimeError("the boom plugin exploded")
+
+
+class TestPlugins:
+    __test__ = False  # not a pytest class
+
+    @staticmethod
+    @hookimpl
+    def veil_register_algorithms():
+        return [Busy, GilHog, Boom]
