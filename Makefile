@@ -8,6 +8,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test setup check-system benchmark clean demo-data
 
 run: $(STAMP)
+	@$(PYTHON) scripts/check_system.py --window
 	$(BIN)/veil --demo
 
 test: $(STAMP)

@@ -48,7 +48,8 @@ class Actions(QObject):
 
         self.open = act("&Open data…", self.open_file, QKeySequence.Open, QStyle.SP_DialogOpenButton,
                         "Open a data file (CSV, Excel, Parquet, ARFF, transactions, …)")
-        self.open_demo = act("Open the &demo data", self.controller.open_demo, None, None,
+        self.open_demo = act("Open the &demo data", lambda: self.window.confirm_discard(self.controller.open_demo),
+                             None, None,
                              "The bundled synthetic hospital admissions")
         self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
         self.save = act("&Save project", self.save_project, QKeySequence.Save, QStyle.SP_DialogSaveButton,
@@ -62,7 +63,15 @@ class Actions(QObject):
         self.cancel.setEnabled(False)
         self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
                           QStyle.SP_ArrowDown, "Write a release, its manifest and report")
+        history = self.controller.history
+        self.undo = act("&Undo", history.undo, QKeySequence.Undo, None, "Take back the last change")
+        self.redo = act("&Redo", history.redo, QKeySequence("Ctrl+Shift+Z"), None, "Make the change again")
+        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        history.changed.connect(self._history_changed)
+        self._history_changed()
         self.about = act("&About Veil", self.show_about)
+        self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
+                         "The workflow, every privacy model and method in plain words, a glossary")
         self.plugins = act("&Plugins…", self.show_plugins)
         self.recent_menu = QMenu("Open &recent", window)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -82,6 +91,9 @@ class Actions(QObject):
             file.addAction(a)
         file.addSeparator()
         file.addAction(self.quit)
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.undo)
+        edit.addAction(self.redo)
         run = bar.addMenu("&Run")
         run.addAction(self.run)
         run.addAction(self.cancel)
@@ -92,6 +104,7 @@ class Actions(QObject):
             view.addAction(dock.toggleViewAction())
         view.addAction(self.window.toolbar.toggleViewAction())
         help_ = bar.addMenu("&Help")
+        help_.addAction(self.guide)
         help_.addAction(self.plugins)
         help_.addAction(self.about)
 
@@ -102,15 +115,22 @@ class Actions(QObject):
 
     # -- opening --------------------------------------------------------------------------------
     def open_file(self) -> None:
+        self.window.confirm_discard(self._open_file)
+
+    def _open_file(self) -> None:
         start = self.settings.get("folders/open") or str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self.window, "Open data", start,
                                               file_filter(self.controller.registry) + f";;{PROJECT_FILTER}")
         if path:
             self.settings.set("folders/open", str(Path(path).parent))
-            self.open_any(path)
+            self._open_any(path)
 
     def open_any(self, path: str | Path) -> None:
-        """A project opens as it was saved; a data file through the import dialog."""
+        """A project opens as it was saved; a data file through the import dialog (unsaved changes
+        are asked about first)."""
+        self.window.confirm_discard(lambda: self._open_any(path))
+
+    def _open_any(self, path: str | Path) -> None:
         if is_project(path):
             self.controller.open_project(path)
         else:
@@ -138,6 +158,9 @@ class Actions(QObject):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def open_recent(self, entry: dict) -> None:
+        self.window.confirm_discard(lambda: self._open_recent(entry))
+
+    def _open_recent(self, entry: dict) -> None:
         if not Path(entry["path"]).is_file():
             self.window.show_error("Cannot open the file", f"{entry['path']} no longer exists")
             return
@@ -148,6 +171,9 @@ class Actions(QObject):
 
     # -- projects -------------------------------------------------------------------------------
     def open_project_file(self) -> None:
+        self.window.confirm_discard(self._open_project_file)
+
+    def _open_project_file(self) -> None:
         start = self.settings.get("folders/open") or str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self.window, "Open project", start, PROJECT_FILTER)
         if path:
@@ -205,6 +231,21 @@ class Actions(QObject):
         self.message_box = box
 
     # -- help -----------------------------------------------------------------------------------
+    def _history_changed(self) -> None:
+        history = self.controller.history
+        self.undo.setEnabled(history.can_undo())
+        self.redo.setEnabled(history.can_redo())
+        self.undo.setText(f"&Undo {history.undo_text()}".rstrip())
+        self.redo.setText(f"&Redo {history.redo_text()}".rstrip())
+
+    def show_guide(self):
+        from .guide import GuideDialog
+
+        self.dialog = GuideDialog(self.controller.registry, self.window)
+        self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog.open()
+        return self.dialog
+
     def show_about(self) -> AboutDialog:
         self.dialog = AboutDialog(self.controller.registry, self.window)
         self.dialog.setAttribute(Qt.WA_DeleteOnClose)

@@ -48,7 +48,9 @@ def open_first(window: MainWindow, argv: Sequence[str]) -> str:
         c.open_path(paths[0])
         return "path"
     last = window.settings.last_session()
-    if last["kind"] == "project":
+    if last["kind"] == "session":
+        window.restore_session(last)
+    elif last["kind"] == "project":
         c.open_project(last["path"])
     else:
         c.open_path(last["path"], options_from_dict(last.get("options")))

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, may_release_sensitive
+from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, may_release_sensitive
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
@@ -40,7 +40,7 @@ class MethodRow(QWidget):
         self.cls = cls
         self.check = QCheckBox(cls.title or cls.name)
         self.check.setObjectName(f"method-{cls.name}")
-        tip = cls.description + (f"\nPaper: {cls.paper}" if cls.paper else "")
+        tip = cls.description + (f"\nPaper: {cite(cls.paper, full=True)}" if cls.paper else "")
         self.check.setToolTip(tip.strip())
         self.note = muted("")
         self.form = ParamForm(cls)

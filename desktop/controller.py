@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project, Remote
 
 from . import tasks
+from .history import History
 from .ranking import RankingState
 from .runner import Runner
 from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
@@ -27,6 +28,7 @@ class Controller(QObject):
     load_progress = Signal(float, str)
     batch_finished = Signal()
     exported = Signal(object)  # tasks.Exported
+    export_progress = Signal(float, str)  # what the export is doing
     project_saved = Signal(str)
     error = Signal(str, str, str)  # title, message, details: shown as a dialog
     message = Signal(str)  # a line for the status bar
@@ -38,6 +40,7 @@ class Controller(QObject):
         self.dataset = DatasetState()
         self.config = ConfigState()
         self.runs = RunsState()
+        self.history = History(self.dataset, self.config, self.runs)
         self.chart = ChartState(registry.preferred("chart") if registry.names("chart") else None)
         self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None
@@ -60,9 +63,7 @@ class Controller(QObject):
         return self.open_source(DataSource(demo=True))
 
     def open_path(self, path: str | Path, options: ImportOptions | None = None) -> int:
-        o = options or ImportOptions()
-        return self.open_source(DataSource(path=str(path), names=o.names, fmt=o.fmt, delimiter=o.delimiter,
-                                           encoding=o.encoding, header=o.header))
+        return self.open_source(DataSource.from_options(path, options or ImportOptions()))
 
     def open_source(self, source: DataSource, project: Project | None = None) -> int:
         """Read on the worker; a new load replaces one still waiting or running."""
@@ -84,6 +85,15 @@ class Controller(QObject):
         self.project_path = Path(path)
         return self.open_source(project.data, project)
 
+    def save_session(self, path: str | Path) -> Path | None:
+        """Everything as it is now (saved or not) in ``path``, to reopen at the next start."""
+        if self.dataset.data is None or self.dataset.source is None:
+            return None
+        try:
+            return project_of(self.registry, self.dataset, self.config, self.runs).save(path)
+        except (BadInput, OSError):
+            return None  # a session that cannot be kept is not worth an error at closing time
+
     def save_project(self, path: str | Path) -> bool:
         try:
             project = project_of(self.registry, self.dataset, self.config, self.runs)
@@ -92,6 +102,7 @@ class Controller(QObject):
             self.error.emit("Cannot save the project", str(exc), "")
             return False
         self.project_path = Path(saved)
+        self.history.mark_clean()
         self.project_saved.emit(str(saved))
         self.message.emit(f"Saved {Path(saved).name}")
         return True
@@ -155,6 +166,8 @@ class Controller(QObject):
             self.runs.progress(self._runs[job], fraction, message)
         elif job in self._loads:
             self.load_progress.emit(fraction, message)
+        elif job in self._exports:
+            self.export_progress.emit(fraction, message)
 
     @Slot(int, object)
     def _on_finished(self, job: int, value: object) -> None:
@@ -183,16 +196,14 @@ class Controller(QObject):
 
     @Slot(int, object)
     def _on_failed(self, job: int, failure: Failure) -> None:
-        if job in self._runs:
-            entry = self._runs.pop(job)
-            self.runs.fail(entry, failure)
-            self.error.emit(f"Run #{entry.id} failed", f"{entry.label}: {failure.message}", failure.details)
+        if job in self._runs:  # said once for the whole batch, when it ends (see _on_idle)
+            self.runs.fail(self._runs.pop(job), failure)
         elif job in self._loads:
             self._loads.pop(job)
-            self.error.emit("Cannot open the data", failure.message, failure.details)
+            self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
         elif job in self._exports:
             self._exports.pop(job)
-            self.error.emit("The release was not exported", failure.message, failure.details)
+            self.error.emit("The release was not exported", failure.message, tasks.details_for_user([failure]))
 
     @Slot(int)
     def _on_cancelled(self, job: int) -> None:
@@ -210,6 +221,10 @@ class Controller(QObject):
         self.busy_changed.emit(False)
         if self._batch:
             self._batch = False
+            failed = [e for e in self.batch if e.failure is not None]
+            if failed:
+                title, message = tasks.failures_summary(failed, len(self.batch))
+                self.error.emit(title, message, tasks.details_for_user([e.failure for e in failed]))
             done = sum(1 for e in self.runs.entries if e.status == "done")
             self.message.emit(f"Runs finished ({done} with results)")
             self.batch_finished.emit()

@@ -51,7 +51,7 @@ class DatasetPanel(QWidget):
         split.addWidget(self.tabs)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        split.setSizes([500, 490])
+        split.setSizes([430, 560])  # the columns' kinds, roles and counts readable at the default size
         self.splitter = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -131,6 +131,8 @@ class DatasetPanel(QWidget):
                 self.table_model.set_table(data)
             fit_columns(self.view)
             fit_columns(self.columns_view, sample_rows=500, max_width=150)
+            # kinds, roles and counts keep their full width; the names give way (elided, full in the tooltip)
+            self.columns_view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
             self.tabs.setTabEnabled(0, isinstance(data, Table))
             self.tabs.setCurrentIndex(0 if isinstance(data, Table) else 1)
             if isinstance(data, Table) and len(data.columns):
@@ -143,7 +145,8 @@ class DatasetPanel(QWidget):
             self.table_model.set_table(data)
             self._summarise(self.columns_view.currentIndex().row())
             self.column_problem.show_message("")
-        for view in (self.steps_view, self.features_view):
+        # widths follow the data, not each rule change (a change must not move what is under the mouse)
+        for view in (self.steps_view, self.features_view) if what == "data" else (self.features_view,):
             fit_columns(view, max_width=130)
             view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)  # names take what is left
         self._describe_features()

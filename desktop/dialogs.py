@@ -13,9 +13,9 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
-                               QTableView, QVBoxLayout, QWidget)
+                               QSpinBox, QTableView, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__
+from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__, read_column_names
 
 from . import tasks
 from .models import PluginsModel, TableModel
@@ -38,6 +38,23 @@ def show_error(parent: QWidget, title: str, message: str, details: str = "") -> 
     box.setAttribute(Qt.WA_DeleteOnClose)
     box.open()
     return box
+
+
+class RunDetailsDialog(QDialog):
+    """Everything about one run (done, failed or cancelled), as text that can be copied."""
+
+    def __init__(self, title: str, text: str, parent=None):
+        super().__init__(parent)
+        self.setObjectName("run-details")
+        self.setWindowTitle(title)
+        self.text = QPlainTextEdit(text)
+        self.text.setReadOnly(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addWidget(buttons)
+        self.resize(640, 420)
 
 
 def file_filter(registry) -> str:
@@ -74,11 +91,24 @@ class ImportDialog(QDialog):
         for label, value in HEADERS:
             self.header.addItem(label, value)
         self.sheet = QLineEdit(placeholderText="the first sheet")
+        self.skip_rows = QSpinBox(minimum=0, maximum=10_000)
+        self.skip_rows.setToolTip("Lines to skip at the top before anything is read "
+                                  "(a title line, like the one that opens UCI's adult.test)")
+        self.names = QLineEdit(placeholderText="comma-separated, for a file without a header row")
+        self.names.setObjectName("import-names")
+        self.names_button = QPushButton("From file…")
+        self.names_button.setToolTip("Read the names from a UCI .names file or a one-line header file")
+        self.names_button.clicked.connect(self.choose_names_file)
+        names_row = QHBoxLayout()
+        names_row.addWidget(self.names, 1)
+        names_row.addWidget(self.names_button)
         form = QFormLayout()
         form.addRow("Format", self.fmt)
         form.addRow("Delimiter", self.delimiter)
         form.addRow("Encoding", self.encoding)
         form.addRow("Header", self.header)
+        form.addRow("Skip rows", self.skip_rows)
+        form.addRow("Column names", names_row)
         form.addRow("Excel sheet", self.sheet)
         self.preview_model = TableModel()
         self.preview_view = fast_table(QTableView(), stretch_last=False)
@@ -102,17 +132,37 @@ class ImportDialog(QDialog):
             combo.currentIndexChanged.connect(self.refresh)
         self.encoding.currentTextChanged.connect(self.refresh)
         self.sheet.editingFinished.connect(self.refresh)
+        self.names.editingFinished.connect(self.refresh)
+        self.skip_rows.valueChanged.connect(self.refresh)
         self.refresh()
 
     def options(self) -> ImportOptions:
         enc = self.encoding.currentText().strip()
+        names = tuple(n.strip() for n in self.names.text().split(",") if n.strip()) or None
         return ImportOptions(encoding=None if enc in ("", DETECT) else enc, delimiter=self.delimiter.currentData(),
-                             header=self.header.currentData(), sheet=self.sheet.text().strip() or None,
-                             fmt=self.fmt.currentData())
+                             header=self.header.currentData(), names=names,
+                             sheet=self.sheet.text().strip() or None, fmt=self.fmt.currentData(),
+                             skip_rows=self.skip_rows.value() if self.text else 0)
+
+    def choose_names_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Column names from", str(self.path.parent),
+                                              "Names files (*.names *.txt *.csv *.header);;All files (*)")
+        if path:
+            self.use_names_file(path)
+
+    def use_names_file(self, path: str | Path) -> None:
+        """Fill the names field from a UCI .names file or a one-line header file."""
+        try:
+            names = read_column_names(path)
+        except (BadInput, OSError) as exc:
+            self.problem.show_message(str(exc))
+            return
+        self.names.setText(", ".join(names))
+        self.refresh()
 
     def refresh(self, *_):
         """Read the head of the file with the chosen options and show it (or say why not)."""
-        for w in (self.delimiter, self.encoding, self.header):
+        for w in (self.delimiter, self.encoding, self.header, self.skip_rows):
             w.setEnabled(self.text)
         self.sheet.setEnabled(not self.text)
         try:

@@ -247,11 +247,16 @@ class StepsModel(QAbstractTableModel):
         dataset.changed.connect(self._on_changed)
 
     def _on_changed(self, what: str) -> None:
+        names = self._dataset.binarisable()
+        counts = {f.column: "error" if f.error else str(len(f.features)) for f in self._dataset.features()}
+        if what != "data" and names == self._names:
+            # the same rows: repaint them, so the view keeps its scroll position, selection and editor
+            self._counts = counts
+            if self.rowCount():
+                self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(self.HEADERS) - 1))
+            return
         self.beginResetModel()
-        self._names = self._dataset.binarisable()
-        self._counts = {}
-        for f in self._dataset.features():
-            self._counts[f.column] = "error" if f.error else str(len(f.features))
+        self._names, self._counts = names, counts
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -327,11 +332,31 @@ class StepsModel(QAbstractTableModel):
 
 
 def _default_cuts(dataset: DatasetState, column: str) -> list[float]:
+    """Three cut points at a quarter, half and three quarters of the range; whole numbers on a
+    column of whole numbers (a cut at 38.5 years reads as a mistake)."""
     stats = dataset.stats.get(column)
     if stats and stats.minimum is not None and stats.maximum is not None and stats.maximum > stats.minimum:
         lo, hi = stats.minimum, stats.maximum
-        return [float(f"{lo + (hi - lo) * q:.3g}") for q in (0.25, 0.5, 0.75)]
+        cuts = [float(f"{lo + (hi - lo) * q:.3g}") for q in (0.25, 0.5, 0.75)]
+        if _whole_numbers(dataset, column):
+            cuts = [float(c) for c in dict.fromkeys(round(lo + (hi - lo) * q) for q in (0.25, 0.5, 0.75))
+                    if lo < c <= hi]
+        return cuts or [float(hi)]
     return [0.5]
+
+
+def _whole_numbers(dataset: DatasetState, column: str) -> bool:
+    import numpy as np
+
+    table = dataset.table
+    if table is None or column not in table.columns:
+        return False
+    values = table.frame[column].dropna()
+    try:
+        x = values.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return bool(len(x)) and bool(np.all(np.isfinite(x) & (x == np.round(x))))
 
 
 class FeaturesModel(QAbstractTableModel):

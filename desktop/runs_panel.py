@@ -22,7 +22,7 @@ def _header(title: str, *buttons: QPushButton) -> QHBoxLayout:
 
 
 class RunsPanel(QWidget):
-    details_requested = Signal(object)  # a RunEntry that failed
+    details_requested = Signal(object)  # a RunEntry
     export_requested = Signal(object)  # a run id, or None for the dialog's choice
 
     def __init__(self, controller, parent=None):
@@ -34,6 +34,7 @@ class RunsPanel(QWidget):
         self.queue_view.setModel(self.runs_model)
         self.queue_view.setItemDelegateForColumn(RunsModel.PROGRESS, ProgressDelegate(self.queue_view))
         self.queue_view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.queue_view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.queue_view.verticalHeader().hide()
         self.queue_view.clicked.connect(self._queue_clicked)
         self.queue_view.doubleClicked.connect(self._queue_double_clicked)
@@ -45,15 +46,18 @@ class RunsPanel(QWidget):
         self.clear = QPushButton("Clear finished")
         self.clear.clicked.connect(runs.clear_finished)
         self.details = QPushButton("Details…")
-        self.details.setToolTip("Why the selected run failed, with the technical details")
+        self.details.setToolTip("Everything about the selected run: what it released, its verdict, metrics, time")
         self.details.setEnabled(False)
         self.details.clicked.connect(self._show_details)
         self.results_model = ResultsModel(runs)
         self.results_view = fast_table(QTableView())
         self.results_view.setModel(self.results_model)
         self.results_view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.results_view.setSelectionBehavior(QAbstractItemView.SelectRows)  # a click selects the run
         self.results_view.verticalHeader().hide()
         self.results_view.doubleClicked.connect(lambda ix: self._export_row(ix.row()))
+        self.results_view.clicked.connect(self._result_clicked)
+        self._chosen_run: int | None = None
         self.export = QPushButton("Export…")
         self.export.setToolTip("Write the selected run's release with its manifest (Ctrl+E)")
         self.export.clicked.connect(self._export_selected)
@@ -88,11 +92,11 @@ class RunsPanel(QWidget):
 
     def _selection_changed(self, *_):
         entry = self._selected_entry()
-        self.details.setEnabled(entry is not None and entry.failure is not None)
+        self.details.setEnabled(entry is not None and entry.finished)
 
     def _show_details(self) -> None:
         entry = self._selected_entry()
-        if entry is not None and entry.failure is not None:
+        if entry is not None and entry.finished:
             self.details_requested.emit(entry)
 
     def _queue_clicked(self, index) -> None:
@@ -108,12 +112,23 @@ class RunsPanel(QWidget):
             self.export_requested.emit(entry.id)
 
     def _results_changed(self) -> None:
+        chosen = self._chosen_run  # the user's choice survives new results arriving
         fit_columns(self.results_view, max_width=140)
-        if self.results_model.rowCount():
-            self.results_view.selectRow(self.results_model.rowCount() - 1)
+        rows = self.results_model.rowCount()
+        if not rows:
+            return
+        row = next((r for r in range(rows) if self.results_model.run_id(r) == chosen), rows - 1)
+        self.results_view.selectRow(row)
+        self._chosen_run = chosen
+
+    def _result_clicked(self, index) -> None:
+        self._chosen_run = self.results_model.run_id(index.row())
 
     def selected_run(self) -> int | None:
+        """The run selected in the results table (a clicked cell selects its run)."""
         rows = self.results_view.selectionModel().selectedRows()
+        if not rows and self.results_view.currentIndex().isValid():
+            rows = [self.results_view.currentIndex()]
         return self.results_model.run_id(rows[0].row()) if rows else None
 
     def select_run(self, run_id: int) -> None:

@@ -60,6 +60,10 @@ class Settings:
     def path(self) -> str:
         return self.q.fileName()
 
+    def session_file(self) -> Path:
+        """Where the last session is kept as a project file, beside the settings."""
+        return Path(self.path).parent / "last-session.veil.json"
+
     def get(self, key: str):
         value = self.q.value(key, DEFAULTS[key])
         return DEFAULTS[key] if value is None else value
@@ -98,9 +102,10 @@ class Settings:
     def clear_recent(self) -> None:
         self.set("recent/files", "[]")
 
-    def remember_session(self, kind: str, path: str | Path | None = None, options: ImportOptions | None = None):
+    def remember_session(self, kind: str, path: str | Path | None = None, options: ImportOptions | None = None,
+                         **extra):
         entry = {"kind": kind, "path": str(Path(path).resolve()) if path else None,
-                 "options": options_to_dict(options)}
+                 "options": options_to_dict(options), **extra}
         self.set("session/last", json.dumps(entry))
 
     def last_session(self) -> dict | None:
@@ -109,6 +114,20 @@ class Settings:
             entry = json.loads(self.get("session/last") or "null")
         except (TypeError, json.JSONDecodeError):
             return None
-        if not isinstance(entry, dict) or entry.get("kind") not in ("data", "project"):
+        if not isinstance(entry, dict) or entry.get("kind") not in ("data", "project", "session"):
             return None
-        return entry if entry.get("path") and Path(entry["path"]).is_file() else None
+        if not (entry.get("path") and Path(entry["path"]).is_file()):
+            return None
+        if entry["kind"] == "session" and not _session_data_exists(Path(entry["path"])):
+            return None  # the data it was working on is gone
+        return entry
+
+
+def _session_data_exists(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")).get("data") or {}
+    except (OSError, ValueError, AttributeError):
+        return False
+    if data.get("demo"):
+        return True
+    return bool(data.get("path")) and (path.parent / data["path"]).is_file()

@@ -98,6 +98,18 @@ class DatasetState:
         self._refresh_defaults()
         self.changed.emit("schema")
 
+    def restore(self, schema, rules: Mapping) -> None:
+        """Take back a schema (kinds and roles) and rules as they were (undo and redo)."""
+        table = self._require_table()
+        kinds_changed = [c.name for c in schema.columns if c.kind != table.schema[c.name].kind]
+        self.data = dataclasses.replace(table, schema=schema)
+        for name in kinds_changed:
+            self.stats[name] = column_stats(table.frame[name], schema[name].kind)
+        self.rules = dict(rules)
+        self._refresh_defaults()
+        self.changed.emit("schema")
+        self.changed.emit("recipe")
+
     def column(self, name: str):
         return self._require_table().schema[name]
 
@@ -197,13 +209,20 @@ class PlannedRun:
     spec: RunSpec
     setting: dict  # swept parameter -> value of this run
     repeat: int = 0
+    fixed: tuple[str, ...] = ()  # what else sets this run apart: the model and non-default parameters
 
     @property
     def label(self) -> str:
-        parts = [f"{k} = {_show(v)}" for k, v in self.setting.items()]
+        parts = [*self.fixed, *(f"{k} = {_show(v)}" for k, v in self.setting.items())]
         if self.repeat:
             parts.append(f"repeat {self.repeat + 1}")
         return self.spec.method.name + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _non_defaults(cls, values: Mapping, skip) -> list[str]:
+    """``key = value`` for each parameter of plugin ``cls`` set away from its default."""
+    defaults = {spec.name: spec.default for spec in cls.param_specs()}
+    return [f"{k} = {_show(v)}" for k, v in values.items() if k not in skip and k in defaults and v != defaults[k]]
 
 
 def _show(value) -> str:
@@ -324,13 +343,18 @@ class ConfigState:
                       models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
                       repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
                       recipe=recipe if self.on_features(cls, data) else None)
+        fixed = []
+        for model in models:
+            shown = [f"{k} = {_show(v)}" for k, v in model.fixed().items() if k not in sweep]
+            fixed.append(" ".join([model.name, *shown]))
+        fixed += _non_defaults(cls, choice.fixed(), sweep)
         runs = []
         for spec in study.runs(registry):
             cls.params(spec.method.params)
             for call in spec.models:
                 registry.get("privacy-model", call.name).params(call.params)
             setting = {k: spec.setting.get(k) for k in sweep}  # Study.runs records each run's values
-            runs.append(PlannedRun(spec, setting, spec.seed - self.seed))
+            runs.append(PlannedRun(spec, setting, spec.seed - self.seed, tuple(fixed)))
         return runs
 
     def on_features(self, cls, data) -> bool:
@@ -509,9 +533,26 @@ class RunsState:
         self._records.clear()
         self.results_changed.emit()
 
+    def restore_records(self, records: Mapping[int, dict]) -> None:
+        """Bring back results that were cleared (undo), in run order."""
+        self._records = dict(sorted({**self._records, **records}.items()))
+        self.results_changed.emit()
+
+    def remove_records(self, records: Iterable[int]) -> None:
+        for run_id in list(records):
+            self._records.pop(run_id, None)
+        self.results_changed.emit()
+
     # -- results --------------------------------------------------------------------------------
     def sweep_keys(self) -> list[str]:
-        return list(dict.fromkeys(k for r in self._records.values() for k in r["setting"]))
+        """The swept parameters, then every other parameter (or recipe) whose value differs between
+        runs: runs that differ in any of them are never taken as repeats of one another."""
+        records = list(self._records.values())
+        swept = list(dict.fromkeys(k for r in records for k in r["setting"]))
+        others = list(dict.fromkeys(k for r in records for k in r.get("params", {}) if k not in swept))
+        varying = [k for k in others
+                   if len({repr(_value(r, k)) for r in records if r.get("params") is not None}) > 1]
+        return swept + varying
 
     def metric_names(self) -> list[str]:
         return list(dict.fromkeys(m for r in self._records.values() for m in r["metrics"]))
@@ -520,10 +561,11 @@ class RunsState:
         """The tidy result table (one row per run and metric), built by the engine's planner exactly
         as ``veil study`` builds it (each row with its run's full ``settings``)."""
         keys = self.sweep_keys()
+        models = len({r["model"] for r in self._records.values()}) > 1
         rows = []
         for r in self._records.values():
-            base = {"run": r["run"], "label": r["method"], "method": r["method"], "model": r["model"],
-                    **{k: r["setting"].get(k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
+            base = {"run": r["run"], "label": _label(r, keys, models), "method": r["method"], "model": r["model"],
+                    **{k: _value(r, k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
                     "settings": r.get("settings"), "holds": r["holds"]}
             for metric, value in r["metrics"].items():
                 rows.append({**base, "metric": metric, "value": value, "seconds": r["seconds"], "error": r["error"]})
@@ -532,10 +574,11 @@ class RunsState:
     def table(self) -> tuple[list[str], list[list]]:
         """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
         keys, metrics = self.sweep_keys(), self.metric_names()
-        header = ["run", "method", *keys, "seed", "verdict", *metrics, "seconds"]
+        header = ["run", "method", "model", *keys, "seed", "verdict", *metrics, "seconds"]
         rows = []
         for r in self._records.values():
-            rows.append([r["run"], r["method"], *[r["setting"].get(k) for k in keys], r["seed"], r["verdict"],
+            rows.append([r["run"], r["method"], r["model"] or "none", *[_value(r, k) for k in keys], r["seed"],
+                         r["verdict"],
                          *[r["metrics"].get(m) for m in metrics], r["seconds"]])
         return header, rows
 
@@ -574,6 +617,22 @@ class RunsState:
         self.results_changed.emit()
 
 
+def _value(record: dict, key: str):
+    if key in record["setting"]:
+        return record["setting"][key]
+    return (record.get("params") or {}).get(key)
+
+
+def _label(record: dict, keys: list[str], models: bool) -> str:
+    """What a chart names this run's bars or line by: the method, the model when runs differ in it,
+    and every differing parameter but the first (the chart's x axis by default)."""
+    parts = [record["method"]]
+    if models:
+        parts.append(record["model"] or "no model")
+    parts += [f"{k} = {_show(_value(record, k))}" for k in keys[1:]]
+    return " · ".join(parts)
+
+
 def _nan(value) -> float:
     return float("nan") if value is None else float(value)
 
@@ -592,8 +651,19 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     message = outcome.verdict if outcome.holds is not None else ""
     return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "settings": settings_of(spec),
             "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
+            "params": {**dict(spec.method.params), **(dict(spec.model.params) if spec.model else {}),
+                       **({"features": _recipe_text(spec.recipe)} if spec.recipe is not None else {})},
             "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
             "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}
+
+
+def _recipe_text(recipe) -> str:
+    """A short name of a recipe, equal for equal recipes (so differing feature rules show)."""
+    import hashlib
+    import json
+
+    text = json.dumps(recipe.to_dict(), sort_keys=True, default=str)
+    return f"rules {hashlib.sha256(text.encode()).hexdigest()[:6]}"
 
 
 # -- the chart panel ----------------------------------------------------------------------------

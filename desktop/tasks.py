@@ -7,6 +7,8 @@ small immutable records that the GUI thread only has to display.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import tempfile
 import time
@@ -236,3 +238,66 @@ class Failure:
             return cls(f"{type(exc).__name__}: {exc}", details, True)
         return cls(f"an unexpected error ({type(exc).__name__}: {exc}); the details below help whoever "
                    f"maintains the method", details, False)
+
+
+def failures_summary(failed, total: int) -> tuple[str, str]:
+    """One title and message for the runs of a batch that failed (never one box per run)."""
+    title = f"Run #{failed[0].id} failed" if len(failed) == 1 else f"{len(failed)} of {total} runs failed"
+    lines = [f"#{e.id} {e.label}: {e.failure.message}" for e in failed[:8]]
+    if len(failed) > 8:
+        lines.append(f"… and {len(failed) - 8} more (the queue lists them all)")
+    return title, "\n".join(lines)
+
+
+def details_for_user(failures) -> str:
+    """What a dialog's "Show Details" says: never a traceback, but where the log file keeps it."""
+    traces = [f.details for f in failures if f.details]
+    if not traces:
+        return ""
+    with tempfile.NamedTemporaryFile("w", prefix="veil-error-", suffix=".log", delete=False,
+                                     encoding="utf-8") as log:
+        log.write("\n\n".join(f"{f.message}\n{f.details}" for f in failures if f.details))
+    unexpected = any(not f.expected for f in failures)
+    return (f"The technical details are in {log.name}"
+            + ("; please send that file to whoever maintains the method." if unexpected else "."))
+
+
+def run_details(entry) -> str:
+    """Everything about one run, in words: what it is, its verdict with the smallest groups, what
+    it released, every metric and the time."""
+    lines = [f"Run #{entry.id}: {entry.label}", f"Status: {entry.status_text()}"]
+    if entry.failure is not None:
+        lines.append(f"Why: {entry.failure.message}")
+    spec = entry.planned.spec
+    lines.append(f"Method: {spec.method.name} {spec.method.params or ''}".rstrip())
+    lines.append(f"Privacy model: {spec.model.name} {spec.model.params}" if spec.model else "Privacy model: none")
+    lines.append(f"Seed: {spec.seed}")
+    outcome = entry.outcome
+    if outcome is not None:
+        lines.append(f"Verdict: {outcome.verdict}")
+        if outcome.result is not None:
+            lines += _released_lines(outcome.result.release)
+        lines.append("Metrics:")
+        lines += [f"  {k}: {'—' if v is None or v != v else f'{v:.4g}'}" for k, v in outcome.metrics.items()]
+        lines.append("Method time: " + ("—" if outcome.seconds != outcome.seconds else f"{outcome.seconds:.2f} s"))
+    elapsed = entry.elapsed()
+    if elapsed is not None:
+        lines.append(f"Time in the queue, metrics included: {elapsed:.2f} s")
+    return "\n".join(lines)
+
+
+def _released_lines(release) -> list[str]:
+    names = list(release.selected_features) if release.selected_features is not None else \
+        [c for c in release.frame.columns if c != release.target]
+    shown = ", ".join(map(str, names[:30])) + (f" … ({len(names) - 30} more)" if len(names) > 30 else "")
+    lines = [f"Released: {len(names)} columns or features" + (f": {shown}" if names else "")]
+    if release.target is not None:
+        lines.append(f"Target: {release.target}")
+    sizes = release.class_sizes()
+    if len(sizes):
+        group_sizes = pd.Series(sizes).value_counts().sort_index()
+        groups = {int(size): int(round(count / size)) for size, count in group_sizes.items()}
+        smallest = ", ".join(f"{n:,} group{'s' if n != 1 else ''} of {size}" for size, n in list(groups.items())[:4])
+        lines.append(f"Groups: {sum(groups.values()):,} (on {len(release.quasi_identifiers)} quasi-identifiers); "
+                     f"the smallest: {smallest}")
+    return lines

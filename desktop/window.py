@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QTabWidget, QToolBar
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QTabWidget, QToolBar
 
 from .actions import Actions, import_options
 from .chart_panel import ChartPanel
@@ -27,6 +27,10 @@ class MainWindow(QMainWindow):
         self.registry = registry
         self.settings = settings or Settings()
         self.last_error = None  # the error dialog shown last
+        self.confirm_unsaved = True  # ask before unsaved changes are left behind (tests of other things turn it off)
+        self._closing = False  # the user already answered the unsaved-changes question
+        self._unsaved_at_close = False
+        self._last_answer = None
         self.controller = Controller(registry, self)
         self.dataset_panel = DatasetPanel(self.controller.dataset)
         self.chart_panel = ChartPanel(self.controller)
@@ -84,7 +88,9 @@ class MainWindow(QMainWindow):
         c.error.connect(self.show_error)
         c.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         c.data_loaded.connect(self._data_loaded)
+        c.data_loaded.connect(c.history.reset)  # after every panel has shown the new data
         c.load_progress.connect(self._load_progress)
+        c.export_progress.connect(self._export_progress)
         c.busy_changed.connect(self._busy)
         c.batch_finished.connect(self._batch_finished)
         c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
@@ -92,13 +98,25 @@ class MainWindow(QMainWindow):
         self.config_panel.run_requested.connect(c.run)
         self.runs_panel.export_requested.connect(self.actions.export_release)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
-        self.runs_panel.details_requested.connect(
-            lambda e: self.show_error(f"Run #{e.id} failed", f"{e.label}: {e.failure.message}", e.failure.details))
+        self.runs_panel.details_requested.connect(self.show_run_details)
 
     # -- reactions ------------------------------------------------------------------------------
     def show_error(self, title: str, message: str, details: str = ""):
         self.last_error = show_error(self, title, message, details)
         return self.last_error
+
+    def show_run_details(self, entry):
+        from . import tasks
+        from .dialogs import RunDetailsDialog
+
+        text = tasks.run_details(entry)
+        if entry.failure is not None and entry.failure.details:
+            text += "\n" + tasks.details_for_user([entry.failure])
+        dialog = RunDetailsDialog(f"Run #{entry.id}", text, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        self.last_details = dialog
+        return dialog
 
     def _data_loaded(self) -> None:
         c, data = self.controller, self.controller.dataset.data
@@ -109,7 +127,9 @@ class MainWindow(QMainWindow):
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
         source = c.dataset.source
-        if c.project_path is not None:
+        if c.project_path is not None and c.project_path.resolve() == self.settings.session_file().resolve():
+            pass  # the last session reopening: not a file the user chose
+        elif c.project_path is not None:
             self.settings.add_recent(c.project_path, "project")
             self.settings.remember_session("project", c.project_path)
         elif source.demo:
@@ -127,6 +147,10 @@ class MainWindow(QMainWindow):
     def _ranking_offered(self) -> None:
         """The E(S) ranking tab is there while a privacy-aware run can be ranked."""
         self.tabs.setTabVisible(self.tabs.indexOf(self.ranking_panel), bool(self.controller.ranking.entries()))
+
+    def _export_progress(self, fraction: float, message: str) -> None:
+        self._load_progress(fraction, message)
+        self.statusBar().showMessage(f"Exporting: {message}" if message else "Exporting…")
 
     def _load_progress(self, fraction: float, message: str) -> None:
         self.busy.setRange(0, 100)
@@ -164,7 +188,76 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.actions.open_any(Path(paths[0]))
 
+    # -- unsaved changes and the last session ---------------------------------------------------
+    def confirm_discard(self, then) -> bool:
+        """Run ``then`` now when nothing is unsaved; else ask first (Save, Discard or Cancel).
+        Returns whether ``then`` ran at once."""
+        c = self.controller
+        if not (self.confirm_unsaved and c.history.dirty) or c.dataset.data is None:
+            then()
+            return True
+        name = c.project_path.name if c.project_path else c.dataset.name
+        box = QMessageBox(QMessageBox.Question, "Unsaved changes",
+                          f"Save the changes to {name} first?", QMessageBox.Save | QMessageBox.Discard |
+                          QMessageBox.Cancel, self)
+        box.setObjectName("unsaved-changes")
+        box.setInformativeText("Roles, feature rules, the configuration or the results changed since they were "
+                               "last saved. Discard leaves the project file as it was (Veil still reopens this "
+                               "session as it is now at its next start).")
+
+        def answered(button: int) -> None:
+            self._last_answer = button
+            if button == QMessageBox.Save:
+                self.actions.save_project()
+                if c.history.dirty:  # saving was cancelled or failed: stay
+                    return
+            elif button == QMessageBox.Discard:
+                c.history.mark_clean()
+            else:
+                return
+            then()
+
+        box.finished.connect(answered)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.unsaved_box = box
+        return False
+
+    def restore_session(self, last: dict) -> None:
+        """Reopen the last session as it was when the window closed, saved or not."""
+        c = self.controller
+        project, dirty = last.get("project"), bool(last.get("dirty"))
+
+        def loaded() -> None:
+            c.data_loaded.disconnect(loaded)
+            c.project_path = Path(project) if project else None
+            self.setWindowTitle(f"Veil — {c.project_path.name if c.project_path else c.dataset.name}")
+            if dirty:
+                c.history.mark_dirty()
+
+        c.data_loaded.connect(loaded)
+        c.open_project(last["path"])
+
+    def _keep_session(self) -> None:
+        c = self.controller
+        saved = c.save_session(self.settings.session_file())
+        if saved is not None:
+            self.settings.remember_session("session", saved, project=str(c.project_path) if c.project_path else None,
+                                           dirty=c.history.dirty or self._unsaved_at_close)
+
     def closeEvent(self, event) -> None:
+        if (self.confirm_unsaved and self.controller.history.dirty and self.controller.dataset.data is not None
+                and not self._closing):
+            event.ignore()
+
+            def close_now():
+                self._closing = True
+                self._unsaved_at_close = self._last_answer == QMessageBox.Discard  # the session keeps them
+                self.close()
+
+            self.confirm_discard(close_now)
+            return
+        self._keep_session()
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.controller.shutdown()

@@ -20,13 +20,13 @@ import pandas as pd
 
 from .binary import BinaryMatrix
 from .errors import BadInput
+from .constants import DEFAULT_RISK_THRESHOLD
 from .jobs import Context
 from .release import Release, feature_subset
 from .risk import DEFAULT_THRESHOLD, release_risk
 from .table import Table
 
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
-DEFAULT_RISK_THRESHOLD = DEFAULT_THRESHOLD
 MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
 MAX_UTILITY_ROWS = 100_000  # one cross-validated fit takes ~10 s at this size
 

@@ -18,21 +18,23 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__
-from .datasource import DataSource
+from .constants import DEFAULT_RISK_THRESHOLD
 from .errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
-from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions
-from .export import ExportOptions, export_release, read_released, verify_file, verify_manifest
-from .executors import make_executor
+
+# The engine's modules (pandas, scikit-learn, matplotlib behind them) are imported by the command
+# that needs them, so `veil --help` and argument errors answer at once.
+from .constants import DEFAULT_MAX_RUNS
 from .io import missing_reason
-from .jobs import Context
-from .noise import SECURE
-from .project import Project
-from .registry import make_registry
-from .runs import PluginCall, RunSpec, default_metrics, execute
-from .study import DEFAULT_MAX_RUNS, Study, run_study
 from .validate import MAX_SEED
 
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def make_registry():
+    """The plugin registry (imported when a command runs, not for --help)."""
+    from .registry import make_registry as make
+
+    return make()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _read_options(p):
     p.add_argument("--names", type=_csv_list, help="column names for a headerless file, comma-separated")
+    p.add_argument("--names-from", dest="names_from", metavar="FILE",
+                   help="read the column names from FILE: a UCI .names file or a one-line header")
     p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
     p.add_argument("--delimiter", help="field separator (default: detected)")
     p.add_argument("--encoding", help="text encoding (default: detected)")
@@ -167,7 +171,15 @@ def _data_options(p):
                    help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
 
 
-def _source(args) -> DataSource:
+def _source(args):
+    from .datasource import DataSource
+    from .names import read_column_names
+    from .table import Role
+
+    if args.names_from:
+        if args.names:
+            raise BadInput("give --names or --names-from, not both")
+        args.names = list(read_column_names(args.names_from))
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows,
@@ -199,6 +211,9 @@ class _Progress:
 
 
 def cmd_run(args, registry) -> int:
+    from .project import Project
+    from .runs import PluginCall, RunSpec, default_metrics
+
     if args.project:
         if args.data or args.demo:
             raise BadInput("give either a project file or --data/--demo, not both")
@@ -226,26 +241,24 @@ def cmd_run(args, registry) -> int:
     if args.format:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
-    executor = make_executor(args.executor)
-    status = EXIT_OK
+    executor = _executor(args)
+    failed = []
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
             spec = RunSpec(spec.method, spec.models, spec.seed,
                            default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
                            spec.recipe)
         target = out if len(specs) == 1 else out / f"run-{n}"
-        progress = _Progress(spec.method.name)
         try:
-            # a release draws its DP noise from the OS's secure source; the seed still drives everything else
-            ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
-            result = execute(registry, data, spec, ctx, version=__version__)
-        finally:
-            progress.close()
-        report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
-        fmt = args.format or _default_format(registry, result)
-        manifest = export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
-                                  report=report, source=source, project=args.project, version=__version__,
-                                  ctx=Context(spec.seed)).manifest
+            manifest = _run_one(registry, data, spec, target, args, source, executor)
+        except PrivacyCheckFailed as exc:
+            if len(specs) == 1:
+                raise
+            # one failing run does not stop the others; the exit code says that some failed
+            print(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}",
+                  file=sys.stderr)
+            failed.append(n)
+            continue
         reached = manifest.get("released_sensitive") or []
         if reached:
             print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
@@ -258,7 +271,38 @@ def cmd_run(args, registry) -> int:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
         print(target)
-    return status
+    if failed:
+        print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
+              f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
+        return EXIT_PRIVACY
+    return EXIT_OK
+
+
+def _executor(args):
+    from .executors import make_executor
+
+    return make_executor(args.executor)
+
+
+def _run_one(registry, data, spec, target: Path, args, source, executor=None) -> dict:
+    from .assessment import ReportOptions
+    from .export import ExportOptions, export_release
+    from .jobs import Context
+    from .noise import SECURE
+    from .runs import execute
+
+    progress = _Progress(spec.method.name)
+    try:
+        # a release draws its DP noise from the OS's secure source; the seed still drives everything else
+        ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
+        result = execute(registry, data, spec, ctx, version=__version__)
+    finally:
+        progress.close()
+    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
+    fmt = args.format or _default_format(registry, result)
+    return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
+                          report=report, source=source, project=args.project, version=__version__,
+                          ctx=Context(spec.seed)).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -270,13 +314,17 @@ def _default_format(registry, result) -> str:
     return registry.preferred("exporter")
 
 
-def _models(texts) -> list[PluginCall]:
+def _models(texts) -> list:
     """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
+    from .runs import PluginCall
+
     return [PluginCall.parse(t) for t in texts or ()]
 
 
 def cmd_study(args, registry) -> int:
     from .charts import save_chart
+    from .jobs import Context
+    from .study import Study, run_study
 
     study = Study.load(args.study)
     if args.max_runs is not None:
@@ -287,7 +335,7 @@ def cmd_study(args, registry) -> int:
     out = Path(args.out)
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress, executor=make_executor(args.executor)),
+        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
                             version=__version__)
     finally:
         progress.close()
@@ -315,6 +363,9 @@ def cmd_report(args, registry) -> int:
 
 
 def cmd_verify(args, registry) -> int:
+    from .export import read_released, verify_file, verify_manifest
+    from .runs import PluginCall
+
     path = Path(args.path)
     if not path.exists():
         raise BadInput(missing_reason(path, "manifest" if path.suffix == ".json" else "file"))
@@ -337,7 +388,11 @@ def cmd_verify(args, registry) -> int:
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         result = verify_file(registry, path, fmt, _models(args.model), roles)
-    print(("OK: " if result.holds else "FAILED: ") + result.message)
+    message = result.message
+    for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
+        if message.lower().startswith(word):
+            message = message[len(word):].strip()
+    print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
 
 
@@ -369,16 +424,19 @@ def cmd_inspect(args, registry) -> int:
 
 
 def cmd_plugins(args, registry) -> int:
+    from .papers import cite
+
     infos = registry.all()
     if args.json:
-        entries = [{**i.cls.describe(), "source": i.source, "version": i.version} for i in infos]
+        entries = [{**i.cls.describe(), "citation": cite(i.cls.paper, full=True) or None, "source": i.source,
+                    "version": i.version} for i in infos]
         failures = [{"source": f.source, "error": f.error} for f in registry.failures]
         print(json.dumps({"plugins": entries, "failed": failures}, indent=2, default=str))
         return EXIT_OK
     width = max((len(i.cls.name) for i in infos), default=10)
     for info in infos:
         cls = info.cls
-        paper = f"  [paper {cls.paper}]" if cls.paper else ""
+        paper = f"  [{cite(cls.paper)}]" if cls.paper else ""
         print(f"{cls.kind:<14} {cls.name:<{width}}  {cls.title}{paper}")
         for spec in cls.param_specs():
             bounds = spec.describe_bounds()

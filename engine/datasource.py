@@ -52,6 +52,7 @@ class DataSource:
     encoding: str | None = None
     header: bool | None = None
     skip_rows: int = 0
+    sheet: str | None = None
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
     append: tuple = ()  # further DataSources with the same columns, their rows appended (adult.data + adult.test)
@@ -62,7 +63,14 @@ class DataSource:
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
-                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows)
+                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet)
+
+    @classmethod
+    def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
+        """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
+        return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
+                   encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
+                   sheet=options.sheet)
 
     def load(self, registry):
         if self.demo:
@@ -112,7 +120,7 @@ class DataSource:
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
-             "skip_rows": self.skip_rows or None,
+             "skip_rows": self.skip_rows or None, "sheet": self.sheet,
              "roles": dict(self.roles), "kinds": dict(self.kinds),
              "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
              "drop_missing": self.drop_missing or None, "columns": list(self.columns) if self.columns else None,
@@ -149,7 +157,7 @@ class DataSource:
                    names=tuple(names) if names else None,
                    fmt=get(d, "fmt", str, where="data"), delimiter=get(d, "delimiter", str, where="data"),
                    encoding=get(d, "encoding", str, where="data"), header=get(d, "header", bool, where="data"),
-                   skip_rows=_skip_rows(d.get("skip_rows")), roles=roles, kinds=kinds,
+                   skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")), roles=roles, kinds=kinds,
                    append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
                    drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
                    columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies)
@@ -196,6 +204,14 @@ def _skip_rows(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise BadInput(f"skip_rows must be a whole number ≥ 0, got {value!r}")
     return value
+
+
+def _sheet(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise BadInput(f"sheet must be a sheet's name or number, got {value!r}")
 
 
 def _bad_role(r):

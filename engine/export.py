@@ -46,7 +46,7 @@ from .errors import BadInput, PrivacyCheckFailed
 from .io import sha256_file
 from .jobs import Context
 from .params import params_to_dict
-from .release import Release, Verdict, describe_failures
+from .release import FEATURE_WEIGHTS, Release, Verdict, describe_failures
 from .runs import BoundModel, PluginCall, RunResult, bind_model
 from .staging import Staging, leftovers
 from .table import Role, Table
@@ -116,6 +116,16 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
         order = np.random.default_rng(seed).permutation(len(frame))
         frame = frame.iloc[order].reset_index(drop=True)
     return frame, order
+
+
+NO_RECORDS = ("a feature-weights release holds one row per feature (its weight and rank) and no record, so no "
+              "record can be re-identified from it")
+NO_RECORDS_UTILITY = "a feature-weights release holds no records to train a classifier on"
+
+
+def holds_records(release: Release) -> bool:
+    """Whether the release is made of records (every kind but feature weights)."""
+    return release.kind != FEATURE_WEIGHTS
 
 
 def with_frame(release: Release, frame: pd.DataFrame) -> Release:
@@ -213,6 +223,9 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     protected = [input_path or _source_path(result), project]
     refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *also_writes))], protected)
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
+    records = holds_records(result.release)
+    if not records:  # one row per feature, in rank order: there is no record order to hide
+        options = dataclasses.replace(options, shuffle=False)
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
     model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
@@ -240,8 +253,12 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
             verdict = _check_or_refuse(model, with_frame(result.release, back), order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         figures = assess(registry, result.data, before_release(result.data),
-                         release_as_written(back, result.release.roles()),
-                         assessment or ReportOptions(utility=False), ctx.child(0.2, 0.75 if report_names else 0.95))
+                         release_as_written(back, result.release.roles()) if records else None,
+                         (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
+                         ctx.child(0.2, 0.75 if report_names else 0.95))
+        if not records:
+            figures["risk"]["after_note"] = NO_RECORDS
+            figures["utility"] = {"before": None, "after": None, "note": NO_RECORDS_UTILITY}
         manifest = build_manifest(result, target, verdict, len(frame), list(frame.columns), options,
                                   input_path=input_path, input_rows=input_rows, version=version, extra=extra,
                                   source=source, project=project, shuffle_seed=shuffle_seed, assessment=figures,
@@ -399,10 +416,7 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
                      "machine": platform.machine()},
         "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
         "privacy_model": ({"name": prov.model, "params": prov.model_params} if prov and prov.model
-                          else {"name": None, "params": {},
-                                "note": ("no privacy model was checked: the method claims differential privacy "
-                                         "(see privacy_budget)" if "epsilon_spent" in release.details else
-                                         "no privacy model was chosen: this release makes no privacy claim")}),
+                          else {"name": None, "params": {}, "note": _no_model_note(release)}),
         "seed": spec.seed,
         "shuffled": options.shuffle,
         "shuffle_seed": shuffle_seed if options.shuffle else None,
@@ -436,6 +450,16 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
     if extra:
         manifest.update(extra)
     return json_safe(manifest)
+
+
+def _no_model_note(release: Release) -> str:
+    if not holds_records(release):
+        claim = ("its weights claim differential privacy (see privacy_budget)" if "epsilon_spent" in release.details
+                 else "the weights make no privacy claim")
+        return f"a feature-weights release holds no records, so no record-level privacy model applies; {claim}"
+    if "epsilon_spent" in release.details:
+        return "no privacy model was checked: the method claims differential privacy (see privacy_budget)"
+    return "no privacy model was chosen: this release makes no privacy claim"
 
 
 def privacy_budget(release: Release) -> dict | None:
@@ -639,9 +663,9 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
         return Verification(False, "; ".join(problems) + note, None, matches)
     pm = manifest["privacy_model"]
     if not pm.get("name"):
-        return Verification(True, "the files match their manifest; the release makes no privacy claim" + note,
-                            None, True)
+        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}" + note, None, True)
     first = PluginCall(pm["name"], pm.get("params") or {})
+    bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
     models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
     if models[0] != first:
         return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
@@ -707,6 +731,19 @@ def _interrupted(item) -> str:
 
 def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _unchecked_claim(manifest: dict) -> str:
+    """What a release without a record-level privacy model claims, in words for ``veil verify``."""
+    budget = manifest.get("privacy_budget") or {}
+    weights = manifest.get("release_kind") == FEATURE_WEIGHTS
+    if budget.get("epsilon_spent") is not None:
+        what = "feature weights claim" if weights else "release claims"
+        return (f"the {what} ε = {budget['epsilon_spent']:g} differential privacy under the assumptions in the "
+                f"manifest, which cannot be re-checked from the file" + ("; it holds no records" if weights else ""))
+    if weights:
+        return "a feature-weights release holds no records and makes no privacy claim"
+    return "the release makes no privacy claim"
 
 
 __all__ = ["Export", "ExportOptions", "export_release", "write_release", "read_manifest", "verify_manifest",

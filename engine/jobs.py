@@ -16,9 +16,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import Cancelled
-from .noise import SEEDED, make_noise
+from .noise import SECURE, SEEDED, make_noise
 
 ProgressCallback = Callable[[float, str], None]
+MODES = ("study", "release")
 
 
 class CancelToken:
@@ -73,6 +74,11 @@ class Context:
     noise_source : "seeded" or "secure"
         Where differential-privacy noise (:attr:`noise`) comes from: the seeded :attr:`rng` (studies,
         reproducible) or the operating system's secure source (a release; see :mod:`veil.engine.noise`).
+    mode : "study" or "release", optional
+        The same choice by purpose: ``"release"`` (``veil run``, the desktop's runs, which may be
+        exported) means the secure source — a seed written into a manifest must not let anyone
+        subtract the noise again; ``"study"`` (studies, tests, sweeps) the seeded one. Given, it
+        overrides ``noise_source``; :attr:`mode` always says which. Children inherit it.
     executor : executor service, optional
         Where :attr:`executor` runs parallel work (default: in this process; see
         :mod:`veil.engine.executors`).
@@ -80,8 +86,15 @@ class Context:
 
     def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
                  token: CancelToken | None = None, logger: logging.Logger | None = None,
-                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None):
+                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None,
+                 mode: str | None = None):
+        if mode is not None:
+            if mode not in MODES:
+                raise ValueError(f"a context's mode is one of {', '.join(MODES)}, not {mode!r}")
+            noise_source = SECURE if mode == "release" else SEEDED
+        mode = "release" if noise_source == SECURE else "study"
         self.seed = seed
+        self.mode = mode
         self.rng = np.random.default_rng(seed)
         self.noise = make_noise(noise_source, self.rng)
         self.token = token or CancelToken()

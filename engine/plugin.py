@@ -67,6 +67,9 @@ class Algorithm(Plugin):
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
     default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
+    # the no-privacy reference others are compared to: its utility is shown even when its release
+    # fails the privacy model (the release itself is still never written)
+    baseline: ClassVar[bool] = False
 
     # -- capabilities: what the desktop may do with the method, declared so nothing names it --------
     required_roles: ClassVar[tuple[str, ...]] = ()  # column roles a run needs marked ("target", "sensitive")

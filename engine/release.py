@@ -17,6 +17,7 @@ GENERALISED_TABLE = "generalised-table"
 BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
+FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,9 @@ class Release:
     Attributes
     ----------
     kind : str
-        feature-subset, generalised-table, bucketised-table, grouped-sets or synthetic.
+        feature-subset, generalised-table, bucketised-table, grouped-sets, synthetic or
+        feature-weights (one row per feature: ``feature, weight, rank``; no records are released,
+        so no record-level privacy model applies: see :func:`feature_weights`).
     frame : pandas.DataFrame
         The records as they would be exported (identifiers never included).
     quasi_identifiers : list of str
@@ -177,6 +180,26 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
     frame = data.frame[cols].reset_index(drop=True)
     return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
                    selected_features=tuple(names), notes=tuple(notes), details=details)
+
+
+def feature_weights(names, weights, *, top: int | None = None, notes=(), details=None) -> Release:
+    """A release of feature weights instead of records: a frame ``feature, weight, rank`` ordered by
+    rank (1 = the largest weight; ties: the earlier feature first), all features or the ``top`` ones.
+
+    It holds no record, so it has no quasi-identifiers and no target; ``selected_features`` lists the
+    released features by rank. A differentially private method states its ε in ``details`` as usual.
+    """
+    names = [str(n) for n in names]
+    weights = np.asarray(weights, dtype=np.float64)
+    if len(names) != len(weights):
+        raise ValueError("one weight per feature")
+    order = np.lexsort((np.arange(len(weights)), -weights))
+    if top is not None:
+        order = order[: int(top)]
+    frame = pd.DataFrame({"feature": [names[i] for i in order], "weight": weights[order],
+                          "rank": np.arange(1, len(order) + 1, dtype=np.int64)})
+    return Release(FEATURE_WEIGHTS, frame, (), selected_features=tuple(frame["feature"]), notes=tuple(notes),
+                   details=dict(details or {}))
 
 
 def _free_name(base: str, taken: list[str]) -> str:

@@ -27,6 +27,7 @@ from .io import sha256_file
 from .staging import Staging
 from .jobs import Context
 from .recipe import Recipe
+from .release import FEATURE_WEIGHTS
 from .runs import PluginCall, prepare
 from .table import Schema, Table
 
@@ -104,6 +105,13 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
     if checks.get("release") in ("changed", "missing"):
         return Headline("changed", f"The released file {_release_state(checks['release'])}: this report cannot vouch "
                                   f"for it.", [f"The figures below are those recorded when it was exported."] + lines)
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        headline = ("Feature weights, not records: no record was released." + (
+            f" The weights are ε = {_g(budget['epsilon_spent'])}-differentially private." if budget else
+            " The weights make no privacy claim."))
+        return Headline("none", headline, lines + ["The file holds one row per feature (its weight and rank). "
+                                                  "Differential privacy's assumptions are listed below."
+                                                  if budget else "The weights were computed from every record."])
     if not pm.get("name"):
         headline = "No privacy model was chosen: this release makes no privacy claim."
         return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
@@ -151,8 +159,9 @@ def _released(registry, manifest: dict) -> Section:
     out = manifest.get("output", {})
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
+    unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
     facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
-                               f"{_count(out.get('rows'), 'record')}, {_count(len(out.get('columns') or []), 'column')})"),
+                               f"{_count(out.get('rows'), unit)}, {_count(len(out.get('columns') or []), 'column')})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
              ("Privacy model", _model_fact(registry, manifest))]
@@ -163,8 +172,11 @@ def _released(registry, manifest: dict) -> Section:
     target = (manifest.get("roles") or {}).get("target")
     if features is not None and list(features) != [c for c in out.get("columns") or [] if c != target]:
         facts.append(("Features kept", f"{len(features)}: {_names(features)}"))
-    facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
-                  if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
+    if manifest.get("release_kind") == FEATURE_WEIGHTS:
+        facts.append(("Row order", "by rank: one row per feature, no records"))
+    else:
+        facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
+                      if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
     source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
               else Path(inp["path"]).name if inp.get("path") else "not recorded")
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')})"))
@@ -176,6 +188,9 @@ def _released(registry, manifest: dict) -> Section:
 
 def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        return "none applies: the file holds feature weights, not records" + (
+            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else "")
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
     each = _each_verdict(manifest)
@@ -212,9 +227,11 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
     sec.add("table", table, header=header)
     if not before:
         sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
-    elif (before.get("columns") or []) != (after or {}).get("columns"):
+    elif after and (before.get("columns") or []) != after.get("columns"):
         sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
                      "“after” at the columns the release keeps, as released.")
+    if risk.get("after_note"):
+        sec.add("p", f"No “after” figures: {risk['after_note']}.")
     doc.charts["risk"] = risk
     sec.add("chart", "risk", caption="Left: risk before and after (lower is safer; the dashed line is the threshold). "
                                      "Right: how many records share their values with how many others.")
@@ -283,6 +300,9 @@ def _caveats(registry, manifest: dict) -> Section:
         qis = (manifest.get("roles") or {}).get("quasi_identifiers") or []
         items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could know "
                      "other columns of a person, those columns are not protected by it.")
+    elif manifest.get("release_kind") == FEATURE_WEIGHTS:
+        items.append("No record-level privacy model applies: the file holds feature weights, not records. What the "
+                     "weights reveal is limited only by the differential privacy stated below, if any.")
     else:
         items.append("No privacy model was applied: nothing limits what this file reveals about people.")
     items.append("Risk figures assume the attacker knows the person is in the file (the prosecutor model); for "
@@ -440,11 +460,16 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
     checks = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     after = _reload_release(registry, manifest, out, checks)
     original, before = _reload_input(registry, manifest, checks)
+    records = manifest.get("release_kind") != FEATURE_WEIGHTS
+    if not records:  # feature weights: the released file holds no records to assess
+        after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
     fresh = assess(registry, original, before, after, options, ctx)
     view = dict(manifest)
     view["risk"] = _merge(fresh["risk"], recorded_risk, after is not None, before is not None)
     if checks.get("input_note"):
         view["risk"]["before_note"] = checks["input_note"]
+    if not records:
+        view["risk"]["after_note"] = recorded_risk.get("after_note")
     if options.utility:
         view["utility"] = _merge(fresh["utility"], manifest.get("utility") or {}, after is not None, before is not None)
     if math.isclose(options.risk_threshold, recorded_risk.get("threshold", -1)):
@@ -470,7 +495,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
                 PluginCall(pm["name"], pm.get("params") or {})]
             verification = verify_file(registry, path, manifest["output"].get("format") or
                                        registry.preferred("exporter"), models, manifest.get("roles") or {})
-            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + verification.message
+            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
     frame = read_released(registry, manifest["output"].get("format") or registry.preferred("exporter"), path)

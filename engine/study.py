@@ -24,6 +24,7 @@ randomised method) and ``"fixed": true`` (a baseline the sweep does not change, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -41,7 +42,7 @@ from .recipe import Recipe
 from .validate import MAX_SEED, get, get_seed, in_file, read_json_object
 from .runs import PluginCall, RunSpec, execute, metric_names
 
-DEFAULT_MAX_RUNS = 10_000  # a study larger than this is refused unless the user raises the limit
+from .constants import DEFAULT_MAX_RUNS  # noqa: E402  (re-exported: a study larger is refused unless raised)
 
 RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value",
                   "seconds", "error"]
@@ -242,7 +243,12 @@ def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") 
         result = execute(registry, data, spec, ctx, version=version)
     except PrivacyCheckFailed as exc:
         value = float(exc.verdict.value) if exc.verdict is not None else None
-        return Outcome(False, str(exc), value, {m: float("nan") for m in spec.metrics}, float("nan"))
+        metrics, seconds = {m: float("nan") for m in spec.metrics}, float("nan")
+        if registry.get("algorithm", spec.method.name).baseline:  # the reference keeps its utility
+            free = RunSpec(spec.method, (), spec.seed, spec.metrics, spec.recipe, spec.label, spec.setting)
+            reference = execute(registry, data, free, ctx, version=version)
+            metrics, seconds = {k: float(v) for k, v in reference.metrics.items()}, reference.seconds
+        return Outcome(False, str(exc), value, metrics, seconds)
     verdict = result.verdict
     return Outcome(None if verdict is None else bool(verdict.holds),
                    "no privacy model: nothing was checked" if verdict is None else verdict.message,

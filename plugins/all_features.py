@@ -15,6 +15,7 @@ class AllFeatures(Algorithm):
     paper = "000_0106b4def2026c16"
     description = "Releases every non-identifier column unchanged; the baseline every method is compared to."
     accepts = (TABLE, BINARY)
+    baseline = True
     Params = None
 
     def run(self, data, model, params, ctx):

@@ -32,6 +32,8 @@ def _metric_table(results: pd.DataFrame, params) -> tuple[pd.DataFrame, str]:
         raise BadInput(f"the results have no parameter {x!r}")
     keys = ["method", x] if x != "method" else ["method"]
     table = data.groupby(keys, sort=False, dropna=False)["value"].agg(["mean", "std"]).reset_index()
+    fails = (data["holds"] == False) if "holds" in data.columns else pd.Series(False, index=data.index)  # noqa: E712
+    table["fails"] = fails.groupby([data[k] for k in keys], sort=False, dropna=False).any().to_numpy()
     return table, x
 
 
@@ -52,12 +54,15 @@ class MetricBars(Chart):
             sub = table[table["method"] == m]
             means = [sub[sub[x] == v]["mean"].mean() if x != "method" else sub["mean"].mean() for v in xs]
             stds = [sub[sub[x] == v]["std"].mean() if x != "method" else sub["std"].mean() for v in xs]
+            fails = [bool(sub[sub[x] == v]["fails"].any()) if x != "method" else bool(sub["fails"].any()) for v in xs]
             pos = np.arange(len(xs)) + (i - (len(methods) - 1) / 2) * width
             ax.bar(pos, means, width, yerr=np.nan_to_num(stds), label=m, capsize=3)
-            for p, mean in zip(pos, means):
-                if np.isnan(mean):  # the run's release failed its privacy model: say so, not a blank
-                    ax.annotate("fails\nprivacy\nmodel", (p, 0), xytext=(0, 4), textcoords="offset points",
-                                ha="center", va="bottom", fontsize="x-small", color="firebrick")
+            for p, mean, failed in zip(pos, means, fails):
+                if np.isnan(mean) or failed:  # the release fails its privacy model: say so (a baseline keeps
+                    # its figure as the reference, but is never released)
+                    ax.annotate("fails\nprivacy\nmodel", (p, 0 if np.isnan(mean) else mean), xytext=(0, 4),
+                                textcoords="offset points", ha="center", va="bottom", fontsize="x-small",
+                                color="firebrick")
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)

@@ -17,10 +17,13 @@ from veil.engine import (BINARY, Algorithm, BadInput, BinaryMatrix, feature_subs
                          param, partition_of)
 
 
+from .fwell import private_fwell_weights
+from .fwell_core import ranking
 from .fs_common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
                         split_label_counts)
 
 PAPER = "000_0106b4def2026c16"
+SCORES = ("hamdist", "private-fwell")
 
 
 def _constraint(model, matrix):
@@ -88,21 +91,34 @@ class HamDistParams:
                                    "text), or stop (its printed Algorithm 2)")
     skip_zero_score: bool = param(True, help="never select a feature with HamDist 0 (constant columns separate "
                                              "no positive–negative pair)")
+    score: str = param("hamdist", choices=SCORES,
+                       help="the order features are tried in: HamDist({f}) (the paper's), or Private FWELL's "
+                            "ε-differentially private weights (paper 003), so the ranking itself is private")
+    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
+                           help="with score = private-fwell: the privacy budget ε of the ranking")
+    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
+                              help="with score = private-fwell: FWELL's λ (empty: cross-validated on the data, "
+                                   "which the ε claim does not cover)")
 
 
 def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip", skip_zero_score: bool = True,
-                   ctx=None) -> tuple[list[int], np.ndarray]:
-    """Features by HamDist({f}) descending (ties: lower index), each kept when the model allows."""
+                   ctx=None, order=None) -> tuple[list[int], np.ndarray]:
+    """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
+    when the model allows."""
     pos = positive_mask(matrix)
     scores = hamdist_scores(matrix, pos)
-    order = np.lexsort((np.arange(matrix.n_features), -scores))
+    by_score = order is None
+    if by_score:
+        order = np.lexsort((np.arange(matrix.n_features), -scores))
     for i, f in enumerate(order):
         if ctx is not None:  # a feasibility test is a pass over the records: check before each
             ctx.check()
             if i % 64 == 0:
                 ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
         if skip_zero_score and scores[f] <= 0:
-            break  # sorted descending: every later feature scores 0 too
+            if by_score:
+                break  # sorted descending: every later feature scores 0 too
+            continue
         if constraint.feasible(int(f)):
             constraint.add(int(f))
         elif on_violation == "stop":
@@ -119,6 +135,18 @@ class GreedyHamDist(_Selection):
 
     def select(self, matrix, constraint, params, ctx):
         return greedy_hamdist(matrix, constraint, params.on_violation, params.skip_zero_score, ctx)[0]
+
+    def run(self, data, model, params, ctx):
+        if params.score == "hamdist":
+            return super().run(data, model, params, ctx)
+        constraint = _constraint(model, data)
+        weights, _, details = private_fwell_weights(data, float(params.epsilon), params.lam, "lbfgs", model.name,
+                                                    ctx.child(0.0, 0.5))
+        order = [int(f) for f in ranking(weights)]
+        selected = greedy_hamdist(data, constraint, params.on_violation, params.skip_zero_score, ctx.child(0.5, 1.0),
+                                  order)[0]
+        details = {**details, "privacy_value": constraint.value(), "score": "private-fwell"}
+        return _release(data, selected, details, model.name)
 
 
 # -- Greedy-DistCnt (Algorithm 3) ---------------------------------------------------------------------

@@ -76,3 +76,12 @@ def test_pima_with_default_names(veil, datasets_dir, importers, tmp_path):
     m = run(veil, pima, tmp_path / "out", "--target", "col9")
     assert m["output"]["columns"] == [f"col{i}" for i in range(1, 10)]
     assert m["roles"]["target"] == "col9"
+
+
+def test_names_from_a_uci_names_file(veil, headerless, write_file, tmp_path):
+    """Issue 13 item 1: the names of a headerless file from a UCI .names file (the class last)."""
+    names = write_file("numbers.names", "| comment: not a name\n1, 0.\n\na: continuous.\nb: x, y.\n"
+                                        "score: continuous.\n")
+    m = run(veil, headerless, tmp_path / "out", "--names-from", names, "--target", "class")
+    assert m["output"]["columns"] == ["a", "b", "score", "class"]
+    assert veil("inspect", headerless, "--names-from", names, "--names", "a,b,c,d").code == 2

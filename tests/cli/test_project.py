@@ -180,3 +180,17 @@ def test_a_run_without_a_project_records_none(veil, small_csv, tmp_path):
                 "--no-report", "--out", out).code == 0
     assert read_manifest(out)["project"] is None
     assert sorted(p.name for p in all_files(out)) == ["manifest.json", "release.csv"]
+
+
+def test_a_failing_run_does_not_stop_the_others(veil, small_csv, tmp_path):
+    """Issue 13 item 14: every run is run and reported; the exit code says one failed."""
+    failing = {**RUN, "model": {"name": "k-anonymity", "params": {"k": 2}}}
+    guarded = {**RUN, "model": {"name": "k-anonymity", "params": {"k": 1}}, "seed": 4}
+    out = tmp_path / "out"
+    result = veil("run", project_file(tmp_path, small_csv, runs=[RUN, failing, guarded]), "--out", out)
+    assert result.code == 1
+    assert result.out.split() == [str(out / "run-1"), str(out / "run-3")]
+    assert "run 2 (all-features): privacy check failed" in result.err
+    assert "1 of 3 runs failed" in result.err
+    assert read_manifest(out / "run-3")["seed"] == 4
+    assert not (out / "run-2").exists()

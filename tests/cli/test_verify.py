@@ -145,3 +145,10 @@ def test_manifest_with_wrong_types(veil, write_file, broken):
                 "roles": {"quasi_identifiers": ["a"]}}
     manifest[broken] = 1 if broken == "output" else "k-anonymity"
     assert_bad_input(veil("verify", write_file("manifest.json", json.dumps(manifest))))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_verdict_is_said_once(veil, bare, k):
+    """Issue 13 item 15: never "OK: holds: …" or "FAILED: fails: …"."""
+    out = veil("verify", bare, "--model", f"k-anonymity:k={k}", "--quasi", "a,b").out.lower()
+    assert "holds:" not in out and "fails:" not in out

@@ -317,3 +317,13 @@ def test_an_input_read_differently_is_not_compared(tmp_path):
     done = regenerate_report(REGISTRY, out, utility=False)
     assert done.checks["input"].startswith("could not be read again (its columns differ")
     assert done.manifest["risk"]["before"] is None
+
+
+def test_the_recheck_says_holds_once(exported, tmp_path):
+    """Issue 13 item 15: the regenerated report said "holds: holds: the smallest group …"."""
+    copy = tmp_path / "once"
+    shutil.copytree(exported, copy)
+    done = regenerate_report(REGISTRY, copy, utility=False)
+    assert done.checks["recheck"].startswith("holds: ")
+    assert "holds: holds" not in (copy / "report.html").read_text(encoding="utf-8")
+    assert "holds:" not in done.checks["recheck"][len("holds: "):]

@@ -27,7 +27,7 @@ def test_shortcuts(window, action, keys):
 
 def test_menus_and_toolbar(window):
     menus = [a.text() for a in window.menuBar().actions()]
-    assert menus == ["&File", "&Run", "Re&lease", "&View", "&Help"]
+    assert menus == ["&File", "&Edit", "&Run", "Re&lease", "&View", "&Help"]
     assert window.actions.run in window.toolbar.actions() and window.actions.export in window.toolbar.actions()
 
 

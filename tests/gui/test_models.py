@@ -94,9 +94,10 @@ def test_runs_and_results_models(qtmodeltester):
     runs.finish(entry, RunOutcome(True, "holds: smallest group 3", 3.0, {"sfc": 4.0}, 0.2))
     qtmodeltester.check(queue)
     qtmodeltester.check(results)
-    assert results.header == ["run", "method", "k", "seed", "verdict", "sfc", "privacy-value", "seconds"]
-    assert results.data(results.index(0, 4)) == "holds"
-    assert results.data(results.index(0, 4), Qt.ToolTipRole) == "holds: smallest group 3"
+    assert results.header == ["run", "method", "model", "k", "seed", "verdict", "sfc", "privacy-value", "seconds"]
+    assert results.data(results.index(0, 2)) == "k-anonymity"
+    assert results.data(results.index(0, 5)) == "holds"
+    assert results.data(results.index(0, 5), Qt.ToolTipRole) == "holds: smallest group 3"
 
 
 def test_plugins_model_lists_the_registry(qtmodeltester, registry):

@@ -99,7 +99,7 @@ def test_a_sweep_becomes_one_run_per_value(registry, demo):
     planned = config.plan(registry, demo)
     assert [(p.setting["k"], p.spec.seed) for p in planned] == [(2, 7), (2, 8), (5, 7), (5, 8), (10, 7), (10, 8)]
     assert planned[0].spec.model == PluginCall("k-anonymity", {"k": 2}) and planned[0].spec.metrics == ("sfc",)
-    assert planned[1].label == "all-features (k = 2, repeat 2)"
+    assert planned[1].label == "all-features (k-anonymity, k = 2, repeat 2)"
     assert config.describe(planned) == "6 runs: all-features × k ∈ {2, 5, 10} × 2 repeats"
 
 
@@ -170,8 +170,8 @@ def test_results_are_tidy_like_a_study(registry, demo):
     failed = frame[frame["holds"] == False]  # noqa: E712
     assert failed["error"].str.contains("fails").all() and failed[failed.metric == "auc"]["value"].isna().all()
     header, rows = runs.table()
-    assert header == ["run", "method", "k", "seed", "verdict", "auc", "privacy-value", "seconds"]
-    assert rows[0][4].startswith("holds") and rows[1][4].startswith("fails")
+    assert header == ["run", "method", "model", "k", "seed", "verdict", "auc", "privacy-value", "seconds"]
+    assert rows[0][5].startswith("holds") and rows[1][5].startswith("fails")
 
     again = RunsState()
     again.restore(runs.records())
@@ -202,3 +202,37 @@ def test_a_project_keeps_roles_recipe_runs_and_results(registry, dataset, tmp_pa
     loaded = type(project).load(saved)
     assert [r.to_dict() for r in loaded.runs] == [r.to_dict() for r in project.runs]
     assert loaded.recipe.to_dict() == project.recipe.to_dict()
+
+
+def test_runs_with_different_settings_are_never_repeats(registry, demo):
+    """Issue 13 item 7: two batches that differ in a fixed parameter or the model show it in their
+    labels and results, and a chart groups them apart."""
+    runs = RunsState()
+    labels = []
+    for model, k in (("k-anonymity", 5), ("k-anonymity", 8), ("k-ac", 5)):
+        config = ConfigState()
+        config.set_model(model)
+        config.set_params("privacy-model", model, {"k": k}, {})
+        config.select("greedy-hamdist")
+        config.set_params("algorithm", "greedy-hamdist", {}, {})
+        planned = config.plan(registry, demo)
+        labels.append(planned[0].label)
+        _finish(runs, planned[0], value=0.7 + k / 100)
+    assert labels == ["greedy-hamdist (k-anonymity k = 5)", "greedy-hamdist (k-anonymity k = 8)",
+                      "greedy-hamdist (k-ac k = 5)"]
+    frame = runs.results()
+    assert frame.attrs["sweep"] == ["k"]
+    auc = frame[frame.metric == "auc"]
+    assert list(auc["k"]) == [5, 8, 5] and auc["label"].nunique() == 2  # the model tells k-ac apart
+    assert len(auc.groupby(["label", "k"])) == 3  # three bars, nothing averaged
+    header, rows = runs.table()
+    assert [r[header.index("model")] for r in rows] == ["k-anonymity", "k-anonymity", "k-ac"]
+
+
+def test_a_non_default_method_parameter_is_in_the_label(registry, demo):
+    config = ConfigState()
+    config.set_model("k-anonymity")
+    config.select("greedy-hamdist")
+    config.set_params("algorithm", "greedy-hamdist", {"on_violation": "stop", "skip_zero_score": True}, {})
+    label = config.plan(registry, demo)[0].label
+    assert "on_violation = stop" in label and "skip_zero_score" not in label  # a default is not news

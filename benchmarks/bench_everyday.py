@@ -1,0 +1,80 @@
+"""The everyday path (issue 13, items 16 and 17), measured as ratios in one run.
+
+(a) ``veil --help`` against a bare ``python -c pass`` (process start-up included in both);
+(b) ``veil run`` on UCI Adult (32,561 rows), Greedy-HamDist under k-anonymity k = 5, every metric,
+    the release written with its report: the whole export against the method's own time.
+
+Run: ``make benchmark`` or ``.venv/bin/python benchmarks/bench_everyday.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import dataset, markdown_table, median_times  # noqa: E402
+
+pytestmark = pytest.mark.benchmark
+
+
+def startup(repeats: int = 5) -> dict[str, float]:
+    def run(*argv):
+        return lambda: subprocess.run([sys.executable, *argv], check=True, capture_output=True)
+
+    return median_times({"python -c pass": run("-c", "pass"),
+                         "veil --help": run("-m", "veil.desktop", "--help"),
+                         "import pandas": run("-c", "import pandas")}, repeats)
+
+
+def adult_export(out: Path) -> dict[str, float]:
+    """Seconds of each stage of one `veil run` on Adult with its report (memos cleared first)."""
+    from veil.engine import (Context, DataSource, ExportOptions, PluginCall, ReportOptions, RunSpec, execute,
+                             export_release, make_registry, read_column_names)
+    from veil.engine import assessment
+    from veil.plugins import basic_metrics
+
+    assessment._MEMO.clear()
+    basic_metrics._CV_MEMO.clear()
+    folder = dataset("adult")
+    registry = make_registry()
+    started = time.perf_counter()
+    source = DataSource(path=str(folder / "adult.data"), names=read_column_names(folder / "adult.names"),
+                        roles={"class": "target"})
+    data = source.load(registry)
+    read = time.perf_counter()
+    spec = RunSpec(PluginCall.parse("greedy-hamdist"), PluginCall.parse("k-anonymity:k=5"), 0,
+                   tuple(registry.names("metric")))
+    result = execute(registry, data, spec, Context(0))
+    ran = time.perf_counter()
+    export_release(registry, result, out, ExportOptions("csv"), report=ReportOptions(), source=source,
+                   ctx=Context(0))
+    done = time.perf_counter()
+    return {"read": read - started, "method": result.seconds, "metrics": ran - read - result.seconds,
+            "export + report": done - ran, "whole": done - started}
+
+
+def report(help_times, stages) -> str:
+    out = [markdown_table(["command", "median s", "× python -c pass"],
+                          [[k, f"{v:.3f}", f"{v / help_times['python -c pass']:.1f}"] for k, v in help_times.items()])]
+    if stages:
+        out.append(markdown_table(["stage", "s", "× the method"],
+                                  [[k, f"{v:.2f}", f"{v / stages['method']:.1f}"] for k, v in stages.items()]))
+    return "\n\n".join(out)
+
+
+def test_everyday_path(tmp_path):
+    help_times = startup()
+    stages = adult_export(tmp_path / "out") if dataset("adult") else None
+    print("\n" + report(help_times, stages))
+    assert help_times["veil --help"] < help_times["import pandas"]  # the engine is not imported for --help
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        print(report(startup(), adult_export(Path(tmp) / "out") if dataset("adult") else None))

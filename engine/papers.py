@@ -1,0 +1,59 @@
+"""The papers Veil's built-in methods come from, cited as people cite them: authors, title, year.
+
+A plugin's ``paper`` is a key of :data:`PAPERS` (the name of the paper's text in the project's
+research folder) or, for a third-party plugin, the citation itself; :func:`cite` turns either into
+the words a user reads, never a file name or a hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Citation:
+    authors: tuple[str, ...]
+    title: str
+    year: int
+    venue: str = ""
+
+    def short(self) -> str:
+        """``Zhang et al. (2017)``: what a list or a tooltip has room for."""
+        lead = self.authors[0].split()[-1] if self.authors else "Anonymous"
+        others = " et al." if len(self.authors) > 2 else f" and {self.authors[1].split()[-1]}" \
+            if len(self.authors) == 2 else ""
+        return f"{lead}{others} ({self.year})"
+
+    def full(self) -> str:
+        """Authors, “title”, venue, year."""
+        names = ", ".join(self.authors) if self.authors else "authors not named in Veil's copy"
+        venue = f", {self.venue}" if self.venue else ""
+        return f"{names}: “{self.title}”{venue}, {self.year}"
+
+
+PAPERS = {
+    "000_0106b4def2026c16": Citation(
+        ("Baichuan Zhang", "Noman Mohammed", "Vachik S. Dave", "Mohammad Al Hasan"),
+        "Feature Selection for Classification under Anonymity Constraint", 2017, "Transactions on Data Privacy"),
+    "001_f1ec36403a5884c8": Citation(
+        ("Tiancheng Li", "Ninghui Li"), "On the Tradeoff Between Privacy and Utility in Data Publishing", 2009,
+        "KDD"),
+    "002_aa8a8f08b56f3f6d": Citation(
+        (), "PatternKa: Scalable Privacy Algorithm for Sparse High Dimensional Data", 2020),
+    "003_5ee0bd0faa8a52c8": Citation(("Jun Yang", "Yun Li"), "Differentially Private Feature Selection", 2014,
+                                     "IJCNN"),
+    "004_b4cef08cb2ecc722": Citation(
+        ("Yasser Jafer", "Stan Matwin", "Marina Sokolova"),
+        "A Multi-dimensional Privacy-aware Evaluation Function in Automatic Feature Selection", 2017,
+        "Transactions on Data Privacy"),
+}
+
+
+def cite(paper: str | None, full: bool = False) -> str:
+    """How to name ``paper`` to a user ("" for none)."""
+    if not paper:
+        return ""
+    citation = PAPERS.get(paper)
+    if citation is None:
+        return str(paper)  # a third-party plugin's own citation
+    return citation.full() if full else f"{citation.short()}, “{citation.title}”"

@@ -1,0 +1,216 @@
+"""FWELL and Private FWELL (paper 003, SPEC §4): feature weights by local learning, and their
+ε-differentially private release.
+
+A data holder who will not release records may still release *which features matter*. Both methods
+publish a ``feature-weights`` release: every feature (or the ``top`` m) by name, with its weight and
+rank; no record leaves. With a privacy model (k-ac or k-anonymity), they instead release the records
+on features tried in weight order, each kept while the model holds (the feature-selection machinery
+of paper 000, on the data binarised by its default recipe when it is a table): the model covers
+the records, ε covers the order.
+
+The mathematics lives in :mod:`.fwell_core`; the evaluation metric of the paper
+(``weights-accuracy``) in :mod:`.fwell_eval`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
+                         hookimpl, param)
+
+from . import fwell_core as core
+
+PAPER = "003_5ee0bd0faa8a52c8"
+MAX_REPORTED_WEIGHTS = 20_000  # details["weights"] lists every feature up to this many
+
+
+# -- parameters -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FwellParams:
+    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
+                              help="regularisation λ of (1/n)Σ log(1 + exp(−wᵀz)) + (λ/2)‖w‖²; empty = chosen by "
+                                   "5-fold cross-validation from 1e-4, 1e-3, 1e-2, 1e-1, 1")
+    solver: str = param("lbfgs", choices=("lbfgs", "paper-gd"),
+                        help="lbfgs: solved to optimality (gradient below 1e-8); paper-gd: the paper's normalised "
+                             "gradient steps (Algorithm 1, one pass)")
+    top: int | None = param(None, minimum=1,
+                            help="release only the m highest-weighted features (empty: all); with a privacy "
+                                 "model, release the records on at most m features")
+
+
+@dataclass(frozen=True)
+class PrivateFwellParams:
+    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
+                           help="privacy budget ε of the weights: noise ‖b‖ ~ Gamma(d, 2/(nελ))")
+    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
+                              help="regularisation λ (larger λ, less noise, smoother weights); empty = chosen by "
+                                   "cross-validation on the data, which the ε claim does not cover")
+    solver: str = param("lbfgs", choices=("lbfgs", "paper-gd"),
+                        help="lbfgs: the exact minimiser the sensitivity proof needs; paper-gd: the paper's steps "
+                             "(not a minimiser, so the sensitivity bound is not guaranteed)")
+    top: int | None = param(None, minimum=1,
+                            help="release only the m highest-weighted features (empty: all); with a privacy "
+                                 "model, release the records on at most m features")
+
+
+# -- shared steps ---------------------------------------------------------------------------------------
+def _weights(data, lam, solver, ctx) -> core.Weights:
+    ctx.progress(0.0, "FWELL: nearest hits and misses")
+    return core.fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check)
+
+
+def select_in_order(matrix: BinaryMatrix, model, order: list[int], limit: int | None, ctx) -> list[int]:
+    """Features tried in ``order``, each kept while ``model`` holds (at most ``limit``), through the
+    model's incremental selection constraint (k-AC, k-anonymity) as in paper 000."""
+    constraint = model.plugin.selection_constraint(matrix, model.params)
+    for i, f in enumerate(order):
+        if i % 64 == 0:
+            ctx.progress(0.8 + 0.2 * i / max(len(order), 1), f"{len(constraint.selected)} features kept")
+        if limit is not None and len(constraint.selected) >= limit:
+            break
+        if constraint.feasible(int(f)):
+            constraint.add(int(f))
+    return constraint.selected
+
+
+def binary_for_records(data):
+    """Records are released on binary features, as paper 000's selectors release them: a Table is
+    binarised by its default recipe (one-hot, quantile intervals) first."""
+    return Recipe.default_for(data).apply(data) if isinstance(data, Table) else data
+
+
+def _records_release(data, model, w, limit, details, notes, ctx):
+    order = [int(i) for i in core.ranking(w)]
+    chosen = select_in_order(data, model, order, limit, ctx)
+    details = {**details, "selected_indices": chosen}
+    if not chosen:
+        notes = (*notes, f"no feature can be released under {model.name}: the release holds the class only")
+    return feature_subset(data, chosen, notes=tuple(notes), details=details)
+
+
+def _weight_table(names, w) -> dict | None:
+    if len(names) > MAX_REPORTED_WEIGHTS:
+        return None
+    return {str(n): float(v) for n, v in zip(names, w)}
+
+
+# -- FWELL ----------------------------------------------------------------------------------------------
+class Fwell(Algorithm):
+    """FWELL (paper 003, Algorithm 1; SPEC §4): weights minimising the local-margin logistic loss.
+
+    No privacy claim: the weights are computed from every record.
+    """
+
+    name = "fwell"
+    title = "FWELL feature weights"
+    paper = PAPER
+    description = ("Weighs every feature by local learning (nearest hit and miss, logistic loss, L2) and releases "
+                   "the weights and ranking instead of records (paper 003, Algorithm 1). No privacy claim.")
+    accepts = (TABLE, BINARY)
+    needs_labels = True
+    Params = FwellParams
+
+    def run(self, data, model, params, ctx):
+        data = binary_for_records(data) if model is not None else data
+        found = _weights(data, params.lam, params.solver, ctx)
+        sol = found.solution
+        details = {"lambda": found.lam, "lambda_source": "user" if params.lam is not None else "cross-validation",
+                   "lambda_losses": found.lambda_losses, "solver": sol.solver, "objective": sol.objective,
+                   "gradient_norm": sol.gradient_norm, "iterations": sol.iterations, "records": found.n,
+                   "features": len(found.names), "weights": _weight_table(found.names, found.w)}
+        notes = ("FWELL weights computed from every record: this release makes no privacy claim.",)
+        ctx.progress(0.8, "FWELL: release")
+        if model is not None:
+            return _records_release(data, model, found.w, params.top, details, notes, ctx)
+        return feature_weights(found.names, found.w, top=params.top, notes=notes, details=details)
+
+
+# -- Private FWELL --------------------------------------------------------------------------------------
+def noise_source(ctx):
+    """The OS's cryptographic source in release mode; the run's seeded generator in study mode."""
+    return core.SecureSource() if getattr(ctx, "mode", "study") == "release" else core.SeededSource(ctx.rng)
+
+
+def assumptions(lam_from_cv: bool, source, model_name: str | None, solver: str) -> list[str]:
+    """Plain sentences stating what the ε guarantee rests on (SPEC §4's caveat first)."""
+    said = [
+        "The paper's proof assumes each margin z_i depends on record x_i only; here z_i is built from x_i's "
+        "nearest hit and nearest miss, so changing one record can also change the margins of the records whose "
+        "nearest neighbour it was. The ε guarantee is exact for neighbouring margin matrices (one z_i changed), "
+        "not strictly for neighbouring datasets.",
+        "Neighbouring datasets have the same number of records n (public; it sets the noise scale) and differ in "
+        "one record; the weights' sensitivity is 2/(nλ) (objective with λ/2, every ‖z_i‖ ≤ 1).",
+        "Features are scaled to [0, 1] by their minimum and maximum in the data; those bounds are treated as "
+        "public.",
+        "Each run spends ε: several runs on the same data (a sweep, repeats) spend the sum, and choosing one of "
+        "several runs by its utility on the private data is not covered.",
+    ]
+    if solver != "lbfgs":
+        said.append("The weights come from the paper's gradient steps, not from the exact minimiser the "
+                    "sensitivity bound is proved for: the ε claim needs solver = lbfgs.")
+    if lam_from_cv:
+        said.append("λ was not set, so it was chosen by cross-validation on the same data: a non-private choice "
+                    "(set λ in advance for the ε claim to cover everything released).")
+    if isinstance(source, core.SeededSource):
+        said.append("The noise came from the seeded generator (study mode): anyone who knows the seed, which "
+                    "the manifest records, can remove it. Such a release is for studies only, never for "
+                    "publication; `veil run` and the desktop draw from the operating system's secure source.")
+    if model_name is not None:
+        said.append(f"Two guarantees: ε-differential privacy covers only the noisy weights that set the order in "
+                    f"which features were tried; the released records are protected by {model_name} (checked on "
+                    f"the written file), not by differential privacy, and which features were kept also depends "
+                    f"on those non-private {model_name} checks.")
+    return said
+
+
+def private_fwell_weights(data, epsilon: float, lam, solver: str, model_name: str | None, ctx):
+    """(noisy weights, feature names, details) of Private FWELL on ``data``: the one place the noise is
+    drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``."""
+    found = _weights(data, lam, solver, ctx)
+    ctx.progress(0.7, "Private FWELL: noise")
+    source = noise_source(ctx)
+    noisy = core.private_weights(found.w, found.n, epsilon, found.lam, source)
+    said = assumptions(lam is None, source, model_name, solver)
+    details = {"epsilon_spent": epsilon, "assumptions": said, "noise_source": source.name,
+               "context_mode": getattr(ctx, "mode", "study"), "lambda": found.lam,
+               "lambda_source": "user" if lam is not None else "cross-validation (not private)",
+               "sensitivity": 2.0 / (found.n * found.lam), "noise_scale": core.noise_scale(found.n, epsilon, found.lam),
+               "records": found.n, "features": len(found.names), "solver": solver,
+               "weights": _weight_table(found.names, noisy)}
+    return noisy, found.names, details
+
+
+class PrivateFwell(Algorithm):
+    """Private FWELL (paper 003 §III; SPEC §4): FWELL's weights plus noise b with density
+    ∝ exp(−(nελ/2)‖b‖) — ‖b‖ ~ Gamma(d, 2/(nελ)) in a uniform direction — for ε-differential privacy of
+    the weights (under the assumptions in ``release.details["assumptions"]``).
+    """
+
+    name = "private-fwell"
+    title = "Private FWELL (ε-DP feature weights)"
+    paper = PAPER
+    description = ("Releases FWELL's feature weights and ranking with ε-differential privacy (Gamma-norm noise; "
+                   "paper 003). With a privacy model, also the records on features tried in DP-weight order.")
+    accepts = (TABLE, BINARY)
+    needs_labels = True
+    randomised = True
+    Params = PrivateFwellParams
+
+    def run(self, data, model, params, ctx):
+        data = binary_for_records(data) if model is not None else data
+        epsilon = float(params.epsilon)
+        noisy, names, details = private_fwell_weights(data, epsilon, params.lam, params.solver,
+                                                      model.name if model is not None else None, ctx)
+        notes = (f"Private FWELL: the weights are ε = {epsilon:g}-differentially private under the assumptions "
+                 f"listed; noise from the {details['noise_source']}.", *details["assumptions"])
+        if model is not None:
+            return _records_release(data, model, noisy, params.top, details, notes, ctx)
+        return feature_weights(names, noisy, top=params.top, notes=notes, details=details)
+
+
+@hookimpl
+def veil_register_algorithms():
+    return [Fwell, PrivateFwell]

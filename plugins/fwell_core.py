@@ -1,0 +1,347 @@
+"""FWELL and Private FWELL, the mathematics (paper 003, SPEC §4), free of plugin plumbing.
+
+* :func:`feature_matrix` turns a Table or BinaryMatrix into numbers (sparse where the input is);
+  :func:`scale_unit` maps every feature to [0, 1].
+* :func:`margins` finds each record's nearest hit and nearest miss by Manhattan distance (sklearn's
+  chunked brute-force neighbour search, sparse input kept sparse) and returns the rows
+  z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)|, each divided by max(1, ‖z_i‖₂) so ‖z_i‖ ≤ 1.
+* :func:`objective` is (1/n) Σ log(1 + exp(−wᵀz_i)) + (λ/2)‖w‖² with its gradient; :func:`solve_lbfgs`
+  minimises it to a gradient norm below 1e-8, :func:`solve_paper_gd` takes the paper's normalised
+  gradient steps (Algorithm 1).
+* :func:`gamma_noise` draws b with density ∝ exp(−(nελ/2)‖b‖): ‖b‖ ~ Gamma(d, 2/(nελ)), uniform
+  direction, from a seeded generator or from the operating system's cryptographic source.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import expit, gammaincinv, ndtri
+from sklearn.metrics import pairwise_distances_chunked
+from threadpoolctl import threadpool_limits
+
+from veil.engine import BadInput, BinaryMatrix, Kind, Table
+
+GRADIENT_TOLERANCE = 1e-8
+LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+WORKING_MEMORY_MB = 256  # distance rows computed at once
+SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
+
+
+# -- data -----------------------------------------------------------------------------------------------
+def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndarray]:
+    """(X, feature names, labels) of a BinaryMatrix (sparse) or a Table (numeric and 0/1 columns as
+    they are, categorical and text-valued binary ones one-hot as ``column=value``; identifiers, dates,
+    item sets and the target left out)."""
+    if isinstance(data, BinaryMatrix):
+        if data.labels is None:
+            raise BadInput("FWELL needs class labels; mark a target column")
+        return data.to_sparse().tocsr().astype(np.float64), list(data.feature_names), np.asarray(data.labels)
+    assert isinstance(data, Table)
+    target = data.schema.target
+    if target is None:
+        raise BadInput("FWELL needs class labels; mark a target column")
+    parts, names = [], []
+    for name in data.released_columns():
+        if name == target:
+            continue
+        col = data.schema[name]
+        series = data.frame[name]
+        numeric = pd.to_numeric(series, errors="coerce")
+        if col.kind is Kind.NUMERIC or (col.kind is Kind.BINARY and numeric.notna().sum() == series.notna().sum()):
+            parts.append(numeric.to_numpy(dtype=float)[:, None])
+            names.append(name)
+        elif col.kind in (Kind.CATEGORICAL, Kind.BINARY):
+            dummies = pd.get_dummies(series.astype("string"), prefix=name, prefix_sep="=", dtype=float)
+            parts.append(dummies.to_numpy())
+            names.extend(dummies.columns)
+    if not parts:
+        raise BadInput("FWELL needs at least one numeric, binary or categorical feature besides the target")
+    x = np.hstack(parts)
+    if np.isnan(x).any():
+        raise BadInput("FWELL cannot weigh features with missing values; drop or fill them first")
+    return x, [str(n) for n in names], data.labels()
+
+
+def scale_unit(x):
+    """Every feature mapped to [0, 1] by its minimum and maximum (a constant feature becomes 0)."""
+    x = x.toarray() if sp.issparse(x) else np.asarray(x, dtype=np.float64)
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (x - lo) / span
+
+
+def scale_span(x):
+    """Every feature divided by its span (maximum − minimum; 1 for a constant feature).
+
+    Manhattan distances and the margins z are differences of values, unchanged when a feature is
+    shifted, so on them this equals scaling to [0, 1], and sparse data stays sparse. Dense data that
+    is mostly zeros (text counts) is made sparse: sklearn's sparse Manhattan distance is far faster.
+    """
+    if sp.issparse(x):
+        x = sp.csr_matrix(x, dtype=np.float64)
+        lo = x.min(axis=0).toarray().ravel()
+        hi = x.max(axis=0).toarray().ravel()
+    else:
+        x = np.asarray(x, dtype=np.float64)
+        lo, hi = x.min(axis=0), x.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    if sp.issparse(x):
+        out = sp.csr_matrix(x @ sp.diags(1.0 / span))
+        out.sum_duplicates()
+        out.sort_indices()
+        return out
+    scaled = x / span
+    if scaled.size and np.count_nonzero(scaled) < SPARSE_BELOW * scaled.size:
+        return sp.csr_matrix(scaled)
+    return scaled
+
+
+def check_labels(y: np.ndarray) -> np.ndarray:
+    """Class codes 0…c−1; every class needs two records (a nearest hit) and there must be two classes."""
+    if pd.isna(pd.Series(y)).any():
+        raise BadInput("the target column has missing values; drop or fill those records first")
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise BadInput(f"FWELL needs at least two classes in the target, found {len(classes)}")
+    counts = np.bincount(codes)
+    if counts.min() < 2:
+        raise BadInput(f"class {classes[int(np.argmin(counts))]!r} has a single record: FWELL needs a nearest "
+                       f"record of the same class for every record")
+    return codes
+
+
+# -- nearest hit and miss ------------------------------------------------------------------------------
+def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.ndarray]:
+    """For every record, the index of its nearest hit (same class, itself excluded) and nearest miss
+    (any other class), by Manhattan distance.
+
+    sklearn's brute-force neighbour search (the one ``NearestNeighbors(metric="manhattan")`` runs on
+    high-dimensional data), in row chunks so memory stays bounded; sparse input stays sparse. Ties go
+    to the lower index: distances equal to 9 decimals count as equal, so dense and sparse input, whose
+    sums round differently, find the same neighbours.
+    """
+    n = len(codes)
+    hit = np.empty(n, dtype=np.int64)
+    miss = np.empty(n, dtype=np.int64)
+    start = 0
+    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=WORKING_MEMORY_MB):
+        if check is not None:
+            check()
+        rows = np.arange(start, start + len(chunk))
+        d = np.round(chunk, 9)
+        same = codes[rows][:, None] == codes[None, :]
+        d_hit = np.where(same, d, np.inf)
+        d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
+        hit[rows] = d_hit.argmin(axis=1)
+        miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
+        start += len(chunk)
+    return hit, miss
+
+
+def margins(x, codes: np.ndarray, check=None) -> np.ndarray:
+    """z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)| on the features scaled to [0, 1], each row divided by
+    max(1, ‖z_i‖₂) (dense n × d). ``x`` is the unscaled feature matrix (dense or sparse)."""
+    x = scale_span(x)
+    hit, miss = nearest_hit_miss(x, codes, check)
+    if sp.issparse(x):
+        z = (abs(x - x[miss]) - abs(x - x[hit])).toarray()
+    else:
+        z = np.abs(x - x[miss]) - np.abs(x - x[hit])
+    return normalise_rows(z)
+
+
+def normalise_rows(z: np.ndarray) -> np.ndarray:
+    """Each row divided by max(1, its Euclidean norm): afterwards every ‖z_i‖ ≤ 1."""
+    norms = np.linalg.norm(z, axis=1)
+    return z / np.maximum(1.0, norms)[:, None]
+
+
+# -- the objective and its solvers ---------------------------------------------------------------------
+def objective(w: np.ndarray, z: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
+    """(1/n) Σ log(1 + exp(−wᵀz_i)) + (λ/2)‖w‖² and its gradient."""
+    margin = z @ w
+    value = np.logaddexp(0.0, -margin).mean() + 0.5 * lam * float(w @ w)
+    grad = -(z.T @ expit(-margin)) / len(z) + lam * w
+    return float(value), grad
+
+
+@dataclass(frozen=True)
+class Solution:
+    w: np.ndarray
+    objective: float
+    gradient_norm: float
+    iterations: int
+    solver: str
+
+
+def solve_lbfgs(z: np.ndarray, lam: float, w0: np.ndarray | None = None) -> Solution:
+    """L-BFGS to a gradient norm below 1e-8; a few Newton steps (Hessian-vector products, conjugate
+    gradients) finish the job when L-BFGS's line search stalls first on a flat, badly scaled problem."""
+    d = z.shape[1]
+    w = np.zeros(d) if w0 is None else np.asarray(w0, dtype=float)
+    # L-BFGS-B calls BLAS on tiny vectors thousands of times; threaded BLAS on a busy machine turns each
+    # call into milliseconds of thread wake-ups, so it runs single-threaded
+    with threadpool_limits(1, user_api="blas"):
+        res = minimize(objective, w, args=(z, lam), jac=True, method="L-BFGS-B",
+                       options={"gtol": GRADIENT_TOLERANCE / 10, "ftol": 0.0, "maxiter": 20_000, "maxcor": 20})
+    w, iterations = res.x, int(res.nit)
+    value, grad = objective(w, z, lam)
+    for _ in range(50):
+        if np.linalg.norm(grad) < GRADIENT_TOLERANCE:
+            break
+        w = w + newton_step(w, z, lam, grad)
+        value, grad = objective(w, z, lam)
+        iterations += 1
+    return Solution(w, value, float(np.linalg.norm(grad)), iterations, "lbfgs")
+
+
+def newton_step(w: np.ndarray, z: np.ndarray, lam: float, grad: np.ndarray) -> np.ndarray:
+    """Solve H s = −g by conjugate gradients, H = (1/n) Zᵀ diag(σ(1−σ)) Z + λI (positive definite)."""
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    p = expit(z @ w)
+    weight = p * (1 - p) / len(z)
+    d = len(w)
+    hess = LinearOperator((d, d), matvec=lambda v: z.T @ (weight * (z @ v)) + lam * v, dtype=float)
+    step, _ = cg(hess, -grad, rtol=1e-12, maxiter=10 * d)
+    return step
+
+
+def solve_paper_gd(z: np.ndarray, lam: float, epochs: int = 1) -> Solution:
+    """Algorithm 1 as printed: w = (1, …, 1); for each record i, ∇ = (1/n)∂ℓ(wᵀz_i)/∂w + λw and
+    w ← w − ∇/‖∇‖₂ (a step of length one); ``epochs`` passes over the records."""
+    n, d = z.shape
+    w = np.ones(d)
+    for _ in range(epochs):
+        for i in range(n):
+            zi = z[i]
+            grad = -zi * expit(-(zi @ w)) / n + lam * w
+            norm = np.linalg.norm(grad)
+            if norm > 0:
+                w = w - grad / norm
+    value, grad = objective(w, z, lam)
+    return Solution(w, value, float(np.linalg.norm(grad)), epochs * n, "paper-gd")
+
+
+def solve(z: np.ndarray, lam: float, solver: str = "lbfgs") -> Solution:
+    if solver == "lbfgs":
+        return solve_lbfgs(z, lam)
+    if solver == "paper-gd":
+        return solve_paper_gd(z, lam)
+    raise BadInput(f"unknown solver {solver!r}; choose lbfgs or paper-gd")
+
+
+def choose_lambda(z: np.ndarray, codes: np.ndarray, grid=LAMBDA_GRID, folds: int = 5, seed: int = 0,
+                  check=None) -> tuple[float, dict]:
+    """λ from ``grid`` with the smallest mean held-out logistic loss of the margins, by stratified
+    cross-validation over the rows of z (ties: the larger λ, the smaller sensitivity)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = max(2, min(folds, int(np.bincount(codes).min())))
+    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    losses = {}
+    for lam in grid:
+        total = 0.0
+        for train, test in split.split(z, codes):
+            if check is not None:
+                check()
+            w = solve_lbfgs(z[train], lam).w
+            total += float(np.logaddexp(0.0, -(z[test] @ w)).mean())
+        losses[float(lam)] = total / folds
+    best = min(losses.items(), key=lambda kv: (round(kv[1], 12), -kv[0]))[0]
+    return best, losses
+
+
+@dataclass(frozen=True)
+class Weights:
+    """FWELL's result on one dataset."""
+
+    names: list[str]
+    w: np.ndarray
+    lam: float
+    solution: Solution
+    n: int
+    lambda_losses: dict | None = None
+
+
+def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None) -> Weights:
+    """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target)."""
+    x, names, y = feature_matrix(data)
+    codes = check_labels(y)
+    z = margins(x, codes, check)
+    losses = None
+    if lam is None:
+        lam, losses = choose_lambda(z, codes, seed=seed, check=check)
+    sol = solve(z, float(lam), solver)
+    return Weights(names, sol.w, float(lam), sol, len(codes), losses)
+
+
+def fwell_arrays(x, y, lam: float, solver: str = "lbfgs") -> np.ndarray:
+    """FWELL's weights of a feature matrix and labels (for the evaluation's training folds)."""
+    codes = check_labels(np.asarray(y))
+    return solve(margins(x, codes), lam, solver).w
+
+
+# -- noise ---------------------------------------------------------------------------------------------
+def noise_scale(n: int, epsilon: float, lam: float) -> float:
+    """Scale of the Gamma law of ‖b‖: 2/(nελ), i.e. the sensitivity 2/(nλ) over ε."""
+    return 2.0 / (n * epsilon * lam)
+
+
+class SecureSource:
+    """Random numbers from the operating system's cryptographic source (``os.urandom``), turned into
+    uniforms on (0, 1) with 53 random bits each, and into normal and Gamma variates by inverting
+    their distribution functions. Nothing about it can be replayed from a seed."""
+
+    name = "os.urandom (cryptographically secure; not reproducible)"
+
+    def uniform(self, size: int) -> np.ndarray:
+        bits = np.frombuffer(os.urandom(8 * size), dtype=np.uint64) >> np.uint64(11)
+        return (bits.astype(np.float64) + 0.5) * 2.0 ** -53
+
+    def standard_normal(self, size: int) -> np.ndarray:
+        return ndtri(self.uniform(size))
+
+    def gamma(self, shape: float, scale: float) -> float:
+        return float(gammaincinv(shape, self.uniform(1)[0]) * scale)
+
+
+class SeededSource:
+    """The run's seeded generator: the same seed gives the same noise (studies, tests)."""
+
+    name = "seeded generator (study mode: reproducible from the seed, so not a private release)"
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def standard_normal(self, size: int) -> np.ndarray:
+        return self.rng.standard_normal(size)
+
+    def gamma(self, shape: float, scale: float) -> float:
+        return float(self.rng.gamma(shape, scale))
+
+
+def gamma_noise(d: int, scale: float, source) -> np.ndarray:
+    """b with density ∝ exp(−‖b‖/scale) in ℝ^d: ‖b‖ ~ Gamma(d, scale) and a uniform direction."""
+    direction = source.standard_normal(d)
+    norm = np.linalg.norm(direction)
+    while norm == 0:  # probability zero; never loop on it in practice
+        direction = source.standard_normal(d)
+        norm = np.linalg.norm(direction)
+    return source.gamma(d, scale) * direction / norm
+
+
+def private_weights(w: np.ndarray, n: int, epsilon: float, lam: float, source) -> np.ndarray:
+    """w + b, b drawn for ε-differential privacy of weights with sensitivity 2/(nλ)."""
+    return w + gamma_noise(len(w), noise_scale(n, epsilon, lam), source)
+
+
+def ranking(w: np.ndarray) -> np.ndarray:
+    """Feature indices by weight descending (ties: lower index first)."""
+    return np.lexsort((np.arange(len(w)), -np.asarray(w)))

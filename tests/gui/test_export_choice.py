@@ -1,0 +1,35 @@
+"""Issue 13 item 11: Export preselects the run clicked in the results table (a click on any cell),
+also after more results arrive, and its progress says what it is doing."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+
+def test_export_preselects_the_clicked_run_and_reports_its_steps(demo_window, qtbot, tmp_path):
+    window = demo_window
+    window.config_panel.choose("k-anonymity", ["greedy-hamdist"], sweep={"k": "3, 5, 8"}, metrics=["sfc"])
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.run()
+    view, results = window.runs_panel.results_view, window.runs_panel.results_model
+    assert results.rowCount() == 3
+    cell = results.index(1, 2)
+    qtbot.mouseClick(view.viewport(), Qt.LeftButton, pos=view.visualRect(cell).center())
+    dialog = window.actions.export_release(None)  # Release ▸ Export, Ctrl+E
+    assert dialog.run_id() == results.run_id(1)
+    dialog.close()
+
+    window.config_panel.choose("k-anonymity", ["greedy-hamdist"], sweep={"k": "10"}, metrics=["sfc"])
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.run()
+    assert window.runs_panel.selected_run() == results.run_id(1)  # new results do not move the choice
+
+    steps = []
+    window.controller.export_progress.connect(lambda f, m: steps.append(m))
+    dialog = window.actions.export_release(None)
+    dialog.folder.setText(str(tmp_path / "release"))
+    with qtbot.waitSignal(window.controller.exported, timeout=120_000) as blocker:
+        dialog.accept()
+    assert blocker.args[0].manifest["privacy_model"]["params"] == {"k": 5}
+    assert any("report" in m for m in steps) and any("verifying" in m for m in steps)
+    window.actions.message_box.close()

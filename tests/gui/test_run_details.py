@@ -1,0 +1,78 @@
+"""Issue 13 items 8, 9 and 10: Details… for every run, the no-privacy baseline keeps its utility
+when it fails the model, and a sweep with several failures says so once, without a traceback."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from veil.engine import TABLE, Algorithm, hookimpl, make_registry
+
+from .helpers import load_demo_into, open_window
+
+
+class Boom(Algorithm):
+    name = "boom-test"
+    title = "Boom (test)"
+    accepts = (TABLE,)
+
+    def run(self, data, model, params, ctx):
+        raise RuntimeError("the boom plugin exploded")
+
+
+class _Plugins:
+    @staticmethod
+    @hookimpl
+    def veil_register_algorithms():
+        return [Boom]
+
+
+@pytest.fixture
+def window(qtbot):
+    w = open_window(qtbot, make_registry(modules=[_Plugins]))
+    load_demo_into(w, qtbot)
+    yield w
+    w.close()
+
+
+def run_batch(window, qtbot, model, methods, sweep=None):
+    window.config_panel.choose(model, methods, sweep=sweep or {}, metrics=["sfc", "min-group-size"])
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.run()
+
+
+def test_details_of_a_run_that_holds(window, qtbot):
+    run_batch(window, qtbot, "k-anonymity", ["greedy-hamdist"])
+    panel = window.runs_panel
+    panel.queue_view.selectRow(0)
+    assert panel.details.isEnabled()
+    panel.details.click()
+    text = window.last_details.text.toPlainText()
+    assert "Verdict: holds" in text and "Released: " in text and "the smallest: " in text
+    assert "sfc: " in text and "min-group-size: " in text and "Method time: " in text
+    window.last_details.close()
+
+
+def test_the_baseline_keeps_its_utility_when_it_fails_the_model(window, qtbot):
+    run_batch(window, qtbot, "k-anonymity", ["all-features"])
+    entry = window.controller.runs.entries[0]
+    assert entry.outcome.holds is False and entry.outcome.result is None  # never exportable
+    assert entry.outcome.metrics["sfc"] > 0 and not math.isnan(entry.outcome.metrics["min-group-size"])
+    frame = window.controller.runs.results()
+    assert not frame[frame.metric == "sfc"]["value"].isna().any()
+    window.last_error and window.last_error.close()
+
+
+def test_several_failures_make_one_summary_without_a_traceback(window, qtbot):
+    errors = []
+    window.controller.error.connect(lambda *args: errors.append(args))
+    window.config_panel.choose(None, ["boom-test", "all-features"], metrics=["sfc"])
+    window.controller.config.set_seed(0, 3)
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.run()
+    assert len(errors) == 1  # one box for three failures, not three
+    title, message, details = errors[0]
+    assert title == "3 of 6 runs failed" and message.count("exploded") == 3
+    assert "Traceback" not in details and "veil-error-" in details
+    window.last_error.close()
