@@ -10,10 +10,6 @@ from typing import TYPE_CHECKING
 
 # public name -> (module of the engine, name in that module)
 _EXPORTS = {
-    "Longest": ("longest", "Longest"),
-    "MiningLimit": ("longest", "MiningLimit"),
-    "longest_itemsets": ("longest", "longest_itemsets"),
-    "power_law_sets": ("synthetic", "power_law_sets"),
     "BinaryMatrix": ("binary", "BinaryMatrix"),
     "Feature": ("binary", "Feature"),
     "pack_rows": ("binary", "pack_rows"),
@@ -33,6 +29,9 @@ _EXPORTS = {
     "inspect_report": ("inspect", "inspect_report"),
     "have_pyfim": ("mining", "have_pyfim"),
     "mine": ("mining", "mine"),
+    "Longest": ("longest", "Longest"),
+    "MiningLimit": ("longest", "MiningLimit"),
+    "longest_itemsets": ("longest", "longest_itemsets"),
     "and_popcount": ("kernels", "and_popcount"),
     "support_counts": ("kernels", "support_counts"),
     "ImportOptions": ("io", "ImportOptions"),
@@ -114,6 +113,7 @@ _EXPORTS = {
     "provenance_of": ("data", "provenance_of"),
     "table_to_items": ("data", "table_to_items"),
     "target_name": ("data", "target_name"),
+    "power_law_sets": ("synthetic", "power_law_sets"),
     "draw_chart": ("charts", "draw"),
     "mark_runs": ("charts", "mark_runs"),
     "orientations": ("charts", "orientations"),
@@ -206,6 +206,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .hookspecs import hookimpl  # noqa: F401
     from .inspect import inspect_report  # noqa: F401
     from .mining import have_pyfim, mine  # noqa: F401
+    from .longest import Longest, MiningLimit, longest_itemsets  # noqa: F401
+    from .synthetic import power_law_sets  # noqa: F401
     from .kernels import and_popcount, support_counts  # noqa: F401
     from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic  # noqa: F401
     from .jobs import CancelToken, Context  # noqa: F401

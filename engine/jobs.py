@@ -119,6 +119,11 @@ class Context:
         miner) stops itself. Returns a function that unregisters it."""
         return self.token.on_cancel(fn)
 
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
+        miner) stops itself. Returns a function that unregisters it."""
+        return self.token.on_cancel(fn)
+
     def check(self) -> None:
         """Raise :class:`Cancelled` if the run was asked to stop."""
         if self.token.cancelled:

@@ -41,6 +41,7 @@ from veil.engine import (GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, 
                          Metric, PrivacyModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
+EXECUTORS = ("local", "spark")
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,13 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
                      bitset_update: bool = True, max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
-                     progress: Callable[[float, str], None] | None = None) -> Grouping:
-    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches."""
+                     progress: Callable[[float, str], None] | None = None,
+                     miner: Callable[[np.ndarray, int, int], Longest] | None = None) -> Grouping:
+    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches.
+
+    ``miner(rows, k, r)``, when given, finds the r longest closed patterns of those records in place
+    of the in-process miner (exactly as :func:`longest_itemsets` would: same patterns, same order,
+    same ``cut``); the distributed miner of :mod:`.patternka_spark` is one."""
     if pattern_selection not in SELECTIONS:
         raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
     n = sets.n_rows
@@ -123,7 +129,10 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
         size = r
         while True:
             state["minings"] += 1
-            found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check)
+            if miner is None:
+                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check)
+            else:
+                found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
             if pattern_selection == "random" and ties_cut:
                 size *= 2  # every longest pattern is needed to draw among them
@@ -322,6 +331,13 @@ class PatternKaParams:
     cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings")
     max_seconds: float = param(3600.0, minimum=1.0,
                                help="stop a pattern search that runs longer than this, with a message")
+    executor: str = param("local", choices=EXECUTORS, sweepable=False,
+                          help="where the longest patterns are mined: this process (the default, and the faster "
+                               "wherever the data fits) or Apache Spark (Algorithm 5, for data one machine cannot "
+                               "hold; needs veil[spark] and Java 17). The grouping is the same.")
+    spark_master: str = param("local[*]", sweepable=False,
+                              help="the Spark master URL when the executor is spark: local[*] (this machine's "
+                                   "cores), local[N], spark://host:7077, yarn …")
 
 
 def grouped_sets_release(sets: SetValued, grouping: Grouping, *, details=None, notes=()) -> Release:
@@ -349,12 +365,19 @@ class PatternKa(Algorithm):
 
     def run(self, data, model, params, ctx):
         k = model.params.k
-        grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
-                                    cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                    check=ctx.check, progress=ctx.progress)
+        if params.executor == "spark":  # pyspark is imported only here, when the user picks Spark
+            from .patternka_spark import spark_patternka_groups
+
+            grouping = spark_patternka_groups(data, k, master=params.spark_master,
+                                              pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
+                                              cache_size=params.cache_size, max_seconds=params.max_seconds, ctx=ctx)
+        else:
+            grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
+                                        cache_size=params.cache_size, max_seconds=params.max_seconds,
+                                        check=ctx.check, progress=ctx.progress)
         loss = information_loss(data, grouping.groups, grouping.centres)
         names = data.item_names
-        details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings,
+        details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings, "executor": params.executor,
                    "largest_patterns": [[names[j] for j in p] for p in grouping.patterns[:10]]}
         notes = ["every item is a quasi-identifier; each record is published as its group's centre"]
         if data.labels is not None:
