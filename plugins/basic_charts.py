@@ -139,12 +139,18 @@ def _better(choice: str, metric: str, results) -> bool:
     return bool(declared[metric])
 
 
-SETTING_SKIP = {"run", "label", "method", "model", "repeat", "seed", "holds", "metric", "value", "seconds", "error"}
+SETTING_SKIP = {"run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value", "seconds",
+                "error"}
 
 
 def _setting(row, keys) -> str:
     parts = [f"{k}={_short(row[k])}" for k in keys if k in row and pd.notna(row[k]) and row[k] != ""]
     return ", ".join(parts)
+
+
+def _failed(holds) -> bool:
+    """Whether a run's ``holds`` says its release failed its model (None or NaN: no model, not a failure)."""
+    return holds is not None and not pd.isna(holds) and not bool(holds)
 
 
 def _short(v) -> str:
@@ -178,17 +184,26 @@ class PrivacyUtility(Chart):
         if wide.empty:
             raise BadInput(f"no run has both {x} and {y}")
         pts = wide[[x, y]].to_numpy(dtype=float)
+        holds = results.drop_duplicates("run").set_index("run")["holds"] if "holds" in results.columns else None
+        fails = np.array([holds is not None and _failed(holds.get(r)) for r in wide["run"]], dtype=bool)
         front = np.zeros(len(wide), dtype=bool)
-        front[efficient_frontier(pts, maximise)] = True
+        ok = np.flatnonzero(~fails)  # a release that fails its model can never be chosen: not on the frontier
+        if len(ok):
+            front[ok[efficient_frontier(pts[ok], maximise)]] = True
         ax = figure.add_subplot()
-        grey = ax.scatter(pts[~front, 0], pts[~front, 1], color="#b0b0b0", alpha=0.7, label="dominated")
-        mark_runs(figure, grey, wide.loc[~front, "run"])
+        dominated = ~front & ~fails
+        grey = ax.scatter(pts[dominated, 0], pts[dominated, 1], color="#b0b0b0", alpha=0.7, label="dominated")
+        mark_runs(figure, grey, wide.loc[dominated, "run"])
+        if fails.any():
+            failed = ax.scatter(pts[fails, 0], pts[fails, 1], facecolor="none", edgecolor="#c5221f", marker="X",
+                                label="fails its privacy model")
+            mark_runs(figure, failed, wide.loc[fails, "run"])
         for m in dict.fromkeys(wide["method"]):
             on = front & (wide["method"] == m).to_numpy()
             if on.any():
                 dots = ax.scatter(pts[on, 0], pts[on, 1], label=m, zorder=3, edgecolor="black", linewidth=0.5)
                 mark_runs(figure, dots, wide.loc[on, "run"])
-        fp = pts[front][np.argsort(pts[front][:, 0])]
+        fp = pts[front][np.argsort(pts[front][:, 0])] if front.any() else np.zeros((0, 2))
         ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
         if params.labels:
             for i in np.flatnonzero(front):

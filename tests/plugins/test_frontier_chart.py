@@ -58,3 +58,15 @@ def test_an_undeclared_orientation_asks_the_user():
                                                         "privacy_better": "higher"}),
                _results([(1, 2), (2, 2)], metrics=("mystery", "uloss")), figure)
     assert [runs for _, runs in figure.veil_runs] == [[0], [1]]
+
+
+def test_runs_that_fail_their_model_are_never_on_the_frontier():
+    registry = make_registry()
+    results = _results([(0.1, 0.1), (0.2, 0.2), (0.0, 0.0)])
+    results.loc[results["run"] == 2, "holds"] = False  # the best point fails its model: it cannot be chosen
+    results["settings"] = '{"a long": "json"}'
+    figure = Figure()
+    draw_chart(registry, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}), results, figure)
+    tagged = [runs for _, runs in figure.veil_runs]
+    assert tagged == [[1], [2], [0]]  # dominated; failing (its own marker); the frontier
+    assert {t.get_text() for t in figure.axes[0].texts} == {"k=0"}  # settings JSON never labels a point
