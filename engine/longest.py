@@ -42,9 +42,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import BadInput
+from .mining import TARGETS as MINING_TARGETS
 
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
-TARGETS = ("closed", "maximal")
+CLOSED, MAXIMAL = MINING_TARGETS[1:]  # the mining targets this search serves (engine/mining.py)
+TARGETS = (CLOSED, MAXIMAL)
 
 
 class MiningLimit(BadInput):
@@ -99,7 +101,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
         Absolute support k ≥ 1.
     r : int
         How many patterns to keep (longest first, ties by the smallest item list).
-    target : "closed" or "maximal"
+    target : CLOSED or MAXIMAL (one of TARGETS)
     rows : int array, optional
         Mine only these records.
     max_seconds, max_nodes : optional limits; reaching one raises :class:`MiningLimit`.
@@ -114,7 +116,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
     m = _as_csr(data)
     if rows is not None:
         m = m[np.asarray(rows, dtype=np.int64)]
-    search = _Search(min_support, r, target == "maximal", max_seconds, max_nodes, check)
+    search = _Search(min_support, r, target == MAXIMAL, max_seconds, max_nodes, check)
     n_items = m.shape[1]
     search.run(m, np.arange(n_items, dtype=np.int64))
     full = len(search.best) == r

@@ -55,7 +55,7 @@ class RunSpec:
 
     ``models`` are the privacy models the release must all satisfy (none, one, or several
     combined). The second positional argument (or ``model=``) takes one PluginCall, None or a
-    sequence of them, so ``RunSpec(method, PluginCall("k-anonymity", {"k": 5}))`` still reads as
+    sequence of them, so ``RunSpec(method, PluginCall(model_name, {"k": 5}))`` still reads as
     before; :attr:`model` is the first model (or None).
     """
 
