@@ -73,6 +73,7 @@ _EXPORTS = {
     "Metric": ("plugin", "Metric"),
     "Plugin": ("plugin", "Plugin"),
     "PrivacyModel": ("plugin", "PrivacyModel"),
+    "GroupSizeModel": ("plugin", "GroupSizeModel"),
     "Recipe": ("recipe", "Recipe"),
     "Step": ("recipe", "Step"),
     "binarise": ("recipe", "binarise"),
@@ -214,7 +215,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .noise import NOISE_SOURCES, SECURE, SEEDED, Noise, SecureNoise, SeededNoise  # noqa: F401
     from .executors import Executor, InProcessExecutor, executor_names, make_executor, register_executor  # noqa: F401
     from .params import ParamSpec, param, param_specs, params_to_dict, parse_params, parse_spec  # noqa: F401
-    from .plugin import BINARY, CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel  # noqa: F401
+    from .plugin import BINARY, CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, SETS, TABLE, TRANSACTIONS, Algorithm, Chart, Exporter, Importer, Metric, Plugin, PrivacyModel, GroupSizeModel  # noqa: F401
     from .recipe import Recipe, Step, binarise  # noqa: F401
     from .registry import PluginFailure, Registry, make_registry  # noqa: F401
     from .release import BUCKETISED_TABLE, FEATURE_SUBSET, FEATURE_WEIGHTS, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights, verdict_from_groups  # noqa: F401

@@ -188,6 +188,27 @@ EXPENSIVE = "expensive"
 METRIC_SAMPLE_ROWS = 100_000  # an expensive metric of a larger input runs on a seeded sample of this many records
 
 
+
+class GroupSizeModel(PrivacyModel):
+    """A model whose every group must hold at least ``params.k`` records (k-anonymity, relational or
+    set-valued). Subclasses declare ``Params`` with a ``k`` and word their own ``summary``."""
+
+    judges_groups = True
+    measure = "group size"
+
+    def check(self, release, params):
+        from .errors import BadInput
+
+        if params.k > release.n_rows:
+            raise BadInput(f"k = {params.k} is larger than the number of records ({release.n_rows})")
+        return super().check(release, params)
+
+    def check_groups(self, view, params):
+        from .groups import GroupVerdict
+
+        sizes = view.sizes
+        return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
+
 class Metric(Plugin):
     """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from veil.engine import BadInput, GroupVerdict, KAnonymityConstraint, PrivacyModel, hookimpl, param
+from veil.engine import BadInput, GroupSizeModel, KAnonymityConstraint, hookimpl, param
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class KParams:
     k: int = param(5, minimum=1, help="smallest allowed size of a group of indistinguishable records")
 
 
-class KAnonymity(PrivacyModel):
+class KAnonymity(GroupSizeModel):
     name = "k-anonymity"
     title = "k-anonymity"
     paper = "000_0106b4def2026c16"
@@ -25,19 +25,6 @@ class KAnonymity(PrivacyModel):
     caveats = ("k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
                "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
                "t-closeness protect sensitive columns.",)
-
-    judges_groups = True
-    measure = "group size"
-
-    def check(self, release, params):
-        n = release.n_rows
-        if params.k > n:
-            raise BadInput(f"k = {params.k} is larger than the number of records ({n})")
-        return super().check(release, params)
-
-    def check_groups(self, view, params):
-        sizes = view.sizes
-        return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
 
     def summary(self, params, verdict):
         smallest = int(verdict.worst) if len(verdict.values) else 0

@@ -37,8 +37,8 @@ import scipy.sparse as sp
 
 import pandas as pd
 
-from veil.engine import (GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, GroupVerdict, Longest,
-                         Metric, PrivacyModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
+from veil.engine import (GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, Longest,
+                         Metric, GroupSizeModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
 EXECUTORS = ("local", "spark")
@@ -294,26 +294,15 @@ class SetKParams:
     k: int = param(5, minimum=1, help="smallest allowed number of records publishing the same item set")
 
 
-class SetKAnonymity(PrivacyModel):
+class SetKAnonymity(GroupSizeModel):
     name = "set-k-anonymity"
     title = "Set-valued k-anonymity"
     paper = PAPER
     description = ("Records are grouped into groups of at least k; each record is published as its group's "
                    "centre (the items every member holds), so every published set is shared by ≥ k records.")
     Params = SetKParams
-    judges_groups = True
-    measure = "group size"
     caveats = ("Every item is treated as quasi-identifying; an item left in a centre is held by every member of "
                "the group, so membership in a group reveals it.",)
-
-    def check(self, release, params):
-        if params.k > release.n_rows:
-            raise BadInput(f"k = {params.k} is larger than the number of records ({release.n_rows})")
-        return super().check(release, params)
-
-    def check_groups(self, view, params):
-        sizes = view.sizes
-        return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
 
     def summary(self, params, verdict):
         smallest = int(verdict.worst) if len(verdict.values) else 0
