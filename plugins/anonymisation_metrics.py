@@ -141,6 +141,12 @@ class _Anonymised:
             raise BadInput(f"the released value {value!r} of {col!r} covers no value of the column")
         return mask
 
+    def estimates(self) -> tuple[dict, np.ndarray]:
+        """What a reader estimates from under the uniform assumption: each unit's region per
+        attribute, and what each unit adds to a population's sensitive counts."""
+        regions, _, kind = self.unit_regions()
+        return regions, self.unit_sensitive(kind)
+
     def unit_sensitive(self, kind: str) -> np.ndarray:
         """units × S: what each unit adds to a population's sensitive counts."""
         S, codes = self.S, self.sa_codes
@@ -268,8 +274,7 @@ class UtilityLoss(Metric):
         populations = large_populations(view, params.min_support, params.max_populations, ctx)
         if not populations:
             return float("nan")
-        regions, _, kind = view.unit_regions()
-        unit_sa = view.unit_sensitive(kind)
+        regions, unit_sa = view.estimates()
         node_masks = {c: _node_masks(view, c) for c in view.qis}
         overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
         total = 0.0
@@ -363,8 +368,7 @@ class QueryError(Metric):
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
         view = _Anonymised(table, release, sens)
-        regions, _, kind = view.unit_regions()
-        unit_sa = view.unit_sensitive(kind)
+        regions, unit_sa = view.estimates()
         errors = []
         for i, (selections, s) in enumerate(random_queries(view, params)):
             if i % 100 == 0:
