@@ -98,9 +98,7 @@ _EXPORTS = {
     "Interval": ("generalised", "Interval"),
     "NodeValue": ("generalised", "NodeValue"),
     "format_value": ("generalised", "format_value"),
-    "is_generalised": ("generalised", "is_generalised"),
     "parse_value": ("generalised", "parse_value"),
-    "value_width": ("generalised", "value_width"),
     "GroupVerdict": ("groups", "GroupVerdict"),
     "GroupView": ("groups", "GroupView"),
     "group_ids": ("groups", "group_ids"),
@@ -219,7 +217,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .recipe import Recipe, Step, binarise  # noqa: F401
     from .registry import PluginFailure, Registry, make_registry  # noqa: F401
     from .release import BUCKETISED_TABLE, FEATURE_SUBSET, FEATURE_WEIGHTS, GENERALISED_TABLE, GROUPED_SETS, SYNTHETIC, Provenance, Release, Verdict, class_sizes, describe_failures, feature_subset, feature_weights, verdict_from_groups  # noqa: F401
-    from .generalised import SUPPRESSED, Interval, NodeValue, format_value, is_generalised, parse_value, value_width  # noqa: F401
+    from .generalised import SUPPRESSED, Interval, NodeValue, format_value, parse_value  # noqa: F401
     from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release  # noqa: F401
     from .setvalued import SetValued  # noqa: F401
     from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items, target_name  # noqa: F401

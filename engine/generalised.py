@@ -138,22 +138,3 @@ def parse_value(text):
         if lo <= hi:
             return Interval(lo, hi, closed=m["end"] == "]")
     return text
-
-
-def is_generalised(value) -> bool:
-    return value is SUPPRESSED or isinstance(value, (Interval, NodeValue))
-
-
-def value_width(value, *, domain_lo: float, domain_hi: float, domain_size: int | None = None) -> float:
-    """Normalised certainty penalty of one value: an interval's width over the domain's range, a
-    node's leaves over the domain's size (0 for a single leaf), 1 for ``*``, 0 for an exact value."""
-    if value is SUPPRESSED:
-        return 1.0
-    if isinstance(value, Interval):
-        span = float(domain_hi) - float(domain_lo)
-        return value.width / span if span > 0 else 0.0
-    if isinstance(value, NodeValue):
-        if not domain_size or len(value.leaves) <= 1:
-            return 0.0
-        return len(value.leaves) / domain_size
-    return 0.0
