@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
                                     "exporter, CSV; a set-valued release: the first format that writes item sets)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
+    r.add_argument("--release-sensitive", dest="release_sensitive", metavar="COLUMNS", action="extend",
+                   type=_csv_list, default=[],
+                   help="release these columns marked sensitive although no privacy model protects them "
+                        "(comma-separated, repeatable); without it a run that would release one is refused")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
@@ -222,6 +226,7 @@ def cmd_run(args, registry) -> int:
         if given:
             raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
         project = Project.load(args.project)
+        args.release_sensitive = [*project.release_sensitive, *args.release_sensitive]
         source = project.data
         data = project.load_data(registry)
         specs = list(project.runs)
@@ -295,7 +300,7 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
     try:
         # a release draws its DP noise from the OS's secure source; the seed still drives everything else
         ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
-        result = execute(registry, data, spec, ctx, version=__version__)
+        result = execute(registry, data, spec, ctx, version=__version__, release_sensitive=args.release_sensitive)
     finally:
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)

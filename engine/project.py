@@ -6,7 +6,11 @@ Schema version 1::
      "data": {"path": "admissions.csv", "sha256": "…", "demo": false, "names": null},
      "schema": [{"name": "age", "kind": "numeric", "role": "quasi-identifier"}, …],
      "recipe": {"target": "readmitted_30d", "steps": […]} | null,
-     "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}]}
+     "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}],
+     "release_sensitive": ["diagnosis"]}
+
+``release_sensitive`` lists the columns marked sensitive the user agreed to release (asked once by
+the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
 
 Paths are stored relative to the project file when they lie beside or below it.
 """
@@ -37,6 +41,7 @@ class Project:
     runs: tuple[RunSpec, ...] = ()
     sha256: str | None = None
     results: list = field(default_factory=list)
+    release_sensitive: tuple[str, ...] = ()
 
     def to_dict(self, base: Path | None = None) -> dict:
         data = self.data.to_dict()
@@ -46,7 +51,8 @@ class Project:
         return {"veil_project": PROJECT_VERSION, "data": data,
                 "schema": self.schema.to_dict() if self.schema else None,
                 "recipe": self.recipe.to_dict() if self.recipe else None,
-                "runs": [r.to_dict() for r in self.runs], "results": self.results}
+                "runs": [r.to_dict() for r in self.runs], "results": self.results,
+                "release_sensitive": list(self.release_sensitive)}
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
@@ -68,13 +74,16 @@ class Project:
         get(d, "schema", list, None, where=p.name)
         get(d, "recipe", dict, None, where=p.name)
         results = get(d, "results", list, [], where=p.name)
+        agreed = get(d, "release_sensitive", list, [], where=p.name)
+        if not all(isinstance(c, str) for c in agreed):
+            raise BadInput(f"{p.name}: release_sensitive must list column names")
         if version > PROJECT_VERSION:
             raise BadInput(f"{p} was written by a newer Veil (project version {d['veil_project']}); update Veil")
         data = DataSource.from_dict(d.get("data") or {}, p.parent.resolve())
         schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
         runs = tuple(RunSpec.from_dict(r) for r in runs_list)
-        return cls(data, schema, recipe, runs, sha256, list(results))
+        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed))
 
     def load_data(self, registry):
         """Read the dataset, check it is the one the project was made with, apply the schema."""

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import convert, labels_of, provenance_of
-from .roles import released_sensitive
+from .data import TABLE, convert, form_of, labels_of, provenance_of
 from .bound import BoundModel, CombinedModel, bind_models, conjunction
 from .errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
@@ -23,6 +22,7 @@ from .params import params_to_dict, parse_spec
 from .plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
 from .recipe import Recipe
 from .release import Provenance, Release, Verdict, describe_failures
+from .roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
 from .validate import get, get_seed
 
 
@@ -185,8 +185,14 @@ def check_labels(data, algorithm) -> None:
                        f"found {len(classes)}")
 
 
-def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "") -> RunResult:
+def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "",
+            release_sensitive=None) -> RunResult:
     """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
+
+    ``release_sensitive`` (the columns marked sensitive the user agreed to release), when given,
+    makes a run refuse to release any other sensitive column a privacy model does not protect:
+    before the run when the method releases it as it is, after the run when its release contains
+    it (features selected from it). None (studies, library use) releases it with a note only.
 
     Raises
     ------
@@ -198,6 +204,8 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         The context's token was cancelled.
     """
     ctx = ctx or Context(spec.seed)
+    if release_sensitive is not None:
+        check_acknowledged(data, release_sensitive)
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
     model = bind_models(registry, spec.models)
@@ -205,6 +213,11 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)
+    if release_sensitive is not None and form_of(prepared) == TABLE:  # known before the run
+        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
+                                           release_sensitive)
+        if refused:
+            raise BadInput(refusal(refused, algorithm.name, before=True))
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
@@ -215,6 +228,9 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
         models=tuple(m.to_dict() for m in each)))
     reached = released_sensitive(data, prepared, release)
+    refused = unacknowledged_sensitive(data, reached, algorithm, model, release_sensitive or ())
+    if release_sensitive is not None and refused:
+        raise BadInput(refusal(refused, algorithm.name, before=False))
     if reached:  # never silent: the release says so, and the manifest and the report list it
         release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
                                       f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),

@@ -159,7 +159,8 @@ def test_bad_command_lines(veil, argv):
 
 
 def test_k_larger_than_the_demo(veil, tmp_path):
-    result = veil(*RUN, "--demo", "--model", "k-anonymity:k=5001", "--out", tmp_path / "out")
+    result = veil(*RUN, "--demo", "--release-sensitive", "diagnosis_group", "--model", "k-anonymity:k=5001",
+                  "--out", tmp_path / "out")
     assert_bad_input(result)
     assert "5000" in result.err
     assert all_files(tmp_path / "out") == []
@@ -251,7 +252,8 @@ def test_main_never_raises_for_the_demo_with_bad_arguments(tmp_path, capsys):
 
 def test_demo_input_is_untouched_by_a_failing_run(veil, tmp_path):
     before = sha256(demo_path())
-    assert veil(*RUN, "--demo", "--model", "k-anonymity:k=5", "--out", tmp_path / "out").code == 1
+    assert veil(*RUN, "--demo", "--release-sensitive", "diagnosis_group", "--model", "k-anonymity:k=5",
+                "--out", tmp_path / "out").code == 1
     assert sha256(demo_path()) == before
 
 

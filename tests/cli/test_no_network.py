@@ -26,7 +26,7 @@ def test_every_command_runs_with_the_network_blocked(tmp_path, no_network, capsy
     out, dp = tmp_path / "out", tmp_path / "dp"
     commands = [
         ["plugins"], ["plugins", "--json"],
-        ["run", "--demo", "--method", "all-features", "--model", "k-anonymity:k=1", "--metrics", "sfc",
+        ["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=1", "--metrics", "sfc",
          "--no-report", "--out", str(out)],
         ["run", "--demo", "--method", "laplace-dp-fs:m=3", "--metrics", "sfc", "--no-report", "--out", str(dp)],
         ["verify", str(out)], ["report", str(out), "--no-utility"], ["inspect", str(out / "release.csv")],

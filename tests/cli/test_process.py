@@ -21,7 +21,7 @@ def test_run_and_verify_as_a_process(veil_process, small_csv, tmp_path):
 
 def test_privacy_failure_as_a_process(veil_process, tmp_path):
     out = tmp_path / "out"
-    result = veil_process("run", "--demo", "--method", "all-features", "--model", "k-anonymity:k=5",
+    result = veil_process("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=5",
                           "--metrics", "sfc", "--out", out)
     assert result.code == 1
     assert len(result.err.splitlines()) == 1 and "Traceback" not in result.err
@@ -30,9 +30,9 @@ def test_privacy_failure_as_a_process(veil_process, tmp_path):
 
 @pytest.mark.parametrize("script", [False, True], ids=["python -m veil.desktop", "veil script"])
 @pytest.mark.parametrize("argv", [
-    ("run", "--demo", "--method", "all-features", "--frobnicate"),
+    ("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--frobnicate"),
     ("run", "--demo", "--method", "all-features:foo=1", "--out", "out"),
-    ("run", "--demo", "--method", "all-features", "--model", "k-anonymity:k=abc", "--out", "out"),
+    ("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=abc", "--out", "out"),
     ("verify", "nowhere.csv", "--model", "k-anonymity:k=2"),
     ("study", "nowhere.json", "--out", "out"),
 ], ids=["unknown flag", "unknown parameter", "wrong type", "verify missing file", "missing study"])
@@ -49,7 +49,7 @@ def test_bad_file_as_a_process(veil_process, write_file, importers):
 
 def test_out_below_a_file_as_a_process(veil_process, write_file):
     blocker = write_file("blocker", "x")
-    assert_bad_input(veil_process("run", "--demo", "--method", "all-features", "--metrics", "sfc",
+    assert_bad_input(veil_process("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc",
                                   "--out", blocker / "sub"))
 
 
@@ -71,7 +71,7 @@ def test_report_as_a_process(veil_process, small_csv, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [("report", "nowhere"), ("report", ".", "--risk-threshold", "2"),
-                                  ("run", "--demo", "--method", "all-features", "--risk-threshold", "x",
+                                  ("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--risk-threshold", "x",
                                    "--out", "out")],
                          ids=["no manifest", "threshold above 1", "threshold not a number"])
 def test_bad_report_input_as_a_process(veil_process, argv):

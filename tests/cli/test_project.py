@@ -153,7 +153,8 @@ def test_saved_project_runs_from_another_folder(veil, small_csv, tmp_path, monke
 
 def test_demo_project(veil, tmp_path):
     path = tmp_path / "demo.json"
-    path.write_text(json.dumps({"veil_project": 1, "data": {"demo": True}, "runs": [RUN]}), encoding="utf-8")
+    path.write_text(json.dumps({"veil_project": 1, "data": {"demo": True}, "runs": [RUN],
+                                "release_sensitive": ["diagnosis_group"]}), encoding="utf-8")
     assert veil("run", path, "--out", tmp_path / "out").code == 0
     assert read_manifest(tmp_path / "out")["input"]["rows"] == 5000
 

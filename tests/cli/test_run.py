@@ -37,14 +37,14 @@ def input_rows_as(path: Path, columns: list[str]) -> list[tuple[str, ...]]:
 def demo_release(tmp_path_factory) -> Path:
     """One run of all-features on the demo with seed 7 (no privacy model)."""
     out = tmp_path_factory.mktemp("demo") / "out"
-    assert main(["run", "--demo", "--method", "all-features", "--metrics", "sfc", "--seed", "7",
+    assert main(["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--seed", "7",
                  "--out", str(out)]) == 0
     return out
 
 
 def test_demo_run_prints_the_folder_and_warns_no_privacy_claim(veil, tmp_path):
     out = tmp_path / "out"
-    result = veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--out", out)
+    result = veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out)
     assert result.code == 0, result.err
     assert result.out.strip() == str(out)
     assert "no privacy" in result.err
@@ -98,7 +98,7 @@ def test_rows_are_shuffled_but_the_same_records(demo_release):
 
 def test_no_shuffle_keeps_the_input_order(veil, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--no-shuffle",
+    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--no-shuffle",
                 "--out", out).code == 0
     header, rows = read_rows(out / "release.csv")
     assert rows == input_rows_as(demo_path(), header)
@@ -108,7 +108,7 @@ def test_no_shuffle_keeps_the_input_order(veil, tmp_path):
 def test_same_seed_same_bytes_other_seed_other_order(veil, tmp_path, demo_release):
     again, other = tmp_path / "again", tmp_path / "other"
     for out, seed in ((again, 7), (other, 8)):
-        assert veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--seed", seed,
+        assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--seed", seed,
                     "--out", out).code == 0
     assert (again / "release.csv").read_bytes() == (demo_release / "release.csv").read_bytes()
     _, first = read_rows(demo_release / "release.csv")
@@ -119,7 +119,7 @@ def test_same_seed_same_bytes_other_seed_other_order(veil, tmp_path, demo_releas
 
 def test_failing_model_writes_nothing(veil, tmp_path):
     out = tmp_path / "out"
-    result = veil("run", "--demo", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
+    result = veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
                   "--out", out)
     assert result.code == 1
     assert "privacy check failed" in result.err and "k-anonymity" in result.err
@@ -131,9 +131,9 @@ def test_failing_model_writes_nothing(veil, tmp_path):
 
 def test_failing_model_keeps_an_earlier_release(veil, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
+    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
     before = {p.name: sha256(p) for p in all_files(out)}
-    assert veil("run", "--demo", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
+    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
                 "--seed", 1, "--out", out).code == 1
     assert {p.name: sha256(p) for p in all_files(out)} == before
 
@@ -256,7 +256,7 @@ def test_release_files_honour_the_umask(veil, tmp_path):
     out = tmp_path / "out"
     previous = os.umask(0o022)
     try:
-        assert veil("run", "--demo", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
+        assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
     finally:
         os.umask(previous)
     for name in ("release.csv", "manifest.json", "report.html", "report.pdf"):
