@@ -1,0 +1,100 @@
+"""`veil run` never releases a column marked sensitive without the user agreeing (issue 9, item 4):
+a run that would release one no privacy model protects is refused (one line, exit 2, nothing
+written) unless ``--release-sensitive COLUMN`` or the project's ``release_sensitive`` names it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from .helpers import all_files, read_manifest
+
+
+@pytest.fixture
+def table_file(tmp_path):
+    """``dx`` (sensitive) predicts the class exactly; ``town`` hardly at all: a feature-selection
+    method picks the features of ``dx`` first."""
+    rng = np.random.default_rng(5)
+    n = 120
+    dx = rng.choice(["flu", "cold"], n)
+    frame = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "town": rng.choice(["a", "b", "c"], n),
+                          "dx": dx, "y": np.where(dx == "flu", "yes", "no")})
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def roles(path):
+    return ("--data", path, "--quasi", "age,town", "--sensitive", "dx", "--target", "y", "--no-report",
+            "--metrics", "sfc")
+
+
+def assert_refused(result, out, column="dx"):
+    assert result.code == 2, result.err
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.err
+    assert column in lines[0] and f"--release-sensitive {column}" in lines[0]
+    assert all_files(out) == []
+
+
+def test_a_method_releasing_the_column_as_it_is_is_refused_before_it_runs(veil, table_file, tmp_path):
+    out = tmp_path / "out"
+    assert_refused(veil("run", *roles(table_file), "--method", "all-features", "--out", out), out)
+    assert veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "dx",
+                "--out", out).code == 0
+    assert read_manifest(out)["released_sensitive"] == ["dx"]
+
+
+def test_features_selected_from_the_column_are_refused_after_the_run(veil, table_file, tmp_path):
+    out = tmp_path / "out"
+    run = ("run", *roles(table_file), "--method", "greedy-hamdist", "--model", "k-ac:k=2", "--out", out)
+    result = veil(*run)
+    assert_refused(result, out)
+    assert "contains" in result.err  # said after the run: the method chose the features of dx
+    assert veil(*run, "--release-sensitive", "dx").code == 0
+    assert read_manifest(out)["released_sensitive"] == ["dx"]
+
+
+def test_a_run_that_does_not_release_the_column_needs_no_acknowledgement(veil, table_file, tmp_path):
+    """Features from town and age only: the refusal is about what is released, not what is marked."""
+    out = tmp_path / "out"
+    frame = pd.read_csv(table_file).drop(columns=["dx"]).assign(dx="flu")  # a constant dx: never selected
+    frame.to_csv(table_file, index=False)
+    assert veil("run", *roles(table_file), "--method", "greedy-hamdist", "--model", "k-ac:k=2",
+                "--out", out).code == 0
+    assert read_manifest(out)["released_sensitive"] == []
+
+
+def test_a_model_protecting_the_column_releases_it_without_asking(veil, table_file, tmp_path):
+    """Mondrian hands the sensitive column to l-diversity, which judges it; under k-anonymity alone it
+    would leave every record's value as it is, so it must be acknowledged."""
+    out = tmp_path / "out"
+    pd.read_csv(table_file).assign(dx=lambda f: np.tile(["flu", "cold", "hiv"], 40)).to_csv(table_file, index=False)
+    assert veil("run", *roles(table_file), "--method", "mondrian", "--model", "l-diversity:l=2",
+                "--out", out).code == 0
+    assert_refused(veil("run", *roles(table_file), "--method", "mondrian", "--model", "k-anonymity:k=5",
+                        "--out", tmp_path / "k"), tmp_path / "k")
+
+
+def test_the_project_file_remembers_the_acknowledgement(veil, table_file, tmp_path):
+    from veil.engine import DataSource, PluginCall, Project, RunSpec
+
+    source = DataSource.from_dict({"path": str(table_file), "quasi_identifiers": ["age", "town"],
+                                   "sensitive": ["dx"], "target": "y"})
+    runs = (RunSpec(PluginCall("all-features"), metrics=("sfc",)),)
+    project = tmp_path / "p.veil.json"
+    Project(source, runs=runs).save(project)
+    assert_refused(veil("run", project, "--no-report", "--out", tmp_path / "a"), tmp_path / "a")
+    assert veil("run", project, "--no-report", "--release-sensitive", "dx", "--out", tmp_path / "b").code == 0
+    Project(source, runs=runs, release_sensitive=("dx",)).save(project)
+    assert json.loads(project.read_text())["release_sensitive"] == ["dx"]
+    assert veil("run", project, "--no-report", "--out", tmp_path / "c").code == 0
+
+
+def test_acknowledging_a_column_not_marked_sensitive_is_refused(veil, table_file, tmp_path):
+    result = veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "town",
+                  "--out", tmp_path / "o")
+    assert result.code == 2 and "town" in result.err and "not a column marked sensitive" in result.err
