@@ -56,7 +56,8 @@ class Actions(QObject):
                         "Save data source, roles, recipe, configuration and results")
         self.save_as = act("Save project &as…", self.save_project_as, QKeySequence("Ctrl+Shift+S"))
         self.quit = act("&Quit", window.close, QKeySequence.Quit)
-        self.run = act("&Run", self.controller.run, QKeySequence("Ctrl+R"), QStyle.SP_MediaPlay,
+        self.run = act("&Run", lambda: self.window.confirm_sensitive(self.controller.run), QKeySequence("Ctrl+R"),
+                       QStyle.SP_MediaPlay,
                        "Queue every run of the configuration")
         self.cancel = act("&Cancel runs", self.controller.cancel_all, QKeySequence(Qt.Key_Escape),
                           QStyle.SP_BrowserStop, "Cancel the running and queued jobs")

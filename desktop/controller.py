@@ -19,7 +19,7 @@ from . import tasks
 from .history import History
 from .ranking import RankingState
 from .runner import Runner
-from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
+from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of, sensitive_to_confirm
 from .tasks import Failure, Loaded
 
 
@@ -128,6 +128,15 @@ class Controller(QObject):
         self.message.emit(self.config.describe(planned) + " queued")
         return entries
 
+    def sensitive_to_confirm(self) -> list[str]:
+        """Columns marked sensitive the configured runs may release that the user has not agreed to."""
+        return sensitive_to_confirm(self.registry, self.dataset, self.config)
+
+    def acknowledge_sensitive(self, columns) -> None:
+        """The user agreed to release ``columns`` (kept in the project: asked once)."""
+        self.dataset.release_sensitive |= set(columns)
+        self.history.mark_dirty()
+
     def cancel(self, entry: RunEntry) -> None:
         for job, e in list(self._runs.items()):
             if e is entry:
@@ -182,6 +191,7 @@ class Controller(QObject):
     def _loaded(self, project: Project | None, loaded: Loaded) -> None:
         self.dataset.load(loaded, project.recipe if project is not None else None)
         if project is not None:
+            self.dataset.release_sensitive = set(project.release_sensitive)
             self.config.load_runs(project.runs)
             self.runs.restore(project.results)
         else:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, Step, Study, Table, results_frame, settings_of)
+                         Project, Recipe, Role, RunSpec, Step, Study, Table, bind_models, may_release_sensitive,
+                         results_frame, settings_of, unacknowledged_sensitive)
 
 from .events import Event
 from .ranking import role_problem
@@ -51,6 +52,7 @@ class DatasetState:
         self.rules: dict[str, Step | None] = {}  # the user's rules; None leaves the column out
         self._defaults: dict[str, Step] = {}
         self._previews: dict[Step, ColumnFeatures] = {}
+        self.release_sensitive: set[str] = set()  # columns marked sensitive the user agreed to release
         self.changed = Event()
 
     @property
@@ -72,6 +74,7 @@ class DatasetState:
         self._previews = dict(loaded.previews)
         self._refresh_defaults()
         self.rules = rules_from(recipe, self.binarisable())
+        self.release_sensitive = set()
         self.changed.emit("data")
 
     # -- kinds and roles ----------------------------------------------------------------------
@@ -701,7 +704,28 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
     sha = table.sha256 if table is not None else dataset.data.meta.get("sha256")
     source = dataclasses.replace(dataset.source, roles={}, kinds={})
     return Project(source, table.schema if table is not None else None, dataset.recipe(),
-                   tuple(p.spec for p in planned), None if source.demo else sha, runs.records())
+                   tuple(p.spec for p in planned), None if source.demo else sha, runs.records(),
+                   tuple(sorted(dataset.release_sensitive)))
+
+
+def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:
+    """The columns marked sensitive the planned runs may release, which no chosen privacy model
+    protects and the user has not agreed to release yet (asked once, remembered in the project)."""
+    table = dataset.table
+    if table is None or not table.schema.by_role(Role.SENSITIVE):
+        return []
+    try:
+        planned = config.plan(registry, table, dataset.recipe())
+    except BadInput:
+        return []  # the run itself explains what to fix
+    columns: list[str] = []
+    for p in planned:
+        cls = registry.get("algorithm", p.spec.method.name)
+        may = may_release_sensitive(table, cls, on_features=p.spec.recipe is not None, recipe=p.spec.recipe)
+        model = bind_models(registry, p.spec.models)
+        columns += [c for c in unacknowledged_sensitive(table, may, cls, model, dataset.release_sensitive)
+                    if c not in columns]
+    return columns
 
 
 def rules_from(recipe: Recipe | None, binarisable: Iterable[str]) -> dict[str, Step | None]:

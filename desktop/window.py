@@ -32,6 +32,7 @@ class MainWindow(QMainWindow):
         self._closing = False  # the user already answered the unsaved-changes question
         self._unsaved_at_close = False
         self._last_answer = None
+        self.sensitive_box = None  # the question about releasing columns marked sensitive, while it is open
         self.controller = Controller(registry, self)
         self.dataset_panel = DatasetPanel(self.controller.dataset)
         self.chart_panel = ChartPanel(self.controller)
@@ -98,7 +99,7 @@ class MainWindow(QMainWindow):
         c.batch_finished.connect(self._batch_finished)
         c.project_saved.connect(lambda p: self.settings.add_recent(p, "project"))
         c.ranking.changed.connect(self._ranking_offered)
-        self.config_panel.run_requested.connect(c.run)
+        self.config_panel.run_requested.connect(lambda: self.confirm_sensitive(c.run))
         self.runs_panel.export_requested.connect(self.actions.export_release)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
         self.runs_panel.run_selected.connect(self._preview_run)
@@ -231,6 +232,42 @@ class MainWindow(QMainWindow):
         box.setAttribute(Qt.WA_DeleteOnClose)
         box.open()
         self.unsaved_box = box
+        return False
+
+    # -- columns marked sensitive ------------------------------------------------------------------
+    def confirm_sensitive(self, then) -> bool:
+        """Run ``then`` now unless the configured runs may release columns marked sensitive that no
+        chosen privacy model protects and the user has not agreed to release; then ask first,
+        naming them (the answer is kept in the project, so it is asked once). Returns whether
+        ``then`` ran at once."""
+        columns = self.controller.sensitive_to_confirm()
+        if not columns:
+            then()
+            return True
+        many = len(columns) > 1
+        names = ", ".join(columns)
+        box = QMessageBox(QMessageBox.Warning, "Release columns marked sensitive?",
+                          f"The run may release the column{'s' if many else ''} marked sensitive: {names}.",
+                          QMessageBox.Cancel, self)
+        box.setObjectName("release-sensitive")
+        box.setInformativeText(
+            f"No chosen privacy model protects {'them' if many else 'it'}: the release would show "
+            f"{'their' if many else 'its'} values (or features made from {'them' if many else 'it'}) as they are. "
+            "Release anyway? The answer is kept in the project. To withhold it instead, cancel and change the "
+            "column's role, or leave it out of the features, under Dataset ▸ Columns.")
+        release = box.addButton("Release and run", QMessageBox.AcceptRole)
+        box.setDefaultButton(QMessageBox.Cancel)
+        self.sensitive_release_button = release
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is release:
+                self.controller.acknowledge_sensitive(columns)
+                then()
+
+        box.finished.connect(answered)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.sensitive_box = box
         return False
 
     def restore_session(self, last: dict) -> None:

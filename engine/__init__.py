@@ -141,6 +141,7 @@ _EXPORTS = {
     "exposed_sensitive": ("roles", "exposed_sensitive"),
     "may_release_sensitive": ("roles", "may_release_sensitive"),
     "released_sensitive": ("roles", "released_sensitive"),
+    "unacknowledged_sensitive": ("roles", "unacknowledged_sensitive"),
     "Risk": ("risk", "Risk"),
     "prosecutor_risks": ("risk", "prosecutor_risks"),
     "reidentification_risk": ("risk", "reidentification_risk"),
@@ -227,7 +228,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .assessment import ReportOptions  # noqa: F401
     from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release  # noqa: F401
     from .report import regenerate_report  # noqa: F401
-    from .roles import exposed_sensitive, may_release_sensitive, released_sensitive  # noqa: F401
+    from .roles import (exposed_sensitive, may_release_sensitive, released_sensitive,  # noqa: F401
+                        unacknowledged_sensitive)
     from .risk import Risk, prosecutor_risks, reidentification_risk, release_risk  # noqa: F401
     from .bound import CombinedModel, bind_models  # noqa: F401
     from .project import Project  # noqa: F401

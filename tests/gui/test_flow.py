@@ -33,6 +33,8 @@ def run_and_wait(window, qtbot, expected_runs: int) -> None:
     assert panel.plan_label.text().startswith(f"{expected_runs} runs")
     with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
         qtbot.mouseClick(panel.run_button, Qt.LeftButton)
+        if window.sensitive_box is not None and window.sensitive_box.isVisible():  # the demo marks a column
+            window.sensitive_release_button.click()  # sensitive: agree to release it, as a user would
 
 
 def export_and_verify(window, qtbot, registry, run_id: int, out, report: bool = False) -> dict:
