@@ -60,7 +60,11 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
             raw = _mine_numpy(matrix, min_support, target, max_size, check)
         if largest is not None:
             raw = _largest(raw, largest)
-        found = [(tuple(sorted(int(i) for i in items)), int(supp)) for items, supp in raw]
+        found = []
+        for done, (items, supp) in enumerate(raw):  # millions of itemsets from a C miner: check as they go
+            if check is not None and done % 1024 == 0:
+                check()
+            found.append((tuple(sorted(int(i) for i in items)), int(supp)))
         del raw
     finally:
         if paused:
@@ -115,16 +119,20 @@ def _mine_numpy(matrix, min_support, target, max_size, check):
     grow((), matrix.all_rows(), items)
     if target == "frequent":
         return list(frequent.items())
-    return _filter(frequent, target)
+    return _filter(frequent, target, check)
 
 
 
-def _filter(frequent: dict[tuple[int, ...], int], target: str):
+def _filter(frequent: dict[tuple[int, ...], int], target: str, check=None):
+    """The maximal (or closed) itemsets of ``frequent``: each is compared with every itemset one
+    larger, so ``check`` (cancellation) is called before each."""
     by_size: dict[int, list[tuple[int, ...]]] = {}
     for itemset in frequent:
         by_size.setdefault(len(itemset), []).append(itemset)
     keep = []
     for itemset, support in frequent.items():
+        if check is not None:
+            check()
         s = set(itemset)
         supersets = [t for t in by_size.get(len(itemset) + 1, []) if s.issubset(t)]
         if target == "maximal" and not supersets:
