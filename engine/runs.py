@@ -221,6 +221,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
+    ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(Provenance(
         method=algorithm.name, params=params_to_dict(params), seed=spec.seed,
@@ -235,6 +236,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
                                       f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),
                                       details={**release.details, "released_sensitive": reached})
+    ctx.check()
     verdict = conjunction(model.verdicts(release)) if model else None
     if verdict is not None and not verdict.holds:
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "

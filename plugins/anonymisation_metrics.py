@@ -51,16 +51,20 @@ class _Anonymised:
     what each unit contributes to the sensitive distribution of a population it lies in.
     """
 
-    def __init__(self, table: Table, release, sensitive: str | None):
+    def __init__(self, table: Table, release, sensitive: str | None, check=None):
         self.table, self.release = table, release
+        self.check = check or (lambda: None)  # cancellation: called per quasi-identifier (a pass over the records)
         self.qis = [c for c in release_qis(table, release)]
         if not self.qis:
             raise _NotApplicable
         frame = table.frame
         self.n = table.n_rows
-        self.hier = {c: table.hierarchy(c) for c in self.qis}
-        self.leaves = {c: list(self.hier[c].leaves) for c in self.qis}
-        self.record_leaf = {c: _leaf_index(self.hier[c], frame[c]) for c in self.qis}
+        self.hier, self.leaves, self.record_leaf = {}, {}, {}
+        for c in self.qis:
+            self.check()
+            self.hier[c] = table.hierarchy(c)
+            self.leaves[c] = list(self.hier[c].leaves)
+            self.record_leaf[c] = _leaf_index(self.hier[c], frame[c])
         self.sensitive = sensitive
         if sensitive is not None:
             sa = frame[sensitive]
@@ -88,8 +92,11 @@ class _Anonymised:
         rel = self.release
         if rel.group_values is not None and rel.groups is not None:
             gv = rel.group_values
-            regions = {c: np.vstack([self._region_cached(c, v) for v in gv[c]]) if c in gv.columns
-                       else np.ones((len(gv), len(self.leaves[c])), bool) for c in self.qis}
+            regions = {}
+            for c in self.qis:
+                self.check()
+                regions[c] = self._group_regions(c, gv[c]) if c in gv.columns \
+                    else np.ones((len(gv), len(self.leaves[c])), bool)
             return regions, np.bincount(rel.groups, minlength=len(gv)), "groups"
         released = set(rel.frame.columns)
         regions = {}
@@ -100,6 +107,15 @@ class _Anonymised:
             else:
                 regions[c] = None  # withheld: the whole domain
         return regions, np.ones(self.n, dtype=np.int64), "records"
+
+    def _group_regions(self, col: str, values) -> np.ndarray:
+        """groups × leaves: the region of every group's released value of ``col``."""
+        rows = []
+        for i, value in enumerate(values):
+            if i % 256 == 0:
+                self.check()
+            rows.append(self._region_cached(col, value))
+        return np.vstack(rows)
 
     def _region_cached(self, col: str, value) -> np.ndarray:
         """:meth:`_region`, computed once per distinct released value (groups share few values)."""
@@ -270,15 +286,19 @@ class UtilityLoss(Metric):
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
-        view = _Anonymised(table, release, sens)
+        view = _Anonymised(table, release, sens, ctx.check)
+        ctx.check()
         populations = large_populations(view, params.min_support, params.max_populations, ctx)
         if not populations:
             return float("nan")
         regions, unit_sa = view.estimates()
+        ctx.check()
         node_masks = {c: _node_masks(view, c) for c in view.qis}
+        ctx.check()
         overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
         total = 0.0
         for i, population in enumerate(populations):
+            ctx.check()  # a population is a pass over the records
             if i % 200 == 0:
                 ctx.progress(i / len(populations), "utility loss")
             inside = np.ones(view.n, dtype=bool)
@@ -299,6 +319,7 @@ def _node_masks(view: _Anonymised, col: str):
     labels, rows = [], []
     for level in range(h.height):  # the root is excluded: "col ∈ *" restricts nothing
         for node in h.nodes(level):
+            view.check()
             mask = np.zeros(len(leaves), dtype=bool)
             mask[leaves.get_indexer(list(h.leaves_under(node)))] = True
             labels.append((level, node.label))
@@ -323,6 +344,7 @@ def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) ->
     items, names = [], []
     offsets = {}
     for col in view.qis:
+        ctx.check()
         labels, masks = _node_masks(view, col)
         offsets[col] = len(names)
         names += [(col, j) for j in range(len(labels))]
@@ -332,7 +354,9 @@ def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) ->
     minsup = max(1, int(np.ceil(min_support * view.n)))
     found = mine(matrix, minsup, "frequent", check=ctx.check)
     out = []
-    for itemset, _support in found:
+    for i, (itemset, _support) in enumerate(found):
+        if i % 1024 == 0:
+            ctx.check()
         cols = [names[j][0] for j in itemset]
         if len(set(cols)) != len(cols):
             continue  # a node and its ancestor: not one node per column
@@ -367,10 +391,12 @@ class QueryError(Metric):
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
-        view = _Anonymised(table, release, sens)
+        view = _Anonymised(table, release, sens, ctx.check)
+        ctx.check()
         regions, unit_sa = view.estimates()
         errors = []
         for i, (selections, s) in enumerate(random_queries(view, params)):
+            ctx.check()  # a query is a pass over the records
             if i % 100 == 0:
                 ctx.progress(i / params.queries, "query error")
             act, est = answer_query(view, regions, unit_sa, selections, s)

@@ -180,21 +180,25 @@ class Solution:
     solver: str
 
 
-def solve_lbfgs(z: np.ndarray, lam: float, w0: np.ndarray | None = None) -> Solution:
+def solve_lbfgs(z: np.ndarray, lam: float, w0: np.ndarray | None = None, check=None) -> Solution:
     """L-BFGS to a gradient norm below 1e-8; a few Newton steps (Hessian-vector products, conjugate
-    gradients) finish the job when L-BFGS's line search stalls first on a flat, badly scaled problem."""
+    gradients) finish the job when L-BFGS's line search stalls first on a flat, badly scaled problem.
+    ``check`` (cancellation) is called after every iteration and Newton step: each is a pass over z."""
     d = z.shape[1]
     w = np.zeros(d) if w0 is None else np.asarray(w0, dtype=float)
     # L-BFGS-B calls BLAS on tiny vectors thousands of times; threaded BLAS on a busy machine turns each
     # call into milliseconds of thread wake-ups, so it runs single-threaded
     with threadpool_limits(1, user_api="blas"):
         res = minimize(objective, w, args=(z, lam), jac=True, method="L-BFGS-B",
-                       options={"gtol": GRADIENT_TOLERANCE / 10, "ftol": 0.0, "maxiter": 20_000, "maxcor": 20})
+                       options={"gtol": GRADIENT_TOLERANCE / 10, "ftol": 0.0, "maxiter": 20_000, "maxcor": 20},
+                       callback=None if check is None else lambda _w: check())
     w, iterations = res.x, int(res.nit)
     value, grad = objective(w, z, lam)
     for _ in range(50):
         if np.linalg.norm(grad) < GRADIENT_TOLERANCE:
             break
+        if check is not None:
+            check()
         w = w + newton_step(w, z, lam, grad)
         value, grad = objective(w, z, lam)
         iterations += 1
@@ -213,13 +217,15 @@ def newton_step(w: np.ndarray, z: np.ndarray, lam: float, grad: np.ndarray) -> n
     return step
 
 
-def solve_paper_gd(z: np.ndarray, lam: float, epochs: int = 1) -> Solution:
+def solve_paper_gd(z: np.ndarray, lam: float, epochs: int = 1, check=None) -> Solution:
     """Algorithm 1 as printed: w = (1, …, 1); for each record i, ∇ = (1/n)∂ℓ(wᵀz_i)/∂w + λw and
     w ← w − ∇/‖∇‖₂ (a step of length one); ``epochs`` passes over the records."""
     n, d = z.shape
     w = np.ones(d)
     for _ in range(epochs):
         for i in range(n):
+            if check is not None and i % 256 == 0:
+                check()
             zi = z[i]
             grad = -zi * expit(-(zi @ w)) / n + lam * w
             norm = np.linalg.norm(grad)
@@ -229,11 +235,11 @@ def solve_paper_gd(z: np.ndarray, lam: float, epochs: int = 1) -> Solution:
     return Solution(w, value, float(np.linalg.norm(grad)), epochs * n, "paper-gd")
 
 
-def solve(z: np.ndarray, lam: float, solver: str = "lbfgs") -> Solution:
+def solve(z: np.ndarray, lam: float, solver: str = "lbfgs", check=None) -> Solution:
     if solver == "lbfgs":
-        return solve_lbfgs(z, lam)
+        return solve_lbfgs(z, lam, check=check)
     if solver == "paper-gd":
-        return solve_paper_gd(z, lam)
+        return solve_paper_gd(z, lam, check=check)
     raise BadInput(f"unknown solver {solver!r}; choose lbfgs or paper-gd")
 
 
@@ -251,7 +257,7 @@ def choose_lambda(z: np.ndarray, codes: np.ndarray, grid=LAMBDA_GRID, folds: int
         for train, test in split.split(z, codes):
             if check is not None:
                 check()
-            w = solve_lbfgs(z[train], lam).w
+            w = solve_lbfgs(z[train], lam, check=check).w
             total += float(np.logaddexp(0.0, -(z[test] @ w)).mean())
         losses[float(lam)] = total / folds
     best = min(losses.items(), key=lambda kv: (round(kv[1], 12), -kv[0]))[0]
@@ -278,7 +284,7 @@ def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, 
     losses = None
     if lam is None:
         lam, losses = choose_lambda(z, codes, seed=seed, check=check)
-    sol = solve(z, float(lam), solver)
+    sol = solve(z, float(lam), solver, check)
     return Weights(names, sol.w, float(lam), sol, len(codes), losses)
 
 

@@ -1,0 +1,222 @@
+"""Every method checks for cancellation often enough (issue 15, item 2), counted, never timed.
+
+The unit of work is a function call — a Python call or a call into C (NumPy, SciPy, pyfim) — made
+while the method runs: a loop over records, candidates or patterns makes calls every round, so a loop
+that never checks shows as an unbounded count of calls between two checks. Each method declares a
+budget of calls between two checks (``BUDGETS``); ``benchmarks/bench_cancel_checks.py`` measures how
+many calls each method makes per second on this machine class, and every budget is below what 100 ms
+of its work makes (docs/benchmarks.md, "Cancellation checks"). One call into C that runs long by
+itself (a pyfim mining, a Spark job) is out of reach of counting: those stop through ``ctx.on_cancel``
+and the worker process (item 1).
+
+Cases come from the plugin manager: a registered method without a case fails
+:func:`test_every_registered_method_has_a_cancellation_case`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.engine import (EXPENSIVE, BinaryMatrix, Cancelled, Context, PluginCall, Role, RunSpec, Table, execute,
+                         make_registry)
+
+REGISTRY = make_registry()
+
+
+# -- data: large enough that a method never checking would exceed its budget many times over ----
+def table(scale=1, seed=0) -> Table:
+    n = 1500 * scale
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "age": rng.integers(18, 90, n), "zip": rng.choice([f"z{i}" for i in range(30)], n),
+        "sex": rng.choice(["F", "M"], n), "job": rng.choice(list("abcdefgh"), n),
+        "flag": rng.integers(0, 2, n), "dx": rng.choice(["x", "y", "z", "w"], n), "y": rng.integers(0, 2, n)})
+    return Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "zip": Role.QUASI_IDENTIFIER,
+                                          "sex": Role.QUASI_IDENTIFIER, "job": Role.QUASI_IDENTIFIER,
+                                          "flag": Role.INSENSITIVE, "dx": Role.SENSITIVE, "y": Role.TARGET})
+
+
+def matrix(scale=1, m=60, density=0.3, seed=0) -> BinaryMatrix:
+    n = 600 * scale
+    rng = np.random.default_rng(seed)
+    return BinaryMatrix.from_dense((rng.random((n, m)) < density).astype(np.uint8), labels=rng.choice([1, -1], n))
+
+
+def baskets(scale=1, items=40, seed=0) -> BinaryMatrix:
+    """Set-valued data with a power-law item popularity (PatternKa's kind of input)."""
+    n = 1500 * scale
+    rng = np.random.default_rng(seed)
+    p = 0.6 / np.arange(1, items + 1) ** 0.7
+    return BinaryMatrix.from_dense((rng.random((n, items)) < p).astype(np.uint8))
+
+
+K5, KAC = PluginCall("k-anonymity", {"k": 5}), PluginCall("k-ac", {"k": 5})
+# (case id, method call, model call, data builder); a method with several modes has one case per mode
+CASES = [
+    ("all-features", PluginCall("all-features"), None, table),
+    ("cm-greedy", PluginCall("cm-greedy"), KAC, matrix),
+    ("exponential-dp-fs", PluginCall("exponential-dp-fs"), None, matrix),
+    ("laplace-dp-fs", PluginCall("laplace-dp-fs"), None, matrix),
+    ("fwell", PluginCall("fwell", {"lam": 0.01}), None, matrix),
+    ("fwell-cv", PluginCall("fwell"), None, matrix),  # λ cross-validated: five folds × five values
+    ("private-fwell", PluginCall("private-fwell", {"lam": 0.01}), None, matrix),
+    ("greedy-distcnt", PluginCall("greedy-distcnt"), KAC, matrix),
+    ("greedy-hamdist", PluginCall("greedy-hamdist"), KAC, matrix),
+    ("greedy-hamdist-fwell", PluginCall("greedy-hamdist", {"score": "private-fwell", "lam": 0.01}), KAC, matrix),
+    ("maximal", PluginCall("maximal", {"backend": "numpy"}), PluginCall("k-ac", {"k": 30}), matrix),
+    ("maximal-longest", PluginCall("maximal", {"backend": "longest"}), PluginCall("k-ac", {"k": 30}), matrix),
+    ("mondrian", PluginCall("mondrian"), K5, table),
+    ("mondrian-bucketise", PluginCall("mondrian", {"mode": "bucketise"}), PluginCall("l-diversity", {"l": 2}), table),
+    ("patternka", PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
+    ("patternka-spark", PluginCall("patternka", {"executor": "spark"}), PluginCall("set-k-anonymity", {"k": 5}),
+     baskets),
+    ("privacy-aware-candidates", PluginCall("privacy-aware-candidates", {"folds": 3}), None, table),
+    ("rf-flipping", PluginCall("rf-flipping"), K5, matrix),
+]
+# the metrics that can run long (EXPENSIVE: cross-validated classifiers, PBI) and the utility losses
+# computed over many populations or queries, each after the cheapest method that fits it
+FOLDED = ("accuracy", "auc", "cv-accuracy")  # three folds instead of five or ten: the same loop, shorter
+METRIC_CASES = [
+    (f"metric:{name}", PluginCall(method), model, table, (f"{name}:folds=3" if name in FOLDED else name,))
+    for name, method, model in [("accuracy", "all-features", None), ("auc", "all-features", None),
+                                ("cv-accuracy", "all-features", None), ("distp-pbi", "all-features", None),
+                                ("pbi", "all-features", None), ("uloss", "mondrian", K5),
+                                ("query-error", "mondrian", K5)]
+]
+SPARK = importlib.util.find_spec("pyspark") is not None
+RUNNABLE_IDS = [c[0] for c in CASES] + [c[0] for c in METRIC_CASES]
+
+# Calls between two checks each method may make: below what 100 ms of its work makes on this machine
+# class (benchmarks/bench_cancel_checks.py measures calls per second; docs/benchmarks.md has the rates).
+BUDGETS = {case_id: 20_000 for case_id in RUNNABLE_IDS}
+
+
+def runnable(case_id):
+    """(case id, method, model, data builder, metrics) of a case."""
+    found = [c for c in CASES if c[0] == case_id] + [c for c in METRIC_CASES if c[0] == case_id]
+    return (*found[0][:4], found[0][4] if len(found[0]) > 4 else ())
+
+
+RUNNABLE = RUNNABLE_IDS
+
+
+def _skip_without_spark(case_id):
+    if "spark" in case_id and not SPARK:
+        pytest.skip("pyspark is not installed (veil[spark])")
+
+
+# -- counting ------------------------------------------------------------------------------------
+class Meter:
+    """Counts calls (Python and C) on this thread while installed, and the calls between checks."""
+
+    def __init__(self, cancel_after: int | None = None, token=None):
+        self.calls = 0
+        self.at_last_check = 0
+        self.gaps: list[int] = []
+        self.cancel_after, self.token, self.cancelled_at = cancel_after, token, None
+
+    def profile(self, frame, event, arg):
+        if event in ("call", "c_call"):
+            self.calls += 1
+            if self.cancel_after is not None and self.cancelled_at is None and self.calls >= self.cancel_after:
+                self.cancelled_at = self.calls
+                self.token.cancel()  # as the user's Cancel would, between two checks
+
+    def checked(self):
+        self.gaps.append(self.calls - self.at_last_check)
+        self.at_last_check = self.calls
+
+    def __enter__(self):
+        sys.setprofile(self.profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(None)
+        self.gaps.append(self.calls - self.at_last_check)  # the work after the last check counts too
+
+
+class CountingContext(Context):
+    """A real run context whose checks (``check`` and ``progress``, its children's too) tell a Meter."""
+
+    meter: Meter
+
+    def check(self):
+        self.meter.checked()
+        super().check()
+
+    def child(self, start, end, seed=None):
+        child = super().child(start, end, seed)
+        child.__class__ = CountingContext
+        child.meter = self.meter
+        return child
+
+
+def counting_context(meter: Meter, seed=0) -> CountingContext:
+    ctx = CountingContext(seed)
+    ctx.meter = meter
+    return ctx
+
+
+def run_counted(case_id, meter: Meter | None, ctx: Context | None = None):
+    """Run a case, counting calls with ``meter`` (None: a plain run, e.g. to warm up)."""
+    _, method, model, build, metrics = runnable(case_id)
+    spec, data = RunSpec(method, model, seed=0, metrics=metrics), build()
+    if meter is None:
+        return execute(REGISTRY, data, spec, ctx)
+    with meter:
+        return execute(REGISTRY, data, spec, ctx)
+
+
+# -- the tests -----------------------------------------------------------------------------------
+def test_every_registered_method_has_a_cancellation_case():
+    covered = {c[1].name for c in CASES}
+    registered = set(REGISTRY.names("algorithm"))
+    assert registered <= covered, f"methods without a cancellation case: {sorted(registered - covered)}"
+    expensive = {m.name for m in REGISTRY.classes("metric") if m.cost == EXPENSIVE}
+    assert expensive <= {c[0].removeprefix("metric:") for c in METRIC_CASES}, "every expensive metric has a case"
+    assert set(RUNNABLE) == set(BUDGETS), "every case declares its budget of calls between checks"
+
+
+@pytest.mark.parametrize("case_id", RUNNABLE)
+def test_the_calls_between_two_checks_stay_within_the_budget(case_id):
+    _skip_without_spark(case_id)
+    run_counted(case_id, None)  # warm-up: first imports and caches are not the method's work
+    meter = Meter()
+    run_counted(case_id, meter, counting_context(meter))
+    budget = BUDGETS[case_id]
+    assert len(meter.gaps) > 2, f"{case_id}: the method never checks"
+    assert max(meter.gaps) <= budget, (f"{case_id}: {max(meter.gaps):,} calls without a check "
+                                       f"(budget {budget:,}; {len(meter.gaps) - 1} checks in {meter.calls:,} calls)")
+
+
+@pytest.mark.parametrize("case_id", RUNNABLE)
+def test_a_cancel_request_stops_the_method_soon(case_id):
+    """Cancel half-way through the work, between two checks: the run raises Cancelled within the
+    method's budget of calls, and no release comes back."""
+    _skip_without_spark(case_id)
+    meter = Meter()
+    run_counted(case_id, meter, counting_context(meter))
+    ctx = Context(0)
+    stopper = Meter(cancel_after=meter.calls // 2, token=ctx.token)
+    with pytest.raises(Cancelled):
+        run_counted(case_id, stopper, ctx)
+    assert stopper.cancelled_at is not None
+    assert stopper.calls - stopper.cancelled_at <= BUDGETS[case_id]
+
+
+def test_the_meter_sees_a_loop_that_never_checks():
+    """The counting can fail: a loop of feasibility-sized passes with no check exceeds any budget."""
+    meter = Meter()
+    ctx = counting_context(meter)
+    rows = np.arange(1000)
+    with meter:
+        ctx.check()
+        for _ in range(30_000):
+            np.count_nonzero(rows > 3)
+        ctx.check()
+    assert max(meter.gaps) > 20_000
