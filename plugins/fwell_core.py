@@ -30,6 +30,7 @@ from veil.engine import BadInput, BinaryMatrix, Kind, Table
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 WORKING_MEMORY_MB = 256  # distance rows computed at once
+CHUNK_STEPS = 2_000_000  # row × row × feature steps of the distance search between two cancellation checks
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
 
 
@@ -130,7 +131,10 @@ def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.n
     hit = np.empty(n, dtype=np.int64)
     miss = np.empty(n, dtype=np.int64)
     start = 0
-    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=WORKING_MEMORY_MB):
+    # a chunk of r rows costs r × n × d steps: keep that near CHUNK_STEPS, so ``check`` comes often
+    rows = max(1, CHUNK_STEPS // max(1, n * x.shape[1]))
+    memory = min(WORKING_MEMORY_MB, (rows + 0.5) * n * 8 / 2**20)
+    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=memory):
         if check is not None:
             check()
         rows = np.arange(start, start + len(chunk))

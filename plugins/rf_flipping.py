@@ -197,6 +197,7 @@ class RandomisationFlipping(Algorithm):
         ctx.progress(0.95, "RF: flipping")
         flipped = BinaryMatrix.from_sparse(flip_within_clusters(data, cluster, ctx.rng), features=data.features,
                                            labels=data.labels)
+        ctx.check()
         changed = flipped_cells(data, flipped)
         sizes = np.bincount(cluster)
         details = {"flip_rate": changed / (n * m) if n and m else 0.0, "flipped_cells": changed,

@@ -15,6 +15,7 @@ Cases come from the plugin manager: a registered method without a case fails
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 
@@ -182,12 +183,20 @@ def test_every_registered_method_has_a_cancellation_case():
     assert set(RUNNABLE) == set(BUDGETS), "every case declares its budget of calls between checks"
 
 
+@functools.cache
+def counted(case_id) -> Meter:
+    """The calls and checks of a case, after a warm-up run (first imports and caches are not the
+    method's work); shared by the tests below."""
+    run_counted(case_id, None)
+    meter = Meter()
+    run_counted(case_id, meter, counting_context(meter))
+    return meter
+
+
 @pytest.mark.parametrize("case_id", RUNNABLE)
 def test_the_calls_between_two_checks_stay_within_the_budget(case_id):
     _skip_without_spark(case_id)
-    run_counted(case_id, None)  # warm-up: first imports and caches are not the method's work
-    meter = Meter()
-    run_counted(case_id, meter, counting_context(meter))
+    meter = counted(case_id)
     budget = BUDGETS[case_id]
     assert len(meter.gaps) > 2, f"{case_id}: the method never checks"
     assert max(meter.gaps) <= budget, (f"{case_id}: {max(meter.gaps):,} calls without a check "
@@ -199,8 +208,7 @@ def test_a_cancel_request_stops_the_method_soon(case_id):
     """Cancel half-way through the work, between two checks: the run raises Cancelled within the
     method's budget of calls, and no release comes back."""
     _skip_without_spark(case_id)
-    meter = Meter()
-    run_counted(case_id, meter, counting_context(meter))
+    meter = counted(case_id)
     ctx = Context(0)
     stopper = Meter(cancel_after=meter.calls // 2, token=ctx.token)
     with pytest.raises(Cancelled):
