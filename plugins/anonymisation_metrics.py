@@ -64,8 +64,10 @@ class _Anonymised:
             self.check()
             self.hier[c] = table.hierarchy(c)
             self.leaves[c] = list(self.hier[c].leaves)
+            self.check()
             self.record_leaf[c] = _leaf_index(self.hier[c], frame[c])
         self.sensitive = sensitive
+        self.check()
         if sensitive is not None:
             sa = frame[sensitive]
             if sa.isna().any():

@@ -152,6 +152,8 @@ def margins(x, codes: np.ndarray, check=None) -> np.ndarray:
     """z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)| on the features scaled to [0, 1], each row divided by
     max(1, ‖z_i‖₂) (dense n × d). ``x`` is the unscaled feature matrix (dense or sparse)."""
     x = scale_span(x)
+    if check is not None:
+        check()
     hit, miss = nearest_hit_miss(x, codes, check)
     if sp.issparse(x):
         z = (abs(x - x[miss]) - abs(x - x[hit])).toarray()

@@ -289,7 +289,9 @@ class CrossValidation:
 
     def _cross_validate(self, target: str, subset: frozenset) -> Score:
         y = self.targets[target]
+        self.ctx.check()
         X, categorical = self.encoded.matrix(subset)
+        self.ctx.check()
         n_cat = np.array([self.encoded.categories.get(c, 0) for c in self.encoded.columns if c in subset],
                          dtype=np.int64)
         correct, per_fold = 0, []
