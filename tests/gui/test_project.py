@@ -18,7 +18,8 @@ def test_a_saved_project_reopens_as_it_was(qtbot, registry, tmp_path):
     c.dataset.set_rule("length_of_stay", "equal-width", bins=3)
     first.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "2, 3"}, metrics=["sfc"])
     with qtbot.waitSignal(c.batch_finished, timeout=20_000):
-        c.run()
+        first.confirm_sensitive(c.run)  # as Run does: asked about the column marked sensitive, agreed
+        first.sensitive_release_button.click()
     path = tmp_path / "ward.veil.json"
     with qtbot.waitSignal(c.project_saved):
         assert c.save_project(path)
@@ -26,6 +27,7 @@ def test_a_saved_project_reopens_as_it_was(qtbot, registry, tmp_path):
     assert saved["data"]["demo"] is True
     assert {e["name"]: e["role"] for e in saved["schema"]}["age"] == "insensitive"
     assert [r["model"]["params"]["k"] for r in saved["runs"]] == [2, 3]
+    assert saved["release_sensitive"] == ["diagnosis_group"]  # so the headless run below is not refused
     assert {r["metric"] for r in saved["results"]} == {"sfc", "privacy-value"}
     assert first.settings.recent()[0]["kind"] == "project"
     first.close()
