@@ -70,10 +70,13 @@ def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
     return s
 
 
-def csv_bytes(frame: pd.DataFrame, sep: str) -> bytes | None:
+def csv_bytes(frame: pd.DataFrame, sep: str, escape: bool = False) -> bytes | None:
     """The bytes ``frame.to_csv(index=False, sep=sep, lineterminator="\\r\\n")`` writes, built
     column-wise in Arrow (about 10× faster on millions of rows); None when a column is of a type
-    this does not format exactly as pandas does (dates, categories, mixed objects)."""
+    this does not format exactly as pandas does (dates, categories, mixed objects).
+
+    ``escape``: write ``escape_formulas(frame)`` instead, escaping each distinct text value and
+    name once while it is formatted (no second pass over the cells)."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -81,11 +84,12 @@ def csv_bytes(frame: pd.DataFrame, sep: str) -> bytes | None:
         return None
     cells = []
     for name in frame.columns:
-        text = _csv_cells(frame[name], sep, pa, pc)
+        text = _csv_cells(frame[name], sep, pa, pc, escape)
         if text is None:
             return None
         cells.append(text)
-    header = sep.join(_quoted(str(c), sep) for c in frame.columns) + "\r\n"
+    names = [escape_cell(str(c)) if escape else str(c) for c in frame.columns]
+    header = sep.join(_quoted(n, sep) for n in names) + "\r\n"
     if not cells or len(frame) == 0:
         return header.encode("utf-8") if cells else None
     lines = pc.binary_join_element_wise(*cells, sep)
@@ -97,7 +101,7 @@ def csv_bytes(frame: pd.DataFrame, sep: str) -> bytes | None:
     return header.encode("utf-8") + data
 
 
-def _csv_cells(s: pd.Series, sep: str, pa, pc):
+def _csv_cells(s: pd.Series, sep: str, pa, pc, escape: bool = False):
     """One column's cells as pandas writes them (missing: empty), or None.
 
     Text and floats are formatted once per distinct value (Python's repr for floats, as pandas
@@ -114,6 +118,8 @@ def _csv_cells(s: pd.Series, sep: str, pa, pc):
     if pd.api.types.is_string_dtype(s) or s.dtype == object:
         if s.dtype == object and not all(isinstance(v, str) for v in pd.unique(s.dropna())):
             return None  # an object column holding other things than text
+        if escape:
+            return _by_distinct(s, lambda v: _quoted(escape_cell(v), sep), pa)
         return _by_distinct(s, lambda v: _quoted(v, sep), pa)
     return None
 
@@ -146,10 +152,9 @@ class CsvExporter(SpreadsheetText, Exporter):
 
     def write(self, frame, path, params):
         # CRLF (RFC 4180): the writer quotes any cell holding \r or \n, so a lone \r cannot split a record
-        frame = escape_formulas(frame)
-        fast = csv_bytes(frame, self.sep)
+        fast = csv_bytes(frame, self.sep, escape=True)
         if fast is None:
-            frame.to_csv(path, index=False, sep=self.sep, lineterminator="\r\n", encoding="utf-8")
+            escape_formulas(frame).to_csv(path, index=False, sep=self.sep, lineterminator="\r\n", encoding="utf-8")
         else:
             Path(path).write_bytes(fast)
 

@@ -57,3 +57,19 @@ def test_a_file_with_no_text_column_and_one_with_no_rows(tmp_path):
         path = tmp_path / "r.csv"
         CsvExporter().write(frame, path, None)
         pd.testing.assert_frame_equal(read_delimited_back(path, ","), read_delimited_back_nullable(path, ","))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_escaping_while_formatting_writes_what_escaping_first_writes(seed):
+    """The CSV writer escapes each distinct value as it formats it; the bytes are those of escaping
+    the whole frame first and letting pandas write it."""
+    from veil.plugins.exporters import csv_bytes, escape_formulas
+
+    rng = np.random.default_rng(seed)
+    frame = random_frame(rng, int(rng.integers(0, 50)))
+    frame = frame[[c for c in frame.columns if "gaps" not in c or c == "text with gaps"]]  # types csv_bytes formats
+    frame["text with gaps"] = frame["text with gaps"].astype("str")
+    for sep in (",", "\t"):
+        expected = escape_formulas(frame).to_csv(index=False, sep=sep, lineterminator="\r\n").encode()
+        assert csv_bytes(frame, sep, escape=True) == expected
+        assert b"'=SUM" in expected or "=SUM(A1)" not in set(frame["text"])
