@@ -85,3 +85,28 @@ def test_a_release_with_its_own_groups_is_never_regrouped(grouping_calls):
     release = Release("generalised-table", PEOPLE[["age", "sex"]], ("age", "sex"), groups=own)
     assert release.class_sizes().tolist() == [5] * N
     assert grouping_calls == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_shuffle_takes_rows_exactly_as_iloc(seed):
+    """The export's shuffle (Arrow text taken through its dictionary) gives the frame iloc gives:
+    values, missing cells, dtypes, column names (repeated ones too) and attrs."""
+    from veil.engine.export import take_rows
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 80))
+    words = ["a", "b,c", "", "é", "=1"]
+    frame = pd.DataFrame({
+        "text": pd.Series(np.where(rng.random(n) < 0.2, None, rng.choice(words, n)), dtype="str"),
+        "objects": pd.Series(list(rng.choice(words, n)), dtype=object),
+        "ints": rng.integers(0, 9, n),
+        "nullable": pd.array(np.where(rng.random(n) < 0.3, None, rng.integers(0, 9, n)).tolist(), dtype="Int64"),
+        "floats": rng.normal(size=n),
+        "category": pd.Categorical(rng.choice(["x", "y"], n)),
+        "when": pd.to_datetime(rng.integers(0, 10**9, n), unit="s"),
+    })
+    frame.insert(2, "text", frame["text"].iloc[::-1].to_numpy(), allow_duplicates=True)
+    frame.attrs["note"] = "kept"
+    order = rng.permutation(n)
+    pd.testing.assert_frame_equal(take_rows(frame, order), frame.iloc[order].reset_index(drop=True))
+    assert take_rows(frame, order).attrs == {"note": "kept"}
