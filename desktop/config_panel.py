@@ -14,7 +14,7 @@ from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, may_release
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
-from .state import metric_cost_note, offered_methods
+from .state import metric_cost_note, model_for, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -346,6 +346,7 @@ class ConfigPanel(QScrollArea):
     def _on_dataset(self, what: str) -> None:
         if what == "data":
             self._rebuild_methods()
+            self._fit_model()
         self._describe_methods()
         self._refresh_plan()
 
@@ -370,6 +371,12 @@ class ConfigPanel(QScrollArea):
         others = [c.title or c.name for c in self.registry.classes("algorithm") if c.name not in self.rows]
         self.not_offered.setText(f"Not offered for this data: {', '.join(others)}." if others else "")
         self.not_offered.setVisible(bool(others))
+
+    def _fit_model(self) -> None:
+        """New set-valued data: a privacy model that the methods made for item sets work under."""
+        wanted = model_for(self.registry, self.controller.dataset.data, self.config.model)
+        if wanted != self.config.model:
+            self.model_combo.setCurrentIndex(max(self.model_combo.findData(wanted), 0))
 
     def _describe_methods(self) -> None:
         data = self.controller.dataset.data
