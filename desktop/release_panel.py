@@ -78,14 +78,19 @@ class ReleasePanel(QWidget):
         self.table.setModel(self.model)
         self.smallest = QListWidget()
         self.smallest.setToolTip("The smallest groups: where the release is weakest")
+        self.largest = QListWidget()
+        self.largest.setToolTip("The largest groups: where the release generalises (or suppresses) most")
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.table)
-        box = QWidget()
-        inner = QVBoxLayout(box)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addWidget(QLabel("Smallest groups"))
-        inner.addWidget(self.smallest)
-        split.addWidget(box)
+        ends = QSplitter(Qt.Horizontal)
+        for title, widget in (("Smallest groups", self.smallest), ("Largest groups", self.largest)):
+            box = QWidget()
+            inner = QVBoxLayout(box)
+            inner.setContentsMargins(0, 0, 0, 0)
+            inner.addWidget(QLabel(title))
+            inner.addWidget(widget)
+            ends.addWidget(box)
+        split.addWidget(ends)
         split.setSizes([500, 160])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
@@ -95,10 +100,14 @@ class ReleasePanel(QWidget):
         shown = preview(release)
         self.model.set_preview(shown)
         self.smallest.clear()
+        self.largest.clear()
         if shown is None:
             self.summary.setText(f"{label}: this release has no groups of records to preview.")
             return
+        centres = (f" Each record publishes its group's centre, the items every member holds: "
+                   f"{shown.mean_centre:.2f} items a record on average." if shown.sets else "")
         self.summary.setText(f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
-                             f"{shown.smallest:,}, median {shown.median:,.0f}. Red: groups near the smallest; "
-                             f"green: above the median.")
+                             f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres} "
+                             f"Red: groups near the smallest; green: above the median.")
         self.smallest.addItems(shown.smallest_groups(10))
+        self.largest.addItems(shown.largest_groups(10))
