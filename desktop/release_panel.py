@@ -34,6 +34,7 @@ class GroupsModel(QAbstractTableModel):
             self._sizes = value.rows[SIZE].to_numpy()
             self._smallest, self._median = value.smallest, value.median
             self._size_column = list(value.rows.columns).index(SIZE)
+            self._numeric = [value.rows[c].dtype.kind in "iuf" for c in value.rows.columns]  # right-aligned
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -54,6 +55,8 @@ class GroupsModel(QAbstractTableModel):
             return None
         row, column = index.row(), index.column()
         if column != self._size_column:
+            if role == Qt.TextAlignmentRole and self._numeric[column]:
+                return int(Qt.AlignRight | Qt.AlignVCenter)
             text = self._text[row, column - 1 if column > self._size_column else column]
             return str(text) if role == Qt.DisplayRole else None
         size = int(self._sizes[row])

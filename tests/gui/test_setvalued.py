@@ -165,6 +165,12 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
         [sorted(f"p{i}" for i in s) for s in sets[:3]]
     assert method.name in window.config_panel.rows
     assert panel.tabs.currentIndex() == 2
+    window.config_panel.choose(method.supported_models[0], [method.name], values={"k": 10}, metrics=["gcp"])
+    with qtbot.waitSignal(c.batch_finished, timeout=60_000):
+        c.run()
+    outcome = c.batch[-1].outcome
+    assert outcome is not None and outcome.holds, c.batch[-1].status_text()
+    assert np.bincount(outcome.result.release.groups).min() >= 10
 
 
 def test_the_views_never_make_the_records_dense(window, qtbot, baskets, monkeypatch):
