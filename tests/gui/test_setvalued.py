@@ -123,6 +123,29 @@ def test_the_preview_shows_each_group_with_its_centre(k_sweep, qtbot, baskets):
     assert f"largest {rows[SIZE].max():,}" in panel.summary.text()
 
 
+def test_a_set_valued_release_exports_as_item_sets(k_sweep, qtbot, tmp_path, baskets):
+    window, done = k_sweep
+    entry = done[1]
+    dialog = window.actions.export_release(entry.id)
+    chosen = window.registry.get("exporter", dialog.fmt.currentData())
+    assert chosen.writes_sets  # the table formats cannot write item sets: they are not offered
+    assert not any(dialog.fmt.model().item(i).isEnabled() for i in range(dialog.fmt.count())
+                   if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets)
+    dialog.folder.setText(str(tmp_path / "release"))
+    dialog.shuffle.setChecked(False)
+    dialog.report.setChecked(False)
+    with qtbot.waitSignal(window.controller.exported, timeout=120_000) as blocker:
+        dialog.accept()
+    exported = blocker.args[0]
+    assert exported.verified
+    written = (exported.folder / exported.manifest["output"]["path"]).read_text(encoding="utf-8").splitlines()
+    written = [line for line in written if not line.startswith("@")]
+    sets = baskets[1]
+    assert len(written) == len(sets)
+    assert all(set(line.split()) <= set(map(str, s)) for line, s in zip(written, sets))  # in order: subsets
+    window.actions.message_box.close()
+
+
 def test_gcp_against_k_is_drawn(k_sweep, qtbot):
     window, done = k_sweep
     panel = window.chart_panel
