@@ -14,7 +14,7 @@ from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, may_release
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
-from .state import metric_cost_note, model_for, offered_methods
+from .state import metric_cost_note, model_fits, model_for, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -373,8 +373,20 @@ class ConfigPanel(QScrollArea):
         self.not_offered.setVisible(bool(others))
 
     def _fit_model(self) -> None:
-        """New set-valued data: a privacy model that the methods made for item sets work under."""
-        wanted = model_for(self.registry, self.controller.dataset.data, self.config.model)
+        """New data: models that cannot judge it are greyed out; for set-valued data, a privacy
+        model that the methods made for item sets work under is chosen."""
+        data = self.controller.dataset.data
+        items = self.model_combo.model()
+        for i in range(1, self.model_combo.count()):
+            fits = model_fits(self.registry.get("privacy-model", self.model_combo.itemData(i)), data)
+            items.item(i).setEnabled(fits)
+            items.item(i).setToolTip("" if fits else "needs a sensitive column: set-valued records have none")
+        for name, check in self.also_checks.items():
+            fits = model_fits(self.registry.get("privacy-model", name), data)
+            check.setEnabled(fits)
+            if not fits and check.isChecked():
+                check.setChecked(False)
+        wanted = model_for(self.registry, data, self.config.model)
         if wanted != self.config.model:
             self.model_combo.setCurrentIndex(max(self.model_combo.findData(wanted), 0))
 

@@ -110,13 +110,14 @@ class DatasetPanel(QWidget):
         self.features_view.verticalHeader().hide()
         self.features_summary = QLabel()
         self.features_summary.setWordWrap(True)
+        self.features_help = muted("Methods that work on binary data see these features. Choose how each column "
+                                   "becomes features; the preview updates as you do.")
         self.recipe_problem = ErrorLabel()
         self.steps_model.problem.connect(self.recipe_problem.show_message)
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(self.features_summary)
-        layout.addWidget(muted("Methods that work on binary data see these features. Choose how each column "
-                               "becomes features; the preview updates as you do."))
+        layout.addWidget(self.features_help)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.steps_view)
         split.addWidget(self.features_view)
@@ -237,8 +238,11 @@ class DatasetPanel(QWidget):
                     + (f"the target <i>{target}</i> gives the labels" if target else "no target column (no labels)")
                     + "; identifiers never become features.")
         else:
-            text = f"<b>{n:,} items</b> (transaction data is binary already)." if data is not None else ""
+            text = (f"<b>{n:,} items</b>: methods that take set-valued records see them as sets, binary methods "
+                    f"as one feature per item." if data is not None else "")
         self.features_summary.setText(text)
+        self.features_help.setVisible(isinstance(data, Table))
+        self.steps_view.setVisible(isinstance(data, Table))  # set-valued data has no columns to turn into features
 
     def _summarise(self, row: int) -> None:
         table = self.dataset.table

@@ -234,19 +234,27 @@ def native_to_sets(algorithm) -> bool:
     return SETS in algorithm.accepts or TRANSACTIONS in algorithm.accepts
 
 
+def model_fits(model, data) -> bool:
+    """Whether privacy model ``model`` (a class) can judge a release of ``data``: one that needs a
+    sensitive column cannot judge set-valued records, which have no columns."""
+    return not (is_set_valued(data) and model.needs_sensitive)
+
+
 def model_for(registry, data, current: str | None) -> str | None:
-    """The privacy model to show for newly opened data: ``current`` when some method offered for
-    the data works under it, else the first model a method made for set-valued records (accepting
-    sets first) declares. Tables keep ``current``: their models depend on the roles."""
+    """The privacy model to show for newly opened data: ``current`` when it can judge the data and a
+    method made for it works under it, else the first model that a method taking item sets as they
+    are (accepting sets first) declares. Tables keep ``current``: their models depend on the roles."""
     if not is_set_valued(data):
         return current
+    known = registry.names("privacy-model")
     offered = offered_methods(registry, data)
     natives = sorted((c for c in offered if native_to_sets(c)), key=lambda c: SETS not in c.accepts)
-    fitting = [m for c in natives for m in (c.supported_models or ())]
-    if current is not None and (current in fitting or not natives):
+    fitting = [m for c in natives for m in (c.supported_models or ())
+               if m in known and model_fits(registry.get("privacy-model", m), data)]
+    current_fits = current is None or model_fits(registry.get("privacy-model", current), data)
+    if current_fits and current is not None and (current in fitting or not fitting):
         return current
-    known = set(registry.names("privacy-model"))
-    return next((m for m in fitting if m in known), current)
+    return fitting[0] if fitting else (current if current_fits else None)
 
 
 def offered_methods(registry, data) -> list[type]:

@@ -39,7 +39,7 @@ def sets_method(registry):
     return next(c for c in registry.classes("algorithm") if SETS in c.accepts)
 
 
-def test_a_transaction_file_shows_its_item_sets(window, qtbot, baskets):
+def test_a_transaction_file_shows_its_item_sets_and_the_methods_for_them(window, qtbot, baskets, registry):
     path, sets = baskets
     open_file(window, qtbot, path)
     panel = window.dataset_panel
@@ -65,9 +65,7 @@ def test_a_transaction_file_shows_its_item_sets(window, qtbot, baskets):
     first = next(i for i, s in enumerate(sets) if s)
     assert view.data(view.index(first, 0)) == ", ".join(map(str, sets[first]))
 
-
-def test_only_methods_that_fit_item_sets_are_offered(window, qtbot, baskets, registry):
-    open_file(window, qtbot, baskets[0])
+    # only the methods that fit the records are offered
     data = window.controller.dataset.data
     offered = set(window.config_panel.rows)
     method = sets_method(registry)
@@ -123,30 +121,7 @@ def test_the_preview_shows_each_group_with_its_centre(k_sweep, qtbot, baskets):
     assert f"largest {rows[SIZE].max():,}" in panel.summary.text()
 
 
-def test_a_set_valued_release_exports_as_item_sets(k_sweep, qtbot, tmp_path, baskets):
-    window, done = k_sweep
-    entry = done[1]
-    dialog = window.actions.export_release(entry.id)
-    chosen = window.registry.get("exporter", dialog.fmt.currentData())
-    assert chosen.writes_sets  # the table formats cannot write item sets: they are not offered
-    assert not any(dialog.fmt.model().item(i).isEnabled() for i in range(dialog.fmt.count())
-                   if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets)
-    dialog.folder.setText(str(tmp_path / "release"))
-    dialog.shuffle.setChecked(False)
-    dialog.report.setChecked(False)
-    with qtbot.waitSignal(window.controller.exported, timeout=120_000) as blocker:
-        dialog.accept()
-    exported = blocker.args[0]
-    assert exported.verified
-    written = (exported.folder / exported.manifest["output"]["path"]).read_text(encoding="utf-8").splitlines()
-    written = [line for line in written if not line.startswith("@")]
-    sets = baskets[1]
-    assert len(written) == len(sets)
-    assert all(set(line.split()) <= set(map(str, s)) for line, s in zip(written, sets))  # in order: subsets
-    window.actions.message_box.close()
-
-
-def test_gcp_against_k_is_drawn(k_sweep, qtbot):
+def test_gcp_against_k_is_drawn_and_a_release_exports_as_item_sets(k_sweep, qtbot, tmp_path, baskets):
     window, done = k_sweep
     panel = window.chart_panel
     panel.chooser.setCurrentIndex(panel.chooser.findData("metric-lines"))
@@ -164,6 +139,29 @@ def test_gcp_against_k_is_drawn(k_sweep, qtbot):
     assert panel.drawn_message == ""
     drawn = sorted(r for _, runs in panel.figure.veil_runs for r in runs)
     assert drawn == sorted(e.id for e in done)  # every run of the sweep is a point
+    export_and_read_back(window, done, qtbot, tmp_path, baskets[1])
+
+
+def export_and_read_back(window, done, qtbot, tmp_path, sets):
+    """A set-valued release is offered the formats that write item sets, and exports as one set a line."""
+    entry = done[1]
+    dialog = window.actions.export_release(entry.id)
+    chosen = window.registry.get("exporter", dialog.fmt.currentData())
+    assert chosen.writes_sets  # the table formats cannot write item sets: they are not offered
+    assert not any(dialog.fmt.model().item(i).isEnabled() for i in range(dialog.fmt.count())
+                   if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets)
+    dialog.folder.setText(str(tmp_path / "release"))
+    dialog.shuffle.setChecked(False)
+    dialog.report.setChecked(False)
+    with qtbot.waitSignal(window.controller.exported, timeout=120_000) as blocker:
+        dialog.accept()
+    exported = blocker.args[0]
+    assert exported.verified
+    written = (exported.folder / exported.manifest["output"]["path"]).read_text(encoding="utf-8").splitlines()
+    written = [line for line in written if not line.startswith("@")]
+    assert len(written) == len(sets)
+    assert all(set(line.split()) <= set(map(str, s)) for line, s in zip(written, sets))  # in order: subsets
+    window.actions.message_box.close()
 
 
 def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp_path, registry):
@@ -214,3 +212,20 @@ def test_a_long_centre_is_cut(registry):
     names = [f"i{j}" for j in range(500)]
     text = centre_text(names, np.arange(450))
     assert text.startswith("i0, i1") and text.endswith("… (450 items)")
+
+
+def test_a_model_that_can_judge_item_sets_is_chosen(registry, demo_table):
+    """Capabilities decide: models needing a sensitive column cannot judge set-valued records; the
+    model shown for them is one a method taking item sets works under; a table keeps its model."""
+    from veil.desktop.state import model_fits, model_for
+
+    matrix = BinaryMatrix.from_transactions([["a", "b"], ["b"], ["a", "c"]])
+    method = sets_method(registry)
+    for name in registry.names("privacy-model"):
+        cls = registry.get("privacy-model", name)
+        assert model_fits(cls, matrix) == (not cls.needs_sensitive)
+        assert model_fits(cls, demo_table)
+        chosen = model_for(registry, matrix, name)
+        assert chosen == name if name in method.supported_models else chosen in method.supported_models
+        assert model_for(registry, demo_table, name) == name
+    assert model_for(registry, matrix, None) in method.supported_models
