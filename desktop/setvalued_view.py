@@ -72,6 +72,18 @@ def column_sets(table: Table, column: str) -> SetValued:
                                  meta={"source": table.source, "sha256": table.sha256, "item_column": column})
 
 
+CHUNK = 1 << 20
+
+
+def _counts(codes: np.ndarray, size: int) -> np.ndarray:
+    """``np.bincount(codes, minlength=size)`` a million codes at a time: bincount copies int32 codes
+    to int64 first, which on 23 million items held would double the memory the data takes."""
+    out = np.zeros(size, dtype=np.int64)
+    for start in range(0, len(codes), CHUNK):
+        out += np.bincount(codes[start:start + CHUNK], minlength=size)
+    return out
+
+
 def summarise(data, column: str | None = None) -> SetSummary:
     """The :class:`SetSummary` of a transaction matrix, set-valued records or a table's item-set
     ``column``; O(number of ones), never a dense records × items matrix."""
@@ -81,10 +93,10 @@ def summarise(data, column: str | None = None) -> SetSummary:
         data = column_sets(data, column)
     if isinstance(data, BinaryMatrix):  # column-wise: a column's length is its item's count
         counts = np.diff(data.indptr)
-        lengths = np.bincount(data.indices, minlength=data.n_rows) if data.n_rows else np.zeros(0, np.int64)
+        lengths = _counts(data.indices, data.n_rows)
         names = data.feature_names
     elif isinstance(data, SetValued):
-        counts, lengths, names = data.item_counts(), data.row_lengths(), data.item_names
+        counts, lengths, names = _counts(data.indices, data.n_items), data.row_lengths(), data.item_names
     else:
         raise TypeError(f"not set-valued data: {type(data).__name__}")
     counts = np.asarray(counts, dtype=np.int64)
