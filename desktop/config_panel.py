@@ -367,6 +367,10 @@ class ConfigPanel(QScrollArea):
                 row.features.toggled.connect(lambda on, n=cls.name: self._features_toggled(n, on))
                 self.rows[cls.name] = row
                 self.methods_layout.insertWidget(i, row)
+                choice = self.config.methods.get(cls.name)  # chosen before (a project): shown as it was
+                if choice is not None and (choice.values or choice.sweeps):
+                    row.form.set_values(choice.values, choice.sweeps)
+                row.check.setChecked(cls.name in self.config.selected)
                 self._method_form_changed(cls.name)
         others = [c.title or c.name for c in self.registry.classes("algorithm") if c.name not in self.rows]
         self.not_offered.setText(f"Not offered for this data: {', '.join(others)}." if others else "")

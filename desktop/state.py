@@ -50,6 +50,7 @@ class DatasetState:
         self.source: DataSource | None = None
         self.sets: SetSummary | None = None  # the summary of set-valued data (None for a table)
         self._column_sets: dict[str, SetSummary] = {}  # item-set columns of a table, summarised when shown
+        self.origin: Table | None = None  # the table whose item-set column became the data (use_sets)
         self.stats: dict[str, ColumnStats] = {}
         self.rules: dict[str, Step | None] = {}  # the user's rules; None leaves the column out
         self._defaults: dict[str, Step] = {}
@@ -71,7 +72,7 @@ class DatasetState:
     def load(self, loaded: Loaded, recipe: Recipe | None = None) -> None:
         """Show freshly read data; a project's ``recipe`` becomes the rules of its columns."""
         self.data, self.source = loaded.data, loaded.source
-        self.sets, self._column_sets = loaded.sets, {}
+        self.sets, self._column_sets, self.origin = loaded.sets, {}, None
         self.stats = dict(loaded.stats)
         self._previews = dict(loaded.previews)
         self._refresh_defaults()
@@ -143,7 +144,7 @@ class DatasetState:
         table = self._require_table()
         if column not in self.itemset_columns():
             raise BadInput(f"column {column!r} is not of kind {Kind.ITEMSET.value}: mark it so first")
-        self.data = column_sets(table, column)
+        self.data, self.origin = column_sets(table, column), table
         self.sets, self._column_sets = summarise(self.data, column), {}
         self.stats, self.rules, self._previews = {}, {}, {}
         self._refresh_defaults()
@@ -388,6 +389,8 @@ class ConfigState:
     def _plan_method(self, registry, data, recipe, name: str, models: list[PluginChoice]) -> list[PlannedRun]:
         cls = registry.get("algorithm", name)
         if not takes(cls, data):
+            if native_to_sets(cls) and itemset_columns(data if isinstance(data, Table) else None):
+                raise BadInput(f"{cls.title} works on item sets: choose Anonymise these item sets under Item sets")
             raise BadInput(f"{cls.title} does not work on this data; choose another method")
         supported = cls.supported_models
         if cls.needs_model and not models:
@@ -762,7 +765,7 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
     the results so far. A configuration that cannot run yet is saved without runs."""
     if dataset.data is None or dataset.source is None:
         raise BadInput("there is no data to save a project of")
-    table = dataset.table
+    table = dataset.table if dataset.table is not None else dataset.origin  # item sets keep their table's schema
     try:
         planned = config.plan(registry, dataset.data, dataset.recipe())
     except BadInput:

@@ -192,6 +192,16 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
     outcome = c.batch[-1].outcome
     assert outcome is not None and outcome.holds, c.batch[-1].status_text()
     assert np.bincount(outcome.result.release.groups).min() >= 10
+    # a project keeps the table's schema: reopened, the column is item sets again, and the method
+    # chosen comes back ticked once the item sets are the data again
+    assert c.save_project(tmp_path / "visits.veil")
+    with qtbot.waitSignal(c.data_loaded, timeout=20_000):
+        c.open_project(tmp_path / "visits.veil")
+    assert c.dataset.itemset_columns() == ["pages"] and c.config.selected == [method.name]
+    assert "item sets" in window.config_panel.plan_error.text()
+    panel.use_sets_button.click()
+    assert window.config_panel.rows[method.name].check.isChecked()
+    assert window.config_panel.run_button.isEnabled()
 
 
 def test_the_views_never_make_the_records_dense(window, qtbot, baskets, monkeypatch):
