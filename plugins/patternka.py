@@ -402,6 +402,12 @@ class ItemsetsExporter(Exporter):
     extension = "dat"
     writes_sets = True
 
+    @classmethod
+    def refuses(cls, release) -> str:
+        if getattr(release, "sets", None) is None:
+            return "the itemsets format writes set-valued releases only (one item set per record)"
+        return ""
+
     def write(self, frame, path, params):
         if ITEMS_COLUMN not in frame.columns:
             raise BadInput("the itemsets format writes set-valued releases only (an 'items' column or item sets)")
@@ -431,26 +437,33 @@ class ItemsetsExporter(Exporter):
         text per record. Every line is still parsed from the file's bytes."""
         names: dict[str, str] = {}
         codes: dict[str, int] = {}  # distinct published set -> its code
-        parts = []
-        with open(path, encoding="utf-8") as f:
+        each = np.empty(_count_lines(path), dtype=np.int32)  # at most one record a line
+        n = 0
+        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only, as they were counted
             while lines := f.readlines(READ_CHUNK_BYTES):
-                chunk = np.empty(len(lines), dtype=np.int32)
-                n = 0
                 for line in lines:
                     if line.startswith("@ITEM="):
                         _, ident, label = line.rstrip("\n").split("=", 2)
                         names[ident] = label
                     elif not line.startswith(("@", "#", "%")):
-                        text = " ".join(sorted(set(line.split())))
-                        chunk[n] = codes.setdefault(text, len(codes))
+                        each[n] = codes.setdefault(" ".join(sorted(set(line.split()))), len(codes))
                         n += 1
-                parts.append(chunk[:n].copy())
                 del lines
-        each = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+        each = each[:n]
         cells = pd.Categorical.from_codes(each, categories=pd.Index(list(codes), dtype=object))
         frame = pd.DataFrame({ITEMS_COLUMN: cells})
         frame.attrs["item_names"] = names
         return frame
+
+
+def _count_lines(path) -> int:
+    """How many lines a file has (a last line without its newline counts), read in blocks."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        while block := f.read(READ_CHUNK_BYTES):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
 @hookimpl
