@@ -368,7 +368,8 @@ def settings_of(spec: RunSpec) -> str:
 def outcome_rows(run: int, spec: RunSpec, outcome: Outcome, setting: dict, repeat: int) -> list[dict]:
     """The tidy rows of one run (one per metric, plus ``privacy-value`` under a model)."""
     base = {"run": run, "label": spec.label or spec.method.name, "method": spec.method.name,
-            "model": spec.models_text, **setting, "repeat": repeat, "seed": spec.seed,
+            "model": spec.models_text, **{parameter_column(k): v for k, v in setting.items()}, "repeat": repeat,
+            "seed": spec.seed,
             "settings": settings_of(spec), "holds": outcome.holds}
     metrics = dict(outcome.metrics)
     if outcome.privacy_value is not None:
@@ -385,6 +386,12 @@ def results_frame(rows: Sequence[dict], sweep: Sequence[str]) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows), columns=columns)
     frame.attrs["sweep"] = list(sweep)
     return frame
+
+
+def parameter_column(key: str) -> str:
+    """The result table's column of parameter ``key``: its name, unless a column of the table
+    already has it (a method's parameter called ``seconds``), then ``"<key> (parameter)"``."""
+    return f"{key} (parameter)" if key in RESULT_COLUMNS else key
 
 
 def results_table(rows: Sequence[dict], sweep: Sequence[str] = ()) -> pd.DataFrame:
@@ -409,7 +416,8 @@ def results_table(rows: Sequence[dict], sweep: Sequence[str] = ()) -> pd.DataFra
         by_label.setdefault(r["label"], []).append(r)
 
     def value(r, key):
-        return r[key] if key in r else (params[r["run"]] or {}).get(key)
+        column = parameter_column(key)
+        return r[column] if column in r else (params[r["run"]] or {}).get(key)
 
     for group in by_label.values():
         known = [r for r in group if params[r["run"]] is not None]
@@ -428,8 +436,8 @@ def results_table(rows: Sequence[dict], sweep: Sequence[str] = ()) -> pd.DataFra
         parts = widen[r["label"]]
         label = " · ".join([parts[0]] + [(r["model"] or "no model") if p == "{model}" else
                                          f"{p} = {_show(value(r, p))}" for p in parts[1:]])
-        out.append({**r, "label": label, **{k: value(r, k) for k in keys}})
-    return results_frame(out, keys)
+        out.append({**r, "label": label, **{parameter_column(k): value(r, k) for k in keys}})
+    return results_frame(out, [parameter_column(k) for k in keys])
 
 
 def _parameters(settings) -> dict | None:
