@@ -205,4 +205,4 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
         if "group" in frame.columns:
             _same_groups(frame["group"], part["group"])
         return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
-    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.groups)
+    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())
