@@ -18,10 +18,9 @@ import pandas as pd
 
 from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
                          Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models,
-                         may_release_sensitive, results_frame, settings_of, unacknowledged_sensitive)
+                         may_release_sensitive, outcome_rows, results_table, unacknowledged_sensitive)
 
 from .events import Event
-from .ranking import role_problem
 from .setvalued_view import SetSummary, column_sets, is_set_valued, itemset_columns, summarise
 from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
     preview_step
@@ -377,60 +376,60 @@ class ConfigState:
         self.changed.emit()
 
     def plan(self, registry, data, recipe: Recipe | None = None) -> list[PlannedRun]:
-        """Every run of the configuration (methods × swept values × repeats); BadInput says what
-        to fix first."""
+        """Every run of the configuration (methods × swept values × repeats), planned by the engine
+        exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
+        study = self.study(registry, data, recipe)
+        fixed = self._fixed(registry, study)
+        return [PlannedRun(run.spec, run.setting, run.repeat, fixed[run.spec.method.name])
+                for run in study.plan(registry, data)]
+
+    def study(self, registry, data, recipe: Recipe | None = None) -> Study:
+        """The configuration as the engine's :class:`Study`: the chosen methods (each with its own
+        sweep and whether it runs on the features), the privacy models and their sweep, metrics,
+        seed and repeats; the same study a ``veil study`` file would describe."""
         if data is None:
             raise BadInput("open a dataset first")
         if not self.selected:
             raise BadInput("choose at least one method")
         models = [self.choice("privacy-model", n) for n in self.model_names()]
-        planned = []
-        for name in self.selected:
-            planned += self._plan_method(registry, data, recipe, name, models)
-        return planned
-
-    def _plan_method(self, registry, data, recipe, name: str, models: list[PluginChoice]) -> list[PlannedRun]:
-        cls = registry.get("algorithm", name)
-        if not takes(cls, data):
-            if native_to_sets(cls) and itemset_columns(data if isinstance(data, Table) else None):
-                raise BadInput(f"{cls.title} works on item sets: choose Anonymise these item sets under Item sets")
-            raise BadInput(f"{cls.title} does not work on this data; choose another method")
-        supported = cls.supported_models
-        if cls.needs_model and not models:
-            raise BadInput(f"{cls.title} needs a privacy model ({', '.join(supported or ('any',))}); choose one above")
-        for model in models:
-            if supported is not None and model.name not in supported:
-                raise BadInput(f"{cls.title} works under {' or '.join(supported)}, not {model.name}; choose another "
-                               "privacy model or method")
-        if cls.needs_labels and _target(data) is None:
-            raise BadInput(f"{cls.title} needs a target column; mark one as the target in Columns")
-        choice = self.choice("algorithm", name)
-        problem = role_problem(cls, data, choice.values)
-        if problem:
-            raise BadInput(f"{cls.title} {problem}")
-        sweep = dict(choice.sweeps)
+        for name in self.selected:  # the methods the desktop offers for this data (see takes)
+            cls = registry.get("algorithm", name)
+            if not takes(cls, data):
+                if native_to_sets(cls) and itemset_columns(data if isinstance(data, Table) else None):
+                    raise BadInput(f"{cls.title} works on item sets: choose Anonymise these item sets under Item sets")
+                raise BadInput(f"{cls.title} does not work on this data; choose another method")
+        sweep: dict = {}
         for model in models:
             for key, values in model.sweeps.items():
                 if key in sweep and list(sweep[key]) != list(values):
-                    raise BadInput(f"{key} is swept both on {name} and on {model.name}; sweep it in one place")
-                sweep[key] = values
-        study = Study(methods=(PluginCall(name, choice.fixed()),),
-                      models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
-                      repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
-                      recipe=recipe if self.on_features(cls, data) else None)
-        fixed = []
-        for model in models:
-            shown = [f"{k} = {_show(v)}" for k, v in model.fixed().items() if k not in sweep]
-            fixed.append(" ".join([model.name, *shown]))
-        fixed += _non_defaults(cls, choice.fixed(), sweep)
-        runs = []
-        for spec in study.runs(registry):
-            cls.params(spec.method.params)
-            for call in spec.models:
-                registry.get("privacy-model", call.name).params(call.params)
-            setting = {k: spec.setting.get(k) for k in sweep}  # Study.runs records each run's values
-            runs.append(PlannedRun(spec, setting, spec.seed - self.seed, tuple(fixed)))
-        return runs
+                    raise BadInput(f"{key} is swept on two privacy models with different values; sweep it in one "
+                                   "place")
+                sweep[key] = list(values)
+        methods, options = [], []
+        for name in self.selected:
+            cls = registry.get("algorithm", name)
+            choice = self.choice("algorithm", name)
+            methods.append(PluginCall(name, choice.fixed()))
+            opts: dict = {"features": self.on_features(cls, data)}
+            if choice.sweeps:
+                opts["sweep"] = {k: list(v) for k, v in choice.sweeps.items()}
+            options.append(opts)
+        return Study(methods=tuple(methods), options=tuple(options),
+                     models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
+                     repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
+                     recipe=recipe if isinstance(data, Table) else None)
+
+    def _fixed(self, registry, study: Study) -> dict[str, tuple[str, ...]]:
+        """What sets each method's runs apart in their labels: the models with their fixed values,
+        and the method's parameters set away from their defaults (display only)."""
+        out = {}
+        for i, call in enumerate(study.methods):
+            cls = registry.get("algorithm", call.name)
+            sweep = study._sweep_of(i)
+            fixed = [" ".join([m.name, *(f"{k} = {_show(v)}" for k, v in m.params.items() if k not in sweep)])
+                     for m in study.models]
+            out[call.name] = tuple(fixed + _non_defaults(cls, call.params, sweep))
+        return out
 
     def on_features(self, cls, data) -> bool:
         """Whether ``cls`` runs on the binary features of the recipe: always for a method that
@@ -483,12 +482,6 @@ class ConfigState:
         seeds = sorted({r.seed for r in runs})
         self.seed, self.repeats = seeds[0], len(seeds)
         self.changed.emit()
-
-
-def _target(data) -> object:
-    if isinstance(data, Table):
-        return data.schema.target
-    return data.labels
 
 
 def _choice_from(name: str, params_list: list[dict]) -> PluginChoice:
@@ -619,42 +612,36 @@ class RunsState:
         self.results_changed.emit()
 
     # -- results --------------------------------------------------------------------------------
-    def sweep_keys(self) -> list[str]:
-        """The swept parameters, then every other parameter (or recipe) whose value differs between
-        runs: runs that differ in any of them are never taken as repeats of one another."""
-        records = list(self._records.values())
-        swept = list(dict.fromkeys(k for r in records for k in r["setting"]))
-        others = list(dict.fromkeys(k for r in records for k in r.get("params", {}) if k not in swept))
-        varying = [k for k in others
-                   if len({repr(_value(r, k)) for r in records if r.get("params") is not None}) > 1]
-        return swept + varying
-
-    def metric_names(self) -> list[str]:
-        return list(dict.fromkeys(m for r in self._records.values() for m in r["metrics"]))
-
     def results(self) -> pd.DataFrame:
         """The tidy result table (one row per run and metric), built by the engine's planner exactly
-        as ``veil study`` builds it (each row with its run's full ``settings``)."""
-        keys = self.sweep_keys()
-        models = len({r["model"] for r in self._records.values()}) > 1
-        rows = []
-        for r in self._records.values():
-            base = {"run": r["run"], "label": _label(r, keys, models), "method": r["method"], "model": r["model"],
-                    **{k: _value(r, k) for k in keys}, "repeat": r["repeat"], "seed": r["seed"],
-                    "settings": r.get("settings"), "holds": r["holds"]}
-            for metric, value in r["metrics"].items():
-                rows.append({**base, "metric": metric, "value": value, "seconds": r["seconds"], "error": r["error"]})
-        return results_frame(rows, keys)
+        as ``veil study`` builds it (:func:`~veil.engine.results_table`), over every batch so far."""
+        records = list(self._records.values())
+        rows = [row for r in records for row in r["rows"]]
+        swept = list(dict.fromkeys(k for r in records for k in r["setting"]))
+        return results_table(rows, swept)
+
+    def sweep_keys(self) -> list[str]:
+        """The swept parameters, then every other parameter whose value differs between runs: runs
+        that differ in any of them are never taken as repeats of one another."""
+        return list(self.results().attrs["sweep"])
+
+    def metric_names(self) -> list[str]:
+        return list(dict.fromkeys(row["metric"] for r in self._records.values() for row in r["rows"]))
 
     def table(self) -> tuple[list[str], list[list]]:
         """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
-        keys, metrics = self.sweep_keys(), self.metric_names()
+        frame = self.results()
+        keys, metrics = list(frame.attrs["sweep"]), self.metric_names()
         header = ["run", "method", "model", *keys, "seed", "verdict", *metrics, "seconds"]
+        by_run = {run: part for run, part in frame.groupby("run", sort=False)}
         rows = []
         for r in self._records.values():
-            rows.append([r["run"], r["method"], r["model"] or "none", *[_value(r, k) for k in keys], r["seed"],
-                         r["verdict"],
-                         *[r["metrics"].get(m) for m in metrics], r["seconds"]])
+            part = by_run.get(r["run"])
+            first = part.iloc[0] if part is not None else None
+            values = dict(zip(part["metric"], part["value"])) if part is not None else {}
+            rows.append([r["run"], r["method"], r["model"] or "none",
+                         *[first[k] if first is not None else r["setting"].get(k) for k in keys], r["seed"],
+                         r["verdict"], *[values.get(m) for m in metrics], r["seconds"]])
         return header, rows
 
     def record(self, run_id: int) -> dict | None:
@@ -680,32 +667,18 @@ class RunsState:
                  "error", "verdict"}
         for row in rows:
             run_id = int(row["run"])
+            setting = {k: v for k, v in row.items() if k not in fixed}
             rec = self._records.setdefault(run_id, {
-                "run": run_id, "method": row.get("method"), "model": row.get("model"), "settings": row.get("settings"),
-                "setting": {k: v for k, v in row.items() if k not in fixed},
-                "repeat": row.get("repeat", 0), "seed": row.get("seed", 0), "holds": row.get("holds"),
-                "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""),
-                "metrics": {},
-                "seconds": _nan(row.get("seconds")), "error": row.get("error") or ""})
-            rec["metrics"][row["metric"]] = _nan(row.get("value"))
+                "run": run_id, "method": row.get("method"), "model": row.get("model"), "setting": setting,
+                "seed": row.get("seed", 0), "seconds": _nan(row.get("seconds")),
+                "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""), "rows": []})
+            rec["rows"].append({
+                "run": run_id, "label": row.get("method"), "method": row.get("method"), "model": row.get("model"),
+                **setting, "repeat": row.get("repeat", 0), "seed": row.get("seed", 0),
+                "settings": row.get("settings"), "holds": row.get("holds"), "metric": row["metric"],
+                "value": _nan(row.get("value")), "seconds": _nan(row.get("seconds")), "error": row.get("error") or ""})
         self._next = max([self._next, *[k + 1 for k in self._records]])
         self.results_changed.emit()
-
-
-def _value(record: dict, key: str):
-    if key in record["setting"]:
-        return record["setting"][key]
-    return (record.get("params") or {}).get(key)
-
-
-def _label(record: dict, keys: list[str], models: bool) -> str:
-    """What a chart names this run's bars or line by: the method, the model when runs differ in it,
-    and every differing parameter but the first (the chart's x axis by default)."""
-    parts = [record["method"]]
-    if models:
-        parts.append(record["model"] or "no model")
-    parts += [f"{k} = {_show(_value(record, k))}" for k in keys[1:]]
-    return " · ".join(parts)
 
 
 def _nan(value) -> float:
@@ -719,26 +692,13 @@ def _verdict_text(holds, message: str) -> str:
 
 
 def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
-    spec = entry.planned.spec
-    metrics = dict(outcome.metrics)
-    if outcome.privacy_value is not None:
-        metrics.setdefault("privacy-value", outcome.privacy_value)
+    """A finished run as the results keep it: the engine's rows of it (:func:`~veil.engine.outcome_rows`)
+    and what the run table shows beside them."""
+    spec, planned = entry.planned.spec, entry.planned
     message = outcome.verdict if outcome.holds is not None else ""
-    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "settings": settings_of(spec),
-            "setting": dict(entry.planned.setting), "repeat": entry.planned.repeat, "seed": spec.seed,
-            "params": {**dict(spec.method.params), **(dict(spec.model.params) if spec.model else {}),
-                       **({"features": _recipe_text(spec.recipe)} if spec.recipe is not None else {})},
-            "holds": outcome.holds, "verdict": _verdict_text(outcome.holds, message), "metrics": metrics,
-            "seconds": outcome.seconds, "error": outcome.verdict if outcome.holds is False else ""}
-
-
-def _recipe_text(recipe) -> str:
-    """A short name of a recipe, equal for equal recipes (so differing feature rules show)."""
-    import hashlib
-    import json
-
-    text = json.dumps(recipe.to_dict(), sort_keys=True, default=str)
-    return f"rules {hashlib.sha256(text.encode()).hexdigest()[:6]}"
+    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "setting": dict(planned.setting),
+            "seed": spec.seed, "seconds": outcome.seconds, "verdict": _verdict_text(outcome.holds, message),
+            "rows": outcome_rows(entry.id, spec, outcome, dict(planned.setting), planned.repeat)}
 
 
 # -- the chart panel ----------------------------------------------------------------------------

@@ -160,6 +160,9 @@ _EXPORTS = {
     "Outcome": ("study", "Outcome"),
     "Study": ("study", "Study"),
     "outcome_rows": ("study", "outcome_rows"),
+    "PlannedRun": ("study", "PlannedRun"),
+    "check_data": ("study", "check_data"),
+    "results_table": ("study", "results_table"),
     "results_frame": ("study", "results_frame"),
     "run_planned": ("study", "run_planned"),
     "run_study": ("study", "run_study"),
@@ -235,6 +238,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .project import Project  # noqa: F401
     from .runs import BoundModel, PluginCall, RunResult, RunSpec, default_metrics, execute, measure, prepare  # noqa: F401
     from .study import Outcome, Study, outcome_rows, results_frame, run_planned, run_study, settings_of, summarise  # noqa: F401
+    from .study import PlannedRun, check_data, results_table  # noqa: F401
     from .table import Column, Kind, Role, Schema, Table, check_column_names, detect_kind, suggest_role  # noqa: F401
     from .transactions import parse_transactions, read_transactions  # noqa: F401
     from .worker import Remote, WorkerDied, WorkerProcess  # noqa: F401

@@ -259,10 +259,11 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     sets = result.release.sets
-    if sets is not None and not exporter.writes_sets:
-        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_sets]
-        raise BadInput(f"a set-valued release is written one item set per line; choose the format "
-                       f"{' or '.join(able) or '(none installed)'} instead of {options.fmt}")
+    refused = exporter.refuses(result.release)
+    if refused:
+        able = [n for n in registry.names("exporter") if not registry.exporter(n).refuses(result.release)]
+        raise BadInput(f"{refused}; choose the format {' or '.join(able) or '(none installed)'} instead of "
+                       f"{options.fmt}")
     ctx.progress(0.02, "writing the release")
     with Staging(out) as stage:  # leaving it without the commit below deletes everything prepared
         tmp = stage.file(target.name)

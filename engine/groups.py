@@ -174,6 +174,20 @@ def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None 
     return GroupView.from_labels(gid, frame[sensitive], overall=overall)
 
 
+def _same_groups(records: pd.Series, values: pd.Series) -> None:
+    """BadInput unless every group has as many records in the quasi-identifier table as values in the
+    sensitive table (Anatomy publishes one value per record): two parts that disagree were altered."""
+    have, listed = records.value_counts(dropna=False), values.value_counts(dropna=False)
+    have.index, listed.index = have.index.map(str), listed.index.map(str)
+    both = pd.concat([have.rename("records"), listed.rename("values")], axis=1).fillna(0)
+    wrong = both[both["records"] != both["values"]]
+    if len(wrong):
+        g = wrong.index[0]
+        raise BadInput(f"the quasi-identifier table and the sensitive table disagree: group {g} has "
+                       f"{int(wrong.loc[g, 'records'])} records but {int(wrong.loc[g, 'values'])} sensitive values "
+                       f"({len(wrong)} groups differ); the release was altered or damaged")
+
+
 def view_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> GroupView:
     """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with its
     first sensitive column; Q is that column's distribution over the release (generalisation and
@@ -188,5 +202,7 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
             raise BadInput(f"the release has no column {sensitive!r} to judge {model} by")
         # Anatomy: the sensitive table lists (group, value) pairs; a record's value is unknown, the
         # group's multiset is what counts, so judge the sensitive table's rows by their group.
+        if "group" in frame.columns:
+            _same_groups(frame["group"], part["group"])
         return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
     return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())

@@ -71,6 +71,9 @@ class Algorithm(Plugin):
     # the no-privacy reference others are compared to: its utility is shown even when its release
     # fails the privacy model (the release itself is still never written)
     baseline: ClassVar[bool] = False
+    # the kinds of release the method makes, each with the parameters that make it (e.g. a mode that
+    # generalises and one that bucketises); tests export one release of each. Empty: one, its defaults.
+    release_variants: ClassVar[dict[str, dict]] = {}
 
     # -- capabilities: what the desktop may do with the method, declared so nothing names it --------
     required_roles: ClassVar[tuple[str, ...]] = ()  # column roles a run needs marked ("target", "sensitive")
@@ -282,6 +285,15 @@ class Exporter(Plugin):
 
     def write(self, frame, path, params):  # pragma: no cover - interface
         raise NotImplementedError
+
+    @classmethod
+    def refuses(cls, release) -> str:
+        """Why this format cannot hold ``release`` ("" when it can): declared, so the engine and the
+        tests know which release kinds an exporter accepts without trying. By default a set-valued
+        release needs an exporter that ``writes_sets``; anything else is a table this writes."""
+        if getattr(release, "sets", None) is not None and not cls.writes_sets:
+            return f"a set-valued release is written one item set per line, which {cls.name} does not do"
+        return ""
 
     def write_sets(self, sets, rows, path, params):  # pragma: no cover - interface
         """Write a set-valued release: line i is ``sets`` row ``rows[i]`` (a group's centre), in chunks."""

@@ -329,6 +329,7 @@ class Mondrian(Algorithm):
                    "shuffles the sensitive values within each group).")
     accepts = (TABLE,)
     needs_model = True
+    release_variants = {"generalised": {"mode": "generalise"}, "bucketised": {"mode": "bucketise"}}
     releases_sensitive = True
     Params = MondrianParams
 

@@ -286,6 +286,7 @@ def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) ->
 
 # -- plugins ----------------------------------------------------------------------------------------
 PAPER = "002_aa8a8f08b56f3f6d"
+READ_CHUNK_BYTES = 4 << 20  # how much of a released file read_back parses at a time
 ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
 
 
@@ -401,6 +402,12 @@ class ItemsetsExporter(Exporter):
     extension = "dat"
     writes_sets = True
 
+    @classmethod
+    def refuses(cls, release) -> str:
+        if getattr(release, "sets", None) is None:
+            return "the itemsets format writes set-valued releases only (one item set per record)"
+        return ""
+
     def write(self, frame, path, params):
         if ITEMS_COLUMN not in frame.columns:
             raise BadInput("the itemsets format writes set-valued releases only (an 'items' column or item sets)")
@@ -422,21 +429,41 @@ class ItemsetsExporter(Exporter):
                 f.write("\n")
 
     def read_back(self, path):
-        """One row per record: its item set as text, items sorted, so equal sets compare equal."""
+        """One row per record: its item set as text, items sorted, so equal sets compare equal.
+
+        Streamed: the file is read :data:`READ_CHUNK_BYTES` at a time and each line becomes a code
+        into the distinct published sets (a categorical column), so memory is the distinct sets (a
+        group's centre each, O(items) apiece), one chunk of lines and four bytes a record, never one
+        text per record. Every line is still parsed from the file's bytes."""
         names: dict[str, str] = {}
-        cells = []
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("@ITEM="):
-                    _, ident, label = line.rstrip("\n").split("=", 2)
-                    names[ident] = label
-                elif line.startswith(("@", "#", "%")):
-                    continue
-                else:
-                    cells.append(" ".join(sorted(set(line.split()))))
-        frame = pd.DataFrame({ITEMS_COLUMN: pd.Series(cells, dtype=object)})
+        codes: dict[str, int] = {}  # distinct published set -> its code
+        each = np.empty(_count_lines(path), dtype=np.int32)  # at most one record a line
+        n = 0
+        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only, as they were counted
+            while lines := f.readlines(READ_CHUNK_BYTES):
+                for line in lines:
+                    if line.startswith("@ITEM="):
+                        _, ident, label = line.rstrip("\n").split("=", 2)
+                        names[ident] = label
+                    elif not line.startswith(("@", "#", "%")):
+                        each[n] = codes.setdefault(" ".join(sorted(set(line.split()))), len(codes))
+                        n += 1
+                del lines
+        each = each[:n]
+        cells = pd.Categorical.from_codes(each, categories=pd.Index(list(codes), dtype=object))
+        frame = pd.DataFrame({ITEMS_COLUMN: cells})
         frame.attrs["item_names"] = names
         return frame
+
+
+def _count_lines(path) -> int:
+    """How many lines a file has (a last line without its newline counts), read in blocks."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        while block := f.read(READ_CHUNK_BYTES):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
 @hookimpl

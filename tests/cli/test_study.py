@@ -167,3 +167,24 @@ def test_chart_of_a_metric_not_computed_is_refused_before_running(veil, small_cs
                   "--out", out)
     assert_bad_input(result)
     assert all_files(out) == []
+
+
+def test_model_flags_put_every_run_under_those_models(veil, small_csv, tmp_path):
+    """`veil study FILE --model …` (Study.with_models once sat, unreachable, inside a helper function)."""
+    out = tmp_path / "out"
+    path = study_file(tmp_path, sweep={}, charts=[])
+    result = veil("study", path, "--out", out, "--model", "k-anonymity:k=2")
+    assert result.code == 0, result.err
+    models = [json.loads(r["settings"])["models"] for r in results(out)]
+    assert all([m["name"] for m in ms] == ["k-anonymity"] and int(ms[0]["params"]["k"]) == 2 for ms in models)
+
+
+def test_a_method_sweeping_its_own_parameter(veil, small_csv, tmp_path):
+    out = tmp_path / "out"
+    methods = [{"name": "greedy-hamdist", "sweep": {"on_violation": ["skip", "stop"]}}, "all-features"]
+    result = veil("study", study_file(tmp_path, methods=methods, charts=[]), "--out", out)
+    assert result.code == 0, result.err
+    rows = results(out)
+    runs = {(r["method"], r["k"], r["on_violation"]) for r in rows}
+    assert runs == {("greedy-hamdist", k, v) for k in "12" for v in ("skip", "stop")} | \
+        {("all-features", k, "") for k in "12"}

@@ -103,7 +103,7 @@ KEYS = ["veil_project", "data", "schema", "recipe", "runs", "results", "path", "
         "encoding", "header", "skip_rows", "roles", "kinds", "target", "sensitive", "identifiers",
         "quasi_identifiers", "sha256", "method", "model", "seed", "metrics", "name", "params", "kind", "role",
         "steps", "column", "rule", "bins", "cuts", "values", "value", "fitted", "methods", "sweep", "repeats",
-        "charts", "label", "fixed", "max_runs", "output", "privacy_model", "format", "risk", "threshold",
+        "charts", "label", "fixed", "features", "max_runs", "output", "privacy_model", "format", "risk", "threshold",
         "before", "after", "utility", "verdict", "input", "read", "quasi", "k", "epsilon", "m"]
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**33), st.floats(allow_nan=True),
                     st.sampled_from(["", "in.csv", "k-anonymity", "all-features", "one-hot", "numeric", "target",
