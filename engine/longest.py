@@ -93,7 +93,8 @@ def _as_csr(data) -> sp.csr_matrix:
 
 def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "closed", rows=None,
                      max_seconds: float | None = None, max_nodes: int | None = None,
-                     check: Callable[[], None] | None = None, backend: str = "auto") -> Longest:
+                     check: Callable[[], None] | None = None, backend: str = "auto",
+                     max_length: int | None = None) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -111,6 +112,8 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
     check : called now and then (raises to cancel).
     backend : "auto" (Borgelt's C miners through pyfim when installed, see :mod:`.longest_fim`),
         "pyfim" or "python" (the search of this module). Both give the same result.
+    max_length : optional, the caller's guarantee that no frequent itemset is longer (PatternKa knows
+        one after each removal); the C search starts its length floor there.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -127,7 +130,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
         from .longest_fim import longest_by_fim
 
         patterns, cut, runs = longest_by_fim(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
-                                             max_patterns=max_nodes, check=check)
+                                             max_patterns=max_nodes, check=check, max_length=max_length)
         return Longest(patterns, cut, runs)
     search = _Search(min_support, r, target == MAXIMAL, max_seconds, max_nodes, check)
     n_items = m.shape[1]

@@ -13,7 +13,8 @@ length pruning on the data), repeatedly until nothing changes:
 
 Every record holding a pattern of length ≥ z survives the cut, so such a pattern keeps its support,
 and so do its supersets (longer still): it is closed (maximal) in the cut data exactly when it is in
-the whole. Sparse cut data with many records go to FP-growth, the rest to CARPENTER.
+the whole. Cut data with many records and a floor below half their mean length go to FP-growth,
+the rest to CARPENTER.
 
 The search runs in a forked child process when a time limit or a cancel check is given (where the
 platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.
@@ -32,15 +33,17 @@ import numpy as np
 import scipy.sparse as sp
 
 GRAM_ROWS = 4000  # the pairwise-overlap cut runs when at most this many records are left
-CARPENTER_ROWS = 20000  # more records than this (and sparse): FP-growth rather than row enumeration
+CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
 
 
 def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
-                   max_patterns: int | None = None, check: Callable[[], None] | None = None):
-    """(patterns, cut, runs) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR."""
+                   max_patterns: int | None = None, check: Callable[[], None] | None = None,
+                   max_length: int | None = None):
+    """(patterns, cut, runs) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR;
+    ``max_length``: the caller's guarantee that no frequent itemset is longer (the floor starts there)."""
     from .longest import MiningLimit
 
-    out = run_limited(_search, (m, k, r, maximal, max_patterns), max_seconds=max_seconds, check=check,
+    out = run_limited(_search, (m, k, r, maximal, max_patterns, max_length), max_seconds=max_seconds, check=check,
                       what="the longest-pattern search")
     if out[0] == "patterns":
         raise MiningLimit(f"the longest-pattern search stopped after enumerating more than {max_patterns} patterns "
@@ -108,7 +111,7 @@ def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[
     return value
 
 
-def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None):
+def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None = None):
     """("ok", patterns, cut, runs) or ("patterns",) when more than ``max_patterns`` were enumerated."""
     import fim
 
@@ -118,6 +121,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     if m.shape[0] < k:
         return ("ok", [], 0, 0)
     z = int(np.partition(lengths, len(lengths) - k)[len(lengths) - k])
+    if max_length is not None:
+        z = max(1, min(z, int(max_length)))
     runs = enumerated = 0
     found: list = []
     step = 1
@@ -130,8 +135,10 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             codes = pool[sub_indices]
             transactions = [codes[a:b].tolist() for a, b in zip(sub_indptr[:-1].tolist(), sub_indptr[1:].tolist())]
             transactions.append([])  # pyfim never reports a set made only of items every record holds
-            many = rows > CARPENTER_ROWS
-            miner = fim.fpgrowth if many else fim.carpenter
+            # row enumeration while few records or patterns nearly as long as the records; else FP-growth,
+            # whose cost hardly depends on the floor (so the floor then falls by halves)
+            by_rows = rows <= CARPENTER_ROWS or z >= 0.5 * len(sub_indices) / rows
+            miner = fim.carpenter if by_rows else fim.fpgrowth
             started = time.monotonic()
             found = miner(transactions, target=target, supp=-k, zmin=z, report="a")
             if os.environ.get("VEIL_DEBUG_FIM"):
@@ -144,7 +151,10 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             if len(found) >= r:
                 break
             # nothing yet at a cheap floor: fall faster (never more than a tenth of the floor at once)
-            step = min(2 * step, max(1, z // 10)) if not found and time.monotonic() - started < 0.05 else 1
+            if not by_rows:
+                step = max(1, z - z // 2)
+            else:
+                step = min(2 * step, max(1, z // 10)) if not found and time.monotonic() - started < 0.05 else 1
         if z == 1:
             break
         z = max(1, z - step)

@@ -72,7 +72,7 @@ def test_same_as_the_exhaustive_maximal_top_r(backend):
 
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
-@pytest.mark.parametrize("gram_rows, carpenter_rows", [(4000, 20000), (60, 100)])
+@pytest.mark.parametrize("gram_rows, carpenter_rows", [(4000, 1000), (60, 40)])
 def test_backends_agree_on_long_patterns_among_many_records(gram_rows, carpenter_rows, monkeypatch):
     """Records of very different lengths (the row and overlap cuts of the C path matter here); with
     small thresholds the overlap cut covers only the longest records and FP-growth takes over."""
