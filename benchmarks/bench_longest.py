@@ -34,7 +34,6 @@ CASES = [
     ("FIMI chess", "fimi_chess/chess.dat", 1500, "maximal", 1, "fpgrowth"),
     ("FIMI mushroom", "fimi_mushroom/mushroom.dat", 200, "closed", 1, "fpgrowth"),
     ("BMS-WebView-1", "bms_webview_1/BMS1_itemset_mining.space-separated.txt", 50, "closed", 1, "eclat"),
-    ("FIMI retail", "fimi_retail/retail.dat", 20, "closed", 1, "eclat"),
     ("FIMI chess", "fimi_chess/chess.dat", 5, "maximal", 35, "carpenter"),
     ("RELATHE", "scikit_feature/RELATHE.mat", 5, "maximal", 58, "carpenter"),
 ]

@@ -13,8 +13,8 @@ length pruning on the data), repeatedly until nothing changes:
 
 Every record holding a pattern of length ≥ z survives the cut, so such a pattern keeps its support,
 and so do its supersets (longer still): it is closed (maximal) in the cut data exactly when it is in
-the whole. Cut data with many records and a floor below half their mean length go to FP-growth,
-the rest to CARPENTER.
+the whole. CARPENTER (row enumeration) takes few records, or a floor of at least half their mean
+length at a support of at most 1 % of them; FP-growth takes the rest.
 
 The search runs in a forked child process when a time limit or a cancel check is given (where the
 platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.
@@ -22,6 +22,8 @@ platform can fork, :func:`run_limited`): the C code cannot be interrupted, the c
 
 from __future__ import annotations
 
+import gc
+import itertools
 import os
 import pickle
 import select
@@ -112,6 +114,18 @@ def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[
 
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None = None):
+    # pyfim's results are many small tuples without cycles: the cyclic collector would walk them again
+    # and again while they are built
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _floors(m, k, r, maximal, max_patterns, max_length)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None):
     """("ok", patterns, cut, runs) or ("patterns",) when more than ``max_patterns`` were enumerated."""
     import fim
 
@@ -132,37 +146,53 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
         sub = _cut(m, k, z, overlaps)
         if sub is not None:
             rows, sub_indptr, sub_indices = sub
-            codes = pool[sub_indices]
-            transactions = [codes[a:b].tolist() for a, b in zip(sub_indptr[:-1].tolist(), sub_indptr[1:].tolist())]
-            transactions.append([])  # pyfim never reports a set made only of items every record holds
-            # row enumeration while few records or patterns nearly as long as the records; else FP-growth,
-            # whose cost hardly depends on the floor (so the floor then falls by halves)
-            by_rows = rows <= CARPENTER_ROWS or z >= 0.5 * len(sub_indices) / rows
-            miner = fim.carpenter if by_rows else fim.fpgrowth
+            # row enumeration while few records or long floors at a small support; else FP-growth, whose
+            # cost hardly depends on the floor: one count-only run gives every length's number of
+            # patterns, and one more run at the right floor gives the patterns
+            by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
+            if not by_rows:
+                every = _cut(m, k, 1, overlaps)
+                spectrum = fim.fpgrowth(_transactions(pool, every), target=target, supp=-k, zmin=1, report="#")
+                runs += 1
+                per_size: dict = {}
+                for (size, _), count in spectrum.items():
+                    per_size[size] = per_size.get(size, 0) + int(count)
+                total, z = 0, 1
+                for size in sorted(per_size, reverse=True):
+                    total += per_size[size]
+                    if total >= r:
+                        z = size
+                        break
+                sub = _cut(m, k, z, overlaps)
             started = time.monotonic()
-            found = miner(transactions, target=target, supp=-k, zmin=z, report="a")
+            miner = fim.carpenter if by_rows else fim.fpgrowth
+            found = miner(_transactions(pool, sub), target=target, supp=-k, zmin=z, report="a")
             if os.environ.get("VEIL_DEBUG_FIM"):
-                print("fim", z, rows, len(found), round(time.monotonic() - started, 3), flush=True)
-            del transactions, codes
+                print("fim", z, sub[0], len(found), round(time.monotonic() - started, 3), flush=True)
             runs += 1
             enumerated += len(found)
             if max_patterns is not None and enumerated > max_patterns:
                 return ("patterns",)
-            if len(found) >= r:
+            if len(found) >= r or not by_rows:
                 break
-            # nothing yet at a cheap floor: fall faster (never more than a tenth of the floor at once)
-            if not by_rows:
-                step = max(1, z - z // 2)
-            else:
-                step = min(2 * step, max(1, z // 10)) if not found and time.monotonic() - started < 0.05 else 1
+            # far from r patterns: fall faster (never more than a quarter of the floor at once)
+            step = min(2 * step, max(1, z // 4)) if len(found) < r // 2 else 1
         if z == 1:
             break
         z = max(1, z - step)
     return ("ok", *_top(found, r), runs)
 
 
+def _transactions(pool: np.ndarray, sub) -> list:
+    _, indptr, indices = sub
+    codes = pool[indices]
+    out = [codes[a:b].tolist() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
+    out.append([])  # pyfim never reports a set made only of items every record holds
+    return out
+
+
 def _top(found: list, r: int):
-    """The r longest (ties: smallest item list) as sorted tuples, and the cut."""
+    """The r longest (ties: smallest item list) as ascending tuples, and the cut (sorted in NumPy)."""
     if not found:
         return [], 0
     sizes = np.fromiter((len(items) for items, _ in found), dtype=np.int64, count=len(found))
@@ -171,8 +201,19 @@ def _top(found: list, r: int):
         keep = np.flatnonzero(sizes >= cutoff)
     else:
         keep = np.arange(len(found))
-    best = sorted((-len(found[i][0]), tuple(sorted(found[i][0])), int(found[i][1])) for i in keep.tolist())[:r]
-    patterns = [(items, support) for _, items, support in best]
+    chosen = [found[i] for i in keep.tolist()]
+    sizes = sizes[keep]
+    flat = np.fromiter(itertools.chain.from_iterable(items for items, _ in chosen), dtype=np.int64,
+                       count=int(sizes.sum()))
+    support = np.fromiter((s for _, s in chosen), dtype=np.int64, count=len(chosen))
+    row = np.repeat(np.arange(len(chosen)), sizes)
+    flat = flat[np.lexsort((flat, row))]  # each pattern's items ascending
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    padded = np.full((len(chosen), int(sizes.max())), -1, dtype=np.int64)
+    padded[row, np.arange(len(flat)) - starts[row]] = flat
+    order = np.lexsort(tuple(padded[:, j] for j in range(padded.shape[1] - 1, -1, -1)) + (-sizes,))[:r]
+    items, begin, end, support = flat.tolist(), starts.tolist(), (starts + sizes).tolist(), support.tolist()
+    patterns = [(tuple(items[begin[i]:end[i]]), support[i]) for i in order.tolist()]
     cut = len(patterns[-1][0]) if len(patterns) == r else 0
     return patterns, cut
 
@@ -208,7 +249,8 @@ class _Overlaps:
             self.position = np.full(self.m.shape[0], -1, dtype=np.int64)
             self.position[keep] = np.arange(len(keep))
         at = self.position[rows]
-        return (self.gram[np.ix_(at, at)] >= z).sum(axis=1)
+        block = self.gram if len(at) == len(self.gram) else self.gram[np.ix_(at, at)]
+        return (block >= z).sum(axis=1)
 
 
 def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
@@ -229,7 +271,7 @@ def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
         if not hit.all():  # drop the infrequent items, then look again
             sub = _keep_entries(sub, hit)
             continue
-        if overlaps.covers(z) and long_enough.all() and k > 1:
+        if overlaps.covers(z) and long_enough.all() and 1 < k <= 0.05 * len(rows):
             long_enough = overlaps.partners(rows, z) >= k - 1
             if long_enough.sum() < k:
                 return None
