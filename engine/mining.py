@@ -62,7 +62,8 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
             from .longest_fim import run_limited
 
             found = run_limited(_pyfim_found, (matrix, min_support, target, max_size, largest),
-                                max_seconds=max_seconds, check=check, what="the itemset miner")
+                                max_seconds=max_seconds, check=check if max_seconds is not None else None,
+                                what="the itemset miner")
         else:
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
             raw = _mine_numpy(matrix, min_support, target, max_size, check, deadline, max_seconds)
