@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-GRAM_ROWS = 4000  # the pairwise-overlap cut runs when at most this many records are left
+GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
 CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
 
 
@@ -150,10 +150,13 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             # cost hardly depends on the floor: one count-only run gives every length's number of
             # patterns, and one more run at the right floor gives the patterns
             by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
+            started = time.monotonic()
             if not by_rows:
                 every = _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(pool, every), target=target, supp=-k, zmin=1, report="#")
                 runs += 1
+                if os.environ.get("VEIL_DEBUG_FIM"):
+                    print("spectrum", every[0], sum(spectrum.values()), round(time.monotonic() - started, 3), flush=True)
                 per_size: dict = {}
                 for (size, _), count in spectrum.items():
                     per_size[size] = per_size.get(size, 0) + int(count)
@@ -175,8 +178,9 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 return ("patterns",)
             if len(found) >= r or not by_rows:
                 break
-            # far from r patterns: fall faster (never more than a quarter of the floor at once)
-            step = min(2 * step, max(1, z // 4)) if len(found) < r // 2 else 1
+            # far from r patterns after a cheap run: fall faster (never more than a quarter of the floor)
+            cheap = time.monotonic() - started < 0.05
+            step = min(2 * step, max(1, z // 4)) if len(found) < r // 2 and cheap else 1
         if z == 1:
             break
         z = max(1, z - step)
@@ -239,7 +243,7 @@ class _Overlaps:
         if self.gram is None:
             keep = np.flatnonzero(self.lengths >= self.floor)
             block = self.m[keep]
-            if block.shape[0] * block.shape[1] <= 1 << 26:
+            if block.shape[0] * block.shape[1] <= 1 << 26 and block.nnz >= 0.1 * block.shape[0] * block.shape[1]:
                 dense = block.toarray().astype(np.float32)
                 self.gram = (dense @ dense.T).astype(np.int32)
             else:
@@ -271,7 +275,7 @@ def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
         if not hit.all():  # drop the infrequent items, then look again
             sub = _keep_entries(sub, hit)
             continue
-        if overlaps.covers(z) and long_enough.all() and 1 < k <= 0.05 * len(rows):
+        if overlaps.covers(z) and long_enough.all() and 1 < k and k * 100 <= len(rows):
             long_enough = overlaps.partners(rows, z) >= k - 1
             if long_enough.sum() < k:
                 return None
