@@ -43,10 +43,12 @@ import scipy.sparse as sp
 
 from .errors import BadInput
 from .mining import TARGETS as MINING_TARGETS
+from .mining import have_pyfim
 
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
 CLOSED, MAXIMAL = MINING_TARGETS[1:]  # the mining targets this search serves (engine/mining.py)
 TARGETS = (CLOSED, MAXIMAL)
+BACKENDS = ("auto", "pyfim", "python")
 
 
 class MiningLimit(BadInput):
@@ -65,7 +67,7 @@ class Longest:
         Every closed (maximal) pattern longer than ``cut`` is in ``patterns``; at length ``cut``
         only the lexicographically smallest are (0 when the list holds every pattern there is).
     nodes : int
-        Branches visited.
+        Branches visited (the Python search) or runs of the C miner (pyfim).
     """
 
     patterns: list
@@ -91,7 +93,8 @@ def _as_csr(data) -> sp.csr_matrix:
 
 def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "closed", rows=None,
                      max_seconds: float | None = None, max_nodes: int | None = None,
-                     check: Callable[[], None] | None = None) -> Longest:
+                     check: Callable[[], None] | None = None, backend: str = "auto",
+                     max_length: int | None = None) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -104,8 +107,13 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
     target : CLOSED or MAXIMAL (one of TARGETS)
     rows : int array, optional
         Mine only these records.
-    max_seconds, max_nodes : optional limits; reaching one raises :class:`MiningLimit`.
+    max_seconds, max_nodes : optional limits; reaching one raises :class:`MiningLimit`. ``max_nodes``
+        counts branches in the Python search and patterns enumerated by the C miners.
     check : called now and then (raises to cancel).
+    backend : "auto" (Borgelt's C miners through pyfim when installed, see :mod:`.longest_fim`),
+        "pyfim" or "python" (the search of this module). Both give the same result.
+    max_length : optional, the caller's guarantee that no frequent itemset is longer (PatternKa knows
+        one after each removal); the C search starts its length floor there.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -113,9 +121,17 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "close
         raise BadInput("the minimum support must be at least 1")
     if r < 1:
         raise BadInput("the number of patterns to keep must be at least 1")
+    if backend not in BACKENDS:
+        raise BadInput(f"unknown longest-pattern backend {backend!r}; choose auto, pyfim or python")
     m = _as_csr(data)
     if rows is not None:
         m = m[np.asarray(rows, dtype=np.int64)]
+    if backend == "pyfim" or (backend == "auto" and have_pyfim()):
+        from .longest_fim import longest_by_fim
+
+        patterns, cut, runs = longest_by_fim(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
+                                             max_patterns=max_nodes, check=check, max_length=max_length)
+        return Longest(patterns, cut, runs)
     search = _Search(min_support, r, target == MAXIMAL, max_seconds, max_nodes, check)
     n_items = m.shape[1]
     search.run(m, np.arange(n_items, dtype=np.int64))

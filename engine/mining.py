@@ -8,6 +8,7 @@ its 1-features), sorted ascending; supports are absolute row counts.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -29,7 +30,8 @@ def have_pyfim() -> bool:
 
 def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, backend: str = "auto",
          max_size: int | None = None, largest: int | None = None,
-         check: Callable[[], None] | None = None) -> list[tuple[tuple[int, ...], int]]:
+         check: Callable[[], None] | None = None,
+         max_seconds: float | None = None) -> list[tuple[tuple[int, ...], int]]:
     """Itemsets with support ≥ ``min_support`` (absolute), as (itemset, support) pairs.
 
     Parameters
@@ -39,7 +41,9 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
     max_size : largest itemset size to report (None: no limit)
     largest : keep only this many itemsets, the largest first (ties: lexicographically smallest);
         much cheaper than sorting millions of maximal itemsets when only the top ones matter
-    check : called now and then by the NumPy miner (cancellation)
+    check : called now and then (cancellation)
+    max_seconds : stop with :class:`~veil.engine.MiningLimit` (a one-line message) after this long;
+        pyfim then runs in a child process that is killed at the deadline or on cancel
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -55,21 +59,37 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
     gc.disable()
     try:
         if backend == "pyfim":
-            raw = _mine_pyfim(matrix, min_support, target, max_size)
+            if max_seconds is None:  # in-process: the conversion of the results checks as it goes
+                found = _found(_mine_pyfim(matrix, min_support, target, max_size), largest, check)
+            else:
+                from .longest_fim import run_limited
+
+                found = run_limited(_pyfim_found, (matrix, min_support, target, max_size, largest),
+                                    max_seconds=max_seconds, check=check, what="the itemset miner")
         else:
-            raw = _mine_numpy(matrix, min_support, target, max_size, check)
-        if largest is not None:
-            raw = _largest(raw, largest)
-        found = []
-        for done, (items, supp) in enumerate(raw):  # millions of itemsets from a C miner: check as they go
-            if check is not None and done % 1024 == 0:
-                check()
-            found.append((tuple(sorted(int(i) for i in items)), int(supp)))
-        del raw
+            deadline = None if max_seconds is None else time.monotonic() + max_seconds
+            raw = _mine_numpy(matrix, min_support, target, max_size, check, deadline, max_seconds)
+            found = _found(raw, largest, check)
+            del raw
     finally:
         if paused:
             gc.enable()
     return sorted(found, key=lambda p: (-len(p[0]), p[0]))
+
+
+def _found(raw: list, largest: int | None, check=None) -> list:
+    if largest is not None:
+        raw = _largest(raw, largest)
+    found = []
+    for done, (items, supp) in enumerate(raw):  # millions of itemsets from a C miner: check as they go
+        if check is not None and done % 1024 == 0:
+            check()
+        found.append((tuple(sorted(int(i) for i in items)), int(supp)))
+    return found
+
+
+def _pyfim_found(matrix, min_support, target, max_size, largest):
+    return _found(_mine_pyfim(matrix, min_support, target, max_size), largest)
 
 
 def _largest(raw: list, count: int) -> list:
@@ -96,7 +116,7 @@ def _mine_pyfim(matrix, min_support, target, max_size):
     return fim.fim(transactions, target=_FIM_TARGET[target], supp=-int(min_support), zmin=1, zmax=zmax, report="a")
 
 
-def _mine_numpy(matrix, min_support, target, max_size, check):
+def _mine_numpy(matrix, min_support, target, max_size, check, deadline=None, max_seconds=None):
     """All frequent itemsets by depth-first intersection of bitsets, then filtered."""
     counts = matrix.column_counts()
     items = [int(j) for j in np.argsort(counts, kind="stable") if counts[j] >= min_support]
@@ -106,6 +126,11 @@ def _mine_numpy(matrix, min_support, target, max_size, check):
     def grow(prefix: tuple[int, ...], bits: np.ndarray, candidates: list[int]):
         if check is not None:
             check()
+        if deadline is not None and time.monotonic() > deadline:
+            from .longest import MiningLimit
+
+            raise MiningLimit(f"the itemset miner stopped after {max_seconds:g} s without finishing; raise the "
+                              f"time limit, raise k or ask for fewer patterns")
         for pos, j in enumerate(candidates):
             joined = bits & matrix.bitset(j)
             support = popcount(joined)

@@ -241,10 +241,10 @@ class MaximalParams:
                                            "was lost; 50 by default)")
     criterion: str = param("hamdist", choices=("hamdist", "distcnt"), help="utility used to pick the best itemset")
     backend: str = param("auto", choices=("auto", "pyfim", "numpy", "longest"),
-                         help="itemset miner: Borgelt's C miners (pyfim) or the NumPy fallback enumerate every "
-                              "maximal itemset; longest searches only the top_r longest, with length pruning")
-    max_seconds: float = param(600.0, minimum=1.0, help="the longest-pattern search stops with a message after "
-                                                        "this long (backend longest)")
+                         help="itemset miner: auto (= longest) searches only the top_r longest maximal itemsets, "
+                              "with length pruning (on Borgelt's C miners when pyfim is installed); pyfim and "
+                              "numpy enumerate every maximal itemset (the exhaustive path)")
+    max_seconds: float = param(600.0, minimum=1.0, help="the itemset search stops with a message after this long")
 
 
 def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "hamdist", backend: str = "auto",
@@ -255,10 +255,10 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
     if ctx is not None:
         ctx.progress(0.0, "mining maximal itemsets")
     check = ctx.check if ctx is not None else None
-    if backend == "longest":
+    if backend in ("auto", "longest"):
         found = longest_itemsets(matrix, k, top_r, target="maximal", max_seconds=max_seconds, check=check).patterns
     else:
-        found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=check)
+        found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
     if not candidates:
         return [], []

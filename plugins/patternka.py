@@ -130,7 +130,9 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
         while True:
             state["minings"] += 1
             if miner is None:
-                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check)
+                # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
+                longest = state["cut"] or None
+                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -199,10 +201,11 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                                       meta={"source": sets.meta.get("source")}), patterns, state["minings"])
 
 
-def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check):
+def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
-        return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check)
+        return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
+                                max_length=max_length)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

@@ -7,7 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from veil.engine import BinaryMatrix, MiningLimit, SetValued, longest_itemsets, mine
+from veil.engine import BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued, have_pyfim, longest_itemsets, mine
+
+BACKENDS = ["python", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
 
 def brute(x: np.ndarray, k: int, r: int, target: str):
@@ -35,41 +37,101 @@ def brute(x: np.ndarray, k: int, r: int, target: str):
     return out[:r]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("target", ["closed", "maximal"])
-def test_matches_brute_force_on_random_data(target):
+def test_matches_brute_force_on_random_data(target, backend):
     rng = np.random.default_rng(7)
     for _ in range(60):
         n, m = int(rng.integers(3, 22)), int(rng.integers(1, 8))
         x = rng.random((n, m)) < rng.uniform(0.2, 0.9)
         k, r = int(rng.integers(1, 5)), int(rng.integers(1, 8))
-        assert longest_itemsets(x, k, r, target=target).patterns == brute(x, k, r, target), (x.astype(int), k, r)
+        found = longest_itemsets(x, k, r, target=target, backend=backend)
+        expected = brute(x, k, r, target)
+        assert found.patterns == expected, (x.astype(int), k, r)
+        assert found.cut == (len(expected[-1][0]) if len(expected) == r else 0)
 
 
-def test_cut_says_where_the_list_is_complete():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cut_says_where_the_list_is_complete(backend):
     x = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1], [1, 0, 1, 0], [1, 0, 1, 0]], dtype=bool)
-    one = longest_itemsets(x, 2, 1)
+    one = longest_itemsets(x, 2, 1, backend=backend)
     assert one.patterns == [((0, 1), 2)] and one.cut == 2  # (0, 2) and (2, 3) tie at length 2
-    every = longest_itemsets(x, 2, 100)
+    every = longest_itemsets(x, 2, 100, backend=backend)
     assert every.cut == 0 and len(every.patterns) == len(brute(x, 2, 100, "closed"))
 
 
-def test_same_as_the_exhaustive_maximal_top_r():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_as_the_exhaustive_maximal_top_r(backend):
     rng = np.random.default_rng(3)
     for _ in range(6):
         x = rng.random((40, 10)) < 0.45
         matrix = BinaryMatrix.from_dense(x.astype(np.uint8))
         for k in (2, 5):
             exhaustive = mine(matrix, k, "maximal", backend="numpy", largest=10)[:10]
-            assert longest_itemsets(matrix, k, 10, target="maximal").patterns == exhaustive
+            assert longest_itemsets(matrix, k, 10, target="maximal", backend=backend).patterns == exhaustive
 
 
-def test_rows_restrict_the_search_and_sets_are_accepted():
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+@pytest.mark.parametrize("gram_rows, carpenter_rows", [(4000, 1000), (60, 40)])
+def test_backends_agree_on_long_patterns_among_many_records(gram_rows, carpenter_rows, monkeypatch):
+    """Records of very different lengths (the row and overlap cuts of the C path matter here); with
+    small thresholds the overlap cut covers only the longest records and FP-growth takes over."""
+    from veil.engine import longest_fim
+
+    monkeypatch.setattr(longest_fim, "GRAM_ROWS", gram_rows)
+    monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        n, m = 160, 20
+        x = rng.random((n, m)) < rng.uniform(0.05, 0.6, size=(n, 1)) * np.linspace(1.4, 0.3, m)
+        for k, r, target in ((2, 5, "closed"), (4, 12, "maximal"), (10, 3, "closed")):
+            a = longest_itemsets(x, k, r, target=target, backend="python")
+            b = longest_itemsets(x, k, r, target=target, backend="pyfim")
+            assert (a.patterns, a.cut) == (b.patterns, b.cut)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rows_restrict_the_search_and_sets_are_accepted(backend):
     s = SetValued.from_sets([["a", "b"], ["a", "b"], ["c"], ["c"], ["c"]])
-    assert longest_itemsets(s, 2).patterns == [((0, 1), 2)]
-    assert longest_itemsets(s, 2, rows=[2, 3, 4]).patterns == [((2,), 3)]
+    assert longest_itemsets(s, 2, backend=backend).patterns == [((0, 1), 2)]
+    assert longest_itemsets(s, 2, rows=[2, 3, 4], backend=backend).patterns == [((2,), 3)]
 
 
 def test_a_limit_ends_the_search_with_a_message():
     x = np.random.default_rng(0).random((200, 30)) < 0.5
     with pytest.raises(MiningLimit, match="stopped after visiting 5 branches"):
-        longest_itemsets(x, 2, 50, max_nodes=5)
+        longest_itemsets(x, 2, 50, max_nodes=5, backend="python")
+    with pytest.raises(BadInput, match="unknown longest-pattern backend"):
+        longest_itemsets(x, 2, 50, backend="java")
+
+
+def _hard():
+    """Dense enough that enumerating every closed itemset at support 2 takes minutes."""
+    return np.random.default_rng(1).random((3000, 60)) < 0.5
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+def test_the_c_search_is_ended_by_its_limits():
+    x = _hard()
+    with pytest.raises(MiningLimit, match="stopped after 0.5 s without finishing"):
+        longest_itemsets(x, 2, 10**9, max_seconds=0.5, backend="pyfim")
+    with pytest.raises(MiningLimit, match="more than 100 patterns"):
+        longest_itemsets(x[:300, :12], 2, 10**9, max_nodes=100, backend="pyfim")
+
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        if len(calls) > 2:
+            raise Cancelled("cancelled")
+
+    with pytest.raises(Cancelled):
+        longest_itemsets(x, 2, 10**9, check=cancel, backend="pyfim")
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("pyfim", marks=pytest.mark.skipif(
+    not have_pyfim(), reason="pyfim not installed"))])
+def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
+    matrix = BinaryMatrix.from_dense(_hard().astype(np.uint8))
+    with pytest.raises(MiningLimit, match="the itemset miner stopped after 0.5 s"):
+        mine(matrix, 2, "maximal", backend=backend, max_seconds=0.5)

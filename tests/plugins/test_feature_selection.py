@@ -384,3 +384,16 @@ def test_every_feasibility_test_is_preceded_by_a_cancellation_check(select, mode
         cm_greedy(matrix, constraint, 40, ctx=ctx)
     assert type(constraint).tests > (1 if select == "cm" else 10)  # the case does real work
     assert ctx.checks >= type(constraint).tests
+
+
+@pytest.mark.parametrize("backend", ["auto", "pyfim", "numpy"])
+def test_maximal_ends_at_its_time_limit_with_a_message(backend):
+    """Dense random records at k = 2 hold far too many maximal itemsets to enumerate in 0.5 s."""
+    from veil.engine import MiningLimit, have_pyfim
+
+    if backend == "pyfim" and not have_pyfim():
+        pytest.skip("pyfim not installed")
+    x = (np.random.default_rng(1).random((3000, 60)) < 0.5).astype(np.uint8)
+    M = labelled(x, with_labels(x))
+    with pytest.raises(MiningLimit, match=r"stopped after 0.5 s"):
+        maximal(M, 2, top_r=10**6, backend=backend, max_seconds=0.5)

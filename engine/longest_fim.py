@@ -1,0 +1,292 @@
+"""The r longest closed (maximal) itemsets with Borgelt's C miners (pyfim), by a falling length floor.
+
+pyfim reports only itemsets of at least ``zmin`` items, and its row-enumeration miner (CARPENTER)
+prunes every branch whose intersection is already shorter than ``zmin``: asked for the long patterns
+only, it visits little else. :func:`longest_by_fim` therefore mines with a floor z that starts at an
+upper bound of the longest length and falls until at least r patterns of length ≥ z are found, or z
+reaches 1. Before each run the data are cut to what a pattern of length ≥ z can use (SPEC §3's
+length pruning on the data), repeatedly until nothing changes:
+
+* records holding fewer than z frequent items are dropped, and items with support < k with them;
+* on few records, a record is dropped unless k − 1 other kept records share at least z items with
+  it (the records of a pattern of length L share its L items pairwise).
+
+Every record holding a pattern of length ≥ z survives the cut, so such a pattern keeps its support,
+and so do its supersets (longer still): it is closed (maximal) in the cut data exactly when it is in
+the whole. CARPENTER (row enumeration) takes few records, or a floor of at least half their mean
+length at a support of at most 1 % of them; FP-growth takes the rest.
+
+The search runs in a forked child process when a time limit or a cancel check is given (where the
+platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import os
+import pickle
+import select
+import signal
+import time
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
+CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
+
+
+def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
+                   max_patterns: int | None = None, check: Callable[[], None] | None = None,
+                   max_length: int | None = None):
+    """(patterns, cut, runs) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR;
+    ``max_length``: the caller's guarantee that no frequent itemset is longer (the floor starts there)."""
+    from .longest import MiningLimit
+
+    out = run_limited(_search, (m, k, r, maximal, max_patterns, max_length), max_seconds=max_seconds, check=check,
+                      what="the longest-pattern search")
+    if out[0] == "patterns":
+        raise MiningLimit(f"the longest-pattern search stopped after enumerating more than {max_patterns} patterns "
+                          f"without finishing; raise the limit, raise k or ask for fewer patterns")
+    return out[1], out[2], out[3]
+
+
+def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[], None] | None, what: str):
+    """``fn(*args)``, in a forked child when a time limit or a cancel check is given (where the platform
+    can fork): the child is killed at the deadline (:class:`MiningLimit`) or when ``check`` raises.
+    The C miners cannot be interrupted; a child can. Without fork the call runs here."""
+    if (max_seconds is None and check is None) or not hasattr(os, "fork"):
+        return fn(*args)
+    from .longest import MiningLimit
+
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send the answer, leave without any cleanup of the parent's state
+        code = 0
+        try:
+            os.close(read_end)
+            try:
+                answer = ("ok", fn(*args))
+            except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+                answer = ("error", exc)
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+        except BaseException:  # noqa: BLE001 - the parent sees an empty answer
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    chunks = []
+    finished = False
+    try:
+        while True:
+            wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
+            ready, _, _ = select.select([read_end], [], [], wait)
+            if ready:
+                chunk = os.read(read_end, 1 << 20)
+                if not chunk:
+                    finished = True
+                    break
+                chunks.append(chunk)
+                continue
+            if check is not None:
+                check()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise MiningLimit(f"{what} stopped after {max_seconds:g} s without finishing; raise the time "
+                                  f"limit, raise k or ask for fewer patterns")
+    finally:
+        os.close(read_end)
+        if not finished:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.waitpid(pid, 0)
+    if not chunks:
+        raise RuntimeError(f"{what} ended in its child process without an answer")
+    kind, value = pickle.loads(b"".join(chunks))
+    if kind == "error":
+        raise value
+    return value
+
+
+def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None = None):
+    # pyfim's results are many small tuples without cycles: the cyclic collector would walk them again
+    # and again while they are built
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _floors(m, k, r, maximal, max_patterns, max_length)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None):
+    """("ok", patterns, cut, runs) or ("patterns",) when more than ``max_patterns`` were enumerated."""
+    import fim
+
+    target = "m" if maximal else "c"
+    m = sp.csr_matrix(m, dtype=bool)
+    lengths = np.diff(m.indptr)
+    if m.shape[0] < k:
+        return ("ok", [], 0, 0)
+    z = int(np.partition(lengths, len(lengths) - k)[len(lengths) - k])
+    if max_length is not None:
+        z = max(1, min(z, int(max_length)))
+    runs = enumerated = 0
+    found: list = []
+    step = 1
+    pool = np.arange(m.shape[1], dtype=np.int64).astype(object)  # one int object per item, shared by every row
+    overlaps = _Overlaps(m)
+    while z >= 1:
+        sub = _cut(m, k, z, overlaps)
+        if sub is not None:
+            rows, sub_indptr, sub_indices = sub
+            # row enumeration while few records or long floors at a small support; else FP-growth, whose
+            # cost hardly depends on the floor: one count-only run gives every length's number of
+            # patterns, and one more run at the right floor gives the patterns
+            by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
+            started = time.monotonic()
+            if not by_rows:
+                every = _cut(m, k, 1, overlaps)
+                spectrum = fim.fpgrowth(_transactions(pool, every), target=target, supp=-k, zmin=1, report="#")
+                runs += 1
+                if os.environ.get("VEIL_DEBUG_FIM"):
+                    print("spectrum", every[0], sum(spectrum.values()), round(time.monotonic() - started, 3), flush=True)
+                per_size: dict = {}
+                for (size, _), count in spectrum.items():
+                    per_size[size] = per_size.get(size, 0) + int(count)
+                total, z = 0, 1
+                for size in sorted(per_size, reverse=True):
+                    total += per_size[size]
+                    if total >= r:
+                        z = size
+                        break
+                sub = _cut(m, k, z, overlaps)
+            started = time.monotonic()
+            miner = fim.carpenter if by_rows else fim.fpgrowth
+            found = miner(_transactions(pool, sub), target=target, supp=-k, zmin=z, report="a")
+            if os.environ.get("VEIL_DEBUG_FIM"):
+                print("fim", z, sub[0], len(found), round(time.monotonic() - started, 3), flush=True)
+            runs += 1
+            enumerated += len(found)
+            if max_patterns is not None and enumerated > max_patterns:
+                return ("patterns",)
+            if len(found) >= r or not by_rows:
+                break
+            # far from r patterns after a cheap run: fall faster (never more than a quarter of the floor)
+            cheap = time.monotonic() - started < 0.05
+            step = min(2 * step, max(1, z // 4)) if len(found) < r // 2 and cheap else 1
+        if z == 1:
+            break
+        z = max(1, z - step)
+    return ("ok", *_top(found, r), runs)
+
+
+def _transactions(pool: np.ndarray, sub) -> list:
+    _, indptr, indices = sub
+    codes = pool[indices]
+    out = [codes[a:b].tolist() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
+    out.append([])  # pyfim never reports a set made only of items every record holds
+    return out
+
+
+def _top(found: list, r: int):
+    """The r longest (ties: smallest item list) as ascending tuples, and the cut (sorted in NumPy)."""
+    if not found:
+        return [], 0
+    sizes = np.fromiter((len(items) for items, _ in found), dtype=np.int64, count=len(found))
+    if len(found) > r:
+        cutoff = int(np.partition(sizes, len(sizes) - r)[len(sizes) - r])
+        keep = np.flatnonzero(sizes >= cutoff)
+    else:
+        keep = np.arange(len(found))
+    chosen = [found[i] for i in keep.tolist()]
+    sizes = sizes[keep]
+    flat = np.fromiter(itertools.chain.from_iterable(items for items, _ in chosen), dtype=np.int64,
+                       count=int(sizes.sum()))
+    support = np.fromiter((s for _, s in chosen), dtype=np.int64, count=len(chosen))
+    row = np.repeat(np.arange(len(chosen)), sizes)
+    flat = flat[np.lexsort((flat, row))]  # each pattern's items ascending
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    padded = np.full((len(chosen), int(sizes.max())), -1, dtype=np.int64)
+    padded[row, np.arange(len(flat)) - starts[row]] = flat
+    order = np.lexsort(tuple(padded[:, j] for j in range(padded.shape[1] - 1, -1, -1)) + (-sizes,))[:r]
+    items, begin, end, support = flat.tolist(), starts.tolist(), (starts + sizes).tolist(), support.tolist()
+    patterns = [(tuple(items[begin[i]:end[i]]), support[i]) for i in order.tolist()]
+    cut = len(patterns[-1][0]) if len(patterns) == r else 0
+    return patterns, cut
+
+
+class _Overlaps:
+    """Items shared by each pair of the ``GRAM_ROWS`` longest records (computed once, on first need)."""
+
+    def __init__(self, m: sp.csr_matrix):
+        self.m = m
+        self.lengths = np.diff(m.indptr)
+        order = np.sort(self.lengths)[::-1]
+        self.floor = int(order[min(GRAM_ROWS, len(order)) - 1]) if len(order) > GRAM_ROWS else 0
+        if len(order) > GRAM_ROWS and order[GRAM_ROWS] == self.floor:
+            self.floor += 1  # the GRAM_ROWS-th and the next tie: keep strictly longer records only
+        self.gram = None
+        self.position = None
+
+    def covers(self, z: int) -> bool:
+        return z >= self.floor
+
+    def partners(self, rows: np.ndarray, z: int) -> np.ndarray:
+        """For each of ``rows`` (records of length ≥ z): how many others of ``rows`` share ≥ z items."""
+        if self.gram is None:
+            keep = np.flatnonzero(self.lengths >= self.floor)
+            block = self.m[keep]
+            if block.shape[0] * block.shape[1] <= 1 << 26 and block.nnz >= 0.1 * block.shape[0] * block.shape[1]:
+                dense = block.toarray().astype(np.float32)
+                self.gram = (dense @ dense.T).astype(np.int32)
+            else:
+                block = sp.csr_matrix(block, dtype=np.int32)
+                self.gram = (block @ block.T).toarray().astype(np.int32)
+            np.fill_diagonal(self.gram, 0)
+            self.position = np.full(self.m.shape[0], -1, dtype=np.int64)
+            self.position[keep] = np.arange(len(keep))
+        at = self.position[rows]
+        block = self.gram if len(at) == len(self.gram) else self.gram[np.ix_(at, at)]
+        return (block >= z).sum(axis=1)
+
+
+def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
+    """What a pattern of length ≥ z can use: (records kept, indptr, item codes), or None if nothing."""
+    rows = np.flatnonzero(np.diff(m.indptr) >= z)
+    if len(rows) < k:
+        return None
+    sub = m[rows]
+    while True:
+        counts = np.bincount(sub.indices, minlength=sub.shape[1])
+        frequent = counts >= k
+        hit = frequent[sub.indices]
+        cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+        lengths = cum[sub.indptr[1:]] - cum[sub.indptr[:-1]]
+        long_enough = lengths >= z
+        if long_enough.sum() < k:
+            return None
+        if not hit.all():  # drop the infrequent items, then look again
+            sub = _keep_entries(sub, hit)
+            continue
+        if overlaps.covers(z) and long_enough.all() and 1 < k and k * 100 <= len(rows):
+            long_enough = overlaps.partners(rows, z) >= k - 1
+            if long_enough.sum() < k:
+                return None
+        if long_enough.all():
+            break
+        sub = sub[np.flatnonzero(long_enough)]
+        rows = rows[long_enough]
+    sub.sort_indices()
+    return len(rows), sub.indptr, sub.indices
+
+
+def _keep_entries(sub: sp.csr_matrix, hit: np.ndarray) -> sp.csr_matrix:
+    cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+    return sp.csr_matrix((sub.data[hit], sub.indices[hit], cum[sub.indptr]), shape=sub.shape)
