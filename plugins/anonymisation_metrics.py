@@ -350,6 +350,11 @@ class QueryParams:
                        help="the fraction of each restricted quasi-identifier's values a query selects")
     queries: int = param(1000, minimum=1, maximum=1_000_000, help="how many random queries")
     seed: int = param(0, minimum=0, help="seed of the random queries (the same seed asks the same queries)")
+    sel_of: str = param("attribute", choices=("attribute", "query"),
+                        help="attribute: each restricted quasi-identifier keeps a fraction sel of its values and the "
+                             "query asks for one sensitive value (SPEC); query: the query as a whole selects about sel "
+                             "of the records, as in Anatomy (Xiao and Tao 2006): each of the qd quasi-identifiers and "
+                             "the sensitive column keep sel^(1/(qd+1)) of their values")
 
 
 class QueryError(Metric):
@@ -380,23 +385,39 @@ class QueryError(Metric):
 
 
 def random_queries(view: _Anonymised, params):
-    """``params.queries`` seeded queries: ({column: leaf mask}, sensitive code)."""
+    """``params.queries`` seeded queries: ({column: leaf mask}, sensitive code, or with
+    ``sel_of="query"`` an array of sensitive codes: a contiguous run of the sorted values)."""
     rng = np.random.default_rng(params.seed)
     qd = min(params.qd, len(view.qis))
+    overall = params.sel_of == "query"
+    fraction = params.sel ** (1 / (qd + 1)) if overall else params.sel
     for _ in range(params.queries):
         cols = sorted(rng.choice(len(view.qis), size=qd, replace=False))
-        s = int(rng.integers(view.S))
-        yield {view.qis[j]: _random_selection(view, view.qis[j], params.sel, rng) for j in cols}, s
+        if overall:
+            size = max(1, int(round(fraction * view.S)))
+            start = int(rng.integers(0, view.S - size + 1))
+            s = np.arange(start, start + size)
+        else:
+            s = int(rng.integers(view.S))
+        yield {view.qis[j]: _random_selection(view, view.qis[j], fraction, rng) for j in cols}, s
 
 
 def answer_query(view: _Anonymised, regions, unit_sa, selections: dict, s: int) -> tuple[int, float]:
-    """The true count of a query and its estimate from the release (uniform assumption)."""
-    inside = view.sa_codes == s
+    """The true count of a query and its estimate from the release (uniform assumption); ``s`` is one
+    sensitive code or an array of them (the query asks for any of them)."""
+    if np.ndim(s):
+        wanted = np.zeros(view.S, dtype=bool)
+        wanted[s] = True
+        inside = wanted[view.sa_codes]
+        per_unit = unit_sa[:, wanted].sum(axis=1)
+    else:
+        inside = view.sa_codes == s
+        per_unit = unit_sa[:, s]
     weight = 1.0
     for col, chosen in selections.items():
         inside &= chosen[view.record_leaf[col]]
         weight = weight * _selection_overlap(regions[col], chosen)
-    est = float(weight @ unit_sa[:, s]) if np.ndim(weight) else float(weight * unit_sa[:, s].sum())
+    est = float(weight @ per_unit) if np.ndim(weight) else float(weight * per_unit.sum())
     return int(inside.sum()), est
 
 
