@@ -276,19 +276,49 @@ class UtilityLoss(Metric):
             return float("nan")
         regions, unit_sa = view.estimates()
         node_masks = {c: _node_masks(view, c) for c in view.qis}
-        overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
+        # which records lie under each node (nodes × records), and each record's sensitive value
+        under = {c: node_masks[c][1][:, view.record_leaf[c]] for c in view.qis}
+        truth = np.zeros((view.n, view.S))
+        truth[np.arange(view.n), view.sa_codes] = 1.0
+        per_record = unit_sa.shape[0] == view.n and all(r is None or r.ndim == 1 for r in regions.values())
+        if per_record:  # exact or withheld values: a record is in a population or not (withheld: a fraction)
+            exact = [c for c in view.qis if regions[c] is not None]
+            fraction = {c: node_masks[c][1].sum(axis=1) / len(view.leaves[c]) for c in view.qis}
+        else:  # groups with regions: each group's share of a population under the uniform assumption
+            overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
+        chunk = max(1, min(256, 8_000_000 // max(view.n, 1)))
         total = 0.0
-        for i, population in enumerate(populations):
-            if i % 200 == 0:
-                ctx.progress(i / len(populations), "utility loss")
-            inside = np.ones(view.n, dtype=bool)
-            weight = 1.0
-            for col, node in population:
-                inside &= node_masks[col][1][node][view.record_leaf[col]]
-                weight = weight * overlap[col][..., node]
-            true = np.bincount(view.sa_codes[inside], minlength=view.S).astype(float)
-            est = weight @ unit_sa if np.ndim(weight) else weight * unit_sa.sum(axis=0)
-            total += float(js_divergence(true / true.sum(), est / est.sum() if est.sum() > 0 else view.q))
+        for start in range(0, len(populations), chunk):
+            ctx.progress(start / len(populations), "utility loss")
+            batch = populations[start:start + chunk]
+            inside = np.ones((len(batch), view.n), dtype=bool)
+            for i, population in enumerate(batch):
+                for col, node in population:
+                    inside[i] &= under[col][node]
+            if per_record:
+                seen = inside
+                if len(exact) < len(view.qis):  # a withheld column's predicate is not seen in the release
+                    seen = np.ones((len(batch), view.n), dtype=bool)
+                    for i, population in enumerate(batch):
+                        for col, node in population:
+                            if col in exact:
+                                seen[i] &= under[col][node]
+                true = inside.astype(float) @ truth
+                est = seen.astype(float) @ unit_sa
+                for i, population in enumerate(batch):
+                    for col, node in population:
+                        if col not in exact:
+                            est[i] *= fraction[col][node]
+            else:
+                true = inside.astype(float) @ truth
+                weight = np.ones((len(batch), unit_sa.shape[0]))
+                for i, population in enumerate(batch):
+                    for col, node in population:
+                        weight[i] *= overlap[col][..., node]
+                est = weight @ unit_sa
+            mass = est.sum(axis=1, keepdims=True)
+            est = np.where(mass > 0, est / np.where(mass > 0, mass, 1.0), view.q)
+            total += float(js_divergence(true / true.sum(axis=1, keepdims=True), est).sum())
         return total / len(populations)
 
 
