@@ -43,7 +43,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.chart_panel, "Charts")
         self.tabs.addTab(self.ranking_panel, "E(S) ranking")
         self.release_panel = ReleasePanel()
-        self.release_panel.hierarchy_requested.connect(self.dataset_panel.edit_hierarchy)
+        self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
         self.tabs.addTab(self.release_panel, "Release preview")
         self._ranking_offered()
         self.setCentralWidget(self.tabs)

@@ -17,6 +17,7 @@ withheld quasi-identifier counts as suppressed). Where a metric does not apply i
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,46 +272,36 @@ class UtilityLoss(Metric):
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
         view = _Anonymised(table, release, sens)
-        populations = large_populations(view, params.min_support, params.max_populations, ctx)
+        populations, true_counts = _populations_of(view, params, ctx)
         if not populations:
             return float("nan")
         regions, unit_sa = view.estimates()
         node_masks = {c: _node_masks(view, c) for c in view.qis}
-        # which records lie under each node (nodes × records), and each record's sensitive value
-        under = {c: node_masks[c][1][:, view.record_leaf[c]] for c in view.qis}
-        truth = np.zeros((view.n, view.S))
-        truth[np.arange(view.n), view.sa_codes] = 1.0
         per_record = unit_sa.shape[0] == view.n and all(r is None or r.ndim == 1 for r in regions.values())
         if per_record:  # exact or withheld values: a record is in a population or not (withheld: a fraction)
             exact = [c for c in view.qis if regions[c] is not None]
+            under = {c: node_masks[c][1][:, view.record_leaf[c]] for c in exact}
             fraction = {c: node_masks[c][1].sum(axis=1) / len(view.leaves[c]) for c in view.qis}
         else:  # groups with regions: each group's share of a population under the uniform assumption
             overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
-        chunk = max(1, min(256, 8_000_000 // max(view.n, 1)))
+        chunk = _chunk(view.n)
         total = 0.0
         for start in range(0, len(populations), chunk):
             ctx.progress(start / len(populations), "utility loss")
             batch = populations[start:start + chunk]
-            inside = np.ones((len(batch), view.n), dtype=bool)
-            for i, population in enumerate(batch):
-                for col, node in population:
-                    inside[i] &= under[col][node]
+            true = true_counts[start:start + chunk]
             if per_record:
-                seen = inside
-                if len(exact) < len(view.qis):  # a withheld column's predicate is not seen in the release
-                    seen = np.ones((len(batch), view.n), dtype=bool)
-                    for i, population in enumerate(batch):
-                        for col, node in population:
-                            if col in exact:
-                                seen[i] &= under[col][node]
-                true = inside.astype(float) @ truth
+                seen = np.ones((len(batch), view.n), dtype=bool)  # in the population as far as the release shows
+                for i, population in enumerate(batch):
+                    for col, node in population:
+                        if col in under:
+                            seen[i] &= under[col][node]
                 est = seen.astype(float) @ unit_sa
                 for i, population in enumerate(batch):
                     for col, node in population:
-                        if col not in exact:
+                        if col not in under:  # withheld: the node's share of the column's values
                             est[i] *= fraction[col][node]
             else:
-                true = inside.astype(float) @ truth
                 weight = np.ones((len(batch), unit_sa.shape[0]))
                 for i, population in enumerate(batch):
                     for col, node in population:
@@ -320,6 +311,52 @@ class UtilityLoss(Metric):
             est = np.where(mass > 0, est / np.where(mass > 0, mass, 1.0), view.q)
             total += float(js_divergence(true / true.sum(axis=1, keepdims=True), est).sum())
         return total / len(populations)
+
+
+def _chunk(n: int) -> int:
+    """Populations per batch: a batch × records matrix of about 8 million entries."""
+    return max(1, min(256, 8_000_000 // max(n, 1)))
+
+
+def _true_counts(view: _Anonymised, populations: list) -> np.ndarray:
+    """populations × S: how many records of each population hold each sensitive value."""
+    under = {c: _node_masks(view, c)[1][:, view.record_leaf[c]] for c in view.qis}
+    truth = np.zeros((view.n, view.S))
+    truth[np.arange(view.n), view.sa_codes] = 1.0
+    out = np.zeros((len(populations), view.S))
+    step = _chunk(view.n)
+    for start in range(0, len(populations), step):
+        batch = populations[start:start + step]
+        inside = np.ones((len(batch), view.n), dtype=bool)
+        for i, population in enumerate(batch):
+            for col, node in population:
+                inside[i] &= under[col][node]
+        out[start:start + step] = inside.astype(float) @ truth
+    return out
+
+
+_POPULATIONS: dict = {}  # id(table) → (weak reference to it, {(qis, min_support, limit): populations})
+
+
+def _populations_of(view: _Anonymised, params, ctx) -> tuple[list, np.ndarray]:
+    """:func:`large_populations` of the original table and their true sensitive counts, found once
+    per table object: a study computes Uloss of many releases of one table, and both depend on the
+    table alone (tables are immutable; the weak reference tells a new table at a reused address
+    from the old one)."""
+    key = (tuple(view.qis), view.sensitive, params.min_support, params.max_populations)
+    entry = _POPULATIONS.get(id(view.table))
+    if entry is None or entry[0]() is not view.table:
+        try:
+            entry = (weakref.ref(view.table), {})
+        except TypeError:  # pragma: no cover - tables take weak references
+            entry = (lambda: None, {})
+        if len(_POPULATIONS) > 8:
+            _POPULATIONS.clear()
+        _POPULATIONS[id(view.table)] = entry
+    if key not in entry[1]:
+        populations = large_populations(view, params.min_support, params.max_populations, ctx)
+        entry[1][key] = populations, _true_counts(view, populations)
+    return entry[1][key]
 
 
 def _node_masks(view: _Anonymised, col: str):

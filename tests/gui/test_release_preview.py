@@ -57,4 +57,6 @@ def test_each_quasi_identifiers_hierarchy_is_at_hand_in_the_preview(demo_window,
     panel.hierarchy_button.click()
     dialog = demo_window.dataset_panel.hierarchy_dialog
     assert dialog.isVisible() and dialog.column == shown[-1]
+    # it opens on the hierarchy the release was generalised by, whose nodes the preview shows
+    assert dialog.kind.currentData() == "in-use" and dialog.hierarchy == c.dataset.table.hierarchy(shown[-1])
     dialog.reject()
