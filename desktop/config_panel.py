@@ -14,7 +14,7 @@ from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, may_release
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
 from .ranking_panel import WeightSliders
-from .state import metric_cost_note, offered_methods
+from .state import metric_cost_note, model_fits, model_for, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -346,6 +346,7 @@ class ConfigPanel(QScrollArea):
     def _on_dataset(self, what: str) -> None:
         if what == "data":
             self._rebuild_methods()
+            self._fit_model()
         self._describe_methods()
         self._refresh_plan()
 
@@ -366,10 +367,32 @@ class ConfigPanel(QScrollArea):
                 row.features.toggled.connect(lambda on, n=cls.name: self._features_toggled(n, on))
                 self.rows[cls.name] = row
                 self.methods_layout.insertWidget(i, row)
+                choice = self.config.methods.get(cls.name)  # chosen before (a project): shown as it was
+                if choice is not None and (choice.values or choice.sweeps):
+                    row.form.set_values(choice.values, choice.sweeps)
+                row.check.setChecked(cls.name in self.config.selected)
                 self._method_form_changed(cls.name)
         others = [c.title or c.name for c in self.registry.classes("algorithm") if c.name not in self.rows]
         self.not_offered.setText(f"Not offered for this data: {', '.join(others)}." if others else "")
         self.not_offered.setVisible(bool(others))
+
+    def _fit_model(self) -> None:
+        """New data: models that cannot judge it are greyed out; for set-valued data, a privacy
+        model that the methods made for item sets work under is chosen."""
+        data = self.controller.dataset.data
+        items = self.model_combo.model()
+        for i in range(1, self.model_combo.count()):
+            fits = model_fits(self.registry.get("privacy-model", self.model_combo.itemData(i)), data)
+            items.item(i).setEnabled(fits)
+            items.item(i).setToolTip("" if fits else "needs a sensitive column: set-valued records have none")
+        for name, check in self.also_checks.items():
+            fits = model_fits(self.registry.get("privacy-model", name), data)
+            check.setEnabled(fits)
+            if not fits and check.isChecked():
+                check.setChecked(False)
+        wanted = model_for(self.registry, data, self.config.model)
+        if wanted != self.config.model:
+            self.model_combo.setCurrentIndex(max(self.model_combo.findData(wanted), 0))
 
     def _describe_methods(self) -> None:
         data = self.controller.dataset.data

@@ -19,6 +19,7 @@ from . import tasks
 from .history import History
 from .ranking import RankingState
 from .runner import Runner
+from .setvalued_view import shape_text
 from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of
 from .tasks import Failure, Loaded
 
@@ -187,8 +188,7 @@ class Controller(QObject):
         else:
             self.project_path = None
         data = loaded.data
-        shape = (f"{data.n_rows:,} rows × {len(data.columns)} columns" if hasattr(data, "columns")
-                 else f"{data.n_rows:,} records × {data.n_features:,} items")
+        shape = shape_text(data)
         hint = "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles \
             else ""
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")

@@ -3,13 +3,16 @@ the binarisation recipe with a live preview of the features it makes."""
 
 from __future__ import annotations
 
+from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+from matplotlib.figure import Figure
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QSplitter,
-                               QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
+                               QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, BinaryMatrix, Role, Table
+from veil.engine import BadInput, Role, Table
 
 from .models import ROLE_COLOURS, ColumnsModel, FeaturesModel, MatrixModel, StepsModel, TableModel
+from .setvalued_view import draw_items
 from .state import DatasetState
 from .widgets import ComboDelegate, ErrorLabel, Histogram, fast_table, fit_columns, muted
 
@@ -46,6 +49,7 @@ class DatasetPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self._columns_tab(), "Columns")
         self.tabs.addTab(self._features_tab(), "Features")
+        self.tabs.addTab(self._sets_tab(), "Item sets")
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.view)
         split.addWidget(self.tabs)
@@ -106,13 +110,14 @@ class DatasetPanel(QWidget):
         self.features_view.verticalHeader().hide()
         self.features_summary = QLabel()
         self.features_summary.setWordWrap(True)
+        self.features_help = muted("Methods that work on binary data see these features. Choose how each column "
+                                   "becomes features; the preview updates as you do.")
         self.recipe_problem = ErrorLabel()
         self.steps_model.problem.connect(self.recipe_problem.show_message)
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(self.features_summary)
-        layout.addWidget(muted("Methods that work on binary data see these features. Choose how each column "
-                               "becomes features; the preview updates as you do."))
+        layout.addWidget(self.features_help)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.steps_view)
         split.addWidget(self.features_view)
@@ -120,21 +125,91 @@ class DatasetPanel(QWidget):
         layout.addWidget(self.recipe_problem)
         return tab
 
+    def _sets_tab(self) -> QWidget:
+        """Set-valued data in numbers and one chart: what a records × items table cannot show."""
+        self.sets_column = QComboBox()
+        self.sets_column.setToolTip("The table's columns of kind itemset")
+        self.sets_column.currentIndexChanged.connect(lambda _: self._show_sets())
+        self.use_sets_button = QPushButton("Anonymise these item sets")
+        self.use_sets_button.setToolTip("Work on this column's item sets as set-valued records: the methods "
+                                        "for set-valued data are offered for them (reopen the file to go back)")
+        self.use_sets_button.clicked.connect(self._use_sets)
+        self.sets_chooser = QWidget()
+        row = QHBoxLayout(self.sets_chooser)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Column"))
+        row.addWidget(self.sets_column, 1)
+        row.addWidget(self.use_sets_button)
+        self.sets_facts = QLabel()
+        self.sets_facts.setWordWrap(True)
+        self.sets_facts.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.sets_figure = Figure(figsize=(6, 3.2), layout="constrained")
+        self.sets_canvas = FigureCanvasQTAgg(self.sets_figure)
+        self.sets_problem = ErrorLabel()
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(self.sets_chooser)
+        layout.addWidget(self.sets_facts)
+        layout.addWidget(self.sets_canvas, 1)
+        layout.addWidget(self.sets_problem)
+        return tab
+
+    def _sets_available(self) -> bool:
+        return self.dataset.set_valued or bool(self.dataset.itemset_columns())
+
+    def _refresh_sets_tab(self) -> None:
+        """Offer the tab for set-valued data and for a table with columns of item sets."""
+        columns = self.dataset.itemset_columns()
+        self.sets_column.blockSignals(True)
+        current = self.sets_column.currentText()
+        self.sets_column.clear()
+        self.sets_column.addItems(columns)
+        if current in columns:
+            self.sets_column.setCurrentText(current)
+        self.sets_column.blockSignals(False)
+        self.sets_chooser.setVisible(bool(columns))
+        self.tabs.setTabEnabled(2, self._sets_available())
+        self._show_sets()
+
+    def _show_sets(self) -> None:
+        column = self.sets_column.currentText() or None
+        summary = self.dataset.set_summary(column)
+        self.sets_problem.show_message("")
+        self.sets_figure.clear()
+        if summary is None:
+            self.sets_facts.setText("")
+        else:
+            source = f"Item sets of column <i>{summary.column}</i>: " if summary.column else ""
+            rows = "".join(f"<tr><td style='color:#5f6368; padding-right:10px'>{what}</td><td>{value}</td></tr>"
+                           for what, value in summary.facts())
+            self.sets_facts.setText(f"{source}<table cellspacing='0'>{rows}</table>")
+            draw_items(self.sets_figure, summary)
+        self.sets_canvas.draw_idle()
+        self.summary_shown = summary
+
+    def _use_sets(self) -> None:
+        try:
+            self.dataset.use_sets(self.sets_column.currentText())
+        except BadInput as exc:
+            self.sets_problem.show_message(str(exc))
+
     # -- reacting to the state ------------------------------------------------------------------
     def _on_changed(self, what: str) -> None:
         data = self.dataset.data
         if what == "data":
-            if isinstance(data, BinaryMatrix):
+            if self.dataset.set_valued:
                 self.view.setModel(MatrixModel(data, self.view))
             else:
                 self.view.setModel(self.table_model)
                 self.table_model.set_table(data)
             fit_columns(self.view)
+            self.view.horizontalHeader().setStretchLastSection(self.dataset.set_valued)  # the items take the width
             fit_columns(self.columns_view, sample_rows=500, max_width=150)
             # kinds, roles and counts keep their full width; the names give way (elided, full in the tooltip)
             self.columns_view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
             self.tabs.setTabEnabled(0, isinstance(data, Table))
-            self.tabs.setCurrentIndex(0 if isinstance(data, Table) else 1)
+            self._refresh_sets_tab()
+            self.tabs.setCurrentIndex(0 if isinstance(data, Table) else 2)
             if isinstance(data, Table) and len(data.columns):
                 roles = [c.role for c in data.schema.columns]
                 first = next((i for i, r in enumerate(roles) if r is not Role.IDENTIFIER), 0)
@@ -145,6 +220,9 @@ class DatasetPanel(QWidget):
             self.table_model.set_table(data)
             self._summarise(self.columns_view.currentIndex().row())
             self.column_problem.show_message("")
+            shown = [self.sets_column.itemText(i) for i in range(self.sets_column.count())]
+            if self.dataset.itemset_columns() != shown:  # a column became (or stopped being) item sets
+                self._refresh_sets_tab()
         # widths follow the data, not each rule change (a change must not move what is under the mouse)
         for view in (self.steps_view, self.features_view) if what == "data" else (self.features_view,):
             fit_columns(view, max_width=130)
@@ -160,8 +238,11 @@ class DatasetPanel(QWidget):
                     + (f"the target <i>{target}</i> gives the labels" if target else "no target column (no labels)")
                     + "; identifiers never become features.")
         else:
-            text = f"<b>{n:,} items</b> (transaction data is binary already)." if data is not None else ""
+            text = (f"<b>{n:,} items</b>: methods that take set-valued records see them as sets, binary methods "
+                    f"as one feature per item." if data is not None else "")
         self.features_summary.setText(text)
+        self.features_help.setVisible(isinstance(data, Table))
+        self.steps_view.setVisible(isinstance(data, Table))  # set-valued data has no columns to turn into features
 
     def _summarise(self, row: int) -> None:
         table = self.dataset.table

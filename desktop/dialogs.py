@@ -201,6 +201,7 @@ class ExportDialog(QDialog):
                  describe: Callable[[int | None], str] | None = None):
         super().__init__(parent)
         self._base, self._stem, self._describe = base, stem, describe
+        self._registry, self._runs = registry, runs
         self.setWindowTitle("Export release")
         self.setObjectName("export-dialog")
         self.run = QComboBox()
@@ -252,6 +253,7 @@ class ExportDialog(QDialog):
                 "No run has a release to export yet: run a configuration whose release holds.")
         layout.addWidget(buttons)
         self._describe_run()
+        self._fit_formats()
         self.resize(680, self.sizeHint().height())
 
     def _suggested(self) -> str:
@@ -263,6 +265,28 @@ class ExportDialog(QDialog):
         if Path(self.folder.text()).parent == self._base:  # not typed by the user: follow the run
             self.folder.setText(self._suggested())
         self._describe_run()
+        self._fit_formats()
+
+    def _fit_formats(self) -> None:
+        """A set-valued release is written one item set per line: only the formats that declare they
+        stream item sets are offered for it (the first of them chosen); every format for the others."""
+        entry = self._runs.entry(self.run_id()) if self.run_id() is not None else None
+        release = entry.outcome.result.release if entry is not None and entry.outcome is not None \
+            and entry.outcome.result is not None else None
+        sets = release is not None and release.sets is not None
+        model = self.fmt.model()
+        able = []
+        for i in range(self.fmt.count()):
+            writes = self._registry.get("exporter", self.fmt.itemData(i)).writes_sets
+            model.item(i).setEnabled(writes or not sets)
+            if writes:
+                able.append(i)
+        if sets and able and self.fmt.currentIndex() not in able:
+            self.fmt.setCurrentIndex(able[0])
+            self._chose_sets_format = True
+        elif not sets and getattr(self, "_chose_sets_format", False):  # back from a set-valued run
+            self.fmt.setCurrentIndex(max(self.fmt.findData(self._registry.preferred("exporter")), 0))
+            self._chose_sets_format = False
 
     def _describe_run(self) -> None:
         text = self._describe(self.run_id()) if self._describe is not None else ""

@@ -122,16 +122,19 @@ class TableModel(QAbstractTableModel):
 
 
 class MatrixModel(QAbstractTableModel):
-    """Transaction data (a BinaryMatrix): one row per record with its items (and its label)."""
+    """Set-valued data (a transaction BinaryMatrix or a SetValued): one row per record with its
+    items (and its label), read from the sparse rows (never a dense records × items table)."""
 
     MAX_ITEMS = 30
 
-    def __init__(self, matrix: BinaryMatrix, parent=None):
+    def __init__(self, matrix, parent=None):
         super().__init__(parent)
         self._matrix = matrix
-        csr = matrix.to_sparse().tocsr()
-        self._indptr, self._indices = csr.indptr, csr.indices
-        self._names = matrix.feature_names
+        if isinstance(matrix, BinaryMatrix):  # column-wise: the rows once, O(items held)
+            csr = matrix.to_sparse().tocsr()
+            self._indptr, self._indices, self._names = csr.indptr, csr.indices, matrix.feature_names
+        else:
+            self._indptr, self._indices, self._names = matrix.indptr, matrix.indices, matrix.item_names
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else self._matrix.n_rows

@@ -35,6 +35,7 @@ class GroupsModel(QAbstractTableModel):
             self._sizes = value.rows[SIZE].to_numpy()
             self._smallest, self._median = value.smallest, value.median
             self._size_column = list(value.rows.columns).index(SIZE)
+            self._numeric = [value.rows[c].dtype.kind in "iuf" for c in value.rows.columns]  # right-aligned
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -55,6 +56,8 @@ class GroupsModel(QAbstractTableModel):
             return None
         row, column = index.row(), index.column()
         if column != self._size_column:
+            if role == Qt.TextAlignmentRole and self._numeric[column]:
+                return int(Qt.AlignRight | Qt.AlignVCenter)
             text = self._text[row, column - 1 if column > self._size_column else column]
             return str(text) if role == Qt.DisplayRole else None
         size = int(self._sizes[row])
@@ -82,14 +85,19 @@ class ReleasePanel(QWidget):
         self.table.setModel(self.model)
         self.smallest = QListWidget()
         self.smallest.setToolTip("The smallest groups: where the release is weakest")
+        self.largest = QListWidget()
+        self.largest.setToolTip("The largest groups: where the release generalises (or suppresses) most")
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.table)
-        box = QWidget()
-        inner = QVBoxLayout(box)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addWidget(QLabel("Smallest groups"))
-        inner.addWidget(self.smallest)
-        split.addWidget(box)
+        ends = QSplitter(Qt.Horizontal)
+        for title, widget in (("Smallest groups", self.smallest), ("Largest groups", self.largest)):
+            box = QWidget()
+            inner = QVBoxLayout(box)
+            inner.setContentsMargins(0, 0, 0, 0)
+            inner.addWidget(QLabel(title))
+            inner.addWidget(widget)
+            ends.addWidget(box)
+        split.addWidget(ends)
         split.setSizes([500, 160])
         self.hierarchy_column = QComboBox()
         self.hierarchy_column.setToolTip("A quasi-identifier of this release")
@@ -132,12 +140,16 @@ class ReleasePanel(QWidget):
         shown = preview(release)
         self.model.set_preview(shown)
         self.smallest.clear()
+        self.largest.clear()
         qis = [] if shown is None else [str(c) for c in shown.rows.columns if c != SIZE]
         self._set_columns([c for c in qis if columns is None or c in columns])
         if shown is None:
             self.summary.setText(f"{label}: this release has no groups of records to preview.")
             return
+        centres = (f" Each record publishes its group's centre, the items every member holds: "
+                   f"{shown.mean_centre:.2f} items a record on average." if shown.sets else "")
         self.summary.setText(f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
-                             f"{shown.smallest:,}, median {shown.median:,.0f}. Red: groups near the smallest; "
-                             f"green: above the median.")
+                             f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres} "
+                             f"Red: groups near the smallest; green: above the median.")
         self.smallest.addItems(shown.smallest_groups(10))
+        self.largest.addItems(shown.largest_groups(10))

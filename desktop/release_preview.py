@@ -2,7 +2,8 @@
 
 A generalised release gives each group's typed values (ranges, hierarchy nodes) from
 ``release.group_values``; a bucketised one its exact records grouped by the ``group`` column; any
-other release with groups (or quasi-identifiers) its distinct written combinations. Rows are
+other release with groups (or quasi-identifiers) its distinct written combinations; a set-valued
+release each group's centre (the item set every member publishes) from its sparse centres. Rows are
 sorted smallest group first, since the smallest groups are where a release is weakest.
 """
 
@@ -16,15 +17,30 @@ import pandas as pd
 from veil.engine import format_value, group_ids
 
 SIZE = "records in group"
+CENTRE_SIZE = "items in centre"
+CENTRE = "centre (the items every member holds)"
+MAX_CENTRE_ITEMS = 200  # a centre longer than this is shown by its first items and its length
 
 
 @dataclass(frozen=True)
 class GroupPreview:
     """Groups of a release, smallest first, with their size; None when a release has no groups."""
 
-    rows: pd.DataFrame  # columns: SIZE, then the quasi-identifiers as written
+    rows: pd.DataFrame  # columns: SIZE, then the quasi-identifiers as written (CENTRE_SIZE, CENTRE for sets)
     n_groups: int
     n_records: int
+    sets: bool = False  # a set-valued release: each row is a group's centre
+
+    @property
+    def largest(self) -> int:
+        return int(self.rows[SIZE].iloc[-1]) if len(self.rows) else 0
+
+    @property
+    def mean_centre(self) -> float:
+        """Items each record publishes, on average (set-valued releases)."""
+        if not self.sets or not self.n_records:
+            return 0.0
+        return float((self.rows[SIZE] * self.rows[CENTRE_SIZE]).sum() / self.n_records)
 
     @property
     def smallest(self) -> int:
@@ -36,18 +52,28 @@ class GroupPreview:
 
     def smallest_groups(self, count: int = 10) -> list[str]:
         """The ``count`` smallest groups in words: ``"12 records: age [20, 29], sex *"``."""
-        qis = [c for c in self.rows.columns if c != SIZE]
-        out = []
-        for _, row in self.rows.head(count).iterrows():
-            values = ", ".join(f"{c} {row[c]}" for c in qis)
-            out.append(f"{int(row[SIZE])} record{'s' if row[SIZE] != 1 else ''}: {values}")
-        return out
+        return [self._words(row) for _, row in self.rows.head(count).iterrows()]
+
+    def largest_groups(self, count: int = 10) -> list[str]:
+        """The ``count`` largest groups in words, largest first."""
+        return [self._words(row) for _, row in self.rows.tail(count).iloc[::-1].iterrows()]
+
+    def _words(self, row) -> str:
+        size = f"{int(row[SIZE]):,} record{'s' if row[SIZE] != 1 else ''}"
+        if self.sets:
+            n = int(row[CENTRE_SIZE])
+            return f"{size} publish {{{row[CENTRE]}}} ({n} item{'s' if n != 1 else ''})" if n else \
+                f"{size} publish the empty set (every item suppressed)"
+        values = ", ".join(f"{c} {row[c]}" for c in self.rows.columns if c != SIZE)
+        return f"{size}: {values}"
 
 
 def preview(release) -> GroupPreview | None:
     """The groups of ``release`` (None when it has neither groups nor quasi-identifiers)."""
     if release is None:
         return None
+    if release.sets is not None and release.groups is not None:
+        return _sets_preview(release)
     groups = release.groups
     qis = [c for c in release.quasi_identifiers if c in release.frame.columns]
     if groups is None:
@@ -65,3 +91,21 @@ def preview(release) -> GroupPreview | None:
     table.insert(0, SIZE, sizes)  # first: the column a reader scans
     order = np.argsort(sizes, kind="stable")
     return GroupPreview(table.iloc[order].reset_index(drop=True), int(len(sizes)), int(len(groups)))
+
+
+def centre_text(names, items) -> str:
+    """A centre's items by name, in the order of the data's items (the first MAX_CENTRE_ITEMS)."""
+    shown = ", ".join(str(names[j]) for j in items[:MAX_CENTRE_ITEMS])
+    return shown + (f", … ({len(items)} items)" if len(items) > MAX_CENTRE_ITEMS else "")
+
+
+def _sets_preview(release) -> GroupPreview:
+    """A set-valued release: one row per group with its size and centre, read from the sparse
+    centres (one row per group), never from a records × items frame."""
+    centres, groups = release.sets, np.asarray(release.groups)
+    sizes = np.bincount(groups, minlength=centres.n_rows)
+    names = centres.item_names
+    texts = [centre_text(names, centres.row(g)) for g in range(centres.n_rows)]
+    table = pd.DataFrame({SIZE: sizes, CENTRE_SIZE: centres.row_lengths(), CENTRE: texts})
+    order = np.argsort(sizes, kind="stable")
+    return GroupPreview(table.iloc[order].reset_index(drop=True), int(len(sizes)), int(len(groups)), sets=True)

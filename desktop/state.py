@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from veil.engine import (BINARY, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, Step, Study, Table, results_frame, settings_of)
+from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
+                         Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, results_frame, settings_of)
 
 from .events import Event
 from .ranking import role_problem
+from .setvalued_view import SetSummary, column_sets, is_set_valued, itemset_columns, summarise
 from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
     preview_step
 
@@ -45,8 +46,11 @@ class DatasetState:
     """
 
     def __init__(self):
-        self.data: Table | BinaryMatrix | None = None
+        self.data: Table | BinaryMatrix | SetValued | None = None
         self.source: DataSource | None = None
+        self.sets: SetSummary | None = None  # the summary of set-valued data (None for a table)
+        self._column_sets: dict[str, SetSummary] = {}  # item-set columns of a table, summarised when shown
+        self.origin: Table | None = None  # the table whose item-set column became the data (use_sets)
         self.stats: dict[str, ColumnStats] = {}
         self.rules: dict[str, Step | None] = {}  # the user's rules; None leaves the column out
         self._defaults: dict[str, Step] = {}
@@ -68,6 +72,7 @@ class DatasetState:
     def load(self, loaded: Loaded, recipe: Recipe | None = None) -> None:
         """Show freshly read data; a project's ``recipe`` becomes the rules of its columns."""
         self.data, self.source = loaded.data, loaded.source
+        self.sets, self._column_sets, self.origin = loaded.sets, {}, None
         self.stats = dict(loaded.stats)
         self._previews = dict(loaded.previews)
         self._refresh_defaults()
@@ -112,6 +117,38 @@ class DatasetState:
 
     def column(self, name: str):
         return self._require_table().schema[name]
+
+    # -- set-valued data ------------------------------------------------------------------------
+    @property
+    def set_valued(self) -> bool:
+        """Whether the open data is records of item sets (an SPMF/FIMI file, or a column's sets)."""
+        return is_set_valued(self.data)
+
+    def itemset_columns(self) -> list[str]:
+        return itemset_columns(self.table)
+
+    def set_summary(self, column: str | None = None) -> SetSummary | None:
+        """What the item-sets view shows: the open set-valued data, or a table's item-set ``column``
+        (summarised once, in O(items held))."""
+        if self.table is None:
+            return self.sets
+        if column is None or column not in self.itemset_columns():
+            return None
+        if column not in self._column_sets:
+            self._column_sets[column] = summarise(self.table, column)
+        return self._column_sets[column]
+
+    def use_sets(self, column: str) -> None:
+        """Work on a table's item-set ``column`` as set-valued records (the target, if marked, as
+        their labels): the methods for set-valued data are offered for it from now on."""
+        table = self._require_table()
+        if column not in self.itemset_columns():
+            raise BadInput(f"column {column!r} is not of kind {Kind.ITEMSET.value}: mark it so first")
+        self.data, self.origin = column_sets(table, column), table
+        self.sets, self._column_sets = summarise(self.data, column), {}
+        self.stats, self.rules, self._previews = {}, {}, {}
+        self._refresh_defaults()
+        self.changed.emit("data")
 
     def set_hierarchy(self, name: str, hierarchy) -> None:
         """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
@@ -159,7 +196,7 @@ class DatasetState:
 
     def features(self) -> list[ColumnFeatures]:
         """The features each step makes (computed once per step, most while the data loaded)."""
-        if isinstance(self.data, BinaryMatrix):
+        if self.set_valued:
             return matrix_features(self.data)
         out = []
         for step in self.steps():
@@ -180,12 +217,45 @@ def rules_for(kind: Kind) -> tuple[str, ...]:
 # -- the configuration panel --------------------------------------------------------------------
 
 def takes(algorithm, data) -> bool:
-    """Whether ``algorithm`` accepts ``data`` (a Table is binarised for binary methods)."""
+    """Whether ``algorithm`` fits ``data``: it accepts the data's form (a Table is binarised for
+    binary methods; records of item sets are taken as sets or as a transaction matrix), and a method
+    that needs labels gets them (set-valued records cannot be given a target afterwards)."""
+    accepts = algorithm.accepts
     if isinstance(data, Table):
-        return TABLE in algorithm.accepts or BINARY in algorithm.accepts
-    if isinstance(data, BinaryMatrix):
-        return BINARY in algorithm.accepts or TRANSACTIONS in algorithm.accepts
+        return TABLE in accepts or BINARY in accepts
+    if is_set_valued(data):
+        if algorithm.needs_labels and data.labels is None:
+            return False
+        return SETS in accepts or BINARY in accepts or TRANSACTIONS in accepts
     return False
+
+
+def native_to_sets(algorithm) -> bool:
+    """Whether ``algorithm`` declares it works on item sets as they are (not only on a binary matrix)."""
+    return SETS in algorithm.accepts or TRANSACTIONS in algorithm.accepts
+
+
+def model_fits(model, data) -> bool:
+    """Whether privacy model ``model`` (a class) can judge a release of ``data``: one that needs a
+    sensitive column cannot judge set-valued records, which have no columns."""
+    return not (is_set_valued(data) and model.needs_sensitive)
+
+
+def model_for(registry, data, current: str | None) -> str | None:
+    """The privacy model to show for newly opened data: ``current`` when it can judge the data and a
+    method made for it works under it, else the first model that a method taking item sets as they
+    are (accepting sets first) declares. Tables keep ``current``: their models depend on the roles."""
+    if not is_set_valued(data):
+        return current
+    known = registry.names("privacy-model")
+    offered = offered_methods(registry, data)
+    natives = sorted((c for c in offered if native_to_sets(c)), key=lambda c: SETS not in c.accepts)
+    fitting = [m for c in natives for m in (c.supported_models or ())
+               if m in known and model_fits(registry.get("privacy-model", m), data)]
+    current_fits = current is None or model_fits(registry.get("privacy-model", current), data)
+    if current_fits and current is not None and (current in fitting or not fitting):
+        return current
+    return fitting[0] if fitting else (current if current_fits else None)
 
 
 def offered_methods(registry, data) -> list[type]:
@@ -319,6 +389,8 @@ class ConfigState:
     def _plan_method(self, registry, data, recipe, name: str, models: list[PluginChoice]) -> list[PlannedRun]:
         cls = registry.get("algorithm", name)
         if not takes(cls, data):
+            if native_to_sets(cls) and itemset_columns(data if isinstance(data, Table) else None):
+                raise BadInput(f"{cls.title} works on item sets: choose Anonymise these item sets under Item sets")
             raise BadInput(f"{cls.title} does not work on this data; choose another method")
         supported = cls.supported_models
         if cls.needs_model and not models:
@@ -693,7 +765,7 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
     the results so far. A configuration that cannot run yet is saved without runs."""
     if dataset.data is None or dataset.source is None:
         raise BadInput("there is no data to save a project of")
-    table = dataset.table
+    table = dataset.table if dataset.table is not None else dataset.origin  # item sets keep their table's schema
     try:
         planned = config.plan(registry, dataset.data, dataset.recipe())
     except BadInput:

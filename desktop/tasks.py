@@ -24,6 +24,7 @@ from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOpti
                          __version__, export_release, read_data, run_planned, verify_manifest)
 
 from .ranking import reselected
+from .setvalued_view import is_set_valued, summarise
 
 HISTOGRAM_BINS = 20
 TOP_CATEGORIES = 12
@@ -96,10 +97,14 @@ def preview_step(table: Table, step: Step) -> ColumnFeatures:
     return ColumnFeatures(step.column, step, tuple((n, int(c)) for n, c in zip(matrix.feature_names, counts)))
 
 
-def matrix_features(matrix: BinaryMatrix) -> list[ColumnFeatures]:
-    """A transaction matrix comes with its features: one preview entry of all of them."""
-    counts = matrix.column_counts()
-    feats = tuple((n, int(c)) for n, c in zip(matrix.feature_names, counts))
+def matrix_features(matrix) -> list[ColumnFeatures]:
+    """A transaction matrix (or set-valued records) comes with its features, the items: one preview
+    entry of all of them."""
+    if isinstance(matrix, BinaryMatrix):
+        names, counts = matrix.feature_names, matrix.column_counts()
+    else:
+        names, counts = matrix.item_names, matrix.item_counts()
+    feats = tuple((n, int(c)) for n, c in zip(names, counts))
     return [ColumnFeatures("items", Step("items", "binary"), feats)]
 
 
@@ -115,6 +120,7 @@ class Loaded:
     previews: dict = field(default_factory=dict)  # Step -> ColumnFeatures
     seconds: float = 0.0
     suggested_roles: bool = False
+    sets: object = None  # setvalued_view.SetSummary of set-valued data (what the dataset panel shows of it)
 
 
 def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_roles: bool = True) -> Loaded:
@@ -129,7 +135,9 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
     data = project.load_data(registry) if project is not None else source.load(registry)
     ctx.check()
     if not isinstance(data, Table):
-        return Loaded(data, source, {}, {}, time.perf_counter() - started)
+        ctx.progress(0.8, "counting the items")
+        sets = summarise(data) if is_set_valued(data) else None
+        return Loaded(data, source, {}, {}, time.perf_counter() - started, sets=sets)
     suggested = False
     if project is None and suggest_roles and not source.demo and not source.roles:
         data, suggested = data.with_suggested_roles(), True

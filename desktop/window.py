@@ -18,6 +18,7 @@ from .ranking_panel import RankingPanel
 from .release_panel import ReleasePanel
 from .runs_panel import RunsPanel
 from .settings import Settings
+from .setvalued_view import shape_text
 
 
 class MainWindow(QMainWindow):
@@ -134,8 +135,7 @@ class MainWindow(QMainWindow):
         c, data = self.controller, self.controller.dataset.data
         name = c.project_path.name if c.project_path else c.dataset.name
         self.setWindowTitle(f"Veil — {name}")
-        shape = (f"{data.n_rows:,} rows × {len(data.columns)} columns" if hasattr(data, "columns")
-                 else f"{data.n_rows:,} records × {data.n_features:,} items")
+        shape = shape_text(data)
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
         source = c.dataset.source

@@ -123,5 +123,5 @@ def test_transaction_data_opens_as_items(window, qtbot, tmp_path):
     assert view_model.rowCount() == 3 and view_model.data(view_model.index(1, 0)) == "2, 3"
     assert not window.dataset_panel.tabs.isTabEnabled(0)
     offered = set(window.config_panel.rows)
-    assert offered and all({"binary", "transactions"} & set(window.registry.get("algorithm", n).accepts)
+    assert offered and all({"binary", "transactions", "sets"} & set(window.registry.get("algorithm", n).accepts)
                            for n in offered)

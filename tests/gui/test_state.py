@@ -85,8 +85,10 @@ def test_offered_methods_follow_the_data(registry, demo):
     assert "all-features" in on_table
     matrix = BinaryMatrix.from_transactions([["a", "b"], ["b"]])
     on_matrix = {c.name for c in offered_methods(registry, matrix)}
-    assert all("binary" in c.accepts or "transactions" in c.accepts
+    assert all({"binary", "transactions", "sets"} & set(c.accepts)
                for c in registry.classes("algorithm") if c.name in on_matrix)
+    assert "patternka" in on_matrix  # item sets go to the methods that take them as sets
+    assert not any(c.needs_labels for c in registry.classes("algorithm") if c.name in on_matrix)  # no labels here
 
 
 def test_a_sweep_becomes_one_run_per_value(registry, demo):
