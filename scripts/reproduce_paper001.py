@@ -1,5 +1,5 @@
 """Reproduce paper 001's Figures 2(a), 2(b) and 3(a)-(c) from the study recipes
-resources/studies/paper001_{k,l,t,delta}.json on UCI Adult (45,222 records; reads ../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
+resources/studies/paper001_{k,l,t,delta,t_queries}.json on UCI Adult (45,222 records; reads ../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
 the table docs/anonymisation.md shows.
 
     .venv/bin/python scripts/reproduce_paper001.py [--results DIR]
@@ -24,7 +24,7 @@ from veil.engine import Context, Study, make_registry, run_study  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ROOT / "resources" / "studies"
 DOCS = ROOT / "docs"
-PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta", "t_queries": "t"}
 PAPER_K5000 = (0.086, 0.0288)
 
 

@@ -142,6 +142,7 @@ def shoot_mondrian(out_dir: str) -> int:
     c.open_demo()
     wait(c.data_loaded)
     panel.choose("l-diversity", ["mondrian"], sweep={"l": "2, 3, 4"}, metrics=["average-class-size", "ploss"])
+    pump(300)  # the ticked method's form is laid out before the panel scrolls to it
     panel.ensureWidgetVisible(panel.rows["mondrian"].form, 0, 40)
     shoot(app, out, "10-mondrian-configuration")
     c.run()
