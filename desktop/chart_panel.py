@@ -1,13 +1,12 @@
 """The chart panel: a chart plugin chosen from the registry draws the results table on a
 matplotlib canvas (QtAgg) with its navigation toolbar; the chart saves as PNG or SVG and its data
-as CSV. Matplotlib is touched only here, on the GUI thread, and redrawn with ``draw_idle``."""
+as CSV. Matplotlib is touched only here, on the GUI thread, and redrawn with ``draw_idle``; it is
+imported when the panel first draws, not when the window opens (the window shows sooner)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
-from matplotlib.figure import Figure
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -28,9 +27,9 @@ class ChartPanel(QWidget):
         self.registry = controller.registry
         self.state = controller.chart
         self.runs = controller.runs
-        self.figure = Figure(figsize=(7, 4.5), layout="constrained")
-        self.canvas = FigureCanvasQTAgg(self.figure)
-        self.toolbar = NavigationToolbar2QT(self.canvas, self)
+        self._figure = self._canvas = self._toolbar = None  # made on first use (see _plot)
+        self._plot_layout = QVBoxLayout()
+        self._plot_layout.setContentsMargins(0, 0, 0, 0)
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.chooser.setMinimumContentsLength(30)
@@ -54,16 +53,55 @@ class ChartPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(self.toolbar)
-        layout.addWidget(self.canvas, 1)
+        layout.addLayout(self._plot_layout, 1)
         self._scheduled = False
-        self.drawn_message = ""
+        self._drawn_message = ""
+        self._pending = False  # a draw asked for before the canvas existed, while the panel was hidden
         self.chooser.currentIndexChanged.connect(self._chosen)
-        self.canvas.mpl_connect("pick_event", self._picked)
         self.runs.results_changed.connect(self.schedule)
         i = self.chooser.findData(self.state.name)
         self.chooser.setCurrentIndex(max(i, 0))
         self._chosen()
+
+    # -- the matplotlib canvas, made on first use -------------------------------------------------
+    @property
+    def figure(self):
+        return self._plot()[0]
+
+    @property
+    def canvas(self):
+        return self._plot()[1]
+
+    @property
+    def toolbar(self):
+        return self._plot()[2]
+
+    def _plot(self):
+        if self._canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
+            from matplotlib.figure import Figure
+
+            self._figure = Figure(figsize=(7, 4.5), layout="constrained")
+            self._canvas = FigureCanvasQTAgg(self._figure)
+            self._toolbar = NavigationToolbar2QT(self._canvas, self)
+            self._plot_layout.addWidget(self._toolbar)
+            self._plot_layout.addWidget(self._canvas, 1)
+            self._canvas.mpl_connect("pick_event", self._picked)
+            if self._pending:
+                self.redraw()
+        return self._figure, self._canvas, self._toolbar
+
+    @property
+    def drawn_message(self) -> str:
+        """Why the chart could not be drawn ("" when it was)."""
+        if self._pending:
+            self._plot()
+        return self._drawn_message
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._pending:  # once the panel is laid out: a canvas made inside showEvent has no size yet
+            QTimer.singleShot(0, lambda: self._plot() if self._pending else None)
 
     # -- choosing -------------------------------------------------------------------------------
     def _chosen(self, *_):
@@ -125,14 +163,24 @@ class ChartPanel(QWidget):
         if self.form is None:
             return
         self._fit_to_results()
+        if self._canvas is None:
+            # not drawn yet: draw when the panel is shown or its figure is asked for, so opening the
+            # window does not wait for matplotlib
+            self._pending = True
+            if self.isVisible():
+                self._pending = False
+                self._plot()
+                self.schedule()  # drawn once the new canvas is laid out
+            return
+        self._pending = False
         results = self.runs.results()
         self.figure.clear()
         try:
             draw_chart(self.registry, self.state.call(), results, self.figure)
-            self.drawn_message = ""
+            self._drawn_message = ""
         except BadInput as exc:
             self.figure.clear()
-            self.drawn_message = str(exc)
+            self._drawn_message = str(exc)
             text = "Run a configuration to see its results here." if results.empty else str(exc)
             self.figure.text(0.5, 0.5, text, ha="center", va="center", color="#5f6368", wrap=True)
         self.canvas.draw_idle()

@@ -3,8 +3,6 @@ the binarisation recipe with a live preview of the features it makes."""
 
 from __future__ import annotations
 
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from matplotlib.figure import Figure
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
@@ -143,16 +141,36 @@ class DatasetPanel(QWidget):
         self.sets_facts = QLabel()
         self.sets_facts.setWordWrap(True)
         self.sets_facts.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.sets_figure = Figure(figsize=(6, 3.2), layout="constrained")
-        self.sets_canvas = FigureCanvasQTAgg(self.sets_figure)
+        self._sets_plot = None  # (figure, canvas), made when item sets are first drawn (the window opens sooner)
+        self._sets_holder = QVBoxLayout()
+        self._sets_holder.setContentsMargins(0, 0, 0, 0)
         self.sets_problem = ErrorLabel()
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(self.sets_chooser)
         layout.addWidget(self.sets_facts)
-        layout.addWidget(self.sets_canvas, 1)
+        layout.addLayout(self._sets_holder, 1)
         layout.addWidget(self.sets_problem)
         return tab
+
+    @property
+    def sets_figure(self):
+        return self._sets_chart()[0]
+
+    @property
+    def sets_canvas(self):
+        return self._sets_chart()[1]
+
+    def _sets_chart(self):
+        if self._sets_plot is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            figure = Figure(figsize=(6, 3.2), layout="constrained")
+            canvas = FigureCanvasQTAgg(figure)
+            self._sets_holder.addWidget(canvas, 1)
+            self._sets_plot = (figure, canvas)
+        return self._sets_plot
 
     def _sets_available(self) -> bool:
         return self.dataset.set_valued or bool(self.dataset.itemset_columns())
@@ -175,6 +193,10 @@ class DatasetPanel(QWidget):
         column = self.sets_column.currentText() or None
         summary = self.dataset.set_summary(column)
         self.sets_problem.show_message("")
+        if summary is None and self._sets_plot is None:  # nothing drawn and nothing to draw: matplotlib waits
+            self.sets_facts.setText("")
+            self.summary_shown = summary
+            return
         self.sets_figure.clear()
         if summary is None:
             self.sets_facts.setText("")

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from matplotlib.figure import Figure
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider,
@@ -171,19 +169,42 @@ class RankingPanel(QWidget):
         self.table = fast_table(QTableView())
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
-        self.es_figure, self.es_canvas = self._canvas()
-        self.regions_figure, self.regions_canvas = self._canvas()
+        self._charts = QSplitter(Qt.Vertical)
+        self._plots = None  # the two matplotlib canvases, made on first use (the window opens sooner)
+        self._pending = False  # a draw asked for before the canvases existed, while the panel was hidden
         self._layout()
         self._scheduled = False
         self.state.changed.connect(self._on_state)
         self._on_state()
 
     @staticmethod
-    def _canvas() -> tuple[Figure, FigureCanvasQTAgg]:
+    def _canvas():
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+        from matplotlib.figure import Figure
+
         figure = Figure(figsize=(6, 3), layout="constrained")
         canvas = FigureCanvasQTAgg(figure)
         canvas.setMinimumHeight(160)
         return figure, canvas
+
+    def _plot(self):
+        if self._plots is None:
+            self._plots = (*self._canvas(), *self._canvas())
+            self._charts.addWidget(self._plots[1])
+            self._charts.addWidget(self._plots[3])
+            if self._pending:
+                self.redraw()
+        return self._plots
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._pending:  # once the panel is laid out: a canvas made inside showEvent has no size yet
+            QTimer.singleShot(0, lambda: self._plot() if self._pending else None)
+
+    es_figure = property(lambda self: self._plot()[0])
+    es_canvas = property(lambda self: self._plot()[1])
+    regions_figure = property(lambda self: self._plot()[2])
+    regions_canvas = property(lambda self: self._plot()[3])
 
     def _layout(self) -> None:
         top = QHBoxLayout()
@@ -192,9 +213,7 @@ class RankingPanel(QWidget):
         top.addStretch(1)
         for b in (self.reset, self.save_charts_button, self.save_data_button):
             top.addWidget(b)
-        charts = QSplitter(Qt.Vertical)
-        charts.addWidget(self.es_canvas)
-        charts.addWidget(self.regions_canvas)
+        charts = self._charts
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
@@ -277,6 +296,16 @@ class RankingPanel(QWidget):
         frame = self.state.frame()
         method = self.state.method
         charts = method.charts if method is not None else ()
+        if self._plots is None:
+            # nothing drawn yet: the canvases (and matplotlib) wait until there is something to draw
+            # and the panel is shown, or a figure is asked for, so the window opens sooner
+            self._pending = bool(charts)
+            if charts and self.isVisible():
+                self._pending = False
+                self._plot()
+                self.schedule()  # drawn once the new canvases are laid out (a canvas without a size cannot draw)
+            return
+        self._pending = False
         for name, figure, canvas in zip(charts, (self.es_figure, self.regions_figure),
                                         (self.es_canvas, self.regions_canvas)):
             figure.clear()

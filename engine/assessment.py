@@ -23,7 +23,7 @@ from .errors import BadInput
 from .constants import DEFAULT_RISK_THRESHOLD
 from .jobs import Context
 from .release import Release, feature_subset
-from .risk import DEFAULT_THRESHOLD, release_risk
+from .risk import DEFAULT_THRESHOLD, reidentification_risk
 from .table import Table
 
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
@@ -104,11 +104,11 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
     if release is None:
         return None
     ctx.check()
-    r = release_risk(release, threshold=threshold)
+    sizes = release.class_sizes()  # once: the risk figures and the group sizes below share it
+    r = reidentification_risk(sizes, threshold=threshold)
     values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
               "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
               "marketer": _number(r.marketer)}
-    sizes = release.class_sizes()
     ctx.check()
     return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
             "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn, not when a plugin names mark_runs
+    from matplotlib.figure import Figure
 
 from .io import write_atomic
 from .runs import PluginCall
@@ -62,6 +65,9 @@ def picked_run(figure: Figure, artist, index: int) -> int | None:
 def save_chart(registry, call: PluginCall, results: pd.DataFrame, out_dir: str | Path, stem: str | None = None,
                size=(7.0, 4.5)) -> list[Path]:
     """Write ``stem.png``, ``stem.svg`` and the chart's data ``stem.csv``; return the paths."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     out = Path(out_dir)
     stem = stem or call.name
     figure = Figure(figsize=size, dpi=120, layout="constrained")

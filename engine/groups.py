@@ -201,4 +201,4 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
         # Anatomy: the sensitive table lists (group, value) pairs; a record's value is unknown, the
         # group's multiset is what counts, so judge the sensitive table's rows by their group.
         return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
-    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.groups)
+    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())

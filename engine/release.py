@@ -126,12 +126,32 @@ class Release:
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]
 
+    def group_ids(self) -> np.ndarray:
+        """Every record's equivalence group: the release's own ``groups`` when it knows them, else
+        dense ids (0 … G−1) of the records equal on the quasi-identifiers (missing values equal).
+
+        Computed once per release and kept (read-only): a Release and its frame are not changed
+        after it is made (``dataclasses.replace`` makes a new one, which computes its own). The
+        model check, the risk figures and the class sizes of one export share it.
+        """
+        if self.groups is not None:
+            return np.asarray(self.groups)
+        ids = self.__dict__.get("_qi_group_ids")
+        if ids is None or len(ids) != len(self.frame):
+            from .groups import group_ids
+
+            ids = group_ids(self.quasi_identifier_frame())
+            ids.setflags(write=False)
+            object.__setattr__(self, "_qi_group_ids", ids)  # a cache, not a field: eq and replace ignore it
+        return ids
+
     def class_sizes(self) -> np.ndarray:
         """Size of each record's equivalence class: its group's size when the release knows its
         groups, else the records equal to it on the quasi-identifiers."""
-        if self.groups is not None:
-            return np.bincount(self.groups)[self.groups].astype(np.int64)
-        return class_sizes(self.quasi_identifier_frame())
+        ids = self.group_ids()
+        if len(ids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.bincount(ids)[ids].astype(np.int64)
 
     def roles(self) -> dict:
         return {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,

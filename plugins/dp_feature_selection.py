@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 
 from veil.engine import (BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Noise, Release,
                          SeededNoise, hookimpl, param, target_name)
@@ -84,6 +83,8 @@ def select_laplace(scores: np.ndarray, m: int, eps1: float, delta: float, rng: N
 
 def exponential_probabilities(scores: np.ndarray, eps1: float, delta: float) -> np.ndarray:
     """P(f) ∝ exp(ε₁·s(f) / (2Δs)), normalised in log space (scores in the millions do not overflow)."""
+    from scipy.special import logsumexp
+
     logits = eps1 * np.asarray(scores, dtype=float) / (2.0 * delta)
     return np.exp(logits - logsumexp(logits))
 

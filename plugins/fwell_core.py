@@ -20,9 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.optimize import minimize
-from scipy.special import expit, gammaincinv, ndtri
-from sklearn.metrics import pairwise_distances_chunked
 from threadpoolctl import threadpool_limits
 
 from veil.engine import BadInput, BinaryMatrix, Kind, Table
@@ -31,6 +28,38 @@ GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 WORKING_MEMORY_MB = 256  # distance rows computed at once
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
+
+
+# SciPy's special functions and optimiser and scikit-learn's neighbour search are imported on first
+# use: registering the plugins (every `veil` command, the desktop's start) must not pay for them.
+def expit(x):
+    from scipy.special import expit as f
+
+    return f(x)
+
+
+def ndtri(x):
+    from scipy.special import ndtri as f
+
+    return f(x)
+
+
+def gammaincinv(a, y):
+    from scipy.special import gammaincinv as f
+
+    return f(a, y)
+
+
+def minimize(*args, **kwargs):
+    from scipy.optimize import minimize as f
+
+    return f(*args, **kwargs)
+
+
+def pairwise_distances_chunked(*args, **kwargs):
+    from sklearn.metrics import pairwise_distances_chunked as f
+
+    return f(*args, **kwargs)
 
 
 # -- data -----------------------------------------------------------------------------------------------

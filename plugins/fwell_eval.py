@@ -17,9 +17,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.svm import LinearSVC
 
 from veil.engine import FEATURE_WEIGHTS, BadInput, BinaryMatrix, Metric, Table, hookimpl, param
 
@@ -42,6 +39,9 @@ class AccuracyParams:
 
 
 def classifier(name: str, seed: int):
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.svm import LinearSVC
+
     if name == "linear-svc":
         return LinearSVC(C=1.0, max_iter=20_000, random_state=seed)
     return KNeighborsClassifier(n_neighbors=3)
@@ -109,6 +109,8 @@ class WeightsAccuracy(Metric):
         folds = min(params.folds, int(np.unique(y, return_counts=True)[1].min()))
         if folds < 2:
             return float("nan")
+        from sklearn.model_selection import StratifiedKFold
+
         split = StratifiedKFold(folds, shuffle=True, random_state=ctx.seed or 0)
         scores = []
         for f, (train, test) in enumerate(split.split(x, y)):

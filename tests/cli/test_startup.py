@@ -25,3 +25,15 @@ def test_importing_the_engine_is_lazy_yet_complete():
     assert modules_after("import veil.engine").isdisjoint(HEAVY)
     loaded = modules_after("from veil.engine import Table, hookimpl, make_registry")
     assert "pandas" in loaded  # the names resolve to the real objects on first use
+
+
+def test_registering_the_plugins_imports_no_learner_and_no_plotting():
+    """Every command and the desktop's start make the registry: scikit-learn, SciPy's statistics and
+    optimiser, and matplotlib come on first use (a classifier metric, a chart, a report)."""
+    out = subprocess.run([sys.executable, "-c", "from veil.engine import make_registry\nr = make_registry()\n"
+                          "import sys\nprint(len(r.names('metric')), ' '.join(sys.modules))"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    assert int(out[0]) > 0  # the plugins did register
+    loaded = set(out[1:])
+    late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special"}
+    assert loaded.isdisjoint(late), sorted(loaded & late)

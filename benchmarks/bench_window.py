@@ -1,0 +1,161 @@
+"""Time to the desktop's window (issue 13 item 17): `veil --demo` started as a process, offscreen,
+until its main window paints for the first time, against a bare PySide6 window painted the same
+way and against `python -c pass` (process start-up included in all three). Also where the time
+goes inside Veil's start (`-X importtime` of the window's modules, and the start's own steps).
+
+Run: ``make benchmark`` or ``.venv/bin/python benchmarks/bench_window.py`` (markdown).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import markdown_table  # noqa: E402
+
+pytestmark = pytest.mark.benchmark
+
+# Prints "painted" at the first paint of any widget of a shown top-level window, then quits.
+WATCH = """
+import sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+class Watch(QObject):
+    done = False
+    def eventFilter(self, obj, event):
+        if not Watch.done and event.type() == QEvent.Type.Paint and obj.isWidgetType() and obj.window().isVisible():
+            Watch.done = True
+            print("painted", flush=True)
+            QTimer.singleShot(0, QApplication.instance().quit)
+        return False
+
+WATCHER = Watch()
+"""
+
+VEIL = """
+from veil.desktop.launcher import import_data_libraries
+import_data_libraries()  # as `veil` does before Qt
+""" + WATCH + """
+from veil.desktop import app as desktop_app
+real_create = desktop_app.create_app
+def create_app(*args, **kwargs):
+    app = real_create(*args, **kwargs)
+    app.installEventFilter(WATCHER)
+    return app
+desktop_app.create_app = create_app
+sys.exit(desktop_app.run_desktop(["--demo"]))
+"""
+
+BARE = WATCH + """
+from PySide6.QtWidgets import QMainWindow, QLabel
+app = QApplication([sys.argv[0]])
+app.installEventFilter(WATCHER)
+window = QMainWindow()
+window.setCentralWidget(QLabel("hello"))
+window.resize(1200, 800)
+window.show()
+sys.exit(app.exec())
+"""
+
+
+def _env(settings: str) -> dict:
+    """Offscreen, fresh settings, and Python's bytecode cache on (as an installed Veil has it: with
+    PYTHONDONTWRITEBYTECODE set every start compiles Veil's modules again, about a second more)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "QT_QPA_PLATFORM": "offscreen", "VEIL_SETTINGS_DIR": settings}
+
+
+def _cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def time_to_paint(code: str, settings: str) -> tuple[float, float]:
+    """Seconds from starting the process until it prints "painted" (the window's first paint), and
+    the CPU seconds (user + system) of the whole process, which paints and then quits at once: what
+    the wall time would be on an idle machine, and far steadier than it under load."""
+    cpu = _cpu()
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=_env(settings))
+    for line in process.stdout:
+        if line.strip() == "painted":
+            elapsed = time.perf_counter() - started
+            break
+    else:
+        raise RuntimeError(f"the window never painted: {process.stderr.read()[-2000:]}")
+    process.wait(timeout=120)
+    return elapsed, _cpu() - cpu
+
+
+def time_to_exit(argv: list[str]) -> tuple[float, float]:
+    cpu = _cpu()
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=_env(tempfile.gettempdir()))
+    return time.perf_counter() - started, _cpu() - cpu
+
+
+def measure(repeats: int = 5) -> dict[str, tuple[float, float]]:
+    """Median seconds of each, the three timed in turn within every repetition (after a warm-up)."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="veil-window-") as settings:
+        candidates = {"python -c pass": lambda: time_to_exit(["-c", "pass"]),
+                      "bare PySide6 window, first paint": lambda: time_to_paint(BARE, settings),
+                      "veil --demo, first paint": lambda: time_to_paint(VEIL, settings)}
+        for run in candidates.values():
+            run()
+        samples = {name: [] for name in candidates}
+        for _ in range(repeats):
+            for name, run in candidates.items():
+                samples[name].append(run())
+    return {name: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s)) for name, s in samples.items()}
+
+
+def heaviest_imports(limit: int = 12) -> list[tuple[str, float]]:
+    """The window's modules imported with ``-X importtime``: the largest cumulative times (s)."""
+    code = "import veil.desktop.app, veil.engine; veil.engine.make_registry()"
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                         env=_env(tempfile.gettempdir())).stderr
+    rows = []
+    for line in err.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            _, cumulative, name = (p.strip() for p in line.split(":", 1)[1].split("|"))
+            if cumulative.isdigit() and name.split(".")[0] in ("veil", "PySide6", "pandas", "numpy", "scipy",
+                                                                 "sklearn", "matplotlib", "pyarrow") \
+                    and "." not in name.strip():
+                rows.append((name.strip(), int(cumulative) / 1e6))
+    return sorted(rows, key=lambda r: -r[1])[:limit]
+
+
+def report(measured: dict[str, tuple[float, float]], imports) -> str:
+    times = {k: w for k, (w, _) in measured.items()}
+    base = times["python -c pass"]
+    out = [markdown_table(["to", "median wall s", "× python -c pass", "median CPU s of the process"],
+                          [[k, f"{v:.3f}", f"{v / base:.1f}", f"{measured[k][1]:.3f}"] for k, v in times.items()])]
+    veil, bare = times["veil --demo, first paint"], times["bare PySide6 window, first paint"]
+    out.append(f"Veil's window costs {veil / bare:.2f}× a bare PySide6 window ({veil - bare:.2f} s more).")
+    if imports:
+        out.append(markdown_table(["top-level package imported by the window", "cumulative import s"],
+                                  [[n, f"{s:.3f}"] for n, s in imports]))
+    return "\n\n".join(out)
+
+
+def test_time_to_window():
+    measured = measure()
+    print("\n" + report(measured, heaviest_imports()))
+    # the target (1.5 s on an idle machine) is not met yet (docs/benchmarks.md (g)): reported, not asserted
+
+
+if __name__ == "__main__":
+    print(report(measure(), heaviest_imports()))
