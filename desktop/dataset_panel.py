@@ -302,11 +302,12 @@ class DatasetPanel(QWidget):
             menu.addAction(f"Hierarchy of {label}…").triggered.connect(lambda _=False: self.edit_hierarchy(names[0]))
         menu.popup(global_pos)
 
-    def edit_hierarchy(self, column: str) -> None:
-        """Open the hierarchy builder of ``column``; accepting it attaches the hierarchy."""
+    def edit_hierarchy(self, column: str, in_use: bool = False) -> None:
+        """Open the hierarchy builder of ``column``; accepting it attaches the hierarchy. ``in_use``
+        opens it on the hierarchy methods use now (a release's values are nodes of it)."""
         from .hierarchy_dialog import HierarchyDialog
 
-        dialog = HierarchyDialog(self.dataset.table, column, self)
+        dialog = HierarchyDialog(self.dataset.table, column, self, in_use=in_use)
         dialog.accepted.connect(lambda: self._apply_hierarchy(column, dialog.hierarchy))
         self.hierarchy_dialog = dialog
         dialog.open()

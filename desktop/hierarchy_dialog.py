@@ -22,6 +22,7 @@ from .widgets import ErrorLabel, muted
 KIND_WORDS = {"intervals": "Intervals of a width (numbers)", "quantiles": "Quantile intervals (numbers)",
               "masking": "Masking from the right (codes: HD4 → HD* → *)", "dates": "Day → month → year (dates)",
               "grouping": "Grouping chosen values", "arx-file": "ARX hierarchy file (CSV)"}
+IN_USE = "in-use"  # the hierarchy methods use now (a release was generalised by it)
 TREE_LIMIT = 2000  # nodes shown in the tree; a larger hierarchy is shown in part (its groups stay exact)
 
 
@@ -57,13 +58,15 @@ def tree_model(hierarchy: Hierarchy) -> QStandardItemModel:
 class HierarchyDialog(QDialog):
     """Build (or replace) the hierarchy of one column, previewing its groups as parameters change."""
 
-    def __init__(self, table, column: str, parent=None):
+    def __init__(self, table, column: str, parent=None, *, in_use: bool = False):
         super().__init__(parent)
         self.setWindowTitle(f"Hierarchy of {column}")
         self.values = table.frame[column]
         self.column = column
         self.hierarchy: Hierarchy | None = table.schema[column].hierarchy
+        self.in_use = table.hierarchy(column)  # what methods generalise by: attached, else generated
         self.kind = QComboBox()
+        self.kind.addItem("In use now (attached, or generated when none is)", IN_USE)
         for kind, words in KIND_WORDS.items():
             self.kind.addItem(words, kind)
         self.width = QSpinBox(minimum=1, maximum=10**9, value=10)
@@ -108,7 +111,7 @@ class HierarchyDialog(QDialog):
                        self.groups.textChanged, self.path.textChanged):
             signal.connect(self.rebuild)
         self.level.valueChanged.connect(self._show_groups)
-        self.kind.setCurrentIndex(self.kind.findData(self._suggested_kind()))
+        self.kind.setCurrentIndex(self.kind.findData(IN_USE if in_use else self._suggested_kind()))
         self.rebuild()
 
     def _suggested_kind(self) -> str:
@@ -133,9 +136,12 @@ class HierarchyDialog(QDialog):
             widget.setVisible(kind == wanted)
             self.form.labelForField(widget).setVisible(kind == wanted)
         try:
-            self.hierarchy = build_hierarchy(kind, self.values, name=self.column, width=self.width.value(),
-                                             bins=self.bins.value(), groups=self.groups.text(),
-                                             path=self.path.text() or None)
+            if kind == IN_USE:
+                self.hierarchy = self.in_use
+            else:
+                self.hierarchy = build_hierarchy(kind, self.values, name=self.column, width=self.width.value(),
+                                                 bins=self.bins.value(), groups=self.groups.text(),
+                                                 path=self.path.text() or None)
             self.hierarchy.check_values(self.values)  # every value must be a leaf (BadInput names one)
         except BadInput as exc:
             self.hierarchy = None

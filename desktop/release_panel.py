@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListWidget, QPushButton, QSplitter, QTableView,
+                               QVBoxLayout, QWidget)
 
 from .release_preview import SIZE, GroupPreview, preview
 from .widgets import fast_table
@@ -70,7 +71,10 @@ class GroupsModel(QAbstractTableModel):
 
 
 class ReleasePanel(QWidget):
-    """Shows one run's release as groups: the generalised values, each group's size, the smallest."""
+    """Shows one run's release as groups: the generalised values, each group's size, the smallest,
+    and each quasi-identifier's hierarchy at hand (a column header's double-click, or the chooser)."""
+
+    hierarchy_requested = Signal(str)  # a quasi-identifier whose hierarchy the user wants to see
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -95,15 +99,50 @@ class ReleasePanel(QWidget):
             ends.addWidget(box)
         split.addWidget(ends)
         split.setSizes([500, 160])
+        self.hierarchy_column = QComboBox()
+        self.hierarchy_column.setToolTip("A quasi-identifier of this release")
+        self.hierarchy_button = QPushButton("Show hierarchy…")
+        self.hierarchy_button.setToolTip("Open the generalisation hierarchy of the chosen quasi-identifier: "
+                                         "the nodes its values were generalised to")
+        self.hierarchy_button.clicked.connect(self._request_hierarchy)
+        self.table.horizontalHeader().sectionDoubleClicked.connect(self._header_double_clicked)
+        hierarchies = QHBoxLayout()
+        hierarchies.addWidget(QLabel("Hierarchy of"))
+        hierarchies.addWidget(self.hierarchy_column)
+        hierarchies.addWidget(self.hierarchy_button)
+        hierarchies.addStretch(1)
+        self._set_columns([])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addLayout(hierarchies)
         layout.addWidget(split)
 
-    def show_release(self, label: str, release) -> None:
+    def _set_columns(self, columns: list[str]) -> None:
+        self.hierarchy_column.clear()
+        self.hierarchy_column.addItems(columns)
+        self.hierarchy_column.setEnabled(bool(columns))
+        self.hierarchy_button.setEnabled(bool(columns))
+
+    def _request_hierarchy(self) -> None:
+        if self.hierarchy_column.currentText():
+            self.hierarchy_requested.emit(self.hierarchy_column.currentText())
+
+    def _header_double_clicked(self, section: int) -> None:
+        if self.model.preview is None:
+            return
+        column = str(self.model.preview.rows.columns[section])
+        if self.hierarchy_column.findText(column) >= 0:
+            self.hierarchy_requested.emit(column)
+
+    def show_release(self, label: str, release, columns=None) -> None:
+        """Preview ``release``; ``columns`` (the data's columns) limits the hierarchy chooser to
+        quasi-identifiers the data has (a bucketised release's ``group`` column has no hierarchy)."""
         shown = preview(release)
         self.model.set_preview(shown)
         self.smallest.clear()
         self.largest.clear()
+        qis = [] if shown is None else [str(c) for c in shown.rows.columns if c != SIZE]
+        self._set_columns([c for c in qis if columns is None or c in columns])
         if shown is None:
             self.summary.setText(f"{label}: this release has no groups of records to preview.")
             return

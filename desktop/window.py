@@ -45,6 +45,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.chart_panel, "Charts")
         self.tabs.addTab(self.ranking_panel, "E(S) ranking")
         self.release_panel = ReleasePanel()
+        self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
         self.tabs.addTab(self.release_panel, "Release preview")
         self._ranking_offered()
         self.setCentralWidget(self.tabs)
@@ -128,7 +129,8 @@ class MainWindow(QMainWindow):
         entry = self.controller.runs.entry(run_id) if run_id is not None else None
         result = entry.outcome.result if entry is not None and entry.outcome is not None else None
         if result is not None:
-            self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release)
+            self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release,
+                                            list(getattr(self.controller.dataset.data, "columns", [])))
 
     def _data_loaded(self) -> None:
         c, data = self.controller, self.controller.dataset.data

@@ -40,6 +40,9 @@ class GroupView:
         Q, the sensitive distribution of the whole table (by default that of these records).
     numeric : bool
         Whether the sensitive values are numbers (EMD then uses the ordered ground distance).
+    weights : int array (n,), optional
+        How many records each entry stands for (a method may judge identical records once); sizes,
+        counts and Q count them. None: one record each.
     """
 
     groups: np.ndarray
@@ -47,6 +50,7 @@ class GroupView:
     values: tuple = ()
     overall: np.ndarray | None = None
     numeric: bool = False
+    weights: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
@@ -74,10 +78,11 @@ class GroupView:
 
     @classmethod
     def from_codes(cls, groups: np.ndarray, sensitive: np.ndarray | None, overall: np.ndarray | None,
-                   values: tuple = (), numeric: bool = False) -> GroupView:
+                   values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None) -> GroupView:
         """A view from dense group ids and sensitive codes a method already has (no copies)."""
         return cls(np.asarray(groups), None if sensitive is None else np.asarray(sensitive), tuple(values),
-                   None if overall is None else np.asarray(overall, dtype=float), numeric)
+                   None if overall is None else np.asarray(overall, dtype=float), numeric,
+                   None if weights is None else np.asarray(weights))
 
     # ------------------------------------------------------------------ derived, cached
     @property
@@ -91,7 +96,7 @@ class GroupView:
     @property
     def sizes(self) -> np.ndarray:
         if "sizes" not in self._cache:
-            self._cache["sizes"] = np.bincount(self.groups, minlength=self.n_groups)
+            self._cache["sizes"] = _count(self.groups, self.weights, self.n_groups)
         return self._cache["sizes"]
 
     @property
@@ -108,7 +113,7 @@ class GroupView:
         """G × S matrix: how many records of each group hold each sensitive value."""
         if "counts" not in self._cache:
             g, s = self.n_groups, self.n_values
-            flat = np.bincount(self.groups * s + self.sensitive, minlength=g * s)
+            flat = _count(self.groups * s + self.sensitive, self.weights, g * s)
             self._cache["counts"] = flat.reshape(g, s)
         return self._cache["counts"]
 
@@ -122,11 +127,18 @@ class GroupView:
     def q(self) -> np.ndarray:
         if self.overall is not None:
             return self.overall
-        c = np.bincount(self.sensitive, minlength=self.n_values).astype(float)
+        c = _count(self.sensitive, self.weights, self.n_values).astype(float)
         return c / max(c.sum(), 1.0)
 
     def per_record(self, per_group: np.ndarray) -> np.ndarray:
         return np.asarray(per_group)[self.groups]
+
+
+def _count(keys: np.ndarray, weights: np.ndarray | None, length: int) -> np.ndarray:
+    """How many records hold each key 0 … length−1 (each entry counting its weight)."""
+    if weights is None:
+        return np.bincount(keys, minlength=length)
+    return np.bincount(keys, weights=weights, minlength=length).astype(np.int64)
 
 
 @dataclass(frozen=True)

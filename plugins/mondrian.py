@@ -24,6 +24,7 @@ permuted within each group (Anatomy).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +54,7 @@ class _Numeric:
         self.name = name
         self.uniques, codes = np.unique(series.to_numpy(), return_inverse=True)
         self.codes = codes.astype(np.int64)
+        self.n_codes = len(self.uniques)
         self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
 
     def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -86,15 +88,16 @@ class _Categorical:
         dfs = list(hierarchy.in_order())
         rank = {leaf: i for i, leaf in enumerate(dfs)}
         self.codes = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)[table[codes]]
-        leaf_series = pd.Series(dfs, dtype=object)
         self.labels, ancestors = [], []
         for level in range(hierarchy.height + 1):
-            labels = hierarchy.generalise_series(leaf_series, level).tolist()
-            idx, uniq = pd.factorize(pd.Series(labels, dtype=object))
-            ancestors.append(idx.astype(np.int64))
-            self.labels.append(list(uniq))
+            nodes = hierarchy.nodes(level)
+            above = np.empty(len(dfs), dtype=np.int64)
+            for i, node in enumerate(nodes):
+                above[[rank[leaf] for leaf in hierarchy.leaves_under(node)]] = i
+            ancestors.append(above)
+            self.labels.append([node.label for node in nodes])
         self.ancestors = np.vstack(ancestors)  # (levels, leaves in DFS order): index of each leaf's ancestor
-        self.n_leaves = len(dfs)
+        self.n_leaves = self.n_codes = len(dfs)
         sizes = [np.bincount(a, minlength=len(lab)) for a, lab in zip(ancestors, self.labels)]
         self.flat_sizes = np.concatenate(sizes)  # leaves under each node, level after level
         self.offsets = np.cumsum([0] + [len(x) for x in sizes[:-1]])
@@ -141,15 +144,17 @@ def _columns(table, qis):
 class _Partitions:
     """Per-partition state, grown as partitions split: each attribute's extent and tried flags."""
 
-    def __init__(self, cols, n):
+    def __init__(self, cols, weights):
+        n = len(weights)
         self.cols = cols
+        self.w = weights  # how many records each unit stands for
         self.a = [np.zeros(0, np.int64) for _ in cols]  # numeric: lo code; categorical: LCA level
         self.b = [np.zeros(0, np.int64) for _ in cols]  # numeric: hi code; categorical: LCA node
         self.tried = np.zeros((0, len(cols)), dtype=bool)
         self.open = np.zeros(0, dtype=bool)
         self.size = np.zeros(0, dtype=np.int64)
         self.pid = np.zeros(n, dtype=np.int64)
-        self.live = np.arange(n)  # the records of open partitions
+        self.live = np.arange(n)  # the units of open partitions
         self.add(np.zeros(n, dtype=np.int64), np.arange(n), 1)
 
     def add(self, local: np.ndarray, records: np.ndarray, count: int) -> None:
@@ -159,12 +164,12 @@ class _Partitions:
             if col.categorical:
                 level, node = _lca(col, col.codes[records], local, count)
             else:
-                level, node = _extent(col.codes[records], local, count)
+                level, node = _extent(col.codes[records], local, count, col.n_codes)
             self.a[j] = np.concatenate([self.a[j], level])
             self.b[j] = np.concatenate([self.b[j], node])
         self.tried = np.vstack([self.tried, np.zeros((count, len(self.cols)), dtype=bool)])
         self.open = np.concatenate([self.open, np.ones(count, dtype=bool)])
-        self.size = np.concatenate([self.size, np.bincount(local, minlength=count)])
+        self.size = np.concatenate([self.size, np.bincount(local, self.w[records], count).astype(np.int64)])
         self.pid[records] = base + local
 
     def widths(self, which: np.ndarray) -> np.ndarray:
@@ -174,38 +179,55 @@ class _Partitions:
         return out
 
 
-def _extent(values: np.ndarray, local: np.ndarray, count: int):
-    """Smallest and largest value of each of ``count`` groups (``local`` numbers them)."""
-    lo = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(lo, local, values)
-    np.maximum.at(hi, local, values)
-    return lo, hi
+def _small(count: int, span: int, n: int) -> bool:
+    """Whether a count × span table of codes per group is cheap next to sorting n records."""
+    return count * span <= 4 * n + (1 << 16)
+
+
+def _extent(values: np.ndarray, local: np.ndarray, count: int, span: int):
+    """Smallest and largest code (0 … span−1) of each of ``count`` groups (``local`` numbers them):
+    from a table of which codes each group holds when that table is small, else from one sort."""
+    if _small(count, span, len(values)):
+        held = np.bincount(local * span + values, minlength=count * span).reshape(count, span) > 0
+        return held.argmax(axis=1), span - 1 - held[:, ::-1].argmax(axis=1)
+    key = np.sort(local * span + values)
+    first = np.searchsorted(key, np.arange(count) * span)
+    last = np.searchsorted(key, np.arange(1, count + 1) * span) - 1
+    base = np.arange(count) * span
+    return key[first] - base, key[last] - base
 
 
 def _lca(col: _Categorical, leaves: np.ndarray, local: np.ndarray, count: int):
     """(level, node) of the lowest common ancestor of each group's leaves."""
-    first, last = _extent(leaves, local, count)
+    first, last = _extent(leaves, local, count, col.n_leaves)
     return col.lca(first, last)
 
 
 def _parts(col, parts: _Partitions, j: int, rec: np.ndarray, pid: np.ndarray) -> np.ndarray:
     """The part (within its partition) of each record when its partition is cut on attribute j."""
+    codes = col.codes[rec]
     if col.categorical:
         level = parts.a[j][pid]
-        return col.ancestors[level - 1, col.codes[rec]]
-    codes = col.codes[rec]
-    span = len(col.uniques)
-    key = np.sort(pid * span + codes)
-    sp = key // span
-    starts = np.flatnonzero(np.r_[True, sp[1:] != sp[:-1]])
-    sizes = np.diff(np.r_[starts, len(sp)])
-    median = key[starts + (sizes - 1) // 2] % span  # lower median of each partition
-    m = np.empty(int(pid.max()) + 1, dtype=np.int64)
-    m[sp[starts]] = median
-    hi = parts.b[j]
-    at_top = m[pid] == hi[pid]
-    return np.where(at_top, codes >= m[pid], codes > m[pid]).astype(np.int64)
+        return col.ancestors.ravel()[(level - 1) * col.n_leaves + codes]
+    span = col.n_codes
+    w = parts.w[rec]
+    local = _dense(pid)
+    count = int(local.max()) + 1
+    size = np.bincount(local, w, count)
+    below = (size - 1) // 2  # how many of a partition's records lie below its lower median
+    if _small(count, span, len(codes)):
+        cum = np.bincount(local * span + codes, w, count * span).reshape(count, span).cumsum(axis=1)
+        median = (cum > below[:, None]).argmax(axis=1)
+    else:  # sorted by (partition, code): the median is where the running count passes `below`
+        key = local * span + codes
+        order = np.argsort(key, kind="stable")
+        running = np.cumsum(w[order])
+        before = np.r_[0.0, np.cumsum(size)[:-1]]
+        at = np.searchsorted(running, before + below, side="right")
+        median = key[order][at] - np.arange(count) * span
+    m = median[local]
+    at_top = m == parts.b[j][pid]
+    return np.where(at_top, codes >= m, codes > m).astype(np.int64)
 
 
 def _dense(keys: np.ndarray) -> np.ndarray:
@@ -236,18 +258,52 @@ def _partition(table, model, ctx, qis, sensitive):
     if n == 0:
         raise BadInput("the table has no records to anonymise")
     cols = _columns(table, qis)
-    base = _sensitive_view(table, sensitive)
-    whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), base.sensitive, base.overall, base.values, base.numeric)
+    records = _sensitive_view(table, sensitive)
+    whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
+                                 records.numeric)
     if not judge(model, whole).holds:
         raise BadInput(f"the whole table already fails {model.name}: no partition of it can satisfy the model; "
                        f"relax its parameters")
-    parts = _Partitions(cols, n)
+    # the sensitive value tells units apart only when a model reads it (k-anonymity does not)
+    sens = records.sensitive if _reads_sensitive(model) else None
+    unit, first, weights = _units([c.codes for c in cols] + ([] if sens is None else [sens]),
+                                  [c.n_codes for c in cols] + [len(records.values)])
+    ucols = [copy.copy(c) for c in cols]
+    for c in ucols:
+        c.codes = c.codes[first]
+    base = GroupView.from_codes(first, None if sens is None else sens[first],
+                                records.overall, records.values, records.numeric)
+    parts = _Partitions(ucols, weights)
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, cols, base, model)
+        done += _round(parts, ucols, base, model)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
-    return _dense(parts.pid), cols
+    return _dense(parts.pid)[unit], cols
+
+
+def _reads_sensitive(model) -> bool:
+    """Whether any of the (possibly combined) model's models judges sensitive values; one that does
+    without saying so finds no sensitive column and refuses, never judges wrongly."""
+    return any(getattr(m.plugin, "needs_sensitive", True) for m in getattr(model, "models", (model,)))
+
+
+def _units(codes: list, spans: list):
+    """Records equal on every code (quasi-identifiers and the sensitive value) become one unit: a
+    partition never separates them, and a model counts them by weight. Returns each record's unit,
+    one record of each unit (any: they are equal) and each unit's weight."""
+    key = np.zeros(len(codes[0]), dtype=np.int64)
+    bound = 1
+    for c, span in zip(codes, spans):
+        if bound * max(span, 1) >= 1 << 62:
+            key, uniq = pd.factorize(key)
+            bound = len(uniq)
+        key = key * max(span, 1) + c
+        bound *= max(span, 1)
+    unit, uniq = pd.factorize(key)
+    one = np.empty(len(uniq), dtype=np.int64)
+    one[unit] = np.arange(len(unit))
+    return unit.astype(np.int64), one, np.bincount(unit).astype(np.int64)
 
 
 def _sensitive_view(table, sensitive):
@@ -296,13 +352,14 @@ def _round(parts: _Partitions, cols, base: GroupView, model) -> int:
         rec, pid = rec[keep], pid[keep]
         parts.live = rec
     part = np.empty(len(rec), dtype=np.int64)
+    on = chosen[pid]
     for j, col in enumerate(cols):
-        on_j = chosen[pid] == j
-        if on_j.any():
+        on_j = np.flatnonzero(on == j)
+        if len(on_j):
             part[on_j] = _parts(col, parts, j, rec[on_j], pid[on_j])
     gid = _dense(pid * (int(part.max()) + 1) + part)
     sens = None if base.sensitive is None else base.sensitive[rec]
-    view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric)
+    view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec])
     ok = judge(model, view).ok
     owner = np.empty(len(ok), dtype=np.int64)
     owner[gid] = pid
@@ -356,7 +413,7 @@ def group_values(cols, groups) -> pd.DataFrame:
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
-        a, b = (_lca if col.categorical else lambda c, x, g, k: _extent(x, g, k))(col, col.codes, groups, count)
+        a, b = _lca(col, col.codes, groups, count) if col.categorical else _extent(col.codes, groups, count, col.n_codes)
         out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
     return pd.DataFrame(out)
 

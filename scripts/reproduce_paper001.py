@@ -1,6 +1,5 @@
-"""Reproduce paper 001's Figures 2(a) and 2(b) (and 3(a) where query error was measured) from the
-study recipes resources/studies/paper001_{k,l,t,delta}.json on UCI Adult (45,222 records; reads
-../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
+"""Reproduce paper 001's Figures 2(a), 2(b) and 3(a)-(c) from the study recipes
+resources/studies/paper001_{k,l,t,delta,t_queries}.json on UCI Adult (45,222 records; reads ../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
 the table docs/anonymisation.md shows.
 
     .venv/bin/python scripts/reproduce_paper001.py [--results DIR]
@@ -25,7 +24,7 @@ from veil.engine import Context, Study, make_registry, run_study  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ROOT / "resources" / "studies"
 DOCS = ROOT / "docs"
-PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta"}
+PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta", "t_queries": "t"}
 PAPER_K5000 = (0.086, 0.0288)
 
 
@@ -53,11 +52,22 @@ def wide(long: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["label", "setting"])
 
 
-def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Path, ylabel: str) -> None:
+QUERY = "query-error:sel_of=query"  # Anatomy's queries (qd = 4, sel = 0.05): the paper's Figure 3(a)
+VARIANT = QUERY + ",queries=300"  # Figure 3(b) and (c): 300 queries per setting (time), the paper 1,000
+MODELS = ("k-anonymity", "l-diversity", "t-closeness", "delta-disclosure")
+
+
+def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Path, ylabel: str,
+           names: dict | None = None) -> None:
+    """One line per label (or per metric in ``names`` for the t-closeness variants of Figure 3)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label in labels:
         rows = points[points["label"] == label].sort_values("ploss")
-        if len(rows):
+        if names:
+            for metric, name in names.items():
+                if metric in rows.columns:
+                    ax.plot(rows["ploss"], rows[metric], marker="o", label=name)
+        elif len(rows) and y in rows.columns:
             ax.plot(rows["ploss"], rows[y], marker="o", label=label)
     if y == "uloss" and "k-anonymity (generalise)" in labels:
         ax.scatter(*PAPER_K5000, marker="x", color="black", zorder=5, label="paper: k = 5000")
@@ -73,11 +83,13 @@ def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Pa
 
 
 def markdown(points: pd.DataFrame) -> str:
-    lines = ["| requirement (mode) | setting | Ploss | Uloss | NCP | average group size |", "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| requirement (mode) | setting | Ploss | Uloss | NCP | average group size | query error, Anatomy's "
+             "queries (%) | query error, SPEC's queries (%) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for _, r in points.iterrows():
         lines.append(f"| {r['label']} | {r['setting']:g} | {r.get('ploss', float('nan')):.3f} | "
                      f"{r.get('uloss', float('nan')):.4f} | {r.get('ncp', float('nan')):.3f} | "
-                     f"{r.get('average-class-size', float('nan')):,.0f} |")
+                     f"{r.get('average-class-size', float('nan')):,.0f} | {r.get(QUERY, float('nan')):.1f} | "
+                     f"{r.get('query-error', float('nan')):.1f} |")
     return "\n".join(lines)
 
 
@@ -87,16 +99,30 @@ def main(argv: list[str]) -> None:
     (DOCS / "results").mkdir(parents=True, exist_ok=True)
     long.to_csv(DOCS / "results" / "paper001_results.csv", index=False)
     points = wide(long)
-    generalised = [f"{m} (generalise)" for m in ("k-anonymity", "l-diversity", "t-closeness", "delta-disclosure")]
+    figures = DOCS / "figures"
+    generalised = [f"{m} (generalise)" for m in MODELS]
+    bucketised = [f"{m} (bucketise)" for m in MODELS]
     figure(points, generalised, "uloss", "Figure 2(a): Uloss vs Ploss (generalisation)",
-           DOCS / "figures" / "paper001_fig2a.png", "Utility loss (Uloss)")
+           figures / "paper001_fig2a.png", "Utility loss (Uloss)")
     modes = [f"{m} ({mode})" for m in ("l-diversity", "t-closeness") for mode in ("generalise", "bucketise")]
     figure(points, modes, "uloss", "Figure 2(b): generalisation vs bucketisation",
-           DOCS / "figures" / "paper001_fig2b.png", "Utility loss (Uloss)")
-    if "query-error" in points.columns:
-        figure(points, generalised, "query-error", "Figure 3(a): aggregate query error vs Ploss",
-               DOCS / "figures" / "paper001_fig3a.png", "Average relative error (%)")
+           figures / "paper001_fig2b.png", "Utility loss (Uloss)")
+    figure(points, bucketised, QUERY, "Figure 3(a): query error vs Ploss (qd = 4, sel = 0.05, bucketisation)",
+           figures / "paper001_fig3a.png", "Average relative error (%)")
+    sels = {f"{QUERY},sel={v},queries=300": f"sel = {v}" for v in (0.03,)}
+    sels[VARIANT] = "sel = 0.05"
+    sels.update({f"{QUERY},sel={v},queries=300": f"sel = {v}" for v in (0.07, 0.1)})
+    figure(points, ["t-closeness (bucketise)"], "", "Figure 3(b): t-closeness, qd = 4, bucketisation",
+           figures / "paper001_fig3b.png", "Average relative error (%)", names=sels)
+    qds = {f"{QUERY},qd={v},queries=300": f"qd = {v}" for v in (2, 3)}
+    qds[VARIANT] = "qd = 4"
+    qds[f"{QUERY},qd=5,queries=300"] = "qd = 5"
+    figure(points, ["t-closeness (bucketise)"], "", "Figure 3(c): t-closeness, sel = 0.05, bucketisation",
+           figures / "paper001_fig3c.png", "Average relative error (%)", names=qds)
     print(markdown(points))
+    t = points[points["label"] == "t-closeness (bucketise)"].sort_values("setting")
+    columns = ["setting", "ploss", *sels, *[q for q in qds if q != VARIANT]]
+    print("\n" + t[[c for c in columns if c in t.columns]].round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -40,3 +40,23 @@ def test_a_mondrian_run_is_previewed_as_its_groups(demo_window, qtbot):
             continue
         assert panel.model.data(panel.model.index(0, j)) == format_value(release.group_values[column].iloc[smallest]) \
             or np.bincount(release.groups)[smallest] == rows[SIZE].iloc[1]  # ties in size may swap rows
+
+
+def test_each_quasi_identifiers_hierarchy_is_at_hand_in_the_preview(demo_window, qtbot):
+    c = demo_window.controller
+    demo_window.config_panel.choose("k-anonymity", ["mondrian"], values={"k": 5}, metrics=["average-class-size"])
+    with qtbot.waitSignal(c.batch_finished, timeout=60_000):
+        c.run()
+    entry = [e for e in c.batch if e.outcome is not None and e.outcome.result is not None][-1]
+    demo_window.runs_panel.select_run(entry.id)
+    panel = demo_window.release_panel
+    qtbot.waitUntil(lambda: panel.hierarchy_column.count() > 0)
+    shown = [panel.hierarchy_column.itemText(i) for i in range(panel.hierarchy_column.count())]
+    assert shown == list(entry.outcome.result.release.quasi_identifiers)
+    panel.hierarchy_column.setCurrentIndex(len(shown) - 1)
+    panel.hierarchy_button.click()
+    dialog = demo_window.dataset_panel.hierarchy_dialog
+    assert dialog.isVisible() and dialog.column == shown[-1]
+    # it opens on the hierarchy the release was generalised by, whose nodes the preview shows
+    assert dialog.kind.currentData() == "in-use" and dialog.hierarchy == c.dataset.table.hierarchy(shown[-1])
+    dialog.reject()
