@@ -41,7 +41,8 @@ import scipy.sparse as sp
 from veil.engine import (TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
                          grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
 
-from .mondrian import _columns, _extent, generalised, group_values
+from .mondrian import _columns, generalised, group_values
+from .patternka import _pack, _popcount, _unpack
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")
@@ -96,20 +97,14 @@ def relational_gcp(cols, groups: np.ndarray) -> float:
     return float((sizes * loss.ncp_from_extents(loss.extents(groups, g))).sum() / (loss.d * len(groups)))
 
 
-# ---------------------------------------------------------------------------------- bitsets
-def _pack(mask: np.ndarray) -> np.ndarray:
-    n = len(mask)
-    padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
-    padded[:n] = mask
-    return np.packbits(padded, bitorder="little").view(np.uint64)
-
-
-def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
-    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
-
-
-def _popcount(bits: np.ndarray) -> int:
-    return int(np.bitwise_count(bits).sum(dtype=np.int64))
+def _extent(values: np.ndarray, local: np.ndarray, count: int):
+    """Smallest and largest value of each of ``count`` groups (``local`` numbers them; a group
+    with no record keeps the empty extent max > min)."""
+    lo = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo, local, values)
+    np.maximum.at(hi, local, values)
+    return lo, hi
 
 
 # ---------------------------------------------------------------------------------- grouping
