@@ -83,7 +83,7 @@ def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[
     finished = False
     try:
         while True:
-            wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
+            wait = 0.05 if deadline is None else max(0.0, min(0.05, deadline - time.monotonic()))
             ready, _, _ = select.select([read_end], [], [], wait)
             if ready:
                 chunk = os.read(read_end, 1 << 20)

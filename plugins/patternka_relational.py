@@ -181,6 +181,8 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
     def select(tied):
         best, best_ncp = [], np.inf
         for c in tied:
+            if check is not None:
+                check()  # many tied patterns on a large table: each is a pass over its records
             raw = np.flatnonzero(_unpack(c[2], n) & alive) if bitset_update else np.flatnonzero(holding(c[0]))
             members = _diverse(codes[raw], raw, k)
             ncp = loss.widths(members)
@@ -229,7 +231,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
     if len(leftovers):
         if not patterns:
             raise BadInput("fewer records than k: no group can be formed")
-        _join_leftovers(loss, groups, len(patterns), leftovers)
+        _join_leftovers(loss, groups, len(patterns), leftovers, check)
     return RelationalGrouping(groups, patterns, state["minings"])
 
 
@@ -244,12 +246,15 @@ def _diverse(block: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     return rows[zeta <= threshold]
 
 
-def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarray) -> None:
+def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarray,
+                    check: Callable[[], None] | None = None) -> None:
     """Each leftover, in input order, joins the group whose |g|·NCP(g) grows least (ties: the first)."""
     ext = loss.extents(groups, g)
     sizes = np.bincount(groups[groups >= 0], minlength=g).astype(float)
     before = sizes * loss.ncp_from_extents(ext)
-    for i in leftovers.tolist():
+    for done, i in enumerate(leftovers.tolist()):
+        if check is not None and done % 64 == 0:
+            check()
         grown = [(np.minimum(lo, col.codes[i]), np.maximum(hi, col.codes[i])) for col, (lo, hi) in zip(loss.cols, ext)]
         after = (sizes + 1) * loss.ncp_from_extents(grown)
         best = int(np.argmin(after - before))
