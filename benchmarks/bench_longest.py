@@ -24,18 +24,18 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import dataset, machine, markdown_table, median_times  # noqa: E402
 
-from veil.engine import have_pyfim, longest_itemsets, read_transactions  # noqa: E402
+from veil.engine import CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, have_pyfim, longest_itemsets, read_transactions  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 
 # (dataset, path, k, target, L, the pyfim algorithm that is fastest there)
 CASES = [
-    ("FIMI chess", "fimi_chess/chess.dat", 2000, "closed", 1, "fpgrowth"),
-    ("FIMI chess", "fimi_chess/chess.dat", 1500, "maximal", 1, "fpgrowth"),
-    ("FIMI mushroom", "fimi_mushroom/mushroom.dat", 200, "closed", 1, "fpgrowth"),
-    ("BMS-WebView-1", "bms_webview_1/BMS1_itemset_mining.space-separated.txt", 50, "closed", 1, "eclat"),
-    ("FIMI chess", "fimi_chess/chess.dat", 5, "maximal", 35, "carpenter"),
-    ("RELATHE", "scikit_feature/RELATHE.mat", 5, "maximal", 58, "carpenter"),
+    ("FIMI chess", "fimi_chess/chess.dat", 2000, CLOSED_ITEMSETS, 1, "fpgrowth"),
+    ("FIMI chess", "fimi_chess/chess.dat", 1500, MAXIMAL_ITEMSETS, 1, "fpgrowth"),
+    ("FIMI mushroom", "fimi_mushroom/mushroom.dat", 200, CLOSED_ITEMSETS, 1, "fpgrowth"),
+    ("BMS-WebView-1", "bms_webview_1/BMS1_itemset_mining.space-separated.txt", 50, CLOSED_ITEMSETS, 1, "eclat"),
+    ("FIMI chess", "fimi_chess/chess.dat", 5, MAXIMAL_ITEMSETS, 35, "carpenter"),
+    ("RELATHE", "scikit_feature/RELATHE.mat", 5, MAXIMAL_ITEMSETS, 58, "carpenter"),
 ]
 
 
@@ -58,7 +58,7 @@ def one_case(m, k, target, floor, fastest, repeats):
     import fim
 
     t = transactions(m)
-    code = "c" if target == "closed" else "m"
+    code = "c" if target == CLOSED_ITEMSETS else "m"
     reference = fim.fim(t, target=code, supp=-k, zmin=floor, report="a")
     r = len(reference)
     expected = sorted(((tuple(sorted(s)), int(n)) for s, n in reference), key=lambda p: (-len(p[0]), p[0]))
@@ -85,7 +85,7 @@ def main(repeats: int = 3, skip_slow_fim: bool = True):
             import fim
 
             t = transactions(m)
-            code = "c" if target == "closed" else "m"
+            code = "c" if target == CLOSED_ITEMSETS else "m"
             start = time.perf_counter()
             reference = getattr(fim, fastest)(t, target=code, supp=-k, zmin=floor, report="a")
             best = time.perf_counter() - start

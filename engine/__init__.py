@@ -29,6 +29,9 @@ _EXPORTS = {
     "inspect_report": ("inspect", "inspect_report"),
     "have_pyfim": ("mining", "have_pyfim"),
     "mine": ("mining", "mine"),
+    "FREQUENT_ITEMSETS": ("mining", "FREQUENT_ITEMSETS"),
+    "CLOSED_ITEMSETS": ("mining", "CLOSED_ITEMSETS"),
+    "MAXIMAL_ITEMSETS": ("mining", "MAXIMAL_ITEMSETS"),
     "Longest": ("longest", "Longest"),
     "MiningLimit": ("longest", "MiningLimit"),
     "longest_itemsets": ("longest", "longest_itemsets"),
@@ -208,7 +211,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .hierarchy import ROOT, Hierarchy, Node, value_label  # noqa: F401
     from .hookspecs import hookimpl  # noqa: F401
     from .inspect import inspect_report  # noqa: F401
-    from .mining import have_pyfim, mine  # noqa: F401
+    from .mining import CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, have_pyfim, mine  # noqa: F401
     from .longest import Longest, MiningLimit, longest_itemsets  # noqa: F401
     from .synthetic import power_law_sets  # noqa: F401
     from .kernels import and_popcount, support_counts  # noqa: F401

@@ -42,11 +42,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import BadInput
-from .mining import TARGETS as MINING_TARGETS
+from .mining import CLOSED_ITEMSETS as CLOSED
+from .mining import MAXIMAL_ITEMSETS as MAXIMAL
 from .mining import have_pyfim
 
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
-CLOSED, MAXIMAL = MINING_TARGETS[1:]  # the mining targets this search serves (engine/mining.py)
 TARGETS = (CLOSED, MAXIMAL)
 BACKENDS = ("auto", "pyfim", "python")
 
@@ -91,7 +91,7 @@ def _as_csr(data) -> sp.csr_matrix:
     return m
 
 
-def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = "closed", rows=None,
+def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED, rows=None,
                      max_seconds: float | None = None, max_nodes: int | None = None,
                      check: Callable[[], None] | None = None, backend: str = "auto",
                      max_length: int | None = None) -> Longest:

@@ -16,8 +16,11 @@ import numpy as np
 from .binary import BinaryMatrix, popcount
 from .errors import BadInput
 
-TARGETS = ("frequent", "closed", "maximal")
-_FIM_TARGET = {"frequent": "s", "closed": "c", "maximal": "m"}
+# what a mining reports: every frequent itemset, the closed ones (no superset with the same support) or
+# the maximal ones (no frequent superset)
+FREQUENT_ITEMSETS, CLOSED_ITEMSETS, MAXIMAL_ITEMSETS = "frequent itemsets", "closed itemsets", "maximal itemsets"
+TARGETS = (FREQUENT_ITEMSETS, CLOSED_ITEMSETS, MAXIMAL_ITEMSETS)
+_FIM_TARGET = {FREQUENT_ITEMSETS: "s", CLOSED_ITEMSETS: "c", MAXIMAL_ITEMSETS: "m"}
 
 
 def have_pyfim() -> bool:
@@ -28,7 +31,7 @@ def have_pyfim() -> bool:
     return True
 
 
-def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, backend: str = "auto",
+def mine(matrix: BinaryMatrix, min_support: int, target: str = MAXIMAL_ITEMSETS, *, backend: str = "auto",
          max_size: int | None = None, largest: int | None = None,
          check: Callable[[], None] | None = None,
          max_seconds: float | None = None) -> list[tuple[tuple[int, ...], int]]:
@@ -36,7 +39,7 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = "maximal", *, bac
 
     Parameters
     ----------
-    target : "frequent", "closed" or "maximal"
+    target : FREQUENT_ITEMSETS, CLOSED_ITEMSETS or MAXIMAL_ITEMSETS
     backend : "auto" (pyfim if installed), "pyfim" or "numpy"
     max_size : largest itemset size to report (None: no limit)
     largest : keep only this many itemsets, the largest first (ties: lexicographically smallest);
@@ -142,7 +145,7 @@ def _mine_numpy(matrix, min_support, target, max_size, check, deadline=None, max
                 grow(itemset, joined, candidates[pos + 1:])
 
     grow((), matrix.all_rows(), items)
-    if target == "frequent":
+    if target == FREQUENT_ITEMSETS:
         return list(frequent.items())
     return _filter(frequent, target, check)
 
@@ -160,8 +163,8 @@ def _filter(frequent: dict[tuple[int, ...], int], target: str, check=None):
             check()
         s = set(itemset)
         supersets = [t for t in by_size.get(len(itemset) + 1, []) if s.issubset(t)]
-        if target == "maximal" and not supersets:
+        if target == MAXIMAL_ITEMSETS and not supersets:
             keep.append((itemset, support))
-        elif target == "closed" and all(frequent[t] < support for t in supersets):
+        elif target == CLOSED_ITEMSETS and all(frequent[t] < support for t in supersets):
             keep.append((itemset, support))
     return keep

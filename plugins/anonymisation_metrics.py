@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
+from veil.engine import (FREQUENT_ITEMSETS, SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
                          hookimpl, mine, param, parse_value, value_label)
 
 PAPER = "001_f1ec36403a5884c8"
@@ -421,7 +421,7 @@ def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) ->
     dense = np.hstack(items)
     matrix = BinaryMatrix.from_dense(dense.astype(np.uint8))
     minsup = max(1, int(np.ceil(min_support * view.n)))
-    found = mine(matrix, minsup, "frequent", check=ctx.check)
+    found = mine(matrix, minsup, FREQUENT_ITEMSETS, check=ctx.check)
     out = []
     for i, (itemset, _support) in enumerate(found):
         if i % 1024 == 0:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, longest_itemsets, mine,
+from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, longest_itemsets, mine,
                          param, partition_of)
 
 
@@ -256,9 +256,9 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
         ctx.progress(0.0, "mining maximal itemsets")
     check = ctx.check if ctx is not None else None
     if backend in ("auto", "longest"):
-        found = longest_itemsets(matrix, k, top_r, target="maximal", max_seconds=max_seconds, check=check).patterns
+        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check).patterns
     else:
-        found = mine(matrix, k, "maximal", backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
+        found = mine(matrix, k, MAXIMAL_ITEMSETS, backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
     if not candidates:
         return [], []

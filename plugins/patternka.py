@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 import pandas as pd
 
-from veil.engine import (GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, Longest,
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, Longest,
                          Metric, GroupSizeModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
@@ -210,7 +210,7 @@ def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check,
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],
                           [Feature(str(j)) for j in range(sub.shape[1])])
-    found = mine(matrix, k, "closed" if closed else "frequent")
+    found = mine(matrix, k, CLOSED_ITEMSETS if closed else FREQUENT_ITEMSETS)
     if not closed:  # the longest frequent itemsets are closed; keep those that are
         found = _closed_only(found)
     found.sort(key=lambda p: (-len(p[0]), p[0]))

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
                          grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
 
 from .mondrian import _columns, generalised, group_values
@@ -272,7 +272,7 @@ def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check) -> Longes
     sub = csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0], [Feature(str(j)) for j in range(sub.shape[1])])
-    found = mine(matrix, k, "closed" if closed else "frequent")
+    found = mine(matrix, k, CLOSED_ITEMSETS if closed else FREQUENT_ITEMSETS)
     if not closed:  # the longest patterns are closed: keep the closed ones of the frequent list
         support = dict(found)
         by_size: dict[int, list] = {}

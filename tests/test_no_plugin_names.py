@@ -22,7 +22,6 @@ NAMES = {i.cls.name: i.cls.kind for i in REGISTRY.all()}
 
 # Words that name a concept of the engine and, by coincidence, also a plugin. Each says which.
 CONCEPTS = {
-    "maximal": "the mining target of engine/mining.py (frequent, closed, maximal itemsets)",
     "transactions": "a data form an algorithm accepts (engine/plugin.py TRANSACTIONS)",
 }
 

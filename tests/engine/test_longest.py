@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from veil.engine import BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued, have_pyfim, longest_itemsets, mine
+from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
+                         have_pyfim, longest_itemsets, mine)
 
 BACKENDS = ["python", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
@@ -28,9 +29,9 @@ def brute(x: np.ndarray, k: int, r: int, target: str):
     out = []
     for items, support in frequent.items():
         supersets = [t for t in frequent if len(t) == len(items) + 1 and set(items) <= set(t)]
-        if target == "maximal" and supersets:
+        if target == MAXIMAL_ITEMSETS and supersets:
             continue
-        if target == "closed" and any(frequent[t] == support for t in supersets):
+        if target == CLOSED_ITEMSETS and any(frequent[t] == support for t in supersets):
             continue
         out.append((items, support))
     out.sort(key=lambda p: (-len(p[0]), p[0]))
@@ -38,7 +39,7 @@ def brute(x: np.ndarray, k: int, r: int, target: str):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("target", ["closed", "maximal"])
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_matches_brute_force_on_random_data(target, backend):
     rng = np.random.default_rng(7)
     for _ in range(60):
@@ -57,7 +58,7 @@ def test_cut_says_where_the_list_is_complete(backend):
     one = longest_itemsets(x, 2, 1, backend=backend)
     assert one.patterns == [((0, 1), 2)] and one.cut == 2  # (0, 2) and (2, 3) tie at length 2
     every = longest_itemsets(x, 2, 100, backend=backend)
-    assert every.cut == 0 and len(every.patterns) == len(brute(x, 2, 100, "closed"))
+    assert every.cut == 0 and len(every.patterns) == len(brute(x, 2, 100, CLOSED_ITEMSETS))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -67,8 +68,8 @@ def test_same_as_the_exhaustive_maximal_top_r(backend):
         x = rng.random((40, 10)) < 0.45
         matrix = BinaryMatrix.from_dense(x.astype(np.uint8))
         for k in (2, 5):
-            exhaustive = mine(matrix, k, "maximal", backend="numpy", largest=10)[:10]
-            assert longest_itemsets(matrix, k, 10, target="maximal", backend=backend).patterns == exhaustive
+            exhaustive = mine(matrix, k, MAXIMAL_ITEMSETS, backend="numpy", largest=10)[:10]
+            assert longest_itemsets(matrix, k, 10, target=MAXIMAL_ITEMSETS, backend=backend).patterns == exhaustive
 
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
@@ -84,7 +85,7 @@ def test_backends_agree_on_long_patterns_among_many_records(gram_rows, carpenter
     for _ in range(4):
         n, m = 160, 20
         x = rng.random((n, m)) < rng.uniform(0.05, 0.6, size=(n, 1)) * np.linspace(1.4, 0.3, m)
-        for k, r, target in ((2, 5, "closed"), (4, 12, "maximal"), (10, 3, "closed")):
+        for k, r, target in ((2, 5, CLOSED_ITEMSETS), (4, 12, MAXIMAL_ITEMSETS), (10, 3, CLOSED_ITEMSETS)):
             a = longest_itemsets(x, k, r, target=target, backend="python")
             b = longest_itemsets(x, k, r, target=target, backend="pyfim")
             assert (a.patterns, a.cut) == (b.patterns, b.cut)
@@ -134,4 +135,4 @@ def test_the_c_search_is_ended_by_its_limits():
 def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
     matrix = BinaryMatrix.from_dense(_hard().astype(np.uint8))
     with pytest.raises(MiningLimit, match="the itemset miner stopped after 0.5 s"):
-        mine(matrix, 2, "maximal", backend=backend, max_seconds=0.5)
+        mine(matrix, 2, MAXIMAL_ITEMSETS, backend=backend, max_seconds=0.5)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.engine import (BadInput, BinaryMatrix, KacConstraint, KAnonymityConstraint, PluginCall, RunSpec, execute,
-                         kac, kac_per_record, make_registry, mine, partition_of)
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, KacConstraint,
+                         KAnonymityConstraint, PluginCall, RunSpec, execute, kac, kac_per_record, make_registry, mine, partition_of)
 from veil.plugins.feature_selection import cm_greedy, greedy_distcnt, greedy_hamdist, maximal
 from veil.plugins.fs_common import distcnt_gains, hamdist, hamdist_scores, positive_mask, split_label_counts
 
@@ -238,9 +238,9 @@ def test_miners_against_brute_force(backend, D, k):
     freq = bf_frequent(D, k)
     maximal_bf = {S for S in freq if not any(set(S) < set(T) for T in freq)}
     closed_bf = {S for S in freq if not any(set(S) < set(T) and freq[T] == freq[S] for T in freq)}
-    assert {s for s, _ in mine(M, k, "maximal", backend=backend)} == maximal_bf
-    assert {s for s, _ in mine(M, k, "closed", backend=backend)} == closed_bf
-    assert dict(mine(M, k, "frequent", backend=backend)) == freq
+    assert {s for s, _ in mine(M, k, MAXIMAL_ITEMSETS, backend=backend)} == maximal_bf
+    assert {s for s, _ in mine(M, k, CLOSED_ITEMSETS, backend=backend)} == closed_bf
+    assert dict(mine(M, k, FREQUENT_ITEMSETS, backend=backend)) == freq
 
 
 @given(matrices, st.integers(1, 4))
@@ -331,8 +331,8 @@ def test_all_zero_column_is_never_selected():
 @settings(max_examples=40, deadline=None)
 def test_largest_keeps_the_same_top_as_a_full_sort(D, k, count):
     M = BinaryMatrix.from_dense(D)
-    full = mine(M, k, "maximal", backend="numpy")
-    assert mine(M, k, "maximal", backend="numpy", largest=count) == full[:count]
+    full = mine(M, k, MAXIMAL_ITEMSETS, backend="numpy")
+    assert mine(M, k, MAXIMAL_ITEMSETS, backend="numpy", largest=count) == full[:count]
 
 
 # -- cancellation is checked per unit of work (issue 15): counted, never timed ---------------------
