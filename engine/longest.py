@@ -48,7 +48,7 @@ from .mining import have_pyfim
 
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
 TARGETS = (CLOSED, MAXIMAL)
-BACKENDS = ("auto", "pyfim", "python")
+BACKENDS = ("auto", "dfs", "pyfim", "python")
 
 
 class MiningLimit(BadInput):
@@ -122,10 +122,16 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     if r < 1:
         raise BadInput("the number of patterns to keep must be at least 1")
     if backend not in BACKENDS:
-        raise BadInput(f"unknown longest-pattern backend {backend!r}; choose auto, pyfim or python")
+        raise BadInput(f"unknown longest-pattern backend {backend!r}; choose auto, dfs, pyfim or python")
     m = _as_csr(data)
     if rows is not None:
         m = m[np.asarray(rows, dtype=np.int64)]
+    if backend == "dfs":
+        from .longest_dfs import longest_by_dfs
+
+        patterns, cut, nodes = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
+                                              max_nodes=max_nodes, check=check, max_length=max_length)
+        return Longest(patterns, cut, nodes)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
         from .longest_fim import longest_by_fim
 

@@ -1,0 +1,521 @@
+"""The r longest closed (maximal) itemsets by a compiled, length-bounded depth-first search.
+
+FP-growth enumerates every closed pattern above the support (tens of millions on power-law data at
+k = 100) and only then keeps the long ones; this search abandons a branch as soon as its data cannot
+hold a pattern long enough. It enumerates closed itemsets as LCM does (prefix-preserving closure
+extension: items are numbered by falling support, a branch P ∪ {c} extends only with items numbered
+below c, items in every one of its records are absorbed, and a branch whose records all hold an
+item it may not use is abandoned: that closed set is found in another branch), and at every branch:
+
+* **peels** its conditional database to a fixpoint: items held by fewer than k of its records go
+  (they can be in no frequent superset), records holding fewer than ``need`` candidate items go
+  (``need`` = the length still wanted minus the branch's length: such a record holds no pattern
+  long enough), repeatedly; fewer than k records left ends the branch;
+* **bounds every child at once**: with each record's candidates in ascending order, the child of
+  candidate c can reach at most |P| + 1 + (the number of candidates before c in a record holding
+  c), so a child with fewer than k records having ``need`` − 1 candidates before c is skipped.
+
+The length wanted is ``max(floor, the r-th longest length found so far)``. :func:`longest_by_dfs`
+starts the floor at an upper bound (the caller's ``max_length``, or the largest length at which the
+whole database's peel leaves k records) and lowers it until r patterns are found, so every search
+prunes hard from its first branch. Records dropped by a peel never hold a pattern long enough, so
+every reported pattern's support and closedness are exact (tests: brute force on random data).
+
+The kernel is compiled with numba when it is installed (``veil[mining]``); without numba the same
+code runs as plain Python, correct but slow.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+try:  # numba is optional: without it the kernel is plain Python
+    from numba import njit
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised where numba is not installed
+    HAVE_NUMBA = False
+
+    def njit(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+
+# st (the search's state, int64): indices
+NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED = range(11)
+STATE = 11
+
+
+def have_numba() -> bool:
+    return HAVE_NUMBA
+
+
+@njit(cache=True)
+def _peel(ptr, items, n, last, need, k, cnt):
+    """The fixpoint of dropping items with support < k and records with < need candidates (items < last).
+
+    Returns (ptr, items, n); on return ``cnt[item]`` holds every kept item's support (the caller
+    zeroes it by walking the kept entries), or n < k and ``cnt`` is zero."""
+    while True:
+        if n < k:
+            return ptr, items, n
+        total = ptr[n]
+        for e in range(total):
+            cnt[items[e]] += 1
+        dropped = False
+        kept_rows = 0
+        kept_entries = 0
+        for i in range(n):
+            c = 0
+            w = 0
+            for e in range(ptr[i], ptr[i + 1]):
+                it = items[e]
+                if cnt[it] >= k:
+                    w += 1
+                    if it < last:
+                        c += 1
+            if c >= need:
+                kept_rows += 1
+                kept_entries += w
+                if w != ptr[i + 1] - ptr[i]:
+                    dropped = True
+            else:
+                dropped = True
+        if not dropped:
+            return ptr, items, n
+        new_ptr = np.empty(kept_rows + 1, dtype=np.int64)
+        new_items = np.empty(kept_entries, dtype=np.int32)
+        new_ptr[0] = 0
+        row = 0
+        at = 0
+        for i in range(n):
+            c = 0
+            for e in range(ptr[i], ptr[i + 1]):
+                it = items[e]
+                if cnt[it] >= k and it < last:
+                    c += 1
+            if c >= need:
+                for e in range(ptr[i], ptr[i + 1]):
+                    it = items[e]
+                    if cnt[it] >= k:
+                        new_items[at] = it
+                        at += 1
+                row += 1
+                new_ptr[row] = at
+        for e in range(total):
+            cnt[items[e]] = 0
+        ptr, items, n = new_ptr, new_items, kept_rows
+
+
+@njit(cache=True)
+def _emit(prefix, plen, support, st, hist, out_items, out_start, out_len, out_sup):
+    """Store a pattern; raise the threshold (the r-th longest length) when r are at least that long."""
+    if st[N_OUT] >= len(out_len) or st[USED] + plen > len(out_items):
+        _compact(st, out_items, out_start, out_len, out_sup)
+        if st[N_OUT] >= len(out_len) or st[USED] + plen > len(out_items):
+            st[OVERFLOW] = 1
+            return
+    i = st[N_OUT]
+    out_start[i] = st[USED]
+    out_len[i] = plen
+    out_sup[i] = support
+    for t in range(plen):
+        out_items[st[USED] + t] = prefix[t]
+    st[USED] += plen
+    st[N_OUT] += 1
+    hist[plen] += 1
+    # the largest length L with at least r patterns of length >= L
+    thr = st[THR]
+    above = 0
+    for length in range(len(hist) - 1, thr, -1):
+        above += hist[length]
+        if above >= st[R]:
+            st[THR] = length
+            break
+
+
+@njit(cache=True)
+def _compact(st, out_items, out_start, out_len, out_sup):
+    """Forget the patterns shorter than the length wanted now."""
+    want = max(st[THR], st[FLOOR])
+    j = 0
+    used = 0
+    for i in range(st[N_OUT]):
+        if out_len[i] >= want:
+            s = out_start[i]
+            for t in range(out_len[i]):
+                out_items[used + t] = out_items[s + t]
+            out_start[j] = used
+            out_len[j] = out_len[i]
+            out_sup[j] = out_sup[i]
+            used += out_len[i]
+            j += 1
+    st[N_OUT] = j
+    st[USED] = used
+
+
+@njit(cache=True)
+def _enter(ptr, items, n, last, prefix, plen, st, cnt, hist, out_items, out_start, out_len, out_sup):
+    """One branch: ``prefix[:plen]`` is P, rows ``ptr``/``items`` the records holding P (items not in P,
+    ascending), ``last``: items below it extend P, the others only witness closure. Emits P when it
+    qualifies; returns (ptr, items, plen, children, holders, starts): the branch's peeled records, its
+    length after closure, and its children with the records holding each (no children: nothing below)."""
+    none = np.empty(0, dtype=np.int32)
+    nowhere = np.empty(0, dtype=np.int64)
+    st[NODES] += 1
+    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
+        st[STOPPED] = 1
+        return ptr, items, plen, none, nowhere, nowhere
+    k = st[K]
+    need = max(st[THR], st[FLOOR]) - plen
+    ptr, items, n = _peel(ptr, items, n, last, need, k, cnt)
+    if n < k:
+        return ptr, items, plen, none, nowhere, nowhere
+    total = ptr[n]
+    # closure: items held by every record
+    witness = False
+    absorbed = 0
+    for e in range(total):
+        it = items[e]
+        if cnt[it] == n:
+            if it >= last:
+                witness = True
+            else:
+                cnt[it] = -cnt[it]  # mark once
+                prefix[plen + absorbed] = it
+                absorbed += 1
+    if witness:
+        for e in range(total):
+            cnt[items[e]] = 0
+        return ptr, items, plen, none, nowhere, nowhere
+    remaining = 0
+    for e in range(total):
+        if cnt[items[e]] > 0:
+            remaining += 1
+    if absorbed:
+        # restore the marks, sort the new prefix part, drop the absorbed items from the records
+        for t in range(absorbed):
+            cnt[prefix[plen + t]] = 0
+        new_items = np.empty(remaining, dtype=np.int32)
+        new_ptr = np.empty(n + 1, dtype=np.int64)
+        new_ptr[0] = 0
+        at = 0
+        for i in range(n):
+            for e in range(ptr[i], ptr[i + 1]):
+                it = items[e]
+                if cnt[it] > 0:
+                    new_items[at] = it
+                    at += 1
+            new_ptr[i + 1] = at
+        for e in range(total):
+            cnt[items[e]] = 0
+        ptr, items = new_ptr, new_items
+        plen += absorbed
+        total = remaining
+    else:
+        for e in range(total):
+            cnt[items[e]] = 0
+    # the branch's own pattern
+    want = max(st[THR], st[FLOOR])
+    if plen > 0 and plen >= want:
+        if st[MAXIMAL] == 0 or total == 0:
+            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
+            if st[OVERFLOW]:
+                return ptr, items, plen, none, nowhere, nowhere
+    if total == 0:
+        return ptr, items, plen, none, nowhere, nowhere
+    # children: every candidate c (below last); bound all at once by the candidates before c per record
+    want = max(st[THR], st[FLOOR])
+    need = want - plen  # the child needs need - 1 candidates before c
+    for i in range(n):
+        t = 0
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            if t + 1 >= need:
+                cnt[it] += 1
+            t += 1
+    # candidates with enough records, and the inverted lists (records of each candidate)
+    m_local = 0
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            if cnt[it] >= k:
+                m_local += 1
+                cnt[it] = -cnt[it]  # count each candidate once
+    children = np.empty(m_local, dtype=np.int32)
+    j = 0
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            if cnt[it] < 0:
+                children[j] = it
+                j += 1
+                cnt[it] = 0
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            cnt[it] = 0
+    if m_local == 0:
+        return ptr, items, plen, none, nowhere, nowhere
+    children.sort()
+    # holders[c] lists the records holding child c: count, then fill (cnt maps item -> child slot + 1)
+    for j in range(m_local):
+        cnt[children[j]] = j + 1
+    starts = np.zeros(m_local + 1, dtype=np.int64)
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            if cnt[it] > 0:
+                starts[cnt[it]] += 1
+    for j in range(m_local):
+        starts[j + 1] += starts[j]
+    fill = starts[:-1].copy()
+    holders = np.empty(starts[m_local], dtype=np.int64)
+    for i in range(n):
+        for e in range(ptr[i], ptr[i + 1]):
+            it = items[e]
+            if it >= last:
+                break
+            if cnt[it] > 0:
+                holders[fill[cnt[it] - 1]] = i
+                fill[cnt[it] - 1] += 1
+    for j in range(m_local):
+        cnt[children[j]] = 0
+    return ptr, items, plen, children, holders, starts
+
+
+@njit(cache=True)
+def _dfs(ptr, items, n, last, prefix, st, cnt, hist, out_items, out_start, out_len, out_sup):
+    """The depth-first search from the root, with an explicit stack (numba cannot cache recursion)."""
+    k = st[K]
+    ptr, items, plen, children, holders, starts = _enter(ptr, items, n, last, prefix, 0, st, cnt, hist, out_items,
+                                                         out_start, out_len, out_sup)
+    if len(children) == 0:
+        return
+    s_ptr = [ptr]
+    s_items = [items]
+    s_children = [children]
+    s_holders = [holders]
+    s_starts = [starts]
+    s_plen = [plen]
+    s_next = [0]
+    while len(s_next) > 0:
+        if st[OVERFLOW] or st[STOPPED]:
+            return
+        top = len(s_next) - 1
+        j = s_next[top]
+        children = s_children[top]
+        if j >= len(children):
+            s_ptr.pop()
+            s_items.pop()
+            s_children.pop()
+            s_holders.pop()
+            s_starts.pop()
+            s_plen.pop()
+            s_next.pop()
+            continue
+        s_next[top] = j + 1
+        ptr, items, plen = s_ptr[top], s_items[top], s_plen[top]
+        starts = s_starts[top]
+        c = children[j]
+        rows = s_holders[top][starts[j]:starts[j + 1]]
+        if len(rows) < k:
+            continue
+        want = max(st[THR], st[FLOOR])
+        if plen + 1 + c < want:  # at most c candidates below c
+            continue
+        size = 0
+        for i in rows:
+            size += ptr[i + 1] - ptr[i] - 1
+        child_ptr = np.empty(len(rows) + 1, dtype=np.int64)
+        child_items = np.empty(size, dtype=np.int32)
+        child_ptr[0] = 0
+        at = 0
+        for q in range(len(rows)):
+            i = rows[q]
+            for e in range(ptr[i], ptr[i + 1]):
+                it = items[e]
+                if it != c:
+                    child_items[at] = it
+                    at += 1
+            child_ptr[q + 1] = at
+        prefix[plen] = c
+        c_ptr, c_items, c_plen, c_children, c_holders, c_starts = _enter(
+            child_ptr, child_items, len(rows), c, prefix, plen + 1, st, cnt, hist, out_items, out_start, out_len,
+            out_sup)
+        if len(c_children) > 0:
+            s_ptr.append(c_ptr)
+            s_items.append(c_items)
+            s_children.append(c_children)
+            s_holders.append(c_holders)
+            s_starts.append(c_starts)
+            s_plen.append(c_plen)
+            s_next.append(0)
+
+
+@njit(cache=True)
+def _peel_bound(ptr, items, n, m, k, high):
+    """The largest z ≤ high at which the whole database's peel keeps k records (0 if none)."""
+    cnt = np.zeros(m, dtype=np.int64)
+    lo, hi = 0, high
+    while lo < hi:
+        z = (lo + hi + 1) // 2
+        p, it, rows = _peel(ptr, items, n, m, z, k, cnt)
+        if rows >= k:
+            for e in range(p[rows]):
+                cnt[it[e]] = 0
+            lo = z
+        else:
+            hi = z - 1
+    return lo
+
+
+@njit(cache=True)
+def _greedy(ptr, items, n, m, k):
+    """The length of a frequent itemset found by adding, while k records remain, the item most of them hold
+    (a lower bound of the longest length; 0 when no item is frequent)."""
+    cnt = np.zeros(m, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
+    taken = np.zeros(m, dtype=np.bool_)
+    length = 0
+    while True:
+        for i in range(n):
+            if alive[i]:
+                for e in range(ptr[i], ptr[i + 1]):
+                    cnt[items[e]] += 1
+        best = -1
+        for j in range(m):
+            if not taken[j] and cnt[j] >= k and (best < 0 or cnt[j] > cnt[best]):
+                best = j
+        cnt[:] = 0
+        if best < 0:
+            return length
+        taken[best] = True
+        length += 1
+        for i in range(n):
+            if alive[i]:
+                hit = False
+                for e in range(ptr[i], ptr[i + 1]):
+                    if items[e] == best:
+                        hit = True
+                        break
+                alive[i] = hit
+
+
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity):
+    st = np.zeros(STATE, dtype=np.int64)
+    st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
+    cnt = np.zeros(m, dtype=np.int64)
+    hist = np.zeros(m + 2, dtype=np.int64)
+    prefix = np.zeros(m + 1, dtype=np.int32)
+    out_items = np.zeros(capacity * 8, dtype=np.int32)
+    out_start = np.zeros(capacity, dtype=np.int64)
+    out_len = np.zeros(capacity, dtype=np.int64)
+    out_sup = np.zeros(capacity, dtype=np.int64)
+    _dfs(ptr, items, n, m, prefix, st, cnt, hist, out_items, out_start, out_len, out_sup)
+    found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
+    return st, found
+
+
+def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None):
+    """("ok", patterns, cut, nodes) or ("nodes",) when more than ``max_nodes`` branches were visited."""
+    n_rows, n_items = m.shape
+    if n_rows < k:
+        return ("ok", [], 0, 0)
+    support = np.bincount(m.indices, minlength=n_items)
+    frequent = np.flatnonzero(support >= k)
+    if len(frequent) == 0:
+        return ("ok", [], 0, 0)
+    # items numbered by falling support (ties: item code), infrequent ones left out
+    order = frequent[np.lexsort((frequent, -support[frequent]))]
+    number = np.full(n_items, -1, dtype=np.int64)
+    number[order] = np.arange(len(order))
+    coded = number[m.indices]
+    keep = coded >= 0
+    cum = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
+    ptr = cum[m.indptr]
+    items = coded[keep].astype(np.int32)
+    row = np.repeat(np.arange(n_rows), np.diff(ptr))
+    items = items[np.lexsort((items, row))]  # each record's items ascending
+    mm = len(order)
+    lengths = np.diff(ptr)
+    high = int(np.partition(lengths, n_rows - k)[n_rows - k])
+    if max_length is not None:
+        high = min(high, int(max_length))
+    z = max(1, int(_peel_bound(ptr, items, n_rows, mm, k, high)))
+    # start at the greedy pattern's length: a floor at or below the longest length finds every pattern at
+    # least that long (the answer, when r of them), and the floors above it would find nothing
+    z = max(1, min(z, int(_greedy(ptr, items, n_rows, mm, k))))
+    nodes = 0
+    capacity = max(1024, 16 * r)
+    debug = os.environ.get("VEIL_DEBUG_FIM")
+    while True:
+        started = time.monotonic()
+        st, found = _run(ptr, items, n_rows, mm, k, r, maximal, z, None if max_nodes is None else max_nodes - nodes,
+                         capacity)
+        nodes += int(st[NODES])
+        if debug:
+            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), round(time.monotonic() - started, 3),
+                  flush=True)
+        if st[STOPPED]:
+            return ("nodes",)
+        if st[OVERFLOW]:
+            capacity *= 4
+            continue
+        if len(found) >= r or z <= 1:
+            break
+        z -= 1
+    return ("ok", *_top(found, order, r), nodes)
+
+
+def _top(found, order, r):
+    """The r longest (ties: smallest item list, in item codes) as ascending tuples, and the cut."""
+    patterns = [(tuple(sorted(order[items].tolist())), support) for items, support in found]
+    patterns.sort(key=lambda p: (-len(p[0]), p[0]))
+    patterns = patterns[:r]
+    cut = len(patterns[-1][0]) if len(patterns) == r else 0
+    return patterns, cut
+
+
+def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
+                   max_nodes: int | None = None, check: Callable[[], None] | None = None,
+                   max_length: int | None = None):
+    """(patterns, cut, nodes) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
+    sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer."""
+    from .longest import MiningLimit
+    from .longest_fim import run_limited
+
+    if HAVE_NUMBA and (max_seconds is not None or check is not None):
+        _warm()  # compile here, not once per forked child
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length), max_seconds=max_seconds, check=check,
+                      what="the longest-pattern search")
+    if out[0] == "nodes":
+        raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
+                          f"finishing; raise the limit, raise k or ask for fewer patterns")
+    return out[1], out[2], out[3]
+
+
+_WARM = []
+
+
+def _warm() -> None:
+    if not _WARM:
+        x = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool))
+        _search(x, 1, 2, False, None, None)
+        _WARM.append(True)
