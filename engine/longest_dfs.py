@@ -48,8 +48,8 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED = range(11)
-STATE = 11
+NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE = range(13)
+STATE = 13
 
 
 def have_numba() -> bool:
@@ -57,14 +57,14 @@ def have_numba() -> bool:
 
 
 @njit(cache=True)
-def _peel(ptr, items, n, last, need, k, cnt):
-    """The fixpoint of dropping items with support < k and records with < need candidates (items < last).
+def _peel(ptr, items, rid, n, need, k, cnt):
+    """The fixpoint of dropping items with support < k and records with fewer than ``need`` items.
 
-    Returns (ptr, items, n); on return ``cnt[item]`` holds every kept item's support (the caller
+    Returns (ptr, items, rid, n); on return ``cnt[item]`` holds every kept item's support (the caller
     zeroes it by walking the kept entries), or n < k and ``cnt`` is zero."""
     while True:
         if n < k:
-            return ptr, items, n
+            return ptr, items, rid, n
         total = ptr[n]
         for e in range(total):
             cnt[items[e]] += 1
@@ -72,15 +72,11 @@ def _peel(ptr, items, n, last, need, k, cnt):
         kept_rows = 0
         kept_entries = 0
         for i in range(n):
-            c = 0
             w = 0
             for e in range(ptr[i], ptr[i + 1]):
-                it = items[e]
-                if cnt[it] >= k:
+                if cnt[items[e]] >= k:
                     w += 1
-                    if it < last:
-                        c += 1
-            if c >= need:
+            if w >= need:
                 kept_rows += 1
                 kept_entries += w
                 if w != ptr[i + 1] - ptr[i]:
@@ -88,29 +84,59 @@ def _peel(ptr, items, n, last, need, k, cnt):
             else:
                 dropped = True
         if not dropped:
-            return ptr, items, n
+            return ptr, items, rid, n
         new_ptr = np.empty(kept_rows + 1, dtype=np.int64)
         new_items = np.empty(kept_entries, dtype=np.int32)
+        new_rid = np.empty(kept_rows, dtype=np.int64)
         new_ptr[0] = 0
         row = 0
         at = 0
         for i in range(n):
-            c = 0
+            w = 0
             for e in range(ptr[i], ptr[i + 1]):
-                it = items[e]
-                if cnt[it] >= k and it < last:
-                    c += 1
-            if c >= need:
+                if cnt[items[e]] >= k:
+                    w += 1
+            if w >= need:
                 for e in range(ptr[i], ptr[i + 1]):
                     it = items[e]
                     if cnt[it] >= k:
                         new_items[at] = it
                         at += 1
+                new_rid[row] = rid[i]
                 row += 1
                 new_ptr[row] = at
         for e in range(total):
             cnt[items[e]] = 0
-        ptr, items, n = new_ptr, new_items, kept_rows
+        ptr, items, rid, n = new_ptr, new_items, new_rid, kept_rows
+
+
+@njit(cache=True)
+def _witnessed(rid, n, last, ptr0, items0, mark, buf):
+    """Whether an item numbered ≥ last and not marked (not in P) is held by all n records (by their
+    whole rows ``ptr0``/``items0``): the intersection, stopped as soon as it is empty."""
+    r0 = rid[0]
+    size = 0
+    for e in range(ptr0[r0], ptr0[r0 + 1]):
+        it = items0[e]
+        if it >= last and not mark[it]:
+            buf[size] = it
+            size += 1
+    q = 1
+    while size > 0 and q < n:
+        r = rid[q]
+        e = ptr0[r]
+        end = ptr0[r + 1]
+        kept = 0
+        for t in range(size):
+            it = buf[t]
+            while e < end and items0[e] < it:
+                e += 1
+            if e < end and items0[e] == it:
+                buf[kept] = it
+                kept += 1
+        size = kept
+        q += 1
+    return size > 0
 
 
 @njit(cache=True)
@@ -161,47 +187,41 @@ def _compact(st, out_items, out_start, out_len, out_sup):
 
 
 @njit(cache=True)
-def _enter(ptr, items, n, last, prefix, plen, st, cnt, hist, out_items, out_start, out_len, out_sup):
-    """One branch: ``prefix[:plen]`` is P, rows ``ptr``/``items`` the records holding P (items not in P,
-    ascending), ``last``: items below it extend P, the others only witness closure. Emits P when it
-    qualifies; returns (ptr, items, plen, children, holders, starts): the branch's peeled records, its
-    length after closure, and its children with the records holding each (no children: nothing below)."""
+def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+           out_len, out_sup):
+    """One branch: ``prefix[:plen]`` is P, rows ``ptr``/``items`` the records holding P (their items below
+    ``last``, the ones that may extend P, ascending; ``rid``: their numbers in ``ptr0``/``items0``, the
+    whole records). Emits P when it qualifies; returns (ptr, items, rid, plen, children, holders, at,
+    starts): the branch's peeled records, its length after closure, its children, and for each child the
+    records holding it and where it sits in each (no children: nothing below)."""
     none = np.empty(0, dtype=np.int32)
     nowhere = np.empty(0, dtype=np.int64)
     st[NODES] += 1
     if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
         st[STOPPED] = 1
-        return ptr, items, plen, none, nowhere, nowhere
+        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
-    ptr, items, n = _peel(ptr, items, n, last, need, k, cnt)
+    ptr, items, rid, n = _peel(ptr, items, rid, n, need, k, cnt)
     if n < k:
-        return ptr, items, plen, none, nowhere, nowhere
+        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     total = ptr[n]
-    # closure: items held by every record
-    witness = False
+    # closure: items held by every record are absorbed into P
     absorbed = 0
     for e in range(total):
         it = items[e]
         if cnt[it] == n:
-            if it >= last:
-                witness = True
-            else:
-                cnt[it] = -cnt[it]  # mark once
-                prefix[plen + absorbed] = it
-                absorbed += 1
-    if witness:
-        for e in range(total):
-            cnt[items[e]] = 0
-        return ptr, items, plen, none, nowhere, nowhere
-    remaining = 0
-    for e in range(total):
-        if cnt[items[e]] > 0:
-            remaining += 1
+            cnt[it] = -cnt[it]  # mark once
+            prefix[plen + absorbed] = it
+            absorbed += 1
+    remaining = total
     if absorbed:
-        # restore the marks, sort the new prefix part, drop the absorbed items from the records
         for t in range(absorbed):
             cnt[prefix[plen + t]] = 0
+        remaining = 0
+        for e in range(total):
+            if cnt[items[e]] > 0:
+                remaining += 1
         new_items = np.empty(remaining, dtype=np.int32)
         new_ptr = np.empty(n + 1, dtype=np.int64)
         new_ptr[0] = 0
@@ -217,101 +237,114 @@ def _enter(ptr, items, n, last, prefix, plen, st, cnt, hist, out_items, out_star
             cnt[items[e]] = 0
         ptr, items = new_ptr, new_items
         plen += absorbed
-        total = remaining
     else:
         for e in range(total):
             cnt[items[e]] = 0
+    total = remaining
+    # prefix-preserving closure: an item P may not use, held by every record, makes this closed set
+    # another branch's
+    for t in range(plen):
+        mark[prefix[t]] = True
+    witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
+    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
+        # maximal only when no item outside P is frequent among P's records
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                cnt[items0[e]] += 1
+        frequent = False
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                it = items0[e]
+                if cnt[it] >= k and not mark[it]:
+                    frequent = True
+                cnt[it] = 0
+        if frequent:
+            total = -1  # not maximal: emit nothing (and there is nothing below)
+    for t in range(plen):
+        mark[prefix[t]] = False
+    if witnessed:
+        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     # the branch's own pattern
     want = max(st[THR], st[FLOOR])
     if plen > 0 and plen >= want:
         if st[MAXIMAL] == 0 or total == 0:
             _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
             if st[OVERFLOW]:
-                return ptr, items, plen, none, nowhere, nowhere
-    if total == 0:
-        return ptr, items, plen, none, nowhere, nowhere
-    # children: every candidate c (below last); bound all at once by the candidates before c per record
+                return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
+    if total <= 0:
+        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
+    # children: every item c; bound all at once by the items before c in each record
     want = max(st[THR], st[FLOOR])
-    need = want - plen  # the child needs need - 1 candidates before c
+    need = want - plen  # the child needs need - 1 items before c
     for i in range(n):
         t = 0
         for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
             if t + 1 >= need:
-                cnt[it] += 1
+                cnt[items[e]] += 1
             t += 1
-    # candidates with enough records, and the inverted lists (records of each candidate)
     m_local = 0
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
-            if cnt[it] >= k:
-                m_local += 1
-                cnt[it] = -cnt[it]  # count each candidate once
+    for e in range(total):
+        it = items[e]
+        if cnt[it] >= k:
+            m_local += 1
+            cnt[it] = -cnt[it]  # count each child once
     children = np.empty(m_local, dtype=np.int32)
     j = 0
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
-            if cnt[it] < 0:
-                children[j] = it
-                j += 1
-                cnt[it] = 0
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
+    for e in range(total):
+        it = items[e]
+        if cnt[it] < 0:
+            children[j] = it
+            j += 1
             cnt[it] = 0
+    for e in range(total):
+        cnt[items[e]] = 0
     if m_local == 0:
-        return ptr, items, plen, none, nowhere, nowhere
+        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     children.sort()
-    # holders[c] lists the records holding child c: count, then fill (cnt maps item -> child slot + 1)
+    # the records holding each child, and the entry where it sits (cnt maps item -> child slot + 1)
     for j in range(m_local):
         cnt[children[j]] = j + 1
     starts = np.zeros(m_local + 1, dtype=np.int64)
-    for i in range(n):
-        for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
-            if cnt[it] > 0:
-                starts[cnt[it]] += 1
+    for e in range(total):
+        if cnt[items[e]] > 0:
+            starts[cnt[items[e]]] += 1
     for j in range(m_local):
         starts[j + 1] += starts[j]
     fill = starts[:-1].copy()
     holders = np.empty(starts[m_local], dtype=np.int64)
+    where = np.empty(starts[m_local], dtype=np.int64)
     for i in range(n):
         for e in range(ptr[i], ptr[i + 1]):
-            it = items[e]
-            if it >= last:
-                break
-            if cnt[it] > 0:
-                holders[fill[cnt[it] - 1]] = i
-                fill[cnt[it] - 1] += 1
+            slot = cnt[items[e]] - 1
+            if slot >= 0:
+                holders[fill[slot]] = i
+                where[fill[slot]] = e
+                fill[slot] += 1
     for j in range(m_local):
         cnt[children[j]] = 0
-    return ptr, items, plen, children, holders, starts
+    return ptr, items, rid, plen, children, holders, where, starts
 
 
 @njit(cache=True)
-def _dfs(ptr, items, n, last, prefix, st, cnt, hist, out_items, out_start, out_len, out_sup):
+def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion)."""
     k = st[K]
-    ptr, items, plen, children, holders, starts = _enter(ptr, items, n, last, prefix, 0, st, cnt, hist, out_items,
-                                                         out_start, out_len, out_sup)
+    m = len(mark)
+    ptr0, items0 = ptr, items
+    ptr, items, rid, plen, children, holders, where, starts = _enter(
+        ptr, items, rid, n, m, prefix, 0, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len,
+        out_sup)
     if len(children) == 0:
         return
+    touched = np.empty(m, dtype=np.int32)
     s_ptr = [ptr]
     s_items = [items]
+    s_rid = [rid]
     s_children = [children]
     s_holders = [holders]
+    s_where = [where]
     s_starts = [starts]
     s_plen = [plen]
     s_next = [0]
@@ -324,46 +357,89 @@ def _dfs(ptr, items, n, last, prefix, st, cnt, hist, out_items, out_start, out_l
         if j >= len(children):
             s_ptr.pop()
             s_items.pop()
+            s_rid.pop()
             s_children.pop()
             s_holders.pop()
+            s_where.pop()
             s_starts.pop()
             s_plen.pop()
             s_next.pop()
             continue
         s_next[top] = j + 1
-        ptr, items, plen = s_ptr[top], s_items[top], s_plen[top]
+        ptr, items, rid, plen = s_ptr[top], s_items[top], s_rid[top], s_plen[top]
         starts = s_starts[top]
         c = children[j]
         rows = s_holders[top][starts[j]:starts[j + 1]]
+        at_c = s_where[top][starts[j]:starts[j + 1]]
         if len(rows) < k:
             continue
         want = max(st[THR], st[FLOOR])
-        if plen + 1 + c < want:  # at most c candidates below c
+        if plen + 1 + c < want:  # at most c items below c
             continue
+        # the child's items: those before c in its records, kept only if k of its records hold them
+        n_touched = 0
+        for q in range(len(rows)):
+            for e in range(ptr[rows[q]], at_c[q]):
+                it = items[e]
+                if cnt[it] == 0:
+                    touched[n_touched] = it
+                    n_touched += 1
+                cnt[it] += 1
+        frequent = 0
+        for t in range(n_touched):
+            if cnt[touched[t]] >= k:
+                frequent += 1
+        need = want - plen - 1
         size = 0
-        for i in rows:
-            size += ptr[i + 1] - ptr[i] - 1
-        child_ptr = np.empty(len(rows) + 1, dtype=np.int64)
+        kept = 0
+        if frequent >= need:
+            for q in range(len(rows)):
+                w = 0
+                for e in range(ptr[rows[q]], at_c[q]):
+                    if cnt[items[e]] >= k:
+                        w += 1
+                if w >= need:
+                    size += w
+                    kept += 1
+        st[COPIED] += size
+        if kept < k:
+            for t in range(n_touched):
+                cnt[touched[t]] = 0
+            continue
+        child_ptr = np.empty(kept + 1, dtype=np.int64)
         child_items = np.empty(size, dtype=np.int32)
+        child_rid = np.empty(kept, dtype=np.int64)
         child_ptr[0] = 0
         at = 0
+        row = 0
         for q in range(len(rows)):
-            i = rows[q]
-            for e in range(ptr[i], ptr[i + 1]):
-                it = items[e]
-                if it != c:
-                    child_items[at] = it
-                    at += 1
-            child_ptr[q + 1] = at
+            w = 0
+            for e in range(ptr[rows[q]], at_c[q]):
+                if cnt[items[e]] >= k:
+                    w += 1
+            if w >= need:
+                for e in range(ptr[rows[q]], at_c[q]):
+                    it = items[e]
+                    if cnt[it] >= k:
+                        child_items[at] = it
+                        at += 1
+                child_rid[row] = rid[rows[q]]
+                row += 1
+                child_ptr[row] = at
+        for t in range(n_touched):
+            cnt[touched[t]] = 0
         prefix[plen] = c
-        c_ptr, c_items, c_plen, c_children, c_holders, c_starts = _enter(
-            child_ptr, child_items, len(rows), c, prefix, plen + 1, st, cnt, hist, out_items, out_start, out_len,
-            out_sup)
+        c_ptr, c_items, c_rid, c_plen, c_children, c_holders, c_where, c_starts = _enter(
+            child_ptr, child_items, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
+            out_items, out_start, out_len, out_sup)
         if len(c_children) > 0:
+            st[ALIVE] += 1
             s_ptr.append(c_ptr)
             s_items.append(c_items)
+            s_rid.append(c_rid)
             s_children.append(c_children)
             s_holders.append(c_holders)
+            s_where.append(c_where)
             s_starts.append(c_starts)
             s_plen.append(c_plen)
             s_next.append(0)
@@ -376,7 +452,7 @@ def _peel_bound(ptr, items, n, m, k, high):
     lo, hi = 0, high
     while lo < hi:
         z = (lo + hi + 1) // 2
-        p, it, rows = _peel(ptr, items, n, m, z, k, cnt)
+        p, it, _, rows = _peel(ptr, items, np.arange(n), n, z, k, cnt)
         if rows >= k:
             for e in range(p[rows]):
                 cnt[it[e]] = 0
@@ -424,11 +500,14 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity):
     cnt = np.zeros(m, dtype=np.int64)
     hist = np.zeros(m + 2, dtype=np.int64)
     prefix = np.zeros(m + 1, dtype=np.int32)
+    mark = np.zeros(m, dtype=np.bool_)
+    buf = np.zeros(m, dtype=np.int32)
     out_items = np.zeros(capacity * 8, dtype=np.int32)
     out_start = np.zeros(capacity, dtype=np.int64)
     out_len = np.zeros(capacity, dtype=np.int64)
     out_sup = np.zeros(capacity, dtype=np.int64)
-    _dfs(ptr, items, n, m, prefix, st, cnt, hist, out_items, out_start, out_len, out_sup)
+    _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len,
+         out_sup)
     found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
     return st, found
 
@@ -471,7 +550,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
                          capacity)
         nodes += int(st[NODES])
         if debug:
-            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), round(time.monotonic() - started, 3),
+            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]), round(time.monotonic() - started, 3),
                   flush=True)
         if st[STOPPED]:
             return ("nodes",)
