@@ -2,16 +2,27 @@
 
 Each size runs in its own child process (so its peak memory is its own): ``power_law_sets(n)``
 (n records over 4,500 items, seed 0, mean 56 items a record; n = 410,000 is the Netflix shape), grouped by
-``patternka_groups`` with the defaults (C search when pyfim is installed, cache of 32 patterns).
-Prints seconds, groups, minings, GCP and peak resident memory per size, and the growth of time
-from one size to the next (the ratio the scale goal depends on).
+``patternka_groups`` with the defaults. Two miners, in the same run:
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …]`` (default 10000 20000 40000).
+* **new**: the defaults (``longest_itemsets(backend="auto")``: the compiled length-bounded search of
+  ``engine/longest_dfs.py`` from ``DFS_ROWS`` records on, when numba is installed);
+* **old**: the same with the compiled search switched off (pyfim's falling-floor search throughout), on
+  the sizes given with ``--old`` only, each stopped after ``--old-timeout`` seconds.
+
+Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
+everything else of the child), the time growth from one size to the next, the ratio old / new, and
+progress lines (groups made, records left, elapsed) every 30 s on stderr, so a long run shows how
+far it got.
+
+Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
+[--old-timeout 900]`` (default sizes 10000 20000 40000, old on 10000 20000).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -26,43 +37,82 @@ from _bench import machine, markdown_table  # noqa: E402
 pytestmark = pytest.mark.benchmark
 
 
-def one(n: int, k: int) -> dict:
+def one(n: int, k: int, old: bool) -> dict:
+    import veil.engine.longest as longest
     from veil.engine import power_law_sets
     from veil.plugins.patternka import information_loss, patternka_groups
 
+    if old:
+        longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before
+    from veil.engine.longest_dfs import _warm, have_numba
+
+    if have_numba():
+        _warm()  # numba compiles once per installation (then its cache is loaded): not part of the timing
     sets = power_law_sets(n)
     start = time.perf_counter()
-    g = patternka_groups(sets, k)
+    shown = [start]
+
+    def progress(fraction, text):
+        now = time.perf_counter()
+        if now - shown[0] >= 30:
+            shown[0] = now
+            print(f"[{n:,} {'old' if old else 'new'}] {now - start:.0f} s: {text}", file=sys.stderr, flush=True)
+
+    g = patternka_groups(sets, k, progress=progress)
     seconds = time.perf_counter() - start
     return {"n": n, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
             "gcp": information_loss(sets, g.groups, g.centres), "items_held": int(sets.nnz),
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def main(sizes=(10_000, 20_000, 40_000), k: int = 100):
+def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
+    args = [sys.executable, __file__, "--one", str(n), str(k)] + (["--old-path"] if old else [])
+    try:
+        out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"not finished in {timeout:.0f} s"
+    if out.returncode:
+        return f"failed (exit {out.returncode})"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(sizes=(10_000, 20_000, 40_000), k: int = 100, old_sizes=(10_000, 20_000), old_timeout: float = 900.0):
     rows, last = [], None
     for n in sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n), str(k)], capture_output=True, text=True)
-        if out.returncode:
-            print(out.stderr[-2000:])
+        r = run_child(n, k, False, None)
+        if isinstance(r, str):
+            print(n, r)
             break
-        r = json.loads(out.stdout.strip().splitlines()[-1])
         growth = "" if last is None else f"{r['seconds'] / last['seconds']:.1f}× for {n / last['n']:.1f}× records"
+        ratio = ""
+        if n in old_sizes:
+            o = run_child(n, k, True, old_timeout)
+            if isinstance(o, str):
+                ratio = f"old {o}"
+            else:
+                same = (o["groups"], round(o["gcp"], 9)) == (r["groups"], round(r["gcp"], 9))
+                ratio = f"old {o['seconds']:.1f} s ({o['seconds'] / r['seconds']:.1f}×){'' if same else ' DIFFERENT'}"
         rows.append([f"{n:,}", f"{r['items_held']:,}", f"{r['seconds']:.1f}", r["groups"], r["minings"],
-                     f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}", growth])
+                     f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}", growth, ratio])
         last = r
-        print(rows[-1], flush=True)
+        print(rows[-1], "load average", os.getloadavg(), flush=True)
     print(machine())
-    print(markdown_table(["records", "items held", "seconds", "groups", "minings", "GCP", "peak MiB", "time growth"],
-                         rows))
+    print(markdown_table(["records", "items held", "seconds", "groups", "minings", "GCP", "peak MiB", "time growth",
+                          "old path (× new)"], rows))
 
 
 def test_patternka_scale():
-    main((5_000, 10_000))
+    main((5_000, 10_000), old_sizes=(5_000,))
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        print(json.dumps(one(int(sys.argv[2]), int(sys.argv[3]))))
+        print(json.dumps(one(int(sys.argv[2]), int(sys.argv[3]), "--old-path" in sys.argv)))
     else:
-        main(tuple(int(a) for a in sys.argv[1:]) or (10_000, 20_000, 40_000))
+        p = argparse.ArgumentParser()
+        p.add_argument("sizes", nargs="*", type=int, default=[10_000, 20_000, 40_000])
+        p.add_argument("--k", type=int, default=100)
+        p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
+        p.add_argument("--old-timeout", type=float, default=900.0)
+        a = p.parse_args()
+        main(tuple(a.sizes), a.k, tuple(a.old), a.old_timeout)

@@ -49,6 +49,7 @@ from .mining import have_pyfim
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
 TARGETS = (CLOSED, MAXIMAL)
 BACKENDS = ("auto", "dfs", "pyfim", "python")
+DFS_ROWS = 10_000  # auto: from this many records on, the compiled search (column enumeration) when numba is there
 
 
 class MiningLimit(BadInput):
@@ -110,8 +111,9 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     max_seconds, max_nodes : optional limits; reaching one raises :class:`MiningLimit`. ``max_nodes``
         counts branches in the Python search and patterns enumerated by the C miners.
     check : called now and then (raises to cancel).
-    backend : "auto" (Borgelt's C miners through pyfim when installed, see :mod:`.longest_fim`),
-        "pyfim" or "python" (the search of this module). Both give the same result.
+    backend : "auto" (from ``DFS_ROWS`` records on the compiled length-bounded search of :mod:`.longest_dfs`
+        when numba is installed, else Borgelt's C miners through pyfim when installed, see
+        :mod:`.longest_fim`), "dfs", "pyfim" or "python" (the search of this module). All give the same result.
     max_length : optional, the caller's guarantee that no frequent itemset is longer (PatternKa knows
         one after each removal); the C search starts its length floor there.
     """
@@ -126,6 +128,10 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     m = _as_csr(data)
     if rows is not None:
         m = m[np.asarray(rows, dtype=np.int64)]
+    if backend == "auto" and m.shape[0] >= DFS_ROWS:
+        from .longest_dfs import have_numba
+
+        backend = "dfs" if have_numba() else backend
     if backend == "dfs":
         from .longest_dfs import longest_by_dfs
 

@@ -502,7 +502,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity):
     prefix = np.zeros(m + 1, dtype=np.int32)
     mark = np.zeros(m, dtype=np.bool_)
     buf = np.zeros(m, dtype=np.int32)
-    out_items = np.zeros(capacity * 8, dtype=np.int32)
+    out_items = np.zeros(capacity * 64, dtype=np.int32)
     out_start = np.zeros(capacity, dtype=np.int64)
     out_len = np.zeros(capacity, dtype=np.int64)
     out_sup = np.zeros(capacity, dtype=np.int64)

@@ -10,7 +10,7 @@ import pytest
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
                          have_pyfim, longest_itemsets, mine)
 
-BACKENDS = ["python", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
+BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
 
 def brute(x: np.ndarray, k: int, r: int, target: str):
@@ -136,3 +136,41 @@ def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
     matrix = BinaryMatrix.from_dense(_hard().astype(np.uint8))
     with pytest.raises(MiningLimit, match="the itemset miner stopped after 0.5 s"):
         mine(matrix, 2, MAXIMAL_ITEMSETS, backend=backend, max_seconds=0.5)
+
+
+def test_the_compiled_search_matches_brute_force_on_varied_shapes():
+    """Records of very different lengths, items of very different supports, many ties at the cut, the
+    caller's max_length bound (an upper bound of the longest length), closed and maximal."""
+    rng = np.random.default_rng(23)
+    for trial in range(40):
+        n, m = int(rng.integers(5, 60)), int(rng.integers(2, 11))
+        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            expected = brute(x, k, r, target)
+            longest = len(expected[0][0]) if expected else 0
+            for bound in (None, longest + int(rng.integers(0, 3))):
+                found = longest_itemsets(x, k, r, target=target, backend="dfs", max_length=bound)
+                assert found.patterns == expected, (trial, target, bound)
+                assert found.cut == (len(expected[-1][0]) if len(expected) == r else 0)
+
+
+def test_the_compiled_search_agrees_with_the_c_miners_on_many_records():
+    """Power-law records (the Netflix shape, small): the compiled search against pyfim's and the Python
+    search's answers, at supports where the floor falls several times."""
+    from veil.engine import power_law_sets
+
+    sets = power_law_sets(1500, 60, mean_items=12.0, seed=4)
+    for k, r, target in ((10, 8, CLOSED_ITEMSETS), (25, 40, CLOSED_ITEMSETS), (10, 20, MAXIMAL_ITEMSETS)):
+        a = longest_itemsets(sets, k, r, target=target, backend="dfs")
+        b = longest_itemsets(sets, k, r, target=target, backend="pyfim" if have_pyfim() else "python")
+        assert (a.patterns, a.cut) == (b.patterns, b.cut)
+        assert a.patterns and len(a.patterns[0][0]) >= 2
+
+
+def test_the_compiled_search_is_ended_by_its_limits():
+    x = _hard()
+    with pytest.raises(MiningLimit, match="stopped after visiting 50 branches"):
+        longest_itemsets(x, 2, 10**6, max_nodes=50, backend="dfs")
+    with pytest.raises(MiningLimit, match="stopped after 0.5 s without finishing"):
+        longest_itemsets(x, 2, 10**6, max_seconds=0.5, backend="dfs")

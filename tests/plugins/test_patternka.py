@@ -47,7 +47,13 @@ def random_sets(rng, n, m, p):
                            [j for r in rows for j in sorted(r)], [f"i{j:02d}" for j in range(m)])
 
 
-def test_matches_brute_force_algorithm_1():
+@pytest.mark.parametrize("dfs_rows", [None, 0])
+def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
+    """With the default miner for small data, and with the compiled search for every mining (dfs_rows 0)."""
+    if dfs_rows is not None:
+        import veil.engine.longest as longest
+
+        monkeypatch.setattr(longest, "DFS_ROWS", dfs_rows)
     rng = np.random.default_rng(11)
     for _ in range(25):
         n, m = int(rng.integers(4, 30)), int(rng.integers(1, 8))
@@ -60,14 +66,26 @@ def test_matches_brute_force_algorithm_1():
         assert np.bincount(got.groups).min() >= k
 
 
-@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update"])
-def test_each_speed_up_changes_no_output(off):
+@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search"])
+def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
+    if off == "compiled_search":  # the fast path is the compiled search for every mining, the slow one pyfim/Python
+        import veil.engine.longest as longest
+
+        monkeypatch.setattr(longest, "DFS_ROWS", 0)
+        fast_off, off = {}, None
+    else:
+        fast_off = {off: False}
     for _ in range(2):
         rows, sets = random_sets(rng, 50, 10, rng.uniform(0.1, 0.8, size=10))
         for k in (3, 7):
             fast = patternka_groups(sets, k, cache_size=4)
-            slow = patternka_groups(sets, k, cache_size=4, **{off: False})
+            if off is None:
+                monkeypatch.setattr(longest, "DFS_ROWS", 1 << 62)
+                slow = patternka_groups(sets, k, cache_size=4)
+                monkeypatch.setattr(longest, "DFS_ROWS", 0)
+            else:
+                slow = patternka_groups(sets, k, cache_size=4, **fast_off)
             assert fast.groups.tolist() == slow.groups.tolist()
             assert fast.patterns == slow.patterns
 
