@@ -15,7 +15,9 @@ progress lines (groups made, records left, elapsed) every 30 s on stderr, so a l
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900]`` (default sizes 10000 20000 40000, old on 10000 20000).
+[--old-timeout 900]`` (default sizes 10000 20000 40000, old on 10000 20000);
+``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
+old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
 
 from __future__ import annotations
@@ -37,9 +39,23 @@ from _bench import machine, markdown_table  # noqa: E402
 pytestmark = pytest.mark.benchmark
 
 
-def one(n: int, k: int, old: bool) -> dict:
+DATASETS = {"bms2": ("BMS-WebView-2", "bms_webview_2/BMS2_itemset_mining.txt"),
+            "retail": ("FIMI retail", "fimi_retail/retail.dat")}
+
+
+def load(n: int | str):
+    """The Netflix-shaped records of n rows, or one of ``DATASETS`` by its key."""
+    from veil.engine import power_law_sets, read_transactions
+
+    if isinstance(n, str):
+        from _bench import dataset
+
+        return read_transactions(dataset(DATASETS[n][1]))
+    return power_law_sets(n)
+
+
+def one(n: int | str, k: int, old: bool) -> dict:
     import veil.engine.longest as longest
-    from veil.engine import power_law_sets
     from veil.plugins.patternka import information_loss, patternka_groups
 
     if old:
@@ -48,7 +64,7 @@ def one(n: int, k: int, old: bool) -> dict:
 
     if have_numba():
         _warm()  # numba compiles once per installation (then its cache is loaded): not part of the timing
-    sets = power_law_sets(n)
+    sets = load(n)
     start = time.perf_counter()
     shown = [start]
 
@@ -56,17 +72,18 @@ def one(n: int, k: int, old: bool) -> dict:
         now = time.perf_counter()
         if now - shown[0] >= 30:
             shown[0] = now
-            print(f"[{n:,} {'old' if old else 'new'}] {now - start:.0f} s: {text}", file=sys.stderr, flush=True)
+            print(f"[{n} {'old' if old else 'new'}] {now - start:.0f} s: {text}", file=sys.stderr, flush=True)
 
     g = patternka_groups(sets, k, progress=progress)
     seconds = time.perf_counter() - start
-    return {"n": n, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
+    return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
             "gcp": information_loss(sets, g.groups, g.centres), "items_held": int(sets.nnz),
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
     args = [sys.executable, __file__, "--one", str(n), str(k)] + (["--old-path"] if old else [])
+    print(f"running {n} k={k} {'old' if old else 'new'}, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     try:
         out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -101,13 +118,30 @@ def main(sizes=(10_000, 20_000, 40_000), k: int = 100, old_sizes=(10_000, 20_000
                           "old path (× new)"], rows))
 
 
+def datasets(keys=("bms2", "retail"), ks=(20, 50), timeout: float = 300.0):
+    """PatternKa on real set-valued data, new and old miner, each stopped after ``timeout`` seconds."""
+    rows = []
+    for key in keys:
+        for k in ks:
+            line = [DATASETS[key][0], k]
+            for old in (False, True):
+                r = run_child(key, k, old, timeout)
+                line += [r] if isinstance(r, str) else [f"{r['seconds']:.1f} s, {r['groups']} groups, GCP {r['gcp']:.3f}"]
+            rows.append(line)
+            print(rows[-1], "load average", os.getloadavg(), flush=True)
+    print(markdown_table(["data", "k", "new", "old"], rows))
+
+
 def test_patternka_scale():
     main((5_000, 10_000), old_sizes=(5_000,))
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        print(json.dumps(one(int(sys.argv[2]), int(sys.argv[3]), "--old-path" in sys.argv)))
+        size = sys.argv[2]
+        print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv)))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--datasets":
+        datasets(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 300.0)
     else:
         p = argparse.ArgumentParser()
         p.add_argument("sizes", nargs="*", type=int, default=[10_000, 20_000, 40_000])

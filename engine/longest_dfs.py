@@ -494,6 +494,12 @@ def _greedy(ptr, items, n, m, k):
                 alive[i] = hit
 
 
+@njit(cache=True)
+def _sort_rows(ptr, items):
+    for i in range(len(ptr) - 1):
+        items[ptr[i]:ptr[i + 1]].sort()
+
+
 def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity):
     st = np.zeros(STATE, dtype=np.int64)
     st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
@@ -530,8 +536,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     cum = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
     ptr = cum[m.indptr]
     items = coded[keep].astype(np.int32)
-    row = np.repeat(np.arange(n_rows), np.diff(ptr))
-    items = items[np.lexsort((items, row))]  # each record's items ascending
+    _sort_rows(ptr, items)  # each record's items ascending
     mm = len(order)
     lengths = np.diff(ptr)
     high = int(np.partition(lengths, n_rows - k)[n_rows - k])
@@ -542,7 +547,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     # least that long (the answer, when r of them), and the floors above it would find nothing
     z = max(1, min(z, int(_greedy(ptr, items, n_rows, mm, k))))
     nodes = 0
-    capacity = max(1024, 16 * r)
+    capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
     while True:
         started = time.monotonic()
