@@ -11,7 +11,7 @@ Each size runs in its own child process (so its peak memory is its own): ``power
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
-progress lines (groups made, records left, elapsed) every 30 s on stderr, so a long run shows how
+progress lines (groups made, records left, elapsed) every 60 s on stderr, so a long run shows how
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
@@ -28,6 +28,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -66,15 +67,21 @@ def one(n: int | str, k: int, old: bool) -> dict:
         _warm()  # numba compiles once per installation (then its cache is loaded): not part of the timing
     sets = load(n)
     start = time.perf_counter()
-    shown = [start]
+
+    state = ["no group yet"]
+
+    def heartbeat():  # a mining can take long: say every 60 s how far the run is
+        while not done.wait(60):
+            print(f"[{n} {'old' if old else 'new'}] {time.perf_counter() - start:.0f} s: {state[0]}, "
+                  f"load average {os.getloadavg()}", file=sys.stderr, flush=True)
 
     def progress(fraction, text):
-        now = time.perf_counter()
-        if now - shown[0] >= 30:
-            shown[0] = now
-            print(f"[{n} {'old' if old else 'new'}] {now - start:.0f} s: {text}", file=sys.stderr, flush=True)
+        state[0] = text
 
+    done = threading.Event()
+    threading.Thread(target=heartbeat, daemon=True).start()
     g = patternka_groups(sets, k, progress=progress)
+    done.set()
     seconds = time.perf_counter() - start
     return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
             "gcp": information_loss(sets, g.groups, g.centres), "items_held": int(sets.nnz),

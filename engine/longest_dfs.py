@@ -28,6 +28,7 @@ code runs as plain Python, correct but slow.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 
@@ -327,7 +328,7 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     return ptr, items, rid, plen, children, holders, where, starts
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL is let go: a caller's other threads (progress, heartbeat) go on
 def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion)."""
     k = st[K]
@@ -556,7 +557,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]), round(time.monotonic() - started, 3),
-                  flush=True)
+                  file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)
         if st[OVERFLOW]:
