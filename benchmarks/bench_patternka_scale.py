@@ -46,12 +46,12 @@ DATASETS = {"bms2": ("BMS-WebView-2", "bms_webview_2/BMS2_itemset_mining.txt"),
 
 def load(n: int | str):
     """The Netflix-shaped records of n rows, or one of ``DATASETS`` by its key."""
-    from veil.engine import power_law_sets, read_transactions
+    from veil.engine import SetValued, power_law_sets, read_transactions
 
     if isinstance(n, str):
         from _bench import dataset
 
-        return read_transactions(dataset(DATASETS[n][1]))
+        return SetValued.from_binary(read_transactions(dataset(DATASETS[n][1])))
     return power_law_sets(n)
 
 
