@@ -9,6 +9,7 @@ import pytest
 
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
                          have_pyfim, longest_itemsets, mine)
+from veil.engine.longest_dfs import have_numba
 
 BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
@@ -155,6 +156,7 @@ def test_the_compiled_search_matches_brute_force_on_varied_shapes():
                 assert found.cut == (len(expected[-1][0]) if len(expected) == r else 0)
 
 
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_the_compiled_search_agrees_with_the_c_miners_on_many_records():
     """Power-law records (the Netflix shape, small): the compiled search against pyfim's and the Python
     search's answers, at supports where the floor falls several times."""
