@@ -548,6 +548,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     # least that long (the answer, when r of them), and the floors above it would find nothing
     z = max(1, min(z, int(_greedy(ptr, items, n_rows, mm, k))))
     nodes = 0
+    if os.environ.get("VEIL_DEBUG_FIM"):
+        print("dfs rows", n_rows, "items", mm, "k-th longest record", high, "first floor", z, file=sys.stderr, flush=True)
     capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
     while True:
