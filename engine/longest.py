@@ -68,7 +68,7 @@ class Longest:
         Every closed (maximal) pattern longer than ``cut`` is in ``patterns``; at length ``cut``
         only the lexicographically smallest are (0 when the list holds every pattern there is).
     nodes : int
-        Branches visited (the Python search) or runs of the C miner (pyfim).
+        Branches visited (the Python and the compiled search) or runs of the C miner (pyfim).
     """
 
     patterns: list
