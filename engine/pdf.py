@@ -211,19 +211,21 @@ def png_image(png: bytes) -> dict:
     (what a PDF image with the PNG predictor reads as is); ValueError for another kind."""
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG image")
-    at, idat, header = 8, [], None
-    while at < len(png):
+    at, idat, header, ended = 8, [], None, False
+    while at + 12 <= len(png) and not ended:
         length, kind = struct.unpack_from(">I4s", png, at)
         body = png[at + 8:at + 8 + length]
-        if kind == b"IHDR":
+        crc = png[at + 8 + length:at + 12 + length]
+        if len(body) != length or len(crc) != 4 or zlib.crc32(kind + body) != struct.unpack(">I", crc)[0]:
+            raise ValueError("a damaged PNG image")
+        if kind == b"IHDR" and length == 13:
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
             idat.append(body)
-        elif kind == b"IEND":
-            break
+        ended = kind == b"IEND"
         at += 12 + length
-    if header is None:
-        raise ValueError("a PNG image without a header")
+    if header is None or not idat or not ended:
+        raise ValueError("an incomplete PNG image")
     width, height, depth, colour, _, _, interlace = header
     colours = {0: 1, 2: 3}.get(colour)
     if depth != 8 or colours is None or interlace:

@@ -147,7 +147,7 @@ def _cached_png(key: str) -> bytes | None:
     try:
         png = base64.b64decode(kept.encode("ascii"), validate=True)
         pdfdoc.png_image(png)  # a whole, embeddable image, or not used
-    except (ValueError, UnicodeEncodeError, IndexError, __import__("struct").error):
+    except ValueError:  # not base64, or not a whole PNG image
         return None
     return png
 
