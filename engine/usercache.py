@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 FORMAT = 1  # of an entry's file; entries of another format are ignored
+MAX_ENTRIES = 400  # per namespace (a report's two charts take ~100 kB each; a classifier figure, 300 bytes)
 
 
 def cache_dir() -> Path | None:
@@ -67,6 +68,10 @@ def load(namespace: str, key: str):
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("namespace") != namespace \
             or entry.get("key") != key or "value" not in entry:
         return None
+    try:
+        os.utime(path)  # recently used: pruned last
+    except OSError:
+        pass
     return entry["value"]
 
 
@@ -88,7 +93,32 @@ def store(namespace: str, key: str, value) -> bool:
             raise
     except (OSError, TypeError, ValueError):
         return False
+    prune(namespace)
     return True
+
+
+def prune(namespace: str, keep: int | None = None) -> int:
+    """Remove the least recently used entries of ``namespace`` beyond ``keep`` (default
+    :data:`MAX_ENTRIES`), down to 80 % of it; return how many were removed."""
+    keep = MAX_ENTRIES if keep is None else keep
+    folder = cache_dir()
+    if folder is None:
+        return 0
+    try:
+        files = list((folder / namespace).glob("??/*.json"))
+        if len(files) <= keep:
+            return 0
+        dated = sorted(files, key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return 0
+    removed = 0
+    for path in dated[:len(files) - int(keep * 0.8)]:
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def source_digest(*files) -> str:

@@ -151,3 +151,20 @@ def test_store_and_load_round_trip_and_keys_differ_by_every_part(tmp_path, monke
     assert load_cached("other-ns", key) is None
     assert load_cached("ns", "../" + key) is None  # never a path outside the cache
     assert not list(tmp_path.rglob(".tmp-*"))  # no temporary file left behind
+
+
+def test_the_least_recently_used_entries_are_pruned(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("VEIL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(usercache, "MAX_ENTRIES", 10)
+    keys = [cache_key("entry", i) for i in range(10)]
+    for i, key in enumerate(keys):
+        assert store_cached("ns", key, i)
+        path = next(tmp_path.rglob(f"{key}.json"))
+        os.utime(path, (1000 + i, 1000 + i))  # stored in this order
+    assert load_cached("ns", keys[0]) == 0  # used again: now the most recent
+    assert store_cached("ns", cache_key("entry", 10), 10)  # the 11th: down to 8, the oldest unused go
+    left = {k for k in keys if load_cached("ns", k) is not None}
+    assert len(left) == 7 and keys[0] in left and not {keys[1], keys[2], keys[3]} & left
+    assert load_cached("ns", cache_key("entry", 10)) == 10
