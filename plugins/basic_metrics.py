@@ -14,6 +14,7 @@ import hashlib
 import os
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,12 +107,29 @@ class Accuracy(Metric):
 
 
 def _xy(release):
-    """Design matrix and labels of a release (None, None without a target)."""
+    """Design matrix and labels of a release (None, None without a target); the same two arrays
+    for the same frame and target, so ``auc`` and ``accuracy`` of one release prepare them once
+    (a release's frame is never changed after it is made)."""
     if release.target is None:
         return None, None
-    y = pd.Series(release.frame[release.target]).to_numpy()
-    features = [c for c in release.frame.columns if c != release.target]
-    return design_matrix(release.frame[features]), y
+    frame = release.frame
+    with _CV_LOCK:
+        last = _LAST_XY.get("entry")
+        if last is not None and last[0]() is frame and last[1] == release.target:
+            return last[2], last[3]
+    y = pd.Series(frame[release.target]).to_numpy()
+    features = [c for c in frame.columns if c != release.target]
+    X = design_matrix(frame[features])
+    try:
+        ref = weakref.ref(frame)
+    except TypeError:
+        return X, y
+    with _CV_LOCK:
+        _LAST_XY["entry"] = (ref, release.target, X, y)
+    return X, y
+
+
+_LAST_XY: dict = {}
 
 
 def design_matrix(frame: pd.DataFrame) -> np.ndarray:
@@ -162,9 +180,8 @@ def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx) -> dict[str, float]
         return {name: _no_feature_score(scorer, counts) for name, scorer in SCORERS.items()}
     if folds < 2:
         return {"auc": float("nan"), "accuracy": float("nan")}
-    order = _canonical_order(X, y_codes)
-    X, y_codes = np.ascontiguousarray(X[order], dtype=float), y_codes[order]
-    key = _cv_key(X, y_codes, folds, ctx.seed or 0)
+    X, y_codes, digest = _canonical(X, y, y_codes)
+    key = _cv_key(digest, X.shape, folds, ctx.seed or 0)
     with _CV_LOCK:
         if key in _CV_MEMO:
             _CV_MEMO.move_to_end(key)
@@ -239,13 +256,36 @@ def _code_version() -> tuple:
 _CODE_VERSION = None
 
 
-def _cv_key(X: np.ndarray, y: np.ndarray, folds: int, seed: int) -> str:
-    """A digest of everything the cross-validated scores depend on: the design matrix and the
-    labels (in canonical row order), the folds, the seed, the C grid and the code."""
+def _canonical(X: np.ndarray, y: np.ndarray, y_codes: np.ndarray):
+    """The rows in canonical order (float, contiguous), their class codes, and a digest of both;
+    remembered for the last (X, y) pair of arrays, which ``auc`` and ``accuracy`` share."""
+    with _CV_LOCK:
+        last = _LAST_CANONICAL.get("entry")
+        if last is not None and last[0]() is X and last[1]() is y:
+            return last[2], last[3], last[4]
+    order = _canonical_order(X, y_codes)
+    Xc, yc = np.ascontiguousarray(X[order], dtype=float), y_codes[order]
     h = hashlib.sha256()
-    h.update(f"{X.shape}|{X.dtype}|{folds}|{seed}|{C_GRID}|{_code_version()}".encode())
-    h.update(X.tobytes())
-    h.update(y.astype(np.int64).tobytes())
+    h.update(f"{Xc.shape}|{Xc.dtype}".encode())
+    h.update(Xc.tobytes())
+    h.update(yc.astype(np.int64).tobytes())
+    try:
+        refs = (weakref.ref(X), weakref.ref(y))
+    except TypeError:
+        return Xc, yc, h.hexdigest()
+    with _CV_LOCK:
+        _LAST_CANONICAL["entry"] = (*refs, Xc, yc, h.hexdigest())
+    return Xc, yc, h.hexdigest()
+
+
+_LAST_CANONICAL: dict = {}
+
+
+def _cv_key(data_digest: str, shape: tuple, folds: int, seed: int) -> str:
+    """A digest of everything the cross-validated scores depend on: the design matrix and the
+    labels (in canonical row order, by their digest), the folds, the seed, the C grid and the code."""
+    h = hashlib.sha256()
+    h.update(f"{shape}|{folds}|{seed}|{C_GRID}|{_code_version()}|{data_digest}".encode())
     return h.hexdigest()
 
 
