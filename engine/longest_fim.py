@@ -30,12 +30,17 @@ import select
 import signal
 import time
 from collections.abc import Callable
+from operator import itemgetter
 
 import numpy as np
 import scipy.sparse as sp
 
 GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
 CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
+# at least this many patterns wanted: FP-growth mines every pattern in one run and the r longest are
+# kept, instead of a count-only run to find the floor and a second run (costs memory for all of them)
+SPECULATE_PATTERNS = 5000
+WEIGHTED_ITEMS = 256  # more items than this: handed to pyfim as their codes (see _transactions)
 
 
 def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
@@ -131,16 +136,19 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
 
     target = "m" if maximal else "c"
     m = sp.csr_matrix(m, dtype=bool)
-    lengths = np.diff(m.indptr)
     if m.shape[0] < k:
         return ("ok", [], 0, 0)
-    z = int(np.partition(lengths, len(lengths) - k)[len(lengths) - k])
+    # a pattern of length L needs k records holding L items of support >= k each
+    hit = (np.bincount(m.indices, minlength=m.shape[1]) >= k)[m.indices]
+    cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+    lengths = cum[m.indptr[1:]] - cum[m.indptr[:-1]]
+    z = max(1, int(np.partition(lengths, len(lengths) - k)[len(lengths) - k]))
     if max_length is not None:
         z = max(1, min(z, int(max_length)))
     runs = enumerated = 0
     found: list = []
     step = 1
-    pool = np.arange(m.shape[1], dtype=np.int64).astype(object)  # one int object per item, shared by every row
+    present, weighted = np.zeros(0, dtype=np.int64), True
     overlaps = _Overlaps(m)
     while z >= 1:
         sub = _cut(m, k, z, overlaps)
@@ -151,9 +159,11 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             # patterns, and one more run at the right floor gives the patterns
             by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
             started = time.monotonic()
-            if not by_rows:
+            if not by_rows and r >= SPECULATE_PATTERNS and max_patterns is None:
+                z, sub = 1, _cut(m, k, 1, overlaps)  # one run at floor 1: the answer is the r longest of all
+            elif not by_rows:
                 every = _cut(m, k, 1, overlaps)
-                spectrum = fim.fpgrowth(_transactions(pool, every), target=target, supp=-k, zmin=1, report="#")
+                spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
                 if os.environ.get("VEIL_DEBUG_FIM"):
                     print("spectrum", every[0], sum(spectrum.values()), round(time.monotonic() - started, 3), flush=True)
@@ -169,7 +179,8 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 sub = _cut(m, k, z, overlaps)
             started = time.monotonic()
             miner = fim.carpenter if by_rows else fim.fpgrowth
-            found = miner(_transactions(pool, sub), target=target, supp=-k, zmin=z, report="a")
+            records, present, weighted = _transactions(sub)
+            found = miner(records, target=target, supp=-k, zmin=z, report="a")
             if os.environ.get("VEIL_DEBUG_FIM"):
                 print("fim", z, sub[0], len(found), round(time.monotonic() - started, 3), flush=True)
             runs += 1
@@ -184,42 +195,99 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
         if z == 1:
             break
         z = max(1, z - step)
-    return ("ok", *_top(found, r), runs)
+    return ("ok", *_top(found, r, present, weighted), runs)
 
 
-def _transactions(pool: np.ndarray, sub) -> list:
+def _transactions(sub) -> tuple[list, np.ndarray, bool]:
+    """The records for pyfim, the item codes present (ascending), and whether items are weighted.
+
+    Weighted (at most ``WEIGHTED_ITEMS`` items): item j of the present ones is handed to pyfim as the
+    int 2^(n-1-j), so that the sum of a reported set is its bitset (see :func:`_top`); else as its code
+    (pyfim hashes every item of every record, and long ints hash slowly)."""
     _, indptr, indices = sub
-    codes = pool[indices]
+    present = np.flatnonzero(np.bincount(indices))
+    n = len(present)
+    weighted = n <= WEIGHTED_ITEMS
+    if weighted:
+        rank = np.zeros(int(present[-1]) + 1 if n else 1, dtype=np.int64)
+        rank[present] = np.arange(n)
+        labels = np.array([1 << (n - 1 - j) for j in range(n)] + [0], dtype=object)[:n]
+        codes = labels[rank[indices]]
+    else:
+        codes = np.arange(int(present[-1]) + 1 if n else 1, dtype=np.int64).astype(object)[indices]
     out = [codes[a:b].tolist() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
     out.append([])  # pyfim never reports a set made only of items every record holds
-    return out
+    return out, present, weighted
 
 
-def _top(found: list, r: int):
-    """The r longest (ties: smallest item list) as ascending tuples, and the cut (sorted in NumPy)."""
+def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
+    """The r longest (ties: smallest item list) as ascending tuples of item codes, and the cut.
+
+    Each reported set is a tuple of weights 2^(n-1-j) (``present[j]`` is item j's code): its sum is
+    the set as a bitset whose highest bit is its smallest item, so among sets of one length the
+    lexicographically smallest item list has the largest bitset. Sorting (length, bitset) in NumPy
+    and reading the bits back (ascending positions = ascending items) builds every answer tuple once.
+    """
     if not found:
         return [], 0
-    sizes = np.fromiter((len(items) for items, _ in found), dtype=np.int64, count=len(found))
+    first, second = itemgetter(0), itemgetter(1)
+    sizes = np.fromiter(map(len, map(first, found)), dtype=np.int64, count=len(found))
     if len(found) > r:
         cutoff = int(np.partition(sizes, len(sizes) - r)[len(sizes) - r])
         keep = np.flatnonzero(sizes >= cutoff)
+        found = list(map(found.__getitem__, keep.tolist()))
+        sizes = sizes[keep]
+    n = len(present)
+    words = max(1, -(-n // 64))
+    if not weighted:  # items are codes: the bitsets are made in NumPy from every item
+        flat = np.fromiter(itertools.chain.from_iterable(map(first, found)), dtype=np.int64, count=int(sizes.sum()))
+        position = 64 * words - n + np.searchsorted(present, flat)  # from the top
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        bits = np.zeros((len(found), words), dtype=np.uint64)
+        for w in range(words):
+            value = np.where(position // 64 == w, np.left_shift(np.uint64(1), (63 - position % 64).astype(np.uint64)),
+                             np.uint64(0))
+            bits[:, w] = np.bitwise_or.reduceat(value, starts)
+    elif n <= 63:
+        bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
     else:
-        keep = np.arange(len(found))
-    chosen = [found[i] for i in keep.tolist()]
-    sizes = sizes[keep]
-    flat = np.fromiter(itertools.chain.from_iterable(items for items, _ in chosen), dtype=np.int64,
-                       count=int(sizes.sum()))
-    support = np.fromiter((s for _, s in chosen), dtype=np.int64, count=len(chosen))
-    row = np.repeat(np.arange(len(chosen)), sizes)
-    flat = flat[np.lexsort((flat, row))]  # each pattern's items ascending
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    padded = np.full((len(chosen), int(sizes.max())), -1, dtype=np.int64)
-    padded[row, np.arange(len(flat)) - starts[row]] = flat
-    order = np.lexsort(tuple(padded[:, j] for j in range(padded.shape[1] - 1, -1, -1)) + (-sizes,))[:r]
-    items, begin, end, support = flat.tolist(), starts.tolist(), (starts + sizes).tolist(), support.tolist()
-    patterns = [(tuple(items[begin[i]:end[i]]), support[i]) for i in order.tolist()]
+        raw = b"".join(s.to_bytes(8 * words, "big") for s in map(sum, map(first, found)))
+        bits = np.frombuffer(raw, dtype=">u8").reshape(len(found), words).astype(np.uint64)
+    # longest first, then the largest bitset (word 0 is the most significant)
+    order = np.lexsort(tuple(~bits[:, w] for w in range(words - 1, -1, -1)) + (-sizes,))[:r]
+    bits, sizes = bits[order], sizes[order]
+    support = np.fromiter(map(second, found), dtype=np.int64, count=len(found))[order].tolist()
+    patterns: list = []
+    # one length at a time (they are contiguous): its item codes form a matrix, one row per pattern
+    edges = [0, *(np.flatnonzero(np.diff(sizes)) + 1).tolist(), len(sizes)]
+    for start, stop in zip(edges[:-1], edges[1:]):
+        codes = _decode(bits[start:stop], int(sizes[start]), present)
+        patterns.extend(zip(map(tuple, codes.tolist()), support[start:stop]))
     cut = len(patterns[-1][0]) if len(patterns) == r else 0
     return patterns, cut
+
+
+def _decode(bits: np.ndarray, size: int, present: np.ndarray) -> np.ndarray:
+    """Item codes (ascending, one row per pattern) of bitsets of ``size`` items each, in words of 64 bits
+    (word 0 the most significant; the item of rank j has the bit 2^(n-1-j), n = len(present)): the
+    lowest set bit is the largest item, so each row is filled from its right end."""
+    rows, words = bits.shape
+    codes = np.empty((rows, size), dtype=np.int64)
+    fill = np.full(rows, size - 1, dtype=np.int64)
+    top = 64 * words - len(present)  # bit position, counted from the top, of item 0
+    for w in range(words - 1, -1, -1):
+        x = bits[:, w].copy()
+        live = np.flatnonzero(x)
+        while len(live):
+            v = x[live]
+            low = v & (~v + np.uint64(1))
+            rank = 64 * w + 63 - np.log2(low.astype(np.float64)).astype(np.int64) - top
+            codes[live, fill[live]] = present[rank]
+            fill[live] -= 1
+            v ^= low
+            x[live] = v
+            live = live[v != 0]
+    return codes
 
 
 class _Overlaps:

@@ -136,3 +136,45 @@ def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
     matrix = BinaryMatrix.from_dense(_hard().astype(np.uint8))
     with pytest.raises(MiningLimit, match="the itemset miner stopped after 0.5 s"):
         mine(matrix, 2, MAXIMAL_ITEMSETS, backend=backend, max_seconds=0.5)
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+@pytest.mark.parametrize("speculate", [1, 10**9])
+@pytest.mark.parametrize("weighted", [0, 256])
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_fp_growth_paths_match_brute_force(target, weighted, speculate, monkeypatch):
+    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
+    first; items handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
+    from veil.engine import longest_fim
+
+    monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
+    monkeypatch.setattr(longest_fim, "SPECULATE_PATTERNS", speculate)
+    monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
+    rng = np.random.default_rng(23)
+    for _ in range(30):
+        n, m = int(rng.integers(3, 22)), int(rng.integers(1, 8))
+        x = rng.random((n, m)) < rng.uniform(0.2, 0.9)
+        k, r = int(rng.integers(1, 5)), int(rng.integers(1, 12))
+        found = longest_itemsets(x, k, r, target=target, backend="pyfim")
+        expected = brute(x, k, r, target)
+        assert found.patterns == expected, (x.astype(int), k, r)
+        assert found.cut == (len(expected[-1][0]) if len(expected) == r else 0)
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+def test_many_items_order_across_bit_words(monkeypatch):
+    """More than 64 items (the answer's bitsets take several words), sparse records, both miners, items
+    as bit weights or as codes; r = 10⁵ asks for every pattern (one FP-growth run at floor 1)."""
+    from veil.engine import longest_fim
+
+    rng = np.random.default_rng(5)
+    x = rng.random((70, 150)) < 0.05
+    x[:25, 60:72] |= rng.random((25, 12)) < 0.7  # long patterns across the first word boundary
+    x[25:50, 120:134] |= rng.random((25, 14)) < 0.7
+    for k, r, target in ((3, 40, CLOSED_ITEMSETS), (4, 25, MAXIMAL_ITEMSETS), (3, 10**5, CLOSED_ITEMSETS)):
+        a = longest_itemsets(x, k, r, target=target, backend="python")
+        for weighted, carpenter_rows in itertools.product((0, 256), (0, 1000)):
+            monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
+            monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
+            b = longest_itemsets(x, k, r, target=target, backend="pyfim")
+            assert (a.patterns, a.cut) == (b.patterns, b.cut), (k, r, target, weighted, carpenter_rows)
