@@ -40,6 +40,7 @@ CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than
 # at least this many patterns wanted: FP-growth mines every pattern in one run and the r longest are
 # kept, instead of a count-only run to find the floor and a second run (costs memory for all of them)
 SPECULATE_PATTERNS = 5000
+SPARSE_LENGTH = 8  # ... and the records (over frequent items) hold at most this many on average
 WEIGHTED_ITEMS = 256  # more items than this: handed to pyfim as their codes (see _transactions)
 
 
@@ -150,6 +151,16 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     step = 1
     present, weighted = np.zeros(0, dtype=np.int64), True
     overlaps = _Overlaps(m)
+    if r >= SPECULATE_PATTERNS and max_patterns is None:
+        # many patterns wanted from many short records: FP-growth mines them all at little cost; its one
+        # run at floor 1 holds the answer (no row enumeration at falling floors, no count-only run)
+        every = _cut(m, k, 1, overlaps)
+        if every is not None and every[0] > CARPENTER_ROWS and len(every[2]) <= SPARSE_LENGTH * every[0]:
+            records, present, weighted = _transactions(every)
+            found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
+            if os.environ.get("VEIL_DEBUG_FIM"):
+                print("fim sparse", every[0], len(found), flush=True)
+            return ("ok", *_top(found, r, present, weighted), 1)
     while z >= 1:
         sub = _cut(m, k, z, overlaps)
         if sub is not None:
@@ -215,7 +226,8 @@ def _transactions(sub) -> tuple[list, np.ndarray, bool]:
         codes = labels[rank[indices]]
     else:
         codes = np.arange(int(present[-1]) + 1 if n else 1, dtype=np.int64).astype(object)[indices]
-    out = [codes[a:b].tolist() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
+    codes = codes.tolist()
+    out = [codes[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
     out.append([])  # pyfim never reports a set made only of items every record holds
     return out, present, weighted
 

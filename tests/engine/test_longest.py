@@ -139,16 +139,18 @@ def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
 
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
-@pytest.mark.parametrize("speculate", [1, 10**9])
+@pytest.mark.parametrize("speculate, sparse", [(1, 8), (1, 0), (10**9, 8)])
 @pytest.mark.parametrize("weighted", [0, 256])
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
-def test_fp_growth_paths_match_brute_force(target, weighted, speculate, monkeypatch):
-    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
-    first; items handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
+def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, monkeypatch):
+    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1; before any floor when the
+    records count as short, sparse = 8, else after the first cut) or the count-only run first; items
+    handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
     from veil.engine import longest_fim
 
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
     monkeypatch.setattr(longest_fim, "SPECULATE_PATTERNS", speculate)
+    monkeypatch.setattr(longest_fim, "SPARSE_LENGTH", sparse)
     monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
     rng = np.random.default_rng(23)
     for _ in range(30):
