@@ -144,6 +144,9 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
     lengths = cum[m.indptr[1:]] - cum[m.indptr[:-1]]
     z = max(1, int(np.partition(lengths, len(lengths) - k)[len(lengths) - k]))
+    row_of = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+    while z > 1 and not _reachable(m, row_of, k, z):
+        z -= 1
     if max_length is not None:
         z = max(1, min(z, int(max_length)))
     runs = enumerated = 0
@@ -151,6 +154,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     step = 1
     present, weighted = np.zeros(0, dtype=np.int64), True
     overlaps = _Overlaps(m)
+    every = None  # the cut at floor 1, once made
     if r >= SPECULATE_PATTERNS and max_patterns is None:
         # many patterns wanted from many short records: FP-growth mines them all at little cost; its one
         # run at floor 1 holds the answer (no row enumeration at falling floors, no count-only run)
@@ -171,9 +175,9 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
             started = time.monotonic()
             if not by_rows and r >= SPECULATE_PATTERNS and max_patterns is None:
-                z, sub = 1, _cut(m, k, 1, overlaps)  # one run at floor 1: the answer is the r longest of all
+                z, sub = 1, every if every is not None else _cut(m, k, 1, overlaps)  # the r longest of all
             elif not by_rows:
-                every = _cut(m, k, 1, overlaps)
+                every = every if every is not None else _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
                 if os.environ.get("VEIL_DEBUG_FIM"):
@@ -263,8 +267,10 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
     elif n <= 63:
         bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
     else:
-        raw = b"".join(s.to_bytes(8 * words, "big") for s in map(sum, map(first, found)))
-        bits = np.frombuffer(raw, dtype=">u8").reshape(len(found), words).astype(np.uint64)
+        sums = np.fromiter(map(sum, map(first, found)), dtype=object, count=len(found))
+        bits = np.empty((len(found), words), dtype=np.uint64)
+        for w in range(words):
+            bits[:, w] = ((sums >> (64 * (words - 1 - w))) & ((1 << 64) - 1)).astype(np.uint64)
     # longest first, then the largest bitset (word 0 is the most significant)
     order = np.lexsort(tuple(~bits[:, w] for w in range(words - 1, -1, -1)) + (-sizes,))[:r]
     bits, sizes = bits[order], sizes[order]
@@ -339,6 +345,14 @@ class _Overlaps:
 
 def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
     """What a pattern of length ≥ z can use: (records kept, indptr, item codes), or None if nothing."""
+    if z <= 1:  # the items of support >= k, in every record holding one (nothing else can be cut)
+        hit = (np.bincount(m.indices, minlength=m.shape[1]) >= k)[m.indices]
+        cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+        lengths = cum[m.indptr[1:]] - cum[m.indptr[:-1]]
+        lengths = lengths[lengths > 0]
+        if len(lengths) < k:
+            return None
+        return len(lengths), np.concatenate(([0], np.cumsum(lengths))), m.indices[hit]
     rows = np.flatnonzero(np.diff(m.indptr) >= z)
     if len(rows) < k:
         return None
@@ -365,6 +379,24 @@ def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
         rows = rows[long_enough]
     sub.sort_indices()
     return len(rows), sub.indptr, sub.indices
+
+
+def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> bool:
+    """Whether k records hold z items of support >= k among such records (the cut's first two rules, on
+    masks, without copying the data): if not, no pattern has z items."""
+    rows = np.diff(m.indptr) >= z
+    items = np.ones(m.shape[1], dtype=bool)
+    while True:
+        hit = rows[row_of] & items[m.indices]
+        frequent = np.bincount(m.indices[hit], minlength=m.shape[1]) >= k
+        hit &= frequent[m.indices]
+        cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+        long_enough = rows & (cum[m.indptr[1:]] - cum[m.indptr[:-1]] >= z)
+        if long_enough.sum() < k:
+            return False
+        if (frequent == items).all() and (long_enough == rows).all():
+            return True
+        rows, items = long_enough, frequent
 
 
 def _keep_entries(sub: sp.csr_matrix, hit: np.ndarray) -> sp.csr_matrix:
