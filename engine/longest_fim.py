@@ -37,10 +37,11 @@ import scipy.sparse as sp
 
 GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
 CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
-# at least this many patterns wanted: FP-growth mines every pattern in one run and the r longest are
-# kept, instead of a count-only run to find the floor and a second run (costs memory for all of them)
+# at least this many patterns wanted, and FP-growth the miner at the first floor (or records short on
+# average): one FP-growth run at floor 1 and its r longest are kept, instead of a count-only run to
+# find the floor and a second run (it holds every pattern in memory at once)
 SPECULATE_PATTERNS = 5000
-SPARSE_LENGTH = 8  # ... and the records (over frequent items) hold at most this many on average
+SPARSE_LENGTH = 8  # records of at most this many frequent items on average count as short
 WEIGHTED_ITEMS = 256  # more items than this: handed to pyfim as their codes (see _transactions)
 
 
@@ -145,25 +146,31 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     lengths = cum[m.indptr[1:]] - cum[m.indptr[:-1]]
     z = max(1, int(np.partition(lengths, len(lengths) - k)[len(lengths) - k]))
     row_of = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
-    while z > 1 and not _reachable(m, row_of, k, z):
-        z -= 1
     if max_length is not None:
         z = max(1, min(z, int(max_length)))
+    reach = _reachable(m, row_of, k, z)
+    while reach is None and z > 1:
+        z -= 1
+        reach = _reachable(m, row_of, k, z)
     runs = enumerated = 0
     found: list = []
     step = 1
     present, weighted = np.zeros(0, dtype=np.int64), True
     overlaps = _Overlaps(m)
     every = None  # the cut at floor 1, once made
-    if r >= SPECULATE_PATTERNS and max_patterns is None:
-        # many patterns wanted from many short records: FP-growth mines them all at little cost; its one
-        # run at floor 1 holds the answer (no row enumeration at falling floors, no count-only run)
+    if r >= SPECULATE_PATTERNS and max_patterns is None and reach is not None:
+        # many patterns wanted, and FP-growth is the miner from the first floor on (or the records are
+        # short): its cost hardly depends on the floor, so one run at floor 1 gives every pattern and the
+        # answer is their r longest (no count-only run, no row enumeration at falling floors)
         every = _cut(m, k, 1, overlaps)
-        if every is not None and every[0] > CARPENTER_ROWS and len(every[2]) <= SPARSE_LENGTH * every[0]:
+        held, entries = reach
+        by_rows = held <= CARPENTER_ROWS or (z >= 0.5 * entries / held and k * 100 <= held)
+        if every is not None and every[0] > CARPENTER_ROWS and (
+                not by_rows or len(every[2]) <= SPARSE_LENGTH * every[0]):
             records, present, weighted = _transactions(every)
             found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
             if os.environ.get("VEIL_DEBUG_FIM"):
-                print("fim sparse", every[0], len(found), flush=True)
+                print("fim all", every[0], len(found), flush=True)
             return ("ok", *_top(found, r, present, weighted), 1)
     while z >= 1:
         sub = _cut(m, k, z, overlaps)
@@ -174,9 +181,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             # patterns, and one more run at the right floor gives the patterns
             by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
             started = time.monotonic()
-            if not by_rows and r >= SPECULATE_PATTERNS and max_patterns is None:
-                z, sub = 1, every if every is not None else _cut(m, k, 1, overlaps)  # the r longest of all
-            elif not by_rows:
+            if not by_rows:
                 every = every if every is not None else _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
@@ -381,9 +386,10 @@ def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
     return len(rows), sub.indptr, sub.indices
 
 
-def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> bool:
-    """Whether k records hold z items of support >= k among such records (the cut's first two rules, on
-    masks, without copying the data): if not, no pattern has z items."""
+def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> tuple[int, int] | None:
+    """(records, entries) kept when records hold z items of support >= k among such records, repeatedly
+    (the cut's first two rules, on masks, without copying the data); None when fewer than k records are
+    kept: then no pattern has z items."""
     rows = np.diff(m.indptr) >= z
     items = np.ones(m.shape[1], dtype=bool)
     while True:
@@ -393,9 +399,9 @@ def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> bool:
         cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
         long_enough = rows & (cum[m.indptr[1:]] - cum[m.indptr[:-1]] >= z)
         if long_enough.sum() < k:
-            return False
+            return None
         if (frequent == items).all() and (long_enough == rows).all():
-            return True
+            return int(rows.sum()), int(hit.sum())
         rows, items = long_enough, frequent
 
 

@@ -143,9 +143,8 @@ def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
 @pytest.mark.parametrize("weighted", [0, 256])
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, monkeypatch):
-    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1; before any floor when the
-    records count as short, sparse = 8, else after the first cut) or the count-only run first; items
-    handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
+    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
+    first; items handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
     from veil.engine import longest_fim
 
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
@@ -180,3 +179,24 @@ def test_many_items_order_across_bit_words(monkeypatch):
             monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
             b = longest_itemsets(x, k, r, target=target, backend="pyfim")
             assert (a.patterns, a.cut) == (b.patterns, b.cut), (k, r, target, weighted, carpenter_rows)
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
+    """Row enumeration at the first floor (few long records), yet short records on average: with many
+    patterns wanted, one FP-growth run at floor 1 (sparse = 8) gives what the floors give (sparse = 0)."""
+    from veil.engine import longest_fim
+
+    monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 100)
+    rng = np.random.default_rng(17)
+    x = np.zeros((310, 40), dtype=bool)
+    for i in range(300):
+        x[i, rng.choice(40, size=int(rng.integers(1, 4)), replace=False)] = True
+    x[300:, :15] = rng.random((10, 15)) < 0.85
+    a = longest_itemsets(x, 2, 10**5, target=target, backend="python")
+    for sparse in (8, 0):
+        monkeypatch.setattr(longest_fim, "SPARSE_LENGTH", sparse)
+        b = longest_itemsets(x, 2, 10**5, target=target, backend="pyfim")
+        assert (a.patterns, a.cut) == (b.patterns, b.cut), sparse
+        assert b.nodes == 1 if sparse else b.nodes > 1  # one C run, or several floors
