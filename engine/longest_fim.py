@@ -41,6 +41,7 @@ CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than
 # average): one FP-growth run at floor 1 and its r longest are kept, instead of a count-only run to
 # find the floor and a second run (it holds every pattern in memory at once)
 SPECULATE_PATTERNS = 5000
+FAST_FALL_ROWS = 500  # the floor falls faster only after runs on at most this many records
 SPARSE_LENGTH = 8  # records of at most this many frequent items on average count as short
 WEIGHTED_ITEMS = 256  # more items than this: handed to pyfim as their codes (see _transactions)
 
@@ -148,30 +149,29 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
     row_of = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
     if max_length is not None:
         z = max(1, min(z, int(max_length)))
-    reach = _reachable(m, row_of, k, z)
-    while reach is None and z > 1:
-        z -= 1
-        reach = _reachable(m, row_of, k, z)
     runs = enumerated = 0
     found: list = []
     step = 1
     present, weighted = np.zeros(0, dtype=np.int64), True
     overlaps = _Overlaps(m)
-    every = None  # the cut at floor 1, once made
-    if r >= SPECULATE_PATTERNS and max_patterns is None and reach is not None:
-        # many patterns wanted, and FP-growth is the miner from the first floor on (or the records are
-        # short): its cost hardly depends on the floor, so one run at floor 1 gives every pattern and the
-        # answer is their r longest (no count-only run, no row enumeration at falling floors)
+    every = reach = None  # the cut at floor 1, and the statistics of the first floor, once made
+    if r >= SPECULATE_PATTERNS and max_patterns is None:
+        # many patterns wanted, and the records short on average or FP-growth the miner from the first
+        # floor on: FP-growth's cost hardly depends on the floor, so one run at floor 1 gives every
+        # pattern and the answer is their r longest (no count-only run, no CARPENTER at falling floors)
         every = _cut(m, k, 1, overlaps)
-        held, entries = reach
-        by_rows = held <= CARPENTER_ROWS or (z >= 0.5 * entries / held and k * 100 <= held)
-        if every is not None and every[0] > CARPENTER_ROWS and (
-                not by_rows or len(every[2]) <= SPARSE_LENGTH * every[0]):
-            records, present, weighted = _transactions(every)
-            found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
-            if os.environ.get("VEIL_DEBUG_FIM"):
-                print("fim all", every[0], len(found), flush=True)
-            return ("ok", *_top(found, r, present, weighted), 1)
+        if every is not None and every[0] > CARPENTER_ROWS:
+            short = len(every[2]) <= SPARSE_LENGTH * every[0]
+            if not short:
+                z, reach = _first_floor(m, row_of, k, z)
+            if short or (reach is not None and not _by_rows(*reach, z, k)):
+                records, present, weighted = _transactions(every)
+                found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
+                if os.environ.get("VEIL_DEBUG_FIM"):
+                    print("fim all", every[0], len(found), flush=True)
+                return ("ok", *_top(found, r, present, weighted), 1)
+    if reach is None:
+        z, reach = _first_floor(m, row_of, k, z)
     while z >= 1:
         sub = _cut(m, k, z, overlaps)
         if sub is not None:
@@ -179,7 +179,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             # row enumeration while few records or long floors at a small support; else FP-growth, whose
             # cost hardly depends on the floor: one count-only run gives every length's number of
             # patterns, and one more run at the right floor gives the patterns
-            by_rows = rows <= CARPENTER_ROWS or (z >= 0.5 * len(sub_indices) / rows and k * 100 <= rows)
+            by_rows = _by_rows(rows, len(sub_indices), z, k)
             started = time.monotonic()
             if not by_rows:
                 every = every if every is not None else _cut(m, k, 1, overlaps)
@@ -197,7 +197,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                         z = size
                         break
                 sub = _cut(m, k, z, overlaps)
-            started = time.monotonic()
+            started, used = time.monotonic(), time.process_time()
             miner = fim.carpenter if by_rows else fim.fpgrowth
             records, present, weighted = _transactions(sub)
             found = miner(records, target=target, supp=-k, zmin=z, report="a")
@@ -209,8 +209,10 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 return ("patterns",)
             if len(found) >= r or not by_rows:
                 break
-            # far from r patterns after a cheap run: fall faster (never more than a quarter of the floor)
-            cheap = time.monotonic() - started < 0.05
+            # far from r patterns after a cheap run on few records: fall faster (never more than a quarter
+            # of the floor). CPU time, so that a busy machine does not make a run look dear; few records,
+            # since lower floors keep more of them and CARPENTER's cost grows steeply with them
+            cheap = time.process_time() - used < 0.05 and rows <= FAST_FALL_ROWS
             step = min(2 * step, max(1, z // 4)) if len(found) < r // 2 and cheap else 1
         if z == 1:
             break
@@ -384,6 +386,28 @@ def _cut(m: sp.csr_matrix, k: int, z: int, overlaps: _Overlaps):
         rows = rows[long_enough]
     sub.sort_indices()
     return len(rows), sub.indptr, sub.indices
+
+
+def _by_rows(rows: int, entries: int, z: int, k: int) -> bool:
+    """CARPENTER (row enumeration) for few records, or a floor of at least half their mean length at a
+    support of at most 1 % of them; else FP-growth."""
+    return rows <= CARPENTER_ROWS or (z >= 0.5 * entries / rows and k * 100 <= rows)
+
+
+def _first_floor(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int):
+    """(z', statistics): the highest floor z' <= z that k records reach (:func:`_reachable`, monotone
+    in the floor: a binary search), or (1, None) when not even floor 1 is reached."""
+    reach = _reachable(m, row_of, k, z)
+    if reach is not None or z <= 1:
+        return z, reach
+    low, high = 1, z - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _reachable(m, row_of, k, mid) is None:
+            high = mid - 1
+        else:
+            low = mid
+    return low, _reachable(m, row_of, k, low)
 
 
 def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> tuple[int, int] | None:
