@@ -254,15 +254,12 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
     if not found:
         return [], 0
     first, second = itemgetter(0), itemgetter(1)
-    sizes = np.fromiter(map(len, map(first, found)), dtype=np.int64, count=len(found))
-    if len(found) > r:
-        cutoff = int(np.partition(sizes, len(sizes) - r)[len(sizes) - r])
-        keep = np.flatnonzero(sizes >= cutoff)
-        found = list(map(found.__getitem__, keep.tolist()))
-        sizes = sizes[keep]
     n = len(present)
     words = max(1, -(-n // 64))
     if not weighted:  # items are codes: the bitsets are made in NumPy from every item
+        sizes = np.fromiter(map(len, map(first, found)), dtype=np.int64, count=len(found))
+        if len(found) > r:
+            found, sizes = _longest(found, sizes, r)
         flat = np.fromiter(itertools.chain.from_iterable(map(first, found)), dtype=np.int64, count=int(sizes.sum()))
         position = 64 * words - n + np.searchsorted(present, flat)  # from the top
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -271,48 +268,71 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
             value = np.where(position // 64 == w, np.left_shift(np.uint64(1), (63 - position % 64).astype(np.uint64)),
                              np.uint64(0))
             bits[:, w] = np.bitwise_or.reduceat(value, starts)
-    elif n <= 63:
-        bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
     else:
-        sums = np.fromiter(map(sum, map(first, found)), dtype=object, count=len(found))
-        bits = np.empty((len(found), words), dtype=np.uint64)
-        for w in range(words):
-            bits[:, w] = ((sums >> (64 * (words - 1 - w))) & ((1 << 64) - 1)).astype(np.uint64)
+        if n <= 63:
+            bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
+        else:
+            sums = np.fromiter(map(sum, map(first, found)), dtype=object, count=len(found))
+            bits = np.empty((len(found), words), dtype=np.uint64)
+            for w in range(words):
+                bits[:, w] = ((sums >> (64 * (words - 1 - w))) & ((1 << 64) - 1)).astype(np.uint64)
+        sizes = np.bitwise_count(bits).sum(axis=1, dtype=np.int64)
+        if len(found) > r:
+            keep = _longest(None, sizes, r)
+            found, sizes, bits = list(map(found.__getitem__, keep.tolist())), sizes[keep], bits[keep]
     # longest first, then the largest bitset (word 0 is the most significant)
     order = np.lexsort(tuple(~bits[:, w] for w in range(words - 1, -1, -1)) + (-sizes,))[:r]
     bits, sizes = bits[order], sizes[order]
     support = np.fromiter(map(second, found), dtype=np.int64, count=len(found))[order].tolist()
     patterns: list = []
-    # one length at a time (they are contiguous): its item codes form a matrix, one row per pattern
+    # one length at a time (they are contiguous): its item codes form columns, one entry per pattern
     edges = [0, *(np.flatnonzero(np.diff(sizes)) + 1).tolist(), len(sizes)]
     for start, stop in zip(edges[:-1], edges[1:]):
-        codes = _decode(bits[start:stop], int(sizes[start]), present)
-        patterns.extend(zip(map(tuple, codes.tolist()), support[start:stop]))
+        columns = _decode(bits[start:stop], int(sizes[start]), present)
+        patterns.extend(zip(zip(*[c.tolist() for c in columns]), support[start:stop]))
     cut = len(patterns[-1][0]) if len(patterns) == r else 0
     return patterns, cut
 
 
-def _decode(bits: np.ndarray, size: int, present: np.ndarray) -> np.ndarray:
-    """Item codes (ascending, one row per pattern) of bitsets of ``size`` items each, in words of 64 bits
-    (word 0 the most significant; the item of rank j has the bit 2^(n-1-j), n = len(present)): the
-    lowest set bit is the largest item, so each row is filled from its right end."""
+def _longest(found, sizes: np.ndarray, r: int):
+    """The patterns at least as long as the r-th longest: (found, sizes) cut to them, or their indices
+    when ``found`` is None."""
+    cutoff = int(np.partition(sizes, len(sizes) - r)[len(sizes) - r])
+    keep = np.flatnonzero(sizes >= cutoff)
+    if found is None:
+        return keep
+    return list(map(found.__getitem__, keep.tolist())), sizes[keep]
+
+
+def _decode(bits: np.ndarray, size: int, present: np.ndarray) -> list:
+    """The item codes of bitsets of ``size`` items each, as ``size`` columns (column i: every pattern's
+    i-th smallest item). Words of 64 bits, word 0 the most significant; the item of rank j has the bit
+    2^(n-1-j), n = len(present): the lowest set bit is the largest item, so columns fill from the right."""
     rows, words = bits.shape
+    top = 64 * words - len(present)  # bit position, counted from the top, of item 0
+    one = np.uint64(1)
+    if words == 1:  # every row holds ``size`` bits of its one word
+        x = bits[:, 0].copy()
+        columns = [None] * size
+        for i in range(size - 1, -1, -1):
+            low = x & (~x + one)
+            columns[i] = present[63 - np.bitwise_count(low - one).astype(np.int64) - top]
+            x ^= low
+        return columns
     codes = np.empty((rows, size), dtype=np.int64)
     fill = np.full(rows, size - 1, dtype=np.int64)
-    top = 64 * words - len(present)  # bit position, counted from the top, of item 0
     for w in range(words - 1, -1, -1):
         x = bits[:, w].copy()
         live = np.flatnonzero(x)
         while len(live):
             v = x[live]
-            low = v & (~v + np.uint64(1))
-            rank = 64 * w + 63 - np.log2(low.astype(np.float64)).astype(np.int64) - top
-            codes[live, fill[live]] = present[rank]
+            low = v & (~v + one)
+            codes[live, fill[live]] = present[64 * w + 63 - np.bitwise_count(low - one).astype(np.int64) - top]
             fill[live] -= 1
             v ^= low
             x[live] = v
             live = live[v != 0]
-    return codes
+    return list(codes.T)
 
 
 class _Overlaps:
@@ -396,18 +416,27 @@ def _by_rows(rows: int, entries: int, z: int, k: int) -> bool:
 
 def _first_floor(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int):
     """(z', statistics): the highest floor z' <= z that k records reach (:func:`_reachable`, monotone
-    in the floor: a binary search), or (1, None) when not even floor 1 is reached."""
+    in the floor: steps doubling down from z, then halving), or (1, None) when not even floor 1 is."""
     reach = _reachable(m, row_of, k, z)
     if reach is not None or z <= 1:
         return z, reach
-    low, high = 1, z - 1
-    while low < high:
+    high, step = z - 1, 1  # every floor above ``high`` is out of reach
+    while True:
+        low = max(1, high - step + 1)
+        reach = _reachable(m, row_of, k, low)
+        if reach is not None or low == 1:
+            break
+        high, step = low - 1, 2 * step
+    if reach is None:
+        return 1, None
+    while low < high:  # ``low`` is reached
         mid = (low + high + 1) // 2
-        if _reachable(m, row_of, k, mid) is None:
+        found = _reachable(m, row_of, k, mid)
+        if found is None:
             high = mid - 1
         else:
-            low = mid
-    return low, _reachable(m, row_of, k, low)
+            low, reach = mid, found
+    return low, reach
 
 
 def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> tuple[int, int] | None:

@@ -200,3 +200,22 @@ def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
         b = longest_itemsets(x, 2, 10**5, target=target, backend="pyfim")
         assert (a.patterns, a.cut) == (b.patterns, b.cut), sparse
         assert b.nodes == 1 if sparse else b.nodes > 1  # one C run, or several floors
+
+
+def test_the_first_floor_search_matches_a_descent_one_by_one():
+    """The floor search (doubling steps, then halving) finds what trying every floor downwards finds."""
+    import scipy.sparse as sp
+
+    from veil.engine import longest_fim
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        x = rng.random((int(rng.integers(2, 60)), int(rng.integers(1, 30)))) < rng.uniform(0.05, 0.9)
+        m = sp.csr_matrix(x)
+        k, z = int(rng.integers(1, 6)), int(rng.integers(1, 35))
+        row_of = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        floor = z
+        while floor > 1 and longest_fim._reachable(m, row_of, k, floor) is None:
+            floor -= 1
+        expected = (floor, longest_fim._reachable(m, row_of, k, floor))
+        assert longest_fim._first_floor(m, row_of, k, z) == expected
