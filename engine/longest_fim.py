@@ -162,9 +162,12 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
         every = _cut(m, k, 1, overlaps)
         if every is not None and every[0] > CARPENTER_ROWS:
             short = len(every[2]) <= SPARSE_LENGTH * every[0]
-            if not short:
+            # at any floor reached, k <= records <= every[0]: then k > CARPENTER_ROWS >= 1 % of them
+            # already says FP-growth, without finding the floor
+            plain = k > CARPENTER_ROWS and k * 100 > every[0]
+            if not short and not plain:
                 z, reach = _first_floor(m, row_of, k, z)
-            if short or (reach is not None and not _by_rows(*reach, z, k)):
+            if short or plain or (reach is not None and not _by_rows(*reach, z, k)):
                 records, present, weighted = _transactions(every)
                 found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
                 if os.environ.get("VEIL_DEBUG_FIM"):
