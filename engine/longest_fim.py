@@ -43,7 +43,7 @@ CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than
 SPECULATE_PATTERNS = 5000
 FAST_FALL_ROWS = 500  # the floor falls faster only after runs on at most this many records
 SPARSE_LENGTH = 8  # records of at most this many frequent items on average count as short
-WEIGHTED_ITEMS = 256  # more items than this: handed to pyfim as their codes (see _transactions)
+WEIGHTED_ITEMS = 63  # more items than this: handed to pyfim as their codes (see _transactions)
 
 
 def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
@@ -264,7 +264,9 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
         if len(found) > r:
             found, sizes = _longest(found, sizes, r)
         flat = np.fromiter(itertools.chain.from_iterable(map(first, found)), dtype=np.int64, count=int(sizes.sum()))
-        position = 64 * words - n + np.searchsorted(present, flat)  # from the top
+        rank = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+        rank[present] = np.arange(n)
+        position = 64 * words - n + rank[flat]  # from the top
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         bits = np.zeros((len(found), words), dtype=np.uint64)
         for w in range(words):
