@@ -14,7 +14,13 @@ length pruning on the data), repeatedly until nothing changes:
 Every record holding a pattern of length ≥ z survives the cut, so such a pattern keeps its support,
 and so do its supersets (longer still): it is closed (maximal) in the cut data exactly when it is in
 the whole. CARPENTER (row enumeration) takes few records, or a floor of at least half their mean
-length at a support of at most 1 % of them; FP-growth takes the rest.
+length at a support of at most 1 % of them; FP-growth takes the rest. The first floor is the highest
+that k records reach under the first two rules (found on masks, without copying the data). When many
+patterns are wanted (``SPECULATE_PATTERNS``) and FP-growth is the miner from the first floor on, or the
+records are short, one FP-growth run at floor 1 replaces the floors: its r longest are the answer.
+
+The answer is ordered in NumPy: items reach pyfim as bit weights (or codes, beyond 63 items), each
+reported set becomes a bitset, and one sort on (length, bitset) gives SPEC's order (:func:`_top`).
 
 The search runs in a forked child process when a time limit or a cancel check is given (where the
 platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.
@@ -249,10 +255,11 @@ def _transactions(sub) -> tuple[list, np.ndarray, bool]:
 def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
     """The r longest (ties: smallest item list) as ascending tuples of item codes, and the cut.
 
-    Each reported set is a tuple of weights 2^(n-1-j) (``present[j]`` is item j's code): its sum is
-    the set as a bitset whose highest bit is its smallest item, so among sets of one length the
-    lexicographically smallest item list has the largest bitset. Sorting (length, bitset) in NumPy
-    and reading the bits back (ascending positions = ascending items) builds every answer tuple once.
+    Weighted, each reported set is a tuple of weights 2^(n-1-j) (``present[j]`` is item j's code): its
+    sum is the set as a bitset whose highest bit is its smallest item (else the same bitset is made in
+    NumPy from the codes). Among sets of one length the lexicographically smallest item list has the
+    largest bitset, so sorting (length, bitset) in NumPy and reading the bits back (ascending positions
+    = ascending items) builds every answer tuple once.
     """
     if not found:
         return [], 0
