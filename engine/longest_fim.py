@@ -49,7 +49,7 @@ CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than
 SPECULATE_PATTERNS = 5000
 FAST_FALL_ROWS = 500  # the floor falls faster only after runs on at most this many records
 SPARSE_LENGTH = 8  # records of at most this many frequent items on average count as short
-WEIGHTED_ITEMS = 63  # more items than this: handed to pyfim as their codes (see _transactions)
+WEIGHTED_ITEMS = 63  # more items than this (63 at most): handed to pyfim as their codes (see _transactions)
 
 
 def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
@@ -232,13 +232,13 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
 def _transactions(sub) -> tuple[list, np.ndarray, bool]:
     """The records for pyfim, the item codes present (ascending), and whether items are weighted.
 
-    Weighted (at most ``WEIGHTED_ITEMS`` items): item j of the present ones is handed to pyfim as the
-    int 2^(n-1-j), so that the sum of a reported set is its bitset (see :func:`_top`); else as its code
-    (pyfim hashes every item of every record, and long ints hash slowly)."""
+    Weighted (at most ``WEIGHTED_ITEMS`` items, and never more than 63, so that every sum fits one
+    64-bit word): item j of the present ones is handed to pyfim as the int 2^(n-1-j), so that the sum
+    of a reported set is its bitset (see :func:`_top`); else as its code."""
     _, indptr, indices = sub
     present = np.flatnonzero(np.bincount(indices))
     n = len(present)
-    weighted = n <= WEIGHTED_ITEMS
+    weighted = n <= min(WEIGHTED_ITEMS, 63)
     if weighted:
         rank = np.zeros(int(present[-1]) + 1 if n else 1, dtype=np.int64)
         rank[present] = np.arange(n)
@@ -280,14 +280,8 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
             value = np.where(position // 64 == w, np.left_shift(np.uint64(1), (63 - position % 64).astype(np.uint64)),
                              np.uint64(0))
             bits[:, w] = np.bitwise_or.reduceat(value, starts)
-    else:
-        if n <= 63:
-            bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
-        else:
-            sums = np.fromiter(map(sum, map(first, found)), dtype=object, count=len(found))
-            bits = np.empty((len(found), words), dtype=np.uint64)
-            for w in range(words):
-                bits[:, w] = ((sums >> (64 * (words - 1 - w))) & ((1 << 64) - 1)).astype(np.uint64)
+    else:  # at most 63 items: each sum fits one word
+        bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
         sizes = np.bitwise_count(bits).sum(axis=1, dtype=np.int64)
         if len(found) > r:
             keep = _longest(None, sizes, r)

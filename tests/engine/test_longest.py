@@ -140,11 +140,11 @@ def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
 @pytest.mark.parametrize("speculate, sparse", [(1, 8), (1, 0), (10**9, 8)])
-@pytest.mark.parametrize("weighted", [0, 256])
+@pytest.mark.parametrize("weighted", [0, 63])
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, monkeypatch):
     """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
-    first; items handed to pyfim as bit weights (weighted = 256) or as their codes (0)."""
+    first; items handed to pyfim as bit weights (weighted = 63) or as their codes (0)."""
     from veil.engine import longest_fim
 
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
@@ -174,7 +174,7 @@ def test_many_items_order_across_bit_words(monkeypatch):
     x[25:50, 120:134] |= rng.random((25, 14)) < 0.7
     for k, r, target in ((3, 40, CLOSED_ITEMSETS), (4, 25, MAXIMAL_ITEMSETS), (3, 10**5, CLOSED_ITEMSETS)):
         a = longest_itemsets(x, k, r, target=target, backend="python")
-        for weighted, carpenter_rows in itertools.product((0, 256), (0, 1000)):
+        for weighted, carpenter_rows in itertools.product((0, 63), (0, 1000)):
             monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
             monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
             b = longest_itemsets(x, k, r, target=target, backend="pyfim")
