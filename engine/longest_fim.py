@@ -266,6 +266,7 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
     first, second = itemgetter(0), itemgetter(1)
     n = len(present)
     words = max(1, -(-n // 64))
+    flat = None
     if not weighted:  # items are codes: the bitsets are made in NumPy from every item
         sizes = np.fromiter(map(len, map(first, found)), dtype=np.int64, count=len(found))
         if len(found) > r:
@@ -288,13 +289,18 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
             found, sizes, bits = list(map(found.__getitem__, keep.tolist())), sizes[keep], bits[keep]
     # longest first, then the largest bitset (word 0 is the most significant)
     order = np.lexsort(tuple(~bits[:, w] for w in range(words - 1, -1, -1)) + (-sizes,))[:r]
+    begin = None if flat is None else np.concatenate(([0], np.cumsum(sizes)[:-1]))[order]
     bits, sizes = bits[order], sizes[order]
     support = np.fromiter(map(second, found), dtype=np.int64, count=len(found))[order].tolist()
     patterns: list = []
     # one length at a time (they are contiguous): its item codes form columns, one entry per pattern
     edges = [0, *(np.flatnonzero(np.diff(sizes)) + 1).tolist(), len(sizes)]
     for start, stop in zip(edges[:-1], edges[1:]):
-        columns = _decode(bits[start:stop], int(sizes[start]), present)
+        size = int(sizes[start])
+        if flat is None:
+            columns = _decode(bits[start:stop], size, present)
+        else:  # the codes themselves, each row sorted
+            columns = list(np.sort(flat[begin[start:stop, None] + np.arange(size)], axis=1).T)
         patterns.extend(zip(zip(*[c.tolist() for c in columns]), support[start:stop]))
     cut = len(patterns[-1][0]) if len(patterns) == r else 0
     return patterns, cut
@@ -311,34 +317,18 @@ def _longest(found, sizes: np.ndarray, r: int):
 
 
 def _decode(bits: np.ndarray, size: int, present: np.ndarray) -> list:
-    """The item codes of bitsets of ``size`` items each, as ``size`` columns (column i: every pattern's
-    i-th smallest item). Words of 64 bits, word 0 the most significant; the item of rank j has the bit
-    2^(n-1-j), n = len(present): the lowest set bit is the largest item, so columns fill from the right."""
-    rows, words = bits.shape
-    top = 64 * words - len(present)  # bit position, counted from the top, of item 0
+    """The item codes of one-word bitsets of ``size`` items each, as ``size`` columns (column i: every
+    pattern's i-th smallest item). The item of rank j has the bit 2^(n-1-j), n = len(present) <= 63: the
+    lowest set bit is the largest item, so the columns fill from the right."""
+    top = 64 - len(present)  # bit position, counted from the top, of item 0
     one = np.uint64(1)
-    if words == 1:  # every row holds ``size`` bits of its one word
-        x = bits[:, 0].copy()
-        columns = [None] * size
-        for i in range(size - 1, -1, -1):
-            low = x & (~x + one)
-            columns[i] = present[63 - np.bitwise_count(low - one).astype(np.int64) - top]
-            x ^= low
-        return columns
-    codes = np.empty((rows, size), dtype=np.int64)
-    fill = np.full(rows, size - 1, dtype=np.int64)
-    for w in range(words - 1, -1, -1):
-        x = bits[:, w].copy()
-        live = np.flatnonzero(x)
-        while len(live):
-            v = x[live]
-            low = v & (~v + one)
-            codes[live, fill[live]] = present[64 * w + 63 - np.bitwise_count(low - one).astype(np.int64) - top]
-            fill[live] -= 1
-            v ^= low
-            x[live] = v
-            live = live[v != 0]
-    return list(codes.T)
+    x = bits[:, 0].copy()
+    columns = [None] * size
+    for i in range(size - 1, -1, -1):
+        low = x & (~x + one)
+        columns[i] = present[63 - np.bitwise_count(low - one).astype(np.int64) - top]
+        x ^= low
+    return columns
 
 
 class _Overlaps:
