@@ -49,6 +49,7 @@ CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than
 SPECULATE_PATTERNS = 5000
 FAST_FALL_ROWS = 500  # the floor falls faster only after runs on at most this many records
 SPARSE_LENGTH = 8  # records of at most this many frequent items on average count as short
+PACK_CELLS = 1 << 24  # bits of the answer's bitsets made at a time from item codes (see _pack)
 WEIGHTED_ITEMS = 63  # more items than this (63 at most): handed to pyfim as their codes (see _transactions)
 
 
@@ -272,15 +273,7 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
         if len(found) > r:
             found, sizes = _longest(found, sizes, r)
         flat = np.fromiter(itertools.chain.from_iterable(map(first, found)), dtype=np.int64, count=int(sizes.sum()))
-        rank = np.zeros(int(present[-1]) + 1, dtype=np.int64)
-        rank[present] = np.arange(n)
-        position = 64 * words - n + rank[flat]  # from the top
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        bits = np.zeros((len(found), words), dtype=np.uint64)
-        for w in range(words):
-            value = np.where(position // 64 == w, np.left_shift(np.uint64(1), (63 - position % 64).astype(np.uint64)),
-                             np.uint64(0))
-            bits[:, w] = np.bitwise_or.reduceat(value, starts)
+        bits = _pack(flat, sizes, present, words)
     else:  # at most 63 items: each sum fits one word
         bits = np.fromiter(map(sum, map(first, found)), dtype=np.uint64, count=len(found))[:, None]
         sizes = np.bitwise_count(bits).sum(axis=1, dtype=np.int64)
@@ -304,6 +297,26 @@ def _top(found: list, r: int, present: np.ndarray, weighted: bool = True):
         patterns.extend(zip(zip(*[c.tolist() for c in columns]), support[start:stop]))
     cut = len(patterns[-1][0]) if len(patterns) == r else 0
     return patterns, cut
+
+
+def _pack(flat: np.ndarray, sizes: np.ndarray, present: np.ndarray, words: int) -> np.ndarray:
+    """The bitsets (rows × words, word 0 the most significant; item ``present[j]`` at bit position
+    64·words − n + j from the top) of the patterns whose codes are ``flat``, ``sizes[i]`` each: a 0/1
+    byte per bit and pattern, packed, a block of rows at a time."""
+    width = 64 * words
+    position = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+    position[present] = np.arange(len(present)) + (width - len(present))
+    position = position[flat]
+    ends = np.cumsum(sizes)
+    bits = np.empty((len(sizes), words), dtype=np.uint64)
+    step = max(1, PACK_CELLS // width)
+    for at in range(0, len(sizes), step):
+        stop = min(len(sizes), at + step)
+        first, last = (int(ends[at - 1]) if at else 0), int(ends[stop - 1])
+        cells = np.zeros((stop - at) * width, dtype=np.uint8)
+        cells[np.repeat(np.arange(0, (stop - at) * width, width), sizes[at:stop]) + position[first:last]] = 1
+        bits[at:stop] = np.packbits(cells.reshape(stop - at, width), axis=1).view(">u8")
+    return bits
 
 
 def _longest(found, sizes: np.ndarray, r: int):

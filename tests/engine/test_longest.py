@@ -164,8 +164,8 @@ def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, 
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
 def test_many_items_order_across_bit_words(monkeypatch):
-    """More than 64 items (the answer's bitsets take several words), sparse records, both miners, items
-    as bit weights or as codes; r = 10⁵ asks for every pattern (one FP-growth run at floor 1)."""
+    """More than 64 items (items reach pyfim as codes; the answer's bitsets take several words, packed
+    all at once or two rows at a time), sparse records, both miners; r = 10⁵ asks for every pattern."""
     from veil.engine import longest_fim
 
     rng = np.random.default_rng(5)
@@ -174,11 +174,11 @@ def test_many_items_order_across_bit_words(monkeypatch):
     x[25:50, 120:134] |= rng.random((25, 14)) < 0.7
     for k, r, target in ((3, 40, CLOSED_ITEMSETS), (4, 25, MAXIMAL_ITEMSETS), (3, 10**5, CLOSED_ITEMSETS)):
         a = longest_itemsets(x, k, r, target=target, backend="python")
-        for weighted, carpenter_rows in itertools.product((0, 63), (0, 1000)):
+        for carpenter_rows, pack_cells in itertools.product((0, 1000), (1 << 24, 300)):
             monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
-            monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
+            monkeypatch.setattr(longest_fim, "PACK_CELLS", pack_cells)  # 300: two rows packed at a time
             b = longest_itemsets(x, k, r, target=target, backend="pyfim")
-            assert (a.patterns, a.cut) == (b.patterns, b.cut), (k, r, target, weighted, carpenter_rows)
+            assert (a.patterns, a.cut) == (b.patterns, b.cut), (k, r, target, carpenter_rows, pack_cells)
 
 
 @pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
