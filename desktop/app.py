@@ -134,6 +134,8 @@ class Starter(QObject):
     def _attach(self, result) -> None:
         self.thread.join()
         window = self.window
+        if not window.isVisible():  # closed while starting: nothing to build, nothing to open
+            return
         window.busy.hide()
         window.statusBar().clearMessage()
         if isinstance(result, BaseException):
