@@ -14,6 +14,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -153,8 +154,35 @@ class Starter(QObject):
         self.finished.emit()
 
 
+def names_pyside(module) -> bool:
+    """Whether ``module``'s source file contains "PySide6": PySide6's own test (feature.py's
+    ``_mod_uses_pyside``), reading the file directly rather than through ``inspect``."""
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None) if spec is not None else getattr(module, "__file__", None)
+    if not isinstance(origin, str) or not origin.endswith(".py"):
+        return False  # built in, compiled, or without source: inspect cannot read it either
+    try:
+        return b"PySide6" in Path(origin).read_bytes()
+    except OSError:
+        return False
+
+
+def lighten_pyside_import_hook() -> bool:
+    """PySide6 checks every module imported after it for the word "PySide6" in its source (to know
+    which may use its ``__feature__`` switches, which Veil does not). It reads the source through
+    ``inspect``, whose module lookup walks all of ``sys.modules`` at every call: about 0.2 s of CPU
+    for the data libraries and plugins the desktop imports after its window shows. Swap in the same
+    test reading the file directly. Returns whether it applied (another PySide6 is left alone)."""
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is None or not callable(getattr(feature, "_mod_uses_pyside", None)):
+        return False
+    feature._mod_uses_pyside = names_pyside
+    return True
+
+
 def run_desktop(argv: Sequence[str]) -> int:
     app = create_app()
+    lighten_pyside_import_hook()
     window = MainWindow(None, Settings())
     sys.excepthook = _excepthook(window)
     window.starter = Starter(window, argv)

@@ -119,3 +119,23 @@ def test_a_failing_start_says_so_and_closing_while_starting_opens_nothing(qtbot)
         gate.set()
     qtbot.waitUntil(lambda: not starter.thread.is_alive(), timeout=10_000)
     assert closed.controller is None  # nothing was built or opened in the closed window
+
+
+def test_the_lighter_pyside_import_check_answers_as_pysides_own():
+    import sys
+
+    from veil.desktop.app import names_pyside
+
+    feature = sys.modules["shibokensupport.feature"]
+    own = feature._mod_uses_pyside
+    if own is names_pyside:  # already swapped in this process: nothing to compare against
+        return
+    import veil.engine.table  # noqa: F401
+
+    named = ["veil.desktop.app", "veil.desktop.window", "veil.engine.table", "json", "sys", "pandas.core.frame",
+             "numpy", "PySide6.QtCore", "shiboken6"]
+    modules = [sys.modules[n] for n in named] + [m for name, m in list(sys.modules.items())
+                                                 if name.startswith(("veil.", "pandas.core.", "numpy."))][:100]
+    answers = {m.__name__: names_pyside(m) for m in modules}
+    assert answers == {m.__name__: own(m) for m in modules}
+    assert answers["veil.desktop.app"] and not answers["veil.engine.table"] and not answers["json"]
