@@ -174,9 +174,10 @@ class Study:
             grid = list(itertools.product(*sweep.values())) if sweep else [()]
             for values in grid:
                 setting = dict(zip(sweep, values))
-                method = PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}})
+                method = _typed(registry, "algorithm", PluginCall(
+                    call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}}))
                 shared = {k: v for k, v in setting.items() if k not in own}
-                models = tuple(_with_swept(registry, m, shared) for m in base_models)
+                models = tuple(_typed(registry, "privacy-model", _with_swept(registry, m, shared)) for m in base_models)
                 for r in range(self._repeats(registry, call, i)):
                     yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting)
 
@@ -279,6 +280,20 @@ def _chart_metrics(registry, call: PluginCall) -> list[str]:
     chart = registry.get("chart", call.name)
     params = chart.params(call.params)
     return [getattr(params, s.name) for s in chart.param_specs() if s.name in ("metric", "privacy", "utility")]
+
+
+def _typed(registry, kind: str, call: PluginCall) -> PluginCall:
+    """``call`` with each value its plugin declares converted to the parameter's type, so ``k=2`` typed on a
+    command line and ``"k": 2`` in a study file make the same run (equal settings: repeats of each other).
+    A value that does not convert is left as given, for the plan's check to name it."""
+    specs = {s.name: s for s in param_specs(registry.get(kind, call.name).Params)}
+    values = {}
+    for key, value in call.params.items():
+        try:
+            values[key] = specs[key].convert(value, call.name) if key in specs else value
+        except BadInput:
+            values[key] = value
+    return PluginCall(call.name, values)
 
 
 def _declared(registry, kind: str, call: PluginCall | None) -> set[str]:

@@ -184,3 +184,16 @@ def test_a_study_without_repeats_uses_each_methods_default(reg):
     assert [r.method.name for r in runs].count("all-features") == 1
     explicit = Study.from_dict({"methods": ["rf-flipping"], "model": "k-anonymity", "sweep": {"k": [2]}, "repeats": 3})
     assert len(explicit.runs(reg)) == 3
+
+
+def test_a_parameter_typed_on_a_command_line_makes_the_same_run_as_in_a_study_file(reg):
+    from veil.engine import settings_of
+
+    typed = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity:k=2"}).runs(reg)
+    filed = Study.from_dict({"methods": ["all-features"], "model": {"name": "k-anonymity", "params": {"k": 2}}}).runs(reg)
+    assert typed[0].model.params == {"k": 2} and type(typed[0].model.params["k"]) is int
+    assert settings_of(typed[0]) == settings_of(filed[0])
+    swept = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity", "sweep": {"k": ["3"]}}).runs(reg)
+    assert swept[0].model.params == {"k": 3}
+    with pytest.raises(BadInput, match="k"):  # a value that does not convert is still named by the plan
+        Study.from_dict({"methods": ["all-features"], "model": "k-anonymity:k=two"}).plan(reg)
