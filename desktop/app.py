@@ -102,7 +102,7 @@ class Starter(QObject):
         self.loaded.connect(self._attach)  # queued: emitted on the thread, received on the GUI thread
         self._waiting_paint = True
         QApplication.instance().installEventFilter(self)
-        QTimer.singleShot(self.FALLBACK_MS, self.begin)
+        QTimer.singleShot(self.FALLBACK_MS, self, self.begin)  # not after the window is gone
         window.statusBar().showMessage("Starting Veil…")
         window.busy.setRange(0, 0)
         window.busy.setFormat("starting")
@@ -112,7 +112,7 @@ class Starter(QObject):
         if (self._waiting_paint and event.type() == QEvent.Type.Paint and obj.isWidgetType()
                 and obj.window() is self.window):
             self._waiting_paint = False
-            QTimer.singleShot(0, self.begin)
+            QTimer.singleShot(0, self, self.begin)
         return False
 
     def begin(self) -> None:
