@@ -12,3 +12,5 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
     os.chmod(_runtime, 0o700)
     os.environ["XDG_RUNTIME_DIR"] = _runtime
 os.environ["VEIL_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="veil-settings-")
+# figures remembered across processes go to a fresh folder, never the user's cache (see engine/usercache.py)
+os.environ["VEIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="veil-cache-")

@@ -73,7 +73,7 @@ def one_case(m, k, target, floor, fastest, repeats):
     return r, found.nodes, times
 
 
-def main(repeats: int = 3, skip_slow_fim: bool = True):
+def main(repeats: int = 7, skip_slow_fim: bool = True):
     if not have_pyfim():
         sys.exit("pyfim is not installed (pip install 'veil[mining]')")
     rows = []

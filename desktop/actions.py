@@ -1,11 +1,14 @@
 """Menus, the toolbar, shortcuts and the dialogs they open (open, project, export, about).
 
-The flows here only gather the user's choices; the work itself is the controller's.
+The flows here only gather the user's choices; the work itself is the controller's. The actions
+exist as soon as the window does (its menus and toolbar paint with it); they are enabled once the
+window's panels are built (:meth:`Actions.attach`), and the dialogs are imported when first opened.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
@@ -13,8 +16,10 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStyle
 
 from veil.engine import ImportOptions
 
-from .dialogs import AboutDialog, ExportDialog, ImportDialog, PluginsDialog, default_export_folder, file_filter
 from .settings import options_from_dict
+
+if TYPE_CHECKING:
+    from .dialogs import AboutDialog, ExportDialog, ImportDialog, PluginsDialog
 
 PROJECT_SUFFIX = ".veil.json"
 PROJECT_FILTER = f"Veil project (*{PROJECT_SUFFIX} *.json)"
@@ -30,7 +35,6 @@ class Actions(QObject):
     def __init__(self, window):
         super().__init__(window)
         self.window = window
-        self.controller = window.controller
         self.settings = window.settings
         self.dialog = None  # the dialog opened last (tests reach it here)
         self.message_box = None  # the last "exported" message
@@ -59,17 +63,16 @@ class Actions(QObject):
         self.run = act("&Run", lambda: self.window.confirm_sensitive(self.controller.run), QKeySequence("Ctrl+R"),
                        QStyle.SP_MediaPlay,
                        "Queue every run of the configuration")
-        self.cancel = act("&Cancel runs", self.controller.cancel_all, QKeySequence(Qt.Key_Escape),
+        self.cancel = act("&Cancel runs", lambda: self.controller.cancel_all(), QKeySequence(Qt.Key_Escape),
                           QStyle.SP_BrowserStop, "Cancel the running and queued jobs")
         self.cancel.setEnabled(False)
         self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
                           QStyle.SP_ArrowDown, "Write a release, its manifest and report")
-        history = self.controller.history
-        self.undo = act("&Undo", history.undo, QKeySequence.Undo, None, "Take back the last change")
-        self.redo = act("&Redo", history.redo, QKeySequence("Ctrl+Shift+Z"), None, "Make the change again")
+        self.undo = act("&Undo", lambda: self.controller.history.undo(), QKeySequence.Undo, None,
+                        "Take back the last change")
+        self.redo = act("&Redo", lambda: self.controller.history.redo(), QKeySequence("Ctrl+Shift+Z"), None,
+                        "Make the change again")
         self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        history.changed.connect(self._history_changed)
-        self._history_changed()
         self.about = act("&About Veil", self.show_about)
         self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
                          "The workflow, every privacy model and method in plain words, a glossary")
@@ -78,6 +81,26 @@ class Actions(QObject):
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._menus()
         self._toolbar()
+        # every action but Quit waits for the panels (attach); the recent files' menu too
+        self._waiting = [self.open, self.open_demo, self.open_project, self.save, self.save_as, self.run,
+                         self.export, self.undo, self.redo, self.about, self.guide, self.plugins,
+                         self.recent_menu.menuAction()]
+        for a in self._waiting:
+            a.setEnabled(False)
+        if window.controller is not None:
+            self.attach()
+
+    @property
+    def controller(self):
+        return self.window.controller
+
+    def attach(self) -> None:
+        """The window's controller exists: the actions work from now on."""
+        for a in self._waiting:
+            a.setEnabled(True)
+        self._waiting = []
+        self.controller.history.changed.connect(self._history_changed)
+        self._history_changed()
         self.controller.busy_changed.connect(self.cancel.setEnabled)
         self.controller.exported.connect(self._exported)
 
@@ -119,6 +142,8 @@ class Actions(QObject):
         self.window.confirm_discard(self._open_file)
 
     def _open_file(self) -> None:
+        from .dialogs import file_filter
+
         start = self.settings.get("folders/open") or str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self.window, "Open data", start,
                                               file_filter(self.controller.registry) + f";;{PROJECT_FILTER}")
@@ -138,6 +163,8 @@ class Actions(QObject):
             self.ask_import(path)
 
     def ask_import(self, path: str | Path) -> ImportDialog:
+        from .dialogs import ImportDialog
+
         dialog = ImportDialog(self.controller.registry, path, self.window)
         dialog.accepted.connect(lambda: self.controller.open_path(path, dialog.options()))
         dialog.setAttribute(Qt.WA_DeleteOnClose)
@@ -197,6 +224,8 @@ class Actions(QObject):
 
     # -- export ---------------------------------------------------------------------------------
     def export_release(self, run_id: int | None) -> ExportDialog:
+        from .dialogs import ExportDialog, default_export_folder
+
         run_id = run_id if run_id is not None else self.window.runs_panel.selected_run()
         stem = Path(self.controller.dataset.name or "release").stem.replace(" ", "-")
         last = self.settings.get("folders/export")
@@ -248,12 +277,16 @@ class Actions(QObject):
         return self.dialog
 
     def show_about(self) -> AboutDialog:
+        from .dialogs import AboutDialog
+
         self.dialog = AboutDialog(self.controller.registry, self.window)
         self.dialog.setAttribute(Qt.WA_DeleteOnClose)
         self.dialog.open()
         return self.dialog
 
     def show_plugins(self) -> PluginsDialog:
+        from .dialogs import PluginsDialog
+
         self.dialog = PluginsDialog(self.controller.registry, self.window)
         self.dialog.setAttribute(Qt.WA_DeleteOnClose)
         self.dialog.open()

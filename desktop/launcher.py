@@ -17,8 +17,9 @@ def wants_desktop(argv: Sequence[str]) -> bool:
 
 
 def import_data_libraries() -> None:
-    """The data libraries before Qt: once PySide6 is imported it reads the source of every module
-    imported after it (its ``__feature__`` import hook); pandas' few hundred cost ~0.3 s of CPU."""
+    """The data libraries the window's panels need. The desktop imports them after its window is on
+    screen (``app.Starter``), on a thread; PySide6's ``__feature__`` import hook reads the source of
+    every module imported after Qt, which makes them dearer there (docs/benchmarks.md (l))."""
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
     import scipy.sparse  # noqa: F401
@@ -28,7 +29,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if wants_desktop(argv):
         try:
-            import_data_libraries()
             from .app import run_desktop
         except ImportError as exc:
             print(f"veil: error: the desktop needs PySide6 ({exc}); install with `pip install veil[gui]`",

@@ -1,32 +1,43 @@
-"""The main window: it assembles the four panels (DESIGN "The desktop") and nothing more."""
+"""The main window: it assembles the four panels (DESIGN "The desktop") and nothing more.
+
+It can paint before there is anything to put in it (issue 13 item 17): ``MainWindow(None)`` is the
+frame alone (menus, toolbar, tabs and docks saying what they are waiting for, the status bar), built
+from Qt and a few light modules, and :meth:`MainWindow.attach` builds the panels into it once the
+plugin registry is there (see ``app.run_desktop``, which shows the frame first). ``MainWindow(registry)``
+does both at once.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QTabWidget, QToolBar
 
 from .actions import Actions, import_options
-from .chart_panel import ChartPanel
-from .config_panel import ConfigPanel
-from .controller import Controller
-from .dataset_panel import DatasetPanel
-from .dialogs import show_error
-from .ranking import ranked_details
-from .ranking_panel import RankingPanel
-from .release_panel import ReleasePanel
-from .runs_panel import RunsPanel
 from .settings import Settings
-from .setvalued_view import shape_text
+
+# the tabs and docks of the frame before the panels are built: (title, what it waits for)
+TABS = (("Dataset", "Loading the data…"), ("Charts", "Loading the charts…"),
+        ("Release preview", "Loading…"))
+WAITING_DOCKS = {"Configuration": "Loading the privacy models and methods…", "Runs": "Loading…"}
+
+
+def waiting_label(text: str) -> QLabel:
+    label = QLabel(text, alignment=Qt.AlignCenter, objectName="waiting")
+    label.setEnabled(False)  # greyed: a hint, not content
+    return label
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, registry, settings: Settings | None = None, parent=None):
+    attached = Signal()  # the panels are built and work (attach)
+
+    def __init__(self, registry=None, settings: Settings | None = None, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Veil")
         self.setObjectName("veil-main")
-        self.registry = registry
+        self.registry = None
+        self.controller = None  # the session, once the panels are built (attach)
         self.settings = settings or Settings()
         self.last_error = None  # the error dialog shown last
         self.confirm_unsaved = True  # ask before unsaved changes are left behind (tests of other things turn it off)
@@ -34,29 +45,18 @@ class MainWindow(QMainWindow):
         self._unsaved_at_close = False
         self._last_answer = None
         self.sensitive_box = None  # the question about releasing columns marked sensitive, while it is open
-        self.controller = Controller(registry, self)
-        self.dataset_panel = DatasetPanel(self.controller.dataset)
-        self.chart_panel = ChartPanel(self.controller)
-        self.config_panel = ConfigPanel(self.controller)
-        self.runs_panel = RunsPanel(self.controller)
-        self.ranking_panel = RankingPanel(self.controller)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.dataset_panel, "Dataset")
-        self.tabs.addTab(self.chart_panel, "Charts")
-        self.tabs.addTab(self.ranking_panel, "E(S) ranking")
-        self.release_panel = ReleasePanel()
-        self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
-        self.tabs.addTab(self.release_panel, "Release preview")
-        self._ranking_offered()
+        for title, waiting in TABS:
+            self.tabs.addTab(waiting_label(waiting), title)
         self.setCentralWidget(self.tabs)
-        self.config_dock = self._dock("Configuration", self.config_panel, Qt.RightDockWidgetArea)
-        self.runs_dock = self._dock("Runs", self.runs_panel, Qt.BottomDockWidgetArea)
+        self.config_dock = self._dock("Configuration", waiting_label(WAITING_DOCKS["Configuration"]),
+                                      Qt.RightDockWidgetArea)
+        self.runs_dock = self._dock("Runs", waiting_label(WAITING_DOCKS["Runs"]), Qt.BottomDockWidgetArea)
         self.toolbar = QToolBar("Toolbar", objectName="toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.addToolBar(self.toolbar)
         self.actions = Actions(self)
         self._status_bar()
-        self._connect()
         self.setAcceptDrops(True)
         self.resize(1360, 860)
         self.resizeDocks([self.config_dock], [430], Qt.Horizontal)
@@ -66,6 +66,51 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        if registry is not None:
+            self.attach(registry)
+
+    def attach(self, registry) -> None:
+        """Build the panels into the frame; from here on the window is the whole desktop."""
+        from .chart_panel import ChartPanel
+        from .config_panel import ConfigPanel
+        from .controller import Controller
+        from .dataset_panel import DatasetPanel
+        from .ranking_panel import RankingPanel
+        from .release_panel import ReleasePanel
+        from .runs_panel import RunsPanel
+
+        if self.controller is not None:
+            raise RuntimeError("the window's panels are already built")
+        self.registry = registry
+        self.controller = Controller(registry, self)
+        self.dataset_panel = DatasetPanel(self.controller.dataset)
+        self.chart_panel = ChartPanel(self.controller)
+        self.config_panel = ConfigPanel(self.controller)
+        self.runs_panel = RunsPanel(self.controller)
+        self.ranking_panel = RankingPanel(self.controller)
+        self.release_panel = ReleasePanel()
+        self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
+        current = self.tabs.currentIndex()
+        self.tabs.setUpdatesEnabled(False)
+        waiting = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        self.tabs.clear()
+        for w in waiting:
+            w.deleteLater()
+        self.tabs.addTab(self.dataset_panel, "Dataset")
+        self.tabs.addTab(self.chart_panel, "Charts")
+        self.tabs.addTab(self.ranking_panel, "E(S) ranking")
+        self.tabs.addTab(self.release_panel, "Release preview")
+        self._ranking_offered()
+        if current > 0:  # the tab the user picked while the panels were being built
+            self.tabs.setCurrentWidget((self.chart_panel, self.release_panel)[current - 1])
+        self.tabs.setUpdatesEnabled(True)
+        for dock, panel in ((self.config_dock, self.config_panel), (self.runs_dock, self.runs_panel)):
+            waiting = dock.widget()
+            dock.setWidget(panel)
+            waiting.deleteLater()
+        self._connect()
+        self.actions.attach()
+        self.attached.emit()
 
     def _dock(self, title: str, widget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -109,6 +154,8 @@ class MainWindow(QMainWindow):
 
     # -- reactions ------------------------------------------------------------------------------
     def show_error(self, title: str, message: str, details: str = ""):
+        from .dialogs import show_error
+
         self.last_error = show_error(self, title, message, details)
         return self.last_error
 
@@ -133,6 +180,8 @@ class MainWindow(QMainWindow):
                                             list(getattr(self.controller.dataset.data, "columns", [])))
 
     def _data_loaded(self) -> None:
+        from .setvalued_view import shape_text
+
         c, data = self.controller, self.controller.dataset.data
         name = c.project_path.name if c.project_path else c.dataset.name
         self.setWindowTitle(f"Veil — {name}")
@@ -152,6 +201,8 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("data", source.path, import_options(source))
 
     def _batch_finished(self) -> None:
+        from .ranking import ranked_details
+
         if any(ranked_details(e, self.controller.registry) is not None for e in self.controller.batch):  # candidates to weigh
             self.tabs.setCurrentWidget(self.ranking_panel)
         elif self.controller.runs.metric_names():  # something to draw: show it
@@ -192,7 +243,7 @@ class MainWindow(QMainWindow):
 
     # -- window events --------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
-        if any(u.isLocalFile() for u in event.mimeData().urls()):
+        if self.controller is not None and any(u.isLocalFile() for u in event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
@@ -295,6 +346,11 @@ class MainWindow(QMainWindow):
                                            dirty=c.history.dirty or self._unsaved_at_close)
 
     def closeEvent(self, event) -> None:
+        if self.controller is None:  # closed while starting: nothing opened yet, nothing to keep
+            self.settings.save_window(self.saveGeometry(), self.saveState())
+            self.settings.sync()
+            super().closeEvent(event)
+            return
         if (self.confirm_unsaved and self.controller.history.dirty and self.controller.dataset.data is not None
                 and not self._closing):
             event.ignore()

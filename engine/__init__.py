@@ -186,6 +186,11 @@ _EXPORTS = {
     "WorkerProcess": ("worker", "WorkerProcess"),
     "read_column_names": ("names", "read_column_names"),
     "cite": ("papers", "cite"),
+    "cache_dir": ("usercache", "cache_dir"),
+    "cache_key": ("usercache", "cache_key"),
+    "load_cached": ("usercache", "load"),
+    "store_cached": ("usercache", "store"),
+    "source_digest": ("usercache", "source_digest"),
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -247,6 +252,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .worker import Remote, WorkerDied, WorkerProcess  # noqa: F401
     from .names import read_column_names  # noqa: F401
     from .papers import cite  # noqa: F401
+    from .usercache import cache_dir, cache_key, load as load_cached, source_digest, store as store_cached  # noqa: F401
     from .longest import Longest, MiningLimit, longest_itemsets  # noqa: F401
     from .synthetic import power_law_sets  # noqa: F401
 

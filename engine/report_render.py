@@ -1,27 +1,27 @@
 """Rendering a release report (:class:`veil.engine.report.Document`) as self-contained HTML and as
-a PDF, with the same charts (matplotlib Agg; the PDF through matplotlib's PdfPages, so no new
-dependency and no Qt)."""
+a PDF, with the same charts (drawn by matplotlib Agg, on first need; the PDF written directly by
+:mod:`veil.engine.pdf`, so no new dependency and no Qt).
+
+Each chart is drawn once per document, and remembered in the user's cache by what it shows (its
+figures, its size, this file's code and matplotlib's version): a later report of the same figures
+reuses the image, and such a report imports no plotting library at all."""
 
 from __future__ import annotations
 
 import base64
 import functools
 import html
-import io
+import json
 import textwrap
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from string import Template
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.backends.backend_pdf import PdfPages
-from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
-from matplotlib.image import imread
-from matplotlib.patches import Rectangle
-from matplotlib.textpath import TextToPath
 
+from . import pdf as pdfdoc
 from .assessment import GROUP_SIZE_BINS, utility_rows
+from .usercache import cache_key, load as load_cached, source_digest, store as store_cached
 
 BEFORE, AFTER, THRESHOLD = "#9aa5b1", "#1f6f8b", "#b3261e"
 STATUS_COLOURS = {"holds": ("#2e7d4f", "#eaf6ee"), "fails": ("#b3261e", "#fdecea"),
@@ -29,7 +29,7 @@ STATUS_COLOURS = {"holds": ("#2e7d4f", "#eaf6ee"), "fails": ("#b3261e", "#fdecea
 
 
 # -- charts ------------------------------------------------------------------------------------------
-def draw_risk(fig: Figure, risk: dict) -> None:
+def draw_risk(fig, risk: dict) -> None:
     """Risk summary (before/after bars with the threshold) and the group-size distribution."""
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.15])
     sides = [(label, risk.get(key), colour) for label, key, colour in
@@ -67,7 +67,7 @@ def draw_risk(fig: Figure, risk: dict) -> None:
     fig.legend(loc="outside upper center", ncols=2, frameon=False, fontsize=9)
 
 
-def draw_utility(fig: Figure, util: dict) -> None:
+def draw_utility(fig, util: dict) -> None:
     ax = fig.subplots()
     rows = utility_rows(util)
     y = np.arange(len(rows))
@@ -91,21 +91,65 @@ CHARTS = {"risk": (draw_risk, (9.0, 3.4)), "utility": (draw_utility, (9.0, 2.2))
 
 
 def chart_png(name: str, data: dict, dpi: int = 150) -> bytes:
+    """The chart drawn by matplotlib, as an opaque RGB PNG (what the PDF embeds without decoding)."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
     draw, size = CHARTS[name]
     fig = Figure(figsize=size, dpi=dpi, layout="constrained")
-    FigureCanvasAgg(fig)
+    canvas = FigureCanvasAgg(fig)
     draw(fig, data)
+    canvas.draw()
+    rgb = np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[..., :3])
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    Image.fromarray(rgb).save(buf, format="png")
     return buf.getvalue()
 
 
+CHART_CACHE = "report-charts"
+CHART_DPI = 170
+
+
+def _chart_key(name: str, data: dict, dpi: int) -> str | None:
+    try:
+        shown = json.dumps(data, sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError):
+        return None
+    try:
+        mpl = version("matplotlib")
+    except PackageNotFoundError:
+        mpl = None
+    return cache_key("chart", name, shown, dpi, source_digest(__file__), mpl)
+
+
 def _png(doc, name: str) -> bytes:
-    """Each chart is drawn once per document; the HTML and the PDF embed the same image."""
+    """Each chart is drawn once per document (or read back from the user's cache); the HTML and the
+    PDF embed the same image."""
     cache = doc.meta.setdefault("png", {})
     if name not in cache:
-        cache[name] = chart_png(name, doc.charts[name], dpi=170)
+        key = _chart_key(name, doc.charts[name], CHART_DPI)
+        png = _cached_png(key) if key else None
+        if png is None:
+            png = chart_png(name, doc.charts[name], dpi=CHART_DPI)
+            if key:
+                store_cached(CHART_CACHE, key, base64.b64encode(png).decode("ascii"))
+        cache[name] = png
     return cache[name]
+
+
+def _cached_png(key: str) -> bytes | None:
+    kept = load_cached(CHART_CACHE, key)
+    if not isinstance(kept, str):
+        return None
+    try:
+        png = base64.b64decode(kept.encode("ascii"), validate=True)
+        pdfdoc.png_image(png)  # a whole, embeddable image, or not used
+    except ValueError:  # not base64, or not a whole PNG image
+        return None
+    return png
 
 
 # -- HTML --------------------------------------------------------------------------------------------
@@ -173,55 +217,60 @@ def render_pdf(doc, path, check=None) -> None:
 
     ``check`` (e.g. a Context's) is called before each section, to stop a cancelled export."""
     check = check or (lambda: None)
-    metadata = {"Title": f"{doc.title} — {doc.meta.get('file', '')}", "Creator": "Veil", "CreationDate": None}
+    metadata = {"Title": f"{doc.title} — {doc.meta.get('file', '')}", "Creator": "Veil"}
     if doc.meta.get("binding"):
         metadata["Keywords"] = doc.meta["binding"]  # ties the PDF to its manifest (veil verify reads it)
-    with PdfPages(path, metadata=metadata) as pdf:
-        writer = _PdfWriter(pdf, footer=f"{doc.title} — {doc.meta.get('file', '')}")
-        writer.text(doc.title, size=20, weight="bold", gap=0.05)
-        writer.paragraph(doc.subtitle, size=9, color="#5b6672")
-        writer.verdict(doc.verdict)
-        for section in doc.sections:
-            check()
-            short = any(b.kind == "code" for b in section.blocks)  # the fingerprints stay on one page
-            writer.heading(section.heading, keep=2.4 if short else 0.9)
-            for b in section.blocks:
-                getattr(writer, f"block_{b.kind}")(b, doc)
-        writer.finish()
+    writer = _PdfWriter(footer=f"{doc.title} — {doc.meta.get('file', '')}")
+    writer.text(doc.title, size=20, weight="bold", gap=0.05)
+    writer.paragraph(doc.subtitle, size=9, color="#5b6672")
+    writer.verdict(doc.verdict)
+    for section in doc.sections:
+        check()
+        short = any(b.kind == "code" for b in section.blocks)  # the fingerprints stay on one page
+        writer.heading(section.heading, keep=2.4 if short else 0.9)
+        for b in section.blocks:
+            getattr(writer, f"block_{b.kind}")(b, doc)
+    writer.finish()
+    with open(path, "wb") as f:
+        f.write(writer.pdf.to_bytes(metadata))
 
 
 class _PdfWriter:
     """Flows text, tables and images down A4 pages (y in inches from the top of the page)."""
 
-    def __init__(self, pdf: PdfPages, footer: str):
-        self.pdf, self.footer, self.page, self.fig = pdf, footer, 0, None
+    def __init__(self, footer: str):
+        self.pdf = pdfdoc.Document(PAGE_W * 72, PAGE_H * 72)
+        self.footer, self.page, self.open = footer, 0, False
         self.new_page()
 
     # -- pages
     def new_page(self):
-        if self.fig is not None:
+        if self.open:
             self._close_page()
         self.page += 1
-        self.fig = Figure(figsize=(PAGE_W, PAGE_H))
-        FigureCanvasAgg(self.fig)
+        self.pdf.new_page()
+        self.open = True
         self.y = MARGIN_TOP
 
     def _close_page(self):
         self._put(MARGIN_X, PAGE_H - MARGIN_BOTTOM / 2, self.footer, size=7.5, color="#5b6672")
         self._put(PAGE_W - MARGIN_X, PAGE_H - MARGIN_BOTTOM / 2, f"page {self.page}", size=7.5, color="#5b6672",
                   ha="right")
-        self.pdf.savefig(self.fig)
 
     def finish(self):
         self._close_page()
-        self.fig = None
+        self.open = False
 
     def ensure(self, height: float):
         if self.y + height > PAGE_H - MARGIN_BOTTOM:
             self.new_page()
 
-    def _put(self, x, y, s, size=BODY, ha="left", **kw):
-        self.fig.text(x / PAGE_W, 1 - y / PAGE_H, s, fontsize=size, ha=ha, va="top", **kw)
+    def _put(self, x, y, s, size=BODY, ha="left", weight="normal", color=None, style="normal", family="sans"):
+        self.pdf.text(x * 72, y * 72, str(s), size, family=family, weight=weight, style=style, colour=color,
+                      align=ha)
+
+    def _rule(self, y, height_pt, colour, x=MARGIN_X, width=TEXT_W):
+        self.pdf.rect(x * 72, y * 72, width * 72, height_pt, colour)
 
     # -- text
     @staticmethod
@@ -263,8 +312,7 @@ class _PdfWriter:
     def heading(self, s, keep=0.9):
         self.ensure(keep)  # keep a heading with the start of its section
         self.y += 0.12
-        self.fig.add_artist(Rectangle((MARGIN_X / PAGE_W, 1 - self.y / PAGE_H), TEXT_W / PAGE_W, 0.6 / 72 / PAGE_H,
-                                      transform=self.fig.transFigure, color="#d8dee4"))
+        self._rule(self.y, 0.6, "#d8dee4")
         self.y += 0.1
         self.text(s, size=13, weight="bold", gap=0.06)
 
@@ -276,10 +324,8 @@ class _PdfWriter:
         self.y += 0.15
         self.ensure(height)
         top = self.y
-        self.fig.add_artist(Rectangle((MARGIN_X / PAGE_W, 1 - (top + height) / PAGE_H), TEXT_W / PAGE_W,
-                                      height / PAGE_H, transform=self.fig.transFigure, color=bg))
-        self.fig.add_artist(Rectangle((MARGIN_X / PAGE_W, 1 - (top + height) / PAGE_H), 0.09 / PAGE_W,
-                                      height / PAGE_H, transform=self.fig.transFigure, color=fg))
+        self._rule(top, height * 72, bg)
+        self._rule(top, height * 72, fg, width=0.09)
         self.y = top + 0.16
         for line in head:
             self.text(line, size=12.5, weight="bold", color=fg, x=MARGIN_X + 0.3)
@@ -336,40 +382,52 @@ class _PdfWriter:
                           ha="right" if right else "left", **style)
             x += w
         self.y += height
-        self.fig.add_artist(Rectangle((MARGIN_X / PAGE_W, 1 - self.y / PAGE_H), TEXT_W / PAGE_W, 0.4 / 72 / PAGE_H,
-                                      transform=self.fig.transFigure, color="#d8dee4"))
+        self._rule(self.y, 0.4, "#d8dee4")
 
     def block_code(self, b, doc):
         for label, name, digest in b.content:
             self.ensure(3 * self.line_height(9))
             self.text(f"{label}: {name}", size=9, weight="bold")
-            self.text(digest, size=8, family="DejaVu Sans Mono", gap=0.06)
+            self.text(digest, size=8, family="mono", gap=0.06)
         self.y += 0.05
 
     def block_chart(self, b, doc):
-        image = imread(io.BytesIO(_png(doc, b.content)), format="png")
-        h_px, w_px = image.shape[:2]
-        height = TEXT_W * h_px / w_px
+        png = _embeddable(_png(doc, b.content))
+        image = pdfdoc.png_image(png)
+        height = TEXT_W * image["height"] / image["width"]
         caption = self.wrap(b.caption, TEXT_W, 8.5)
         self.ensure(height + len(caption) * self.line_height(8.5) + 0.1)
-        ax = self.fig.add_axes((MARGIN_X / PAGE_W, 1 - (self.y + height) / PAGE_H, TEXT_W / PAGE_W, height / PAGE_H))
-        ax.imshow(image, interpolation="antialiased")
-        ax.set_axis_off()
+        self.pdf.image(png, MARGIN_X * 72, self.y * 72, TEXT_W * 72, height * 72)
         self.y += height + 0.06
         for line in caption:
             self.text(line, size=8.5, color="#5b6672", style="italic")
         self.y += 0.1
 
 
+def _embeddable(png: bytes) -> bytes:
+    """``png`` as an 8-bit RGB PNG the PDF can embed as it is (an image with transparency, another
+    depth or interlacing is converted, on white)."""
+    try:
+        pdfdoc.png_image(png)
+        return png
+    except ValueError:
+        import io
+
+        from PIL import Image
+
+        with Image.open(io.BytesIO(png)) as img:
+            rgba = img.convert("RGBA")
+            flat = Image.new("RGB", rgba.size, "white")
+            flat.paste(rgba, mask=rgba.getchannel("A"))
+        buf = io.BytesIO()
+        flat.save(buf, format="png")
+        return buf.getvalue()
+
+
 @functools.lru_cache(maxsize=20000)
 def _text_width(text: str, size: float, weight: str = "normal", mono: bool = False) -> float:
-    """Width in points of ``text`` as matplotlib draws it."""
-    props = FontProperties(family="DejaVu Sans Mono" if mono else "DejaVu Sans", size=size, weight=weight)
-    width, _, _ = _TEXT_TO_PATH.get_text_width_height_descent(text, props, ismath=False)
-    return width
-
-
-_TEXT_TO_PATH = TextToPath()
+    """Width in points of ``text`` as the PDF draws it (the font's advance widths)."""
+    return pdfdoc.font("mono" if mono else "sans", weight).width(text, size)
 
 
 def _text(c) -> str:

@@ -37,3 +37,33 @@ def test_registering_the_plugins_imports_no_learner_and_no_plotting():
     loaded = set(out[1:])
     late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special"}
     assert loaded.isdisjoint(late), sorted(loaded & late)
+
+
+def test_a_second_export_of_the_same_input_trains_and_draws_nothing(tmp_path):
+    """Issue 13 item 16: the report's classifier figures and charts come from the user's cache the
+    second time, in a fresh process: the same figures, and neither scikit-learn nor matplotlib is
+    imported (what made a report cost seconds)."""
+    import json
+
+    from tests.cli.helpers import SMALL_CSV
+
+    data = tmp_path / "small.csv"
+    header, *rows = SMALL_CSV.strip().splitlines()
+    data.write_text("\n".join([header, *rows * 3]) + "\n")
+    env = {**__import__("os").environ, "VEIL_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys\nfrom veil.desktop.launcher import main\n"
+            "try:\n    assert not main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(' '.join(sys.modules))")
+    manifests, loaded = [], []
+    for run in ("first", "second"):
+        out = subprocess.run([sys.executable, "-c", code, "run", "--data", str(data), "--identifier", "name",
+                              "--quasi", "age_band,sex", "--target", "outcome", "--method", "all-features",
+                              "--model", "k-anonymity:k=2", "--out", str(tmp_path / run)],
+                             capture_output=True, text=True, timeout=300, env=env, check=True).stdout
+        loaded.append({m.split(".")[0] for m in out.split()})
+        manifests.append(json.loads((tmp_path / run / "manifest.json").read_text()))
+        assert (tmp_path / run / "report.pdf").read_bytes().startswith(b"%PDF")
+    assert {"sklearn", "matplotlib"} <= loaded[0]  # the first trains and draws
+    assert loaded[1].isdisjoint({"sklearn", "matplotlib"}), sorted(loaded[1] & {"sklearn", "matplotlib"})
+    assert manifests[0]["utility"]["before"] and manifests[0]["utility"]["after"]
+    assert manifests[1]["utility"] == manifests[0]["utility"]

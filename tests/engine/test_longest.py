@@ -176,3 +176,86 @@ def test_the_compiled_search_is_ended_by_its_limits():
         longest_itemsets(x, 2, 10**6, max_nodes=50, backend="dfs")
     with pytest.raises(MiningLimit, match="stopped after 0.5 s without finishing"):
         longest_itemsets(x, 2, 10**6, max_seconds=0.5, backend="dfs")
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+@pytest.mark.parametrize("speculate, sparse", [(1, 8), (1, 0), (10**9, 8)])
+@pytest.mark.parametrize("weighted", [0, 63])
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, monkeypatch):
+    """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
+    first; items handed to pyfim as bit weights (weighted = 63) or as their codes (0)."""
+    from veil.engine import longest_fim
+
+    monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
+    monkeypatch.setattr(longest_fim, "SPECULATE_PATTERNS", speculate)
+    monkeypatch.setattr(longest_fim, "SPARSE_LENGTH", sparse)
+    monkeypatch.setattr(longest_fim, "WEIGHTED_ITEMS", weighted)
+    rng = np.random.default_rng(23)
+    for _ in range(30):
+        n, m = int(rng.integers(3, 22)), int(rng.integers(1, 8))
+        x = rng.random((n, m)) < rng.uniform(0.2, 0.9)
+        k, r = int(rng.integers(1, 5)), int(rng.integers(1, 12))
+        found = longest_itemsets(x, k, r, target=target, backend="pyfim")
+        expected = brute(x, k, r, target)
+        assert found.patterns == expected, (x.astype(int), k, r)
+        assert found.cut == (len(expected[-1][0]) if len(expected) == r else 0)
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+def test_many_items_order_across_bit_words(monkeypatch):
+    """More than 64 items (items reach pyfim as codes; the answer's bitsets take several words, packed
+    all at once or two rows at a time), sparse records, both miners; r = 10⁵ asks for every pattern."""
+    from veil.engine import longest_fim
+
+    rng = np.random.default_rng(5)
+    x = rng.random((70, 150)) < 0.05
+    x[:25, 60:72] |= rng.random((25, 12)) < 0.7  # long patterns across the first word boundary
+    x[25:50, 120:134] |= rng.random((25, 14)) < 0.7
+    for k, r, target in ((3, 40, CLOSED_ITEMSETS), (4, 25, MAXIMAL_ITEMSETS), (3, 10**5, CLOSED_ITEMSETS)):
+        a = longest_itemsets(x, k, r, target=target, backend="python")
+        for carpenter_rows, pack_cells in itertools.product((0, 1000), (1 << 24, 300)):
+            monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
+            monkeypatch.setattr(longest_fim, "PACK_CELLS", pack_cells)  # 300: two rows packed at a time
+            b = longest_itemsets(x, k, r, target=target, backend="pyfim")
+            assert (a.patterns, a.cut) == (b.patterns, b.cut), (k, r, target, carpenter_rows, pack_cells)
+
+
+@pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
+    """Row enumeration at the first floor (few long records), yet short records on average: with many
+    patterns wanted, one FP-growth run at floor 1 (sparse = 8) gives what the floors give (sparse = 0)."""
+    from veil.engine import longest_fim
+
+    monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 100)
+    rng = np.random.default_rng(17)
+    x = np.zeros((310, 40), dtype=bool)
+    for i in range(300):
+        x[i, rng.choice(40, size=int(rng.integers(1, 4)), replace=False)] = True
+    x[300:, :15] = rng.random((10, 15)) < 0.85
+    a = longest_itemsets(x, 2, 10**5, target=target, backend="python")
+    for sparse in (8, 0):
+        monkeypatch.setattr(longest_fim, "SPARSE_LENGTH", sparse)
+        b = longest_itemsets(x, 2, 10**5, target=target, backend="pyfim")
+        assert (a.patterns, a.cut) == (b.patterns, b.cut), sparse
+        assert b.nodes == 1 if sparse else b.nodes > 1  # one C run, or several floors
+
+
+def test_the_first_floor_search_matches_a_descent_one_by_one():
+    """The floor search (doubling steps, then halving) finds what trying every floor downwards finds."""
+    import scipy.sparse as sp
+
+    from veil.engine import longest_fim
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        x = rng.random((int(rng.integers(2, 60)), int(rng.integers(1, 30)))) < rng.uniform(0.05, 0.9)
+        m = sp.csr_matrix(x)
+        k, z = int(rng.integers(1, 6)), int(rng.integers(1, 35))
+        row_of = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        floor = z
+        while floor > 1 and longest_fim._reachable(m, row_of, k, floor) is None:
+            floor -= 1
+        expected = (floor, longest_fim._reachable(m, row_of, k, floor))
+        assert longest_fim._first_floor(m, row_of, k, z) == expected
