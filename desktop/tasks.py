@@ -227,6 +227,9 @@ def export(registry, result: RunResult, folder: str | os.PathLike, options: Expo
 
 # -- failures -----------------------------------------------------------------------------------
 
+SUMMARY_CHARS = 160  # a failure's line in a batch's summary box, at most
+
+
 @dataclass(frozen=True)
 class Failure:
     """Why a job failed, in words for the user, with the technical details on demand."""
@@ -251,10 +254,19 @@ class Failure:
 def failures_summary(failed, total: int) -> tuple[str, str]:
     """One title and message for the runs of a batch that failed (never one box per run)."""
     title = f"Run #{failed[0].id} failed" if len(failed) == 1 else f"{len(failed)} of {total} runs failed"
-    lines = [f"#{e.id} {e.label}: {e.failure.message}" for e in failed[:8]]
+    lines = [f"#{e.id} {e.label}: {_first_line(e.failure.message)}" for e in failed[:8]]
     if len(failed) > 8:
         lines.append(f"… and {len(failed) - 8} more (the queue lists them all)")
     return title, "\n".join(lines)
+
+
+def _first_line(message: str, limit: int = SUMMARY_CHARS) -> str:
+    """A failure's message as one short line for a summary (the whole message stays in the run's details)."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    if len(lines) > 1:
+        line += " …"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def details_for_user(failures) -> str:

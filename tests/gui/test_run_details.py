@@ -76,3 +76,20 @@ def test_several_failures_make_one_summary_without_a_traceback(window, qtbot):
     assert title == "3 of 6 runs failed" and message.count("exploded") == 3
     assert "Traceback" not in details and "veil-error-" in details
     window.last_error.close()
+
+
+def test_a_summary_gives_each_failure_one_short_line():
+    from types import SimpleNamespace
+
+    from veil.desktop.tasks import SUMMARY_CHARS, Failure, failures_summary
+
+    long = ("An attempt has been made to start a new process before the current process has finished its "
+            "bootstrapping phase.\n\n        This probably means that you are not using fork to start your\n"
+            "        child processes and you have forgotten to use the proper idiom\n" + "x" * 500)
+    failed = [SimpleNamespace(id=i, label=f"run {i}", failure=Failure(long if i % 2 else "k is too large"))
+              for i in range(1, 7)]
+    title, message = failures_summary(failed, 6)
+    lines = message.splitlines()
+    assert title == "6 of 6 runs failed" and len(lines) == 6
+    assert all(len(line) <= SUMMARY_CHARS + len("#6 run 6: ") for line in lines)
+    assert lines[0].endswith("bootstrapping phase. …") and lines[1] == "#2 run 2: k is too large"
