@@ -58,6 +58,27 @@ def have_numba() -> bool:
 
 
 @njit(cache=True)
+def _supported(items, start, end, cnt, k):
+    """How many of the entries ``items[start:end]`` are items with support ≥ k (by ``cnt``)."""
+    w = 0
+    for e in range(start, end):
+        if cnt[items[e]] >= k:
+            w += 1
+    return w
+
+
+@njit(cache=True)
+def _copy_supported(items, start, end, cnt, k, out, at):
+    """Append the supported entries of ``items[start:end]`` to ``out`` from ``at``; the new end."""
+    for e in range(start, end):
+        it = items[e]
+        if cnt[it] >= k:
+            out[at] = it
+            at += 1
+    return at
+
+
+@njit(cache=True)
 def _peel(ptr, items, rid, n, need, k, cnt):
     """The fixpoint of dropping items with support < k and records with fewer than ``need`` items.
 
@@ -73,10 +94,7 @@ def _peel(ptr, items, rid, n, need, k, cnt):
         kept_rows = 0
         kept_entries = 0
         for i in range(n):
-            w = 0
-            for e in range(ptr[i], ptr[i + 1]):
-                if cnt[items[e]] >= k:
-                    w += 1
+            w = _supported(items, ptr[i], ptr[i + 1], cnt, k)
             if w >= need:
                 kept_rows += 1
                 kept_entries += w
@@ -93,16 +111,8 @@ def _peel(ptr, items, rid, n, need, k, cnt):
         row = 0
         at = 0
         for i in range(n):
-            w = 0
-            for e in range(ptr[i], ptr[i + 1]):
-                if cnt[items[e]] >= k:
-                    w += 1
-            if w >= need:
-                for e in range(ptr[i], ptr[i + 1]):
-                    it = items[e]
-                    if cnt[it] >= k:
-                        new_items[at] = it
-                        at += 1
+            if _supported(items, ptr[i], ptr[i + 1], cnt, k) >= need:
+                at = _copy_supported(items, ptr[i], ptr[i + 1], cnt, k, new_items, at)
                 new_rid[row] = rid[i]
                 row += 1
                 new_ptr[row] = at
@@ -395,10 +405,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         kept = 0
         if frequent >= need:
             for q in range(len(rows)):
-                w = 0
-                for e in range(ptr[rows[q]], at_c[q]):
-                    if cnt[items[e]] >= k:
-                        w += 1
+                w = _supported(items, ptr[rows[q]], at_c[q], cnt, k)
                 if w >= need:
                     size += w
                     kept += 1
@@ -414,16 +421,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         at = 0
         row = 0
         for q in range(len(rows)):
-            w = 0
-            for e in range(ptr[rows[q]], at_c[q]):
-                if cnt[items[e]] >= k:
-                    w += 1
-            if w >= need:
-                for e in range(ptr[rows[q]], at_c[q]):
-                    it = items[e]
-                    if cnt[it] >= k:
-                        child_items[at] = it
-                        at += 1
+            if _supported(items, ptr[rows[q]], at_c[q], cnt, k) >= need:
+                at = _copy_supported(items, ptr[rows[q]], at_c[q], cnt, k, child_items, at)
                 child_rid[row] = rid[rows[q]]
                 row += 1
                 child_ptr[row] = at
