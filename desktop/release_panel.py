@@ -106,7 +106,9 @@ class ReleasePanel(QWidget):
                                          "the nodes its values were generalised to")
         self.hierarchy_button.clicked.connect(self._request_hierarchy)
         self.table.horizontalHeader().sectionDoubleClicked.connect(self._header_double_clicked)
-        hierarchies = QHBoxLayout()
+        self.hierarchy_row = QWidget()  # shown only for a release with generalised quasi-identifiers
+        hierarchies = QHBoxLayout(self.hierarchy_row)
+        hierarchies.setContentsMargins(0, 0, 0, 0)
         hierarchies.addWidget(QLabel("Hierarchy of"))
         hierarchies.addWidget(self.hierarchy_column)
         hierarchies.addWidget(self.hierarchy_button)
@@ -114,7 +116,7 @@ class ReleasePanel(QWidget):
         self._set_columns([])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
-        layout.addLayout(hierarchies)
+        layout.addWidget(self.hierarchy_row)
         layout.addWidget(split)
 
     def _set_columns(self, columns: list[str]) -> None:
@@ -122,6 +124,7 @@ class ReleasePanel(QWidget):
         self.hierarchy_column.addItems(columns)
         self.hierarchy_column.setEnabled(bool(columns))
         self.hierarchy_button.setEnabled(bool(columns))
+        self.hierarchy_row.setHidden(not columns)  # nothing to choose (item sets, chosen features): no empty control
 
     def _request_hierarchy(self) -> None:
         if self.hierarchy_column.currentText():

@@ -53,6 +53,7 @@ def test_each_quasi_identifiers_hierarchy_is_at_hand_in_the_preview(demo_window,
     qtbot.waitUntil(lambda: panel.hierarchy_column.count() > 0)
     shown = [panel.hierarchy_column.itemText(i) for i in range(panel.hierarchy_column.count())]
     assert shown == list(entry.outcome.result.release.quasi_identifiers)
+    assert not panel.hierarchy_row.isHidden()
     panel.hierarchy_column.setCurrentIndex(len(shown) - 1)
     panel.hierarchy_button.click()
     dialog = demo_window.dataset_panel.hierarchy_dialog

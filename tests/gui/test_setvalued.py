@@ -118,6 +118,7 @@ def test_the_preview_shows_each_group_with_its_centre(k_sweep, qtbot, baskets):
     assert panel.model.data(panel.model.index(0, centre_column)) == rows[CENTRE].iloc[0]
     assert panel.smallest.item(0).text().startswith(f"{rows[SIZE].iloc[0]} record")
     assert panel.largest.item(0).text().startswith(f"{rows[SIZE].max():,} record")
+    assert panel.hierarchy_row.isHidden()  # item sets have no hierarchy: no empty, disabled chooser
     assert f"largest {rows[SIZE].max():,}" in panel.summary.text()
 
 
