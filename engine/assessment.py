@@ -176,7 +176,7 @@ def _memoised(metric, original, release: Release, ctx: Context):
     after export of the same input then trains the "before" classifier once, and an unchanged
     release (all features) costs nothing more.
     """
-    key = (type(metric).__module__, type(metric).__qualname__, ctx.seed, release.target, content_digest(release.frame))
+    key = (type(metric).__module__, type(metric).__qualname__, ctx.seed, release.target, _release_digest(release))
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)
@@ -187,6 +187,16 @@ def _memoised(metric, original, release: Release, ctx: Context):
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     return value
+
+
+def _release_digest(release: Release) -> str:
+    """:func:`content_digest` of a release's frame, computed once per release and kept (as
+    :meth:`Release.group_ids` is): the figures of one export share it."""
+    digest = release.__dict__.get("_content_digest")
+    if digest is None:
+        digest = content_digest(release.frame)
+        object.__setattr__(release, "_content_digest", digest)  # a cache, not a field
+    return digest
 
 
 def content_digest(frame: pd.DataFrame) -> str:

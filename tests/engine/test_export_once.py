@@ -110,3 +110,18 @@ def test_the_shuffle_takes_rows_exactly_as_iloc(seed):
     order = rng.permutation(n)
     pd.testing.assert_frame_equal(take_rows(frame, order), frame.iloc[order].reset_index(drop=True))
     assert take_rows(frame, order).attrs == {"note": "kept"}
+
+
+def test_an_exports_utility_figures_digest_each_release_once(tmp_path, monkeypatch):
+    """The report's classifier figures (several metrics, before and after) key their memo by the
+    release's content: each release's rows are hashed once, not once per metric."""
+    from veil.engine import assessment
+
+    hashed = []
+    real = assessment.content_digest
+    monkeypatch.setattr(assessment, "content_digest", lambda frame: hashed.append(len(frame)) or real(frame))
+    result = execute(REGISTRY, table(), RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"),
+                                                0, ("min-group-size",)), Context(0))
+    export_release(REGISTRY, result, tmp_path / "out", ExportOptions("csv"), report=ReportOptions(utility=True))
+    in_report = len(assessment.utility_metrics(REGISTRY))
+    assert in_report >= 2 and len(hashed) == 2, hashed  # the input and the release: one digest each
