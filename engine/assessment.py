@@ -76,12 +76,14 @@ def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | Non
     named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
     named += [("target", roles["target"])] if roles.get("target") else []
     named += [("sensitive", c) for c in roles.get("sensitive") or ()]
+    named += [("quasi-identifier", c) for c in roles.get("exact_quasi_identifiers") or ()]
     elsewhere = {c for part in (parts or {}).values() for c in part.columns}
     for role, column in named:
         if column not in frame.columns and not (role == "sensitive" and column in elsewhere):
             raise BadInput(f"the file lacks the {role} column {column!r}")
     return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
-                   sensitive=tuple(roles.get("sensitive") or ()))
+                   sensitive=tuple(roles.get("sensitive") or ()),
+                   exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()))
 
 
 def assess(registry, original, before: Release | None, after: Release | None, options: ReportOptions,
@@ -104,13 +106,13 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
     if release is None:
         return None
     ctx.check()
-    sizes = release.class_sizes()  # once: the risk figures and the group sizes below share it
+    sizes = release.linkage_class_sizes()  # once: the risk figures and the group sizes below share it
     r = reidentification_risk(sizes, threshold=threshold)
     values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
               "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
               "marketer": _number(r.marketer)}
     ctx.check()
-    return {"columns": list(release.quasi_identifiers), "records": int(len(sizes)),
+    return {"columns": release.linkage_columns(), "records": int(len(sizes)),
             "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
             "smallest_group": int(sizes.min()) if len(sizes) else None,
             **values, "group_sizes": group_size_shares(sizes)}

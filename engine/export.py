@@ -593,7 +593,7 @@ MANIFEST_SHAPE = {
                "schema": ([dict], NULL)}, NULL),
     "project": ({"path": str, "sha256": _TEXT}, NULL),
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
-    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS},
+    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
     "removed_identifiers": _TEXTS, "release_kind": _TEXT,
     "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),

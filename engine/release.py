@@ -85,6 +85,11 @@ class Release:
         A set-valued release's item sets: each *group's* centre (one row per group, sparse), with
         ``groups`` giving every record's row. ``frame`` then holds only the per-record columns
         (target, group); exporters stream the sets in chunks, never as a dense records × items frame.
+    exact_quasi_identifiers : tuple of str
+        Quasi-identifiers the release publishes *exact* beside its groups (bucketisation, Anatomy):
+        the groups hide which sensitive value is a record's, not who the record is. An attacker
+        links a person to records on these columns, so the re-identification risk groups on them
+        (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
     """
 
     kind: str
@@ -100,6 +105,7 @@ class Release:
     group_values: pd.DataFrame | None = None
     parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     sets: object | None = None  # a SetValued of group centres
+    exact_quasi_identifiers: tuple[str, ...] = ()
 
     @property
     def n_rows(self) -> int:
@@ -153,9 +159,25 @@ class Release:
             return np.zeros(0, dtype=np.int64)
         return np.bincount(ids)[ids].astype(np.int64)
 
+    def linkage_class_sizes(self) -> np.ndarray:
+        """Size of each record's class of look-alikes for an attacker who knows a person's published
+        values: the records equal on the quasi-identifiers published exact, when the release has
+        them (bucketisation: its groups do not hide who is in the table), else :meth:`class_sizes`.
+        The re-identification risk figures use these sizes; the privacy model uses the groups."""
+        if not self.exact_quasi_identifiers:
+            return self.class_sizes()
+        return class_sizes(self.frame[list(self.exact_quasi_identifiers)])
+
+    def linkage_columns(self) -> list[str]:
+        """The columns :meth:`linkage_class_sizes` groups on (the risk figures' "columns")."""
+        return list(self.exact_quasi_identifiers or self.quasi_identifiers)
+
     def roles(self) -> dict:
-        return {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
-                "sensitive": list(self.sensitive)}
+        roles = {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
+                 "sensitive": list(self.sensitive)}
+        if self.exact_quasi_identifiers:
+            roles["exact_quasi_identifiers"] = list(self.exact_quasi_identifiers)
+        return roles
 
 
 def class_sizes(frame: pd.DataFrame) -> np.ndarray:

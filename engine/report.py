@@ -231,6 +231,10 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
     elif after and (before.get("columns") or []) != after.get("columns"):
         sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
                      "“after” at the columns the release keeps, as released.")
+    if (manifest.get("roles") or {}).get("exact_quasi_identifiers"):
+        sec.add("p", "This release publishes the quasi-identifiers exact beside its groups (bucketisation), so "
+                     "the groups do not lower this risk: they hide only which of its group's sensitive values is a "
+                     "record's. The privacy model above judges that.")
     if risk.get("after_note"):
         sec.add("p", f"No “after” figures: {risk['after_note']}.")
     doc.charts["risk"] = risk
@@ -298,9 +302,17 @@ def _caveats(registry, manifest: dict) -> Section:
             items += list(registry.get("privacy-model", pm["name"]).caveats)
         except BadInput:
             pass
-        qis = (manifest.get("roles") or {}).get("quasi_identifiers") or []
-        items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could know "
-                     "other columns of a person, those columns are not protected by it.")
+        roles = manifest.get("roles") or {}
+        qis = roles.get("quasi_identifiers") or []
+        exact = roles.get("exact_quasi_identifiers") or []
+        if exact:
+            items.append(f"The quasi-identifiers {_names(exact)} are published exact, as in the input: anyone who "
+                         "knows them can find a person's record (the re-identification risk above is the input's). "
+                         "The guarantee covers only the link from a record to its sensitive value "
+                         f"({_names(roles.get('sensitive') or []) or 'none'}), which the file gives per group.")
+        else:
+            items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could "
+                         "know other columns of a person, those columns are not protected by it.")
     elif manifest.get("release_kind") == FEATURE_WEIGHTS:
         items.append("No record-level privacy model applies: the file holds feature weights, not records. What the "
                      "weights reveal is limited only by the differential privacy stated below, if any.")

@@ -70,5 +70,6 @@ def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, popula
 
 
 def release_risk(release, *, threshold: float = DEFAULT_THRESHOLD) -> Risk:
-    """The risk of a release (its groups, or equality on its quasi-identifiers)."""
-    return reidentification_risk(release.class_sizes(), threshold=threshold)
+    """The risk of a release: its groups, or equality on its quasi-identifiers, or on the
+    quasi-identifiers it publishes exact beside its groups (bucketisation)."""
+    return reidentification_risk(release.linkage_class_sizes(), threshold=threshold)

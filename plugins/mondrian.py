@@ -446,7 +446,7 @@ def bucketised(table, qis, sensitive, groups, rng) -> Release:
     sizes = np.bincount(groups)
     # The privacy model judges the buckets (the group column); the quasi-identifiers are released exact.
     return Release(BUCKETISED_TABLE, frame, (GROUP_COLUMN,), target=table.schema.target, sensitive=(sensitive,),
-                   groups=groups, parts={"sensitive": part},
+                   groups=groups, parts={"sensitive": part}, exact_quasi_identifiers=tuple(qis),
                    notes=(f"Bucketised (Anatomy): the quasi-identifiers {', '.join(qis)} are released exact; the groups "
                           f"hide only which of its group's sensitive values a record has, not who is in the table.",),
                    details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),

@@ -24,7 +24,7 @@ from veil.engine import Metric, hookimpl, param, prosecutor_risks as risks_of_si
 
 def prosecutor_risks(release) -> np.ndarray:
     """Each record's prosecutor risk: 1 / the size of its equivalence class (the engine's own figure)."""
-    return risks_of_sizes(release.class_sizes())
+    return risks_of_sizes(release.linkage_class_sizes())
 
 
 class _Risk(Metric):
