@@ -270,9 +270,9 @@ class ConfigPanel(QScrollArea):
         return box
 
     def _choose_defaults(self) -> None:
-        models = self.registry.names("privacy-model")
-        if self.config.model is None and models:
-            self.model_combo.setCurrentIndex(self.model_combo.findData(models[0]))
+        if self.config.model is None and self.registry.names("privacy-model"):
+            # the model its plugin declares preferred (the first by name when none does)
+            self.model_combo.setCurrentIndex(self.model_combo.findData(self.registry.preferred("privacy-model")))
         for name, check in self.metric_boxes.items():
             check.setChecked(self.registry.get("metric", name).cost == CHEAP)  # declared, never named
         self._refresh_plan()

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
                                QSpinBox, QTableView, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__, read_column_names
+from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__, classifier_skipped, read_column_names
 
 from . import tasks
 from .models import PluginsModel, TableModel
@@ -194,6 +194,10 @@ def default_export_folder(name: str = "") -> Path:
     return Path(docs) / "Veil releases" / name if name else Path(docs) / "Veil releases"
 
 
+REPORT_PLAIN = "Write the report (HTML and PDF: the privacy verdict, the risk before and after)"
+REPORT_TRAINS = "Write the report (HTML and PDF; trains a classifier, so it can take a while)"
+
+
 class ExportDialog(QDialog):
     """Which run to release, in which format, where; the rules are the engine's."""
 
@@ -216,7 +220,7 @@ class ExportDialog(QDialog):
         self.fmt.setCurrentIndex(max(self.fmt.findData(registry.preferred("exporter")), 0))
         self.shuffle = QCheckBox("Shuffle the rows (recommended: row order can identify people)")
         self.shuffle.setChecked(True)
-        self.report = QCheckBox("Write the report (HTML and PDF; trains a classifier, so it can take a while)")
+        self.report = QCheckBox(REPORT_TRAINS)
         self.report.setChecked(True)
         self.folder = QLineEdit(self._suggested())
         self.note = muted("")  # what the chosen run releases, when that needs saying
@@ -270,9 +274,7 @@ class ExportDialog(QDialog):
     def _fit_formats(self) -> None:
         """A set-valued release is written one item set per line: only the formats that declare they
         stream item sets are offered for it (the first of them chosen); every format for the others."""
-        entry = self._runs.entry(self.run_id()) if self.run_id() is not None else None
-        release = entry.outcome.result.release if entry is not None and entry.outcome is not None \
-            and entry.outcome.result is not None else None
+        release = self._release()
         sets = release is not None and release.sets is not None
         model = self.fmt.model()
         able = []
@@ -292,6 +294,14 @@ class ExportDialog(QDialog):
         text = self._describe(self.run_id()) if self._describe is not None else ""
         self.note.setText(text)
         self.note.setVisible(bool(text))
+        release = self._release()
+        skipped = classifier_skipped(release) if release is not None else ""
+        self.report.setText(REPORT_TRAINS if not skipped else f"{REPORT_PLAIN} (no classifier: {skipped})")
+
+    def _release(self):
+        entry = self._runs.entry(self.run_id()) if self.run_id() is not None else None
+        return entry.outcome.result.release if entry is not None and entry.outcome is not None \
+            and entry.outcome.result is not None else None
 
     def _browse(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Export into folder", self.folder.text())

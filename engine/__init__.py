@@ -133,6 +133,7 @@ _EXPORTS = {
     "demo_path": ("datasource", "demo_path"),
     "load_demo": ("datasource", "load_demo"),
     "ReportOptions": ("assessment", "ReportOptions"),
+    "classifier_skipped": ("assessment", "classifier_skipped"),
     "Export": ("export", "Export"),
     "ExportOptions": ("export", "ExportOptions"),
     "export_release": ("export", "export_release"),
@@ -236,7 +237,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .charts import draw as draw_chart, mark_runs, orientations, picked_run, save_chart  # noqa: F401
     from .containment import KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint, class_sizes_per_record, kac, kac_per_record, partition_of  # noqa: F401
     from .datasource import DataSource, demo_path, load_demo  # noqa: F401
-    from .assessment import ReportOptions  # noqa: F401
+    from .assessment import ReportOptions, classifier_skipped  # noqa: F401
     from .export import Export, ExportOptions, export_release, read_manifest, verify_file, verify_manifest, write_release  # noqa: F401
     from .report import regenerate_report  # noqa: F401
     from .roles import (exposed_sensitive, may_release_sensitive, released_sensitive,  # noqa: F401

@@ -141,18 +141,31 @@ def group_size_shares(sizes: np.ndarray) -> dict:
     return out
 
 
+NO_TARGET = "the data has no target column, so no classifier was trained"
+
+
+def classifier_skipped(release: Release | None) -> str:
+    """Why a report on this release trains no classifier ("" when it trains one: the release has a
+    target column and at most ``MAX_UTILITY_ROWS`` records). The export dialog says it beforehand."""
+    if release is None:
+        return ""
+    if release.target is None:
+        return NO_TARGET
+    if release.n_rows > MAX_UTILITY_ROWS:
+        return (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
+                f"(run the utility metrics on a sample instead)")
+    return ""
+
+
 def _utility(registry, original, before: Release | None, after: Release | None, ctx) -> dict:
     target = (after or before).target if (after or before) is not None else None
     out = {"classifier": "LinearSVC (squared hinge, C tuned on an inner split), stratified 5-fold cross-validation",
            "target": target, "before": None, "after": None, "note": None,
            "titles": {m.name: m.title for m in utility_metrics(registry)}}
-    if target is None:
-        out["note"] = "the data has no target column, so no classifier was trained"
-        return out
-    too_big = [r for r in (before, after) if r is not None and r.n_rows > MAX_UTILITY_ROWS]
-    if too_big:
-        out["note"] = (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
-                       f"(run the utility metrics on a sample instead)")
+    skipped = next((why for why in map(classifier_skipped, (after, before)) if why), None) \
+        if (after or before) is not None else NO_TARGET
+    if skipped:
+        out["note"] = skipped
         return out
     for i, (side, release) in enumerate((("before", before), ("after", after))):
         if release is None:

@@ -22,6 +22,7 @@ class KAnonymity(GroupSizeModel):
     paper = "000_0106b4def2026c16"
     description = "Every record shares its quasi-identifier values with at least k−1 others."
     Params = KParams
+    preferred = True  # the model a new configuration starts with: the one every data holder knows
     caveats = ("k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
                "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
                "t-closeness protect sensitive columns.",)

@@ -40,6 +40,7 @@ def run_and_wait(window, qtbot, expected_runs: int) -> None:
 def export_and_verify(window, qtbot, registry, run_id: int, out, report: bool = False) -> dict:
     dialog = window.actions.export_release(run_id)
     assert dialog.run_id() == run_id and dialog.folder.text().endswith(f"demo-hospital-admissions-run-{run_id}")
+    assert "trains a classifier" in dialog.report.text()  # the demo's releases keep their class column
     dialog.folder.setText(str(out))
     dialog.report.setChecked(report)
     with qtbot.waitSignal(window.controller.exported, timeout=60_000) as blocker:

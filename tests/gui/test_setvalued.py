@@ -149,6 +149,8 @@ def export_and_read_back(window, done, qtbot, tmp_path, sets):
     dialog = window.actions.export_release(entry.id)
     chosen = window.registry.get("exporter", dialog.fmt.currentData())
     assert chosen.writes_sets  # the table formats cannot write item sets: they are not offered
+    # the report's checkbox says what it will compute: item sets without a class train no classifier
+    assert "trains a classifier" not in dialog.report.text() and "no target column" in dialog.report.text()
     assert not any(dialog.fmt.model().item(i).isEnabled() for i in range(dialog.fmt.count())
                    if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets)
     dialog.folder.setText(str(tmp_path / "release"))

@@ -76,6 +76,10 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
     assert titles == ["Veil — demo hospital admissions"]
     assert window.controller.dataset.table.n_rows == 5000
     assert window.config_panel.model_combo.count() > 0  # the privacy models are offered
+    # the one chosen is the model its plugin declares preferred, not the first by name
+    preferred = [c.name for c in registry.classes("privacy-model") if c.preferred]
+    assert len(preferred) == 1 and preferred[0] != registry.names("privacy-model")[0]
+    assert window.config_panel.model_combo.currentData() == preferred[0]
     window.close()
 
 
