@@ -192,28 +192,76 @@ class PrivacyUtility(Chart):
             front[ok[efficient_frontier(pts[ok], maximise)]] = True
         ax = figure.add_subplot()
         dominated = ~front & ~fails
-        grey = ax.scatter(pts[dominated, 0], pts[dominated, 1], color="#b0b0b0", alpha=0.7, label="dominated")
-        mark_runs(figure, grey, wide.loc[dominated, "run"])
+        colours = {}
+        for m in dict.fromkeys(wide["method"]):  # each method one colour, on and off the frontier
+            colours[m] = f"C{len(colours) % 10}"
+            mine = (wide["method"] == m).to_numpy()
+            on, off = front & mine, dominated & mine
+            if on.any():
+                dots = ax.scatter(pts[on, 0], pts[on, 1], color=colours[m], label=m, zorder=3, edgecolor="black",
+                                  linewidth=0.5)
+                mark_runs(figure, dots, wide.loc[on, "run"])
+            if off.any():  # dominated: the method's colour, hollow
+                rings = ax.scatter(pts[off, 0], pts[off, 1], facecolor="none", edgecolor=colours[m], alpha=0.8,
+                                   label=f"{m} (dominated)" if not on.any() else None, zorder=2)
+                mark_runs(figure, rings, wide.loc[off, "run"])
+        if dominated.any():
+            ax.scatter([], [], facecolor="none", edgecolor="#707070", label="hollow: dominated")
         if fails.any():
             failed = ax.scatter(pts[fails, 0], pts[fails, 1], facecolor="none", edgecolor="#c5221f", marker="X",
                                 label="fails its privacy model")
             mark_runs(figure, failed, wide.loc[fails, "run"])
-        for m in dict.fromkeys(wide["method"]):
-            on = front & (wide["method"] == m).to_numpy()
-            if on.any():
-                dots = ax.scatter(pts[on, 0], pts[on, 1], label=m, zorder=3, edgecolor="black", linewidth=0.5)
-                mark_runs(figure, dots, wide.loc[on, "run"])
         fp = pts[front][np.argsort(pts[front][:, 0])] if front.any() else np.zeros((0, 2))
         ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
         if params.labels:
-            for i in np.flatnonzero(front):
-                text = _setting(wide.iloc[i], keys)
-                if text:
-                    ax.annotate(text, pts[i], textcoords="offset points", xytext=(4, 4), fontsize=7)
+            # frontier points first, then the dominated ones (greyer); a label that would overlap one
+            # already placed tries other sides of its point, and is left out when none is free
+            order = [*np.flatnonzero(front), *np.flatnonzero(dominated)]
+            texts = [(i, _setting(wide.iloc[i], keys), "black" if front[i] else "#707070") for i in order]
+            figure.veil_hidden_labels = place_labels(figure, ax, pts, [t for t in texts if t[1]])
         ax.set_xlabel(f"{x} ({'higher' if maximise[0] else 'lower'} is more private)")
         ax.set_ylabel(f"{y} ({'higher' if maximise[1] else 'lower'} is better)")
         _legend_outside(ax)
         ax.grid(alpha=0.3)
+
+
+LABEL_OFFSETS = ((4, 4), (4, -11), (-4, 4), (-4, -11), (4, 12), (-4, 12), (4, -19), (-4, -19))
+
+
+def place_labels(figure, ax, pts: np.ndarray, texts) -> int:
+    """Annotate each point (index, text, colour) at the first offset where its label overlaps no label
+    placed before it (nor leaves the axes); labels with no free place are left out. Returns how many
+    were left out (each point stays clickable, and its run's row says its setting)."""
+    if not hasattr(figure.canvas, "get_renderer") and type(figure.canvas).__name__ == "FigureCanvasBase":
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)  # a bare Figure: give it the raster canvas that measures text
+    try:
+        renderer = figure.canvas.get_renderer()
+    except AttributeError:  # a canvas that cannot measure text: place every label at its first offset
+        renderer = None
+    placed, hidden = [], 0
+    box = ax.get_window_extent(renderer) if renderer is not None else None
+    if renderer is not None:  # the points themselves are obstacles: a label never covers a marker
+        from matplotlib.transforms import Bbox
+
+        r = 3.5 * figure.dpi / 72
+        placed += [Bbox.from_extents(px - r, py - r, px + r, py + r) for px, py in ax.transData.transform(pts)]
+    for i, text, colour in texts:
+        for dx, dy in LABEL_OFFSETS if renderer is not None else LABEL_OFFSETS[:1]:
+            ann = ax.annotate(text, pts[i], textcoords="offset points", xytext=(dx, dy), fontsize=7, color=colour,
+                              ha="left" if dx >= 0 else "right")
+            if renderer is None:
+                break
+            extent = ann.get_window_extent(renderer)
+            inside = box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1
+            if inside and not any(extent.overlaps(other) for other in placed):
+                placed.append(extent)
+                break
+            ann.remove()
+        else:
+            hidden += 1
+    return hidden
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""The efficient frontier chart: orientation from declared metrics, dominated points greyed, runs tagged."""
+"""The efficient frontier chart: orientation from declared metrics, dominated points hollow in their
+method's colour, runs tagged, labels that never overlap."""
 
 import itertools
 
@@ -40,12 +41,14 @@ def test_losses_are_minimised_as_the_metrics_declare():
     figure = Figure()
     draw_chart(registry, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}),
                _results([(0.1, 0.1), (0.2, 0.2), (0.3, 0.1), (0.05, 0.3)]), figure)
-    tagged = {tuple(runs) for _, runs in figure.veil_runs}
-    assert (1, 2) in tagged  # the dominated runs, greyed
-    assert {0, 3} == {r for _, runs in figure.veil_runs[1:] for r in runs}
+    tagged = [tuple(runs) for _, runs in figure.veil_runs]
+    assert tagged == [(0, 3), (1, 2)]  # the frontier, then the dominated runs (hollow)
+    dots, rings = (artist for artist, _ in figure.veil_runs)
+    assert (rings.get_facecolor().size == 0 or rings.get_facecolor()[:, 3].max() == 0)  # hollow
+    assert (dots.get_facecolor()[0][:3] == rings.get_edgecolor()[0][:3]).all()  # the method's colour
     ax = figure.axes[0]
     assert "lower is more private" in ax.get_xlabel() and "lower is better" in ax.get_ylabel()
-    assert {t.get_text() for t in ax.texts} == {"k=0", "k=30"}
+    assert {t.get_text() for t in ax.texts} == {"k=0", "k=10", "k=20", "k=30"}  # every point named
 
 
 def test_an_undeclared_orientation_asks_the_user():
@@ -57,7 +60,7 @@ def test_an_undeclared_orientation_asks_the_user():
     draw_chart(registry, PluginCall("privacy-utility", {"privacy": "mystery", "utility": "uloss",
                                                         "privacy_better": "higher"}),
                _results([(1, 2), (2, 2)], metrics=("mystery", "uloss")), figure)
-    assert [runs for _, runs in figure.veil_runs] == [[0], [1]]
+    assert [runs for _, runs in figure.veil_runs] == [[1], [0]]  # higher is more private: run 1 on the frontier
 
 
 def test_runs_that_fail_their_model_are_never_on_the_frontier():
@@ -68,5 +71,18 @@ def test_runs_that_fail_their_model_are_never_on_the_frontier():
     figure = Figure()
     draw_chart(registry, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}), results, figure)
     tagged = [runs for _, runs in figure.veil_runs]
-    assert tagged == [[1], [2], [0]]  # dominated; failing (its own marker); the frontier
-    assert {t.get_text() for t in figure.axes[0].texts} == {"k=0"}  # settings JSON never labels a point
+    assert tagged == [[0], [1], [2]]  # the frontier; dominated; failing (its own marker)
+    assert {t.get_text() for t in figure.axes[0].texts} == {"k=0", "k=10"}  # settings JSON never labels a point
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=40))
+def test_labels_never_overlap_and_every_point_is_labelled_or_counted(points):
+    registry = make_registry()
+    figure = Figure(figsize=(7, 4.5))
+    draw_chart(registry, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}),
+               _results(points), figure)
+    renderer = figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in figure.axes[0].texts]
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    assert len(boxes) + figure.veil_hidden_labels == len(points)
