@@ -160,6 +160,9 @@ def _read_options(p):
     p.add_argument("--encoding", help="text encoding (default: detected)")
     p.add_argument("--skip-rows", dest="skip_rows", type=int, default=0,
                    help="lines to skip at the top of a text file (e.g. 1 for UCI's adult.test)")
+    p.add_argument("--drop-missing", dest="drop_missing", action="store_true",
+                   help="drop every record with a missing value (an empty cell or '?') in any column, as the "
+                        "papers do with Adult; the manifest records it")
 
 
 def _data_options(p):
@@ -186,7 +189,7 @@ def _source(args):
         args.names = list(read_column_names(args.names_from))
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
-         "skip_rows": args.skip_rows,
+         "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
          "hierarchies": dict(getattr(args, "hierarchy", None) or [])}

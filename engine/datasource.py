@@ -63,14 +63,15 @@ class DataSource:
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
-                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet)
+                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet,
+                             drop_missing=self.drop_missing)
 
     @classmethod
     def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
         """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
         return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
                    encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
-                   sheet=options.sheet)
+                   sheet=options.sheet, drop_missing=options.drop_missing)
 
     def load(self, registry):
         if self.demo:

@@ -180,7 +180,8 @@ def _released(registry, manifest: dict) -> Section:
                       if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
     source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
               else Path(inp["path"]).name if inp.get("path") else "not recorded")
-    facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')})"))
+    dropped = ", after dropping every record with a missing value" if (inp.get("read") or {}).get("drop_missing") else ""
+    facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')}{dropped})"))
     project = manifest.get("project")
     if project:
         facts.append(("Project file", project.get("path")))

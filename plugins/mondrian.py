@@ -133,7 +133,9 @@ def _columns(table, qis):
     for name in qis:
         series = table.frame[name]
         if series.isna().any():
-            raise BadInput(f"column {name!r} has missing values; fill or remove them before anonymising")
+            raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
+                           f"records (the import option “drop records with a missing value”, or --drop-missing on "
+                           f"the command line) or fill them before anonymising")
         numeric = table.schema[name].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(series) \
             and not pd.api.types.is_bool_dtype(series)
         cols.append(_Numeric(name, series) if numeric else _Categorical(name, series, table.hierarchy(name)))

@@ -92,3 +92,20 @@ def test_the_excel_sheet_is_kept_through_to_the_data_source(window, qtbot, tmp_p
     assert window.settings.recent()[0]["options"]["sheet"] == "ward"
     again = DataSource.from_dict(window.controller.dataset.source.to_dict())
     assert again.options() == ImportOptions(sheet="ward")
+
+
+def test_records_with_a_missing_value_can_be_dropped_on_opening(window, qtbot, tmp_path):
+    """UCI's Adult marks missing values with "?": Mondrian cannot group them, so the dialog offers to
+    drop those records (as the papers do), and the choice reaches the data source and the recent files."""
+    path = tmp_path / "people.csv"
+    path.write_text("age,work,class\n30,Private,yes\n41,?,no\n52,State-gov,no\n,Private,yes\n", encoding="utf-8")
+    dialog = window.actions.ask_import(path)
+    assert not dialog.drop_missing.isChecked()  # never dropped unasked
+    dialog.drop_missing.setChecked(True)
+    with qtbot.waitSignal(window.controller.data_loaded, timeout=20_000):
+        dialog.accept()
+    table = window.controller.dataset.table
+    assert table.n_rows == 2 and list(table.frame["age"]) == [30, 52]
+    assert window.controller.dataset.source.drop_missing
+    assert window.settings.recent()[0]["options"]["drop_missing"] is True
+    assert DataSource.from_dict(window.controller.dataset.source.to_dict()).options().drop_missing
