@@ -113,6 +113,11 @@ class ImportDialog(QDialog):
         form.addRow("Header", self.header)
         form.addRow("Skip rows", self.skip_rows)
         form.addRow("Column names", names_row)
+        self.names_source = muted("")
+        self.names_source.setObjectName("import-names-source")
+        self.names_source.hide()
+        self.names.textEdited.connect(lambda _: self.names_source.hide())  # the user's own names now
+        form.addRow("", self.names_source)
         form.addRow("Excel sheet", self.sheet)
         form.addRow("", self.drop_missing)
         self.preview_model = TableModel()
@@ -140,6 +145,27 @@ class ImportDialog(QDialog):
         self.names.editingFinished.connect(self.refresh)
         self.skip_rows.valueChanged.connect(self.refresh)
         self.refresh()
+        self.suggest_names()
+
+    def suggest_names(self) -> None:
+        """A headerless text file beside a UCI ``.names`` file of its stem (adult.data and adult.test
+        beside adult.names) takes its column names from it when their number fits; a note says so."""
+        sibling = self.path.with_suffix(".names")
+        if not self.text or sibling == self.path or not sibling.is_file() or self.names.text().strip():
+            return
+        try:
+            names = read_column_names(sibling)
+            plain = tasks.preview(self.registry, self.path, self.options())
+        except (BadInput, OSError):
+            return
+        if not isinstance(plain, Table) or len(names) != len(plain.columns) or \
+                plain.columns != [f"col{i + 1}" for i in range(len(plain.columns))]:
+            return  # the file names its columns, or the names do not fit
+        self.names.setText(", ".join(names))
+        self.names.setCursorPosition(0)  # show the first names
+        self.refresh()
+        self.names_source.setText(f"From {sibling.name}, beside the file (clear the field for col1, col2, …).")
+        self.names_source.show()
 
     def options(self) -> ImportOptions:
         enc = self.encoding.currentText().strip()

@@ -109,3 +109,21 @@ def test_records_with_a_missing_value_can_be_dropped_on_opening(window, qtbot, t
     assert window.controller.dataset.source.drop_missing
     assert window.settings.recent()[0]["options"]["drop_missing"] is True
     assert DataSource.from_dict(window.controller.dataset.source.to_dict()).options().drop_missing
+
+
+def test_a_uci_names_file_beside_the_data_names_its_columns(registry, qtbot, tmp_path):
+    """adult.data beside adult.names: the dialog takes the names from it (and says so) when they fit."""
+    rows = [f"{20 + i}, {'Male' if i % 2 else 'Female'}, {30 + i}, {'>50K' if i % 3 else '<=50K'}" for i in range(30)]
+    data = tmp_path / "people.data"
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "people.names").write_text(NAMES, encoding="utf-8")
+    dialog = ImportDialog(registry, data)
+    qtbot.addWidget(dialog)
+    assert dialog.options().names == ("age", "sex", "hours-per-week", "class")
+    assert dialog.names_source.isVisibleTo(dialog) and "people.names" in dialog.names_source.text()
+    assert dialog.preview_model.headerData(3, Qt.Horizontal) == "class"
+    # names that do not fit (five for four columns) are not taken
+    (tmp_path / "people.names").write_text(NAMES + "town: a, b.\n", encoding="utf-8")
+    other = ImportDialog(registry, data)
+    qtbot.addWidget(other)
+    assert other.options().names is None and not other.names_source.isVisibleTo(other)
