@@ -21,6 +21,12 @@ whole database's peel leaves k records) and lowers it until r patterns are found
 prunes hard from its first branch. Records dropped by a peel never hold a pattern long enough, so
 every reported pattern's support and closedness are exact (tests: brute force on random data).
 
+On a machine with two cores or more, a search over at least ``PARALLEL_ENTRIES`` (record, item)
+entries without a branch limit runs in two threads (numba releases the GIL), which take the root's
+children one at a time from a shared counter; each keeps its own r-th longest length, which is never
+above the whole search's, so the union of their patterns holds every pattern the single search keeps
+(tests: brute force and one thread, ``VEIL_MINING_THREADS`` sets the number).
+
 The kernel is compiled with numba when it is installed (``veil[mining]``); without numba the same
 code runs as plain Python, correct but slow.
 """
@@ -338,9 +344,15 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     return ptr, items, rid, plen, children, holders, where, starts
 
 
-@njit(cache=True, nogil=True)  # the GIL is let go: a caller's other threads (progress, heartbeat) go on
-def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup):
-    """The depth-first search from the root, with an explicit stack (numba cannot cache recursion)."""
+@njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
+def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken):
+    """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
+
+    The root's children are handed out by ``taken[0]``, the next one not yet taken, which the threads
+    of one search share: each takes the next free child when it is done with one. The counter is
+    read and then written (no atomic increment here): two threads may take the same child (found
+    twice, kept once by the caller), but none is ever skipped, since a count past c is written only
+    by a thread that read c and so searches it."""
     k = st[K]
     m = len(mark)
     ptr0, items0 = ptr, items
@@ -376,6 +388,12 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             s_plen.pop()
             s_next.pop()
             continue
+        if top == 0:
+            j = taken[0]
+            if j >= len(children):
+                s_next[top] = j
+                continue
+            taken[0] = j + 1
         s_next[top] = j + 1
         ptr, items, rid, plen = s_ptr[top], s_items[top], s_rid[top], s_plen[top]
         starts = s_starts[top]
@@ -500,22 +518,69 @@ def _sort_rows(ptr, items):
         items[ptr[i]:ptr[i + 1]].sort()
 
 
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity):
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
+    """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
+    done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
+
+    Splitting changes no answer: a part keeps every pattern of its branches at least as long as its
+    own r-th longest (or the floor), and that length is at most the whole search's, so the union holds
+    every pattern the single search keeps (the caller takes the r longest)."""
+    taken = np.zeros(1, dtype=np.int64)  # the root's next child, shared by the parts
+
+    def one(part):
+        st = np.zeros(STATE, dtype=np.int64)
+        st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
+        cnt = np.zeros(m, dtype=np.int64)
+        hist = np.zeros(m + 2, dtype=np.int64)
+        prefix = np.zeros(m + 1, dtype=np.int32)
+        mark = np.zeros(m, dtype=np.bool_)
+        buf = np.zeros(m, dtype=np.int32)
+        out_items = np.zeros(capacity * 64, dtype=np.int32)
+        out_start = np.zeros(capacity, dtype=np.int64)
+        out_len = np.zeros(capacity, dtype=np.int64)
+        out_sup = np.zeros(capacity, dtype=np.int64)
+        _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
+             out_len, out_sup, taken)
+        found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
+        return st, found
+
+    if parts == 1:
+        return one(0)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        done = list(pool.map(one, range(parts)))
     st = np.zeros(STATE, dtype=np.int64)
-    st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
-    cnt = np.zeros(m, dtype=np.int64)
-    hist = np.zeros(m + 2, dtype=np.int64)
-    prefix = np.zeros(m + 1, dtype=np.int32)
-    mark = np.zeros(m, dtype=np.bool_)
-    buf = np.zeros(m, dtype=np.int32)
-    out_items = np.zeros(capacity * 64, dtype=np.int32)
-    out_start = np.zeros(capacity, dtype=np.int64)
-    out_len = np.zeros(capacity, dtype=np.int64)
-    out_sup = np.zeros(capacity, dtype=np.int64)
-    _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len,
-         out_sup)
-    found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
+    for key in (NODES, ALIVE, COPIED):
+        st[key] = sum(int(d[0][key]) for d in done)
+    for key in (OVERFLOW, STOPPED):
+        st[key] = max(int(d[0][key]) for d in done)
+    seen, found = set(), []
+    for _, part_found in done:  # the root's own pattern is every part's: kept once
+        for pattern, support in part_found:
+            key = pattern.tobytes()
+            if key not in seen:
+                seen.add(key)
+                found.append((pattern, support))
     return st, found
+
+
+PARALLEL_ENTRIES = 200_000  # split the search between threads from this many (record, item) entries on
+
+
+def _parts(entries: int, max_nodes: int | None) -> int:
+    """Threads for one search: every core (at most 2: the machines Veil is measured on) for a search
+    over at least ``PARALLEL_ENTRIES`` entries without a branch limit (a limit counts one thread's
+    branches); ``VEIL_MINING_THREADS`` overrides."""
+    wanted = os.environ.get("VEIL_MINING_THREADS")
+    if wanted:
+        try:
+            return max(1, int(wanted))
+        except ValueError:
+            pass
+    if max_nodes is not None or entries < PARALLEL_ENTRIES or not HAVE_NUMBA:
+        return 1
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None):
@@ -551,10 +616,11 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         print("dfs rows", n_rows, "items", mm, "k-th longest record", high, "first floor", z, file=sys.stderr, flush=True)
     capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
+    parts = _parts(len(items), max_nodes)
     while True:
         started = time.monotonic()
         st, found = _run(ptr, items, n_rows, mm, k, r, maximal, z, None if max_nodes is None else max_nodes - nodes,
-                         capacity)
+                         capacity, parts)
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]), round(time.monotonic() - started, 3),

@@ -259,3 +259,30 @@ def test_the_first_floor_search_matches_a_descent_one_by_one():
             floor -= 1
         expected = (floor, longest_fim._reachable(m, row_of, k, floor))
         assert longest_fim._first_floor(m, row_of, k, z) == expected
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeypatch):
+    """The root's branches split between threads (every ``parts``-th to one): the same patterns and cut
+    as brute force and as one thread, closed and maximal, on shapes where the floor falls."""
+    rng = np.random.default_rng(41)
+    for trial in range(25):
+        n, m = int(rng.integers(5, 60)), int(rng.integers(2, 11))
+        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
+            split = longest_itemsets(x, k, r, target=target, backend="dfs")
+            monkeypatch.setenv("VEIL_MINING_THREADS", "1")
+            whole = longest_itemsets(x, k, r, target=target, backend="dfs")
+            assert split.patterns == whole.patterns == brute(x, k, r, target), (trial, target)
+            assert split.cut == whole.cut
+    if have_numba():
+        from veil.engine import power_law_sets
+
+        sets = power_law_sets(1500, 60, mean_items=12.0, seed=4)
+        monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
+        split = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs")
+        monkeypatch.setenv("VEIL_MINING_THREADS", "1")
+        whole = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs")
+        assert (split.patterns, split.cut) == (whole.patterns, whole.cut)
