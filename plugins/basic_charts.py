@@ -241,6 +241,7 @@ def place_labels(figure, ax, pts: np.ndarray, texts) -> int:
     except AttributeError:  # a canvas that cannot measure text: place every label at its first offset
         renderer = None
     placed, hidden = [], 0
+    ax.autoscale_view()  # the data limits as they will be drawn: points and labels are measured where they land
     box = ax.get_window_extent(renderer) if renderer is not None else None
     if renderer is not None:  # the points themselves are obstacles: a label never covers a marker
         from matplotlib.transforms import Bbox

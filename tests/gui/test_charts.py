@@ -51,6 +51,9 @@ def test_bars_lines_and_the_frontier(with_results, qtbot):
     ax = drawn(panel, qtbot)
     assert panel.drawn_message == ""
     assert "efficient frontier" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # every holding run's point is named by its setting, on the window's own canvas (data far from [0, 1])
+    assert panel.figure.veil_hidden_labels == 0
+    assert {t.get_text() for t in ax.texts} >= {"k=2", "k=5"}
 
 
 def test_a_chart_error_is_shown_on_the_canvas(with_results, qtbot):
