@@ -55,8 +55,9 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE = range(13)
-STATE = 13
+NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS = range(14)
+STATE = 14
+WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 
 
 def have_numba() -> bool:
@@ -130,27 +131,50 @@ def _peel(ptr, items, rid, n, need, k, cnt):
 @njit(cache=True)
 def _witnessed(rid, n, last, ptr0, items0, mark, buf):
     """Whether an item numbered ≥ last and not marked (not in P) is held by all n records (by their
-    whole rows ``ptr0``/``items0``): the intersection, stopped as soon as it is empty."""
-    r0 = rid[0]
+    whole rows ``ptr0``/``items0``): the intersection, started from the shortest row and stopped as
+    soon as it is empty; a row is searched by bisection once the intersection is much shorter."""
+    shortest = 0
+    for q in range(1, n):
+        if ptr0[rid[q] + 1] - ptr0[rid[q]] < ptr0[rid[shortest] + 1] - ptr0[rid[shortest]]:
+            shortest = q
+    r0 = rid[shortest]
     size = 0
     for e in range(ptr0[r0], ptr0[r0 + 1]):
         it = items0[e]
         if it >= last and not mark[it]:
             buf[size] = it
             size += 1
-    q = 1
+    q = 0
     while size > 0 and q < n:
+        if q == shortest:
+            q += 1
+            continue
         r = rid[q]
         e = ptr0[r]
         end = ptr0[r + 1]
         kept = 0
-        for t in range(size):
-            it = buf[t]
-            while e < end and items0[e] < it:
-                e += 1
-            if e < end and items0[e] == it:
-                buf[kept] = it
-                kept += 1
+        if size * 16 < end - e:  # few left: bisect the row for each
+            for t in range(size):
+                it = buf[t]
+                lo, hi = e, end
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if items0[mid] < it:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                e = lo
+                if e < end and items0[e] == it:
+                    buf[kept] = it
+                    kept += 1
+        else:
+            for t in range(size):
+                it = buf[t]
+                while e < end and items0[e] < it:
+                    e += 1
+                if e < end and items0[e] == it:
+                    buf[kept] = it
+                    kept += 1
         size = kept
         q += 1
     return size > 0
@@ -344,6 +368,213 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     return ptr, items, rid, plen, children, holders, where, starts
 
 
+@njit(cache=True)
+def _popcount(x):
+    """Set bits of a uint64 (SWAR; LLVM turns it into one instruction where there is one)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+if HAVE_NUMBA:
+    from numba.cpython.unsafe.numbers import trailing_zeros as _ctz  # one instruction
+
+    @njit(cache=True)
+    def _lowest(x):
+        """The number of the lowest set bit of a non-zero uint64."""
+        return np.int64(_ctz(x))
+else:  # pragma: no cover - exercised where numba is not installed
+    def _lowest(x):
+        return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+
+
+@njit(cache=True)
+def _count_bits(masks, n, cnt64):
+    """``cnt64[b]`` = how many of ``masks[:n]`` have bit b."""
+    cnt64[:] = 0
+    for i in range(n):
+        x = masks[i]
+        while x:
+            cnt64[_lowest(x)] += 1
+            x &= x - np.uint64(1)
+
+
+@njit(cache=True)
+def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                out_len, out_sup, cnt64):
+    """:func:`_enter` for a branch whose candidates are all numbered below ``WORD``: each record's
+    candidates are one bit mask (bit = item number), peeled, closed and bounded with word operations
+    in place (``masks``/``rid`` are the branch's own). Returns (n, plen, children)."""
+    none = np.empty(0, dtype=np.int64)
+    st[NODES] += 1
+    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
+        st[STOPPED] = 1
+        return 0, plen, none
+    k = st[K]
+    need = max(st[THR], st[FLOOR]) - plen
+    one = np.uint64(1)
+    while True:  # the peel, to its fixpoint
+        if n < k:
+            return n, plen, none
+        _count_bits(masks, n, cnt64)
+        keep = np.uint64(0)
+        for b in range(WORD):
+            if cnt64[b] >= k:
+                keep |= one << np.uint64(b)
+        kept = 0
+        changed = False
+        for i in range(n):
+            x = masks[i] & keep
+            if _popcount(x) >= need:
+                if x != masks[i]:
+                    changed = True
+                masks[kept] = x
+                rid[kept] = rid[i]
+                kept += 1
+            else:
+                changed = True
+        n = kept
+        if not changed:
+            break
+    # closure: items held by every record are absorbed into P
+    full = np.uint64(0)
+    for b in range(WORD):
+        if cnt64[b] == n:
+            full |= one << np.uint64(b)
+    total = 0
+    if full:
+        x = full
+        while x:
+            prefix[plen] = _lowest(x)
+            plen += 1
+            x &= x - one
+        for i in range(n):
+            masks[i] &= ~full
+    for i in range(n):
+        total += _popcount(masks[i])
+    # prefix-preserving closure (items numbered from ``last`` on are outside the masks: whole rows)
+    for t in range(plen):
+        mark[prefix[t]] = True
+    witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
+    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                cnt[items0[e]] += 1
+        frequent = False
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                it = items0[e]
+                if cnt[it] >= k and not mark[it]:
+                    frequent = True
+                cnt[it] = 0
+        if frequent:
+            total = -1
+    for t in range(plen):
+        mark[prefix[t]] = False
+    if witnessed:
+        return n, plen, none
+    want = max(st[THR], st[FLOOR])
+    if plen > 0 and plen >= want:
+        if st[MAXIMAL] == 0 or total == 0:
+            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
+            if st[OVERFLOW]:
+                return n, plen, none
+    if total <= 0:
+        return n, plen, none
+    # children: every item c with k records holding need - 1 candidates before it
+    want = max(st[THR], st[FLOOR])
+    need = want - plen
+    cnt64[:] = 0
+    for i in range(n):
+        x = masks[i]
+        t = 0
+        while x:
+            if t + 1 >= need:
+                cnt64[_lowest(x)] += 1
+            t += 1
+            x &= x - one
+    m_local = 0
+    for b in range(WORD):
+        if cnt64[b] >= k:
+            m_local += 1
+    children = np.empty(m_local, dtype=np.int64)
+    j = 0
+    for b in range(WORD):
+        if cnt64[b] >= k:
+            children[j] = b
+            j += 1
+    return n, plen, children
+
+
+@njit(cache=True)
+def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+              out_len, out_sup):
+    """The search below a branch whose candidates are all numbered below ``WORD``, on bit masks."""
+    cnt64 = np.zeros(WORD, dtype=np.int64)
+    k = st[K]
+    one = np.uint64(1)
+    n, plen, children = _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
+                                    out_items, out_start, out_len, out_sup, cnt64)
+    if len(children) == 0:
+        return
+    s_masks = [masks[:n]]
+    s_rid = [rid[:n]]
+    s_children = [children]
+    s_plen = [plen]
+    s_next = [0]
+    while len(s_next) > 0:
+        if st[OVERFLOW] or st[STOPPED]:
+            return
+        top = len(s_next) - 1
+        j = s_next[top]
+        children = s_children[top]
+        if j >= len(children):
+            s_masks.pop()
+            s_rid.pop()
+            s_children.pop()
+            s_plen.pop()
+            s_next.pop()
+            continue
+        s_next[top] = j + 1
+        c = children[j]
+        plen = s_plen[top]
+        want = max(st[THR], st[FLOOR])
+        if plen + 1 + c < want:  # at most c items below c
+            continue
+        pm = s_masks[top]
+        pr = s_rid[top]
+        bit = one << np.uint64(c)
+        below = bit - one
+        held = 0
+        for i in range(len(pm)):
+            if pm[i] & bit:
+                held += 1
+        if held < k:
+            continue
+        child = np.empty(held, dtype=np.uint64)
+        child_rid = np.empty(held, dtype=np.int64)
+        q = 0
+        for i in range(len(pm)):
+            if pm[i] & bit:
+                child[q] = pm[i] & below
+                child_rid[q] = pr[i]
+                q += 1
+        st[COPIED] += held
+        prefix[plen] = c
+        cn, cplen, cchildren = _enter_mask(child, child_rid, held, c, prefix, plen + 1, st, cnt, mark, buf, ptr0,
+                                           items0, hist, out_items, out_start, out_len, out_sup, cnt64)
+        if len(cchildren) > 0:
+            st[ALIVE] += 1
+            s_masks.append(child[:cn])
+            s_rid.append(child_rid[:cn])
+            s_children.append(cchildren)
+            s_plen.append(cplen)
+            s_next.append(0)
+
+
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
 def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
@@ -427,11 +658,31 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 if w >= need:
                     size += w
                     kept += 1
-        st[COPIED] += size
         if kept < k:
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
+        if st[MASKS] and c <= WORD:  # every candidate numbered below c < 64: one mask a record
+            masks = np.zeros(kept, dtype=np.uint64)
+            child_rid = np.empty(kept, dtype=np.int64)
+            row = 0
+            for q in range(len(rows)):
+                if _supported(items, ptr[rows[q]], at_c[q], cnt, k) >= need:
+                    x = np.uint64(0)
+                    for e in range(ptr[rows[q]], at_c[q]):
+                        if cnt[items[e]] >= k:
+                            x |= np.uint64(1) << np.uint64(items[e])
+                    masks[row] = x
+                    child_rid[row] = rid[rows[q]]
+                    row += 1
+            for t in range(n_touched):
+                cnt[touched[t]] = 0
+            st[COPIED] += kept
+            prefix[plen] = c
+            _dfs_mask(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                      out_start, out_len, out_sup)
+            continue
+        st[COPIED] += size
         child_ptr = np.empty(kept + 1, dtype=np.int64)
         child_items = np.empty(size, dtype=np.int32)
         child_rid = np.empty(kept, dtype=np.int64)
@@ -530,6 +781,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
     def one(part):
         st = np.zeros(STATE, dtype=np.int64)
         st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
+        st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)
