@@ -286,3 +286,23 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
         monkeypatch.setenv("VEIL_MINING_THREADS", "1")
         whole = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs")
         assert (split.patterns, split.cut) == (whole.patterns, whole.cut)
+
+
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
+def test_the_bit_mask_branches_change_no_pattern(monkeypatch):
+    """Branches below item 64 run on bit masks, the others on item lists: with 200 items both kinds
+    meet in one search; the patterns and cut are those of the item lists alone and of pyfim."""
+    from veil.engine import power_law_sets
+
+    sets = power_law_sets(2000, 200, mean_items=14.0, exponent=0.4, seed=9)
+    for k, r, target in ((8, 30, CLOSED_ITEMSETS), (20, 10, MAXIMAL_ITEMSETS)):
+        monkeypatch.setenv("VEIL_DFS_MASKS", "1")
+        masks = longest_itemsets(sets, k, r, target=target, backend="dfs")
+        monkeypatch.setenv("VEIL_DFS_MASKS", "0")
+        lists = longest_itemsets(sets, k, r, target=target, backend="dfs")
+        assert (masks.patterns, masks.cut) == (lists.patterns, lists.cut)
+        assert (np.bincount(sets.indices) >= k).sum() > 64  # frequent items past the first word: both kinds
+        assert len(masks.patterns[0][0]) >= 3
+        if have_pyfim():
+            c = longest_itemsets(sets, k, r, target=target, backend="pyfim")
+            assert (masks.patterns, masks.cut) == (c.patterns, c.cut)
