@@ -402,10 +402,10 @@ def _count_bits(masks, n, cnt64):
 
 @njit(cache=True)
 def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt64):
-    """:func:`_enter` for a branch whose candidates are all numbered below ``WORD``: each record's
-    candidates are one bit mask (bit = item number), peeled, closed and bounded with word operations
-    in place (``masks``/``rid`` are the branch's own). Returns (n, plen, children)."""
+                out_len, out_sup, cnt64, item_of):
+    """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
+    bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
+    operations in place (``masks``/``rid`` are the branch's own). Returns (n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
     st[NODES] += 1
     if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
@@ -446,7 +446,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     if full:
         x = full
         while x:
-            prefix[plen] = _lowest(x)
+            prefix[plen] = item_of[_lowest(x)]
             plen += 1
             x &= x - one
         for i in range(n):
@@ -511,13 +511,14 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
 
 @njit(cache=True)
 def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-              out_len, out_sup):
-    """The search below a branch whose candidates are all numbered below ``WORD``, on bit masks."""
+              out_len, out_sup, item_of):
+    """The search below a branch with at most ``WORD`` candidates, on bit masks (bit b = ``item_of[b]``;
+    its branches' candidates are among them, so one map serves the whole subtree)."""
     cnt64 = np.zeros(WORD, dtype=np.int64)
     k = st[K]
     one = np.uint64(1)
     n, plen, children = _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt64)
+                                    out_items, out_start, out_len, out_sup, cnt64, item_of)
     if len(children) == 0:
         return
     s_masks = [masks[:n]]
@@ -542,7 +543,7 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         c = children[j]
         plen = s_plen[top]
         want = max(st[THR], st[FLOOR])
-        if plen + 1 + c < want:  # at most c items below c
+        if plen + 1 + c < want:  # at most c candidates below bit c
             continue
         pm = s_masks[top]
         pr = s_rid[top]
@@ -563,9 +564,9 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
                 child_rid[q] = pr[i]
                 q += 1
         st[COPIED] += held
-        prefix[plen] = c
-        cn, cplen, cchildren = _enter_mask(child, child_rid, held, c, prefix, plen + 1, st, cnt, mark, buf, ptr0,
-                                           items0, hist, out_items, out_start, out_len, out_sup, cnt64)
+        prefix[plen] = item_of[c]
+        cn, cplen, cchildren = _enter_mask(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
+                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of)
         if len(cchildren) > 0:
             st[ALIVE] += 1
             s_masks.append(child[:cn])
@@ -662,16 +663,28 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
-        if st[MASKS] and c <= WORD:  # every candidate numbered below c < 64: one mask a record
+        if st[MASKS] and frequent <= WORD:  # at most 64 candidates: one mask a record
+            item_of = np.empty(frequent, dtype=np.int64)
+            f = 0
+            for t in range(n_touched):
+                if cnt[touched[t]] >= k:
+                    item_of[f] = touched[t]
+                    f += 1
+            item_of.sort()  # bits in the items' order: a bit's candidates below it are the items below it
+            for b in range(frequent):
+                cnt[item_of[b]] = -(b + 1)  # item -> its bit, while the masks are made
             masks = np.zeros(kept, dtype=np.uint64)
             child_rid = np.empty(kept, dtype=np.int64)
             row = 0
             for q in range(len(rows)):
-                if _supported(items, ptr[rows[q]], at_c[q], cnt, k) >= need:
-                    x = np.uint64(0)
-                    for e in range(ptr[rows[q]], at_c[q]):
-                        if cnt[items[e]] >= k:
-                            x |= np.uint64(1) << np.uint64(items[e])
+                x = np.uint64(0)
+                w = 0
+                for e in range(ptr[rows[q]], at_c[q]):
+                    b = cnt[items[e]]
+                    if b < 0:
+                        x |= np.uint64(1) << np.uint64(-b - 1)
+                        w += 1
+                if w >= need:
                     masks[row] = x
                     child_rid[row] = rid[rows[q]]
                     row += 1
@@ -680,7 +693,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             st[COPIED] += kept
             prefix[plen] = c
             _dfs_mask(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                      out_start, out_len, out_sup)
+                      out_start, out_len, out_sup, item_of)
             continue
         st[COPIED] += size
         child_ptr = np.empty(kept + 1, dtype=np.int64)
