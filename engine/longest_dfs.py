@@ -21,6 +21,10 @@ whole database's peel leaves k records) and lowers it until r patterns are found
 prunes hard from its first branch. Records dropped by a peel never hold a pattern long enough, so
 every reported pattern's support and closedness are exact (tests: brute force on random data).
 
+A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
+record (the candidates mapped to bits in their order) instead of a list of items: its peel, closure
+and bound are word operations (``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison).
+
 On a machine with two cores or more, a search over at least ``PARALLEL_ENTRIES`` (record, item)
 entries without a branch limit runs in two threads (numba releases the GIL), which take the root's
 children one at a time from a shared counter; each keeps its own r-th longest length, which is never
@@ -181,6 +185,36 @@ def _witnessed(rid, n, last, ptr0, items0, mark, buf):
 
 
 @njit(cache=True)
+def _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0):
+    """(witnessed, total) of a branch P with ``total`` candidate entries left: witnessed when an item
+    P may not use (numbered ≥ last, not in P) is held by every record, which makes this closed set
+    another branch's (prefix-preserving closure); total = -1 when maximal patterns are wanted and an
+    item outside P is frequent among P's records (P is not maximal: emit nothing, nothing below)."""
+    for t in range(plen):
+        mark[prefix[t]] = True
+    witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
+    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
+        k = st[K]
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                cnt[items0[e]] += 1
+        frequent = False
+        for q in range(n):
+            r = rid[q]
+            for e in range(ptr0[r], ptr0[r + 1]):
+                it = items0[e]
+                if cnt[it] >= k and not mark[it]:
+                    frequent = True
+                cnt[it] = 0
+        if frequent:
+            total = -1
+    for t in range(plen):
+        mark[prefix[t]] = False
+    return witnessed, total
+
+
+@njit(cache=True)
 def _emit(prefix, plen, support, st, hist, out_items, out_start, out_len, out_sup):
     """Store a pattern; raise the threshold (the r-th longest length) when r are at least that long."""
     if st[N_OUT] >= len(out_len) or st[USED] + plen > len(out_items):
@@ -282,29 +316,7 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         for e in range(total):
             cnt[items[e]] = 0
     total = remaining
-    # prefix-preserving closure: an item P may not use, held by every record, makes this closed set
-    # another branch's
-    for t in range(plen):
-        mark[prefix[t]] = True
-    witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
-    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
-        # maximal only when no item outside P is frequent among P's records
-        for q in range(n):
-            r = rid[q]
-            for e in range(ptr0[r], ptr0[r + 1]):
-                cnt[items0[e]] += 1
-        frequent = False
-        for q in range(n):
-            r = rid[q]
-            for e in range(ptr0[r], ptr0[r + 1]):
-                it = items0[e]
-                if cnt[it] >= k and not mark[it]:
-                    frequent = True
-                cnt[it] = 0
-        if frequent:
-            total = -1  # not maximal: emit nothing (and there is nothing below)
-    for t in range(plen):
-        mark[prefix[t]] = False
+    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
     if witnessed:
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     # the branch's own pattern
@@ -453,27 +465,8 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
             masks[i] &= ~full
     for i in range(n):
         total += _popcount(masks[i])
-    # prefix-preserving closure (items numbered from ``last`` on are outside the masks: whole rows)
-    for t in range(plen):
-        mark[prefix[t]] = True
-    witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
-    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
-        for q in range(n):
-            r = rid[q]
-            for e in range(ptr0[r], ptr0[r + 1]):
-                cnt[items0[e]] += 1
-        frequent = False
-        for q in range(n):
-            r = rid[q]
-            for e in range(ptr0[r], ptr0[r + 1]):
-                it = items0[e]
-                if cnt[it] >= k and not mark[it]:
-                    frequent = True
-                cnt[it] = 0
-        if frequent:
-            total = -1
-    for t in range(plen):
-        mark[prefix[t]] = False
+    # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
+    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
     if witnessed:
         return n, plen, none
     want = max(st[THR], st[FLOOR])
