@@ -629,9 +629,12 @@ class RunsState:
         return list(dict.fromkeys(row["metric"] for r in self._records.values() for row in r["rows"]))
 
     def table(self) -> tuple[list[str], list[list]]:
-        """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds."""
+        """One row per finished run: run, method, swept values, seed, verdict, metrics, seconds. A
+        metric no run could compute (it does not apply to any of their releases) has no column."""
         frame = self.results()
-        keys, metrics = list(frame.attrs["sweep"]), self.metric_names()
+        keys = list(frame.attrs["sweep"])
+        computed = set(frame.loc[frame["value"].notna(), "metric"]) if len(frame) else set()
+        metrics = [m for m in self.metric_names() if m in computed]
         header = ["run", "method", "model", *keys, "seed", "verdict", *metrics, "seconds"]
         by_run = {run: part for run, part in frame.groupby("run", sort=False)}
         rows = []
