@@ -87,6 +87,8 @@ class ChartPanel(QWidget):
             self._plot_layout.addWidget(self._toolbar)
             self._plot_layout.addWidget(self._canvas, 1)
             self._canvas.mpl_connect("pick_event", self._picked)
+            # charts that place things by measuring them (the frontier's labels) are drawn again at the new size
+            self._canvas.mpl_connect("resize_event", lambda _event: self.schedule())
             if self._pending:
                 self.redraw()
         return self._figure, self._canvas, self._toolbar

@@ -213,25 +213,26 @@ class PrivacyUtility(Chart):
             mark_runs(figure, failed, wide.loc[fails, "run"])
         fp = pts[front][np.argsort(pts[front][:, 0])] if front.any() else np.zeros((0, 2))
         ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
-        if params.labels:
-            # frontier points first, then the dominated ones (greyer); a label that would overlap one
-            # already placed tries other sides of its point, and is left out when none is free
-            order = [*np.flatnonzero(front), *np.flatnonzero(dominated)]
-            texts = [(i, _setting(wide.iloc[i], keys), "black" if front[i] else "#707070") for i in order]
-            figure.veil_hidden_labels = place_labels(figure, ax, pts, [t for t in texts if t[1]])
         ax.set_xlabel(f"{x} ({'higher' if maximise[0] else 'lower'} is more private)")
         ax.set_ylabel(f"{y} ({'higher' if maximise[1] else 'lower'} is better)")
         _legend_outside(ax)
         ax.grid(alpha=0.3)
+        if params.labels:  # last: the axes are laid out as they will be drawn
+            # frontier points first, then the dominated ones (greyer); a label that would overlap one
+            # already placed tries other sides of its point, and is left out when none is free
+            order = [*np.flatnonzero(front), *np.flatnonzero(dominated)]
+            texts = [(i, _setting(wide.iloc[i], keys), "black" if front[i] else "#707070") for i in order]
+            figure.veil_hidden_labels = place_labels(figure, ax, pts, [t for t in texts if t[1]], lines=[fp])
 
 
-LABEL_OFFSETS = ((4, 4), (4, -11), (-4, 4), (-4, -11), (4, 12), (-4, 12), (4, -19), (-4, -19))
+LABEL_OFFSETS = ((4, 4), (4, -11), (-4, 4), (-4, -11), (5, -3), (-5, -3), (4, 12), (-4, 12), (4, -19), (-4, -19))
 
 
-def place_labels(figure, ax, pts: np.ndarray, texts) -> int:
+def place_labels(figure, ax, pts: np.ndarray, texts, lines=()) -> int:
     """Annotate each point (index, text, colour) at the first offset where its label overlaps no label
-    placed before it (nor leaves the axes); labels with no free place are left out. Returns how many
-    were left out (each point stays clickable, and its run's row says its setting)."""
+    placed before it, no point and no drawn line (``lines``: polylines in data coordinates), nor
+    leaves the axes; labels with no free place are left out. Returns how many were left out (each
+    point stays clickable, and its run's row says its setting)."""
     if not hasattr(figure.canvas, "get_renderer") and type(figure.canvas).__name__ == "FigureCanvasBase":
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -242,12 +243,22 @@ def place_labels(figure, ax, pts: np.ndarray, texts) -> int:
         renderer = None
     placed, hidden = [], 0
     ax.autoscale_view()  # the data limits as they will be drawn: points and labels are measured where they land
+    engine = figure.get_layout_engine()
+    if renderer is not None and engine is not None:  # a constrained layout moves the axes when drawn: now
+        engine.execute(figure)
     box = ax.get_window_extent(renderer) if renderer is not None else None
     if renderer is not None:  # the points themselves are obstacles: a label never covers a marker
         from matplotlib.transforms import Bbox
 
         r = 3.5 * figure.dpi / 72
         placed += [Bbox.from_extents(px - r, py - r, px + r, py + r) for px, py in ax.transData.transform(pts)]
+        for line in lines:  # a line is a chain of small boxes along it, one every r pixels
+            xy = ax.transData.transform(np.asarray(line, dtype=float).reshape(-1, 2))
+            for (x0, y0), (x1, y1) in zip(xy[:-1], xy[1:]):
+                steps = max(1, int(np.hypot(x1 - x0, y1 - y0) / r))
+                for t in np.linspace(0.0, 1.0, steps + 1):
+                    px, py = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+                    placed.append(Bbox.from_extents(px - 1, py - 1, px + 1, py + 1))
     for i, text, colour in texts:
         for dx, dy in LABEL_OFFSETS if renderer is not None else LABEL_OFFSETS[:1]:
             ann = ax.annotate(text, pts[i], textcoords="offset points", xytext=(dx, dy), fontsize=7, color=colour,

@@ -104,3 +104,16 @@ def test_clicking_a_frontier_point_selects_its_run(with_results, qtbot):
         panel.canvas.callbacks.process("pick_event", PickEvent("pick_event", panel.canvas, mouse, artist, ind=[0]))
     assert picked.args == [runs[0]]
     assert with_results.runs_panel.selected_run() == runs[0]
+
+
+def test_a_resized_chart_is_drawn_again_at_its_new_size(with_results, qtbot):
+    """The frontier places its labels by measuring them: after a resize the chart is drawn anew."""
+    panel = with_results.chart_panel
+    panel.chooser.setCurrentIndex(panel.chooser.findData("privacy-utility"))
+    panel.form.field("utility").set("sfc")
+    drawn(panel, qtbot)
+    first = panel.figure.axes[0]
+    size = panel.canvas.size()
+    panel.canvas.resize(size.width() // 2 + 50, size.height() // 2 + 50)
+    qtbot.waitUntil(lambda: panel.figure.axes and panel.figure.axes[0] is not first, timeout=5_000)
+    assert drawn(panel, qtbot) is not first

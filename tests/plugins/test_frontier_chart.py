@@ -86,6 +86,16 @@ def test_labels_never_overlap_and_every_point_is_labelled_or_counted(points, sca
     boxes = [t.get_window_extent(renderer) for t in figure.axes[0].texts]
     assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
     assert len(boxes) + figure.veil_hidden_labels == len(points)
-    assert len(points) > 3 or figure.veil_hidden_labels == 0  # a few points always find a place
     axes = figure.axes[0].get_window_extent(renderer)
     assert all(axes.x0 <= b.x0 and b.x1 <= axes.x1 and axes.y0 <= b.y0 and b.y1 <= axes.y1 for b in boxes)
+
+
+@pytest.mark.parametrize("points", [[(0.0, 1.0), (1.0, 0.0)], [(0.0, 0.0), (0.5, 0.5), (1.0, 1.0)],
+                                    [(0.1, 0.2), (0.1, 0.2), (0.1, 0.2)], [(5, 13), (20, 45), (106, 241)]])
+def test_a_few_points_are_all_labelled(points):
+    """Points in the corners, on one line, on top of one another, far from [0, 1]: each named."""
+    figure = Figure(figsize=(7, 4.5))
+    draw_chart(make_registry(), PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}),
+               _results(points), figure)
+    assert figure.veil_hidden_labels == 0
+    assert sorted(t.get_text() for t in figure.axes[0].texts) == sorted(f"k={10 * i}" for i in range(len(points)))
