@@ -23,7 +23,14 @@ every reported pattern's support and closedness are exact (tests: brute force on
 
 A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
 record (the candidates mapped to bits in their order) instead of a list of items: its peel, closure
-and bound are word operations (``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison).
+and bound are word operations (``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). Such a
+branch also bounds by **item pairs**: the items of a pattern long enough are pairwise held together by
+k of its records, a clique in the graph of pairs held together by k records, so an item with fewer
+than ``need`` − 1 neighbours goes (and the peel runs again), a branch whose graph has a proper
+colouring in fewer than ``need`` classes ends (a clique takes one item of a class at most), a child c
+counts only the records holding ``need`` − 1 neighbours of c before it, and a child whose neighbours
+before it fall in fewer than ``need`` − 1 classes is skipped (``VEIL_DFS_PAIRS=0`` turns this off, for
+comparison).
 
 On a machine with two cores or more, a search over at least ``PARALLEL_ENTRIES`` (record, item)
 entries without a branch limit runs in two threads (numba releases the GIL), which take the root's
@@ -59,8 +66,8 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS = range(14)
-STATE = 14
+NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED = range(16)
+STATE = 16
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 
 
@@ -412,6 +419,58 @@ def _count_bits(masks, n, cnt64):
             x &= x - np.uint64(1)
 
 
+
+@njit(cache=True)
+def _adjacency(masks, n, k, live, adj):
+    """``adj[b]``: the live items held together with live item b by at least k of ``masks[:n]``."""
+    words = (n + 63) >> 6
+    one = np.uint64(1)
+    cols = np.zeros((WORD, words), dtype=np.uint64)
+    for i in range(n):
+        x = masks[i] & live
+        w = i >> 6
+        bit = one << np.uint64(i & 63)
+        while x:
+            cols[_lowest(x), w] |= bit
+            x &= x - one
+    adj[:] = 0
+    x = live
+    while x:
+        b = _lowest(x)
+        x &= x - one
+        y = x
+        while y:
+            b2 = _lowest(y)
+            y &= y - one
+            co = 0
+            for w in range(words):
+                co += _popcount(cols[b, w] & cols[b2, w])
+            if co >= k:
+                adj[b] |= one << np.uint64(b2)
+                adj[b2] |= one << np.uint64(b)
+
+
+@njit(cache=True)
+def _colour(adj, live, classes):
+    """A greedy proper colouring of the live items' graph ``adj`` (items in ascending order, each in the
+    first class holding none of its neighbours); returns the number of classes (``classes[:c]``, bits)."""
+    one = np.uint64(1)
+    used = 0
+    x = live
+    while x:
+        b = _lowest(x)
+        x &= x - one
+        bit = one << np.uint64(b)
+        c = 0
+        while c < used and (classes[c] & adj[b]):
+            c += 1
+        if c == used:
+            classes[c] = 0
+            used += 1
+        classes[c] |= bit
+    return used
+
+
 @njit(cache=True)
 def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
                 out_len, out_sup, cnt64, item_of):
@@ -426,6 +485,10 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
     one = np.uint64(1)
+    adj = np.empty(WORD, dtype=np.uint64)
+    classes = np.empty(WORD, dtype=np.uint64)
+    n_classes = 0
+    coloured = False
     while True:  # the peel, to its fixpoint
         if n < k:
             return n, plen, none
@@ -447,8 +510,32 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
             else:
                 changed = True
         n = kept
-        if not changed:
+        if changed:
+            continue
+        if need < 2 or not st[PAIRS]:
             break
+        # the items of a pattern long enough are pairwise held together by k records (a clique of at least
+        # need items in the graph ``adj``): drop items with fewer than need - 1 neighbours and peel again;
+        # then at most one item of each class of a proper colouring: fewer than need classes ends the branch
+        _adjacency(masks, n, k, keep, adj)
+        drop = np.uint64(0)
+        x = keep
+        while x:
+            b = _lowest(x)
+            x &= x - one
+            if _popcount(adj[b]) < need - 1:
+                drop |= one << np.uint64(b)
+        if drop:
+            st[PRUNED] += 1
+            for i in range(n):
+                masks[i] &= ~drop
+            continue
+        n_classes = _colour(adj, keep, classes)
+        if n_classes < need:
+            st[PRUNED] += 1
+            return 0, plen, none
+        coloured = True
+        break
     # closure: items held by every record are absorbed into P
     full = np.uint64(0)
     for b in range(WORD):
@@ -486,9 +573,23 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         t = 0
         while x:
             if t + 1 >= need:
-                cnt64[_lowest(x)] += 1
+                b = _lowest(x)
+                # with the pair graph: the candidates before b that b shares k records with
+                if not coloured or _popcount(masks[i] & adj[b] & ((one << np.uint64(b)) - one)) + 1 >= need:
+                    cnt64[b] += 1
             t += 1
             x &= x - one
+    if coloured:  # child b: at most one item below b from each class holding a neighbour of b
+        for b in range(WORD):
+            if cnt64[b] >= k:
+                lower = adj[b] & ((one << np.uint64(b)) - one) & ~full
+                reach = 1
+                for c in range(n_classes):
+                    if classes[c] & lower:
+                        reach += 1
+                if reach < need:
+                    cnt64[b] = 0
+                    st[PRUNED] += 1
     m_local = 0
     for b in range(WORD):
         if cnt64[b] >= k:
@@ -788,6 +889,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
         st = np.zeros(STATE, dtype=np.int64)
         st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
         st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
+        st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)
@@ -809,7 +911,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
     with ThreadPoolExecutor(max_workers=parts) as pool:
         done = list(pool.map(one, range(parts)))
     st = np.zeros(STATE, dtype=np.int64)
-    for key in (NODES, ALIVE, COPIED):
+    for key in (NODES, ALIVE, COPIED, PRUNED):
         st[key] = sum(int(d[0][key]) for d in done)
     for key in (OVERFLOW, STOPPED):
         st[key] = max(int(d[0][key]) for d in done)
@@ -881,7 +983,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
                          capacity, parts)
         nodes += int(st[NODES])
         if debug:
-            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]), round(time.monotonic() - started, 3),
+            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
+                  "pair prunes", int(st[PRUNED]), round(time.monotonic() - started, 3),
                   file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)

@@ -306,3 +306,38 @@ def test_the_bit_mask_branches_change_no_pattern(monkeypatch):
         if have_pyfim():
             c = longest_itemsets(sets, k, r, target=target, backend="pyfim")
             assert (masks.patterns, masks.cut) == (c.patterns, c.cut)
+
+
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
+    """The bit-mask branches' pair graph (items held together by k records): dropping items with too few
+    neighbours, ending branches coloured in too few classes and skipping children finds the same patterns
+    and cut as brute force and as the search without it, and visits fewer branches where it bites."""
+    rng = np.random.default_rng(59)
+    fewer = 0
+    for trial in range(40):
+        n, m = int(rng.integers(8, 70)), int(rng.integers(4, 12))
+        x = rng.random((n, m)) < rng.uniform(0.3, 0.95, size=(n, 1)) * np.linspace(1.2, 0.5, m)[rng.permutation(m)]
+        k, r = int(rng.integers(2, 9)), int(rng.integers(1, 10))
+        monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
+        pairs = longest_itemsets(x, k, r, target=target, backend="dfs")
+        monkeypatch.setenv("VEIL_DFS_PAIRS", "0")
+        plain = longest_itemsets(x, k, r, target=target, backend="dfs")
+        assert pairs.patterns == plain.patterns == brute(x, k, r, target), (trial, k, r)
+        assert pairs.cut == plain.cut
+        assert pairs.nodes <= plain.nodes
+        fewer += pairs.nodes < plain.nodes
+    assert fewer >= 3  # the bounds were exercised, not only switched on
+    if have_numba():
+        from veil.engine import power_law_sets
+
+        sets = power_law_sets(2000, 100, mean_items=14.0, exponent=0.4, seed=11)  # items past bit 64: both kinds of branch
+        monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
+        pairs = longest_itemsets(sets, 10, 20, target=target, backend="dfs")
+        monkeypatch.setenv("VEIL_DFS_PAIRS", "0")
+        plain = longest_itemsets(sets, 10, 20, target=target, backend="dfs")
+        assert (pairs.patterns, pairs.cut) == (plain.patterns, plain.cut)
+        assert pairs.nodes < plain.nodes
+        if have_pyfim():
+            c = longest_itemsets(sets, 10, 20, target=target, backend="pyfim")
+            assert (pairs.patterns, pairs.cut) == (c.patterns, c.cut)
