@@ -192,6 +192,11 @@ class Controller(QObject):
     def _loaded(self, project: Project | None, loaded: Loaded) -> None:
         self.dataset.load(loaded, project.recipe if project is not None else None)
         if project is not None:
+            if project.item_sets is not None:  # the project worked on a column's item sets: so again
+                try:
+                    self.dataset.use_sets(project.item_sets)
+                except BadInput as exc:
+                    self.error.emit("Cannot use the project's item sets", str(exc), "")
             self.dataset.release_sensitive = set(project.release_sensitive)
             self.config.load_runs(project.runs)
             self.runs.restore(project.results)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BinaryMatrix, Kind, SetValued, Table
+from veil.engine import BinaryMatrix, Kind, SetValued, Table, column_sets
 
 TOP_ITEMS = 10
 
@@ -64,12 +64,6 @@ def itemset_columns(table: Table | None) -> list[str]:
     if table is None:
         return []
     return [c.name for c in table.schema.columns if c.kind is Kind.ITEMSET]
-
-
-def column_sets(table: Table, column: str) -> SetValued:
-    """A table's item-set column as set-valued records (the target, if any, as labels)."""
-    return SetValued.from_column(table.frame[column], labels=table.labels(),
-                                 meta={"source": table.source, "sha256": table.sha256, "item_column": column})
 
 
 CHUNK = 1 << 20

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models,
+                         Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models, column_sets,
                          may_release_sensitive, outcome_rows, results_table, unacknowledged_sensitive)
 
 from .events import Event
-from .setvalued_view import SetSummary, column_sets, is_set_valued, itemset_columns, summarise
+from .setvalued_view import SetSummary, is_set_valued, itemset_columns, summarise
 from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
     preview_step
 
@@ -144,8 +144,6 @@ class DatasetState:
         """Work on a table's item-set ``column`` as set-valued records (the target, if marked, as
         their labels): the methods for set-valued data are offered for it from now on."""
         table = self._require_table()
-        if column not in self.itemset_columns():
-            raise BadInput(f"column {column!r} is not of kind {Kind.ITEMSET.value}: mark it so first")
         self.data, self.origin = column_sets(table, column), table
         self.sets, self._column_sets = summarise(self.data, column), {}
         self.stats, self.rules, self._previews = {}, {}, {}
@@ -738,9 +736,10 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
         planned = []
     sha = table.sha256 if table is not None else dataset.data.meta.get("sha256")
     source = dataclasses.replace(dataset.source, roles={}, kinds={})
+    item_sets = dataset.data.meta.get("item_column") if dataset.origin is not None else None
     return Project(source, table.schema if table is not None else None, dataset.recipe(),
                    tuple(p.spec for p in planned), None if source.demo else sha, runs.records(),
-                   tuple(sorted(dataset.release_sensitive)))
+                   tuple(sorted(dataset.release_sensitive)), item_sets)
 
 
 def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:

@@ -132,7 +132,7 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
     started = time.perf_counter()
     name = "the demo data" if source.demo else Path(source.path or "").name
     ctx.progress(0.0, f"reading {name}")
-    data = project.load_data(registry) if project is not None else source.load(registry)
+    data = project.load_data(registry, as_sets=False) if project is not None else source.load(registry)
     ctx.check()
     if not isinstance(data, Table):
         ctx.progress(0.8, "counting the items")

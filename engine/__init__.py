@@ -108,6 +108,7 @@ _EXPORTS = {
     "view_of_frame": ("groups", "view_of_frame"),
     "view_of_release": ("groups", "view_of_release"),
     "SetValued": ("setvalued", "SetValued"),
+    "column_sets": ("data", "column_sets"),
     "convert": ("data", "convert"),
     "form_of": ("data", "form_of"),
     "grouping_columns": ("data", "grouping_columns"),
@@ -233,7 +234,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .generalised import SUPPRESSED, Interval, NodeValue, format_value, parse_value  # noqa: F401
     from .groups import GroupVerdict, GroupView, group_ids, view_of_frame, view_of_release  # noqa: F401
     from .setvalued import SetValued  # noqa: F401
-    from .data import convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items, target_name  # noqa: F401
+    from .data import column_sets, convert, form_of, grouping_columns, labels_of, provenance_of, table_to_items, target_name  # noqa: F401
     from .charts import draw as draw_chart, mark_runs, orientations, picked_run, save_chart  # noqa: F401
     from .containment import KacConstraint, KAnonymityConstraint, Partition, SelectionConstraint, class_sizes_per_record, kac, kac_per_record, partition_of  # noqa: F401
     from .datasource import DataSource, demo_path, load_demo  # noqa: F401

@@ -156,3 +156,14 @@ def _column_index(table: Table, col: str, buckets: int) -> tuple[np.ndarray, lis
     remap = np.full(len(order), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     return remap[position], [order[i] for i in used]
+
+
+def column_sets(table: Table, column: str) -> SetValued:
+    """A table's column of kind "item set" as set-valued records (the target, if any, as their labels);
+    a clear message when ``column`` is not one."""
+    if column not in table.schema.names:
+        raise BadInput(f"there is no column {column!r} to take item sets from")
+    if table.schema[column].kind is not Kind.ITEMSET:
+        raise BadInput(f"column {column!r} is not of kind {Kind.ITEMSET.value}: mark it so first")
+    return SetValued.from_column(table.frame[column], labels=table.labels(),
+                                 meta={"source": table.source, "sha256": table.sha256, "item_column": column})

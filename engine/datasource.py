@@ -224,7 +224,8 @@ def _bad_kind(k):
 
 
 def input_rows(data) -> int:
-    return data.n_rows if isinstance(data, (Table, BinaryMatrix)) else len(data)
+    """The input's records: a table's rows, a matrix's or set-valued data's records, a sequence's length."""
+    return data.n_rows if hasattr(data, "n_rows") else len(data)
 
 
 def input_path(data) -> str | None:

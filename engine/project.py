@@ -7,10 +7,14 @@ Schema version 1::
      "schema": [{"name": "age", "kind": "numeric", "role": "quasi-identifier"}, …],
      "recipe": {"target": "readmitted_30d", "steps": […]} | null,
      "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}],
-     "release_sensitive": ["diagnosis"]}
+     "release_sensitive": ["diagnosis"],
+     "item_sets": "diagnoses" | null}
 
 ``release_sensitive`` lists the columns marked sensitive the user agreed to release (asked once by
 the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
+
+``item_sets`` names the table's column of kind "item set" whose sets are the data the runs work on
+(the desktop's "Use these item sets"; absent or null: the table itself).
 
 Paths are stored relative to the project file when they lie beside or below it.
 """
@@ -22,6 +26,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .data import column_sets
 from .datasource import DataSource
 from .errors import BadInput
 from .io import sha256_file, write_text_atomic
@@ -42,6 +47,7 @@ class Project:
     sha256: str | None = None
     results: list = field(default_factory=list)
     release_sensitive: tuple[str, ...] = ()
+    item_sets: str | None = None
 
     def to_dict(self, base: Path | None = None) -> dict:
         data = self.data.to_dict()
@@ -52,7 +58,7 @@ class Project:
                 "schema": self.schema.to_dict() if self.schema else None,
                 "recipe": self.recipe.to_dict() if self.recipe else None,
                 "runs": [r.to_dict() for r in self.runs], "results": self.results,
-                "release_sensitive": list(self.release_sensitive)}
+                "release_sensitive": list(self.release_sensitive), "item_sets": self.item_sets}
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
@@ -75,6 +81,7 @@ class Project:
         get(d, "recipe", dict, None, where=p.name)
         results = get(d, "results", list, [], where=p.name)
         agreed = get(d, "release_sensitive", list, [], where=p.name)
+        item_sets = get(d, "item_sets", str, None, where=p.name)
         if not all(isinstance(c, str) for c in agreed):
             raise BadInput(f"{p.name}: release_sensitive must list column names")
         if version > PROJECT_VERSION:
@@ -83,10 +90,11 @@ class Project:
         schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
         runs = tuple(RunSpec.from_dict(r) for r in runs_list)
-        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed))
+        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed), item_sets)
 
-    def load_data(self, registry):
-        """Read the dataset, check it is the one the project was made with, apply the schema."""
+    def load_data(self, registry, *, as_sets: bool = True):
+        """Read the dataset, check it is the one the project was made with, apply the schema; with
+        ``item_sets`` (and ``as_sets``) the runs' data: that column's item sets."""
         data = self.data.load(registry)
         if self.sha256 and self.data.path and not self.data.demo:
             actual = sha256_file(self.data.path)
@@ -96,6 +104,10 @@ class Project:
             if self.schema.names != data.schema.names:
                 raise BadInput("the project's schema does not match the data's columns")
             data = Table(data.frame, self.schema, data.source, data.sha256)
+        if self.item_sets is not None and as_sets:
+            if not isinstance(data, Table):
+                raise BadInput(f"the project takes item sets from column {self.item_sets!r}, but its data has no columns")
+            data = column_sets(data, self.item_sets)
         return data
 
 

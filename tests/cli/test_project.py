@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -83,6 +84,9 @@ BAD_PROJECTS = {
     "schema of other columns": {"schema": [{"name": "a", "kind": "numeric"}]},
     "malformed schema": {"schema": [{"name": "a"}]},
     "bad recipe rule": {"recipe": {"steps": [{"column": "sex", "rule": "bogus"}]}},
+    "item sets from no column": {"item_sets": "nowhere"},
+    "item sets from a categorical column": {"item_sets": "sex"},
+    "item sets a number": {"item_sets": 3},
 }
 
 
@@ -133,6 +137,8 @@ def test_save_load_round_trip(small_csv, tmp_path):
     assert loaded == project
     assert json.loads(path.read_text(encoding="utf-8"))["data"]["path"] == small_csv.name  # stored relative
     assert Project.load(loaded.save(tmp_path / "again.json")) == project
+    with_sets = dataclasses.replace(project, item_sets="postcode")
+    assert Project.load(with_sets.save(tmp_path / "sets.json")) == with_sets
     data = loaded.load_data(make_registry())
     assert data.schema == schema
 

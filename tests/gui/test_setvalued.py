@@ -3,6 +3,8 @@ preview of a grouped set-valued release and GCP against k on the charts."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -195,16 +197,21 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
     outcome = c.batch[-1].outcome
     assert outcome is not None and outcome.holds, c.batch[-1].status_text()
     assert np.bincount(outcome.result.release.groups).min() >= 10
-    # a project keeps the table's schema: reopened, the column is item sets again, and the method
-    # chosen comes back ticked once the item sets are the data again
+    # a project keeps the table's schema and that its item sets were the data: reopened, they are the
+    # data again, with the method chosen ticked and ready to run, without a click
     assert c.save_project(tmp_path / "visits.veil")
+    assert json.loads((tmp_path / "visits.veil").read_text())["item_sets"] == "pages"
     with qtbot.waitSignal(c.data_loaded, timeout=20_000):
         c.open_project(tmp_path / "visits.veil")
-    assert c.dataset.itemset_columns() == ["pages"] and c.config.selected == [method.name]
-    assert "item sets" in window.config_panel.plan_error.text()
-    panel.use_sets_button.click()
+    assert isinstance(c.dataset.data, SetValued) and c.dataset.data.n_rows == len(sets)
+    assert c.dataset.origin.schema["pages"].kind is Kind.ITEMSET and c.config.selected == [method.name]
     assert window.config_panel.rows[method.name].check.isChecked()
     assert window.config_panel.run_button.isEnabled()
+    # the command line runs the same project on the same item sets
+    from veil.engine.cli import main
+
+    assert main(["run", str(tmp_path / "visits.veil"), "--out", str(tmp_path / "cli-out")]) == 0
+    assert any((tmp_path / "cli-out").iterdir())
 
 
 def test_the_views_never_make_the_records_dense(window, qtbot, baskets, monkeypatch):
