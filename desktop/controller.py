@@ -202,8 +202,10 @@ class Controller(QObject):
             self.runs.restore(project.results)
         else:
             self.project_path = None
-        data = loaded.data
+        data = self.dataset.data  # a project's item sets, when it worked on a column's
         shape = shape_text(data)
+        if self.dataset.origin is not None:
+            shape += f", the item sets of column {data.meta.get('item_column')!r}"
         hint = "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles \
             else ""
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")

@@ -24,6 +24,7 @@ which cancels everything and joins the thread; the idle worker process goes back
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import queue
 import sys
@@ -49,6 +50,23 @@ SWITCH_INTERVAL = 0.0005
 CANCEL_GRACE = 0.5  # seconds a job in the worker process has to honour a cancel before it is ended
 POLL = 0.02  # how often the runner thread looks at a remote job's cancel token
 _idle_processes: list[WorkerProcess] = []  # worker processes no runner is using (see Runner.shutdown)
+
+
+_open: dict = {}  # worker -> (its queue, its jobs), for each runner not shut down (see _stop_at_exit)
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """Stop the workers of runners nobody shut down (a script that returns without closing its window):
+    a QThread destroyed while it runs aborts the whole process. Their jobs are cancelled first."""
+    for jobs_queue, jobs in list(_open.values()):
+        for job in list(jobs.values()):
+            job.token.cancel()
+        jobs_queue.put(None)
+    for worker in list(_open):
+        if not worker.wait(10_000):
+            _stuck.append(worker)
+    _open.clear()
 
 
 def live_workers() -> list[QThread]:
@@ -234,6 +252,7 @@ class Runner(QObject):
         self._worker.failed.connect(self._on_failed)
         self._worker.cancelled.connect(self._on_cancelled)
         _workers.add(self._worker)
+        _open[self._worker] = (self._queue, self._jobs)  # kept (and stopped at exit) until shut down
         self._worker.start()
         self._closed = False
 
@@ -292,6 +311,7 @@ class Runner(QObject):
         ended = self._worker.wait(timeout_ms)
         if not ended:
             _stuck.append(self._worker)
+        _open.pop(self._worker, None)
         return ended
 
     # -- the worker's reports, received on the GUI thread ---------------------------------------

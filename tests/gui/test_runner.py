@@ -165,3 +165,41 @@ def test_runner_reports_on_the_gui_thread_and_joins(qtbot):
         runner.submit("answer", work)
     assert blocker.args[1] == 42 and threads[0] != threading.get_ident()
     assert runner.shutdown() and live_workers() == []
+
+
+LEFT_RUNNING = """
+import threading, time
+from PySide6.QtWidgets import QApplication
+from veil.desktop.runner import Runner
+
+def main():
+    app = QApplication([])
+    runner = Runner()
+    started = threading.Event()
+
+    def work(ctx):
+        started.set()
+        while True:  # ends only by a cancel
+            ctx.check()
+            time.sleep(0.01)
+
+    runner.submit("endless", work)
+    assert started.wait(10)
+    print("returning", flush=True)  # without shutting the runner down, as a careless script does
+
+main()
+"""
+
+
+def test_a_script_that_never_shuts_its_runner_down_still_exits_cleanly(tmp_path):
+    """A runner nobody shut down (its job still running) is stopped at exit: no abort for a QThread
+    destroyed while it runs, whose core dump would lose the script's output."""
+    import subprocess
+
+    script = tmp_path / "careless.py"
+    script.write_text(LEFT_RUNNING, encoding="utf-8")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "returning"
+    assert "Destroyed while thread" not in done.stderr

@@ -204,6 +204,7 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
     with qtbot.waitSignal(c.data_loaded, timeout=20_000):
         c.open_project(tmp_path / "visits.veil")
     assert isinstance(c.dataset.data, SetValued) and c.dataset.data.n_rows == len(sets)
+    assert window.statusBar().currentMessage().endswith("items, the item sets of column 'pages'")
     assert c.dataset.origin.schema["pages"].kind is Kind.ITEMSET and c.config.selected == [method.name]
     assert window.config_panel.rows[method.name].check.isChecked()
     assert window.config_panel.run_button.isEnabled()
