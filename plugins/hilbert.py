@@ -25,8 +25,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from veil.engine import TABLE, Algorithm, BadInput, hookimpl, param
 
-from .mondrian import _columns, generalised, group_values
-from .patternka_relational import _qis_and_sensitive, relational_gcp
+from .mondrian import generalised, group_values, qi_columns
+from .patternka_relational import qis_and_sensitive, relational_gcp
 
 PAPER = "002_aa8a8f08b56f3f6d"
 BLOCK_CELLS = 1 << 21  # run costs computed per block of ends: ends × window cells at a time
@@ -144,7 +144,7 @@ def hilbert_groups(table, k: int, *, qis=None, check=None) -> np.ndarray:
     qis = list(qis if qis is not None else [])
     if not qis:
         raise BadInput("the Hilbert method needs quasi-identifiers: mark the columns that identify people")
-    cols = _columns(table, qis)
+    cols = qi_columns(table, qis)
     points, bits = grid_points(cols)
     order = hilbert_order(points, bits)
     runs = optimal_runs(cols, order, k, check)
@@ -175,10 +175,10 @@ class HilbertCurve(Algorithm):
     Params = HilbertParams
 
     def run(self, data, model, params, ctx):
-        qis, sensitive = _qis_and_sensitive(data)
+        qis, sensitive = qis_and_sensitive(data)
         if not qis:
             raise BadInput("the Hilbert method needs quasi-identifiers: mark the columns that identify people")
-        cols = _columns(data, qis)
+        cols = qi_columns(data, qis)
         ctx.progress(0.0, "Hilbert: ordering the records")
         points, bits = grid_points(cols, params.bits or None)
         order = hilbert_order(points, bits)

@@ -128,7 +128,10 @@ def _py(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-def _columns(table, qis):
+def qi_columns(table, qis):
+    """Each quasi-identifier as Mondrian measures it (numeric range or categorical values with their
+    hierarchy); a clear message for a column with missing values. Shared with the relational
+    baselines (Hilbert, relational PatternKa), which measure NCP the same way."""
     cols = []
     for name in qis:
         series = table.frame[name]
@@ -259,7 +262,7 @@ def _partition(table, model, ctx, qis, sensitive):
     n = table.n_rows
     if n == 0:
         raise BadInput("the table has no records to anonymise")
-    cols = _columns(table, qis)
+    cols = qi_columns(table, qis)
     records = _sensitive_view(table, sensitive)
     whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
                                  records.numeric)

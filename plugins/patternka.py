@@ -58,7 +58,7 @@ class Grouping:
         return self.centres.n_rows
 
 
-def _pack(mask: np.ndarray) -> np.ndarray:
+def pack_bits(mask: np.ndarray) -> np.ndarray:
     """A boolean vector as packed uint64 words."""
     n = len(mask)
     padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
@@ -66,11 +66,13 @@ def _pack(mask: np.ndarray) -> np.ndarray:
     return np.packbits(padded, bitorder="little").view(np.uint64)
 
 
-def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
+def unpack_bits(bits: np.ndarray, n: int) -> np.ndarray:
+    """The first n bits of packed uint64 words as a boolean vector."""
     return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
 
 
-def _popcount(bits: np.ndarray) -> int:
+def popcount_bits(bits: np.ndarray) -> int:
+    """The number of set bits in packed words."""
     return int(np.bitwise_count(bits).sum(dtype=np.int64))
 
 
@@ -143,7 +145,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
         cached = []
         for items, support in found.patterns:
             mask = rec.holding(items, alive)
-            cached.append([items, support, _pack(mask) if bitset_update else None])
+            cached.append([items, support, pack_bits(mask) if bitset_update else None])
         state["cached"], state["cut"] = cached, found.cut
 
     def choose():
@@ -173,19 +175,19 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
             pattern = ()
         else:
             pattern = tuple(pick[0])
-            members = _unpack(pick[2], n) & alive if bitset_update else rec.holding(pattern, alive)
+            members = unpack_bits(pick[2], n) & alive if bitset_update else rec.holding(pattern, alive)
         gid = len(patterns)
         groups[members] = gid
         patterns.append(pattern)
         alive &= ~members
         remaining -= int(members.sum())
         if cache and pattern:
-            gone = _pack(members) if bitset_update else None
+            gone = pack_bits(members) if bitset_update else None
             for c in state["cached"]:
                 if c[1] < k:
                     continue
                 if bitset_update:
-                    c[1] -= _popcount(c[2] & gone)
+                    c[1] -= popcount_bits(c[2] & gone)
                     c[2] &= ~gone
                 else:
                     c[1] = int(rec.holding(c[0], alive).sum())

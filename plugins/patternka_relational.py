@@ -41,8 +41,8 @@ import scipy.sparse as sp
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
                          grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
 
-from .mondrian import _columns, generalised, group_values
-from .patternka import _pack, _popcount, _unpack
+from .mondrian import generalised, group_values, qi_columns
+from .patternka import pack_bits, popcount_bits, unpack_bits
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")
@@ -136,7 +136,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
     if k > n:
         raise BadInput(f"k = {k} is larger than the number of records ({n})")
     items = table_to_items(table, buckets=buckets, columns=qis)
-    cols = _columns(table, qis)
+    cols = qi_columns(table, qis)
     loss = Loss(cols)
     d = len(qis)
     codes = items.indices.reshape(n, d)  # record × attribute: the item of each attribute
@@ -165,7 +165,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
                 state["r"] *= 2  # the longest length is cut: every longest pattern is needed (and kept room for)
                 continue
             break
-        state["cached"] = [[p, s, _pack(holding(p)) if bitset_update else None] for p, s in found.patterns]
+        state["cached"] = [[p, s, pack_bits(holding(p)) if bitset_update else None] for p, s in found.patterns]
         state["cut"] = found.cut
 
     def candidates():
@@ -183,7 +183,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
         for c in tied:
             if check is not None:
                 check()  # many tied patterns on a large table: each is a pass over its records
-            raw = np.flatnonzero(_unpack(c[2], n) & alive) if bitset_update else np.flatnonzero(holding(c[0]))
+            raw = np.flatnonzero(unpack_bits(c[2], n) & alive) if bitset_update else np.flatnonzero(holding(c[0]))
             members = _diverse(codes[raw], raw, k)
             ncp = loss.widths(members)
             if ncp < best_ncp:
@@ -214,12 +214,12 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
         alive &= ~gone
         remaining -= len(members)
         if cache and pattern:
-            packed = _pack(gone) if bitset_update else None
+            packed = pack_bits(gone) if bitset_update else None
             for c in state["cached"]:
                 if c[1] < k:
                     continue
                 if bitset_update:
-                    c[1] -= _popcount(c[2] & packed)
+                    c[1] -= popcount_bits(c[2] & packed)
                     c[2] &= ~packed
                 else:
                     c[1] = int(holding(c[0]).sum())
@@ -297,7 +297,9 @@ class RelationalParams:
                                help="stop a pattern search that runs longer than this, with a message")
 
 
-def _qis_and_sensitive(table):
+def qis_and_sensitive(table):
+    """The columns to group on (the quasi-identifiers marked, without the sensitive one) and the first
+    column marked sensitive (None without one); shared with the Hilbert baseline."""
     qis = list(grouping_columns(table))
     marked = table.schema.by_role(Role.SENSITIVE)
     sensitive = marked[0] if marked else None
@@ -321,12 +323,12 @@ class PatternKaRelational(Algorithm):
     Params = RelationalParams
 
     def run(self, data, model, params, ctx):
-        qis, sensitive = _qis_and_sensitive(data)
+        qis, sensitive = qis_and_sensitive(data)
         grouping = relational_groups(data, model.params.k, qis=qis, buckets=params.buckets,
                                      pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
                                      cache_size=params.cache_size, max_seconds=params.max_seconds,
                                      check=ctx.check, progress=ctx.progress)
-        cols = _columns(data, qis)
+        cols = qi_columns(data, qis)
         release = generalised(data, qis, sensitive, grouping.groups, group_values(cols, grouping.groups))
         release.details.update({"gcp": relational_gcp(cols, grouping.groups), "minings": grouping.minings,
                                 "buckets": params.buckets})

@@ -14,7 +14,7 @@ import pytest
 from veil.engine import (Context, ExportOptions, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry,
                          table_to_items, verify_manifest, write_release)
 from veil.plugins.patternka_relational import relational_gcp, relational_groups
-from veil.plugins.mondrian import _columns
+from veil.plugins.mondrian import qi_columns
 
 REGISTRY = make_registry()
 QIS = ["age", "town", "sex"]
@@ -126,7 +126,7 @@ def test_gcp_is_size_weighted_ncp():
     g = relational_groups(table, 4, qis=QIS).groups
     expected = sum(naive_ncp(table, np.flatnonzero(g == x).tolist()) * int((g == x).sum())
                    for x in range(g.max() + 1)) / (len(QIS) * table.n_rows)
-    assert relational_gcp(_columns(table, QIS), g) == pytest.approx(expected)
+    assert relational_gcp(qi_columns(table, QIS), g) == pytest.approx(expected)
 
 
 def test_release_verified_from_the_file_and_ncp_equals_gcp(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, make_registry,
                          verify_manifest, write_release)
 from veil.plugins.hilbert import hilbert_order, optimal_runs
-from veil.plugins.mondrian import _columns
+from veil.plugins.mondrian import qi_columns
 from veil.plugins.top_down import top_down_groups
 
 from test_patternka_relational import QIS, naive_ncp, random_table
@@ -52,7 +52,7 @@ def test_optimal_runs_match_brute_force(seed):
     k = 2 + seed % 3
     if table.n_rows < k:
         return
-    cols = _columns(table, QIS)
+    cols = qi_columns(table, QIS)
     order = np.random.default_rng(seed).permutation(table.n_rows)
 
     def cost(sizes):
