@@ -223,7 +223,8 @@ def cmd_run(args, registry) -> int:
 
     if args.project:
         if args.data or args.demo:
-            raise BadInput("give either a project file or --data/--demo, not both")
+            raise BadInput(f"give either a project file or --data/--demo, not both: {args.project!r} was read as a "
+                           f"project file (--data takes one file; a pattern matching several files gives several)")
         given = [flag for flag, value in (("--method", args.method), ("--model", args.model),
                                           ("--metrics", args.metrics)) if value is not None]
         if given:

@@ -72,6 +72,12 @@ def test_data_changed_since_the_project_was_saved(veil, small_csv, tmp_path):
 def test_project_and_data_flags_together(veil, small_csv, tmp_path):
     assert_bad_input(veil("run", project_file(tmp_path, small_csv), "--data", small_csv, "--out", tmp_path / "o"))
     assert_bad_input(veil("run", project_file(tmp_path, small_csv), "--demo", "--out", tmp_path / "o"))
+    # a shell pattern matching two files: the second is taken for a project file, and the message says so
+    other = tmp_path / "other.csv"
+    other.write_text(small_csv.read_text(encoding="utf-8"), encoding="utf-8")
+    result = veil("run", "--data", small_csv, other, "--method", "all-features", "--out", tmp_path / "o")
+    assert_bad_input(result)
+    assert "other.csv" in result.err and "several files" in result.err
 
 
 BAD_PROJECTS = {
