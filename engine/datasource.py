@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from .binary import BinaryMatrix
 from .errors import BadInput
 from .io import ImportOptions, read_data, sha256_file
 from .hierarchy import Hierarchy

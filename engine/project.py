@@ -14,7 +14,7 @@ Schema version 1::
 the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
 
 ``item_sets`` names the table's column of kind "item set" whose sets are the data the runs work on
-(the desktop's "Use these item sets"; absent or null: the table itself).
+(the desktop's "Anonymise these item sets"; absent or null: the table itself).
 
 Paths are stored relative to the project file when they lie beside or below it.
 """
