@@ -76,6 +76,37 @@ class Longest:
     nodes: int
 
 
+class LengthBounds:
+    """What the searches of one run prove for its later searches on fewer of the same records.
+
+    PatternKa mines the records left after each group it removes, hundreds of times on large data, and
+    most of every search proves that no pattern as long as the longest ends in one of the less popular
+    items. Removing records makes no itemset more frequent, so such a proof stays true: ``below[x]`` is
+    a length every frequent itemset whose greatest item (in the fixed ``order``) is x is shorter than,
+    for the records searched and every subset of them. A later search does not enter a root child
+    whose bound is not above the length it wants.
+
+    Why the bound holds: a search enumerates, in its root child c, every closed pattern whose greatest
+    item is c and which is at least as long as the length it wanted there (``reach[c]`` is that length,
+    or one more than the longest such pattern it found). A frequent itemset Q with greatest item q has
+    a closed superset C (its closure) whose greatest item c is q or above it; if above, C holds c and Q
+    does not, so |Q| ≤ |C| − 1. Hence |Q| < max(reach[q], reach[c] − 1 for every c > q), and every
+    later frequent itemset was frequent then. The item order must stay fixed across the searches: it is
+    set by the first one (falling support, ties by item code) and kept.
+
+    Only closed searches whose root holds no pattern of its own (no item in every record) use and
+    update the bounds; a search given a bounds object on other records than a subset of the first
+    one's gives wrong answers.
+    """
+
+    def __init__(self):
+        self.order: np.ndarray | None = None  # item codes, the enumeration order of every search
+        self.below: np.ndarray | None = None  # per item code
+
+    def update(self, order: np.ndarray, below: np.ndarray) -> None:
+        self.order, self.below = order, below
+
+
 def _as_csr(data) -> sp.csr_matrix:
     """Records × items as a boolean CSR matrix, from a SetValued, a BinaryMatrix or a sparse matrix."""
     if sp.issparse(data):
@@ -95,7 +126,7 @@ def _as_csr(data) -> sp.csr_matrix:
 def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED, rows=None,
                      max_seconds: float | None = None, max_nodes: int | None = None,
                      check: Callable[[], None] | None = None, backend: str = "auto",
-                     max_length: int | None = None) -> Longest:
+                     max_length: int | None = None, bounds: LengthBounds | None = None) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -116,6 +147,9 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         :mod:`.longest_fim`), "dfs", "pyfim" or "python" (the search of this module). All give the same result.
     max_length : optional, the caller's guarantee that no frequent itemset is longer (PatternKa knows
         one after each removal); the C search starts its length floor there.
+    bounds : optional :class:`LengthBounds`, for a caller that mines fewer and fewer of the same records
+        (PatternKa): what each closed search of the compiled backend proves is kept there, and the next
+        one does not search again where nothing long enough can be. Other backends ignore it.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -136,7 +170,8 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         from .longest_dfs import longest_by_dfs
 
         patterns, cut, nodes = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
-                                              max_nodes=max_nodes, check=check, max_length=max_length)
+                                              max_nodes=max_nodes, check=check, max_length=max_length,
+                                              bounds=bounds)
         return Longest(patterns, cut, nodes)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
         from .longest_fim import longest_by_fim

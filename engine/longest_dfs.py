@@ -66,8 +66,9 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED = range(16)
-STATE = 16
+(NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
+ ROOT_LEN, EMAX, SKIPPED) = range(19)
+STATE = 19
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 
 
@@ -238,6 +239,8 @@ def _emit(prefix, plen, support, st, hist, out_items, out_start, out_len, out_su
     st[USED] += plen
     st[N_OUT] += 1
     hist[plen] += 1
+    if plen > st[EMAX]:
+        st[EMAX] = plen
     # the largest length L with at least r patterns of length >= L
     thr = st[THR]
     above = 0
@@ -671,22 +674,31 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
 
 
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
-def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken):
+def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken, limit,
+         reach):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
 
     The root's children are handed out by ``taken[0]``, the next one not yet taken, which the threads
     of one search share: each takes the next free child when it is done with one. The counter is
     read and then written (no atomic increment here): two threads may take the same child (found
     twice, kept once by the caller), but none is ever skipped, since a count past c is written only
-    by a thread that read c and so searches it."""
+    by a thread that read c and so searches it.
+
+    ``limit[c]``: every frequent itemset whose greatest item is c is shorter than this (what earlier
+    searches of more of the same records proved, :class:`~veil.engine.longest.LengthBounds`); a root child whose limit is
+    not above the length wanted is not searched. ``reach[c]`` is set, for each root child taken, to a
+    length every closed pattern whose greatest item is c is shorter than: the length wanted when its
+    search ended, or one more than the longest pattern it found, whichever is more."""
     k = st[K]
     m = len(mark)
     ptr0, items0 = ptr, items
     ptr, items, rid, plen, children, holders, where, starts = _enter(
         ptr, items, rid, n, m, prefix, 0, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len,
         out_sup)
+    st[ROOT_LEN] = plen
     if len(children) == 0:
         return
+    current = -1  # the root child this thread is searching
     touched = np.empty(m, dtype=np.int32)
     s_ptr = [ptr]
     s_items = [items]
@@ -714,12 +726,23 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             s_plen.pop()
             s_next.pop()
             continue
-        if top == 0:
+        if top == 0:  # the subtree of the child taken before is done
+            if current >= 0:
+                reach[current] = max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
+                current = -1
             j = taken[0]
             if j >= len(children):
                 s_next[top] = j
                 continue
             taken[0] = j + 1
+            c = children[j]
+            if st[ROOT_LEN] == 0 and limit[c] <= max(st[THR], st[FLOOR]):
+                reach[c] = limit[c]
+                st[SKIPPED] += 1
+                s_next[top] = j + 1
+                continue
+            current = c
+            st[EMAX] = 0
         s_next[top] = j + 1
         ptr, items, rid, plen = s_ptr[top], s_items[top], s_rid[top], s_plen[top]
         starts = s_starts[top]
@@ -819,6 +842,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             s_starts.append(c_starts)
             s_plen.append(c_plen)
             s_next.append(0)
+    if current >= 0:
+        reach[current] = max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
 
 
 @njit(cache=True)
@@ -876,14 +901,21 @@ def _sort_rows(ptr, items):
         items[ptr[i]:ptr[i + 1]].sort()
 
 
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
 
     Splitting changes no answer: a part keeps every pattern of its branches at least as long as its
     own r-th longest (or the floor), and that length is at most the whole search's, so the union holds
-    every pattern the single search keeps (the caller takes the r longest)."""
+    every pattern the single search keeps (the caller takes the r longest).
+
+    ``limit``: per item number, the lengths earlier searches proved out of reach (see
+    :class:`~veil.engine.longest.LengthBounds`; none: nothing proved). The state's ``reach`` is what this search proves,
+    per root child taken (-1 for the others)."""
     taken = np.zeros(1, dtype=np.int64)  # the root's next child, shared by the parts
+    if limit is None:
+        limit = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+    reach = np.full(m, -1, dtype=np.int64)  # shared by the parts: each writes the children it took
 
     def one(part):
         st = np.zeros(STATE, dtype=np.int64)
@@ -900,20 +932,21 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
         out_len = np.zeros(capacity, dtype=np.int64)
         out_sup = np.zeros(capacity, dtype=np.int64)
         _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
-             out_len, out_sup, taken)
+             out_len, out_sup, taken, limit, reach)
         found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
         return st, found
 
     if parts == 1:
-        return one(0)
+        st, found = one(0)
+        return st, found, reach
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=parts) as pool:
         done = list(pool.map(one, range(parts)))
     st = np.zeros(STATE, dtype=np.int64)
-    for key in (NODES, ALIVE, COPIED, PRUNED):
+    for key in (NODES, ALIVE, COPIED, PRUNED, SKIPPED):
         st[key] = sum(int(d[0][key]) for d in done)
-    for key in (OVERFLOW, STOPPED):
+    for key in (OVERFLOW, STOPPED, ROOT_LEN):
         st[key] = max(int(d[0][key]) for d in done)
     seen, found = set(), []
     for _, part_found in done:  # the root's own pattern is every part's: kept once
@@ -922,7 +955,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1):
             if key not in seen:
                 seen.add(key)
                 found.append((pattern, support))
-    return st, found
+    return st, found, reach
 
 
 PARALLEL_ENTRIES = 200_000  # split the search between threads from this many (record, item) entries on
@@ -943,17 +976,49 @@ def _parts(entries: int, max_nodes: int | None) -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None):
-    """("ok", patterns, cut, nodes) or ("nodes",) when more than ``max_nodes`` branches were visited."""
+NO_LIMIT = np.iinfo(np.int64).max
+
+
+def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """Per item number, the bound on frequent itemsets ending there that a search's ``reach`` proves (see
+    :class:`LengthBounds`), and never looser than the ``limit`` it was given."""
+    m = len(reach)
+    if m == 0:
+        return limit.copy()
+    after = np.empty(m, dtype=np.int64)  # the largest reach of the items after each one, minus one
+    after[-1] = -1
+    if m > 1:
+        after[:-1] = np.maximum.accumulate(reach[::-1])[::-1][1:] - 1
+    return np.minimum(limit, np.maximum(reach, after))
+
+
+def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
+            bounds: tuple | None = None):
+    """("ok", patterns, cut, nodes, bounds) or ("nodes",) when more than ``max_nodes`` branches were visited.
+
+    ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first search); the
+    answer's are the updated ones (None when not given)."""
     n_rows, n_items = m.shape
     if n_rows < k:
-        return ("ok", [], 0, 0)
+        return ("ok", [], 0, 0, bounds)
     support = np.bincount(m.indices, minlength=n_items)
-    frequent = np.flatnonzero(support >= k)
-    if len(frequent) == 0:
-        return ("ok", [], 0, 0)
-    # items numbered by falling support (ties: item code), infrequent ones left out
-    order = frequent[np.lexsort((frequent, -support[frequent]))]
+    use_bounds = bounds is not None and not maximal
+    if use_bounds:
+        fixed, below = bounds
+        if fixed is None:  # the first search sets the order: falling support, ties by item code
+            fixed = np.lexsort((np.arange(n_items), -support))
+            below = np.full(n_items, NO_LIMIT, dtype=np.int64)
+        order = fixed[support[fixed] >= k]
+        bounds = (fixed, below.copy())
+    else:
+        frequent = np.flatnonzero(support >= k)
+        # items numbered by falling support (ties: item code), infrequent ones left out
+        order = frequent[np.lexsort((frequent, -support[frequent]))]
+    if use_bounds:
+        gone = support < k
+        bounds[1][gone] = 0  # no frequent itemset holds these any more
+    if len(order) == 0:
+        return ("ok", [], 0, 0, bounds)
     number = np.full(n_items, -1, dtype=np.int64)
     number[order] = np.arange(len(order))
     coded = number[m.indices]
@@ -967,6 +1032,9 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     high = int(np.partition(lengths, n_rows - k)[n_rows - k])
     if max_length is not None:
         high = min(high, int(max_length))
+    limit = bounds[1][order] if use_bounds else None
+    if limit is not None:
+        high = min(high, max(0, int(limit.max()) - 1))
     z = max(1, int(_peel_bound(ptr, items, n_rows, mm, k, high)))
     # start at the greedy pattern's length: a floor at or below the longest length finds every pattern at
     # least that long (the answer, when r of them), and the floors above it would find nothing
@@ -979,22 +1047,26 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     parts = _parts(len(items), max_nodes)
     while True:
         started = time.monotonic()
-        st, found = _run(ptr, items, n_rows, mm, k, r, maximal, z, None if max_nodes is None else max_nodes - nodes,
-                         capacity, parts)
+        st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
+                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit)
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
-                  "pair prunes", int(st[PRUNED]), round(time.monotonic() - started, 3),
-                  file=sys.stderr, flush=True)
+                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]),
+                  round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)
         if st[OVERFLOW]:
             capacity *= 4
             continue
+        if use_bounds and st[ROOT_LEN] == 0:
+            reach[reach < 0] = z  # not a root child: cut at the root, at the floor
+            limit = _proved(reach, limit)
+            bounds[1][order] = limit
         if len(found) >= r or z <= 1:
             break
         z -= 1
-    return ("ok", *_top(found, order, r), nodes)
+    return ("ok", *_top(found, order, r), nodes, bounds)
 
 
 def _top(found, order, r):
@@ -1008,19 +1080,23 @@ def _top(found, order, r):
 
 def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
-                   max_length: int | None = None):
+                   max_length: int | None = None, bounds: LengthBounds | None = None):
     """(patterns, cut, nodes) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
-    sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer."""
+    sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer;
+    ``bounds``: carried from the searches before on more of the same records, and updated."""
     from .longest import MiningLimit
     from .longest_fim import run_limited
 
     if HAVE_NUMBA and (max_seconds is not None or check is not None):
         _warm()  # compile here, not once per forked child
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length), max_seconds=max_seconds, check=check,
-                      what="the longest-pattern search")
+    carried = None if bounds is None else (bounds.order, bounds.below)
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried), max_seconds=max_seconds,
+                      check=check, what="the longest-pattern search")
     if out[0] == "nodes":
         raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
                           f"finishing; raise the limit, raise k or ask for fewer patterns")
+    if bounds is not None and out[4] is not None:
+        bounds.update(*out[4])
     return out[1], out[2], out[3]
 
 

@@ -23,6 +23,13 @@ each changes no output:
     each cached pattern's records are a packed bitset, updated by the removed group's mask (off:
     supports are recounted from the item columns after every removal).
 
+and one of Veil's own, also a switch with its test:
+
+``carry_bounds``
+    what each mining proves (no pattern as long as the one wanted ends in this item) stays true when
+    records are removed, so it is carried to the next mining, which does not search there again
+    (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh).
+
 Memory: the records (CSR and CSC, O(number of items held)), one bitset per cached pattern
 (n / 8 bytes) and the group centres; never records × items.
 """
@@ -37,8 +44,9 @@ import scipy.sparse as sp
 
 import pandas as pd
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix, Exporter, Feature, Longest,
-                         Metric, GroupSizeModel, Release, SetValued, hookimpl, longest_itemsets, mine, param)
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix,
+                         Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, Release, SetValued,
+                         hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
 EXECUTORS = ("local", "spark")
@@ -102,7 +110,7 @@ class _Records:
 
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
-                     bitset_update: bool = True, max_seconds: float | None = None,
+                     bitset_update: bool = True, carry_bounds: bool = True, max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
                      miner: Callable[[np.ndarray, int, int], Longest] | None = None) -> Grouping:
@@ -125,6 +133,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     patterns: list[tuple] = []
     state = {"cached": [], "cut": 0, "minings": 0}
     r = cache_size if cache else 1
+    bounds = LengthBounds() if carry_bounds else None
 
     def mine():
         rows = np.flatnonzero(alive)
@@ -134,7 +143,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
             if miner is None:
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = state["cut"] or None
-                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest)
+                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -203,11 +212,11 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                                       meta={"source": sets.meta.get("source")}), patterns, state["minings"])
 
 
-def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None):
+def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
-                                max_length=max_length)
+                                max_length=max_length, bounds=bounds)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

@@ -341,3 +341,74 @@ def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
         if have_pyfim():
             c = longest_itemsets(sets, 10, 20, target=target, backend="pyfim")
             assert (pairs.patterns, pairs.cut) == (c.patterns, c.cut)
+
+
+def _frequent_itemsets(x: np.ndarray, k: int):
+    """Every frequent itemset of a small 0/1 matrix, as (items, support)."""
+    n, m = x.shape
+    out = []
+    for size in range(1, m + 1):
+        found = False
+        for items in itertools.combinations(range(m), size):
+            if x[:, list(items)].all(axis=1).sum() >= k:
+                out.append(items)
+                found = True
+        if not found:
+            break
+    return out
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_carried_length_bounds_hold_for_every_frequent_itemset_of_every_later_subset(threads, monkeypatch):
+    """What a search proves (LengthBounds.below: every frequent itemset whose greatest item, in the fixed
+    order, is x is shorter than below[x]) holds, by enumeration, on the searched records and on random
+    subsets of them; later searches that use it find what fresh searches find; and it does prune: it
+    is finite where a search ran."""
+    from veil.engine import LengthBounds
+
+    monkeypatch.setenv("VEIL_MINING_THREADS", threads)
+    rng = np.random.default_rng(53)
+    checked = 0
+    for trial in range(40):
+        n, m = int(rng.integers(6, 50)), int(rng.integers(2, 10))
+        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        k, r = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        bounds = LengthBounds()
+        rows = np.arange(n)
+        while len(rows) >= k:
+            got = longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=bounds)
+            fresh = longest_itemsets(x, k, r, rows=rows, backend="dfs")
+            assert (got.patterns, got.cut) == (fresh.patterns, fresh.cut), (trial, rows)
+            if bounds.order is None:
+                break  # nothing frequent, nothing to carry
+            position = np.empty(m, dtype=np.int64)
+            position[bounds.order] = np.arange(m)
+            for later in (rows, rows[rng.random(len(rows)) < 0.6]):
+                for items in _frequent_itemsets(x[later], k):
+                    last = bounds.order[max(position[list(items)])]
+                    assert len(items) < bounds.below[last], (trial, items, bounds.below)
+                    checked += 1
+            rows = rows[rng.random(len(rows)) < 0.7]  # some records go, as PatternKa's groups do
+    assert checked > 1000
+
+
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
+def test_carried_length_bounds_skip_branches_and_change_no_pattern():
+    """On power-law records losing their records in groups, as PatternKa mines them: each later search
+    with the bounds returns what a fresh search returns, and visits fewer branches."""
+    from veil.engine import LengthBounds, power_law_sets
+
+    sets = power_law_sets(3000, 120, mean_items=14.0, seed=6)
+    bounds = LengthBounds()
+    alive = np.ones(sets.n_rows, dtype=bool)
+    rng = np.random.default_rng(0)
+    fewer = 0
+    for step in range(6):
+        rows = np.flatnonzero(alive)
+        got = longest_itemsets(sets, 15, 8, rows=rows, backend="dfs", bounds=bounds)
+        fresh = longest_itemsets(sets, 15, 8, rows=rows, backend="dfs")
+        assert (got.patterns, got.cut) == (fresh.patterns, fresh.cut), step
+        fewer += step > 0 and got.nodes < fresh.nodes
+        holders = np.flatnonzero(alive)[rng.permutation(len(rows))[:40]]
+        alive[holders] = False
+    assert fewer >= 3
