@@ -48,9 +48,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from .longest import LengthBounds
 
 try:  # numba is optional: without it the kernel is plain Python
     from numba import njit
