@@ -171,3 +171,19 @@ def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(regis
     names = back.attrs["item_names"]
     assert [{names[t] for t in cell.split()} for cell in back["items"]] == [set(rows[i]) for i in order]
     assert str(back["items"].dtype) == "category"  # one code a record, each distinct set held once
+
+
+def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
+    """Dozens of minings on records shaped like the Netflix benchmark, small: the same groups and
+    patterns with the bounds carried from one mining to the next and without."""
+    import veil.engine.longest as longest
+    from veil.engine import power_law_sets
+
+    monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
+    sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
+    for k in (4, 12):
+        carried = patternka_groups(sets, k, cache_size=2)
+        fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False)
+        assert carried.groups.tolist() == fresh.groups.tolist()
+        assert carried.patterns == fresh.patterns
+        assert carried.minings > 20, carried.minings
