@@ -16,9 +16,9 @@ item it may not use is abandoned: that closed set is found in another branch), a
   c), so a child with fewer than k records having ``need`` − 1 candidates before c is skipped.
 
 The length wanted is ``max(floor, the r-th longest length found so far)``. :func:`longest_by_dfs`
-starts the floor at an upper bound (the caller's ``max_length``, or the largest length at which the
-whole database's peel leaves k records) and lowers it until r patterns are found, so every search
-prunes hard from its first branch. Records dropped by a peel never hold a pattern long enough, so
+starts the floor at the length of a greedily found pattern (a lower bound of the longest) and lowers
+it until r patterns are found, so every search prunes hard from its first branch; what earlier
+searches on more of the same records proved can be carried in (``LengthBounds``). Records dropped by a peel never hold a pattern long enough, so
 every reported pattern's support and closedness are exact (tests: brute force on random data).
 
 A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
@@ -851,23 +851,6 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
 
 
 @njit(cache=True)
-def _peel_bound(ptr, items, n, m, k, high):
-    """The largest z ≤ high at which the whole database's peel keeps k records (0 if none)."""
-    cnt = np.zeros(m, dtype=np.int64)
-    lo, hi = 0, high
-    while lo < hi:
-        z = (lo + hi + 1) // 2
-        p, it, _, rows = _peel(ptr, items, np.arange(n), n, z, k, cnt)
-        if rows >= k:
-            for e in range(p[rows]):
-                cnt[it[e]] = 0
-            lo = z
-        else:
-            hi = z - 1
-    return lo
-
-
-@njit(cache=True)
 def _greedy(ptr, items, n, m, k):
     """The length of a frequent itemset found by adding, while k records remain, the item most of them hold
     (a lower bound of the longest length; 0 when no item is frequent)."""
@@ -1032,20 +1015,15 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     items = coded[keep].astype(np.int32)
     _sort_rows(ptr, items)  # each record's items ascending
     mm = len(order)
-    lengths = np.diff(ptr)
-    high = int(np.partition(lengths, n_rows - k)[n_rows - k])
-    if max_length is not None:
-        high = min(high, int(max_length))
+    # the first floor is the greedy pattern's length, a lower bound of the longest length: a floor at or
+    # below the longest length finds every pattern at least that long (the answer, when r of them), and
+    # length pruning does the rest. (Upper bounds, the caller's max_length among them, cannot start it
+    # lower: the peel of the whole database at the longest length keeps that pattern's records.)
+    z = max(1, int(_greedy(ptr, items, n_rows, mm, k)))
     limit = bounds[1][order] if use_bounds else None
-    if limit is not None:
-        high = min(high, max(0, int(limit.max()) - 1))
-    z = max(1, int(_peel_bound(ptr, items, n_rows, mm, k, high)))
-    # start at the greedy pattern's length: a floor at or below the longest length finds every pattern at
-    # least that long (the answer, when r of them), and the floors above it would find nothing
-    z = max(1, min(z, int(_greedy(ptr, items, n_rows, mm, k))))
     nodes = 0
     if os.environ.get("VEIL_DEBUG_FIM"):
-        print("dfs rows", n_rows, "items", mm, "k-th longest record", high, "first floor", z, file=sys.stderr, flush=True)
+        print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
     capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
     parts = _parts(len(items), max_nodes)
@@ -1086,7 +1064,8 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
                    max_length: int | None = None, bounds: LengthBounds | None = None):
     """(patterns, cut, nodes) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
-    sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer;
+    sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
+    the other backends accept it; this search needs no upper bound to start);
     ``bounds``: carried from the searches before on more of the same records, and updated."""
     from .longest import MiningLimit
     from .longest_fim import run_limited
