@@ -126,7 +126,8 @@ def _as_csr(data) -> sp.csr_matrix:
 def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED, rows=None,
                      max_seconds: float | None = None, max_nodes: int | None = None,
                      check: Callable[[], None] | None = None, backend: str = "auto",
-                     max_length: int | None = None, bounds: LengthBounds | None = None) -> Longest:
+                     max_length: int | None = None, bounds: LengthBounds | None = None,
+                     progress: Callable[[int, int, int], None] | None = None) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -150,6 +151,10 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     bounds : optional :class:`LengthBounds`, for a caller that mines fewer and fewer of the same records
         (PatternKa): what each closed search of the compiled backend proves is kept there, and the next
         one does not search again where nothing long enough can be. Other backends ignore it.
+    progress : optional ``progress(taken, children, length)``, the compiled search's progress: the root's
+        children (one per item) taken so far of how many, at which length. Reported about twice a
+        second while it runs in its own process (``max_seconds`` or ``check`` given); other backends
+        do not report.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -171,7 +176,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
 
         patterns, cut, nodes = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
                                               max_nodes=max_nodes, check=check, max_length=max_length,
-                                              bounds=bounds)
+                                              bounds=bounds, progress=progress)
         return Longest(patterns, cut, nodes)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
         from .longest_fim import longest_by_fim

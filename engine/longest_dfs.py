@@ -700,6 +700,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         ptr, items, rid, n, m, prefix, 0, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len,
         out_sup)
     st[ROOT_LEN] = plen
+    taken[1] = len(children)  # for the progress: root children taken of how many
     if len(children) == 0:
         return
     current = -1  # the root child this thread is searching
@@ -888,7 +889,7 @@ def _sort_rows(ptr, items):
         items[ptr[i]:ptr[i + 1]].sort()
 
 
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None):
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
 
@@ -899,7 +900,10 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     ``limit``: per item number, the lengths earlier searches proved out of reach (see
     :class:`~veil.engine.longest.LengthBounds`; none: nothing proved). The state's ``reach`` is what this search proves,
     per root child taken (-1 for the others)."""
-    taken = np.zeros(1, dtype=np.int64)  # the root's next child, shared by the parts
+    # the root's next child, shared by the parts, and how many there are; in ``shared`` (memory the
+    # parent process reads, for the progress) when given
+    taken = np.zeros(2, dtype=np.int64) if shared is None else shared[:2]
+    taken[:] = 0
     if limit is None:
         limit = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
     reach = np.full(m, -1, dtype=np.int64)  # shared by the parts: each writes the children it took
@@ -980,11 +984,12 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
 
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
-            bounds: tuple | None = None):
+            bounds: tuple | None = None, shared: np.ndarray | None = None):
     """("ok", patterns, cut, nodes, bounds) or ("nodes",) when more than ``max_nodes`` branches were visited.
 
-    ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first search); the
-    answer's are the updated ones (None when not given)."""
+    ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
+    search); the answer's are the updated ones (None when not given). ``shared``: three int64 the search
+    keeps up to date for a watching process (root children taken, root children, floor)."""
     n_rows, n_items = m.shape
     if n_rows < k:
         return ("ok", [], 0, 0, bounds)
@@ -1032,8 +1037,10 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     parts = _parts(len(items), max_nodes)
     while True:
         started = time.monotonic()
+        if shared is not None:
+            shared[2] = z
         st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
-                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit)
+                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared)
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
@@ -1063,21 +1070,45 @@ def _top(found, order, r):
     return patterns, cut
 
 
+def _watched(progress: Callable[[int, int, int], None]):
+    """Three int64 in memory a forked child shares (root children taken, their number, the length
+    searched for), and a function that reports them through ``progress`` at most twice a second."""
+    import mmap
+
+    shared = np.frombuffer(mmap.mmap(-1, 3 * 8), dtype=np.int64)
+    last = [0.0]
+
+    def waiting():
+        now = time.monotonic()
+        if now - last[0] >= 0.5 and shared[1] > 0:
+            last[0] = now
+            progress(int(min(shared[0], shared[1])), int(shared[1]), int(shared[2]))
+
+    return shared, waiting
+
+
 def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
-                   max_length: int | None = None, bounds: LengthBounds | None = None):
+                   max_length: int | None = None, bounds: LengthBounds | None = None,
+                   progress: Callable[[int, int, int], None] | None = None):
     """(patterns, cut, nodes) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
     sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
     the other backends accept it; this search needs no upper bound to start);
-    ``bounds``: carried from the searches before on more of the same records, and updated."""
+    ``bounds``: carried from the searches before on more of the same records, and updated;
+    ``progress(taken, children, length)``: called while the search runs in a child process (a time limit
+    or a cancel check given), about twice a second, with the root's children taken so far, their
+    number and the length searched for."""
     from .longest import MiningLimit
     from .longest_fim import run_limited
 
     if HAVE_NUMBA and (max_seconds is not None or check is not None):
         _warm()  # compile here, not once per forked child
     carried = None if bounds is None else (bounds.order, bounds.below)
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried), max_seconds=max_seconds,
-                      check=check, what="the longest-pattern search")
+    shared = waiting = None
+    if progress is not None:
+        shared, waiting = _watched(progress)
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared), max_seconds=max_seconds,
+                      check=check, what="the longest-pattern search", waiting=waiting)
     if out[0] == "nodes":
         raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
                           f"finishing; raise the limit, raise k or ask for fewer patterns")

@@ -68,10 +68,12 @@ def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     return out[1], out[2], out[3]
 
 
-def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[], None] | None, what: str):
+def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[], None] | None, what: str,
+                waiting: Callable[[], None] | None = None):
     """``fn(*args)``, in a forked child when a time limit or a cancel check is given (where the platform
     can fork): the child is killed at the deadline (:class:`MiningLimit`) or when ``check`` raises.
-    The C miners cannot be interrupted; a child can. Without fork the call runs here."""
+    The C miners cannot be interrupted; a child can. Without fork the call runs here. ``waiting`` is
+    called every 50 ms while the child works (to report its progress)."""
     if (max_seconds is None and check is None) or not hasattr(os, "fork"):
         return fn(*args)
     from .longest import MiningLimit
@@ -107,6 +109,8 @@ def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[
                     break
                 chunks.append(chunk)
                 continue
+            if waiting is not None:
+                waiting()
             if check is not None:
                 check()
             if deadline is not None and time.monotonic() >= deadline:

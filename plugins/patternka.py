@@ -135,6 +135,10 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     r = cache_size if cache else 1
     bounds = LengthBounds() if carry_bounds else None
 
+    def searching(taken, children, length):  # a long mining's progress, between two groups
+        progress(1.0 - remaining / n, f"{len(patterns)} groups, {remaining:,} records left; mining {state['minings']}: "
+                                      f"{taken:,} of {children:,} items searched for patterns of {length}+ items")
+
     def mine():
         rows = np.flatnonzero(alive)
         size = r
@@ -143,7 +147,8 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
             if miner is None:
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = state["cut"] or None
-                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds)
+                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
+                              None if progress is None else searching)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -212,11 +217,12 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                                       meta={"source": sets.meta.get("source")}), patterns, state["minings"])
 
 
-def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None):
+def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
+          progress=None):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
-                                max_length=max_length, bounds=bounds)
+                                max_length=max_length, bounds=bounds, progress=progress)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

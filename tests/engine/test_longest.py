@@ -412,3 +412,21 @@ def test_carried_length_bounds_skip_branches_and_change_no_pattern():
         holders = np.flatnonzero(alive)[rng.permutation(len(rows))[:40]]
         alive[holders] = False
     assert fewer >= 3
+
+
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
+def test_a_long_search_reports_its_progress_from_its_process():
+    """Run in its own process (a cancel check given), the search reports the root's children taken of
+    how many, at the length searched for; what it finds is what the same search without reports finds."""
+    from veil.engine import power_law_sets
+
+    sets = power_law_sets(20_000)
+    seen = []
+    got = longest_itemsets(sets, 100, 32, backend="dfs", check=lambda: None,
+                           progress=lambda *report: seen.append(report))
+    assert seen, "no progress reported"
+    for taken, children, length in seen:
+        assert 0 <= taken <= children and children > 100 and length >= 1
+    plain = longest_itemsets(sets, 100, 32, backend="dfs")
+    assert (got.patterns, got.cut) == (plain.patterns, plain.cut)
+    assert max(length for _, _, length in seen) <= len(got.patterns[0][0])

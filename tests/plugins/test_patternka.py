@@ -187,3 +187,21 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
         assert carried.groups.tolist() == fresh.groups.tolist()
         assert carried.patterns == fresh.patterns
         assert carried.minings > 20, carried.minings
+
+
+def test_a_long_mining_shows_how_far_it_is_between_two_groups():
+    """A user watching PatternKa on large records sees each mining's progress (items searched of how
+    many), not a bar that stands still until the next group."""
+    from veil.engine import power_law_sets
+    from veil.engine.longest_dfs import have_numba
+
+    if not have_numba():
+        pytest.skip("numba not installed: the plain-Python kernel is too slow for this size")
+    sets = power_law_sets(20_000)
+    messages = []
+    got = patternka_groups(sets, 100, check=lambda: None, progress=lambda f, text: messages.append((f, text)))
+    searching = [text for _, text in messages if "items searched for patterns of" in text]
+    assert searching and searching[0].startswith("0 groups, 20,000 records left; mining 1: ")
+    assert messages[-1][1].startswith(f"{got.n_groups} groups")
+    fractions = [f for f, _ in messages]
+    assert fractions == sorted(fractions) and 0 <= fractions[0] and fractions[-1] <= 1
