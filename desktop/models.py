@@ -475,6 +475,8 @@ class RunsModel(QAbstractTableModel):
                 return "Cancel this run (Esc cancels all)"
             if c == self.STATUS and e.outcome is not None:
                 return e.outcome.verdict
+            if c == self.STATUS and e.status == "running" and e.message:
+                return e.message  # the whole of a long progress line the column cuts
         if role == Qt.ForegroundRole and c == self.STATUS:
             if e.status == "failed" or (e.outcome is not None and e.outcome.holds is False):
                 return QColor("#b00020")

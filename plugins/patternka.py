@@ -136,8 +136,8 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     bounds = LengthBounds() if carry_bounds else None
 
     def searching(taken, children, length):  # a long mining's progress, between two groups
-        progress(1.0 - remaining / n, f"{len(patterns)} groups, {remaining:,} records left; mining {state['minings']}: "
-                                      f"{taken:,} of {children:,} items searched for patterns of {length}+ items")
+        progress(1.0 - remaining / n, f"mining {state['minings']}: {taken:,} of {children:,} items searched for "
+                                      f"patterns of {length}+ items; {len(patterns)} groups, {remaining:,} records left")
 
     def mine():
         rows = np.flatnonzero(alive)

@@ -91,6 +91,7 @@ def test_runs_and_results_models(qtmodeltester):
     queue.tick()
     assert queue.data(queue.index(0, RunsModel.PROGRESS), Qt.UserRole + 2) == 0.5
     assert queue.data(queue.index(0, RunsModel.STATUS)) == "half way"
+    assert queue.data(queue.index(0, RunsModel.STATUS), Qt.ToolTipRole) == "half way"  # all of a long line
     runs.finish(entry, RunOutcome(True, "holds: smallest group 3", 3.0, {"sfc": 4.0}, 0.2))
     qtmodeltester.check(queue)
     qtmodeltester.check(results)
