@@ -39,6 +39,13 @@ def brute(x: np.ndarray, k: int, r: int, target: str):
     return out[:r]
 
 
+def varied(rng, rows: tuple, cols: tuple, density: tuple, slope: tuple) -> np.ndarray:
+    """A random 0/1 matrix with records of very different lengths (a density drawn per record) and items
+    of very different supports (a falling profile over the items, in random order)."""
+    n, m = int(rng.integers(*rows)), int(rng.integers(*cols))
+    return rng.random((n, m)) < rng.uniform(*density, size=(n, 1)) * np.linspace(*slope, m)[rng.permutation(m)]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_matches_brute_force_on_random_data(target, backend):
@@ -144,8 +151,7 @@ def test_the_compiled_search_matches_brute_force_on_varied_shapes():
     caller's max_length bound (an upper bound of the longest length), closed and maximal."""
     rng = np.random.default_rng(23)
     for trial in range(40):
-        n, m = int(rng.integers(5, 60)), int(rng.integers(2, 11))
-        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
         k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
         for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
             expected = brute(x, k, r, target)
@@ -267,8 +273,7 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
     as brute force and as one thread, closed and maximal, on shapes where the floor falls."""
     rng = np.random.default_rng(41)
     for trial in range(25):
-        n, m = int(rng.integers(5, 60)), int(rng.integers(2, 11))
-        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
         k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
         for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
             monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
@@ -316,8 +321,7 @@ def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     rng = np.random.default_rng(59)
     fewer = 0
     for trial in range(40):
-        n, m = int(rng.integers(8, 70)), int(rng.integers(4, 12))
-        x = rng.random((n, m)) < rng.uniform(0.3, 0.95, size=(n, 1)) * np.linspace(1.2, 0.5, m)[rng.permutation(m)]
+        x = varied(rng, (8, 70), (4, 12), (0.3, 0.95), (1.2, 0.5))
         k, r = int(rng.integers(2, 9)), int(rng.integers(1, 10))
         monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
         pairs = longest_itemsets(x, k, r, target=target, backend="dfs")
@@ -362,16 +366,15 @@ def _frequent_itemsets(x: np.ndarray, k: int):
 def test_carried_length_bounds_hold_for_every_frequent_itemset_of_every_later_subset(threads, monkeypatch):
     """What a search proves (LengthBounds.below: every frequent itemset whose greatest item, in the fixed
     order, is x is shorter than below[x]) holds, by enumeration, on the searched records and on random
-    subsets of them; later searches that use it find what fresh searches find; and it does prune: it
-    is finite where a search ran."""
+    subsets of them; and later searches that use it find what fresh searches find."""
     from veil.engine import LengthBounds
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
     rng = np.random.default_rng(53)
     checked = 0
     for trial in range(40):
-        n, m = int(rng.integers(6, 50)), int(rng.integers(2, 10))
-        x = rng.random((n, m)) < rng.uniform(0.1, 0.95, size=(n, 1)) * np.linspace(1.3, 0.4, m)[rng.permutation(m)]
+        x = varied(rng, (6, 50), (2, 10), (0.1, 0.95), (1.3, 0.4))
+        n, m = x.shape
         k, r = int(rng.integers(1, 6)), int(rng.integers(1, 6))
         bounds = LengthBounds()
         rows = np.arange(n)
