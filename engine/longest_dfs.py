@@ -416,30 +416,44 @@ else:  # pragma: no cover - exercised where numba is not installed
 
 
 @njit(cache=True)
-def _count_bits(masks, n, cnt64):
-    """``cnt64[b]`` = how many of ``masks[:n]`` have bit b."""
-    cnt64[:] = 0
-    for i in range(n):
-        x = masks[i]
-        while x:
-            cnt64[_lowest(x)] += 1
-            x &= x - np.uint64(1)
-
+def _transpose64(a):
+    """In place: afterwards ``a[b]`` bit j is what ``a[j]`` bit b was (a 64 × 64 bit matrix transposed by
+    swapping ever smaller blocks, Hacker's Delight § 7-3)."""
+    j = 32
+    m = np.uint64(0x00000000FFFFFFFF)
+    while j != 0:
+        k = 0
+        sj = np.uint64(j)
+        while k < 64:
+            t = ((a[k] >> sj) ^ a[k + j]) & m
+            a[k] ^= t << sj
+            a[k + j] ^= t
+            k = (k + j + 1) & ~j
+        j >>= 1
+        m ^= m << np.uint64(j)
 
 
 @njit(cache=True)
-def _adjacency(masks, n, k, live, adj):
-    """``adj[b]``: the live items held together with live item b by at least k of ``masks[:n]``."""
-    words = (n + 63) >> 6
+def _columns(masks, n, cols):
+    """``cols[b, w]`` bit j = bit b of ``masks[64 w + j]``: the records holding each bit, as bit sets."""
+    blk = np.empty(WORD, dtype=np.uint64)
+    for w in range((n + 63) >> 6):
+        base = w << 6
+        top = min(WORD, n - base)
+        for j in range(top):
+            blk[j] = masks[base + j]
+        for j in range(top, WORD):
+            blk[j] = 0
+        _transpose64(blk)
+        for b in range(WORD):
+            cols[b, w] = blk[b]
+
+
+@njit(cache=True)
+def _adjacency(cols, alive, words, k, live, adj):
+    """``adj[b]``: the live items held together with live item b by at least k of the records in
+    ``alive`` (a bit set over the columns ``cols``)."""
     one = np.uint64(1)
-    cols = np.zeros((WORD, words), dtype=np.uint64)
-    for i in range(n):
-        x = masks[i] & live
-        w = i >> 6
-        bit = one << np.uint64(i & 63)
-        while x:
-            cols[_lowest(x), w] |= bit
-            x &= x - one
     adj[:] = 0
     x = live
     while x:
@@ -451,7 +465,7 @@ def _adjacency(masks, n, k, live, adj):
             y &= y - one
             co = 0
             for w in range(words):
-                co += _popcount(cols[b, w] & cols[b2, w])
+                co += _popcount(cols[b, w] & cols[b2, w] & alive[w])
             if co >= k:
                 adj[b] |= one << np.uint64(b2)
                 adj[b2] |= one << np.uint64(b)
@@ -480,10 +494,11 @@ def _colour(adj, live, classes):
 
 @njit(cache=True)
 def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt64, item_of):
+                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive):
     """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
     bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
-    operations in place (``masks``/``rid`` are the branch's own). Returns (n, plen, children: bits)."""
+    operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
+    ``alive`` are scratch, large enough for n records). Returns (n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
     st[NODES] += 1
     if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
@@ -492,31 +507,43 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
     one = np.uint64(1)
-    adj = np.empty(WORD, dtype=np.uint64)
-    classes = np.empty(WORD, dtype=np.uint64)
     n_classes = 0
     coloured = False
-    while True:  # the peel, to its fixpoint
-        if n < k:
-            return n, plen, none
-        _count_bits(masks, n, cnt64)
-        keep = np.uint64(0)
-        for b in range(WORD):
-            if cnt64[b] >= k:
-                keep |= one << np.uint64(b)
-        kept = 0
-        changed = False
-        for i in range(n):
-            x = masks[i] & keep
-            if _popcount(x) >= need:
-                if x != masks[i]:
+    # the peel, to its fixpoint, on the records' columns (bit sets of the records holding each item) and
+    # a bit set of the records still in: an item's count is a few popcounts, not an increment per record
+    words = (n + 63) >> 6
+    _columns(masks, n, cols)
+    for w in range(words):
+        alive[w] = ~np.uint64(0)
+    if n & 63:
+        alive[words - 1] = (one << np.uint64(n & 63)) - one
+    keep = ~np.uint64(0)
+    n_alive = n
+    while True:
+        if n_alive < k:
+            return 0, plen, none
+        held = np.uint64(0)  # the items k records hold
+        x = keep
+        while x:
+            b = _lowest(x)
+            x &= x - one
+            c = 0
+            for w in range(words):
+                c += _popcount(cols[b, w] & alive[w])
+            cnt64[b] = c
+            if c >= k:
+                held |= one << np.uint64(b)
+        changed = held != keep
+        keep = held
+        for w in range(words):  # records with fewer than need of them go
+            y = alive[w]
+            while y:
+                j = _lowest(y)
+                y &= y - one
+                if _popcount(masks[(w << 6) + j] & keep) < need:
+                    alive[w] &= ~(one << np.uint64(j))
+                    n_alive -= 1
                     changed = True
-                masks[kept] = x
-                rid[kept] = rid[i]
-                kept += 1
-            else:
-                changed = True
-        n = kept
         if changed:
             continue
         if need < 2 or not st[PAIRS]:
@@ -524,7 +551,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         # the items of a pattern long enough are pairwise held together by k records (a clique of at least
         # need items in the graph ``adj``): drop items with fewer than need - 1 neighbours and peel again;
         # then at most one item of each class of a proper colouring: fewer than need classes ends the branch
-        _adjacency(masks, n, k, keep, adj)
+        _adjacency(cols, alive, words, k, keep, adj)
         drop = np.uint64(0)
         x = keep
         while x:
@@ -534,8 +561,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                 drop |= one << np.uint64(b)
         if drop:
             st[PRUNED] += 1
-            for i in range(n):
-                masks[i] &= ~drop
+            keep &= ~drop
             continue
         n_classes = _colour(adj, keep, classes)
         if n_classes < need:
@@ -543,6 +569,19 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
             return 0, plen, none
         coloured = True
         break
+    n = 0  # the records still in, their items cut to the ones kept
+    for w in range(words):
+        y = alive[w]
+        while y:
+            j = _lowest(y)
+            y &= y - one
+            i = (w << 6) + j
+            masks[n] = masks[i] & keep
+            rid[n] = rid[i]
+            n += 1
+    for b in range(WORD):
+        if not (keep >> np.uint64(b)) & one:
+            cnt64[b] = 0
     # closure: items held by every record are absorbed into P
     full = np.uint64(0)
     for b in range(WORD):
@@ -618,8 +657,13 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     cnt64 = np.zeros(WORD, dtype=np.int64)
     k = st[K]
     one = np.uint64(1)
+    # scratch for every branch below (none has more records than this one)
+    adj = np.empty(WORD, dtype=np.uint64)
+    classes = np.empty(WORD, dtype=np.uint64)
+    cols = np.empty((WORD, (n + 63) >> 6), dtype=np.uint64)
+    alive = np.empty((n + 63) >> 6, dtype=np.uint64)
     n, plen, children = _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt64, item_of)
+                                    out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes, cols, alive)
     if len(children) == 0:
         return
     s_masks = [masks[:n]]
@@ -667,7 +711,8 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         st[COPIED] += held
         prefix[plen] = item_of[c]
         cn, cplen, cchildren = _enter_mask(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
-                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of)
+                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of,
+                                           adj, classes, cols, alive)
         if len(cchildren) > 0:
             st[ALIVE] += 1
             s_masks.append(child[:cn])

@@ -313,6 +313,25 @@ def test_the_bit_mask_branches_change_no_pattern(monkeypatch):
             assert (masks.patterns, masks.cut) == (c.patterns, c.cut)
 
 
+def test_the_bit_mask_columns_are_the_records_holding_each_bit():
+    """A bit-mask branch counts and pairs its items on columns (the records holding each bit, as bit sets)
+    made by 64 × 64 bit transposes: every bit of every column against the masks, for record counts on
+    and off a word's edge."""
+    from veil.engine.longest_dfs import WORD, _columns
+
+    rng = np.random.default_rng(3)
+    for n in (1, 63, 64, 65, 200, 1000):
+        masks = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n).astype(np.uint64)
+        masks[rng.random(n) < 0.1] = np.uint64(2**64 - 1)
+        cols = np.full((WORD, (n + 63) // 64 + 1), 7, dtype=np.uint64)  # one spare word, left alone
+        _columns(masks, n, cols)
+        held = (masks[:, None] >> np.arange(WORD, dtype=np.uint64)) & np.uint64(1)  # record × bit
+        bits = np.unpackbits(cols[:, :-1].view(np.uint8), axis=1, bitorder="little")[:, :n]  # bit × record
+        assert (bits.T == held).all(), n
+        assert (cols[:, -1] == 7).all()
+        assert (np.unpackbits(cols[:, :-1].view(np.uint8), axis=1, bitorder="little")[:, n:] == 0).all()
+
+
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     """The bit-mask branches' pair graph (items held together by k records): dropping items with too few
