@@ -22,9 +22,13 @@ searches on more of the same records proved can be carried in (``LengthBounds``)
 every reported pattern's support and closedness are exact (tests: brute force on random data).
 
 A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
-record (the candidates mapped to bits in their order) instead of a list of items: its peel, closure
-and bound are word operations (``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). Such a
-branch also bounds by **item pairs**: the items of a pattern long enough are pairwise held together by
+record (the candidates mapped to bits in their order) instead of a list of items, and one with at most
+256 keeps up to four such words (its children with at most 64 candidates go on with one): the peel
+counts an item's records as popcounts of **columns** (the records holding each item as a bit set,
+made by 64 × 64 bit transposes) and drops records by popcounts of their words, so that neither costs
+an operation per (record, item) entry; closure and bound are word operations too
+(``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). A one-word branch also bounds by
+**item pairs**: the items of a pattern long enough are pairwise held together by
 k of its records, a clique in the graph of pairs held together by k records, so an item with fewer
 than ``need`` − 1 neighbours goes (and the peel runs again), a branch whose graph has a proper
 colouring in fewer than ``need`` classes ends (a clique takes one item of a class at most), a child c
@@ -74,6 +78,7 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
  ROOT_LEN, EMAX, SKIPPED) = range(19)
 STATE = 19
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
+WIDE = 4  # one with at most WIDE * WORD candidates on that many words a record
 
 
 def have_numba() -> bool:
@@ -434,8 +439,8 @@ def _transpose64(a):
 
 
 @njit(cache=True)
-def _columns(masks, n, cols):
-    """``cols[b, w]`` bit j = bit b of ``masks[64 w + j]``: the records holding each bit, as bit sets."""
+def _columns(masks, n, cols, row0=0):
+    """``cols[row0 + b, w]`` bit j = bit b of ``masks[64 w + j]``: the records holding each bit, as bit sets."""
     blk = np.empty(WORD, dtype=np.uint64)
     for w in range((n + 63) >> 6):
         base = w << 6
@@ -446,7 +451,7 @@ def _columns(masks, n, cols):
             blk[j] = 0
         _transpose64(blk)
         for b in range(WORD):
-            cols[b, w] = blk[b]
+            cols[row0 + b, w] = blk[b]
 
 
 @njit(cache=True)
@@ -722,6 +727,223 @@ def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
             s_next.append(0)
 
 
+@njit(cache=True)
+def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                out_len, out_sup, cnt_w, item_of, cols, alive):
+    """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``WIDE`` words of
+    them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
+    ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child (no
+    pair graph: at these sizes nearly every pair is held together by k records). Returns (n, plen,
+    children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    st[NODES] += 1
+    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
+        st[STOPPED] = 1
+        return 0, plen, none
+    k = st[K]
+    need = max(st[THR], st[FLOOR]) - plen
+    one = np.uint64(1)
+    n_words = masks.shape[0]
+    words = (n + 63) >> 6
+    for v in range(n_words):
+        _columns(masks[v], n, cols, v * WORD)
+    for w in range(words):
+        alive[w] = ~np.uint64(0)
+    if n & 63:
+        alive[words - 1] = (one << np.uint64(n & 63)) - one
+    keep = np.empty(n_words, dtype=np.uint64)
+    keep[:] = ~np.uint64(0)
+    n_alive = n
+    while True:  # the peel, to its fixpoint (as in _enter_mask)
+        if n_alive < k:
+            return 0, plen, none
+        changed = False
+        for v in range(n_words):
+            held = np.uint64(0)
+            x = keep[v]
+            while x:
+                b = _lowest(x)
+                x &= x - one
+                c = 0
+                for w in range(words):
+                    c += _popcount(cols[v * WORD + b, w] & alive[w])
+                cnt_w[v * WORD + b] = c
+                if c >= k:
+                    held |= one << np.uint64(b)
+            if held != keep[v]:
+                changed = True
+                keep[v] = held
+        for w in range(words):
+            y = alive[w]
+            while y:
+                j = _lowest(y)
+                y &= y - one
+                i = (w << 6) + j
+                t = 0
+                for v in range(n_words):
+                    t += _popcount(masks[v, i] & keep[v])
+                if t < need:
+                    alive[w] &= ~(one << np.uint64(j))
+                    n_alive -= 1
+                    changed = True
+        if not changed:
+            break
+    # closure: items held by every record are absorbed into P
+    for v in range(n_words):
+        x = keep[v]
+        while x:
+            b = _lowest(x)
+            x &= x - one
+            if cnt_w[v * WORD + b] == n_alive:
+                prefix[plen] = item_of[v * WORD + b]
+                plen += 1
+                keep[v] &= ~(one << np.uint64(b))
+    n = 0
+    total = 0
+    for w in range(words):
+        y = alive[w]
+        while y:
+            j = _lowest(y)
+            y &= y - one
+            i = (w << 6) + j
+            for v in range(n_words):
+                masks[v, n] = masks[v, i] & keep[v]
+                total += _popcount(masks[v, n])
+            rid[n] = rid[i]
+            n += 1
+    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
+    if witnessed:
+        return n, plen, none
+    want = max(st[THR], st[FLOOR])
+    if plen > 0 and plen >= want:
+        if st[MAXIMAL] == 0 or total == 0:
+            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
+            if st[OVERFLOW]:
+                return n, plen, none
+    if total <= 0:
+        return n, plen, none
+    # children: every item c with k records holding need - 1 candidates before it
+    need = max(st[THR], st[FLOOR]) - plen
+    cnt_w[:] = 0
+    for i in range(n):
+        t = 0
+        for v in range(n_words):
+            x = masks[v, i]
+            while x:
+                if t + 1 >= need:
+                    cnt_w[v * WORD + _lowest(x)] += 1
+                t += 1
+                x &= x - one
+    m_local = 0
+    for b in range(n_words * WORD):
+        if cnt_w[b] >= k:
+            m_local += 1
+    children = np.empty(m_local, dtype=np.int64)
+    j = 0
+    for b in range(n_words * WORD):
+        if cnt_w[b] >= k:
+            children[j] = b
+            j += 1
+    return n, plen, children
+
+
+@njit(cache=True)
+def _dfs_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+              out_len, out_sup, item_of):
+    """The search below a branch with at most ``WIDE`` words of candidates (``masks[:, i]``, see
+    :func:`_enter_wide`); a child whose candidates fit in one word goes on with :func:`_dfs_mask`."""
+    k = st[K]
+    one = np.uint64(1)
+    cnt_w = np.zeros(WIDE * WORD, dtype=np.int64)
+    cols = np.empty((WIDE * WORD, (n + 63) >> 6), dtype=np.uint64)
+    alive = np.empty((n + 63) >> 6, dtype=np.uint64)
+    n, plen, children = _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
+                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, cols, alive)
+    if len(children) == 0:
+        return
+    s_masks = [masks[:, :n]]
+    s_rid = [rid[:n]]
+    s_children = [children]
+    s_plen = [plen]
+    s_next = [0]
+    while len(s_next) > 0:
+        if st[OVERFLOW] or st[STOPPED]:
+            return
+        top = len(s_next) - 1
+        j = s_next[top]
+        children = s_children[top]
+        if j >= len(children):
+            s_masks.pop()
+            s_rid.pop()
+            s_children.pop()
+            s_plen.pop()
+            s_next.pop()
+            continue
+        s_next[top] = j + 1
+        c = children[j]
+        plen = s_plen[top]
+        want = max(st[THR], st[FLOOR])
+        if plen + 1 + c < want:  # at most c candidates below bit c
+            continue
+        pm = s_masks[top]
+        pr = s_rid[top]
+        v_c = c >> 6
+        bit = one << np.uint64(c & 63)
+        held = 0
+        for i in range(pm.shape[1]):
+            if pm[v_c, i] & bit:
+                held += 1
+        if held < k:
+            continue
+        child_words = (c + 63) >> 6  # the words of the bits below c
+        child = np.empty((max(child_words, 1), held), dtype=np.uint64)
+        child_rid = np.empty(held, dtype=np.int64)
+        q = 0
+        for i in range(pm.shape[1]):
+            if pm[v_c, i] & bit:
+                for v in range(child_words):
+                    child[v, q] = pm[v, i]
+                if c & 63:
+                    child[child_words - 1, q] &= bit - one
+                child_rid[q] = pr[i]
+                q += 1
+        st[COPIED] += held
+        prefix[plen] = item_of[c]
+        if c <= WORD:  # its candidates fit in one word
+            if c == 0:
+                child[0, :] = 0
+            _dfs_mask(child[0].copy(), child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf, ptr0, items0,
+                      hist, out_items, out_start, out_len, out_sup, item_of)
+            continue
+        cn, cplen, cchildren = _enter_wide(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
+                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of,
+                                           cols, alive)
+        if len(cchildren) > 0:
+            st[ALIVE] += 1
+            s_masks.append(child[:, :cn])
+            s_rid.append(child_rid[:cn])
+            s_children.append(cchildren)
+            s_plen.append(cplen)
+            s_next.append(0)
+
+
+@njit(cache=True)
+def _bits(touched, n_touched, cnt, k, frequent):
+    """The child's candidates (the touched items k of its records hold) in the items' order, bit b =
+    ``item_of[b]``, so that a bit's candidates below it are the items below it; ``cnt`` maps each to
+    -(its bit + 1) while the child's masks are made."""
+    item_of = np.empty(frequent, dtype=np.int64)
+    f = 0
+    for t in range(n_touched):
+        if cnt[touched[t]] >= k:
+            item_of[f] = touched[t]
+            f += 1
+    item_of.sort()
+    for b in range(frequent):
+        cnt[item_of[b]] = -(b + 1)
+    return item_of
+
+
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
 def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken, limit,
          reach):
@@ -831,15 +1053,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 cnt[touched[t]] = 0
             continue
         if st[MASKS] and frequent <= WORD:  # at most 64 candidates: one mask a record
-            item_of = np.empty(frequent, dtype=np.int64)
-            f = 0
-            for t in range(n_touched):
-                if cnt[touched[t]] >= k:
-                    item_of[f] = touched[t]
-                    f += 1
-            item_of.sort()  # bits in the items' order: a bit's candidates below it are the items below it
-            for b in range(frequent):
-                cnt[item_of[b]] = -(b + 1)  # item -> its bit, while the masks are made
+            item_of = _bits(touched, n_touched, cnt, k, frequent)
             masks = np.zeros(kept, dtype=np.uint64)
             child_rid = np.empty(kept, dtype=np.int64)
             row = 0
@@ -860,6 +1074,32 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             st[COPIED] += kept
             prefix[plen] = c
             _dfs_mask(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                      out_start, out_len, out_sup, item_of)
+            continue
+        if st[MASKS] and frequent <= WIDE * WORD:  # a few words a record
+            n_words = (frequent + WORD - 1) // WORD
+            item_of = _bits(touched, n_touched, cnt, k, frequent)
+            wide = np.zeros((n_words, kept), dtype=np.uint64)
+            child_rid = np.empty(kept, dtype=np.int64)
+            row = 0
+            for q in range(len(rows)):
+                w = 0
+                for e in range(ptr[rows[q]], at_c[q]):
+                    if cnt[items[e]] < 0:
+                        w += 1
+                if w >= need:
+                    for e in range(ptr[rows[q]], at_c[q]):
+                        b = cnt[items[e]]
+                        if b < 0:
+                            b = -b - 1
+                            wide[b >> 6, row] |= np.uint64(1) << np.uint64(b & 63)
+                    child_rid[row] = rid[rows[q]]
+                    row += 1
+            for t in range(n_touched):
+                cnt[touched[t]] = 0
+            st[COPIED] += kept
+            prefix[plen] = c
+            _dfs_wide(wide, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                       out_start, out_len, out_sup, item_of)
             continue
         st[COPIED] += size

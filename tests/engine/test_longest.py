@@ -295,8 +295,9 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_the_bit_mask_branches_change_no_pattern(monkeypatch):
-    """Branches with at most 64 candidates run on bit masks, the others on item lists: with 200 items
-    both kinds meet in one search; the patterns and cut are those of the item lists alone and of pyfim."""
+    """Branches with at most 64 candidates run on one bit mask a record, those with at most 256 on up to
+    four words, the others on item lists: with 200 items all three meet in one search; the patterns and
+    cut are those of the item lists alone and of pyfim."""
     from veil.engine import power_law_sets
 
     sets = power_law_sets(2000, 200, mean_items=14.0, exponent=0.4, seed=9)
