@@ -453,3 +453,27 @@ def test_a_long_search_reports_its_progress_from_its_process():
     plain = longest_itemsets(sets, 100, 32, backend="dfs")
     assert (got.patterns, got.cut) == (plain.patterns, plain.cut)
     assert max(length for _, _, length in seen) <= len(got.patterns[0][0])
+
+
+@pytest.mark.skipif(not (have_numba() and have_pyfim()), reason="the choice is between numba's search and pyfim's")
+def test_auto_mines_thousands_of_patterns_of_short_records_with_one_fp_growth_run(monkeypatch):
+    """Thousands of patterns wanted from records of a few frequent items each (BMS-WebView-1's shape): the
+    automatic backend takes pyfim's one FP-growth run, not the compiled search, which length pruning
+    cannot help there; the answer is the compiled search's. Few patterns wanted, or long records: the
+    compiled search."""
+    import veil.engine.longest_dfs as dfs
+    from veil.engine import power_law_sets
+    from veil.engine.longest_fim import SPECULATE_PATTERNS as wanted
+
+    short = power_law_sets(12_000, 400, mean_items=3.0, seed=4)
+    compiled = longest_itemsets(short, 5, wanted, backend="dfs")
+    calls = []
+    real = dfs.longest_by_dfs
+    monkeypatch.setattr(dfs, "longest_by_dfs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    auto = longest_itemsets(short, 5, wanted)
+    assert calls == [] and auto.nodes == 1  # one C run
+    assert (auto.patterns, auto.cut) == (compiled.patterns, compiled.cut)
+    assert len(compiled.patterns) > 1000
+    longest_itemsets(short, 5, 32)  # few wanted
+    longest_itemsets(power_law_sets(12_000, 400, mean_items=30.0, seed=4), 50, wanted)  # long records
+    assert calls == [1, 1]
