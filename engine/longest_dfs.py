@@ -232,6 +232,35 @@ def _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0,
 
 
 @njit(cache=True)
+def _visit(st):
+    """Count a branch; False, and the search marked stopped, past the branch limit."""
+    st[NODES] += 1
+    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
+        st[STOPPED] = 1
+        return False
+    return True
+
+
+@njit(cache=True)
+def _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                 out_len, out_sup):
+    """After a branch's peel and closure (P = ``prefix[:plen]``, ``total`` candidate entries left): emit P
+    when it is long enough (and, for maximal patterns, nothing frequent extends it), and say whether
+    the branch's children are to be searched: not when another branch owns this closed set, when the
+    pattern store overflowed, or when nothing is left to extend P."""
+    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
+    if witnessed:
+        return False
+    want = max(st[THR], st[FLOOR])
+    if plen > 0 and plen >= want:
+        if st[MAXIMAL] == 0 or total == 0:
+            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
+            if st[OVERFLOW]:
+                return False
+    return total > 0
+
+
+@njit(cache=True)
 def _emit(prefix, plen, support, st, hist, out_items, out_start, out_len, out_sup):
     """Store a pattern; raise the threshold (the r-th longest length) when r are at least that long."""
     if st[N_OUT] >= len(out_len) or st[USED] + plen > len(out_items):
@@ -290,9 +319,7 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     records holding it and where it sits in each (no children: nothing below)."""
     none = np.empty(0, dtype=np.int32)
     nowhere = np.empty(0, dtype=np.int64)
-    st[NODES] += 1
-    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
-        st[STOPPED] = 1
+    if not _visit(st):
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
@@ -335,17 +362,8 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         for e in range(total):
             cnt[items[e]] = 0
     total = remaining
-    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
-    if witnessed:
-        return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
-    # the branch's own pattern
-    want = max(st[THR], st[FLOOR])
-    if plen > 0 and plen >= want:
-        if st[MAXIMAL] == 0 or total == 0:
-            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
-            if st[OVERFLOW]:
-                return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
-    if total <= 0:
+    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                        out_start, out_len, out_sup):
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     # children: every item c; bound all at once by the items before c in each record
     want = max(st[THR], st[FLOOR])
@@ -455,6 +473,26 @@ def _columns(masks, n, cols, row0=0):
 
 
 @njit(cache=True)
+def _all_in(alive, n):
+    """Set ``alive`` to the bit set of records 0..n-1; returns its number of words."""
+    words = (n + 63) >> 6
+    for w in range(words):
+        alive[w] = ~np.uint64(0)
+    if n & 63:
+        alive[words - 1] = (np.uint64(1) << np.uint64(n & 63)) - np.uint64(1)
+    return words
+
+
+@njit(cache=True)
+def _held_by(cols, row, alive, words):
+    """How many of the records in ``alive`` hold the item of column ``row``."""
+    c = 0
+    for w in range(words):
+        c += _popcount(cols[row, w] & alive[w])
+    return c
+
+
+@njit(cache=True)
 def _adjacency(cols, alive, words, k, live, adj):
     """``adj[b]``: the live items held together with live item b by at least k of the records in
     ``alive`` (a bit set over the columns ``cols``)."""
@@ -505,9 +543,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
     ``alive`` are scratch, large enough for n records). Returns (n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
-    st[NODES] += 1
-    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
-        st[STOPPED] = 1
+    if not _visit(st):
         return 0, plen, none
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
@@ -516,12 +552,8 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     coloured = False
     # the peel, to its fixpoint, on the records' columns (bit sets of the records holding each item) and
     # a bit set of the records still in: an item's count is a few popcounts, not an increment per record
-    words = (n + 63) >> 6
     _columns(masks, n, cols)
-    for w in range(words):
-        alive[w] = ~np.uint64(0)
-    if n & 63:
-        alive[words - 1] = (one << np.uint64(n & 63)) - one
+    words = _all_in(alive, n)
     keep = ~np.uint64(0)
     n_alive = n
     while True:
@@ -532,9 +564,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         while x:
             b = _lowest(x)
             x &= x - one
-            c = 0
-            for w in range(words):
-                c += _popcount(cols[b, w] & alive[w])
+            c = _held_by(cols, b, alive, words)
             cnt64[b] = c
             if c >= k:
                 held |= one << np.uint64(b)
@@ -604,16 +634,8 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     for i in range(n):
         total += _popcount(masks[i])
     # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
-    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
-    if witnessed:
-        return n, plen, none
-    want = max(st[THR], st[FLOOR])
-    if plen > 0 and plen >= want:
-        if st[MAXIMAL] == 0 or total == 0:
-            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
-            if st[OVERFLOW]:
-                return n, plen, none
-    if total <= 0:
+    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                        out_start, out_len, out_sup):
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
     want = max(st[THR], st[FLOOR])
@@ -641,90 +663,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                 if reach < need:
                     cnt64[b] = 0
                     st[PRUNED] += 1
-    m_local = 0
-    for b in range(WORD):
-        if cnt64[b] >= k:
-            m_local += 1
-    children = np.empty(m_local, dtype=np.int64)
-    j = 0
-    for b in range(WORD):
-        if cnt64[b] >= k:
-            children[j] = b
-            j += 1
-    return n, plen, children
-
-
-@njit(cache=True)
-def _dfs_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-              out_len, out_sup, item_of):
-    """The search below a branch with at most ``WORD`` candidates, on bit masks (bit b = ``item_of[b]``;
-    its branches' candidates are among them, so one map serves the whole subtree)."""
-    cnt64 = np.zeros(WORD, dtype=np.int64)
-    k = st[K]
-    one = np.uint64(1)
-    # scratch for every branch below (none has more records than this one)
-    adj = np.empty(WORD, dtype=np.uint64)
-    classes = np.empty(WORD, dtype=np.uint64)
-    cols = np.empty((WORD, (n + 63) >> 6), dtype=np.uint64)
-    alive = np.empty((n + 63) >> 6, dtype=np.uint64)
-    n, plen, children = _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes, cols, alive)
-    if len(children) == 0:
-        return
-    s_masks = [masks[:n]]
-    s_rid = [rid[:n]]
-    s_children = [children]
-    s_plen = [plen]
-    s_next = [0]
-    while len(s_next) > 0:
-        if st[OVERFLOW] or st[STOPPED]:
-            return
-        top = len(s_next) - 1
-        j = s_next[top]
-        children = s_children[top]
-        if j >= len(children):
-            s_masks.pop()
-            s_rid.pop()
-            s_children.pop()
-            s_plen.pop()
-            s_next.pop()
-            continue
-        s_next[top] = j + 1
-        c = children[j]
-        plen = s_plen[top]
-        want = max(st[THR], st[FLOOR])
-        if plen + 1 + c < want:  # at most c candidates below bit c
-            continue
-        pm = s_masks[top]
-        pr = s_rid[top]
-        bit = one << np.uint64(c)
-        below = bit - one
-        held = 0
-        for i in range(len(pm)):
-            if pm[i] & bit:
-                held += 1
-        if held < k:
-            continue
-        child = np.empty(held, dtype=np.uint64)
-        child_rid = np.empty(held, dtype=np.int64)
-        q = 0
-        for i in range(len(pm)):
-            if pm[i] & bit:
-                child[q] = pm[i] & below
-                child_rid[q] = pr[i]
-                q += 1
-        st[COPIED] += held
-        prefix[plen] = item_of[c]
-        cn, cplen, cchildren = _enter_mask(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
-                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of,
-                                           adj, classes, cols, alive)
-        if len(cchildren) > 0:
-            st[ALIVE] += 1
-            s_masks.append(child[:cn])
-            s_rid.append(child_rid[:cn])
-            s_children.append(cchildren)
-            s_plen.append(cplen)
-            s_next.append(0)
+    return n, plen, np.flatnonzero(cnt64 >= k)
 
 
 @njit(cache=True)
@@ -736,21 +675,15 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     pair graph: at these sizes nearly every pair is held together by k records). Returns (n, plen,
     children: bits)."""
     none = np.empty(0, dtype=np.int64)
-    st[NODES] += 1
-    if st[MAX_NODES] > 0 and st[NODES] > st[MAX_NODES]:
-        st[STOPPED] = 1
+    if not _visit(st):
         return 0, plen, none
     k = st[K]
     need = max(st[THR], st[FLOOR]) - plen
     one = np.uint64(1)
     n_words = masks.shape[0]
-    words = (n + 63) >> 6
     for v in range(n_words):
         _columns(masks[v], n, cols, v * WORD)
-    for w in range(words):
-        alive[w] = ~np.uint64(0)
-    if n & 63:
-        alive[words - 1] = (one << np.uint64(n & 63)) - one
+    words = _all_in(alive, n)
     keep = np.empty(n_words, dtype=np.uint64)
     keep[:] = ~np.uint64(0)
     n_alive = n
@@ -764,9 +697,7 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
             while x:
                 b = _lowest(x)
                 x &= x - one
-                c = 0
-                for w in range(words):
-                    c += _popcount(cols[v * WORD + b, w] & alive[w])
+                c = _held_by(cols, v * WORD + b, alive, words)
                 cnt_w[v * WORD + b] = c
                 if c >= k:
                     held |= one << np.uint64(b)
@@ -811,16 +742,8 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                 total += _popcount(masks[v, n])
             rid[n] = rid[i]
             n += 1
-    witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
-    if witnessed:
-        return n, plen, none
-    want = max(st[THR], st[FLOOR])
-    if plen > 0 and plen >= want:
-        if st[MAXIMAL] == 0 or total == 0:
-            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
-            if st[OVERFLOW]:
-                return n, plen, none
-    if total <= 0:
+    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                        out_start, out_len, out_sup):
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
     need = max(st[THR], st[FLOOR]) - plen
@@ -834,35 +757,42 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                     cnt_w[v * WORD + _lowest(x)] += 1
                 t += 1
                 x &= x - one
-    m_local = 0
-    for b in range(n_words * WORD):
-        if cnt_w[b] >= k:
-            m_local += 1
-    children = np.empty(m_local, dtype=np.int64)
-    j = 0
-    for b in range(n_words * WORD):
-        if cnt_w[b] >= k:
-            children[j] = b
-            j += 1
-    return n, plen, children
+    return n, plen, np.flatnonzero(cnt_w[:n_words * WORD] >= k)
 
 
 @njit(cache=True)
-def _dfs_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+def _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive):
+    """:func:`_enter_mask` for a branch of one word a record, :func:`_enter_wide` for more."""
+    if masks.shape[0] == 1:
+        return _enter_mask(masks[0], rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                           out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, cols, alive)
+    return _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                       out_start, out_len, out_sup, cnt_w, item_of, cols, alive)
+
+
+@njit(cache=True)
+def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
               out_len, out_sup, item_of):
-    """The search below a branch with at most ``WIDE`` words of candidates (``masks[:, i]``, see
-    :func:`_enter_wide`); a child whose candidates fit in one word goes on with :func:`_dfs_mask`."""
+    """The search below a branch with at most ``WIDE`` words of candidates a record (record i's are the bits
+    of ``masks[:, i]``, bit 64 v + b of word v = item ``item_of[64 v + b]``; its branches' candidates are
+    among them, so one map serves the whole subtree). A child keeps the words of the bits below its
+    own: one word once they fit in one."""
     k = st[K]
     one = np.uint64(1)
+    # scratch for every branch below (none has more records than this one)
     cnt_w = np.zeros(WIDE * WORD, dtype=np.int64)
-    cols = np.empty((WIDE * WORD, (n + 63) >> 6), dtype=np.uint64)
+    adj = np.empty(WORD, dtype=np.uint64)
+    classes = np.empty(WORD, dtype=np.uint64)
+    cols = np.empty((masks.shape[0] * WORD, (n + 63) >> 6), dtype=np.uint64)
     alive = np.empty((n + 63) >> 6, dtype=np.uint64)
-    n, plen, children = _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, cols, alive)
+    n, plen, children = _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
+                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive)
     if len(children) == 0:
         return
-    s_masks = [masks[:, :n]]
-    s_rid = [rid[:n]]
+    s_masks = [masks]
+    s_n = [n]
+    s_rid = [rid]
     s_children = [children]
     s_plen = [plen]
     s_next = [0]
@@ -874,6 +804,7 @@ def _dfs_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         children = s_children[top]
         if j >= len(children):
             s_masks.pop()
+            s_n.pop()
             s_rid.pop()
             s_children.pop()
             s_plen.pop()
@@ -886,42 +817,38 @@ def _dfs_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         if plen + 1 + c < want:  # at most c candidates below bit c
             continue
         pm = s_masks[top]
+        pn = s_n[top]
         pr = s_rid[top]
-        v_c = c >> 6
+        word = pm[c >> 6]
         bit = one << np.uint64(c & 63)
         held = 0
-        for i in range(pm.shape[1]):
-            if pm[v_c, i] & bit:
+        for i in range(pn):
+            if word[i] & bit:
                 held += 1
         if held < k:
             continue
-        child_words = (c + 63) >> 6  # the words of the bits below c
-        child = np.empty((max(child_words, 1), held), dtype=np.uint64)
+        words = max(1, (c + 63) >> 6)  # the words of the bits below c
+        last_word = bit - one if c & 63 else (~np.uint64(0) if c else np.uint64(0))
+        child = np.empty((words, held), dtype=np.uint64)
         child_rid = np.empty(held, dtype=np.int64)
         q = 0
-        for i in range(pm.shape[1]):
-            if pm[v_c, i] & bit:
-                for v in range(child_words):
+        for i in range(pn):
+            if word[i] & bit:
+                for v in range(words - 1):
                     child[v, q] = pm[v, i]
-                if c & 63:
-                    child[child_words - 1, q] &= bit - one
+                child[words - 1, q] = pm[words - 1, i] & last_word
                 child_rid[q] = pr[i]
                 q += 1
         st[COPIED] += held
         prefix[plen] = item_of[c]
-        if c <= WORD:  # its candidates fit in one word
-            if c == 0:
-                child[0, :] = 0
-            _dfs_mask(child[0].copy(), child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf, ptr0, items0,
-                      hist, out_items, out_start, out_len, out_sup, item_of)
-            continue
-        cn, cplen, cchildren = _enter_wide(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
+        cn, cplen, cchildren = _enter_bits(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
                                            ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of,
-                                           cols, alive)
+                                           adj, classes, cols, alive)
         if len(cchildren) > 0:
             st[ALIVE] += 1
-            s_masks.append(child[:, :cn])
-            s_rid.append(child_rid[:cn])
+            s_masks.append(child)
+            s_n.append(cn)
+            s_rid.append(child_rid)
             s_children.append(cchildren)
             s_plen.append(cplen)
             s_next.append(0)
@@ -1052,34 +979,10 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
-        if st[MASKS] and frequent <= WORD:  # at most 64 candidates: one mask a record
+        if st[MASKS] and frequent <= WIDE * WORD:  # at most 256 candidates: a few words a record (one for 64)
+            n_words = max(1, (frequent + WORD - 1) // WORD)
             item_of = _bits(touched, n_touched, cnt, k, frequent)
-            masks = np.zeros(kept, dtype=np.uint64)
-            child_rid = np.empty(kept, dtype=np.int64)
-            row = 0
-            for q in range(len(rows)):
-                x = np.uint64(0)
-                w = 0
-                for e in range(ptr[rows[q]], at_c[q]):
-                    b = cnt[items[e]]
-                    if b < 0:
-                        x |= np.uint64(1) << np.uint64(-b - 1)
-                        w += 1
-                if w >= need:
-                    masks[row] = x
-                    child_rid[row] = rid[rows[q]]
-                    row += 1
-            for t in range(n_touched):
-                cnt[touched[t]] = 0
-            st[COPIED] += kept
-            prefix[plen] = c
-            _dfs_mask(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                      out_start, out_len, out_sup, item_of)
-            continue
-        if st[MASKS] and frequent <= WIDE * WORD:  # a few words a record
-            n_words = (frequent + WORD - 1) // WORD
-            item_of = _bits(touched, n_touched, cnt, k, frequent)
-            wide = np.zeros((n_words, kept), dtype=np.uint64)
+            masks = np.zeros((n_words, kept), dtype=np.uint64)
             child_rid = np.empty(kept, dtype=np.int64)
             row = 0
             for q in range(len(rows)):
@@ -1092,14 +995,14 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                         b = cnt[items[e]]
                         if b < 0:
                             b = -b - 1
-                            wide[b >> 6, row] |= np.uint64(1) << np.uint64(b & 63)
+                            masks[b >> 6, row] |= np.uint64(1) << np.uint64(b & 63)
                     child_rid[row] = rid[rows[q]]
                     row += 1
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             st[COPIED] += kept
             prefix[plen] = c
-            _dfs_wide(wide, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+            _dfs_bits(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                       out_start, out_len, out_sup, item_of)
             continue
         st[COPIED] += size
