@@ -982,22 +982,24 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         if st[MASKS] and frequent <= WIDE * WORD:  # at most 256 candidates: a few words a record (one for 64)
             n_words = max(1, (frequent + WORD - 1) // WORD)
             item_of = _bits(touched, n_touched, cnt, k, frequent)
-            masks = np.zeros((n_words, kept), dtype=np.uint64)
+            # one pass a record: its bits are set in the next free column, which a record with fewer than
+            # need of them clears again (one spare column, past the kept records, for that)
+            masks = np.zeros((n_words, kept + 1), dtype=np.uint64)
             child_rid = np.empty(kept, dtype=np.int64)
             row = 0
             for q in range(len(rows)):
                 w = 0
                 for e in range(ptr[rows[q]], at_c[q]):
-                    if cnt[items[e]] < 0:
+                    b = cnt[items[e]]
+                    if b < 0:
+                        b = -b - 1
+                        masks[b >> 6, row] |= np.uint64(1) << np.uint64(b & 63)
                         w += 1
                 if w >= need:
-                    for e in range(ptr[rows[q]], at_c[q]):
-                        b = cnt[items[e]]
-                        if b < 0:
-                            b = -b - 1
-                            masks[b >> 6, row] |= np.uint64(1) << np.uint64(b & 63)
                     child_rid[row] = rid[rows[q]]
                     row += 1
+                else:
+                    masks[:, row] = 0
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             st[COPIED] += kept
