@@ -69,11 +69,16 @@ class Longest:
         only the lexicographically smallest are (0 when the list holds every pattern there is).
     nodes : int
         Branches visited (the Python and the compiled search) or runs of the C miner (pyfim).
+    floor : int
+        0, or (a ``partial`` search that stopped with fewer than r patterns) the length from which
+        ``patterns`` holds every closed (maximal) pattern: all of them at least ``floor`` long, none
+        shorter.
     """
 
     patterns: list
     cut: int
     nodes: int
+    floor: int = 0
 
 
 class LengthBounds:
@@ -127,7 +132,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
                      max_seconds: float | None = None, max_nodes: int | None = None,
                      check: Callable[[], None] | None = None, backend: str = "auto",
                      max_length: int | None = None, bounds: LengthBounds | None = None,
-                     progress: Callable[[int, int, int], None] | None = None) -> Longest:
+                     progress: Callable[[int, int, int], None] | None = None, partial: bool = False) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -156,6 +161,11 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         children (one per item) taken so far of how many, at which length. Reported about twice a
         second while it runs in its own process (``max_seconds`` or ``check`` given); other backends
         do not report.
+    partial : bool
+        Let the compiled search stop with fewer than r patterns: every one at least as long as a
+        pattern it finds greedily first (the result's ``floor``), rather than search lower for the
+        r-th. For a caller that needs only the longest with certainty (PatternKa's cache); other
+        backends ignore it (``floor`` 0).
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -176,10 +186,11 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     if backend == "dfs":
         from .longest_dfs import longest_by_dfs
 
-        patterns, cut, nodes = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
-                                              max_nodes=max_nodes, check=check, max_length=max_length,
-                                              bounds=bounds, progress=progress)
-        return Longest(patterns, cut, nodes)
+        patterns, cut, nodes, floor = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL,
+                                                     max_seconds=max_seconds, max_nodes=max_nodes, check=check,
+                                                     max_length=max_length, bounds=bounds, progress=progress,
+                                                     partial=partial)
+        return Longest(patterns, cut, nodes, floor)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
         from .longest_fim import longest_by_fim
 

@@ -23,12 +23,18 @@ each changes no output:
     each cached pattern's records are a packed bitset, updated by the removed group's mask (off:
     supports are recounted from the item columns after every removal).
 
-and one of Veil's own, also a switch with its test:
+and two of Veil's own, also switches with their tests:
 
 ``carry_bounds``
     what each mining proves (no pattern as long as the one wanted ends in this item) stays true when
     records are removed, so it is carried to the next mining, which does not search there again
-    (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh).
+    (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh);
+``greedy_floor``
+    a mining may stop with fewer than ``cache_size`` patterns: every one at least as long as a
+    pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
+    it tells the next groups as a full list does (cut 0) until they are all spent, and the search is
+    spared the length below, where the r-th pattern may lie (the compiled search only; off: the
+    cache is always filled).
 
 Memory: the records (CSR and CSC, O(number of items held)), one bitset per cached pattern
 (n / 8 bytes) and the group centres; never records × items.
@@ -110,7 +116,8 @@ class _Records:
 
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
-                     bitset_update: bool = True, carry_bounds: bool = True, max_seconds: float | None = None,
+                     bitset_update: bool = True, carry_bounds: bool = True, greedy_floor: bool = True,
+                     max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
                      miner: Callable[[np.ndarray, int, int], Longest] | None = None) -> Grouping:
@@ -148,7 +155,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = state["cut"] or None
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
-                              None if progress is None else searching)
+                              None if progress is None else searching, greedy_floor)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -218,11 +225,11 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
 
 
 def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None):
+          progress=None, greedy_floor=False):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
-                                max_length=max_length, bounds=bounds, progress=progress)
+                                max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

@@ -437,6 +437,32 @@ def test_carried_length_bounds_skip_branches_and_change_no_pattern():
     assert fewer >= 3
 
 
+def test_a_partial_search_lists_every_pattern_from_its_floor():
+    """A partial search may stop with fewer than r patterns: then every closed (maximal) pattern at
+    least ``floor`` long is listed and none shorter, the longest among them; otherwise it is the
+    usual top r. On shapes where fewer than r reach the greedy length, it does stop short."""
+    rng = np.random.default_rng(23)
+    short = 0
+    for trial in range(80):
+        x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
+        k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            got = longest_itemsets(x, k, r, target=target, backend="dfs", partial=True)
+            every = brute(x, k, 1 << 30, target)
+            if got.floor == 0:
+                assert (got.patterns, got.cut) == (every[:r], len(every[r - 1][0]) if len(every) >= r else 0)
+                assert longest_itemsets(x, k, r, target=target, backend="dfs").floor == 0
+                continue
+            short += 1
+            assert got.patterns == [p for p in every if len(p[0]) >= got.floor], (trial, target)
+            assert 0 < len(got.patterns) < r and got.cut == 0
+    assert short >= 10, short
+    for backend in ("python", "pyfim"):  # the others ignore it
+        if backend == "pyfim" and not have_pyfim():
+            continue
+        assert longest_itemsets(x, k, r, backend=backend, partial=True).floor == 0
+
+
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_a_long_search_reports_its_progress_from_its_process():
     """Run in its own process (a cancel check given), the search reports the root's children taken of

@@ -66,10 +66,11 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
         assert np.bincount(got.groups).min() >= k
 
 
-@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds"])
+@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds",
+                                 "greedy_floor"])
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
-    if off == "carry_bounds":  # the bounds are the compiled search's: it runs every mining
+    if off in ("carry_bounds", "greedy_floor"):  # the compiled search's own: it runs every mining
         import veil.engine.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
@@ -187,6 +188,34 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
         assert carried.groups.tolist() == fresh.groups.tolist()
         assert carried.patterns == fresh.patterns
         assert carried.minings > 20, carried.minings
+
+
+def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
+    """A mining that stops at the greedy pattern's length with fewer patterns than the cache holds
+    (``greedy_floor``, on by default) gives the groups of minings that fill the cache, lexicographic
+    and drawn with a seed; on power-law records it does stop short, many times."""
+    import veil.engine.longest as longest
+    import veil.plugins.patternka as patternka
+    from veil.engine import power_law_sets
+
+    monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
+    floors = []
+    real = patternka.longest_itemsets
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        floors.append(found.floor)
+        return found
+
+    monkeypatch.setattr(patternka, "longest_itemsets", spy)
+    sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
+    for k in (4, 12):
+        for selection in ("lexicographic", "random"):
+            short = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k)
+            filled = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False)
+            assert short.groups.tolist() == filled.groups.tolist(), (k, selection)
+            assert short.patterns == filled.patterns
+    assert sum(f > 0 for f in floors) >= 10, floors
 
 
 def test_a_long_mining_shows_how_far_it_is_between_two_groups():
