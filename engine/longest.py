@@ -86,27 +86,38 @@ class LengthBounds:
 
     PatternKa mines the records left after each group it removes, hundreds of times on large data, and
     most of every search proves that no pattern as long as the longest ends in one of the less popular
-    items. Removing records makes no itemset more frequent, so such a proof stays true: ``below[x]`` is
-    a length every frequent itemset whose greatest item (in the fixed ``order``) is x is shorter than,
-    for the records searched and every subset of them. A later search does not enter a root child
-    whose bound is not above the length it wants.
+    items. Removing records makes no pattern closed that was not, so such a proof stays true:
+    ``below[x]`` is a length every closed frequent itemset whose greatest item (in the fixed ``order``)
+    is x is shorter than, for the records searched and every subset of them. A later search does not
+    enter a root child whose bound is not above the length it wants.
 
     Why the bound holds: a search enumerates, in its root child c, every closed pattern whose greatest
     item is c and which is at least as long as the length it wanted there (``reach[c]`` is that length,
-    or one more than the longest such pattern it found). A frequent itemset Q with greatest item q has
-    a closed superset C (its closure) whose greatest item c is q or above it; if above, C holds c and Q
-    does not, so |Q| ≤ |C| − 1. Hence |Q| < max(reach[q], reach[c] − 1 for every c > q), and every
-    later frequent itemset was frequent then. The item order must stay fixed across the searches: it is
-    set by the first one (falling support, ties by item code) and kept.
+    or one more than the longest such pattern it found). A closed frequent itemset X of fewer records
+    (a subset of them) was closed and frequent on the records searched: the records holding X now are
+    some of those that held it then, and the items all of them hold include the items all of those
+    held, so X's closure then was X; and its support was no smaller. Hence |X| < reach[c] for its
+    greatest item c. (Non-closed itemsets have no such bound: the closure of one may end in a later
+    item.) The item order must stay fixed across the searches: it is set by the first one (falling
+    support, ties by item code) and kept.
+
+    ``deep``: each search also searches every root child it enters down to that child's own longest
+    closed pattern (what it finds shorter than the length wanted raises the child's bound and is not
+    kept), so ``below[c]`` is exact for the records searched, not just "shorter than the length
+    wanted". That costs the first search about twice as much, and spares the later ones every item
+    whose patterns are all shorter than they want: as the length wanted falls, an item is searched
+    again only once its bound is reached, not at every length the run passes (160,000 power-law
+    records, k = 100: the whole run 425 s against 496 s).
 
     Only closed searches whose root holds no pattern of its own (no item in every record) use and
     update the bounds; a search given a bounds object on other records than a subset of the first
     one's gives wrong answers.
     """
 
-    def __init__(self):
+    def __init__(self, deep: bool = False):
         self.order: np.ndarray | None = None  # item codes, the enumeration order of every search
         self.below: np.ndarray | None = None  # per item code
+        self.deep = deep
 
     def update(self, order: np.ndarray, below: np.ndarray) -> None:
         self.order, self.below = order, below

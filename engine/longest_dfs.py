@@ -77,8 +77,8 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED) = range(19)
-STATE = 19
+ ROOT_LEN, EMAX, SKIPPED, DEEP) = range(20)
+STATE = 20
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 WIDE = 4  # one with at most WIDE * WORD candidates on that many words a record
 
@@ -212,7 +212,7 @@ def _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0,
     for t in range(plen):
         mark[prefix[t]] = True
     witnessed = last < len(mark) and _witnessed(rid, n, last, ptr0, items0, mark, buf)
-    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= max(st[THR], st[FLOOR]):
+    if not witnessed and st[MAXIMAL] != 0 and total == 0 and plen >= _want(st):
         k = st[K]
         for q in range(n):
             r = rid[q]
@@ -231,6 +231,26 @@ def _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0,
     for t in range(plen):
         mark[prefix[t]] = False
     return witnessed, total
+
+
+@njit(cache=True)
+def _want(st):
+    """The length a pattern must reach to matter to the search now: the r-th longest length found or the
+    floor, whichever is more; in a deep search (``st[DEEP]``, a lower floor), while the root child being
+    searched holds nothing that long, one more than the longest it holds so far (at least ``st[DEEP]``):
+    what is found below the search's length only raises the child's bound, and is not kept."""
+    want = max(st[THR], st[FLOOR])
+    if st[DEEP] > 0 and st[EMAX] < want:
+        return max(st[DEEP], st[EMAX] + 1)
+    return want
+
+
+@njit(cache=True)
+def _reach(st):
+    """A length every closed pattern of the root child just searched is shorter than."""
+    if st[DEEP] > 0:
+        return max(st[DEEP], st[EMAX] + 1)
+    return max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
 
 
 @njit(cache=True)
@@ -253,12 +273,14 @@ def _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, it
     witnessed, total = _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0)
     if witnessed:
         return False
-    want = max(st[THR], st[FLOOR])
-    if plen > 0 and plen >= want:
+    if plen > 0 and plen >= _want(st):
         if st[MAXIMAL] == 0 or total == 0:
-            _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
-            if st[OVERFLOW]:
-                return False
+            if plen >= max(st[THR], st[FLOOR]):
+                _emit(prefix, plen, n, st, hist, out_items, out_start, out_len, out_sup)
+                if st[OVERFLOW]:
+                    return False
+            elif plen > st[EMAX]:  # deep: only the child's bound rises
+                st[EMAX] = plen
     return total > 0
 
 
@@ -324,7 +346,7 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     if not _visit(st):
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     k = st[K]
-    need = max(st[THR], st[FLOOR]) - plen
+    need = _want(st) - plen
     ptr, items, rid, n = _peel(ptr, items, rid, n, need, k, cnt)
     if n < k:
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
@@ -368,7 +390,7 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                         out_start, out_len, out_sup):
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     # children: every item c; bound all at once by the items before c in each record
-    want = max(st[THR], st[FLOOR])
+    want = _want(st)
     need = want - plen  # the child needs need - 1 items before c
     for i in range(n):
         t = 0
@@ -548,7 +570,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     if not _visit(st):
         return 0, plen, none
     k = st[K]
-    need = max(st[THR], st[FLOOR]) - plen
+    need = _want(st) - plen
     one = np.uint64(1)
     n_classes = 0
     coloured = False
@@ -640,7 +662,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                         out_start, out_len, out_sup):
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
-    want = max(st[THR], st[FLOOR])
+    want = _want(st)
     need = want - plen
     cnt64[:] = 0
     for i in range(n):
@@ -680,7 +702,7 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     if not _visit(st):
         return 0, plen, none
     k = st[K]
-    need = max(st[THR], st[FLOOR]) - plen
+    need = _want(st) - plen
     one = np.uint64(1)
     n_words = masks.shape[0]
     for v in range(n_words):
@@ -748,7 +770,7 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                         out_start, out_len, out_sup):
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
-    need = max(st[THR], st[FLOOR]) - plen
+    need = _want(st) - plen
     cnt_w[:] = 0
     for i in range(n):
         t = 0
@@ -815,7 +837,7 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         s_next[top] = j + 1
         c = children[j]
         plen = s_plen[top]
-        want = max(st[THR], st[FLOOR])
+        want = _want(st)
         if plen + 1 + c < want:  # at most c candidates below bit c
             continue
         pm = s_masks[top]
@@ -929,7 +951,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             continue
         if top == 0:  # the subtree of the child taken before is done
             if current >= 0:
-                reach[current] = max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
+                reach[current] = _reach(st)
                 current = -1
             j = taken[0]
             if j >= len(children):
@@ -952,7 +974,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         at_c = s_where[top][starts[j]:starts[j + 1]]
         if len(rows) < k:
             continue
-        want = max(st[THR], st[FLOOR])
+        want = _want(st)
         if plen + 1 + c < want:  # at most c items below c
             continue
         # the child's items: those before c in its records, kept only if k of its records hold them
@@ -1040,7 +1062,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             s_plen.append(c_plen)
             s_next.append(0)
     if current >= 0:
-        reach[current] = max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
+        reach[current] = _reach(st)
 
 
 @njit(cache=True)
@@ -1081,7 +1103,7 @@ def _sort_rows(ptr, items):
         items[ptr[i]:ptr[i + 1]].sort()
 
 
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None):
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None, deep=0):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
 
@@ -1103,6 +1125,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     def one(part):
         st = np.zeros(STATE, dtype=np.int64)
         st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
+        st[DEEP] = deep
         st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
         st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
         cnt = np.zeros(m, dtype=np.int64)
@@ -1163,26 +1186,21 @@ NO_LIMIT = np.iinfo(np.int64).max
 
 
 def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """Per item number, the bound on frequent itemsets ending there that a search's ``reach`` proves (see
+    """Per item number, the bound on closed patterns ending there that a search's ``reach`` proves (see
     :class:`LengthBounds`), and never looser than the ``limit`` it was given."""
-    m = len(reach)
-    if m == 0:
-        return limit.copy()
-    after = np.empty(m, dtype=np.int64)  # the largest reach of the items after each one, minus one
-    after[-1] = -1
-    if m > 1:
-        after[:-1] = np.maximum.accumulate(reach[::-1])[::-1][1:] - 1
-    return np.minimum(limit, np.maximum(reach, after))
+    return np.minimum(limit, reach)
 
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
-            bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False):
+            bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
+            deep: bool = False):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
 
     ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
-    search); the answer's are the updated ones (None when not given). ``shared``: three int64 the search
+    search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
+    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``). ``shared``: three int64 the search
     keeps up to date for a watching process (root children taken, root children, floor)."""
     n_rows, n_items = m.shape
     if n_rows < k:
@@ -1237,12 +1255,13 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         started = time.monotonic()
         if shared is not None:
             shared[2] = z
+        dz = 1 if use_bounds and deep else 0  # deep: every root child searched to its longest pattern
         st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
-                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared)
+                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared, dz)
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
-                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]),
+                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "deep", bool(dz),
                   round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)
@@ -1250,12 +1269,14 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
             capacity *= 4
             continue
         if use_bounds and st[ROOT_LEN] == 0:
-            reach[reach < 0] = z  # not a root child: cut at the root, at the floor
+            reach[reach < 0] = dz or z  # not a root child: cut at the root, at the floor
             limit = _proved(reach, limit)
             bounds[1][order] = limit
         if len(found) >= r or z <= 1 or (partial and found):
             break
         z -= 1
+        if use_bounds:  # no closed pattern is as long as the largest bound
+            z = max(1, min(z, int(limit.max(initial=1)) - 1))
     return ("ok", *_top(found, order, r), nodes, bounds, z if partial and len(found) < r else 0)
 
 
@@ -1305,7 +1326,8 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     shared = waiting = None
     if progress is not None:
         shared, waiting = _watched(progress)
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial),
+    deep = bounds is not None and bounds.deep
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep),
                       max_seconds=max_seconds,
                       check=check, what="the longest-pattern search", waiting=waiting)
     if out[0] == "nodes":

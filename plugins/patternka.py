@@ -29,6 +29,12 @@ and two of Veil's own, also switches with their tests:
     what each mining proves (no pattern as long as the one wanted ends in this item) stays true when
     records are removed, so it is carried to the next mining, which does not search there again
     (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh);
+``deep_bounds``
+    with ``carry_bounds``, each mining searches every item it enters down to that item's own longest
+    pattern, so the bound it carries is exact, not just "shorter than the length wanted": a later
+    mining enters an item only once the length it wants has fallen to that item's patterns, not at
+    every length the run passes (``LengthBounds.deep``; off: the bounds say only what each mining
+    needed);
 ``greedy_floor``
     a mining may stop with fewer than ``cache_size`` patterns: every one at least as long as a
     pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
@@ -116,7 +122,8 @@ class _Records:
 
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
-                     bitset_update: bool = True, carry_bounds: bool = True, greedy_floor: bool = True,
+                     bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool = True,
+                     greedy_floor: bool = True,
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
@@ -140,7 +147,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     patterns: list[tuple] = []
     state = {"cached": [], "cut": 0, "minings": 0}
     r = cache_size if cache else 1
-    bounds = LengthBounds() if carry_bounds else None
+    bounds = LengthBounds(deep=deep_bounds) if carry_bounds else None
 
     def searching(taken, children, length):  # a long mining's progress, between two groups
         progress(1.0 - remaining / n, f"mining {state['minings']}: {taken:,} of {children:,} items searched for "

@@ -382,22 +382,35 @@ def _frequent_itemsets(x: np.ndarray, k: int):
     return out
 
 
+def _closed(x: np.ndarray, itemsets):
+    """The closed ones among itemsets of x: no other item is held by every record holding them."""
+    out = []
+    for items in itemsets:
+        holding = x[:, list(items)].all(axis=1)
+        if x[holding].all(axis=0).sum() == len(items):
+            out.append(items)
+    return out
+
+
+@pytest.mark.parametrize("deep", [False, True])
 @pytest.mark.parametrize("threads", ["1", "2"])
-def test_carried_length_bounds_hold_for_every_frequent_itemset_of_every_later_subset(threads, monkeypatch):
-    """What a search proves (LengthBounds.below: every frequent itemset whose greatest item, in the fixed
-    order, is x is shorter than below[x]) holds, by enumeration, on the searched records and on random
-    subsets of them; and later searches that use it find what fresh searches find."""
+def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subset(threads, deep, monkeypatch):
+    """What a search proves (LengthBounds.below: every closed frequent itemset whose greatest item, in
+    the fixed order, is x is shorter than below[x]) holds, by enumeration, on the searched records and
+    on random subsets of them; later searches that use it find what fresh searches find; and a deep
+    first search's bounds are exact: one more than the longest closed pattern ending in each item."""
     from veil.engine import LengthBounds
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
     rng = np.random.default_rng(53)
-    checked = 0
+    checked = exact = 0
     for trial in range(40):
         x = varied(rng, (6, 50), (2, 10), (0.1, 0.95), (1.3, 0.4))
         n, m = x.shape
         k, r = int(rng.integers(1, 6)), int(rng.integers(1, 6))
-        bounds = LengthBounds()
+        bounds = LengthBounds(deep=deep)
         rows = np.arange(n)
+        first = True
         while len(rows) >= k:
             got = longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=bounds)
             fresh = longest_itemsets(x, k, r, rows=rows, backend="dfs")
@@ -407,12 +420,23 @@ def test_carried_length_bounds_hold_for_every_frequent_itemset_of_every_later_su
             position = np.empty(m, dtype=np.int64)
             position[bounds.order] = np.arange(m)
             for later in (rows, rows[rng.random(len(rows)) < 0.6]):
-                for items in _frequent_itemsets(x[later], k):
+                for items in _closed(x[later], _frequent_itemsets(x[later], k)):
                     last = bounds.order[max(position[list(items)])]
                     assert len(items) < bounds.below[last], (trial, items, bounds.below)
                     checked += 1
+            frequent = x[rows].sum(axis=0) >= k
+            held = x[rows][:, frequent]
+            if deep and first and not held[held.any(axis=1)].all(axis=0).any():  # no pattern at the root
+                longest = np.zeros(m, dtype=np.int64)
+                for items in _closed(x[rows], _frequent_itemsets(x[rows], k)):
+                    last = bounds.order[max(position[list(items)])]
+                    longest[last] = max(longest[last], len(items))
+                assert bounds.below[frequent].tolist() == (longest[frequent] + 1).tolist(), trial
+                exact += 1
+            first = False
             rows = rows[rng.random(len(rows)) < 0.7]  # some records go, as PatternKa's groups do
     assert checked > 1000
+    assert exact > 10 or not deep
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")

@@ -67,10 +67,10 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
 
 
 @pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds",
-                                 "greedy_floor"])
+                                 "deep_bounds", "greedy_floor"])
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
-    if off in ("carry_bounds", "greedy_floor"):  # the compiled search's own: it runs every mining
+    if off in ("carry_bounds", "deep_bounds", "greedy_floor"):  # the compiled search's own: it runs every mining
         import veil.engine.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
@@ -183,11 +183,12 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
     for k in (4, 12):
-        carried = patternka_groups(sets, k, cache_size=2)
         fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False)
-        assert carried.groups.tolist() == fresh.groups.tolist()
-        assert carried.patterns == fresh.patterns
-        assert carried.minings > 20, carried.minings
+        for deep in (False, True):
+            carried = patternka_groups(sets, k, cache_size=2, deep_bounds=deep)
+            assert carried.groups.tolist() == fresh.groups.tolist(), deep
+            assert carried.patterns == fresh.patterns, deep
+            assert carried.minings > 20, carried.minings
 
 
 def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
