@@ -79,6 +79,8 @@ def test_each_speed_up_changes_no_output(off, monkeypatch):
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
         fast_off, off = {}, None
+    elif off == "deep_bounds":  # off by default: the other side switches it on
+        fast_off = {off: True}
     else:
         fast_off = {off: False}
     for _ in range(2):
