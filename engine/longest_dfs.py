@@ -247,10 +247,9 @@ def _want(st):
 
 @njit(cache=True)
 def _reach(st):
-    """A length every closed pattern of the root child just searched is shorter than."""
-    if st[DEEP] > 0:
-        return max(st[DEEP], st[EMAX] + 1)
-    return max(max(st[THR], st[FLOOR]), st[EMAX] + 1)
+    """A length every closed pattern of the root child just searched is shorter than: the length it
+    wanted at the end, or one more than the longest it found."""
+    return max(_want(st), st[EMAX] + 1)
 
 
 @njit(cache=True)
@@ -1200,8 +1199,9 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
 
     ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
     search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
-    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``). ``shared``: three int64 the search
-    keeps up to date for a watching process (root children taken, root children, floor)."""
+    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``).
+    ``shared``: three int64 the search keeps up to date for a watching process (root children taken,
+    root children, floor)."""
     n_rows, n_items = m.shape
     if n_rows < k:
         return ("ok", [], 0, 0, bounds, 0)
@@ -1250,12 +1250,12 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
     capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
+    dz = 1 if use_bounds and deep else 0  # deep: every root child searched to its longest pattern
     parts = _parts(len(items), max_nodes)
     while True:
         started = time.monotonic()
         if shared is not None:
             shared[2] = z
-        dz = 1 if use_bounds and deep else 0  # deep: every root child searched to its longest pattern
         st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
                                 None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared, dz)
         nodes += int(st[NODES])
