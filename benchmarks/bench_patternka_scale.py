@@ -12,7 +12,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   the next (``patternka_groups(carry_bounds=False)``); with ``--baseline filled-cache``, every mining
   searching on until the cache is full (``patternka_groups(greedy_floor=False)``); with ``--baseline
   deep-bounds``, bounds that say each item's longest pattern, not only what each mining needed
-  (``patternka_groups(deep_bounds=True)``).
+  (``patternka_groups(deep_bounds=True)``); with ``--baseline cut-cache``, the cache holding the
+  ``cache_size`` longest patterns only, not every one as long as the last of them
+  (``patternka_groups(all_ties=False)``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -20,7 +22,7 @@ progress lines (groups made, records left, elapsed) every 60 s on stderr, so a l
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds]`` (default sizes 10000 20000 40000, old on 10000 20000);
+[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache]`` (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
@@ -61,7 +63,7 @@ def load(n: int | str):
 
 
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
-        deep_bounds: bool = False) -> dict:
+        deep_bounds: bool = False, all_ties: bool = True) -> dict:
     import veil.engine.longest as longest
     from veil.plugins.patternka import information_loss, patternka_groups
 
@@ -87,7 +89,7 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
     done = threading.Event()
     threading.Thread(target=heartbeat, daemon=True).start()
     g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
-                         deep_bounds=deep_bounds)
+                         deep_bounds=deep_bounds, all_ties=all_ties)
     done.set()
     seconds = time.perf_counter() - start
     return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
@@ -95,7 +97,7 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-BASELINE = ["--old-path"]  # what "old" means: pyfim's path, ["--no-bounds"], ["--filled-cache"] or ["--deep-bounds"]
+BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"], ["--filled-cache"], ["--deep-bounds"], …
 
 
 def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
@@ -158,7 +160,7 @@ if __name__ == "__main__":
         size = sys.argv[2]
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
-                             "--deep-bounds" in sys.argv)))
+                             "--deep-bounds" in sys.argv, "--cut-cache" not in sys.argv)))
     elif len(sys.argv) > 1 and sys.argv[1] == "--datasets":
         datasets(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 300.0)
     else:
@@ -167,7 +169,7 @@ if __name__ == "__main__":
         p.add_argument("--k", type=int, default=100)
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
-        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds"], default="pyfim")
+        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache"], default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":
             BASELINE[:] = ["--" + a.baseline]

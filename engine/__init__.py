@@ -36,6 +36,7 @@ _EXPORTS = {
     "LengthBounds": ("longest", "LengthBounds"),
     "MiningLimit": ("longest", "MiningLimit"),
     "longest_itemsets": ("longest", "longest_itemsets"),
+    "RecordIndex": ("longest", "RecordIndex"),
     "and_popcount": ("kernels", "and_popcount"),
     "support_counts": ("kernels", "support_counts"),
     "ImportOptions": ("io", "ImportOptions"),
@@ -220,7 +221,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .hookspecs import hookimpl  # noqa: F401
     from .inspect import inspect_report  # noqa: F401
     from .mining import CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, have_pyfim, mine  # noqa: F401
-    from .longest import LengthBounds, Longest, MiningLimit, longest_itemsets  # noqa: F401
+    from .longest import LengthBounds, Longest, MiningLimit, RecordIndex, longest_itemsets  # noqa: F401
     from .synthetic import power_law_sets  # noqa: F401
     from .kernels import and_popcount, support_counts  # noqa: F401
     from .io import ImportOptions, atomic_path, check_readable, read_data, sha256_file, write_atomic  # noqa: F401
@@ -256,7 +257,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .names import read_column_names  # noqa: F401
     from .papers import cite  # noqa: F401
     from .usercache import cache_dir, cache_key, load as load_cached, source_digest, store as store_cached  # noqa: F401
-    from .longest import LengthBounds, Longest, MiningLimit, longest_itemsets  # noqa: F401
+    from .longest import LengthBounds, Longest, MiningLimit, RecordIndex, longest_itemsets  # noqa: F401
     from .synthetic import power_law_sets  # noqa: F401
 
 try:

@@ -1097,6 +1097,73 @@ def _greedy(ptr, items, n, m, k):
 
 
 @njit(cache=True)
+def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items):
+    """(out_ptr, out): the live records holding every item of pattern p are ``out[out_ptr[p]:out_ptr[p + 1]]``,
+    ascending. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
+    item's records ascending); ``top``: up to 64 items, each record's holding of which is one bit mask, so
+    a pattern's test is one AND for those of its items and a bisection of the row for each other one.
+    Each pattern walks the records of its least held item."""
+    n_rows = len(ptr) - 1
+    bit = np.full(n_items, -1, dtype=np.int64)
+    masks = np.zeros(n_rows, dtype=np.uint64)
+    for b in range(len(top)):
+        bit[top[b]] = b
+        for q in range(col_ptr[top[b]], col_ptr[top[b] + 1]):
+            masks[col_rows[q]] |= np.uint64(1) << np.uint64(b)
+    n_pat = len(pat_ptr) - 1
+    out_ptr = np.zeros(n_pat + 1, dtype=np.int64)
+    out = np.empty(max(1024, 4 * n_pat), dtype=np.int64)
+    used = 0
+    other = np.empty(n_items, dtype=np.int64)
+    for p in range(n_pat):
+        start, end = pat_ptr[p], pat_ptr[p + 1]
+        if end == start:  # the empty pattern: every live record
+            least = -1
+        else:
+            least = pat_items[start]
+            for e in range(start, end):
+                it = pat_items[e]
+                if col_ptr[it + 1] - col_ptr[it] < col_ptr[least + 1] - col_ptr[least]:
+                    least = it
+        pm = np.uint64(0)
+        n_other = 0
+        for e in range(start, end):
+            it = pat_items[e]
+            if bit[it] >= 0:
+                pm |= np.uint64(1) << np.uint64(bit[it])
+            elif it != least:
+                other[n_other] = it
+                n_other += 1
+        lo_q, hi_q = (0, n_rows) if least < 0 else (col_ptr[least], col_ptr[least + 1])
+        for q in range(lo_q, hi_q):
+            r = q if least < 0 else col_rows[q]
+            if not alive[r] or (masks[r] & pm) != pm:
+                continue
+            held = True
+            for t in range(n_other):
+                it = other[t]
+                lo, hi = ptr[r], ptr[r + 1]
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if items[mid] < it:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo == ptr[r + 1] or items[lo] != it:
+                    held = False
+                    break
+            if held:
+                if used == len(out):
+                    grown = np.empty(2 * len(out), dtype=np.int64)
+                    grown[:used] = out[:used]
+                    out = grown
+                out[used] = r
+                used += 1
+        out_ptr[p + 1] = used
+    return out_ptr, out[:used].copy()
+
+
+@njit(cache=True)
 def _sort_rows(ptr, items):
     for i in range(len(ptr) - 1):
         items[ptr[i]:ptr[i + 1]].sort()
@@ -1192,14 +1259,15 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
             bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
-            deep: bool = False):
+            deep: bool = False, ties: bool = False):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
 
     ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
     search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
-    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``).
+    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``). ``ties``: keep
+    every pattern as long as the r-th, not just the r (see :func:`_top`).
     ``shared``: three int64 the search keeps up to date for a watching process (root children taken,
     root children, floor)."""
     n_rows, n_items = m.shape
@@ -1277,16 +1345,23 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         z -= 1
         if use_bounds:  # no closed pattern is as long as the largest bound
             z = max(1, min(z, int(limit.max(initial=1)) - 1))
-    return ("ok", *_top(found, order, r), nodes, bounds, z if partial and len(found) < r else 0)
+    return ("ok", *_top(found, order, r, ties), nodes, bounds, z if partial and len(found) < r else 0)
 
 
-def _top(found, order, r):
-    """The r longest (ties: smallest item list, in item codes) as ascending tuples, and the cut."""
+def _top(found, order, r, ties=False):
+    """The r longest (ties: smallest item list, in item codes) as ascending tuples, and the cut.
+
+    ``ties``: every pattern as long as the r-th too. The search found them all (it keeps every pattern
+    at least as long as the length it wants, and wants at most the r-th longest length), so the list
+    is then complete at its shortest length and the cut is one below that length."""
     patterns = [(tuple(sorted(order[items].tolist())), support) for items, support in found]
     patterns.sort(key=lambda p: (-len(p[0]), p[0]))
-    patterns = patterns[:r]
-    cut = len(patterns[-1][0]) if len(patterns) == r else 0
-    return patterns, cut
+    if len(patterns) < r:
+        return patterns, 0
+    if ties:
+        shortest = len(patterns[r - 1][0])
+        return [p for p in patterns if len(p[0]) >= shortest], shortest - 1
+    return patterns[:r], len(patterns[r - 1][0])
 
 
 def _watched(progress: Callable[[int, int, int], None]):
@@ -1309,7 +1384,8 @@ def _watched(progress: Callable[[int, int, int], None]):
 def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
                    max_length: int | None = None, bounds: LengthBounds | None = None,
-                   progress: Callable[[int, int, int], None] | None = None, partial: bool = False):
+                   progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
+                   ties: bool = False):
     """(patterns, cut, nodes, floor) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
     sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
     the other backends accept it; this search needs no upper bound to start);
@@ -1327,7 +1403,7 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     if progress is not None:
         shared, waiting = _watched(progress)
     deep = bounds is not None and bounds.deep
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep),
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties),
                       max_seconds=max_seconds,
                       check=check, what="the longest-pattern search", waiting=waiting)
     if out[0] == "nodes":

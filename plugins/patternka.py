@@ -58,8 +58,8 @@ import scipy.sparse as sp
 import pandas as pd
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix,
-                         Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, Release, SetValued,
-                         hookimpl, longest_itemsets, mine, param)
+                         Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, RecordIndex, Release,
+                         SetValued, hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
 EXECUTORS = ("local", "spark")
@@ -97,19 +97,12 @@ def popcount_bits(bits: np.ndarray) -> int:
     return int(np.bitwise_count(bits).sum(dtype=np.int64))
 
 
-class _Records:
-    """The records with both orientations: rows of a pattern by intersecting item columns."""
+class _Records(RecordIndex):
+    """The records in both orientations: the records holding a pattern by intersecting item columns."""
 
     def __init__(self, sets: SetValued):
-        self.n = sets.n_rows
-        self.csr = sp.csr_matrix((np.ones(sets.nnz, dtype=bool), sets.indices, sets.indptr),
-                                 shape=(sets.n_rows, sets.n_items))
-        csc = self.csr.tocsc()
-        csc.sort_indices()
-        self.col_ptr, self.col_rows = csc.indptr, csc.indices
-
-    def column(self, j: int) -> np.ndarray:
-        return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
+        super().__init__(sets)
+        self.n = self.n_rows
 
     def holding(self, items, alive: np.ndarray) -> np.ndarray:
         """Boolean mask of the live records holding every item."""
@@ -121,10 +114,100 @@ class _Records:
         return mask
 
 
+CACHE_BYTES = 64 << 20  # the cached patterns' record bit sets, at most (the longest ones are always kept)
+
+
+class _Cache:
+    """The patterns of the last mining, longest first and ties by item list, with their supports among
+    the live records. Every cached pattern longer than ``cut`` is there, and at ``cut`` the smallest
+    item lists (see :class:`~veil.engine.Longest`).
+
+    With ``bitset_update``, each pattern's live records are a bit set over ``span`` (the records holding
+    any of them, ascending), and a removed group's bit set there lowers every support at once; the
+    patterns kept are cut (in their order, never within the longest length) so that these bit sets
+    stay within ``CACHE_BYTES``. Without, supports are recounted from the item columns."""
+
+    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool):
+        patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
+        self.cut = found.cut
+        self.bits = None
+        if bitset_update and patterns:
+            ptr, rows = rec.holders([p[0] for p in patterns], alive)
+            kept = self._within(ptr, rows, np.array([len(p[0]) for p in patterns]), rec.n, CACHE_BYTES)
+            if kept < len(patterns):
+                last, after = len(patterns[kept - 1][0]), len(patterns[kept][0])
+                self.cut = last - 1 if after < last else last
+                patterns = patterns[:kept]
+                rows = rows[:ptr[kept]]
+            self.span = np.unique(rows)
+            words = (len(self.span) + 63) >> 6
+            self.bits = np.zeros((kept, words), dtype=np.uint64)
+            pos = np.searchsorted(self.span, rows)
+            owner = np.repeat(np.arange(kept), np.diff(ptr[:kept + 1]))
+            flat = self.bits.reshape(-1)
+            np.bitwise_or.at(flat, owner * words + (pos >> 6), np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
+            self.live = pack_bits(np.ones(len(self.span), dtype=bool))
+            self.support = np.diff(ptr[:kept + 1]).astype(np.int64)
+        else:
+            self.support = np.array([s for _, s in patterns], dtype=np.int64)
+        self.items = [p[0] for p in patterns]
+        self.length = np.array([len(p) for p in self.items], dtype=np.int64)
+
+    @staticmethod
+    def _within(ptr, rows, lengths, n, budget) -> int:
+        """How many patterns, in order, keep the bit sets (patterns × the records holding any of them)
+        within budget: at least every one of the longest length."""
+        if len(rows) == 0:
+            return len(lengths)
+        span, first = np.unique(rows, return_index=True)
+        owner = np.searchsorted(ptr, first, side="right") - 1
+        spans = np.cumsum(np.bincount(owner, minlength=len(lengths)))  # records held by the first p + 1
+        cost = (np.arange(1, len(lengths) + 1) * ((spans + 63) >> 6)) * 8
+        fits = int(np.searchsorted(cost > budget, True))  # cost grows with p
+        return max(fits, int((lengths == lengths[0]).sum()))
+
+    def choose(self, k: int, random: bool, rng) -> int | None:
+        """The cached pattern of the next group (its index), or None when the cache cannot tell."""
+        valid = np.flatnonzero(self.support >= k)
+        if len(valid) == 0:
+            return None
+        length = int(self.length[valid[0]])  # longest first
+        if length < self.cut or (length == self.cut and random):
+            return None
+        if not random:
+            return int(valid[0])  # ties by item list
+        tied = valid[self.length[valid] == length]
+        return int(tied[int(rng.integers(len(tied)))])
+
+    def members(self, rec: _Records, i: int, alive: np.ndarray) -> np.ndarray:
+        """The live records holding cached pattern i (a boolean mask)."""
+        if self.bits is None:
+            return rec.holding(self.items[i], alive)
+        mask = np.zeros(rec.n, dtype=bool)
+        mask[self.span[np.flatnonzero(unpack_bits(self.bits[i] & self.live, len(self.span)))]] = True
+        return mask & alive
+
+    def remove(self, rec: _Records, members: np.ndarray, alive: np.ndarray, k: int) -> None:
+        """Lower the supports by a removed group (``alive`` already without it)."""
+        open_ = np.flatnonzero(self.support >= k)
+        if self.bits is None:
+            for i in open_.tolist():
+                self.support[i] = int(rec.holding(self.items[i], alive).sum())
+            return
+        gone = np.zeros(len(self.span), dtype=bool)
+        gone[np.searchsorted(self.span, np.flatnonzero(members))] = True  # the members are cached records
+        gone = pack_bits(gone)
+        self.live &= ~gone
+        words = np.flatnonzero(gone)
+        if len(open_) and len(words):
+            hit = self.bits[np.ix_(open_, words)] & gone[words]
+            self.support[open_] -= np.bitwise_count(hit).sum(axis=1, dtype=np.int64)
+
+
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
                      bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool = False,
-                     greedy_floor: bool = True,
+                     greedy_floor: bool = True, all_ties: bool = True,
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
@@ -146,9 +229,10 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     alive = np.ones(n, dtype=bool)
     groups = np.full(n, -1, dtype=np.int64)
     patterns: list[tuple] = []
-    state = {"cached": [], "cut": 0, "minings": 0}
+    state = {"cache": None, "minings": 0}
     r = cache_size if cache else 1
     bounds = LengthBounds(deep=deep_bounds) if carry_bounds else None
+    random = pattern_selection == "random"
 
     def searching(taken, children, length):  # a long mining's progress, between two groups
         progress(1.0 - remaining / n, f"mining {state['minings']}: {taken:,} of {children:,} items searched for "
@@ -157,71 +241,46 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     def mine():
         rows = np.flatnonzero(alive)
         size = r
+        last = state["cache"]
         while True:
             state["minings"] += 1
             if miner is None:
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
-                longest = state["cut"] or None
+                longest = (last.cut if last is not None else 0) or None
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
-                              None if progress is None else searching, greedy_floor)
+                              None if progress is None else searching, greedy_floor, cache and all_ties)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
-            if pattern_selection == "random" and ties_cut:
+            if random and ties_cut:
                 size *= 2  # every longest pattern is needed to draw among them
                 continue
             break
-        cached = []
-        for items, support in found.patterns:
-            mask = rec.holding(items, alive)
-            cached.append([items, support, pack_bits(mask) if bitset_update else None])
-        state["cached"], state["cut"] = cached, found.cut
-
-    def choose():
-        """The pattern of the next group from the cache, or None when the cache cannot tell."""
-        valid = [c for c in state["cached"] if c[1] >= k]
-        if not valid:
-            return None
-        length = max(len(c[0]) for c in valid)
-        cut = state["cut"]
-        if length < cut or (length == cut and pattern_selection == "random"):
-            return None
-        tied = sorted((c for c in valid if len(c[0]) == length), key=lambda c: c[0])
-        if pattern_selection == "lexicographic":
-            return tied[0]
-        return tied[int(rng.integers(len(tied)))]
+        state["cache"] = _Cache(rec, found, alive, bitset_update)
 
     remaining = n
     while remaining >= k:
         if check is not None:
             check()
-        pick = choose() if cache else None
+        pick = state["cache"].choose(k, random, rng) if cache and state["cache"] is not None else None
         if pick is None:
             mine()
-            pick = choose()
+            pick = state["cache"].choose(k, random, rng)
         if pick is None:  # nothing frequent: the rest is one group
             members = alive.copy()
             pattern = ()
         else:
-            pattern = tuple(pick[0])
-            members = unpack_bits(pick[2], n) & alive if bitset_update else rec.holding(pattern, alive)
+            pattern = tuple(state["cache"].items[pick])
+            members = state["cache"].members(rec, pick, alive)
         gid = len(patterns)
         groups[members] = gid
         patterns.append(pattern)
         alive &= ~members
         remaining -= int(members.sum())
         if cache and pattern:
-            gone = pack_bits(members) if bitset_update else None
-            for c in state["cached"]:
-                if c[1] < k:
-                    continue
-                if bitset_update:
-                    c[1] -= popcount_bits(c[2] & gone)
-                    c[2] &= ~gone
-                else:
-                    c[1] = int(rec.holding(c[0], alive).sum())
+            state["cache"].remove(rec, members, alive, k)
         else:
-            state["cached"] = []
+            state["cache"] = None
         if progress is not None:
             progress(1.0 - remaining / n, f"{gid + 1} groups, {remaining} records left")
     centres = _centres(rec, groups, len(patterns))
@@ -233,11 +292,12 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
 
 
 def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None, greedy_floor=False):
+          progress=None, greedy_floor=False, ties=False):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
-                                max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor)
+                                max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor,
+                                ties=ties)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

@@ -487,6 +487,34 @@ def test_a_partial_search_lists_every_pattern_from_its_floor():
         assert longest_itemsets(x, k, r, backend=backend, partial=True).floor == 0
 
 
+def test_with_ties_every_pattern_as_long_as_the_r_th_is_listed():
+    """``ties``: the compiled search lists every closed (maximal) pattern as long as its r-th, and says
+    the list is complete from there (cut one below); with ``partial`` too; the others ignore it."""
+    rng = np.random.default_rng(29)
+    more = 0
+    for trial in range(60):
+        x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
+        k, r = int(rng.integers(1, 8)), int(rng.integers(1, 6))
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            every = brute(x, k, 1 << 30, target)
+            for partial in (False, True):
+                got = longest_itemsets(x, k, r, target=target, backend="dfs", partial=partial, ties=True)
+                if got.floor:
+                    continue  # stopped short: as without ties (the test above)
+                if len(every) < r:
+                    assert (got.patterns, got.cut) == (every, 0)
+                    continue
+                shortest = len(every[r - 1][0])
+                assert got.patterns == [p for p in every if len(p[0]) >= shortest], (trial, target, partial)
+                assert got.cut == shortest - 1
+                more += len(got.patterns) > r
+    assert more >= 10, more
+    for backend in ("python", "pyfim"):
+        if backend == "pyfim" and not have_pyfim():
+            continue
+        assert longest_itemsets(x, k, r, backend=backend, ties=True) == longest_itemsets(x, k, r, backend=backend)
+
+
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_a_long_search_reports_its_progress_from_its_process():
     """Run in its own process (a cancel check given), the search reports the root's children taken of

@@ -67,10 +67,10 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
 
 
 @pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds",
-                                 "deep_bounds", "greedy_floor"])
+                                 "deep_bounds", "greedy_floor", "all_ties"])
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
-    if off in ("carry_bounds", "deep_bounds", "greedy_floor"):  # the compiled search's own: it runs every mining
+    if off in ("carry_bounds", "deep_bounds", "greedy_floor", "all_ties"):  # the compiled search's own: every mining
         import veil.engine.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
@@ -184,10 +184,10 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
-    for k in (4, 12):
-        fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False)
+    for k in (4, 12):  # (every tie cached would leave fewer minings to carry bounds between)
+        fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False, all_ties=False)
         for deep in (False, True):
-            carried = patternka_groups(sets, k, cache_size=2, deep_bounds=deep)
+            carried = patternka_groups(sets, k, cache_size=2, deep_bounds=deep, all_ties=False)
             assert carried.groups.tolist() == fresh.groups.tolist(), deep
             assert carried.patterns == fresh.patterns, deep
             assert carried.minings > 20, carried.minings
@@ -214,11 +214,59 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
     for k in (4, 12):
         for selection in ("lexicographic", "random"):
-            short = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k)
-            filled = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False)
+            # (without every tie cached: with it, fewer minings are left to stop short)
+            short = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, all_ties=False)
+            filled = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False,
+                                      all_ties=False)
             assert short.groups.tolist() == filled.groups.tolist(), (k, selection)
             assert short.patterns == filled.patterns
     assert sum(f > 0 for f in floors) >= 10, floors
+
+
+def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
+    """With every pattern as long as the cache_size-th cached (``all_ties``, on by default), the groups
+    are those of a cache of cache_size patterns, lexicographic and drawn, and of a cache cut short by
+    its memory budget; the minings that only found again what the cache had cut are spared."""
+    import veil.engine.longest as longest
+    import veil.plugins.patternka as patternka
+    from veil.engine import power_law_sets
+
+    monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
+    sets = power_law_sets(1500, 80, mean_items=10.0, seed=5)
+    spared = 0
+    for k in (4, 12):
+        for selection in ("lexicographic", "random"):
+            few = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k, all_ties=False)
+            every = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k)
+            assert every.groups.tolist() == few.groups.tolist(), (k, selection)
+            assert every.patterns == few.patterns
+            spared += few.minings - every.minings
+            assert every.minings <= few.minings
+            # bit sets cut by the budget: at the longest length's end, and within a later length
+            few = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k, all_ties=False)
+            for budget in (8, 64, 512):
+                monkeypatch.setattr(patternka, "CACHE_BYTES", budget)
+                tight = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k)
+                assert tight.groups.tolist() == few.groups.tolist(), (k, selection, budget)
+                assert tight.patterns == few.patterns
+            monkeypatch.setattr(patternka, "CACHE_BYTES", 64 << 20)
+    assert spared >= 10, spared
+
+
+def test_the_records_holding_many_itemsets_at_once_match_brute_force():
+    from veil.engine import RecordIndex
+
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        n, m = int(rng.integers(1, 200)), int(rng.integers(1, 90))  # past 64 items: bisection too
+        rows, sets = random_sets(rng, n, m, rng.uniform(0.05, 0.9, size=m))
+        alive = rng.random(n) < 0.8
+        itemsets = [tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
+                    for _ in range(30)]
+        ptr, held = RecordIndex(sets).holders(itemsets, alive)
+        for i, items in enumerate(itemsets):
+            want = [r for r in range(n) if alive[r] and set(items) <= rows[r]]
+            assert held[ptr[i]:ptr[i + 1]].tolist() == want
 
 
 def test_a_long_mining_shows_how_far_it_is_between_two_groups():
