@@ -146,11 +146,13 @@ class RecordIndex:
         """The records holding item j, ascending."""
         return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
 
-    def holders(self, itemsets, alive: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False):
         """(ptr, rows): the records (of those ``alive``, a boolean mask) holding every item of
-        ``itemsets[i]`` are ``rows[ptr[i]:ptr[i + 1]]``, ascending. Each itemset walks the records of
-        its least held item and tests the 64 items most common in the itemsets with one AND a record
-        (compiled with numba when installed); O(Σ records of those least held items), not records × items."""
+        ``itemsets[i]`` are ``rows[ptr[i]:ptr[i + 1]]``, ascending; with ``spans``, (ptr, rows, spans),
+        ``spans[i]`` the number of distinct records among those of itemsets 0 … i. Each itemset walks
+        the records of its least held item and tests the 64 items most common in the itemsets with one
+        AND a record (compiled with numba when installed): O(Σ records of those least held items), not
+        records × items."""
         from .longest_dfs import _holders
 
         sizes = np.fromiter((len(s) for s in itemsets), dtype=np.int64, count=len(itemsets))
@@ -161,8 +163,9 @@ class RecordIndex:
         common = np.bincount(pat_items, minlength=self.n_items)
         top = np.argsort(-common, kind="stable")[:64]
         top = top[common[top] > 0].astype(np.int64)
-        return _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows, np.asarray(alive, dtype=np.bool_),
-                        pat_ptr, pat_items, top, self.n_items)
+        ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
+                                       np.asarray(alive, dtype=np.bool_), pat_ptr, pat_items, top, self.n_items)
+        return (ptr, rows, distinct) if spans else (ptr, rows)
 
 
 def _as_csr(data) -> sp.csr_matrix:

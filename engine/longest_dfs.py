@@ -1098,8 +1098,8 @@ def _greedy(ptr, items, n, m, k):
 
 @njit(cache=True)
 def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items):
-    """(out_ptr, out): the live records holding every item of pattern p are ``out[out_ptr[p]:out_ptr[p + 1]]``,
-    ascending. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
+    """(out_ptr, out, spans): the live records holding every item of pattern p are
+    ``out[out_ptr[p]:out_ptr[p + 1]]``, ascending; ``spans[p]``: how many records hold any of patterns 0 … p. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
     item's records ascending); ``top``: up to 64 items, each record's holding of which is one bit mask, so
     a pattern's test is one AND for those of its items and a bisection of the row for each other one.
     Each pattern walks the records of its least held item."""
@@ -1114,6 +1114,9 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
     out_ptr = np.zeros(n_pat + 1, dtype=np.int64)
     out = np.empty(max(1024, 4 * n_pat), dtype=np.int64)
     used = 0
+    seen = np.zeros(n_rows, dtype=np.bool_)
+    spans = np.zeros(n_pat, dtype=np.int64)
+    distinct = 0
     other = np.empty(n_items, dtype=np.int64)
     for p in range(n_pat):
         start, end = pat_ptr[p], pat_ptr[p + 1]
@@ -1159,8 +1162,12 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
                     out = grown
                 out[used] = r
                 used += 1
+                if not seen[r]:
+                    seen[r] = True
+                    distinct += 1
         out_ptr[p + 1] = used
-    return out_ptr, out[:used].copy()
+        spans[p] = distinct
+    return out_ptr, out[:used].copy(), spans
 
 
 @njit(cache=True)

@@ -114,7 +114,7 @@ class _Records(RecordIndex):
         return mask
 
 
-CACHE_BYTES = 64 << 20  # the cached patterns' record bit sets, at most (the longest ones are always kept)
+CACHE_BYTES = 64 << 20  # the cached patterns' record lists and bit sets, at most (see _Cache._holders)
 
 
 class _Cache:
@@ -124,47 +124,52 @@ class _Cache:
 
     With ``bitset_update``, each pattern's live records are a bit set over ``span`` (the records holding
     any of them, ascending), and a removed group's bit set there lowers every support at once; the
-    patterns kept are cut (in their order, never within the longest length) so that these bit sets
-    stay within ``CACHE_BYTES``. Without, supports are recounted from the item columns."""
+    patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are recounted from the item columns."""
 
-    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool):
+    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool):
         patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
         self.cut = found.cut
         self.bits = None
         if bitset_update and patterns:
-            ptr, rows = rec.holders([p[0] for p in patterns], alive)
-            kept = self._within(ptr, rows, np.array([len(p[0]) for p in patterns]), rec.n, CACHE_BYTES)
+            kept, ptr, rows = self._holders(rec, patterns, alive, random)
             if kept < len(patterns):
                 last, after = len(patterns[kept - 1][0]), len(patterns[kept][0])
                 self.cut = last - 1 if after < last else last
                 patterns = patterns[:kept]
-                rows = rows[:ptr[kept]]
-            self.span = np.unique(rows)
+            held = np.zeros(rec.n, dtype=bool)
+            held[rows] = True
+            self.span = np.flatnonzero(held)
+            where = np.zeros(rec.n, dtype=np.int64)
+            where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
             self.bits = np.zeros((kept, words), dtype=np.uint64)
-            pos = np.searchsorted(self.span, rows)
-            owner = np.repeat(np.arange(kept), np.diff(ptr[:kept + 1]))
-            flat = self.bits.reshape(-1)
-            np.bitwise_or.at(flat, owner * words + (pos >> 6), np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
+            if len(rows):  # each pattern's records ascending, so its words come in order: OR each run of one word
+                pos = where[rows]
+                word = np.repeat(np.arange(kept) * words, np.diff(ptr)) + (pos >> 6)
+                runs = np.flatnonzero(np.diff(word, prepend=-1))
+                self.bits.reshape(-1)[word[runs]] = np.bitwise_or.reduceat(
+                    np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)), runs)
             self.live = pack_bits(np.ones(len(self.span), dtype=bool))
-            self.support = np.diff(ptr[:kept + 1]).astype(np.int64)
+            self.support = np.diff(ptr).astype(np.int64)
         else:
             self.support = np.array([s for _, s in patterns], dtype=np.int64)
         self.items = [p[0] for p in patterns]
         self.length = np.array([len(p) for p in self.items], dtype=np.int64)
 
     @staticmethod
-    def _within(ptr, rows, lengths, n, budget) -> int:
-        """How many patterns, in order, keep the bit sets (patterns × the records holding any of them)
-        within budget: at least every one of the longest length."""
-        if len(rows) == 0:
-            return len(lengths)
-        span, first = np.unique(rows, return_index=True)
-        owner = np.searchsorted(ptr, first, side="right") - 1
-        spans = np.cumsum(np.bincount(owner, minlength=len(lengths)))  # records held by the first p + 1
-        cost = (np.arange(1, len(lengths) + 1) * ((spans + 63) >> 6)) * 8
-        fits = int(np.searchsorted(cost > budget, True))  # cost grows with p
-        return max(fits, int((lengths == lengths[0]).sum()))
+    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool):
+        """(kept, ptr, rows): the live records of the first ``kept`` patterns, as many, in order, as keep
+        these lists and their bit sets (patterns × the records holding any of them) within
+        ``CACHE_BYTES``, half each; at least one, and every one of the longest length when the group's
+        pattern is drawn among them. The lists' sizes are the supports, known before they are made."""
+        lengths = np.array([len(p[0]) for p in patterns])
+        must = int((lengths == lengths[0]).sum()) if random else 1
+        entries = np.cumsum([s for _, s in patterns])
+        listed = max(must, int(np.searchsorted(entries * 8 > CACHE_BYTES // 2, True)))
+        ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True)
+        cost = np.arange(1, listed + 1) * ((spans + 63) >> 6) * 8
+        kept = max(must, int(np.searchsorted(cost > CACHE_BYTES // 2, True)))
+        return kept, ptr[:kept + 1], rows[:ptr[kept]]
 
     def choose(self, k: int, random: bool, rng) -> int | None:
         """The cached pattern of the next group (its index), or None when the cache cannot tell."""
@@ -256,7 +261,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 size *= 2  # every longest pattern is needed to draw among them
                 continue
             break
-        state["cache"] = _Cache(rec, found, alive, bitset_update)
+        state["cache"] = _Cache(rec, found, alive, bitset_update, random)
 
     remaining = n
     while remaining >= k:

@@ -244,7 +244,7 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
             assert every.minings <= few.minings
             # bit sets cut by the budget: at the longest length's end, and within a later length
             few = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k, all_ties=False)
-            for budget in (8, 64, 512):
+            for budget in (8, 64, 512, 2048):
                 monkeypatch.setattr(patternka, "CACHE_BYTES", budget)
                 tight = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k)
                 assert tight.groups.tolist() == few.groups.tolist(), (k, selection, budget)
@@ -263,10 +263,13 @@ def test_the_records_holding_many_itemsets_at_once_match_brute_force():
         alive = rng.random(n) < 0.8
         itemsets = [tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
                     for _ in range(30)]
-        ptr, held = RecordIndex(sets).holders(itemsets, alive)
+        ptr, held, spans = RecordIndex(sets).holders(itemsets, alive, spans=True)
+        seen = set()
         for i, items in enumerate(itemsets):
             want = [r for r in range(n) if alive[r] and set(items) <= rows[r]]
             assert held[ptr[i]:ptr[i + 1]].tolist() == want
+            seen |= set(want)
+            assert spans[i] == len(seen)
 
 
 def test_a_long_mining_shows_how_far_it_is_between_two_groups():
