@@ -20,10 +20,11 @@ each changes no output:
     instead of mining again (valid because removing records creates no new closed pattern:
     every pattern frequent now was frequent before, and its closure then still has its support);
 ``bitset_update``
-    each cached pattern's records are a packed bitset, updated by the removed group's mask (off:
-    supports are recounted from the item columns after every removal).
+    each cached pattern's records are a packed bitset (over the records holding any cached pattern),
+    updated by the removed group's mask (off: supports are recounted from the item columns after
+    every removal).
 
-and two of Veil's own, also switches with their tests:
+and four of Veil's own, also switches with their tests:
 
 ``carry_bounds``
     what each mining proves (no pattern as long as the one wanted ends in this item) stays true when
@@ -41,10 +42,17 @@ and two of Veil's own, also switches with their tests:
     pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
     it tells the next groups as a full list does (cut 0) until they are all spent, and the search is
     spared the length below, where the r-th pattern may lie (the compiled search only; off: the
-    cache is always filled).
+    cache is always filled);
+``all_ties``
+    a mining returns every pattern as long as the ``cache_size``-th, which the compiled search has
+    found anyway (``longest_itemsets(ties=True)``), and the cache keeps them (within ``CACHE_BYTES``):
+    it is then complete from that length on, so the run mines again only once every pattern that
+    long is spent, not each time the ``cache_size`` smallest item lists at that length are (off: the
+    cache holds ``cache_size`` patterns).
 
-Memory: the records (CSR and CSC, O(number of items held)), one bitset per cached pattern
-(n / 8 bytes) and the group centres; never records × items.
+Memory: the records (CSR and CSC, O(number of items held)), the cached patterns' record lists and
+their bit sets over the records holding any of them (at most ``CACHE_BYTES``) and the group centres;
+never records × items.
 """
 
 from __future__ import annotations
@@ -418,7 +426,8 @@ class PatternKaParams:
     pattern_selection: str = param("lexicographic", choices=SELECTIONS,
                                    help="which of several longest patterns makes the next group: the smallest "
                                         "item list (reproducible) or one drawn with the run's seed (the paper)")
-    cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings")
+    cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings "
+                                                "(and every one as long as the last of them)")
     max_seconds: float = param(3600.0, minimum=1.0,
                                help="stop a pattern search that runs longer than this, with a message")
     executor: str = param("local", choices=EXECUTORS, sweepable=False,
