@@ -66,7 +66,8 @@ class Longest:
         Itemsets as ascending tuples of item codes, longest first, ties by item list.
     cut : int
         Every closed (maximal) pattern longer than ``cut`` is in ``patterns``; at length ``cut``
-        only the lexicographically smallest are (0 when the list holds every pattern there is).
+        only the lexicographically smallest are (0 when the list holds every pattern there is). With
+        ``ties``, the list is complete at its shortest length and ``cut`` is one below it: none there.
     nodes : int
         Branches visited (the Python and the compiled search) or runs of the C miner (pyfim).
     floor : int
@@ -153,19 +154,35 @@ class RecordIndex:
         the records of its least held item and tests the 64 items most common in the itemsets with one
         AND a record (compiled with numba when installed): O(Σ records of those least held items), not
         records × items."""
-        from .longest_dfs import _holders
+        from .longest_dfs import _holders, have_numba
 
+        if alive is None:
+            alive = np.ones(self.n_rows, dtype=bool)
+        if not have_numba():  # the kernel as plain Python would walk every record: NumPy a pattern at a time
+            return self._holders_numpy(itemsets, np.asarray(alive, dtype=bool), spans)
         sizes = np.fromiter((len(s) for s in itemsets), dtype=np.int64, count=len(itemsets))
         pat_ptr = np.concatenate(([0], np.cumsum(sizes)))
         pat_items = np.fromiter((j for s in itemsets for j in s), dtype=np.int64, count=int(pat_ptr[-1]))
-        if alive is None:
-            alive = np.ones(self.n_rows, dtype=bool)
         common = np.bincount(pat_items, minlength=self.n_items)
         top = np.argsort(-common, kind="stable")[:64]
         top = top[common[top] > 0].astype(np.int64)
         ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
                                        np.asarray(alive, dtype=np.bool_), pat_ptr, pat_items, top, self.n_items)
         return (ptr, rows, distinct) if spans else (ptr, rows)
+
+    def _holders_numpy(self, itemsets, alive: np.ndarray, spans: bool):
+        """:meth:`holders` without numba: each itemset's least held column, narrowed by the others'."""
+        parts, seen, distinct = [], np.zeros(self.n_rows, dtype=bool), []
+        for items in itemsets:
+            rows = np.flatnonzero(alive)
+            for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
+                rows = np.intersect1d(rows, self.column(j), assume_unique=True)
+            parts.append(rows.astype(np.int64))
+            seen[rows] = True
+            distinct.append(int(seen.sum()) if spans else 0)
+        ptr = np.concatenate(([0], np.cumsum([len(p) for p in parts], dtype=np.int64)))
+        rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return (ptr, rows, np.array(distinct, dtype=np.int64)) if spans else (ptr, rows)
 
 
 def _as_csr(data) -> sp.csr_matrix:

@@ -51,8 +51,8 @@ and four of Veil's own, also switches with their tests:
     cache holds ``cache_size`` patterns).
 
 Memory: the records (CSR and CSC, O(number of items held)), the cached patterns' record lists and
-their bit sets over the records holding any of them (at most ``CACHE_BYTES``) and the group centres;
-never records × items.
+their bit sets over the records holding any of them (at most ``CACHE_BYTES`` kept; a few times that
+while a cache is built) and the group centres; never records × items.
 """
 
 from __future__ import annotations
@@ -228,8 +228,9 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches.
 
     ``miner(rows, k, r)``, when given, finds the r longest closed patterns of those records in place
-    of the in-process miner (exactly as :func:`longest_itemsets` would: same patterns, same order,
-    same ``cut``); the distributed miner of :mod:`.patternka_spark` is one."""
+    of the in-process miner (exactly as :func:`longest_itemsets` would without ``ties``: same patterns,
+    same order, same ``cut``); the distributed miner of :mod:`.patternka_spark` is one. Its cache then
+    holds those r, so the run may mine more often than with the in-process miner, to the same groups."""
     if pattern_selection not in SELECTIONS:
         raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
     n = sets.n_rows
@@ -261,7 +262,8 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = (last.cut if last is not None else 0) or None
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
-                              None if progress is None else searching, greedy_floor, cache and all_ties)
+                              None if progress is None else searching, greedy_floor,
+                              cache and all_ties and bitset_update)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut

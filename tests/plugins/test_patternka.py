@@ -234,6 +234,16 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1500, 80, mean_items=10.0, seed=5)
     spared = 0
+    cuts = set()  # where the budget cut a cache: (selection, within a length or at its end)
+    real = patternka._Cache._holders
+
+    def spy(rec, patterns, alive, random):
+        kept, ptr, rows = real(rec, patterns, alive, random)
+        if kept < len(patterns):
+            cuts.add((random, len(patterns[kept][0]) == len(patterns[kept - 1][0])))
+        return kept, ptr, rows
+
+    monkeypatch.setattr(patternka._Cache, "_holders", staticmethod(spy))
     for k in (4, 12):
         for selection in ("lexicographic", "random"):
             few = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k, all_ties=False)
@@ -251,25 +261,31 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
                 assert tight.patterns == few.patterns
             monkeypatch.setattr(patternka, "CACHE_BYTES", 64 << 20)
     assert spared >= 10, spared
+    assert cuts == {(False, False), (False, True), (True, False), (True, True)}, cuts
 
 
 def test_the_records_holding_many_itemsets_at_once_match_brute_force():
     from veil.engine import RecordIndex
 
     rng = np.random.default_rng(8)
+    wide = 0
     for _ in range(20):
-        n, m = int(rng.integers(1, 200)), int(rng.integers(1, 90))  # past 64 items: bisection too
+        n, m = int(rng.integers(1, 200)), int(rng.integers(1, 200))
         rows, sets = random_sets(rng, n, m, rng.uniform(0.05, 0.9, size=m))
         alive = rng.random(n) < 0.8
         itemsets = [tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
-                    for _ in range(30)]
-        ptr, held, spans = RecordIndex(sets).holders(itemsets, alive, spans=True)
-        seen = set()
-        for i, items in enumerate(itemsets):
-            want = [r for r in range(n) if alive[r] and set(items) <= rows[r]]
-            assert held[ptr[i]:ptr[i + 1]].tolist() == want
-            seen |= set(want)
-            assert spans[i] == len(seen)
+                    for _ in range(60)]
+        wide += len({j for s in itemsets for j in s}) > 64  # items past the 64 of one mask: bisected in the rows
+        index = RecordIndex(sets)
+        for ptr, held, spans in (index.holders(itemsets, alive, spans=True),
+                                 index._holders_numpy(itemsets, alive, True)):  # without numba
+            seen = set()
+            for i, items in enumerate(itemsets):
+                want = [r for r in range(n) if alive[r] and set(items) <= rows[r]]
+                assert held[ptr[i]:ptr[i + 1]].tolist() == want
+                seen |= set(want)
+                assert spans[i] == len(seen)
+    assert wide >= 5, wide
 
 
 def test_a_long_mining_shows_how_far_it_is_between_two_groups():
