@@ -152,6 +152,18 @@ def _peel(ptr, items, rid, n, need, k, cnt):
 
 
 @njit(cache=True)
+def _lower_bound(items, lo, hi, it):
+    """The first position in the ascending ``items[lo:hi]`` whose item is not below ``it`` (hi if none)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if items[mid] < it:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def _witnessed(rid, n, last, ptr0, items0, mark, buf):
     """Whether an item numbered ≥ last and not marked (not in P) is held by all n records (by their
     whole rows ``ptr0``/``items0``): the intersection, started from the shortest row and stopped as
@@ -179,14 +191,7 @@ def _witnessed(rid, n, last, ptr0, items0, mark, buf):
         if size * 16 < end - e:  # few left: bisect the row for each
             for t in range(size):
                 it = buf[t]
-                lo, hi = e, end
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if items0[mid] < it:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                e = lo
+                e = _lower_bound(items0, e, end, it)
                 if e < end and items0[e] == it:
                     buf[kept] = it
                     kept += 1
@@ -1099,7 +1104,8 @@ def _greedy(ptr, items, n, m, k):
 @njit(cache=True)
 def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items):
     """(out_ptr, out, spans): the live records holding every item of pattern p are
-    ``out[out_ptr[p]:out_ptr[p + 1]]``, ascending; ``spans[p]``: how many records hold any of patterns 0 … p. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
+    ``out[out_ptr[p]:out_ptr[p + 1]]``, ascending; ``spans[p]``: how many records hold any of patterns
+    0 … p. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
     item's records ascending); ``top``: up to 64 items, each record's holding of which is one bit mask, so
     a pattern's test is one AND for those of its items and a bisection of the row for each other one.
     Each pattern walks the records of its least held item."""
@@ -1145,14 +1151,8 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
             held = True
             for t in range(n_other):
                 it = other[t]
-                lo, hi = ptr[r], ptr[r + 1]
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if items[mid] < it:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo == ptr[r + 1] or items[lo] != it:
+                at = _lower_bound(items, ptr[r], ptr[r + 1], it)
+                if at == ptr[r + 1] or items[at] != it:
                     held = False
                     break
             if held:

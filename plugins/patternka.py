@@ -110,13 +110,12 @@ class _Records(RecordIndex):
 
     def __init__(self, sets: SetValued):
         super().__init__(sets)
-        self.n = self.n_rows
 
     def holding(self, items, alive: np.ndarray) -> np.ndarray:
         """Boolean mask of the live records holding every item."""
         mask = alive.copy()
         for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
-            col = np.zeros(self.n, dtype=bool)
+            col = np.zeros(self.n_rows, dtype=bool)
             col[self.column(j)] = True
             mask &= col
         return mask
@@ -132,7 +131,8 @@ class _Cache:
 
     With ``bitset_update``, each pattern's live records are a bit set over ``span`` (the records holding
     any of them, ascending), and a removed group's bit set there lowers every support at once; the
-    patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are recounted from the item columns."""
+    patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are
+    recounted from the item columns."""
 
     def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool):
         patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
@@ -144,10 +144,10 @@ class _Cache:
                 last, after = len(patterns[kept - 1][0]), len(patterns[kept][0])
                 self.cut = last - 1 if after < last else last
                 patterns = patterns[:kept]
-            held = np.zeros(rec.n, dtype=bool)
+            held = np.zeros(rec.n_rows, dtype=bool)
             held[rows] = True
             self.span = np.flatnonzero(held)
-            where = np.zeros(rec.n, dtype=np.int64)
+            where = np.zeros(rec.n_rows, dtype=np.int64)
             where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
             self.bits = np.zeros((kept, words), dtype=np.uint64)
@@ -196,7 +196,7 @@ class _Cache:
         """The live records holding cached pattern i (a boolean mask)."""
         if self.bits is None:
             return rec.holding(self.items[i], alive)
-        mask = np.zeros(rec.n, dtype=bool)
+        mask = np.zeros(rec.n_rows, dtype=bool)
         mask[self.span[np.flatnonzero(unpack_bits(self.bits[i] & self.live, len(self.span)))]] = True
         return mask & alive
 
