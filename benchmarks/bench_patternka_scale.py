@@ -14,7 +14,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   deep-bounds``, bounds that say each item's longest pattern, not only what each mining needed
   (``patternka_groups(deep_bounds=True)``); with ``--baseline cut-cache``, the cache holding the
   ``cache_size`` longest patterns only, not every one as long as the last of them
-  (``patternka_groups(all_ties=False)``).
+  (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
+  bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
+  12 (``VEIL_DFS_WIDE=4``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -22,7 +24,7 @@ progress lines (groups made, records left, elapsed) every 60 s on stderr, so a l
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache]`` (default sizes 10000 20000 40000, old on 10000 20000);
+[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks]`` (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
@@ -101,10 +103,12 @@ BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"],
 
 
 def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
-    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old else [])
+    narrow = old and BASELINE == ["--narrow-masks"]
+    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old and not narrow else [])
+    env = dict(os.environ, VEIL_DFS_WIDE="4") if narrow else None
     print(f"running {n} k={k} {'old' if old else 'new'}, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     try:
-        out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
+        out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return f"not finished in {timeout:.0f} s"
     if out.returncode:
@@ -169,7 +173,8 @@ if __name__ == "__main__":
         p.add_argument("--k", type=int, default=100)
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
-        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache"], default="pyfim")
+        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache",
+                                                "narrow-masks"], default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":
             BASELINE[:] = ["--" + a.baseline]

@@ -77,10 +77,10 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP) = range(20)
-STATE = 20
+ ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS) = range(21)
+STATE = 21
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
-WIDE = 4  # one with at most WIDE * WORD candidates on that many words a record
+WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
 
 
 def have_numba() -> bool:
@@ -775,7 +775,7 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
     need = _want(st) - plen
-    cnt_w[:] = 0
+    cnt_w[:n_words * WORD] = 0
     for i in range(n):
         t = 0
         for v in range(n_words):
@@ -809,7 +809,7 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     k = st[K]
     one = np.uint64(1)
     # scratch for every branch below (none has more records than this one)
-    cnt_w = np.zeros(WIDE * WORD, dtype=np.int64)
+    cnt_w = np.zeros(masks.shape[0] * WORD, dtype=np.int64)
     adj = np.empty(WORD, dtype=np.uint64)
     classes = np.empty(WORD, dtype=np.uint64)
     cols = np.empty((masks.shape[0] * WORD, (n + 63) >> 6), dtype=np.uint64)
@@ -1007,7 +1007,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
-        if st[MASKS] and frequent <= WIDE * WORD:  # at most 256 candidates: a few words a record (one for 64)
+        if st[MASKS] and frequent <= st[WIDE_WORDS] * WORD:  # a few words a record (one for 64 candidates)
             n_words = max(1, (frequent + WORD - 1) // WORD)
             item_of = _bits(touched, n_touched, cnt, k, frequent)
             # one pass a record: its bits are set in the next free column, which a record with fewer than
@@ -1176,6 +1176,15 @@ def _sort_rows(ptr, items):
         items[ptr[i]:ptr[i + 1]].sort()
 
 
+def _wide_words() -> int:
+    """The most words a record a branch's candidates may take to be searched on bit masks: ``WIDE``, or
+    ``VEIL_DFS_WIDE`` (for comparison: 4 was the limit before session 12)."""
+    try:
+        return max(1, int(os.environ.get("VEIL_DFS_WIDE", WIDE)))
+    except ValueError:
+        return WIDE
+
+
 def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None, deep=0):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
@@ -1201,6 +1210,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         st[DEEP] = deep
         st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
         st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
+        st[WIDE_WORDS] = _wide_words()
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)

@@ -294,24 +294,34 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
-def test_the_bit_mask_branches_change_no_pattern(monkeypatch):
-    """Branches with at most 64 candidates run on one bit mask a record, those with at most 256 on up to
-    four words, the others on item lists: with 200 items all three meet in one search; the patterns and
-    cut are those of the item lists alone and of pyfim."""
+@pytest.mark.parametrize("wide", ["1", "2", "128"])
+def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
+    """Branches with at most 64 candidates run on one bit mask a record, those with at most ``wide`` words
+    of them on that many words, the others on item lists: on 600 items, where some root children have
+    more than 256 candidates (past the four words that were the limit before), every kind meets in one
+    search; the patterns and cut are those of the item lists alone and of pyfim."""
     from veil.engine import power_law_sets
 
-    sets = power_law_sets(2000, 200, mean_items=14.0, exponent=0.4, seed=9)
+    sets = power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)
+    monkeypatch.setenv("VEIL_DFS_WIDE", wide)
     for k, r, target in ((8, 30, CLOSED_ITEMSETS), (20, 10, MAXIMAL_ITEMSETS)):
         monkeypatch.setenv("VEIL_DFS_MASKS", "1")
         masks = longest_itemsets(sets, k, r, target=target, backend="dfs")
         monkeypatch.setenv("VEIL_DFS_MASKS", "0")
         lists = longest_itemsets(sets, k, r, target=target, backend="dfs")
         assert (masks.patterns, masks.cut) == (lists.patterns, lists.cut)
-        assert (np.bincount(sets.indices) >= k).sum() > 64  # frequent items past the first word: both kinds
         assert len(masks.patterns[0][0]) >= 3
         if have_pyfim():
             c = longest_itemsets(sets, k, r, target=target, backend="pyfim")
             assert (masks.patterns, masks.cut) == (c.patterns, c.cut)
+    # the root's child of item c has as candidates the items before c (in falling support) that k of
+    # c's records hold: more than four words of them for some c at k = 8
+    x = sets.to_sparse().astype(np.int32)
+    support = np.asarray(x.sum(axis=0)).ravel()
+    rank = np.argsort(np.argsort(-support, kind="stable"), kind="stable")
+    together = (x.T @ x).toarray()
+    before = rank[None, :] < rank[:, None]
+    assert ((together >= 8) & before).sum(axis=1).max() > 4 * 64
 
 
 def test_the_bit_mask_columns_are_the_records_holding_each_bit():
