@@ -25,7 +25,9 @@ every reported pattern's support and closedness are exact (tests: brute force on
 
 A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
 record (the candidates mapped to bits in their order) instead of a list of items, and one with at most
-256 keeps up to four such words (its children with at most 64 candidates go on with one): the peel
+``WIDE`` × 64 keeps that many words (each child the words of the bits below its own, one word once
+they fit in one; on 4,500 items no branch below the root keeps lists; ``VEIL_DFS_WIDE`` sets the
+words, four was the limit before session 12): the peel
 counts an item's records as popcounts of **columns** (the records holding each item as a bit set,
 made by 64 × 64 bit transposes) and drops records by popcounts of their words, so that neither costs
 an operation per (record, item) entry; closure and bound are word operations too
@@ -995,15 +997,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             if cnt[touched[t]] >= k:
                 frequent += 1
         need = want - plen - 1
-        size = 0
-        kept = 0
-        if frequent >= need:
-            for q in range(len(rows)):
-                w = _supported(items, ptr[rows[q]], at_c[q], cnt, k)
-                if w >= need:
-                    size += w
-                    kept += 1
-        if kept < k:
+        if frequent < need:
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
@@ -1011,9 +1005,9 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             n_words = max(1, (frequent + WORD - 1) // WORD)
             item_of = _bits(touched, n_touched, cnt, k, frequent)
             # one pass a record: its bits are set in the next free column, which a record with fewer than
-            # need of them clears again (one spare column, past the kept records, for that)
-            masks = np.zeros((n_words, kept + 1), dtype=np.uint64)
-            child_rid = np.empty(kept, dtype=np.int64)
+            # need of them clears again (one spare column, past the records kept, for that)
+            masks = np.zeros((n_words, len(rows) + 1), dtype=np.uint64)
+            child_rid = np.empty(len(rows), dtype=np.int64)
             row = 0
             for q in range(len(rows)):
                 w = 0
@@ -1030,10 +1024,23 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                     masks[:, row] = 0
             for t in range(n_touched):
                 cnt[touched[t]] = 0
-            st[COPIED] += kept
+            if row < k:
+                continue
+            st[COPIED] += row
             prefix[plen] = c
-            _dfs_bits(masks, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+            _dfs_bits(masks, child_rid, row, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                       out_start, out_len, out_sup, item_of)
+            continue
+        size = 0
+        kept = 0
+        for q in range(len(rows)):
+            w = _supported(items, ptr[rows[q]], at_c[q], cnt, k)
+            if w >= need:
+                size += w
+                kept += 1
+        if kept < k:
+            for t in range(n_touched):
+                cnt[touched[t]] = 0
             continue
         st[COPIED] += size
         child_ptr = np.empty(kept + 1, dtype=np.int64)
