@@ -170,13 +170,21 @@ class RecordIndex:
                                        np.asarray(alive, dtype=np.bool_), pat_ptr, pat_items, top, self.n_items)
         return (ptr, rows, distinct) if spans else (ptr, rows)
 
+    def holding(self, items, alive: np.ndarray) -> np.ndarray:
+        """Boolean mask of the records in ``alive`` holding every item: the least held item's column
+        first, narrowed by the others'."""
+        mask = alive.copy()
+        for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
+            col = np.zeros(self.n_rows, dtype=bool)
+            col[self.column(j)] = True
+            mask &= col
+        return mask
+
     def _holders_numpy(self, itemsets, alive: np.ndarray, spans: bool):
-        """:meth:`holders` without numba: each itemset's least held column, narrowed by the others'."""
+        """:meth:`holders` without numba: :meth:`holding` an itemset at a time."""
         parts, seen, distinct = [], np.zeros(self.n_rows, dtype=bool), []
         for items in itemsets:
-            rows = np.flatnonzero(alive)
-            for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
-                rows = np.intersect1d(rows, self.column(j), assume_unique=True)
+            rows = np.flatnonzero(self.holding(items, alive))
             parts.append(rows.astype(np.int64))
             seen[rows] = True
             distinct.append(int(seen.sum()) if spans else 0)

@@ -105,20 +105,7 @@ def popcount_bits(bits: np.ndarray) -> int:
     return int(np.bitwise_count(bits).sum(dtype=np.int64))
 
 
-class _Records(RecordIndex):
-    """The records in both orientations: the records holding a pattern by intersecting item columns."""
-
-    def __init__(self, sets: SetValued):
-        super().__init__(sets)
-
-    def holding(self, items, alive: np.ndarray) -> np.ndarray:
-        """Boolean mask of the live records holding every item."""
-        mask = alive.copy()
-        for j in sorted(items, key=lambda j: self.col_ptr[j + 1] - self.col_ptr[j]):
-            col = np.zeros(self.n_rows, dtype=bool)
-            col[self.column(j)] = True
-            mask &= col
-        return mask
+_Records = RecordIndex  # the records in both orientations (each record's items, each item's records)
 
 
 CACHE_BYTES = 64 << 20  # the cached patterns' record lists and bit sets, at most (see _Cache._holders)
