@@ -103,12 +103,10 @@ BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"],
 
 
 def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
-    narrow = old and BASELINE == ["--narrow-masks"]
-    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old and not narrow else [])
-    env = dict(os.environ, VEIL_DFS_WIDE="4") if narrow else None
+    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old else [])
     print(f"running {n} k={k} {'old' if old else 'new'}, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     try:
-        out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env)
+        out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"not finished in {timeout:.0f} s"
     if out.returncode:
@@ -162,6 +160,8 @@ def test_patternka_scale():
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         size = sys.argv[2]
+        if "--narrow-masks" in sys.argv:
+            os.environ["VEIL_DFS_WIDE"] = "4"  # read by each search
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              "--deep-bounds" in sys.argv, "--cut-cache" not in sys.argv)))
