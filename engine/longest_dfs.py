@@ -79,8 +79,8 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS) = range(21)
-STATE = 21
+ ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY) = range(22)
+STATE = 22
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
 
@@ -566,29 +566,22 @@ def _colour(adj, live, classes):
 
 
 @njit(cache=True)
-def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive):
-    """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
-    bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
-    operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
-    ``alive`` are scratch, large enough for n records). Returns (n, plen, children: bits)."""
-    none = np.empty(0, dtype=np.int64)
-    if not _visit(st):
-        return 0, plen, none
+def _peel_mask(masks, cols, alive, words, n_alive, keep, need, st, cnt64, adj, classes):
+    """The peel of a one-word branch, to its fixpoint, on columns (``cols[b]``: the records holding bit b,
+    a bit set) and a bit set ``alive`` of the records still in (both over the records of ``masks``, which
+    may be a parent's: then ``alive`` starts as the child's records and ``keep`` as its candidates, and
+    the parent's columns serve, so that a child that ends here is never copied). An item's count is a
+    few popcounts, not an increment per record. With the pair graph (``st[PAIRS]``) and ``need`` ≥ 2, the
+    items of a pattern long enough are pairwise held together by k records (a clique of at least need
+    items in ``adj``): items with fewer than need - 1 neighbours go and the peel runs again; then at most
+    one item of each class of a proper colouring (``classes``) is in it: fewer than need classes ends the
+    branch. Returns (records left: 0 when the branch ends, the items kept, the colouring's classes or -1
+    when there is none); ``cnt64[b]`` is then kept item b's count and ``alive`` the records left."""
     k = st[K]
-    need = _want(st) - plen
     one = np.uint64(1)
-    n_classes = 0
-    coloured = False
-    # the peel, to its fixpoint, on the records' columns (bit sets of the records holding each item) and
-    # a bit set of the records still in: an item's count is a few popcounts, not an increment per record
-    _columns(masks, n, cols)
-    words = _all_in(alive, n)
-    keep = ~np.uint64(0)
-    n_alive = n
     while True:
         if n_alive < k:
-            return 0, plen, none
+            return 0, keep, -1
         held = np.uint64(0)  # the items k records hold
         x = keep
         while x:
@@ -612,10 +605,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         if changed:
             continue
         if need < 2 or not st[PAIRS]:
-            break
-        # the items of a pattern long enough are pairwise held together by k records (a clique of at least
-        # need items in the graph ``adj``): drop items with fewer than need - 1 neighbours and peel again;
-        # then at most one item of each class of a proper colouring: fewer than need classes ends the branch
+            return n_alive, keep, -1
         _adjacency(cols, alive, words, k, keep, adj)
         drop = np.uint64(0)
         x = keep
@@ -631,19 +621,20 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         n_classes = _colour(adj, keep, classes)
         if n_classes < need:
             st[PRUNED] += 1
-            return 0, plen, none
-        coloured = True
-        break
-    n = 0  # the records still in, their items cut to the ones kept
-    for w in range(words):
-        y = alive[w]
-        while y:
-            j = _lowest(y)
-            y &= y - one
-            i = (w << 6) + j
-            masks[n] = masks[i] & keep
-            rid[n] = rid[i]
-            n += 1
+            return 0, keep, -1
+        return n_alive, keep, n_classes
+
+
+@njit(cache=True)
+def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mark, buf, ptr0, items0, hist,
+                out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes):
+    """A one-word branch after its peel (its n records' masks cut to ``keep``, ``cnt64`` the kept items'
+    counts): items held by every record are absorbed into P, P is emitted or the branch left (see
+    :func:`_own_pattern`), and its children are bounded. Returns (plen, children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    k = st[K]
+    one = np.uint64(1)
+    coloured = n_classes >= 0
     for b in range(WORD):
         if not (keep >> np.uint64(b)) & one:
             cnt64[b] = 0
@@ -666,7 +657,7 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
     if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                         out_start, out_len, out_sup):
-        return n, plen, none
+        return plen, none
     # children: every item c with k records holding need - 1 candidates before it
     want = _want(st)
     need = want - plen
@@ -693,7 +684,77 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                 if reach < need:
                     cnt64[b] = 0
                     st[PRUNED] += 1
-    return n, plen, np.flatnonzero(cnt64 >= k)
+    return plen, np.flatnonzero(cnt64 >= k)
+
+
+@njit(cache=True)
+def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive):
+    """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
+    bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
+    operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
+    ``alive`` are scratch, large enough for n records). Returns (n, plen, children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    if not _visit(st):
+        return 0, plen, none
+    _columns(masks, n, cols)
+    words = _all_in(alive, n)
+    n_alive, keep, n_classes = _peel_mask(masks, cols, alive, words, n, ~np.uint64(0), _want(st) - plen, st,
+                                          cnt64, adj, classes)
+    if n_alive == 0:
+        return 0, plen, none
+    n = _gather(masks, rid, alive, words, keep, masks, rid)
+    plen, children = _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mark, buf, ptr0,
+                                 items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes)
+    return n, plen, children
+
+
+@njit(cache=True)
+def _gather(masks, rid, alive, words, keep, out, out_rid):
+    """The records in ``alive``, their masks cut to ``keep``, in order into ``out``/``out_rid`` (which may
+    be ``masks``/``rid`` themselves); returns their number."""
+    one = np.uint64(1)
+    n = 0
+    for w in range(words):
+        y = alive[w]
+        while y:
+            j = _lowest(y)
+            y &= y - one
+            i = (w << 6) + j
+            out[n] = masks[i] & keep
+            out_rid[n] = rid[i]
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _enter_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
+                 out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes, alive):
+    """:func:`_enter_mask` for the child of bit ``c`` (at most 64) of a branch whose records' word 0 is
+    ``pm`` with columns ``pcols`` (``pwords`` words; ``plive`` the bits any of them holds): the child is
+    peeled on its parent's columns and copied only if its peel leaves it k records. Returns (masks,
+    rid, n, plen, children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    if not _visit(st):
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
+    one = np.uint64(1)
+    n_alive = 0
+    for w in range(pwords):
+        alive[w] = pcols[c, w]
+        n_alive += _popcount(alive[w])
+    keep = plive & ((one << np.uint64(c)) - one)
+    n_alive, keep, n_classes = _peel_mask(pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt64,
+                                          adj, classes)
+    if n_alive == 0:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
+    masks = np.empty(n_alive, dtype=np.uint64)
+    rid = np.empty(n_alive, dtype=np.int64)
+    n = _gather(pm, prid, alive, pwords, keep, masks, rid)
+    st[COPIED] += n
+    plen, children = _close_mask(masks, rid, n, item_of[c], prefix, plen, keep, n_classes, st, cnt, mark, buf,
+                                 ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj,
+                                 classes)
+    return masks, rid, n, plen, children
 
 
 @njit(cache=True)
@@ -820,9 +881,13 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
                                     out_items, out_start, out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive)
     if len(children) == 0:
         return
+    lazy = st[LAZY] != 0
+    pcols, plive = _word0_columns(masks, n, lazy)
     s_masks = [masks]
     s_n = [n]
     s_rid = [rid]
+    s_cols = [pcols]
+    s_live = [plive]
     s_children = [children]
     s_plen = [plen]
     s_next = [0]
@@ -836,6 +901,8 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
             s_masks.pop()
             s_n.pop()
             s_rid.pop()
+            s_cols.pop()
+            s_live.pop()
             s_children.pop()
             s_plen.pop()
             s_next.pop()
@@ -849,6 +916,31 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         pm = s_masks[top]
         pn = s_n[top]
         pr = s_rid[top]
+        if lazy and c < WORD:  # a one-word child: peeled on this branch's columns, copied only if it lives
+            pcols = s_cols[top]
+            pwords = (pn + 63) >> 6
+            held = 0
+            for w in range(pwords):
+                held += _popcount(pcols[c, w])
+            if held < k:
+                continue
+            prefix[plen] = item_of[c]
+            child1, child_rid, cn, cplen, cchildren = _enter_child(
+                pm[0], pr, pcols, pwords, s_live[top], c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
+                out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, alive)
+            if len(cchildren) > 0:
+                child = child1.reshape((1, cn))
+                ccols, clive = _word0_columns(child, cn, True)
+                st[ALIVE] += 1
+                s_masks.append(child)
+                s_n.append(cn)
+                s_rid.append(child_rid)
+                s_cols.append(ccols)
+                s_live.append(clive)
+                s_children.append(cchildren)
+                s_plen.append(cplen)
+                s_next.append(0)
+            continue
         word = pm[c >> 6]
         bit = one << np.uint64(c & 63)
         held = 0
@@ -875,13 +967,30 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
                                            ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of,
                                            adj, classes, cols, alive)
         if len(cchildren) > 0:
+            ccols, clive = _word0_columns(child, cn, lazy)
             st[ALIVE] += 1
             s_masks.append(child)
             s_n.append(cn)
             s_rid.append(child_rid)
+            s_cols.append(ccols)
+            s_live.append(clive)
             s_children.append(cchildren)
             s_plen.append(cplen)
             s_next.append(0)
+
+
+@njit(cache=True)
+def _word0_columns(masks, n, lazy):
+    """For a branch's children peeled on its columns (``lazy``): the columns of its records' word 0 (bits
+    0-63) and the bits any of them holds; an empty table when not ``lazy``."""
+    if not lazy:
+        return np.empty((0, 0), dtype=np.uint64), np.uint64(0)
+    cols = np.empty((WORD, (n + 63) >> 6), dtype=np.uint64)
+    _columns(masks[0], n, cols)
+    live = np.uint64(0)
+    for i in range(n):
+        live |= masks[0, i]
+    return cols, live
 
 
 @njit(cache=True)
@@ -1218,6 +1327,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
         st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
         st[WIDE_WORDS] = _wide_words()
+        st[LAZY] = int(os.environ.get("VEIL_DFS_LAZY", "1") != "0")
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
@@ -250,8 +251,6 @@ def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
 
 def test_the_first_floor_search_matches_a_descent_one_by_one():
     """The floor search (doubling steps, then halving) finds what trying every floor downwards finds."""
-    import scipy.sparse as sp
-
     from veil.engine import longest_fim
 
     rng = np.random.default_rng(1)
@@ -323,6 +322,34 @@ def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
     together = (x.T @ x).toarray()
     before = rank[None, :] < rank[:, None]
     assert ((together >= 8) & before).sum(axis=1).max() > 4 * 64
+
+
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
+def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
+    """A one-word child is peeled on its parent's columns and copied only if its peel leaves it k records
+    (``VEIL_DFS_LAZY=0``: every child copied first, as before): the same patterns, cut and number of
+    branches, one thread, on power-law records where one-word children of one-word and of wider branches
+    meet, and on random shapes (closed and maximal)."""
+    from veil.engine import power_law_sets
+    from veil.engine.longest import _as_csr
+    from veil.engine.longest_dfs import _search
+
+    monkeypatch.setenv("VEIL_MINING_THREADS", "1")
+    rng = np.random.default_rng(13)
+    cases = [(_as_csr(power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)), 8, 30)]
+    for _ in range(12):
+        n, m = int(rng.integers(50, 400)), int(rng.integers(20, 90))
+        x = (rng.random((n, m)) < rng.uniform(0.2, 0.7) * rng.uniform(0.3, 1, m)).astype(np.int8)
+        cases.append((sp.csr_matrix(x), int(rng.integers(2, 12)), int(rng.integers(1, 20))))
+    for i, (m, k, r) in enumerate(cases):
+        for maximal in (False, True):
+            monkeypatch.setenv("VEIL_DFS_LAZY", "1")
+            lazy = _search(m, k, r, maximal, None, None, ties=True)
+            monkeypatch.setenv("VEIL_DFS_LAZY", "0")
+            copied = _search(m, k, r, maximal, None, None, ties=True)
+            assert lazy[0] == copied[0] == "ok"
+            assert lazy[1:4] == copied[1:4], (i, maximal)  # patterns, cut, branches
+            assert lazy[3] > 0
 
 
 def test_the_bit_mask_columns_are_the_records_holding_each_bit():
