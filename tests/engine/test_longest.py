@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
                          have_pyfim, longest_itemsets, mine)
