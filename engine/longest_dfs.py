@@ -742,7 +742,7 @@ def _enter_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark,
     for w in range(pwords):
         alive[w] = pcols[c, w]
         n_alive += _popcount(alive[w])
-    keep = plive & ((one << np.uint64(c)) - one)
+    keep = plive & (((one << np.uint64(c)) - one) if c < WORD else ~np.uint64(0))
     n_alive, keep, n_classes = _peel_mask(pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt64,
                                           adj, classes)
     if n_alive == 0:
@@ -758,29 +758,17 @@ def _enter_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark,
 
 
 @njit(cache=True)
-def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt_w, item_of, cols, alive):
-    """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``WIDE`` words of
-    them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
-    ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child (no
-    pair graph: at these sizes nearly every pair is held together by k records). Returns (n, plen,
-    children: bits)."""
-    none = np.empty(0, dtype=np.int64)
-    if not _visit(st):
-        return 0, plen, none
+def _peel_wide(masks, cols, alive, words, n_alive, keep, need, st, cnt_w):
+    """:func:`_peel_mask` for a branch of ``len(keep)`` words a record (record i's candidates are the bits
+    of ``masks[:, i]`` cut to ``keep``; ``masks``, ``cols`` and ``alive`` may be a parent's, as there), to
+    its fixpoint (no pair graph: at these sizes nearly every pair is held together by k records).
+    Returns the records left (0 when the branch ends); ``cnt_w`` then holds the kept items' counts."""
     k = st[K]
-    need = _want(st) - plen
     one = np.uint64(1)
-    n_words = masks.shape[0]
-    for v in range(n_words):
-        _columns(masks[v], n, cols, v * WORD)
-    words = _all_in(alive, n)
-    keep = np.empty(n_words, dtype=np.uint64)
-    keep[:] = ~np.uint64(0)
-    n_alive = n
-    while True:  # the peel, to its fixpoint (as in _enter_mask)
+    n_words = len(keep)
+    while True:
         if n_alive < k:
-            return 0, plen, none
+            return 0
         changed = False
         for v in range(n_words):
             held = np.uint64(0)
@@ -809,8 +797,21 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
                     n_alive -= 1
                     changed = True
         if not changed:
-            break
-    # closure: items held by every record are absorbed into P
+            return n_alive
+
+
+@njit(cache=True)
+def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, prefix, plen, st, cnt, mark, buf, ptr0,
+                items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of):
+    """A wide branch after its peel (its records: ``alive`` over ``masks``/``rid``; ``cnt_w`` the kept
+    items' counts): items held by every record are absorbed into P, the records are gathered with their
+    words cut to ``keep`` into ``out``/``out_rid`` (which may be ``masks``/``rid``), P is emitted or the
+    branch left (:func:`_own_pattern`) and its children bounded by the items before each. Returns (n,
+    plen, children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    k = st[K]
+    one = np.uint64(1)
+    n_words = len(keep)
     for v in range(n_words):
         x = keep[v]
         while x:
@@ -829,11 +830,11 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
             y &= y - one
             i = (w << 6) + j
             for v in range(n_words):
-                masks[v, n] = masks[v, i] & keep[v]
-                total += _popcount(masks[v, n])
-            rid[n] = rid[i]
+                out[v, n] = masks[v, i] & keep[v]
+                total += _popcount(out[v, n])
+            out_rid[n] = rid[i]
             n += 1
-    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+    if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                         out_start, out_len, out_sup):
         return n, plen, none
     # children: every item c with k records holding need - 1 candidates before it
@@ -842,13 +843,69 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     for i in range(n):
         t = 0
         for v in range(n_words):
-            x = masks[v, i]
+            x = out[v, i]
             while x:
                 if t + 1 >= need:
                     cnt_w[v * WORD + _lowest(x)] += 1
                 t += 1
                 x &= x - one
     return n, plen, np.flatnonzero(cnt_w[:n_words * WORD] >= k)
+
+
+@njit(cache=True)
+def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
+                out_len, out_sup, cnt_w, item_of, cols, alive):
+    """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``WIDE`` words of
+    them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
+    ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child, in
+    place. Returns (n, plen, children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    if not _visit(st):
+        return 0, plen, none
+    n_words = masks.shape[0]
+    for v in range(n_words):
+        _columns(masks[v], n, cols, v * WORD)
+    words = _all_in(alive, n)
+    keep = np.empty(n_words, dtype=np.uint64)
+    keep[:] = ~np.uint64(0)
+    n_alive = _peel_wide(masks, cols, alive, words, n, keep, _want(st) - plen, st, cnt_w)
+    if n_alive == 0:
+        return 0, plen, none
+    return _close_wide(masks, rid, alive, words, keep, n_alive, masks, rid, last, prefix, plen, st, cnt, mark, buf,
+                       ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
+
+
+@njit(cache=True)
+def _enter_wide_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
+                      out_items, out_start, out_len, out_sup, cnt_w, item_of, alive):
+    """:func:`_enter_wide` for the child of bit ``c`` (above 64) of a branch with masks ``pm``, columns
+    ``pcols`` (``pwords`` words) and ``plive`` (per word, the bits any of its records holds): peeled on
+    its parent's columns and copied only if its peel leaves it k records. Returns (masks, rid, n, plen,
+    children: bits)."""
+    none = np.empty(0, dtype=np.int64)
+    if not _visit(st):
+        return np.empty((0, 0), dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
+    one = np.uint64(1)
+    n_alive = 0
+    for w in range(pwords):
+        alive[w] = pcols[c, w]
+        n_alive += _popcount(alive[w])
+    n_words = (c + 63) >> 6  # the words of the bits below c
+    keep = np.empty(n_words, dtype=np.uint64)
+    for v in range(n_words):
+        keep[v] = plive[v]
+    if c & 63:
+        keep[n_words - 1] &= (one << np.uint64(c & 63)) - one
+    n_alive = _peel_wide(pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt_w)
+    if n_alive == 0:
+        return np.empty((0, 0), dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
+    masks = np.empty((n_words, n_alive), dtype=np.uint64)
+    rid = np.empty(n_alive, dtype=np.int64)
+    st[COPIED] += n_alive
+    n, plen, children = _close_wide(pm, prid, alive, pwords, keep, n_alive, masks, rid, item_of[c], prefix, plen,
+                                    st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup,
+                                    cnt_w, item_of)
+    return masks, rid, n, plen, children
 
 
 @njit(cache=True)
@@ -882,7 +939,7 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     if len(children) == 0:
         return
     lazy = st[LAZY] != 0
-    pcols, plive = _word0_columns(masks, n, lazy)
+    pcols, plive = _branch_columns(masks, n, lazy)
     s_masks = [masks]
     s_n = [n]
     s_rid = [rid]
@@ -916,7 +973,8 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         pm = s_masks[top]
         pn = s_n[top]
         pr = s_rid[top]
-        if lazy and c < WORD:  # a one-word child: peeled on this branch's columns, copied only if it lives
+        words = max(1, (c + 63) >> 6)  # the words of the bits below c
+        if lazy:  # the child is peeled on this branch's columns, and copied only if it lives
             pcols = s_cols[top]
             pwords = (pn + 63) >> 6
             held = 0
@@ -925,49 +983,42 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
             if held < k:
                 continue
             prefix[plen] = item_of[c]
-            child1, child_rid, cn, cplen, cchildren = _enter_child(
-                pm[0], pr, pcols, pwords, s_live[top], c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
-                out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, alive)
-            if len(cchildren) > 0:
-                child = child1.reshape((1, cn))
-                ccols, clive = _word0_columns(child, cn, True)
-                st[ALIVE] += 1
-                s_masks.append(child)
-                s_n.append(cn)
-                s_rid.append(child_rid)
-                s_cols.append(ccols)
-                s_live.append(clive)
-                s_children.append(cchildren)
-                s_plen.append(cplen)
-                s_next.append(0)
-            continue
-        word = pm[c >> 6]
-        bit = one << np.uint64(c & 63)
-        held = 0
-        for i in range(pn):
-            if word[i] & bit:
-                held += 1
-        if held < k:
-            continue
-        words = max(1, (c + 63) >> 6)  # the words of the bits below c
-        last_word = bit - one if c & 63 else (~np.uint64(0) if c else np.uint64(0))
-        child = np.empty((words, held), dtype=np.uint64)
-        child_rid = np.empty(held, dtype=np.int64)
-        q = 0
-        for i in range(pn):
-            if word[i] & bit:
-                for v in range(words - 1):
-                    child[v, q] = pm[v, i]
-                child[words - 1, q] = pm[words - 1, i] & last_word
-                child_rid[q] = pr[i]
-                q += 1
-        st[COPIED] += held
-        prefix[plen] = item_of[c]
-        cn, cplen, cchildren = _enter_bits(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark, buf,
-                                           ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of,
-                                           adj, classes, cols, alive)
+            if words == 1:
+                child1, child_rid, cn, cplen, cchildren = _enter_child(
+                    pm[0], pr, pcols, pwords, s_live[top][0], c, prefix, plen + 1, st, cnt, mark, buf, ptr0,
+                    items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, alive)
+                child = child1.reshape((1, len(child1)))
+            else:
+                child, child_rid, cn, cplen, cchildren = _enter_wide_child(
+                    pm, pr, pcols, pwords, s_live[top], c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
+                    out_items, out_start, out_len, out_sup, cnt_w, item_of, alive)
+        else:
+            word = pm[c >> 6]
+            bit = one << np.uint64(c & 63)
+            held = 0
+            for i in range(pn):
+                if word[i] & bit:
+                    held += 1
+            if held < k:
+                continue
+            last_word = bit - one if c & 63 else (~np.uint64(0) if c else np.uint64(0))
+            child = np.empty((words, held), dtype=np.uint64)
+            child_rid = np.empty(held, dtype=np.int64)
+            q = 0
+            for i in range(pn):
+                if word[i] & bit:
+                    for v in range(words - 1):
+                        child[v, q] = pm[v, i]
+                    child[words - 1, q] = pm[words - 1, i] & last_word
+                    child_rid[q] = pr[i]
+                    q += 1
+            st[COPIED] += held
+            prefix[plen] = item_of[c]
+            cn, cplen, cchildren = _enter_bits(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark,
+                                               buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w,
+                                               item_of, adj, classes, cols, alive)
         if len(cchildren) > 0:
-            ccols, clive = _word0_columns(child, cn, lazy)
+            ccols, clive = _branch_columns(child, cn, lazy)
             st[ALIVE] += 1
             s_masks.append(child)
             s_n.append(cn)
@@ -980,16 +1031,21 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
 
 
 @njit(cache=True)
-def _word0_columns(masks, n, lazy):
-    """For a branch's children peeled on its columns (``lazy``): the columns of its records' word 0 (bits
-    0-63) and the bits any of them holds; an empty table when not ``lazy``."""
+def _branch_columns(masks, n, lazy):
+    """For a branch whose children are peeled on its columns (``lazy``): the columns of its n records
+    (row 64 v + b: the records holding bit b of word v) and, per word, the bits any of them holds; empty
+    tables when not ``lazy``."""
+    n_words = masks.shape[0]
+    live = np.zeros(n_words, dtype=np.uint64)
     if not lazy:
-        return np.empty((0, 0), dtype=np.uint64), np.uint64(0)
-    cols = np.empty((WORD, (n + 63) >> 6), dtype=np.uint64)
-    _columns(masks[0], n, cols)
-    live = np.uint64(0)
-    for i in range(n):
-        live |= masks[0, i]
+        return np.empty((0, 0), dtype=np.uint64), live
+    cols = np.empty((n_words * WORD, (n + 63) >> 6), dtype=np.uint64)
+    for v in range(n_words):
+        _columns(masks[v], n, cols, v * WORD)
+        x = np.uint64(0)
+        for i in range(n):
+            x |= masks[v, i]
+        live[v] = x
     return cols, live
 
 
