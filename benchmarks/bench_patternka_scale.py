@@ -16,7 +16,8 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   ``cache_size`` longest patterns only, not every one as long as the last of them
   (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
   bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
-  12 (``VEIL_DFS_WIDE=4``).
+  12 (``VEIL_DFS_WIDE=4``); with ``--baseline copied-children``, every child of a bit-mask branch copied
+  before its peel, as before session 13 (``VEIL_DFS_LAZY=0``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -24,7 +25,8 @@ progress lines (groups made, records left, elapsed) every 60 s on stderr, so a l
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks]`` (default sizes 10000 20000 40000, old on 10000 20000);
+[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks|copied-children]``
+(default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
@@ -162,6 +164,8 @@ if __name__ == "__main__":
         size = sys.argv[2]
         if "--narrow-masks" in sys.argv:
             os.environ["VEIL_DFS_WIDE"] = "4"  # read by each search
+        if "--copied-children" in sys.argv:
+            os.environ["VEIL_DFS_LAZY"] = "0"
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              "--deep-bounds" in sys.argv, "--cut-cache" not in sys.argv)))
@@ -174,7 +178,7 @@ if __name__ == "__main__":
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
         p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache",
-                                                "narrow-masks"], default="pyfim")
+                                                "narrow-masks", "copied-children"], default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":
             BASELINE[:] = ["--" + a.baseline]
