@@ -31,7 +31,11 @@ words, four was the limit before session 12): the peel
 counts an item's records as popcounts of **columns** (the records holding each item as a bit set,
 made by 64 × 64 bit transposes) and drops records by popcounts of their words, so that neither costs
 an operation per (record, item) entry; closure and bound are word operations too
-(``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). A one-word branch also bounds by
+(``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). A child of a bit-mask branch is peeled
+on its parent's columns (its records: the column of its item; its candidates: the parent's below that
+item) and copied only if the peel leaves it k records, so the children that end in their own peel,
+most of them, cost no copy and no transposes (``VEIL_DFS_LAZY=0`` copies every child first, as
+before session 13). A one-word branch also bounds by
 **item pairs**: the items of a pattern long enough are pairwise held together by
 k of its records, a clique in the graph of pairs held together by k records, so an item with fewer
 than ``need`` − 1 neighbours goes (and the peel runs again), a branch whose graph has a proper
