@@ -328,8 +328,9 @@ def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
 def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
     """A child of a bit-mask branch is peeled on its parent's columns and copied only if its peel leaves it
     k records (``VEIL_DFS_LAZY=0``: every child copied first, as before): the same patterns, cut and
-    number of branches, one thread, on power-law records where one-word and wider children of one-word
-    and of wider branches meet, and on random shapes (closed and maximal)."""
+    number of branches, one thread, on power-law records where one-word and wider children of wider
+    branches and one-word children of one-word branches meet (a wider child keeping the bits above its
+    own fails it), and on random shapes (closed and maximal)."""
     from veil.engine import power_law_sets
     from veil.engine.longest import _as_csr
     from veil.engine.longest_dfs import _search
