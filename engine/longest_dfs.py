@@ -732,20 +732,16 @@ def _gather(masks, rid, alive, words, keep, out, out_rid):
 
 
 @njit(cache=True)
-def _enter_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                 out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes, alive):
+def _enter_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix, plen, st, cnt, mark, buf, ptr0, items0,
+                 hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes):
     """:func:`_enter_mask` for the child of bit ``c`` (at most 64) of a branch whose records' word 0 is
-    ``pm`` with columns ``pcols`` (``pwords`` words; ``plive`` the bits any of them holds): the child is
-    peeled on its parent's columns and copied only if its peel leaves it k records. Returns (masks,
-    rid, n, plen, children: bits)."""
+    ``pm`` with columns ``pcols`` (``pwords`` words; ``plive`` the bits any of them holds), its
+    ``n_alive`` records in ``alive`` (column c): the child is peeled on its parent's columns and copied
+    only if its peel leaves it k records. Returns (masks, rid, n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
     if not _visit(st):
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
     one = np.uint64(1)
-    n_alive = 0
-    for w in range(pwords):
-        alive[w] = pcols[c, w]
-        n_alive += _popcount(alive[w])
     keep = plive & (((one << np.uint64(c)) - one) if c < WORD else ~np.uint64(0))
     n_alive, keep, n_classes = _peel_mask(pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt64,
                                           adj, classes)
@@ -880,20 +876,16 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
 
 
 @njit(cache=True)
-def _enter_wide_child(pm, prid, pcols, pwords, plive, c, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                      out_items, out_start, out_len, out_sup, cnt_w, item_of, alive):
+def _enter_wide_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix, plen, st, cnt, mark, buf, ptr0,
+                      items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of):
     """:func:`_enter_wide` for the child of bit ``c`` (above 64) of a branch with masks ``pm``, columns
-    ``pcols`` (``pwords`` words) and ``plive`` (per word, the bits any of its records holds): peeled on
-    its parent's columns and copied only if its peel leaves it k records. Returns (masks, rid, n, plen,
-    children: bits)."""
+    ``pcols`` (``pwords`` words) and ``plive`` (per word, the bits any of its records holds), its
+    ``n_alive`` records in ``alive`` (column c): peeled on its parent's columns and copied only if its
+    peel leaves it k records. Returns (masks, rid, n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
     if not _visit(st):
         return np.empty((0, 0), dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
     one = np.uint64(1)
-    n_alive = 0
-    for w in range(pwords):
-        alive[w] = pcols[c, w]
-        n_alive += _popcount(alive[w])
     n_words = (c + 63) >> 6  # the words of the bits below c
     keep = np.empty(n_words, dtype=np.uint64)
     for v in range(n_words):
@@ -981,21 +973,22 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         if lazy:  # the child is peeled on this branch's columns, and copied only if it lives
             pcols = s_cols[top]
             pwords = (pn + 63) >> 6
-            held = 0
+            held = 0  # the child's records: column c
             for w in range(pwords):
-                held += _popcount(pcols[c, w])
+                alive[w] = pcols[c, w]
+                held += _popcount(alive[w])
             if held < k:
                 continue
             prefix[plen] = item_of[c]
             if words == 1:
                 child1, child_rid, cn, cplen, cchildren = _enter_child(
-                    pm[0], pr, pcols, pwords, s_live[top][0], c, prefix, plen + 1, st, cnt, mark, buf, ptr0,
-                    items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, alive)
+                    pm[0], pr, pcols, pwords, s_live[top][0], c, alive, held, prefix, plen + 1, st, cnt, mark, buf,
+                    ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes)
                 child = child1.reshape((1, len(child1)))
             else:
                 child, child_rid, cn, cplen, cchildren = _enter_wide_child(
-                    pm, pr, pcols, pwords, s_live[top], c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
-                    out_items, out_start, out_len, out_sup, cnt_w, item_of, alive)
+                    pm, pr, pcols, pwords, s_live[top], c, alive, held, prefix, plen + 1, st, cnt, mark, buf, ptr0,
+                    items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
         else:
             word = pm[c >> 6]
             bit = one << np.uint64(c & 63)
