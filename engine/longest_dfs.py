@@ -527,9 +527,10 @@ def _held_by(cols, row, alive, words):
 
 
 @njit(cache=True)
-def _adjacency(cols, alive, words, k, live, adj):
-    """``adj[b]``: the live items held together with live item b by at least k of the records in
-    ``alive`` (a bit set over the columns ``cols``)."""
+def _adjacency(cols, alive, words, n_alive, k, live, cnt64, adj):
+    """``adj[b]``: the live items held together with live item b by at least k of the n_alive records in
+    ``alive`` (a bit set over the columns ``cols``; ``cnt64[b]``: how many of them hold b). Two items
+    held by c and c' of them are held together by at least c + c' - n_alive: no count is needed then."""
     one = np.uint64(1)
     adj[:] = 0
     x = live
@@ -537,9 +538,14 @@ def _adjacency(cols, alive, words, k, live, adj):
         b = _lowest(x)
         x &= x - one
         y = x
+        sure = n_alive + k - cnt64[b]
         while y:
             b2 = _lowest(y)
             y &= y - one
+            if cnt64[b2] >= sure:
+                adj[b] |= one << np.uint64(b2)
+                adj[b2] |= one << np.uint64(b)
+                continue
             co = 0
             for w in range(words):
                 co += _popcount(cols[b, w] & cols[b2, w] & alive[w])
@@ -610,7 +616,7 @@ def _peel_mask(masks, cols, alive, words, n_alive, keep, need, st, cnt64, adj, c
             continue
         if need < 2 or not st[PAIRS]:
             return n_alive, keep, -1
-        _adjacency(cols, alive, words, k, keep, adj)
+        _adjacency(cols, alive, words, n_alive, k, keep, cnt64, adj)
         drop = np.uint64(0)
         x = keep
         while x:

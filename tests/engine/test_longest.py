@@ -372,6 +372,45 @@ def test_the_bit_mask_columns_are_the_records_holding_each_bit():
         assert (np.unpackbits(cols[:, :-1].view(np.uint8), axis=1, bitorder="little")[:, n:] == 0).all()
 
 
+def test_the_pair_graph_joins_exactly_the_items_k_live_records_hold_together():
+    """A bit-mask branch's pair graph, whose pairs are counted on the columns except where the two items'
+    counts alone prove k shared records (c + c' - n ≥ k): against the pairs counted by brute force, on
+    records where that shortcut decides many pairs and others it must leave to the count."""
+    from veil.engine.longest_dfs import WORD, _adjacency, _columns
+
+    rng = np.random.default_rng(17)
+    shortcut = counted = 0
+    for trial in range(60):
+        n = int(rng.integers(5, 300))
+        dense = rng.uniform(0.3, 0.98, WORD)
+        held = rng.random((n, WORD)) < dense  # record × bit
+        masks = (held.astype(np.uint64) << np.arange(WORD, dtype=np.uint64)).sum(axis=1, dtype=np.uint64)
+        cols = np.zeros((WORD, (n + 63) // 64), dtype=np.uint64)
+        _columns(masks, n, cols)
+        alive_rows = rng.random(n) < rng.uniform(0.5, 1.0)
+        alive = np.packbits(alive_rows, bitorder="little")
+        alive = np.pad(alive, (0, cols.shape[1] * 8 - len(alive))).view(np.uint64).copy()
+        live_bits = rng.random(WORD) < 0.8
+        live = np.uint64(sum(1 << b for b in range(WORD) if live_bits[b]))
+        n_alive = int(alive_rows.sum())
+        cnt = held[alive_rows].sum(axis=0).astype(np.int64)
+        k = int(rng.integers(1, max(2, n_alive)))
+        adj = np.full(WORD, 99, dtype=np.uint64)
+        _adjacency(cols, alive, cols.shape[1], n_alive, k, live, cnt, adj)
+        together = held[alive_rows].T.astype(np.int64) @ held[alive_rows].astype(np.int64)
+        for b in range(WORD):
+            want = sum(1 << b2 for b2 in range(WORD)
+                       if b2 != b and live_bits[b] and live_bits[b2] and together[b, b2] >= k)
+            assert int(adj[b]) == want, (trial, b)
+            for b2 in range(b + 1, WORD):
+                if live_bits[b] and live_bits[b2]:
+                    if cnt[b] + cnt[b2] - n_alive >= k:
+                        shortcut += 1
+                    else:
+                        counted += 1
+    assert shortcut > 1000 and counted > 1000  # both ways of deciding a pair were exercised
+
+
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     """The bit-mask branches' pair graph (items held together by k records): dropping items with too few
