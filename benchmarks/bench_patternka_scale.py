@@ -17,7 +17,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
   bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
   12 (``VEIL_DFS_WIDE=4``); with ``--baseline copied-children``, every child of a bit-mask branch copied
-  before its peel, as before session 13 (``VEIL_DFS_LAZY=0``).
+  before its peel, as before session 13 (``VEIL_DFS_LAZY=0``); with ``--baseline inner-closure``, every
+  bit-mask branch checked for a closure item it may not use, not only those long enough to be emitted, as
+  before session 14 (``VEIL_DFS_INNER_CLOSURE=1``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -25,7 +27,7 @@ progress lines (groups made, records left, elapsed) every 60 s on stderr, so a l
 far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks|copied-children]``
+[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks|copied-children|inner-closure]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
@@ -166,6 +168,8 @@ if __name__ == "__main__":
             os.environ["VEIL_DFS_WIDE"] = "4"  # read by each search
         if "--copied-children" in sys.argv:
             os.environ["VEIL_DFS_LAZY"] = "0"
+        if "--inner-closure" in sys.argv:
+            os.environ["VEIL_DFS_INNER_CLOSURE"] = "1"
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              "--deep-bounds" in sys.argv, "--cut-cache" not in sys.argv)))
@@ -178,7 +182,8 @@ if __name__ == "__main__":
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
         p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache",
-                                                "narrow-masks", "copied-children"], default="pyfim")
+                                                "narrow-masks", "copied-children", "inner-closure"],
+                       default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":
             BASELINE[:] = ["--" + a.baseline]

@@ -35,7 +35,12 @@ an operation per (record, item) entry; closure and bound are word operations too
 on its parent's columns (its records: the column of its item; its candidates: the parent's below that
 item) and copied only if the peel leaves it k records, so the children that end in their own peel,
 most of them, cost no copy and no transposes (``VEIL_DFS_LAZY=0`` copies every child first, as
-before session 13). A one-word branch also bounds by
+before session 13). A bit-mask branch too short to be emitted is not checked for a closure item it
+may not use (held by all its records, outside its candidates, read on whole records): that check only
+prunes (the branch's closed sets are another branch's, and so is every pattern below it), and the
+pattern that would be emitted below it is checked, so the patterns are the same; on records where it
+never fires (the Netflix shape) it was 14 % of the search (``VEIL_DFS_INNER_CLOSURE=1`` checks every
+branch, as before session 14). A one-word branch also bounds by
 **item pairs**: the items of a pattern long enough are pairwise held together by
 k of its records, a clique in the graph of pairs held together by k records, so an item with fewer
 than ``need`` − 1 neighbours goes (and the peel runs again), a branch whose graph has a proper
@@ -83,8 +88,8 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY) = range(22)
-STATE = 22
+ ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER) = range(23)
+STATE = 23
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
 
@@ -664,13 +669,24 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
             masks[i] &= ~full
     for i in range(n):
         total += _popcount(masks[i])
+    # a branch too short to be emitted is not checked for a closure item it may not use (unless
+    # ``st[INNER]``): that check only prunes, and every pattern below it is checked when it is emitted
+    if plen < _want(st) and not st[INNER]:
+        return plen, _mask_children(masks, n, _want(st) - plen, full, coloured, n_classes, st, cnt64, adj, classes)
     # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
     if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                         out_start, out_len, out_sup):
         return plen, none
-    # children: every item c with k records holding need - 1 candidates before it
-    want = _want(st)
-    need = want - plen
+    return plen, _mask_children(masks, n, _want(st) - plen, full, coloured, n_classes, st, cnt64, adj, classes)
+
+
+@njit(cache=True)
+def _mask_children(masks, n, need, full, coloured, n_classes, st, cnt64, adj, classes):
+    """The children of a one-word branch of n records (masks cut to its candidates): every item c with k
+    records holding need - 1 candidates before it (with the pair graph: need - 1 of its neighbours
+    before it, in enough colour classes)."""
+    k = st[K]
+    one = np.uint64(1)
     cnt64[:] = 0
     for i in range(n):
         x = masks[i]
@@ -694,7 +710,7 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
                 if reach < need:
                     cnt64[b] = 0
                     st[PRUNED] += 1
-    return plen, np.flatnonzero(cnt64 >= k)
+    return np.flatnonzero(cnt64 >= k)
 
 
 @njit(cache=True)
@@ -840,11 +856,19 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
                 total += _popcount(out[v, n])
             out_rid[n] = rid[i]
             n += 1
+    if plen < _want(st) and not st[INNER]:  # too short to be emitted: no closure check (see _close_mask)
+        return n, plen, _wide_children(out, n, n_words, _want(st) - plen, k, cnt_w)
     if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                         out_start, out_len, out_sup):
         return n, plen, none
-    # children: every item c with k records holding need - 1 candidates before it
-    need = _want(st) - plen
+    return n, plen, _wide_children(out, n, n_words, _want(st) - plen, k, cnt_w)
+
+
+@njit(cache=True)
+def _wide_children(out, n, n_words, need, k, cnt_w):
+    """The children of a wide branch of n records (``out``, cut to its candidates): every item c with k
+    records holding need - 1 candidates before it."""
+    one = np.uint64(1)
     cnt_w[:n_words * WORD] = 0
     for i in range(n):
         t = 0
@@ -855,7 +879,7 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
                     cnt_w[v * WORD + _lowest(x)] += 1
                 t += 1
                 x &= x - one
-    return n, plen, np.flatnonzero(cnt_w[:n_words * WORD] >= k)
+    return np.flatnonzero(cnt_w[:n_words * WORD] >= k)
 
 
 @njit(cache=True)
@@ -1387,6 +1411,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
         st[WIDE_WORDS] = _wide_words()
         st[LAZY] = int(os.environ.get("VEIL_DFS_LAZY", "1") != "0")
+        st[INNER] = int(os.environ.get("VEIL_DFS_INNER_CLOSURE", "0") not in ("", "0"))
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)

@@ -353,6 +353,33 @@ def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
             assert lazy[3] > 0
 
 
+@pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
+def test_branches_too_short_to_emit_skip_the_closure_check_and_change_no_pattern(target, monkeypatch):
+    """A bit-mask branch too short to be emitted is not checked for a closure item it may not use (the
+    check read whole records and only pruned): on records with nested items (an item held wherever two
+    others are), where that check prunes whole subtrees, the patterns and cut are brute force's and those
+    of the search checking every branch (``VEIL_DFS_INNER_CLOSURE=1``), which visits no more branches, and
+    fewer where the check fired."""
+    monkeypatch.setenv("VEIL_MINING_THREADS", "1")
+    rng = np.random.default_rng(23)
+    pruned = 0
+    for trial in range(40):
+        x = varied(rng, (10, 60), (6, 13), (0.3, 0.9), (1.2, 0.4))
+        for _ in range(int(rng.integers(1, 4))):  # nest: item u held wherever items a and b are
+            a, b, u = rng.choice(x.shape[1], 3, replace=False)
+            x[:, u] |= x[:, a] & x[:, b]
+        k, r = int(rng.integers(2, 6)), int(rng.integers(1, 12))
+        monkeypatch.setenv("VEIL_DFS_INNER_CLOSURE", "0")
+        skipped = longest_itemsets(x, k, r, target=target, backend="dfs")
+        monkeypatch.setenv("VEIL_DFS_INNER_CLOSURE", "1")
+        checked = longest_itemsets(x, k, r, target=target, backend="dfs")
+        assert skipped.patterns == checked.patterns == brute(x, k, r, target), (trial, k, r)
+        assert skipped.cut == checked.cut
+        assert checked.nodes <= skipped.nodes
+        pruned += checked.nodes < skipped.nodes
+    assert pruned >= 3  # subtrees the check would have pruned were searched, and their patterns still right
+
+
 def test_the_bit_mask_columns_are_the_records_holding_each_bit():
     """A bit-mask branch counts and pairs its items on columns (the records holding each bit, as bit sets)
     made by 64 × 64 bit transposes: every bit of every column against the masks, for record counts on
