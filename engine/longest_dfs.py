@@ -645,9 +645,9 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
                 out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes):
     """A one-word branch after its peel (its n records' masks cut to ``keep``, ``cnt64`` the kept items'
     counts): items held by every record are absorbed into P, P is emitted or the branch left (see
-    :func:`_own_pattern`), and its children are bounded. Returns (plen, children: bits)."""
+    :func:`_own_pattern`; a branch too short to be emitted is not checked), and its children are bounded.
+    Returns (plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
-    k = st[K]
     one = np.uint64(1)
     coloured = n_classes >= 0
     for b in range(WORD):
