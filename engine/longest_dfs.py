@@ -671,12 +671,11 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
         total += _popcount(masks[i])
     # a branch too short to be emitted is not checked for a closure item it may not use (unless
     # ``st[INNER]``): that check only prunes, and every pattern below it is checked when it is emitted
-    if plen < _want(st) and not st[INNER]:
-        return plen, _mask_children(masks, n, _want(st) - plen, full, coloured, n_classes, st, cnt64, adj, classes)
     # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
-    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                        out_start, out_len, out_sup):
-        return plen, none
+    if plen >= _want(st) or st[INNER]:
+        if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
+                            out_start, out_len, out_sup):
+            return plen, none
     return plen, _mask_children(masks, n, _want(st) - plen, full, coloured, n_classes, st, cnt64, adj, classes)
 
 
@@ -856,11 +855,10 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
                 total += _popcount(out[v, n])
             out_rid[n] = rid[i]
             n += 1
-    if plen < _want(st) and not st[INNER]:  # too short to be emitted: no closure check (see _close_mask)
-        return n, plen, _wide_children(out, n, n_words, _want(st) - plen, k, cnt_w)
-    if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                        out_start, out_len, out_sup):
-        return n, plen, none
+    if plen >= _want(st) or st[INNER]:  # too short to be emitted: no closure check (see _close_mask)
+        if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist,
+                            out_items, out_start, out_len, out_sup):
+            return n, plen, none
     return n, plen, _wide_children(out, n, n_words, _want(st) - plen, k, cnt_w)
 
 
