@@ -353,6 +353,19 @@ def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
             assert lazy[3] > 0
 
 
+def _prunes_and_changes_no_pattern(switch: str, x: np.ndarray, k: int, r: int, target: str, monkeypatch) -> bool:
+    """The compiled search with the pruning ``switch`` on (1) and off (0): the same patterns as brute force
+    and the same cut either way, and never more branches with it on; whether it visited fewer."""
+    monkeypatch.setenv(switch, "1")
+    on = longest_itemsets(x, k, r, target=target, backend="dfs")
+    monkeypatch.setenv(switch, "0")
+    off = longest_itemsets(x, k, r, target=target, backend="dfs")
+    assert on.patterns == off.patterns == brute(x, k, r, target), (switch, k, r)
+    assert on.cut == off.cut
+    assert on.nodes <= off.nodes
+    return on.nodes < off.nodes
+
+
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
 def test_branches_too_short_to_emit_skip_the_closure_check_and_change_no_pattern(target, monkeypatch):
     """A bit-mask branch too short to be emitted is not checked for a closure item it may not use (the
@@ -363,20 +376,13 @@ def test_branches_too_short_to_emit_skip_the_closure_check_and_change_no_pattern
     monkeypatch.setenv("VEIL_MINING_THREADS", "1")
     rng = np.random.default_rng(23)
     pruned = 0
-    for trial in range(40):
+    for _trial in range(40):
         x = varied(rng, (10, 60), (6, 13), (0.3, 0.9), (1.2, 0.4))
         for _ in range(int(rng.integers(1, 4))):  # nest: item u held wherever items a and b are
             a, b, u = rng.choice(x.shape[1], 3, replace=False)
             x[:, u] |= x[:, a] & x[:, b]
         k, r = int(rng.integers(2, 6)), int(rng.integers(1, 12))
-        monkeypatch.setenv("VEIL_DFS_INNER_CLOSURE", "0")
-        skipped = longest_itemsets(x, k, r, target=target, backend="dfs")
-        monkeypatch.setenv("VEIL_DFS_INNER_CLOSURE", "1")
-        checked = longest_itemsets(x, k, r, target=target, backend="dfs")
-        assert skipped.patterns == checked.patterns == brute(x, k, r, target), (trial, k, r)
-        assert skipped.cut == checked.cut
-        assert checked.nodes <= skipped.nodes
-        pruned += checked.nodes < skipped.nodes
+        pruned += _prunes_and_changes_no_pattern("VEIL_DFS_INNER_CLOSURE", x, k, r, target, monkeypatch)
     assert pruned >= 3  # subtrees the check would have pruned were searched, and their patterns still right
 
 
@@ -445,17 +451,10 @@ def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     and cut as brute force and as the search without it, and visits fewer branches where it bites."""
     rng = np.random.default_rng(59)
     fewer = 0
-    for trial in range(40):
+    for _trial in range(40):
         x = varied(rng, (8, 70), (4, 12), (0.3, 0.95), (1.2, 0.5))
         k, r = int(rng.integers(2, 9)), int(rng.integers(1, 10))
-        monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
-        pairs = longest_itemsets(x, k, r, target=target, backend="dfs")
-        monkeypatch.setenv("VEIL_DFS_PAIRS", "0")
-        plain = longest_itemsets(x, k, r, target=target, backend="dfs")
-        assert pairs.patterns == plain.patterns == brute(x, k, r, target), (trial, k, r)
-        assert pairs.cut == plain.cut
-        assert pairs.nodes <= plain.nodes
-        fewer += pairs.nodes < plain.nodes
+        fewer += _prunes_and_changes_no_pattern("VEIL_DFS_PAIRS", x, k, r, target, monkeypatch)
     assert fewer >= 3  # the bounds were exercised, not only switched on
     if have_numba():
         from veil.engine import power_law_sets
