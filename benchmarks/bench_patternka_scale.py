@@ -11,8 +11,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   ``--baseline no-bounds``, the compiled search but without the length bounds carried from one mining to
   the next (``patternka_groups(carry_bounds=False)``); with ``--baseline filled-cache``, every mining
   searching on until the cache is full (``patternka_groups(greedy_floor=False)``); with ``--baseline
-  deep-bounds``, bounds that say each item's longest pattern, not only what each mining needed
-  (``patternka_groups(deep_bounds=True)``); with ``--baseline cut-cache``, the cache holding the
+  deep-bounds``, bounds that say each item's longest pattern (``patternka_groups(deep_bounds=True)``), and
+  with ``--baseline shallow-bounds``, bounds that say only what each mining needed, not two lengths
+  below it, as before session 15 (``patternka_groups(deep_bounds=False)``); with ``--baseline cut-cache``, the cache holding the
   ``cache_size`` longest patterns only, not every one as long as the last of them
   (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
   bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
@@ -26,8 +27,8 @@ everything else of the child), the time growth from one size to the next, the ra
 progress lines (groups made, records left, elapsed) every 60 s on stderr, so a long run shows how
 far it got.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
-[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|cut-cache|narrow-masks|copied-children|inner-closure]``
+Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …] [--old-timeout 900]
+[--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|copied-children|inner-closure]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
@@ -69,7 +70,7 @@ def load(n: int | str):
 
 
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
-        deep_bounds: bool = False, all_ties: bool = True) -> dict:
+        deep_bounds: bool | int | None = None, all_ties: bool = True) -> dict:
     import veil.engine.longest as longest
     from veil.plugins.patternka import information_loss, patternka_groups
 
@@ -94,8 +95,9 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
 
     done = threading.Event()
     threading.Thread(target=heartbeat, daemon=True).start()
+    deep = {} if deep_bounds is None else {"deep_bounds": deep_bounds}  # None: PatternKa's default
     g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
-                         deep_bounds=deep_bounds, all_ties=all_ties)
+                         all_ties=all_ties, **deep)
     done.set()
     seconds = time.perf_counter() - start
     return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
@@ -172,7 +174,8 @@ if __name__ == "__main__":
             os.environ["VEIL_DFS_INNER_CLOSURE"] = "1"
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
-                             "--deep-bounds" in sys.argv, "--cut-cache" not in sys.argv)))
+                             True if "--deep-bounds" in sys.argv else False if "--shallow-bounds" in sys.argv else None,
+                             "--cut-cache" not in sys.argv)))
     elif len(sys.argv) > 1 and sys.argv[1] == "--datasets":
         datasets(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 300.0)
     else:
@@ -181,8 +184,8 @@ if __name__ == "__main__":
         p.add_argument("--k", type=int, default=100)
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
-        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "cut-cache",
-                                                "narrow-masks", "copied-children", "inner-closure"],
+        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "shallow-bounds",
+                                                "cut-cache", "narrow-masks", "copied-children", "inner-closure"],
                        default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":

@@ -252,12 +252,13 @@ def _closure_checks(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0,
 @njit(cache=True)
 def _want(st):
     """The length a pattern must reach to matter to the search now: the r-th longest length found or the
-    floor, whichever is more; in a deep search (``st[DEEP]``, a lower floor), while the root child being
-    searched holds nothing that long, one more than the longest it holds so far (at least ``st[DEEP]``):
-    what is found below the search's length only raises the child's bound, and is not kept."""
+    floor, whichever is more; in a deep search (``st[DEEP]``: how many lengths deeper), while the root
+    child being searched holds nothing that long, one more than the longest it holds so far, but at
+    least that many lengths below (and at least 1): what is found below the search's length only raises
+    the child's bound, and is not kept."""
     want = max(st[THR], st[FLOOR])
     if st[DEEP] > 0 and st[EMAX] < want:
-        return max(st[DEEP], st[EMAX] + 1)
+        return max(want - st[DEEP], st[EMAX] + 1, 1)
     return want
 
 
@@ -1465,6 +1466,7 @@ def _parts(entries: int, max_nodes: int | None) -> int:
 
 
 NO_LIMIT = np.iinfo(np.int64).max
+ALL_DEEP = 1 << 30  # a deep search's lengths below the one wanted: all of them
 
 
 def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
@@ -1475,14 +1477,15 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
             bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
-            deep: bool = False, ties: bool = False):
+            deep: bool | int = False, ties: bool = False):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
 
     ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
     search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
-    child searched is searched down to its own longest pattern (see ``LengthBounds.deep``). ``ties``: keep
+    child searched is searched down to its own longest pattern, or at most ``deep`` (an int) lengths below
+    the length wanted (see ``LengthBounds.deep``). ``ties``: keep
     every pattern as long as the r-th, not just the r (see :func:`_top`).
     ``shared``: three int64 the search keeps up to date for a watching process (root children taken,
     root children, floor)."""
@@ -1534,7 +1537,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
     capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
     debug = os.environ.get("VEIL_DEBUG_FIM")
-    dz = 1 if use_bounds and deep else 0  # deep: every root child searched to its longest pattern
+    # deep: every root child searched to its longest pattern, or at most ``deep`` lengths below the length wanted
+    dz = (ALL_DEEP if deep is True else int(deep)) if use_bounds else 0
     parts = _parts(len(items), max_nodes)
     while True:
         started = time.monotonic()
@@ -1545,7 +1549,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
-                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "deep", bool(dz),
+                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "deep", dz,
                   round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)
@@ -1553,7 +1557,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
             capacity *= 4
             continue
         if use_bounds and st[ROOT_LEN] == 0:
-            reach[reach < 0] = dz or z  # not a root child: cut at the root, at the floor
+            reach[reach < 0] = max(z - dz, 1)  # not a root child: cut at the root, at the (deep) floor
             limit = _proved(reach, limit)
             bounds[1][order] = limit
         if len(found) >= r or z <= 1 or (partial and found):
@@ -1618,7 +1622,7 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     shared = waiting = None
     if progress is not None:
         shared, waiting = _watched(progress)
-    deep = bounds is not None and bounds.deep
+    deep = 0 if bounds is None or (bounds.order is None and not bounds.deepen_first) else bounds.deep
     out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties),
                       max_seconds=max_seconds,
                       check=check, what="the longest-pattern search", waiting=waiting)

@@ -31,12 +31,15 @@ and four of Veil's own, also switches with their tests:
     records are removed, so it is carried to the next mining, which does not search there again
     (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh);
 ``deep_bounds``
-    with ``carry_bounds``, each mining searches every item it enters down to that item's own longest
-    pattern, so the bound it carries is exact, not just "shorter than the length wanted": a later
-    mining enters an item only once the length it wants has fallen to that item's patterns, not at
-    every length the run passes (``LengthBounds.deep``; off by default: the bounds say only what each
-    mining needed; on, 160,000 power-law records at k = 100 take 0.86 of the time, but the first
-    mining of the 410,000-record benchmark takes more than twice as long, see docs/setvalued.md);
+    with ``carry_bounds``, each mining after the first searches every item it enters two lengths
+    below the length it wants (or down to that item's longest pattern, if shorter), so the bound it
+    carries is that much lower than "shorter than the length wanted": when the length falls by one or
+    two, the next mining enters only the items whose patterns reach it, not every item again
+    (``LengthBounds.deep``; 160,000 power-law records at k = 100: search seconds 141.6 against 166.2,
+    see docs/setvalued.md). The first mining searches at its own length only: its patterns' groups
+    remove the records that stand out and the length falls far. An int sets the lengths, ``True``
+    searches every item to its own longest pattern (the first mining too: at 410,000 records it took
+    more than 2.5 times as long), ``False`` or 0 turns it off;
 ``greedy_floor``
     a mining may stop with fewer than ``cache_size`` patterns: every one at least as long as a
     pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
@@ -70,6 +73,7 @@ from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS,
                          SetValued, hookimpl, longest_itemsets, mine, param)
 
 SELECTIONS = ("lexicographic", "random")
+DEEP = 2  # lengths below the one wanted each mining after the first proves its bounds (``deep_bounds``)
 EXECUTORS = ("local", "spark")
 
 
@@ -206,7 +210,7 @@ class _Cache:
 
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
-                     bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool = False,
+                     bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool | int = DEEP,
                      greedy_floor: bool = True, all_ties: bool = True,
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
@@ -232,7 +236,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     patterns: list[tuple] = []
     state = {"cache": None, "minings": 0}
     r = cache_size if cache else 1
-    bounds = LengthBounds(deep=deep_bounds) if carry_bounds else None
+    bounds = LengthBounds(deep=deep_bounds, deepen_first=deep_bounds is True) if carry_bounds else None
     random = pattern_selection == "random"
 
     def searching(taken, children, length):  # a long mining's progress, between two groups

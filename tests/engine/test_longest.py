@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
                          have_pyfim, longest_itemsets, mine)
-from veil.engine.longest_dfs import have_numba
+from veil.engine.longest_dfs import NO_LIMIT, have_numba
 
 BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
@@ -496,18 +496,20 @@ def _closed(x: np.ndarray, itemsets):
     return out
 
 
-@pytest.mark.parametrize("deep", [False, True])
+@pytest.mark.parametrize("deep", [False, True, 2])
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subset(threads, deep, monkeypatch):
     """What a search proves (LengthBounds.below: every closed frequent itemset whose greatest item, in
     the fixed order, is x is shorter than below[x]) holds, by enumeration, on the searched records and
     on random subsets of them; later searches that use it find what fresh searches find; and a deep
-    first search's bounds are exact: one more than the longest closed pattern ending in each item."""
+    first search's bounds are exact: one more than the longest closed pattern ending in each item; two
+    lengths deep, at most two below the r-th pattern's length where that is more, and never above
+    (often below) what a shallow search proves."""
     from veil.engine import LengthBounds
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
     rng = np.random.default_rng(53)
-    checked = exact = 0
+    checked = exact = deeper = 0
     for trial in range(40):
         x = varied(rng, (6, 50), (2, 10), (0.1, 0.95), (1.3, 0.4))
         n, m = x.shape
@@ -535,12 +537,22 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
                 for items in _closed(x[rows], _frequent_itemsets(x[rows], k)):
                     last = bounds.order[max(position[list(items)])]
                     longest[last] = max(longest[last], len(items))
-                assert bounds.below[frequent].tolist() == (longest[frequent] + 1).tolist(), trial
+                if deep is True:
+                    assert bounds.below[frequent].tolist() == (longest[frequent] + 1).tolist(), trial
+                elif (bounds.below[frequent] < NO_LIMIT).all():  # else the root held a pattern at its peel's length
+                    shallow = LengthBounds()
+                    longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=shallow)
+                    r_th = len(got.patterns[r - 1][0]) if len(got.patterns) >= r else 1
+                    most = np.maximum(longest + 1, max(r_th - deep, 1))
+                    assert (bounds.below[frequent] <= most[frequent]).all(), trial
+                    assert (bounds.below <= shallow.below).all(), trial
+                    deeper += int((bounds.below < shallow.below).sum())
                 exact += 1
             first = False
             rows = rows[rng.random(len(rows)) < 0.7]  # some records go, as PatternKa's groups do
     assert checked > 1000
     assert exact > 10 or not deep
+    assert deeper > 10 or deep in (False, True), deeper
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")

@@ -79,8 +79,6 @@ def test_each_speed_up_changes_no_output(off, monkeypatch):
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
         fast_off, off = {}, None
-    elif off == "deep_bounds":  # off by default: the other side switches it on
-        fast_off = {off: True}
     else:
         fast_off = {off: False}
     for _ in range(2):
@@ -186,7 +184,7 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
     for k in (4, 12):  # (every tie cached would leave fewer minings to carry bounds between)
         fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False, all_ties=False)
-        for deep in (False, True):
+        for deep in (False, 1, 2, True):  # shallow, one or two lengths deeper after the first mining, exact
             carried = patternka_groups(sets, k, cache_size=2, deep_bounds=deep, all_ties=False)
             assert carried.groups.tolist() == fresh.groups.tolist(), deep
             assert carried.patterns == fresh.patterns, deep
