@@ -13,8 +13,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   searching on until the cache is full (``patternka_groups(greedy_floor=False)``); with ``--baseline
   deep-bounds``, bounds that say each item's longest pattern (``patternka_groups(deep_bounds=True)``), and
   with ``--baseline shallow-bounds``, bounds that say only what each mining needed, not two lengths
-  below it, as before session 15 (``patternka_groups(deep_bounds=False)``); with ``--baseline cut-cache``, the cache holding the
-  ``cache_size`` longest patterns only, not every one as long as the last of them
+  below it, as before session 15 (``patternka_groups(deep_bounds=False)``); with ``--baseline
+  cut-cache``, the cache holding the ``cache_size`` longest patterns only, not every one as long as the
+  last of them
   (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
   bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
   12 (``VEIL_DFS_WIDE=4``); with ``--baseline copied-children``, every child of a bit-mask branch copied
@@ -27,8 +28,9 @@ everything else of the child), the time growth from one size to the next, the ra
 progress lines (groups made, records left, elapsed) every 60 s on stderr, so a long run shows how
 far it got.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …] [--old-timeout 900]
-[--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|copied-children|inner-closure]``
+Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
+[--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|
+copied-children|inner-closure]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).

@@ -31,12 +31,13 @@ and four of Veil's own, also switches with their tests:
     records are removed, so it is carried to the next mining, which does not search there again
     (:class:`veil.engine.LengthBounds`; the compiled search only, off: every mining starts afresh);
 ``deep_bounds``
-    with ``carry_bounds``, each mining after the first searches every item it enters two lengths
-    below the length it wants (or down to that item's longest pattern, if shorter), so the bound it
-    carries is that much lower than "shorter than the length wanted": when the length falls by one or
-    two, the next mining enters only the items whose patterns reach it, not every item again
-    (``LengthBounds.deep``; 160,000 power-law records at k = 100: the run 192.2 s against 221.7 s; at
-    410,000 no gain yet, see docs/setvalued.md). The first mining searches at its own length only: its patterns' groups
+    with ``carry_bounds``, each mining after the first searches every item it enters down to two
+    lengths below the length it wants while the item holds nothing that long (what it finds there is
+    not kept, it only lowers the bound), so the bound it carries is up to two lower than "shorter
+    than the length wanted": when the length falls by one or two, the next mining enters only the
+    items whose patterns reach it, not every item again (``LengthBounds.deep``; 160,000 power-law
+    records at k = 100: the run 192.2 s against 221.7 s; at 410,000 no gain yet, see
+    docs/setvalued.md). The first mining searches at its own length only: its patterns' groups
     remove the records that stand out and the length falls far. An int sets the lengths, ``True``
     searches every item to its own longest pattern (the first mining too: at 410,000 records it took
     more than 2.5 times as long), ``False`` or 0 turns it off;
