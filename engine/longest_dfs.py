@@ -1401,6 +1401,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     if limit is None:
         limit = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
     reach = np.full(m, -1, dtype=np.int64)  # shared by the parts: each writes the children it took
+    busy = [0.0] * parts  # each part's seconds in the search
 
     def one(part):
         st = np.zeros(STATE, dtype=np.int64)
@@ -1420,8 +1421,10 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         out_start = np.zeros(capacity, dtype=np.int64)
         out_len = np.zeros(capacity, dtype=np.int64)
         out_sup = np.zeros(capacity, dtype=np.int64)
+        started = time.monotonic()
         _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
              out_len, out_sup, taken, limit, reach)
+        busy[part] = time.monotonic() - started
         found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
         return st, found
 
@@ -1432,6 +1435,8 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
 
     with ThreadPoolExecutor(max_workers=parts) as pool:
         done = list(pool.map(one, range(parts)))
+    if os.environ.get("VEIL_DEBUG_FIM"):  # how evenly the parts shared the root's children
+        print("dfs parts' seconds", [round(b, 3) for b in busy], file=sys.stderr, flush=True)
     st = np.zeros(STATE, dtype=np.int64)
     for key in (NODES, ALIVE, COPIED, PRUNED, SKIPPED):
         st[key] = sum(int(d[0][key]) for d in done)
