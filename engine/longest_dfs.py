@@ -856,7 +856,7 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
                 total += _popcount(out[v, n])
             out_rid[n] = rid[i]
             n += 1
-    if plen >= _want(st) or st[INNER]:  # too short to be emitted: no closure check (see _close_mask)
+    if plen >= _want(st) or st[INNER]:  # checked only where a pattern may be emitted (see _close_mask)
         if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist,
                             out_items, out_start, out_len, out_sup):
             return n, plen, none
