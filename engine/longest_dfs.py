@@ -88,10 +88,11 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER) = range(23)
-STATE = 23
+ ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER, PART, HELPED, HELP_FIRST) = range(26)
+STATE = 26
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
+SHARED_DONE = 1 << 62  # a shared branch's counter once its children are all taken (see _dfs_bits)
 
 
 def have_numba() -> bool:
@@ -478,6 +479,30 @@ else:  # pragma: no cover - exercised where numba is not installed
         return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
 
 
+if HAVE_NUMBA:
+    from numba.core import cgutils, types
+    from numba.core.extending import intrinsic
+
+    @intrinsic
+    def _fetch_add(typingctx, array, index, value):
+        """``array[index] += value`` (an int64 array) in one atomic step, which no other load or store
+        moves across (sequentially consistent); the value before."""
+        def codegen(context, builder, signature, args):
+            array_type = signature.args[0]
+            at = context.make_array(array_type)(context, builder, args[0])
+            index = context.cast(builder, args[1], signature.args[1], types.intp)
+            value = context.cast(builder, args[2], signature.args[2], types.int64)
+            where = cgutils.get_item_pointer(context, builder, array_type, at, [index])
+            return builder.atomic_rmw("add", where, value, "seq_cst")
+
+        return types.int64(array, index, value), codegen
+else:  # pragma: no cover - exercised where numba is not installed
+    def _fetch_add(array, index, value):
+        before = int(array[index])
+        array[index] = before + value
+        return before
+
+
 @njit(cache=True)
 def _transpose64(a):
     """In place: afterwards ``a[b]`` bit j is what ``a[j]`` bit b was (a 64 × 64 bit matrix transposed by
@@ -715,18 +740,19 @@ def _mask_children(masks, n, need, full, coloured, n_classes, st, cnt64, adj, cl
 
 @njit(cache=True)
 def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive):
+                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive, want):
     """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
     bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
     operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
-    ``alive`` are scratch, large enough for n records). Returns (n, plen, children: bits)."""
+    ``alive`` are scratch, large enough for n records; peeled at length ``want``). Returns (n, plen,
+    children: bits)."""
     none = np.empty(0, dtype=np.int64)
     if not _visit(st):
         return 0, plen, none
     _columns(masks, n, cols)
     words = _all_in(alive, n)
-    n_alive, keep, n_classes = _peel_mask(masks, cols, alive, words, n, ~np.uint64(0), _want(st) - plen, st,
-                                          cnt64, adj, classes)
+    n_alive, keep, n_classes = _peel_mask(masks, cols, alive, words, n, ~np.uint64(0), want - plen, st, cnt64,
+                                          adj, classes)
     if n_alive == 0:
         return 0, plen, none
     n = _gather(masks, rid, alive, words, keep, masks, rid)
@@ -883,7 +909,7 @@ def _wide_children(out, n, n_words, need, k, cnt_w):
 
 @njit(cache=True)
 def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt_w, item_of, cols, alive):
+                out_len, out_sup, cnt_w, item_of, cols, alive, want):
     """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``WIDE`` words of
     them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
     ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child, in
@@ -897,7 +923,7 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     words = _all_in(alive, n)
     keep = np.empty(n_words, dtype=np.uint64)
     keep[:] = ~np.uint64(0)
-    n_alive = _peel_wide(masks, cols, alive, words, n, keep, _want(st) - plen, st, cnt_w)
+    n_alive = _peel_wide(masks, cols, alive, words, n, keep, want - plen, st, cnt_w)
     if n_alive == 0:
         return 0, plen, none
     return _close_wide(masks, rid, alive, words, keep, n_alive, masks, rid, last, prefix, plen, st, cnt, mark, buf,
@@ -935,22 +961,29 @@ def _enter_wide_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix,
 
 @njit(cache=True)
 def _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive):
+                out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive, want):
     """:func:`_enter_mask` for a branch of one word a record, :func:`_enter_wide` for more."""
     if masks.shape[0] == 1:
         return _enter_mask(masks[0], rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                           out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, cols, alive)
+                           out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, cols, alive, want)
     return _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                       out_start, out_len, out_sup, cnt_w, item_of, cols, alive)
+                       out_start, out_len, out_sup, cnt_w, item_of, cols, alive, want)
 
 
 @njit(cache=True)
 def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-              out_len, out_sup, item_of):
+              out_len, out_sup, item_of, shared):
     """The search below a branch with at most ``WIDE`` words of candidates a record (record i's are the bits
     of ``masks[:, i]``, bit 64 v + b of word v = item ``item_of[64 v + b]``; its branches' candidates are
     among them, so one map serves the whole subtree). A child keeps the words of the bits below its
-    own: one word once they fit in one."""
+    own: one word once they fit in one.
+
+    ``shared`` (two int64, or none): the branch's children are shared with the other threads searching
+    it, each on its own copy of the branch, peeled at length ``shared[1]`` so that the copies are the
+    same (see :func:`_dfs`). ``shared[0]`` is the lowest bit no thread has taken yet, and
+    ``SHARED_DONE`` once a thread has none left: read and then written, so two threads may take the same
+    child (found twice, kept once by the caller), but none is skipped that the taker's own children
+    hold, since a count past bit c is written only by a thread that takes c or has no child from c on."""
     k = st[K]
     one = np.uint64(1)
     # scratch for every branch below (none has more records than this one)
@@ -959,8 +992,10 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     classes = np.empty(WORD, dtype=np.uint64)
     cols = np.empty((masks.shape[0] * WORD, (n + 63) >> 6), dtype=np.uint64)
     alive = np.empty((n + 63) >> 6, dtype=np.uint64)
+    sharing = len(shared) > 0
     n, plen, children = _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive)
+                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive,
+                                    shared[1] if sharing else _want(st))
     if len(children) == 0:
         return
     lazy = st[LAZY] != 0
@@ -979,6 +1014,14 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         top = len(s_next) - 1
         j = s_next[top]
         children = s_children[top]
+        if top == 0 and sharing:  # the next child no thread has taken: this copy's first from shared[0] on
+            free = shared[0]
+            while j < len(children) and children[j] < free:
+                j += 1
+            if j < len(children):
+                shared[0] = children[j] + 1
+            else:
+                shared[0] = SHARED_DONE
         if j >= len(children):
             s_masks.pop()
             s_n.pop()
@@ -1042,7 +1085,7 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
             prefix[plen] = item_of[c]
             cn, cplen, cchildren = _enter_bits(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark,
                                                buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w,
-                                               item_of, adj, classes, cols, alive)
+                                               item_of, adj, classes, cols, alive, _want(st))
         if len(cchildren) > 0:
             ccols, clive = _branch_columns(child, cn, lazy)
             st[ALIVE] += 1
@@ -1094,20 +1137,26 @@ def _bits(touched, n_touched, cnt, k, frequent):
 
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
 def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken, limit,
-         reach):
+         reach, active, counters):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
 
     The root's children are handed out by ``taken[0]``, the next one not yet taken, which the threads
-    of one search share: each takes the next free child when it is done with one. The counter is
-    read and then written (no atomic increment here): two threads may take the same child (found
-    twice, kept once by the caller), but none is ever skipped, since a count past c is written only
-    by a thread that read c and so searches it.
+    of one search share: each takes the next free child (an atomic increment) when it is done with one.
 
     ``limit[c]``: every frequent itemset whose greatest item is c is shorter than this (what earlier
     searches of more of the same records proved, :class:`~veil.engine.longest.LengthBounds`); a root child whose limit is
     not above the length wanted is not searched. ``reach[c]`` is set, for each root child taken, to a
     length every closed pattern whose greatest item is c is shorter than: the length wanted when its
-    search ended, or one more than the longest pattern it found, whichever is more."""
+    search ended, or one more than the longest pattern it found, whichever is more.
+
+    Once every root child is taken, a thread with nothing left helps another with the one it searches on
+    bit masks (``active[p]``: that child of part p, -1 for none): it makes its own copy of the child's
+    masks at the length the other entered it at (``counters[c, 1]``), so that both copies hold the same
+    records and bits and absorb the same items into the pattern, and the two take the child's children
+    from one counter (``counters[c, 0]``, see :func:`_dfs_bits`). A child that one copy leaves out holds
+    nothing as long as the length its thread wanted then, which is at most the search's, so every
+    pattern the search keeps is still found; and each thread's ``reach`` (its own row: the caller takes
+    the greatest) bounds what it searched and what it left out."""
     k = st[K]
     m = len(mark)
     ptr0, items0 = ptr, items
@@ -1119,6 +1168,9 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
     if len(children) == 0:
         return
     current = -1  # the root child this thread is searching
+    part = st[PART]
+    helped = np.zeros(len(children), dtype=np.bool_)  # the root children this thread helped with
+    helping = False  # with the root child being searched, which another thread took
     touched = np.empty(m, dtype=np.int32)
     s_ptr = [ptr]
     s_items = [items]
@@ -1135,7 +1187,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         top = len(s_next) - 1
         j = s_next[top]
         children = s_children[top]
-        if j >= len(children):
+        if j >= len(children) and top > 0:  # (the root's next child is ``taken[0]``, below)
             s_ptr.pop()
             s_items.pop()
             s_rid.pop()
@@ -1148,20 +1200,31 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             continue
         if top == 0:  # the subtree of the child taken before is done
             if current >= 0:
-                reach[current] = _reach(st)
+                reach[current] = max(reach[current], _reach(st))
                 current = -1
-            j = taken[0]
-            if j >= len(children):
-                s_next[top] = j
-                continue
-            taken[0] = j + 1
-            c = children[j]
-            if st[ROOT_LEN] == 0 and limit[c] <= max(st[THR], st[FLOOR]):
-                reach[c] = limit[c]
-                st[SKIPPED] += 1
-                s_next[top] = j + 1
-                continue
-            current = c
+            helping = False
+            if taken[0] >= len(children) or st[HELP_FIRST]:  # help another thread with its root child
+                for p in range(len(active)):
+                    a = _fetch_add(active, p, 0)  # (read before the length it was entered at)
+                    if p != part and a >= 0 and not helped[a] and counters[children[a], 0] < SHARED_DONE:
+                        j = a
+                        helped[j] = True
+                        helping = True
+                        st[HELPED] += 1
+                        break
+            if not helping:
+                if taken[0] >= len(children):  # every root child is taken, and none to help with
+                    break
+                j = _fetch_add(taken, 0, 1)
+                if j >= len(children):  # another thread took the last one
+                    continue
+                c = children[j]
+                if st[ROOT_LEN] == 0 and limit[c] <= max(st[THR], st[FLOOR]):
+                    reach[c] = limit[c]
+                    st[SKIPPED] += 1
+                    s_next[top] = j + 1
+                    continue
+            current = children[j]
             st[EMAX] = 0
         s_next[top] = j + 1
         ptr, items, rid, plen = s_ptr[top], s_items[top], s_rid[top], s_plen[top]
@@ -1172,6 +1235,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         if len(rows) < k:
             continue
         want = _want(st)
+        if top == 0 and helping:  # the length the thread searching it wanted: the same copy of it
+            want = counters[c, 1]
         if plen + 1 + c < want:  # at most c items below c
             continue
         # the child's items: those before c in its records, kept only if k of its records hold them
@@ -1219,8 +1284,15 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 continue
             st[COPIED] += row
             prefix[plen] = c
+            shared = counters[c] if top == 0 else np.empty(0, dtype=np.int64)  # a root child's are shared
+            if top == 0 and not helping:  # the length it is entered at, then the child, for the others
+                counters[c, 1] = want
+                _fetch_add(active, part, j - active[part])
             _dfs_bits(masks, child_rid, row, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                      out_start, out_len, out_sup, item_of)
+                      out_start, out_len, out_sup, item_of, shared)
+            if top == 0:
+                active[part] = -1
+                counters[c, 0] = SHARED_DONE
             continue
         size = 0
         kept = 0
@@ -1264,7 +1336,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             s_plen.append(c_plen)
             s_next.append(0)
     if current >= 0:
-        reach[current] = _reach(st)
+        reach[current] = max(reach[current], _reach(st))
 
 
 @njit(cache=True)
@@ -1400,18 +1472,24 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     taken[:] = 0
     if limit is None:
         limit = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-    reach = np.full(m, -1, dtype=np.int64)  # shared by the parts: each writes the children it took
+    reach = np.full((parts, m), -1, dtype=np.int64)  # a row a part: the children it took or helped with
+    active = np.full(parts, -1, dtype=np.int64)  # the root child each part searches on bit masks
+    # per root child searched on bit masks: its next child no part has taken, and the length wanted when
+    # it was entered (see _dfs_bits)
+    counters = np.zeros((m, 2), dtype=np.int64)
     busy = [0.0] * parts  # each part's seconds in the search
 
     def one(part):
         st = np.zeros(STATE, dtype=np.int64)
         st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
         st[DEEP] = deep
+        st[PART] = part
         st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
         st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
         st[WIDE_WORDS] = _wide_words()
         st[LAZY] = int(os.environ.get("VEIL_DFS_LAZY", "1") != "0")
         st[INNER] = int(os.environ.get("VEIL_DFS_INNER_CLOSURE", "0") not in ("", "0"))
+        st[HELP_FIRST] = int(os.environ.get("VEIL_DFS_HELP_FIRST", "0") not in ("", "0"))  # tests: help often
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)
@@ -1423,14 +1501,14 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         out_sup = np.zeros(capacity, dtype=np.int64)
         started = time.monotonic()
         _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
-             out_len, out_sup, taken, limit, reach)
+             out_len, out_sup, taken, limit, reach[part], active, counters)
         busy[part] = time.monotonic() - started
         found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
         return st, found
 
     if parts == 1:
         st, found = one(0)
-        return st, found, reach
+        return st, found, reach[0]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=parts) as pool:
@@ -1438,7 +1516,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     if os.environ.get("VEIL_DEBUG_FIM"):  # how evenly the parts shared the root's children
         print("dfs parts' seconds", [round(b, 3) for b in busy], file=sys.stderr, flush=True)
     st = np.zeros(STATE, dtype=np.int64)
-    for key in (NODES, ALIVE, COPIED, PRUNED, SKIPPED):
+    for key in (NODES, ALIVE, COPIED, PRUNED, SKIPPED, HELPED):
         st[key] = sum(int(d[0][key]) for d in done)
     for key in (OVERFLOW, STOPPED, ROOT_LEN):
         st[key] = max(int(d[0][key]) for d in done)
@@ -1449,7 +1527,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
             if key not in seen:
                 seen.add(key)
                 found.append((pattern, support))
-    return st, found, reach
+    return st, found, reach.max(axis=0)
 
 
 PARALLEL_ENTRIES = 200_000  # split the search between threads from this many (record, item) entries on
@@ -1554,8 +1632,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         nodes += int(st[NODES])
         if debug:
             print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
-                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "deep", dz,
-                  round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
+                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "helped", int(st[HELPED]),
+                  "deep", dz, round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
         if st[STOPPED]:
             return ("nodes",)
         if st[OVERFLOW]:

@@ -556,6 +556,52 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
+def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove_true_bounds(monkeypatch):
+    """A thread with no root child left helps another with its own: each searches a copy of the child's
+    masks and they take its children from one counter. Here every thread helps first
+    (``VEIL_DFS_HELP_FIRST``), so that it happens hundreds of times: the same patterns and cut as one
+    thread, closed and maximal, shallow, two deep and deep; bounds never below the exact ones (a deep
+    search on one thread: one more than the longest closed pattern ending in each item), and exactly
+    those when deep; later searches with the carried bounds find what fresh ones find."""
+    from veil.engine import LengthBounds, power_law_sets
+    from veil.engine import longest_dfs
+
+    helped = []
+    run = longest_dfs._run
+
+    def counting(*args, **kwargs):
+        st, found, reach = run(*args, **kwargs)
+        helped.append(int(st[longest_dfs.HELPED]))
+        return st, found, reach
+
+    monkeypatch.setattr(longest_dfs, "_run", counting)
+    monkeypatch.setenv("VEIL_DFS_HELP_FIRST", "1")
+    rng = np.random.default_rng(7)
+    for seed in range(9):
+        sets = power_law_sets((1500, 3000, 6000)[seed % 3], 80, mean_items=14.0, seed=seed)
+        k, r = (5, 10, 20)[seed % 3], 20
+
+        def mine(threads, rows=None, **kwargs):
+            monkeypatch.setenv("VEIL_MINING_THREADS", threads)
+            got = longest_itemsets(sets, k, r, rows=rows, backend="dfs", **kwargs)
+            return got.patterns, got.cut
+
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            assert mine("2", target=target) == mine("1", target=target), (seed, target)
+        exact = LengthBounds(deep=True)
+        mine("1", bounds=exact)
+        for deep in (False, 2, True):
+            bounds = LengthBounds(deep=deep)
+            assert mine("2", bounds=bounds) == mine("1"), (seed, deep)
+            assert (bounds.below >= exact.below).all(), (seed, deep)
+            if deep is True:
+                assert bounds.below.tolist() == exact.below.tolist(), seed
+            rows = np.flatnonzero(rng.random(sets.n_rows) < 0.8)
+            assert mine("2", rows, bounds=bounds) == mine("1", rows), (seed, deep)
+    assert sum(helped) > 100, helped
+
+
+@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_carried_length_bounds_skip_branches_and_change_no_pattern():
     """On power-law records losing their records in groups, as PatternKa mines them: each later search
     with the bounds returns what a fresh search returns, and visits fewer branches."""
