@@ -21,7 +21,9 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   12 (``VEIL_DFS_WIDE=4``); with ``--baseline copied-children``, every child of a bit-mask branch copied
   before its peel, as before session 13 (``VEIL_DFS_LAZY=0``); with ``--baseline inner-closure``, every
   bit-mask branch checked for a closure item it may not use, not only those long enough to be emitted, as
-  before session 14 (``VEIL_DFS_INNER_CLOSURE=1``).
+  before session 14 (``VEIL_DFS_INNER_CLOSURE=1``); with ``--baseline unshared``, a thread that has no
+  root child left stopping instead of helping the other with its own, as before session 16
+  (``VEIL_DFS_SHARE=0``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -30,7 +32,7 @@ far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
 [--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|
-copied-children|inner-closure]``
+copied-children|inner-closure|unshared]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
@@ -174,6 +176,8 @@ if __name__ == "__main__":
             os.environ["VEIL_DFS_LAZY"] = "0"
         if "--inner-closure" in sys.argv:
             os.environ["VEIL_DFS_INNER_CLOSURE"] = "1"
+        if "--unshared" in sys.argv:
+            os.environ["VEIL_DFS_SHARE"] = "0"
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              True if "--deep-bounds" in sys.argv else False if "--shallow-bounds" in sys.argv else None,
@@ -187,7 +191,8 @@ if __name__ == "__main__":
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
         p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "shallow-bounds",
-                                                "cut-cache", "narrow-masks", "copied-children", "inner-closure"],
+                                                "cut-cache", "narrow-masks", "copied-children", "inner-closure",
+                                                "unshared"],
                        default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":

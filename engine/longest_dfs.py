@@ -88,11 +88,12 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 # st (the search's state, int64): indices
 (NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER, PART, HELPED, HELP_FIRST) = range(26)
-STATE = 26
+ ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER, PART, HELPED, HELP_FIRST, SHARE) = range(27)
+STATE = 27
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
 SHARED_DONE = 1 << 62  # a shared branch's counter once its children are all taken (see _dfs_bits)
+PENDING = -2  # a thread's root child in ``active`` while it takes one and makes its masks (see _dfs)
 
 
 def have_numba() -> bool:
@@ -1150,7 +1151,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
     search ended, or one more than the longest pattern it found, whichever is more.
 
     Once every root child is taken, a thread with nothing left helps another with the one it searches on
-    bit masks (``active[p]``: that child of part p, -1 for none): it makes its own copy of the child's
+    bit masks (``active[p]``: that child of part p, -1 for none, ``PENDING`` while part p takes a child
+    and makes its masks, which a thread with none left waits for): it makes its own copy of the child's
     masks at the length the other entered it at (``counters[c, 1]``), so that both copies hold the same
     records and bits and absorb the same items into the pattern, and the two take the child's children
     from one counter (``counters[c, 0]``, see :func:`_dfs_bits`). A child that one copy leaves out holds
@@ -1183,6 +1185,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
     s_next = [0]
     while len(s_next) > 0:
         if st[OVERFLOW] or st[STOPPED]:
+            active[part] = -1  # (no other thread waits for this one)
             return
         top = len(s_next) - 1
         j = s_next[top]
@@ -1202,8 +1205,10 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             if current >= 0:
                 reach[current] = max(reach[current], _reach(st))
                 current = -1
+            active[part] = -1
             helping = False
-            if taken[0] >= len(children) or st[HELP_FIRST]:  # help another thread with its root child
+            if st[SHARE] and (taken[0] >= len(children) or st[HELP_FIRST]):  # help another with its root child
+                pending = False
                 for p in range(len(active)):
                     a = _fetch_add(active, p, 0)  # (read before the length it was entered at)
                     if p != part and a >= 0 and not helped[a] and counters[children[a], 0] < SHARED_DONE:
@@ -1212,9 +1217,13 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                         helping = True
                         st[HELPED] += 1
                         break
+                    pending |= p != part and a == PENDING
+                if not helping and pending:  # another thread is making its child's masks: wait for them
+                    continue
             if not helping:
                 if taken[0] >= len(children):  # every root child is taken, and none to help with
                     break
+                active[part] = PENDING  # (before the child is taken: a thread with none left waits)
                 j = _fetch_add(taken, 0, 1)
                 if j >= len(children):  # another thread took the last one
                     continue
@@ -1294,6 +1303,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 active[part] = -1
                 counters[c, 0] = SHARED_DONE
             continue
+        if top == 0:  # searched on item lists, by this thread alone
+            active[part] = -1
         size = 0
         kept = 0
         for q in range(len(rows)):
@@ -1489,6 +1500,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         st[WIDE_WORDS] = _wide_words()
         st[LAZY] = int(os.environ.get("VEIL_DFS_LAZY", "1") != "0")
         st[INNER] = int(os.environ.get("VEIL_DFS_INNER_CLOSURE", "0") not in ("", "0"))
+        st[SHARE] = int(os.environ.get("VEIL_DFS_SHARE", "1") != "0")  # 0: no thread helps another (as before)
         st[HELP_FIRST] = int(os.environ.get("VEIL_DFS_HELP_FIRST", "0") not in ("", "0"))  # tests: help often
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)

@@ -562,7 +562,8 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
     (``VEIL_DFS_HELP_FIRST``), so that it happens hundreds of times: the same patterns and cut as one
     thread, closed and maximal, shallow, two deep and deep; bounds never below the exact ones (a deep
     search on one thread: one more than the longest closed pattern ending in each item), and exactly
-    those when deep; later searches with the carried bounds find what fresh ones find."""
+    those when deep; later searches with the carried bounds find what fresh ones find. With
+    ``VEIL_DFS_SHARE=0`` no thread helps."""
     from veil.engine import LengthBounds, power_law_sets
     from veil.engine import longest_dfs
 
@@ -599,6 +600,10 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
             rows = np.flatnonzero(rng.random(sets.n_rows) < 0.8)
             assert mine("2", rows, bounds=bounds) == mine("1", rows), (seed, deep)
     assert sum(helped) > 100, helped
+    monkeypatch.setenv("VEIL_DFS_SHARE", "0")  # as before session 16: no thread helps another
+    helped.clear()
+    assert mine("2") == mine("1")
+    assert helped and not any(helped), helped
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
