@@ -582,27 +582,27 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
         sets = power_law_sets((1500, 3000, 6000)[seed % 3], 80, mean_items=14.0, seed=seed)
         k, r = (5, 10, 20)[seed % 3], 20
 
-        def mine(threads, rows=None, **kwargs):
+        def search(threads, rows=None, **kwargs):
             monkeypatch.setenv("VEIL_MINING_THREADS", threads)
             got = longest_itemsets(sets, k, r, rows=rows, backend="dfs", **kwargs)
             return got.patterns, got.cut
 
         for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
-            assert mine("2", target=target) == mine("1", target=target), (seed, target)
+            assert search("2", target=target) == search("1", target=target), (seed, target)
         exact = LengthBounds(deep=True)
-        mine("1", bounds=exact)
+        search("1", bounds=exact)
         for deep in (False, 2, True):
             bounds = LengthBounds(deep=deep)
-            assert mine("2", bounds=bounds) == mine("1"), (seed, deep)
+            assert search("2", bounds=bounds) == search("1"), (seed, deep)
             assert (bounds.below >= exact.below).all(), (seed, deep)
             if deep is True:
                 assert bounds.below.tolist() == exact.below.tolist(), seed
             rows = np.flatnonzero(rng.random(sets.n_rows) < 0.8)
-            assert mine("2", rows, bounds=bounds) == mine("1", rows), (seed, deep)
+            assert search("2", rows, bounds=bounds) == search("1", rows), (seed, deep)
     assert sum(helped) > 100, helped
     monkeypatch.setenv("VEIL_DFS_SHARE", "0")  # as before session 16: no thread helps another
     helped.clear()
-    assert mine("2") == mine("1")
+    assert search("2") == search("1")
     assert helped and not any(helped), helped
 
 
