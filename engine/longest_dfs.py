@@ -973,7 +973,7 @@ def _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
 
 @njit(cache=True)
 def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-              out_len, out_sup, item_of, shared):
+              out_len, out_sup, item_of, shared, halt):
     """The search below a branch with at most ``WIDE`` words of candidates a record (record i's are the bits
     of ``masks[:, i]``, bit 64 v + b of word v = item ``item_of[64 v + b]``; its branches' candidates are
     among them, so one map serves the whole subtree). A child keeps the words of the bits below its
@@ -1010,7 +1010,8 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     s_plen = [plen]
     s_next = [0]
     while len(s_next) > 0:
-        if st[OVERFLOW] or st[STOPPED]:
+        if st[OVERFLOW] or st[STOPPED] or halt[0]:
+            halt[0] |= st[OVERFLOW]
             return
         top = len(s_next) - 1
         j = s_next[top]
@@ -1138,7 +1139,7 @@ def _bits(touched, n_touched, cnt, k, frequent):
 
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
 def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken, limit,
-         reach, active, counters):
+         reach, active, counters, halt):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
 
     The root's children are handed out by ``taken[0]``, the next one not yet taken, which the threads
@@ -1184,7 +1185,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
     s_plen = [plen]
     s_next = [0]
     while len(s_next) > 0:
-        if st[OVERFLOW] or st[STOPPED]:
+        if st[OVERFLOW] or st[STOPPED] or halt[0]:  # (halt: another thread's store is full)
+            halt[0] |= st[OVERFLOW]  # the search runs again with more room: every thread stops
             active[part] = -1  # (no other thread waits for this one)
             return
         top = len(s_next) - 1
@@ -1298,7 +1300,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 counters[c, 1] = want
                 _fetch_add(active, part, j - active[part])
             _dfs_bits(masks, child_rid, row, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                      out_start, out_len, out_sup, item_of, shared)
+                      out_start, out_len, out_sup, item_of, shared, halt)
             if top == 0:
                 active[part] = -1
                 counters[c, 0] = SHARED_DONE
@@ -1488,6 +1490,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     # per root child searched on bit masks: its next child no part has taken, and the length wanted when
     # it was entered (see _dfs_bits)
     counters = np.zeros((m, 2), dtype=np.int64)
+    halt = np.zeros(1, dtype=np.int64)  # 1 once a part's pattern store is full: the others stop too
     busy = [0.0] * parts  # each part's seconds in the search
 
     def one(part):
@@ -1513,7 +1516,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         out_sup = np.zeros(capacity, dtype=np.int64)
         started = time.monotonic()
         _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
-             out_len, out_sup, taken, limit, reach[part], active, counters)
+             out_len, out_sup, taken, limit, reach[part], active, counters, halt)
         busy[part] = time.monotonic() - started
         found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
         return st, found
@@ -1535,7 +1538,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     seen, found = set(), []
     for _, part_found in done:  # the root's own pattern is every part's: kept once
         for pattern, support in part_found:
-            key = pattern.tobytes()
+            key = np.sort(pattern).tobytes()  # (two copies of a branch may absorb its items in another order)
             if key not in seen:
                 seen.add(key)
                 found.append((pattern, support))
@@ -1630,7 +1633,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     nodes = 0
     if os.environ.get("VEIL_DEBUG_FIM"):
         print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
-    capacity = max(1 << 15, 16 * r)  # patterns kept at once; a search that needs more runs again with more
+    # patterns kept at once; a search that needs more runs again with more (VEIL_DFS_CAPACITY: tests)
+    capacity = int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * r)
     debug = os.environ.get("VEIL_DEBUG_FIM")
     # deep: every root child searched to its longest pattern, or at most ``deep`` lengths below the length wanted
     dz = (ALL_DEEP if deep is True else int(deep)) if use_bounds else 0

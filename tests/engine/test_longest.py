@@ -606,6 +606,26 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
     assert helped and not any(helped), helped
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monkeypatch):
+    """A part whose pattern store is full stops every part and the search runs again with four times the
+    room (``VEIL_DFS_CAPACITY``: room for two patterns at first): the same patterns, cut and bounds as
+    with room to spare, on one and two threads."""
+    from veil.engine import LengthBounds, power_law_sets
+
+    monkeypatch.setenv("VEIL_MINING_THREADS", threads)
+    for seed in range(4):
+        sets = power_law_sets(1500, 60, mean_items=12.0, seed=seed)
+        answers = []
+        for capacity in ("0", "2"):
+            monkeypatch.setenv("VEIL_DFS_CAPACITY", capacity)
+            bounds = LengthBounds(deep=2)
+            got = longest_itemsets(sets, 5, 40, backend="dfs", bounds=bounds)
+            answers.append((got.patterns, got.cut, bounds.below.tolist()))
+        assert len(answers[0][0]) >= 40
+        assert answers[0] == answers[1], seed
+
+
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_carried_length_bounds_skip_branches_and_change_no_pattern():
     """On power-law records losing their records in groups, as PatternKa mines them: each later search
