@@ -127,9 +127,10 @@ class LengthBounds:
         self.below: np.ndarray | None = None  # per item code
         self.deep = deep
         self.deepen_first = deepen_first
+        self.room = 0  # patterns a search's store needed room for: the next ones start with as much
 
-    def update(self, order: np.ndarray, below: np.ndarray) -> None:
-        self.order, self.below = order, below
+    def update(self, order: np.ndarray, below: np.ndarray, room: int = 0) -> None:
+        self.order, self.below, self.room = order, below, max(self.room, room)
 
 
 class RecordIndex:

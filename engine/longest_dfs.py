@@ -1580,8 +1580,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
 
-    ``bounds``: (order, below) of a :class:`~veil.engine.longest.LengthBounds` (None, None before its first
-    search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
+    ``bounds``: (order, below, room) of a :class:`~veil.engine.longest.LengthBounds` (None, None, 0 before its
+    first search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
     child searched is searched down to its own longest pattern, or at most ``deep`` (an int) lengths below
     the length wanted (see ``LengthBounds.deep``). ``ties``: keep
     every pattern as long as the r-th, not just the r (see :func:`_top`).
@@ -1592,13 +1592,14 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         return ("ok", [], 0, 0, bounds, 0)
     support = np.bincount(m.indices, minlength=n_items)
     use_bounds = bounds is not None and not maximal
+    room = 0
     if use_bounds:
-        fixed, below = bounds
+        fixed, below, room = bounds
         if fixed is None:  # the first search sets the order: falling support, ties by item code
             fixed = np.lexsort((np.arange(n_items), -support))
             below = np.full(n_items, NO_LIMIT, dtype=np.int64)
         order = fixed[support[fixed] >= k]
-        bounds = (fixed, below.copy())
+        bounds = [fixed, below.copy(), room]
     else:
         frequent = np.flatnonzero(support >= k)
         # items numbered by falling support (ties: item code), infrequent ones left out
@@ -1633,8 +1634,9 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     nodes = 0
     if os.environ.get("VEIL_DEBUG_FIM"):
         print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
-    # patterns kept at once; a search that needs more runs again with more (VEIL_DFS_CAPACITY: tests)
-    capacity = int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * r)
+    # patterns kept at once; a search that needs more runs again with more, and a run's later searches
+    # start with what an earlier one needed (VEIL_DFS_CAPACITY: tests)
+    capacity = max(int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * r), room)
     debug = os.environ.get("VEIL_DEBUG_FIM")
     # deep: every root child searched to its longest pattern, or at most ``deep`` lengths below the length wanted
     dz = (ALL_DEEP if deep is True else int(deep)) if use_bounds else 0
@@ -1654,6 +1656,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
             return ("nodes",)
         if st[OVERFLOW]:
             capacity *= 4
+            if use_bounds:
+                bounds[2] = capacity
             continue
         if use_bounds and st[ROOT_LEN] == 0:
             reach[reach < 0] = max(z - dz, 1)  # not a root child: cut at the root, at the (deep) floor
@@ -1717,7 +1721,7 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
 
     if HAVE_NUMBA and (max_seconds is not None or check is not None):
         _warm()  # compile here, not once per forked child
-    carried = None if bounds is None else (bounds.order, bounds.below)
+    carried = None if bounds is None else (bounds.order, bounds.below, bounds.room)
     shared = waiting = None
     if progress is not None:
         shared, waiting = _watched(progress)

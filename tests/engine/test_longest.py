@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
@@ -624,6 +625,16 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
             answers.append((got.patterns, got.cut, bounds.below.tolist()))
         assert len(answers[0][0]) >= 40
         assert answers[0] == answers[1], seed
+        # the room a search needed is carried: the next search of the run starts with it, and does not
+        # search again as one starting with room for two does
+        assert bounds.room >= 40, seed
+        rows = np.arange(1, sets.n_rows)
+        carried, reset = copy.deepcopy(bounds), copy.deepcopy(bounds)
+        reset.room = 0
+        with_room = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=carried)
+        without = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=reset)
+        assert (with_room.patterns, with_room.cut) == (without.patterns, without.cut), seed
+        assert with_room.nodes < without.nodes, seed
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
