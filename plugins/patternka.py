@@ -113,7 +113,12 @@ def popcount_bits(bits: np.ndarray) -> int:
 _Records = RecordIndex  # the records in both orientations (each record's items, each item's records)
 
 
-CACHE_BYTES = 64 << 20  # the cached patterns' record lists and bit sets, at most (see _Cache._holders)
+# the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
+# _Cache._holders). At 410,000 Netflix-shaped records and k = 100 the fifth mining returns 96,248 patterns
+# of 17 items, whose lists alone take at least 77 MB (8 bytes a record, 100 records or more each): the
+# 32 MiB half of 64 MiB cut them, and the next mining searched the same length again (311 s). 256 MiB
+# holds them while they average fewer than 174 records (docs/setvalued.md, session 17).
+CACHE_BYTES = 256 << 20
 
 
 class _Cache:

@@ -242,6 +242,7 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
         return kept, ptr, rows
 
     monkeypatch.setattr(patternka._Cache, "_holders", staticmethod(spy))
+    budget_before = patternka.CACHE_BYTES
     for k in (4, 12):
         for selection in ("lexicographic", "random"):
             few = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k, all_ties=False)
@@ -257,7 +258,7 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
                 tight = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k)
                 assert tight.groups.tolist() == few.groups.tolist(), (k, selection, budget)
                 assert tight.patterns == few.patterns
-            monkeypatch.setattr(patternka, "CACHE_BYTES", 64 << 20)
+            monkeypatch.setattr(patternka, "CACHE_BYTES", budget_before)
     assert spared >= 10, spared
     assert cuts == {(False, False), (False, True), (True, False), (True, True)}, cuts
 
