@@ -61,6 +61,8 @@ while a cache is built) and the group centres; never records × items.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -114,11 +116,12 @@ _Records = RecordIndex  # the records in both orientations (each record's items,
 
 
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
-# _Cache._holders). At 410,000 Netflix-shaped records and k = 100 the fifth mining returns 96,248 patterns
-# of 17 items, whose lists alone take at least 77 MB (8 bytes a record, 100 records or more each): the
-# 32 MiB half of 64 MiB cut them, and the next mining searched the same length again (311 s). 256 MiB
-# holds them while they average fewer than 174 records (docs/setvalued.md, session 17).
-CACHE_BYTES = 256 << 20
+# _Cache._holders), half each. At 410,000 Netflix-shaped records and k = 100 the fifth mining returns
+# 96,248 patterns of 17 items, whose lists alone take at least 77 MB (8 bytes a record, 100 records or
+# more each): the 32 MiB half of 64 MiB cut them, and the next mining searched the same length again
+# (311 s). Their bit sets take patterns × records holding any of them / 8 bytes (on 160,000 records,
+# 78,671 patterns over 8,603 records: 81 MiB). See docs/setvalued.md, session 17.
+CACHE_BYTES = 512 << 20
 
 
 class _Cache:
@@ -147,6 +150,9 @@ class _Cache:
             where = np.zeros(rec.n_rows, dtype=np.int64)
             where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
+            if os.environ.get("VEIL_DEBUG_FIM"):  # how much of the mining the cache holds, and its memory
+                print("cache", len(found.patterns), "patterns, kept", kept, "records", int(ptr[-1]), "span",
+                      len(self.span), f"bits {kept * words * 8 / 2**20:.1f} MiB", file=sys.stderr, flush=True)
             self.bits = np.zeros((kept, words), dtype=np.uint64)
             if len(rows):  # each pattern's records ascending, so its words come in order: OR each run of one word
                 pos = where[rows]
