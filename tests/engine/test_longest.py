@@ -611,7 +611,8 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
 def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monkeypatch):
     """A part whose pattern store is full stops every part and the search runs again with four times the
     room (``VEIL_DFS_CAPACITY``: room for two patterns at first): the same patterns, cut and bounds as
-    with room to spare, on one and two threads."""
+    with room to spare, on one and two threads. The room it grew to is carried to the run's next
+    search (``LengthBounds.room``), which then does not search twice."""
     from veil.engine import LengthBounds, power_law_sets
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
