@@ -24,7 +24,7 @@ each changes no output:
     updated by the removed group's mask (off: supports are recounted from the item columns after
     every removal).
 
-and five of Veil's own, also switches with their tests:
+and four of Veil's own, also switches with their tests:
 
 ``carry_bounds``
     what each mining proves (no pattern as long as the one wanted ends in this item) stays true when
