@@ -222,7 +222,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
                      check: Callable[[], None] | None = None, backend: str = "auto",
                      max_length: int | None = None, bounds: LengthBounds | None = None,
                      progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                     ties: bool = False, collect: int = 0) -> Longest:
+                     ties: bool = False) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -260,12 +260,6 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         Let the compiled search also return every pattern as long as the r-th, which it finds anyway:
         the list is then complete at its shortest length, and ``cut`` is one below it. For a caller
         that can use them all (PatternKa's cache); other backends ignore it.
-    collect : int
-        With ``partial``, let the compiled search keep every pattern at least as long as its floor
-        unless ``collect`` of them (or r, if more) are longer: its length rises above the floor only
-        then, so a floor one below the longest length returns that length's patterns too, complete,
-        not the r longest alone. For a caller that can use them all (PatternKa's cache: the next
-        mining would search that length again); other backends ignore it.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -289,7 +283,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         patterns, cut, nodes, floor = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL,
                                                      max_seconds=max_seconds, max_nodes=max_nodes, check=check,
                                                      max_length=max_length, bounds=bounds, progress=progress,
-                                                     partial=partial, ties=ties, collect=int(collect))
+                                                     partial=partial, ties=ties)
         return Longest(patterns, cut, nodes, floor)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
         from .longest_fim import longest_by_fim

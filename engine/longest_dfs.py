@@ -1575,7 +1575,7 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
             bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
-            deep: bool | int = False, ties: bool = False, collect: int = 0):
+            deep: bool | int = False, ties: bool = False):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
@@ -1584,15 +1584,12 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     first search); the answer's are the updated ones (None when not given). ``deep``: with bounds, each root
     child searched is searched down to its own longest pattern, or at most ``deep`` (an int) lengths below
     the length wanted (see ``LengthBounds.deep``). ``ties``: keep
-    every pattern as long as the r-th, not just the r (see :func:`_top`). ``collect`` (with ``partial``): the
-    search's length rises above its floor only once that many patterns (or r, if more) are longer.
+    every pattern as long as the r-th, not just the r (see :func:`_top`).
     ``shared``: three int64 the search keeps up to date for a watching process (root children taken,
     root children, floor)."""
     n_rows, n_items = m.shape
     if n_rows < k:
         return ("ok", [], 0, 0, bounds, 0)
-    if partial:  # the length wanted rises above the floor once r patterns are longer
-        r = max(r, collect)
     support = np.bincount(m.indices, minlength=n_items)
     use_bounds = bounds is not None and not maximal
     room = 0
@@ -1639,7 +1636,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
     # patterns kept at once; a search that needs more runs again with more, and a run's later searches
     # start with what an earlier one needed (VEIL_DFS_CAPACITY: tests)
-    capacity = max(int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * min(r, 1 << 12)), room)
+    capacity = max(int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * r), room)
     debug = os.environ.get("VEIL_DEBUG_FIM")
     # deep: every root child searched to its longest pattern, or at most ``deep`` lengths below the length wanted
     dz = (ALL_DEEP if deep is True else int(deep)) if use_bounds else 0
@@ -1711,7 +1708,7 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
                    max_length: int | None = None, bounds: LengthBounds | None = None,
                    progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                   ties: bool = False, collect: int = 0):
+                   ties: bool = False):
     """(patterns, cut, nodes, floor) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
     sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
     the other backends accept it; this search needs no upper bound to start);
@@ -1729,7 +1726,7 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     if progress is not None:
         shared, waiting = _watched(progress)
     deep = 0 if bounds is None or (bounds.order is None and not bounds.deepen_first) else bounds.deep
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties, collect),
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties),
                       max_seconds=max_seconds,
                       check=check, what="the longest-pattern search", waiting=waiting)
     if out[0] == "nodes":

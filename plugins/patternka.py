@@ -52,15 +52,7 @@ and four of Veil's own, also switches with their tests:
     found anyway (``longest_itemsets(ties=True)``), and the cache keeps them (within ``CACHE_BYTES``):
     it is then complete from that length on, so the run mines again only once every pattern that
     long is spent, not each time the ``cache_size`` smallest item lists at that length are (off: the
-    cache holds ``cache_size`` patterns);
-``whole_floor``
-    with ``greedy_floor`` and ``all_ties``, a mining whose greedy floor is below the longest length
-    returns every pattern as long as the floor too, unless ``COLLECT`` patterns are longer
-    (``longest_itemsets(collect=…)``): the search does not raise the length it wants above the floor
-    once it has ``cache_size`` longer patterns. The cache is then complete at the floor, and the run
-    does not mine that length again when the longer patterns are spent (410,000 Netflix-shaped records
-    at k = 100: the fifth mining, floor 17, found 148 patterns of 18 items and 96,100 of 17, and kept
-    only the 148; the next searched length 17 again for 311 s. Off: as before session 18).
+    cache holds ``cache_size`` patterns).
 
 Memory: the records (CSR and CSC, O(number of items held)), the cached patterns' record lists and
 their bit sets over the records holding any of them (at most ``CACHE_BYTES`` kept; a few times that
@@ -124,12 +116,12 @@ _Records = RecordIndex  # the records in both orientations (each record's items,
 
 
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
-# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes (on 160,000
-# Netflix-shaped records at k = 100, 78,671 patterns over 8,603 records: 81 MiB), so 64 MiB cut the later
-# caches of that run. See docs/setvalued.md, sessions 17 and 18.
+# _Cache._holders), half each. At 410,000 Netflix-shaped records and k = 100 the fifth mining returns
+# 96,248 patterns of 17 items, whose lists alone take at least 77 MB (8 bytes a record, 100 records or
+# more each): the 32 MiB half of 64 MiB cut them, and the next mining searched the same length again
+# (311 s). Their bit sets take patterns × records holding any of them / 8 bytes (on 160,000 records,
+# 78,671 patterns over 8,603 records: 81 MiB). See docs/setvalued.md, session 17.
 CACHE_BYTES = 512 << 20
-# whole_floor: a mining's length rises above its greedy floor only once this many patterns are longer
-COLLECT = 100_000
 
 
 class _Cache:
@@ -231,7 +223,7 @@ class _Cache:
 def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
                      cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
                      bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool | int = DEEP,
-                     greedy_floor: bool = True, all_ties: bool = True, whole_floor: bool = True,
+                     greedy_floor: bool = True, all_ties: bool = True,
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
@@ -272,10 +264,9 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
             if miner is None:
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = (last.cut if last is not None else 0) or None
-                ties = cache and all_ties and bitset_update
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
-                              None if progress is None else searching, greedy_floor, ties,
-                              COLLECT if ties and greedy_floor and whole_floor else 0)
+                              None if progress is None else searching, greedy_floor,
+                              cache and all_ties and bitset_update)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -319,12 +310,12 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
 
 
 def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None, greedy_floor=False, ties=False, collect=0):
+          progress=None, greedy_floor=False, ties=False):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
                                 max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor,
-                                ties=ties, collect=collect)
+                                ties=ties)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],

@@ -714,36 +714,6 @@ def test_with_ties_every_pattern_as_long_as_the_r_th_is_listed():
         assert longest_itemsets(x, k, r, backend=backend, ties=True) == longest_itemsets(x, k, r, backend=backend)
 
 
-def test_a_partial_search_that_collects_lists_every_pattern_from_its_floor_below_the_longest():
-    """``collect`` (with ``partial`` and ``ties``): the search's length rises above its greedy floor only
-    once max(r, collect) patterns are longer, so when the floor is below the longest length the list
-    still holds every closed pattern at least ``floor`` long (not only the r longest and their ties);
-    past that many, it is complete at its shortest length as with ``ties``. Brute force, closed and
-    maximal; on shapes where r patterns are longer than the floor, it does list the floor's too."""
-    rng = np.random.default_rng(31)
-    below = 0
-    for trial in range(300):
-        x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
-        k, r = int(rng.integers(1, 8)), int(rng.integers(1, 3))
-        collect = int(rng.integers(4, 40))
-        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
-            every = brute(x, k, 1 << 30, target)
-            got = longest_itemsets(x, k, r, target=target, backend="dfs", partial=True, ties=True, collect=collect)
-            if got.floor:
-                assert got.patterns == [p for p in every if len(p[0]) >= got.floor], (trial, target)
-                assert got.cut == 0 and len(got.patterns) < max(r, collect)
-                longer = [p for p in every if len(p[0]) > got.floor]
-                below += len(longer) >= r and len(got.patterns) > len(longer)
-                continue
-            if len(every) < max(r, collect):  # nothing frequent at all
-                assert (got.patterns, got.cut) == (every, 0) == ([], 0), (trial, target)
-                continue
-            shortest = len(every[max(r, collect) - 1][0])
-            assert got.patterns == [p for p in every if len(p[0]) >= shortest], (trial, target)
-            assert got.cut == shortest - 1
-    assert below >= 5, below
-
-
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
 def test_a_long_search_reports_its_progress_from_its_process():
     """Run in its own process (a cancel check given), the search reports the root's children taken of

@@ -67,10 +67,10 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
 
 
 @pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds",
-                                 "deep_bounds", "greedy_floor", "all_ties", "whole_floor"])
+                                 "deep_bounds", "greedy_floor", "all_ties"])
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
-    if off in ("carry_bounds", "deep_bounds", "greedy_floor", "all_ties", "whole_floor"):  # the compiled search's own: every mining
+    if off in ("carry_bounds", "deep_bounds", "greedy_floor", "all_ties"):  # the compiled search's own: every mining
         import veil.engine.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
@@ -219,45 +219,6 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
             assert short.groups.tolist() == filled.groups.tolist(), (k, selection)
             assert short.patterns == filled.patterns
     assert sum(f > 0 for f in floors) >= 10, floors
-
-
-def test_the_whole_floor_cached_changes_no_grouping_and_spares_minings(monkeypatch):
-    """With every pattern as long as a mining's greedy floor cached, when the floor is below the
-    longest length (``whole_floor``, on by default), the groups are those without, lexicographic and
-    drawn, with a cache cut by its memory budget too; some minings find a longest length above their
-    floor, and the minings that would search the floor's length again are spared."""
-    import veil.engine.longest as longest
-    import veil.plugins.patternka as patternka
-    from veil.engine import power_law_sets
-
-    monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
-    above = []
-    real = patternka._mine
-
-    def spy(*args, **kwargs):
-        found = real(*args, **kwargs)
-        if found.floor and found.patterns and len(found.patterns[0][0]) > found.floor:
-            above.append(found.floor)
-        return found
-
-    monkeypatch.setattr(patternka, "_mine", spy)
-    budget_before = patternka.CACHE_BYTES
-    spared = 0
-    for seed, k in ((5, 4), (6, 12), (7, 25)):
-        sets = power_law_sets(1500, 80, mean_items=10.0, seed=seed)
-        for selection in ("lexicographic", "random"):
-            before = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k, whole_floor=False)
-            whole = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k)
-            assert whole.groups.tolist() == before.groups.tolist(), (k, selection)
-            assert whole.patterns == before.patterns
-            assert whole.minings <= before.minings
-            spared += before.minings - whole.minings
-            monkeypatch.setattr(patternka, "CACHE_BYTES", 256)
-            tight = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k)
-            monkeypatch.setattr(patternka, "CACHE_BYTES", budget_before)
-            assert tight.groups.tolist() == before.groups.tolist(), (k, selection)
-    assert len(above) >= 5, above
-    assert spared >= 5, spared
 
 
 def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
