@@ -24,9 +24,7 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   before session 14 (``VEIL_DFS_INNER_CLOSURE=1``); with ``--baseline unshared``, a thread that has no
   root child left stopping instead of helping the other with its own, as before session 16
   (``VEIL_DFS_SHARE=0``); with ``--baseline small-cache``, PatternKa's cache within 64 MiB, as before
-  session 17 (``patternka.CACHE_BYTES``); with ``--baseline no-whole-floor``, a mining below the longest
-  length keeping only the ``cache_size`` longest patterns and their ties, not its floor's, as before
-  session 18 (``patternka.COLLECT = 0``).
+  session 17 (``patternka.CACHE_BYTES``).
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -35,7 +33,7 @@ far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
 [--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|
-copied-children|inner-closure|unshared|small-cache|no-whole-floor]``
+copied-children|inner-closure|unshared|small-cache]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
@@ -185,10 +183,6 @@ if __name__ == "__main__":
             import veil.plugins.patternka as patternka
 
             patternka.CACHE_BYTES = 64 << 20
-        if "--no-whole-floor" in sys.argv:
-            import veil.plugins.patternka as patternka
-
-            patternka.COLLECT = 0
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              True if "--deep-bounds" in sys.argv else False if "--shallow-bounds" in sys.argv else None,
@@ -203,7 +197,7 @@ if __name__ == "__main__":
         p.add_argument("--old-timeout", type=float, default=900.0)
         p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "shallow-bounds",
                                                 "cut-cache", "narrow-masks", "copied-children", "inner-closure",
-                                                "unshared", "small-cache", "no-whole-floor"],
+                                                "unshared", "small-cache"],
                        default="pyfim")
         a = p.parse_args()
         if a.baseline != "pyfim":

@@ -116,11 +116,9 @@ _Records = RecordIndex  # the records in both orientations (each record's items,
 
 
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
-# _Cache._holders), half each. At 410,000 Netflix-shaped records and k = 100 the fifth mining returns
-# 96,248 patterns of 17 items, whose lists alone take at least 77 MB (8 bytes a record, 100 records or
-# more each): the 32 MiB half of 64 MiB cut them, and the next mining searched the same length again
-# (311 s). Their bit sets take patterns × records holding any of them / 8 bytes (on 160,000 records,
-# 78,671 patterns over 8,603 records: 81 MiB). See docs/setvalued.md, session 17.
+# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes (on 160,000
+# Netflix-shaped records at k = 100, 78,671 patterns over 8,603 records: 81 MiB), so 64 MiB cut the later
+# caches of that run. See docs/setvalued.md, sessions 17 and 18.
 CACHE_BYTES = 512 << 20
 
 
