@@ -118,7 +118,8 @@ _Records = RecordIndex  # the records in both orientations (each record's items,
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
 # _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes (on 160,000
 # Netflix-shaped records at k = 100, 78,671 patterns over 8,603 records: 81 MiB), so 64 MiB cut the later
-# caches of that run. See docs/setvalued.md, sessions 17 and 18.
+# caches of that run; at 410,000 records the whole run took 32 minings with 512 MiB against 46 with 64 MiB.
+# See docs/setvalued.md, sessions 17 to 19.
 CACHE_BYTES = 512 << 20
 
 

@@ -274,6 +274,11 @@ def test_the_records_holding_many_itemsets_at_once_match_brute_force():
         alive = rng.random(n) < 0.8
         itemsets = [tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
                     for _ in range(60)]
+        # and nested ones (a chain of prefixes, some with one more item), repeated, shuffled in among the others
+        chain = rng.permutation(m)[:min(m, 9)].tolist()
+        itemsets += [tuple(sorted(chain[:int(rng.integers(0, len(chain) + 1))] + extra))
+                     for extra in ([], [], [int(rng.integers(m))]) for _ in range(8)]
+        itemsets = [tuple(sorted(set(s))) for s in rng.permutation(np.array(itemsets, dtype=object))]
         wide += len({j for s in itemsets for j in s}) > 64  # items past the 64 of one mask: bisected in the rows
         index = RecordIndex(sets)
         for ptr, held, spans in (index.holders(itemsets, alive, spans=True),
