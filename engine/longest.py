@@ -150,6 +150,7 @@ class RecordIndex:
         csc = self.csr.tocsc()
         csc.sort_indices()
         self.col_ptr, self.col_rows = csc.indptr, csc.indices
+        self._bits = None  # see _column_bits
 
     def column(self, j: int) -> np.ndarray:
         """The records holding item j, ascending."""
@@ -161,7 +162,8 @@ class RecordIndex:
         ``spans[i]`` the number of distinct records among those of itemsets 0 … i. Each itemset walks
         the records of its least held item and tests the 64 items most common in the itemsets with one
         AND a record (compiled with numba when installed): O(Σ records of those least held items), not
-        records × items."""
+        records × items; an itemset of popular items ANDs their columns' bit sets instead, where that
+        costs less (made once, for the items held by more records than a bit set has words)."""
         from .longest_dfs import _holders, have_numba
 
         if alive is None:
@@ -174,9 +176,34 @@ class RecordIndex:
         common = np.bincount(pat_items, minlength=self.n_items)
         top = np.argsort(-common, kind="stable")[:64]
         top = top[common[top] > 0].astype(np.int64)
-        ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
-                                       np.asarray(alive, dtype=np.bool_), pat_ptr, pat_items, top, self.n_items)
+        alive = np.asarray(alive, dtype=np.bool_)
+        bit_row, col_bits = self._column_bits()
+        words = col_bits.shape[1]
+        padded = np.zeros(words * 64, dtype=bool)
+        padded[:self.n_rows] = alive
+        alive_bits = np.packbits(padded, bitorder="little").view(np.uint64)
+        ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows, alive,
+                                       pat_ptr, pat_items, top, self.n_items, bit_row, col_bits, alive_bits)
         return (ptr, rows, distinct) if spans else (ptr, rows)
+
+    def _column_bits(self):
+        """(bit_row, col_bits): a bit set over the records for each item held by at least as many records
+        as the bit set has words (for the others a walk of the column is always cheaper), made once:
+        ``col_bits[bit_row[j]]``, ``bit_row[j]`` -1 for the other items."""
+        if self._bits is None:
+            words = max(1, (self.n_rows + 63) >> 6)
+            many = np.flatnonzero(np.diff(self.col_ptr) >= words)
+            bit_row = np.full(self.n_items, -1, dtype=np.int64)
+            bit_row[many] = np.arange(len(many))
+            col_bits = np.zeros((len(many), words), dtype=np.uint64)
+            column = np.zeros(words * 64, dtype=bool)
+            for b, j in enumerate(many.tolist()):
+                rows = self.column(j)
+                column[rows] = True
+                col_bits[b] = np.packbits(column, bitorder="little").view(np.uint64)
+                column[rows] = False
+            self._bits = bit_row, col_bits
+        return self._bits
 
     def holding(self, items, alive: np.ndarray) -> np.ndarray:
         """Boolean mask of the records in ``alive`` holding every item: the least held item's column

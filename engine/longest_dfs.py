@@ -1384,14 +1384,20 @@ def _greedy(ptr, items, n, m, k):
                 alive[i] = hit
 
 
+AND_WALK = 4  # a pattern's records by column bit sets when its items × words < this × its least held item's records
+
+
 @njit(cache=True)
-def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items):
+def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items, bit_row, col_bits, alive_bits):
     """(out_ptr, out, spans): the live records holding every item of pattern p are
     ``out[out_ptr[p]:out_ptr[p + 1]]``, ascending; ``spans[p]``: how many records hold any of patterns
     0 … p. Records by ``ptr``/``items`` (each row's items ascending) and ``col_ptr``/``col_rows`` (each
     item's records ascending); ``top``: up to 64 items, each record's holding of which is one bit mask, so
     a pattern's test is one AND for those of its items and a bisection of the row for each other one.
-    Each pattern walks the records of its least held item."""
+    Each pattern walks the records of its least held item, unless each of its items has a column bit set
+    (``col_bits[bit_row[item]]``, over all records; ``alive_bits`` the live ones) and ANDing those costs
+    less: a short pattern of popular items, whose least held item is held by tens of thousands of
+    records, takes a few thousand word ANDs instead."""
     n_rows = len(ptr) - 1
     bit = np.full(n_items, -1, dtype=np.int64)
     masks = np.zeros(n_rows, dtype=np.uint64)
@@ -1407,6 +1413,7 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
     spans = np.zeros(n_pat, dtype=np.int64)
     distinct = 0
     other = np.empty(n_items, dtype=np.int64)
+    acc = np.empty(len(alive_bits), dtype=np.uint64)
     for p in range(n_pat):
         start, end = pat_ptr[p], pat_ptr[p + 1]
         if end == start:  # the empty pattern: every live record
@@ -1427,6 +1434,33 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
                 other[n_other] = it
                 n_other += 1
         lo_q, hi_q = (0, n_rows) if least < 0 else (col_ptr[least], col_ptr[least + 1])
+        words = len(alive_bits)
+        by_bits = end > start and (end - start) * words < AND_WALK * (hi_q - lo_q)
+        for e in range(start, end):
+            by_bits &= bit_row[pat_items[e]] >= 0
+        if by_bits:  # (records in ascending order, as the walk gives them)
+            acc[:] = alive_bits
+            for e in range(start, end):
+                column = col_bits[bit_row[pat_items[e]]]
+                for w in range(words):  # (a loop LLVM vectorises)
+                    acc[w] &= column[w]
+            for w in range(words):
+                x = acc[w]
+                while x:
+                    r = (w << 6) + _lowest(x)
+                    x &= x - np.uint64(1)
+                    if used == len(out):
+                        grown = np.empty(2 * len(out), dtype=np.int64)
+                        grown[:used] = out[:used]
+                        out = grown
+                    out[used] = r
+                    used += 1
+                    if not seen[r]:
+                        seen[r] = True
+                        distinct += 1
+            out_ptr[p + 1] = used
+            spans[p] = distinct
+            continue
         for q in range(lo_q, hi_q):
             r = q if least < 0 else col_rows[q]
             if not alive[r] or (masks[r] & pm) != pm:
