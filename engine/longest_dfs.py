@@ -1384,6 +1384,17 @@ def _greedy(ptr, items, n, m, k):
                 alive[i] = hit
 
 
+@njit(cache=True)
+def _append(out, used, r):
+    """``out[used] = r``, ``out`` doubled first when full; (out, used + 1)."""
+    if used == len(out):
+        grown = np.empty(2 * len(out), dtype=np.int64)
+        grown[:used] = out[:used]
+        out = grown
+    out[used] = r
+    return out, used + 1
+
+
 AND_WALK = 4  # a pattern's records by column bit sets when its items × words < this × its least held item's records
 
 
@@ -1449,12 +1460,7 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
                 while x:
                     r = (w << 6) + _lowest(x)
                     x &= x - np.uint64(1)
-                    if used == len(out):
-                        grown = np.empty(2 * len(out), dtype=np.int64)
-                        grown[:used] = out[:used]
-                        out = grown
-                    out[used] = r
-                    used += 1
+                    out, used = _append(out, used, r)
                     if not seen[r]:
                         seen[r] = True
                         distinct += 1
@@ -1473,12 +1479,7 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
                     held = False
                     break
             if held:
-                if used == len(out):
-                    grown = np.empty(2 * len(out), dtype=np.int64)
-                    grown[:used] = out[:used]
-                    out = grown
-                out[used] = r
-                used += 1
+                out, used = _append(out, used, r)
                 if not seen[r]:
                     seen[r] = True
                     distinct += 1
