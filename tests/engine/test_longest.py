@@ -612,7 +612,9 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
     """A part whose pattern store is full stops every part and the search runs again with four times the
     room (``VEIL_DFS_CAPACITY``: room for two patterns at first): the same patterns, cut and bounds as
     with room to spare, on one and two threads. The room it grew to is carried to the run's next
-    search (``LengthBounds.room``), which then does not search twice."""
+    search (``LengthBounds.room``), which on one thread then does not search twice. (On two, each
+    thread holds what it found before its own r-th longest length rose, which the threads' timing
+    decides, so the room one search needed may not be enough for the next: it then grows again.)"""
     from veil.engine import LengthBounds, power_law_sets
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
@@ -635,7 +637,8 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
         with_room = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=carried)
         without = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=reset)
         assert (with_room.patterns, with_room.cut) == (without.patterns, without.cut), seed
-        assert with_room.nodes < without.nodes, seed
+        if threads == "1":
+            assert with_room.nodes < without.nodes, seed
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
