@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .binary import pack_rows
 from .errors import BadInput
 from .mining import CLOSED_ITEMSETS as CLOSED
 from .mining import MAXIMAL_ITEMSETS as MAXIMAL
@@ -178,10 +179,7 @@ class RecordIndex:
         top = top[common[top] > 0].astype(np.int64)
         alive = np.asarray(alive, dtype=np.bool_)
         bit_row, col_bits = self._column_bits()
-        words = col_bits.shape[1]
-        padded = np.zeros(words * 64, dtype=bool)
-        padded[:self.n_rows] = alive
-        alive_bits = np.packbits(padded, bitorder="little").view(np.uint64)
+        alive_bits = pack_rows(np.flatnonzero(alive), self.n_rows)
         ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows, alive,
                                        pat_ptr, pat_items, top, self.n_items, bit_row, col_bits, alive_bits)
         return (ptr, rows, distinct) if spans else (ptr, rows)
@@ -191,17 +189,13 @@ class RecordIndex:
         as the bit set has words (for the others a walk of the column is always cheaper), made once:
         ``col_bits[bit_row[j]]``, ``bit_row[j]`` -1 for the other items."""
         if self._bits is None:
-            words = max(1, (self.n_rows + 63) >> 6)
-            many = np.flatnonzero(np.diff(self.col_ptr) >= words)
+            words = (self.n_rows + 63) >> 6
+            many = np.flatnonzero(np.diff(self.col_ptr) >= max(1, words))
             bit_row = np.full(self.n_items, -1, dtype=np.int64)
             bit_row[many] = np.arange(len(many))
             col_bits = np.zeros((len(many), words), dtype=np.uint64)
-            column = np.zeros(words * 64, dtype=bool)
             for b, j in enumerate(many.tolist()):
-                rows = self.column(j)
-                column[rows] = True
-                col_bits[b] = np.packbits(column, bitorder="little").view(np.uint64)
-                column[rows] = False
+                col_bits[b] = pack_rows(self.column(j), self.n_rows)
             self._bits = bit_row, col_bits
         return self._bits
 

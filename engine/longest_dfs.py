@@ -1385,14 +1385,18 @@ def _greedy(ptr, items, n, m, k):
 
 
 @njit(cache=True)
-def _append(out, used, r):
-    """``out[used] = r``, ``out`` doubled first when full; (out, used + 1)."""
+def _append(out, used, r, seen, distinct):
+    """``out[used] = r``, ``out`` doubled first when full, and r counted among the ``distinct`` records
+    (``seen``) if it is new; (out, used + 1, distinct)."""
     if used == len(out):
         grown = np.empty(2 * len(out), dtype=np.int64)
         grown[:used] = out[:used]
         out = grown
     out[used] = r
-    return out, used + 1
+    if not seen[r]:
+        seen[r] = True
+        distinct += 1
+    return out, used + 1, distinct
 
 
 AND_WALK = 4  # a pattern's records by column bit sets when its items × words < this × its least held item's records
@@ -1458,31 +1462,22 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
             for w in range(words):
                 x = acc[w]
                 while x:
-                    r = (w << 6) + _lowest(x)
+                    out, used, distinct = _append(out, used, (w << 6) + _lowest(x), seen, distinct)
                     x &= x - np.uint64(1)
-                    out, used = _append(out, used, r)
-                    if not seen[r]:
-                        seen[r] = True
-                        distinct += 1
-            out_ptr[p + 1] = used
-            spans[p] = distinct
-            continue
-        for q in range(lo_q, hi_q):
-            r = q if least < 0 else col_rows[q]
-            if not alive[r] or (masks[r] & pm) != pm:
-                continue
-            held = True
-            for t in range(n_other):
-                it = other[t]
-                at = _lower_bound(items, ptr[r], ptr[r + 1], it)
-                if at == ptr[r + 1] or items[at] != it:
-                    held = False
-                    break
-            if held:
-                out, used = _append(out, used, r)
-                if not seen[r]:
-                    seen[r] = True
-                    distinct += 1
+        else:
+            for q in range(lo_q, hi_q):
+                r = q if least < 0 else col_rows[q]
+                if not alive[r] or (masks[r] & pm) != pm:
+                    continue
+                held = True
+                for t in range(n_other):
+                    it = other[t]
+                    at = _lower_bound(items, ptr[r], ptr[r + 1], it)
+                    if at == ptr[r + 1] or items[at] != it:
+                        held = False
+                        break
+                if held:
+                    out, used, distinct = _append(out, used, r, seen, distinct)
         out_ptr[p + 1] = used
         spans[p] = distinct
     return out_ptr, out[:used].copy(), spans
