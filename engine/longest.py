@@ -157,15 +157,17 @@ class RecordIndex:
         """The records holding item j, ascending."""
         return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
 
-    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False):
+    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False, parts: int | None = None):
         """(ptr, rows): the records (of those ``alive``, a boolean mask) holding every item of
         ``itemsets[i]`` are ``rows[ptr[i]:ptr[i + 1]]``, ascending; with ``spans``, (ptr, rows, spans),
         ``spans[i]`` the number of distinct records among those of itemsets 0 … i. Each itemset walks
         the records of its least held item and tests the 64 items most common in the itemsets with one
         AND a record (compiled with numba when installed): O(Σ records of those least held items), not
         records × items; an itemset of popular items ANDs their columns' bit sets instead, where that
-        costs less (made once, for the items held by more records than a bit set has words)."""
-        from .longest_dfs import _holders, have_numba
+        costs less (made once, for the items held by more records than a bit set has words). From a thousand
+        itemsets on, two threads share them (``parts`` threads; see
+        :func:`~veil.engine.longest_dfs.holders_in_parts`)."""
+        from .longest_dfs import have_numba, holders_in_parts
 
         if alive is None:
             alive = np.ones(self.n_rows, dtype=bool)
@@ -180,8 +182,9 @@ class RecordIndex:
         alive = np.asarray(alive, dtype=np.bool_)
         bit_row, col_bits = self._column_bits()
         alive_bits = pack_rows(np.flatnonzero(alive), self.n_rows)
-        ptr, rows, distinct = _holders(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows, alive,
-                                       pat_ptr, pat_items, top, self.n_items, bit_row, col_bits, alive_bits)
+        ptr, rows, distinct = holders_in_parts(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
+                                               alive, pat_ptr, pat_items, top, self.n_items, bit_row, col_bits,
+                                               alive_bits, parts)
         return (ptr, rows, distinct) if spans else (ptr, rows)
 
     def _column_bits(self):

@@ -1402,7 +1402,7 @@ def _append(out, used, r, seen, distinct):
 AND_WALK = 4  # a pattern's records by column bit sets when its items × words < this × its least held item's records
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL is let go: two threads walk two halves of the patterns
 def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items, bit_row, col_bits, alive_bits):
     """(out_ptr, out, spans): the live records holding every item of pattern p are
     ``out[out_ptr[p]:out_ptr[p + 1]]``, ascending; ``spans[p]``: how many records hold any of patterns
@@ -1484,9 +1484,77 @@ def _holders(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_it
 
 
 @njit(cache=True)
-def _sort_rows(ptr, items):
-    for i in range(len(ptr) - 1):
-        items[ptr[i]:ptr[i + 1]].sort()
+def _spans(out_ptr, out, n_rows):
+    """``spans[p]``: how many records hold any of patterns 0 … p (their records ``out[out_ptr[p]:out_ptr[p + 1]]``)."""
+    seen = np.zeros(n_rows, dtype=np.bool_)
+    spans = np.zeros(len(out_ptr) - 1, dtype=np.int64)
+    distinct = 0
+    for p in range(len(out_ptr) - 1):
+        for q in range(out_ptr[p], out_ptr[p + 1]):
+            if not seen[out[q]]:
+                seen[out[q]] = True
+                distinct += 1
+        spans[p] = distinct
+    return spans
+
+
+HOLDERS_SPLIT = 1_000  # patterns from which their holders are found by two threads (see holders_in_parts)
+
+
+def holders_in_parts(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items, bit_row, col_bits,
+                     alive_bits, parts: int | None = None):
+    """:func:`_holders`, its patterns cut into ``parts`` runs of about as many records walked (each pattern
+    walks the column of its least held item), one thread each; the same answer. ``parts``: by default
+    the threads a search takes (see :func:`_parts`) from ``HOLDERS_SPLIT`` patterns on, else one."""
+    n_pat = len(pat_ptr) - 1
+    if parts is None:
+        parts = _parts(PARALLEL_ENTRIES, None) if n_pat >= HOLDERS_SPLIT else 1
+    args = (ptr, items, col_ptr, col_rows, alive)
+    rest = (top, n_items, bit_row, col_bits, alive_bits)
+    if parts <= 1 or n_pat < parts:
+        return _holders(*args, pat_ptr, pat_items, *rest)
+    walked = np.full(n_pat, len(ptr) - 1, dtype=np.int64)  # the empty pattern walks every record
+    filled = np.flatnonzero(pat_ptr[1:] > pat_ptr[:-1])
+    if len(filled):  # (an empty pattern between two others adds no item to the one before it)
+        walked[filled] = np.minimum.reduceat(np.diff(col_ptr)[pat_items], pat_ptr[filled])
+    cum = np.cumsum(walked)
+    cuts = np.concatenate(([0], np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts), [n_pat]))
+
+    def one(part):
+        a, b = int(cuts[part]), int(cuts[part + 1])
+        return _holders(*args, pat_ptr[a:b + 1] - pat_ptr[a], pat_items[pat_ptr[a]:pat_ptr[b]], *rest)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        done = list(pool.map(one, range(parts)))
+    sizes = np.concatenate([np.diff(d[0]) for d in done])
+    out_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    out = np.concatenate([d[1] for d in done])
+    return out_ptr, out, _spans(out_ptr, out, len(ptr) - 1)
+
+
+@njit(cache=True)
+def _coded_rows(indptr, indices, number):
+    """(ptr, items): each record's items renumbered by ``number`` (-1: left out), ascending, in one pass
+    (NumPy's mask, cumulative sum, take and per-row sort: 1.0 s against 0.45 s a mining on 410,000 records)."""
+    n = len(indptr) - 1
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        kept = 0
+        for e in range(indptr[i], indptr[i + 1]):
+            kept += number[indices[e]] >= 0
+        ptr[i + 1] = ptr[i] + kept
+    items = np.empty(ptr[n], dtype=np.int32)
+    for i in range(n):
+        at = ptr[i]
+        for e in range(indptr[i], indptr[i + 1]):
+            c = number[indices[e]]
+            if c >= 0:
+                items[at] = c
+                at += 1
+        items[ptr[i]:at].sort()
+    return ptr, items
 
 
 def _wide_words() -> int:
@@ -1641,12 +1709,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         return ("ok", [], 0, 0, bounds, 0)
     number = np.full(n_items, -1, dtype=np.int64)
     number[order] = np.arange(len(order))
-    coded = number[m.indices]
-    keep = coded >= 0
-    cum = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
-    ptr = cum[m.indptr]
-    items = coded[keep].astype(np.int32)
-    _sort_rows(ptr, items)  # each record's items ascending
+    ptr, items = _coded_rows(m.indptr, m.indices, number)  # each record's items numbered, ascending
     mm = len(order)
     # the first floor is one below the greedy pattern's length (a lower bound of the longest length): a
     # floor at or below the longest length finds every pattern at least that long (the answer, when r of

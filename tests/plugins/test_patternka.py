@@ -282,6 +282,8 @@ def test_the_records_holding_many_itemsets_at_once_match_brute_force():
         wide += len({j for s in itemsets for j in s}) > 64  # items past the 64 of one mask: bisected in the rows
         index = RecordIndex(sets)
         for ptr, held, spans in (index.holders(itemsets, alive, spans=True),
+                                 index.holders(itemsets, alive, spans=True, parts=2),  # two threads
+                                 index.holders(itemsets, alive, spans=True, parts=5),
                                  index._holders_numpy(itemsets, alive, True)):  # without numba
             seen = set()
             for i, items in enumerate(itemsets):
