@@ -35,6 +35,9 @@ Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [
 [--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|
 copied-children|inner-closure|unshared|small-cache]``
 (default sizes 10000 20000 40000, old on 10000 20000);
+``… bench_patternka_scale.py --one N K [--split]``: one size in this process (the full size: ``--one 410000
+100``); with ``--split``, the seconds of the searches and of the parts of the run around them (the caches,
+their records, the groups' removal) on stderr at the end;
 ``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
 old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
@@ -110,6 +113,44 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def split_time():
+    """Time the parts of the run outside the searches (``--split``): each function below is wrapped, and
+    its seconds and calls are printed on stderr when the run ends."""
+    import atexit
+    from collections import defaultdict
+
+    import veil.engine.longest_dfs as dfs
+    import veil.plugins.patternka as patternka
+
+    spent, calls = defaultdict(float), defaultdict(int)
+
+    def wrap(owner, name, label):
+        orig = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - started
+                calls[label] += 1
+
+        static = isinstance(owner.__dict__.get(name), staticmethod)
+        setattr(owner, name, staticmethod(timed) if static else timed)
+
+    for owner, name, label in ((patternka, "_mine", "minings"), (dfs, "_search", "searches with their setup"),
+                               (dfs, "_run", "searches (their threads)"), (patternka._Cache, "__init__", "caches made"),
+                               (patternka._Cache, "_holders", "caches: their records found"),
+                               (patternka._Cache, "remove", "groups removed from caches"),
+                               (patternka._Cache, "members", "groups' members"), (patternka, "_centres", "centres")):
+        wrap(owner, name, label)
+
+    @atexit.register
+    def report():
+        for label in sorted(spent, key=lambda key: -spent[key]):
+            print(f"{label:30s} {spent[label]:9.1f} s {calls[label]:6d} calls", file=sys.stderr, flush=True)
+
+
 BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"], ["--filled-cache"], ["--deep-bounds"], …
 
 
@@ -183,6 +224,8 @@ if __name__ == "__main__":
             import veil.plugins.patternka as patternka
 
             patternka.CACHE_BYTES = 64 << 20
+        if "--split" in sys.argv:
+            split_time()
         print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
                              "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
                              True if "--deep-bounds" in sys.argv else False if "--shallow-bounds" in sys.argv else None,
