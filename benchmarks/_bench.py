@@ -30,6 +30,26 @@ def median_times(candidates: dict[str, Callable[[], object]], repeats: int = 7) 
     return {name: float(np.median(s)) for name, s in samples.items()}
 
 
+def timed(owner, name: str, into: dict, label: str, calls: dict | None = None):
+    """Wrap ``owner.name`` (a module's function or a class's method, static or not) so that its calls add
+    their seconds to ``into[label]`` (and one to ``calls[label]``); returns the undo."""
+    real = owner.__dict__[name] if isinstance(owner.__dict__.get(name), staticmethod) else getattr(owner, name)
+    static = isinstance(real, staticmethod)
+    function = real.__func__ if static else real
+
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            into[label] = into.get(label, 0.0) + time.perf_counter() - started
+            if calls is not None:
+                calls[label] = calls.get(label, 0) + 1
+
+    setattr(owner, name, staticmethod(wrapper) if static else wrapper)
+    return lambda: setattr(owner, name, real)
+
+
 def dataset(relative: str) -> Path | None:
     path = DATASETS / relative
     return path if path.exists() else None

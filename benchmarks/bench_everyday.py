@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import dataset, markdown_table, median_times  # noqa: E402
+from _bench import dataset, markdown_table, median_times, timed  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 
@@ -60,21 +60,6 @@ def help_cpu() -> dict[str, float]:
     return {"python -c pass": cpu_seconds(["-c", "pass"]), "veil --help": cpu_seconds(["-m", "veil.desktop", "--help"])}
 
 
-def _timed(module, name: str, into: dict, label: str):
-    """Wrap ``module.name`` so its calls add their seconds to ``into[label]``; returns the undo."""
-    real = getattr(module, name)
-
-    def timed(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            into[label] = into.get(label, 0.0) + time.perf_counter() - started
-
-    setattr(module, name, timed)
-    return lambda: setattr(module, name, real)
-
-
 def adult_export(out: Path, cache: Path) -> dict[str, float]:
     """Seconds of each stage of one `veil run` on Adult with its report (memos cleared first;
     the user cache in ``cache``)."""
@@ -92,8 +77,8 @@ def adult_export(out: Path, cache: Path) -> dict[str, float]:
     started = time.perf_counter()
     registry = make_registry()
     inside: dict[str, float] = {}
-    undo = [_timed(export_module, "assess", inside, "assess"),
-            _timed(report_module, "render_report_files", inside, "render")]
+    undo = [timed(export_module, "assess", inside, "assess"),
+            timed(report_module, "render_report_files", inside, "render")]
     registered = time.perf_counter()
     source = DataSource(path=str(folder / "adult.data"), names=read_column_names(folder / "adult.names"),
                         roles={"class": "target"})

@@ -57,7 +57,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine, markdown_table  # noqa: E402
+from _bench import machine, markdown_table, timed  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 
@@ -117,33 +117,17 @@ def split_time():
     """Time the parts of the run outside the searches (``--split``): each function below is wrapped, and
     its seconds and calls are printed on stderr when the run ends."""
     import atexit
-    from collections import defaultdict
 
     import veil.engine.longest_dfs as dfs
     import veil.plugins.patternka as patternka
 
-    spent, calls = defaultdict(float), defaultdict(int)
-
-    def wrap(owner, name, label):
-        orig = getattr(owner, name)
-
-        def timed(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                spent[label] += time.perf_counter() - started
-                calls[label] += 1
-
-        static = isinstance(owner.__dict__.get(name), staticmethod)
-        setattr(owner, name, staticmethod(timed) if static else timed)
-
+    spent, calls = {}, {}
     for owner, name, label in ((patternka, "_mine", "minings"), (dfs, "_search", "searches with their setup"),
                                (dfs, "_run", "searches (their threads)"), (patternka._Cache, "__init__", "caches made"),
                                (patternka._Cache, "_holders", "caches: their records found"),
                                (patternka._Cache, "remove", "groups removed from caches"),
                                (patternka._Cache, "members", "groups' members"), (patternka, "_centres", "centres")):
-        wrap(owner, name, label)
+        timed(owner, name, spent, label, calls)
 
     @atexit.register
     def report():
