@@ -66,9 +66,9 @@ def adult_export(out: Path, cache: Path) -> dict[str, float]:
     os.environ["VEIL_CACHE_DIR"] = str(cache)
     from veil.engine import (Context, DataSource, ExportOptions, PluginCall, ReportOptions, RunSpec, default_metrics,
                              execute, export_release, make_registry, read_column_names)
-    from veil.engine import assessment
-    from veil.engine import export as export_module
-    from veil.engine import report as report_module
+    from veil.engine.release import assessment
+    from veil.engine.release import export as export_module
+    from veil.engine.release import report as report_module
     from veil.plugins import basic_metrics
 
     assessment._MEMO.clear()

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from _bench import dataset, machine, markdown_table, median_times
-from veil.engine.kernels import and_popcount, support_counts
-from veil.engine.transactions import read_transactions
+from veil.engine.kernels.bitsets import and_popcount, support_counts
+from veil.engine.data.transactions import read_transactions
 
 TARGET = 0.25  # share of copy bandwidth the kernels must reach
 BIG_WORDS = 1 << 23  # 64 MiB per operand: far beyond the 32 MiB L3 of the machine measured

@@ -25,7 +25,7 @@ import pytest
 
 from _bench import dataset, machine, markdown_table
 from veil.engine import (Context, GroupView, Hierarchy, PluginCall, Release, Role, Table, make_registry)
-from veil.engine.runs import bind_model
+from veil.engine.run.runs import bind_model
 from veil.plugins.mondrian import Mondrian, partition
 
 QIS = ["age", "education", "marital-status", "race", "sex", "workclass"]

@@ -68,7 +68,8 @@ DATASETS = {"bms2": ("BMS-WebView-2", "bms_webview_2/BMS2_itemset_mining.txt"),
 
 def load(n: int | str):
     """The Netflix-shaped records of n rows, or one of ``DATASETS`` by its key."""
-    from veil.engine import SetValued, power_law_sets, read_transactions
+    from synthetic import power_law_sets
+    from veil.engine import SetValued, read_transactions
 
     if isinstance(n, str):
         from _bench import dataset
@@ -79,12 +80,12 @@ def load(n: int | str):
 
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
         deep_bounds: bool | int | None = None, all_ties: bool = True) -> dict:
-    import veil.engine.longest as longest
+    import veil.engine.kernels.longest as longest
     from veil.plugins.patternka import information_loss, patternka_groups
 
     if old:
         longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before
-    from veil.engine.longest_dfs import _warm, have_numba
+    from veil.engine.kernels.longest_dfs import _warm, have_numba
 
     if have_numba():
         _warm()  # numba compiles once per installation (then its cache is loaded): not part of the timing
@@ -118,7 +119,7 @@ def split_time():
     its seconds and calls are printed on stderr when the run ends."""
     import atexit
 
-    import veil.engine.longest_dfs as dfs
+    import veil.engine.kernels.longest_dfs as dfs
     import veil.plugins.patternka as patternka
 
     spent, calls = {}, {}

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from _bench import machine, markdown_table
-from veil.engine import (Context, ExportOptions, PluginCall, RunResult, RunSpec, make_registry, power_law_sets,
+from synthetic import power_law_sets
+from veil.engine import (Context, ExportOptions, PluginCall, RunResult, RunSpec, make_registry,
                          write_release)
 from veil.plugins.patternka import Grouping, _centres, _Records, grouped_sets_release
 

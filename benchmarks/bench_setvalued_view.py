@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from _bench import dataset, machine, markdown_table
-from veil.engine import Release, SetValued, power_law_sets, read_transactions
+from synthetic import power_law_sets
+from veil.engine import Release, SetValued, read_transactions
 
 INPUTS = {
     "BMS-WebView-1": "bms_webview_1/BMS1_itemset_mining.space-separated.txt",

@@ -17,7 +17,7 @@ import pytest
 
 from _bench import dataset, machine, markdown_table, median_times
 from veil.engine import BinaryMatrix
-from veil.engine.transactions import parse_transactions, read_transactions
+from veil.engine.data.transactions import parse_transactions, read_transactions
 
 T10 = "fimi_T10I4D100K/T10I4D100K.dat"
 

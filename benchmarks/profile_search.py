@@ -25,7 +25,7 @@ import time
 
 def write_perf_map() -> int:
     """``/tmp/perf-PID.map`` for every compiled function of the search; returns how many."""
-    import veil.engine.longest_dfs as search
+    import veil.engine.kernels.longest_dfs as search
 
     found = set()
     for name in dir(search):
@@ -52,8 +52,8 @@ class _Enough(Exception):
 
 def main(n: int, minings: int) -> None:
     import veil.plugins.patternka as patternka
-    from veil.engine import power_law_sets
-    from veil.engine.longest_dfs import _warm
+    from synthetic import power_law_sets
+    from veil.engine.kernels.longest_dfs import _warm
 
     os.environ.setdefault("VEIL_MINING_THREADS", "2")
     _warm()

@@ -75,7 +75,7 @@ def _excepthook(window: MainWindow):
 def load_registry():
     """What the panels need and Qt does not: the data libraries, the Qt-free modules of the desktop
     and the plugin registry. Touches no Qt object, so it may run on a thread."""
-    import veil.engine.worker  # noqa: F401  (the Runner's, with multiprocessing)
+    import veil.engine.run.worker  # noqa: F401  (the Runner's, with multiprocessing)
     from veil.engine import make_registry
 
     from . import history, ranking, state, tasks  # noqa: F401  (Qt-free; the panels import them)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from veil.engine.cli import COMMANDS
-from veil.engine.cli import main as cli_main
+from veil.cli import COMMANDS
+from veil.cli import main as cli_main
 
 
 def wants_desktop(argv: Sequence[str]) -> bool:

@@ -8,8 +8,8 @@ from another thread is the pytest-qt trap of ``research/environment.md``).
 
 Two kinds of job:
 
-- a :class:`~veil.engine.worker.Remote` job (runs, exports) is handed to a supervised worker
-  *process* (:mod:`veil.engine.worker`), started once and reused. Its GIL is not the window's: a
+- a :class:`~veil.engine.run.worker.Remote` job (runs, exports) is handed to a supervised worker
+  *process* (:mod:`veil.engine.run.worker`), started once and reused. Its GIL is not the window's: a
   method holding the interpreter for minutes, or stuck in C code, cannot freeze the window. Cancel
   asks the job politely, then ends the process after :data:`CANCEL_GRACE` seconds; a worker that
   dies (crash, out of memory, killed) fails its run with a clear message and the next job gets a

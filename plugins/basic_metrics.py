@@ -210,7 +210,7 @@ def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx) -> dict[str, float]
 _CV_MEMO: OrderedDict = OrderedDict()
 _CV_LOCK = threading.Lock()
 _CV_MEMO_SIZE = 16
-CACHE_NAMESPACE = "linearsvc-cv"  # the user's cache (across processes): see veil.engine.usercache
+CACHE_NAMESPACE = "linearsvc-cv"  # the user's cache (across processes): see veil.engine.base.usercache
 
 
 def _remember(key: str, scores: dict) -> None:

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from veil.engine.cli import main
+from veil.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "docs" / "screenshots"

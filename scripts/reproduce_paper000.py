@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import Context, PluginCall, Study, make_registry, run_study
-from veil.engine.charts import save_chart
+from veil.engine.release.charts import save_chart
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ROOT / "resources" / "studies"

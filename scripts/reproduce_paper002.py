@@ -60,7 +60,7 @@ LABELS = {"patternka-relational": "PatternKa", "patternka": "PatternKa", "mondri
 
 def load(name, registry):
     from veil.engine import SETS, convert, read_data
-    from veil.engine.datasource import DataSource
+    from veil.engine.data.datasource import DataSource
 
     if name == "Adult":
         study = json.loads(STUDY.read_text())

@@ -21,8 +21,10 @@ def imports_of(folder: str):
                     yield path, alias.name
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    pkg = {"engine": "veil.engine", "plugins": "veil.plugins", "desktop": "veil.desktop"}[folder]
-                    yield path, f"{pkg}.{node.module}" if node.module else pkg
+                    pkg = {"engine": "veil.engine", "plugins": "veil.plugins", "desktop": "veil.desktop", "cli": "veil.cli"}[folder]
+                    parts = path.relative_to(ROOT / folder).parent.parts
+                    here = ".".join([pkg, *parts[:len(parts) - node.level + 1]]) if node.level <= len(parts) + 1 else pkg
+                    yield path, f"{here}.{node.module}" if node.module else here
                 else:
                     yield path, node.module
 
@@ -31,7 +33,7 @@ def _top(name: str) -> str:
     return name.split(".")[0]
 
 
-@pytest.mark.parametrize("folder", ["engine", "plugins", "desktop"])
+@pytest.mark.parametrize("folder", ["engine", "cli", "plugins", "desktop"])
 def test_sources_parse_and_exist(folder):
     assert list(imports_of(folder)), f"{folder}/ has no imports at all?"
 
@@ -47,6 +49,10 @@ def test_plugins_use_only_the_engine_public_api():
            if m.startswith("veil.") and m != "veil.engine" and not m.startswith("veil.plugins")]
     bad += [(p.name, m) for p, m in imports_of("plugins") if _top(m) in ("PySide6", "shiboken6")]
     assert bad == [], "plugins must import `from veil.engine import ...` only"
+
+
+def test_engine_never_imports_the_command_line():
+    assert [(p.name, m) for p, m in imports_of("engine") if m.startswith("veil.cli")] == []
 
 
 def test_desktop_never_imports_a_plugin():

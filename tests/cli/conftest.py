@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from veil.engine import demo_path, make_registry
-from veil.engine.cli import main
+from veil.cli import main
 
 from .helpers import SMALL_CSV, Outcome
 

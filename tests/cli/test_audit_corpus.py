@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from veil.engine import cli, make_registry
-from veil.engine.cli import main
+from veil.cli import commands as cli
+from veil.engine import make_registry
+from veil.cli import main
 
 from .helpers import SMALL_CSV, Outcome, all_files, sha256
 

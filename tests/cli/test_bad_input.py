@@ -10,7 +10,7 @@ import pytest
 
 from veil.engine import (BINARY, Algorithm, BadInput, PluginCall, Recipe, RunSpec, Step, Table, demo_path, execute,
                          feature_subset, hookimpl, make_registry)
-from veil.engine.cli import main
+from veil.cli import main
 
 from .helpers import SMALL_CSV, all_files, assert_bad_input, read_manifest, sha256
 
@@ -210,7 +210,7 @@ def test_one_class_target_for_a_method_that_needs_labels(veil, write_file, impor
     with pytest.raises(BadInput, match="two classes"):
         execute(registry, _one_class_table(), RunSpec(PluginCall("needs-two-classes")))
     # and through the CLI, with the test method registered
-    import veil.engine.cli as cli
+    from veil.cli import commands as cli
 
     monkeypatch.setattr(cli, "make_registry", lambda: make_registry(modules=[_TestPlugins]))
     data = write_file("one_class.csv", "age,smoker,label\n30,0,yes\n40,1,yes\n30,0,yes\n")
@@ -264,7 +264,7 @@ def test_negative_seed(veil, tmp_path):
 
 def test_project_runs_refuse_a_method_flag(tmp_path, capsys):
     from veil.engine import DataSource, PluginCall, Project, RunSpec
-    from veil.engine.cli import main
+    from veil.cli import main
 
     data = tmp_path / "d.csv"
     data.write_text("a,b\n1,2\n1,2\n")
@@ -275,7 +275,7 @@ def test_project_runs_refuse_a_method_flag(tmp_path, capsys):
 
 
 def test_internal_error_is_one_line_with_a_log(tmp_path, capsys, monkeypatch):
-    from veil.engine import cli
+    from veil.cli import commands as cli
 
     def broken(args, registry):
         raise ZeroDivisionError("a bug")

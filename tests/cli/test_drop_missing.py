@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from veil.engine.cli import main
+from veil.cli import main
 
 
 def _table(tmp_path):

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine.cli import main
+from veil.cli import main
 
 
 @pytest.fixture

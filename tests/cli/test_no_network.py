@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from veil.engine.cli import main
+from veil.cli import main
 
 
 

@@ -83,8 +83,9 @@ def test_failed_third_party_plugin_is_listed_not_fatal(monkeypatch, capsys):
     import json
     import types
 
-    from veil.engine import cli, hookimpl, make_registry
+    from veil.cli import commands as cli
 
+    from veil.engine import hookimpl, make_registry
     broken = types.ModuleType("broken_plugin")
 
     def hook():

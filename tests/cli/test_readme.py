@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from veil.engine.cli import main
+from veil.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

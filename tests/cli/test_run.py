@@ -15,7 +15,7 @@ import pytest
 from veil.engine import (ExportOptions, PluginCall, PrivacyCheckFailed, RunSpec, demo_path, execute, load_demo,
                          make_registry, write_release)
 from veil.engine import __version__
-from veil.engine.cli import main
+from veil.cli import main
 
 from .helpers import SMALL_CSV, SMALL_QUASI, SMALL_ROWS, all_files, demo_columns, read_manifest, sha256
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 from veil.engine import (BadInput, BinaryMatrix, GroupVerdict, GroupView, KacConstraint, KAnonymityConstraint,
                          PluginCall, PrivacyCheckFailed, PrivacyModel, RunSpec, Study, execute, hookimpl,
                          make_registry, param, run_study)
-from veil.engine.bound import CombinedModel, bind_models
-from veil.engine.containment import AllOf, class_sizes_per_record, kac
+from veil.engine.model.bound import CombinedModel, bind_models
+from veil.engine.kernels.containment import AllOf, class_sizes_per_record, kac
 
 REGISTRY = make_registry()
 
@@ -123,7 +123,7 @@ def test_a_study_with_models_sweeps_the_model_that_declares_the_value():
 
 
 def test_cli_runs_and_verifies_under_repeated_models(tmp_path, capsys):
-    from veil.engine.cli import main
+    from veil.cli import main
 
     out = tmp_path / "out"
     code = main(["run", "--demo", "--method", "greedy-hamdist", "--model", "k-anonymity:k=3", "--model", "k-ac:k=5",

@@ -71,7 +71,7 @@ def test_executors_are_chosen_by_name_and_shared_by_children():
 
 
 def test_the_cli_refuses_an_unknown_executor(tmp_path, capsys):
-    from veil.engine.cli import main
+    from veil.cli import main
 
     assert main(["run", "--demo", "--method", "all-features", "--executor", "nowhere", "--out", str(tmp_path)]) == 2
     assert "unknown executor 'nowhere'" in capsys.readouterr().err

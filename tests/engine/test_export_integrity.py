@@ -19,9 +19,9 @@ import pytest
 import export_plugins
 from veil.engine import (BadInput, CancelToken, Context, ExportOptions, PluginCall, ReportOptions, RunSpec, Table,
                          execute, export_release, make_registry, read_manifest, verify_manifest, write_release)
-from veil.engine import staging
-from veil.engine.errors import Cancelled
-from veil.engine.report import regenerate_report
+from veil.engine.release import staging
+from veil.engine.base.errors import Cancelled
+from veil.engine.release.report import regenerate_report
 
 HERE = Path(__file__).resolve().parent
 REGISTRY = make_registry(modules=[export_plugins])
@@ -38,7 +38,7 @@ def small_charts(monkeypatch):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    import veil.engine.report_render as render
+    import veil.engine.release.report_render as render
 
     fig = Figure(figsize=(1, 0.5), dpi=20)
     FigureCanvasAgg(fig)
@@ -276,7 +276,7 @@ def test_older_veils_part_files_are_named_and_removed(earlier_export):
 
 # -- the members of an export belong together -------------------------------------------------------------
 def test_every_member_is_listed_and_a_report_of_another_export_is_named_not_blamed(tmp_path):
-    from veil.engine.export import manifest_digest, read_binding
+    from veil.engine.release.manifest import manifest_digest, read_binding
 
     out, other = tmp_path / "out", tmp_path / "other"
     export_release(REGISTRY, small_result(0), out, report=FULL_REPORT)
@@ -324,7 +324,8 @@ CHILD = """
 import sys
 sys.path.insert(0, {here!r})
 import export_plugins
-from veil.engine import cli, make_registry
+from veil.cli import commands as cli
+from veil.engine import make_registry
 cli.make_registry = lambda: make_registry(modules=[export_plugins])
 sys.exit(cli.main(["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc", "--format", "slow-csv",
                    "--no-report", "--out", {out!r}]))

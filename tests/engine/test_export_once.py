@@ -14,7 +14,7 @@ import pytest
 
 from veil.engine import (Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, export_release,
                          make_registry)
-from veil.engine.assessment import ReportOptions
+from veil.engine.release.assessment import ReportOptions
 
 REGISTRY = make_registry()
 
@@ -91,7 +91,7 @@ def test_a_release_with_its_own_groups_is_never_regrouped(grouping_calls):
 def test_the_shuffle_takes_rows_exactly_as_iloc(seed):
     """The export's shuffle (Arrow text taken through its dictionary) gives the frame iloc gives:
     values, missing cells, dtypes, column names (repeated ones too) and attrs."""
-    from veil.engine.export import take_rows
+    from veil.engine.release.export import take_rows
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 80))
@@ -115,7 +115,7 @@ def test_the_shuffle_takes_rows_exactly_as_iloc(seed):
 def test_an_exports_utility_figures_digest_each_release_once(tmp_path, monkeypatch):
     """The report's classifier figures (several metrics, before and after) key their memo by the
     release's content: each release's rows are hashed once, not once per metric."""
-    from veil.engine import assessment
+    from veil.engine.release import assessment
 
     hashed = []
     real = assessment.content_digest

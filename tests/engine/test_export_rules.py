@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import export_plugins
 from veil.engine import (BadInput, CancelToken, Context, ExportOptions, ImportOptions, PluginCall, PrivacyCheckFailed, Role,
                          RunSpec, Table, execute, make_registry, read_data, verify_manifest, write_release)
-from veil.engine.errors import Cancelled
+from veil.engine.base.errors import Cancelled
 
 HERE = Path(__file__).resolve().parent
 FORMATS = {"csv": "csv", "tsv": "tsv", "xlsx": "xlsx", "parquet": "parquet", "spmf": "txt"}
@@ -215,7 +215,7 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, input_csv, fmt, how):
 
 @pytest.mark.parametrize("name", ["manifest.json", "report.html", "report.pdf"])
 def test_no_file_of_the_export_may_be_the_input(tmp_path, name):
-    from veil.engine.export import export_release
+    from veil.engine.release.export import export_release
 
     data = tmp_path / name
     data.write_text("a,b\n0,1\n1,0\n0,1\n1,0\n", encoding="utf-8")
@@ -309,8 +309,8 @@ def test_verification_never_calls_a_method(tmp_path, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("verification ran a method")
 
-    import veil.engine.runs as runs
-    from veil.engine.registry import Registry
+    import veil.engine.run.runs as runs
+    from veil.engine.model.registry import Registry
 
     monkeypatch.setattr(Registry, "algorithm", forbidden)
     monkeypatch.setattr(runs, "execute", forbidden)

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.engine.errors import BadInput
-from veil.engine.hierarchy import ROOT, Hierarchy, Node, value_label
+from veil.engine.base.errors import BadInput
+from veil.engine.data.hierarchy import ROOT, Hierarchy, Node, value_label
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 ADULT = DATASETS / "adult_arx"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from veil.engine import BadInput, DataSource, Hierarchy, Project, Schema, Table, load_demo
-from veil.engine.cli import main
+from veil.cli import main
 
 
 @settings(max_examples=40, deadline=None)
@@ -78,7 +78,7 @@ def test_cli_hierarchy_flag_reaches_the_manifest(tmp_path, capsys):
 
 
 def test_the_builder_and_its_preview_count_every_record_once():
-    from veil.engine.hierarchy import build_hierarchy, preview_groups
+    from veil.engine.data.hierarchy import build_hierarchy, preview_groups
 
     ages = load_demo().frame["age"]
     h = build_hierarchy("intervals", ages, width=10)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from veil.engine import BinaryMatrix, Role, Table
-from veil.engine.inspect import inspect_report, suggested_roles
+from veil.engine.data.inspect import inspect_report, suggested_roles
 
 
 def _rows(report: str) -> dict[str, list[str]]:

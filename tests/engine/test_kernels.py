@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veil.engine import BinaryMatrix, pack_rows
-from veil.engine import kernels
-from veil.engine.kernels import and_popcount, support_counts
+from veil.engine.kernels import bitsets as kernels
+from veil.engine.kernels.bitsets import and_popcount, support_counts
 
 
 # block_words only patches a constant, so sharing it across generated inputs is intended

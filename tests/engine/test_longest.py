@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
                          have_pyfim, longest_itemsets, mine)
-from veil.engine.longest_dfs import NO_LIMIT, have_numba
+from veil.engine.kernels.longest_dfs import NO_LIMIT, have_numba
 
 BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
 
@@ -87,7 +87,7 @@ def test_same_as_the_exhaustive_maximal_top_r(backend):
 def test_backends_agree_on_long_patterns_among_many_records(gram_rows, carpenter_rows, monkeypatch):
     """Records of very different lengths (the row and overlap cuts of the C path matter here); with
     small thresholds the overlap cut covers only the longest records and FP-growth takes over."""
-    from veil.engine import longest_fim
+    from veil.engine.kernels import longest_fim
 
     monkeypatch.setattr(longest_fim, "GRAM_ROWS", gram_rows)
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", carpenter_rows)
@@ -168,7 +168,7 @@ def test_the_compiled_search_matches_brute_force_on_varied_shapes():
 def test_the_compiled_search_agrees_with_the_c_miners_on_many_records():
     """Power-law records (the Netflix shape, small): the compiled search against pyfim's and the Python
     search's answers, at supports where the floor falls several times."""
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     sets = power_law_sets(1500, 60, mean_items=12.0, seed=4)
     for k, r, target in ((10, 8, CLOSED_ITEMSETS), (25, 40, CLOSED_ITEMSETS), (10, 20, MAXIMAL_ITEMSETS)):
@@ -193,7 +193,7 @@ def test_the_compiled_search_is_ended_by_its_limits():
 def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, monkeypatch):
     """FP-growth forced (no row enumeration): one run at floor 1 (speculate = 1) or the count-only run
     first; items handed to pyfim as bit weights (weighted = 63) or as their codes (0)."""
-    from veil.engine import longest_fim
+    from veil.engine.kernels import longest_fim
 
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 0)
     monkeypatch.setattr(longest_fim, "SPECULATE_PATTERNS", speculate)
@@ -214,7 +214,7 @@ def test_fp_growth_paths_match_brute_force(target, weighted, speculate, sparse, 
 def test_many_items_order_across_bit_words(monkeypatch):
     """More than 64 items (items reach pyfim as codes; the answer's bitsets take several words, packed
     all at once or two rows at a time), sparse records, both miners; r = 10⁵ asks for every pattern."""
-    from veil.engine import longest_fim
+    from veil.engine.kernels import longest_fim
 
     rng = np.random.default_rng(5)
     x = rng.random((70, 150)) < 0.05
@@ -234,7 +234,7 @@ def test_many_items_order_across_bit_words(monkeypatch):
 def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
     """Row enumeration at the first floor (few long records), yet short records on average: with many
     patterns wanted, one FP-growth run at floor 1 (sparse = 8) gives what the floors give (sparse = 0)."""
-    from veil.engine import longest_fim
+    from veil.engine.kernels import longest_fim
 
     monkeypatch.setattr(longest_fim, "CARPENTER_ROWS", 100)
     rng = np.random.default_rng(17)
@@ -252,7 +252,7 @@ def test_many_short_records_with_a_few_long_ones(target, monkeypatch):
 
 def test_the_first_floor_search_matches_a_descent_one_by_one():
     """The floor search (doubling steps, then halving) finds what trying every floor downwards finds."""
-    from veil.engine import longest_fim
+    from veil.engine.kernels import longest_fim
 
     rng = np.random.default_rng(1)
     for _ in range(200):
@@ -283,7 +283,7 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
             assert split.patterns == whole.patterns == brute(x, k, r, target), (trial, target)
             assert split.cut == whole.cut
     if have_numba():
-        from veil.engine import power_law_sets
+        from benchmarks.synthetic import power_law_sets
 
         sets = power_law_sets(1500, 60, mean_items=12.0, seed=4)
         monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
@@ -301,7 +301,7 @@ def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
     more than 256 candidates (past the four words that were the limit before), every kind meets in one
     search; the patterns and cut are those of the item lists alone and, for the maximal ones, of pyfim
     (its closed ones take a minute here)."""
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     sets = power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)
     monkeypatch.setenv("VEIL_DFS_WIDE", wide)
@@ -332,9 +332,9 @@ def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
     number of branches, one thread, on power-law records where one-word and wider children of wider
     branches and one-word children of one-word branches meet (a wider child keeping the bits above its
     own fails it), and on random shapes (closed and maximal)."""
-    from veil.engine import power_law_sets
-    from veil.engine.longest import _as_csr
-    from veil.engine.longest_dfs import _search
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine.kernels.longest import _as_csr
+    from veil.engine.kernels.longest_dfs import _search
 
     monkeypatch.setenv("VEIL_MINING_THREADS", "1")
     rng = np.random.default_rng(13)
@@ -391,7 +391,7 @@ def test_the_bit_mask_columns_are_the_records_holding_each_bit():
     """A bit-mask branch counts and pairs its items on columns (the records holding each bit, as bit sets)
     made by 64 × 64 bit transposes: every bit of every column against the masks, for record counts on
     and off a word's edge."""
-    from veil.engine.longest_dfs import WORD, _columns
+    from veil.engine.kernels.longest_dfs import WORD, _columns
 
     rng = np.random.default_rng(3)
     for n in (1, 63, 64, 65, 200, 1000):
@@ -410,7 +410,7 @@ def test_the_pair_graph_joins_exactly_the_items_k_live_records_hold_together():
     """A bit-mask branch's pair graph, whose pairs are counted on the columns except where the two items'
     counts alone prove k shared records (c + c' - n ≥ k): against the pairs counted by brute force, on
     records where that shortcut decides many pairs and others it must leave to the count."""
-    from veil.engine.longest_dfs import WORD, _adjacency, _columns
+    from veil.engine.kernels.longest_dfs import WORD, _adjacency, _columns
 
     rng = np.random.default_rng(17)
     shortcut = counted = 0
@@ -458,7 +458,7 @@ def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
         fewer += _prunes_and_changes_no_pattern("VEIL_DFS_PAIRS", x, k, r, target, monkeypatch)
     assert fewer >= 3  # the bounds were exercised, not only switched on
     if have_numba():
-        from veil.engine import power_law_sets
+        from benchmarks.synthetic import power_law_sets
 
         sets = power_law_sets(2000, 100, mean_items=14.0, exponent=0.4, seed=11)  # items past bit 64: both kinds of branch
         monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
@@ -565,8 +565,9 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
     search on one thread: one more than the longest closed pattern ending in each item), and exactly
     those when deep; later searches with the carried bounds find what fresh ones find. With
     ``VEIL_DFS_SHARE=0`` no thread helps."""
-    from veil.engine import LengthBounds, power_law_sets
-    from veil.engine import longest_dfs
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine import LengthBounds
+    from veil.engine.kernels import longest_dfs
 
     helped = []
     run = longest_dfs._run
@@ -615,7 +616,8 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
     search (``LengthBounds.room``), which on one thread then does not search twice. (On two, each
     thread holds what it found before its own r-th longest length rose, which the threads' timing
     decides, so the room one search needed may not be enough for the next: it then grows again.)"""
-    from veil.engine import LengthBounds, power_law_sets
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine import LengthBounds
 
     monkeypatch.setenv("VEIL_MINING_THREADS", threads)
     for seed in range(4):
@@ -645,7 +647,8 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
 def test_carried_length_bounds_skip_branches_and_change_no_pattern():
     """On power-law records losing their records in groups, as PatternKa mines them: each later search
     with the bounds returns what a fresh search returns, and visits fewer branches."""
-    from veil.engine import LengthBounds, power_law_sets
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine import LengthBounds
 
     sets = power_law_sets(3000, 120, mean_items=14.0, seed=6)
     bounds = LengthBounds()
@@ -721,7 +724,7 @@ def test_with_ties_every_pattern_as_long_as_the_r_th_is_listed():
 def test_a_long_search_reports_its_progress_from_its_process():
     """Run in its own process (a cancel check given), the search reports the root's children taken of
     how many, at the length searched for; what it finds is what the same search without reports finds."""
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     sets = power_law_sets(20_000)
     seen = []
@@ -741,15 +744,15 @@ def test_auto_mines_thousands_of_patterns_of_short_records_with_one_fp_growth_ru
     automatic backend takes pyfim's one FP-growth run, not the compiled search, which length pruning
     cannot help there; the answer is the compiled search's. Few patterns wanted, or long records: the
     compiled search."""
-    import veil.engine.longest_dfs as dfs
-    from veil.engine import power_law_sets
-    from veil.engine.longest_fim import SPECULATE_PATTERNS as wanted
+    import veil.engine.kernels.longest as longest_module
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine.kernels.longest_fim import SPECULATE_PATTERNS as wanted
 
     short = power_law_sets(12_000, 400, mean_items=3.0, seed=4)
     compiled = longest_itemsets(short, 5, wanted, backend="dfs")
     calls = []
-    real = dfs.longest_by_dfs
-    monkeypatch.setattr(dfs, "longest_by_dfs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    real = longest_module.longest_by_dfs
+    monkeypatch.setattr(longest_module, "longest_by_dfs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     auto = longest_itemsets(short, 5, wanted)
     assert calls == [] and auto.nodes == 1  # one C run
     assert (auto.patterns, auto.cut) == (compiled.patterns, compiled.cut)

@@ -71,7 +71,7 @@ def test_every_metric_declares_a_known_cost_and_expensive_ones_an_estimate(regis
 
 
 def test_an_expensive_metric_of_a_large_input_runs_on_a_seeded_sample(registry, monkeypatch, tmp_path):
-    import veil.engine.runs as runs
+    import veil.engine.run.runs as runs
 
     monkeypatch.setattr(runs, "METRIC_SAMPLE_ROWS", 300)
     table = load_demo()
@@ -91,7 +91,7 @@ def test_an_expensive_metric_of_a_large_input_runs_on_a_seeded_sample(registry, 
 
 
 def test_a_cheap_metric_sees_every_record(registry, monkeypatch):
-    import veil.engine.runs as runs
+    import veil.engine.run.runs as runs
 
     monkeypatch.setattr(runs, "METRIC_SAMPLE_ROWS", 300)
     result = execute(registry, load_demo(), RunSpec(PluginCall("all-features"), None, 0, ("min-group-size",)))

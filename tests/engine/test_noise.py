@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from veil.engine import SECURE, SEEDED, Context, SecureNoise, SeededNoise
-from veil.engine import noise as noise_module
-from veil.engine.cli import main
+from veil.engine.run import noise as noise_module
+from veil.cli import main
 
 P_FLOOR = 0.001  # each test below fails by chance once in a thousand runs at most (fixed seeds: never)
 

@@ -7,7 +7,7 @@ import types
 import pytest
 
 from veil.engine import Algorithm, BadInput, Metric, PluginError, hookimpl, make_registry
-from veil.engine.registry import BUILTIN_DIST
+from veil.engine.model.registry import BUILTIN_DIST
 
 BUILTINS = {"algorithm": {"all-features"}, "privacy-model": {"k-anonymity"},
             "exporter": {"csv", "tsv", "xlsx", "parquet", "spmf"}, "metric": {"auc", "sfc", "min-group-size"},

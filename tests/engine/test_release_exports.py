@@ -20,9 +20,9 @@ import pytest
 from veil.engine import (BINARY, SETS, TABLE, BadInput, ExportOptions, Hierarchy, Interval, NodeValue, PluginCall,
                          Role, RunSpec, SetValued, Table, execute, make_registry, parse_value, read_manifest,
                          verify_file, write_release)
-from veil.engine.cli import main as veil
-from veil.engine.generalised import SUPPRESSED
-from veil.engine.parts import GROUP_COLUMN, read_parts
+from veil.cli import main as veil
+from veil.engine.data.generalised import SUPPRESSED
+from veil.engine.release.parts import GROUP_COLUMN, read_parts
 
 REGISTRY = make_registry()
 MODEL_K = 3

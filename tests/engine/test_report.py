@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 import export_plugins
 from veil.engine import (Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, make_registry,
                          sha256_file)
-from veil.engine.assessment import ReportOptions, group_size_shares
-from veil.engine.cli import main
-from veil.engine.export import export_release
-from veil.engine.report import regenerate_report
+from veil.engine.release.assessment import ReportOptions, group_size_shares
+from veil.cli import main
+from veil.engine.release.export import export_release
+from veil.engine.release.report import regenerate_report
 
 REGISTRY = make_registry(modules=[export_plugins])
 

@@ -19,11 +19,12 @@ import pandas as pd
 import pytest
 
 from veil.engine import Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, make_registry
-from veil.engine import pdf as pdfdoc
-from veil.engine import report_render
-from veil.engine.assessment import ReportOptions
-from veil.engine.export import export_release, read_binding
-from veil.engine.report import build_document, read_manifest
+from veil.engine.release import pdf as pdfdoc
+from veil.engine.release import report_render
+from veil.engine.release.assessment import ReportOptions
+from veil.engine.release.export import export_release
+from veil.engine.release.manifest import read_binding
+from veil.engine.release.report import build_document, read_manifest
 
 OBJECT = re.compile(rb"(\d+) 0 obj\n(.*?)\nendobj\n", re.S)
 

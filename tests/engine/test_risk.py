@@ -47,7 +47,7 @@ def test_the_risk_metrics_and_the_report_agree_with_the_engine():
 
 
 def test_the_target_keeps_its_column_name_in_a_binary_release_and_verify_finds_it(tmp_path):
-    from veil.engine.cli import main
+    from veil.cli import main
 
     registry = make_registry()
     for method in ("greedy-hamdist", "all-features"):

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from veil.engine import (PluginCall, Recipe, Role, RunSpec, Table, execute, make_registry, may_release_sensitive,
                          write_release)
-from veil.engine.assessment import before_release, release_as_written
+from veil.engine.release.assessment import before_release, release_as_written
 
 REGISTRY = make_registry()
 ROLES = [Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.INSENSITIVE, Role.IDENTIFIER]

@@ -11,7 +11,7 @@ import pytest
 from veil.engine import (Algorithm, BadInput, BinaryMatrix, CancelToken, Cancelled, Context, PluginCall,
                          PrivacyCheckFailed, Role, RunSpec, Study, Table, execute, feature_subset, hookimpl,
                          make_registry, run_study)
-from veil.engine.study import summarise
+from veil.engine.run.study import summarise
 
 
 def small_table():

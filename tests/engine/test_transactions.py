@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veil.engine import BadInput, BinaryMatrix, parse_transactions, read_transactions
-from veil.engine import transactions
+from veil.engine.data import transactions
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 BLANK = "".join(map(chr, range(1, 33)))  # space and the ASCII control characters

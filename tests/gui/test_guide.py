@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from veil.engine import cite
-from veil.engine.papers import PAPERS
+from veil.engine.base.papers import PAPERS
 
 
 def test_the_guide_covers_workflow_plugins_and_glossary(demo_window, registry):
@@ -33,7 +33,7 @@ def test_every_built_in_paper_is_cited_by_authors_title_and_year(registry):
 
 
 def test_veil_plugins_names_papers_not_hashes(capsys):
-    from veil.engine.cli import main
+    from veil.cli import main
 
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from veil.engine import Project, load_demo
-from veil.engine.cli import main as cli_main
+from veil.cli import main as cli_main
 
 from .helpers import load_demo_into, open_window
 

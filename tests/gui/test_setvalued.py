@@ -209,7 +209,7 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
     assert window.config_panel.rows[method.name].check.isChecked()
     assert window.config_panel.run_button.isEnabled()
     # the command line runs the same project on the same item sets
-    from veil.engine.cli import main
+    from veil.cli import main
 
     assert main(["run", str(tmp_path / "visits.veil"), "--out", str(tmp_path / "cli-out")]) == 0
     assert any((tmp_path / "cli-out").iterdir())

@@ -134,12 +134,12 @@ def test_the_lighter_pyside_import_check_answers_as_pysides_own():
     own = feature._mod_uses_pyside
     if own is names_pyside:  # already swapped in this process: nothing to compare against
         return
-    import veil.engine.table  # noqa: F401
+    import veil.engine.data.table  # noqa: F401
 
-    named = ["veil.desktop.app", "veil.desktop.window", "veil.engine.table", "json", "sys", "pandas.core.frame",
+    named = ["veil.desktop.app", "veil.desktop.window", "veil.engine.data.table", "json", "sys", "pandas.core.frame",
              "numpy", "PySide6.QtCore", "shiboken6"]
     modules = [sys.modules[n] for n in named] + [m for name, m in list(sys.modules.items())
                                                  if name.startswith(("veil.", "pandas.core.", "numpy."))][:100]
     answers = {m.__name__: names_pyside(m) for m in modules}
     assert answers == {m.__name__: own(m) for m in modules}
-    assert answers["veil.desktop.app"] and not answers["veil.engine.table"] and not answers["json"]
+    assert answers["veil.desktop.app"] and not answers["veil.engine.data.table"] and not answers["json"]

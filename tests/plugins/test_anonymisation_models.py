@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from veil.engine import GroupView, make_registry
-from veil.engine.cli import main
+from veil.cli import main
 from veil.plugins.anonymisation_models import js_divergence
 
 REGISTRY = make_registry()

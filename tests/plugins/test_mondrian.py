@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, Context, GroupView, Hierarchy, PluginCall, Role,
                          RunSpec, Table, execute, make_registry, view_of_frame)
-from veil.engine.runs import bind_model
+from veil.engine.run.runs import bind_model
 from veil.plugins.mondrian import partition
 
 REGISTRY = make_registry()

@@ -51,7 +51,7 @@ def random_sets(rng, n, m, p):
 def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
     """With the default miner for small data, and with the compiled search for every mining (dfs_rows 0)."""
     if dfs_rows is not None:
-        import veil.engine.longest as longest
+        import veil.engine.kernels.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", dfs_rows)
     rng = np.random.default_rng(11)
@@ -71,11 +71,11 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
     if off in ("carry_bounds", "deep_bounds", "greedy_floor", "all_ties"):  # the compiled search's own: every mining
-        import veil.engine.longest as longest
+        import veil.engine.kernels.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
     if off == "compiled_search":  # the fast path is the compiled search for every mining, the slow one pyfim/Python
-        import veil.engine.longest as longest
+        import veil.engine.kernels.longest as longest
 
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
         fast_off, off = {}, None
@@ -141,7 +141,7 @@ def test_a_set_valued_release_needs_an_item_set_format(registry, tmp_path):
 
 
 def test_netflix_shaped_generator_is_seeded_and_has_the_asked_shape():
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     a, b = power_law_sets(20_000, 4_500, seed=3), power_law_sets(20_000, 4_500, seed=3)
     assert a.fingerprint() == b.fingerprint() != power_law_sets(20_000, 4_500, seed=4).fingerprint()
@@ -177,8 +177,8 @@ def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(regis
 def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
     """Dozens of minings on records shaped like the Netflix benchmark, small: the same groups and
     patterns with the bounds carried from one mining to the next and without."""
-    import veil.engine.longest as longest
-    from veil.engine import power_law_sets
+    import veil.engine.kernels.longest as longest
+    from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
@@ -195,9 +195,9 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
     """A mining that stops at the greedy pattern's length with fewer patterns than the cache holds
     (``greedy_floor``, on by default) gives the groups of minings that fill the cache, lexicographic
     and drawn with a seed; on power-law records it does stop short, many times."""
-    import veil.engine.longest as longest
+    import veil.engine.kernels.longest as longest
     import veil.plugins.patternka as patternka
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     floors = []
@@ -225,9 +225,9 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     """With every pattern as long as the cache_size-th cached (``all_ties``, on by default), the groups
     are those of a cache of cache_size patterns, lexicographic and drawn, and of a cache cut short by
     its memory budget; the minings that only found again what the cache had cut are spared."""
-    import veil.engine.longest as longest
+    import veil.engine.kernels.longest as longest
     import veil.plugins.patternka as patternka
-    from veil.engine import power_law_sets
+    from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1500, 80, mean_items=10.0, seed=5)
@@ -297,8 +297,8 @@ def test_the_records_holding_many_itemsets_at_once_match_brute_force():
 def test_a_long_mining_shows_how_far_it_is_between_two_groups():
     """A user watching PatternKa on large records sees each mining's progress (items searched of how
     many), not a bar that stands still until the next group."""
-    from veil.engine import power_law_sets
-    from veil.engine.longest_dfs import have_numba
+    from benchmarks.synthetic import power_law_sets
+    from veil.engine.kernels.longest_dfs import have_numba
 
     if not have_numba():
         pytest.skip("numba not installed: the plain-Python kernel is too slow for this size")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from veil.engine import Context, cache_key, load_cached, store_cached
-from veil.engine import usercache
+from veil.engine.base import usercache
 from veil.plugins import basic_metrics as bm
 
 

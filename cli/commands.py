@@ -1,0 +1,550 @@
+"""Veil's command line: the same engine as the desktop, headless.
+
+Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr, no traceback),
+3 an internal error (a bug: one line, the traceback in a log file), 130 interrupted (Ctrl+C, SIGINT),
+143 terminated (SIGTERM). An interrupted or terminated export leaves the output folder as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from veil.engine import __version__
+from veil.engine.base.constants import DEFAULT_RISK_THRESHOLD
+from veil.engine.base.errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
+
+# The engine's modules (pandas, scikit-learn, matplotlib behind them) are imported by the command
+# that needs them, so `veil --help` and argument errors answer at once.
+from veil.engine.base.constants import DEFAULT_MAX_RUNS
+from veil.engine.base.io import missing_reason
+from veil.engine.base.validate import MAX_SEED
+
+EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def make_registry():
+    """The plugin registry (imported when a command runs, not for --help)."""
+    from veil.engine.model.registry import make_registry as make
+
+    return make()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
+        raise BadInput(f"{message} (see `{self.prog} --help`)")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
+    return value
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the risk threshold must be a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the risk threshold must be between 0 and 1, got {value}")
+    return value
+
+
+def _hierarchy_flag(text: str) -> tuple[str, str]:
+    column, sep, path = text.partition("=")
+    if not sep or not column.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE, got {text!r}")
+    return column.strip(), path.strip()
+
+
+def _csv_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="veil", description="Release sensitive tables safely. With no command, opens the desktop.")
+    p.add_argument("--version", action="version", version=f"veil {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run one method and write the release and its manifest")
+    r.add_argument("project", nargs="?", help="a project file (.json) to run instead of --data/--demo")
+    src = r.add_mutually_exclusive_group()
+    src.add_argument("--data", help="the input file")
+    src.add_argument("--demo", action="store_true", help="use the bundled demo data")
+    _data_options(r)
+    r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
+                                                    "repeat it to combine models (the release must satisfy all)")
+    r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
+    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
+                                                    "the method; classifier metrics such as auc only when named)")
+    r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
+    r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
+                                    "exporter, CSV; a set-valued release: the first format that writes item sets)")
+    r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
+    r.add_argument("--release-sensitive", dest="release_sensitive", metavar="COLUMNS", action="extend",
+                   type=_csv_list, default=[],
+                   help="release these columns marked sensitive although no privacy model protects them "
+                        "(comma-separated, repeatable); without it a run that would release one is refused")
+    r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
+    r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
+                   help="a record is at risk when its re-identification risk exceeds this "
+                        f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
+    r.add_argument("--out", help="output folder")
+    r.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
+
+    rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
+    rp.add_argument("folder", help="the folder holding manifest.json and the released file")
+    rp.add_argument("--risk-threshold", type=_threshold, help="risk threshold (default: the manifest's)")
+    rp.add_argument("--no-utility", action="store_true", help="do not retrain the classifier; show the recorded figures")
+
+    s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
+    s.add_argument("study", help="the study file (.json)")
+    s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
+                        f"{DEFAULT_MAX_RUNS:,})")
+    s.add_argument("--executor", default="in-process",
+                   help="where a method's parallel work runs (default in-process; others come with plugins)")
+    s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
+                                                    "(NAME[:key=value,...]; repeat it to combine models)")
+
+    v = sub.add_parser("verify", help="re-check a released file against its privacy model")
+    v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
+    v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
+                                                    "(repeat it to check several)")
+    v.add_argument("--format", help="format of a bare file (default from its extension)")
+    v.add_argument("--target", help="the target column of a bare file")
+    v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+                   help="sensitive columns of a bare file (comma-separated)")
+    v.add_argument("--quasi", action="extend", type=_csv_list,
+                   help="quasi-identifier columns (default: all but target/sensitive)")
+
+    i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
+    i.add_argument("path")
+    _read_options(i)
+
+    pl = sub.add_parser("plugins", help="list the installed plugins")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def _read_options(p):
+    p.add_argument("--names", type=_csv_list, help="column names for a headerless file, comma-separated")
+    p.add_argument("--names-from", dest="names_from", metavar="FILE",
+                   help="read the column names from FILE: a UCI .names file or a one-line header")
+    p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
+    p.add_argument("--delimiter", help="field separator (default: detected)")
+    p.add_argument("--encoding", help="text encoding (default: detected)")
+    p.add_argument("--skip-rows", dest="skip_rows", type=int, default=0,
+                   help="lines to skip at the top of a text file (e.g. 1 for UCI's adult.test)")
+    p.add_argument("--drop-missing", dest="drop_missing", action="store_true",
+                   help="drop every record with a missing value (an empty cell or '?') in any column, as the "
+                        "papers do with Adult; the manifest records it")
+
+
+def _data_options(p):
+    _read_options(p)
+    p.add_argument("--target", help="the column to predict")
+    p.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+                   help="sensitive columns (comma-separated, repeatable)")
+    p.add_argument("--identifier", action="extend", type=_csv_list, default=[],
+                   help="direct identifier columns, never released (comma-separated, repeatable)")
+    p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
+                   help="quasi-identifier columns (comma-separated, repeatable)")
+    p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
+
+
+def _source(args):
+    from veil.engine.data.datasource import DataSource
+    from veil.engine.data.names import read_column_names
+    from veil.engine.data.table import Role
+
+    if args.names_from:
+        if args.names:
+            raise BadInput("give --names or --names-from, not both")
+        args.names = list(read_column_names(args.names_from))
+    d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
+         "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
+         "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
+         "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
+         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
+         "hierarchies": dict(getattr(args, "hierarchy", None) or [])}
+    return DataSource.from_dict(d)
+
+
+class _Progress:
+    """A tqdm bar on a terminal; silent otherwise."""
+
+    def __init__(self, label: str):
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=1000, desc=label, file=sys.stderr, leave=False,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if self.bar is not None:
+            self.bar.n = int(fraction * 1000)
+            self.bar.set_postfix_str(message, refresh=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_run(args, registry) -> int:
+    from veil.engine.run.project import Project
+    from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
+
+    if args.project:
+        if args.data or args.demo:
+            raise BadInput(f"give either a project file or --data/--demo, not both: {args.project!r} was read as a "
+                           f"project file (--data takes one file; a pattern matching several files gives several)")
+        given = [flag for flag, value in (("--method", args.method), ("--model", args.model),
+                                          ("--metrics", args.metrics)) if value is not None]
+        if given:
+            raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
+        project = Project.load(args.project)
+        args.release_sensitive = [*project.release_sensitive, *args.release_sensitive]
+        source = project.data
+        data = project.load_data(registry)
+        specs = list(project.runs)
+        if not specs:
+            raise BadInput(f"{args.project} has no runs to execute")
+    else:
+        if not (args.data or args.demo):
+            raise BadInput("no input: give --data FILE, --demo or a project file")
+        if not args.method:
+            raise BadInput("no method: give --method NAME (see `veil plugins`)")
+        source = _source(args)
+        data = source.load(registry)
+        metrics = tuple(args.metrics) if args.metrics is not None else ()
+        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
+    if not args.out:
+        raise BadInput("no output folder: give --out DIR")
+    if args.format:
+        registry.exporter(args.format)  # fail early on an unknown format
+    out = Path(args.out)
+    executor = _executor(args)
+    failed = []
+    for n, spec in enumerate(specs, start=1):
+        if not spec.metrics and args.metrics is None:
+            spec = RunSpec(spec.method, spec.models, spec.seed,
+                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                           spec.recipe)
+        target = out if len(specs) == 1 else out / f"run-{n}"
+        try:
+            manifest = _run_one(registry, data, spec, target, args, source, executor)
+        except PrivacyCheckFailed as exc:
+            if len(specs) == 1:
+                raise
+            # one failing run does not stop the others; the exit code says that some failed
+            print(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}",
+                  file=sys.stderr)
+            failed.append(n)
+            continue
+        reached = manifest.get("released_sensitive") or []
+        if reached:
+            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
+                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
+        budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
+        if manifest["privacy_model"]["name"] is None and budget is not None:
+            print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
+                  f"listed in its manifest and report; no k-anonymity-style model was checked", file=sys.stderr)
+        elif manifest["privacy_model"]["name"] is None:
+            print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
+                  file=sys.stderr)
+        print(target)
+    if failed:
+        print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
+              f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
+        return EXIT_PRIVACY
+    return EXIT_OK
+
+
+def _executor(args):
+    from veil.engine.run.executors import make_executor
+
+    return make_executor(args.executor)
+
+
+def _run_one(registry, data, spec, target: Path, args, source, executor=None) -> dict:
+    from veil.engine.release.assessment import ReportOptions
+    from veil.engine.release.export import export_release
+    from veil.engine.release.manifest import ExportOptions
+    from veil.engine.run.jobs import Context
+    from veil.engine.run.noise import SECURE
+    from veil.engine.run.runs import execute
+
+    progress = _Progress(spec.method.name)
+    try:
+        # a release draws its DP noise from the OS's secure source; the seed still drives everything else
+        ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
+        result = execute(registry, data, spec, ctx, version=__version__, release_sensitive=args.release_sensitive)
+    finally:
+        progress.close()
+    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
+    fmt = args.format or _default_format(registry, result)
+    return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
+                          report=report, source=source, project=args.project, version=__version__,
+                          ctx=Context(spec.seed)).manifest
+
+
+def _default_format(registry, result) -> str:
+    """The preferred exporter, or for a set-valued release the first exporter that streams item sets."""
+    if result.release.sets is not None:
+        for name in registry.names("exporter"):
+            if registry.exporter(name).writes_sets:
+                return name
+    return registry.preferred("exporter")
+
+
+def _models(texts) -> list:
+    """The privacy models of repeated ``--model`` flags (each NAME[:key=value,...])."""
+    from veil.engine.run.runs import PluginCall
+
+    return [PluginCall.parse(t) for t in texts or ()]
+
+
+def cmd_study(args, registry) -> int:
+    from veil.engine.release.charts import save_chart
+    from veil.engine.run.jobs import Context
+    from veil.engine.run.study import Study, run_study
+
+    study = Study.load(args.study)
+    if args.max_runs is not None:
+        study = dataclasses.replace(study, max_runs=args.max_runs)
+    study.check_size(registry)  # before the data is read: a grid too large is refused at once
+    if args.model:
+        study = study.with_models(_models(args.model))
+    out = Path(args.out)
+    progress = _Progress(study.name)
+    try:
+        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
+                            version=__version__)
+    finally:
+        progress.close()
+    out.mkdir(parents=True, exist_ok=True)
+    from veil.engine.base.io import write_atomic
+
+    write_atomic(out / "results.csv", lambda p: results.to_csv(p, index=False))
+    for n, call in enumerate(study.charts, start=1):
+        save_chart(registry, call, results, out, stem=f"chart-{n}-{call.name}")
+    print(out)
+    return EXIT_OK
+
+
+def cmd_report(args, registry) -> int:
+    from veil.engine.release.report import regenerate_report
+
+    done = regenerate_report(registry, args.folder, risk_threshold=args.risk_threshold, utility=not args.no_utility)
+    for path in done.paths.values():
+        print(path)
+    if not done.release_intact:
+        state = "has changed since it was exported" if done.checks.get("release") == "changed" else "is missing"
+        print(f"veil: the released file {state}; the report says so", file=sys.stderr)
+        return EXIT_PRIVACY
+    return EXIT_OK
+
+
+def cmd_verify(args, registry) -> int:
+    from veil.engine.release.verify import read_released, verify_file, verify_manifest
+    from veil.engine.release.parts import read_parts
+    from veil.engine.run.runs import PluginCall
+
+    path = Path(args.path)
+    if not path.exists():
+        raise BadInput(missing_reason(path, "manifest" if path.suffix == ".json" else "file"))
+    if path.is_dir() or path.suffix == ".json":
+        if args.model:
+            raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
+        result = verify_manifest(registry, path)
+    else:
+        if not args.model:
+            raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
+        if not path.exists():
+            raise BadInput(missing_reason(path))
+        fmt = args.format or _format_of(registry, path)
+        frame_cols = list(read_released(registry, fmt, path).columns)
+        part_cols = [c for part in read_parts(registry.exporter(fmt), path).values() for c in part.columns]
+        _check_verify_roles(args.target, args.sensitive, args.quasi or [])
+        excluded = {args.target, *args.sensitive}
+        for col in [args.target, *args.sensitive, *(args.quasi or [])]:
+            if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
+                raise BadInput(f"{path.name} has no column {col!r}")
+        quasi = args.quasi or [c for c in frame_cols if c not in excluded]
+        roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
+        result = verify_file(registry, path, fmt, _models(args.model), roles)
+    message = result.message
+    for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
+        if message.lower().startswith(word):
+            message = message[len(word):].strip()
+    print(("OK: " if result.holds else "FAILED: ") + message)
+    return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _check_verify_roles(target, sensitive, quasi) -> None:
+    """A column named by two of --target, --sensitive and --quasi is refused, naming both."""
+    seen: dict[str, str] = {}
+    for role, columns in (("target", [target] if target else []), ("sensitive", sensitive), ("quasi", quasi)):
+        for column in columns:
+            if seen.get(column, role) != role:
+                raise BadInput(f"column {column!r} is given two roles, --{seen[column]} and --{role}; "
+                               f"give each column one role")
+            seen[column] = role
+
+
+def _format_of(registry, path: Path) -> str:
+    ext = path.suffix.lstrip(".").lower()
+    for name in registry.names("exporter"):
+        if registry.get("exporter", name).extension == ext:
+            return name
+    raise BadInput(f"cannot tell the format of {path.name}; give --format")
+
+
+def cmd_inspect(args, registry) -> int:
+    from veil.engine.data.inspect import inspect_report
+
+    data = _source(args).load(registry)
+    print(inspect_report(data))
+    return EXIT_OK
+
+
+def cmd_plugins(args, registry) -> int:
+    from veil.engine.base.papers import cite
+
+    infos = registry.all()
+    if args.json:
+        entries = [{**i.cls.describe(), "citation": cite(i.cls.paper, full=True) or None, "source": i.source,
+                    "version": i.version} for i in infos]
+        failures = [{"source": f.source, "error": f.error} for f in registry.failures]
+        print(json.dumps({"plugins": entries, "failed": failures}, indent=2, default=str))
+        return EXIT_OK
+    width = max((len(i.cls.name) for i in infos), default=10)
+    for info in infos:
+        cls = info.cls
+        paper = f"  [{cite(cls.paper)}]" if cls.paper else ""
+        print(f"{cls.kind:<14} {cls.name:<{width}}  {cls.title}{paper}")
+        for spec in cls.param_specs():
+            bounds = spec.describe_bounds()
+            print(f"{'':<14} {'':<{width}}    {spec.name} = {spec.default!r}" + (f"  ({bounds})" if bounds else "")
+                  + (f"  {spec.help}" if spec.help else ""))
+    for f in registry.failures:
+        print(f"FAILED         {f.source}: {f.error}")
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "report": cmd_report, "inspect": cmd_inspect,
+            "plugins": cmd_plugins}
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM: unwinds like Ctrl+C, so an export under way removes what it prepared."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the first one; a second
+    one while cleaning up is ignored, so the clean-up finishes). Elsewhere, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen = []
+
+    def handler(signum, frame):
+        if seen:
+            return
+        seen.append(signum)
+        raise Interrupted(signum)
+
+    wanted = [signal.SIGINT, signal.SIGTERM]
+    previous = {s: signal.getsignal(s) for s in wanted}
+    for s in wanted:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; return its exit code (never raises for user errors)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with _signals_interrupt():
+            args = build_parser().parse_args(argv)
+            if args.command is None:
+                raise BadInput("no command given (see `veil --help`)")
+            registry = make_registry()
+            return COMMANDS[args.command](args, registry)
+    except Interrupted as exc:
+        print("veil: terminated" if exc.signum == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
+        return 128 + exc.signum
+    except PrivacyCheckFailed as exc:
+        print(f"veil: privacy check failed: {exc}", file=sys.stderr)
+        return EXIT_PRIVACY
+    except (BadInput, PluginError) as exc:
+        print(f"veil: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (Cancelled, KeyboardInterrupt):
+        print("veil: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # a folder that is a file, a full disk, no permission: say which path
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"veil: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print("veil: error: not enough memory for this data", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug in Veil or a plugin: one line for the user, details in a log
+        log = _log_traceback()
+        print(f"veil: internal error: {type(exc).__name__}: {_one_line(str(exc))} (details in {log}; "
+              f"please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _log_traceback() -> str:
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="veil-error-", suffix=".log", delete=False) as f:
+        traceback.print_exc(file=f)
+        return f.name
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")[0].split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""The data layer: tables and their schema, binary matrices, set-valued records, recipes that turn
+a table into binary features, hierarchies, generalised values and the readers of every input.
+"""
+
+from ..base.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "binary": ["BinaryMatrix", "Feature", "pack_rows", "popcount", "unpack_rows"],
+    "hierarchy": ["Hierarchy", "Node", "ROOT", "value_label"],
+    "inspect": ["inspect_report"],
+    "recipe": ["binarise", "Recipe", "Step"],
+    "generalised": ["format_value", "Interval", "NodeValue", "parse_value", "SUPPRESSED"],
+    "setvalued": ["SetValued"],
+    "forms": ["column_sets", "convert", "form_of", "grouping_columns", "labels_of", "provenance_of", "table_to_items", "target_name"],
+    "datasource": ["DataSource", "demo_path", "load_demo"],
+    "table": ["check_column_names", "Column", "detect_kind", "Kind", "Role", "Schema", "suggest_role", "Table"],
+    "transactions": ["parse_transactions", "read_transactions"],
+    "names": ["read_column_names"],
+})

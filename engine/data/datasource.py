@@ -1,0 +1,231 @@
+"""Where a run's data comes from: a file with read options and column roles, or the demo data."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ..base.errors import BadInput
+from ..base.io import ImportOptions, read_data, sha256_file
+from .hierarchy import Hierarchy
+from .table import Kind, Role, Schema, Table
+from ..base.validate import get
+
+DEMO_CSV = "demo_hospital.csv"
+DEMO_SCHEMA = "demo_hospital.json"
+
+
+def demo_path() -> Path:
+    return Path(str(resources.files("veil.resources") / DEMO_CSV))
+
+
+def load_demo() -> Table:
+    """The bundled synthetic hospital-admissions table with its roles."""
+    import pandas as pd
+
+    path = demo_path()
+    if not path.exists():
+        raise BadInput("the demo data is missing; run `make demo-data` (scripts/make_demo_data.py)")
+    meta = json.loads((path.parent / DEMO_SCHEMA).read_text(encoding="utf-8"))
+    frame = pd.read_csv(path)
+    schema = Schema.from_dict(meta["columns"])
+    return Table.from_frame(frame, schema, source=str(path), sha256=sha256_file(path))
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A file (or the demo data) plus how to read it and the roles of its columns."""
+
+    path: str | None = None
+    demo: bool = False
+    names: tuple[str, ...] | None = None
+    fmt: str | None = None
+    delimiter: str | None = None
+    encoding: str | None = None
+    header: bool | None = None
+    skip_rows: int = 0
+    sheet: str | None = None
+    roles: dict = field(default_factory=dict)
+    kinds: dict = field(default_factory=dict)
+    append: tuple = ()  # further DataSources with the same columns, their rows appended (adult.data + adult.test)
+    missing: tuple[str, ...] = ()  # cell texts that mean "missing" (UCI's "?")
+    drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
+    columns: tuple[str, ...] | None = None  # keep only these columns, in this order
+    hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file
+
+    def options(self) -> ImportOptions:
+        return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
+                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet,
+                             drop_missing=self.drop_missing)
+
+    @classmethod
+    def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
+        """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
+        return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
+                   encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
+                   sheet=options.sheet, drop_missing=options.drop_missing)
+
+    def load(self, registry):
+        if self.demo:
+            data = load_demo()
+        elif self.path:
+            data = read_data(registry, self.path, self.options())
+        else:
+            raise BadInput("no data: give a file or choose the demo data")
+        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.columns):
+            data = self._reshaped(registry, data)
+        if isinstance(data, Table):
+            for column, path in self.hierarchies.items():
+                data = data.with_hierarchy(column, Hierarchy.from_arx_csv(path, name=column))
+            if self.kinds:
+                data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
+            if self.roles:
+                data = data.with_roles(self.roles)
+        elif self.roles:
+            raise BadInput("transaction data has no columns to give roles to")
+        return data
+
+    def _reshaped(self, registry, table: Table) -> Table:
+        """The table with the appended files' rows, missing values dropped and columns kept."""
+        frames, hashes = [table.frame], [table.sha256 or ""]
+        for extra in self.append:
+            names = self.names or (tuple(table.frame.columns) if extra.header is False else None)
+            extra = extra if extra.names or not names else dataclasses.replace(extra, names=names)
+            more = extra.load(registry)
+            if not isinstance(more, Table) or list(more.frame.columns) != list(table.frame.columns):
+                raise BadInput(f"{extra.path}: its columns differ from {self.path}'s; appended files need the same "
+                               f"columns")
+            frames.append(more.frame)
+            hashes.append(more.sha256 or "")
+        frame = pd.concat(frames, ignore_index=True)
+        if self.missing:
+            frame = frame.mask(frame.isin(list(self.missing)))
+        if self.drop_missing:
+            frame = frame.dropna().reset_index(drop=True)
+        if self.columns:
+            missing_cols = [c for c in self.columns if c not in frame.columns]
+            if missing_cols:
+                raise BadInput(f"no column named {missing_cols[0]!r}; columns are {', '.join(frame.columns)}")
+            frame = frame[list(self.columns)]
+        sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
+        return Table.from_frame(frame, source=table.source, sha256=sha)
+
+    def to_dict(self) -> dict:
+        d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
+             "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
+             "skip_rows": self.skip_rows or None, "sheet": self.sheet,
+             "roles": dict(self.roles), "kinds": dict(self.kinds),
+             "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
+             "drop_missing": self.drop_missing or None, "columns": list(self.columns) if self.columns else None,
+             "hierarchies": dict(self.hierarchies)}
+        kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
+        if self.header is False:
+            kept["header"] = False
+        return kept | {"demo": self.demo}
+
+    @classmethod
+    def from_dict(cls, d: Mapping, base: Path | None = None) -> DataSource:
+        if not isinstance(d, Mapping):
+            raise BadInput(f"'data' must be an object such as {{\"path\": \"file.csv\"}}, got {d!r}")
+        path = d.get("path")
+        if path is not None and not isinstance(path, str):
+            raise BadInput(f"the data path must be text, got {path!r}")
+        if path and base is not None and not Path(path).is_absolute():
+            path = str((base / path).resolve())
+        roles = _roles(d)
+        kinds = dict(get(d, "kinds", dict, {}, where="data"))
+        for k in kinds.values():
+            Kind(k) if k in {x.value for x in Kind} else _bad_kind(k)
+        names = _text_list(d, "names")
+        append = get(d, "append", list, [], where="data")
+        hierarchies = get(d, "hierarchies", dict, {}, where="data")
+        for column, file in hierarchies.items():
+            if not isinstance(file, str):
+                raise BadInput(f"the hierarchy of {column!r} must be a file name, got {file!r}")
+        hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute() else f
+                       for c, f in hierarchies.items()}
+        missing = get(d, "missing", list, [], where="data")
+        columns = get(d, "columns", list, None, where="data")
+        return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),
+                   names=tuple(names) if names else None,
+                   fmt=get(d, "fmt", str, where="data"), delimiter=get(d, "delimiter", str, where="data"),
+                   encoding=get(d, "encoding", str, where="data"), header=get(d, "header", bool, where="data"),
+                   skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")), roles=roles, kinds=kinds,
+                   append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
+                   drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
+                   columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies)
+
+
+def _text_list(d: Mapping, key: str) -> list[str]:
+    """``d[key]`` as a list of column names (one name may be given as text)."""
+    value = get(d, key, (list, str), [], where="data")
+    items = [value] if isinstance(value, str) else value
+    for item in items:
+        if not isinstance(item, str):
+            raise BadInput(f"data: {key!r} must list column names as text, got {item!r}")
+    return list(items)
+
+
+def _roles(d: Mapping) -> dict:
+    """Column → role from ``roles`` and the ``target``/``sensitive``/``identifiers``/``quasi_identifiers``
+    shorthands; a column given two different roles is refused, naming both."""
+    given = get(d, "roles", dict, {}, where="data")
+    roles: dict = {}
+
+    def assign(column: str, role: str) -> None:
+        if column in roles and roles[column] != role:
+            raise BadInput(f"column {column!r} is given two roles, {roles[column]} and {role}; "
+                           f"give each column one role")
+        roles[column] = role
+
+    for column, role in given.items():
+        role if isinstance(role, str) and role in {x.value for x in Role} else _bad_role(role)
+        assign(column, role)
+    target = get(d, "target", str, where="data")
+    if target:
+        assign(target, Role.TARGET.value)
+    for key, role in (("sensitive", Role.SENSITIVE), ("identifiers", Role.IDENTIFIER),
+                      ("quasi_identifiers", Role.QUASI_IDENTIFIER)):
+        for column in _text_list(d, key):
+            assign(column, role.value)
+    return roles
+
+
+def _skip_rows(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadInput(f"skip_rows must be a whole number ≥ 0, got {value!r}")
+    return value
+
+
+def _sheet(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise BadInput(f"sheet must be a sheet's name or number, got {value!r}")
+
+
+def _bad_role(r):
+    raise BadInput(f"unknown role {r!r}; roles are {', '.join(x.value for x in Role)}")
+
+
+def _bad_kind(k):
+    raise BadInput(f"unknown column kind {k!r}; kinds are {', '.join(x.value for x in Kind)}")
+
+
+def input_rows(data) -> int:
+    """The input's records: a table's rows, a matrix's or set-valued data's records, a sequence's length."""
+    return data.n_rows if hasattr(data, "n_rows") else len(data)
+
+
+def input_path(data) -> str | None:
+    return data.source if isinstance(data, Table) else data.meta.get("source")

@@ -1,0 +1,286 @@
+"""The relational data model: a pandas DataFrame with a schema of column kinds and roles.
+
+See DESIGN.md, "The data model". A :class:`Table` never modifies the frame it was given: it keeps a
+private copy, and every change returns a new Table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..base.errors import BadInput
+from ..base.validate import NULL, check_shape
+
+
+class Kind(str, enum.Enum):
+    """What the values of a column are."""
+
+    NUMERIC = "numeric"
+    CATEGORICAL = "categorical"
+    BINARY = "binary"
+    DATE = "date"
+    ITEMSET = "itemset"
+
+
+class Role(str, enum.Enum):
+    """What a column means for privacy (ARX's attribute types plus the class to predict)."""
+
+    IDENTIFIER = "identifier"
+    QUASI_IDENTIFIER = "quasi-identifier"
+    SENSITIVE = "sensitive"
+    TARGET = "target"
+    INSENSITIVE = "insensitive"
+
+
+@dataclass(frozen=True)
+class Column:
+    """Schema entry of one column."""
+
+    name: str
+    kind: Kind
+    role: Role = Role.INSENSITIVE
+    hierarchy: object | None = None  # a veil.engine.hierarchy.Hierarchy, where one applies
+
+    def to_dict(self) -> dict:
+        d = {"name": self.name, "kind": self.kind.value, "role": self.role.value}
+        if self.hierarchy is not None:  # first-class: kept in project files and manifests
+            d["hierarchy"] = self.hierarchy.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Kinds and roles of a table's columns, in the table's column order."""
+
+    columns: tuple[Column, ...]
+
+    def __post_init__(self):
+        names = [c.name for c in self.columns]
+        check_column_names(names)
+        targets = [c.name for c in self.columns if c.role is Role.TARGET]
+        if len(targets) > 1:
+            raise BadInput(f"only one column can be the target, got {', '.join(targets)}")
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def __getitem__(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise BadInput(f"no column named {name!r}; columns are {', '.join(self.names)}")
+
+    def with_roles(self, roles: Mapping[str, Role | str]) -> Schema:
+        """Return a schema whose columns named in ``roles`` take the given roles."""
+        unknown = set(roles) - set(self.names)
+        if unknown:
+            raise BadInput(f"no column named {sorted(unknown)[0]!r}; columns are {', '.join(self.names)}")
+        cols = tuple(
+            dataclasses.replace(c, role=Role(roles[c.name])) if c.name in roles else c for c in self.columns
+        )
+        return Schema(cols)
+
+    def with_kinds(self, kinds: Mapping[str, Kind | str]) -> Schema:
+        cols = tuple(dataclasses.replace(c, kind=Kind(kinds[c.name])) if c.name in kinds else c for c in self.columns)
+        return Schema(cols)
+
+    def by_role(self, role: Role) -> list[str]:
+        return [c.name for c in self.columns if c.role is role]
+
+    @property
+    def target(self) -> str | None:
+        found = self.by_role(Role.TARGET)
+        return found[0] if found else None
+
+    def to_dict(self) -> list[dict]:
+        return [c.to_dict() for c in self.columns]
+
+    @classmethod
+    def from_dict(cls, entries: Iterable[Mapping], where: str = "schema") -> Schema:
+        check_shape(entries, [{"name": str, "kind": str, "role": (str, NULL)}], where)
+        try:
+            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role") or "insensitive"),
+                                    hierarchy=_hierarchy_of(e)) for e in entries))
+        except (KeyError, ValueError) as exc:
+            raise BadInput(f"{where}: malformed entry: {exc}") from None
+
+
+def check_column_names(names: list) -> None:
+    """Refuse empty or duplicate column names with a message naming them."""
+    for i, n in enumerate(names):
+        if not isinstance(n, str) or not n.strip():
+            raise BadInput(f"column {i + 1} has an empty name; give every column a name")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise BadInput(f"column name {n!r} appears more than once; column names must be unique")
+        seen.add(n)
+
+
+_ID_HINTS = ("name", "id", "ssn", "record", "mrn", "email", "phone", "address", "number")
+_QI_HINTS = ("age", "sex", "gender", "zip", "postcode", "post", "birth", "race", "marital", "country", "city")
+_TARGET_HINTS = ("class", "label", "target", "income", "readmit", "outcome", "y")
+
+
+def _nice_width(raw: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k not below ``raw``."""
+    if raw <= 0:
+        return 1.0
+    exp = np.floor(np.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * 10**exp >= raw:
+            w = m * 10**exp
+            return float(int(w)) if w >= 1 else float(w)
+    return float(10 ** (exp + 1))
+
+
+def detect_kind(series: pd.Series) -> Kind:
+    """Guess a column's kind from its values."""
+    s = series.dropna()
+    if len(s) == 0:
+        return Kind.CATEGORICAL
+    if pd.api.types.is_bool_dtype(s):
+        return Kind.BINARY
+    if pd.api.types.is_numeric_dtype(s):
+        values = pd.unique(s)
+        if len(values) <= 2 and set(np.asarray(values, dtype=float)) <= {0.0, 1.0}:
+            return Kind.BINARY
+        return Kind.NUMERIC
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return Kind.DATE
+    return Kind.CATEGORICAL
+
+
+def suggest_role(name: str, series: pd.Series, kind: Kind) -> Role:
+    """Suggest a role from the column name and how unique its values are (a hint for the user)."""
+    low = name.lower().replace("-", "_").replace(" ", "_")
+    tokens = set(low.split("_"))
+    n = len(series)
+    distinct = series.nunique(dropna=True)
+    if n and distinct == n and kind is not Kind.NUMERIC:
+        return Role.IDENTIFIER
+    if tokens & set(_ID_HINTS) and distinct > 0.9 * n:
+        return Role.IDENTIFIER
+    if tokens & set(_TARGET_HINTS) or any(t.startswith(h) for t in tokens for h in _TARGET_HINTS if len(h) > 3):
+        return Role.TARGET
+    if tokens & set(_QI_HINTS) or any(low.startswith(h) for h in _QI_HINTS):
+        return Role.QUASI_IDENTIFIER
+    return Role.INSENSITIVE
+
+
+@dataclass(frozen=True)
+class Table:
+    """A DataFrame with a :class:`Schema`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The data; copied, never modified.
+    schema : Schema, optional
+        Kinds and roles; detected from the values when omitted (all roles insensitive).
+    source : str, optional
+        Where the data came from (a path), for provenance.
+    """
+
+    form = "table"  # the dataset protocol (veil.engine.data)
+
+    frame: pd.DataFrame
+    schema: Schema
+    source: str | None = None
+    sha256: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, schema: Schema | None = None, *, source=None, sha256=None,
+                   roles: Mapping[str, Role | str] | None = None) -> Table:
+        names = list(frame.columns)
+        check_column_names(names)
+        frame = frame.copy()
+        if schema is None:
+            schema = Schema(tuple(Column(str(c), detect_kind(frame[c])) for c in names))
+        elif schema.names != [str(c) for c in names]:
+            raise BadInput("the schema's columns do not match the table's columns")
+        if roles:
+            schema = schema.with_roles(roles)
+        return cls(frame, schema, source, sha256)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    @property
+    def columns(self) -> list[str]:
+        return self.schema.names
+
+    def with_roles(self, roles: Mapping[str, Role | str]) -> Table:
+        return dataclasses.replace(self, schema=self.schema.with_roles(roles))
+
+    def with_suggested_roles(self) -> Table:
+        roles = {c.name: suggest_role(c.name, self.frame[c.name], c.kind) for c in self.schema.columns}
+        targets = [n for n, r in roles.items() if r is Role.TARGET]
+        for extra in targets[:-1]:  # at most one target: keep the last (usually the class column)
+            roles[extra] = Role.INSENSITIVE
+        return self.with_roles(roles)
+
+    def with_hierarchy(self, column: str, hierarchy) -> Table:
+        """Attach a generalisation hierarchy (e.g. ``Hierarchy.from_arx_csv(path)``) to a column."""
+        col = self.schema[column]
+        hierarchy = hierarchy.with_name(column)
+        hierarchy._positions(self.frame[column].dropna())  # every value must be a leaf (BadInput names one)
+        cols = tuple(dataclasses.replace(c, hierarchy=hierarchy) if c is col else c
+                     for c in self.schema.columns)
+        return dataclasses.replace(self, schema=Schema(cols))
+
+    def hierarchy(self, column: str):
+        """The column's hierarchy: the one attached, else a generated one (intervals of a tenth of
+        the range for numeric columns, one level to ``*`` for others)."""
+        from .hierarchy import Hierarchy
+
+        col = self.schema[column]
+        if col.hierarchy is not None:
+            return col.hierarchy
+        values = self.frame[column].dropna()
+        if col.kind is Kind.NUMERIC and values.nunique() > 1:
+            span = float(values.max() - values.min())
+            width = _nice_width(span / 10)
+            return Hierarchy.intervals(values, width=width, name=column)
+        return Hierarchy.flat(values, name=column)
+
+    def take(self, rows) -> Table:
+        """The table of the given rows (in that order)."""
+        frame = self.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True)
+        return dataclasses.replace(self, frame=frame)
+
+    def labels(self) -> np.ndarray | None:
+        """The target column as an array, or None when no column is the target."""
+        t = self.schema.target
+        return None if t is None else self.frame[t].to_numpy()
+
+    def released_columns(self) -> list[str]:
+        """Every column except direct identifiers."""
+        return [c.name for c in self.schema.columns if c.role is not Role.IDENTIFIER]
+
+    def summary(self) -> pd.DataFrame:
+        """Per column: kind, suggested role, distinct values and missing values."""
+        rows = []
+        for c in self.schema.columns:
+            s = self.frame[c.name]
+            rows.append({"column": c.name, "kind": c.kind.value, "role": c.role.value,
+                         "distinct": int(s.nunique(dropna=True)), "missing": int(s.isna().sum())})
+        return pd.DataFrame(rows)
+
+
+def _hierarchy_of(entry: Mapping):
+    """The hierarchy a schema entry keeps (None without one)."""
+    if not entry.get("hierarchy"):
+        return None
+    from .hierarchy import Hierarchy
+
+    return Hierarchy.from_dict(entry["hierarchy"]).with_name(entry["name"])

@@ -1,0 +1,13 @@
+"""Compute kernels on the data: bit sets, containment (k-anonymity and k^m-style support of
+item sets), frequent/closed/maximal itemset mining and the longest-pattern search.
+"""
+
+from ..base.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "bitsets": ["and_popcount", "support_counts"],
+    "containment": ["class_sizes_per_record", "kac", "kac_per_record", "KacConstraint", "KAnonymityConstraint", "Partition", "partition_of", "SelectionConstraint"],
+    "mining": ["CLOSED_ITEMSETS", "FREQUENT_ITEMSETS", "have_pyfim", "MAXIMAL_ITEMSETS", "mine"],
+    "limits": ["LengthBounds", "MiningLimit"],
+    "longest": ["Longest", "longest_itemsets", "RecordIndex"],
+})

@@ -1,0 +1,220 @@
+"""Privacy models judge groups: one vectorised check shared by a method's search and by verification.
+
+A :class:`GroupView` is what a group-judging privacy model sees: each record's group id, each
+record's sensitive value as a code, and the whole table's sensitive distribution Q (SPEC §2). The
+model's :meth:`~veil.engine.PrivacyModel.check_groups` returns a :class:`GroupVerdict`: the value of
+its measure per group and whether each group passes. The same call answers Mondrian's "may this
+split stand?" (a view of the two candidate parts) and the check of a written file (a view built
+from the file's quasi-identifier and sensitive columns by :func:`view_of_frame`).
+
+>>> view = GroupView.from_labels([0, 0, 1, 1, 1], ["flu", "hiv", "flu", "flu", "flu"])
+>>> view.sizes.tolist()
+[2, 3]
+>>> view.distributions().round(2).tolist()
+[[0.5, 0.5], [1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..base.errors import BadInput
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """Records in groups, with their sensitive values.
+
+    Attributes
+    ----------
+    groups : int array (n,)
+        Group id of every record, 0 … G−1.
+    sensitive : int array (n,), optional
+        Code of every record's sensitive value, 0 … S−1 (None when no sensitive column is marked).
+    values : tuple
+        The sensitive value of each code, in code order (ordered ascending for a numeric column).
+    overall : float array (S,), optional
+        Q, the sensitive distribution of the whole table (by default that of these records).
+    numeric : bool
+        Whether the sensitive values are numbers (EMD then uses the ordered ground distance).
+    weights : int array (n,), optional
+        How many records each entry stands for (a method may judge identical records once); sizes,
+        counts and Q count them. None: one record each.
+    """
+
+    groups: np.ndarray
+    sensitive: np.ndarray | None = None
+    values: tuple = ()
+    overall: np.ndarray | None = None
+    numeric: bool = False
+    weights: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_labels(cls, groups, sensitive=None, *, overall: pd.Series | None = None) -> GroupView:
+        """A view from any hashable group labels and raw sensitive values.
+
+        ``overall`` (raw values of the whole table) gives Q when these records are only part of it,
+        as in a split under test; by default Q is the distribution of ``sensitive`` itself.
+        """
+        gid, _ = pd.factorize(pd.Series(groups, copy=False), sort=False, use_na_sentinel=False)
+        if sensitive is None:
+            return cls(gid.astype(np.int64))
+        sens = pd.Series(sensitive, copy=False)
+        if sens.isna().any():
+            raise BadInput("the sensitive column has missing values; fill or remove them before judging groups")
+        base = pd.Series(overall, copy=False) if overall is not None else sens
+        numeric = pd.api.types.is_numeric_dtype(base) and not pd.api.types.is_bool_dtype(base)
+        domain = np.sort(pd.unique(base)) if numeric else pd.unique(base)
+        codes = pd.Index(domain).get_indexer(sens)
+        if (codes < 0).any():
+            raise BadInput("a sensitive value of the part is not in the whole table")
+        q = np.bincount(pd.Index(domain).get_indexer(base), minlength=len(domain)).astype(float)
+        return cls(gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric)
+
+    @classmethod
+    def from_codes(cls, groups: np.ndarray, sensitive: np.ndarray | None, overall: np.ndarray | None,
+                   values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None) -> GroupView:
+        """A view from dense group ids and sensitive codes a method already has (no copies)."""
+        return cls(np.asarray(groups), None if sensitive is None else np.asarray(sensitive), tuple(values),
+                   None if overall is None else np.asarray(overall, dtype=float), numeric,
+                   None if weights is None else np.asarray(weights))
+
+    # ------------------------------------------------------------------ derived, cached
+    @property
+    def n_records(self) -> int:
+        return len(self.groups)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.groups.max()) + 1 if len(self.groups) else 0
+
+    @property
+    def sizes(self) -> np.ndarray:
+        if "sizes" not in self._cache:
+            self._cache["sizes"] = _count(self.groups, self.weights, self.n_groups)
+        return self._cache["sizes"]
+
+    @property
+    def n_values(self) -> int:
+        if self.overall is not None:
+            return len(self.overall)
+        return int(self.sensitive.max()) + 1 if self.sensitive is not None and len(self.sensitive) else 0
+
+    def require_sensitive(self, model: str) -> None:
+        if self.sensitive is None:
+            raise BadInput(f"{model} needs a sensitive column: mark one column's role as sensitive")
+
+    def counts(self) -> np.ndarray:
+        """G × S matrix: how many records of each group hold each sensitive value."""
+        if "counts" not in self._cache:
+            g, s = self.n_groups, self.n_values
+            flat = _count(self.groups * s + self.sensitive, self.weights, g * s)
+            self._cache["counts"] = flat.reshape(g, s)
+        return self._cache["counts"]
+
+    def distributions(self) -> np.ndarray:
+        """G × S matrix: each group's sensitive distribution P_g."""
+        if "dist" not in self._cache:
+            c = self.counts()
+            self._cache["dist"] = c / np.maximum(c.sum(axis=1, keepdims=True), 1)
+        return self._cache["dist"]
+
+    def q(self) -> np.ndarray:
+        if self.overall is not None:
+            return self.overall
+        c = _count(self.sensitive, self.weights, self.n_values).astype(float)
+        return c / max(c.sum(), 1.0)
+
+    def per_record(self, per_group: np.ndarray) -> np.ndarray:
+        return np.asarray(per_group)[self.groups]
+
+
+def _count(keys: np.ndarray, weights: np.ndarray | None, length: int) -> np.ndarray:
+    """How many records hold each key 0 … length−1 (each entry counting its weight)."""
+    if weights is None:
+        return np.bincount(keys, minlength=length)
+    return np.bincount(keys, weights=weights, minlength=length).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class GroupVerdict:
+    """A model's value per group and which groups pass.
+
+    ``worst`` is the dataset's value: the smallest value when higher is safer (k), the largest
+    when lower is safer (t, δ).
+    """
+
+    values: np.ndarray
+    ok: np.ndarray
+    higher_is_safer: bool = True
+
+    @property
+    def holds(self) -> bool:
+        return bool(self.ok.all())
+
+    @property
+    def worst(self) -> float:
+        if len(self.values) == 0:
+            return float("nan")
+        return float(self.values.min() if self.higher_is_safer else self.values.max())
+
+    @property
+    def failing_groups(self) -> np.ndarray:
+        return np.flatnonzero(~self.ok)
+
+
+def group_ids(frame: pd.DataFrame) -> np.ndarray:
+    """Dense group ids of the records equal on every column of ``frame`` (missing values equal);
+    with no columns, every record is in group 0."""
+    if frame.shape[1] == 0:
+        return np.zeros(len(frame), dtype=np.int64)
+    return frame.groupby(list(frame.columns), dropna=False, sort=False, observed=True).ngroup().to_numpy(np.int64)
+
+
+def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None = None, *,
+                  groups: np.ndarray | None = None, overall: pd.Series | None = None) -> GroupView:
+    """The view a group-judging model checks a released frame by: groups are the records equal on
+    the quasi-identifiers (or the release's own ``groups``), sensitive values from ``sensitive``."""
+    gid = group_ids(frame[list(quasi_identifiers)]) if groups is None else np.asarray(groups)
+    if sensitive is None:
+        return GroupView.from_codes(gid, None, None)
+    return GroupView.from_labels(gid, frame[sensitive], overall=overall)
+
+
+def _same_groups(records: pd.Series, values: pd.Series) -> None:
+    """BadInput unless every group has as many records in the quasi-identifier table as values in the
+    sensitive table (Anatomy publishes one value per record): two parts that disagree were altered."""
+    have, listed = records.value_counts(dropna=False), values.value_counts(dropna=False)
+    have.index, listed.index = have.index.map(str), listed.index.map(str)
+    both = pd.concat([have.rename("records"), listed.rename("values")], axis=1).fillna(0)
+    wrong = both[both["records"] != both["values"]]
+    if len(wrong):
+        g = wrong.index[0]
+        raise BadInput(f"the quasi-identifier table and the sensitive table disagree: group {g} has "
+                       f"{int(wrong.loc[g, 'records'])} records but {int(wrong.loc[g, 'values'])} sensitive values "
+                       f"({len(wrong)} groups differ); the release was altered or damaged")
+
+
+def view_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> GroupView:
+    """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with its
+    first sensitive column; Q is that column's distribution over the release (generalisation and
+    bucketisation keep every record's sensitive value, so this is the table's Q)."""
+    sensitive = release.sensitive[0] if release.sensitive else None
+    if needs_sensitive and sensitive is None:
+        raise BadInput(f"{model} needs a sensitive column: mark one column's role as sensitive")
+    frame = release.frame
+    if sensitive is not None and sensitive not in frame.columns:
+        part = release.parts.get("sensitive")
+        if part is None or sensitive not in part.columns:
+            raise BadInput(f"the release has no column {sensitive!r} to judge {model} by")
+        # Anatomy: the sensitive table lists (group, value) pairs; a record's value is unknown, the
+        # group's multiset is what counts, so judge the sensitive table's rows by their group.
+        if "group" in frame.columns:
+            _same_groups(frame["group"], part["group"])
+        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
+    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())

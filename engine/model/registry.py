@@ -1,0 +1,209 @@
+"""The plugin registry: a pluggy manager built by a factory (never a module-level global).
+
+Built-in plugins come through the ``veil`` entry-point group exactly like third-party ones. A
+built-in that fails to load fails loudly; a third-party plugin that fails is recorded in
+:attr:`Registry.failures` and shown to the user, and Veil carries on without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import traceback
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pluggy
+
+from . import hookspecs
+from ..base.errors import BadInput, PluginError
+from .plugin import KINDS, Plugin
+
+BUILTIN_DIST = "veil"
+_HOOK_OF_KIND = {
+    "algorithm": "veil_register_algorithms",
+    "privacy-model": "veil_register_privacy_models",
+    "metric": "veil_register_metrics",
+    "chart": "veil_register_charts",
+    "importer": "veil_register_importers",
+    "exporter": "veil_register_exporters",
+}
+_WORD_OF_KIND = {"algorithm": "method", "privacy-model": "privacy model", "metric": "metric",
+                 "chart": "chart", "importer": "importer", "exporter": "export format"}
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A plugin that could not be loaded: where it came from and why."""
+
+    source: str
+    error: str
+    details: str = ""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    cls: type
+    source: str  # distribution name ("veil" for built-ins) or module name
+    version: str
+
+    @property
+    def builtin(self) -> bool:
+        return self.source == BUILTIN_DIST
+
+
+class Registry:
+    """What plugins are available, by kind and name."""
+
+    def __init__(self, manager: pluggy.PluginManager):
+        self.manager = manager
+        self.failures: list[PluginFailure] = []
+        # how to build the same registry elsewhere (the worker process): make_registry's arguments
+        self.recipe: dict = {"entry_points": True, "modules": ()}
+        self._by_kind: dict[str, dict[str, PluginInfo]] = {k: {} for k in KINDS}
+
+    def _collect(self, sources: dict[str, tuple[str, str]]) -> None:
+        for kind, hook_name in _HOOK_OF_KIND.items():
+            hook = getattr(self.manager.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                src, version = sources.get(impl.plugin_name, (impl.plugin_name, ""))
+                try:
+                    classes = impl.function()
+                except Exception as exc:  # a third-party hook that raises
+                    self._fail(src, f"{hook_name} raised {exc!r}", traceback.format_exc())
+                    continue
+                for cls in classes or []:
+                    self._add(kind, cls, src, version)
+
+    def _add(self, kind: str, cls, source: str, version: str) -> None:
+        problem = _problem(kind, cls)
+        if problem is None and cls.name in self._by_kind[kind]:
+            other = self._by_kind[kind][cls.name].source
+            problem = f"{_WORD_OF_KIND[kind]} name {cls.name!r} is already taken by {other}"
+        if problem:
+            self._fail(source, problem)
+            return
+        self._by_kind[kind][cls.name] = PluginInfo(cls, source, version)
+
+    def _fail(self, source: str, error: str, details: str = "") -> None:
+        if source == BUILTIN_DIST:
+            raise PluginError(f"built-in plugin failed: {error}\n{details}")
+        self.failures.append(PluginFailure(source, error, details))
+
+    # -- lookup ---------------------------------------------------------------------------------
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._by_kind[kind])
+
+    def preferred(self, kind: str) -> str:
+        """The plugin of ``kind`` chosen by default: the first declaring ``preferred``, else the first by name."""
+        names = self.names(kind)
+        if not names:
+            raise BadInput(f"no {_WORD_OF_KIND[kind]} is installed")
+        return next((n for n in names if self._by_kind[kind][n].cls.preferred), names[0])
+
+    def classes(self, kind: str) -> list[type]:
+        return [self._by_kind[kind][n].cls for n in self.names(kind)]
+
+    def info(self, kind: str, name: str) -> PluginInfo:
+        try:
+            return self._by_kind[kind][name]
+        except KeyError:
+            known = ", ".join(self.names(kind)) or "none"
+            raise BadInput(f"unknown {_WORD_OF_KIND[kind]} {name!r}; available: {known}") from None
+
+    def get(self, kind: str, name: str) -> type:
+        return self.info(kind, name).cls
+
+    def create(self, kind: str, name: str) -> Plugin:
+        return self.get(kind, name)()
+
+    def all(self) -> list[PluginInfo]:
+        return [self._by_kind[k][n] for k in KINDS for n in self.names(k)]
+
+    def algorithm(self, name: str):
+        return self.create("algorithm", name)
+
+    def privacy_model(self, name: str):
+        return self.create("privacy-model", name)
+
+    def metric(self, name: str):
+        return self.create("metric", name)
+
+    def chart(self, name: str):
+        return self.create("chart", name)
+
+    def exporter(self, name: str):
+        return self.create("exporter", name)
+
+
+def _problem(kind: str, cls) -> str | None:
+    if not isinstance(cls, type) or not issubclass(cls, Plugin):
+        return f"{cls!r} is not a Veil plugin class"
+    if cls.kind != kind:
+        return f"{cls.__name__} is a {cls.kind or 'plugin of no kind'}, registered as {kind}"
+    if not cls.valid_name():
+        return f"{cls.__name__} has an invalid name {cls.name!r} (use kebab-case)"
+    try:
+        cls.param_specs()
+    except Exception as exc:
+        return f"{cls.__name__} declares its parameters wrongly: {exc}"
+    return None
+
+
+def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) -> Registry:
+    """Build a fresh registry.
+
+    Parameters
+    ----------
+    entry_points : bool
+        Load every plugin of the ``veil`` entry-point group (built-ins included).
+    modules : iterable of modules or import paths
+        Extra plugin modules to register (tests use this for plugins defined on the fly).
+    """
+    modules = tuple(modules)
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    registry = Registry(pm)
+    sources: dict[str, tuple[str, str]] = {}
+    if entry_points:
+        for ep in md.entry_points(group=hookspecs.PROJECT):
+            dist = ep.dist.name if ep.dist is not None else ep.module
+            version = ep.dist.version if ep.dist is not None else ""
+            try:
+                module = ep.load()
+                _register(pm, module, ep.name)
+            except Exception as exc:
+                registry._fail(dist, f"entry point {ep.name!r} ({ep.value}) failed to load: {exc!r}",
+                               traceback.format_exc())
+                continue
+            sources[ep.name] = (dist, version)
+    for mod in modules:
+        module = importlib.import_module(mod) if isinstance(mod, str) else mod
+        name = getattr(module, "__name__", repr(module))
+        try:
+            _register(pm, module, name)
+        except Exception as exc:
+            registry._fail(name, f"plugin {name} failed to register: {exc!r}", traceback.format_exc())
+            continue
+        sources[name] = (name, "")
+    registry._collect(sources)
+    registry.recipe = {"entry_points": entry_points, "modules": tuple(_by_reference(m) for m in modules)}
+    return registry
+
+
+def _by_reference(mod):
+    """A plugin module as the worker process can import it again: its name (a plugin object, such
+    as a test's class of hooks, pickles by reference itself)."""
+    return mod.__name__ if isinstance(mod, types.ModuleType) else mod
+
+
+def _register(pm: pluggy.PluginManager, module, name: str) -> None:
+    if pm.is_registered(module):
+        return
+    pm.register(module, name=name)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError:
+        pm.unregister(module)
+        raise

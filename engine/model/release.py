@@ -1,0 +1,345 @@
+"""What a method produces (a Release) and what a privacy model says of it (a Verdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data.binary import BinaryMatrix
+from ..data.table import Role, Table
+
+FEATURE_SUBSET = "feature-subset"
+GENERALISED_TABLE = "generalised-table"
+BUCKETISED_TABLE = "bucketised-table"
+GROUPED_SETS = "grouped-sets"
+SYNTHETIC = "synthetic"
+FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a release came from."""
+
+    method: str
+    params: dict
+    seed: int | None
+    input_sha256: str | None
+    veil_version: str
+    model: str | None = None
+    model_params: dict = field(default_factory=dict)
+    models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A method's output, materialised as a DataFrame.
+
+    Attributes
+    ----------
+    kind : str
+        feature-subset, generalised-table, bucketised-table, grouped-sets, synthetic or
+        feature-weights (one row per feature: ``feature, weight, rank``; no records are released,
+        so no record-level privacy model applies: see :func:`feature_weights`).
+    frame : pandas.DataFrame
+        The records as they would be exported (identifiers never included).
+    quasi_identifiers : list of str
+        The columns a privacy model groups records by.
+    target, sensitive : column names, where the release has them.
+    selected_features : list of str, optional
+        For feature selection: the chosen features, in selection order.
+    details : dict
+        Method-specific results worth reporting (candidate tables, flip rates, …). The manifest
+        keeps them (made JSON-safe) and the report lists them. Two keys have a fixed meaning:
+
+        ``details["epsilon_spent"]`` (float)
+            A differentially private method puts the privacy budget ε its release consumed here
+            (selection and release together), e.g. ``1.0``.
+        ``details["assumptions"]`` (list of str)
+            The assumptions its guarantee rests on, in words a data holder can read (SPEC's
+            caveats), e.g. ``["neighbouring datasets differ in the feature values of one record",
+            "class sizes are public"]``.
+
+        When ``epsilon_spent`` is present the manifest's ``privacy_budget`` is
+        ``{"epsilon_spent": …, "assumptions": […]}`` and the report shows both prominently.
+    notes : tuple of str
+        Remarks for the reader of the report ("all features released", …).
+    groups : int array (n,), optional
+        Every record's equivalence group (0 … G−1), for a release that anonymises records
+        (generalised, bucketised, grouped sets). Privacy models judge these groups; without it the
+        groups are the records equal on the quasi-identifiers.
+    group_values : pandas.DataFrame, optional
+        One row per group: each quasi-identifier's typed generalised value (an
+        :class:`~veil.engine.Interval`, :class:`~veil.engine.NodeValue`, ``SUPPRESSED`` or the exact
+        value). ``frame`` holds the same values as exporters write them.
+    parts : mapping of str to DataFrame
+        Further tables of a release in several parts, joined to ``frame`` by the ``group`` column:
+        Anatomy's sensitive table (``{"sensitive": …}``) beside its quasi-identifier table.
+    sets : SetValued, optional
+        A set-valued release's item sets: each *group's* centre (one row per group, sparse), with
+        ``groups`` giving every record's row. ``frame`` then holds only the per-record columns
+        (target, group); exporters stream the sets in chunks, never as a dense records × items frame.
+    exact_quasi_identifiers : tuple of str
+        Quasi-identifiers the release publishes *exact* beside its groups (bucketisation, Anatomy):
+        the groups hide which sensitive value is a record's, not who the record is. An attacker
+        links a person to records on these columns, so the re-identification risk groups on them
+        (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
+    """
+
+    kind: str
+    frame: pd.DataFrame
+    quasi_identifiers: tuple[str, ...]
+    provenance: Provenance | None = None
+    target: str | None = None
+    sensitive: tuple[str, ...] = ()
+    selected_features: tuple[str, ...] | None = None
+    details: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    groups: np.ndarray | None = None
+    group_values: pd.DataFrame | None = None
+    parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    sets: object | None = None  # a SetValued of group centres
+    exact_quasi_identifiers: tuple[str, ...] = ()
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    @property
+    def n_groups(self) -> int | None:
+        return None if self.groups is None else (int(self.groups.max()) + 1 if len(self.groups) else 0)
+
+    def group_sizes(self) -> np.ndarray | None:
+        return None if self.groups is None else np.bincount(self.groups)
+
+    def with_provenance(self, provenance: Provenance) -> Release:
+        return dataclasses.replace(self, provenance=provenance)
+
+    def take_rows(self, rows) -> Release:
+        """The release of the given records only (in that order): what a metric measured on a
+        sample sees."""
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        groups = None if self.groups is None else np.asarray(self.groups)[rows]
+        return dataclasses.replace(self, frame=frame, groups=groups)
+
+    def quasi_identifier_frame(self) -> pd.DataFrame:
+        return self.frame[list(self.quasi_identifiers)]
+
+    def group_ids(self) -> np.ndarray:
+        """Every record's equivalence group: the release's own ``groups`` when it knows them, else
+        dense ids (0 … G−1) of the records equal on the quasi-identifiers (missing values equal).
+
+        Computed once per release and kept (read-only): a Release and its frame are not changed
+        after it is made (``dataclasses.replace`` makes a new one, which computes its own). The
+        model check, the risk figures and the class sizes of one export share it.
+        """
+        if self.groups is not None:
+            return np.asarray(self.groups)
+        ids = self.__dict__.get("_qi_group_ids")
+        if ids is None or len(ids) != len(self.frame):
+            from .groups import group_ids
+
+            ids = group_ids(self.quasi_identifier_frame())
+            ids.setflags(write=False)
+            object.__setattr__(self, "_qi_group_ids", ids)  # a cache, not a field: eq and replace ignore it
+        return ids
+
+    def class_sizes(self) -> np.ndarray:
+        """Size of each record's equivalence class: its group's size when the release knows its
+        groups, else the records equal to it on the quasi-identifiers."""
+        ids = self.group_ids()
+        if len(ids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.bincount(ids)[ids].astype(np.int64)
+
+    def linkage_class_sizes(self) -> np.ndarray:
+        """Size of each record's class of look-alikes for an attacker who knows a person's published
+        values: the records equal on the quasi-identifiers published exact, when the release has
+        them (bucketisation: its groups do not hide who is in the table), else :meth:`class_sizes`.
+        The re-identification risk figures use these sizes; the privacy model uses the groups."""
+        if not self.exact_quasi_identifiers:
+            return self.class_sizes()
+        return class_sizes(self.frame[list(self.exact_quasi_identifiers)])
+
+    def linkage_columns(self) -> list[str]:
+        """The columns :meth:`linkage_class_sizes` groups on (the risk figures' "columns")."""
+        return list(self.exact_quasi_identifiers or self.quasi_identifiers)
+
+    def roles(self) -> dict:
+        roles = {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
+                 "sensitive": list(self.sensitive)}
+        if self.exact_quasi_identifiers:
+            roles["exact_quasi_identifiers"] = list(self.exact_quasi_identifiers)
+        return roles
+
+
+def class_sizes(frame: pd.DataFrame) -> np.ndarray:
+    """Size of each record's equivalence class: the records equal to it on every column of ``frame``
+    (missing values compare equal). With no columns every record is in one class of size n."""
+    if frame.shape[1] == 0:
+        return np.full(len(frame), len(frame), dtype=np.int64)
+    group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
+    return np.bincount(group)[group].astype(np.int64)
+
+
+def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None) -> Release:
+    """The release of a feature-selection method: the chosen features (and the target).
+
+    ``data`` is a BinaryMatrix (features by index) or a Table (columns by name). In a Table,
+    quasi-identifiers are the selected columns marked so, or every selected column when none is.
+    """
+    details = dict(details or {})
+    if isinstance(data, BinaryMatrix):
+        idx = [int(j) for j in selected]
+        sub = data.select(idx)
+        frame = sub.to_frame()
+        names = sub.feature_names
+        target = None
+        if data.labels is not None:
+            from ..data.forms import target_name
+
+            target = _free_name(target_name(data), names)  # the target column's own name, as in the input
+            frame[target] = data.labels
+        return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
+                       notes=tuple(notes), details=details)
+    assert isinstance(data, Table)
+    names = [str(s) for s in selected]
+    schema = data.schema
+    qis = [n for n in names if schema[n].role is Role.QUASI_IDENTIFIER] or [
+        n for n in names if schema[n].role in (Role.QUASI_IDENTIFIER, Role.INSENSITIVE)]
+    sensitive = [n for n in names if schema[n].role is Role.SENSITIVE]
+    cols = list(names)
+    target = schema.target
+    if target is not None and target not in cols:
+        cols.append(target)
+    frame = data.frame[cols].reset_index(drop=True)
+    return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
+                   selected_features=tuple(names), notes=tuple(notes), details=details)
+
+
+def feature_weights(names, weights, *, top: int | None = None, notes=(), details=None) -> Release:
+    """A release of feature weights instead of records: a frame ``feature, weight, rank`` ordered by
+    rank (1 = the largest weight; ties: the earlier feature first), all features or the ``top`` ones.
+
+    It holds no record, so it has no quasi-identifiers and no target; ``selected_features`` lists the
+    released features by rank. A differentially private method states its ε in ``details`` as usual.
+    """
+    names = [str(n) for n in names]
+    weights = np.asarray(weights, dtype=np.float64)
+    if len(names) != len(weights):
+        raise ValueError("one weight per feature")
+    order = np.lexsort((np.arange(len(weights)), -weights))
+    if top is not None:
+        order = order[: int(top)]
+    frame = pd.DataFrame({"feature": [names[i] for i in order], "weight": weights[order],
+                          "rank": np.arange(1, len(order) + 1, dtype=np.int64)})
+    return Release(FEATURE_WEIGHTS, frame, (), selected_features=tuple(frame["feature"]), notes=tuple(notes),
+                   details=dict(details or {}))
+
+
+def _free_name(base: str, taken: list[str]) -> str:
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A privacy model's judgement of a release.
+
+    Attributes
+    ----------
+    holds : bool
+    value : float
+        The dataset's value of the model's measure (e.g. smallest class size for k-anonymity).
+    per_record : numpy array, optional
+        The measure per record (e.g. each record's class size).
+    failing_rows : numpy array
+        Indices of the records that break the model (empty when it holds).
+    message : str
+        One sentence a data holder can read.
+    parts : tuple of Verdict
+        For several models combined: each model's own verdict (this one is their conjunction).
+    measure : str
+        What ``per_record`` holds, in words ("group size", "containment support"); used when the
+        failing records are listed.
+    """
+
+    model: str
+    params: dict
+    holds: bool
+    value: float
+    message: str
+    per_record: np.ndarray | None = None
+    failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    measure: str = ""
+    parts: tuple = ()  # a combined model's verdict: one Verdict per model
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "params": self.params, "holds": bool(self.holds),
+                "value": _plain(self.value), "message": self.message,
+                "failing_records": int(len(self.failing_rows))}
+
+    @property
+    def each(self) -> tuple:
+        """One verdict per model: ``parts`` of a combined verdict, else this one."""
+        return self.parts or (self,)
+
+
+def verdict_from_groups(model, params, view, gv) -> Verdict:
+    """A record-level :class:`Verdict` from a model's :class:`~veil.engine.GroupVerdict`."""
+    from .params import params_to_dict
+
+    per_record = view.per_record(gv.values)
+    failing = np.flatnonzero(~view.per_record(gv.ok))
+    value = gv.worst
+    if np.isfinite(value) and float(value).is_integer() and gv.higher_is_safer:
+        value = int(value)
+    return Verdict(model.name, params_to_dict(params), gv.holds, value, model.summary(params, gv),
+                   per_record, failing, measure=model.measure)
+
+
+def _plain(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def describe_failures(verdict: Verdict, release: Release, *, limit: int = 3, rows: np.ndarray | None = None) -> str:
+    """Which records fail and why, on one line: at most ``limit`` of them, each with its row number
+    (1-based, in ``release.frame``, or ``rows[i] + 1`` when ``rows`` maps them elsewhere), its
+    quasi-identifier values and the size of its group.
+
+    >>> describe_failures(verdict, release)  # doctest: +SKIP
+    'row 4 (age_band=20-29, sex=F: a group of 1), row 9 (…: a group of 1) and 3 more'
+    """
+    failing = np.asarray(verdict.failing_rows, dtype=np.int64)
+    if len(failing) == 0:
+        return ""
+    sizes = release.class_sizes()
+    qi = release.quasi_identifier_frame()
+    shown = []
+    for i in failing[:limit]:
+        number = int(rows[i] if rows is not None else i) + 1
+        values = ", ".join(f"{c}={_short(qi.iat[i, j])}" for j, c in enumerate(qi.columns[:4]))
+        values += ", …" if qi.shape[1] > 4 else ""
+        why = f"a group of {int(sizes[i])}"
+        if verdict.measure and verdict.measure != "group size" and verdict.per_record is not None:
+            why += f", {verdict.measure} {_short(verdict.per_record[i])}"
+        shown.append(f"row {number} ({values}: {why})" if values else f"row {number} ({why})")
+    more = len(failing) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def _short(v, width: int = 24) -> str:
+    text = " ".join(str(_plain(v)).split())
+    return text if len(text) <= width else text[: width - 1] + "…"

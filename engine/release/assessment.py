@@ -1,0 +1,231 @@
+"""Risk and utility of a release next to the data it came from: the numbers of the report.
+
+"Before" is the same kind of data before the method ran: every candidate column of the input
+(its quasi-identifiers at their original values, or every feature of a binary matrix), as
+:func:`before_release` builds it. "After" is the release as read back from the written file. Both
+go through the registry's metric plugins (``prosecutor-risk-max``, ``prosecutor-risk-avg``,
+``records-at-risk``; ``auc`` and ``accuracy``), so the report computes nothing a plugin does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data.binary import BinaryMatrix
+from ..base.errors import BadInput
+from ..base.constants import DEFAULT_RISK_THRESHOLD
+from ..run.jobs import Context
+from ..model.release import Release, feature_subset
+from ..model.risk import DEFAULT_THRESHOLD, reidentification_risk
+from ..data.table import Table
+
+GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
+MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
+MAX_UTILITY_ROWS = 100_000  # one cross-validated fit takes ~10 s at this size
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the report computes and writes.
+
+    Attributes
+    ----------
+    risk_threshold : float
+        A record is "at risk" when its re-identification risk exceeds this (default 0.2: groups
+        smaller than 5; see ``plugins/risk_metrics.py`` for the reasoning).
+    utility : bool
+        Train the classifier on the original and on the release (the slow part).
+    html, pdf : bool
+        Which report files to write.
+    """
+
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD
+    utility: bool = True
+    html: bool = True
+    pdf: bool = True
+
+
+def before_release(data) -> Release | None:
+    """The input as if released whole: every non-identifier column (or every feature), original values.
+
+    Its quasi-identifiers are the columns marked so (all candidate columns when none is), exactly as
+    a feature-selection release of the same data would mark them. None when the data is too large
+    to lay out densely.
+    """
+    if isinstance(data, BinaryMatrix):
+        if data.n_rows * max(data.n_features, 1) > MAX_CELLS:
+            return None
+        return feature_subset(data, list(range(data.n_features)))
+    if isinstance(data, Table):
+        target = data.schema.target
+        return feature_subset(data, [c for c in data.released_columns() if c != target])
+    return None
+
+
+def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None) -> Release:
+    """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
+    file lacks a column they name). ``parts`` are the further files of a release in several parts
+    (Anatomy's sensitive table): a column they hold counts as present."""
+    named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
+    named += [("target", roles["target"])] if roles.get("target") else []
+    named += [("sensitive", c) for c in roles.get("sensitive") or ()]
+    named += [("quasi-identifier", c) for c in roles.get("exact_quasi_identifiers") or ()]
+    elsewhere = {c for part in (parts or {}).values() for c in part.columns}
+    for role, column in named:
+        if column not in frame.columns and not (role == "sensitive" and column in elsewhere):
+            raise BadInput(f"the file lacks the {role} column {column!r}")
+    return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
+                   sensitive=tuple(roles.get("sensitive") or ()),
+                   exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()))
+
+
+def assess(registry, original, before: Release | None, after: Release | None, options: ReportOptions,
+           ctx: Context | None = None) -> dict:
+    """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
+    ctx = ctx or Context(0)
+    ctx.progress(0.0, "assessing the risk before")
+    risk = {"model": "prosecutor", "threshold": float(options.risk_threshold),
+            "before": _risk(registry, original, before, options.risk_threshold, ctx)}
+    ctx.progress(0.05, "assessing the risk after")
+    risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
+    utility = None
+    ctx.progress(0.1, "assessing utility" if options.utility else "assessed")
+    if options.utility:
+        utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0))
+    return {"risk": risk, "utility": utility}
+
+
+def _risk(registry, original, release: Release | None, threshold: float, ctx) -> dict | None:
+    if release is None:
+        return None
+    ctx.check()
+    sizes = release.linkage_class_sizes()  # once: the risk figures and the group sizes below share it
+    r = reidentification_risk(sizes, threshold=threshold)
+    values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
+              "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
+              "marketer": _number(r.marketer)}
+    ctx.check()
+    return {"columns": release.linkage_columns(), "records": int(len(sizes)),
+            "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
+            "smallest_group": int(sizes.min()) if len(sizes) else None,
+            **values, "group_sizes": group_size_shares(sizes)}
+
+
+def utility_metrics(registry) -> list:
+    """The metrics a report compares before and after: those declaring ``in_report`` (a capability,
+    so the engine never names one)."""
+    return [registry.metric(n) for n in registry.names("metric") if registry.get("metric", n).in_report]
+
+
+def utility_rows(util: dict) -> list[tuple[str, str]]:
+    """(title, key) of each utility figure a manifest recorded, in the order recorded."""
+    titles = util.get("titles") or {}
+    keys = list(dict.fromkeys([*(util.get("before") or {}), *(util.get("after") or {})]))
+    return [(titles.get(k, k), k) for k in keys]
+
+
+def group_size_shares(sizes: np.ndarray) -> dict:
+    """Share of records by the size of their group (1, 2, 3-4, 5-9, 10-19, 20+)."""
+    n = len(sizes)
+    out = {}
+    for lo, hi, label in GROUP_SIZE_BINS:
+        inside = (sizes >= lo) if hi is None else ((sizes >= lo) & (sizes <= hi))
+        out[label] = float(inside.sum() / n) if n else 0.0
+    return out
+
+
+NO_TARGET = "the data has no target column, so no classifier was trained"
+
+
+def classifier_skipped(release: Release | None) -> str:
+    """Why a report on this release trains no classifier ("" when it trains one: the release has a
+    target column and at most ``MAX_UTILITY_ROWS`` records). The export dialog says it beforehand."""
+    if release is None:
+        return ""
+    if release.target is None:
+        return NO_TARGET
+    if release.n_rows > MAX_UTILITY_ROWS:
+        return (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
+                f"(run the utility metrics on a sample instead)")
+    return ""
+
+
+def _utility(registry, original, before: Release | None, after: Release | None, ctx) -> dict:
+    target = (after or before).target if (after or before) is not None else None
+    out = {"classifier": "LinearSVC (squared hinge, C tuned on an inner split), stratified 5-fold cross-validation",
+           "target": target, "before": None, "after": None, "note": None,
+           "titles": {m.name: m.title for m in utility_metrics(registry)}}
+    skipped = next((why for why in map(classifier_skipped, (after, before)) if why), None) \
+        if (after or before) is not None else NO_TARGET
+    if skipped:
+        out["note"] = skipped
+        return out
+    for i, (side, release) in enumerate((("before", before), ("after", after))):
+        if release is None:
+            continue
+        sub = ctx.child(i / 2, (i + 1) / 2)
+        out[side] = {}
+        for metric in utility_metrics(registry):
+            sub.check()
+            out[side][metric.name] = _number(_memoised(metric, original, release, sub))
+    return out
+
+
+_MEMO: OrderedDict = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+_MEMO_SIZE = 32
+
+
+def _memoised(metric, original, release: Release, ctx: Context):
+    """``metric.compute`` with default parameters, remembered by the release's content.
+
+    The classifier metrics depend on the records, the target and the seed only, never on the row
+    order (they sort rows canonically), so a digest of the sorted row hashes is a sound key. Export
+    after export of the same input then trains the "before" classifier once, and an unchanged
+    release (all features) costs nothing more.
+    """
+    key = (type(metric).__module__, type(metric).__qualname__, ctx.seed, release.target, _release_digest(release))
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            return _MEMO[key]
+    value = metric.compute(original, release, metric.params(), ctx)
+    with _MEMO_LOCK:
+        _MEMO[key] = value
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return value
+
+
+def _release_digest(release: Release) -> str:
+    """:func:`content_digest` of a release's frame, computed once per release and kept (as
+    :meth:`Release.group_ids` is): the figures of one export share it."""
+    digest = release.__dict__.get("_content_digest")
+    if digest is None:
+        digest = content_digest(release.frame)
+        object.__setattr__(release, "_content_digest", digest)  # a cache, not a field
+    return digest
+
+
+def content_digest(frame: pd.DataFrame) -> str:
+    """SHA-256 of a frame's columns, dtypes and rows, independent of the row order."""
+    h = hashlib.sha256()
+    h.update("\x1f".join(f"{c}:{frame[c].dtype}" for c in frame.columns).encode())
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy() if len(frame.columns) else np.zeros(0, np.uint64)
+    h.update(np.sort(rows).tobytes())
+    h.update(str(len(frame)).encode())
+    return h.hexdigest()
+
+
+def _number(v) -> float | None:
+    if v is None:
+        return None
+    v = float(v)
+    return v if np.isfinite(v) else None

@@ -1,0 +1,347 @@
+"""The manifest of an export: what was released, from what, under which guarantee, with the hash
+of every file of the export (docs/release.md). :func:`build_manifest` writes it,
+:func:`read_manifest` reads one back and refuses any field whose type Veil would not have written,
+and :func:`binding` ties a report to the manifest it describes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..base.errors import BadInput
+from ..base.io import sha256_file
+from ..base.validate import NULL, check_shape, get, read_json_object
+from ..data.binary import BinaryMatrix
+from ..data.datasource import input_path as data_input_path
+from ..data.table import Role, Table
+from ..model.release import FEATURE_WEIGHTS, Release, Verdict
+from ..run.runs import RunResult
+
+REPORT_FILES = {"html": "report.html", "pdf": "report.pdf"}
+
+
+MANIFEST_VERSION = 1
+
+
+
+MANIFEST_NAME = "manifest.json"
+
+
+
+def manifest_digest(manifest: dict) -> str:
+    """SHA-256 of a manifest's content without its ``export.files`` (which lists the report's own
+    hash): the hash a report carries to say which manifest it describes."""
+    body = {k: v for k, v in manifest.items() if not k.startswith("_")}
+    if isinstance(body.get("export"), dict):
+        body["export"] = {k: v for k, v in body["export"].items() if k != "files"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+
+def binding(manifest: dict, regenerated: str | None = None) -> dict:
+    """What a report carries to tie it to its manifest (see :func:`read_binding`)."""
+    b = {"manifest-sha256": manifest_digest(manifest), "export-id": (manifest.get("export") or {}).get("id") or "",
+         "export-created": manifest.get("created") or ""}
+    if regenerated:
+        b["regenerated"] = regenerated
+    return b
+
+
+
+def binding_text(b: dict) -> str:
+    return " ".join(f"veil-{k}={v}" for k, v in b.items() if v)
+
+
+
+_BINDING = re.compile(rb"veil-(manifest-sha256|export-id|export-created|regenerated)=([0-9A-Za-z:+\-.]+)")
+
+
+
+def read_binding(path: str | os.PathLike) -> dict:
+    """The binding a report file carries (HTML: a ``<meta name="veil-binding">`` in its head; PDF: its
+    Keywords); ``{}`` when it carries none (a report of an earlier Veil, or not a report)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+            if head.startswith(b"%PDF"):
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))  # the info dictionary is near the end
+                head = f.read()
+    except OSError:
+        return {}
+    found = {}
+    for key, value in _BINDING.findall(head):
+        found.setdefault(key.decode(), value.decode())
+    return found
+
+
+
+def input_data(result: RunResult):
+    """The data as the user gave it (a Table before binarisation)."""
+    return result.original if result.original is not None else result.data
+
+
+
+def source_path(result: RunResult) -> str | None:
+    return data_input_path(input_data(result))
+
+
+
+def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, rows: int, columns: list[str],
+                   options: ExportOptions, *, input_path=None, input_rows=None, version="", extra=None,
+                   source=None, project=None, shuffle_seed=None, assessment=None, output_sha256=None,
+                   written=None) -> dict:
+    release = result.release
+    prov = release.provenance
+    spec = result.spec
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "veil_version": version,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": {"system": platform.system(), "release": platform.release(), "python": platform.python_version(),
+                     "machine": platform.machine()},
+        "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
+        "privacy_model": ({"name": prov.model, "params": prov.model_params} if prov and prov.model
+                          else {"name": None, "params": {}, "note": _no_model_note(release)}),
+        "seed": spec.seed,
+        "shuffled": options.shuffle,
+        "shuffle_seed": shuffle_seed if options.shuffle else None,
+        "input": _input_entry(result, input_path, input_rows, source),
+        "project": _project_entry(project),
+        "output": {"path": target.name, "format": options.fmt, "sha256": output_sha256 or sha256_file(target),
+                   "rows": rows,
+                   "columns": columns,
+                   "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c}},
+        "roles": release.roles(),
+        "removed_identifiers": identifier_columns(result),
+        "release_kind": release.kind,
+        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
+                    if verdict is not None else {"holds": None, "value": None,
+                                                 "message": "no privacy model: nothing was checked"}),
+        "privacy_models": [dict(m) for m in prov.models] if prov else [],
+        "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
+        "privacy_budget": privacy_budget(release),
+        "selected_features": list(release.selected_features) if release.selected_features is not None else None,
+        "released_sensitive": list(release.details.get("released_sensitive") or []),
+        "metrics": {k: _plain(v) for k, v in result.metrics.items()},
+        # metrics computed on a seeded sample of the records: {"rows", "of", "seed"} each
+        "metric_samples": {k: dict(v) for k, v in result.samples.items()},
+        "recipe": _recipe_entry(result),
+        "details": json_safe(release.details),
+        "notes": list(release.notes),
+        "seconds": round(result.seconds, 4),
+    }
+    if assessment is not None:
+        manifest.update(assessment)
+    if extra:
+        manifest.update(extra)
+    return json_safe(manifest)
+
+
+
+def _no_model_note(release: Release) -> str:
+    if not holds_records(release):
+        claim = ("its weights claim differential privacy (see privacy_budget)" if "epsilon_spent" in release.details
+                 else "the weights make no privacy claim")
+        return f"a feature-weights release holds no records, so no record-level privacy model applies; {claim}"
+    if "epsilon_spent" in release.details:
+        return "no privacy model was checked: the method claims differential privacy (see privacy_budget)"
+    return "no privacy model was chosen: this release makes no privacy claim"
+
+
+
+def privacy_budget(release: Release) -> dict | None:
+    """``{"epsilon_spent": ε, "assumptions": [...]}`` of a differentially private release, else None
+    (the convention of :class:`~veil.engine.release.Release`'s ``details``)."""
+    eps = release.details.get("epsilon_spent")
+    if eps is None:
+        return None
+    assumptions = release.details.get("assumptions") or []
+    if isinstance(assumptions, str):
+        assumptions = [assumptions]
+    budget = {"epsilon_spent": _plain(float(eps)), "assumptions": [str(a) for a in assumptions]}
+    source = release.details.get("noise_source")  # where the method drew its noise (engine/noise.py)
+    if isinstance(source, str) and source:
+        budget["noise"] = source
+    return budget
+
+
+
+def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
+    """Where the input is (an absolute path, so ``veil report`` finds it from anywhere), its hash and
+    size, and how to read it again (read options and the schema of kinds and roles)."""
+    entry = {"path": _absolute(input_path), "sha256": result.release.provenance.input_sha256
+             if result.release.provenance else None, "rows": input_rows}
+    if source is not None:
+        read = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds")}
+        entry["read"] = {**read, "path": _absolute(read.get("path"))} if read.get("path") else read
+    table = next((d for d in (result.original, result.data) if isinstance(d, Table)), None)
+    if table is not None:
+        entry["schema"] = table.schema.to_dict()
+    return entry
+
+
+
+def _absolute(path) -> str | None:
+    return str(Path(path).resolve()) if path else None
+
+
+
+def _project_entry(project) -> dict | None:
+    if not project:
+        return None
+    p = Path(project)
+    return {"path": str(p.resolve()), "sha256": sha256_file(p)}
+
+
+
+def _recipe_entry(result: RunResult) -> dict | None:
+    """The binarisation as applied (fitted: explicit categories and cut points), when there was one."""
+    data = result.data
+    if isinstance(data, BinaryMatrix) and isinstance(data.meta.get("recipe"), dict):
+        return json_safe(data.meta["recipe"])
+    return result.spec.recipe.to_dict() if result.spec.recipe else None
+
+
+
+def json_safe(value):
+    """``value`` as plain JSON: numpy scalars and arrays, tuples, sets, paths, frames; NaN and ±inf
+    become None; anything else its text."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [json_safe(v) for v in items]
+    if isinstance(value, pd.DataFrame):
+        return json_safe(value.to_dict(orient="records"))
+    if isinstance(value, pd.Series):
+        return json_safe(value.to_dict())
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_safe(dataclasses.asdict(value))
+    if hasattr(value, "to_dict"):
+        try:
+            return json_safe(value.to_dict())
+        except Exception:  # a to_dict that needs arguments: fall back to text
+            pass
+    return str(value)
+
+
+
+def _plain(v):
+    return json_safe(v)
+
+
+
+_TEXT, _TEXTS, _MAYBE_OBJECT = (str, NULL), ([str], NULL), (dict, NULL)
+
+
+
+_FIGURES = ({"columns": _TEXTS, "records": (int, NULL), "groups": (int, NULL), "smallest_group": (int, NULL),
+             "max": (float, NULL), "avg": (float, NULL), "at_risk": (float, NULL), "group_sizes": (dict, NULL)}, NULL)
+
+
+
+MANIFEST_SHAPE = {
+    "manifest_version": (int, NULL), "veil_version": _TEXT, "created": _TEXT,
+    "platform": ({"system": _TEXT, "release": _TEXT, "python": _TEXT, "machine": _TEXT}, NULL),
+    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT}, NULL),
+    "privacy_model": {"name": _TEXT, "params": _MAYBE_OBJECT},
+    "seed": (int, NULL), "shuffled": (bool, NULL), "shuffle_seed": (int, NULL),
+    "input": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "read": _MAYBE_OBJECT,
+               "schema": ([dict], NULL)}, NULL),
+    "project": ({"path": str, "sha256": _TEXT}, NULL),
+    "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
+    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
+    "removed_identifiers": _TEXTS, "release_kind": _TEXT,
+    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
+    "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
+    "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
+    "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),
+    "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
+    "utility": ({"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT,
+                 "note": _TEXT}, NULL),
+}
+
+
+
+def read_manifest(path: str | os.PathLike) -> dict:
+    """A manifest whose every field Veil reads has the type Veil wrote (BadInput names the field)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_NAME
+    manifest = read_json_object(p, "manifest")
+    for key in ("output", "privacy_model", "roles"):
+        if key not in manifest:
+            raise BadInput(f"{p} is not a Veil manifest (no {key!r})")
+    check_shape(manifest, MANIFEST_SHAPE, p.name)
+    for key in ("path", "sha256"):
+        if key not in manifest["output"]:
+            raise BadInput(f"{p.name}.output.{key} is missing")
+    export = get(manifest, "export", dict, {}, where=p.name)
+    files = get(export, "files", dict, {}, where=f"{p.name} export")
+    for name, digest in files.items():
+        if Path(name).name != name or name in (".", "..") or not isinstance(digest, str):
+            raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
+    if Path(manifest["output"]["path"]).name != manifest["output"]["path"]:
+        raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
+    manifest["_dir"] = str(p.parent)
+    return manifest
+
+
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """How to write a release.
+
+    Attributes
+    ----------
+    fmt : str
+        Exporter name: csv, tsv, xlsx, parquet, spmf (or a plugin's).
+    shuffle : bool
+        Shuffle the rows (default), so the file's order says nothing about the input's.
+    filename : str
+        Stem of the released file (``release.csv``).
+    shuffle_seed : int, optional
+        Seed of the shuffle; the run's seed when omitted. Recorded in the manifest.
+    """
+
+    fmt: str | None = None  # None: the registry's preferred exporter
+    shuffle: bool = True
+    filename: str = "release"
+    shuffle_seed: int | None = None
+
+
+
+def identifier_columns(result: RunResult) -> list[str]:
+    """The input's identifier columns (never released)."""
+    for data in (result.original, result.data):
+        if isinstance(data, Table):
+            return data.schema.by_role(Role.IDENTIFIER)
+    return []
+
+
+
+def holds_records(release: Release) -> bool:
+    """Whether the release is made of records (every kind but feature weights)."""
+    return release.kind != FEATURE_WEIGHTS

@@ -1,0 +1,657 @@
+"""The release report: what was released, what it guarantees, its risk and usefulness before and
+after, its caveats and fingerprints, as a self-contained HTML file and a PDF.
+
+Every number in the report comes from the manifest (the report is a rendering of it), so the two
+can never disagree. ``veil report DIR`` (:func:`regenerate_report`) first recomputes those numbers
+from the released file and the input (when the input is still there and unchanged), checks them
+against the manifest, re-checks the privacy model on the file, and then renders.
+
+The report is written for a data manager, not a statistician: plain headings, the verdict first,
+every figure explained in a sentence. Rendering lives in :mod:`veil.engine.report_render`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .parts import read_parts, with_parts
+from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
+                         utility_rows)
+from ..data.datasource import DataSource
+from ..base.errors import BadInput, VeilError
+from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest
+from .staging import refuse_overwriting
+from .verify import read_released, verify_file
+from ..base.io import sha256_file
+from .staging import Staging
+from ..run.jobs import Context
+from ..data.recipe import Recipe
+from ..model.release import FEATURE_WEIGHTS
+from ..run.runs import PluginCall, prepare
+from ..data.table import Schema, Table
+
+
+# -- the document: a small, renderer-neutral structure ---------------------------------------------
+@dataclass(frozen=True)
+class Num:
+    """A number cell: its text, and the manifest key and value it shows (kept in the HTML)."""
+
+    text: str
+    key: str = ""
+    value: float | int | None = None
+
+
+@dataclass
+class Block:
+    kind: str  # "p", "facts", "table", "list", "code", "chart"
+    content: object
+    header: list | None = None
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    heading: str
+    blocks: list[Block] = field(default_factory=list)
+
+    def add(self, kind: str, content, **kw) -> Section:
+        self.blocks.append(Block(kind, content, **kw))
+        return self
+
+
+@dataclass
+class Headline:
+    status: str  # "holds", "fails", "none", "changed"
+    headline: str
+    lines: list[str]
+
+
+@dataclass
+class Document:
+    title: str
+    subtitle: str
+    verdict: Headline
+    sections: list[Section]
+    charts: dict  # chart name ("risk", "utility") -> the manifest figures it draws
+    meta: dict = field(default_factory=dict)
+
+
+# -- building the document from a manifest -------------------------------------------------------------
+def build_document(registry, manifest: dict, checks: dict | None = None) -> Document:
+    """The report's content, from a manifest (and, when regenerated, the checks just made)."""
+    checks = checks or {}
+    out = manifest.get("output", {})
+    created = manifest.get("created", "")
+    doc = Document("Release report", f"{out.get('path', '?')} — exported {_when(created)} with Veil "
+                   f"{manifest.get('veil_version') or '?'}", _verdict(registry, manifest, checks), [], {},
+                   {"file": out.get("path", ""), "veil_version": manifest.get("veil_version") or ""})
+    doc.sections += [_released(registry, manifest), _risk_section(manifest, doc), _utility_section(registry, manifest, doc)]
+    if manifest.get("privacy_budget"):
+        doc.sections.append(_budget_section(manifest))
+    doc.sections += [_caveats(registry, manifest), _parameters(registry, manifest), _fingerprints(manifest, checks)]
+    return doc
+
+
+def _verdict(registry, manifest: dict, checks: dict) -> Headline:
+    pm = manifest.get("privacy_model") or {}
+    v = manifest.get("verdict") or {}
+    lines = []
+    budget = manifest.get("privacy_budget")
+    if budget:
+        lines.append(f"Differential privacy: the method spent a privacy budget of ε = {_g(budget['epsilon_spent'])}.")
+    if checks.get("release") in ("changed", "missing"):
+        return Headline("changed", f"The released file {_release_state(checks['release'])}: this report cannot vouch "
+                                  f"for it.", [f"The figures below are those recorded when it was exported."] + lines)
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        headline = ("Feature weights, not records: no record was released." + (
+            f" The weights are ε = {_g(budget['epsilon_spent'])}-differentially private." if budget else
+            " The weights make no privacy claim."))
+        return Headline("none", headline, lines + ["The file holds one row per feature (its weight and rank). "
+                                                  "Differential privacy's assumptions are listed below."
+                                                  if budget else "The weights were computed from every record."])
+    if not pm.get("name"):
+        headline = "No privacy model was chosen: this release makes no privacy claim."
+        return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
+                                                  "it outside the organisation that holds the data."])
+    holds = bool(v.get("holds"))
+    each = _each_verdict(manifest)
+    headline = " ".join(explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value"))
+                        for e in each)
+    if len(each) > 1:
+        lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
+        lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
+    else:
+        lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    recheck = checks.get("recheck")
+    if recheck is not None:
+        lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
+    return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _each_verdict(manifest: dict) -> list[dict]:
+    """One entry per privacy model (``verdicts`` of a manifest; its single ``verdict`` before there were several)."""
+    listed = manifest.get("verdicts") or []
+    if listed:
+        return listed
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    return [{"model": pm.get("name"), "params": pm.get("params") or {}, **v}]
+
+
+def explain(registry, model: str, params: dict, holds: bool, value) -> str:
+    """One sentence a data holder can read: the model's own ``explain(params, holds, value)`` when
+    its plugin has one, else its title and parameters."""
+    try:
+        cls = registry.get("privacy-model", model)
+    except BadInput:
+        cls = None
+    sentence = cls.explain(params, holds, value) if cls is not None else ""
+    if sentence:
+        return sentence
+    title = cls.title if cls is not None else model
+    args = ", ".join(f"{k} = {v}" for k, v in params.items())
+    return f"{title}{f' with {args}' if args else ''} {'holds' if holds else 'does not hold'}."
+
+
+def _released(registry, manifest: dict) -> Section:
+    out = manifest.get("output", {})
+    inp = manifest.get("input", {})
+    method = manifest.get("method", {})
+    unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
+    facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
+                               f"{_count(out.get('rows'), unit)}, {_count(len(out.get('columns') or []), 'column')})"),
+             ("Columns released", _names(out.get("columns") or []) or "none"),
+             ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
+             ("Privacy model", _model_fact(registry, manifest))]
+    removed = manifest.get("removed_identifiers") or []
+    facts.append(("Identifier columns", f"removed, never released: {_names(removed)}" if removed
+                  else "none were marked in the input"))
+    features = manifest.get("selected_features")
+    target = (manifest.get("roles") or {}).get("target")
+    if features is not None and list(features) != [c for c in out.get("columns") or [] if c != target]:
+        facts.append(("Features kept", f"{len(features)}: {_names(features)}"))
+    if manifest.get("release_kind") == FEATURE_WEIGHTS:
+        facts.append(("Row order", "by rank: one row per feature, no records"))
+    else:
+        facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
+                      if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
+    source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
+              else Path(inp["path"]).name if inp.get("path") else "not recorded")
+    dropped = ", after dropping every record with a missing value" if (inp.get("read") or {}).get("drop_missing") else ""
+    facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')}{dropped})"))
+    project = manifest.get("project")
+    if project:
+        facts.append(("Project file", project.get("path")))
+    return Section("What was released").add("facts", facts)
+
+
+def _model_fact(registry, manifest: dict):
+    pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
+    if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
+        return "none applies: the file holds feature weights, not records" + (
+            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else "")
+    if not pm.get("name"):
+        return "none: the release makes no privacy claim"
+    each = _each_verdict(manifest)
+    if len(each) > 1:
+        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'])}{_params_text(e.get('params'))}"
+                                      f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
+    verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
+    return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
+
+
+def _risk_section(manifest: dict, doc: Document) -> Section:
+    risk = manifest.get("risk") or {}
+    sec = Section("Re-identification risk, before and after")
+    before, after = risk.get("before"), risk.get("after")
+    if not before and not after:
+        return sec.add("p", "No risk figures were recorded for this release.")
+    t = risk.get("threshold", DEFAULT_RISK_THRESHOLD)
+    cols = (after or before).get("columns") or []
+    sec.add("p", "Someone who knows that a person is in this file, and knows their "
+                 f"{_names(cols, limit=6) or 'details'}, can look for the records that match. If n records match, "
+                 "their chance of picking the right one is 1 in n. That chance is the re-identification risk of "
+                 "the record (the prosecutor model, as the ARX anonymisation tool reports it).")
+    rows = [("Highest risk (the most exposed record)", "max", _pct),
+            ("Average risk over all records", "avg", _pct),
+            (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
+            ("Smallest group of look-alike records", "smallest_group", _int),
+            ("Number of groups", "groups", _int)]
+    if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
+        rows += [("Journalist risk, highest (the whole data set is the population)", "journalist_max", _pct),
+                 ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
+    table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
+    header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
+              "After: the release"]
+    sec.add("table", table, header=header)
+    if not before:
+        sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
+    elif after and (before.get("columns") or []) != after.get("columns"):
+        sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
+                     "“after” at the columns the release keeps, as released.")
+    if (manifest.get("roles") or {}).get("exact_quasi_identifiers"):
+        sec.add("p", "This release publishes the quasi-identifiers exact beside its groups (bucketisation), so "
+                     "the groups do not lower this risk: they hide only which of its group's sensitive values is a "
+                     "record's. The privacy model above judges that.")
+    if risk.get("after_note"):
+        sec.add("p", f"No “after” figures: {risk['after_note']}.")
+    doc.charts["risk"] = risk
+    sec.add("chart", "risk", caption="Left: risk before and after (lower is safer; the dashed line is the threshold). "
+                                     "Right: how many records share their values with how many others.")
+    return sec
+
+
+def _utility_section(registry, manifest: dict, doc: Document) -> Section:
+    sec = Section("Usefulness, before and after")
+    util = manifest.get("utility")
+    if util and (util.get("before") or util.get("after")):
+        sec.add("p", f"To see how much the release still supports analysis, Veil trained the same classifier "
+                     f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
+                     f"once on the release, and measured how well it predicts records it was not trained on. "
+                     f"1.0 is perfect; an AUC of 0.5 is guessing.")
+        rows = utility_rows(util)
+        b, a = util.get("before"), util.get("after")
+        sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
+                           _delta(b, a, key)] for label, key in rows],
+                header=["", "Trained on the original", "Trained on the release", "Change"])
+        doc.charts["utility"] = util
+        sec.add("chart", "utility", caption="The same classifier, trained on the original and on the release.")
+    elif util and util.get("note"):
+        sec.add("p", f"No classifier comparison: {util['note']}.")
+    else:
+        sec.add("p", "No classifier comparison was made for this export.")
+    metrics = manifest.get("metrics") or {}
+    samples = manifest.get("metric_samples") or {}
+    if metrics:
+        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
+                 _sample_words(samples.get(k))] for k, v in metrics.items()]
+        sec.add("p", "Measures computed on the release when the method ran:")
+        sec.add("table", rows, header=["Measure", "Value", "Computed on"])
+        if samples:
+            sec.add("p", "Measures marked as computed on a sample train classifiers; on an input this large they "
+                         "ran on a random sample of the records, drawn with the seed shown, so they can be "
+                         "repeated exactly.")
+    return sec
+
+
+def _sample_words(sample: dict | None) -> str:
+    if not sample:
+        return "all records"
+    return f"a sample of {sample['rows']:,} of {sample['of']:,} records (seed {sample['seed']})"
+
+
+def _budget_section(manifest: dict) -> Section:
+    budget = manifest["privacy_budget"]
+    sec = Section("Privacy budget (differential privacy)")
+    eps = budget.get("epsilon_spent")
+    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
+                      ("Noise source", str(budget.get("noise") or "not recorded"))])
+    sec.add("p", "Differential privacy bounds how much any one person's record can change what is released. "
+                 "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:")
+    sec.add("list", budget.get("assumptions") or ["the method stated none"])
+    return sec
+
+
+def _caveats(registry, manifest: dict) -> Section:
+    pm = manifest.get("privacy_model") or {}
+    items = []
+    if pm.get("name"):
+        try:
+            items += list(registry.get("privacy-model", pm["name"]).caveats)
+        except BadInput:
+            pass
+        roles = manifest.get("roles") or {}
+        qis = roles.get("quasi_identifiers") or []
+        exact = roles.get("exact_quasi_identifiers") or []
+        if exact:
+            items.append(f"The quasi-identifiers {_names(exact)} are published exact, as in the input: anyone who "
+                         "knows them can find a person's record (the re-identification risk above is the input's). "
+                         "The guarantee covers only the link from a record to its sensitive value "
+                         f"({_names(roles.get('sensitive') or []) or 'none'}), which the file gives per group.")
+        else:
+            items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could "
+                         "know other columns of a person, those columns are not protected by it.")
+    elif manifest.get("release_kind") == FEATURE_WEIGHTS:
+        items.append("No record-level privacy model applies: the file holds feature weights, not records. What the "
+                     "weights reveal is limited only by the differential privacy stated below, if any.")
+    else:
+        items.append("No privacy model was applied: nothing limits what this file reveals about people.")
+    items.append("Risk figures assume the attacker knows the person is in the file (the prosecutor model); for "
+                 "someone who does not, the risk is lower.")
+    budget = manifest.get("privacy_budget")
+    if budget:
+        items += [f"Assumption of the differential privacy guarantee: {a}" for a in budget.get("assumptions") or []]
+    if manifest.get("utility"):
+        items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
+                     "more or less.")
+    reached = manifest.get("released_sensitive") or []
+    if reached:
+        items.insert(0, f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
+                        f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.")
+    items += [f"Note from the method: {n}" for n in manifest.get("notes") or []]
+    return Section("Caveats").add("list", items)
+
+
+def _parameters(registry, manifest: dict) -> Section:
+    method, pm = manifest.get("method", {}), manifest.get("privacy_model", {})
+    facts = [("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
+             ("Privacy model", f"{pm.get('name')}{_params_text(pm.get('params'))}" if pm.get("name") else "none"),
+             ("Seed", str(manifest.get("seed"))),
+             ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled")]
+    risk = manifest.get("risk") or {}
+    if risk:
+        facts.append(("Risk threshold", Num(_g(risk.get("threshold")), "risk.threshold", risk.get("threshold"))))
+    recipe = manifest.get("recipe")
+    if recipe:
+        facts.append(("Binarisation", f"{len(recipe.get('steps') or [])} steps (listed in manifest.json)"))
+    for key, value in (manifest.get("details") or {}).items():
+        if key in ("epsilon_spent", "assumptions"):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        facts.append((f"Method detail: {key}", text if len(text) <= 200 else text[:199] + "… (see manifest.json)"))
+    plat = manifest.get("platform") or {}
+    facts.append(("Made with", f"Veil {manifest.get('veil_version') or '?'} on {plat.get('system', '?')} "
+                               f"{plat.get('release', '')} {plat.get('machine', '')}, Python {plat.get('python', '?')}"))
+    facts.append(("Exported", _when(manifest.get("created", ""))))
+    return Section("Parameters").add("facts", facts)
+
+
+def _fingerprints(manifest: dict, checks: dict) -> Section:
+    sec = Section("File fingerprints (SHA-256)")
+    sec.add("p", "A fingerprint changes if a single byte of the file changes. Anyone can check the released file "
+                 "against this report with “veil verify <folder>”.")
+    rows = [("Released file", manifest.get("output", {}).get("path"), manifest.get("output", {}).get("sha256")),
+            ("Input file", Path(manifest.get("input", {}).get("path") or "not recorded").name,
+             manifest.get("input", {}).get("sha256"))]
+    if manifest.get("project"):
+        rows.append(("Project file", Path(manifest["project"]["path"]).name, manifest["project"].get("sha256")))
+    sec.add("code", [(label, name or "", digest or "not recorded") for label, name, digest in rows])
+    status = [text for key in ("release", "input") if (text := _check_text(key, checks.get(key)))]
+    status += checks.get("differences") or []
+    if status:
+        sec.add("list", status)
+    return sec
+
+
+def _finding(message: str | None) -> str:
+    """A model's message without its leading "holds:"/"fails:" (the headline already says which)."""
+    text = (message or "").strip()
+    for word in ("holds:", "fails:"):
+        if text.lower().startswith(word):
+            return text[len(word):].strip()
+    return text
+
+
+def _check_text(key: str, state: str | None) -> str | None:
+    if state is None:
+        return None
+    what = "The released file" if key == "release" else "The input file"
+    return {"matches": f"{what} matches its fingerprint.",
+            "changed": f"{what} has changed since the export: its fingerprint differs.",
+            "missing": f"{what} is no longer where the manifest says.",
+            "demo": "The input is Veil's bundled demo data.",
+            "not recorded": f"{what}'s location was not recorded."}.get(state, f"{what}: {state}.")
+
+
+def _release_state(state: str) -> str:
+    return "has changed since it was exported" if state == "changed" else "is missing"
+
+
+# -- writing -----------------------------------------------------------------------------------------
+def render_report_files(registry, manifest: dict, stage: Staging, options: ReportOptions, binding: dict,
+                        checks: dict | None = None, ctx: Context | None = None) -> dict:
+    """Render ``report.html`` and ``report.pdf`` (as ``options`` asks) into a staging folder, each
+    carrying ``binding`` (the hash of the manifest it describes); return their staged paths."""
+    from .report_render import render_html, render_pdf
+
+    ctx = ctx or Context(0)
+    ctx.check()
+    doc = build_document(registry, manifest, checks)
+    doc.meta["binding"] = binding_text(binding)
+    paths = {}
+    if options.html:
+        ctx.progress(0.0, "writing report.html")
+        html = render_html(doc)
+        ctx.check()
+        paths["html"] = stage.file(REPORT_FILES["html"])
+        paths["html"].write_text(html, encoding="utf-8")
+    if options.pdf:
+        ctx.progress(0.3, "writing report.pdf")
+        paths["pdf"] = stage.file(REPORT_FILES["pdf"])
+        render_pdf(doc, paths["pdf"], check=ctx.check)
+    ctx.progress(1.0, "report written")
+    return paths
+
+
+def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportOptions = ReportOptions(),
+                 checks: dict | None = None, *, binding: dict | None = None, ctx: Context | None = None) -> dict:
+    """Write ``report.html`` and ``report.pdf`` (as ``options`` asks) into ``out_dir`` together (one
+    transaction, see :mod:`veil.engine.staging`); return their paths.
+
+    ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
+    out = Path(out_dir)
+    refuse_overwriting([out / name for name in REPORT_FILES.values()],
+                       [(manifest.get("input") or {}).get("path"), (manifest.get("project") or {}).get("path")])
+    with Staging(out) as stage:
+        staged = render_report_files(registry, manifest, stage, options,
+                                     binding if binding is not None else make_binding(manifest), checks, ctx)
+        (ctx or Context(0)).check()
+        stage.commit()
+    return {kind: out / p.name for kind, p in staged.items()}
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    paths: dict
+    manifest: dict  # the manifest as the report shows it (recomputed figures where they could be)
+    checks: dict
+
+    @property
+    def release_intact(self) -> bool:
+        return self.checks.get("release") == "matches"
+
+
+def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | None = None, utility: bool = True,
+                      ctx: Context | None = None) -> Regenerated:
+    """``veil report DIR``: recompute the figures from the released file and the input, compare them
+    with the manifest, re-check the privacy model, and write the report. Never raises for a missing
+    or changed input (the report says so and leaves out the “before” figures).
+
+    ``risk_threshold`` defaults to the one the manifest records; ``utility=False`` skips the classifier.
+    """
+    import datetime as _dt
+
+    manifest = read_manifest(folder)
+    out = Path(manifest.pop("_dir"))
+    recorded_risk = manifest.get("risk") or {}
+    if risk_threshold is None:
+        risk_threshold = recorded_risk.get("threshold", DEFAULT_RISK_THRESHOLD)
+    options = ReportOptions(risk_threshold=risk_threshold, utility=utility)
+    ctx = ctx or Context(manifest.get("seed") or 0)
+    checks = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    after = _reload_release(registry, manifest, out, checks)
+    original, before = _reload_input(registry, manifest, checks)
+    records = manifest.get("release_kind") != FEATURE_WEIGHTS
+    if not records:  # feature weights: the released file holds no records to assess
+        after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
+    fresh = assess(registry, original, before, after, options, ctx)
+    view = dict(manifest)
+    view["risk"] = _merge(fresh["risk"], recorded_risk, after is not None, before is not None)
+    if checks.get("input_note"):
+        view["risk"]["before_note"] = checks["input_note"]
+    if not records:
+        view["risk"]["after_note"] = recorded_risk.get("after_note")
+    if options.utility:
+        view["utility"] = _merge(fresh["utility"], manifest.get("utility") or {}, after is not None, before is not None)
+    if math.isclose(options.risk_threshold, recorded_risk.get("threshold", -1)):
+        checks["differences"] = _differences(manifest, view)
+    regenerated = checks["when"]
+    paths = write_report(registry, view, out, options, checks, binding=make_binding(manifest, regenerated), ctx=ctx)
+    return Regenerated(paths, view, checks)
+
+
+def _reload_release(registry, manifest: dict, out: Path, checks: dict):
+    path = out / manifest["output"]["path"]
+    if not path.exists():
+        checks["release"] = "missing"
+        return None
+    if sha256_file(path) != manifest["output"].get("sha256"):
+        checks["release"] = "changed"
+        return None
+    checks["release"] = "matches"
+    pm = manifest.get("privacy_model") or {}
+    try:
+        if pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
+            models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [
+                PluginCall(pm["name"], pm.get("params") or {})]
+            verification = verify_file(registry, path, manifest["output"].get("format") or
+                                       registry.preferred("exporter"), models, manifest.get("roles") or {})
+            checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
+    except VeilError as exc:
+        checks["recheck"] = f"could not be re-checked: {exc}"
+    fmt = manifest["output"].get("format") or registry.preferred("exporter")
+    frame = read_released(registry, fmt, path)
+    parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {}))
+    return with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
+
+
+def _reload_input(registry, manifest: dict, checks: dict):
+    """The data the method ran on, read again as the manifest recorded; (None, None) with a note in
+    ``checks`` when it is gone, changed or unreadable."""
+    inp = manifest.get("input") or {}
+    read = dict(inp.get("read") or {})
+    path, digest = inp.get("path"), inp.get("sha256")
+    if read.get("demo"):
+        checks["input"] = "demo"
+    elif not path:
+        checks["input"] = "not recorded"
+    elif not Path(path).exists():
+        checks["input"] = "missing"
+    elif digest and sha256_file(path) != digest:
+        checks["input"] = "changed"
+    else:
+        checks["input"] = "matches"
+    if checks["input"] not in ("matches", "demo"):
+        checks["input_note"] = (f"{_check_text('input', checks['input'])} The “before” figures are left out, "
+                                f"because they would describe other data.")
+        return None, None
+    try:
+        data = DataSource.from_dict({**read, "path": None if read.get("demo") else path}).load(registry)
+        if isinstance(data, Table) and inp.get("schema"):
+            schema = Schema.from_dict(inp["schema"])
+            if schema.names != data.schema.names:  # read with other options than at export: other data
+                raise BadInput("its columns differ from those recorded in the manifest")
+            data = Table(data.frame, schema, data.source, data.sha256)
+        recipe = Recipe.from_dict(manifest["recipe"]) if manifest.get("recipe") else None
+        prepared = prepare(data, registry.algorithm(manifest["method"]["name"]), recipe)
+    except Exception as exc:  # whatever the input has become, the report is still written, and says why
+        why = str(exc).split(";")[0]
+        checks["input"] = f"could not be read again ({why})"
+        checks["input_note"] = f"The input could not be read again ({why}), so there are no “before” figures."
+        return None, None
+    return prepared, before_release(prepared)
+
+
+def _merge(fresh: dict | None, recorded: dict, have_after: bool, have_before: bool) -> dict | None:
+    """Fresh figures where they could be recomputed; the recorded “after” ones where the file is not intact."""
+    if fresh is None:
+        return None
+    merged = dict(fresh)
+    if not have_after and recorded.get("after"):
+        merged["after"] = recorded["after"]
+    if not have_before:
+        merged["before"] = None
+    return merged
+
+
+def _differences(recorded: dict, shown: dict) -> list[str]:
+    found = []
+    for section in ("risk", "utility"):
+        for side in ("before", "after"):
+            old = ((recorded.get(section) or {}).get(side)) or {}
+            new = ((shown.get(section) or {}).get(side)) or {}
+            for key, value in new.items():
+                if isinstance(value, (int, float)) and isinstance(old.get(key), (int, float)) \
+                        and not math.isclose(value, old[key], rel_tol=1e-9, abs_tol=1e-12):
+                    found.append(f"{section} {side} {key}: recomputed {_g(value)}, the manifest says {_g(old[key])}.")
+    return found
+
+
+# -- formatting helpers ------------------------------------------------------------------------------
+def _num(side: dict | None, prefix: str, key: str, fmt) -> Num:
+    if not side or side.get(key) is None:
+        return Num("—", f"{prefix}.{key}", None)
+    return Num(fmt(side[key]), f"{prefix}.{key}", side[key])
+
+
+def _delta(before: dict | None, after: dict | None, key: str) -> str:
+    if not before or not after or before.get(key) is None or after.get(key) is None:
+        return "—"
+    d = after[key] - before[key]
+    return f"{d:+.3f}"
+
+
+def _pct(v) -> str:
+    return f"{100 * v:.1f} %" if v >= 0.001 or v == 0 else f"{100 * v:.3f} %"
+
+
+def _dec(v) -> str:
+    return f"{v:.3f}"
+
+
+def _int(v) -> str:
+    return f"{int(v):,}"
+
+
+def _g(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _group_bound(threshold: float) -> str:
+    """The group size below which a record's risk 1/size exceeds ``threshold``."""
+    if threshold <= 0:
+        return "any size"
+    bound = 1 / threshold
+    return str(round(bound)) if abs(bound - round(bound)) < 1e-9 else str(math.ceil(bound))
+
+
+def _count(n, word: str) -> str:
+    if n is None:
+        return f"? {word}s"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _names(names, limit: int = 12) -> str:
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _params_text(params) -> str:
+    if not params:
+        return ""
+    return " (" + ", ".join(f"{k} = {v}" for k, v in params.items()) + ")"
+
+
+def _title(registry, kind: str, name) -> str:
+    try:
+        cls = registry.get(kind, name)
+        return f"{cls.title} ({name})" if cls.title and cls.title != name else str(name)
+    except BadInput:
+        return str(name)
+
+
+def _fmt_name(registry, fmt) -> str:
+    """The format's title as its exporter declares it (its name when it is not installed)."""
+    try:
+        return registry.get("exporter", fmt).title or str(fmt)
+    except BadInput:
+        return str(fmt)
+
+
+def _when(iso: str) -> str:
+    return iso.replace("T", " ").replace("+00:00", " UTC") if iso else "?"

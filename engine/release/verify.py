@@ -1,0 +1,186 @@
+"""Verifying a written release against its manifest: every file's hash, the release re-read from
+its own file and judged again by the privacy model(s) the manifest claims (``veil verify``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..base.errors import BadInput
+from ..base.io import sha256_file
+from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
+from ..run.runs import PluginCall, bind_model
+from .assessment import release_as_written
+from .manifest import REPORT_FILES, manifest_digest, read_binding, read_manifest
+from .parts import read_parts, with_parts
+from .staging import leftovers
+
+
+@dataclass(frozen=True)
+class Verification:
+    holds: bool
+    message: str
+    verdict: Verdict | None
+    sha256_matches: bool | None
+
+
+
+def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
+    """A released file read back by the exporter of ``fmt``; BadInput when it is damaged or not that format."""
+    exporter = registry.exporter(fmt)
+    try:
+        return exporter.read_back(Path(path))
+    except (BadInput, MemoryError, OSError):
+        raise
+    except Exception as exc:  # each format's reader fails its own way (ArrowInvalid, BadZipFile, ParserError…)
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
+
+
+
+def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict,
+                parts=None) -> Verification:
+    """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
+    (a list of them: every one must hold). ``parts``: the names of the release's further files
+    (Anatomy's sensitive table), found beside it.
+
+    Shares nothing with the method that made the file beyond the model's own check: the file is
+    read back by its exporter and the roles come from the caller (the manifest or flags).
+    """
+    frame = read_released(registry, fmt, path)
+    found = read_parts(registry.exporter(fmt), Path(path), parts)
+    release = with_parts(release_as_written(frame, roles, found), found)
+    missing = [c for c in release.quasi_identifiers if c not in frame.columns]
+    if missing:
+        raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
+    model = bind_model(registry, model_call)
+    verdict = model.check(release)
+    message = verdict.message
+    if not verdict.holds:
+        message += f"; failing records: {describe_failures(verdict, release)}"
+    return Verification(verdict.holds, message, verdict, None)
+
+
+
+def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
+    """Re-check the export a manifest describes, as a whole: every member file (the release by its
+    SHA-256, each report by the manifest hash it carries), what a killed export left in the folder,
+    then the privacy model on the released file.
+
+    A member of another export (a report left by an earlier export, files of a commit that a kill
+    cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
+    """
+    given = Path(manifest_path)
+    notes = []
+    for item in leftovers(given if given.is_dir() else given.parent):
+        if item.mixed:  # even before the manifest: a half-moved export may have none yet
+            return Verification(False, _interrupted(item), None, None)
+        notes.append(item.describe())
+    manifest = read_manifest(manifest_path)
+    folder = Path(manifest["_dir"])
+    out = manifest["output"]
+    path = folder / out["path"]
+    problems = member_problems(folder, manifest)
+    matches = None
+    if path.exists():
+        matches = sha256_file(path) == out.get("sha256")
+        if not matches:
+            problems.insert(0, f"{path.name} was changed after export: its SHA-256 differs from the manifest")
+    note = "".join(f"; note: {n}" for n in notes)
+    if problems:
+        return Verification(False, "; ".join(problems) + note, None, matches)
+    pm = manifest["privacy_model"]
+    if not pm.get("name"):
+        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}" + note, None, True)
+    first = PluginCall(pm["name"], pm.get("params") or {})
+    bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
+    models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
+    if models[0] != first:
+        return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
+                                   "it was edited after export", None, True)
+    result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
+                         manifest["roles"], parts=list(out.get("parts") or {}))
+    return Verification(result.holds, result.message + note, result.verdict, True)
+
+
+
+def member_problems(folder: Path, manifest: dict) -> list[str]:
+    """What is missing from the export or belongs to another one, in words."""
+
+    out = manifest["output"]
+    files = dict((manifest.get("export") or {}).get("files") or {})
+    files.setdefault(out["path"], out.get("sha256"))
+    ours = manifest_digest(manifest) if manifest.get("export") else None
+    data_files = {str(e.get("path")) for e in (out.get("parts") or {}).values() if isinstance(e, dict)}
+    problems = []
+    for name, digest in files.items():
+        p = folder / name
+        if not p.exists():
+            problems.append(f"incomplete export: {name} is missing")
+        elif name in data_files:  # a further part of the release (Anatomy's sensitive table)
+            if sha256_file(p) != digest:
+                problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
+        elif name != out["path"]:  # a report: whose is it?
+            carried = read_binding(p)
+            if carried.get("manifest-sha256") != ours:
+                problems.append(f"incomplete export: {name} belongs to {_whose(carried, manifest)} export")
+            elif sha256_file(p) != digest and not carried.get("regenerated"):
+                problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
+    for name in REPORT_FILES.values():
+        p = folder / name
+        if name in files or not p.exists():
+            continue
+        carried = read_binding(p)
+        if not ours or carried.get("manifest-sha256") != ours:
+            problems.append(f"incomplete export: {name} belongs to {_whose(carried, manifest)} export")
+    return problems
+
+
+
+def _whose(carried: dict, manifest: dict) -> str:
+    """"an earlier", "a later" or "another", comparing the export times (same ISO format, UTC)."""
+    theirs, ours = carried.get("export-created") or "", manifest.get("created") or ""
+    if not carried or (theirs and ours and theirs < ours):
+        return "an earlier"  # a report without a binding is older than bindings
+    if theirs and ours and theirs > ours:
+        return "a later"
+    return "another"
+
+
+
+def _interrupted(item) -> str:
+    new = sorted(n for n, state in item.members.items() if state == "new")
+    earlier = sorted(n for n, state in item.members.items() if state == "earlier")
+    missing = sorted(n for n in (item.journal.get("new") or {}) if n not in item.members)
+    parts = []
+    if new:
+        parts.append(f"{_and(new)} {'belongs' if len(new) == 1 else 'belong'} to the interrupted export")
+    if earlier:
+        parts.append(f"{_and(earlier)} to an earlier one")
+    if missing:
+        parts.append(f"{_and(missing)} {'is' if len(missing) == 1 else 'are'} missing")
+    return (f"incomplete export: {item.describe()}: {', '.join(parts)}; the next export into this folder puts the "
+            f"earlier files back first (or export again)")
+
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+
+def _unchecked_claim(manifest: dict) -> str:
+    """What a release without a record-level privacy model claims, in words for ``veil verify``."""
+    budget = manifest.get("privacy_budget") or {}
+    weights = manifest.get("release_kind") == FEATURE_WEIGHTS
+    if budget.get("epsilon_spent") is not None:
+        what = "feature weights claim" if weights else "release claims"
+        return (f"the {what} ε = {budget['epsilon_spent']:g} differential privacy under the assumptions in the "
+                f"manifest, which cannot be re-checked from the file" + ("; it holds no records" if weights else ""))
+    if weights:
+        return "a feature-weights release holds no records and makes no privacy claim"
+    return "the release makes no privacy claim"

@@ -1,0 +1,15 @@
+"""Running things: jobs and their context (progress, cancel, noise), a single run, studies and
+projects, executors and the worker process.
+"""
+
+from ..base.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "jobs": ["CancelToken", "Context"],
+    "noise": ["Noise", "NOISE_SOURCES", "SECURE", "SecureNoise", "SEEDED", "SeededNoise"],
+    "executors": ["Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
+    "project": ["Project"],
+    "runs": ["BoundModel", "default_metrics", "execute", "measure", "PluginCall", "prepare", "RunResult", "RunSpec"],
+    "study": ["check_data", "Outcome", "outcome_rows", "PlannedRun", "results_frame", "results_table", "run_planned", "run_study", "settings_of", "Study", "summarise"],
+    "worker": ["Remote", "WorkerDied", "WorkerProcess"],
+})

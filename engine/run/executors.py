@@ -1,0 +1,82 @@
+"""Executor services: where a method's parallel work runs, chosen by the user, reached through ``ctx``.
+
+A method that maps one function over many items (partitions of a set-valued table, folds, repeats)
+calls ``ctx.executor.map(fn, items)`` and never asks where the work runs. The default is
+:class:`InProcessExecutor` (this process, in order, checking for cancellation between items); an
+optional backend — a Spark session for PatternKa's scale-out, a process pool — registers a factory
+under a name with :func:`register_executor`, and the user chooses it (``veil run --executor NAME``).
+
+A backend that blocks (a Spark job, a C miner) registers how to stop itself with
+``ctx.on_cancel(fn)``, so cancelling the run stops it at once instead of at the next progress call.
+
+>>> ex = make_executor("in-process")
+>>> ex.map(lambda x: x * x, [1, 2, 3])
+[1, 4, 9]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from ..base.errors import BadInput
+
+
+class Executor(Protocol):
+    """What a method may ask of an executor service."""
+
+    name: str
+
+    def map(self, fn: Callable, items: Iterable) -> list:
+        """``[fn(x) for x in items]``, in order, wherever the service runs them."""
+
+    def close(self) -> None:
+        """Release what the service holds (sessions, worker processes)."""
+
+
+class InProcessExecutor:
+    """Runs every item here, in order; ``check`` (the run's cancel check) is called between items."""
+
+    name = "in-process"
+
+    def __init__(self, check: Callable[[], None] | None = None):
+        self._check = check
+
+    @property
+    def bound(self) -> bool:
+        """Whether it checks a run's cancel token (a run context binds an unbound one to its own)."""
+        return self._check is not None
+
+    def map(self, fn: Callable, items: Iterable) -> list:
+        out = []
+        for item in items:
+            if self._check is not None:
+                self._check()
+            out.append(fn(item))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+_FACTORIES: dict[str, Callable[..., Executor]] = {"in-process": InProcessExecutor}
+
+
+def register_executor(name: str, factory: Callable[..., Executor]) -> None:
+    """Make an executor service available under ``name`` (a plugin module calls this on import)."""
+    if not name or name != name.strip():
+        raise ValueError(f"an executor needs a plain name, got {name!r}")
+    _FACTORIES[name] = factory
+
+
+def executor_names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def make_executor(name: str = "in-process", **options) -> Executor:
+    """A new executor service by its registered name; BadInput naming the known ones otherwise."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise BadInput(f"unknown executor {name!r}; available: {', '.join(executor_names())}") from None
+    return factory(**options)

@@ -1,0 +1,157 @@
+"""The run context: progress, cooperative cancellation, a seeded RNG and a logger.
+
+A method is a pure function of (data, parameters, seed); everything else it needs from its
+surroundings comes through a :class:`Context`. Methods call :meth:`Context.progress` (or
+:meth:`Context.check`) at least every 100 ms of work; both raise :class:`Cancelled` once the user
+has asked to stop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..base.errors import Cancelled
+from .noise import SECURE, SEEDED, make_noise
+
+ProgressCallback = Callable[[float, str], None]
+MODES = ("study", "release")
+
+
+class CancelToken:
+    """Thread-safe flag set by whoever wants a run to stop; cancelling also calls every callback a
+    blocking backend registered (:meth:`on_cancel`), once, on the cancelling thread."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # a backend failing to stop must not stop the others being told
+                logging.getLogger("veil.run").exception("a cancel callback failed")
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn`` when the run is cancelled (at once if it already is); returns a function that
+        unregisters it (call it when the blocking work is over)."""
+        with self._lock:
+            if not self._event.is_set():
+                key, self._next = self._next, self._next + 1
+                self._callbacks[key] = fn
+                return lambda: self._callbacks.pop(key, None)
+        fn()
+        return lambda: None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+class Context:
+    """What a running method may use besides its data and parameters.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of :attr:`rng`; the same seed gives the same release.
+    on_progress : callable(fraction, message), optional
+    token : CancelToken, optional
+    span : (start, end)
+        The part of the parent's progress bar this context reports into.
+    noise_source : "seeded" or "secure"
+        Where differential-privacy noise (:attr:`noise`) comes from: the seeded :attr:`rng` (studies,
+        reproducible) or the operating system's secure source (a release; see :mod:`veil.engine.noise`).
+    mode : "study" or "release", optional
+        The same choice by purpose: ``"release"`` (``veil run``, the desktop's runs, which may be
+        exported) means the secure source — a seed written into a manifest must not let anyone
+        subtract the noise again; ``"study"`` (studies, tests, sweeps) the seeded one. Given, it
+        overrides ``noise_source``; :attr:`mode` always says which. Children inherit it.
+    executor : executor service, optional
+        Where :attr:`executor` runs parallel work (default: in this process; see
+        :mod:`veil.engine.executors`).
+    """
+
+    def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
+                 token: CancelToken | None = None, logger: logging.Logger | None = None,
+                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None,
+                 mode: str | None = None):
+        if mode is not None:
+            if mode not in MODES:
+                raise ValueError(f"a context's mode is one of {', '.join(MODES)}, not {mode!r}")
+            noise_source = SECURE if mode == "release" else SEEDED
+        mode = "release" if noise_source == SECURE else "study"
+        self.seed = seed
+        self.mode = mode
+        self.rng = np.random.default_rng(seed)
+        self.noise = make_noise(noise_source, self.rng)
+        self.token = token or CancelToken()
+        self.log = logger or logging.getLogger("veil.run")
+        self._on_progress = on_progress
+        self._span = span
+        self._last_emit = 0.0
+        self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
+        self._executor = executor
+
+    @property
+    def executor(self):
+        """The executor service of the run (in-process, checking this context's cancel token, by default)."""
+        from .executors import InProcessExecutor
+
+        if self._executor is None or (type(self._executor) is InProcessExecutor and not self._executor.bound):
+            self._executor = InProcessExecutor(self.check)  # checks this run's cancel token between items
+        return self._executor
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
+        miner) stops itself. Returns a function that unregisters it."""
+        return self.token.on_cancel(fn)
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
+        miner) stops itself. Returns a function that unregisters it."""
+        return self.token.on_cancel(fn)
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the run was asked to stop."""
+        if self.token.cancelled:
+            raise Cancelled("the run was cancelled")
+
+    def progress(self, fraction: float, message: str = "", *, check: bool = True) -> None:
+        """Report progress in [0, 1] of this context's span; also checks for cancellation, unless
+        ``check`` is False (for work that is done and can no longer be undone, e.g. a committed export)."""
+        if check:
+            self.check()
+        if self._on_progress is None:
+            return
+        now = time.monotonic()
+        if fraction < 1.0 and now - self._last_emit < 0.05:  # at most 20 updates a second
+            return
+        self._last_emit = now
+        lo, hi = self._span
+        self._on_progress(lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message)
+
+    def child(self, start: float, end: float, seed: int | None = None) -> Context:
+        """A context reporting into [start, end] of this one's span, sharing the cancel token."""
+        lo, hi = self._span
+        span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
+        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
+                        self.noise.source, self._executor)
+        child.rerun = self.rerun
+        return child
+
+    def spawn_seed(self) -> int:
+        """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""
+        return int(self.rng.integers(0, 2**31 - 1))

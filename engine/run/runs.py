@@ -1,0 +1,327 @@
+"""One run: a method with its parameters, an optional privacy model, a seed and metrics, on data.
+
+The same function serves the command line, the desktop's worker thread, studies and tests:
+:func:`execute` prepares the data the method accepts, runs it under a :class:`Context`, re-checks
+the release against its privacy model and computes the metrics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data.forms import TABLE, convert, form_of, labels_of, provenance_of
+from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
+from ..base.errors import BadInput, PrivacyCheckFailed
+from .jobs import Context
+from ..model.params import params_to_dict, parse_spec
+from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
+from ..data.recipe import Recipe
+from ..model.release import Provenance, Release, Verdict, describe_failures
+from ..model.roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
+from ..base.validate import get, get_seed
+
+
+@dataclass(frozen=True)
+class PluginCall:
+    """A plugin name with raw parameter values (strings from a CLI, values from a project file)."""
+
+    name: str
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str | Mapping | PluginCall | None) -> PluginCall | None:
+        if text is None or isinstance(text, PluginCall):
+            return text
+        if isinstance(text, Mapping):
+            name = get(text, "name", str, where="a plugin entry", required=True)
+            return cls(name, dict(get(text, "params", dict, {}, where=f"plugin {name!r}")))
+        if not isinstance(text, str):
+            raise BadInput(f"a plugin must be named by text or {{\"name\": …, \"params\": {{…}}}}, got {text!r}")
+        name, values = parse_spec(text)
+        return cls(name, values)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "params": dict(self.params)}
+
+
+@dataclass(frozen=True, init=False)
+class RunSpec:
+    """Everything that defines a run besides the data.
+
+    ``models`` are the privacy models the release must all satisfy (none, one, or several
+    combined). The second positional argument (or ``model=``) takes one PluginCall, None or a
+    sequence of them, so ``RunSpec(method, PluginCall(model_name, {"k": 5}))`` still reads as
+    before; :attr:`model` is the first model (or None).
+    """
+
+    method: PluginCall
+    models: tuple[PluginCall, ...]
+    seed: int
+    metrics: tuple[str, ...]
+    recipe: Recipe | None
+    label: str  # the row name in a study (default: the method's name)
+    setting: dict  # the study's swept values for this run
+
+    def __init__(self, method: PluginCall, model=None, seed: int = 0, metrics: Sequence[str] = (),
+                 recipe: Recipe | None = None, label: str = "", setting: dict | None = None, *, models=None):
+        given = _calls(model)
+        if models is not None:
+            listed = _calls(models)
+            if given and given != listed[: len(given)]:
+                raise BadInput("give the privacy models either as model or as models, not both")
+            given = listed
+        set_ = object.__setattr__
+        set_(self, "method", method)
+        set_(self, "models", given)
+        set_(self, "seed", seed)
+        set_(self, "metrics", tuple(metrics))
+        set_(self, "recipe", recipe)
+        set_(self, "label", label)
+        set_(self, "setting", dict(setting or {}))
+
+    @property
+    def model(self) -> PluginCall | None:
+        return self.models[0] if self.models else None
+
+    @property
+    def models_text(self) -> str | None:
+        """The models' names joined with " + " (a study's ``model`` column), or None."""
+        return " + ".join(m.name for m in self.models) or None
+
+    def to_dict(self) -> dict:
+        d = {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,
+             "seed": self.seed, "metrics": list(self.metrics),
+             "recipe": self.recipe.to_dict() if self.recipe else None}
+        if len(self.models) > 1:
+            d["models"] = [m.to_dict() for m in self.models]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> RunSpec:
+        if not isinstance(d, Mapping) or "method" not in d:
+            raise BadInput("a run needs a 'method'")
+        recipe = get(d, "recipe", dict, None, where="run")
+        metrics = get(d, "metrics", list, [], where="run")
+        models = get(d, "models", list, None, where="run")
+        calls = [PluginCall.parse(m) for m in models] if models is not None else PluginCall.parse(d.get("model"))
+        return cls(PluginCall.parse(d["method"]), calls, get_seed(d, where="run"),
+                   tuple(str(m) for m in metrics), Recipe.from_dict(recipe) if recipe else None)
+
+
+def _calls(value) -> tuple[PluginCall, ...]:
+    """None, one model or a sequence of models (calls, texts or mappings) as a tuple of PluginCalls."""
+    if value is None:
+        return ()
+    if isinstance(value, (PluginCall, str, Mapping)):
+        return (PluginCall.parse(value),)
+    if isinstance(value, Sequence):
+        return tuple(PluginCall.parse(v) for v in value if v is not None)
+    raise BadInput(f"a privacy model must be named by text or {{\"name\": …}}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    spec: RunSpec
+    release: Release
+    verdict: Verdict | None
+    metrics: dict
+    seconds: float
+    data: object  # what the method ran on (Table or BinaryMatrix)
+    original: object = None  # the data as given to execute (a Table before binarisation), when known
+    samples: dict = field(default_factory=dict)  # metric -> {"rows", "of", "seed"} when it ran on a sample
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict is None or self.verdict.holds
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """One verdict per privacy model of the run (empty without a model)."""
+        return () if self.verdict is None else self.verdict.each
+
+
+def bind_model(registry, call) -> BoundModel | CombinedModel | None:
+    """The model (or models) ``call`` names: a PluginCall, None, or a sequence of PluginCalls."""
+    return bind_models(registry, _calls(call))
+
+
+def prepare(data, algorithm, recipe: Recipe | None = None):
+    """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot."""
+    try:
+        return convert(data, algorithm.accepts, recipe=recipe)
+    except BadInput as exc:
+        raise BadInput(f"method {algorithm.name!r}: {exc}") from None
+
+
+def check_models(registry, algorithm, model) -> None:
+    """Refuse a run whose method needs a model and has none, or names one the method cannot work under."""
+    supported = algorithm.supported_models
+    if algorithm.needs_model and model is None:
+        choices = supported or tuple(registry.names("privacy-model"))
+        raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
+                       f"e.g. --model {choices[0]}:k=5)" if choices else f"method {algorithm.name!r} needs a "
+                       f"privacy model, and none is installed")
+    for m in (model.models if model else ()):
+        if supported is not None and m.name not in supported:
+            raise BadInput(f"method {algorithm.name!r} works under {', '.join(supported)}, not {m.name}")
+
+
+def check_labels(data, algorithm) -> None:
+    if not algorithm.needs_labels:
+        return
+    labels = labels_of(data)
+    if labels is None:
+        raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
+    import pandas as pd
+
+    classes = pd.unique(pd.Series(labels).dropna())
+    if len(classes) < 2:
+        raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, "
+                       f"found {len(classes)}")
+
+
+def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "",
+            release_sensitive=None) -> RunResult:
+    """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
+
+    ``release_sensitive`` (the columns marked sensitive the user agreed to release), when given,
+    makes a run refuse to release any other sensitive column a privacy model does not protect:
+    before the run when the method releases it as it is, after the run when its release contains
+    it (features selected from it). None (studies, library use) releases it with a note only.
+
+    Raises
+    ------
+    BadInput
+        Unknown plugin, bad parameter, data the method cannot take.
+    PrivacyCheckFailed
+        The release does not satisfy its privacy model (it must never be written).
+    Cancelled
+        The context's token was cancelled.
+    """
+    ctx = ctx or Context(spec.seed)
+    if release_sensitive is not None:
+        check_acknowledged(data, release_sensitive)
+    algorithm = registry.algorithm(spec.method.name)
+    params = algorithm.params(spec.method.params)
+    model = bind_models(registry, spec.models)
+    check_models(registry, algorithm, model)
+    metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
+    prepared = prepare(data, algorithm, spec.recipe)
+    check_labels(prepared, algorithm)
+    if release_sensitive is not None and form_of(prepared) == TABLE:  # known before the run
+        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
+                                           release_sensitive)
+        if refused:
+            raise BadInput(refusal(refused, algorithm.name, before=True))
+    started = time.perf_counter()
+    release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
+    seconds = time.perf_counter() - started
+    ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
+    each = model.models if model else ()
+    release = release.with_provenance(Provenance(
+        method=algorithm.name, params=params_to_dict(params), seed=spec.seed,
+        input_sha256=_input_hash(data), veil_version=version,
+        model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
+        models=tuple(m.to_dict() for m in each)))
+    reached = released_sensitive(data, prepared, release)
+    refused = unacknowledged_sensitive(data, reached, algorithm, model, release_sensitive or ())
+    if release_sensitive is not None and refused:
+        raise BadInput(refusal(refused, algorithm.name, before=False))
+    if reached:  # never silent: the release says so, and the manifest and the report list it
+        release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
+                                      f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),
+                                      details={**release.details, "released_sensitive": reached})
+    ctx.check()
+    verdict = conjunction(model.verdicts(release)) if model else None
+    if verdict is not None and not verdict.holds:
+        raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
+                                 f"failing records: {describe_failures(verdict, release)}", verdict)
+    ctx.progress(0.9, "computing metrics")
+    samples: dict = {}
+    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples)
+    ctx.progress(1.0, "done")
+    return RunResult(spec, release, verdict, values, seconds, prepared, data, samples)
+
+
+def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *,
+            samples: dict | None = None) -> dict:
+    """The metrics ``spec`` names, computed on ``release`` of ``prepared`` data (as ``execute`` does).
+
+    Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's
+    method with the spec's parameters, model and seed on a subset of the rows. An expensive metric
+    of more than ``METRIC_SAMPLE_ROWS`` records runs on a sample of that many, drawn with the run's
+    seed; ``samples`` (when given) receives, per metric, ``{"rows", "of", "seed"}``.
+    """
+    algorithm = registry.algorithm(spec.method.name)
+    params = algorithm.params(spec.method.params)
+    model = bind_models(registry, spec.models)
+    metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
+    values = {}
+    for i, (key, metric, metric_params) in enumerate(metrics):
+        mctx = ctx.child(i / len(metrics), (i + 1) / len(metrics))
+        data, released = prepared, release
+        if metric.cost == EXPENSIVE and prepared.n_rows > METRIC_SAMPLE_ROWS:
+            data, released, sample = _sample(prepared, release, spec.seed)
+            if samples is not None:
+                samples[key] = sample
+        mctx.rerun = _rerun(algorithm, data, model, params, spec.seed, mctx)
+        values[key] = metric.compute(data, released, metric_params, mctx)
+    return values
+
+
+def _sample(prepared, release: Release, seed: int):
+    """The same seeded sample of the records of the data and of its release (records line up
+    when the release keeps every record; otherwise each is sampled on its own)."""
+    n = prepared.n_rows
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n, METRIC_SAMPLE_ROWS, replace=False))
+    if release.n_rows == n:
+        released = release.take_rows(rows)
+    elif release.n_rows > METRIC_SAMPLE_ROWS:
+        released = release.take_rows(np.sort(rng.choice(release.n_rows, METRIC_SAMPLE_ROWS, replace=False)))
+    else:
+        released = release
+    return prepared.take(rows), released, {"rows": METRIC_SAMPLE_ROWS, "of": int(n), "seed": int(seed)}
+
+
+def default_metrics(registry, method: str, model: str | None = None) -> tuple[str, ...]:
+    """The metrics a run of ``method`` (under ``model``) computes unless told otherwise: the cheap
+    ones that fit it. Expensive ones are the user's choice."""
+    algorithm = registry.get("algorithm", method)
+    model_cls = registry.get("privacy-model", model) if model else None
+    return tuple(cls.name for cls in registry.classes("metric") if cls.cost == CHEAP and cls.fits(algorithm, model_cls))
+
+
+def _metric(registry, text: str):
+    """A metric named ``NAME`` or ``NAME:key=value,...``; its result is reported under the text."""
+    call = PluginCall.parse(text)
+    metric = registry.metric(call.name)
+    return metric, metric.params(call.params)
+
+
+def _rerun(algorithm, prepared, model, params, seed, ctx):
+    """The method again, on a subset of the rows, with the same parameters and seed."""
+
+    def rerun(rows):
+        subset = prepared.take(rows)
+        return algorithm.run(subset, model, params, ctx.child(0.0, 1.0, seed))
+
+    return rerun
+
+
+def _input_hash(data) -> str | None:
+    return provenance_of(data)["sha256"]
+
+
+def metric_names(registry, names: Sequence[str] | None) -> tuple[str, ...]:
+    """Validate metric names (all registered metrics when None)."""
+    if names is None:
+        return tuple(registry.names("metric"))
+    for n in names:
+        _metric(registry, n)
+    return tuple(names)
