@@ -69,7 +69,7 @@ def adult_export(out: Path, cache: Path) -> dict[str, float]:
     from veil.engine.release import assessment
     from veil.engine.release import export as export_module
     from veil.engine.release import report as report_module
-    from veil.plugins import basic_metrics
+    from veil.plugins.evaluation import metrics as basic_metrics
 
     assessment._MEMO.clear()
     basic_metrics._CV_MEMO.clear()

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import dataset, markdown_table, median_times  # noqa: E402
 
 from veil.engine import KacConstraint, Recipe, Step, make_registry, partition_of, read_data  # noqa: E402
-from veil.plugins.feature_selection import greedy_distcnt, greedy_hamdist, maximal  # noqa: E402
+from veil.plugins.feature_selection.greedy import greedy_distcnt, greedy_hamdist, maximal  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 

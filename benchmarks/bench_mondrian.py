@@ -26,7 +26,7 @@ import pytest
 from _bench import dataset, machine, markdown_table
 from veil.engine import (Context, GroupView, Hierarchy, PluginCall, Release, Role, Table, make_registry)
 from veil.engine.run.runs import bind_model
-from veil.plugins.mondrian import Mondrian, partition
+from veil.plugins.anonymisation.mondrian import Mondrian, partition
 
 QIS = ["age", "education", "marital-status", "race", "sex", "workclass"]
 REGISTRY = make_registry()

@@ -81,7 +81,7 @@ def load(n: int | str):
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
         deep_bounds: bool | int | None = None, all_ties: bool = True) -> dict:
     import veil.engine.kernels.longest as longest
-    from veil.plugins.patternka import information_loss, patternka_groups
+    from veil.plugins.setvalued.patternka import information_loss, patternka_groups
 
     if old:
         longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before
@@ -120,7 +120,7 @@ def split_time():
     import atexit
 
     import veil.engine.kernels.longest_dfs as dfs
-    import veil.plugins.patternka as patternka
+    import veil.plugins.setvalued.patternka as patternka
 
     spent, calls = {}, {}
     for owner, name, label in ((patternka, "_mine", "minings"), (dfs, "_search", "searches with their setup"),
@@ -206,7 +206,7 @@ if __name__ == "__main__":
         if "--unshared" in sys.argv:
             os.environ["VEIL_DFS_SHARE"] = "0"
         if "--small-cache" in sys.argv:
-            import veil.plugins.patternka as patternka
+            import veil.plugins.setvalued.patternka as patternka
 
             patternka.CACHE_BYTES = 64 << 20
         if "--split" in sys.argv:

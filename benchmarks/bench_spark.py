@@ -18,13 +18,13 @@ import pytest
 
 from _bench import dataset, machine, markdown_table
 from veil.engine import SetValued, read_transactions
-from veil.plugins.patternka import patternka_groups
+from veil.plugins.setvalued.patternka import patternka_groups
 
 MASTER = "local[2]"
 
 
 def measure(k: int) -> dict:
-    from veil.plugins.patternka_spark import spark_patternka_groups, spark_session
+    from veil.plugins.setvalued._spark import spark_patternka_groups, spark_session
 
     sets = SetValued.from_binary(read_transactions(dataset("bms_webview_2/BMS2_itemset_mining.txt")))
     started = time.perf_counter()

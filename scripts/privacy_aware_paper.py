@@ -7,7 +7,7 @@ INTRO = """\
 
 Jafer, Matwin and Sokolova, *A Multi-dimensional Privacy-aware Evaluation Function in Automatic
 Feature Selection* (`shared/papers/004_b4cef08cb2ecc722.txt`, SPEC §5), run by Veil's
-`privacy-aware-candidates` method (`plugins/privacy_aware.py`) on the paper's four datasets, each
+`privacy-aware-candidates` method (`plugins/feature_selection/privacy_aware.py`) on the paper's four datasets, each
 with both of its classifiers. Regenerate everything on this page (tables, CSV/JSON under
 `docs/privacy_aware/`, PNG charts under `docs/figures/`) with
 

@@ -39,7 +39,7 @@ class ReportOptions:
     ----------
     risk_threshold : float
         A record is "at risk" when its re-identification risk exceeds this (default 0.2: groups
-        smaller than 5; see ``plugins/risk_metrics.py`` for the reasoning).
+        smaller than 5; see ``plugins/evaluation/risk.py`` for the reasoning).
     utility : bool
         Train the classifier on the original and on the release (the slow part).
     html, pdf : bool

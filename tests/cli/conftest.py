@@ -73,7 +73,7 @@ def importers() -> list[str]:
     """The registered importers; a test that reads a data file skips while there are none."""
     names = make_registry().names("importer")
     if not names:
-        pytest.skip("plugins/importers.py registers no importer yet: data files cannot be read")
+        pytest.skip("plugins/io/importers.py registers no importer yet: data files cannot be read")
     return names
 
 

@@ -11,7 +11,7 @@ import random
 import pytest
 from PySide6.QtCore import Qt
 
-import veil.plugins.privacy_aware_cv as privacy_aware_cv
+import veil.plugins.feature_selection._cv as privacy_aware_cv
 from veil.desktop.ranking import rebalance
 
 METHOD = "privacy-aware-candidates"  # tests may name plugins; the desktop may not

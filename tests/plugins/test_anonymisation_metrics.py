@@ -9,7 +9,7 @@ import pytest
 
 from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, SUPPRESSED, Context, Hierarchy, Interval, NodeValue, Release, Table,
                          make_registry)
-from veil.plugins.anonymisation_metrics import (_Anonymised, answer_query, js_divergence, large_populations,
+from veil.plugins.anonymisation.metrics import (_Anonymised, answer_query, js_divergence, large_populations,
                                                 random_queries)
 
 Q_ADULT = [0.0314, 0.1331, 0.1063, 0.1196, 0.1323, 0.1329, 0.0452, 0.0657, 0.1225, 0.0327, 0.0512, 0.0052,

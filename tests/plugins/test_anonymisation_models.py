@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from veil.engine import GroupView, make_registry
 from veil.cli import main
-from veil.plugins.anonymisation_models import js_divergence
+from veil.plugins.anonymisation.sensitive_models import js_divergence
 
 REGISTRY = make_registry()
 

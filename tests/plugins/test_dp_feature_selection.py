@@ -8,10 +8,10 @@ import pytest
 from scipy import stats
 
 from veil.engine import SYNTHETIC, BadInput, BinaryMatrix, Context, PluginCall, RunSpec, SeededNoise, execute
-from veil.plugins.dp_feature_selection import (MAX_EPSILON, ExponentialDP, LaplaceDP, cell_counts,
+from veil.plugins.feature_selection.dp import (MAX_EPSILON, ExponentialDP, LaplaceDP, cell_counts,
                                                exponential_probabilities, noisy_counts, select_exponential,
                                                select_laplace)
-from veil.plugins.fs_common import hamdist_scores, positive_mask
+from veil.plugins.feature_selection._common import hamdist_scores, positive_mask
 
 METHODS = [LaplaceDP, ExponentialDP]
 

@@ -123,12 +123,12 @@ def test_spmf_round_trips_binary_features_and_a_class(tmp_path, data):
 
 
 def test_fast_csv_writer_matches_pandas_byte_for_byte():
-    """The Arrow-built CSV (plugins/exporters.csv_bytes) against pandas' to_csv on random frames:
+    """The Arrow-built CSV (plugins/io/exporters.csv_bytes) against pandas' to_csv on random frames:
     text needing quotes, floats pandas writes its own way (1.0, -0.0, 2.5e-07, inf), missing cells."""
     import numpy as np
     import pandas as pd
 
-    from veil.plugins.exporters import csv_bytes
+    from veil.plugins.io.exporters import csv_bytes
 
     rng = np.random.default_rng(0)
     words = np.array(["a", "b,c", 'q"z', "x\r\ny", "", "  sp", "é", "=1", "1.0", "x\ty"], dtype=object)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.plugins.exporters import CsvExporter, TsvExporter, read_delimited_back, read_delimited_back_nullable
+from veil.plugins.io.exporters import CsvExporter, TsvExporter, read_delimited_back, read_delimited_back_nullable
 
 TEXT = ["plain", "=SUM(A1)", "+1", "-x", "@home", "'quoted", "''twice", "a,b", 'say "hi"', "two\nlines",
         "tab\there", "", " space", "ünïcode", "NA", "null", "007", "1e5", "True"]
@@ -63,7 +63,7 @@ def test_a_file_with_no_text_column_and_one_with_no_rows(tmp_path):
 def test_escaping_while_formatting_writes_what_escaping_first_writes(seed):
     """The CSV writer escapes each distinct value as it formats it; the bytes are those of escaping
     the whole frame first and letting pandas write it."""
-    from veil.plugins.exporters import csv_bytes, escape_formulas
+    from veil.plugins.io.exporters import csv_bytes, escape_formulas
 
     rng = np.random.default_rng(seed)
     frame = random_frame(rng, int(rng.integers(0, 50)))

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, KacConstraint,
                          KAnonymityConstraint, PluginCall, RunSpec, execute, kac, kac_per_record, make_registry, mine, partition_of)
-from veil.plugins.feature_selection import cm_greedy, greedy_distcnt, greedy_hamdist, maximal
-from veil.plugins.fs_common import distcnt_gains, hamdist, hamdist_scores, positive_mask, split_label_counts
+from veil.plugins.feature_selection.greedy import cm_greedy, greedy_distcnt, greedy_hamdist, maximal
+from veil.plugins.feature_selection._common import distcnt_gains, hamdist, hamdist_scores, positive_mask, split_label_counts
 
 REGISTRY = make_registry()
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from matplotlib.figure import Figure
 
 from veil.engine import BadInput, PluginCall, draw_chart, make_registry
-from veil.plugins.basic_charts import efficient_frontier
+from veil.plugins.charts.basic import efficient_frontier
 
 
 def _results(points, metrics=("ploss", "uloss")):

@@ -20,7 +20,7 @@ from scipy import stats
 
 from veil.engine import (FEATURE_SUBSET, FEATURE_WEIGHTS, BinaryMatrix, Context, ExportOptions, PluginCall, Role,
                          RunSpec, Table, execute, export_release, verify_manifest)
-from veil.plugins import fwell_core as core
+from veil.plugins.weighting import _fwell as core
 
 
 def random_margins(rng, n, d, spread=2.0):

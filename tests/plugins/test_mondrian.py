@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, Context, GroupView, Hierarchy, PluginCall, Role,
                          RunSpec, Table, execute, make_registry, view_of_frame)
 from veil.engine.run.runs import bind_model
-from veil.plugins.mondrian import partition
+from veil.plugins.anonymisation.mondrian import partition
 
 REGISTRY = make_registry()
 MODELS = ["k-anonymity:k=2", "k-anonymity:k=4", "l-diversity:l=1.5", "l-diversity:l=2,variant=distinct",
@@ -99,7 +99,7 @@ def test_partitions_equal_the_slow_reference(table, model_text):
 def test_the_sorting_paths_cut_as_the_table_paths(table, model_text):
     """Extents and medians come from a per-group table of codes when it is small, else from a sort
     (large domains): forcing the sorts must give the same partition."""
-    import veil.plugins.mondrian as mondrian
+    import veil.plugins.anonymisation.mondrian as mondrian
 
     model = bind_model(REGISTRY, PluginCall.parse(model_text))
     whole = GroupView.from_labels(np.zeros(table.n_rows), table.frame["dx"])

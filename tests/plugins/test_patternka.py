@@ -9,7 +9,7 @@ import pytest
 
 from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, verify_file,
                          verify_manifest, write_release)
-from veil.plugins.patternka import information_loss, patternka_groups
+from veil.plugins.setvalued.patternka import information_loss, patternka_groups
 
 
 def brute_patternka(rows: list[set], m: int, k: int):
@@ -155,7 +155,7 @@ def test_netflix_shaped_generator_is_seeded_and_has_the_asked_shape():
 def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(registry, tmp_path, monkeypatch, chunk):
     """Whatever the chunk size (one line, lines cut mid-chunk, the whole file), the streamed read-back
     gives every record its set as a whole-file parse does, @ITEM names included."""
-    import veil.plugins.patternka as pk
+    import veil.plugins.setvalued.patternka as pk
 
     monkeypatch.setattr(pk, "READ_CHUNK_BYTES", chunk)
     rng = np.random.default_rng(chunk)
@@ -196,7 +196,7 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
     (``greedy_floor``, on by default) gives the groups of minings that fill the cache, lexicographic
     and drawn with a seed; on power-law records it does stop short, many times."""
     import veil.engine.kernels.longest as longest
-    import veil.plugins.patternka as patternka
+    import veil.plugins.setvalued.patternka as patternka
     from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
@@ -226,7 +226,7 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     are those of a cache of cache_size patterns, lexicographic and drawn, and of a cache cut short by
     its memory budget; the minings that only found again what the cache had cut are spared."""
     import veil.engine.kernels.longest as longest
-    import veil.plugins.patternka as patternka
+    import veil.plugins.setvalued.patternka as patternka
     from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining

@@ -13,8 +13,8 @@ import pytest
 
 from veil.engine import (Context, ExportOptions, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry,
                          table_to_items, verify_manifest, write_release)
-from veil.plugins.patternka_relational import relational_gcp, relational_groups
-from veil.plugins.mondrian import qi_columns
+from veil.plugins.anonymisation.patternka_relational import relational_gcp, relational_groups
+from veil.plugins.anonymisation.mondrian import qi_columns
 
 REGISTRY = make_registry()
 QIS = ["age", "town", "sex"]

@@ -12,8 +12,8 @@ import pytest
 
 from veil.engine import (BadInput, Cancelled, Context, PluginCall, RunSpec, SetValued, execute, longest_itemsets,
                          read_transactions)
-from veil.plugins.patternka import patternka_groups
-from veil.plugins.patternka_spark import _mine_key, _prefixes, merge_longest, pyspark_available
+from veil.plugins.setvalued.patternka import patternka_groups
+from veil.plugins.setvalued._spark import _mine_key, _prefixes, merge_longest, pyspark_available
 
 
 def random_sets(rng, n, m, p):
@@ -97,7 +97,7 @@ def test_cancel_callbacks_run_once_and_can_be_withdrawn():
 
 
 def test_without_pyspark_spark_is_refused_with_how_to_install(monkeypatch):
-    from veil.plugins.patternka_spark import spark_session
+    from veil.plugins.setvalued._spark import spark_session
 
     monkeypatch.setitem(sys.modules, "pyspark", None)
     monkeypatch.setitem(sys.modules, "pyspark.sql", None)
@@ -109,15 +109,15 @@ def test_only_the_spark_module_imports_pyspark_and_only_inside_functions():
     import re
     from pathlib import Path
 
-    import veil.plugins.patternka_spark as module
+    import veil.plugins.setvalued._spark as module
 
-    root = Path(module.__file__).resolve().parents[1]
+    root = Path(module.__file__).resolve().parents[2]
     importing = {}
-    for path in root.glob("*/*.py"):
+    for path in (p for folder in ("engine", "cli", "plugins", "desktop") for p in (root / folder).rglob("*.py")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if re.match(r"\s*(from|import)\s+pyspark\b", line):
                 importing.setdefault(path.name, []).append(line)
-    assert set(importing) == {"patternka_spark.py"}, importing
+    assert set(importing) == {"_spark.py"}, importing
     assert all(line.startswith(" ") for line in importing["patternka_spark.py"])  # never at import time
 
 
@@ -129,7 +129,7 @@ MASTER = "local[2]"
 def spark():
     if not pyspark_available():
         pytest.skip("pyspark is not installed (pip install veil[spark])")
-    from veil.plugins.patternka_spark import spark_session
+    from veil.plugins.setvalued._spark import spark_session
 
     session = spark_session(MASTER)
     yield session
@@ -138,7 +138,7 @@ def spark():
 
 @needs_spark
 def test_spark_grouping_equals_the_single_machine_grouping_on_random_data(spark):
-    from veil.plugins.patternka_spark import spark_patternka_groups
+    from veil.plugins.setvalued._spark import spark_patternka_groups
 
     rng = np.random.default_rng(23)
     for trial in range(2):  # about 8 minings each: every mining is a Spark job of a few seconds
@@ -172,7 +172,7 @@ def test_spark_run_equals_the_single_machine_run_on_bms_webview_1(spark, registr
 
 @needs_spark
 def test_cancel_stops_the_spark_job(spark):
-    from veil.plugins.patternka_spark import spark_patternka_groups
+    from veil.plugins.setvalued._spark import spark_patternka_groups
 
     rng = np.random.default_rng(3)
     _, sets = random_sets(rng, 2000, 40, np.full(40, 0.5))  # dense: mining takes far longer than the cancel

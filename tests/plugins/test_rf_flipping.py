@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from veil.engine import BadInput, BinaryMatrix, Cancelled, CancelToken, Context, PluginCall, RunSpec, execute
-from veil.plugins.rf_flipping import flip_within_clusters, k_member_clusters, run_k_required
+from veil.plugins.feature_selection.rf_flipping import flip_within_clusters, k_member_clusters, run_k_required
 
 
 def random_matrix(seed=0, n=60, m=6, density=0.4) -> BinaryMatrix:

@@ -10,9 +10,9 @@ import pytest
 
 from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, make_registry,
                          verify_manifest, write_release)
-from veil.plugins.hilbert import hilbert_order, optimal_runs
-from veil.plugins.mondrian import qi_columns
-from veil.plugins.top_down import top_down_groups
+from veil.plugins.anonymisation.hilbert import hilbert_order, optimal_runs
+from veil.plugins.anonymisation.mondrian import qi_columns
+from veil.plugins.setvalued.top_down import top_down_groups
 
 from test_patternka_relational import QIS, naive_ncp, random_table
 

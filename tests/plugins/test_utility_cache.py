@@ -13,7 +13,7 @@ import pytest
 
 from veil.engine import Context, cache_key, load_cached, store_cached
 from veil.engine.base import usercache
-from veil.plugins import basic_metrics as bm
+from veil.plugins.evaluation import metrics as bm
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.svm import LinearSVC
 
 from veil.engine import Context
-from veil.plugins import basic_metrics as bm
+from veil.plugins.evaluation import metrics as bm
 
 
 def plain_cv(X, y, folds, seed, score):

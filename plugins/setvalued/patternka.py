@@ -469,7 +469,7 @@ class PatternKa(Algorithm):
     def run(self, data, model, params, ctx):
         k = model.params.k
         if params.executor == "spark":  # pyspark is imported only here, when the user picks Spark
-            from .patternka_spark import spark_patternka_groups
+            from ._spark import spark_patternka_groups
 
             grouping = spark_patternka_groups(data, k, master=params.spark_master,
                                               pattern_selection=params.pattern_selection, seed=ctx.seed or 0,

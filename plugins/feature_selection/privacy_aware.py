@@ -33,7 +33,7 @@ import pandas as pd
 from veil.engine import (EXPENSIVE, TABLE, Algorithm, BadInput, Metric, Role, Table, feature_subset, form_of, hookimpl, param,
                          params_to_dict)
 
-from .privacy_aware_cv import CLASSIFIERS, CrossValidation, encode, label_codes, paired_p_value
+from ._cv import CLASSIFIERS, CrossValidation, encode, label_codes, paired_p_value
 
 PAPER = "004_b4cef08cb2ecc722"
 WEIGHT_TOLERANCE = 1e-3  # w1 + w2 + w3 = 1 within this: the paper's own 0.333 × 3 = 0.999 passes

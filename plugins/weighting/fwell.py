@@ -21,7 +21,7 @@ import numpy as np
 from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
                          hookimpl, param)
 
-from . import fwell_core as core
+from . import _fwell as core
 
 PAPER = "003_5ee0bd0faa8a52c8"
 MAX_REPORTED_WEIGHTS = 20_000  # details["weights"] lists every feature up to this many

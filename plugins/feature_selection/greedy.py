@@ -17,9 +17,9 @@ from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMa
                          param, partition_of)
 
 
-from .fwell import private_fwell_weights
-from .fwell_core import ranking
-from .fs_common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
+from ..weighting.fwell import private_fwell_weights
+from ..weighting._fwell import ranking
+from ._common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
                         split_label_counts)
 
 PAPER = "000_0106b4def2026c16"

@@ -9,7 +9,7 @@ import pandas as pd
 
 from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
 
-from .fs_common import cm, distcnt, hamdist, positive_mask
+from ._common import cm, distcnt, hamdist, positive_mask
 
 PAPER = "000_0106b4def2026c16"
 

@@ -30,8 +30,8 @@ import pandas as pd
 from veil.engine import (BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Noise, Release,
                          SeededNoise, hookimpl, param, target_name)
 
-from .feature_selection import greedy_hamdist
-from .fs_common import hamdist_scores, positive_mask
+from .greedy import greedy_hamdist
+from ._common import hamdist_scores, positive_mask
 
 PAPER = "000_0106b4def2026c16"
 MAX_M = 20  # 2^20 cells × 2 classes is the largest histogram we build

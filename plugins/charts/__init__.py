@@ -1,0 +1,2 @@
+"""Charts over a study's result table.
+"""

@@ -1,0 +1,2 @@
+"""Metrics of any release: counts, group sizes, classifiers, re-identification risk.
+"""

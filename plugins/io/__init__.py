@@ -1,0 +1,2 @@
+"""Reading and writing files: importers and exporters.
+"""

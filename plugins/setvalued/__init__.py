@@ -1,0 +1,3 @@
+"""Set-valued records: PatternKa (with its privacy model, metric and exporter), its Spark search
+and the top-down baseline.
+"""

@@ -1,0 +1,2 @@
+"""Feature weighting: FWELL and Private FWELL, their evaluation and charts.
+"""
