@@ -118,7 +118,7 @@ def test_only_the_spark_module_imports_pyspark_and_only_inside_functions():
             if re.match(r"\s*(from|import)\s+pyspark\b", line):
                 importing.setdefault(path.name, []).append(line)
     assert set(importing) == {"_spark.py"}, importing
-    assert all(line.startswith(" ") for line in importing["patternka_spark.py"])  # never at import time
+    assert all(line.startswith(" ") for line in importing["_spark.py"])  # never at import time
 
 
 # -- on Spark ----------------------------------------------------------------------------------------
