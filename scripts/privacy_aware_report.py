@@ -25,7 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from veil.engine import Context, Study, __version__, execute, make_registry
-from veil.plugins.feature_selection.privacy_aware import candidate_frame, rank_candidates
+from veil.plugins.feature_selection._privacy_aware import candidate_frame, rank_candidates
 from veil.plugins.feature_selection.privacy_aware_charts import parse_weight_settings
 from veil.plugins.feature_selection._cv import CrossValidation, encode, label_codes
 
@@ -101,7 +101,7 @@ def _printer(stem: str):
 
 def baseline_spread(data, details: dict, params: dict) -> list[float]:
     """Acc(C | BL) for seeds 0–9 (the paper's single Weka run sits somewhere in this spread)."""
-    from veil.plugins.feature_selection.privacy_aware import evaluation_frame, resolve_roles
+    from veil.plugins.feature_selection._privacy_aware import evaluation_frame, resolve_roles
 
     roles = resolve_roles(data, bool(params.get("sensitive_is_class")))
     out = []

@@ -22,7 +22,7 @@ import pandas as pd
 
 from veil.engine import BadInput, Chart, hookimpl, param
 
-from .privacy_aware import BASELINE, PAPER, PAPER_WEIGHTS, check_weights, rank_candidates
+from ._privacy_aware import BASELINE, PAPER, PAPER_WEIGHTS, check_weights, rank_candidates
 
 CANDIDATE_COLUMNS = {"label", "perf", "pbi", "size"}
 STYLE = {BASELINE: ("black", "s"), "PerfR": ("tab:blue", "o"), "PrivR": ("tab:orange", "^")}

@@ -9,9 +9,10 @@ import pytest
 
 from veil.engine import (BadInput, Cancelled, Context, PluginCall, Role, RunSpec, Table, execute, make_registry,
                          parse_params)
-from veil.plugins.feature_selection.privacy_aware import (PAPER_WEIGHTS, Params, backward_elimination, best_candidate,
-                                        candidate_frame, check_weights, competition_ranks, e_scores, factor_ranks,
-                                        pbi, rank_candidates)
+from veil.plugins.feature_selection._privacy_aware import (PAPER_WEIGHTS, backward_elimination, best_candidate,
+                                                          candidate_frame, check_weights, competition_ranks, e_scores,
+                                                          factor_ranks, pbi, rank_candidates)
+from veil.plugins.feature_selection.privacy_aware import Params
 from veil.plugins.feature_selection._cv import C45Tree, added_errors, paired_p_value
 
 METHOD = "privacy-aware-candidates"

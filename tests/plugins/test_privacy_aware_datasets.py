@@ -50,7 +50,7 @@ def test_pima_c45_baseline_near_the_paper(datasets_dir, registry):
 
 
 def test_pima_c45_baseline_over_seeds(datasets_dir, registry):
-    from veil.plugins.feature_selection.privacy_aware import evaluation_frame, resolve_roles
+    from veil.plugins.feature_selection._privacy_aware import evaluation_frame, resolve_roles
     from veil.plugins.feature_selection._cv import CrossValidation, encode, label_codes
 
     table = Study.load(STUDIES / "privacy_aware_pima.json").data.load(registry)
