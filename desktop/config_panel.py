@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, may_release_sensitive
+from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_words, may_release_sensitive
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
@@ -404,11 +404,12 @@ class ConfigPanel(QScrollArea):
             notes = []
             if row.cls.needs_labels and not has_target and not said:
                 notes.append("needs a target column")
-            supported = row.cls.supported_models
             model = self.config.model
-            outside = [m for m in self.config.model_names() if supported and m not in supported]
-            if supported and (model is None or outside):
-                notes.append(f"works under {' or '.join(supported)} only")
+            fitting = self.registry.models_for(row.cls) if row.cls.satisfies else None  # None: any model
+            outside = [m for m in self.config.model_names() if fitting is not None and m not in fitting]
+            if fitting is not None and (outside or model is None and row.cls.needs_model):
+                notes.append(f"works under {' or '.join(fitting)} only" if fitting else
+                             f"needs {judgement_words(row.cls.satisfies)}, and none is installed")
             elif row.cls.needs_model and model is None:
                 notes.append("needs a privacy model")
             if isinstance(data, Table) and row.cls.kind == "algorithm":

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Kind, PluginCall,
-                         Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models, column_sets,
-                         may_release_sensitive, outcome_rows, results_table, unacknowledged_sensitive)
+from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Judgement, Kind,
+                         PluginCall, Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models,
+                         column_sets, may_release_sensitive, outcome_rows, results_table, unacknowledged_sensitive)
 
 from .events import Event
 from .setvalued_view import SetSummary, is_set_valued, itemset_columns, summarise
@@ -242,20 +242,28 @@ def model_fits(model, data) -> bool:
 
 
 def model_for(registry, data, current: str | None) -> str | None:
-    """The privacy model to show for newly opened data: ``current`` when it can judge the data and a
-    method made for it works under it, else the first model that a method taking item sets as they
-    are (accepting sets first) declares. Tables keep ``current``: their models depend on the roles."""
+    """The privacy model to show for newly opened data. Tables keep ``current``: their models depend
+    on the roles. For set-valued records, of the models the methods taking item sets as they are
+    work under (by the kinds of judgement they share), the one most particular to those methods:
+    the one judging the fewest kinds those methods do not make (``current`` when it is as
+    particular); without such a method, ``current`` when it can judge the records."""
     if not is_set_valued(data):
         return current
-    known = registry.names("privacy-model")
-    offered = offered_methods(registry, data)
-    natives = sorted((c for c in offered if native_to_sets(c)), key=lambda c: SETS not in c.accepts)
-    fitting = [m for c in natives for m in (c.supported_models or ())
-               if m in known and model_fits(registry.get("privacy-model", m), data)]
+    natives = [c for c in offered_methods(registry, data) if native_to_sets(c) and c.satisfies]
+    made = {Judgement(j) for c in natives for j in c.satisfies}
+
+    def beyond(name: str) -> int:  # the kinds the model judges that no such method makes
+        return len({Judgement(j) for j in registry.get("privacy-model", name).judges} - made)
+
+    fitting = [m for m in registry.names("privacy-model") if model_fits(registry.get("privacy-model", m), data)
+               and any(c.works_under(registry.get("privacy-model", m)) for c in natives)]
     current_fits = current is None or model_fits(registry.get("privacy-model", current), data)
-    if current_fits and current is not None and (current in fitting or not fitting):
+    if not fitting:
+        return current if current_fits else None
+    best = min(fitting, key=beyond)
+    if current in fitting and beyond(current) == beyond(best):
         return current
-    return fitting[0] if fitting else (current if current_fits else None)
+    return best
 
 
 def offered_methods(registry, data) -> list[type]:

@@ -8,6 +8,7 @@ everything a call needs comes in through its arguments.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from typing import ClassVar
 
 from .params import param_specs, parse_params
@@ -20,6 +21,45 @@ BINARY = "binary"  # a BinaryMatrix (a Table is binarised by the run's recipe fi
 TABLE = "table"  # a relational Table
 TRANSACTIONS = "transactions"  # set-valued records as a BinaryMatrix (binary methods that also take baskets)
 SETS = "sets"  # set-valued records as a SetValued (item sets per record, sparse; PatternKa)
+
+
+class Judgement(str, Enum):
+    """A kind of privacy judgement: what a privacy model looks at in a release, and so what a method
+    has to make for the model to hold.
+
+    A privacy model declares the kinds it judges (:attr:`PrivacyModel.judges`), a method the kinds
+    it can satisfy (:attr:`Algorithm.satisfies`); the method works under the model when they share
+    one. So the engine and the desktop pair methods with models by what they do, never by name.
+    """
+
+    GROUP_SIZE = "group-size"  # every group of records the release makes alike holds at least k records
+    GROUPS = "groups"  # each group of records alike in the release, one group at a time (check_groups)
+    FEATURE_SETS = "feature-sets"  # which binary features may be released together (selection_constraint)
+    CONTAINMENT = "containment"  # how many records contain each record's released 1-features
+
+    @property
+    def words(self) -> str:
+        """What a model of this kind judges, in words for a message."""
+        return _JUDGEMENT_WORDS[self]
+
+
+_JUDGEMENT_WORDS = {
+    Judgement.GROUP_SIZE: "the size of each group of records the release makes alike",
+    Judgement.GROUPS: "each group of records alike in the release, one group at a time",
+    Judgement.FEATURE_SETS: "which binary features may be released together",
+    Judgement.CONTAINMENT: "how many records contain each record's released features",
+}
+
+
+def judgements(kinds) -> frozenset[Judgement]:
+    """Declared kinds of judgement as :class:`Judgement` members (a member or its value each);
+    ValueError names one that is neither."""
+    return frozenset(Judgement(k) for k in kinds)
+
+
+def judgement_words(kinds) -> str:
+    """``kinds`` in words: "a model judging A" or "a model judging A or B"."""
+    return "a model judging " + " or ".join(Judgement(k).words for k in kinds)
 
 
 class Plugin:
@@ -56,13 +96,18 @@ class Algorithm(Plugin):
     ``accepts`` lists the data forms it takes; ``needs_labels`` says whether it needs a target.
     ``model`` is a :class:`BoundModel` (privacy model plus its parameters) or None for a run that
     makes no privacy claim.
+
+    ``satisfies`` lists the kinds of privacy judgement (:class:`Judgement`) the method makes its
+    release for: it works under a privacy model that judges one of them. A method that satisfies
+    none (the default) does not steer by the model at all; any model then judges its release after
+    the run, and a release that fails is refused.
     """
 
     kind = "algorithm"
     accepts: ClassVar[tuple[str, ...]] = (BINARY,)
     needs_labels: ClassVar[bool] = False
     needs_model: ClassVar[bool] = False
-    supported_models: ClassVar[tuple[str, ...] | None] = None  # privacy models it can work under (None: any)
+    satisfies: ClassVar[tuple[Judgement, ...]] = ()  # judgements it makes its release for (empty: judged afterwards)
     releases_sensitive: ClassVar[bool] = False  # whether a column marked sensitive can reach its release
     provides: ClassVar[tuple[str, ...]] = ()  # what its releases carry beyond records, e.g. "feature-ranking"
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
@@ -86,6 +131,16 @@ class Algorithm(Plugin):
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError
+
+    @classmethod
+    def describe(cls) -> dict:
+        return {**super().describe(), "satisfies": [Judgement(j).value for j in cls.satisfies]}
+
+    @classmethod
+    def works_under(cls, model) -> bool:
+        """Whether the method can run under privacy model ``model`` (a class or an instance): it
+        satisfies a kind of judgement the model makes, or it steers by no model at all."""
+        return not cls.satisfies or bool(judgements(cls.satisfies) & judgements(getattr(model, "judges", ())))
 
     @classmethod
     def role_problem(cls, data, values) -> str:
@@ -140,14 +195,22 @@ class PrivacyModel(Plugin):
 
     ``higher_is_safer`` orients the model's value on charts: k (higher is safer) against t or δ
     (lower is safer). ``needs_sensitive`` says a sensitive column must be marked.
+
+    ``judges`` lists the kinds of judgement (:class:`Judgement`) the model makes: the methods that
+    satisfy one of them work under it (a group-judging model judges :attr:`Judgement.GROUPS`).
     """
 
     kind = "privacy-model"
+    judges: ClassVar[tuple[Judgement, ...]] = ()
     judges_groups: ClassVar[bool] = False
     higher_is_safer: ClassVar[bool] = True
     needs_sensitive: ClassVar[bool] = False
     measure: ClassVar[str] = ""  # what the value is, in words ("group size", "JS divergence to Q")
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
+
+    @classmethod
+    def describe(cls) -> dict:
+        return {**super().describe(), "judges": [Judgement(j).value for j in cls.judges]}
 
     def check(self, release, params):
         """Judge a release; group-judging models build the groups from it and call check_groups."""
@@ -196,6 +259,7 @@ class GroupSizeModel(PrivacyModel):
     """A model whose every group must hold at least ``params.k`` records (k-anonymity, relational or
     set-valued). Subclasses declare ``Params`` with a ``k`` and word their own ``summary``."""
 
+    judges = (Judgement.GROUP_SIZE, Judgement.GROUPS)
     judges_groups = True
     measure = "group size"
 

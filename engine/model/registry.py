@@ -18,7 +18,7 @@ import pluggy
 
 from . import hookspecs
 from ..base.errors import BadInput, PluginError
-from .plugin import KINDS, Plugin
+from .plugin import KINDS, Judgement, Plugin, judgement_words, judgements
 
 BUILTIN_DIST = "veil"
 _HOOK_OF_KIND = {
@@ -124,6 +124,23 @@ class Registry:
     def algorithm(self, name: str):
         return self.create("algorithm", name)
 
+    # -- which models a method works under: by the kinds of judgement they share, never by name ----
+    def models_for(self, algorithm: type) -> list[str]:
+        """The installed privacy models ``algorithm`` works under (see :class:`~veil.engine.Judgement`)."""
+        return [n for n in self.names("privacy-model") if algorithm.works_under(self.get("privacy-model", n))]
+
+    def model_mismatch(self, algorithm: type, model) -> str:
+        """Why ``algorithm`` cannot run under privacy model ``model`` (a class or an instance), as the
+        end of a sentence about the method ("works under k-ac (a model judging …), not
+        k-anonymity"); "" when it can."""
+        if algorithm.works_under(model):
+            return ""
+        fitting = self.models_for(algorithm)
+        kinds = judgement_words(algorithm.satisfies)
+        if not fitting:
+            return f"needs {kinds}, which {model.name} is not, and no installed privacy model is"
+        return f"works under {' or '.join(fitting)} ({kinds}), not {model.name}"
+
     def privacy_model(self, name: str):
         return self.create("privacy-model", name)
 
@@ -148,6 +165,12 @@ def _problem(kind: str, cls) -> str | None:
         cls.param_specs()
     except Exception as exc:
         return f"{cls.__name__} declares its parameters wrongly: {exc}"
+    declared = getattr(cls, {"algorithm": "satisfies", "privacy-model": "judges"}.get(kind, ""), ())
+    try:
+        judgements(declared)
+    except (TypeError, ValueError):
+        known = ", ".join(j.value for j in Judgement)
+        return f"{cls.__name__} declares a kind of privacy judgement that does not exist in {declared!r} (known: {known})"
     return None
 
 

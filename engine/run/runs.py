@@ -159,16 +159,17 @@ def prepare(data, algorithm, recipe: Recipe | None = None):
 
 
 def check_models(registry, algorithm, model) -> None:
-    """Refuse a run whose method needs a model and has none, or names one the method cannot work under."""
-    supported = algorithm.supported_models
+    """Refuse a run whose method needs a model and has none, or names one whose kind of judgement the
+    method cannot satisfy (:class:`~veil.engine.Judgement`)."""
     if algorithm.needs_model and model is None:
-        choices = supported or tuple(registry.names("privacy-model"))
+        choices = registry.models_for(algorithm)
         raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
                        f"e.g. --model {choices[0]}:k=5)" if choices else f"method {algorithm.name!r} needs a "
-                       f"privacy model, and none is installed")
+                       f"privacy model, and none it works under is installed")
     for m in (model.models if model else ()):
-        if supported is not None and m.name not in supported:
-            raise BadInput(f"method {algorithm.name!r} works under {', '.join(supported)}, not {m.name}")
+        problem = registry.model_mismatch(algorithm, m.plugin)
+        if problem:
+            raise BadInput(f"method {algorithm.name!r} {problem}")
 
 
 def check_labels(data, algorithm) -> None:

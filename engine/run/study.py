@@ -326,14 +326,14 @@ def check_data(registry, data, spec: RunSpec) -> None:
     if not any(f in algorithm.accepts for f in _CONVERTS.get(form, (form,))):
         forms = " or ".join(describe_form(a) for a in algorithm.accepts)
         raise BadInput(f"{name} works on {forms}, not on {describe_form(form)}; choose another method")
-    supported = algorithm.supported_models
     if algorithm.needs_model and not spec.models:
-        choices = supported or tuple(registry.names("privacy-model"))
-        raise BadInput(f"{name} needs a privacy model ({', '.join(choices or ('none is installed',))}); choose one")
+        choices = registry.models_for(algorithm)
+        raise BadInput(f"{name} needs a privacy model ({', '.join(choices or ('none it works under is installed',))}); "
+                       "choose one")
     for m in spec.models:
-        if supported is not None and m.name not in supported:
-            raise BadInput(f"{name} works under {' or '.join(supported)}, not {m.name}; choose another privacy "
-                           f"model or method")
+        problem = registry.model_mismatch(algorithm, registry.get("privacy-model", m.name))
+        if problem:
+            raise BadInput(f"{name} {problem}; choose another privacy model or method")
     if algorithm.needs_labels and labels_of(data) is None:
         raise BadInput(f"{name} needs a target column; mark one as the target")
     problem = algorithm.role_problem(data, dict(spec.method.params))

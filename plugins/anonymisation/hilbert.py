@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from veil.engine import TABLE, Algorithm, BadInput, hookimpl, param
+from veil.engine import TABLE, Algorithm, BadInput, Judgement, hookimpl, param
 
 from .mondrian import generalised, group_values, qi_columns
 from .patternka_relational import qis_and_sensitive, relational_gcp
@@ -170,7 +170,7 @@ class HilbertCurve(Algorithm):
                    "is generalised to its group's range or hierarchy node (Ghinita et al. 2007).")
     accepts = (TABLE,)
     needs_model = True
-    supported_models = ("k-anonymity",)
+    satisfies = (Judgement.GROUP_SIZE,)  # groups of k to 2k−1 records
     releases_sensitive = True
     Params = HilbertParams
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from veil.engine import BadInput, GroupSizeModel, KAnonymityConstraint, hookimpl, param
+from veil.engine import BadInput, GroupSizeModel, Judgement, KAnonymityConstraint, hookimpl, param
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class KAnonymity(GroupSizeModel):
     paper = "000_0106b4def2026c16"
     description = "Every record shares its quasi-identifier values with at least k−1 others."
     Params = KParams
+    # the group sizes, group by group, and on binary data the features that may be released together
+    judges = (Judgement.GROUP_SIZE, Judgement.GROUPS, Judgement.FEATURE_SETS)
     preferred = True  # the model a new configuration starts with: the one every data holder knows
     caveats = ("k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
                "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, TABLE, Algorithm, BadInput, GroupView, Interval, Kind,
-                         NodeValue, Release, Role, format_value, grouping_columns, hookimpl, param, value_label)
+from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, TABLE, Algorithm, BadInput, GroupView, Interval,
+                         Judgement, Kind, NodeValue, Release, Role, format_value, grouping_columns, hookimpl, param,
+                         value_label)
 
 GROUP_COLUMN = "group"
 
@@ -391,6 +392,7 @@ class Mondrian(Algorithm):
                    "shuffles the sensitive values within each group).")
     accepts = (TABLE,)
     needs_model = True
+    satisfies = (Judgement.GROUPS,)  # every split is checked by the model's own check_groups
     release_variants = {"generalised": {"mode": "generalise"}, "bucketised": {"mode": "bucketise"}}
     releases_sensitive = True
     Params = MondrianParams

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
-                         grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature,
+                         Judgement, Longest, Role, grouping_columns, hookimpl, longest_itemsets, mine, param,
+                         table_to_items)
 
 from .mondrian import generalised, group_values, qi_columns
 from ..setvalued.patternka import pack_bits, popcount_bits, unpack_bits
@@ -318,7 +319,7 @@ class PatternKaRelational(Algorithm):
                    "to its group's range or hierarchy node.")
     accepts = (TABLE,)
     needs_model = True
-    supported_models = ("k-anonymity",)
+    satisfies = (Judgement.GROUP_SIZE,)  # groups of at least k records
     releases_sensitive = True
     Params = RelationalParams
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BadInput, GroupVerdict, PrivacyModel, hookimpl, param
+from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param
 
 _TOL = 1e-12  # floating-point slack: a group exactly at the bound passes
 
@@ -127,6 +127,7 @@ class LDiversity(PrivacyModel):
     description = ("Every group of indistinguishable records holds at least l well-represented sensitive values, "
                    "so finding someone's group does not reveal their sensitive value.")
     Params = LParams
+    judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = True
     needs_sensitive = True
@@ -176,6 +177,7 @@ class TCloseness(PrivacyModel):
     description = ("Every group's distribution of the sensitive value lies within distance t of the whole table's, "
                    "so finding someone's group teaches little beyond what the table as a whole says.")
     Params = TParams
+    judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = False
     needs_sensitive = True
@@ -206,6 +208,7 @@ class DeltaDisclosure(PrivacyModel):
     description = ("No sensitive value is more than e^δ times as frequent in any group as in the whole table "
                    "(one-sided; see caveats).")
     Params = DeltaParams
+    judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = False
     needs_sensitive = True

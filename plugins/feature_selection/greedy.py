@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, longest_itemsets, mine,
-                         param, partition_of)
+from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, Judgement, feature_subset,
+                         hookimpl, longest_itemsets, mine, param, partition_of)
 
 
 from ..weighting.fwell import private_fwell_weights
@@ -54,6 +54,7 @@ class _Selection(Algorithm):
     accepts = (BINARY,)
     needs_labels = True
     needs_model = True
+    satisfies = (Judgement.FEATURE_SETS,)  # S grows under the model's selection constraint
 
     def select(self, matrix, constraint, params, ctx) -> list[int]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -288,7 +289,7 @@ class Maximal(Algorithm):
     accepts = (BINARY,)
     needs_labels = True
     needs_model = True
-    supported_models = ("k-ac",)  # frequent itemsets are feasible under k-AC (Lemma 3), not k-anonymity
+    satisfies = (Judgement.CONTAINMENT,)  # frequent itemsets are feasible under k-AC (Lemma 3), not k-anonymity
     Params = MaximalParams
 
     def run(self, data, model, params, ctx):

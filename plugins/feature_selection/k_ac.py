@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BadInput, BinaryMatrix, KacConstraint, PrivacyModel, Verdict, hookimpl, kac_per_record,
-                         param)
+from veil.engine import (BadInput, BinaryMatrix, Judgement, KacConstraint, PrivacyModel, Verdict, hookimpl,
+                         kac_per_record, param)
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class KAnonymityByContainment(PrivacyModel):
     description = ("Every record's set of released 1-features is contained in the 1-features of at least k "
                    "records (itself included).")
     Params = KacParams
+    judges = (Judgement.CONTAINMENT, Judgement.FEATURE_SETS)
 
     def check(self, release, params):
         n = release.n_rows

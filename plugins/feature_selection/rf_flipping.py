@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl
+from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, Judgement, feature_subset, hookimpl
 
 PAPER = "000_0106b4def2026c16"
 CHUNK_WORDS = 1 << 22  # distance work between two cancellation checks (≈ a few ms)
@@ -184,6 +184,7 @@ class RandomisationFlipping(Algorithm):
     accepts = (BINARY,)
     needs_labels = False
     needs_model = True
+    satisfies = (Judgement.GROUP_SIZE, Judgement.CONTAINMENT)  # clusters of ≥ k identical records
     randomised = True
     default_repeats = 10  # SPEC §1: report mean ± std over 10 repeats
     Params = None

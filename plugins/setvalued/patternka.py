@@ -462,7 +462,7 @@ class PatternKa(Algorithm):
                    "longest frequent pattern and publishes each group's centre (the items all members hold).")
     accepts = (SETS,)
     needs_model = True
-    supported_models = ("set-k-anonymity",)
+    satisfies = ("group-size",)  # Judgement.GROUP_SIZE: groups of at least k records
     provides = ("set-groups",)
     Params = PatternKaParams
 

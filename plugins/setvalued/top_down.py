@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import SETS, Algorithm, BadInput, SetValued, hookimpl
+from veil.engine import SETS, Algorithm, BadInput, Judgement, SetValued, hookimpl
 
 from .patternka import Grouping, grouped_sets_release, information_loss
 
@@ -107,7 +107,7 @@ class TopDown(Algorithm):
                    "(the items every member holds). No item hierarchy is used.")
     accepts = (SETS,)
     needs_model = True
-    supported_models = ("set-k-anonymity",)
+    satisfies = (Judgement.GROUP_SIZE,)  # groups of at least k records
     provides = ("set-groups",)
     Params = None
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
-                         hookimpl, param)
+from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Judgement, Recipe, Table, feature_subset,
+                         feature_weights, hookimpl, param)
 
 from . import _fwell as core
 
@@ -112,6 +112,7 @@ class Fwell(Algorithm):
                    "the weights and ranking instead of records (paper 003, Algorithm 1). No privacy claim.")
     accepts = (TABLE, BINARY)
     needs_labels = True
+    satisfies = (Judgement.FEATURE_SETS,)  # with a model: records on the features its selection constraint allows
     Params = FwellParams
 
     def run(self, data, model, params, ctx):
@@ -198,6 +199,7 @@ class PrivateFwell(Algorithm):
                    "paper 003). With a privacy model, also the records on features tried in DP-weight order.")
     accepts = (TABLE, BINARY)
     needs_labels = True
+    satisfies = (Judgement.FEATURE_SETS,)  # with a model: records on the features its selection constraint allows
     randomised = True
     Params = PrivateFwellParams
 

@@ -17,7 +17,7 @@ from veil.engine import (ExportOptions, PluginCall, PrivacyCheckFailed, RunSpec,
 from veil.engine import __version__
 from veil.cli import main
 
-from .helpers import SMALL_CSV, SMALL_QUASI, SMALL_ROWS, all_files, demo_columns, read_manifest, sha256
+from .helpers import SMALL_CSV, SMALL_QUASI, SMALL_ROWS, all_files, assert_bad_input, demo_columns, read_manifest, sha256
 
 
 def read_rows(path: Path) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -261,3 +261,11 @@ def test_release_files_honour_the_umask(veil, tmp_path):
         os.umask(previous)
     for name in ("release.csv", "manifest.json", "report.html", "report.pdf"):
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o644, name
+
+
+def test_a_method_under_a_model_it_cannot_satisfy_is_refused(veil, tmp_path):
+    """Maximal's frequent itemsets satisfy a containment judgement (k-ac), not k-anonymity's groups."""
+    result = veil("run", "--demo", "--method", "maximal", "--model", "k-anonymity:k=5", "--out", tmp_path / "out")
+    assert_bad_input(result)
+    assert "method 'maximal' works under k-ac" in result.err and "not k-anonymity" in result.err, result.err
+    assert not (tmp_path / "out").exists()

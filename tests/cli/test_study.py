@@ -188,3 +188,16 @@ def test_a_method_sweeping_its_own_parameter(veil, small_csv, tmp_path):
     runs = {(r["method"], r["k"], r["on_violation"]) for r in rows}
     assert runs == {("greedy-hamdist", k, v) for k in "12" for v in ("skip", "stop")} | \
         {("all-features", k, "") for k in "12"}
+
+
+def test_a_method_under_a_model_it_cannot_satisfy_is_refused_before_any_run(veil, small_csv, tmp_path):
+    """Hilbert makes groups of at least k records; l-diversity judges the sensitive values in each
+    group, which such a method does not make: the study says which models it works under."""
+    out = tmp_path / "out"
+    path = study_file(tmp_path, methods=["hilbert"], model={"name": "l-diversity", "params": {"l": 2}}, sweep={},
+                      charts=[], data={**DATA, "sensitive": ["smoker"]})
+    result = veil("study", path, "--out", out)
+    assert_bad_input(result)
+    assert "works under k-anonymity" in result.err and "not l-diversity" in result.err, result.err
+    assert "size of each group" in result.err  # what the models it works under judge
+    assert all_files(out) == []

@@ -65,7 +65,8 @@ def _variants():
 
 
 def _spec(cls, params) -> RunSpec:
-    model = (cls.supported_models or ("k-anonymity",))[0] if cls.needs_model else None
+    fitting = REGISTRY.models_for(cls)
+    model = ("k-anonymity" if "k-anonymity" in fitting else fitting[0]) if cls.needs_model else None
     return RunSpec(PluginCall(cls.name, dict(params)), PluginCall(model, {"k": MODEL_K}) if model else None, 3)
 
 

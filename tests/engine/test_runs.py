@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (Algorithm, BadInput, BinaryMatrix, CancelToken, Cancelled, Context, PluginCall,
-                         PrivacyCheckFailed, Role, RunSpec, Study, Table, execute, feature_subset, hookimpl,
-                         make_registry, run_study)
+from veil.engine import (Algorithm, BadInput, BinaryMatrix, CancelToken, Cancelled, Context, Judgement, PluginCall,
+                         PrivacyCheckFailed, Role, RunSpec, Study, Table, check_data, execute, feature_subset,
+                         hookimpl, make_registry, run_study)
 from veil.engine.run.study import summarise
 
 
@@ -197,3 +197,118 @@ def test_a_parameter_typed_on_a_command_line_makes_the_same_run_as_in_a_study_fi
     assert swept[0].model.params == {"k": 3}
     with pytest.raises(BadInput, match="k"):  # a value that does not convert is still named by the plan
         Study.from_dict({"methods": ["all-features"], "model": "k-anonymity:k=two"}).plan(reg)
+
+
+# -- kinds of privacy judgement: a method works under the models that judge what it makes -----------------
+class ContainmentOnly(Algorithm):
+    """A method that can only satisfy a containment judgement (as a frequent-itemset method does)."""
+
+    name = "containment-only"
+    title = "Containment only"
+    accepts = ("binary", "table")
+    needs_model = True
+    satisfies = (Judgement.CONTAINMENT,)
+
+    def run(self, data, model, params, ctx):
+        return feature_subset(data, [])
+
+
+class GroupSizeOnly(Algorithm):
+    """A method that makes groups of at least k records and nothing else."""
+
+    name = "group-size-only"
+    title = "Group size only"
+    accepts = ("table",)
+    needs_model = True
+    satisfies = (Judgement.GROUP_SIZE,)
+
+    def run(self, data, model, params, ctx):
+        return feature_subset(data, [])
+
+
+class _Judged:
+    @staticmethod
+    @hookimpl
+    def veil_register_algorithms():
+        return [ContainmentOnly, GroupSizeOnly]
+
+
+@pytest.fixture
+def judged():
+    return make_registry(modules=[_Judged])
+
+
+def _refusal(registry, method, model, data=None) -> str:
+    spec = RunSpec(PluginCall(method), PluginCall(model, {"k": 2}) if model else None)
+    with pytest.raises(BadInput) as run_error:
+        execute(registry, data if data is not None else small_table(), spec)
+    with pytest.raises(BadInput) as plan_error:  # the study's and the desktop's check, before any run
+        check_data(registry, data if data is not None else small_table(), spec)
+    return f"{run_error.value}\n{plan_error.value}"
+
+
+def test_a_method_is_refused_under_a_model_that_judges_what_it_does_not_make(judged):
+    words = _refusal(judged, "containment-only", "k-anonymity")
+    fitting = judged.models_for(ContainmentOnly)
+    assert fitting and "k-anonymity" not in fitting
+    for line in words.splitlines():  # which models instead, what they judge, and which model was refused
+        assert f"works under {' or '.join(fitting)}" in line and "not k-anonymity" in line
+        assert Judgement.CONTAINMENT.words in line
+    # a method making groups of k is refused under a model that judges the groups' sensitive values
+    l_diversity = next(n for n in judged.names("privacy-model")
+                       if set(judged.get("privacy-model", n).judges) == {Judgement.GROUPS})
+    assert "works under" in _refusal(judged, "group-size-only", l_diversity)
+    assert f"not {l_diversity}" in _refusal(judged, "group-size-only", l_diversity)
+
+
+def test_a_method_that_needs_a_model_names_the_ones_it_works_under(judged):
+    words = _refusal(judged, "containment-only", None, BinaryMatrix.from_dense(np.eye(4, dtype=np.uint8)))
+    assert "needs a privacy model" in words
+    assert all(n in words for n in judged.models_for(ContainmentOnly))
+    assert "k-anonymity" not in words
+
+
+def test_pairing_is_by_the_kinds_declared_never_by_name(judged):
+    """A model from a third party works under the methods that satisfy what it declares it judges."""
+    from veil.engine import GroupSizeModel, param
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class KParams:
+        k: int = param(2, minimum=1, help="group size")
+
+    class Contained(GroupSizeModel):
+        name = "contained-test"
+        title = "Contained (test)"
+        judges = (Judgement.CONTAINMENT,)
+        Params = KParams
+
+    class _Model:
+        @staticmethod
+        @hookimpl
+        def veil_register_privacy_models():
+            return [Contained]
+
+    reg = make_registry(modules=[_Judged, _Model])
+    assert "contained-test" in reg.models_for(ContainmentOnly)
+    assert "contained-test" not in reg.models_for(GroupSizeOnly)
+    assert ContainmentOnly.works_under(Contained) and not GroupSizeOnly.works_under(Contained)
+    # a method that steers by no model works under every one: the model judges its release afterwards
+    assert reg.models_for(reg.get("algorithm", "all-features")) == reg.names("privacy-model")
+
+
+def test_a_kind_of_judgement_that_does_not_exist_is_refused_at_registration():
+    class Misdeclared(Algorithm):
+        name = "misdeclared"
+        title = "Misdeclared"
+        satisfies = ("group-sise",)
+
+    class _Bad:
+        @staticmethod
+        @hookimpl
+        def veil_register_algorithms():
+            return [Misdeclared]
+
+    reg = make_registry(modules=[_Bad])
+    assert "misdeclared" not in reg.names("algorithm")
+    assert any("group-sise" in f.error and "group-size" in f.error for f in reg.failures)

@@ -19,3 +19,25 @@ def test_a_second_model_is_added_and_every_run_carries_both(demo_window, qtbot):
     panel.choose("k-anonymity", ["greedy-hamdist"], metrics=["sfc"], also={})
     planned = c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())
     assert [len(p.spec.models) for p in planned] == [1]
+
+
+def test_a_method_says_which_models_it_works_under_by_what_they_judge(demo_window):
+    """The note under a method comes from the kinds of judgement it and the models declare: under a
+    model judging the sensitive values of each group, a method that only makes groups of k says which
+    models it works under; a method that steers by no model says nothing."""
+    from veil.engine import Judgement
+
+    panel, registry = demo_window.config_panel, demo_window.registry
+    groups_only = next(n for n in registry.names("privacy-model")
+                       if set(registry.get("privacy-model", n).judges) == {Judgement.GROUPS})
+    makes_groups = next(c for c in registry.classes("algorithm") if set(c.satisfies) == {Judgement.GROUP_SIZE}
+                        and c.name in panel.rows)
+    steers_by_none = next(c for c in registry.classes("algorithm") if not c.satisfies and c.name in panel.rows)
+    panel.choose(groups_only, [makes_groups.name, steers_by_none.name])
+    note = panel.rows[makes_groups.name].note
+    assert note.isVisibleTo(panel)
+    assert f"works under {' or '.join(registry.models_for(makes_groups))} only" in note.text()
+    assert groups_only not in note.text()
+    assert "works under" not in panel.rows[steers_by_none.name].note.text()
+    panel.choose(registry.models_for(makes_groups)[0], [makes_groups.name])
+    assert "works under" not in panel.rows[makes_groups.name].note.text()

@@ -41,6 +41,13 @@ def sets_method(registry):
     return next(c for c in registry.classes("algorithm") if SETS in c.accepts)
 
 
+def sets_model(window) -> str:
+    """The privacy model the desktop shows for the open item sets (one a method for them works under)."""
+    from veil.desktop.state import model_for
+
+    return model_for(window.registry, window.controller.dataset.data, None)
+
+
 def test_a_transaction_file_shows_its_item_sets_and_the_methods_for_them(window, qtbot, baskets, registry):
     path, sets = baskets
     open_file(window, qtbot, path)
@@ -76,7 +83,8 @@ def test_a_transaction_file_shows_its_item_sets_and_the_methods_for_them(window,
         fits = bool({"sets", "binary", "transactions"} & set(cls.accepts)) and not cls.needs_labels
         assert (cls.name in offered) == fits == takes(cls, data), cls.name
     # the model shown is one the set-valued method works under
-    assert window.controller.config.model in method.supported_models
+    assert window.controller.config.model in registry.models_for(method)
+    assert window.controller.config.model == sets_model(window)
 
 
 @pytest.fixture
@@ -84,7 +92,7 @@ def k_sweep(window, qtbot, baskets, registry):
     open_file(window, qtbot, baskets[0])
     method = sets_method(registry)
     c = window.controller
-    window.config_panel.choose(method.supported_models[0], [method.name], sweep={"k": "2, 4, 8"},
+    window.config_panel.choose(sets_model(window), [method.name], sweep={"k": "2, 4, 8"},
                                metrics=["gcp"])
     with qtbot.waitSignal(c.batch_finished, timeout=120_000):
         c.run()
@@ -191,7 +199,7 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
         [sorted(f"p{i}" for i in s) for s in sets[:3]]
     assert method.name in window.config_panel.rows
     assert panel.tabs.currentIndex() == 2
-    window.config_panel.choose(method.supported_models[0], [method.name], values={"k": 10}, metrics=["gcp"])
+    window.config_panel.choose(sets_model(window), [method.name], values={"k": 10}, metrics=["gcp"])
     with qtbot.waitSignal(c.batch_finished, timeout=60_000):
         c.run()
     outcome = c.batch[-1].outcome
@@ -247,6 +255,7 @@ def test_a_model_that_can_judge_item_sets_is_chosen(registry, demo_table):
         assert model_fits(cls, matrix) == (not cls.needs_sensitive)
         assert model_fits(cls, demo_table)
         chosen = model_for(registry, matrix, name)
-        assert chosen == name if name in method.supported_models else chosen in method.supported_models
+        assert chosen in registry.models_for(method) and model_fits(registry.get("privacy-model", chosen), matrix)
+        assert chosen == model_for(registry, matrix, chosen), "the model chosen for item sets is kept"
         assert model_for(registry, demo_table, name) == name
-    assert model_for(registry, matrix, None) in method.supported_models
+    assert model_for(registry, matrix, None) in registry.models_for(method)

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from veil.engine import (BINARY, TABLE, BinaryMatrix, Context, PluginCall, PrivacyCheckFailed, Role, RunSpec, Table,
-                         draw_chart, execute, form_of, make_registry, params_to_dict, parse_params, run_study, Study)
+from veil.engine import (BINARY, TABLE, BinaryMatrix, Context, Judgement, PluginCall, PrivacyCheckFailed, Role, RunSpec,
+                         Table, draw_chart, execute, form_of, make_registry, params_to_dict, parse_params, run_study,
+                         Study)
 
 REGISTRY = make_registry()
 ALL = [(i.cls.kind, i.cls.name) for i in REGISTRY.all()]
@@ -59,6 +60,13 @@ def test_declaration(kind, name):
 ALGORITHMS = [n for k, n in ALL if k == "algorithm"]
 
 
+def model_for(cls) -> str:
+    """A model with a k that ``cls`` works under: the preferred one (k-anonymity) when it can."""
+    fitting = REGISTRY.models_for(cls)
+    preferred = REGISTRY.preferred("privacy-model")
+    return preferred if preferred in fitting else fitting[0]
+
+
 @pytest.mark.parametrize("name", ALGORITHMS)
 @pytest.mark.parametrize("form", [TABLE, BINARY])
 def test_algorithm_runs_passes_its_model_and_reproduces(name, form):
@@ -67,7 +75,7 @@ def test_algorithm_runs_passes_its_model_and_reproduces(name, form):
     if form not in cls.accepts and not (form == TABLE and BINARY in cls.accepts):
         pytest.skip(f"{name} does not take {form} data")
     # k = 5 on 60 records: a value a release can fail (k = 1 never fails and would prove nothing)
-    model = PluginCall((cls.supported_models or ("k-anonymity",))[0], {"k": 5})
+    model = PluginCall(model_for(cls), {"k": 5})
     spec = RunSpec(PluginCall(name), model, seed=7)
     try:
         first = execute(REGISTRY, data, spec)
@@ -101,7 +109,7 @@ def test_metric_returns_a_number_on_what_it_accepts(name, form):
         "all-features"
     assert method is not None, f"no method provides what {name} requires ({needs})"
     algorithm = REGISTRY.get("algorithm", method)
-    model = PluginCall(algorithm.supported_models[0], {"k": 2}) if algorithm.needs_model else None
+    model = PluginCall(model_for(algorithm), {"k": 2}) if algorithm.needs_model else None
     result = execute(REGISTRY, data, RunSpec(PluginCall(method), model, metrics=(name,)))
     value = result.metrics[name]
     assert isinstance(value, float) and np.isfinite(value), f"{name} gives {value} on {form} data it accepts"
@@ -137,3 +145,20 @@ def test_exporter_round_trip(name, tmp_path):
     exporter.write(frame, path, exporter.params())
     back = exporter.read_back(path)
     pd.testing.assert_frame_equal(back.reset_index(drop=True), frame.reset_index(drop=True), check_dtype=False)
+
+
+@pytest.mark.parametrize("name", [n for k, n in ALL if k == "privacy-model"])
+def test_a_model_declares_what_it_judges(name):
+    """A model judging groups one by one (``check_groups``, which Mondrian asks during its search)
+    says so among its kinds of judgement; a model judging nothing a method can satisfy would run
+    only under methods that steer by no model."""
+    cls = REGISTRY.get("privacy-model", name)
+    assert cls.judges, f"{name} declares no kind of judgement"
+    assert (Judgement.GROUPS in cls.judges) == bool(cls.judges_groups)
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_a_method_needing_a_model_works_under_an_installed_one(name):
+    cls = REGISTRY.get("algorithm", name)
+    if cls.needs_model:
+        assert cls.satisfies and REGISTRY.models_for(cls), f"{name} needs a model and none it works under is installed"
