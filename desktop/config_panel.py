@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridL
 from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_words, may_release_sensitive
 
 from .forms import ParamForm
-from .ranking import has_weight_sliders, role_problem, roles_text, weights_in
+from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
 from .ranking_panel import WeightSliders
 from .state import metric_cost_note, model_fits, model_for, offered_methods
 from .widgets import ErrorLabel, muted
@@ -47,8 +47,8 @@ class MethodRow(QWidget):
         self.sliders: WeightSliders | None = None
         if has_weight_sliders(cls):  # declared weights: three linked sliders in place of their fields
             self.sliders = WeightSliders(cls)
-            self.form.embed(self.sliders, cls.adjustable)
-            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(cls.adjustable, w))))
+            self.form.embed(self.sliders, weight_params(cls))
+            self.sliders.moved.connect(lambda w: self.form.update_values(dict(zip(weight_params(cls), w))))
             self.form.changed.connect(self._show_weights)
             self._show_weights()
         self.roles = muted("")  # which columns the method takes from the roles

@@ -1,17 +1,16 @@
-"""Choosing among a run's candidates at other weights, free of Qt (E(S) of paper 004 is the first
-method to offer it).
+"""Choosing among a run's candidates at other weights, free of Qt.
 
-A method declares the capability (:class:`~veil.engine.Algorithm`'s ``adjustable`` parameters,
-``adjustable_sum_to_one``, ``charts`` and ``ranking_columns``): its run evaluates candidates once,
-on the worker; choosing among them with other weights needs no classifier: the method's class
-ranks its candidates again (``rerank``), turns a run's details into the charts' table
-(``candidate_frame``) and builds the release for other weights (``reselect``). So the weights are
-sliders: moving one re-ranks and redraws on the GUI thread, and the export writes the top of the
-ranking the sliders show. No method is recognised by its name: any plugin declaring the capability
-gets the tab.
+A method declares the capability with a :class:`~veil.engine.Ranker` (``Algorithm.ranker``): its
+run evaluates candidates once, on the worker, and its release carries them as a typed
+:class:`~veil.engine.Ranking` (``Release.ranking``). Choosing among them with other weights needs no
+classifier: the ranker ranks them again (``rerank``), gives the charts' table (``table``) and
+builds the release for other weights (``reselect``). So the weights are sliders: moving one
+re-ranks and redraws on the GUI thread, and the export writes the top of the ranking the sliders
+show. No method is recognised by its name and no key of a method's own details is read: any plugin
+declaring a ranker gets the tab, with the ranker's title, help, weights, columns and charts.
 
-The weights themselves are the method's adjustable parameters in the configuration, so projects and
-re-runs carry them. What the roles lack is the method's own ``role_problem``.
+The weights themselves are the method's parameters the ranker names, so projects and re-runs carry
+them. What the roles lack is the method's own ``role_problem``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from veil.engine import BadInput, PluginCall, RunResult, measure
+from veil.engine import BadInput, PluginCall, Ranking, RunResult, measure
 
 from .events import Event
 
@@ -30,15 +29,21 @@ SAME = 1e-9  # weights closer than this are the same weights
 
 
 def has_weight_sliders(cls) -> bool:
-    """Whether ``cls`` declares three weights summing to 1 that can change after a run (the
-    desktop's linked sliders)."""
-    return (cls.kind == "algorithm" and cls.adjustable_sum_to_one and len(cls.adjustable) == 3
-            and set(cls.adjustable) <= {s.name for s in cls.param_specs()})
+    """Whether ``cls`` declares a ranker whose three weights sum to 1 and can change after a run
+    (the desktop's linked sliders)."""
+    ranker = cls.ranker if cls.kind == "algorithm" else None
+    return (ranker is not None and ranker.sum_to_one and len(ranker.weights) == 3
+            and set(ranker.params) <= {s.name for s in cls.param_specs()})
 
 
 def weighted_methods(registry) -> list:
     """Every algorithm whose weights the ranking tab can move."""
     return [c for c in registry.classes("algorithm") if has_weight_sliders(c)]
+
+
+def weight_params(cls) -> tuple[str, ...]:
+    """The method's parameters that are the ranking's weights, in order."""
+    return cls.ranker.params
 
 
 def rebalance(weights: Sequence[float], index: int, value: float) -> tuple[float, float, float]:
@@ -67,14 +72,14 @@ def show_weights(weights: Sequence[float]) -> str:
 
 def default_weights(cls) -> tuple[float, float, float]:
     specs = {s.name: s.default for s in cls.param_specs()}
-    return tuple(float(specs[w]) for w in cls.adjustable)  # type: ignore[return-value]
+    return tuple(float(specs[w]) for w in weight_params(cls))  # type: ignore[return-value]
 
 
 def weights_in(values: Mapping, cls) -> tuple[float, float, float]:
     """The weights among a method's parameter values (its defaults where they are missing)."""
     defaults = default_weights(cls)
     return tuple(float(values[w]) if values.get(w) is not None else d  # type: ignore[return-value]
-                 for w, d in zip(cls.adjustable, defaults))
+                 for w, d in zip(weight_params(cls), defaults))
 
 
 def role_problem(cls, data, values: Mapping) -> str:
@@ -89,8 +94,9 @@ def roles_text(cls, data, values: Mapping) -> str:
 
 # -- the ranking of a finished run ----------------------------------------------------------------
 
-def ranked_details(entry, registry) -> dict | None:
-    """A finished run's details, when its method declares weights and its release has candidates."""
+def run_ranking(entry, registry) -> Ranking | None:
+    """A finished run's ranking (at the run's weights), when its method's weights are sliders and its
+    release carries one."""
     outcome = entry.outcome
     if outcome is None or outcome.result is None:
         return None
@@ -98,21 +104,21 @@ def ranked_details(entry, registry) -> dict | None:
     if name not in registry.names("algorithm"):
         return None
     cls = registry.get("algorithm", name)
-    release = outcome.result.release
-    return release.details if has_weight_sliders(cls) and cls.can_rank(release) else None
+    ranking = outcome.result.release.ranking
+    return ranking if has_weight_sliders(cls) and ranking is not None and ranking.candidates else None
 
 
 class RankingState:
-    """The E(S) ranking of one finished privacy-aware run at the configuration's weights.
+    """The ranking of one finished run's candidates at the configuration's weights.
 
     ``changed`` is emitted when the run shown, its weights or the runs on offer change. Reading
-    the ranking computes no classifier: the method's ``rerank`` orders the run's candidates.
+    the ranking computes no classifier: the method's ranker orders the run's candidates again.
     """
 
     def __init__(self, registry, config, runs):
         self.registry, self.config, self.runs = registry, config, runs
         self.run_id: int | None = None
-        self.ranking: list[dict] = []
+        self.ranking: Ranking | None = None  # the run's candidates at the sliders' weights
         self.problem = ""  # why there is no ranking (bad weights), else empty
         self._frames: dict[int, pd.DataFrame] = {}
         self._shown: tuple | None = None  # (run id, weights) the ranking is of
@@ -131,24 +137,35 @@ class RankingState:
         offered = weighted_methods(self.registry)
         return offered[0] if offered else None
 
+    @property
+    def ranker(self):
+        method = self.method
+        return method.ranker if method is not None else None
+
+    def title(self) -> str:
+        """The ranking's name (the tab's title): the ranker's."""
+        ranker = self.ranker
+        return ranker.title if ranker is not None and ranker.title else "Ranking"
+
     def entries(self) -> list:
         """The finished runs that can be ranked, oldest first."""
-        return [e for e in self.runs.entries if ranked_details(e, self.registry) is not None]
+        return [e for e in self.runs.entries if run_ranking(e, self.registry) is not None]
 
     def entry(self):
         return self.runs.entry(self.run_id) if self.run_id is not None else None
 
-    def details(self) -> dict | None:
+    def run_ranking(self) -> Ranking | None:
+        """The ranking the run shown made (at its own weights)."""
         entry = self.entry()
-        return ranked_details(entry, self.registry) if entry is not None else None
+        return run_ranking(entry, self.registry) if entry is not None else None
 
     def frame(self) -> pd.DataFrame | None:
         """The run's candidate table (the charts' data and the CSV), made once per run."""
-        details = self.details()
-        if details is None:
+        entry = self.entry()
+        if entry is None or self.run_ranking() is None:
             return None
         if self.run_id not in self._frames:
-            self._frames[self.run_id] = self.method.candidate_frame(details)
+            self._frames[self.run_id] = self.ranker.table(entry.outcome.result.release)
         return self._frames[self.run_id]
 
     # -- the weights ----------------------------------------------------------------------------
@@ -165,41 +182,41 @@ class RankingState:
         cls = self.method
         if cls is None:
             return
+        names = weight_params(cls)
         choice = self.config.choice("algorithm", cls.name)
-        values = {**choice.values, **dict(zip(cls.adjustable, (float(w) for w in weights)))}
-        sweeps = {k: v for k, v in choice.sweeps.items() if k not in cls.adjustable}
+        values = {**choice.values, **dict(zip(names, (float(w) for w in weights)))}
+        sweeps = {k: v for k, v in choice.sweeps.items() if k not in names}
         self.config.set_params("algorithm", cls.name, values, sweeps)
 
     def run_weights(self) -> tuple[float, ...] | None:
-        details = self.details()
-        return tuple(details["weights"]) if details and details.get("weights") else None
+        ranking = self.run_ranking()
+        return tuple(ranking.weights) if ranking is not None and ranking.weights else None
 
     def export_weights(self, run_id: int) -> tuple[float, float, float] | None:
         """The weights run ``run_id`` is to be exported with: the sliders', when they differ from
         the run's own (None: export the run as it was made)."""
         entry = self.runs.entry(run_id)
-        details = ranked_details(entry, self.registry) if entry is not None else None
-        if details is None or self.method is None:
+        ranking = run_ranking(entry, self.registry) if entry is not None else None
+        if ranking is None or self.method is None:
             return None
         weights = self.weights()
-        return None if same_weights(weights, details.get("weights") or ()) else weights
+        return None if same_weights(weights, ranking.weights) else weights
 
     def export_note(self, run_id: int | None) -> str:
         """What exporting run ``run_id`` releases, when that depends on the sliders' weights."""
         entry = self.runs.entry(run_id) if run_id is not None else None
-        details = ranked_details(entry, self.registry) if entry is not None else None
-        if details is None or self.method is None:
+        ranking = run_ranking(entry, self.registry) if entry is not None else None
+        if ranking is None or self.method is None:
             return ""
-        weights = self.weights()
+        ranker, weights = self.ranker, self.weights()
         try:
-            top = self.method.rerank(details["candidates"], weights)[0]
+            top = ranker.rerank(ranking, weights).chosen
         except BadInput as exc:
-            return f"The E(S) weights cannot rank the candidates: {exc}"
-        subset = details["candidates"][top["index"]]["subset"]
-        text = (f"Releases subset {top['label']} ({', '.join(subset)}): the top of the E(S) ranking at the "
+            return f"The weights cannot rank the candidates: {exc}"
+        text = (f"Releases subset {top.label} ({', '.join(top.subset)}): the top of the {ranker.title} at the "
                 f"sliders' weights w = {show_weights(weights)}")
-        if not same_weights(weights, details.get("weights") or ()):
-            text += f"; the run itself chose {details.get('chosen')} at w = {show_weights(details['weights'])}"
+        if not same_weights(weights, ranking.weights):
+            text += f"; the run itself chose {ranking.chosen.label} at w = {show_weights(ranking.weights)}"
         return text + "."
 
     # -- the run shown --------------------------------------------------------------------------
@@ -222,49 +239,49 @@ class RankingState:
         if key == self._shown and not force:
             return
         self._shown = key
-        details = self.details()
-        self.ranking, self.problem = [], ""
-        if details is not None:
+        ranking = self.run_ranking()
+        self.ranking, self.problem = None, ""
+        if ranking is not None:
             try:
-                self.ranking = self.method.rerank(details["candidates"], key[1])
+                self.ranking = self.ranker.rerank(ranking, key[1])
             except BadInput as exc:
                 self.problem = str(exc)
         self.changed.emit()
 
-    def rows(self) -> list[dict]:
-        """The ranking with each candidate's size, Perf, PBI and attributes, best first."""
-        details = self.details()
-        if details is None:
-            return []
-        candidates = details["candidates"]
-        return [{**candidates[r["index"]], **r} for r in self.ranking]
+    def rows(self) -> list:
+        """The ranked candidates at the sliders' weights, best first (each a
+        :class:`~veil.engine.RankedCandidate`)."""
+        return list(self.ranking.order) if self.ranking is not None else []
 
     def weights_text(self) -> str:
         return "/".join(f"{w:.3f}" for w in self.weights())
 
     def data(self) -> pd.DataFrame | None:
-        """The candidate table with each candidate's E(S) and place at the current weights."""
+        """The candidate table with each candidate's values and place at the current weights (the
+        table's rows are the candidates in the run's order)."""
         frame = self.frame()
         if frame is None:
             return None
         out = frame.copy()
-        if self.ranking:
-            by_index = {r["index"]: r for r in self.ranking}
-            out["e"] = [by_index[i]["e"] for i in range(len(out))]
-            out["place"] = [by_index[i]["place"] for i in range(len(out))]
+        if self.ranking is not None and len(out) == len(self.ranking.candidates):
+            by_index = {r.index: r for r in self.ranking.order}
+            keys = dict.fromkeys(k for r in self.ranking.order for k in r.values)
+            for key in keys:
+                out[key] = [by_index[i].values.get(key) for i in range(len(out))]
+            out["place"] = [by_index[i].place for i in range(len(out))]
         return out
 
 
 # -- the export -----------------------------------------------------------------------------------
 
 def reselected(registry, result: RunResult, weights: Sequence[float], ctx) -> RunResult:
-    """The run as if made with ``weights``: the method's ``reselect`` builds the release from the
-    run's details (no classifier), then the run's metrics are measured again on that release (as
+    """The run as if made with ``weights``: the method's ranker builds the release from the run's
+    candidates (no classifier), then the run's metrics are measured again on that release (as
     ``execute`` measures them), so the manifest's numbers are the released subset's."""
     cls = registry.get("algorithm", result.spec.method.name)
-    release = cls.reselect(result.data, result.release, weights)
+    release = cls.ranker.reselect(result.data, result.release, weights)
     params = dict(release.provenance.params) if release.provenance else {
-        **result.spec.method.params, **dict(zip(cls.adjustable, weights))}
+        **result.spec.method.params, **dict(zip(weight_params(cls), weights))}
     spec = dataclasses.replace(result.spec, method=PluginCall(result.spec.method.name, params))
     metrics = {k: float(v) for k, v in measure(registry, spec, result.data, release, ctx).items()}
     return dataclasses.replace(result, spec=spec, release=release, metrics=metrics)

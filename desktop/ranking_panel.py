@@ -1,11 +1,14 @@
-"""The ranking of a run's candidates at other weights: three linked weight sliders, the ranking table
-and the method's charts (for paper 004's E(S): E(S) per candidate; PBI against Perf). Moving a slider
-re-ranks and redraws here, on the GUI thread: ranking is the method's ``rerank``, which computes no
-classifier. Everything shown comes from what the method declares (``adjustable``,
-``adjustable_labels``, ``charts``, ``ranking_columns``), never from its name."""
+"""The ranking of a run's candidates at other weights: linked weight sliders, the ranking table and
+the method's charts. Moving a slider re-ranks and redraws here, on the GUI thread: ranking is the
+method's ranker's ``rerank``, which computes no classifier. Everything shown comes from what the
+method's :class:`~veil.engine.Ranker` declares (its title, help, weights and charts) and from the
+typed :class:`~veil.engine.Ranking` the run's release carries (its columns, candidates and places),
+never from the method's name or its own keys."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
@@ -19,6 +22,8 @@ from .models import HOLDS, INK
 from .ranking import SCALE, RankingState, rebalance, same_weights, show_weights, weighted_methods
 from .widgets import ErrorLabel, fast_table, fit_columns, muted
 
+RERANK_NOTE = "Moving a weight re-ranks the run's candidates: the method does not run again."
+
 
 class WeightSliders(QWidget):
     """w1, w2, w3 as sliders that always sum to 1: moving one rescales the other two in proportion.
@@ -28,8 +33,10 @@ class WeightSliders(QWidget):
 
     def __init__(self, cls, *, across: bool = False, parent=None):
         super().__init__(parent)
-        names = cls.adjustable if cls is not None else ("w1", "w2", "w3")
-        labels = (cls.adjustable_labels if cls is not None else ()) or tuple(f"weight {i + 1}" for i in range(3))
+        self.cls = cls
+        weights = cls.ranker.weights if cls is not None and cls.ranker is not None else ()
+        names = tuple(w.param for w in weights) or ("w1", "w2", "w3")
+        labels = tuple(w.label for w in weights) or tuple(f"weight {i + 1}" for i in range(3))
         self._weights = (1 / 3, 1 / 3, 1 / 3)
         self.sliders: list[QSlider] = []
         self.labels: list[QLabel] = []
@@ -76,46 +83,59 @@ class WeightSliders(QWidget):
 
 
 class RankingModel(QAbstractTableModel):
-    """The ranking, best first, in the columns the run's method declares (``ranking_columns``)."""
+    """The ranking, best first: its place, the candidate's label, the columns the run's ranking
+    declares and what the candidate releases."""
+
+    PLACE = "Place"
 
     def __init__(self, state: RankingState, parent=None):
         super().__init__(parent)
         self._state = state
-        self._rows: list[dict] = []
-        self.columns: tuple[tuple[str, str], ...] = ()
+        self._rows: list = []  # RankedCandidate, best first
+        self.columns: tuple = ()  # the ranking's RankingColumns
+        self.headers: tuple[str, ...] = ()
 
     def refresh(self) -> None:
         self.beginResetModel()
+        ranking = self._state.ranking
         self._rows = self._state.rows()
-        method = self._state.method
-        self.columns = tuple(method.ranking_columns) if method is not None else ()
+        self.columns = tuple(ranking.columns) if ranking is not None else ()
+        self.headers = ((self.PLACE, ranking.label_header, *(c.header for c in self.columns), ranking.subset_header)
+                        if ranking is not None else ())
         self.endResetModel()
 
-    @property
-    def HEADER(self) -> tuple[str, ...]:
-        return tuple(header for _, header in self.columns)
-
-    def row(self, i: int) -> dict:
+    def row(self, i: int):
+        """The :class:`~veil.engine.RankedCandidate` in row ``i``."""
         return self._rows[i]
+
+    def cell(self, r, col: int):
+        """The value of column ``col`` of ranked candidate ``r``."""
+        if col == 0:
+            return r.place
+        if col == 1:
+            return r.label
+        if col == len(self.headers) - 1:
+            return r.subset
+        return r.value(self.columns[col - 2].key)
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self.HEADER)
+        return 0 if parent.isValid() else len(self.headers)
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
             return None
         r, col = self._rows[index.row()], index.column()
-        value = r.get(self.columns[col][0])
+        value = self.cell(r, col)
         if role == Qt.DisplayRole:
             return show_cell(value)
         if role == Qt.ToolTipRole:
-            return "\n".join(f"{header}: {show_cell(r.get(key))}" for key, header in self.columns)
+            return "\n".join(f"{header}: {show_cell(self.cell(r, i))}" for i, header in enumerate(self.headers))
         if role == Qt.TextAlignmentRole and isinstance(value, (int, float)):
             return int(Qt.AlignRight | Qt.AlignVCenter)
-        if r["place"] == 1:
+        if r.place == 1:
             if role == Qt.BackgroundRole:
                 return HOLDS
             if role == Qt.ForegroundRole:
@@ -128,7 +148,7 @@ class RankingModel(QAbstractTableModel):
 
     def headerData(self, section, orientation, role=Qt.DisplayRole):
         if role == Qt.DisplayRole and orientation == Qt.Horizontal:
-            return self.HEADER[section]
+            return self.headers[section]
         return None
 
 
@@ -157,25 +177,30 @@ class RankingPanel(QWidget):
         self.reset.setToolTip("Set the sliders back to the weights the run was made with")
         self.reset.clicked.connect(self._reset_weights)
         self.save_charts_button = QPushButton("Save charts…")
-        self.save_charts_button.setToolTip("Save both charts as PNG or SVG")
+        self.save_charts_button.setToolTip("Save the charts as PNG or SVG")
         self.save_charts_button.clicked.connect(self._ask_save_charts)
         self.save_data_button = QPushButton("Save data…")
-        self.save_data_button.setToolTip("Save the candidate table (with E(S) at these weights) as CSV")
+        self.save_data_button.setToolTip("Save the candidate table (with the values at these weights) as CSV")
         self.save_data_button.clicked.connect(self._ask_save_data)
-        self.sliders = WeightSliders(self.state.method, across=True)
-        self.sliders.moved.connect(self.state.set_weights)
+        self.sliders = self._sliders(self.state.method)
         self.problem = ErrorLabel()
         self.model = RankingModel(self.state, self)
         self.table = fast_table(QTableView())
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
+        self.help = muted("")
         self._charts = QSplitter(Qt.Vertical)
-        self._plots = None  # the two matplotlib canvases, made on first use (the window opens sooner)
+        self._plots: list | None = None  # (figure, canvas) per chart, made on first use (the window opens sooner)
         self._pending = False  # a draw asked for before the canvases existed, while the panel was hidden
         self._layout()
         self._scheduled = False
         self.state.changed.connect(self._on_state)
         self._on_state()
+
+    def _sliders(self, cls) -> WeightSliders:
+        sliders = WeightSliders(cls, across=True)
+        sliders.moved.connect(self.state.set_weights)
+        return sliders
 
     @staticmethod
     def _canvas():
@@ -187,24 +212,34 @@ class RankingPanel(QWidget):
         canvas.setMinimumHeight(160)
         return figure, canvas
 
-    def _plot(self):
-        if self._plots is None:
-            self._plots = (*self._canvas(), *self._canvas())
-            self._charts.addWidget(self._plots[1])
-            self._charts.addWidget(self._plots[3])
+    def charts(self) -> tuple[str, ...]:
+        """The chart plugins the shown run's ranker declares."""
+        ranker = self.state.ranker
+        return tuple(ranker.charts) if ranker is not None else ()
+
+    def _plot(self) -> list:
+        """One (figure, canvas) per declared chart, made on first use and when the charts change."""
+        wanted = len(self.charts())
+        if self._plots is None or len(self._plots) != wanted:
+            for _figure, canvas in self._plots or ():
+                canvas.setParent(None)
+                canvas.deleteLater()
+            self._plots = [self._canvas() for _ in range(wanted)]
+            for _figure, canvas in self._plots:
+                self._charts.addWidget(canvas)
             if self._pending:
                 self.redraw()
         return self._plots
+
+    @property
+    def figures(self) -> list:
+        """The figures of the declared charts, in their order."""
+        return [figure for figure, _ in self._plot()]
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._pending:  # once the panel is laid out: a canvas made inside showEvent has no size yet
             QTimer.singleShot(0, lambda: self._plot() if self._pending else None)
-
-    es_figure = property(lambda self: self._plot()[0])
-    es_canvas = property(lambda self: self._plot()[1])
-    regions_figure = property(lambda self: self._plot()[2])
-    regions_canvas = property(lambda self: self._plot()[3])
 
     def _layout(self) -> None:
         top = QHBoxLayout()
@@ -213,17 +248,14 @@ class RankingPanel(QWidget):
         top.addStretch(1)
         for b in (self.reset, self.save_charts_button, self.save_data_button):
             top.addWidget(b)
-        charts = self._charts
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(self.table, 1)
-        method = self.state.method
-        lv.addWidget(muted(((method.ranking_help + " ") if method is not None and method.ranking_help else "")
-                           + "Moving a weight re-ranks the run's candidates: the method does not run again."))
+        lv.addWidget(self.help)
         split = QSplitter(Qt.Horizontal)
         split.addWidget(left)
-        split.addWidget(charts)
+        split.addWidget(self._charts)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         split.setSizes([380, 560])
@@ -235,10 +267,21 @@ class RankingPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.problem)
         layout.addWidget(split, 1)
+        self._outer = layout
 
     # -- the state changed ----------------------------------------------------------------------
     def _on_state(self) -> None:
         self._offer_runs()
+        method = self.state.method
+        if method is not self.sliders.cls:  # another method's run: its own weights
+            sliders = self._sliders(method)
+            self._outer.replaceWidget(self.sliders, sliders)
+            self.sliders.deleteLater()
+            self.sliders = sliders
+        ranker = self.state.ranker
+        help_text = ((ranker.help + " ") if ranker is not None and ranker.help else "") + RERANK_NOTE
+        if help_text != self.help.text():
+            self.help.setText(help_text)
         self.sliders.show_weights(self.state.weights())
         self.model.refresh()
         fit_columns(self.table, max_width=90)
@@ -263,21 +306,20 @@ class RankingPanel(QWidget):
                 self.run.setCurrentIndex(i)
 
     def _summary(self) -> str:
-        rows, details = self.model.rowCount(), self.state.details()
-        if details is None:
+        run = self.state.run_ranking()
+        if run is None:
             titles = " or ".join(c.title for c in weighted_methods(self.registry))
             return f"Run {titles or 'a method whose choice can be re-weighted'} to rank its candidates here."
-        if not rows:
+        if not self.model.rowCount():
             return ""
         best = self.model.row(0)
-        shown = [(key, header) for key, header in self.model.columns if key not in ("place", "label")
-                 and not isinstance(best.get(key), (list, tuple))]
-        text = (f"Released at these weights: <b>{best['label']}</b>, "
-                + ", ".join(f"{header} {show_cell(best.get(key))}" for key, header in shown))
-        if best["label"] != details.get("chosen"):
-            text += f" (the run chose {details.get('chosen')} at w = {show_weights(details.get('weights') or ())})"
-        return (text + f". Sensitive attribute <i>{details.get('sensitive')}</i>, class "
-                f"<i>{details.get('target')}</i>.")
+        shown = [(c.header, best.value(c.key)) for c in self.model.columns
+                 if not isinstance(best.value(c.key), (list, tuple))]
+        text = (f"Released at these weights: <b>{html.escape(best.label)}</b>, "
+                + ", ".join(f"{html.escape(header)} {show_cell(value)}" for header, value in shown))
+        if best.label != run.chosen.label:
+            text += f" (the run chose {html.escape(run.chosen.label)} at w = {show_weights(run.weights)})"
+        return text + "." + (f" {html.escape(run.about)}" if run.about else "")
 
     def _reset_weights(self) -> None:
         weights = self.state.run_weights()
@@ -294,8 +336,7 @@ class RankingPanel(QWidget):
     def redraw(self) -> None:
         self._scheduled = False
         frame = self.state.frame()
-        method = self.state.method
-        charts = method.charts if method is not None else ()
+        charts = self.charts()
         if self._plots is None:
             # nothing drawn yet: the canvases (and matplotlib) wait until there is something to draw
             # and the panel is shown, or a figure is asked for, so the window opens sooner
@@ -306,8 +347,7 @@ class RankingPanel(QWidget):
                 self.schedule()  # drawn once the new canvases are laid out (a canvas without a size cannot draw)
             return
         self._pending = False
-        for name, figure, canvas in zip(charts, (self.es_figure, self.regions_figure),
-                                        (self.es_canvas, self.regions_canvas)):
+        for name, (figure, canvas) in zip(charts, self._plot()):
             figure.clear()
             if frame is not None and not self.state.problem and name in self.registry.names("chart"):
                 try:
@@ -319,8 +359,12 @@ class RankingPanel(QWidget):
             canvas.draw_idle()
 
     # -- saving ---------------------------------------------------------------------------------
+    def _stem(self) -> str:
+        """A file name from the ranking's title ("E(S) ranking" → "e-s-ranking")."""
+        return re.sub(r"[^a-z0-9]+", "-", self.state.title().lower()).strip("-") or "ranking"
+
     def _ask_save_charts(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(self, "Save the charts", "e-s-ranking.png",
+        path, chosen = QFileDialog.getSaveFileName(self, "Save the charts", f"{self._stem()}.png",
                                                    "PNG image (*.png);;SVG drawing (*.svg)")
         if path:
             if not path.lower().endswith((".png", ".svg")):
@@ -328,7 +372,7 @@ class RankingPanel(QWidget):
             self._saving(self.save_charts, path)
 
     def _ask_save_data(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the candidate table", "e-s-ranking.csv", "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save the candidate table", f"{self._stem()}.csv", "CSV (*.csv)")
         if path:
             self._saving(self.save_data, path if path.lower().endswith(".csv") else path + ".csv")
 
@@ -349,10 +393,12 @@ class RankingPanel(QWidget):
             raise BadInput(f"save the charts as .png or .svg, not .{fmt}")
         if self.state.frame() is None:
             raise BadInput("there is no ranking to save yet")
+        if not self.charts():
+            raise BadInput(f"the {self.state.title()} has no charts to save")
         self.redraw()
         return [write_atomic(p.with_name(f"{p.stem}-{part}.{fmt}"),
                              lambda tmp, f=figure: f.savefig(tmp, format=fmt, dpi=150))
-                for part, figure in zip(self.state.method.charts, (self.es_figure, self.regions_figure))]
+                for part, figure in zip(self.charts(), self.figures)]
 
     def save_data(self, path: str | Path) -> Path:
         data = self.state.data()

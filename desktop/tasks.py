@@ -208,8 +208,8 @@ def export(registry, result: RunResult, folder: str | os.PathLike, options: Expo
     until the files take their names together; then the export is done and is reported as such.
 
     ``source`` (how the data was read) goes into the manifest, so ``veil report`` can read the input
-    again. ``weights`` export a privacy-aware run at other E(S) weights than it was made with: the
-    top of the ranking at those weights (see :func:`veil.desktop.ranking.reselected`).
+    again. ``weights`` export a run whose method ranks candidates at other weights than it was made
+    with: the top of the ranking at those weights (see :func:`veil.desktop.ranking.reselected`).
     """
     folder = Path(folder)
     if weights is not None:

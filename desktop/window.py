@@ -98,7 +98,7 @@ class MainWindow(QMainWindow):
             w.deleteLater()
         self.tabs.addTab(self.dataset_panel, "Dataset")
         self.tabs.addTab(self.chart_panel, "Charts")
-        self.tabs.addTab(self.ranking_panel, "E(S) ranking")
+        self.tabs.addTab(self.ranking_panel, self.controller.ranking.title())
         self.tabs.addTab(self.release_panel, "Release preview")
         self._ranking_offered()
         if current > 0:  # the tab the user picked while the panels were being built
@@ -201,16 +201,20 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("data", source.path, import_options(source))
 
     def _batch_finished(self) -> None:
-        from .ranking import ranked_details
+        from .ranking import run_ranking
 
-        if any(ranked_details(e, self.controller.registry) is not None for e in self.controller.batch):  # candidates to weigh
+        if any(run_ranking(e, self.controller.registry) is not None for e in self.controller.batch):  # candidates to weigh
             self.tabs.setCurrentWidget(self.ranking_panel)
         elif self.controller.runs.metric_names():  # something to draw: show it
             self.tabs.setCurrentWidget(self.chart_panel)
 
     def _ranking_offered(self) -> None:
-        """The E(S) ranking tab is there while a privacy-aware run can be ranked."""
-        self.tabs.setTabVisible(self.tabs.indexOf(self.ranking_panel), bool(self.controller.ranking.entries()))
+        """The ranking tab is there while a run whose method declares a ranker can be ranked, titled
+        by that ranker."""
+        index, title = self.tabs.indexOf(self.ranking_panel), self.controller.ranking.title()
+        if self.tabs.tabText(index) != title:
+            self.tabs.setTabText(index, title)
+        self.tabs.setTabVisible(index, bool(self.controller.ranking.entries()))
 
     def _export_progress(self, fraction: float, message: str) -> None:
         self._load_progress(fraction, message)

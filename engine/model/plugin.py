@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from .params import param_specs, parse_params
+
+if TYPE_CHECKING:
+    from .ranking import Ranker
 
 KINDS = ("algorithm", "privacy-model", "metric", "chart", "importer", "exporter")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -101,6 +104,10 @@ class Algorithm(Plugin):
     release for: it works under a privacy model that judges one of them. A method that satisfies
     none (the default) does not steer by the model at all; any model then judges its release after
     the run, and a release that fails is refused.
+
+    ``ranker`` (a :class:`~veil.engine.Ranker`, or None) is declared by a method whose run ranks
+    candidates by weights that may move after the run; its releases then carry a typed
+    :class:`~veil.engine.Ranking`.
     """
 
     kind = "algorithm"
@@ -120,14 +127,7 @@ class Algorithm(Plugin):
     # generalises and one that bucketises); tests export one release of each. Empty: one, its defaults.
     release_variants: ClassVar[dict[str, dict]] = {}
 
-    # -- capabilities: what the desktop may do with the method, declared so nothing names it --------
-    required_roles: ClassVar[tuple[str, ...]] = ()  # column roles a run needs marked ("target", "sensitive")
-    adjustable: ClassVar[tuple[str, ...]] = ()  # parameters that can change after a run without re-running it
-    adjustable_labels: ClassVar[tuple[str, ...]] = ()  # what each adjustable parameter weighs, in words
-    adjustable_sum_to_one: ClassVar[bool] = False  # the adjustable parameters are weights summing to 1
-    charts: ClassVar[tuple[str, ...]] = ()  # chart plugins drawing one run's candidates (they take ``weights``)
-    ranking_columns: ClassVar[tuple[tuple[str, str], ...]] = ()  # (key, header) of a ranked candidate's row
-    ranking_help: ClassVar[str] = ""  # how the ranking is made, one or two sentences under its table
+    ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError
@@ -145,43 +145,12 @@ class Algorithm(Plugin):
     @classmethod
     def role_problem(cls, data, values) -> str:
         """What the column roles lack for a run with parameter ``values`` ("" when nothing does)."""
-        from ..data.forms import TABLE, form_of
-
-        if form_of(data) != TABLE:
-            return ""
-        schema = data.schema
-        for role in cls.required_roles:
-            if role == "target" and schema.target is None:
-                return "needs the class: mark the column to predict as the target"
-            if role != "target" and not schema.by_role(role):
-                return f"needs a {role} column: mark one under Dataset ▸ Columns"
         return ""
 
     @classmethod
     def roles_text(cls, data, values) -> str:
         """Which columns a run takes in which role, in one sentence ("" when there is nothing to say)."""
         return ""
-
-    @classmethod
-    def can_rank(cls, release) -> bool:
-        """Whether a finished run's release carries candidates :meth:`rerank` can order."""
-        return bool(cls.adjustable) and bool((release.details or {}).get("candidates"))
-
-    @classmethod
-    def rerank(cls, candidates, values):
-        """The run's candidates ranked at other values of the ``adjustable`` parameters (in their
-        order), best first, without re-running: rows with ``index``, ``label`` and ``place``."""
-        raise NotImplementedError(f"method {cls.name!r} declares nothing adjustable after a run")
-
-    @classmethod
-    def reselect(cls, data, release, values):
-        """The release the run would have made at ``values`` of its ``adjustable`` parameters."""
-        raise NotImplementedError(f"method {cls.name!r} declares nothing adjustable after a run")
-
-    @classmethod
-    def candidate_frame(cls, details):
-        """A run's candidates as a table (the data of its ``charts`` and of a CSV)."""
-        raise NotImplementedError(f"method {cls.name!r} has no candidates to tabulate")
 
 
 class PrivacyModel(Plugin):

@@ -165,12 +165,13 @@ def _problem(kind: str, cls) -> str | None:
         cls.param_specs()
     except Exception as exc:
         return f"{cls.__name__} declares its parameters wrongly: {exc}"
-    declared = getattr(cls, {"algorithm": "satisfies", "privacy-model": "judges"}.get(kind, ""), ())
+    declared = {"algorithm": getattr(cls, "satisfies", ()), "privacy-model": getattr(cls, "judges", ())}.get(kind, ())
     try:
         judgements(declared)
     except (TypeError, ValueError):
         known = ", ".join(j.value for j in Judgement)
-        return f"{cls.__name__} declares a kind of privacy judgement that does not exist in {declared!r} (known: {known})"
+        return (f"{cls.__name__} declares a kind of privacy judgement that does not exist in {declared!r} "
+                f"(known: {known})")
     return None
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..data.binary import BinaryMatrix
 from ..data.table import Role, Table
+from .ranking import Ranking
 
 FEATURE_SUBSET = "feature-subset"
 GENERALISED_TABLE = "generalised-table"
@@ -90,6 +91,11 @@ class Release:
         the groups hide which sensitive value is a record's, not who the record is. An attacker
         links a person to records on these columns, so the re-identification risk groups on them
         (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
+    ranking : Ranking, optional
+        For a method that declares a :class:`~veil.engine.Ranker`: the candidates its run chose
+        among, ranked at the run's weights (the first is what this release holds). Typed, so it
+        is shown without knowing the method; ``details`` keeps the method's own account for the
+        manifest and report.
     """
 
     kind: str
@@ -106,6 +112,7 @@ class Release:
     parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     sets: object | None = None  # a SetValued of group centres
     exact_quasi_identifiers: tuple[str, ...] = ()
+    ranking: Ranking | None = None
 
     @property
     def n_rows(self) -> int:
@@ -189,11 +196,13 @@ def class_sizes(frame: pd.DataFrame) -> np.ndarray:
     return np.bincount(group)[group].astype(np.int64)
 
 
-def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None) -> Release:
+def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None,
+                   ranking: Ranking | None = None) -> Release:
     """The release of a feature-selection method: the chosen features (and the target).
 
     ``data`` is a BinaryMatrix (features by index) or a Table (columns by name). In a Table,
     quasi-identifiers are the selected columns marked so, or every selected column when none is.
+    ``ranking``: the candidates the run chose the features among (see :class:`~veil.engine.Ranking`).
     """
     details = dict(details or {})
     if isinstance(data, BinaryMatrix):
@@ -208,7 +217,7 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
             target = _free_name(target_name(data), names)  # the target column's own name, as in the input
             frame[target] = data.labels
         return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
-                       notes=tuple(notes), details=details)
+                       notes=tuple(notes), details=details, ranking=ranking)
     assert isinstance(data, Table)
     names = [str(s) for s in selected]
     schema = data.schema
@@ -221,7 +230,7 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
         cols.append(target)
     frame = data.frame[cols].reset_index(drop=True)
     return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
-                   selected_features=tuple(names), notes=tuple(notes), details=details)
+                   selected_features=tuple(names), notes=tuple(notes), details=details, ranking=ranking)
 
 
 def feature_weights(names, weights, *, top: int | None = None, notes=(), details=None) -> Release:

@@ -1,7 +1,11 @@
 """The privacy-aware-candidates method (paper 004, SPEC §5): candidate subsets from PrivR and PerfR,
 the one E(S) ranks first released. The E(S) arithmetic, the generator and the roles are in
-:mod:`._privacy_aware`; the desktop re-ranks a run's candidates through the method's ranker as its
-weight sliders move, without any classifier.
+:mod:`._privacy_aware`.
+
+The method declares a ranker (:class:`EsRanker`): its release carries the candidates as a typed
+:class:`~veil.engine.Ranking`, which the ranker orders again at other weights without any
+classifier (the desktop's weight sliders) and turns into the release those weights would have made
+(the desktop's export at the sliders' weights).
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from veil.engine import TABLE, Algorithm, BadInput, Role, Table, feature_subset, form_of, hookimpl, param, params_to_dict
+from veil.engine import (TABLE, Algorithm, BadInput, Candidate, RankedCandidate, Ranker, Ranking, RankingColumn, Role,
+                         Table, Weight, feature_subset, form_of, hookimpl, param, params_to_dict)
 
 from ._cv import CLASSIFIERS, CrossValidation, encode, label_codes, paired_p_value
 from ._privacy_aware import (PAPER, PERF_R, PRIV_R, Roles, backward_elimination, candidate_frame, check_weights,
                              collect_candidates, evaluation_frame, pbi, rank_attributes, rank_candidates,
                              resolve_roles)
+
 
 # -- the method -------------------------------------------------------------------------------------------
 def _weight(default: float, factor: str):
@@ -53,6 +59,67 @@ class Params:
         return (self.w1, self.w2, self.w3)
 
 
+# -- the ranking: E(S) at any weights, from the run's candidates alone -----------------------------------
+COLUMNS = (RankingColumn("size", "Attributes"), RankingColumn("perf", "Perf %"), RankingColumn("pbi", "PBI %"),
+           RankingColumn("e", "E(S)"))
+_OWN = ("size", "perf", "pbi", "p_value", "list")  # a candidate's values that do not depend on the weights
+
+
+def as_candidate(row: dict) -> Candidate:
+    """A row of ``details["candidates"]`` as a typed :class:`~veil.engine.Candidate`."""
+    return Candidate(str(row["label"]), tuple(row["subset"]), {k: row[k] for k in _OWN if k in row})
+
+
+def es_ranking(candidates: Sequence[Candidate], weights: Sequence[float], about: str = "") -> Ranking:
+    """The candidates ranked by E(S) at ``weights``, best first (see :func:`rank_candidates`); each
+    ranked candidate's values add ``e`` and the factor ranks ``prf``, ``prv``, ``num``."""
+    candidates = tuple(candidates)
+    ranked = rank_candidates([{"label": c.label, **c.values} for c in candidates], weights)
+    order = tuple(RankedCandidate(r["place"], r["index"], candidates[r["index"]],
+                                  {**candidates[r["index"]].values, "e": r["e"], "prf": r["prf"], "prv": r["prv"],
+                                   "num": r["num"]})
+                  for r in ranked)
+    return Ranking(candidates, order, check_weights(weights), COLUMNS, label_header="Subset",
+                   subset_header="Attributes kept", about=about)
+
+
+class EsRanker(Ranker):
+    """E(S)'s weights w1, w2, w3 (shares of 1) move after a run without re-running it."""
+
+    title = "E(S) ranking"
+    help = ("E(S) = w1·prf + w2·prv + w3·num over the candidates (rank 1 the worst of each); the highest E(S) is "
+            "released, ties to the smallest subset.")
+    weights = (Weight("w1", "performance"), Weight("w2", "privacy"), Weight("w3", "size"))
+    sum_to_one = True
+    charts = ("privacy-aware-es", "privacy-aware-regions")
+
+    def rerank(self, ranking: Ranking, weights: Sequence[float]) -> Ranking:
+        return es_ranking(ranking.candidates, weights, ranking.about)
+
+    def reselect(self, data: Table, release, weights: Sequence[float]):
+        """The release this run would have made with other weights, from its details alone (no
+        classifier runs): what the desktop exports after its weight sliders moved."""
+        method = PrivacyAwareCandidates
+        details = release.details
+        w = check_weights(weights)
+        values = dict(release.provenance.params) if release.provenance else {}
+        params = method.params({**values, "w1": w[0], "w2": w[1], "w3": w[2]})
+        ranking = rank_candidates(details["candidates"], w)
+        chosen = details["candidates"][ranking[0]["index"]]
+        roles = resolve_roles(data, params.sensitive_is_class)
+        new = feature_subset(data, method._released(chosen["subset"], roles, params),
+                             notes=method._notes(chosen, roles, params),
+                             details={**details, "weights": list(w), "ranking": ranking, "chosen": chosen["label"]},
+                             ranking=es_ranking([as_candidate(r) for r in details["candidates"]], w, _about(roles)))
+        if release.provenance is None:
+            return new
+        return new.with_provenance(dataclasses.replace(release.provenance, params=params_to_dict(params)))
+
+    def table(self, release):
+        """The candidate table of the release's details (:func:`candidate_frame`): the charts' data."""
+        return candidate_frame(release.details)
+
+
 class PrivacyAwareCandidates(Algorithm):
     """Candidate subsets from PrivR and PerfR, and the one E(S) ranks first (paper 004 §4–5).
 
@@ -71,7 +138,8 @@ class PrivacyAwareCandidates(Algorithm):
     ``release.details`` holds the run: ``baseline`` (Perf_BLC, Perf_BLP, DistP_PBI), ``rankings``
     (PerfR, PrivR with their accuracy drops), ``steps`` (every removal tried, with why it was kept or
     refused), ``candidates`` (label, subset, size, Perf %, PBI %, p-value, list), ``weights``,
-    ``ranking`` (the full E(S) ranking) and ``chosen``.
+    ``ranking`` (the full E(S) ranking) and ``chosen``, for the manifest and report; ``release.ranking``
+    holds the same candidates and ranking typed, for the ranker (:class:`EsRanker`) and the desktop.
     """
 
     name = "privacy-aware-candidates"
@@ -84,20 +152,8 @@ class PrivacyAwareCandidates(Algorithm):
     needs_labels = True
     Params = Params
 
-    # Capabilities: E(S)'s weights change after a run without re-running it (the desktop's ranking tab).
-    required_roles = ("target", "sensitive")
     withholds_sensitive = True  # SA is released only with release_sensitive (its own parameter)
-    adjustable = ("w1", "w2", "w3")
-    adjustable_labels = ("performance", "privacy", "size")
-    adjustable_sum_to_one = True
-    charts = ("privacy-aware-es", "privacy-aware-regions")
-    ranking_columns = (("place", "Place"), ("label", "Subset"), ("size", "Attributes"), ("perf", "Perf %"),
-                       ("pbi", "PBI %"), ("e", "E(S)"), ("subset", "Attributes kept"))
-    ranking_help = ("E(S) = w1·prf + w2·prv + w3·num over the candidates (rank 1 the worst of each); the highest "
-                    "E(S) is released, ties to the smallest subset.")
-
-    rerank = staticmethod(rank_candidates)
-    candidate_frame = staticmethod(candidate_frame)
+    ranker = EsRanker()  # E(S)'s weights change after a run without re-running it (the desktop's ranking tab)
 
     @classmethod
     def role_problem(cls, data, values) -> str:
@@ -153,8 +209,9 @@ class PrivacyAwareCandidates(Algorithm):
         details["records"] = len(frame)
         chosen = next(r for r in details["candidates"] if r["label"] == details["chosen"])
         ctx.progress(1.0, "candidates ranked")
+        ranking = es_ranking([as_candidate(r) for r in details["candidates"]], params.weights, _about(roles))
         return feature_subset(data, self._released(chosen["subset"], roles, params),
-                              notes=self._notes(chosen, roles, params), details=details)
+                              notes=self._notes(chosen, roles, params), details=details, ranking=ranking)
 
     def _evaluate(self, cv: CrossValidation, roles: Roles, params) -> dict:
         bl, c, sa = roles.baseline, roles.target, roles.sensitive
@@ -197,24 +254,6 @@ class PrivacyAwareCandidates(Algorithm):
             "evaluations": cv.evaluations,
         }
 
-    @classmethod
-    def reselect(cls, data: Table, release, weights: Sequence[float]):
-        """The release this run would have made with other weights, from its details alone (no
-        classifier runs): what the desktop exports after its weight sliders moved."""
-        details = release.details
-        w = check_weights(weights)
-        values = dict(release.provenance.params) if release.provenance else {}
-        params = cls.params({**values, "w1": w[0], "w2": w[1], "w3": w[2]})
-        ranking = rank_candidates(details["candidates"], w)
-        chosen = details["candidates"][ranking[0]["index"]]
-        roles = resolve_roles(data, params.sensitive_is_class)
-        new = feature_subset(data, cls._released(chosen["subset"], roles, params),
-                             notes=cls._notes(chosen, roles, params),
-                             details={**details, "weights": list(w), "ranking": ranking, "chosen": chosen["label"]})
-        if release.provenance is None:
-            return new
-        return new.with_provenance(dataclasses.replace(release.provenance, params=params_to_dict(params)))
-
     @staticmethod
     def _released(subset, roles: Roles, params) -> list[str]:
         if params.release_sensitive and not roles.same:
@@ -232,6 +271,12 @@ class PrivacyAwareCandidates(Algorithm):
         else:
             notes.append(f"the sensitive attribute {roles.sensitive!r} is withheld")
         return tuple(notes)
+
+
+def _about(roles: Roles) -> str:
+    if roles.same:
+        return f"Sensitive attribute and class (C = SA): {roles.target}."
+    return f"Sensitive attribute {roles.sensitive}, class {roles.target}."
 
 
 @hookimpl

@@ -8,15 +8,17 @@ import itertools
 import json
 import random
 
+import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
 import veil.plugins.feature_selection._cv as privacy_aware_cv
 from veil.desktop.ranking import rebalance
+from veil.desktop.ranking_panel import show_cell
 
 METHOD = "privacy-aware-candidates"  # tests may name plugins; the desktop may not
 WEIGHTS = ("w1", "w2", "w3")
-from veil.engine import DataSource, verify_manifest
+from veil.engine import BadInput, DataSource, verify_manifest
 
 SMALL = ["age", "sex", "smoker", "diabetes", "hypertension", "copd", "statin", "length_of_stay",
          "diagnosis_group", "readmitted_30d"]
@@ -118,12 +120,12 @@ def ranked(window, qtbot, tmp_path, demo_table):
 
 
 def shown(panel) -> list[str]:
-    return [panel.model.row(i)["label"] for i in range(panel.model.rowCount())]
+    return [panel.model.row(i).label for i in range(panel.model.rowCount())]
 
 
 def expected(window, weights) -> list[str]:
     cls = window.registry.get("algorithm", METHOD)
-    return [r["label"] for r in cls.rerank(window.controller.ranking.details()["candidates"], weights)]
+    return [r.label for r in cls.ranker.rerank(window.controller.ranking.run_ranking(), weights).order]
 
 
 def forbid_classifiers(monkeypatch) -> None:
@@ -143,16 +145,22 @@ def slider_moves():
 def test_the_ranking_shows_when_the_run_finishes(ranked, qtbot):
     window, panel = ranked, ranked.ranking_panel
     assert window.tabs.currentWidget() is panel and window.tabs.isTabVisible(window.tabs.indexOf(panel))
-    details = window.controller.ranking.details()
-    assert shown(panel) == [r["label"] for r in details["ranking"]]  # the run's own ranking at its weights
-    assert panel.model.headerData(0, Qt.Horizontal) == "Place"
+    ranker = window.registry.get("algorithm", METHOD).ranker
+    assert window.tabs.tabText(window.tabs.indexOf(panel)) == ranker.title == "E(S) ranking"  # the plugin's
+    run = window.controller.ranking.run_ranking()
+    details = window.controller.runs.entries[-1].outcome.result.release.details
+    assert shown(panel) == [r.label for r in run.order] == [r["label"] for r in details["ranking"]]
+    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == \
+        ["Place", "Subset", "Attributes", "Perf %", "PBI %", "E(S)", "Attributes kept"]
     first = panel.model.row(0)
-    assert first["label"] == details["chosen"] and first["place"] == 1
+    assert first.label == run.chosen.label == details["chosen"] and first.place == 1
     assert panel.run.currentData() == window.controller.runs.entries[-1].id
-    assert panel.summary.text().startswith(f"Released at these weights: <b>{details['chosen']}</b>")
+    assert panel.summary.text().startswith(f"Released at these weights: <b>{run.chosen.label}</b>")
+    assert "Sensitive attribute diagnosis_group, class readmitted_30d" in panel.summary.text()
+    assert panel.help.text().startswith(ranker.help)
     qtbot.waitUntil(lambda: not panel._scheduled)
-    assert panel.es_figure.axes and panel.regions_figure.axes
-    assert window.runs_panel.results_model.value(0, "pbi") == pytest.approx(first["pbi"])
+    assert len(panel.figures) == 2 and all(f.axes for f in panel.figures)
+    assert window.runs_panel.results_model.value(0, "pbi") == pytest.approx(first.value("pbi"))
 
 
 def test_sliders_rerank_and_redraw_live_without_a_classifier(ranked, qtbot, monkeypatch):
@@ -173,27 +181,27 @@ def test_sliders_rerank_and_redraw_live_without_a_classifier(ranked, qtbot, monk
     assert busy == [] and window.controller.runner.is_idle()  # no job: everything ran on the GUI thread
     qtbot.waitUntil(lambda: not panel._scheduled)
     w = window.controller.ranking.weights()
-    legend = [t.get_text() for t in panel.es_figure.axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in panel.figures[0].axes[0].get_legend().get_texts()]
     assert legend == [f"w = ({w[0]:g}, {w[1]:g}, {w[2]:g})"]
 
 
 def test_the_export_writes_the_top_of_the_current_ranking(ranked, qtbot, registry, tmp_path):
     window, ranking = ranked, ranked.controller.ranking
-    details = ranking.details()
+    run = ranking.run_ranking()
     sliders = window.config_panel.rows[METHOD].sliders
     for index, value in slider_moves():
         sliders.sliders[index].setValue(value)
-        if expected(window, ranking.weights())[0] != details["chosen"]:
+        if expected(window, ranking.weights())[0] != run.chosen.label:
             break
     weights = ranking.weights()
     top = expected(window, weights)[0]
-    assert top != details["chosen"], "no slider setting ranks another subset first"
-    candidate = next(c for c in details["candidates"] if c["label"] == top)
+    assert top != run.chosen.label, "no slider setting ranks another subset first"
+    candidate = next(c for c in run.candidates if c.label == top)
 
     run_id = window.runs_panel.selected_run()
     dialog = window.actions.export_release(run_id)
     assert dialog.note.isVisible() and f"Releases subset {top}" in dialog.note.text()
-    assert f"the run itself chose {details['chosen']}" in dialog.note.text()
+    assert f"the run itself chose {run.chosen.label}" in dialog.note.text()
     out = tmp_path / "release"
     dialog.folder.setText(str(out))
     dialog.report.setChecked(False)
@@ -202,11 +210,11 @@ def test_the_export_writes_the_top_of_the_current_ranking(ranked, qtbot, registr
     assert blocker.args[0].verified
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["details"]["chosen"] == top
-    assert manifest["selected_features"] == candidate["subset"]
-    assert manifest["output"]["columns"] == [*candidate["subset"], "readmitted_30d"]  # SA withheld
+    assert manifest["selected_features"] == list(candidate.subset)
+    assert manifest["output"]["columns"] == [*candidate.subset, "readmitted_30d"]  # SA withheld
     assert [manifest["method"]["params"][w] for w in WEIGHTS] == list(weights)
-    assert manifest["metrics"]["pbi"] == pytest.approx(candidate["pbi"])  # measured on what was released
-    assert manifest["metrics"]["sfc"] == len(candidate["subset"])
+    assert manifest["metrics"]["pbi"] == pytest.approx(candidate.values["pbi"])  # measured on what was released
+    assert manifest["metrics"]["sfc"] == len(candidate.subset)
     assert manifest["input"]["read"]["path"] == str((tmp_path / "small.csv").resolve())  # veil report re-reads it
     assert verify_manifest(registry, out / "manifest.json").holds
 
@@ -217,8 +225,70 @@ def test_the_ranking_saves_its_charts_and_data(ranked, qtbot, tmp_path):
     written = panel.save_charts(tmp_path / "ranking.svg")
     assert [p.name for p in written] == ["ranking-privacy-aware-es.svg", "ranking-privacy-aware-regions.svg"]
     assert all(b"<svg" in p.read_bytes()[:400] for p in written)
-    import pandas as pd
-
     data = pd.read_csv(panel.save_data(tmp_path / "ranking.csv"))
     assert list(data.sort_values("place")["label"]) == shown(panel)
     assert {"perf", "pbi", "size", "e", "chosen"} <= set(data.columns)
+
+
+# -- any method declaring a ranker: the tab reads what it declares, never its keys ------------------------
+
+@pytest.fixture
+def toy(qtbot):
+    """A window whose registry also holds a method ranking by other weights, columns and headers."""
+    from veil.engine import make_registry
+
+    from .helpers import load_demo_into, open_window
+    from .ranking_plugins import RankingPlugins
+
+    window = open_window(qtbot, make_registry(modules=[RankingPlugins]))
+    load_demo_into(window, qtbot)
+    yield window
+    window.close()
+
+
+def test_a_ranking_with_other_columns_weights_and_title_is_shown_and_exported(toy, qtbot, tmp_path):
+    from .ranking_plugins import NAME, toy_ranking
+
+    window, panel, state = toy, toy.ranking_panel, toy.controller.ranking
+    ranker = window.registry.get("algorithm", NAME).ranker
+    window.config_panel.choose(None, [NAME], metrics=["sfc"])
+    row = window.config_panel.rows[NAME]
+    assert row.sliders is not None and [lab.text() for lab in row.sliders.labels] == ["0.600", "0.300", "0.100"]
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=30_000):
+        window.controller.run()
+    assert window.tabs.currentWidget() is panel
+    assert window.tabs.tabText(window.tabs.indexOf(panel)) == "Toy ranking"
+    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == \
+        ["Place", "Option", "Gain", "Cost", "Score", "Columns kept"]
+    run = state.run_ranking()
+    assert shown(panel) == [r.label for r in run.order]
+    best = panel.model.row(0)
+    assert panel.model.data(panel.model.index(0, 2)) == show_cell(best.candidate.values["gain"])
+    assert panel.summary.text().startswith(f"Released at these weights: <b>{run.chosen.label}</b>, Gain ")
+    assert "Cost" in panel.summary.text() and "A toy ranking for the tests." in panel.summary.text()
+    assert panel.help.text().startswith(ranker.help)
+    assert [s.objectName() for s in panel.sliders.sliders] == ["slider-a", "slider-b", "slider-c"]  # its own weights
+    assert panel.figures == []  # it declares no chart
+    with pytest.raises(BadInput, match="no charts"):
+        panel.save_charts(tmp_path / "toy.png")
+
+    panel.sliders.sliders[1].setValue(1000)  # all on thrift: the cheapest option wins
+    weights = state.weights()
+    assert weights == (0.0, 1.0, 0.0)
+    assert window.controller.config.choice("algorithm", NAME).values["b"] == 1.0  # kept as the method's parameter
+    top = toy_ranking(run.candidates, weights).chosen
+    assert shown(panel)[0] == top.label != run.chosen.label
+    data = pd.read_csv(panel.save_data(tmp_path / "toy.csv"))
+    assert list(data.sort_values("place")["label"]) == shown(panel) and {"gain", "cost", "score"} <= set(data.columns)
+
+    dialog = window.actions.export_release(window.runs_panel.selected_run())
+    assert f"Releases subset {top.label}" in dialog.note.text() and "the top of the Toy ranking" in dialog.note.text()
+    out = tmp_path / "release"
+    dialog.folder.setText(str(out))
+    dialog.report.setChecked(False)
+    with qtbot.waitSignal(window.controller.exported, timeout=60_000) as blocker:
+        dialog.accept()
+    assert blocker.args[0].verified
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["selected_features"] == list(top.subset)
+    assert [manifest["method"]["params"][w] for w in ("a", "b", "c")] == [0.0, 1.0, 0.0]

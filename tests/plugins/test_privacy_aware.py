@@ -296,21 +296,43 @@ def test_same_seed_same_result_and_rerank(registry):
     a = run(registry, synthetic(), seed=3).release
     b = run(registry, synthetic(), seed=3).release
     assert a.details == b.details and a.frame.equals(b.frame)
-    cls = registry.get("algorithm", METHOD)
-    assert cls.rerank(a.details["candidates"], a.details["weights"]) == a.details["ranking"]
-    frame = cls.candidate_frame(a.details)
+    ranker = registry.get("algorithm", METHOD).ranker
+    assert ranker.rerank(a.ranking, a.details["weights"]) == a.ranking == b.ranking
+    assert [(r.label, r.value("e"), r.place) for r in a.ranking.order] == \
+        [(r["label"], r["e"], r["place"]) for r in a.details["ranking"]]
+    assert a.ranking.chosen.label == a.details["chosen"] and list(a.ranking.chosen.subset) == list(a.selected_features)
+    frame = ranker.table(a)
     assert frame["chosen"].sum() == 1 and frame.loc[frame["chosen"], "label"].item() == a.details["chosen"]
+
+
+def test_the_release_carries_its_candidates_typed(registry):
+    """The ranking a release carries names its columns, so it is shown without knowing the method."""
+    release = run(registry, synthetic(), alpha=100.0).release
+    ranking = release.ranking
+    assert [c.key for c in ranking.columns] == ["size", "perf", "pbi", "e"]
+    assert [c.label for c in ranking.candidates] == [r["label"] for r in release.details["candidates"]]
+    for candidate, row in zip(ranking.candidates, release.details["candidates"]):
+        assert list(candidate.subset) == row["subset"]
+        assert {k: candidate.values[k] for k in ("size", "perf", "pbi")} == {k: row[k] for k in ("size", "perf", "pbi")}
+    assert [r.place for r in ranking.order] == list(range(1, len(ranking.candidates) + 1))
+    assert ranking.weights == tuple(release.details["weights"])
+    assert "Sensitive attribute sa, class c" in ranking.about
+    frame = ranking.frame()
+    assert frame.loc[frame["chosen"], "label"].item() == ranking.chosen.label
+    with pytest.raises(BadInput, match="sum to 1"):
+        registry.get("algorithm", METHOD).ranker.rerank(ranking, (0.5, 0.5, 0.5))
 
 
 def test_reselect_equals_a_run_with_those_weights(registry):
     table = synthetic()
     first = run(registry, table, alpha=100.0, w1=0.8, w2=0.1, w3=0.1).release
-    cls = registry.get("algorithm", METHOD)
+    ranker = registry.get("algorithm", METHOD).ranker
     for w in ((0.1, 0.8, 0.1), (0.2, 0.2, 0.6), (0.8, 0.1, 0.1)):
         again = run(registry, table, alpha=100.0, w1=w[0], w2=w[1], w3=w[2]).release
-        picked = cls.reselect(table, first, w)
+        picked = ranker.reselect(table, first, w)
         assert picked.frame.equals(again.frame) and picked.details == again.details
         assert picked.notes == again.notes and picked.provenance.params == again.provenance.params
+        assert picked.ranking == again.ranking == ranker.rerank(first.ranking, w)
 
 
 def test_progress_and_cancel_between_folds(registry):
@@ -455,7 +477,7 @@ def test_regions_chart_labels_only_the_best_of_many_candidates():
     reg = make_registry()
     table = load_demo().with_roles({"diagnosis_group": Role.SENSITIVE})
     run = execute(reg, table, RunSpec(PluginCall("privacy-aware-candidates", {"sample_rows": 200, "folds": 3})))
-    frame = reg.get("algorithm", "privacy-aware-candidates").candidate_frame(run.release.details)
+    frame = reg.get("algorithm", "privacy-aware-candidates").ranker.table(run.release)
     chart = reg.chart("privacy-aware-regions")
     fig = Figure()
     chart.draw(frame, fig, chart.params({}))
