@@ -75,8 +75,7 @@ def _excepthook(window: MainWindow):
 def load_registry():
     """What the panels need and Qt does not: the data libraries, the Qt-free modules of the desktop
     and the plugin registry. Touches no Qt object, so it may run on a thread."""
-    import veil.engine.run.worker  # noqa: F401  (the Runner's, with multiprocessing)
-    from veil.engine import make_registry
+    from veil.engine import WorkerProcess, make_registry  # noqa: F401  (the Runner's worker, with multiprocessing)
 
     from . import history, ranking, state, tasks  # noqa: F401  (Qt-free; the panels import them)
     from .launcher import import_data_libraries

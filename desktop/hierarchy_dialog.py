@@ -1,7 +1,7 @@
 """A column's generalisation hierarchy: shown as a tree, built by kind with a live preview of the
 groups it makes on the data (ARX's hierarchy wizard is the reference users know).
 
-The builder itself is the engine's :func:`~veil.engine.data.hierarchy.build_hierarchy`; this dialog only
+The builder itself is the engine's :func:`~veil.engine.build_hierarchy`; this dialog only
 collects its parameters, shows the tree and the groups at a chosen level, and hands the hierarchy to
 the dataset state when accepted.
 """
@@ -14,8 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QLineEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QTreeView, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, Hierarchy
-from veil.engine.data.hierarchy import build_hierarchy, preview_groups
+from veil.engine import BadInput, Hierarchy, build_hierarchy, preview_groups
 
 from .widgets import ErrorLabel, muted
 

@@ -431,7 +431,7 @@ class ConfigState:
         out = {}
         for i, call in enumerate(study.methods):
             cls = registry.get("algorithm", call.name)
-            sweep = study._sweep_of(i)
+            sweep = study.sweep_of(i)
             fixed = [" ".join([m.name, *(f"{k} = {_show(v)}" for k, v in m.params.items() if k not in sweep)])
                      for m in study.models]
             out[call.name] = tuple(fixed + _non_defaults(cls, call.params, sweep))

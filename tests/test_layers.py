@@ -60,6 +60,32 @@ def test_desktop_never_imports_a_plugin():
     assert bad == []
 
 
+def engine_internals(folder: str) -> list[tuple[str, str]]:
+    """Where ``folder`` imports a module inside the engine (``veil.engine.<layer>…``) rather than
+    the names ``veil.engine`` publishes."""
+    return [(p.name, m) for p, m in imports_of(folder) if m.startswith("veil.engine.")]
+
+
+def test_desktop_uses_only_the_engine_public_api():
+    """The desktop imports ``from veil.engine import …`` only: a name it needs from a layer is
+    published in that layer's ``__init__`` table, never reached for in the module that holds it."""
+    assert engine_internals("desktop") == []
+
+
+def test_the_public_api_check_finds_an_engine_submodule(tmp_path):
+    fake = tmp_path / "desktop"
+    fake.mkdir()
+    (fake / "bad.py").write_text("import veil.engine.run.worker\nfrom veil.engine.data.hierarchy import x\n"
+                                 "from veil.engine import Table\nfrom veil import cli\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = engine_internals("desktop")
+    finally:
+        ROOT = saved
+    assert found == [("bad.py", "veil.engine.run.worker"), ("bad.py", "veil.engine.data.hierarchy")]
+
+
 def test_checker_catches_a_violation(tmp_path):
     """The checker itself can fail: a fake engine module importing Qt is reported."""
     fake = tmp_path / "engine"

@@ -122,7 +122,7 @@ class Study:
 
     def size(self, registry) -> int:
         """How many runs the grid has: methods × swept values × repeats, counted without making them."""
-        return sum(math.prod(len(v) for v in self._sweep_of(i).values()) * self._repeats(registry, call, i)
+        return sum(math.prod(len(v) for v in self.sweep_of(i).values()) * self._repeats(registry, call, i)
                    for i, call in enumerate(self.methods))
 
     @property
@@ -130,10 +130,10 @@ class Study:
         """Every swept parameter: the study's, then each method's own (the result table's columns)."""
         keys = list(self.sweep)
         for i in range(len(self.methods)):
-            keys += [k for k in self._sweep_of(i) if k not in keys]
+            keys += [k for k in self.sweep_of(i) if k not in keys]
         return keys
 
-    def _sweep_of(self, i: int) -> dict:
+    def sweep_of(self, i: int) -> dict:
         """Method ``i``'s grid: the study's sweep and its own (a key swept in both places is refused)."""
         own = (self.options[i] if i < len(self.options) else {}).get("sweep") or {}
         for key, values in own.items():
@@ -169,7 +169,7 @@ class Study:
         plans = [self._plan(registry, i, call) for i, call in enumerate(self.methods)]
         recipes = [self._recipe(registry, i, call) for i, call in enumerate(self.methods)]
         for i, (call, base_models, label, method_keys) in enumerate(plans):
-            sweep = self._sweep_of(i)
+            sweep = self.sweep_of(i)
             own = set(sweep) - set(self.sweep)  # a method's own sweep goes to the method alone
             grid = list(itertools.product(*sweep.values())) if sweep else [()]
             for values in grid:
