@@ -162,3 +162,16 @@ def test_a_method_needing_a_model_works_under_an_installed_one(name):
     cls = REGISTRY.get("algorithm", name)
     if cls.needs_model:
         assert cls.satisfies and REGISTRY.models_for(cls), f"{name} needs a model and none it works under is installed"
+
+
+@pytest.mark.parametrize("name", [n for n in ALGORITHMS if REGISTRY.get("algorithm", n).ranker is not None])
+def test_a_ranker_declares_what_the_desktop_shows(name):
+    """A method's ranker names a title, weights that are the method's own parameters, and charts
+    that are installed: the ranking tab reads nothing else of the method."""
+    cls = REGISTRY.get("algorithm", name)
+    ranker = cls.ranker
+    assert ranker.title and ranker.weights
+    assert set(ranker.params) <= {s.name for s in cls.param_specs()}, "the weights are the method's parameters"
+    assert set(ranker.charts) <= set(REGISTRY.names("chart"))
+    for chart in ranker.charts:
+        assert "weights" in {s.name for s in REGISTRY.get("chart", chart).param_specs()}
