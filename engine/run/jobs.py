@@ -103,6 +103,7 @@ class Context:
         self._span = span
         self._last_emit = 0.0
         self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
+        self.sample: dict | None = None  # set by a metric computed on a sample (see :meth:`sampled`)
         self._executor = executor
 
     @property
@@ -151,6 +152,12 @@ class Context:
                         self.noise.source, self._executor)
         child.rerun = self.rerun
         return child
+
+    def sampled(self, sample: dict) -> None:
+        """A metric says it was computed on a seeded sample: ``{"rows": drawn, "of": how many there
+        are (or about), "seed": seed, "unit": what was drawn ("records" when omitted)}``. The run's
+        manifest and report state it beside the value."""
+        self.sample = dict(sample)
 
     def spawn_seed(self) -> int:
         """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""

@@ -271,6 +271,8 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *
                 samples[key] = sample
         mctx.rerun = _rerun(algorithm, data, model, params, spec.seed, mctx)
         values[key] = metric.compute(data, released, metric_params, mctx)
+        if mctx.sample is not None and samples is not None:
+            samples[key] = {**samples.get(key, {}), **mctx.sample}
     return values
 
 
