@@ -18,6 +18,7 @@ BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
 FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
+ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,19 @@ def class_sizes(frame: pd.DataFrame) -> np.ndarray:
         return np.full(len(frame), len(frame), dtype=np.int64)
     group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
     return np.bincount(group)[group].astype(np.int64)
+
+
+def grouped_sets(centres, groups: np.ndarray, *, details=None, notes=()) -> Release:
+    """The release of set-valued records in groups: record i publishes row ``groups[i]`` of
+    ``centres`` (a SetValued, one row per group). Memory O(items held): each record's published text
+    is a reference to its group's one string, never a records × items frame."""
+    groups = np.asarray(groups, dtype=np.int64)
+    texts = np.empty(centres.n_rows, dtype=object)
+    for g, line in enumerate(line for chunk in centres.iter_chunks() for line in chunk):
+        texts[g] = " ".join(sorted(line.split()))
+    frame = pd.DataFrame({ITEMS_COLUMN: texts[groups], "group": groups})
+    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=groups, sets=centres,
+                   details=dict(details or {}), notes=tuple(notes))
 
 
 def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None) -> Release:
