@@ -1,4 +1,5 @@
-"""Capabilities, never names (DESIGN, issue 9): no registered plugin's name appears as a string
+"""Capabilities, never names (docs/design.md, "Capabilities, never names"): no registered plugin's name appears as
+a string
 literal in engine/ or desktop/. The core asks what a plugin declares (its roles, adjustable
 parameters, charts, ``in_report``, ``preferred`` …) instead of recognising it.
 

@@ -1,6 +1,6 @@
 """Set-valued data: one item set per record, stored sparse (memory O(number of items)).
 
-Click logs, prescriptions, diagnoses per patient, baskets (SPEC §3, PatternKa). A
+Click logs, prescriptions, diagnoses per patient, baskets (docs/reference.md#set-valued-data, PatternKa). A
 :class:`SetValued` is immutable CSR: ``indptr`` (n + 1) and ``indices`` (the item codes of each
 record, sorted ascending), item names, optional labels and provenance. It converts to and from the
 column-wise :class:`~veil.engine.BinaryMatrix` in O(nnz), and writes itself in chunks

@@ -1,11 +1,11 @@
 """The ``r`` longest frequent closed (or maximal) itemsets, by depth-first search with length pruning.
 
-Grouping set-valued records by their longest pattern (SPEC §3) and paper 000's top_r largest maximal
-itemsets only ever need the longest patterns, never all of
+Grouping set-valued records by their longest pattern (docs/reference.md#set-valued-data) and paper 000's top_r
+largest maximal itemsets only ever need the longest patterns, never all of
 them: chess at k = 200 already has 3.7 million maximal itemsets. This miner keeps the ``r`` best
 patterns found so far, ordered by length (longest first) and then by their item list (the
-lexicographically smallest first, SPEC's tie rule), and abandons every branch that cannot beat the
-``r``-th of them:
+lexicographically smallest first, the tie rule of docs/reference.md#set-valued-data), and abandons every branch
+that cannot beat the ``r``-th of them:
 
 * **length pruning on rows**: below a prefix P, a pattern of length L needs k records holding at
   least L − |P| of the branch's candidate items, so the branch's bound is |P| plus the k-th largest

@@ -4,8 +4,8 @@ pyfim reports only itemsets of at least ``zmin`` items, and its row-enumeration 
 prunes every branch whose intersection is already shorter than ``zmin``: asked for the long patterns
 only, it visits little else. :func:`longest_by_fim` therefore mines with a floor z that starts at an
 upper bound of the longest length and falls until at least r patterns of length ≥ z are found, or z
-reaches 1. Before each run the data are cut to what a pattern of length ≥ z can use (SPEC §3's
-length pruning on the data), repeatedly until nothing changes:
+reaches 1. Before each run the data are cut to what a pattern of length ≥ z can use (the length
+pruning of docs/reference.md#set-valued-data, on the data), repeatedly until nothing changes:
 
 * records holding fewer than z frequent items are dropped, and items with support < k with them;
 * on few records, a record is dropped unless k − 1 other kept records share at least z items with
@@ -20,7 +20,8 @@ patterns are wanted (``SPECULATE_PATTERNS``) and FP-growth is the miner from the
 records are short, one FP-growth run at floor 1 replaces the floors: its r longest are the answer.
 
 The answer is ordered in NumPy: items reach pyfim as bit weights (or codes, beyond 63 items), each
-reported set becomes a bitset, and one sort on (length, bitset) gives SPEC's order (:func:`_top`).
+reported set becomes a bitset, and one sort on (length, bitset) gives the order of
+docs/reference.md#set-valued-data (:func:`_top`).
 
 The search runs in a forked child process when a time limit or a cancel check is given (where the
 platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.

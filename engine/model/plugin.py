@@ -26,7 +26,7 @@ class Plugin:
     kind: ClassVar[str] = ""
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
-    paper: ClassVar[str] = ""  # which paper (file under shared/papers) or "" for infrastructure
+    paper: ClassVar[str] = ""  # which paper (a key of base/papers.py) or "" for infrastructure
     description: ClassVar[str] = ""
     Params: ClassVar[type | None] = None
     preferred: ClassVar[bool] = False  # chosen where a default is needed (the export format, the first chart)
@@ -67,7 +67,8 @@ class Algorithm(Plugin):
     provides: ClassVar[tuple[str, ...]] = ()  # what its releases carry beyond records, e.g. "feature-ranking"
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
-    default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
+    # runs per setting a study makes when it names no repeats (RF: 10, docs/reference.md#feature-selection)
+    default_repeats: ClassVar[int] = 1
     # the no-privacy reference others are compared to: its utility is shown even when its release
     # fails the privacy model (the release itself is still never written)
     baseline: ClassVar[bool] = False

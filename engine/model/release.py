@@ -63,8 +63,8 @@ class Release:
             A differentially private method puts the privacy budget ε its release consumed here
             (selection and release together), e.g. ``1.0``.
         ``details["assumptions"]`` (list of str)
-            The assumptions its guarantee rests on, in words a data holder can read (SPEC's
-            caveats), e.g. ``["neighbouring datasets differ in the feature values of one record",
+            The assumptions its guarantee rests on, in words a data holder can read (the
+            caveats of docs/reference.md), e.g. ``["neighbouring datasets differ in the feature values of one record",
             "class sizes are public"]``.
 
         When ``epsilon_spent`` is present the manifest's ``privacy_budget`` is

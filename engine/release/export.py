@@ -1,6 +1,6 @@
 """Writing a release safely, its manifest, and verifying a written release against its manifest.
 
-The rules (DESIGN "Release, export and the report", docs/release.md):
+The rules (docs/design.md, "The export transaction"; docs/release.md):
 
 * the release is checked against its privacy model from the materialised data before anything is
   written, and again *as read back from the written file* before it takes its final name; a

@@ -1,4 +1,5 @@
-"""How much an anonymised table discloses and how much it still tells (paper 001, SPEC §2).
+"""How much an anonymised table discloses and how much it still tells (paper 001,
+docs/reference.md#anonymising-tables).
 
 * ``ploss`` — privacy loss: the largest JS divergence between the whole table's sensitive
   distribution Q and that of any record's group. 0 when every group looks like the table.
@@ -10,7 +11,7 @@
   and the manifest and report say so.
 * ``query-error`` — the mean relative error of 1,000 seeded random COUNT queries.
 * ``ncp`` — the normalised certainty penalty of the generalisation, averaged over records and
-  quasi-identifiers (the relational GCP of SPEC §3): 0 for exact values, 1 for ``*``.
+  quasi-identifiers (the relational GCP of docs/reference.md#set-valued-data): 0 for exact values, 1 for ``*``.
 * ``discernibility`` and ``average-class-size`` — the classic group-size penalties.
 
 Every metric works on a relational table's release: a generalised one (typed group values), a
@@ -549,9 +550,10 @@ class QueryParams:
     seed: int = param(0, minimum=0, help="seed of the random queries (the same seed asks the same queries)")
     sel_of: str = param("attribute", choices=("attribute", "query"),
                         help="attribute: each restricted quasi-identifier keeps a fraction sel of its values and the "
-                             "query asks for one sensitive value (SPEC); query: the query as a whole selects about sel "
-                             "of the records, as in Anatomy (Xiao and Tao 2006): each of the qd quasi-identifiers and "
-                             "the sensitive column keep sel^(1/(qd+1)) of their values")
+                             "query asks for one sensitive value (docs/reference.md); "
+                             "query: the query as a whole selects about sel of the records, as in Anatomy (Xiao and "
+                             "Tao 2006): each of the qd quasi-identifiers and the sensitive column keep sel^(1/(qd+1)) "
+                             "of their values")
 
 
 class QueryError(Metric):

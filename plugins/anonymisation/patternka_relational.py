@@ -1,4 +1,5 @@
-"""PatternKa on relational tables (SPEC §3 "Relational PatternKa", paper 002 §3.2, Algorithms 2 and 3).
+"""PatternKa on relational tables (docs/reference.md#set-valued-data, "Relational PatternKa"; paper 002 §3.2,
+Algorithms 2 and 3).
 
 The table's quasi-identifiers become items through the engine's one conversion
 (:func:`veil.engine.table_to_items`): numbers into ``buckets`` equal-width buckets, categories by
@@ -16,8 +17,8 @@ When no non-empty pattern is frequent, the remaining records form one group. The
 records left over join, one at a time in input order, the group whose total loss |g|·NCP(g) grows
 least (the first such group on ties) — the relational counterpart of the set-valued rule.
 
-NCP of a group (SPEC): Σ over quasi-identifiers of a number's (max − min) / (column max − min) and a
-category's leaves under the lowest common ancestor / all leaves (0 for one value), on the original
+NCP of a group (docs/reference.md#set-valued-data): Σ over quasi-identifiers of a number's (max − min) / (column
+max − min) and a category's leaves under the lowest common ancestor / all leaves (0 for one value), on the original
 values; GCP = Σ_g |g|·NCP(g) / (d·n). The release generalises every quasi-identifier to its group's
 range or hierarchy node, exactly as Mondrian's generalised release, so ``veil verify`` checks
 k-anonymity from the written file and the ``ncp`` metric applies.
@@ -50,7 +51,8 @@ SELECTIONS = ("lexicographic", "random")
 
 # ----------------------------------------------------------------------------------------- NCP
 class Loss:
-    """NCP of groups of a table's records on its quasi-identifiers (original values, SPEC §3).
+    """NCP of groups of a table's records on its quasi-identifiers (original values,
+    docs/reference.md#set-valued-data).
 
     Widths come from lookup tables: a number's by its smallest and largest value's rank, a
     category's by its first and last leaf in depth-first order (their lowest common ancestor is
@@ -90,7 +92,7 @@ class Loss:
 
 
 def relational_gcp(cols, groups: np.ndarray) -> float:
-    """SPEC §3's relational GCP: Σ_g |g|·NCP(g) / (d·n)."""
+    """The relational GCP of docs/reference.md#set-valued-data: Σ_g |g|·NCP(g) / (d·n)."""
     loss = Loss(cols)
     g = int(groups.max()) + 1
     sizes = np.bincount(groups, minlength=g)
@@ -237,7 +239,8 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
 
 def _diverse(block: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     """C_p: the records of C_p_raw (``rows``, their items ``block``) whose diversity score
-    ζ(t) = Π_j freq(t_j in C_p_raw) is at most the k-th smallest (SPEC §3, paper eq. 21–23)."""
+    ζ(t) = Π_j freq(t_j in C_p_raw) is at most the k-th smallest (docs/reference.md#set-valued-data, paper eq.
+    21–23)."""
     if len(rows) <= k:
         return rows
     counts = np.bincount(block.ravel())  # item codes differ between attributes

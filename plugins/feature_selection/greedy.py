@@ -1,10 +1,12 @@
-"""Privacy-aware feature selection (paper 000, SPEC §1): Greedy-HamDist, Greedy-DistCnt, Maximal
+"""Privacy-aware feature selection (paper 000, docs/reference.md#feature-selection): Greedy-HamDist,
+Greedy-DistCnt, Maximal
 and CM Greedy.
 
 Each method grows a feature set S under the run's privacy model: with ``k-ac`` they are the paper's
 own methods, with ``k-anonymity`` its k-anonymity baselines. The model decides feasibility through
 its selection constraint, which answers "may f join S?" incrementally from the classes of D_S
-(never recomputing kac from scratch). Tie-breaking is SPEC's, so selections are reproducible.
+(never recomputing kac from scratch). Tie-breaking is that of docs/reference.md#feature-selection, so
+selections are reproducible.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Privacy-aware candidate subsets and the evaluation function E(S) (paper 004, SPEC §5).
+"""Privacy-aware candidate subsets and the evaluation function E(S) (paper 004,
+docs/reference.md#privacy-aware-evaluation).
 
 Jafer, Matwin and Sokolova, "A Multi-dimensional Privacy-aware Evaluation Function in Automatic
 Feature Selection". A data holder releases a subset S of the attributes for a recipient who

@@ -1,12 +1,12 @@
 """RF: randomisation flipping after greedy k-member clustering (Byun et al. 2007), the baseline of
-paper 000 (Tables 4–6, SPEC §1).
+paper 000 (Tables 4–6, docs/reference.md#feature-selection).
 
 Records are grouped into clusters of at least k by Hamming distance; then, in every cluster and for
 every feature, all members get one value drawn with probability equal to that value's frequency in
 the cluster. Every cluster becomes ≥ k identical rows, so the release keeps all features and is
 k-anonymous (hence k-AC) by construction. The price is the share of cells flipped.
 
-The clustering rule, made precise where SPEC leaves room:
+The clustering rule, made precise where docs/reference.md#feature-selection leaves room:
 
 * Distances are Hamming distances over all features, computed by XOR and popcount on rows packed
   into 64-bit words (one word per row for Adult's 19 features).
@@ -185,7 +185,7 @@ class RandomisationFlipping(Algorithm):
     needs_labels = False
     needs_model = True
     randomised = True
-    default_repeats = 10  # SPEC §1: report mean ± std over 10 repeats
+    default_repeats = 10  # docs/reference.md#feature-selection: report mean ± std over 10 repeats
     Params = None
 
     def run(self, data, model, params, ctx):

@@ -1,4 +1,5 @@
-"""Distributed PatternKa (SPEC §3, paper 002 Algorithm 5): the longest-pattern search on Apache Spark.
+"""Distributed PatternKa (docs/reference.md#set-valued-data, paper 002 Algorithm 5): the longest-pattern search on
+Apache Spark.
 
 Only the mining moves to Spark; the grouping is :func:`.patternka.patternka_groups` itself, given
 :class:`SparkMiner` as its ``miner``, so the two paths share every line of Algorithm 1 (the cache,

@@ -1,4 +1,4 @@
-"""PatternKa's grouping (SPEC §3, paper 002 Algorithm 1) on set-valued records.
+"""PatternKa's grouping (docs/reference.md#set-valued-data, paper 002 Algorithm 1) on set-valued records.
 
 While at least k records remain: find the longest frequent itemset p of the remaining records
 (support ≥ k; ties by ``pattern_selection``), make every remaining record that holds p a group, and
@@ -6,7 +6,7 @@ remove it. When no non-empty itemset is frequent, the remaining records form the
 fewer than k records left over then join, one at a time in input order, the group whose loss
 (items suppressed, the numerator of GCP) grows least.
 
-The four speed-ups SPEC requires are switches of :func:`patternka_groups`, so a test can show that
+The four speed-ups the paper requires are switches of :func:`patternka_groups`, so a test can show that
 each changes no output:
 
 ``closed``
@@ -387,7 +387,8 @@ def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
 
 
 def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:
-    """SPEC §3's GCP of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω (the fraction of items suppressed)."""
+    """The GCP of a set-valued release (docs/reference.md#set-valued-data): 1 − Σ_g |g|·|C_g| / Ω (the fraction of
+    items suppressed)."""
     omega = sets.nnz
     if omega == 0:
         return 0.0
@@ -493,7 +494,7 @@ class SetGcp(Metric):
     title = "Global certainty penalty (GCP)"
     paper = PAPER
     description = ("Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
-                   "fraction of items suppressed (SPEC §3).")
+                   "fraction of items suppressed (docs/reference.md).")
     higher_is_better = False
     category = "utility"
     accepts = (SETS,)

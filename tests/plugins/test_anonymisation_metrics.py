@@ -213,7 +213,8 @@ def test_metrics_are_nan_where_they_do_not_apply():
 
 @pytest.mark.dataset
 def test_uloss_of_the_trivially_anonymised_adult_table_is_the_papers(datasets_dir):
-    """SPEC §2: with every quasi-identifier suppressed, Uloss ≈ 0.05 on Adult (45,222 records)."""
+    """docs/reference.md#anonymising-tables: with every quasi-identifier suppressed, Uloss ≈ 0.05 on Adult (45,222
+    records)."""
     names = ("age workclass fnlwgt education education-num marital-status occupation relationship race sex "
              "capital-gain capital-loss hours-per-week native-country income").split()
     read = dict(header=None, names=names, skipinitialspace=True)

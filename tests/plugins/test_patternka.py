@@ -13,7 +13,8 @@ from veil.plugins.setvalued.patternka import information_loss, patternka_groups
 
 
 def brute_patternka(rows: list[set], m: int, k: int):
-    """SPEC §3 Algorithm 1 by enumeration: longest frequent itemset (smallest item list among equals)."""
+    """Algorithm 1 of docs/reference.md#set-valued-data by enumeration: longest frequent itemset (smallest item
+    list among equals)."""
     alive = list(range(len(rows)))
     groups = [-1] * len(rows)
     centres = []

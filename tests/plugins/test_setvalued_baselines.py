@@ -1,4 +1,5 @@
-"""The baselines of paper 002 (SPEC §3): the Hilbert curve with optimal 1-D runs (relational) and
+"""The baselines of paper 002 (docs/reference.md#set-valued-data): the Hilbert curve with optimal 1-D runs
+(relational) and
 top-down partitioning of set-valued records without a hierarchy."""
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def test_hilbert_release_is_k_anonymous_from_the_file(tmp_path):
 
 # ------------------------------------------------------------------------------------ top-down
 def naive_top_down(recs: list[frozenset], k: int) -> list[frozenset]:
-    """SPEC's rule with Python sets: split on the allowed item lowering the loss most (smallest on ties)."""
+    """The rule of docs/reference.md#set-valued-data with Python sets: split on the allowed item lowering the loss
+    most (smallest on ties)."""
 
     def loss(rows):
         centre = frozenset.intersection(*(recs[i] for i in rows))
