@@ -9,5 +9,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "containment": ["class_sizes_per_record", "kac", "kac_per_record", "KacConstraint", "KAnonymityConstraint", "Partition", "partition_of", "SelectionConstraint"],
     "mining": ["CLOSED_ITEMSETS", "FREQUENT_ITEMSETS", "have_pyfim", "MAXIMAL_ITEMSETS", "mine"],
     "limits": ["LengthBounds", "MiningLimit"],
+    "options": ["SearchOptions"],
     "longest": ["Longest", "longest_itemsets", "RecordIndex"],
 })
