@@ -61,8 +61,7 @@ while a cache is built) and the group centres; never records × items.
 
 from __future__ import annotations
 
-import os
-import sys
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,7 +72,9 @@ import pandas as pd
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix,
                          Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, RecordIndex, Release,
-                         SetValued, hookimpl, longest_itemsets, mine, param)
+                         SearchOptions, SetValued, hookimpl, longest_itemsets, mine, param)
+
+log = logging.getLogger(__name__)
 
 SELECTIONS = ("lexicographic", "random")
 DEEP = 2  # lengths below the one wanted each mining after the first proves its bounds (``deep_bounds``)
@@ -133,12 +134,13 @@ class _Cache:
     patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are
     recounted from the item columns."""
 
-    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool):
+    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool,
+                 options: SearchOptions = SearchOptions()):
         patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
         self.cut = found.cut
         self.bits = None
         if bitset_update and patterns:
-            kept, ptr, rows = self._holders(rec, patterns, alive, random)
+            kept, ptr, rows = self._holders(rec, patterns, alive, random, options)
             if kept < len(patterns):
                 last, after = len(patterns[kept - 1][0]), len(patterns[kept][0])
                 self.cut = last - 1 if after < last else last
@@ -149,9 +151,9 @@ class _Cache:
             where = np.zeros(rec.n_rows, dtype=np.int64)
             where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
-            if os.environ.get("VEIL_DEBUG_FIM"):  # how much of the mining the cache holds, and its memory
-                print("cache", len(found.patterns), "patterns, kept", kept, "records", int(ptr[-1]), "span",
-                      len(self.span), f"bits {kept * words * 8 / 2**20:.1f} MiB", file=sys.stderr, flush=True)
+            # how much of the mining the cache holds, and its memory
+            log.debug("cache: %d patterns, kept %d, records %d, span %d, bits %.1f MiB", len(found.patterns), kept,
+                      int(ptr[-1]), len(self.span), kept * words * 8 / 2**20)
             self.bits = np.zeros((kept, words), dtype=np.uint64)
             if len(rows):  # each pattern's records ascending, so its words come in order: OR each run of one word
                 pos = where[rows]
@@ -167,16 +169,18 @@ class _Cache:
         self.length = np.array([len(p) for p in self.items], dtype=np.int64)
 
     @staticmethod
-    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool):
+    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool,
+                 options: SearchOptions = SearchOptions()):
         """(kept, ptr, rows): the live records of the first ``kept`` patterns, as many, in order, as keep
         these lists and their bit sets (patterns × the records holding any of them) within
         ``CACHE_BYTES``, half each; at least one, and every one of the longest length when the group's
-        pattern is drawn among them. The lists' sizes are the supports, known before they are made."""
+        pattern is drawn among them. The lists' sizes are the supports, known before they are made; they
+        are found with as many threads as ``options`` allow."""
         lengths = np.array([len(p[0]) for p in patterns])
         must = int((lengths == lengths[0]).sum()) if random else 1
         entries = np.cumsum([s for _, s in patterns])
         listed = max(must, int(np.searchsorted(entries * 8 > CACHE_BYTES // 2, True)))
-        ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True)
+        ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True, options=options)
         cost = np.arange(1, listed + 1) * ((spans + 63) >> 6) * 8
         kept = max(must, int(np.searchsorted(cost > CACHE_BYTES // 2, True)))
         return kept, ptr[:kept + 1], rows[:ptr[kept]]
@@ -226,8 +230,10 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
-                     miner: Callable[[np.ndarray, int, int], Longest] | None = None) -> Grouping:
-    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches.
+                     miner: Callable[[np.ndarray, int, int], Longest] | None = None,
+                     options: SearchOptions = SearchOptions()) -> Grouping:
+    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches. ``options``: how the
+    searches may run, above all how many threads (the run passes its context's).
 
     ``miner(rows, k, r)``, when given, finds the r longest closed patterns of those records in place
     of the in-process miner (exactly as :func:`longest_itemsets` would without ``ties``: same patterns,
@@ -265,7 +271,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 longest = (last.cut if last is not None else 0) or None
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
                               None if progress is None else searching, greedy_floor,
-                              cache and all_ties and bitset_update)
+                              cache and all_ties and bitset_update, options)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -273,7 +279,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 size *= 2  # every longest pattern is needed to draw among them
                 continue
             break
-        state["cache"] = _Cache(rec, found, alive, bitset_update, random)
+        state["cache"] = _Cache(rec, found, alive, bitset_update, random, options)
 
     remaining = n
     while remaining >= k:
@@ -309,12 +315,12 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
 
 
 def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None, greedy_floor=False, ties=False):
+          progress=None, greedy_floor=False, ties=False, options: SearchOptions = SearchOptions()):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
                                 max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor,
-                                ties=ties)
+                                ties=ties, options=options)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],
@@ -477,7 +483,8 @@ class PatternKa(Algorithm):
         else:
             grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
                                         cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                        check=ctx.check, progress=ctx.progress)
+                                        check=ctx.check, progress=ctx.progress,
+                                        options=SearchOptions(threads=ctx.threads))
         loss = information_loss(data, grouping.groups, grouping.centres)
         names = data.item_names
         details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings, "executor": params.executor,

@@ -235,8 +235,8 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     cuts = set()  # where the budget cut a cache: (selection, within a length or at its end)
     real = patternka._Cache._holders
 
-    def spy(rec, patterns, alive, random):
-        kept, ptr, rows = real(rec, patterns, alive, random)
+    def spy(rec, patterns, alive, random, *more):
+        kept, ptr, rows = real(rec, patterns, alive, random, *more)
         if kept < len(patterns):
             cuts.add((random, len(patterns[kept][0]) == len(patterns[kept - 1][0])))
         return kept, ptr, rows
