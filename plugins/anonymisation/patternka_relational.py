@@ -42,7 +42,7 @@ from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, B
                          SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
 
 from .mondrian import generalised, group_values, qi_columns
-from ..setvalued.patternka import pack_bits, popcount_bits, unpack_bits
+from ..setvalued._grouping import pack_bits, popcount_bits, unpack_bits
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")

@@ -1,4 +1,6 @@
-"""PatternKa's grouping (SPEC §3, paper 002 Algorithm 1) on set-valued records.
+"""PatternKa's grouping (SPEC §3, paper 002 Algorithm 1) on set-valued records, and the algorithm
+plugin that runs it (its privacy model, metric and exporter are :mod:`.set_k_anonymity`,
+:mod:`.metrics` and :mod:`veil.plugins.io.itemsets`).
 
 While at least k records remain: find the longest frequent itemset p of the remaining records
 (support ≥ k; ties by ``pattern_selection``), make every remaining record that holds p a group, and
@@ -68,50 +70,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-import pandas as pd
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, BadInput, BinaryMatrix, Feature,
+                         LengthBounds, Longest, RecordIndex, SearchOptions, SetValued, hookimpl, longest_itemsets, mine,
+                         param)
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix,
-                         Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, RecordIndex, Release,
-                         SearchOptions, SetValued, hookimpl, longest_itemsets, mine, param)
+from ._grouping import PAPER, Grouping, grouped_sets_release, information_loss, pack_bits, unpack_bits
 
 log = logging.getLogger(__name__)
 
 SELECTIONS = ("lexicographic", "random")
 DEEP = 2  # lengths below the one wanted each mining after the first proves its bounds (``deep_bounds``)
 EXECUTORS = ("local", "spark")
-
-
-@dataclass(frozen=True)
-class Grouping:
-    """Every record's group (0 … G−1, in the order groups were made) and each group's centre."""
-
-    groups: np.ndarray
-    centres: SetValued
-    patterns: list  # the pattern each group was made from (() for the last group of all remaining)
-    minings: int  # how many times the miner ran
-
-    @property
-    def n_groups(self) -> int:
-        return self.centres.n_rows
-
-
-def pack_bits(mask: np.ndarray) -> np.ndarray:
-    """A boolean vector as packed uint64 words."""
-    n = len(mask)
-    padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
-    padded[:n] = mask
-    return np.packbits(padded, bitorder="little").view(np.uint64)
-
-
-def unpack_bits(bits: np.ndarray, n: int) -> np.ndarray:
-    """The first n bits of packed uint64 words as a boolean vector."""
-    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
-
-
-def popcount_bits(bits: np.ndarray) -> int:
-    """The number of set bits in packed words."""
-    return int(np.bitwise_count(bits).sum(dtype=np.int64))
-
 
 _Records = RecordIndex  # the records in both orientations (each record's items, each item's records)
 
@@ -392,45 +361,6 @@ def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
     return groups, out
 
 
-def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:
-    """SPEC §3's GCP of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω (the fraction of items suppressed)."""
-    omega = sets.nnz
-    if omega == 0:
-        return 0.0
-    sizes = np.bincount(groups, minlength=centres.n_rows)
-    kept = int((sizes * centres.row_lengths()).sum())
-    return 1.0 - kept / omega
-
-
-# -- plugins ----------------------------------------------------------------------------------------
-PAPER = "002_aa8a8f08b56f3f6d"
-READ_CHUNK_BYTES = 4 << 20  # how much of a released file read_back parses at a time
-ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
-
-
-@dataclass(frozen=True)
-class SetKParams:
-    k: int = param(5, minimum=1, help="smallest allowed number of records publishing the same item set")
-
-
-class SetKAnonymity(GroupSizeModel):
-    name = "set-k-anonymity"
-    title = "Set-valued k-anonymity"
-    paper = PAPER
-    description = ("Records are grouped into groups of at least k; each record is published as its group's "
-                   "centre (the items every member holds), so every published set is shared by ≥ k records.")
-    Params = SetKParams
-    caveats = ("Every item is treated as quasi-identifying; an item left in a centre is held by every member of "
-               "the group, so membership in a group reveals it.",)
-
-    def summary(self, params, verdict):
-        smallest = int(verdict.worst) if len(verdict.values) else 0
-        if verdict.holds:
-            return f"holds: every published item set is shared by at least {smallest} records (k = {params.k})"
-        return (f"fails: {len(verdict.failing_groups)} published item sets are shared by fewer than "
-                f"k = {params.k} records (smallest: {smallest})")
-
-
 @dataclass(frozen=True)
 class PatternKaParams:
     pattern_selection: str = param("lexicographic", choices=SELECTIONS,
@@ -447,17 +377,6 @@ class PatternKaParams:
     spark_master: str = param("local[*]", sweepable=False,
                               help="the Spark master URL when the executor is spark: local[*] (this machine's "
                                    "cores), local[N], spark://host:7077, yarn …")
-
-
-def grouped_sets_release(sets: SetValued, grouping: Grouping, *, details=None, notes=()) -> Release:
-    """The release of a set-valued grouping: each record publishes its group's centre."""
-    # each record's published set as text: a reference to its group's one string (n pointers, not n × items)
-    texts = np.empty(grouping.n_groups, dtype=object)
-    for g, line in enumerate(line for chunk in grouping.centres.iter_chunks() for line in chunk):
-        texts[g] = " ".join(sorted(line.split()))
-    frame = pd.DataFrame({ITEMS_COLUMN: texts[grouping.groups], "group": grouping.groups})
-    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=grouping.groups, sets=grouping.centres,
-                   details=dict(details or {}), notes=tuple(notes))
 
 
 class PatternKa(Algorithm):
@@ -495,112 +414,6 @@ class PatternKa(Algorithm):
         return grouped_sets_release(data, grouping, details=details, notes=notes)
 
 
-class SetGcp(Metric):
-    name = "gcp"
-    title = "Global certainty penalty (GCP)"
-    paper = PAPER
-    description = ("Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
-                   "fraction of items suppressed (SPEC §3).")
-    higher_is_better = False
-    category = "utility"
-    accepts = (SETS,)
-    requires = "set-groups"
-
-    def compute(self, original, release, params, ctx):
-        if release.sets is None or release.groups is None or not hasattr(original, "item_names"):
-            return float("nan")
-        return information_loss(original, release.groups, release.sets)
-
-
-class ItemsetsExporter(Exporter):
-    """A set-valued release, one record per line: its published item set (SPMF/FIMI layout), streamed in
-    chunks from the group centres, never as a records × items frame. Items are written by name when
-    every name is one token, else by number with SPMF's ``@ITEM=number=name`` lines."""
-
-    name = "itemsets"
-    title = "Item sets (SPMF/FIMI)"
-    extension = "dat"
-    writes_sets = True
-
-    @classmethod
-    def refuses(cls, release) -> str:
-        if getattr(release, "sets", None) is None:
-            return "the itemsets format writes set-valued releases only (one item set per record)"
-        return ""
-
-    def write(self, frame, path, params):
-        if ITEMS_COLUMN not in frame.columns:
-            raise BadInput("the itemsets format writes set-valued releases only (an 'items' column or item sets)")
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            for cell in frame[ITEMS_COLUMN]:
-                f.write(f"{cell}\n")
-
-    def write_sets(self, sets, rows, path, params):
-        names = list(sets.item_names)
-        plain = all(n and not any(ch.isspace() for ch in n) and n[0] not in "#%@" for n in names)
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            if not plain:
-                f.write("@CONVERTED_FROM_TEXT\n")
-                for i, n in enumerate(names, start=1):
-                    f.write(f"@ITEM={i}={n}\n")
-                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
-            for lines in sets.iter_chunks(rows):
-                f.write("\n".join(lines))
-                f.write("\n")
-
-    def read_back(self, path):
-        """One row per record: its item set as text, items sorted, so equal sets compare equal.
-
-        Streamed: the file is read :data:`READ_CHUNK_BYTES` at a time and each line becomes a code
-        into the distinct published sets (a categorical column), so memory is the distinct sets (a
-        group's centre each, O(items) apiece), one chunk of lines and four bytes a record, never one
-        text per record. Every line is still parsed from the file's bytes."""
-        names: dict[str, str] = {}
-        codes: dict[str, int] = {}  # distinct published set -> its code
-        each = np.empty(_count_lines(path), dtype=np.int32)  # at most one record a line
-        n = 0
-        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only, as they were counted
-            while lines := f.readlines(READ_CHUNK_BYTES):
-                for line in lines:
-                    if line.startswith("@ITEM="):
-                        _, ident, label = line.rstrip("\n").split("=", 2)
-                        names[ident] = label
-                    elif not line.startswith(("@", "#", "%")):
-                        each[n] = codes.setdefault(" ".join(sorted(set(line.split()))), len(codes))
-                        n += 1
-                del lines
-        each = each[:n]
-        cells = pd.Categorical.from_codes(each, categories=pd.Index(list(codes), dtype=object))
-        frame = pd.DataFrame({ITEMS_COLUMN: cells})
-        frame.attrs["item_names"] = names
-        return frame
-
-
-def _count_lines(path) -> int:
-    """How many lines a file has (a last line without its newline counts), read in blocks."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        while block := f.read(READ_CHUNK_BYTES):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
-
-
 @hookimpl
 def veil_register_algorithms():
     return [PatternKa]
-
-
-@hookimpl
-def veil_register_privacy_models():
-    return [SetKAnonymity]
-
-
-@hookimpl
-def veil_register_metrics():
-    return [SetGcp]
-
-
-@hookimpl
-def veil_register_exporters():
-    return [ItemsetsExporter]
