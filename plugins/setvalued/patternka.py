@@ -37,12 +37,10 @@ and four of Veil's own, also switches with their tests:
     lengths below the length it wants while the item holds nothing that long (what it finds there is
     not kept, it only lowers the bound), so the bound it carries is up to two lower than "shorter
     than the length wanted": when the length falls by one or two, the next mining enters only the
-    items whose patterns reach it, not every item again (``LengthBounds.deep``; 160,000 power-law
-    records at k = 100: the run 192.2 s against 221.7 s; at 410,000 no gain yet, see
-    docs/setvalued.md). The first mining searches at its own length only: its patterns' groups
-    remove the records that stand out and the length falls far. An int sets the lengths, ``True``
-    searches every item to its own longest pattern (the first mining too: at 410,000 records it took
-    more than 2.5 times as long), ``False`` or 0 turns it off;
+    items whose patterns reach it, not every item again (``LengthBounds.deep``). The first mining
+    searches at its own length only: its patterns' groups remove the records that stand out and the
+    length falls far. An int sets the lengths, ``True`` searches every item to its own longest
+    pattern (the first mining too, which makes it much dearer), ``False`` or 0 turns it off;
 ``greedy_floor``
     a mining may stop with fewer than ``cache_size`` patterns: every one at least as long as a
     pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
@@ -86,10 +84,8 @@ _Records = RecordIndex  # the records in both orientations (each record's items,
 
 
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
-# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes (on 160,000
-# Netflix-shaped records at k = 100, 78,671 patterns over 8,603 records: 81 MiB), so 64 MiB cut the later
-# caches of that run; at 410,000 records the whole run took 32 minings with 512 MiB against 46 with 64 MiB.
-# See docs/setvalued.md, sessions 17 to 19.
+# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes; a budget
+# that cuts the caches short makes the run mine more often.
 CACHE_BYTES = 512 << 20
 
 
