@@ -1,5 +1,6 @@
 """Compute kernels on the data: bit sets, containment (k-anonymity and k^m-style support of
-item sets), frequent/closed/maximal itemset mining and the longest-pattern search.
+item sets), frequent/closed/maximal itemset mining and the longest-pattern search, which runs as its
+caller's :class:`SearchOptions` say (above all, how many threads).
 """
 
 from ..base.lazy import lazy_exports
