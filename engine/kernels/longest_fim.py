@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import gc
 import itertools
-import os
+import logging
 import time
 from collections.abc import Callable
 from operator import itemgetter
@@ -40,6 +40,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .limits import MiningLimit, run_limited
+
+log = logging.getLogger(__name__)
 
 GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
 CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
@@ -116,8 +118,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             if short or plain or (reach is not None and not _by_rows(*reach, z, k)):
                 records, present, weighted = _transactions(every)
                 found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
-                if os.environ.get("VEIL_DEBUG_FIM"):
-                    print("fim all", every[0], len(found), flush=True)
+                log.debug("fim all: records %d patterns %d", every[0], len(found))
                 return ("ok", *_top(found, r, present, weighted), 1)
     if reach is None:
         z, reach = _first_floor(m, row_of, k, z)
@@ -134,8 +135,8 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 every = every if every is not None else _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
-                if os.environ.get("VEIL_DEBUG_FIM"):
-                    print("spectrum", every[0], sum(spectrum.values()), round(time.monotonic() - started, 3), flush=True)
+                log.debug("fim spectrum: records %d patterns %d seconds %.3f", every[0], sum(spectrum.values()),
+                          time.monotonic() - started)
                 per_size: dict = {}
                 for (size, _), count in spectrum.items():
                     per_size[size] = per_size.get(size, 0) + int(count)
@@ -150,8 +151,8 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             miner = fim.carpenter if by_rows else fim.fpgrowth
             records, present, weighted = _transactions(sub)
             found = miner(records, target=target, supp=-k, zmin=z, report="a")
-            if os.environ.get("VEIL_DEBUG_FIM"):
-                print("fim", z, sub[0], len(found), round(time.monotonic() - started, 3), flush=True)
+            log.debug("fim floor %d: records %d patterns %d seconds %.3f", z, sub[0], len(found),
+                      time.monotonic() - started)
             runs += 1
             enumerated += len(found)
             if max_patterns is not None and enumerated > max_patterns:

@@ -284,8 +284,8 @@ class Metric(Plugin):
     in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
     requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
     cost: ClassVar[str] = CHEAP  # or EXPENSIVE
-    # expensive metrics: seconds per record and released column on the reference machine
-    # (docs/benchmarks.md), from which the estimate before a run is made
+    # expensive metrics: seconds per record and released column, from which the estimate before a run
+    # is made
     seconds_per_cell: ClassVar[float] = 0.0
     # the data forms (BINARY, TABLE, TRANSACTIONS) of the methods whose releases it measures (None: those
     # of ``accepts``)

@@ -83,7 +83,7 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
 def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     """``frame.iloc[order].reset_index(drop=True)``, with each Arrow text column taken through its
     dictionary: the row order is applied to small integer codes and every string is copied from a
-    short array of distinct values (2–5× faster than Arrow's take on millions of scattered rows)."""
+    short array of distinct values (cheaper than Arrow's take on many scattered rows)."""
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pandas' Arrow strings need it

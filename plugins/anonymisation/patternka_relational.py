@@ -40,10 +40,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature, Longest, Role,
-                         grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
+                         SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine, param, table_to_items)
 
 from .mondrian import generalised, group_values, qi_columns
-from ..setvalued.patternka import pack_bits, popcount_bits, unpack_bits
+from ..setvalued._grouping import pack_bits, popcount_bits, unpack_bits
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")
@@ -125,8 +125,10 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
                       seed: int = 0, cache_size: int = 32, closed: bool = True, length_pruning: bool = True,
                       cache: bool = True, bitset_update: bool = True, max_seconds: float | None = None,
                       check: Callable[[], None] | None = None,
-                      progress: Callable[[float, str], None] | None = None) -> RelationalGrouping:
-    """Group a table's records by relational PatternKa. See the module for the rules and switches."""
+                      progress: Callable[[float, str], None] | None = None,
+                      options: SearchOptions = SearchOptions()) -> RelationalGrouping:
+    """Group a table's records by relational PatternKa. See the module for the rules and switches.
+    ``options``: how the searches may run, above all how many threads (the run passes its context's)."""
     if pattern_selection not in SELECTIONS:
         raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
     qis = list(qis if qis is not None else grouping_columns(table))
@@ -162,7 +164,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
         rows = np.flatnonzero(alive)
         while True:
             state["minings"] += 1
-            found = _mine(csr, rows, k, state["r"], closed, length_pruning, max_seconds, check)
+            found = _mine(csr, rows, k, state["r"], closed, length_pruning, max_seconds, check, options)
             if found.cut and found.patterns and len(found.patterns[0][0]) == found.cut:
                 state["r"] *= 2  # the longest length is cut: every longest pattern is needed (and kept room for)
                 continue
@@ -268,10 +270,11 @@ def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarra
         groups[i] = best
 
 
-def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check) -> Longest:
+def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check,
+          options: SearchOptions = SearchOptions()) -> Longest:
     """The r longest closed patterns of the live records, with the speed-ups switched as asked."""
     if closed and length_pruning:
-        return longest_itemsets(csr, k, r, rows=rows, max_seconds=max_seconds, check=check)
+        return longest_itemsets(csr, k, r, rows=rows, max_seconds=max_seconds, check=check, options=options)
     sub = csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0], [Feature(str(j)) for j in range(sub.shape[1])])
@@ -330,7 +333,7 @@ class PatternKaRelational(Algorithm):
         grouping = relational_groups(data, model.params.k, qis=qis, buckets=params.buckets,
                                      pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
                                      cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                     check=ctx.check, progress=ctx.progress)
+                                     check=ctx.check, progress=ctx.progress, options=SearchOptions(threads=ctx.threads))
         cols = qi_columns(data, qis)
         release = generalised(data, qis, sensitive, grouping.groups, group_values(cols, grouping.groups))
         release.details.update({"gcp": relational_gcp(cols, grouping.groups), "minings": grouping.minings,

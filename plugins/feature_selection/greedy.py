@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl, longest_itemsets, mine,
-                         param, partition_of)
+from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, SearchOptions, feature_subset, hookimpl,
+                         longest_itemsets, mine, param, partition_of)
 
 
 from ..weighting.fwell import private_fwell_weights
@@ -258,7 +258,9 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
         ctx.progress(0.0, "mining maximal itemsets")
     check = ctx.check if ctx is not None else None
     if backend in ("auto", "longest"):
-        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check).patterns
+        options = SearchOptions(threads=ctx.threads) if ctx is not None else SearchOptions()
+        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check,
+                                 options=options).patterns
     else:
         found = mine(matrix, k, MAXIMAL_ITEMSETS, backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items

@@ -529,7 +529,7 @@ class _SubsetMetric(Metric):
     Params = MetricParams
     detail_key = ""
     cost = EXPENSIVE  # cross-validated classifiers on several attribute subsets
-    seconds_per_cell = 1.5e-5  # distp-pbi 1.9e-5, cv-accuracy 0.9e-5 s on the demo (5,000 × 40)
+    seconds_per_cell = 1.5e-5  # seconds per record and column (the plan's estimate)
     fits_forms = (TABLE,)
 
     def compute(self, original, release, params, ctx):

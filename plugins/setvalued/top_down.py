@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from veil.engine import SETS, Algorithm, BadInput, SetValued, hookimpl
 
-from .patternka import Grouping, grouped_sets_release, information_loss
+from ._grouping import Grouping, grouped_sets_release, information_loss
 
 PAPER = "002_aa8a8f08b56f3f6d"
 
