@@ -69,6 +69,15 @@ def estimate_method(algorithm, params, data) -> MemoryEstimate:
     return MemoryEstimate(parts, int(HEADROOM * (shape.nbytes + method)))
 
 
+def estimate_runs(registry, data, specs) -> MemoryEstimate:
+    """Before anything runs (the desktop's plan): the largest need of the methods of ``specs`` on
+    ``data`` as it is (before conversion to the form a method takes)."""
+    estimates = [estimate_method(registry.algorithm(spec.method.name),
+                                 registry.algorithm(spec.method.name).params(spec.method.params), data)
+                 for spec in specs]
+    return max(estimates, key=lambda e: e.total, default=MemoryEstimate((), 0))
+
+
 def estimate_metrics(metrics, data, release) -> MemoryEstimate:
     """What computing ``metrics`` ((metric, params) pairs, one after another) on ``release`` of
     ``data`` needs at its peak: the data and release held, and the largest metric."""

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
+from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, MemoryCost, Metric, NodeValue, Role, Table, group_ids,
                          hookimpl, param, parse_value, value_label)
 
 PAPER = "001_f1ec36403a5884c8"
@@ -324,6 +324,7 @@ class UlossParams:
 
 class UtilityLoss(Metric):
     name = "uloss"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
@@ -558,6 +559,7 @@ class QueryParams:
 
 class QueryError(Metric):
     name = "query-error"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
@@ -637,6 +639,7 @@ def _selection_overlap(region, chosen: np.ndarray) -> np.ndarray:
 
 class Ncp(Metric):
     name = "ncp"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"

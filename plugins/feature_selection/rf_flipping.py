@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, feature_subset, hookimpl
+from veil.engine import BINARY, Algorithm, MemoryCost, BadInput, BinaryMatrix, feature_subset, hookimpl
 
 PAPER = "000_0106b4def2026c16"
 CHUNK_WORDS = 1 << 22  # distance work between two cancellation checks (≈ a few ms)
@@ -176,6 +176,7 @@ class RandomisationFlipping(Algorithm):
     """
 
     name = "rf-flipping"
+    memory_cost = MemoryCost(per_record_column=24)  # the records × features matrix it flips, dense
     title = "RF (randomisation flipping)"
     paper = PAPER
     description = ("Baseline: clusters records into groups of at least k by Hamming distance and sets each group's "

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, BadInput, BinaryMatrix, Feature,
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, MemoryCost, BadInput, BinaryMatrix, Feature,
                          LengthBounds, Longest, RecordIndex, SearchOptions, SetValued, hookimpl, longest_itemsets, mine,
                          param)
 
@@ -377,6 +377,7 @@ class PatternKaParams:
 
 class PatternKa(Algorithm):
     name = "patternka"
+    memory_cost = MemoryCost(fixed=256 * 2**20, per_cell=96)  # the compiled search, its caches of patterns' records
     title = "PatternKa"
     paper = PAPER
     description = ("k-anonymity for sparse set-valued data (paper 002, Algorithm 1): groups records by their "

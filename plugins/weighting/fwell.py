@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
+from veil.engine import (BINARY, TABLE, Algorithm, MemoryCost, BinaryMatrix, Recipe, Table, feature_subset, feature_weights,
                          hookimpl, param)
 
 from . import _fwell as core
@@ -108,6 +108,7 @@ class Fwell(Algorithm):
     provides = ("feature-ranking",)
 
     name = "fwell"
+    memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "FWELL feature weights"
     paper = PAPER
     description = ("Weighs every feature by local learning (nearest hit and miss, logistic loss, L2) and releases "
@@ -195,6 +196,7 @@ class PrivateFwell(Algorithm):
     provides = ("feature-ranking",)
 
     name = "private-fwell"
+    memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "Private FWELL (ε-DP feature weights)"
     paper = PAPER
     description = ("Releases FWELL's feature weights and ranking with ε-differential privacy (Gamma-norm noise; "
