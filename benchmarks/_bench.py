@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +50,25 @@ def timed(owner, name: str, into: dict, label: str, calls: dict | None = None):
 
     setattr(owner, name, staticmethod(wrapper) if static else wrapper)
     return lambda: setattr(owner, name, real)
+
+
+def add_search_flags(parser, threads: int | None = None) -> None:
+    """``--threads N`` (default ``threads``, None: every core) and ``--debug`` for a benchmark that runs
+    pattern searches (see :func:`search_options`)."""
+    parser.add_argument("--threads", type=int, default=threads,
+                        help=f"the most threads a search may use (default: {threads or 'every core'})")
+    parser.add_argument("--debug", action="store_true",
+                        help="the searches' and PatternKa's debug counts on stderr (logging at DEBUG level)")
+
+
+def search_options(threads: int | None = None, debug: bool = False):
+    """The ``SearchOptions`` of ``--threads``; with ``--debug``, Veil's loggers at DEBUG level on stderr."""
+    from veil.engine import SearchOptions
+
+    if debug:
+        logging.basicConfig(stream=sys.stderr, format="%(name)s: %(message)s")
+        logging.getLogger("veil").setLevel(logging.DEBUG)
+    return SearchOptions(threads=threads)
 
 
 def dataset(relative: str) -> Path | None:

@@ -8,11 +8,14 @@ input conversion is not timed), the miner converts its CSR input itself (timed).
 medians of interleaved repeats; "per pattern" is time / patterns, so the ratio of times is the
 ratio per pattern. Also: Maximal's search (top_r = 50 at k = 5) on FIMI chess and RELATHE.
 
-Run: ``.venv/bin/python benchmarks/bench_longest.py`` (writes nothing; prints markdown tables).
+Run: ``.venv/bin/python benchmarks/bench_longest.py [--repeats 7] [--threads N] [--debug]`` (writes
+nothing; prints markdown tables): ``--threads`` is how many threads a search may use (default: every
+core), ``--debug`` writes the searches' debug counts (Veil's loggers at DEBUG level) on stderr.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -22,9 +25,10 @@ import pytest
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import dataset, machine, markdown_table, median_times  # noqa: E402
+from _bench import add_search_flags, dataset, machine, markdown_table, median_times, search_options  # noqa: E402
 
-from veil.engine import CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, have_pyfim, longest_itemsets, read_transactions  # noqa: E402
+from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, SearchOptions, have_pyfim, longest_itemsets,  # noqa: E402
+                         read_transactions)
 
 pytestmark = pytest.mark.benchmark
 
@@ -54,7 +58,7 @@ def transactions(m: sp.csr_matrix) -> list:
     return [m.indices[a:b].tolist() for a, b in zip(m.indptr[:-1], m.indptr[1:])] + [[]]
 
 
-def one_case(m, k, target, floor, fastest, repeats):
+def one_case(m, k, target, floor, fastest, repeats, options: SearchOptions):
     import fim
 
     t = transactions(m)
@@ -62,18 +66,18 @@ def one_case(m, k, target, floor, fastest, repeats):
     reference = fim.fim(t, target=code, supp=-k, zmin=floor, report="a")
     r = len(reference)
     expected = sorted(((tuple(sorted(s)), int(n)) for s, n in reference), key=lambda p: (-len(p[0]), p[0]))
-    found = longest_itemsets(m, k, r, target=target)
+    found = longest_itemsets(m, k, r, target=target, options=options)
     assert found.patterns == expected, "the miner and pyfim disagree"
     slow = repeats if fastest != "fim" else 1
     times = median_times({
-        "longest": lambda: longest_itemsets(m, k, r, target=target),
+        "longest": lambda: longest_itemsets(m, k, r, target=target, options=options),
         "fim": lambda: fim.fim(t, target=code, supp=-k, zmin=floor, report="a"),
         fastest: lambda: getattr(fim, fastest)(t, target=code, supp=-k, zmin=floor, report="a"),
     }, slow)
     return r, found.nodes, times
 
 
-def main(repeats: int = 7, skip_slow_fim: bool = True):
+def main(repeats: int = 7, skip_slow_fim: bool = True, options: SearchOptions = SearchOptions()):
     if not have_pyfim():
         sys.exit("pyfim is not installed (pip install 'veil[mining]')")
     rows = []
@@ -90,13 +94,13 @@ def main(repeats: int = 7, skip_slow_fim: bool = True):
             reference = getattr(fim, fastest)(t, target=code, supp=-k, zmin=floor, report="a")
             best = time.perf_counter() - start
             start = time.perf_counter()
-            found = longest_itemsets(m, k, len(reference), target=target)
+            found = longest_itemsets(m, k, len(reference), target=target, options=options)
             ours = time.perf_counter() - start
             assert len(found.patterns) == len(reference)
             rows.append([name, k, target, floor, len(reference), found.nodes, f"{ours:.2f}", "not timed",
                          f"{best:.2f} ({fastest})", "—", f"{ours / best:.2f}"])
             continue
-        r, runs, times = one_case(m, k, target, floor, fastest, repeats)
+        r, runs, times = one_case(m, k, target, floor, fastest, repeats, options)
         rows.append([name, k, target, floor, r, runs, f"{times['longest']:.3f}", f"{times['fim']:.3f}",
                      f"{times[fastest]:.3f} ({fastest})", f"{times['longest'] / times['fim']:.2f}",
                      f"{times['longest'] / times[fastest]:.2f}"])
@@ -111,4 +115,8 @@ def test_longest_against_pyfim():
 
 
 if __name__ == "__main__":
-    main()
+    p = argparse.ArgumentParser(description="the longest-pattern miner against pyfim on the same patterns")
+    p.add_argument("--repeats", type=int, default=7, help="interleaved repeats, of which the median is taken")
+    add_search_flags(p)
+    args = p.parse_args()
+    main(args.repeats, options=search_options(args.threads, args.debug))

@@ -13,18 +13,15 @@ Each size runs in its own child process (so its peak memory is its own): ``power
   searching on until the cache is full (``patternka_groups(greedy_floor=False)``); with ``--baseline
   deep-bounds``, bounds that say each item's longest pattern (``patternka_groups(deep_bounds=True)``), and
   with ``--baseline shallow-bounds``, bounds that say only what each mining needed, not two lengths
-  below it, as before session 15 (``patternka_groups(deep_bounds=False)``); with ``--baseline
-  cut-cache``, the cache holding the ``cache_size`` longest patterns only, not every one as long as the
-  last of them
+  below it (``patternka_groups(deep_bounds=False)``); with ``--baseline cut-cache``, the cache holding
+  the ``cache_size`` longest patterns only, not every one as long as the last of them
   (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
-  bit masks for branches of at most 4 words of candidates (256) and item lists above, as before session
-  12 (``VEIL_DFS_WIDE=4``); with ``--baseline copied-children``, every child of a bit-mask branch copied
-  before its peel, as before session 13 (``VEIL_DFS_LAZY=0``); with ``--baseline inner-closure``, every
-  bit-mask branch checked for a closure item it may not use, not only those long enough to be emitted, as
-  before session 14 (``VEIL_DFS_INNER_CLOSURE=1``); with ``--baseline unshared``, a thread that has no
-  root child left stopping instead of helping the other with its own, as before session 16
-  (``VEIL_DFS_SHARE=0``); with ``--baseline small-cache``, PatternKa's cache within 64 MiB, as before
-  session 17 (``patternka.CACHE_BYTES``).
+  bit masks for branches of at most 4 words of candidates (256) and item lists above
+  (``SearchOptions(mask_words=4)``); with ``--baseline small-cache``, PatternKa's cache within 64 MiB
+  (``patternka.CACHE_BYTES``).
+
+``--threads N`` (default: every core) is how many threads each search may use, new and old alike;
+``--debug`` writes the searches' and the cache's debug counts (Veil's loggers at DEBUG level) on stderr.
 
 Prints seconds, groups, minings, GCP, peak resident memory (``ru_maxrss``: the records, the miner and
 everything else of the child), the time growth from one size to the next, the ratio old / new, and
@@ -33,18 +30,19 @@ far it got.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [--k 100] [--old N …]
 [--old-timeout 900] [--baseline pyfim|no-bounds|filled-cache|deep-bounds|shallow-bounds|cut-cache|narrow-masks|
-copied-children|inner-closure|unshared|small-cache]``
+small-cache] [--threads N] [--debug]``
 (default sizes 10000 20000 40000, old on 10000 20000);
-``… bench_patternka_scale.py --one N K [--split]``: one size in this process (the full size: ``--one 410000
-100``); with ``--split``, the seconds of the searches and of the parts of the run around them (the caches,
-their records, the groups' removal) on stderr at the end;
-``… bench_patternka_scale.py --datasets [SECONDS]``: BMS-WebView-2 and FIMI retail at k = 20 and 50, new and
-old, each stopped after SECONDS (default 300, the reproduction's budget).
+``… bench_patternka_scale.py --one N K [--split] [--threads N] [--debug]``: one size in this process (the
+full size: ``--one 410000 100``); with ``--split``, the seconds of the searches and of the parts of the run
+around them (the caches, their records, the groups' removal) on stderr at the end;
+``… bench_patternka_scale.py --datasets [SECONDS] [--threads N] [--debug]``: BMS-WebView-2 and FIMI retail
+at k = 20 and 50, new and old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -57,7 +55,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine, markdown_table, timed  # noqa: E402
+from _bench import add_search_flags, machine, markdown_table, search_options, timed  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 
@@ -79,9 +77,11 @@ def load(n: int | str):
 
 
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
-        deep_bounds: bool | int | None = None, all_ties: bool = True) -> dict:
+        deep_bounds: bool | int | None = None, all_ties: bool = True, options=None) -> dict:
     import veil.engine.kernels.longest as longest
-    from veil.plugins.setvalued.patternka import information_loss, patternka_groups
+    from veil.engine import SearchOptions
+    from veil.plugins.setvalued._grouping import information_loss
+    from veil.plugins.setvalued.patternka import patternka_groups
 
     if old:
         longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before
@@ -106,7 +106,7 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
     threading.Thread(target=heartbeat, daemon=True).start()
     deep = {} if deep_bounds is None else {"deep_bounds": deep_bounds}  # None: PatternKa's default
     g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
-                         all_ties=all_ties, **deep)
+                         all_ties=all_ties, options=options or SearchOptions(), **deep)
     done.set()
     seconds = time.perf_counter() - start
     return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
@@ -137,10 +137,11 @@ def split_time():
 
 
 BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"], ["--filled-cache"], ["--deep-bounds"], …
+FLAGS: list[str] = []  # --threads N and --debug, for every child
 
 
 def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
-    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old else [])
+    args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old else []) + FLAGS
     print(f"running {n} k={k} {'old' if old else 'new'}, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     try:
         out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
@@ -194,29 +195,34 @@ def test_patternka_scale():
     main((5_000, 10_000), old_sizes=(5_000,))
 
 
+def child_flags(argv: list[str]) -> tuple[list[str], object]:
+    """The arguments without ``--threads N`` and ``--debug``, and the search options they say (which
+    :data:`FLAGS` then hands on to every child)."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_search_flags(p)
+    known, rest = p.parse_known_args(argv)
+    FLAGS[:] = (["--threads", str(known.threads)] if known.threads else []) + (["--debug"] if known.debug else [])
+    return rest, search_options(known.threads, known.debug)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        size = sys.argv[2]
-        if "--narrow-masks" in sys.argv:
-            os.environ["VEIL_DFS_WIDE"] = "4"  # read by each search
-        if "--copied-children" in sys.argv:
-            os.environ["VEIL_DFS_LAZY"] = "0"
-        if "--inner-closure" in sys.argv:
-            os.environ["VEIL_DFS_INNER_CLOSURE"] = "1"
-        if "--unshared" in sys.argv:
-            os.environ["VEIL_DFS_SHARE"] = "0"
-        if "--small-cache" in sys.argv:
+    argv, options = child_flags(sys.argv[1:])
+    if argv and argv[0] == "--one":
+        size = argv[1]
+        if "--narrow-masks" in argv:
+            options = dataclasses.replace(options, mask_words=4)
+        if "--small-cache" in argv:
             import veil.plugins.setvalued.patternka as patternka
 
             patternka.CACHE_BYTES = 64 << 20
-        if "--split" in sys.argv:
+        if "--split" in argv:
             split_time()
-        print(json.dumps(one(int(size) if size.isdigit() else size, int(sys.argv[3]), "--old-path" in sys.argv,
-                             "--no-bounds" not in sys.argv, "--filled-cache" not in sys.argv,
-                             True if "--deep-bounds" in sys.argv else False if "--shallow-bounds" in sys.argv else None,
-                             "--cut-cache" not in sys.argv)))
-    elif len(sys.argv) > 1 and sys.argv[1] == "--datasets":
-        datasets(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 300.0)
+        print(json.dumps(one(int(size) if size.isdigit() else size, int(argv[2]), "--old-path" in argv,
+                             "--no-bounds" not in argv, "--filled-cache" not in argv,
+                             True if "--deep-bounds" in argv else False if "--shallow-bounds" in argv else None,
+                             "--cut-cache" not in argv, options)))
+    elif argv and argv[0] == "--datasets":
+        datasets(timeout=float(argv[1]) if len(argv) > 1 else 300.0)
     else:
         p = argparse.ArgumentParser()
         p.add_argument("sizes", nargs="*", type=int, default=[10_000, 20_000, 40_000])
@@ -224,10 +230,10 @@ if __name__ == "__main__":
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
         p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "shallow-bounds",
-                                                "cut-cache", "narrow-masks", "copied-children", "inner-closure",
-                                                "unshared", "small-cache"],
+                                                "cut-cache", "narrow-masks", "small-cache"],
                        default="pyfim")
-        a = p.parse_args()
+        add_search_flags(p)  # (already taken by child_flags; listed for --help)
+        a = p.parse_args(sys.argv[1:])
         if a.baseline != "pyfim":
             BASELINE[:] = ["--" + a.baseline]
         main(tuple(a.sizes), a.k, tuple(a.old), a.old_timeout)

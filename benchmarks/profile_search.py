@@ -1,8 +1,8 @@
 """Where PatternKa's compiled search spends its time, by function, with ``perf``.
 
 numba's machine code carries no symbols ``perf`` can read. This script runs PatternKa's first
-``MININGS`` minings on ``N`` Netflix-shaped records (``power_law_sets(N)``, k = 100, two threads),
-prints each mining's seconds, and at the end writes ``/tmp/perf-PID.map``, the map ``perf report``
+``MININGS`` minings on ``N`` Netflix-shaped records (``power_law_sets(N)``, k = 100, ``--threads``
+threads, two by default), prints each mining's seconds, and at the end writes ``/tmp/perf-PID.map``, the map ``perf report``
 reads for code made at run time: each compiled function of ``engine/longest_dfs.py`` at its address,
 sized up to the next one (functions LLVM inlined count with their caller).
 
@@ -10,17 +10,24 @@ Code numba loads from its cache has no functions to list, so the search is compi
 cache of this run's own (about a minute, before the minings) unless ``NUMBA_CACHE_DIR`` is set. Run
 (``perf`` installed)::
 
-    perf record -F 499 -o /tmp/perf.data .venv/bin/python benchmarks/profile_search.py 160000 3
+    perf record -F 499 -o /tmp/perf.data .venv/bin/python benchmarks/profile_search.py 160000 3 [--threads 2] [--debug]
     perf report -i /tmp/perf.data --no-children --sort symbol
+
+``--debug`` writes the searches' debug counts (Veil's loggers at DEBUG level) on stderr.
 
 docs/setvalued.md ("Where a search's time goes") has what it showed.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import add_search_flags, search_options  # noqa: E402
 
 
 def write_perf_map() -> int:
@@ -50,12 +57,11 @@ class _Enough(Exception):
     pass
 
 
-def main(n: int, minings: int) -> None:
+def main(n: int, minings: int, options) -> None:
     import veil.plugins.setvalued.patternka as patternka
     from synthetic import power_law_sets
     from veil.engine.kernels.longest_dfs import _warm
 
-    os.environ.setdefault("VEIL_MINING_THREADS", "2")
     _warm()
     sets = power_law_sets(n)
     mine, spent = patternka._mine, []
@@ -70,7 +76,7 @@ def main(n: int, minings: int) -> None:
 
     patternka._mine = timed
     try:
-        patternka.patternka_groups(sets, 100)
+        patternka.patternka_groups(sets, 100, options=options)
     except _Enough:
         pass
     finally:
@@ -80,9 +86,11 @@ def main(n: int, minings: int) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or not all(a.isdigit() for a in sys.argv[1:]):
-        print("usage: profile_search.py N MININGS", file=sys.stderr)
-        sys.exit(2)
+    p = argparse.ArgumentParser(description="PatternKa's first minings, with a perf map of the compiled search")
+    p.add_argument("n", type=int, help="Netflix-shaped records")
+    p.add_argument("minings", type=int, help="minings to run")
+    add_search_flags(p, threads=2)
+    args = p.parse_args()
     import shutil
     import tempfile
 
@@ -90,7 +98,7 @@ if __name__ == "__main__":
     if "NUMBA_CACHE_DIR" not in os.environ:  # (read when numba is first imported, in main)
         own = os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="veil-profile-")
     try:
-        main(int(sys.argv[1]), int(sys.argv[2]))
+        main(args.n, args.minings, search_options(args.threads, args.debug))
     finally:
         if own:
             shutil.rmtree(own, ignore_errors=True)

@@ -14,7 +14,7 @@ from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_w
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
 from .ranking_panel import WeightSliders
-from .state import metric_cost_note, model_fits, model_for, offered_methods
+from .state import memory_note, metric_cost_note, model_fits, model_for, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -464,9 +464,16 @@ class ConfigPanel(QScrollArea):
             self.plan_error.show_message(str(exc)[:1].upper() + str(exc)[1:] + ".")
             self.run_button.setEnabled(False)
             return
+        memory, refused = memory_note(self.registry, planned, self.controller.dataset.data)
+        if refused:
+            self.plan_label.setText(self.config.describe(planned))
+            self.plan_error.show_message(refused)
+            self.run_button.setEnabled(False)
+            return
         self.plan_error.show_message("")
-        note = metric_cost_note(self.registry, self.config.metrics, self.controller.dataset.data, len(planned))
-        self.plan_label.setText(self.config.describe(planned) + (f"\n{note}" if note else ""))
+        notes = [n for n in (metric_cost_note(self.registry, self.config.metrics, self.controller.dataset.data,
+                                              len(planned)), memory) if n]
+        self.plan_label.setText("\n".join([self.config.describe(planned), *notes]))
         self.run_button.setEnabled(True)
 
     # -- for tests and scripts ------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""The desktop's Runner (DESIGN "The engine/Runner"): one background QThread serving a job queue.
+"""The desktop's Runner (docs/design.md, "The worker process"): one background QThread serving a job queue.
 
 The GUI thread never computes: it submits a job and hears back only through signals. The worker
 thread emits its own signals; :class:`Runner`, a QObject living on the GUI thread, receives them
 through queued connections and re-emits them. Everything else (panels, tests) connects to the
 Runner's signals, which therefore always arrive on the GUI thread (waiting on a signal emitted
-from another thread is the pytest-qt trap of ``research/environment.md``).
+from another thread is a known pytest-qt trap).
 
 Two kinds of job:
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Judgement, Kind,
-                         PluginCall, Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, bind_models,
-                         column_sets, may_release_sensitive, outcome_rows, results_table, unacknowledged_sensitive)
+                         PluginCall, Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, available_memory,
+                         bind_models, check_memory, column_sets, estimate_runs, format_bytes, may_release_sensitive,
+                         outcome_rows, results_table, unacknowledged_sensitive)
 
 from .events import Event
 from .setvalued_view import SetSummary, is_set_valued, itemset_columns, summarise
@@ -797,6 +798,20 @@ def metric_cost_note(registry, metrics: Iterable[str], data, runs: int = 1) -> s
     if rows > METRIC_SAMPLE_ROWS:
         text += f", each on a seeded sample of {METRIC_SAMPLE_ROWS:,} of the {rows:,} records"
     return text + "."
+
+
+def memory_note(registry, planned, data) -> tuple[str, str]:
+    """(what the runs need of memory, or "" and why they cannot run): the engine's estimate of the
+    largest run, said before the runs start, against what the worker may allocate."""
+    if data is None or not planned:
+        return "", ""
+    estimate = estimate_runs(registry, data, [run.spec for run in planned])
+    free, where = available_memory()
+    try:
+        check_memory(estimate, (free, where))
+    except BadInput as exc:
+        return "", str(exc)[:1].upper() + str(exc)[1:] + "."
+    return f"Memory: {estimate.text()} at most; {format_bytes(free)} {where}.", ""
 
 
 def _duration(seconds: float) -> str:

@@ -1,4 +1,4 @@
-"""The main window: it assembles the four panels (DESIGN "The desktop") and nothing more.
+"""The main window: it assembles the four panels (docs/design.md, "The desktop's start") and nothing more.
 
 It can paint before there is anything to put in it (issue 13 item 17): ``MainWindow(None)`` is the
 frame alone (menus, toolbar, tabs and docks saying what they are waiting for, the status bar), built

@@ -3,12 +3,13 @@ dataset, and how our numbers compare (written against the seeded runs the report
 rerunning with the same code and data gives the same numbers)."""
 
 INTRO = """\
-# Paper 004 reproduced: privacy-aware candidate subsets and E(S)
+# Privacy-aware candidate subsets and E(S), reproduced
 
 Jafer, Matwin and Sokolova, *A Multi-dimensional Privacy-aware Evaluation Function in Automatic
-Feature Selection* (`shared/papers/004_b4cef08cb2ecc722.txt`, SPEC §5), run by Veil's
-`privacy-aware-candidates` method (`plugins/feature_selection/privacy_aware.py`) on the paper's four datasets, each
-with both of its classifiers. Regenerate everything on this page (tables, CSV/JSON under
+Feature Selection* (Transactions on Data Privacy, 2017; definitions in the
+[reference](reference.md#privacy-aware-evaluation)), run by Veil's `privacy-aware-candidates`
+method (`plugins/feature_selection/privacy_aware.py`) on the paper's four datasets, each with both of
+its classifiers. Regenerate everything on this page (tables, CSV/JSON under
 `docs/privacy_aware/`, PNG charts under `docs/figures/`) with
 
 ```bash

@@ -1,4 +1,5 @@
-"""Regenerate docs/privacy_aware_evaluation.md: paper 004 (SPEC §5) reproduced on Pima, Adult, ILPD
+"""Regenerate docs/privacy_aware_evaluation.md: paper 004 (docs/reference.md#privacy-aware-evaluation) reproduced
+on Pima, Adult, ILPD
 and Diabetes 130-US with C4.5 and naive Bayes.
 
     .venv/bin/python scripts/privacy_aware_report.py            # every study (4 to 7 minutes)

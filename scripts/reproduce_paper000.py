@@ -73,7 +73,8 @@ def run(registry, name: str) -> pd.DataFrame:
 
 def tables_from_csv() -> Path:
     """Rebuild docs/feature_selection_results.md from every results CSV already written."""
-    sections = ["# Paper 000 reproduction: generated tables\n\nMade by `scripts/reproduce_paper000.py`; "
+    sections = ["# Feature selection under k-anonymity by containment: generated tables\n\n"
+                "Made by `scripts/reproduce_paper000.py`; "
                 "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper; Figure 1 cells are "
                 "\"AUC ± std over repeats\".\n"]
     for name in DATASETS:
@@ -99,7 +100,8 @@ def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("--")] or DATASETS
     out = DOCS / "feature_selection_results.md"
     sections = [out.read_text(encoding="utf-8")] if out.exists() and len(names) < len(DATASETS) else [
-        "# Paper 000 reproduction: generated tables\n\nMade by `scripts/reproduce_paper000.py`; "
+        "# Feature selection under k-anonymity by containment: generated tables\n\n"
+        "Made by `scripts/reproduce_paper000.py`; "
         "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper.\n"]
     for name in names:
         if dp:

@@ -84,7 +84,7 @@ def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Pa
 
 def markdown(points: pd.DataFrame) -> str:
     lines = ["| requirement (mode) | setting | Ploss | Uloss | NCP | average group size | query error, Anatomy's "
-             "queries (%) | query error, SPEC's queries (%) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "queries (%) | query error, per-attribute queries (%) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for _, r in points.iterrows():
         lines.append(f"| {r['label']} | {r['setting']:g} | {r.get('ploss', float('nan')):.3f} | "
                      f"{r.get('uloss', float('nan')):.4f} | {r.get('ncp', float('nan')):.3f} | "

@@ -1,4 +1,4 @@
-"""Reproduce paper 003's experiments (SPEC §4): FWELL and Private FWELL on six datasets.
+"""Reproduce paper 003's experiments (docs/reference.md#feature-weighting): FWELL and Private FWELL on six datasets.
 
 For each dataset: λ chosen by 5-fold cross-validation from {1e-4, …, 1} (as the paper "tuned by
 cross-validation"); 10-fold stratified CV; in each fold FWELL's weights come from the training part

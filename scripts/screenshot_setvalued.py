@@ -17,6 +17,7 @@ os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"
 from screenshot import pump, shoot, wait  # noqa: E402
 
 from veil.desktop.app import MainWindow, create_app  # noqa: E402
+from veil.desktop.state import model_for  # noqa: E402
 from veil.engine import SETS, make_registry  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "bms_webview_1" / \
@@ -38,7 +39,8 @@ def main(out_dir: str) -> int:
     wait(c.data_loaded)
     shoot(app, out, "12-setvalued-data")
     method = next(m for m in registry.classes("algorithm") if SETS in m.accepts)
-    window.config_panel.choose(method.supported_models[0], [method.name], sweep={"k": SWEEP}, metrics=["gcp"])
+    model = model_for(registry, c.dataset.data, None)  # the model the desktop shows for item sets
+    window.config_panel.choose(model, [method.name], sweep={"k": SWEEP}, metrics=["gcp"])
     c.run()
     wait(c.batch_finished, 1_800_000)
     window.runs_panel.select_run(c.batch[1].id)

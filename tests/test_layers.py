@@ -1,4 +1,4 @@
-"""The layer rule of DESIGN.md: engine/ imports no Qt and no plugin; plugins/ use engine's public
+"""The layer rule of docs/design.md: engine/ imports no Qt and no plugin; plugins/ use engine's public
 API only; desktop/ never imports a plugin module. import-linter checks the first and third in the
 test command; this test checks the same by reading the source, plus the public-API rule."""
 

@@ -1,7 +1,7 @@
-"""Capabilities, never names (DESIGN, issue 9): no registered plugin's name appears as a string
-literal in engine/ or desktop/. The core asks what a plugin declares (its roles, the kinds of
-privacy judgement it makes or satisfies, its ranker, ``in_report``, ``preferred`` …) instead of
-recognising it.
+"""Capabilities, never names (docs/design.md, "Capabilities, never names"): no registered plugin's name
+appears as a string literal in engine/ or desktop/. The core asks what a plugin declares (its roles,
+the kinds of privacy judgement it makes or satisfies, its ranker, ``in_report``, ``preferred`` …)
+instead of recognising it.
 
 A literal counts when it *is* a plugin's name or a plugin call (``"k-anonymity"``,
 ``"k-anonymity:k=5"``), in code or in the constant parts of an f-string; docstrings and prose that

@@ -39,6 +39,9 @@ class Feature:
         return {"name": self.name, "source": self.source, "value": v, "rule": self.rule}
 
 
+BASKETS = "baskets"  # meta key: the matrix's rows are item sets (read from transactions or set-valued data)
+
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -162,6 +165,12 @@ class BinaryMatrix:
     @property
     def n_features(self) -> int:
         return len(self._features)
+
+    @property
+    def baskets(self) -> bool:
+        """Whether the rows are item sets (a transaction file, set-valued records), not features of a
+        table: a release of every column is then a release of the item sets."""
+        return bool(self.meta.get(BASKETS))
 
     @property
     def nnz(self) -> int:

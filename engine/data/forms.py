@@ -5,7 +5,7 @@ The forms: a relational :class:`~veil.engine.Table` (``"table"``), a :class:`~ve
 (``"sets"``). Every form answers the same questions through these functions, so plugins never
 test ``isinstance`` chains: :func:`form_of`, :func:`n_rows`, :func:`labels_of`,
 :func:`provenance_of`, :func:`grouping_columns`. :func:`convert` turns data into the form a method
-accepts, including SPEC §3's relational → items conversion for relational PatternKa.
+accepts, including the relational → items conversion of docs/reference.md#set-valued-data for relational PatternKa.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def provenance_of(data) -> dict:
 def grouping_columns(data) -> list[str]:
     """What a privacy model may group records on: a table's declared quasi-identifiers (every
     column that is not identifying, sensitive or the target when none is declared), a binary
-    matrix's features, a set's items (every item is quasi-identifying, SPEC §3)."""
+    matrix's features, a set's items (every item is quasi-identifying, docs/reference.md#set-valued-data)."""
     form = form_of(data)
     if form == TABLE:
         schema = data.schema
@@ -109,7 +109,8 @@ def convert(data, accepts, *, recipe=None, buckets: int = 20):
 
 
 def table_to_items(table: Table, *, buckets: int = 20, columns: list[str] | None = None) -> SetValued:
-    """SPEC §3's items of a relational table: each quasi-identifier becomes one item per record,
+    """The items of a relational table (docs/reference.md#set-valued-data): each quasi-identifier becomes one item
+    per record,
     ``(attribute, index)``: numeric values in ``buckets`` equal-width buckets, categorical values
     by their position in the in-order traversal of the column's hierarchy (their sorted order when
     the column has none). Item names read ``age=3``; ``meta["item_columns"]`` records, for each item,

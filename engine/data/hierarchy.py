@@ -1,9 +1,9 @@
 """Generalisation hierarchies: trees that coarsen one column's values, level by level.
 
-A :class:`Hierarchy` is the tree of SPEC.md §2 (Mondrian, utility loss) and §3 (relational
-PatternKa). Level 0 holds the leaves, the column's values; each higher level groups the nodes below
-it; the top level, ``height``, holds the single root (usually ``*``). It is stored the way ARX
-stores it: one row per leaf, giving the leaf and its ancestors from level 1 up to the root.
+A :class:`Hierarchy` is the tree of docs/reference.md#anonymising-tables (Mondrian, utility loss) and
+docs/reference.md#set-valued-data (relational PatternKa). Level 0 holds the leaves, the column's values; each
+higher level groups the nodes below it; the top level, ``height``, holds the single root (usually ``*``). It is
+stored the way ARX stores it: one row per leaf, giving the leaf and its ancestors from level 1 up to the root.
 
 A node is a :class:`Node` ``(level, label)``: the same label may appear on two levels (ARX files
 often repeat a value one level up), never twice on one level with different parents.
@@ -358,7 +358,7 @@ class Hierarchy:
     def in_order(self) -> tuple[str, ...]:
         """Leaves in depth-first order: the leaves under any node form one contiguous run.
 
-        PatternKa (SPEC.md §3) relabels categorical values by their position in this order.
+        PatternKa (docs/reference.md#set-valued-data) relabels categorical values by their position in this order.
         Children are visited in order of first appearance.
         """
         return tuple(self._nodes[0][i] for i in self._order)
@@ -416,7 +416,7 @@ class Hierarchy:
 
     def ncp(self, values: Iterable) -> float:
         """Normalised certainty penalty of a set of values: leaves under their lowest common
-        ancestor / |domain|, and 0 when only one distinct value occurs (SPEC.md §3)."""
+        ancestor / |domain|, and 0 when only one distinct value occurs (docs/reference.md#set-valued-data)."""
         pos = np.unique(self._positions(values))
         if len(pos) <= 1:
             return 0.0

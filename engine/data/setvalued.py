@@ -1,6 +1,6 @@
 """Set-valued data: one item set per record, stored sparse (memory O(number of items)).
 
-Click logs, prescriptions, diagnoses per patient, baskets (SPEC §3, PatternKa). A
+Click logs, prescriptions, diagnoses per patient, baskets (docs/reference.md#set-valued-data, PatternKa). A
 :class:`SetValued` is immutable CSR: ``indptr`` (n + 1) and ``indices`` (the item codes of each
 record, sorted ascending), item names, optional labels and provenance. It converts to and from the
 column-wise :class:`~veil.engine.BinaryMatrix` in O(nnz), and writes itself in chunks
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .binary import BinaryMatrix, Feature
+from .binary import BASKETS, BinaryMatrix, Feature
 from ..base.errors import BadInput
 
 
@@ -165,13 +165,34 @@ class SetValued:
         csc = self.to_sparse().tocsc()
         csc.sort_indices()
         features = [Feature(n) for n in self._items]
-        return BinaryMatrix(csc.indptr, csc.indices, self.n_rows, features, self._labels, dict(self.meta))
+        return BinaryMatrix(csc.indptr, csc.indices, self.n_rows, features, self._labels, {**self.meta, BASKETS: True})
 
     def take(self, rows) -> SetValued:
         rows = np.asarray(rows, dtype=np.int64)
         sub = self.to_sparse()[rows]
         labels = None if self._labels is None else self._labels[rows]
         return SetValued(sub.indptr, sub.indices, self._items, labels, dict(self.meta))
+
+    def distinct(self) -> tuple[np.ndarray, SetValued]:
+        """(groups, sets): every record's group of records holding exactly the same items, and one
+        row per group (in order of first appearance). Memory O(items held): rows are told apart by
+        two independent 64-bit hashes of their sorted item codes and their length."""
+        n = self.n_rows
+        if n == 0:
+            return np.zeros(0, dtype=np.int64), self
+        rng = np.random.default_rng(0x5E75)
+        keys = [np.diff(self._indptr).astype(np.uint64)]
+        for _ in range(2):  # a row's hash: the sum of its items' random weights (order-free, wrapping)
+            weight = rng.integers(0, 2**64, size=max(len(self._items), 1), dtype=np.uint64)
+            sums = np.zeros(self.nnz + 1, dtype=np.uint64)
+            np.cumsum(weight[self._indices], out=sums[1:])
+            keys.append(sums[self._indptr[1:]] - sums[self._indptr[:-1]])
+        _, first, groups = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # groups numbered by first appearance
+        renumber = np.empty_like(order)
+        renumber[order] = np.arange(len(order))
+        groups = renumber[groups.ravel()]
+        return groups.astype(np.int64), self.take(np.sort(first))
 
     def labels_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"class": self._labels}) if self._labels is not None else pd.DataFrame(index=range(self.n_rows))

@@ -1,7 +1,7 @@
 """The relational data model: a pandas DataFrame with a schema of column kinds and roles.
 
-See DESIGN.md, "The data model". A :class:`Table` never modifies the frame it was given: it keeps a
-private copy, and every change returns a new Table.
+See docs/design.md, "Releases, groups and typed values" and "Roles and sensitive columns". A :class:`Table` never
+modifies the frame it was given: it keeps a private copy, and every change returns a new Table.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from .binary import BinaryMatrix, Feature
+from .binary import BASKETS, BinaryMatrix, Feature
 from ..base.errors import BadInput
 from ..base.io import check_readable
 
@@ -37,6 +37,7 @@ _COMMENT_MARKS = np.frombuffer(b"#%@", dtype=np.uint8)
 _MAX_DIGITS = 18  # 10**18 - 1 still fits an int64
 _BOM = b"\xef\xbb\xbf"
 CHUNK_BYTES = 1 << 18  # a block's dozen temporaries (a few bytes per input byte) fit in L2
+
 
 
 def read_transactions(path: str | os.PathLike, sep: str | None = None) -> BinaryMatrix:
@@ -98,7 +99,7 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     del indptr, codes
     csc.sum_duplicates()  # an item repeated in a line counts once; rows stay ascending per column
     return BinaryMatrix(csc.indptr, csc.indices, shape[0], features,
-                        meta={"sep": " " if sep_byte is None else chr(sep_byte)})
+                        meta={"sep": " " if sep_byte is None else chr(sep_byte), BASKETS: True})
 
 
 # -- text and lines -------------------------------------------------------------------------------

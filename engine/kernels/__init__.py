@@ -1,5 +1,6 @@
 """Compute kernels on the data: bit sets, containment (k-anonymity and k^m-style support of
-item sets), frequent/closed/maximal itemset mining and the longest-pattern search.
+item sets), frequent/closed/maximal itemset mining and the longest-pattern search, which runs as its
+caller's :class:`SearchOptions` say (above all, how many threads).
 """
 
 from ..base.lazy import lazy_exports
@@ -9,5 +10,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "containment": ["class_sizes_per_record", "kac", "kac_per_record", "KacConstraint", "KAnonymityConstraint", "Partition", "partition_of", "SelectionConstraint"],
     "mining": ["CLOSED_ITEMSETS", "FREQUENT_ITEMSETS", "have_pyfim", "MAXIMAL_ITEMSETS", "mine"],
     "limits": ["LengthBounds", "MiningLimit"],
+    "options": ["SearchOptions"],
     "longest": ["Longest", "longest_itemsets", "RecordIndex"],
 })

@@ -1,4 +1,4 @@
-"""Containment and grouping kernels on bitsets (SPEC §1, paper 000 §3).
+"""Containment and grouping kernels on bitsets (docs/reference.md#feature-selection, paper 000 §3).
 
 A :class:`Partition` groups the rows of a BinaryMatrix by their pattern on a feature set S (the
 equivalence classes of D_S). For every class it keeps two bitsets: the rows *in* the class, and the

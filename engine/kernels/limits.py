@@ -48,14 +48,12 @@ class LengthBounds:
     ``below[c]`` is exact for the records searched, or at most ``deep`` below the length wanted, not
     just "shorter than the length wanted". A later search then skips every item whose patterns are all
     shorter than it wants: as the length wanted falls, an item is searched again only once its bound
-    is reached, not at every length the run passes. To each item's longest, that costs the first
-    search about twice as much (160,000 power-law records, k = 100: the whole run 425 s against 496 s),
-    and at 410,000 such records more than 2.5 times, so PatternKa goes two lengths deeper only: the
-    next search skips the items when the length falls by one or two, as it does from the third
-    mining on. ``deepen_first`` (default True): the first search (no bounds yet) is deep too; PatternKa
-    searches its first mining at its own length only, since the groups of the first patterns remove
-    the hundred or so records that stand out and the length falls far (22 → 17 on 160,000 of those
-    records, 29 → 23 on 410,000): bounds two lengths lower are no use there.
+    is reached, not at every length the run passes. To each item's longest, that makes the first
+    search much dearer, so PatternKa goes two lengths deeper only: the next search skips the items
+    when the length falls by one or two, as it does from the third mining on. ``deepen_first``
+    (default True): the first search (no bounds yet) is deep too; PatternKa searches its first mining
+    at its own length only, since the groups of the first patterns remove the records that stand out
+    and the length falls far: bounds two lengths lower are no use there.
 
     Only closed searches whose root holds no pattern of its own (no item in every record) use and
     update the bounds; a search given a bounds object on other records than a subset of the first

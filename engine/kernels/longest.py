@@ -1,11 +1,11 @@
 """The ``r`` longest frequent closed (or maximal) itemsets, by depth-first search with length pruning.
 
-Grouping set-valued records by their longest pattern (SPEC §3) and paper 000's top_r largest maximal
-itemsets only ever need the longest patterns, never all of
-them: chess at k = 200 already has 3.7 million maximal itemsets. This miner keeps the ``r`` best
+Grouping set-valued records by their longest pattern (docs/reference.md#set-valued-data) and paper 000's top_r
+largest maximal itemsets only ever need the longest patterns, never all of them: dense data at a high
+support already has millions of maximal itemsets. This miner keeps the ``r`` best
 patterns found so far, ordered by length (longest first) and then by their item list (the
-lexicographically smallest first, SPEC's tie rule), and abandons every branch that cannot beat the
-``r``-th of them:
+lexicographically smallest first, the tie rule of docs/reference.md#set-valued-data), and abandons every branch
+that cannot beat the ``r``-th of them:
 
 * **length pruning on rows**: below a prefix P, a pattern of length L needs k records holding at
   least L − |P| of the branch's candidate items, so the branch's bound is |P| plus the k-th largest
@@ -23,7 +23,8 @@ below which its list is not complete; patterns longer than ``cut`` are all there
 
 A search stops with :class:`MiningLimit` (a :class:`BadInput` with a clear message) after
 ``max_seconds`` or after visiting ``max_nodes`` branches; it calls ``check`` (cancellation) now
-and then.
+and then. How many threads the compiled search may use comes from the caller's
+:class:`~veil.engine.SearchOptions`.
 
 >>> from veil.engine.setvalued import SetValued
 >>> s = SetValued.from_sets([["a", "b", "c"], ["a", "b", "c"], ["a", "b"], ["c"]])
@@ -47,6 +48,7 @@ from .mining import CLOSED_ITEMSETS as CLOSED
 from .mining import MAXIMAL_ITEMSETS as MAXIMAL
 from .mining import have_pyfim
 from .limits import LengthBounds, MiningLimit
+from .options import SearchOptions
 from .longest_dfs import have_numba, holders_in_parts, longest_by_dfs
 from . import longest_fim
 from .longest_fim import longest_by_fim
@@ -106,7 +108,8 @@ class RecordIndex:
         """The records holding item j, ascending."""
         return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
 
-    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False, parts: int | None = None):
+    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False, parts: int | None = None,
+                options: SearchOptions = SearchOptions()):
         """(ptr, rows): the records (of those ``alive``, a boolean mask) holding every item of
         ``itemsets[i]`` are ``rows[ptr[i]:ptr[i + 1]]``, ascending; with ``spans``, (ptr, rows, spans),
         ``spans[i]`` the number of distinct records among those of itemsets 0 … i. Each itemset walks
@@ -114,8 +117,8 @@ class RecordIndex:
         AND a record (compiled with numba when installed): O(Σ records of those least held items), not
         records × items; an itemset of popular items ANDs their columns' bit sets instead, where that
         costs less (made once, for the items held by more records than a bit set has words). From a thousand
-        itemsets on, two threads share them (``parts`` threads; see
-        :func:`~veil.engine.longest_dfs.holders_in_parts`)."""
+        itemsets on, as many threads as ``options`` allow share them (``parts``: exactly that many, whatever
+        their number; see :func:`~veil.engine.kernels.longest_dfs.holders_in_parts`)."""
 
         if alive is None:
             alive = np.ones(self.n_rows, dtype=bool)
@@ -132,7 +135,7 @@ class RecordIndex:
         alive_bits = pack_rows(np.flatnonzero(alive), self.n_rows)
         ptr, rows, distinct = holders_in_parts(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
                                                alive, pat_ptr, pat_items, top, self.n_items, bit_row, col_bits,
-                                               alive_bits, parts)
+                                               alive_bits, parts, options)
         return (ptr, rows, distinct) if spans else (ptr, rows)
 
     def _column_bits(self):
@@ -194,7 +197,7 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
                      check: Callable[[], None] | None = None, backend: str = "auto",
                      max_length: int | None = None, bounds: LengthBounds | None = None,
                      progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                     ties: bool = False) -> Longest:
+                     ties: bool = False, options: SearchOptions = SearchOptions()) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -232,6 +235,9 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         Let the compiled search also return every pattern as long as the r-th, which it finds anyway:
         the list is then complete at its shortest length, and ``cut`` is one below it. For a caller
         that can use them all (PatternKa's cache); other backends ignore it.
+    options : SearchOptions
+        How the compiled search may run: above all how many threads (a run passes
+        ``SearchOptions(threads=ctx.threads)``); other backends ignore it.
     """
     if target not in TARGETS:
         raise BadInput(f"unknown mining target {target!r}; choose closed or maximal")
@@ -245,18 +251,15 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
     if rows is not None:
         m = m[np.asarray(rows, dtype=np.int64)]
     if backend == "auto" and m.shape[0] >= DFS_ROWS:
-
         if have_numba() and not _many_from_short_records(m, int(min_support), int(r)):
             backend = "dfs"
     if backend == "dfs":
-
         patterns, cut, nodes, floor = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL,
                                                      max_seconds=max_seconds, max_nodes=max_nodes, check=check,
                                                      max_length=max_length, bounds=bounds, progress=progress,
-                                                     partial=partial, ties=ties)
+                                                     partial=partial, ties=ties, options=options)
         return Longest(patterns, cut, nodes, floor)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
-
         patterns, cut, runs = longest_by_fim(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
                                              max_patterns=max_nodes, check=check, max_length=max_length)
         return Longest(patterns, cut, runs)
@@ -270,8 +273,8 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
 
 def _many_from_short_records(m: sp.csr_matrix, k: int, r: int) -> bool:
     """Whether thousands of patterns are wanted from records that hold a few frequent items each, where
-    length pruning has nothing to cut and one FP-growth run through pyfim enumerates them faster than
-    the compiled search (BMS-WebView-1 at k = 50, every closed pattern: 0.03 s against 0.16 s)."""
+    length pruning has nothing to cut and one FP-growth run through pyfim enumerates them at less cost
+    than the compiled search."""
 
     if r < longest_fim.SPECULATE_PATTERNS or not have_pyfim():
         return False

@@ -1,11 +1,11 @@
 """The r longest closed (maximal) itemsets by a compiled, length-bounded depth-first search.
 
-FP-growth enumerates every closed pattern above the support (tens of millions on power-law data at
-k = 100) and only then keeps the long ones; this search abandons a branch as soon as its data cannot
-hold a pattern long enough. It enumerates closed itemsets as LCM does (prefix-preserving closure
-extension: items are numbered by falling support, a branch P ∪ {c} extends only with items numbered
-below c, items in every one of its records are absorbed, and a branch whose records all hold an
-item it may not use is abandoned: that closed set is found in another branch), and at every branch:
+FP-growth enumerates every closed pattern above the support and only then keeps the long ones;
+this search abandons a branch as soon as its data cannot hold a pattern long enough. It enumerates
+closed itemsets as LCM does (prefix-preserving closure extension: items are numbered by falling
+support, a branch P ∪ {c} extends only with items numbered below c, items in every one of its records
+are absorbed, and a branch whose records all hold an item it may not use is abandoned: that closed
+set is found in another branch), and at every branch:
 
 * **peels** its conditional database to a fixpoint: items held by fewer than k of its records go
   (they can be in no frequent superset), records holding fewer than ``need`` candidate items go
@@ -25,44 +25,38 @@ every reported pattern's support and closedness are exact (tests: brute force on
 
 A branch with at most 64 candidate items, and so every branch below it, keeps one 64-bit mask a
 record (the candidates mapped to bits in their order) instead of a list of items, and one with at most
-``WIDE`` × 64 keeps that many words (each child the words of the bits below its own, one word once
-they fit in one; on 4,500 items no branch below the root keeps lists; ``VEIL_DFS_WIDE`` sets the
-words, four was the limit before session 12): the peel
-counts an item's records as popcounts of **columns** (the records holding each item as a bit set,
-made by 64 × 64 bit transposes) and drops records by popcounts of their words, so that neither costs
-an operation per (record, item) entry; closure and bound are word operations too
-(``VEIL_DFS_MASKS=0`` keeps lists everywhere, for comparison). A child of a bit-mask branch is peeled
-on its parent's columns (its records: the column of its item; its candidates: the parent's below that
-item) and copied only if the peel leaves it k records, so the children that end in their own peel,
-most of them, cost no copy and no transposes (``VEIL_DFS_LAZY=0`` copies every child first, as
-before session 13). A bit-mask branch too short to be emitted is not checked for a closure item it
+``SearchOptions.mask_words`` × 64 keeps that many words (each child the words of the bits below its
+own, one word once they fit in one): the peel counts an item's records as popcounts of **columns**
+(the records holding each item as a bit set, made by 64 × 64 bit transposes) and drops records by
+popcounts of their words, so that neither costs an operation per (record, item) entry; closure and
+bound are word operations too. A child of a bit-mask branch is peeled on its parent's columns (its
+records: the column of its item; its candidates: the parent's below that item) and copied only if
+the peel leaves it k records, so the children that end in their own peel, most of them, cost no copy
+and no transposes. A bit-mask branch too short to be emitted is not checked for a closure item it
 may not use (held by all its records, outside its candidates, read on whole records): that check only
 prunes (the branch's closed sets are another branch's, and so is every pattern below it), and the
-pattern that would be emitted below it is checked, so the patterns are the same; on records where it
-never fires (the Netflix shape) it was 14 % of the search (``VEIL_DFS_INNER_CLOSURE=1`` checks every
-branch, as before session 14). A one-word branch also bounds by
-**item pairs**: the items of a pattern long enough are pairwise held together by
+pattern that would be emitted below it is checked, so the patterns are the same. A one-word branch
+also bounds by **item pairs**: the items of a pattern long enough are pairwise held together by
 k of its records, a clique in the graph of pairs held together by k records, so an item with fewer
 than ``need`` − 1 neighbours goes (and the peel runs again), a branch whose graph has a proper
 colouring in fewer than ``need`` classes ends (a clique takes one item of a class at most), a child c
 counts only the records holding ``need`` − 1 neighbours of c before it, and a child whose neighbours
-before it fall in fewer than ``need`` − 1 classes is skipped (``VEIL_DFS_PAIRS=0`` turns this off, for
-comparison).
+before it fall in fewer than ``need`` − 1 classes is skipped.
 
-On a machine with two cores or more, a search over at least ``PARALLEL_ENTRIES`` (record, item)
-entries without a branch limit runs in two threads (numba releases the GIL), which take the root's
-children one at a time from a shared counter; each keeps its own r-th longest length, which is never
-above the whole search's, so the union of their patterns holds every pattern the single search keeps
-(tests: brute force and one thread, ``VEIL_MINING_THREADS`` sets the number).
+A search over at least ``SearchOptions.parallel_entries`` (record, item) entries without a branch
+limit runs in as many threads as its :class:`SearchOptions` allow (numba releases the GIL), which take
+the root's children one at a time from a shared counter; each keeps its own r-th longest length,
+which is never above the whole search's, so the union of their patterns holds every pattern the
+single search keeps (tests: brute force and one thread).
 
 The kernel is compiled with numba when it is installed (``veil[mining]``); without numba the same
-code runs as plain Python, correct but slow.
+code runs as plain Python, correct but slow. The search's counts (branches, copies, prunes, how the
+threads shared the work) go to this module's logger at DEBUG level.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import logging
 import time
 from collections.abc import Callable
 
@@ -70,6 +64,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .limits import LengthBounds, MiningLimit, run_limited
+from .options import SearchOptions
+
+log = logging.getLogger(__name__)
 
 try:  # numba is optional: without it the kernel is plain Python
     from numba import njit
@@ -85,11 +82,11 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-(NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, MASKS, PAIRS, PRUNED,
- ROOT_LEN, EMAX, SKIPPED, DEEP, WIDE_WORDS, LAZY, INNER, PART, HELPED, HELP_FIRST, SHARE) = range(27)
-STATE = 27
+(NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, PRUNED, ROOT_LEN, EMAX,
+ SKIPPED, DEEP, WIDE_WORDS, PART, HELPED, HELP_FIRST) = range(22)
+STATE = 22
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
-WIDE = 128  # one with at most WIDE * WORD candidates on that many words a record (VEIL_DFS_WIDE sets it)
+# (one with at most ``SearchOptions.mask_words`` * WORD candidates on that many words a record: st[WIDE_WORDS])
 SHARED_DONE = 1 << 62  # a shared branch's counter once its children are all taken (see _dfs_bits)
 PENDING = -2  # a thread's root child in ``active`` while it takes one and makes its masks (see _dfs)
 
@@ -611,7 +608,7 @@ def _peel_mask(masks, cols, alive, words, n_alive, keep, need, st, cnt64, adj, c
     a bit set) and a bit set ``alive`` of the records still in (both over the records of ``masks``, which
     may be a parent's: then ``alive`` starts as the child's records and ``keep`` as its candidates, and
     the parent's columns serve, so that a child that ends here is never copied). An item's count is a
-    few popcounts, not an increment per record. With the pair graph (``st[PAIRS]``) and ``need`` ≥ 2, the
+    few popcounts, not an increment per record. With ``need`` ≥ 2, the
     items of a pattern long enough are pairwise held together by k records (a clique of at least need
     items in ``adj``): items with fewer than need - 1 neighbours go and the peel runs again; then at most
     one item of each class of a proper colouring (``classes``) is in it: fewer than need classes ends the
@@ -644,7 +641,7 @@ def _peel_mask(masks, cols, alive, words, n_alive, keep, need, st, cnt64, adj, c
                     changed = True
         if changed:
             continue
-        if need < 2 or not st[PAIRS]:
+        if need < 2:
             return n_alive, keep, -1
         _adjacency(cols, alive, words, n_alive, k, keep, cnt64, adj)
         drop = np.uint64(0)
@@ -694,10 +691,10 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
             masks[i] &= ~full
     for i in range(n):
         total += _popcount(masks[i])
-    # a branch too short to be emitted is not checked for a closure item it may not use (unless
-    # ``st[INNER]``): that check only prunes, and every pattern below it is checked when it is emitted
-    # (items numbered from ``last`` on are outside the masks: the check reads the whole rows)
-    if plen >= _want(st) or st[INNER]:
+    # a branch too short to be emitted is not checked for a closure item it may not use: that check only
+    # prunes, and every pattern below it is checked when it is emitted (items numbered from ``last`` on
+    # are outside the masks: the check reads the whole rows)
+    if plen >= _want(st):
         if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
                             out_start, out_len, out_sup):
             return plen, none
@@ -881,7 +878,7 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
                 total += _popcount(out[v, n])
             out_rid[n] = rid[i]
             n += 1
-    if plen >= _want(st) or st[INNER]:  # checked only where a pattern may be emitted (see _close_mask)
+    if plen >= _want(st):  # checked only where a pattern may be emitted (see _close_mask)
         if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist,
                             out_items, out_start, out_len, out_sup):
             return n, plen, none
@@ -909,8 +906,8 @@ def _wide_children(out, n, n_words, need, k, cnt_w):
 @njit(cache=True)
 def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
                 out_len, out_sup, cnt_w, item_of, cols, alive, want):
-    """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``WIDE`` words of
-    them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
+    """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``st[WIDE_WORDS]``
+    words of them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
     ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child, in
     place. Returns (n, plen, children: bits)."""
     none = np.empty(0, dtype=np.int64)
@@ -972,10 +969,11 @@ def _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
 @njit(cache=True)
 def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
               out_len, out_sup, item_of, shared, halt):
-    """The search below a branch with at most ``WIDE`` words of candidates a record (record i's are the bits
+    """The search below a branch with at most ``st[WIDE_WORDS]`` words of candidates a record (record i's are the bits
     of ``masks[:, i]``, bit 64 v + b of word v = item ``item_of[64 v + b]``; its branches' candidates are
     among them, so one map serves the whole subtree). A child keeps the words of the bits below its
-    own: one word once they fit in one.
+    own: one word once they fit in one. A child is peeled on this branch's columns, and copied only if it
+    lives (see :func:`_enter_child`).
 
     ``shared`` (two int64, or none): the branch's children are shared with the other threads searching
     it, each on its own copy of the branch, peeled at length ``shared[1]`` so that the copies are the
@@ -984,7 +982,6 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     child (found twice, kept once by the caller), but none is skipped that the taker's own children
     hold, since a count past bit c is written only by a thread that takes c or has no child from c on."""
     k = st[K]
-    one = np.uint64(1)
     # scratch for every branch below (none has more records than this one)
     cnt_w = np.zeros(masks.shape[0] * WORD, dtype=np.int64)
     adj = np.empty(WORD, dtype=np.uint64)
@@ -997,8 +994,7 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
                                     shared[1] if sharing else _want(st))
     if len(children) == 0:
         return
-    lazy = st[LAZY] != 0
-    pcols, plive = _branch_columns(masks, n, lazy)
+    pcols, plive = _branch_columns(masks, n)
     s_masks = [masks]
     s_n = [n]
     s_rid = [rid]
@@ -1042,52 +1038,27 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         pn = s_n[top]
         pr = s_rid[top]
         words = max(1, (c + 63) >> 6)  # the words of the bits below c
-        if lazy:  # the child is peeled on this branch's columns, and copied only if it lives
-            pcols = s_cols[top]
-            pwords = (pn + 63) >> 6
-            held = 0  # the child's records: column c
-            for w in range(pwords):
-                alive[w] = pcols[c, w]
-                held += _popcount(alive[w])
-            if held < k:
-                continue
-            prefix[plen] = item_of[c]
-            if words == 1:
-                child1, child_rid, cn, cplen, cchildren = _enter_child(
-                    pm[0], pr, pcols, pwords, s_live[top][0], c, alive, held, prefix, plen + 1, st, cnt, mark, buf,
-                    ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes)
-                child = child1.reshape((1, len(child1)))
-            else:
-                child, child_rid, cn, cplen, cchildren = _enter_wide_child(
-                    pm, pr, pcols, pwords, s_live[top], c, alive, held, prefix, plen + 1, st, cnt, mark, buf, ptr0,
-                    items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
+        # the child is peeled on this branch's columns, and copied only if it lives
+        pcols = s_cols[top]
+        pwords = (pn + 63) >> 6
+        held = 0  # the child's records: column c
+        for w in range(pwords):
+            alive[w] = pcols[c, w]
+            held += _popcount(alive[w])
+        if held < k:
+            continue
+        prefix[plen] = item_of[c]
+        if words == 1:
+            child1, child_rid, cn, cplen, cchildren = _enter_child(
+                pm[0], pr, pcols, pwords, s_live[top][0], c, alive, held, prefix, plen + 1, st, cnt, mark, buf,
+                ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes)
+            child = child1.reshape((1, len(child1)))
         else:
-            word = pm[c >> 6]
-            bit = one << np.uint64(c & 63)
-            held = 0
-            for i in range(pn):
-                if word[i] & bit:
-                    held += 1
-            if held < k:
-                continue
-            last_word = bit - one if c & 63 else (~np.uint64(0) if c else np.uint64(0))
-            child = np.empty((words, held), dtype=np.uint64)
-            child_rid = np.empty(held, dtype=np.int64)
-            q = 0
-            for i in range(pn):
-                if word[i] & bit:
-                    for v in range(words - 1):
-                        child[v, q] = pm[v, i]
-                    child[words - 1, q] = pm[words - 1, i] & last_word
-                    child_rid[q] = pr[i]
-                    q += 1
-            st[COPIED] += held
-            prefix[plen] = item_of[c]
-            cn, cplen, cchildren = _enter_bits(child, child_rid, held, item_of[c], prefix, plen + 1, st, cnt, mark,
-                                               buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w,
-                                               item_of, adj, classes, cols, alive, _want(st))
+            child, child_rid, cn, cplen, cchildren = _enter_wide_child(
+                pm, pr, pcols, pwords, s_live[top], c, alive, held, prefix, plen + 1, st, cnt, mark, buf, ptr0,
+                items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
         if len(cchildren) > 0:
-            ccols, clive = _branch_columns(child, cn, lazy)
+            ccols, clive = _branch_columns(child, cn)
             st[ALIVE] += 1
             s_masks.append(child)
             s_n.append(cn)
@@ -1100,14 +1071,11 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
 
 
 @njit(cache=True)
-def _branch_columns(masks, n, lazy):
-    """For a branch whose children are peeled on its columns (``lazy``): the columns of its n records
-    (row 64 v + b: the records holding bit b of word v) and, per word, the bits any of them holds; empty
-    tables when not ``lazy``."""
+def _branch_columns(masks, n):
+    """For a branch whose children are peeled on its columns: the columns of its n records (row 64 v + b:
+    the records holding bit b of word v) and, per word, the bits any of them holds."""
     n_words = masks.shape[0]
     live = np.zeros(n_words, dtype=np.uint64)
-    if not lazy:
-        return np.empty((0, 0), dtype=np.uint64), live
     cols = np.empty((n_words * WORD, (n + 63) >> 6), dtype=np.uint64)
     for v in range(n_words):
         _columns(masks[v], n, cols, v * WORD)
@@ -1207,7 +1175,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
                 current = -1
             active[part] = -1
             helping = False
-            if st[SHARE] and (taken[0] >= len(children) or st[HELP_FIRST]):  # help another with its root child
+            if taken[0] >= len(children) or st[HELP_FIRST]:  # help another with its root child
                 pending = False
                 for p in range(len(active)):
                     a = _fetch_add(active, p, 0)  # (read before the length it was entered at)
@@ -1266,7 +1234,7 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             for t in range(n_touched):
                 cnt[touched[t]] = 0
             continue
-        if st[MASKS] and frequent <= st[WIDE_WORDS] * WORD:  # a few words a record (one for 64 candidates)
+        if frequent <= st[WIDE_WORDS] * WORD:  # a few words a record (one for 64 candidates)
             n_words = max(1, (frequent + WORD - 1) // WORD)
             item_of = _bits(touched, n_touched, cnt, k, frequent)
             # one pass a record: its bits are set in the next free column, which a record with fewer than
@@ -1496,17 +1464,17 @@ def _spans(out_ptr, out, n_rows):
     return spans
 
 
-HOLDERS_SPLIT = 1_000  # patterns from which their holders are found by two threads (see holders_in_parts)
+HOLDERS_SPLIT = 1_000  # patterns from which their holders are found by several threads (see holders_in_parts)
 
 
 def holders_in_parts(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items, bit_row, col_bits,
-                     alive_bits, parts: int | None = None):
+                     alive_bits, parts: int | None = None, options: SearchOptions = SearchOptions()):
     """:func:`_holders`, its patterns cut into ``parts`` runs of about as many records walked (each pattern
     walks the column of its least held item), one thread each; the same answer. ``parts``: by default
-    the threads a search takes (see :func:`_parts`) from ``HOLDERS_SPLIT`` patterns on, else one."""
+    the threads ``options`` allow from ``HOLDERS_SPLIT`` patterns on, else one."""
     n_pat = len(pat_ptr) - 1
     if parts is None:
-        parts = _parts(PARALLEL_ENTRIES, None) if n_pat >= HOLDERS_SPLIT else 1
+        parts = options.cores if n_pat >= HOLDERS_SPLIT else 1
     args = (ptr, items, col_ptr, col_rows, alive)
     rest = (top, n_items, bit_row, col_bits, alive_bits)
     if parts <= 1 or n_pat < parts:
@@ -1535,7 +1503,7 @@ def holders_in_parts(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, t
 @njit(cache=True)
 def _coded_rows(indptr, indices, number):
     """(ptr, items): each record's items renumbered by ``number`` (-1: left out), ascending, in one pass
-    (NumPy's mask, cumulative sum, take and per-row sort: 1.0 s against 0.45 s a mining on 410,000 records)."""
+    (rather than NumPy's mask, cumulative sum, take and per-row sort)."""
     n = len(indptr) - 1
     ptr = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
@@ -1555,16 +1523,8 @@ def _coded_rows(indptr, indices, number):
     return ptr, items
 
 
-def _wide_words() -> int:
-    """The most words a record a branch's candidates may take to be searched on bit masks: ``WIDE``, or
-    ``VEIL_DFS_WIDE`` (for comparison: 4 was the limit before session 12)."""
-    try:
-        return max(1, int(os.environ.get("VEIL_DFS_WIDE", WIDE)))
-    except ValueError:
-        return WIDE
-
-
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None, deep=0):
+def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None, deep=0,
+         options: SearchOptions = SearchOptions()):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
 
@@ -1574,7 +1534,8 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
 
     ``limit``: per item number, the lengths earlier searches proved out of reach (see
     :class:`~veil.engine.longest.LengthBounds`; none: nothing proved). The state's ``reach`` is what this search proves,
-    per root child taken (-1 for the others)."""
+    per root child taken (-1 for the others). ``options``: the bit-mask width and whether threads help
+    first (see :class:`SearchOptions`)."""
     # the root's next child, shared by the parts, and how many there are; in ``shared`` (memory the
     # parent process reads, for the progress) when given
     taken = np.zeros(2, dtype=np.int64) if shared is None else shared[:2]
@@ -1594,13 +1555,8 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         st[FLOOR], st[R], st[K], st[MAXIMAL], st[MAX_NODES] = floor, r, k, int(maximal), max_nodes or 0
         st[DEEP] = deep
         st[PART] = part
-        st[MASKS] = int(os.environ.get("VEIL_DFS_MASKS", "1") != "0")
-        st[PAIRS] = int(os.environ.get("VEIL_DFS_PAIRS", "1") != "0")
-        st[WIDE_WORDS] = _wide_words()
-        st[LAZY] = int(os.environ.get("VEIL_DFS_LAZY", "1") != "0")
-        st[INNER] = int(os.environ.get("VEIL_DFS_INNER_CLOSURE", "0") not in ("", "0"))
-        st[SHARE] = int(os.environ.get("VEIL_DFS_SHARE", "1") != "0")  # 0: no thread helps another (as before)
-        st[HELP_FIRST] = int(os.environ.get("VEIL_DFS_HELP_FIRST", "0") not in ("", "0"))  # tests: help often
+        st[WIDE_WORDS] = options.mask_words
+        st[HELP_FIRST] = int(options.help_first)
         cnt = np.zeros(m, dtype=np.int64)
         hist = np.zeros(m + 2, dtype=np.int64)
         prefix = np.zeros(m + 1, dtype=np.int32)
@@ -1624,8 +1580,7 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
 
     with ThreadPoolExecutor(max_workers=parts) as pool:
         done = list(pool.map(one, range(parts)))
-    if os.environ.get("VEIL_DEBUG_FIM"):  # how evenly the parts shared the root's children
-        print("dfs parts' seconds", [round(b, 3) for b in busy], file=sys.stderr, flush=True)
+    log.debug("dfs parts' seconds %s", [round(b, 3) for b in busy])  # how evenly the parts shared the root's children
     st = np.zeros(STATE, dtype=np.int64)
     for key in (NODES, ALIVE, COPIED, PRUNED, SKIPPED, HELPED):
         st[key] = sum(int(d[0][key]) for d in done)
@@ -1641,22 +1596,13 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
     return st, found, reach.max(axis=0)
 
 
-PARALLEL_ENTRIES = 200_000  # split the search between threads from this many (record, item) entries on
-
-
-def _parts(entries: int, max_nodes: int | None) -> int:
-    """Threads for one search: every core (at most 2: the machines Veil is measured on) for a search
-    over at least ``PARALLEL_ENTRIES`` entries without a branch limit (a limit counts one thread's
-    branches); ``VEIL_MINING_THREADS`` overrides."""
-    wanted = os.environ.get("VEIL_MINING_THREADS")
-    if wanted:
-        try:
-            return max(1, int(wanted))
-        except ValueError:
-            pass
-    if max_nodes is not None or entries < PARALLEL_ENTRIES or not HAVE_NUMBA:
+def _parts(entries: int, max_nodes: int | None, options: SearchOptions) -> int:
+    """Threads for one search: as many as ``options`` allow for a search over at least
+    ``options.parallel_entries`` entries without a branch limit (a limit counts one thread's branches),
+    compiled; else one."""
+    if max_nodes is not None or entries < options.parallel_entries or not HAVE_NUMBA:
         return 1
-    return max(1, min(2, os.cpu_count() or 1))
+    return options.cores
 
 
 NO_LIMIT = np.iinfo(np.int64).max
@@ -1671,7 +1617,7 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
 
 def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
             bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
-            deep: bool | int = False, ties: bool = False):
+            deep: bool | int = False, ties: bool = False, options: SearchOptions = SearchOptions()):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
@@ -1682,7 +1628,7 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     the length wanted (see ``LengthBounds.deep``). ``ties``: keep
     every pattern as long as the r-th, not just the r (see :func:`_top`).
     ``shared``: three int64 the search keeps up to date for a watching process (root children taken,
-    root children, floor)."""
+    root children, floor). ``options``: threads and the search's sizes (:class:`SearchOptions`)."""
     n_rows, n_items = m.shape
     if n_rows < k:
         return ("ok", [], 0, 0, bounds, 0)
@@ -1713,36 +1659,32 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
     # floor at or below the longest length finds every pattern at least that long (the answer, when r of
     # them), and the r-th longest length found raises it. One below, because when fewer than r patterns
     # reach the greedy length a search there is wasted (the next floor searches it all again), while when
-    # r do, they are found in the first children and the length wanted rises at once (80,000 power-law
-    # records, k = 100: 75.5 s against 87.9 s). (Upper bounds, the caller's max_length among them, cannot
-    # start it lower: the peel of the whole database at the longest length keeps that pattern's records.)
-    # A partial search starts at the greedy length itself, which at least one pattern reaches, and stops
-    # there: its caller (PatternKa's cache) can use every pattern at least that long, and a search one
-    # length lower, which the r-th pattern may need, costs a third more (160,000 power-law records,
-    # k = 100: 25.0 s against 32.7 s).
+    # r do, they are found in the first children and the length wanted rises at once. (Upper bounds, the
+    # caller's max_length among them, cannot start it lower: the peel of the whole database at the longest
+    # length keeps that pattern's records.) A partial search starts at the greedy length itself, which at
+    # least one pattern reaches, and stops there: its caller (PatternKa's cache) can use every pattern at
+    # least that long, and is spared a search one length lower, which the r-th pattern may need.
     z = max(1, int(_greedy(ptr, items, n_rows, mm, k)) - (0 if partial else 1))
     limit = bounds[1][order] if use_bounds else None
     nodes = 0
-    if os.environ.get("VEIL_DEBUG_FIM"):
-        print("dfs rows", n_rows, "items", mm, "first floor", z, file=sys.stderr, flush=True)
+    log.debug("dfs rows %d items %d first floor %d", n_rows, mm, z)
     # patterns kept at once; a search that needs more runs again with more, and a run's later searches
-    # start with what an earlier one needed (VEIL_DFS_CAPACITY: tests)
-    capacity = max(int(os.environ.get("VEIL_DFS_CAPACITY", 0)) or max(1 << 15, 16 * r), room)
-    debug = os.environ.get("VEIL_DEBUG_FIM")
+    # start with what an earlier one needed
+    capacity = max(options.capacity or max(1 << 15, 16 * r), room)
     # deep: every root child searched to its longest pattern, or at most ``deep`` lengths below the length wanted
     dz = (ALL_DEEP if deep is True else int(deep)) if use_bounds else 0
-    parts = _parts(len(items), max_nodes)
+    parts = _parts(len(items), max_nodes, options)
     while True:
         started = time.monotonic()
         if shared is not None:
             shared[2] = z
         st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
-                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared, dz)
+                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared, dz,
+                                options)
         nodes += int(st[NODES])
-        if debug:
-            print("dfs floor", z, "found", len(found), "nodes", int(st[NODES]), "inner", int(st[ALIVE]), "copied", int(st[COPIED]),
-                  "pair prunes", int(st[PRUNED]), "children skipped", int(st[SKIPPED]), "helped", int(st[HELPED]),
-                  "deep", dz, round(time.monotonic() - started, 3), file=sys.stderr, flush=True)
+        log.debug("dfs floor %d found %d nodes %d inner %d copied %d pair prunes %d children skipped %d helped %d "
+                  "deep %d threads %d seconds %.3f", z, len(found), st[NODES], st[ALIVE], st[COPIED], st[PRUNED],
+                  st[SKIPPED], st[HELPED], dz, parts, time.monotonic() - started)
         if st[STOPPED]:
             return ("nodes",)
         if st[OVERFLOW]:
@@ -1799,14 +1741,14 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
                    max_nodes: int | None = None, check: Callable[[], None] | None = None,
                    max_length: int | None = None, bounds: LengthBounds | None = None,
                    progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                   ties: bool = False):
+                   ties: bool = False, options: SearchOptions = SearchOptions()):
     """(patterns, cut, nodes, floor) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
     sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
     the other backends accept it; this search needs no upper bound to start);
     ``bounds``: carried from the searches before on more of the same records, and updated;
     ``progress(taken, children, length)``: called while the search runs in a child process (a time limit
     or a cancel check given), about twice a second, with the root's children taken so far, their
-    number and the length searched for."""
+    number and the length searched for; ``options``: threads and the search's sizes."""
 
     if HAVE_NUMBA and (max_seconds is not None or check is not None):
         _warm()  # compile here, not once per forked child
@@ -1815,9 +1757,8 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     if progress is not None:
         shared, waiting = _watched(progress)
     deep = 0 if bounds is None or (bounds.order is None and not bounds.deepen_first) else bounds.deep
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties),
-                      max_seconds=max_seconds,
-                      check=check, what="the longest-pattern search", waiting=waiting)
+    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties, options),
+                      max_seconds=max_seconds, check=check, what="the longest-pattern search", waiting=waiting)
     if out[0] == "nodes":
         raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
                           f"finishing; raise the limit, raise k or ask for fewer patterns")

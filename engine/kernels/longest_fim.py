@@ -4,8 +4,8 @@ pyfim reports only itemsets of at least ``zmin`` items, and its row-enumeration 
 prunes every branch whose intersection is already shorter than ``zmin``: asked for the long patterns
 only, it visits little else. :func:`longest_by_fim` therefore mines with a floor z that starts at an
 upper bound of the longest length and falls until at least r patterns of length ≥ z are found, or z
-reaches 1. Before each run the data are cut to what a pattern of length ≥ z can use (SPEC §3's
-length pruning on the data), repeatedly until nothing changes:
+reaches 1. Before each run the data are cut to what a pattern of length ≥ z can use (the length
+pruning of docs/reference.md#set-valued-data, on the data), repeatedly until nothing changes:
 
 * records holding fewer than z frequent items are dropped, and items with support < k with them;
 * on few records, a record is dropped unless k − 1 other kept records share at least z items with
@@ -20,7 +20,8 @@ patterns are wanted (``SPECULATE_PATTERNS``) and FP-growth is the miner from the
 records are short, one FP-growth run at floor 1 replaces the floors: its r longest are the answer.
 
 The answer is ordered in NumPy: items reach pyfim as bit weights (or codes, beyond 63 items), each
-reported set becomes a bitset, and one sort on (length, bitset) gives SPEC's order (:func:`_top`).
+reported set becomes a bitset, and one sort on (length, bitset) gives the order of
+docs/reference.md#set-valued-data (:func:`_top`).
 
 The search runs in a forked child process when a time limit or a cancel check is given (where the
 platform can fork, :func:`run_limited`): the C code cannot be interrupted, the child can be killed.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import gc
 import itertools
-import os
+import logging
 import time
 from collections.abc import Callable
 from operator import itemgetter
@@ -39,6 +40,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .limits import MiningLimit, run_limited
+
+log = logging.getLogger(__name__)
 
 GRAM_ROWS = 4000  # the pairwise-overlap cut looks at this many of the longest records at most
 CARPENTER_ROWS = 1000  # more records than this, with patterns much shorter than them: FP-growth
@@ -115,8 +118,7 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             if short or plain or (reach is not None and not _by_rows(*reach, z, k)):
                 records, present, weighted = _transactions(every)
                 found = fim.fpgrowth(records, target=target, supp=-k, zmin=1, report="a")
-                if os.environ.get("VEIL_DEBUG_FIM"):
-                    print("fim all", every[0], len(found), flush=True)
+                log.debug("fim all: records %d patterns %d", every[0], len(found))
                 return ("ok", *_top(found, r, present, weighted), 1)
     if reach is None:
         z, reach = _first_floor(m, row_of, k, z)
@@ -133,8 +135,8 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 every = every if every is not None else _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
-                if os.environ.get("VEIL_DEBUG_FIM"):
-                    print("spectrum", every[0], sum(spectrum.values()), round(time.monotonic() - started, 3), flush=True)
+                log.debug("fim spectrum: records %d patterns %d seconds %.3f", every[0], sum(spectrum.values()),
+                          time.monotonic() - started)
                 per_size: dict = {}
                 for (size, _), count in spectrum.items():
                     per_size[size] = per_size.get(size, 0) + int(count)
@@ -149,8 +151,8 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             miner = fim.carpenter if by_rows else fim.fpgrowth
             records, present, weighted = _transactions(sub)
             found = miner(records, target=target, supp=-k, zmin=z, report="a")
-            if os.environ.get("VEIL_DEBUG_FIM"):
-                print("fim", z, sub[0], len(found), round(time.monotonic() - started, 3), flush=True)
+            log.debug("fim floor %d: records %d patterns %d seconds %.3f", z, sub[0], len(found),
+                      time.monotonic() - started)
             runs += 1
             enumerated += len(found)
             if max_patterns is not None and enumerated > max_patterns:

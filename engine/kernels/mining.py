@@ -66,7 +66,6 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = MAXIMAL_ITEMSETS,
             if max_seconds is None:  # in-process: the conversion of the results checks as it goes
                 found = _found(_mine_pyfim(matrix, min_support, target, max_size), largest, check)
             else:
-
                 found = run_limited(_pyfim_found, (matrix, min_support, target, max_size, largest),
                                     max_seconds=max_seconds, check=check, what="the itemset miner")
         else:
@@ -130,7 +129,6 @@ def _mine_numpy(matrix, min_support, target, max_size, check, deadline=None, max
         if check is not None:
             check()
         if deadline is not None and time.monotonic() > deadline:
-
             raise MiningLimit(f"the itemset miner stopped after {max_seconds:g} s without finishing; raise the "
                               f"time limit, raise k or ask for fewer patterns")
         for pos, j in enumerate(candidates):

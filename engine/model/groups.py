@@ -1,11 +1,11 @@
 """Privacy models judge groups: one vectorised check shared by a method's search and by verification.
 
 A :class:`GroupView` is what a group-judging privacy model sees: each record's group id, each
-record's sensitive value as a code, and the whole table's sensitive distribution Q (SPEC §2). The
-model's :meth:`~veil.engine.PrivacyModel.check_groups` returns a :class:`GroupVerdict`: the value of
-its measure per group and whether each group passes. The same call answers Mondrian's "may this
-split stand?" (a view of the two candidate parts) and the check of a written file (a view built
-from the file's quasi-identifier and sensitive columns by :func:`view_of_frame`).
+record's sensitive value as a code, and the whole table's sensitive distribution Q
+(docs/reference.md#anonymising-tables). The model's :meth:`~veil.engine.PrivacyModel.check_groups` returns a
+:class:`GroupVerdict`: the value of its measure per group and whether each group passes. The same call answers
+Mondrian's "may this split stand?" (a view of the two candidate parts) and the check of a written file (a view
+built from the file's quasi-identifier and sensitive columns by :func:`view_of_frame`).
 
 >>> view = GroupView.from_labels([0, 0, 1, 1, 1], ["flu", "hiv", "flu", "flu", "flu"])
 >>> view.sizes.tolist()

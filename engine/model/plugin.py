@@ -8,6 +8,7 @@ everything a call needs comes in through its arguments.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
@@ -18,6 +19,51 @@ if TYPE_CHECKING:
 
 KINDS = ("algorithm", "privacy-model", "metric", "chart", "importer", "exporter")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What a plugin's memory cost is a function of: records, columns (features, items), cells held
+    (a table's cells; the ones a sparse binary matrix or item sets hold), the most distinct values
+    of a column, and the bytes the data itself takes."""
+
+    rows: int
+    columns: int
+    cells: int
+    max_distinct: int = 0
+    nbytes: int = 0
+
+    def sampled(self, rows: int) -> DataShape:
+        """The shape of a seeded sample of at most ``rows`` records."""
+        if self.rows <= rows:
+            return self
+        share = rows / self.rows
+        return replace(self, rows=rows, cells=int(self.cells * share), nbytes=int(self.nbytes * share),
+                       max_distinct=min(self.max_distinct, rows))
+
+
+@dataclass(frozen=True)
+class MemoryCost:
+    """The memory (bytes) a plugin needs beyond its input, as a function of the data's shape: a fixed
+    part and parts per record, per cell held, per record × column (a dense records × features
+    array of sparse data), per record × most distinct values of a column (a region of every group
+    over a column's values) and per pair of records. Declared on the plugin's class
+    (``memory_cost``); the memory harness (tests/test_memory_harness.py) checks that it bounds what
+    the plugin really takes."""
+
+    fixed: float = 16 * MB
+    per_record: float = 256.0
+    per_cell: float = 64.0
+    per_record_column: float = 0.0
+    per_record_distinct: float = 0.0
+    per_record_pair: float = 0.0
+
+    def bytes(self, shape: DataShape) -> int:
+        return int(self.fixed + self.per_record * shape.rows + self.per_cell * shape.cells
+                   + self.per_record_column * shape.rows * shape.columns
+                   + self.per_record_distinct * shape.rows * shape.max_distinct
+                   + self.per_record_pair * shape.rows * shape.rows)
 
 # What data an algorithm accepts.
 BINARY = "binary"  # a BinaryMatrix (a Table is binarised by the run's recipe first)
@@ -69,10 +115,17 @@ class Plugin:
     kind: ClassVar[str] = ""
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
-    paper: ClassVar[str] = ""  # which paper (file under shared/papers) or "" for infrastructure
+    paper: ClassVar[str] = ""  # which paper (a key of base/papers.py) or "" for infrastructure
     description: ClassVar[str] = ""
     Params: ClassVar[type | None] = None
     preferred: ClassVar[bool] = False  # chosen where a default is needed (the export format, the first chart)
+    memory_cost: ClassVar[MemoryCost] = MemoryCost()  # beyond the input: see MemoryCost
+
+    @classmethod
+    def memory(cls, shape: DataShape, params=None) -> int:
+        """Bytes the plugin needs beyond its input on data of ``shape`` (with ``params``): its declared
+        :attr:`memory_cost`; a plugin whose cost depends on its parameters overrides this."""
+        return cls.memory_cost.bytes(shape)
 
     @classmethod
     def params(cls, values=None):
@@ -119,7 +172,8 @@ class Algorithm(Plugin):
     provides: ClassVar[tuple[str, ...]] = ()  # what its releases carry beyond records, e.g. "feature-ranking"
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
-    default_repeats: ClassVar[int] = 1  # runs per setting a study makes when it names no repeats (SPEC: RF 10)
+    # runs per setting a study makes when it names no repeats (RF: 10, docs/reference.md#feature-selection)
+    default_repeats: ClassVar[int] = 1
     # the no-privacy reference others are compared to: its utility is shown even when its release
     # fails the privacy model (the release itself is still never written)
     baseline: ClassVar[bool] = False
@@ -263,8 +317,8 @@ class Metric(Plugin):
     in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
     requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
     cost: ClassVar[str] = CHEAP  # or EXPENSIVE
-    # expensive metrics: seconds per record and released column on the reference machine
-    # (docs/benchmarks.md), from which the estimate before a run is made
+    # expensive metrics: seconds per record and released column, from which the estimate before a run
+    # is made
     seconds_per_cell: ClassVar[float] = 0.0
     # the data forms (BINARY, TABLE, TRANSACTIONS) of the methods whose releases it measures (None: those
     # of ``accepts``)

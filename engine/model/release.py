@@ -19,6 +19,7 @@ BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
 FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
+ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,8 @@ class Release:
             A differentially private method puts the privacy budget ε its release consumed here
             (selection and release together), e.g. ``1.0``.
         ``details["assumptions"]`` (list of str)
-            The assumptions its guarantee rests on, in words a data holder can read (SPEC's
-            caveats), e.g. ``["neighbouring datasets differ in the feature values of one record",
+            The assumptions its guarantee rests on, in words a data holder can read (the
+            caveats of docs/reference.md), e.g. ``["neighbouring datasets differ in the feature values of one record",
             "class sizes are public"]``.
 
         When ``epsilon_spent`` is present the manifest's ``privacy_budget`` is
@@ -194,6 +195,19 @@ def class_sizes(frame: pd.DataFrame) -> np.ndarray:
         return np.full(len(frame), len(frame), dtype=np.int64)
     group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
     return np.bincount(group)[group].astype(np.int64)
+
+
+def grouped_sets(centres, groups: np.ndarray, *, details=None, notes=()) -> Release:
+    """The release of set-valued records in groups: record i publishes row ``groups[i]`` of
+    ``centres`` (a SetValued, one row per group). Memory O(items held): each record's published text
+    is a reference to its group's one string, never a records × items frame."""
+    groups = np.asarray(groups, dtype=np.int64)
+    texts = np.empty(centres.n_rows, dtype=object)
+    for g, line in enumerate(line for chunk in centres.iter_chunks() for line in chunk):
+        texts[g] = " ".join(sorted(line.split()))
+    frame = pd.DataFrame({ITEMS_COLUMN: texts[groups], "group": groups})
+    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=groups, sets=centres,
+                   details=dict(details or {}), notes=tuple(notes))
 
 
 def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None,

@@ -28,7 +28,7 @@ from ..data.table import Table
 
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
 MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
-MAX_UTILITY_ROWS = 100_000  # one cross-validated fit takes ~10 s at this size
+MAX_UTILITY_ROWS = 100_000  # beyond this many records the report skips its classifier comparison
 
 
 @dataclass(frozen=True)

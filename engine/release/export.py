@@ -1,6 +1,6 @@
 """Writing a release safely, its manifest, and verifying a written release against its manifest.
 
-The rules (DESIGN "Release, export and the report", docs/release.md):
+The rules (docs/design.md, "The export transaction"; docs/release.md):
 
 * the release is checked against its privacy model from the materialised data before anything is
   written, and again *as read back from the written file* before it takes its final name; a
@@ -83,7 +83,7 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
 def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     """``frame.iloc[order].reset_index(drop=True)``, with each Arrow text column taken through its
     dictionary: the row order is applied to small integer codes and every string is copied from a
-    short array of distinct values (2–5× faster than Arrow's take on millions of scattered rows)."""
+    short array of distinct values (cheaper than Arrow's take on many scattered rows)."""
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pandas' Arrow strings need it

@@ -270,16 +270,19 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", "Measures computed on the release when the method ran:")
         sec.add("table", rows, header=["Measure", "Value", "Computed on"])
         if samples:
-            sec.add("p", "Measures marked as computed on a sample train classifiers; on an input this large they "
-                         "ran on a random sample of the records, drawn with the seed shown, so they can be "
-                         "repeated exactly.")
+            sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
+                         "train classifiers on a large input; of the large populations, for a utility loss with "
+                         "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
+                         "exactly.")
     return sec
 
 
 def _sample_words(sample: dict | None) -> str:
     if not sample:
         return "all records"
-    return f"a sample of {sample['rows']:,} of {sample['of']:,} records (seed {sample['seed']})"
+    unit = sample.get("unit", "records")
+    of = f"more than {sample['of']:,}" if sample.get("more_than") else f"{sample['of']:,}"
+    return f"a sample of {sample['rows']:,} of {of} {unit} (seed {sample['seed']})"
 
 
 def _budget_section(manifest: dict) -> Section:

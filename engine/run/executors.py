@@ -9,6 +9,10 @@ under a name with :func:`register_executor`, and the user chooses it (``veil run
 A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 ``ctx.on_cancel(fn)``, so cancelling the run stops it at once instead of at the next progress call.
 
+An executor may also say how many threads a method may use in this process (its ``threads``; the
+in-process one: every core unless told otherwise); ``ctx.threads`` passes it on, e.g. to a pattern
+search (``SearchOptions(threads=ctx.threads)``).
+
 >>> ex = make_executor("in-process")
 >>> ex.map(lambda x: x * x, [1, 2, 3])
 [1, 4, 9]
@@ -16,6 +20,7 @@ A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
@@ -35,12 +40,16 @@ class Executor(Protocol):
 
 
 class InProcessExecutor:
-    """Runs every item here, in order; ``check`` (the run's cancel check) is called between items."""
+    """Runs every item here, in order; ``check`` (the run's cancel check) is called between items.
+    ``threads``: how many threads a method may use (default: every core of the machine)."""
 
     name = "in-process"
 
-    def __init__(self, check: Callable[[], None] | None = None):
+    def __init__(self, check: Callable[[], None] | None = None, threads: int | None = None):
+        if threads is not None and threads < 1:
+            raise BadInput(f"an executor allows at least one thread, not {threads}")
         self._check = check
+        self.threads = threads if threads is not None else max(1, os.cpu_count() or 1)
 
     @property
     def bound(self) -> bool:

@@ -9,6 +9,7 @@ has asked to stop.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -82,12 +83,17 @@ class Context:
     executor : executor service, optional
         Where :attr:`executor` runs parallel work (default: in this process; see
         :mod:`veil.engine.executors`).
+    threads : int, optional
+        How many threads a method may use in this process (:attr:`threads`); default: the
+        executor's, else every core of the machine. Children inherit it.
     """
 
     def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
                  token: CancelToken | None = None, logger: logging.Logger | None = None,
                  span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None,
-                 mode: str | None = None):
+                 mode: str | None = None, threads: int | None = None):
+        if threads is not None and threads < 1:
+            raise ValueError(f"a context allows at least one thread, not {threads}")
         if mode is not None:
             if mode not in MODES:
                 raise ValueError(f"a context's mode is one of {', '.join(MODES)}, not {mode!r}")
@@ -103,7 +109,19 @@ class Context:
         self._span = span
         self._last_emit = 0.0
         self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
+        self.sample: dict | None = None  # set by a metric computed on a sample (see :meth:`sampled`)
         self._executor = executor
+        self._threads = threads
+
+    @property
+    def threads(self) -> int:
+        """How many threads a method may use in this process (a search, a pool of its own): the
+        context's own count when given, else its executor's (an executor may say how many it allows),
+        else every core of the machine."""
+        if self._threads is not None:
+            return self._threads
+        allowed = getattr(self._executor, "threads", None)
+        return int(allowed) if allowed else max(1, os.cpu_count() or 1)
 
     @property
     def executor(self):
@@ -111,13 +129,9 @@ class Context:
         from .executors import InProcessExecutor
 
         if self._executor is None or (type(self._executor) is InProcessExecutor and not self._executor.bound):
-            self._executor = InProcessExecutor(self.check)  # checks this run's cancel token between items
+            # checks this run's cancel token between items (and allows as many threads as the one it replaces)
+            self._executor = InProcessExecutor(self.check, getattr(self._executor, "threads", None))
         return self._executor
-
-    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
-        """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
-        miner) stops itself. Returns a function that unregisters it."""
-        return self.token.on_cancel(fn)
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
@@ -148,9 +162,15 @@ class Context:
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
         child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
-                        self.noise.source, self._executor)
+                        self.noise.source, self._executor, threads=self._threads)
         child.rerun = self.rerun
         return child
+
+    def sampled(self, sample: dict) -> None:
+        """A metric says it was computed on a seeded sample: ``{"rows": drawn, "of": how many there
+        are (or about), "seed": seed, "unit": what was drawn ("records" when omitted)}``. The run's
+        manifest and report state it beside the value."""
+        self.sample = dict(sample)
 
     def spawn_seed(self) -> int:
         """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""

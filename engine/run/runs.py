@@ -18,6 +18,7 @@ from ..data.forms import TABLE, convert, form_of, labels_of, provenance_of
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
+from .memory import check_memory, estimate_method, estimate_metrics
 from ..model.params import params_to_dict, parse_spec
 from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
 from ..data.recipe import Recipe
@@ -219,6 +220,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
                                            release_sensitive)
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True))
+    check_memory(estimate_method(algorithm, params, prepared))
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
@@ -243,6 +245,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
+    check_memory(estimate_metrics([(metric, metric_params) for _, metric, metric_params in metrics], prepared, release))
     samples: dict = {}
     values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples)
     ctx.progress(1.0, "done")
@@ -272,6 +275,8 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *
                 samples[key] = sample
         mctx.rerun = _rerun(algorithm, data, model, params, spec.seed, mctx)
         values[key] = metric.compute(data, released, metric_params, mctx)
+        if mctx.sample is not None and samples is not None:
+            samples[key] = {**samples.get(key, {}), **mctx.sample}
     return values
 
 

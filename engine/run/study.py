@@ -61,7 +61,8 @@ class Study:
     data: DataSource = field(default_factory=lambda: DataSource(demo=True))
     model: PluginCall | None = None  # the first of ``models`` (give either)
     sweep: dict = field(default_factory=dict)
-    repeats: int | None = None  # None: each method's default_repeats (1, or 10 for RF as SPEC says)
+    # None: each method's default_repeats (1, or 10 for RF as docs/reference.md#feature-selection says)
+    repeats: int | None = None
     seed: int = 0
     metrics: tuple[str, ...] = ()
     charts: tuple[PluginCall, ...] = ()

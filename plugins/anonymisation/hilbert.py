@@ -1,11 +1,12 @@
-"""Hilbert-curve k-anonymity (Ghinita et al. 2007), the relational baseline of paper 002 (SPEC §3).
+"""Hilbert-curve k-anonymity (Ghinita et al. 2007), the relational baseline of paper 002
+(docs/reference.md#set-valued-data).
 
 Each record's quasi-identifiers are a point of a grid: a number by its rank among the column's
 distinct values, a category by its leaf's position in the in-order traversal of its hierarchy
 (neighbouring leaves share ancestors), each axis stretched to the grid's 2^b cells. The records
 are ordered along the grid's Hilbert curve (ties keep the input order) and that sequence is cut
 optimally into runs of k … 2k−1 consecutive records: dynamic programming minimises
-Σ_runs |run|·NCP(run), with SPEC §3's NCP (a number's range over its column's range, a
+Σ_runs |run|·NCP(run), with the NCP of docs/reference.md#set-valued-data (a number's range over its column's range, a
 category's leaves under the lowest common ancestor over all leaves, summed over attributes). An
 optimal 1-D k-anonymous grouping never needs a group of 2k or more records (split it), so the
 restriction loses nothing.

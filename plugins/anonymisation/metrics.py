@@ -1,13 +1,17 @@
-"""How much an anonymised table discloses and how much it still tells (paper 001, SPEC §2).
+"""How much an anonymised table discloses and how much it still tells (paper 001,
+docs/reference.md#anonymising-tables).
 
 * ``ploss`` — privacy loss: the largest JS divergence between the whole table's sensitive
   distribution Q and that of any record's group. 0 when every group looks like the table.
 * ``uloss`` — utility loss: the mean JS divergence, over the table's large populations (records
   under one hierarchy node per quasi-identifier, support ≥ minSup), between the true sensitive
   distribution and the one a researcher estimates from the release under the uniform assumption.
+  The populations are walked one at a time (memory O(quasi-identifiers × records)); past
+  ``max_populations`` of them the mean is taken over a seeded uniform sample (a Metropolis chain),
+  and the manifest and report say so.
 * ``query-error`` — the mean relative error of 1,000 seeded random COUNT queries.
 * ``ncp`` — the normalised certainty penalty of the generalisation, averaged over records and
-  quasi-identifiers (the relational GCP of SPEC §3): 0 for exact values, 1 for ``*``.
+  quasi-identifiers (the relational GCP of docs/reference.md#set-valued-data): 0 for exact values, 1 for ``*``.
 * ``discernibility`` and ``average-class-size`` — the classic group-size penalties.
 
 Every metric works on a relational table's release: a generalised one (typed group values), a
@@ -17,14 +21,14 @@ withheld quasi-identifier counts as suppressed). Where a metric does not apply i
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from veil.engine import (FREQUENT_ITEMSETS, SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, Metric, NodeValue, Role, Table, group_ids,
-                         hookimpl, mine, param, parse_value, value_label)
+from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, MemoryCost, Metric, NodeValue, Role, Table, group_ids,
+                         hookimpl, param, parse_value, value_label)
 
 PAPER = "001_f1ec36403a5884c8"
 
@@ -160,28 +164,69 @@ class _Anonymised:
             raise BadInput(f"the released value {value!r} of {col!r} covers no value of the column")
         return mask
 
-    def estimates(self) -> tuple[dict, np.ndarray]:
+    def estimates(self) -> tuple[dict, "SensitiveSums"]:
         """What a reader estimates from under the uniform assumption: each unit's region per
         attribute, and what each unit adds to a population's sensitive counts."""
         regions, _, kind = self.unit_regions()
         return regions, self.unit_sensitive(kind)
 
-    def unit_sensitive(self, kind: str) -> np.ndarray:
-        """units × S: what each unit adds to a population's sensitive counts."""
-        S, codes = self.S, self.sa_codes
+    def unit_sensitive(self, kind: str) -> "SensitiveSums":
+        """What each unit adds to a population's sensitive counts, held in O(records) memory."""
+        return SensitiveSums(self, kind)
+
+
+class SensitiveSums:
+    """units → sensitive counts: :meth:`of` sums what the units contribute to each sensitive value,
+    given each unit's weight in a population (its share under the uniform assumption).
+
+    Never a dense units × S matrix (records × distinct sensitive values can be billions of cells):
+    a generalised release keeps each group's counts sparse; a record-level release its codes.
+    """
+
+    def __init__(self, view: _Anonymised, kind: str):
+        self.S = S = view.S
+        rel = view.release
+        self.q = view.q
+        self.codes = self.by_group = self.groups = None
         if kind == "groups":
-            G = int(self.groups.max()) + 1
-            return np.bincount(self.groups * S + codes, minlength=G * S).reshape(G, S).astype(float)
-        rel = self.release
-        if self.groups is not None and self.sensitive not in rel.frame.columns:
-            # bucketised: a record's sensitive value is its bucket's distribution
-            G = int(self.groups.max()) + 1
-            counts = np.bincount(self.groups * S + codes, minlength=G * S).reshape(G, S).astype(float)
-            dist = counts / counts.sum(axis=1, keepdims=True)
-            return dist[self.groups]
-        if self.sensitive in rel.frame.columns:
-            return np.eye(S)[codes]
-        return np.broadcast_to(self.q, (self.n, S))  # the release says nothing of the sensitive value
+            self.by_group = _group_counts(view.groups, view.sa_codes, S)
+            self.n_units = self.by_group.shape[0]
+        elif view.groups is not None and view.sensitive not in rel.frame.columns:
+            counts = _group_counts(view.groups, view.sa_codes, S)  # bucketised: a record's value is its bucket's mix
+            sizes = np.asarray(counts.sum(axis=1)).ravel()
+            self.by_group = sp.diags(1.0 / np.where(sizes > 0, sizes, 1.0)) @ counts
+            self.groups, self.n_units = view.groups, view.n
+        elif view.sensitive in rel.frame.columns:
+            self.codes, self.n_units = view.sa_codes, view.n
+        else:
+            self.n_units = view.n  # the release says nothing of the sensitive value: the table's mix
+
+    def of(self, weights: np.ndarray) -> np.ndarray:
+        """S counts: Σ over units of weight × the unit's sensitive counts."""
+        weights = np.asarray(weights, dtype=float)
+        if self.groups is not None:
+            per_group = np.bincount(self.groups, weights=weights, minlength=self.by_group.shape[0])
+            return np.asarray(self.by_group.T @ per_group).ravel()
+        if self.by_group is not None:
+            return np.asarray(self.by_group.T @ weights).ravel()
+        if self.codes is not None:
+            return np.bincount(self.codes, weights=weights, minlength=self.S).astype(float)
+        return weights.sum() * self.q
+
+    def of_records(self, rows: np.ndarray) -> np.ndarray:
+        """S counts of the records ``rows`` (each with weight 1) of a record-level release."""
+        if self.groups is not None:
+            per_group = np.bincount(self.groups[rows], minlength=self.by_group.shape[0]).astype(float)
+            return np.asarray(self.by_group.T @ per_group).ravel()
+        if self.codes is not None:
+            return np.bincount(self.codes[rows], minlength=self.S).astype(float)
+        return len(rows) * self.q
+
+
+def _group_counts(groups: np.ndarray, codes: np.ndarray, S: int) -> sp.csr_matrix:
+    """groups × S sparse counts (at most one entry per record)."""
+    G = int(groups.max()) + 1
+    return sp.csr_matrix((np.ones(len(groups)), (groups, codes)), shape=(G, S))
 
 
 def release_qis(table: Table, release) -> list[str]:
@@ -270,11 +315,16 @@ class PrivacyLoss(Metric):
 class UlossParams:
     min_support: float = param(0.05, minimum=0.001, maximum=1.0,
                                help="a population counts when at least this fraction of the records is in it")
-    max_populations: int = param(200_000, minimum=1, help="refuse when the table has more large populations")
+    max_populations: int = param(20_000, minimum=1,
+                                 help="evaluate every large population up to this many; past it, Uloss is the mean "
+                                      "over a seeded random sample of them (the report says so)")
+    sample: int = param(2_000, minimum=100, help="large populations drawn when there are too many to evaluate all")
+    seed: int = param(0, minimum=0, help="seed of that sample")
 
 
 class UtilityLoss(Metric):
     name = "uloss"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
@@ -291,148 +341,204 @@ class UtilityLoss(Metric):
         table, sens = _table_and_sensitive(original, release)
         view = _Anonymised(table, release, sens, ctx.check)
         ctx.check()
-        populations, true_counts = _populations_of(view, params, ctx)
-        if not populations:
-            return float("nan")
-        regions, unit_sa = view.estimates()
-        ctx.check()
-        node_masks = {c: _node_masks(view, c) for c in view.qis}
-        per_record = unit_sa.shape[0] == view.n and all(r is None or r.ndim == 1 for r in regions.values())
-        if per_record:  # exact or withheld values: a record is in a population or not (withheld: a fraction)
-            exact = [c for c in view.qis if regions[c] is not None]
-            under = {c: node_masks[c][1][:, view.record_leaf[c]] for c in exact}
-            fraction = {c: node_masks[c][1].sum(axis=1) / len(view.leaves[c]) for c in view.qis}
-        else:  # groups with regions: each group's share of a population under the uniform assumption
-            overlap = {c: _overlap(regions[c], node_masks[c], len(view.leaves[c])) for c in view.qis}
-        chunk = _chunk(view.n)
-        total = 0.0
-        for start in range(0, len(populations), chunk):
-            ctx.progress(start / len(populations), "utility loss")
-            batch = populations[start:start + chunk]
-            true = true_counts[start:start + chunk]
-            if per_record:
-                seen = np.ones((len(batch), view.n), dtype=bool)  # in the population as far as the release shows
-                for i, population in enumerate(batch):
-                    ctx.check()
-                    for col, node in population:
-                        if col in under:
-                            seen[i] &= under[col][node]
-                est = seen.astype(float) @ unit_sa
-                for i, population in enumerate(batch):
-                    for col, node in population:
-                        if col not in under:  # withheld: the node's share of the column's values
-                            est[i] *= fraction[col][node]
-            else:
-                weight = np.ones((len(batch), unit_sa.shape[0]))
-                for i, population in enumerate(batch):
-                    ctx.check()
-                    for col, node in population:
-                        weight[i] *= overlap[col][..., node]
-                est = weight @ unit_sa
-            mass = est.sum(axis=1, keepdims=True)
-            est = np.where(mass > 0, est / np.where(mass > 0, mass, 1.0), view.q)
-            total += float(js_divergence(true / true.sum(axis=1, keepdims=True), est).sum())
-        return total / len(populations)
+        regions, sums = view.estimates()
+        walker = _Populations(view, params.min_support, ctx)
+        estimate = _Estimate(view, regions, sums, walker.masks)
+        counted = walker.count(params.max_populations)
+        exact = counted <= params.max_populations
+        total = count = 0
+        for path, rows in walker.walk() if exact else walker.sample(params.sample, params.seed):
+            count += 1
+            if count % 64 == 0:
+                ctx.check()
+            true = np.bincount(view.sa_codes[rows], minlength=view.S).astype(float)
+            est = estimate.counts(estimate.along(path))
+            mass = est.sum()
+            total += float(js_divergence(true / true.sum(), est / mass if mass > 0 else view.q))
+        if not exact:
+            ctx.sampled({"rows": count, "of": counted - 1, "more_than": True, "seed": params.seed,
+                         "unit": "large populations"})
+        return total / count if count else float("nan")
 
 
-def _chunk(n: int) -> int:
-    """Populations per batch: a batch × records matrix of about 8 million entries."""
-    return max(1, min(256, 8_000_000 // max(n, 1)))
+class _Populations:
+    """The large populations of the original table (paper 001): conjunctions of (column, node)
+    predicates, one non-root hierarchy node per column at most, holding at least ``min_support`` of
+    the records.
+
+    :meth:`walk` enumerates them depth first over the columns, a branch ending where its records fall
+    below the support (support only falls as predicates are added): memory O(quasi-identifiers ×
+    records) however many there are, nothing kept but the path being walked. :meth:`sample` draws a
+    seeded uniform sample of them when there are too many to walk: uniform proposals over every
+    conjunction, kept when large (rejection sampling), tested a column at a time so that most
+    proposals are dropped after a column or two.
+    """
+
+    def __init__(self, view: _Anonymised, min_support: float, ctx):
+        self.view, self.ctx = view, ctx
+        self.min_count = max(1, int(np.ceil(min_support * view.n)))
+        self.masks = {c: _node_masks(view, c) for c in view.qis}
+
+    def walk(self, first: int = 0, rows: np.ndarray | None = None, path: tuple = ()):
+        """Yield (path, rows): the predicates ((column, node), …) and the records inside."""
+        view = self.view
+        rows = np.arange(view.n) if rows is None else rows
+        for i in range(first, len(view.qis)):
+            col = view.qis[i]
+            masks = self.masks[col]
+            leaf = view.record_leaf[col][rows]
+            support = masks @ np.bincount(leaf, minlength=masks.shape[1])
+            for node in np.flatnonzero(support >= self.min_count):
+                inside = rows[_leaf_mask(masks, node)[leaf]]
+                here = (*path, (col, int(node)))
+                yield here, inside
+                yield from self.walk(i + 1, inside, here)
+            if first == 0:
+                self.ctx.progress((i + 1) / len(view.qis), "large populations")
+
+    def count(self, limit: int) -> int:
+        """How many there are, counting no further than ``limit + 1``."""
+        n = 0
+        for n, _ in enumerate(self.walk(), start=1):
+            if n % 256 == 0:
+                self.ctx.check()
+            if n > limit:
+                break
+        return n
+
+    def sample(self, size: int, seed: int, thin: int = 8, burn_in: int = 2_000):
+        """``size`` large populations drawn uniformly at random (seeded), for when there are too many
+        to walk: a Metropolis chain over the conjunctions whose moves set one column's predicate to
+        another of its nodes or to none, chosen uniformly; a move is taken when the conjunction it
+        leads to is large. The proposal is symmetric, so the chain's stationary distribution is
+        uniform over the large populations and the empty conjunction (the path between any two runs
+        through fewer predicates, which stay large); every ``thin``-th state after ``burn_in`` steps
+        that is not empty is a draw. Yields (path, rows)."""
+        view, rng = self.view, np.random.default_rng(seed)
+        q, n = len(view.qis), view.n
+        state = [-1] * q  # per column: its node, or -1 for no predicate
+        holds = np.full(n, q, dtype=np.int64)  # per record: how many of the predicates it meets
+        member = [np.ones(n, bool) for _ in range(q)]
+        drawn, step = 0, 0
+        while drawn < size:
+            step += 1
+            if step % 256 == 0:
+                self.ctx.check()
+                self.ctx.progress(drawn / size, "large populations (random sample)")
+            j = int(rng.integers(q))
+            col = view.qis[j]
+            options = self.masks[col].shape[0] + 1
+            if options == 1:
+                continue  # a column whose hierarchy is its root alone
+            new = int(rng.integers(options - 1))
+            new = new if new < state[j] + 1 else new + 1  # another option than the current, uniformly
+            new -= 1
+            mask = np.ones(n, bool) if new < 0 else _leaf_mask(self.masks[col], new)[view.record_leaf[col]]
+            moved = holds + mask - member[j]
+            if np.count_nonzero(moved == q) >= self.min_count:
+                state[j], holds, member[j] = new, moved, mask
+            if step > burn_in and step % thin == 0 and any(s >= 0 for s in state):
+                drawn += 1
+                yield (tuple((view.qis[i], state[i]) for i in range(q) if state[i] >= 0),
+                       np.flatnonzero(holds == q))
 
 
-def _true_counts(view: _Anonymised, populations: list) -> np.ndarray:
-    """populations × S: how many records of each population hold each sensitive value."""
-    under = {c: _node_masks(view, c)[1][:, view.record_leaf[c]] for c in view.qis}
-    truth = np.zeros((view.n, view.S))
-    truth[np.arange(view.n), view.sa_codes] = 1.0
-    out = np.zeros((len(populations), view.S))
-    step = _chunk(view.n)
-    for start in range(0, len(populations), step):
-        batch = populations[start:start + step]
-        inside = np.ones((len(batch), view.n), dtype=bool)
-        for i, population in enumerate(batch):
-            for col, node in population:
-                inside[i] &= under[col][node]
-        out[start:start + step] = inside.astype(float) @ truth
+class _Estimate:
+    """A population as a reader of the release sees it, one predicate at a time.
+
+    Record-level releases: the records whose released (exact) values satisfy the predicates so far,
+    and a factor for predicates on withheld columns (the node's share of the column's values).
+    Generalised releases: each group's share of the population (its region's overlap with every
+    node so far)."""
+
+    def __init__(self, view, regions, sums, masks):
+        self.view, self.regions, self.sums, self.masks = view, regions, sums, masks
+        self.per_record = sums.n_units == view.n and all(r is None or r.ndim == 1 for r in regions.values())
+        self._overlap: dict = {}
+
+    def start(self):
+        return (np.arange(self.view.n), 1.0) if self.per_record else np.ones(self.sums.n_units)
+
+    def restrict(self, state, col, node):
+        region = self.regions[col]
+        if self.per_record:
+            rows, factor = state
+            if region is None:  # withheld: the node's share of the column's values
+                return rows, factor * self.masks[col][node].nnz / self.masks[col].shape[1]
+            return rows[_leaf_mask(self.masks[col], node)[region[rows]]], factor
+        return state * self.overlap(col, node)
+
+    def along(self, path):
+        """The state after every predicate of ``path``."""
+        state = self.start()
+        for col, node in path:
+            state = self.restrict(state, col, node)
+        return state
+
+    def counts(self, state) -> np.ndarray:
+        if self.per_record:
+            rows, factor = state
+            return self.sums.of_records(rows) * factor
+        return self.sums.of(state)
+
+    def overlap(self, col, node) -> np.ndarray | float:
+        """The fraction of each unit's region under ``node`` of ``col``: from a units × nodes table
+        while that is small, else one node at a time from the regions' columns (sparse)."""
+        region, masks = self.regions[col], self.masks[col]
+        if region is None:  # withheld: the node's share of the column's values, for every unit
+            return masks[node].nnz / masks.shape[1]
+        if col not in self._overlap:
+            small = masks.shape[0] * region.shape[0] <= OVERLAP_CELLS
+            self._overlap[col] = (_overlap(region, masks, masks.shape[1]) if small
+                                  else (sp.csc_matrix(region), region.sum(axis=1)))
+        table = self._overlap[col]
+        if isinstance(table, np.ndarray):
+            return table[:, node]
+        columns, sizes = table
+        leaves = masks.indices[masks.indptr[node]:masks.indptr[node + 1]]
+        return np.asarray(columns[:, leaves].sum(axis=1)).ravel() / sizes
+
+
+OVERLAP_CELLS = 1 << 24  # a units × nodes overlap table larger than this is computed a node at a time
+
+
+def _leaf_mask(masks: sp.csr_matrix, node: int) -> np.ndarray:
+    out = np.zeros(masks.shape[1], dtype=bool)
+    out[masks.indices[masks.indptr[node]:masks.indptr[node + 1]]] = True
     return out
 
 
-_POPULATIONS: dict = {}  # id(table) → (weak reference to it, {(qis, min_support, limit): populations})
-
-
-def _populations_of(view: _Anonymised, params, ctx) -> tuple[list, np.ndarray]:
-    """:func:`large_populations` of the original table and their true sensitive counts, found once
-    per table object: a study computes Uloss of many releases of one table, and both depend on the
-    table alone (tables are immutable; the weak reference tells a new table at a reused address
-    from the old one)."""
-    key = (tuple(view.qis), view.sensitive, params.min_support, params.max_populations)
-    entry = _POPULATIONS.get(id(view.table))
-    if entry is None or entry[0]() is not view.table:
-        try:
-            entry = (weakref.ref(view.table), {})
-        except TypeError:  # pragma: no cover - tables take weak references
-            entry = (lambda: None, {})
-        if len(_POPULATIONS) > 8:
-            _POPULATIONS.clear()
-        _POPULATIONS[id(view.table)] = entry
-    if key not in entry[1]:
-        populations = large_populations(view, params.min_support, params.max_populations, ctx)
-        entry[1][key] = populations, _true_counts(view, populations)
-    return entry[1][key]
-
-
-def _node_masks(view: _Anonymised, col: str):
-    """(node labels, nodes × leaves mask) of every non-root node of a column's hierarchy."""
+def _node_masks(view: _Anonymised, col: str) -> sp.csr_matrix:
+    """nodes × leaves (sparse): the leaves under every non-root node of a column's hierarchy."""
     h = view.hier[col]
-    leaves = pd.Index(view.leaves[col])
-    labels, rows = [], []
+    position = {label: j for j, label in enumerate(view.leaves[col])}
+    indptr, indices = [0], []
     for level in range(h.height):  # the root is excluded: "col ∈ *" restricts nothing
         for node in h.nodes(level):
             view.check()
-            mask = np.zeros(len(leaves), dtype=bool)
-            mask[leaves.get_indexer(list(h.leaves_under(node)))] = True
-            labels.append((level, node.label))
-            rows.append(mask)
-    return labels, np.vstack(rows) if rows else np.zeros((0, len(leaves)), bool)
+            indices.extend(position[leaf] for leaf in h.leaves_under(node))
+            indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.int64)
+    return sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
+                         shape=(len(indptr) - 1, len(position)))
 
 
-def _overlap(region, node_masks, n_leaves) -> np.ndarray:
+def _overlap(region, masks: sp.csr_matrix, n_leaves) -> np.ndarray:
     """units × nodes: the fraction of each unit's region lying under each node (uniform assumption)."""
-    _, masks = node_masks
     if region is None:  # withheld: the whole domain, the same fraction for every unit
-        return masks.sum(axis=1) / n_leaves
-    if region.ndim == 1:  # exact leaf per record
-        return masks[:, region].T.astype(float)
+        return np.asarray(masks.sum(axis=1)).ravel() / n_leaves
     sizes = region.sum(axis=1, keepdims=True)
-    return (region.astype(float) @ masks.T.astype(float)) / sizes
+    return np.asarray((masks @ region.T.astype(float)).T) / sizes
 
 
 def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) -> list:
-    """Every conjunction of (column, node) predicates, one node per column at most, holding at least
-    ``min_support`` of the records: frequent itemsets of the records' (column, ancestor) items."""
-    items, names = [], []
-    offsets = {}
-    for col in view.qis:
-        ctx.check()
-        labels, masks = _node_masks(view, col)
-        offsets[col] = len(names)
-        names += [(col, j) for j in range(len(labels))]
-        items.append(masks[:, view.record_leaf[col]].T)  # records × nodes of this column
-    dense = np.hstack(items)
-    matrix = BinaryMatrix.from_dense(dense.astype(np.uint8))
-    minsup = max(1, int(np.ceil(min_support * view.n)))
-    found = mine(matrix, minsup, FREQUENT_ITEMSETS, check=ctx.check)
+    """Every large population as a tuple of (column, node index) predicates (for inspection and tests;
+    the metric itself walks them without keeping them)."""
     out = []
-    for i, (itemset, _support) in enumerate(found):
-        if i % 1024 == 0:
-            ctx.check()
-        cols = [names[j][0] for j in itemset]
-        if len(set(cols)) != len(cols):
-            continue  # a node and its ancestor: not one node per column
-        out.append(tuple(names[j] for j in itemset))
+    for path, _ in _Populations(view, min_support, ctx).walk():
+        out.append(path)
         if len(out) > limit:
-            raise BadInput(f"the table has more than {limit} large populations at minSup {min_support}; "
-                           f"raise minSup or max_populations")
+            raise BadInput(f"the table has more than {limit} large populations at minSup {min_support}")
     return out
 
 
@@ -445,13 +551,15 @@ class QueryParams:
     seed: int = param(0, minimum=0, help="seed of the random queries (the same seed asks the same queries)")
     sel_of: str = param("attribute", choices=("attribute", "query"),
                         help="attribute: each restricted quasi-identifier keeps a fraction sel of its values and the "
-                             "query asks for one sensitive value (SPEC); query: the query as a whole selects about sel "
-                             "of the records, as in Anatomy (Xiao and Tao 2006): each of the qd quasi-identifiers and "
-                             "the sensitive column keep sel^(1/(qd+1)) of their values")
+                             "query asks for one sensitive value (docs/reference.md); "
+                             "query: the query as a whole selects about sel of the records, as in Anatomy (Xiao and "
+                             "Tao 2006): each of the qd quasi-identifiers and the sensitive column keep sel^(1/(qd+1)) "
+                             "of their values")
 
 
 class QueryError(Metric):
     name = "query-error"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
@@ -467,14 +575,13 @@ class QueryError(Metric):
         table, sens = _table_and_sensitive(original, release)
         view = _Anonymised(table, release, sens, ctx.check)
         ctx.check()
-        regions, unit_sa = view.estimates()
-        unit_sa = np.asfortranarray(unit_sa)  # one sensitive value's column is read per query: contiguous
+        regions, sums = view.estimates()
         errors = []
         for i, (selections, s) in enumerate(random_queries(view, params)):
             ctx.check()  # a query is a pass over the records
             if i % 100 == 0:
                 ctx.progress(i / params.queries, "query error")
-            act, est = answer_query(view, regions, unit_sa, selections, s)
+            act, est = answer_query(view, regions, sums, selections, s)
             if act > 0:
                 errors.append(abs(est - act) / act)
         return float(np.mean(errors) * 100) if errors else float("nan")
@@ -498,24 +605,17 @@ def random_queries(view: _Anonymised, params):
         yield {view.qis[j]: _random_selection(view, view.qis[j], fraction, rng) for j in cols}, s
 
 
-def answer_query(view: _Anonymised, regions, unit_sa, selections: dict, s: int) -> tuple[int, float]:
+def answer_query(view: _Anonymised, regions, sums: SensitiveSums, selections: dict, s) -> tuple[int, float]:
     """The true count of a query and its estimate from the release (uniform assumption); ``s`` is one
     sensitive code or an array of them (the query asks for any of them)."""
-    if np.ndim(s):
-        wanted = np.zeros(view.S, dtype=bool)
-        wanted[s] = True
-        inside = wanted[view.sa_codes]
-        per_unit = unit_sa[:, wanted].sum(axis=1)
-    else:
-        inside = view.sa_codes == s
-        per_unit = unit_sa[:, s]
-    weight = 1.0
+    wanted = np.zeros(view.S, dtype=bool)
+    wanted[s] = True
+    inside = wanted[view.sa_codes]
+    weight = np.ones(sums.n_units)
     for col, chosen in selections.items():
         inside &= chosen[view.record_leaf[col]]
         weight = weight * _selection_overlap(regions[col], chosen)
-    # a plain multiply-and-add: BLAS's threaded dot waits on its threads on a busy machine (ms per call)
-    est = float((weight * per_unit).sum()) if np.ndim(weight) else float(weight * per_unit.sum())
-    return int(inside.sum()), est
+    return int(inside.sum()), float(sums.of(weight)[wanted].sum())
 
 
 def _random_selection(view: _Anonymised, col: str, sel: float, rng) -> np.ndarray:
@@ -539,6 +639,7 @@ def _selection_overlap(region, chosen: np.ndarray) -> np.ndarray:
 
 class Ncp(Metric):
     name = "ncp"
+    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"

@@ -1,4 +1,5 @@
-"""Mondrian: strict multidimensional partitioning (LeFevre et al. 2006), as paper 001 uses it (SPEC §2).
+"""Mondrian: strict multidimensional partitioning (LeFevre et al. 2006), as paper 001 uses it
+(docs/reference.md#anonymising-tables).
 
 Start with the whole table as one partition. A partition is cut on the quasi-identifier with the
 widest normalised range (a number's range over its global range; a category's leaves under the

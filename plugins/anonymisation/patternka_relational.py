@@ -1,4 +1,5 @@
-"""PatternKa on relational tables (SPEC §3 "Relational PatternKa", paper 002 §3.2, Algorithms 2 and 3).
+"""PatternKa on relational tables (docs/reference.md#set-valued-data, "Relational PatternKa"; paper 002 §3.2,
+Algorithms 2 and 3).
 
 The table's quasi-identifiers become items through the engine's one conversion
 (:func:`veil.engine.table_to_items`): numbers into ``buckets`` equal-width buckets, categories by
@@ -16,8 +17,8 @@ When no non-empty pattern is frequent, the remaining records form one group. The
 records left over join, one at a time in input order, the group whose total loss |g|·NCP(g) grows
 least (the first such group on ties) — the relational counterpart of the set-valued rule.
 
-NCP of a group (SPEC): Σ over quasi-identifiers of a number's (max − min) / (column max − min) and a
-category's leaves under the lowest common ancestor / all leaves (0 for one value), on the original
+NCP of a group (docs/reference.md#set-valued-data): Σ over quasi-identifiers of a number's (max − min) / (column
+max − min) and a category's leaves under the lowest common ancestor / all leaves (0 for one value), on the original
 values; GCP = Σ_g |g|·NCP(g) / (d·n). The release generalises every quasi-identifier to its group's
 range or hierarchy node, exactly as Mondrian's generalised release, so ``veil verify`` checks
 k-anonymity from the written file and the ``ncp`` metric applies.
@@ -39,11 +40,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature,
-                         Judgement, Longest, Role, grouping_columns, hookimpl, longest_itemsets, mine, param,
-                         table_to_items)
+                         Judgement, Longest, Role, SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine,
+                         param, table_to_items)
 
 from .mondrian import generalised, group_values, qi_columns
-from ..setvalued.patternka import pack_bits, popcount_bits, unpack_bits
+from ..setvalued._grouping import pack_bits, popcount_bits, unpack_bits
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")
@@ -51,7 +52,8 @@ SELECTIONS = ("lexicographic", "random")
 
 # ----------------------------------------------------------------------------------------- NCP
 class Loss:
-    """NCP of groups of a table's records on its quasi-identifiers (original values, SPEC §3).
+    """NCP of groups of a table's records on its quasi-identifiers (original values,
+    docs/reference.md#set-valued-data).
 
     Widths come from lookup tables: a number's by its smallest and largest value's rank, a
     category's by its first and last leaf in depth-first order (their lowest common ancestor is
@@ -91,7 +93,7 @@ class Loss:
 
 
 def relational_gcp(cols, groups: np.ndarray) -> float:
-    """SPEC §3's relational GCP: Σ_g |g|·NCP(g) / (d·n)."""
+    """The relational GCP of docs/reference.md#set-valued-data: Σ_g |g|·NCP(g) / (d·n)."""
     loss = Loss(cols)
     g = int(groups.max()) + 1
     sizes = np.bincount(groups, minlength=g)
@@ -124,8 +126,10 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
                       seed: int = 0, cache_size: int = 32, closed: bool = True, length_pruning: bool = True,
                       cache: bool = True, bitset_update: bool = True, max_seconds: float | None = None,
                       check: Callable[[], None] | None = None,
-                      progress: Callable[[float, str], None] | None = None) -> RelationalGrouping:
-    """Group a table's records by relational PatternKa. See the module for the rules and switches."""
+                      progress: Callable[[float, str], None] | None = None,
+                      options: SearchOptions = SearchOptions()) -> RelationalGrouping:
+    """Group a table's records by relational PatternKa. See the module for the rules and switches.
+    ``options``: how the searches may run, above all how many threads (the run passes its context's)."""
     if pattern_selection not in SELECTIONS:
         raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
     qis = list(qis if qis is not None else grouping_columns(table))
@@ -161,7 +165,7 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
         rows = np.flatnonzero(alive)
         while True:
             state["minings"] += 1
-            found = _mine(csr, rows, k, state["r"], closed, length_pruning, max_seconds, check)
+            found = _mine(csr, rows, k, state["r"], closed, length_pruning, max_seconds, check, options)
             if found.cut and found.patterns and len(found.patterns[0][0]) == found.cut:
                 state["r"] *= 2  # the longest length is cut: every longest pattern is needed (and kept room for)
                 continue
@@ -238,7 +242,8 @@ def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_sel
 
 def _diverse(block: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     """C_p: the records of C_p_raw (``rows``, their items ``block``) whose diversity score
-    ζ(t) = Π_j freq(t_j in C_p_raw) is at most the k-th smallest (SPEC §3, paper eq. 21–23)."""
+    ζ(t) = Π_j freq(t_j in C_p_raw) is at most the k-th smallest (docs/reference.md#set-valued-data, paper eq.
+    21–23)."""
     if len(rows) <= k:
         return rows
     counts = np.bincount(block.ravel())  # item codes differ between attributes
@@ -266,10 +271,11 @@ def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarra
         groups[i] = best
 
 
-def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check) -> Longest:
+def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check,
+          options: SearchOptions = SearchOptions()) -> Longest:
     """The r longest closed patterns of the live records, with the speed-ups switched as asked."""
     if closed and length_pruning:
-        return longest_itemsets(csr, k, r, rows=rows, max_seconds=max_seconds, check=check)
+        return longest_itemsets(csr, k, r, rows=rows, max_seconds=max_seconds, check=check, options=options)
     sub = csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0], [Feature(str(j)) for j in range(sub.shape[1])])
@@ -328,7 +334,7 @@ class PatternKaRelational(Algorithm):
         grouping = relational_groups(data, model.params.k, qis=qis, buckets=params.buckets,
                                      pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
                                      cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                     check=ctx.check, progress=ctx.progress)
+                                     check=ctx.check, progress=ctx.progress, options=SearchOptions(threads=ctx.threads))
         cols = qi_columns(data, qis)
         release = generalised(data, qis, sensitive, grouping.groups, group_values(cols, grouping.groups))
         release.details.update({"gcp": relational_gcp(cols, grouping.groups), "minings": grouping.minings,

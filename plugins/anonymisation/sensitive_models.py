@@ -1,5 +1,5 @@
 """Privacy models on the sensitive values of equivalence groups: l-diversity, t-closeness and
-δ-disclosure (SPEC §2, paper 001).
+δ-disclosure (docs/reference.md#anonymising-tables, paper 001).
 
 Each judges every group at once from a :class:`~veil.engine.GroupView`: the G × S matrix of sensitive
 counts per group (``view.counts()``), the groups' distributions P_g and the whole table's
@@ -33,7 +33,7 @@ def _kl_terms(p: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen–Shannon divergence (natural log) of each row of ``p`` to ``q``: ½[KL(P,M) + KL(Q,M)],
-    M = ½(P + Q). Bounded by ln 2 (SPEC §2)."""
+    M = ½(P + Q). Bounded by ln 2 (docs/reference.md#anonymising-tables)."""
     p = np.atleast_2d(np.asarray(p, dtype=float))
     q = np.broadcast_to(np.asarray(q, dtype=float), p.shape)
     m = 0.5 * (p + q)
@@ -213,9 +213,9 @@ class DeltaDisclosure(PrivacyModel):
     higher_is_safer = False
     needs_sensitive = True
     measure = "largest log-ratio to the table's distribution"
-    caveats = ("One-sided δ-disclosure (SPEC §2): only values more frequent in a group than in the table count. "
-               "Brickell and Shmatikov's two-sided bound also limits values rarer in a group, and cannot hold "
-               "once a group lacks a value, which contradicts paper 001's curves.",)
+    caveats = ("One-sided δ-disclosure (docs/reference.md): only values more frequent in a group than in the "
+               "table count. Brickell and Shmatikov's two-sided bound also limits values rarer in a group, "
+               "and cannot hold once a group lacks a value, which contradicts paper 001's curves.",)
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)

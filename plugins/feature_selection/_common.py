@@ -1,4 +1,5 @@
-"""Shared pieces of the feature-selection methods of paper 000 (SPEC §1): labels, HamDist, DistCnt
+"""Shared pieces of the feature-selection methods of paper 000 (docs/reference.md#feature-selection): labels,
+HamDist, DistCnt
 and CM scores on a BinaryMatrix."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Classifiers and cross-validation for the privacy-aware evaluation of paper 004 (SPEC §5).
+"""Classifiers and cross-validation for the privacy-aware evaluation of paper 004
+(docs/reference.md#privacy-aware-evaluation).
 
 ``Acc(X | S)`` is the stratified k-fold cross-validated accuracy of a classifier predicting column X
 from the attributes S. The paper ran Weka's C4.5 (J48) and naive Bayes; here:

@@ -1,6 +1,6 @@
-"""Privacy-aware candidate subsets and the evaluation function E(S) (paper 004, SPEC §5): what the
-method (privacy_aware.py), its metrics (privacy_aware_metrics.py) and its charts
-(privacy_aware_charts.py) share.
+"""Privacy-aware candidate subsets and the evaluation function E(S) (paper 004,
+docs/reference.md#privacy-aware-evaluation): what the method (privacy_aware.py), its metrics
+(privacy_aware_metrics.py) and its charts (privacy_aware_charts.py) share.
 
 Jafer, Matwin and Sokolova, "A Multi-dimensional Privacy-aware Evaluation Function in Automatic
 Feature Selection". A data holder releases a subset S of the attributes for a recipient who

@@ -1,5 +1,5 @@
 """Laplace-DP and Exponential-DP: differentially private feature selection followed by a private
-synthetic release, the DP baselines of paper 000 (Figure 1, SPEC §1).
+synthetic release, the DP baselines of paper 000 (Figure 1, docs/reference.md#feature-selection).
 
 Budget ε: ε/2 selects m features, ε₁ = ε/(2m) per pick; ε/2 releases the data.
 
@@ -10,7 +10,7 @@ Budget ε: ε/2 selects m features, ε₁ = ε/(2m) per pick; ε/2 releases the 
 * Exponential-DP: m rounds, each picking a remaining f with probability ∝ exp(ε₁·s(f) / (2Δs)).
 * Release: the histogram of D over the 2^m cells of the selected features × class, each count plus
   discrete Laplace noise of scale 2/(ε/2) (one record moves between two cells: L1 sensitivity 2;
-  the integer mechanism replaces SPEC's rounded continuous Laplace, which floating point makes
+  the integer mechanism replaces the paper's rounded continuous Laplace, which floating point makes
   unsafe), negatives set to 0; then that many synthetic records per cell.
 
 Noise comes from ``ctx.noise``: the operating system's secure source through OpenDP when the run
@@ -161,8 +161,8 @@ def assumptions(m_from_greedy: bool) -> list[str]:
         "removing a record is not covered.",
         "ε is split by sequential composition: ε/2 over the m picks (ε/(2m) each), ε/2 for the noisy histogram "
         "(L1 sensitivity 2: one record leaves one cell and enters another).",
-        "Laplace-DP uses SPEC's noise Lap(Δs/ε₁) per pick. Report-noisy-max with that scale is ε₁-private when "
-        "all scores move the same way between neighbours; here one record can raise one feature's score and "
+        "Laplace-DP uses the paper's noise Lap(Δs/ε₁) per pick. Report-noisy-max with that scale is ε₁-private "
+        "when all scores move the same way between neighbours; here one record can raise one feature's score and "
         "lower another's, for which the standard bound is 2ε₁ per pick (Lap(2Δs/ε₁) would restore ε₁). "
         "Exponential-DP's exp(ε₁·s/(2Δs)) has no such gap.",
         "Setting negative noisy counts to 0 and emitting synthetic records are post-processing "
@@ -237,8 +237,9 @@ def _free_name(base: str, taken: list[str]) -> str:
 class LaplaceDP(_DPFeatureSelection):
     """Laplace-DP: report-noisy-max feature selection, then a noisy-histogram synthetic release.
 
-    ε-differential privacy under SPEC's assumptions (``release.details["assumptions"]``); randomised —
-    the paper reports mean ± std over 10 repeats (a Study's ``"repeats": 10``).
+    ε-differential privacy under the assumptions of docs/reference.md#feature-selection
+    (``release.details["assumptions"]``); randomised — the paper reports mean ± std over 10 repeats (a Study's
+    ``"repeats": 10``).
     """
 
     name = "laplace-dp-fs"
@@ -255,8 +256,9 @@ class LaplaceDP(_DPFeatureSelection):
 class ExponentialDP(_DPFeatureSelection):
     """Exponential-DP: exponential-mechanism feature selection, then a noisy-histogram synthetic release.
 
-    ε-differential privacy under SPEC's assumptions (``release.details["assumptions"]``); randomised —
-    the paper reports mean ± std over 10 repeats (a Study's ``"repeats": 10``).
+    ε-differential privacy under the assumptions of docs/reference.md#feature-selection
+    (``release.details["assumptions"]``); randomised — the paper reports mean ± std over 10 repeats (a Study's
+    ``"repeats": 10``).
     """
 
     name = "exponential-dp-fs"

@@ -1,10 +1,12 @@
-"""Privacy-aware feature selection (paper 000, SPEC §1): Greedy-HamDist, Greedy-DistCnt, Maximal
+"""Privacy-aware feature selection (paper 000, docs/reference.md#feature-selection): Greedy-HamDist,
+Greedy-DistCnt, Maximal
 and CM Greedy.
 
 Each method grows a feature set S under the run's privacy model: with ``k-ac`` they are the paper's
 own methods, with ``k-anonymity`` its k-anonymity baselines. The model decides feasibility through
 its selection constraint, which answers "may f join S?" incrementally from the classes of D_S
-(never recomputing kac from scratch). Tie-breaking is SPEC's, so selections are reproducible.
+(never recomputing kac from scratch). Tie-breaking is that of docs/reference.md#feature-selection, so
+selections are reproducible.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, Judgement, feature_subset,
-                         hookimpl, longest_itemsets, mine, param, partition_of)
+from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, Judgement, SearchOptions,
+                         feature_subset, hookimpl, longest_itemsets, mine, param, partition_of)
 
 
 from ..weighting.fwell import private_fwell_weights
@@ -257,7 +259,9 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
         ctx.progress(0.0, "mining maximal itemsets")
     check = ctx.check if ctx is not None else None
     if backend in ("auto", "longest"):
-        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check).patterns
+        options = SearchOptions(threads=ctx.threads) if ctx is not None else SearchOptions()
+        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check,
+                                 options=options).patterns
     else:
         found = mine(matrix, k, MAXIMAL_ITEMSETS, backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items

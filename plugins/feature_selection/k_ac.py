@@ -1,4 +1,4 @@
-"""k-anonymity by containment (k-AC), paper 000 §3, SPEC §1.
+"""k-anonymity by containment (k-AC), paper 000 §3, docs/reference.md#feature-selection.
 
 kac(u, S) = |{v : C(u, S) ⊆ C(v, S)}| counts the records whose 1-features on the released set S
 include all of u's; D_S satisfies k-AC when every record has kac ≥ k. Only the 1s are treated as

@@ -1,4 +1,5 @@
-"""Metrics of paper 000 on a binary release: HamDist, DistCnt, CM and the flip rate (SPEC §1)."""
+"""Metrics of paper 000 on a binary release: HamDist, DistCnt, CM and the flip rate
+(docs/reference.md#feature-selection)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The privacy-aware-candidates method (paper 004, SPEC §5): candidate subsets from PrivR and PerfR,
-the one E(S) ranks first released. The E(S) arithmetic, the generator and the roles are in
-:mod:`._privacy_aware`.
+"""The privacy-aware-candidates method (paper 004, docs/reference.md#privacy-aware-evaluation):
+candidate subsets from PrivR and PerfR, the one E(S) ranks first released. The E(S) arithmetic,
+the generator and the roles are in :mod:`._privacy_aware`.
 
 The method declares a ranker (:class:`EsRanker`): its release carries the candidates as a typed
 :class:`~veil.engine.Ranking`, which the ranker orders again at other weights without any

@@ -1,4 +1,5 @@
-"""Charts of paper 004 (SPEC §5): the four regions of PBI against Perf (Figure 6) and E(S) per
+"""Charts of paper 004 (docs/reference.md#privacy-aware-evaluation): the four regions of PBI against Perf (Figure
+6) and E(S) per
 candidate for several weight settings (Figures 9–11).
 
 Both draw a *candidate table*: the ``candidate_frame`` of a privacy-aware-candidates release (or its

@@ -1,5 +1,6 @@
-"""The metrics of paper 004 (SPEC §5) on a feature-subset release of a table: PBI, DistP_PBI and the
-cross-validated accuracy of the class from the released attributes."""
+"""The metrics of paper 004 (docs/reference.md#privacy-aware-evaluation) on a feature-subset release
+of a table: PBI, DistP_PBI and the cross-validated accuracy of the class from the released
+attributes."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ class _SubsetMetric(Metric):
     Params = MetricParams
     detail_key = ""
     cost = EXPENSIVE  # cross-validated classifiers on several attribute subsets
-    seconds_per_cell = 1.5e-5  # distp-pbi 1.9e-5, cv-accuracy 0.9e-5 s on the demo (5,000 × 40)
+    seconds_per_cell = 1.5e-5  # seconds per record and column (the plan's estimate)
     fits_forms = (TABLE,)
 
     def compute(self, original, release, params, ctx):

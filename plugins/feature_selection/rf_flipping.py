@@ -1,12 +1,12 @@
 """RF: randomisation flipping after greedy k-member clustering (Byun et al. 2007), the baseline of
-paper 000 (Tables 4–6, SPEC §1).
+paper 000 (Tables 4–6, docs/reference.md#feature-selection).
 
 Records are grouped into clusters of at least k by Hamming distance; then, in every cluster and for
 every feature, all members get one value drawn with probability equal to that value's frequency in
 the cluster. Every cluster becomes ≥ k identical rows, so the release keeps all features and is
 k-anonymous (hence k-AC) by construction. The price is the share of cells flipped.
 
-The clustering rule, made precise where SPEC leaves room:
+The clustering rule, made precise where docs/reference.md#feature-selection leaves room:
 
 * Distances are Hamming distances over all features, computed by XOR and popcount on rows packed
   into 64-bit words (one word per row for Adult's 19 features).
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, Judgement, feature_subset, hookimpl
+from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, Judgement, MemoryCost, feature_subset, hookimpl
 
 PAPER = "000_0106b4def2026c16"
 CHUNK_WORDS = 1 << 22  # distance work between two cancellation checks (≈ a few ms)
@@ -176,6 +176,7 @@ class RandomisationFlipping(Algorithm):
     """
 
     name = "rf-flipping"
+    memory_cost = MemoryCost(per_record_column=24)  # the records × features matrix it flips, dense
     title = "RF (randomisation flipping)"
     paper = PAPER
     description = ("Baseline: clusters records into groups of at least k by Hamming distance and sets each group's "
@@ -186,7 +187,7 @@ class RandomisationFlipping(Algorithm):
     needs_model = True
     satisfies = (Judgement.GROUP_SIZE, Judgement.CONTAINMENT)  # clusters of ≥ k identical records
     randomised = True
-    default_repeats = 10  # SPEC §1: report mean ± std over 10 repeats
+    default_repeats = 10  # docs/reference.md#feature-selection: report mean ± std over 10 repeats
     Params = None
 
     def run(self, data, model, params, ctx):

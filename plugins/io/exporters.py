@@ -72,7 +72,7 @@ def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
 
 def csv_bytes(frame: pd.DataFrame, sep: str, escape: bool = False) -> bytes | None:
     """The bytes ``frame.to_csv(index=False, sep=sep, lineterminator="\\r\\n")`` writes, built
-    column-wise in Arrow (about 10× faster on millions of rows); None when a column is of a type
+    column-wise in Arrow (at much less cost on many rows); None when a column is of a type
     this does not format exactly as pandas does (dates, categories, mixed objects).
 
     ``escape``: write ``escape_formulas(frame)`` instead, escaping each distinct text value and
@@ -164,7 +164,7 @@ class CsvExporter(SpreadsheetText, Exporter):
 
 def read_delimited_back(path, sep: str) -> pd.DataFrame:
     """The file as :func:`read_delimited_back_nullable` reads it, parsed once by pandas' C reader
-    with NumPy types and text as Arrow strings (about 4× faster on millions of rows): a column it
+    with NumPy types and text as Arrow strings (at less cost on many rows): a column it
     types as whole numbers, as floats without a gap, or as text is the same column either way;
     any other column (whole numbers with gaps, true/false, mixed) is read again on its own the
     careful way. Formula escapes are undone by Arrow, per cell, only where a cell starts with an

@@ -323,7 +323,7 @@ def _delimiter_option(delimiter: str | None, name: str) -> str | None:
 
 def _parse_plain(text: str, delimiter: str) -> pd.DataFrame | None:
     """Text without quotes whose every line has the same number of fields, read by Arrow's CSV
-    reader (multi-threaded, about 4× faster than pandas' reader on 2,000,000 rows); None for
+    reader (multi-threaded, at less cost than pandas' reader on many rows); None for
     anything else (quotes, whitespace-separated fields, blank or ragged lines), which the careful
     reader then reads or refuses with the line's number.
 

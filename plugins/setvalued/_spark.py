@@ -1,4 +1,5 @@
-"""Distributed PatternKa (SPEC §3, paper 002 Algorithm 5): the longest-pattern search on Apache Spark.
+"""Distributed PatternKa (docs/reference.md#set-valued-data, paper 002 Algorithm 5): the longest-pattern search on
+Apache Spark.
 
 Only the mining moves to Spark; the grouping is :func:`.patternka.patternka_groups` itself, given
 :class:`SparkMiner` as its ``miner``, so the two paths share every line of Algorithm 1 (the cache,
@@ -45,7 +46,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import BadInput, Cancelled, Longest, MiningLimit, SetValued, longest_itemsets
+from veil.engine import BadInput, Cancelled, Longest, MiningLimit, SearchOptions, SetValued, longest_itemsets
 
 _SESSION_LOCK = threading.Lock()
 _SESSION = None  # the session spark_session made, reused by later runs on any thread
@@ -124,7 +125,8 @@ def _prefixes(record, rank, alive, frequent):
 
 def _mine_key(key, prefixes, k, r, max_seconds):
     """Algorithm 5's reducer: the r longest closed patterns of the conditional database of ``key``,
-    as (item codes ascending, support); or the miner's limit message."""
+    as (item codes ascending, support); or the miner's limit message. One thread: Spark runs a task on
+    each core it has."""
     rows = [np.frombuffer(b, dtype=np.int32) for b in prefixes]
     if len(rows) < k:
         return key, [], None
@@ -134,7 +136,7 @@ def _mine_key(key, prefixes, k, r, max_seconds):
     m = sp.csr_matrix((np.ones(len(flat), dtype=bool), np.searchsorted(codes, flat), indptr),
                       shape=(len(rows), len(codes)))
     try:
-        found = longest_itemsets(m, k, r, max_seconds=max_seconds)
+        found = longest_itemsets(m, k, r, max_seconds=max_seconds, options=SearchOptions(threads=1))
     except MiningLimit as exc:
         return key, [], str(exc)
     return key, [(tuple(int(codes[j]) for j in items), int(s)) for items, s in found.patterns], None

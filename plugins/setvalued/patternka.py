@@ -1,4 +1,6 @@
-"""PatternKa's grouping (SPEC §3, paper 002 Algorithm 1) on set-valued records.
+"""PatternKa's grouping (docs/reference.md#set-valued-data, paper 002 Algorithm 1) on set-valued records, and the algorithm
+plugin that runs it (its privacy model, metric and exporter are :mod:`.set_k_anonymity`,
+:mod:`.metrics` and :mod:`veil.plugins.io.itemsets`).
 
 While at least k records remain: find the longest frequent itemset p of the remaining records
 (support ≥ k; ties by ``pattern_selection``), make every remaining record that holds p a group, and
@@ -6,7 +8,7 @@ remove it. When no non-empty itemset is frequent, the remaining records form the
 fewer than k records left over then join, one at a time in input order, the group whose loss
 (items suppressed, the numerator of GCP) grows least.
 
-The four speed-ups SPEC requires are switches of :func:`patternka_groups`, so a test can show that
+The four speed-ups the paper requires are switches of :func:`patternka_groups`, so a test can show that
 each changes no output:
 
 ``closed``
@@ -35,12 +37,10 @@ and four of Veil's own, also switches with their tests:
     lengths below the length it wants while the item holds nothing that long (what it finds there is
     not kept, it only lowers the bound), so the bound it carries is up to two lower than "shorter
     than the length wanted": when the length falls by one or two, the next mining enters only the
-    items whose patterns reach it, not every item again (``LengthBounds.deep``; 160,000 power-law
-    records at k = 100: the run 192.2 s against 221.7 s; at 410,000 no gain yet, see
-    docs/setvalued.md). The first mining searches at its own length only: its patterns' groups
-    remove the records that stand out and the length falls far. An int sets the lengths, ``True``
-    searches every item to its own longest pattern (the first mining too: at 410,000 records it took
-    more than 2.5 times as long), ``False`` or 0 turns it off;
+    items whose patterns reach it, not every item again (``LengthBounds.deep``). The first mining
+    searches at its own length only: its patterns' groups remove the records that stand out and the
+    length falls far. An int sets the lengths, ``True`` searches every item to its own longest
+    pattern (the first mining too, which makes it much dearer), ``False`` or 0 turns it off;
 ``greedy_floor``
     a mining may stop with fewer than ``cache_size`` patterns: every one at least as long as a
     pattern it found greedily (``Longest.floor``). The cache then holds every pattern that long, so
@@ -61,65 +61,31 @@ while a cache is built) and the group centres; never records × items.
 
 from __future__ import annotations
 
-import os
-import sys
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-import pandas as pd
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, MemoryCost, BadInput, BinaryMatrix, Feature,
+                         LengthBounds, Longest, RecordIndex, SearchOptions, SetValued, hookimpl, longest_itemsets, mine,
+                         param)
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, GROUPED_SETS, SETS, Algorithm, BadInput, BinaryMatrix,
-                         Exporter, Feature, GroupSizeModel, LengthBounds, Longest, Metric, RecordIndex, Release,
-                         SetValued, hookimpl, longest_itemsets, mine, param)
+from ._grouping import PAPER, Grouping, grouped_sets_release, information_loss, pack_bits, unpack_bits
+
+log = logging.getLogger(__name__)
 
 SELECTIONS = ("lexicographic", "random")
 DEEP = 2  # lengths below the one wanted each mining after the first proves its bounds (``deep_bounds``)
 EXECUTORS = ("local", "spark")
 
-
-@dataclass(frozen=True)
-class Grouping:
-    """Every record's group (0 … G−1, in the order groups were made) and each group's centre."""
-
-    groups: np.ndarray
-    centres: SetValued
-    patterns: list  # the pattern each group was made from (() for the last group of all remaining)
-    minings: int  # how many times the miner ran
-
-    @property
-    def n_groups(self) -> int:
-        return self.centres.n_rows
-
-
-def pack_bits(mask: np.ndarray) -> np.ndarray:
-    """A boolean vector as packed uint64 words."""
-    n = len(mask)
-    padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
-    padded[:n] = mask
-    return np.packbits(padded, bitorder="little").view(np.uint64)
-
-
-def unpack_bits(bits: np.ndarray, n: int) -> np.ndarray:
-    """The first n bits of packed uint64 words as a boolean vector."""
-    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
-
-
-def popcount_bits(bits: np.ndarray) -> int:
-    """The number of set bits in packed words."""
-    return int(np.bitwise_count(bits).sum(dtype=np.int64))
-
-
 _Records = RecordIndex  # the records in both orientations (each record's items, each item's records)
 
 
 # the cached patterns' record lists (while the cache is made) and bit sets (kept), at most (see
-# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes (on 160,000
-# Netflix-shaped records at k = 100, 78,671 patterns over 8,603 records: 81 MiB), so 64 MiB cut the later
-# caches of that run; at 410,000 records the whole run took 32 minings with 512 MiB against 46 with 64 MiB.
-# See docs/setvalued.md, sessions 17 to 19.
+# _Cache._holders), half each. Bit sets take patterns × records holding any of them / 8 bytes; a budget
+# that cuts the caches short makes the run mine more often.
 CACHE_BYTES = 512 << 20
 
 
@@ -133,12 +99,13 @@ class _Cache:
     patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are
     recounted from the item columns."""
 
-    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool):
+    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool,
+                 options: SearchOptions = SearchOptions()):
         patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
         self.cut = found.cut
         self.bits = None
         if bitset_update and patterns:
-            kept, ptr, rows = self._holders(rec, patterns, alive, random)
+            kept, ptr, rows = self._holders(rec, patterns, alive, random, options)
             if kept < len(patterns):
                 last, after = len(patterns[kept - 1][0]), len(patterns[kept][0])
                 self.cut = last - 1 if after < last else last
@@ -149,9 +116,9 @@ class _Cache:
             where = np.zeros(rec.n_rows, dtype=np.int64)
             where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
-            if os.environ.get("VEIL_DEBUG_FIM"):  # how much of the mining the cache holds, and its memory
-                print("cache", len(found.patterns), "patterns, kept", kept, "records", int(ptr[-1]), "span",
-                      len(self.span), f"bits {kept * words * 8 / 2**20:.1f} MiB", file=sys.stderr, flush=True)
+            # how much of the mining the cache holds, and its memory
+            log.debug("cache: %d patterns, kept %d, records %d, span %d, bits %.1f MiB", len(found.patterns), kept,
+                      int(ptr[-1]), len(self.span), kept * words * 8 / 2**20)
             self.bits = np.zeros((kept, words), dtype=np.uint64)
             if len(rows):  # each pattern's records ascending, so its words come in order: OR each run of one word
                 pos = where[rows]
@@ -167,16 +134,18 @@ class _Cache:
         self.length = np.array([len(p) for p in self.items], dtype=np.int64)
 
     @staticmethod
-    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool):
+    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool,
+                 options: SearchOptions = SearchOptions()):
         """(kept, ptr, rows): the live records of the first ``kept`` patterns, as many, in order, as keep
         these lists and their bit sets (patterns × the records holding any of them) within
         ``CACHE_BYTES``, half each; at least one, and every one of the longest length when the group's
-        pattern is drawn among them. The lists' sizes are the supports, known before they are made."""
+        pattern is drawn among them. The lists' sizes are the supports, known before they are made; they
+        are found with as many threads as ``options`` allow."""
         lengths = np.array([len(p[0]) for p in patterns])
         must = int((lengths == lengths[0]).sum()) if random else 1
         entries = np.cumsum([s for _, s in patterns])
         listed = max(must, int(np.searchsorted(entries * 8 > CACHE_BYTES // 2, True)))
-        ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True)
+        ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True, options=options)
         cost = np.arange(1, listed + 1) * ((spans + 63) >> 6) * 8
         kept = max(must, int(np.searchsorted(cost > CACHE_BYTES // 2, True)))
         return kept, ptr[:kept + 1], rows[:ptr[kept]]
@@ -226,8 +195,10 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                      max_seconds: float | None = None,
                      check: Callable[[], None] | None = None,
                      progress: Callable[[float, str], None] | None = None,
-                     miner: Callable[[np.ndarray, int, int], Longest] | None = None) -> Grouping:
-    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches.
+                     miner: Callable[[np.ndarray, int, int], Longest] | None = None,
+                     options: SearchOptions = SearchOptions()) -> Grouping:
+    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches. ``options``: how the
+    searches may run, above all how many threads (the run passes its context's).
 
     ``miner(rows, k, r)``, when given, finds the r longest closed patterns of those records in place
     of the in-process miner (exactly as :func:`longest_itemsets` would without ``ties``: same patterns,
@@ -265,7 +236,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 longest = (last.cut if last is not None else 0) or None
                 found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
                               None if progress is None else searching, greedy_floor,
-                              cache and all_ties and bitset_update)
+                              cache and all_ties and bitset_update, options)
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -273,7 +244,7 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
                 size *= 2  # every longest pattern is needed to draw among them
                 continue
             break
-        state["cache"] = _Cache(rec, found, alive, bitset_update, random)
+        state["cache"] = _Cache(rec, found, alive, bitset_update, random, options)
 
     remaining = n
     while remaining >= k:
@@ -309,12 +280,12 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
 
 
 def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None, greedy_floor=False, ties=False):
+          progress=None, greedy_floor=False, ties=False, options: SearchOptions = SearchOptions()):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
         return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
                                 max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor,
-                                ties=ties)
+                                ties=ties, options=options)
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
     matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],
@@ -386,45 +357,6 @@ def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
     return groups, out
 
 
-def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:
-    """SPEC §3's GCP of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω (the fraction of items suppressed)."""
-    omega = sets.nnz
-    if omega == 0:
-        return 0.0
-    sizes = np.bincount(groups, minlength=centres.n_rows)
-    kept = int((sizes * centres.row_lengths()).sum())
-    return 1.0 - kept / omega
-
-
-# -- plugins ----------------------------------------------------------------------------------------
-PAPER = "002_aa8a8f08b56f3f6d"
-READ_CHUNK_BYTES = 4 << 20  # how much of a released file read_back parses at a time
-ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
-
-
-@dataclass(frozen=True)
-class SetKParams:
-    k: int = param(5, minimum=1, help="smallest allowed number of records publishing the same item set")
-
-
-class SetKAnonymity(GroupSizeModel):
-    name = "set-k-anonymity"
-    title = "Set-valued k-anonymity"
-    paper = PAPER
-    description = ("Records are grouped into groups of at least k; each record is published as its group's "
-                   "centre (the items every member holds), so every published set is shared by ≥ k records.")
-    Params = SetKParams
-    caveats = ("Every item is treated as quasi-identifying; an item left in a centre is held by every member of "
-               "the group, so membership in a group reveals it.",)
-
-    def summary(self, params, verdict):
-        smallest = int(verdict.worst) if len(verdict.values) else 0
-        if verdict.holds:
-            return f"holds: every published item set is shared by at least {smallest} records (k = {params.k})"
-        return (f"fails: {len(verdict.failing_groups)} published item sets are shared by fewer than "
-                f"k = {params.k} records (smallest: {smallest})")
-
-
 @dataclass(frozen=True)
 class PatternKaParams:
     pattern_selection: str = param("lexicographic", choices=SELECTIONS,
@@ -443,19 +375,9 @@ class PatternKaParams:
                                    "cores), local[N], spark://host:7077, yarn …")
 
 
-def grouped_sets_release(sets: SetValued, grouping: Grouping, *, details=None, notes=()) -> Release:
-    """The release of a set-valued grouping: each record publishes its group's centre."""
-    # each record's published set as text: a reference to its group's one string (n pointers, not n × items)
-    texts = np.empty(grouping.n_groups, dtype=object)
-    for g, line in enumerate(line for chunk in grouping.centres.iter_chunks() for line in chunk):
-        texts[g] = " ".join(sorted(line.split()))
-    frame = pd.DataFrame({ITEMS_COLUMN: texts[grouping.groups], "group": grouping.groups})
-    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=grouping.groups, sets=grouping.centres,
-                   details=dict(details or {}), notes=tuple(notes))
-
-
 class PatternKa(Algorithm):
     name = "patternka"
+    memory_cost = MemoryCost(fixed=256 * 2**20, per_cell=96)  # the compiled search, its caches of patterns' records
     title = "PatternKa"
     paper = PAPER
     description = ("k-anonymity for sparse set-valued data (paper 002, Algorithm 1): groups records by their "
@@ -477,7 +399,8 @@ class PatternKa(Algorithm):
         else:
             grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
                                         cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                        check=ctx.check, progress=ctx.progress)
+                                        check=ctx.check, progress=ctx.progress,
+                                        options=SearchOptions(threads=ctx.threads))
         loss = information_loss(data, grouping.groups, grouping.centres)
         names = data.item_names
         details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings, "executor": params.executor,
@@ -488,112 +411,6 @@ class PatternKa(Algorithm):
         return grouped_sets_release(data, grouping, details=details, notes=notes)
 
 
-class SetGcp(Metric):
-    name = "gcp"
-    title = "Global certainty penalty (GCP)"
-    paper = PAPER
-    description = ("Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
-                   "fraction of items suppressed (SPEC §3).")
-    higher_is_better = False
-    category = "utility"
-    accepts = (SETS,)
-    requires = "set-groups"
-
-    def compute(self, original, release, params, ctx):
-        if release.sets is None or release.groups is None or not hasattr(original, "item_names"):
-            return float("nan")
-        return information_loss(original, release.groups, release.sets)
-
-
-class ItemsetsExporter(Exporter):
-    """A set-valued release, one record per line: its published item set (SPMF/FIMI layout), streamed in
-    chunks from the group centres, never as a records × items frame. Items are written by name when
-    every name is one token, else by number with SPMF's ``@ITEM=number=name`` lines."""
-
-    name = "itemsets"
-    title = "Item sets (SPMF/FIMI)"
-    extension = "dat"
-    writes_sets = True
-
-    @classmethod
-    def refuses(cls, release) -> str:
-        if getattr(release, "sets", None) is None:
-            return "the itemsets format writes set-valued releases only (one item set per record)"
-        return ""
-
-    def write(self, frame, path, params):
-        if ITEMS_COLUMN not in frame.columns:
-            raise BadInput("the itemsets format writes set-valued releases only (an 'items' column or item sets)")
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            for cell in frame[ITEMS_COLUMN]:
-                f.write(f"{cell}\n")
-
-    def write_sets(self, sets, rows, path, params):
-        names = list(sets.item_names)
-        plain = all(n and not any(ch.isspace() for ch in n) and n[0] not in "#%@" for n in names)
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            if not plain:
-                f.write("@CONVERTED_FROM_TEXT\n")
-                for i, n in enumerate(names, start=1):
-                    f.write(f"@ITEM={i}={n}\n")
-                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
-            for lines in sets.iter_chunks(rows):
-                f.write("\n".join(lines))
-                f.write("\n")
-
-    def read_back(self, path):
-        """One row per record: its item set as text, items sorted, so equal sets compare equal.
-
-        Streamed: the file is read :data:`READ_CHUNK_BYTES` at a time and each line becomes a code
-        into the distinct published sets (a categorical column), so memory is the distinct sets (a
-        group's centre each, O(items) apiece), one chunk of lines and four bytes a record, never one
-        text per record. Every line is still parsed from the file's bytes."""
-        names: dict[str, str] = {}
-        codes: dict[str, int] = {}  # distinct published set -> its code
-        each = np.empty(_count_lines(path), dtype=np.int32)  # at most one record a line
-        n = 0
-        with open(path, encoding="utf-8", newline="\n") as f:  # lines end at \n only, as they were counted
-            while lines := f.readlines(READ_CHUNK_BYTES):
-                for line in lines:
-                    if line.startswith("@ITEM="):
-                        _, ident, label = line.rstrip("\n").split("=", 2)
-                        names[ident] = label
-                    elif not line.startswith(("@", "#", "%")):
-                        each[n] = codes.setdefault(" ".join(sorted(set(line.split()))), len(codes))
-                        n += 1
-                del lines
-        each = each[:n]
-        cells = pd.Categorical.from_codes(each, categories=pd.Index(list(codes), dtype=object))
-        frame = pd.DataFrame({ITEMS_COLUMN: cells})
-        frame.attrs["item_names"] = names
-        return frame
-
-
-def _count_lines(path) -> int:
-    """How many lines a file has (a last line without its newline counts), read in blocks."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        while block := f.read(READ_CHUNK_BYTES):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
-
-
 @hookimpl
 def veil_register_algorithms():
     return [PatternKa]
-
-
-@hookimpl
-def veil_register_privacy_models():
-    return [SetKAnonymity]
-
-
-@hookimpl
-def veil_register_metrics():
-    return [SetGcp]
-
-
-@hookimpl
-def veil_register_exporters():
-    return [ItemsetsExporter]

@@ -1,6 +1,6 @@
 """Top-down partitioning of set-valued records without an item hierarchy, the set-valued baseline of
-paper 002 (SPEC §3; after He and Naughton 2009, local generalisation, here with no hierarchy so an
-item is either kept in a group's centre or suppressed).
+paper 002 (docs/reference.md#set-valued-data; after He and Naughton 2009, local generalisation, here with no
+hierarchy so an item is either kept in a group's centre or suppressed).
 
 Start with every record in one partition. A partition P is split on an item i into the records
 holding i and the rest; a split is allowed when both parts keep at least k records. Of the allowed
@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from veil.engine import SETS, Algorithm, BadInput, Judgement, SetValued, hookimpl
 
-from .patternka import Grouping, grouped_sets_release, information_loss
+from ._grouping import Grouping, grouped_sets_release, information_loss
 
 PAPER = "002_aa8a8f08b56f3f6d"
 

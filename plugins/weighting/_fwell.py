@@ -1,4 +1,4 @@
-"""FWELL and Private FWELL, the mathematics (paper 003, SPEC §4), free of plugin plumbing.
+"""FWELL and Private FWELL, the mathematics (paper 003, docs/reference.md#feature-weighting), free of plugin plumbing.
 
 * :func:`feature_matrix` turns a Table or BinaryMatrix into numbers (sparse where the input is);
   :func:`scale_unit` maps every feature to [0, 1].

@@ -1,4 +1,5 @@
-"""FWELL and Private FWELL (paper 003, SPEC §4): feature weights by local learning, and their
+"""FWELL and Private FWELL (paper 003, docs/reference.md#feature-weighting): feature weights by local learning,
+and their
 ε-differentially private release.
 
 A data holder who will not release records may still release *which features matter*. Both methods
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Judgement, Recipe, Table, feature_subset,
+from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Judgement, MemoryCost, Recipe, Table, feature_subset,
                          feature_weights, hookimpl, param)
 
 from . import _fwell as core
@@ -99,13 +100,15 @@ def _weight_table(names, w) -> dict | None:
 
 # -- FWELL ----------------------------------------------------------------------------------------------
 class Fwell(Algorithm):
-    """FWELL (paper 003, Algorithm 1; SPEC §4): weights minimising the local-margin logistic loss.
+    """FWELL (paper 003, Algorithm 1; docs/reference.md#feature-weighting): weights minimising the local-margin
+    logistic loss.
 
     No privacy claim: the weights are computed from every record.
     """
     provides = ("feature-ranking",)
 
     name = "fwell"
+    memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "FWELL feature weights"
     paper = PAPER
     description = ("Weighs every feature by local learning (nearest hit and miss, logistic loss, L2) and releases "
@@ -137,7 +140,8 @@ def noise_source(ctx):
 
 
 def assumptions(lam_from_cv: bool, source, model_name: str | None, solver: str) -> list[str]:
-    """Plain sentences stating what the ε guarantee rests on (SPEC §4's caveat first)."""
+    """Plain sentences stating what the ε guarantee rests on (the caveat of docs/reference.md#feature-weighting
+    first)."""
     said = [
         "The paper's proof assumes each margin z_i depends on record x_i only; here z_i is built from x_i's "
         "nearest hit and nearest miss, so changing one record can also change the margins of the records whose "
@@ -186,13 +190,14 @@ def private_fwell_weights(data, epsilon: float, lam, solver: str, model_name: st
 
 
 class PrivateFwell(Algorithm):
-    """Private FWELL (paper 003 §III; SPEC §4): FWELL's weights plus noise b with density
+    """Private FWELL (paper 003 §III; docs/reference.md#feature-weighting): FWELL's weights plus noise b with density
     ∝ exp(−(nελ/2)‖b‖) — ‖b‖ ~ Gamma(d, 2/(nελ)) in a uniform direction — for ε-differential privacy of
     the weights (under the assumptions in ``release.details["assumptions"]``).
     """
     provides = ("feature-ranking",)
 
     name = "private-fwell"
+    memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "Private FWELL (ε-DP feature weights)"
     paper = PAPER
     description = ("Releases FWELL's feature weights and ranking with ε-differential privacy (Gamma-norm noise; "

@@ -1,4 +1,4 @@
-"""The two curves of paper 003 (SPEC §4), drawn from a study's result table.
+"""The two curves of paper 003 (docs/reference.md#feature-weighting), drawn from a study's result table.
 
 * ``accuracy-vs-epsilon``: accuracy against log10 ε (the paper's ε from 1e-8 to 1, at 10 % of the
   features); one line per method label, a band of ± one standard deviation over repeats.

@@ -1,4 +1,5 @@
-"""The evaluation of paper 003 (SPEC §4) as a metric: how well a released ranking serves a classifier.
+"""The evaluation of paper 003 (docs/reference.md#feature-weighting) as a metric: how well a released ranking
+serves a classifier.
 
 ``weights-accuracy``: stratified k-fold cross-validation (10 folds); in each fold the method runs
 again on the training part only (``ctx.rerun``), its ranking (``release.selected_features``, best

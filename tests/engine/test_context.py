@@ -79,3 +79,17 @@ def test_the_cli_refuses_an_unknown_executor(tmp_path, capsys):
     ctx.token.cancel()
     with pytest.raises(Cancelled):
         ctx.executor.map(str, [1])
+
+
+def test_a_context_says_how_many_threads_a_method_may_use():
+    """Its own count, else its executor's, else every core (no cap); children inherit it."""
+    import os
+
+    assert Context(0).threads == max(1, os.cpu_count() or 1)
+    assert Context(0, threads=3).threads == 3 and Context(0, threads=3).child(0.0, 0.5).threads == 3
+    ctx = Context(0, executor=InProcessExecutor(threads=5))
+    assert ctx.threads == 5 and ctx.child(0.0, 0.5).threads == 5
+    assert ctx.executor.threads == 5  # bound to the run's cancel check, still allowing as many
+    assert Context(0, executor=InProcessExecutor(threads=5), threads=2).threads == 2
+    with pytest.raises(ValueError):
+        Context(0, threads=0)

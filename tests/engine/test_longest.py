@@ -9,11 +9,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit, SetValued,
-                         have_pyfim, longest_itemsets, mine)
+from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit,
+                         SearchOptions, SetValued, have_pyfim, longest_itemsets, mine)
 from veil.engine.kernels.longest_dfs import NO_LIMIT, have_numba
 
 BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
+ONE = SearchOptions(threads=1)
+
+
+def threads(n: int | str, **more) -> SearchOptions:
+    """Options for a search split between ``n`` threads whatever its size."""
+    return SearchOptions(threads=int(n), parallel_entries=0, **more)
 
 
 def brute(x: np.ndarray, k: int, r: int, target: str):
@@ -268,7 +274,7 @@ def test_the_first_floor_search_matches_a_descent_one_by_one():
 
 
 @pytest.mark.parametrize("parts", [2, 3])
-def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeypatch):
+def test_the_search_split_between_threads_finds_the_same_patterns(parts):
     """The root's branches split between threads (every ``parts``-th to one): the same patterns and cut
     as brute force and as one thread, closed and maximal, on shapes where the floor falls."""
     rng = np.random.default_rng(41)
@@ -276,45 +282,38 @@ def test_the_search_split_between_threads_finds_the_same_patterns(parts, monkeyp
         x = varied(rng, (5, 60), (2, 11), (0.1, 0.95), (1.3, 0.4))
         k, r = int(rng.integers(1, 8)), int(rng.integers(1, 12))
         for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
-            monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
-            split = longest_itemsets(x, k, r, target=target, backend="dfs")
-            monkeypatch.setenv("VEIL_MINING_THREADS", "1")
-            whole = longest_itemsets(x, k, r, target=target, backend="dfs")
+            split = longest_itemsets(x, k, r, target=target, backend="dfs", options=threads(parts))
+            whole = longest_itemsets(x, k, r, target=target, backend="dfs", options=ONE)
             assert split.patterns == whole.patterns == brute(x, k, r, target), (trial, target)
             assert split.cut == whole.cut
     if have_numba():
         from benchmarks.synthetic import power_law_sets
 
         sets = power_law_sets(1500, 60, mean_items=12.0, seed=4)
-        monkeypatch.setenv("VEIL_MINING_THREADS", str(parts))
-        split = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs")
-        monkeypatch.setenv("VEIL_MINING_THREADS", "1")
-        whole = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs")
+        split = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs", options=threads(parts))
+        whole = longest_itemsets(sets, 10, 20, target=CLOSED_ITEMSETS, backend="dfs", options=ONE)
         assert (split.patterns, split.cut) == (whole.patterns, whole.cut)
 
 
 @pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
-@pytest.mark.parametrize("wide", ["1", "2", "128"])
-def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
-    """Branches with at most 64 candidates run on one bit mask a record, those with at most ``wide`` words
-    of them on that many words, the others on item lists: on 600 items, where some root children have
-    more than 256 candidates (past the four words that were the limit before), every kind meets in one
-    search; the patterns and cut are those of the item lists alone and, for the maximal ones, of pyfim
-    (its closed ones take a minute here)."""
+def test_branches_on_bit_masks_and_on_item_lists_find_the_same_patterns():
+    """Branches with at most 64 candidates run on one bit mask a record, those with at most
+    ``mask_words`` words of them on that many words, the others on item lists: on 600 items, where some
+    root children have more than four words of candidates, every kind meets in one search when
+    ``mask_words`` is 1 or 2, and branches of several words when it is the default; the patterns and
+    cut are the same for each, and those of pyfim where it takes seconds (maximal, and closed at the
+    higher support)."""
     from benchmarks.synthetic import power_law_sets
 
     sets = power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)
-    monkeypatch.setenv("VEIL_DFS_WIDE", wide)
-    for k, r, target in ((8, 30, CLOSED_ITEMSETS), (20, 10, MAXIMAL_ITEMSETS)):
-        monkeypatch.setenv("VEIL_DFS_MASKS", "1")
-        masks = longest_itemsets(sets, k, r, target=target, backend="dfs")
-        monkeypatch.setenv("VEIL_DFS_MASKS", "0")
-        lists = longest_itemsets(sets, k, r, target=target, backend="dfs")
-        assert (masks.patterns, masks.cut) == (lists.patterns, lists.cut)
-        assert len(masks.patterns[0][0]) >= 3
-        if have_pyfim() and target == MAXIMAL_ITEMSETS:
+    for k, r, target in ((8, 30, CLOSED_ITEMSETS), (20, 10, CLOSED_ITEMSETS), (20, 10, MAXIMAL_ITEMSETS)):
+        found = [longest_itemsets(sets, k, r, target=target, backend="dfs", options=SearchOptions(mask_words=words))
+                 for words in (1, 2, SearchOptions().mask_words)]
+        assert len({(repr(f.patterns), f.cut) for f in found}) == 1, (k, target)
+        assert len(found[0].patterns[0][0]) >= 3
+        if have_pyfim() and k == 20:
             c = longest_itemsets(sets, k, r, target=target, backend="pyfim")
-            assert (masks.patterns, masks.cut) == (c.patterns, c.cut)
+            assert (found[0].patterns, found[0].cut) == (c.patterns, c.cut)
     # the root's child of item c has as candidates the items before c (in falling support) that k of
     # c's records hold: more than four words of them for some c at k = 8
     x = sets.to_sparse().astype(np.int32)
@@ -325,66 +324,59 @@ def test_the_bit_mask_branches_change_no_pattern(wide, monkeypatch):
     assert ((together >= 8) & before).sum(axis=1).max() > 4 * 64
 
 
-@pytest.mark.skipif(not have_numba(), reason="numba not installed: the plain-Python kernel is too slow for this size")
-def test_children_peeled_on_their_parents_columns_change_no_branch(monkeypatch):
-    """A child of a bit-mask branch is peeled on its parent's columns and copied only if its peel leaves it
-    k records (``VEIL_DFS_LAZY=0``: every child copied first, as before): the same patterns, cut and
-    number of branches, one thread, on power-law records where one-word and wider children of wider
-    branches and one-word children of one-word branches meet (a wider child keeping the bits above its
-    own fails it), and on random shapes (closed and maximal)."""
+@pytest.mark.skipif(not have_numba() or not have_pyfim(), reason="needs numba (size) and pyfim (the reference)")
+def test_children_peeled_on_their_parents_columns_find_the_patterns_of_pyfim():
+    """A child of a bit-mask branch is peeled on its parent's columns and copied only if its peel leaves
+    it k records: the patterns and cut of pyfim, closed and maximal, on random shapes of up to 90 items
+    (one-word children of one-word branches; one-word and wider children of wider branches with
+    ``mask_words`` at least 2) and on power-law records of 600 items, where wider children of wider
+    branches meet too (a wider child keeping the bits above its own fails it)."""
     from benchmarks.synthetic import power_law_sets
-    from veil.engine.kernels.longest import _as_csr
-    from veil.engine.kernels.longest_dfs import _search
 
-    monkeypatch.setenv("VEIL_MINING_THREADS", "1")
     rng = np.random.default_rng(13)
-    cases = [(_as_csr(power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)), 8, 30)]
+    cases = [(power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9), 20, 10)]
     for _ in range(12):
         n, m = int(rng.integers(50, 400)), int(rng.integers(20, 90))
-        x = (rng.random((n, m)) < rng.uniform(0.2, 0.7) * rng.uniform(0.3, 1, m)).astype(np.int8)
-        cases.append((sp.csr_matrix(x), int(rng.integers(2, 12)), int(rng.integers(1, 20))))
-    for i, (m, k, r) in enumerate(cases):
-        for maximal in (False, True):
-            monkeypatch.setenv("VEIL_DFS_LAZY", "1")
-            lazy = _search(m, k, r, maximal, None, None, ties=True)
-            monkeypatch.setenv("VEIL_DFS_LAZY", "0")
-            copied = _search(m, k, r, maximal, None, None, ties=True)
-            assert lazy[0] == copied[0] == "ok"
-            assert lazy[1:4] == copied[1:4], (i, maximal)  # patterns, cut, branches
-            assert lazy[3] > 0
+        x = rng.random((n, m)) < rng.uniform(0.2, 0.7) * rng.uniform(0.3, 1, m)
+        cases.append((x, int(rng.integers(2, 12)), int(rng.integers(1, 20))))
+    for i, (x, k, r) in enumerate(cases):
+        for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
+            c = longest_itemsets(x, k, r, target=target, backend="pyfim")
+            for words in (1, 2, SearchOptions().mask_words):
+                got = longest_itemsets(x, k, r, target=target, backend="dfs", options=SearchOptions(mask_words=words))
+                assert (got.patterns, got.cut) == (c.patterns, c.cut), (i, target, words)
 
 
-def _prunes_and_changes_no_pattern(switch: str, x: np.ndarray, k: int, r: int, target: str, monkeypatch) -> bool:
-    """The compiled search with the pruning ``switch`` on (1) and off (0): the same patterns as brute force
-    and the same cut either way, and never more branches with it on; whether it visited fewer."""
-    monkeypatch.setenv(switch, "1")
-    on = longest_itemsets(x, k, r, target=target, backend="dfs")
-    monkeypatch.setenv(switch, "0")
-    off = longest_itemsets(x, k, r, target=target, backend="dfs")
-    assert on.patterns == off.patterns == brute(x, k, r, target), (switch, k, r)
-    assert on.cut == off.cut
-    assert on.nodes <= off.nodes
-    return on.nodes < off.nodes
+def _pair_prunes(monkeypatch) -> list:
+    """The pair-graph prunes of every compiled search from now on, one count a search at each floor."""
+    from veil.engine.kernels import longest_dfs
+
+    prunes = []
+    run = longest_dfs._run
+
+    def counting(*args, **kwargs):
+        st, found, reach = run(*args, **kwargs)
+        prunes.append(int(st[longest_dfs.PRUNED]))
+        return st, found, reach
+
+    monkeypatch.setattr(longest_dfs, "_run", counting)
+    return prunes
 
 
 @pytest.mark.parametrize("target", [CLOSED_ITEMSETS, MAXIMAL_ITEMSETS])
-def test_branches_too_short_to_emit_skip_the_closure_check_and_change_no_pattern(target, monkeypatch):
+def test_branches_too_short_to_emit_skip_the_closure_check_and_change_no_pattern(target):
     """A bit-mask branch too short to be emitted is not checked for a closure item it may not use (the
-    check read whole records and only pruned): on records with nested items (an item held wherever two
-    others are), where that check prunes whole subtrees, the patterns and cut are brute force's and those
-    of the search checking every branch (``VEIL_DFS_INNER_CLOSURE=1``), which visits no more branches, and
-    fewer where the check fired."""
-    monkeypatch.setenv("VEIL_MINING_THREADS", "1")
+    check reads whole records and only prunes): on records with nested items (an item held wherever two
+    others are), where that check would prune whole subtrees, the patterns are brute force's."""
     rng = np.random.default_rng(23)
-    pruned = 0
     for _trial in range(40):
         x = varied(rng, (10, 60), (6, 13), (0.3, 0.9), (1.2, 0.4))
         for _ in range(int(rng.integers(1, 4))):  # nest: item u held wherever items a and b are
             a, b, u = rng.choice(x.shape[1], 3, replace=False)
             x[:, u] |= x[:, a] & x[:, b]
         k, r = int(rng.integers(2, 6)), int(rng.integers(1, 12))
-        pruned += _prunes_and_changes_no_pattern("VEIL_DFS_INNER_CLOSURE", x, k, r, target, monkeypatch)
-    assert pruned >= 3  # subtrees the check would have pruned were searched, and their patterns still right
+        got = longest_itemsets(x, k, r, target=target, backend="dfs", options=ONE)
+        assert got.patterns == brute(x, k, r, target), (k, r)
 
 
 def test_the_bit_mask_columns_are_the_records_holding_each_bit():
@@ -449,24 +441,25 @@ def test_the_pair_graph_joins_exactly_the_items_k_live_records_hold_together():
 def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     """The bit-mask branches' pair graph (items held together by k records): dropping items with too few
     neighbours, ending branches coloured in too few classes and skipping children finds the same patterns
-    and cut as brute force and as the search without it, and visits fewer branches where it bites."""
+    and cut as brute force (and as pyfim on power-law records), where it bites."""
+    prunes = _pair_prunes(monkeypatch)
     rng = np.random.default_rng(59)
-    fewer = 0
+    bitten = 0
     for _trial in range(40):
         x = varied(rng, (8, 70), (4, 12), (0.3, 0.95), (1.2, 0.5))
         k, r = int(rng.integers(2, 9)), int(rng.integers(1, 10))
-        fewer += _prunes_and_changes_no_pattern("VEIL_DFS_PAIRS", x, k, r, target, monkeypatch)
-    assert fewer >= 3  # the bounds were exercised, not only switched on
+        prunes.clear()
+        got = longest_itemsets(x, k, r, target=target, backend="dfs", options=ONE)
+        assert got.patterns == brute(x, k, r, target), (k, r)
+        bitten += sum(prunes) > 0
+    assert bitten >= 3  # the bounds were exercised, not only there
     if have_numba():
         from benchmarks.synthetic import power_law_sets
 
         sets = power_law_sets(2000, 100, mean_items=14.0, exponent=0.4, seed=11)  # items past bit 64: both kinds of branch
-        monkeypatch.setenv("VEIL_DFS_PAIRS", "1")
+        prunes.clear()
         pairs = longest_itemsets(sets, 10, 20, target=target, backend="dfs")
-        monkeypatch.setenv("VEIL_DFS_PAIRS", "0")
-        plain = longest_itemsets(sets, 10, 20, target=target, backend="dfs")
-        assert (pairs.patterns, pairs.cut) == (plain.patterns, plain.cut)
-        assert pairs.nodes < plain.nodes
+        assert sum(prunes) > 0
         if have_pyfim():
             c = longest_itemsets(sets, 10, 20, target=target, backend="pyfim")
             assert (pairs.patterns, pairs.cut) == (c.patterns, c.cut)
@@ -498,8 +491,8 @@ def _closed(x: np.ndarray, itemsets):
 
 
 @pytest.mark.parametrize("deep", [False, True, 2])
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subset(threads, deep, monkeypatch):
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subset(n_threads, deep):
     """What a search proves (LengthBounds.below: every closed frequent itemset whose greatest item, in
     the fixed order, is x is shorter than below[x]) holds, by enumeration, on the searched records and
     on random subsets of them; later searches that use it find what fresh searches find; and a deep
@@ -508,7 +501,7 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
     (often below) what a shallow search proves."""
     from veil.engine import LengthBounds
 
-    monkeypatch.setenv("VEIL_MINING_THREADS", threads)
+    options = threads(n_threads)
     rng = np.random.default_rng(53)
     checked = exact = deeper = 0
     for trial in range(40):
@@ -519,8 +512,8 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
         rows = np.arange(n)
         first = True
         while len(rows) >= k:
-            got = longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=bounds)
-            fresh = longest_itemsets(x, k, r, rows=rows, backend="dfs")
+            got = longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=bounds, options=options)
+            fresh = longest_itemsets(x, k, r, rows=rows, backend="dfs", options=options)
             assert (got.patterns, got.cut) == (fresh.patterns, fresh.cut), (trial, rows)
             if bounds.order is None:
                 break  # nothing frequent, nothing to carry
@@ -542,7 +535,7 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
                     assert bounds.below[frequent].tolist() == (longest[frequent] + 1).tolist(), trial
                 elif (bounds.below[frequent] < NO_LIMIT).all():  # else the root held a pattern at its peel's length
                     shallow = LengthBounds()
-                    longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=shallow)
+                    longest_itemsets(x, k, r, rows=rows, backend="dfs", bounds=shallow, options=options)
                     r_th = len(got.patterns[r - 1][0]) if len(got.patterns) >= r else 1
                     most = np.maximum(longest + 1, max(r_th - deep, 1))
                     assert (bounds.below[frequent] <= most[frequent]).all(), trial
@@ -560,11 +553,10 @@ def test_carried_length_bounds_hold_for_every_closed_itemset_of_every_later_subs
 def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove_true_bounds(monkeypatch):
     """A thread with no root child left helps another with its own: each searches a copy of the child's
     masks and they take its children from one counter. Here every thread helps first
-    (``VEIL_DFS_HELP_FIRST``), so that it happens hundreds of times: the same patterns and cut as one
+    (``SearchOptions.help_first``), so that it happens hundreds of times: the same patterns and cut as one
     thread, closed and maximal, shallow, two deep and deep; bounds never below the exact ones (a deep
     search on one thread: one more than the longest closed pattern ending in each item), and exactly
-    those when deep; later searches with the carried bounds find what fresh ones find. With
-    ``VEIL_DFS_SHARE=0`` no thread helps."""
+    those when deep; later searches with the carried bounds find what fresh ones find."""
     from benchmarks.synthetic import power_law_sets
     from veil.engine import LengthBounds
     from veil.engine.kernels import longest_dfs
@@ -578,15 +570,14 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
         return st, found, reach
 
     monkeypatch.setattr(longest_dfs, "_run", counting)
-    monkeypatch.setenv("VEIL_DFS_HELP_FIRST", "1")
     rng = np.random.default_rng(7)
     for seed in range(9):
         sets = power_law_sets((1500, 3000, 6000)[seed % 3], 80, mean_items=14.0, seed=seed)
         k, r = (5, 10, 20)[seed % 3], 20
 
-        def search(threads, rows=None, **kwargs):
-            monkeypatch.setenv("VEIL_MINING_THREADS", threads)
-            got = longest_itemsets(sets, k, r, rows=rows, backend="dfs", **kwargs)
+        def search(n_threads, rows=None, **kwargs):
+            options = threads(n_threads, help_first=True)
+            got = longest_itemsets(sets, k, r, rows=rows, backend="dfs", options=options, **kwargs)
             return got.patterns, got.cut
 
         for target in (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS):
@@ -602,16 +593,12 @@ def test_threads_sharing_a_root_childs_children_find_the_same_patterns_and_prove
             rows = np.flatnonzero(rng.random(sets.n_rows) < 0.8)
             assert search("2", rows, bounds=bounds) == search("1", rows), (seed, deep)
     assert sum(helped) > 100, helped
-    monkeypatch.setenv("VEIL_DFS_SHARE", "0")  # as before session 16: no thread helps another
-    helped.clear()
-    assert search("2") == search("1")
-    assert helped and not any(helped), helped
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monkeypatch):
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_a_full_pattern_store_runs_the_search_again_with_more_room(n_threads):
     """A part whose pattern store is full stops every part and the search runs again with four times the
-    room (``VEIL_DFS_CAPACITY``: room for two patterns at first): the same patterns, cut and bounds as
+    room (``SearchOptions.capacity``: room for two patterns at first): the same patterns, cut and bounds as
     with room to spare, on one and two threads. The room it grew to is carried to the run's next
     search (``LengthBounds.room``), which on one thread then does not search twice. (On two, each
     thread holds what it found before its own r-th longest length rose, which the threads' timing
@@ -619,14 +606,14 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
     from benchmarks.synthetic import power_law_sets
     from veil.engine import LengthBounds
 
-    monkeypatch.setenv("VEIL_MINING_THREADS", threads)
+    small = threads(n_threads, capacity=2)
     for seed in range(4):
         sets = power_law_sets(1500, 60, mean_items=12.0, seed=seed)
         answers = []
-        for capacity in ("0", "2"):
-            monkeypatch.setenv("VEIL_DFS_CAPACITY", capacity)
+        for capacity in (None, 2):
             bounds = LengthBounds(deep=2)
-            got = longest_itemsets(sets, 5, 40, backend="dfs", bounds=bounds)
+            got = longest_itemsets(sets, 5, 40, backend="dfs", bounds=bounds,
+                                   options=threads(n_threads, capacity=capacity))
             answers.append((got.patterns, got.cut, bounds.below.tolist()))
         assert len(answers[0][0]) >= 40
         assert answers[0] == answers[1], seed
@@ -636,10 +623,10 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(threads, monk
         rows = np.arange(1, sets.n_rows)
         carried, reset = copy.deepcopy(bounds), copy.deepcopy(bounds)
         reset.room = 0
-        with_room = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=carried)
-        without = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=reset)
+        with_room = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=carried, options=small)
+        without = longest_itemsets(sets, 5, 40, rows=rows, backend="dfs", bounds=reset, options=small)
         assert (with_room.patterns, with_room.cut) == (without.patterns, without.cut), seed
-        if threads == "1":
+        if n_threads == 1:
             assert with_room.nodes < without.nodes, seed
 
 

@@ -96,9 +96,6 @@ def test_failing_builtin_fails_loudly(registry):
 
 # One module per registered kind: a module that registers a method and its metrics (say) is two
 # plugins in one file. Shared code lives in an underscored helper module beside them.
-SEVERAL_KINDS_PENDING = {"patternka"}  # being split by its own change
-
-
 def test_each_builtin_plugin_module_registers_one_kind():
     import importlib.metadata as md
 
@@ -111,4 +108,4 @@ def test_each_builtin_plugin_module_registers_one_kind():
         assert hooks, f"entry point {ep.name!r} ({ep.value}) registers nothing"
         if len(hooks) > 1:
             several[ep.name] = hooks
-    assert set(several) <= SEVERAL_KINDS_PENDING, several
+    assert several == {}

@@ -304,3 +304,23 @@ def test_bms_webview_1_comma_separated():
     assert m.fingerprint() == BinaryMatrix.from_transactions(python_rows(path, ",")).fingerprint()
     spaced = read_transactions(dataset("bms_webview_1/BMS1_itemset_mining.space-separated.txt"))
     assert spaced.fingerprint() == m.fingerprint()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_distinct_item_sets_match_a_brute_force_grouping(seed):
+    """SetValued.distinct: records with the same items (in any order) share a group, numbered by
+    first appearance, and each group's row holds exactly those items."""
+    import numpy as np
+
+    from veil.engine import SetValued
+
+    rng = np.random.default_rng(seed)
+    records = [list(rng.permutation(rng.choice(8, size=rng.integers(0, 4), replace=False))) for _ in range(200)]
+    sets = SetValued.from_sets(records)
+    groups, distinct = sets.distinct()
+    first: dict = {}
+    expected = [first.setdefault(frozenset(r), len(first)) for r in records]
+    assert groups.tolist() == expected
+    names = sets.item_names
+    assert [frozenset(names[j] for j in distinct.row(g)) for g in range(distinct.n_rows)] == \
+        [frozenset(str(i) for i in key) for key in first]

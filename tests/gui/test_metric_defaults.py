@@ -33,3 +33,17 @@ def test_the_estimate_says_a_large_input_is_sampled(registry):
     note = metric_cost_note(registry, expensive[:1], big, runs=3)
     assert "seeded sample of 100,000 of the 2,000,000 records" in note
     assert metric_cost_note(registry, [c.name for c in registry.classes("metric") if c.cost == CHEAP], big) == ""
+
+
+def test_the_plan_says_what_the_runs_need_of_memory_and_refuses_more_than_there_is(demo_window, monkeypatch):
+    """Before the run: the engine's estimate beside what the worker may allocate; when that is too
+    little the plan says so in the engine's words and Run is disabled."""
+    import veil.desktop.state as state
+
+    panel = demo_window.config_panel
+    panel.choose("k-anonymity", ["mondrian"])
+    assert "Memory: about" in panel.plan_label.text() and panel.run_button.isEnabled()
+    monkeypatch.setattr(state, "available_memory", lambda: (10**6, "available on this machine"))
+    panel.choose("k-anonymity", ["hilbert"])
+    assert not panel.run_button.isEnabled()
+    assert "Not enough memory: this run needs about" in panel.plan_error.text()

@@ -1,4 +1,4 @@
-"""l-diversity, t-closeness and δ-disclosure against slow per-group oracles, SPEC's golden JS values,
+"""l-diversity, t-closeness and δ-disclosure against slow per-group oracles, the paper's golden JS values,
 and checks of a written file through ``veil verify``."""
 
 from __future__ import annotations

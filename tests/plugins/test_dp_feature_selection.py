@@ -1,4 +1,5 @@
-"""Laplace-DP and Exponential-DP (SPEC §1): noise scales, the exponential mechanism's distribution,
+"""Laplace-DP and Exponential-DP (docs/reference.md#feature-selection): noise scales, the exponential mechanism's
+distribution,
 the noisy histogram, the synthetic release, the default m and bad input."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper 000 (SPEC §1) against brute-force definitions on small random matrices."""
+"""Paper 000 (docs/reference.md#feature-selection) against brute-force definitions on small random matrices."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from veil.plugins.feature_selection._common import distcnt_gains, hamdist, hamdi
 REGISTRY = make_registry()
 
 
-# -- brute-force definitions, written from SPEC without any of Veil's kernels ---------------------------
+# -- brute-force definitions, written from docs/reference.md#feature-selection without any of Veil's kernels
+# -- ---------------------------
 def bf_kac_record(D, S):
     sub = D[:, S]
     return [int(np.sum(np.all(sub >= sub[u], axis=1))) for u in range(len(D))]
@@ -154,7 +155,7 @@ def test_downward_closure_and_frequent_itemsets_are_feasible(D, data):
 def test_feasible_family_is_larger_than_frequent_itemsets():
     D = np.array([[1, 0], [1, 0], [0, 1], [0, 1]])
     M = BinaryMatrix.from_dense(D)
-    assert kac(M, [0, 1]) == 2 and M.support([0, 1]) == 0  # SPEC's counterexample
+    assert kac(M, [0, 1]) == 2 and M.support([0, 1]) == 0  # the counterexample of docs/reference.md#feature-selection
 
 
 def test_kac_of_a_row_without_ones_is_n():
@@ -189,7 +190,8 @@ def test_distcnt_gains_against_brute_force(D, data):
         assert gains[f] == bf_distcnt(D, y, S + [f]) - bf_distcnt(D, y, S)
 
 
-# -- methods against plain reference implementations of SPEC --------------------------------------------
+# -- methods against plain reference implementations of docs/reference.md#feature-selection
+# -- --------------------------------------------
 @given(matrices, st.integers(1, 4), st.sampled_from(["k-ac", "k-anonymity"]), st.sampled_from(["skip", "stop"]))
 @settings(max_examples=60, deadline=None)
 def test_greedy_hamdist_equals_reference(D, k, model, on_violation):

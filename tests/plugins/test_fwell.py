@@ -1,4 +1,4 @@
-"""FWELL and Private FWELL (paper 003, SPEC §4): oracles and laws that could fail.
+"""FWELL and Private FWELL (paper 003, docs/reference.md#feature-weighting): oracles and laws that could fail.
 
 * the nearest hit and miss equal a brute-force Manhattan search (dense and sparse input agree);
 * the sensitivity bound ‖w(D) − w(D′)‖ ≤ 2/(nλ) holds on many neighbouring margin matrices;
@@ -146,7 +146,8 @@ def test_without_normalising_z_the_bound_can_fail():
 
 
 def test_changing_one_record_can_change_several_margins():
-    """SPEC's caveat, shown: the margins of other records depend on the changed one through the nearest
+    """The caveat of docs/reference.md#feature-weighting, shown: the margins of other records depend on the
+    changed one through the nearest
     neighbours, so neighbouring datasets need not give neighbouring margin matrices."""
     x = np.array([[0.0], [1.0], [5.0], [6.0], [10.0]])
     codes = np.array([0, 0, 1, 1, 0])

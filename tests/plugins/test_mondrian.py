@@ -1,4 +1,5 @@
-"""Mondrian against a slow recursive reference (SPEC §2), its releases against every model, strictness,
+"""Mondrian against a slow recursive reference (docs/reference.md#anonymising-tables), its releases against every
+model, strictness,
 and bucketisation's sensitive multisets."""
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ QIS = ["age", "town", "sex"]
 
 
 def _split(table, rows, qi):
-    """SPEC §2's cut of ``rows`` on ``qi`` as lists of rows, and the attribute's normalised range."""
+    """The cut of docs/reference.md#anonymising-tables, of ``rows`` on ``qi`` as lists of rows, and the
+    attribute's normalised range."""
     values = [table.frame[qi].iloc[r] for r in rows]
     if qi == "age":
         span = table.frame["age"].max() - table.frame["age"].min()

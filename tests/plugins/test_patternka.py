@@ -9,11 +9,13 @@ import pytest
 
 from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, verify_file,
                          verify_manifest, write_release)
-from veil.plugins.setvalued.patternka import information_loss, patternka_groups
+from veil.plugins.setvalued._grouping import information_loss
+from veil.plugins.setvalued.patternka import patternka_groups
 
 
 def brute_patternka(rows: list[set], m: int, k: int):
-    """SPEC §3 Algorithm 1 by enumeration: longest frequent itemset (smallest item list among equals)."""
+    """Algorithm 1 of docs/reference.md#set-valued-data by enumeration: longest frequent itemset (smallest item
+    list among equals)."""
     alive = list(range(len(rows)))
     groups = [-1] * len(rows)
     centres = []
@@ -132,6 +134,33 @@ def test_release_written_in_order_and_verified_from_the_file(registry, tmp_path)
     assert not verify_file(registry, bad, "itemsets", PluginCall("set-k-anonymity", {"k": 4}), roles).holds
 
 
+def test_a_run_searches_with_the_threads_its_context_allows(registry, monkeypatch):
+    """The number of threads comes from the run (its context), not from the environment: each mining
+    and each cache's lookup of its patterns' records is told it."""
+    import veil.plugins.setvalued.patternka as patternka
+    from veil.engine import RecordIndex
+
+    told = []
+    search, holders = patternka.longest_itemsets, RecordIndex.holders
+
+    def searching(*args, options, **kwargs):
+        told.append(("search", options.threads))
+        return search(*args, options=options, **kwargs)
+
+    def looking(self, *args, options, **kwargs):
+        told.append(("holders", options.threads))
+        return holders(self, *args, options=options, **kwargs)
+
+    monkeypatch.setattr(patternka, "longest_itemsets", searching)
+    monkeypatch.setattr(RecordIndex, "holders", looking)
+    rng = np.random.default_rng(5)
+    _, sets = random_sets(rng, 60, 9, rng.uniform(0.2, 0.7, size=9))
+    spec = RunSpec(PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 3}))
+    execute(registry, sets, spec, Context(0, threads=3))
+    assert {"search", "holders"} <= {kind for kind, _ in told}
+    assert {threads for _, threads in told} == {3}
+
+
 def test_a_set_valued_release_needs_an_item_set_format(registry, tmp_path):
     sets = SetValued.from_sets([["a"], ["a"], ["b"], ["b"]])
     result = execute(registry, sets, RunSpec(PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 2})))
@@ -155,9 +184,9 @@ def test_netflix_shaped_generator_is_seeded_and_has_the_asked_shape():
 def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(registry, tmp_path, monkeypatch, chunk):
     """Whatever the chunk size (one line, lines cut mid-chunk, the whole file), the streamed read-back
     gives every record its set as a whole-file parse does, @ITEM names included."""
-    import veil.plugins.setvalued.patternka as pk
+    import veil.plugins.io.itemsets as itemsets
 
-    monkeypatch.setattr(pk, "READ_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(itemsets, "READ_CHUNK_BYTES", chunk)
     rng = np.random.default_rng(chunk)
     rows = [sorted({f"it em{j}" if j % 3 == 0 else f"i{j}" for j in rng.choice(12, rng.integers(0, 6), False)})
             for _ in range(40)]
@@ -235,8 +264,8 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     cuts = set()  # where the budget cut a cache: (selection, within a length or at its end)
     real = patternka._Cache._holders
 
-    def spy(rec, patterns, alive, random):
-        kept, ptr, rows = real(rec, patterns, alive, random)
+    def spy(rec, patterns, alive, random, *more):
+        kept, ptr, rows = real(rec, patterns, alive, random, *more)
         if kept < len(patterns):
             cuts.add((random, len(patterns[kept][0]) == len(patterns[kept - 1][0])))
         return kept, ptr, rows

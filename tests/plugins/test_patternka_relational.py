@@ -1,4 +1,4 @@
-"""Relational PatternKa (SPEC §3) against a brute-force Algorithm 1 with the diversity-score
+"""Relational PatternKa (docs/reference.md#set-valued-data) against a brute-force Algorithm 1 with the diversity-score
 selection, its four speed-ups, and its release checked from the written file."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def random_table(seed: int, n: int | None = None) -> Table:
 
 # ----------------------------------------------------------------------------- brute force
 def naive_ncp(table: Table, rows) -> float:
-    """SPEC §3's NCP(g), straight from the definitions."""
+    """NCP(g) of docs/reference.md#set-valued-data, straight from the definitions."""
     total = 0.0
     for col in QIS:
         values = [table.frame[col].iloc[i] for i in rows]

@@ -1,4 +1,5 @@
-"""Paper 004 (SPEC §5): E(S) on the paper's Tables 5–6, competition ranks, PBI, the Figure 5
+"""Paper 004 (docs/reference.md#privacy-aware-evaluation): E(S) on the paper's Tables 5–6, competition ranks, PBI,
+the Figure 5
 generator's guarantees, C = SA, roles and bad input, seeds, cancellation, the release, the metrics."""
 
 from __future__ import annotations

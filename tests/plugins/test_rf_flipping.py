@@ -1,4 +1,5 @@
-"""RF (randomisation flipping, Byun et al. 2007; SPEC §1): the clustering rule against a brute-force
+"""RF (randomisation flipping, Byun et al. 2007; docs/reference.md#feature-selection): the clustering rule against
+a brute-force
 oracle, the flipping rule, the privacy guarantee, the flip rate and reproducibility."""
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ def random_matrix(seed=0, n=60, m=6, density=0.4) -> BinaryMatrix:
 
 
 def reference_clusters(dense: np.ndarray, k: int, start: int) -> np.ndarray:
-    """SPEC's rule written the slow, obvious way (the module docstring fixes ties and "nearest")."""
+    """The rule of docs/reference.md#feature-selection written the slow, obvious way (the module docstring fixes
+    ties and "nearest")."""
     n = len(dense)
     dist = (dense[:, None, :] != dense[None, :, :]).sum(axis=2)
     unassigned, last, clusters = list(range(n)), start, []

@@ -17,7 +17,7 @@ from veil.plugins.evaluation import metrics as bm
 
 
 def plain_cv(X, y, folds, seed, score):
-    """The protocol as written in SPEC §1, with nothing shared or collapsed."""
+    """The protocol as written in docs/reference.md#feature-selection, with nothing shared or collapsed."""
     classes, y = np.unique(y.astype(str), return_inverse=True)
     order = bm._canonical_order(X, y)
     X, y = X[order], y[order]

@@ -1,0 +1,7 @@
+"""``python -m veil.cli``: the headless command line alone (``veil`` opens the desktop when given no command)."""
+
+import sys
+
+from .commands import main
+
+sys.exit(main())

@@ -1,0 +1,146 @@
+"""Memory known before it is spent: every run estimates what it needs and refuses with a reason
+rather than being killed by the operating system (docs/design.md, "Memory").
+
+Each plugin declares what it costs beyond its input as a :class:`MemoryCost` of the data's
+:class:`DataShape` (a plugin whose cost depends on its parameters overrides ``Plugin.memory``).
+:func:`estimate_memory` adds up the input, the method and every metric of a run (metrics run one
+after another, so the largest counts, not their sum); :func:`check_memory` compares the total with
+what this process may still allocate (:func:`available_memory`: the machine's available memory and
+the process's address-space limit, whichever is smaller) and raises :class:`BadInput` with one line
+saying what it would need, what there is and what to change.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass
+
+from ..base.errors import BadInput
+from ..data.forms import TABLE, form_of
+from ..model.plugin import CHEAP, METRIC_SAMPLE_ROWS, DataShape
+
+HEADROOM = 1.25  # what a run needs is its estimate with a quarter more, for the interpreter and libraries
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """What a run (or a stage of one) needs: ``parts`` as (what, bytes), ``total`` its peak."""
+
+    parts: tuple[tuple[str, int], ...]
+    total: int
+
+    def largest(self) -> tuple[str, int]:
+        return max(self.parts, key=lambda part: part[1])
+
+    def text(self) -> str:
+        what, size = self.largest()
+        return f"about {format_bytes(self.total)} (the largest part: {what}, {format_bytes(size)})"
+
+
+def shape_of(data) -> DataShape:
+    """The shape a plugin's memory cost is a function of (a Table, BinaryMatrix or SetValued)."""
+    if form_of(data) == TABLE:
+        frame = data.frame
+        distinct = max((int(frame[c].nunique(dropna=False)) for c in frame.columns), default=0)
+        return DataShape(rows=data.n_rows, columns=len(frame.columns), cells=data.n_rows * len(frame.columns),
+                         max_distinct=distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
+    columns = getattr(data, "n_features", None) or getattr(data, "n_items", 0)
+    return DataShape(rows=data.n_rows, columns=int(columns), cells=int(data.nnz), max_distinct=2,
+                     nbytes=int(data.nbytes))
+
+
+def release_shape(release, data_shape: DataShape) -> DataShape:
+    """The shape metrics of ``release`` work on: its records and cells (a set-valued release's items
+    held, not records × items), with the input's most distinct values (regions span them)."""
+    frame = release.frame
+    cells = release.n_rows * len(frame.columns)
+    if release.sets is not None:
+        cells += int(release.sets.nnz)
+    return DataShape(rows=release.n_rows, columns=len(frame.columns), cells=cells,
+                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
+
+
+def estimate_method(algorithm, params, data) -> MemoryEstimate:
+    """What a run of ``algorithm`` (with ``params``) on ``data`` (in the form it accepts) needs."""
+    shape = shape_of(data)
+    method = int(algorithm.memory(shape, params))
+    parts = (("the data", shape.nbytes), (f"method {algorithm.name}", method))
+    return MemoryEstimate(parts, int(HEADROOM * (shape.nbytes + method)))
+
+
+def estimate_runs(registry, data, specs) -> MemoryEstimate:
+    """Before anything runs (the desktop's plan): the largest need of the methods of ``specs`` on
+    ``data`` as it is (before conversion to the form a method takes)."""
+    estimates = [estimate_method(registry.algorithm(spec.method.name),
+                                 registry.algorithm(spec.method.name).params(spec.method.params), data)
+                 for spec in specs]
+    return max(estimates, key=lambda e: e.total, default=MemoryEstimate((), 0))
+
+
+def estimate_metrics(metrics, data, release) -> MemoryEstimate:
+    """What computing ``metrics`` ((metric, params) pairs, one after another) on ``release`` of
+    ``data`` needs at its peak: the data and release held, and the largest metric."""
+    shape = shape_of(data)
+    after = release_shape(release, shape)
+    parts = [("the data", shape.nbytes), ("the release", after.nbytes)]
+    for metric, metric_params in metrics:
+        metric_shape = after if metric.cost == CHEAP else after.sampled(METRIC_SAMPLE_ROWS)
+        parts.append((f"metric {metric.name}", int(metric.memory(metric_shape, metric_params))))
+    largest = max((size for what, size in parts[2:]), default=0)
+    return MemoryEstimate(tuple(parts), int(HEADROOM * (shape.nbytes + after.nbytes + largest)))
+
+
+def available_memory() -> tuple[int, str]:
+    """(bytes this process may still allocate, where the bound comes from)."""
+    bounds = []
+    free = _meminfo("MemAvailable")
+    if free is not None:
+        bounds.append((free, "available on this machine"))
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft not in (resource.RLIM_INFINITY, -1):
+        used = _status("VmSize") or 0
+        bounds.append((max(0, soft - used), f"left under this process's limit of {format_bytes(soft)}"))
+    if not bounds:
+        return (1 << 62), "no limit known"
+    return min(bounds)
+
+
+def check_memory(estimate: MemoryEstimate, available: tuple[int, str] | None = None) -> None:
+    """BadInput, one line, when the run would need more memory than this process may allocate."""
+    free, where = available or available_memory()
+    if estimate.total <= free:
+        return
+    what, _ = estimate.largest()
+    advice = ("leave out that metric or run it on a sample" if what.startswith("metric")
+              else "use fewer records or columns, or a method that needs less")
+    raise BadInput(f"not enough memory: this run needs {estimate.text()}, and {format_bytes(free)} is {where}; "
+                   f"{advice}")
+
+
+def format_bytes(size: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if abs(size) < 1000 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"  # pragma: no cover
+
+
+def _meminfo(key: str) -> int | None:
+    return _proc_field("/proc/meminfo", key)
+
+
+def _status(key: str) -> int | None:
+    return _proc_field(f"/proc/{os.getpid()}/status", key)
+
+
+def _proc_field(path: str, key: str) -> int | None:
+    """A ``key: N kB`` line of a /proc file, in bytes (None where there is no /proc)."""
+    try:
+        with open(path, encoding="ascii") as lines:
+            for line in lines:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
