@@ -37,8 +37,9 @@ def open_file(window, qtbot, path):
 
 
 def sets_method(registry):
-    """The first registered method that declares it takes item sets as they are."""
-    return next(c for c in registry.classes("algorithm") if SETS in c.accepts)
+    """The first registered method that declares it takes item sets as they are and makes its
+    release for a privacy model (all-features also takes them, and satisfies none)."""
+    return next(c for c in registry.classes("algorithm") if SETS in c.accepts and c.satisfies)
 
 
 def sets_model(window) -> str:
