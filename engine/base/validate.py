@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import BadInput
-from .io import missing_reason
+from .io import missing_reason, open_regular
 
 _NAMES = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
           bool: "true or false", type(None): "null"}
@@ -54,8 +54,12 @@ def _at(where: str) -> str:
 def read_json_object(path: Path, what: str) -> dict:
     """A JSON object read from ``path``; BadInput saying which ``what`` (e.g. "study file") is
     missing, unreadable or not an object."""
+    if Path(path).is_dir():
+        raise BadInput(f"{path} is a folder, not a {what}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open_regular(path) as f:  # never a FIFO or a device
+            text = f.read().decode("utf-8")
+        data = json.loads(text)
     except FileNotFoundError:
         raise BadInput(missing_reason(path, what)) from None
     except IsADirectoryError:
@@ -73,6 +77,7 @@ def read_json_object(path: Path, what: str) -> dict:
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
     return data
+
 
 
 # -- shapes of whole documents ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
-from ..base.io import sha256_file
+from ..base.io import open_regular, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
@@ -305,7 +305,7 @@ def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
 
 
 def _is_veil_report(path: Path) -> bool:
-    with open(path, "rb") as f:
+    with open_regular(path, follow_symlinks=False) as f:
         head = f.read(2048)
         if head.startswith(b"%PDF"):
             f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
-from ..base.io import sha256_file
+from ..base.io import open_regular, sha256_file
 from ..base.validate import NULL, check_shape, get, read_json_object
 from ..data.binary import BinaryMatrix
 from ..data.datasource import input_path as data_input_path
@@ -74,12 +74,12 @@ def read_binding(path: str | os.PathLike) -> dict:
     """The binding a report file carries (HTML: a ``<meta name="veil-binding">`` in its head; PDF: its
     Keywords); ``{}`` when it carries none (a report of an earlier Veil, or not a report)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never a FIFO or a device
             head = f.read(4096)
             if head.startswith(b"%PDF"):
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))  # the info dictionary is near the end
                 head = f.read()
-    except OSError:
+    except (OSError, BadInput):
         return {}
     found = {}
     for key, value in _BINDING.findall(head):

@@ -392,7 +392,9 @@ def _check_text(key: str, state: str | None) -> str | None:
             "changed": f"{what} has changed since the export: its fingerprint differs.",
             "missing": f"{what} is no longer where the manifest says.",
             "demo": "The input is Veil's bundled demo data.",
-            "not recorded": f"{what}'s location was not recorded."}.get(state, f"{what}: {state}.")
+            "not recorded": f"{what}'s location was not recorded.",
+            "is no longer a regular file": f"{what} is no longer a regular file: it was not read."}.get(
+        state, f"{what}: {state}.")
 
 
 def _release_state(state: str) -> str:
@@ -529,6 +531,8 @@ def _reload_input(registry, manifest: dict, checks: dict):
         checks["input"] = "not recorded"
     elif not Path(path).exists():
         checks["input"] = "missing"
+    elif not Path(path).is_file():  # a FIFO or a device where the input was: never opened
+        checks["input"] = "is no longer a regular file"
     elif digest and sha256_file(path) != digest:
         checks["input"] = "changed"
     else:

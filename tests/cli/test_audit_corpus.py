@@ -2,12 +2,20 @@
 
 Each case writes its files into a fresh folder, runs ``veil`` (in-process; a few as real processes)
 and checks the exit code, exactly one line on stderr (or, for a release that fails verification,
-one FAILED line), no traceback, every input byte-identical afterwards and no file left behind.
+one FAILED line), no traceback, and that every entry of the folder (inputs, files outside the
+output folder, the output folder itself: each file by its SHA-256, each link by its target, each
+FIFO or folder by its kind) is as it was: nothing written, removed or replaced.
+
+A case that would block or never end when Veil gets it wrong (a FIFO, ``/dev/zero``) runs as a
+real process, whose time limit turns a hang into a failure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +41,8 @@ class Case:
     hint: str = ""  # a word the message must contain (the field, the column, the range…)
     links: dict = field(default_factory=dict)  # name -> what the symbolic link points to
     from_release: Callable | None = None  # the files of a real export -> this case's files (added to ``files``)
+    plant: Callable | None = None  # makes what files cannot say (a staging folder, a FIFO) in the case's folder
+    process: bool = False  # run as a real process: a regression would hang, and its time limit catches that
 
 
 CASES: dict[str, Case] = {}
@@ -401,6 +411,43 @@ case("verify folder without manifest", {"keep.txt": b"x"}, ("verify", "{d}"))
 case("report folder without manifest", {"keep.txt": b"x"}, ("report", "{d}"))
 
 
+# -- never open a FIFO, a socket or a device: `veil verify` and `veil report` would wait forever -----------------------
+FIFO = "named pipe"
+
+
+def fifo(*names: str) -> Callable:
+    def plant(d: Path) -> None:
+        for name in names:
+            if (d / name).exists():
+                (d / name).unlink()
+            os.mkfifo(d / name)
+
+    return plant
+
+
+for command in ("verify", "report"):
+    extra = ("--no-utility",) if command == "report" else ()
+    case(f"fifo {command}: the release", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
+         plant=fifo("release.csv"), process=True)
+    case(f"fifo {command}: the manifest", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
+         plant=fifo("manifest.json"), process=True)
+    case(f"device {command}: the release a link to /dev/zero", {}, (command, "{d}", *extra), hint="character device",
+         from_release=lambda r: {k: v for k, v in r.items() if k != "release.csv"}, links={"release.csv": "/dev/zero"},
+         process=True)
+case("fifo verify: a report beside the release", {}, ("verify", "{d}"), hint=FIFO, from_release=lambda r: r,
+     plant=fifo("report.html"), process=True)
+case("fifo verify: a bare release", {}, ("verify", "{d}/r.csv", *VERIFY), hint=FIFO, plant=fifo("r.csv"), process=True)
+HIERARCHY = "20-29;*\n30-39;*\n40-49;*\n"
+case("fifo run: a hierarchy file", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h.csv"),
+     hint=FIFO, plant=fifo("h.csv"), process=True)
+case("fifo run: a project file", {"in.csv": PEOPLE}, ("run", "{d}/p.json", "--out", "{d}/out"), hint=FIFO,
+     plant=fifo("p.json"), process=True)
+case("fifo study: the study file", {"in.csv": PEOPLE}, ("study", "{d}/s.json", "--out", "{d}/out"), hint=FIFO,
+     plant=fifo("s.json"), process=True)
+case("fifo inspect: the data", {}, ("inspect", "{d}/in.csv"), hint=FIFO, plant=fifo("in.csv"), process=True)
+case("fifo run: --names-from", {"in.csv": PEOPLE.split(b"\n", 1)[1]},
+     (*FILE_RUN, "--names-from", "{d}/names.txt"), hint=FIFO, plant=fifo("names.txt"), process=True)
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
@@ -425,7 +472,20 @@ def write_case(folder: Path, c: Case) -> None:
 
 
 def snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): sha256(p) for p in all_files(folder) if not p.is_symlink() and p.exists()}
+    """Every entry below ``folder``, hidden ones included, none followed or opened unless a regular file:
+    a file by its SHA-256, a link by its target, a folder, FIFO or device by its kind."""
+    found = {}
+    for root, dirs, files in os.walk(folder):  # links to folders are listed, never entered
+        for name in (*dirs, *files):
+            p = Path(root) / name
+            mode = os.lstat(p).st_mode
+            if stat.S_ISREG(mode):
+                found[p.relative_to(folder)] = sha256(p)
+            elif stat.S_ISLNK(mode):
+                found[p.relative_to(folder)] = f"link to {os.readlink(p)}"
+            else:
+                found[p.relative_to(folder)] = stat.filemode(mode)
+    return found
 
 
 def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
@@ -438,9 +498,8 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
         assert len(lines) == 1, text
     if c.hint:
-        assert c.hint in result.err, result.err
-    assert snapshot(folder) == before  # every input byte-identical, and nothing added
-    assert not (folder / "out").exists() or all_files(folder / "out") == []
+        assert c.hint.replace("{d}", str(folder)) in result.err, result.err
+    assert snapshot(folder) == before  # every entry as it was: nothing written, removed, replaced or added
 
 
 def run_case(c: Case, folder: Path, capsys) -> Outcome:
@@ -454,7 +513,7 @@ def run_case(c: Case, folder: Path, capsys) -> Outcome:
 def materialise(c: Case, release: dict) -> Case:
     if c.from_release is None:
         return c
-    return Case({**c.from_release(release), **c.files}, c.argv, c.code, c.hint, c.links)
+    return dataclasses.replace(c, files={**c.from_release(release), **c.files})
 
 
 @pytest.fixture(scope="module")
@@ -463,13 +522,19 @@ def registry():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch):
+def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch, veil_process):
     c = materialise(CASES[name], release_files)
     monkeypatch.setattr(cli, "make_registry", lambda: registry)  # loading the plugins 300 times would dominate
     monkeypatch.chdir(tmp_path)
     write_case(tmp_path, c)
+    if c.plant is not None:
+        c.plant(tmp_path)
     before = snapshot(tmp_path)
-    check(c, run_case(c, tmp_path, capsys), tmp_path, before)
+    if c.process:
+        result = veil_process(*[a.replace("{d}", str(tmp_path)) for a in c.argv])
+    else:
+        result = run_case(c, tmp_path, capsys)
+    check(c, result, tmp_path, before)
 
 
 def test_the_corpus_is_large():
@@ -494,3 +559,42 @@ def test_symbolic_links_are_followed_not_replaced(tmp_path, capsys):
     result = run_case(Case({}, ("inspect", "{d}/link.csv")), tmp_path, capsys)
     assert result.code == 2 and "line 3" in result.err
     assert snapshot(tmp_path) == before and (tmp_path / "link.csv").is_symlink()
+
+
+# -- the output folder: links replaced, never written through; a report never opens a FIFO --------------------------
+def changed(before: dict, after: dict) -> dict:
+    """Every entry added, removed or changed between two snapshots: what a command wrote."""
+    return {p: after.get(p) for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path, veil):
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    out.mkdir()
+    members = ("release.csv", "manifest.json", "report.html", "report.pdf")
+    for name in members:
+        (tmp_path / f"victim-{name}").write_bytes(b"not Veil's to write\n")
+        (out / name).symlink_to(tmp_path / f"victim-{name}")
+    before = snapshot(tmp_path)
+    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                  "--model", "k-anonymity:k=2", "--out", out)
+    assert result.code == 0, result.err
+    written = changed(before, snapshot(tmp_path))
+    assert sorted(written) == [Path("out") / n for n in sorted(members)]  # the four links, and nothing else
+    assert all(stat.S_ISREG(os.lstat(out / n).st_mode) for n in members)  # each now a file of the export
+    assert sorted(os.listdir(out)) == sorted(members)
+    assert veil("verify", out).code == 0
+
+
+def test_a_report_never_opens_an_input_that_became_a_fifo(tmp_path, veil, veil_process):
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--no-report", "--out", out).code == 0
+    (tmp_path / "in.csv").unlink()
+    os.mkfifo(tmp_path / "in.csv")  # a reader would wait for a writer that never comes
+    before = snapshot(tmp_path)
+    result = veil_process("report", out, "--no-utility")  # a real process: its time limit catches a hang
+    assert result.code == 0, result.err
+    assert sorted(changed(before, snapshot(tmp_path))) == [Path("out/report.html"), Path("out/report.pdf")]
+    assert "The input file is no longer a regular file" in (out / "report.html").read_text(encoding="utf-8")
