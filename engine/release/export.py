@@ -45,7 +45,7 @@ from .manifest import (MANIFEST_NAME, REPORT_FILES, ExportOptions, binding, buil
                        identifier_columns, input_data, read_manifest, source_path)
 from .parts import as_written, manifest_entry, part_names, part_path, write_parts
 from .report import render_report_files
-from .staging import Staging, refuse_overwriting
+from .staging import Staging, plain_name, refuse_overwriting
 
 
 @dataclass(frozen=True)
@@ -293,13 +293,14 @@ def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
     gone = []
     for name in sorted({*listed, *REPORT_FILES.values()}):
         path = out / name
-        if name in keep or Path(name).name != name or not path.is_file() or path.is_symlink():
+        if name in keep or not plain_name(name) or not path.is_file() or path.is_symlink():
             continue
         if any(keep_safe and Path(keep_safe).exists() and os.path.samefile(keep_safe, path) for keep_safe in protected):
             continue  # never the input or the project file
         # only a file that is provably the earlier export's: as its manifest lists it, or a Veil report
-        if (name in listed and sha256_file(path) == listed[name]) or (name in REPORT_FILES.values()
-                                                                      and _is_veil_report(path)):
+        if name in listed and sha256_file(path, follow_symlinks=False) == listed[name]:
+            gone.append(name)
+        elif name in REPORT_FILES.values() and _is_veil_report(path):
             gone.append(name)
     return tuple(gone)
 

@@ -28,6 +28,7 @@ from ..data.datasource import input_path as data_input_path
 from ..data.table import Role, Table
 from ..model.release import FEATURE_WEIGHTS, Release, Verdict
 from ..run.runs import RunResult
+from .staging import plain_name
 
 REPORT_FILES = {"html": "report.html", "pdf": "report.pdf"}
 
@@ -300,9 +301,9 @@ def read_manifest(path: str | os.PathLike) -> dict:
     export = get(manifest, "export", dict, {}, where=p.name)
     files = get(export, "files", dict, {}, where=f"{p.name} export")
     for name, digest in files.items():
-        if Path(name).name != name or name in (".", "..") or not isinstance(digest, str):
+        if not plain_name(name) or not isinstance(digest, str):
             raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
-    if Path(manifest["output"]["path"]).name != manifest["output"]["path"]:
+    if not plain_name(manifest["output"]["path"]):
         raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
     manifest["_dir"] = str(p.parent)
     return manifest

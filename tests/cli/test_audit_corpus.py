@@ -13,8 +13,10 @@ real process, whose time limit turns a hang into a failure.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -411,6 +413,164 @@ case("verify folder without manifest", {"keep.txt": b"x"}, ("verify", "{d}"))
 case("report folder without manifest", {"keep.txt": b"x"}, ("report", "{d}"))
 
 
+# -- what a killed export leaves: a journal Veil did not write is refused, and nothing is touched -------------------
+# The export folder sits two levels below the case's folder, so "../../victim.txt" is a file of the case.
+OUT = "a/b/out"
+STAGING = ".veil-staging-planted"
+PID = 4242  # the process a planted lock names
+VICTIM = b"a file outside the export folder\n"
+NOTES = b"the user's own notes, inside the export folder\n"
+OUT_RUN = ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv", *ROLES,
+           "--out", f"{{d}}/{OUT}")
+OUT_VERIFY = ("verify", f"{{d}}/{OUT}")
+
+
+def in_out(release: dict) -> dict:
+    """A real export's files in the export folder, with the victims around it."""
+    return {**{f"{OUT}/{k}": v for k, v in release.items()}, "in.csv": PEOPLE, "victim.txt": VICTIM,
+            "a/victim.txt": VICTIM, f"{OUT}/notes.txt": NOTES, f"{OUT}/sub/notes.txt": NOTES}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def planted(entries: Callable, *, bind: bool = True, pid: int = PID, extra: Callable | None = None,
+            mode: int = 0o700) -> Callable:
+    """A maker of a stale staging folder in the export folder: a lock naming ``PID`` that no process
+    holds, an ``old`` folder, and a journal of a commit under way whose fields are ``entries(d)``.
+    With ``bind`` the journal names its folder as Veil's does (name and inode) and the lock's process,
+    so only what the case changes can make it foreign. ``extra(d, staging)`` adds the rest."""
+
+    def plant(d: Path) -> None:
+        staging = d / OUT / STAGING
+        staging.mkdir()
+        (staging / "old").mkdir()
+        (staging / "lock").write_text(str(PID))
+        journal = {"state": "committing", "new": {}, "backed_up": [], "remove": [], "pid": pid, **entries(d)}
+        if bind:
+            journal.setdefault("folder", {"name": STAGING, "inode": os.lstat(staging).st_ino})
+        (staging / "journal.json").write_text(json.dumps(journal))
+        if extra is not None:
+            extra(d, staging)
+        os.chmod(staging, mode)
+
+    return plant
+
+
+UNFINISHED = {"release.zzz": "0" * 64}  # a file the commit had not moved yet: Veil would roll the commit back
+
+
+def journal_case(name: str, plant: Callable, hint: str, *, commands=("run", "verify"), process: bool = False,
+                 files: dict | None = None) -> None:
+    for command in commands:
+        case(f"journal {command}: {name}", files or {}, OUT_RUN if command == "run" else OUT_VERIFY, hint=hint,
+             from_release=in_out, plant=plant, process=process)
+
+
+journal_case("an absolute path", planted(lambda d: {"new": {str(d / "victim.txt"): digest(d / "victim.txt"),
+                                                             **UNFINISHED}}), "plain file name")
+journal_case("a path two levels up", planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"),
+                                                                 **UNFINISHED}}), "plain file name")
+journal_case("a backup put back outside the folder",
+             planted(lambda d: {"new": {"../../victim.txt": "0" * 64}, "backed_up": ["../../victim.txt"]},
+                     extra=lambda d, staging: (d / OUT / "victim.txt").write_bytes(b"attacker's content\n")),
+             "plain file name")
+journal_case("/dev/zero", planted(lambda d: {"new": {"/dev/zero": "0" * 64}}), "plain file name", process=True)
+journal_case("a NUL in a name", planted(lambda d: {"new": {"release.csv\x00../../victim.txt": "0" * 64,
+                                                            **UNFINISHED}}), "plain file name")
+journal_case("a path separator", planted(lambda d: {"new": {"sub/notes.txt": digest(d / OUT / "sub/notes.txt"),
+                                                             **UNFINISHED}}), "plain file name")
+journal_case("a backslash", planted(lambda d: {"new": {"..\\..\\victim.txt": "0" * 64}}), "plain file name")
+journal_case("a staging folder's name", planted(lambda d: {"new": {STAGING: "0" * 64}}), "plain file name")
+journal_case("a journal of another folder",
+             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED},
+                                "folder": {"name": ".veil-staging-elsewhere", "inode": 12345}}), "another folder")
+journal_case("a journal without its folder", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                        **UNFINISHED}}, bind=False), "folder")
+journal_case("a journal of another process", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                         **UNFINISHED}}, pid=777), "lock")
+journal_case("a staging folder others may write to",
+             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, mode=0o777),
+             "other users")
+journal_case("a journal that is not JSON", planted(lambda d: {}, extra=lambda d, staging: (
+    staging / "journal.json").write_bytes(b"{not json")), "journal")
+journal_case("a journal with a key twice", planted(lambda d: {}, extra=lambda d, staging: (
+    staging / "journal.json").write_bytes(b'{"state": "committed", "state": "committing"}')), "journal")
+journal_case("a huge journal", planted(lambda d: {"new": {f"file-{i:07d}.csv": "0" * 64 for i in range(30_000)}}),
+             "bytes")
+journal_case("a journal naming thousands of files",
+             planted(lambda d: {"new": {f"f{i}": "0" * 64 for i in range(5000)}}), "1,000")
+
+
+def _link_journal(d: Path, staging: Path) -> None:
+    """journal.json as a link to a journal elsewhere (that would delete ../../victim.txt)."""
+    real = json.loads((staging / "journal.json").read_bytes())
+    (d / "evil.json").write_text(json.dumps(real))
+    (staging / "journal.json").unlink()
+    (staging / "journal.json").symlink_to(d / "evil.json")
+
+
+journal_case("a journal that is a link",
+             planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"), **UNFINISHED}},
+                     extra=_link_journal), "symbolic link")
+
+
+def _link_lock(d: Path, staging: Path) -> None:
+    (staging / "lock").unlink()
+    (staging / "lock").symlink_to(d / "victim.txt")
+
+
+journal_case("a lock that is a link", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                  **UNFINISHED}}, extra=_link_lock), "symbolic link")
+
+
+def _link_old(d: Path, staging: Path) -> None:
+    """old/ as a link to a folder outside, whose release.csv the rollback would move into the export folder."""
+    (d / "stash").mkdir()
+    (d / "stash/release.csv").write_bytes(VICTIM)
+    (staging / "old").rmdir()
+    (staging / "old").symlink_to(d / "stash")
+
+
+journal_case("an old folder that is a link",
+             planted(lambda d: {"new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"]}, extra=_link_old),
+             "symbolic link")
+
+
+def _staging_link(d: Path) -> None:
+    """A staging folder that is a link to a folder outside, holding a journal, a lock and backups."""
+    elsewhere = d / "elsewhere"
+    (elsewhere / "old").mkdir(parents=True)
+    (elsewhere / "old/release.csv").write_bytes(VICTIM)
+    (elsewhere / "lock").write_text(str(PID))
+    (elsewhere / "journal.json").write_text(json.dumps({
+        "state": "committing", "new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"], "remove": [],
+        "pid": PID, "folder": {"name": STAGING, "inode": os.lstat(elsewhere).st_ino}}))
+    (d / OUT / STAGING).symlink_to(elsewhere)
+
+
+journal_case("a staging folder that is a link", _staging_link, "symbolic link")
+
+
+def _fifo_journal(d: Path) -> None:
+    staging = d / OUT / STAGING
+    staging.mkdir(mode=0o700)
+    (staging / "lock").write_text(str(PID))
+    os.mkfifo(staging / "journal.json")
+
+
+journal_case("a journal that is a FIFO", _fifo_journal, "named pipe", process=True)
+
+
+def _release_fifo(d: Path, staging: Path | None = None) -> None:
+    (d / OUT / "release.csv").unlink()
+    os.mkfifo(d / OUT / "release.csv")
+
+
+journal_case("an entry that is a FIFO", planted(lambda d: {"new": {"release.csv": "0" * 64}}, extra=_release_fifo),
+             "named pipe", commands=("verify",), process=True)
+
 # -- never open a FIFO, a socket or a device: `veil verify` and `veil report` would wait forever -----------------------
 FIFO = "named pipe"
 
@@ -598,3 +758,48 @@ def test_a_report_never_opens_an_input_that_became_a_fifo(tmp_path, veil, veil_p
     assert result.code == 0, result.err
     assert sorted(changed(before, snapshot(tmp_path))) == [Path("out/report.html"), Path("out/report.pdf")]
     assert "The input file is no longer a regular file" in (out / "report.html").read_text(encoding="utf-8")
+
+
+# -- a real killed export: recovered in its own folder, refused anywhere else -------------------------------------------
+class Killed(BaseException):
+    """Stands for SIGKILL at a rename: nothing after it runs, and the kernel drops the lock."""
+
+
+def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_elsewhere(tmp_path, veil, monkeypatch):
+    from veil.engine.release import staging
+
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+           "--model", "k-anonymity:k=2", "--no-report")
+    for folder in ("out", "copy"):
+        assert veil(*run, "--out", tmp_path / folder).code == 0
+    renames, real = [], staging._replace
+
+    def killed_at_the_second(src, dst):
+        renames.append(dst)
+        if len(renames) == 2:
+            raise Killed()
+        real(src, dst)
+
+    with monkeypatch.context() as m:
+        m.setattr(staging, "_replace", killed_at_the_second)
+        m.setattr(staging.Staging, "_rollback", lambda self, journal: None)
+        m.setattr(staging.Staging, "discard", lambda self: self._release())
+        with pytest.raises(Killed):
+            veil(*run, "--seed", "1", "--out", tmp_path / "out")
+    [left] = [p for p in (tmp_path / "out").iterdir() if p.name.startswith(staging.PREFIX)]
+    assert veil("verify", tmp_path / "out").code == 1  # an incomplete export, named as such
+
+    # the same journal, copied beside another export: not written there, so refused, and nothing touched
+    shutil.copytree(left, tmp_path / "copy" / left.name, symlinks=True)
+    before = snapshot(tmp_path)
+    for argv in (("verify", tmp_path / "copy"), (*run, "--out", tmp_path / "copy")):
+        result = veil(*argv)
+        assert result.code == 2 and len(result.err_lines) == 1 and "another folder" in result.err, result.err
+        assert snapshot(tmp_path) == before
+
+    # in its own folder, the next export puts the earlier files back, then writes
+    assert veil(*run, "--seed", "2", "--out", tmp_path / "out").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
+    assert veil("verify", tmp_path / "out").code == 0
+    assert json.loads((tmp_path / "out/manifest.json").read_bytes())["seed"] == 2
