@@ -310,9 +310,10 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
     fmt = args.format or _default_format(registry, result)
+    names_from = getattr(args, "names_from", None)
     return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed)).manifest
+                          ctx=Context(spec.seed), inputs=(names_from,) if names_from else ()).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -343,6 +344,7 @@ def cmd_study(args, registry) -> int:
     if args.model:
         study = study.with_models(_models(args.model))
     out = Path(args.out)
+    _refuse_overwriting_study(study, Path(args.study), out)  # before anything runs
     progress = _Progress(study.name)
     try:
         results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
@@ -354,9 +356,25 @@ def cmd_study(args, registry) -> int:
 
     write_atomic(out / "results.csv", lambda p: results.to_csv(p, index=False))
     for n, call in enumerate(study.charts, start=1):
-        save_chart(registry, call, results, out, stem=f"chart-{n}-{call.name}")
+        save_chart(registry, call, results, out, stem=_chart_stem(n, call))
     print(out)
     return EXIT_OK
+
+
+def _chart_stem(n: int, call) -> str:
+    return f"chart-{n}-{call.name}"
+
+
+def _refuse_overwriting_study(study, path: Path, out: Path) -> None:
+    """BadInput when a file ``veil study`` writes (results.csv, each chart's .png, .svg and .csv) is
+    one the study reads: the study file, its data, a hierarchy."""
+    from veil.engine.release.staging import refuse_overwriting
+
+    written = [out / "results.csv", *(out / f"{_chart_stem(n, call)}.{ext}" for n, call in enumerate(study.charts, 1)
+                                      for ext in ("png", "svg", "csv"))]
+    hierarchies = set(study.data.hierarchies.values())
+    refuse_overwriting(written, [(path, "study file"), *((f, "hierarchy file" if f in hierarchies else "input file")
+                                                        for f in study.data.files())])
 
 
 def cmd_report(args, registry) -> int:

@@ -89,6 +89,32 @@ def read_binding(path: str | os.PathLike) -> dict:
 
 
 
+def recorded_inputs(manifest: dict) -> list:
+    """The files a manifest says its run read (the input, appended files, hierarchies, the project
+    file), as (path, what) pairs for :func:`~veil.engine.release.staging.refuse_overwriting`."""
+    found = []
+
+    def source(read) -> None:
+        if not isinstance(read, dict):
+            return
+        if isinstance(read.get("path"), str):
+            found.append((read["path"], "input file"))
+        hierarchies = read.get("hierarchies")
+        for f in (hierarchies.values() if isinstance(hierarchies, dict) else ()):
+            if isinstance(f, str):
+                found.append((f, "hierarchy file"))
+        for extra in read.get("append") if isinstance(read.get("append"), list) else ():
+            source(extra)
+
+    inp = manifest.get("input") if isinstance(manifest.get("input"), dict) else {}
+    source({"path": inp.get("path")})
+    source(inp.get("read"))
+    project = manifest.get("project")
+    if isinstance(project, dict) and isinstance(project.get("path"), str):
+        found.append((project["path"], "project file"))
+    return found
+
+
 def input_data(result: RunResult):
     """The data as the user gave it (a Table before binarisation)."""
     return result.original if result.original is not None else result.data

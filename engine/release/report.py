@@ -22,7 +22,7 @@ from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_r
                          utility_rows)
 from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
-from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest
+from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
 from .staging import refuse_overwriting
 from .verify import read_released, verify_file
 from ..base.io import sha256_file
@@ -434,8 +434,7 @@ def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportO
 
     ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
     out = Path(out_dir)
-    refuse_overwriting([out / name for name in REPORT_FILES.values()],
-                       [(manifest.get("input") or {}).get("path"), (manifest.get("project") or {}).get("path")])
+    refuse_overwriting([out / name for name in REPORT_FILES.values()], recorded_inputs(manifest))
     with Staging(out) as stage:
         staged = render_report_files(registry, manifest, stage, options,
                                      binding if binding is not None else make_binding(manifest), checks, ctx)

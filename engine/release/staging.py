@@ -496,12 +496,19 @@ def remove_stale(folder: str | os.PathLike) -> list[Path]:
 
 
 def refuse_overwriting(targets, protected) -> None:
-    """BadInput when a target is one of the protected files (same file by any path, link or hard link)."""
+    """BadInput when a target is one of the protected files (the same file by any path, link or hard
+    link), naming both; ``protected`` holds paths, or (path, what it is) pairs such as
+    ``(path, "hierarchy file")``."""
+    kept = []
+    for keep in protected:
+        keep, what = keep if isinstance(keep, tuple) else (keep, "input file")
+        if keep and os.path.exists(keep):
+            kept.append((Path(keep), what))
     for target in targets:
         target = Path(target)
-        if not target.exists():
+        if not os.path.exists(target):
             continue
-        for keep in protected:
-            if keep and Path(keep).exists() and os.path.samefile(keep, target):
-                raise BadInput(f"writing {target.name} would overwrite the input file {Path(keep).name}; "
+        for keep, what in kept:
+            if os.path.samefile(keep, target):
+                raise BadInput(f"writing {_shown(target.name)} would overwrite the {what} {_shown(str(keep))}; "
                                f"choose another output folder")

@@ -608,6 +608,28 @@ case("fifo inspect: the data", {}, ("inspect", "{d}/in.csv"), hint=FIFO, plant=f
 case("fifo run: --names-from", {"in.csv": PEOPLE.split(b"\n", 1)[1]},
      (*FILE_RUN, "--names-from", "{d}/names.txt"), hint=FIFO, plant=fifo("names.txt"), process=True)
 
+# -- an input of the run where the export would write: refused, naming it ------------------------------------------
+HEADER, BODY = PEOPLE.split(b"\n", 1)
+for member in ("release.csv", "manifest.json"):
+    case(f"input in the output folder: a hierarchy as {member}", {"in.csv": PEOPLE, f"out/{member}": HIERARCHY},
+         (*FILE_RUN, *ROLES, "--hierarchy", f"age_band={{d}}/out/{member}"), hint=f"hierarchy file {{d}}/out/{member}")
+case("input in the output folder: --names-from as release.csv", {"in.csv": BODY, "out/release.csv": HEADER + b"\n"},
+     (*FILE_RUN, *ROLES, "--names-from", "{d}/out/release.csv"), hint="input file {d}/out/release.csv")
+case("input in the output folder: a project's hierarchy as release.csv",
+     {"in.csv": PEOPLE, "out/release.csv": HIERARCHY,
+      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}})},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/release.csv")
+case("input in the output folder: a study's data as results.csv",
+     {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="input file {d}/out/results.csv")
+case("input in the output folder: a study's hierarchy as a chart's data",
+     {"in.csv": PEOPLE, "out/chart-1-metric-bars.csv": HIERARCHY,
+      "s.json": study(data={**STUDY_DATA, "hierarchies": {"age_band": "out/chart-1-metric-bars.csv"}},
+                      charts=[{"name": "metric-bars", "params": {"metric": "sfc"}}])},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/chart-1-metric-bars.csv")
+case("input in the output folder: the study file as results.csv", {"in.csv": PEOPLE, "out/results.csv": study()},
+     ("study", "{d}/out/results.csv", "--out", "{d}/out"), hint="study file {d}/out/results.csv")
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
