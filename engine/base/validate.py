@@ -59,7 +59,7 @@ def read_json_object(path: Path, what: str) -> dict:
     try:
         with open_regular(path) as f:  # never a FIFO or a device
             text = f.read().decode("utf-8")
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_refuse_repeated_keys)
     except FileNotFoundError:
         raise BadInput(missing_reason(path, what)) from None
     except IsADirectoryError:
@@ -74,10 +74,27 @@ def read_json_object(path: Path, what: str) -> dict:
         raise BadInput(f"{path} is not a valid {what}: it is nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise BadInput(f"{path} is not a valid {what}: {exc}") from None
+    except _RepeatedKey as exc:
+        raise BadInput(f"{path} is not a valid {what}: the key {exc.args[0]!r} is given twice in one object, and "
+                       f"only one can count") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
     return data
 
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _refuse_repeated_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; a key given twice (``{"k": 50, "k": 2}``, which ``json`` would
+    silently read as k = 2) raises."""
+    d = {}
+    for key, value in pairs:
+        if key in d:
+            raise _RepeatedKey(key)
+        d[key] = value
+    return d
 
 
 # -- shapes of whole documents ---------------------------------------------------------------------------

@@ -630,6 +630,54 @@ case("input in the output folder: a study's hierarchy as a chart's data",
 case("input in the output folder: the study file as results.csv", {"in.csv": PEOPLE, "out/results.csv": study()},
      ("study", "{d}/out/results.csv", "--out", "{d}/out"), hint="study file {d}/out/results.csv")
 
+# -- a parameter given twice, an empty --quasi, a line break as delimiter ------------------------------------------
+case("parameter twice: k=50,k=2", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=50,k=2"),
+     hint="'k' is given twice")
+case("parameter twice: in a method", {"in.csv": PEOPLE}, ("run", "--method", "all-features:a=1, a=2", "--data",
+                                                         "{d}/in.csv", "--out", "{d}/out"), hint="'a' is given twice")
+case("parameter twice: in a verified model", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", "--model",
+                                                                 "k-anonymity:k=13,k=1"), hint="'k' is given twice")
+for flag, values in {"--seed": ("1", "2"), "--out": ("{d}/out", "{d}/other"), "--format": ("csv", "tsv"),
+                     "--risk-threshold": ("0.2", "0.5"), "--target": ("outcome", "smoker"),
+                     "--delimiter": (",", ";"), "--encoding": ("utf-8", "latin-1"), "--skip-rows": ("0", "1"),
+                     "--metrics": ("sfc", "auc")}.items():
+    case(f"option twice: {flag}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, values[0], flag, values[1]),
+         hint=f"{flag} is given twice")
+case("option twice: --data", {"in.csv": PEOPLE, "other.csv": PEOPLE}, (*FILE_RUN, "--data", "{d}/other.csv"),
+     hint="--data is given twice")
+case("option twice: --method", {"in.csv": PEOPLE}, (*FILE_RUN, "--method", "laplace-dp-fs"),
+     hint="--method is given twice")
+case("option twice: verify --format", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--format", "csv",
+                                                           "--format", "tsv"), hint="--format is given twice")
+case("two hierarchies for one column", {"in.csv": PEOPLE, "h1.csv": HIERARCHY, "h2.csv": HIERARCHY},
+     (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h1.csv", "--hierarchy", "age_band={d}/h2.csv"),
+     hint="'age_band'")
+for flag in ("--quasi", "--identifier", "--sensitive"):
+    for empty in ("", ",", " , "):
+        case(f"empty {flag} {empty!r}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, empty), hint=flag)
+case("empty verify --quasi", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", ""), hint="--quasi")
+case("empty --names", {"in.csv": BODY}, ("inspect", "{d}/in.csv", "--names", ""), hint="--names")
+for delimiter in ("\n", "\r", "\r\n", "\x0b", "\x0c", "\x1e", "\x85", "\u2028", "a\nb"):
+    case(f"delimiter {delimiter!r}: inspect", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--delimiter", delimiter),
+         hint="line break")
+case("delimiter line break: run", {"in.csv": PEOPLE}, (*FILE_RUN, "--delimiter", "\n"), hint="line break")
+case("delimiter line break: transactions", {"in.dat": b"1 2 3\n2 3\n"}, ("inspect", "{d}/in.dat", "--delimiter",
+                                                                          "\n"), hint="line break")
+case("delimiter line break: a project", {"in.csv": PEOPLE, "p.json": project(data={**OK_DATA, "delimiter": "\n"})},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="line break")
+DUPLICATE_K = ('{"veil_project": 1, "data": {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": '
+               '["age_band", "sex"], "target": "outcome"}, "runs": [{"method": "all-features", "metrics": ["sfc"], '
+               '"model": {"name": "k-anonymity", "params": {"k": 50, "k": 2}}}]}')
+case("project: a parameter twice", {"in.csv": PEOPLE, "p.json": DUPLICATE_K}, ("run", "{d}/p.json", "--out", "{d}/out"),
+     hint="'k' is given twice")
+case("study: a key twice", {"in.csv": PEOPLE, "s.json": json.dumps(study())[:-1] + ', "model": "k-anonymity"}'},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="'model' is given twice")
+for flag, value in {"--seed": "3", "--quasi": "sex", "--target": "outcome", "--delimiter": ";",
+                    "--hierarchy": "age_band={d}/h.csv", "--drop-missing": None}.items():
+    case(f"project with {flag}", {"in.csv": PEOPLE, "p.json": project(), "h.csv": HIERARCHY},
+         ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())), hint=flag)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
