@@ -37,7 +37,23 @@ def make_registry():
     return make()
 
 
+class _StoreOnce(argparse.Action):
+    """argparse's "store", refusing a second value: ``--seed 1 --seed 2`` would silently run seed 2."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in seen:
+            parser.error(f"{option_string or self.dest} is given twice; give it once")
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)  # every option that takes one value
+        self.register("action", "store", _StoreOnce)
+
     def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
         raise BadInput(f"{message} (see `{self.prog} --help`)")
 
@@ -83,6 +99,15 @@ def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _columns(text: str) -> list[str]:
+    """Column names, comma-separated: at least one (``--quasi ""``, from an unset shell variable,
+    would otherwise leave the roles as if the flag were not there)."""
+    names = _csv_list(text)
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected one or more column names, comma-separated, got {text!r}")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="veil", description="Release sensitive tables safely. With no command, opens the desktop.")
     p.add_argument("--version", action="version", version=f"veil {__version__}")
@@ -99,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
                                                     "the method; classifier metrics such as auc only when named)")
-    r.add_argument("--seed", type=_seed, default=0, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
+    r.add_argument("--seed", type=_seed, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
     r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
                                     "exporter, CSV; a set-valued release: the first format that writes item sets)")
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
@@ -137,9 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "(repeat it to check several)")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
-    v.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+    v.add_argument("--sensitive", action="extend", type=_columns, default=[],
                    help="sensitive columns of a bare file (comma-separated)")
-    v.add_argument("--quasi", action="extend", type=_csv_list,
+    v.add_argument("--quasi", action="extend", type=_columns,
                    help="quasi-identifier columns (default: all but target/sensitive)")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
@@ -152,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read_options(p):
-    p.add_argument("--names", type=_csv_list, help="column names for a headerless file, comma-separated")
+    p.add_argument("--names", type=_columns, help="column names for a headerless file, comma-separated")
     p.add_argument("--names-from", dest="names_from", metavar="FILE",
                    help="read the column names from FILE: a UCI .names file or a one-line header")
     p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
@@ -168,11 +193,11 @@ def _read_options(p):
 def _data_options(p):
     _read_options(p)
     p.add_argument("--target", help="the column to predict")
-    p.add_argument("--sensitive", action="extend", type=_csv_list, default=[],
+    p.add_argument("--sensitive", action="extend", type=_columns, default=[],
                    help="sensitive columns (comma-separated, repeatable)")
-    p.add_argument("--identifier", action="extend", type=_csv_list, default=[],
+    p.add_argument("--identifier", action="extend", type=_columns, default=[],
                    help="direct identifier columns, never released (comma-separated, repeatable)")
-    p.add_argument("--quasi", action="extend", type=_csv_list, default=[],
+    p.add_argument("--quasi", action="extend", type=_columns, default=[],
                    help="quasi-identifier columns (comma-separated, repeatable)")
     p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
                    help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
@@ -192,8 +217,20 @@ def _source(args):
          "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
-         "hierarchies": dict(getattr(args, "hierarchy", None) or [])}
+         "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or [])}
     return DataSource.from_dict(d)
+
+
+def _hierarchies(given: list[tuple[str, str]]) -> dict:
+    """Column → hierarchy file of the --hierarchy flags; a column given two is refused (one would be
+    dropped without a word)."""
+    found: dict[str, str] = {}
+    for column, path in given:
+        if column in found:
+            raise BadInput(f"--hierarchy is given twice for column {column!r} ({found[column]} and {path}); "
+                           f"give one hierarchy per column")
+        found[column] = path
+    return found
 
 
 class _Progress:
@@ -226,9 +263,17 @@ def cmd_run(args, registry) -> int:
             raise BadInput(f"give either a project file or --data/--demo, not both: {args.project!r} was read as a "
                            f"project file (--data takes one file; a pattern matching several files gives several)")
         given = [flag for flag, value in (("--method", args.method), ("--model", args.model),
-                                          ("--metrics", args.metrics)) if value is not None]
+                                          ("--metrics", args.metrics), ("--seed", args.seed)) if value is not None]
         if given:
             raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
+        read = [flag for flag, value in (("--names", args.names), ("--names-from", args.names_from),
+                                         ("--input-format", args.input_format), ("--delimiter", args.delimiter),
+                                         ("--encoding", args.encoding), ("--skip-rows", args.skip_rows),
+                                         ("--drop-missing", args.drop_missing), ("--target", args.target),
+                                         ("--sensitive", args.sensitive), ("--identifier", args.identifier),
+                                         ("--quasi", args.quasi), ("--hierarchy", args.hierarchy)) if value]
+        if read:  # the project's own data section says how to read its data; the flag would be ignored
+            raise BadInput(f"{read[0]} does not apply to a project file, whose data section says how to read it")
         project = Project.load(args.project)
         args.release_sensitive = [*project.release_sensitive, *args.release_sensitive]
         source = project.data
@@ -244,7 +289,8 @@ def cmd_run(args, registry) -> int:
         source = _source(args)
         data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
-        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), args.seed, metrics)]
+        seed = 0 if args.seed is None else args.seed
+        specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), seed, metrics)]
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     if args.format:
@@ -310,9 +356,10 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
     fmt = args.format or _default_format(registry, result)
+    names_from = getattr(args, "names_from", None)
     return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed)).manifest
+                          ctx=Context(spec.seed), inputs=(names_from,) if names_from else ()).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -343,6 +390,7 @@ def cmd_study(args, registry) -> int:
     if args.model:
         study = study.with_models(_models(args.model))
     out = Path(args.out)
+    _refuse_overwriting_study(study, Path(args.study), out)  # before anything runs
     progress = _Progress(study.name)
     try:
         results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
@@ -354,9 +402,25 @@ def cmd_study(args, registry) -> int:
 
     write_atomic(out / "results.csv", lambda p: results.to_csv(p, index=False))
     for n, call in enumerate(study.charts, start=1):
-        save_chart(registry, call, results, out, stem=f"chart-{n}-{call.name}")
+        save_chart(registry, call, results, out, stem=_chart_stem(n, call))
     print(out)
     return EXIT_OK
+
+
+def _chart_stem(n: int, call) -> str:
+    return f"chart-{n}-{call.name}"
+
+
+def _refuse_overwriting_study(study, path: Path, out: Path) -> None:
+    """BadInput when a file ``veil study`` writes (results.csv, each chart's .png, .svg and .csv) is
+    one the study reads: the study file, its data, a hierarchy."""
+    from veil.engine.release.staging import refuse_overwriting
+
+    written = [out / "results.csv", *(out / f"{_chart_stem(n, call)}.{ext}" for n, call in enumerate(study.charts, 1)
+                                      for ext in ("png", "svg", "csv"))]
+    hierarchies = set(study.data.hierarchies.values())
+    refuse_overwriting(written, [(path, "study file"), *((f, "hierarchy file" if f in hierarchies else "input file")
+                                                        for f in study.data.files())])
 
 
 def cmd_report(args, registry) -> int:

@@ -6,7 +6,8 @@ from .lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "errors": ["BadInput", "Cancelled", "PluginError", "PrivacyCheckFailed", "VeilError", "VeilWarning"],
-    "io": ["atomic_path", "check_readable", "ImportOptions", "read_data", "sha256_file", "write_atomic"],
+    "io": ["atomic_path", "check_readable", "check_regular", "ImportOptions", "open_regular", "read_data", "sha256_file",
+           "write_atomic"],
     "papers": ["cite"],
     "usercache": ["cache_dir", "cache_key", "load_cached=load", "source_digest", "store_cached=store"],
 })

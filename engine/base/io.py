@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -51,9 +52,61 @@ class ImportOptions:
     drop_missing: bool = False
 
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_kind(mode: int) -> str:
+    """What an ``st_mode`` is, in words ("a regular file", "a named pipe (FIFO)", …)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
+
+
+def check_regular(path: str | os.PathLike, *, follow_symlinks: bool = True) -> os.stat_result:
+    """The ``stat`` of ``path`` when it is a regular file; BadInput naming what it is otherwise (a named
+    pipe, a socket, a device, a folder, or, with ``follow_symlinks=False``, a symbolic link).
+
+    Veil never opens anything but a regular file: reading a FIFO blocks until someone writes to it,
+    and a device such as ``/dev/zero`` never ends. OSError (a missing file) passes through."""
+    st = os.stat(path, follow_symlinks=follow_symlinks)
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"{path} is {file_kind(st.st_mode)}, not a regular file; Veil reads only regular files")
+    return st
+
+
+def open_regular(path: str | os.PathLike, *, follow_symlinks: bool = True):
+    """``path`` opened for binary reading, only when it is a regular file (see :func:`check_regular`).
+
+    Checked before opening (so a device is never opened) and again on the open file (so nothing
+    swapped in between is read); opened without blocking, so a FIFO put there meanwhile cannot
+    hold the call, and, with ``follow_symlinks=False``, never through a symbolic link."""
+    check_regular(path, follow_symlinks=follow_symlinks)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            raise BadInput(f"{path} is a symbolic link, not a regular file; Veil does not follow it here") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(f"{path} is {file_kind(st.st_mode)}, not a regular file; Veil reads only regular files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20, *, follow_symlinks: bool = True) -> str:
+    """SHA-256 of a regular file (BadInput for a FIFO, a device, … : see :func:`open_regular`)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path, follow_symlinks=follow_symlinks) as f:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
@@ -78,6 +131,7 @@ def check_readable(path: str | os.PathLike) -> Path:
         raise BadInput(missing_reason(p))
     if p.is_dir():
         raise BadInput(f"{p} is a folder, not a data file")
+    check_regular(p)  # a FIFO or a device would block or never end
     if not os.access(p, os.R_OK):
         raise BadInput(f"cannot read {p}: permission denied")
     if p.stat().st_size == 0:

@@ -21,6 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .errors import BadInput
+from .io import open_regular
+
 FORMAT = 1  # of an entry's file; entries of another format are ignored
 MAX_ENTRIES = 400  # per namespace (a report's two charts take ~100 kB each; a classifier figure, 300 bytes)
 
@@ -62,8 +65,9 @@ def load(namespace: str, key: str):
     if path is None:
         return None
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        with open_regular(path) as f:  # never a FIFO or a device put in its place
+            entry = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, BadInput):
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("namespace") != namespace \
             or entry.get("key") != key or "value" not in entry:

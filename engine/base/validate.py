@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import BadInput
-from .io import missing_reason
+from .io import missing_reason, open_regular
 
 _NAMES = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
           bool: "true or false", type(None): "null"}
@@ -54,8 +54,12 @@ def _at(where: str) -> str:
 def read_json_object(path: Path, what: str) -> dict:
     """A JSON object read from ``path``; BadInput saying which ``what`` (e.g. "study file") is
     missing, unreadable or not an object."""
+    if Path(path).is_dir():
+        raise BadInput(f"{path} is a folder, not a {what}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open_regular(path) as f:  # never a FIFO or a device
+            text = f.read().decode("utf-8")
+        data = json.loads(text, object_pairs_hook=_refuse_repeated_keys)
     except FileNotFoundError:
         raise BadInput(missing_reason(path, what)) from None
     except IsADirectoryError:
@@ -70,9 +74,27 @@ def read_json_object(path: Path, what: str) -> dict:
         raise BadInput(f"{path} is not a valid {what}: it is nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise BadInput(f"{path} is not a valid {what}: {exc}") from None
+    except _RepeatedKey as exc:
+        raise BadInput(f"{path} is not a valid {what}: the key {exc.args[0]!r} is given twice in one object, and "
+                       f"only one can count") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
     return data
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _refuse_repeated_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; a key given twice (``{"k": 50, "k": 2}``, which ``json`` would
+    silently read as k = 2) raises."""
+    d = {}
+    for key, value in pairs:
+        if key in d:
+            raise _RepeatedKey(key)
+        d[key] = value
+    return d
 
 
 # -- shapes of whole documents ---------------------------------------------------------------------------

@@ -117,6 +117,15 @@ class DataSource:
         sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
         return Table.from_frame(frame, source=table.source, sha256=sha)
 
+    def files(self) -> tuple[str, ...]:
+        """Every file this source reads (the data, the files appended to it, the hierarchy files):
+        what an export must never write over."""
+        found = [self.path] if self.path and not self.demo else []
+        for extra in self.append:
+            found += extra.files()
+        found += [f for f in self.hierarchies.values() if f]
+        return tuple(found)
+
     def to_dict(self) -> dict:
         d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
              "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,

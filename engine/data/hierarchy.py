@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
+from ..base.io import open_regular
 
 ROOT = "*"
 _FORMAT = "veil.hierarchy"
@@ -547,7 +548,10 @@ def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
         return path_or_text, ""
     path = Path(path_or_text)
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as f:  # never a FIFO or a device
+            raw = f.read()
+    except BadInput as exc:
+        raise BadInput(f"cannot read hierarchy file {exc}") from None
     except OSError as exc:
         raise BadInput(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
     try:

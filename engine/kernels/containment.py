@@ -191,9 +191,13 @@ class AllOf(SelectionConstraint):
         return self.constraints[0].value()
 
 
-def partition_of(matrix: BinaryMatrix, features: Iterable[int]) -> Partition:
+def partition_of(matrix: BinaryMatrix, features: Iterable[int], check=None) -> Partition:
+    """The partition of the records by their values on ``features``; ``check`` (cancellation) is
+    called before each feature refines it (a pass over the records)."""
     part = Partition(matrix)
     for f in features:
+        if check is not None:
+            check()
         part.add(int(f))
     return part
 

@@ -184,5 +184,7 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
         key, eq, val = part.partition("=")
         if not eq or not key.strip():
             raise BadInput(f"expected key=value in {text!r}, got {part!r}")
+        if key.strip() in values:  # "k-anonymity:k=50,k=2" must not quietly run k = 2
+            raise BadInput(f"the parameter {key.strip()!r} is given twice in {text!r}; give it once")
         values[key.strip()] = val.strip()
     return name, values

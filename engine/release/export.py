@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
-from ..base.io import sha256_file
+from ..base.io import open_regular, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
@@ -45,7 +45,7 @@ from .manifest import (MANIFEST_NAME, REPORT_FILES, ExportOptions, binding, buil
                        identifier_columns, input_data, read_manifest, source_path)
 from .parts import as_written, manifest_entry, part_names, part_path, write_parts
 from .report import render_report_files
-from .staging import Staging, refuse_overwriting
+from .staging import Staging, plain_name, refuse_overwriting
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
                   *, input_path: str | None = None, input_rows: int | None = None, version: str = "",
                   extra: dict | None = None, source=None, project: str | os.PathLike | None = None,
                   report: ReportOptions | None = None, ctx: Context | None = None,
-                  also_writes: tuple[str, ...] = ()) -> dict:
+                  also_writes: tuple[str, ...] = (), inputs: tuple = ()) -> dict:
     """Write ``DIR/<filename>.<ext>`` and ``DIR/manifest.json`` (no report); return the manifest.
 
     Parameters
@@ -132,6 +132,8 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
         With it, the manifest also holds utility before and after (the classifier runs); without
         it only re-identification risk is assessed.
     also_writes : names of other files the caller will write in ``DIR`` (refused when one is the input).
+    inputs : other files the run read (a file of column names): never written over, like the input,
+        the project file and ``source``'s files (appended data, hierarchies).
 
     Raises
     ------
@@ -144,12 +146,13 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
     """
     return _export(registry, result, out_dir, options, input_path=input_path, input_rows=input_rows, version=version,
                    extra=extra, source=source, project=project, assessment=report, report_files=None, ctx=ctx,
-                   also_writes=also_writes).manifest
+                   also_writes=also_writes, inputs=inputs).manifest
 
 
 def export_release(registry, result: RunResult, out_dir: str | os.PathLike, options: ExportOptions = ExportOptions(),
                    *, report: ReportOptions | None = ReportOptions(), source=None,
-                   project: str | os.PathLike | None = None, version: str = "", ctx: Context | None = None) -> Export:
+                   project: str | os.PathLike | None = None, version: str = "", ctx: Context | None = None,
+                   inputs: tuple = ()) -> Export:
     """Export a run: the released file, ``manifest.json`` and (unless ``report`` is None) ``report.html``
     and ``report.pdf``, all in ``out_dir``. This is what the desktop's Export and ``veil run`` call.
 
@@ -165,20 +168,21 @@ def export_release(registry, result: RunResult, out_dir: str | os.PathLike, opti
     PrivacyCheckFailed
         The release fails its privacy model: nothing was written (the message lists failing records).
     BadInput
-        A target path is the input or project file, an identifier column would be released, a bad format.
+        A target path is a file the run read (the input, a hierarchy, the project file, any of ``inputs``),
+        an identifier column would be released, a bad format.
     Cancelled
         ``ctx`` was cancelled before the files took their names: nothing was written.
     """
     data = input_data(result)
     return _export(registry, result, out_dir, options, input_path=data_input_path(data),
                    input_rows=data_input_rows(data), version=version, source=source, project=project,
-                   assessment=report, report_files=report, ctx=ctx)
+                   assessment=report, report_files=report, ctx=ctx, inputs=inputs)
 
 
 def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, input_path=None, input_rows=None,
             version="", extra=None, source=None, project=None, assessment: ReportOptions | None = None,
             report_files: ReportOptions | None = None, ctx: Context | None = None,
-            also_writes: tuple[str, ...] = ()) -> Export:
+            also_writes: tuple[str, ...] = (), inputs: tuple = ()) -> Export:
 
     ctx = ctx or Context(result.spec.seed)
     ctx.check()
@@ -190,7 +194,8 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     target = out / f"{options.filename}.{exporter.extension}"
     report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
                          if report_files is not None and getattr(report_files, k))
-    protected = [input_path or source_path(result), project]
+    protected = [input_path or source_path(result), (project, "project file"), *_source_files(source),
+                 *((f, "input file") for f in inputs)]
     part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
     refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *part_files, *also_writes))],
                        protected)
@@ -259,6 +264,14 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                                             for k in ("html", "pdf")))
 
 
+def _source_files(source) -> list[tuple]:
+    """The files a DataSource reads, each with what it is (for the message refusing to write over one)."""
+    if source is None or not hasattr(source, "files"):
+        return []
+    hierarchies = set((getattr(source, "hierarchies", None) or {}).values())
+    return [(f, "hierarchy file" if f in hierarchies else "input file") for f in source.files()]
+
+
 def written_names(exporter, columns) -> list[str]:
     """The column names as ``exporter`` writes them in its file (a spreadsheet format escapes
     names that would run as formulas); the plain names when the exporter does not say."""
@@ -293,19 +306,21 @@ def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
     gone = []
     for name in sorted({*listed, *REPORT_FILES.values()}):
         path = out / name
-        if name in keep or Path(name).name != name or not path.is_file() or path.is_symlink():
+        if name in keep or not plain_name(name) or not path.is_file() or path.is_symlink():
             continue
-        if any(keep_safe and Path(keep_safe).exists() and os.path.samefile(keep_safe, path) for keep_safe in protected):
+        inputs = (k[0] if isinstance(k, tuple) else k for k in protected)
+        if any(keep_safe and os.path.exists(keep_safe) and os.path.samefile(keep_safe, path) for keep_safe in inputs):
             continue  # never the input or the project file
         # only a file that is provably the earlier export's: as its manifest lists it, or a Veil report
-        if (name in listed and sha256_file(path) == listed[name]) or (name in REPORT_FILES.values()
-                                                                      and _is_veil_report(path)):
+        if name in listed and sha256_file(path, follow_symlinks=False) == listed[name]:
+            gone.append(name)
+        elif name in REPORT_FILES.values() and _is_veil_report(path):
             gone.append(name)
     return tuple(gone)
 
 
 def _is_veil_report(path: Path) -> bool:
-    with open(path, "rb") as f:
+    with open_regular(path, follow_symlinks=False) as f:
         head = f.read(2048)
         if head.startswith(b"%PDF"):
             f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))

@@ -21,13 +21,14 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
-from ..base.io import sha256_file
+from ..base.io import open_regular, sha256_file
 from ..base.validate import NULL, check_shape, get, read_json_object
 from ..data.binary import BinaryMatrix
 from ..data.datasource import input_path as data_input_path
 from ..data.table import Role, Table
 from ..model.release import FEATURE_WEIGHTS, Release, Verdict
 from ..run.runs import RunResult
+from .staging import plain_name
 
 REPORT_FILES = {"html": "report.html", "pdf": "report.pdf"}
 
@@ -74,18 +75,44 @@ def read_binding(path: str | os.PathLike) -> dict:
     """The binding a report file carries (HTML: a ``<meta name="veil-binding">`` in its head; PDF: its
     Keywords); ``{}`` when it carries none (a report of an earlier Veil, or not a report)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never a FIFO or a device
             head = f.read(4096)
             if head.startswith(b"%PDF"):
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))  # the info dictionary is near the end
                 head = f.read()
-    except OSError:
+    except (OSError, BadInput):
         return {}
     found = {}
     for key, value in _BINDING.findall(head):
         found.setdefault(key.decode(), value.decode())
     return found
 
+
+
+def recorded_inputs(manifest: dict) -> list:
+    """The files a manifest says its run read (the input, appended files, hierarchies, the project
+    file), as (path, what) pairs for :func:`~veil.engine.release.staging.refuse_overwriting`."""
+    found = []
+
+    def source(read) -> None:
+        if not isinstance(read, dict):
+            return
+        if isinstance(read.get("path"), str):
+            found.append((read["path"], "input file"))
+        hierarchies = read.get("hierarchies")
+        for f in (hierarchies.values() if isinstance(hierarchies, dict) else ()):
+            if isinstance(f, str):
+                found.append((f, "hierarchy file"))
+        for extra in read.get("append") if isinstance(read.get("append"), list) else ():
+            source(extra)
+
+    inp = manifest.get("input") if isinstance(manifest.get("input"), dict) else {}
+    source({"path": inp.get("path")})
+    source(inp.get("read"))
+    project = manifest.get("project")
+    if isinstance(project, dict) and isinstance(project.get("path"), str):
+        found.append((project["path"], "project file"))
+    return found
 
 
 def input_data(result: RunResult):
@@ -300,9 +327,9 @@ def read_manifest(path: str | os.PathLike) -> dict:
     export = get(manifest, "export", dict, {}, where=p.name)
     files = get(export, "files", dict, {}, where=f"{p.name} export")
     for name, digest in files.items():
-        if Path(name).name != name or name in (".", "..") or not isinstance(digest, str):
+        if not plain_name(name) or not isinstance(digest, str):
             raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
-    if Path(manifest["output"]["path"]).name != manifest["output"]["path"]:
+    if not plain_name(manifest["output"]["path"]):
         raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
     manifest["_dir"] = str(p.parent)
     return manifest

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..base.errors import BadInput
-from ..base.io import sha256_file
+from ..base.io import check_regular, sha256_file
 
 GROUP_COLUMN = "group"  # the column joining a part to the main table
 
@@ -83,5 +83,6 @@ def read_parts(exporter, path: Path, names=None) -> dict:
         p = part_path(path, name)
         if not p.exists():
             raise BadInput(f"the release's part {p.name} is missing beside {path.name}")
+        check_regular(p)
         parts[name] = exporter.read_back(p)
     return parts

@@ -22,7 +22,7 @@ from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_r
                          utility_rows)
 from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
-from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest
+from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
 from .staging import refuse_overwriting
 from .verify import read_released, verify_file
 from ..base.io import sha256_file
@@ -395,7 +395,9 @@ def _check_text(key: str, state: str | None) -> str | None:
             "changed": f"{what} has changed since the export: its fingerprint differs.",
             "missing": f"{what} is no longer where the manifest says.",
             "demo": "The input is Veil's bundled demo data.",
-            "not recorded": f"{what}'s location was not recorded."}.get(state, f"{what}: {state}.")
+            "not recorded": f"{what}'s location was not recorded.",
+            "is no longer a regular file": f"{what} is no longer a regular file: it was not read."}.get(
+        state, f"{what}: {state}.")
 
 
 def _release_state(state: str) -> str:
@@ -435,8 +437,7 @@ def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportO
 
     ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
     out = Path(out_dir)
-    refuse_overwriting([out / name for name in REPORT_FILES.values()],
-                       [(manifest.get("input") or {}).get("path"), (manifest.get("project") or {}).get("path")])
+    refuse_overwriting([out / name for name in REPORT_FILES.values()], recorded_inputs(manifest))
     with Staging(out) as stage:
         staged = render_report_files(registry, manifest, stage, options,
                                      binding if binding is not None else make_binding(manifest), checks, ctx)
@@ -532,6 +533,8 @@ def _reload_input(registry, manifest: dict, checks: dict):
         checks["input"] = "not recorded"
     elif not Path(path).exists():
         checks["input"] = "missing"
+    elif not Path(path).is_file():  # a FIFO or a device where the input was: never opened
+        checks["input"] = "is no longer a regular file"
     elif digest and sha256_file(path) != digest:
         checks["input"] = "changed"
     else:

@@ -23,6 +23,14 @@ finds it (its lock is no longer held), rolls back a commit that was under way an
 A staging folder is "live" while the process that made it holds an exclusive ``flock`` on its
 ``lock`` file; the kernel releases the lock when the process dies, however it dies. Without
 ``fcntl`` (Windows) a staging folder counts as stale after a day.
+
+What a killed export left is acted on only when it is provably Veil's own (:func:`read_journal`):
+the staging folder is a real folder (not a link) of this user that no one else may write to, its
+journal and lock are regular files, the journal names the very folder it lies in (name and inode:
+a journal copied or planted from elsewhere does not) and the process whose id the lock holds, and
+it names nothing but plain file names of the export folder with their SHA-256. Anything else is
+refused (BadInput) before anything is touched. Recovery never follows a link, never leaves the
+export folder, and never opens anything but a regular file.
 """
 
 from __future__ import annotations
@@ -32,13 +40,14 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import BadInput
-from ..base.io import sha256_file
+from ..base.io import file_kind, open_regular, sha256_file
 
 try:
     import fcntl
@@ -52,6 +61,31 @@ NEW, OLD = "new", "old"
 UNLOCKED_STALE_SECONDS = 24 * 3600  # without flock (Windows), or a folder killed before its lock existed
 # earlier Veils wrote an export's files through ".release.csv.XXXX.part" files beside the target
 LEGACY_PART = re.compile(r"\.(release\.[A-Za-z0-9]+|manifest\.json|report\.html|report\.pdf)\.[A-Za-z0-9_]+\.part")
+MAX_JOURNAL_BYTES = 1 << 20  # an export's journal is well under a kilobyte per file
+MAX_JOURNAL_NAMES = 1000  # files one journal may name (an export has a handful)
+MAX_LOCK_BYTES = 64
+_JOURNAL_KEYS = {"state", "new", "backed_up", "remove", "pid", "started", "folder"}
+_STATES = ("committing", "committed")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def plain_name(name) -> bool:
+    """Whether ``name`` is a plain file name: one component, which joined to a folder stays in it
+    (no separator, no ``.``/``..``, no NUL or control character, not a staging folder's name)."""
+    return (isinstance(name, str) and 0 < len(name.encode("utf-8", "surrogateescape")) <= 255
+            and name not in (".", "..") and not name.startswith(PREFIX)
+            and not any(c in "/\\" or ord(c) < 32 or c == "\x7f" for c in name)
+            and (os.name != "nt" or ":" not in name) and Path(name).name == name)
+
+
+def _shown(text: str) -> str:
+    """A name for a one-line message: as it is when printable, else quoted with escapes."""
+    return text if text.isprintable() else repr(text)
+
+
+def _refuse(staging: Path, why: str):
+    raise BadInput(f"{_shown(str(staging))} was not left by a Veil export into this folder: {why}; nothing was "
+                   f"touched (look at what it holds, then remove it to export here)")
 
 
 def _replace(src: Path, dst: Path) -> None:
@@ -133,7 +167,7 @@ class Staging:
     # -- preparing
     def file(self, name: str) -> Path:
         """The path to prepare the export's file ``name`` at (``folder/name`` after the commit)."""
-        if Path(name).name != name or name in (".", ".."):
+        if not plain_name(name):
             raise ValueError(f"not a plain file name: {name!r}")
         path = self.path / NEW / name
         self.files[name] = path
@@ -158,7 +192,10 @@ class Staging:
                 backed_up.append(name)
         journal = {"state": "committing", "new": {n: sha256_file(self.files[n]) for n in names},
                    "backed_up": backed_up, "remove": list(remove), "pid": os.getpid(),
-                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "folder": _identity(self.path)}
+        why = _journal_problem(journal)  # never write a journal that recovery would refuse
+        if why:
+            raise BadInput(f"cannot export into {self.folder}: {why}")
         _write_journal(self.path, journal)
         try:
             for name in names:
@@ -181,7 +218,15 @@ def _backup(target: Path, backup: Path) -> None:
     try:
         os.link(target, backup, follow_symlinks=False)
     except OSError:  # no hard links here (some network or FAT file systems): copy
+        mode = os.lstat(target).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # never read a FIFO or a device to copy it
+            raise BadInput(f"{target} is {file_kind(mode)}, not a file Veil can replace; move it away") from None
         shutil.copy2(target, backup, follow_symlinks=False)
+
+
+def _identity(staging: Path) -> dict:
+    """What ties a journal to the staging folder it was written in: its name and inode."""
+    return {"name": staging.name, "inode": os.lstat(staging).st_ino}
 
 
 def _write_journal(staging: Path, journal: dict) -> None:
@@ -194,46 +239,82 @@ def _write_journal(staging: Path, journal: dict) -> None:
     _fsync_dir(staging)
 
 
+def _mode(path: Path) -> int | None:
+    """``lstat`` mode of ``path`` (a link is not followed); None when nothing is there."""
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+
+
 def rollback(folder: Path, staging: Path, journal: dict) -> None:
     """Put ``folder`` back as it was before the commit ``journal`` describes: the earlier files from
-    ``staging/old``, and no file of the new export (a file is the new export's when its SHA-256 is
-    the one the journal recorded)."""
+    ``staging/old``, and no file of the new export (a file is the new export's when it is a regular
+    file whose SHA-256 is the one the journal recorded).
+
+    Only plain names are acted on, only inside ``folder``; a backup is moved back only when it is a
+    regular file or a link (Veil backs up a link as a link), and no link is followed."""
     old = staging / OLD
+    old_ok = stat.S_ISDIR(_mode(old) or 0)  # a link in its place would lead elsewhere
     new = journal.get("new") or {}
+    backed_up = set(journal.get("backed_up") or [])
     for name in [*new, *(journal.get("remove") or [])]:
+        if not plain_name(name):
+            continue
         target, backup = folder / name, old / name
-        if name in (journal.get("backed_up") or []) and (backup.exists() or backup.is_symlink()):
+        kept = _mode(backup) if old_ok and name in backed_up else None
+        if kept is not None and (stat.S_ISREG(kept) or stat.S_ISLNK(kept)):
             os.replace(backup, target)
-        elif name in new and target.exists() and not target.is_symlink() and sha256_file(target) == new[name]:
+        elif name in new and stat.S_ISREG(_mode(target) or 0) and \
+                sha256_file(target, follow_symlinks=False) == new[name]:
             os.unlink(target)
     _fsync_dir(folder)
 
 
 # -- stale staging folders -------------------------------------------------------------------------
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
 def _lock(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600)
     os.write(fd, str(os.getpid()).encode())
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     return fd
 
 
+def _check_ours(staging: Path, path: Path, what: str, folder: bool = False) -> os.stat_result:
+    """The ``lstat`` of ``path`` (the staging folder itself, its lock or its journal) when it is what
+    Veil makes there: a real folder, or a regular file; of this user; a folder no one else may write to."""
+    st = os.lstat(path)
+    if folder != stat.S_ISDIR(st.st_mode) or not (folder or stat.S_ISREG(st.st_mode)):
+        _refuse(staging, f"{what} is {file_kind(st.st_mode)}, not {'a folder' if folder else 'a regular file'}")
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        _refuse(staging, f"{what} belongs to another user")
+    if folder and os.name == "posix" and st.st_mode & 0o022:
+        _refuse(staging, f"{what} may be written by other users")
+    return st
+
+
 def _is_live(staging: Path) -> bool:
     """Whether the process that made ``staging`` is still at work (it holds the lock)."""
     lock = staging / LOCK
     try:
-        age = time.time() - staging.stat().st_mtime
+        age = time.time() - os.lstat(staging).st_mtime
     except OSError:
         return False
     if fcntl is None:
         return age < UNLOCKED_STALE_SECONDS
-    if not lock.exists():  # made a moment ago, or killed between making the folder and locking it
+    if _mode(lock) is None:  # made a moment ago, or killed between making the folder and locking it
         return age < 60
+    _check_ours(staging, lock, f"its {LOCK}")
     try:
-        fd = os.open(lock, os.O_RDWR)
+        fd = os.open(lock, os.O_RDWR | _NO_FOLLOW)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            _refuse(staging, f"its {LOCK} is not a regular file")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
@@ -244,12 +325,89 @@ def _is_live(staging: Path) -> bool:
     return False
 
 
+def _read_small(staging: Path, path: Path, what: str, limit: int) -> bytes:
+    """A regular file of the staging folder, read without following a link, at most ``limit`` bytes."""
+    st = _check_ours(staging, path, what)
+    if st.st_size > limit:
+        _refuse(staging, f"{what} holds {st.st_size:,} bytes, more than Veil ever writes there ({limit:,})")
+    with open_regular(path, follow_symlinks=False) as f:
+        raw = f.read(limit + 1)
+    if len(raw) > limit:
+        _refuse(staging, f"{what} holds more than {limit:,} bytes")
+    return raw
+
+
 def read_journal(staging: Path) -> dict | None:
-    try:
-        journal = json.loads((staging / JOURNAL).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The journal of a stale staging folder, when it is provably the one Veil wrote there (see the
+    module's docstring); None when there is none (the export was killed before its commit began).
+    Anything else raises BadInput, and nothing is touched."""
+    _check_ours(staging, staging, "it", folder=True)
+    path = staging / JOURNAL
+    if _mode(path) is None:
         return None
-    return journal if isinstance(journal, dict) else None
+    raw = _read_small(staging, path, f"its {JOURNAL}", MAX_JOURNAL_BYTES)
+    try:
+        journal = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_repeated_keys)
+    except (ValueError, RecursionError):  # invalid UTF-8 or JSON, a key given twice, nesting too deep
+        _refuse(staging, f"its {JOURNAL} is not a journal Veil writes")
+    why = _journal_problem(journal)
+    if why:
+        _refuse(staging, f"its {JOURNAL} {why}")
+    if journal["folder"] != _identity(staging):
+        _refuse(staging, f"its {JOURNAL} was written in another folder")
+    lock = staging / LOCK
+    holder = _read_small(staging, lock, f"its {LOCK}", MAX_LOCK_BYTES) if _mode(lock) is not None else b""
+    if holder.decode("ascii", "replace") != str(journal["pid"]):
+        _refuse(staging, f"its {JOURNAL} was not written by the process that held its {LOCK}")
+    old = staging / OLD
+    if _mode(old) is not None:
+        _check_ours(staging, old, f"its {OLD} folder", folder=True)
+    return journal
+
+
+def _no_repeated_keys(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise ValueError("a key is given twice")
+    return d
+
+
+def _journal_problem(journal) -> str | None:
+    """What makes ``journal`` other than a journal Veil writes, in words; None when nothing does."""
+    if not isinstance(journal, dict):
+        return "is not a JSON object"
+    unknown = sorted(set(journal) - _JOURNAL_KEYS)
+    if unknown:
+        return f"holds the unknown field {_shown(unknown[0])}"
+    missing = sorted(k for k in _JOURNAL_KEYS - {"started"} if k not in journal)
+    if missing:
+        return f"lacks the field {missing[0]}"
+    if journal["state"] not in _STATES:
+        return "has an unknown state"
+    pid = journal["pid"]
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return "names no process"
+    if not isinstance(journal.get("started", ""), str) or len(journal.get("started", "")) > 64:
+        return "has an invalid start time"
+    folder = journal["folder"]
+    if not (isinstance(folder, dict) and set(folder) == {"name", "inode"} and isinstance(folder["name"], str)
+            and isinstance(folder["inode"], int) and not isinstance(folder["inode"], bool)):
+        return "does not say which folder it belongs to"
+    new, backed_up, remove = journal["new"], journal["backed_up"], journal["remove"]
+    if not isinstance(new, dict) or not isinstance(backed_up, list) or not isinstance(remove, list):
+        return "is not a journal Veil writes"
+    if len(new) + len(backed_up) + len(remove) > MAX_JOURNAL_NAMES:
+        return f"names more than {MAX_JOURNAL_NAMES:,} files"
+    for name in (*new, *backed_up, *remove):
+        if not plain_name(name):
+            return f"names {_shown(repr(name))}, which is not a plain file name in the export folder"
+    if not all(isinstance(d, str) and _SHA256.fullmatch(d) for d in new.values()):
+        return "gives a file a hash that is not a SHA-256"
+    if len(set(backed_up)) != len(backed_up) or len(set(remove)) != len(remove) or set(remove) & set(new):
+        return "names a file twice"
+    if not set(backed_up) <= set(new) | set(remove):
+        return "backs up a file that the export neither writes nor removes"
+    return None
 
 
 @dataclass
@@ -301,23 +459,28 @@ def leftovers(folder: str | os.PathLike) -> list[Leftover]:
     except OSError:
         return []
     for p in entries:
-        if p.name.startswith(PREFIX) and p.is_dir() and not p.is_symlink():
+        if p.name.startswith(PREFIX):  # Veil makes only real folders by that name: a link or a file is refused
+            _check_ours(p, p, "it", folder=True)
             live = _is_live(p)
             found.append(Leftover(p, live, None if live else read_journal(p)))
-        elif LEGACY_PART.fullmatch(p.name) and p.is_file():
+        elif LEGACY_PART.fullmatch(p.name) and stat.S_ISREG(_mode(p) or 0):
             found.append(Leftover(p, False))
     for item in found:
         if item.interrupted_commit:
             for name, digest in (item.journal.get("new") or {}).items():
                 target = folder / name
-                if target.exists() and not target.is_symlink():
-                    item.members[name] = "new" if sha256_file(target) == digest else "earlier"
+                if stat.S_ISREG(_mode(target) or 0):  # never a link, a FIFO or a device
+                    same = sha256_file(target, follow_symlinks=False) == digest
+                    item.members[name] = "new" if same else "earlier"
     return found
 
 
 def remove_stale(folder: str | os.PathLike) -> list[Path]:
     """Remove what killed exports left in ``folder`` (rolling back a half-done commit first, so the
-    earlier export is whole again); return what was removed. Live staging folders are left alone."""
+    earlier export is whole again); return what was removed. Live staging folders are left alone.
+
+    Every leftover is checked first (:func:`leftovers` raises BadInput for one Veil did not leave),
+    so a refusal touches nothing."""
     removed = []
     for item in leftovers(folder):
         if item.live:
@@ -333,12 +496,19 @@ def remove_stale(folder: str | os.PathLike) -> list[Path]:
 
 
 def refuse_overwriting(targets, protected) -> None:
-    """BadInput when a target is one of the protected files (same file by any path, link or hard link)."""
+    """BadInput when a target is one of the protected files (the same file by any path, link or hard
+    link), naming both; ``protected`` holds paths, or (path, what it is) pairs such as
+    ``(path, "hierarchy file")``."""
+    kept = []
+    for keep in protected:
+        keep, what = keep if isinstance(keep, tuple) else (keep, "input file")
+        if keep and os.path.exists(keep):
+            kept.append((Path(keep), what))
     for target in targets:
         target = Path(target)
-        if not target.exists():
+        if not os.path.exists(target):
             continue
-        for keep in protected:
-            if keep and Path(keep).exists() and os.path.samefile(keep, target):
-                raise BadInput(f"writing {target.name} would overwrite the input file {Path(keep).name}; "
+        for keep, what in kept:
+            if os.path.samefile(keep, target):
+                raise BadInput(f"writing {_shown(target.name)} would overwrite the {what} {_shown(str(keep))}; "
                                f"choose another output folder")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..base.errors import BadInput
-from ..base.io import sha256_file
+from ..base.io import check_regular, sha256_file
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
@@ -32,6 +32,7 @@ class Verification:
 def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
     """A released file read back by the exporter of ``fmt``; BadInput when it is damaged or not that format."""
     exporter = registry.exporter(fmt)
+    check_regular(path)  # a FIFO would block the reader, a device would never end
     try:
         return exporter.read_back(Path(path))
     except (BadInput, MemoryError, OSError):
@@ -121,7 +122,9 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
         p = folder / name
         if not p.exists():
             problems.append(f"incomplete export: {name} is missing")
-        elif name in data_files:  # a further part of the release (Anatomy's sensitive table)
+            continue
+        check_regular(p)  # BadInput for a FIFO, a socket or a device: never opened
+        if name in data_files:  # a further part of the release (Anatomy's sensitive table)
             if sha256_file(p) != digest:
                 problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
         elif name != out["path"]:  # a report: whose is it?
@@ -134,6 +137,7 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
         p = folder / name
         if name in files or not p.exists():
             continue
+        check_regular(p)
         carried = read_binding(p)
         if not ours or carried.get("manifest-sha256") != ours:
             problems.append(f"incomplete export: {name} belongs to {_whose(carried, manifest)} export")

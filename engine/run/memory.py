@@ -38,11 +38,16 @@ class MemoryEstimate:
         return f"about {format_bytes(self.total)} (the largest part: {what}, {format_bytes(size)})"
 
 
-def shape_of(data) -> DataShape:
-    """The shape a plugin's memory cost is a function of (a Table, BinaryMatrix or SetValued)."""
+def shape_of(data, check=None) -> DataShape:
+    """The shape a plugin's memory cost is a function of (a Table, BinaryMatrix or SetValued);
+    ``check`` (cancellation) is called per column counted."""
     if form_of(data) == TABLE:
         frame = data.frame
-        distinct = max((int(frame[c].nunique(dropna=False)) for c in frame.columns), default=0)
+        distinct = 0
+        for column in frame.columns:
+            if check is not None:
+                check()
+            distinct = max(distinct, int(frame[column].nunique(dropna=False)))
         return DataShape(rows=data.n_rows, columns=len(frame.columns), cells=data.n_rows * len(frame.columns),
                          max_distinct=distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
     columns = getattr(data, "n_features", None) or getattr(data, "n_items", 0)
@@ -61,9 +66,10 @@ def release_shape(release, data_shape: DataShape) -> DataShape:
                      max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
 
 
-def estimate_method(algorithm, params, data) -> MemoryEstimate:
-    """What a run of ``algorithm`` (with ``params``) on ``data`` (in the form it accepts) needs."""
-    shape = shape_of(data)
+def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> MemoryEstimate:
+    """What a run of ``algorithm`` (with ``params``) on ``data`` (in the form it accepts) needs;
+    ``shape``: the data's, when known."""
+    shape = shape or shape_of(data)
     method = int(algorithm.memory(shape, params))
     parts = (("the data", shape.nbytes), (f"method {algorithm.name}", method))
     return MemoryEstimate(parts, int(HEADROOM * (shape.nbytes + method)))
@@ -78,10 +84,11 @@ def estimate_runs(registry, data, specs) -> MemoryEstimate:
     return max(estimates, key=lambda e: e.total, default=MemoryEstimate((), 0))
 
 
-def estimate_metrics(metrics, data, release) -> MemoryEstimate:
+def estimate_metrics(metrics, data, release, shape: DataShape | None = None) -> MemoryEstimate:
     """What computing ``metrics`` ((metric, params) pairs, one after another) on ``release`` of
-    ``data`` needs at its peak: the data and release held, and the largest metric."""
-    shape = shape_of(data)
+    ``data`` needs at its peak: the data and release held, and the largest metric; ``shape``: the
+    data's, when known."""
+    shape = shape or shape_of(data)
     after = release_shape(release, shape)
     parts = [("the data", shape.nbytes), ("the release", after.nbytes)]
     for metric, metric_params in metrics:

@@ -18,7 +18,7 @@ from ..data.forms import TABLE, convert, form_of, labels_of, provenance_of
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
-from .memory import check_memory, estimate_method, estimate_metrics
+from .memory import check_memory, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
 from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
 from ..data.recipe import Recipe
@@ -220,7 +220,8 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
                                            release_sensitive)
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True))
-    check_memory(estimate_method(algorithm, params, prepared))
+    shape = shape_of(prepared, ctx.check)
+    check_memory(estimate_method(algorithm, params, prepared, shape))
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
@@ -245,7 +246,8 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
                                  f"failing records: {describe_failures(verdict, release)}", verdict)
     ctx.progress(0.9, "computing metrics")
-    check_memory(estimate_metrics([(metric, metric_params) for _, metric, metric_params in metrics], prepared, release))
+    check_memory(estimate_metrics([(m, p) for _, m, p in metrics], prepared, release, shape))
+    ctx.check()
     samples: dict = {}
     values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples)
     ctx.progress(1.0, "done")

@@ -310,10 +310,18 @@ def read_delimited(path: Path, options: ImportOptions) -> Table:
     return Table.from_frame(frame)
 
 
+def _refuse_line_break(delimiter: str, name: str) -> None:
+    """A delimiter holding a line break would split records, not fields (``"\\n".isspace()`` is true,
+    so it would otherwise pass for "whitespace")."""
+    if len(f"a{delimiter}b".splitlines()) > 1:
+        raise BadInput(f"cannot split {name} on {delimiter!r}: a line break separates records, not fields")
+
+
 def _delimiter_option(delimiter: str | None, name: str) -> str | None:
     if delimiter is None:
         return None
     delimiter = _DELIMITER_ALIASES.get(delimiter.lower(), delimiter)
+    _refuse_line_break(delimiter, name)
     if delimiter.isspace():
         return _WHITESPACE if delimiter != "\t" else "\t"
     if len(delimiter) != 1 or delimiter in "\"\r\n":
@@ -584,6 +592,7 @@ class TransactionsImporter(Importer):
         sep = options.delimiter
         if sep is not None:
             sep = _DELIMITER_ALIASES.get(sep.lower(), sep)
+            _refuse_line_break(sep, Path(path).name)
             if sep.isspace():
                 sep = " "
             if sep not in (" ", ","):

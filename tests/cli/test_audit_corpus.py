@@ -2,12 +2,22 @@
 
 Each case writes its files into a fresh folder, runs ``veil`` (in-process; a few as real processes)
 and checks the exit code, exactly one line on stderr (or, for a release that fails verification,
-one FAILED line), no traceback, every input byte-identical afterwards and no file left behind.
+one FAILED line), no traceback, and that every entry of the folder (inputs, files outside the
+output folder, the output folder itself: each file by its SHA-256, each link by its target, each
+FIFO or folder by its kind) is as it was: nothing written, removed or replaced.
+
+A case that would block or never end when Veil gets it wrong (a FIFO, ``/dev/zero``) runs as a
+real process, whose time limit turns a hang into a failure.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
+import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +43,8 @@ class Case:
     hint: str = ""  # a word the message must contain (the field, the column, the range…)
     links: dict = field(default_factory=dict)  # name -> what the symbolic link points to
     from_release: Callable | None = None  # the files of a real export -> this case's files (added to ``files``)
+    plant: Callable | None = None  # makes what files cannot say (a staging folder, a FIFO) in the case's folder
+    process: bool = False  # run as a real process: a regression would hang, and its time limit catches that
 
 
 CASES: dict[str, Case] = {}
@@ -401,6 +413,271 @@ case("verify folder without manifest", {"keep.txt": b"x"}, ("verify", "{d}"))
 case("report folder without manifest", {"keep.txt": b"x"}, ("report", "{d}"))
 
 
+# -- what a killed export leaves: a journal Veil did not write is refused, and nothing is touched -------------------
+# The export folder sits two levels below the case's folder, so "../../victim.txt" is a file of the case.
+OUT = "a/b/out"
+STAGING = ".veil-staging-planted"
+PID = 4242  # the process a planted lock names
+VICTIM = b"a file outside the export folder\n"
+NOTES = b"the user's own notes, inside the export folder\n"
+OUT_RUN = ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv", *ROLES,
+           "--out", f"{{d}}/{OUT}")
+OUT_VERIFY = ("verify", f"{{d}}/{OUT}")
+
+
+def in_out(release: dict) -> dict:
+    """A real export's files in the export folder, with the victims around it."""
+    return {**{f"{OUT}/{k}": v for k, v in release.items()}, "in.csv": PEOPLE, "victim.txt": VICTIM,
+            "a/victim.txt": VICTIM, f"{OUT}/notes.txt": NOTES, f"{OUT}/sub/notes.txt": NOTES}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def planted(entries: Callable, *, bind: bool = True, pid: int = PID, extra: Callable | None = None,
+            mode: int = 0o700) -> Callable:
+    """A maker of a stale staging folder in the export folder: a lock naming ``PID`` that no process
+    holds, an ``old`` folder, and a journal of a commit under way whose fields are ``entries(d)``.
+    With ``bind`` the journal names its folder as Veil's does (name and inode) and the lock's process,
+    so only what the case changes can make it foreign. ``extra(d, staging)`` adds the rest."""
+
+    def plant(d: Path) -> None:
+        staging = d / OUT / STAGING
+        staging.mkdir()
+        (staging / "old").mkdir()
+        (staging / "lock").write_text(str(PID))
+        journal = {"state": "committing", "new": {}, "backed_up": [], "remove": [], "pid": pid, **entries(d)}
+        if bind:
+            journal.setdefault("folder", {"name": STAGING, "inode": os.lstat(staging).st_ino})
+        (staging / "journal.json").write_text(json.dumps(journal))
+        if extra is not None:
+            extra(d, staging)
+        os.chmod(staging, mode)
+
+    return plant
+
+
+UNFINISHED = {"release.zzz": "0" * 64}  # a file the commit had not moved yet: Veil would roll the commit back
+
+
+def journal_case(name: str, plant: Callable, hint: str, *, commands=("run", "verify"), process: bool = False,
+                 files: dict | None = None) -> None:
+    for command in commands:
+        case(f"journal {command}: {name}", files or {}, OUT_RUN if command == "run" else OUT_VERIFY, hint=hint,
+             from_release=in_out, plant=plant, process=process)
+
+
+journal_case("an absolute path", planted(lambda d: {"new": {str(d / "victim.txt"): digest(d / "victim.txt"),
+                                                             **UNFINISHED}}), "plain file name")
+journal_case("a path two levels up", planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"),
+                                                                 **UNFINISHED}}), "plain file name")
+journal_case("a backup put back outside the folder",
+             planted(lambda d: {"new": {"../../victim.txt": "0" * 64}, "backed_up": ["../../victim.txt"]},
+                     extra=lambda d, staging: (d / OUT / "victim.txt").write_bytes(b"attacker's content\n")),
+             "plain file name")
+journal_case("/dev/zero", planted(lambda d: {"new": {"/dev/zero": "0" * 64}}), "plain file name", process=True)
+journal_case("a NUL in a name", planted(lambda d: {"new": {"release.csv\x00../../victim.txt": "0" * 64,
+                                                            **UNFINISHED}}), "plain file name")
+journal_case("a path separator", planted(lambda d: {"new": {"sub/notes.txt": digest(d / OUT / "sub/notes.txt"),
+                                                             **UNFINISHED}}), "plain file name")
+journal_case("a backslash", planted(lambda d: {"new": {"..\\..\\victim.txt": "0" * 64}}), "plain file name")
+journal_case("a staging folder's name", planted(lambda d: {"new": {STAGING: "0" * 64}}), "plain file name")
+journal_case("a journal of another folder",
+             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED},
+                                "folder": {"name": ".veil-staging-elsewhere", "inode": 12345}}), "another folder")
+journal_case("a journal without its folder", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                        **UNFINISHED}}, bind=False), "folder")
+journal_case("a journal of another process", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                         **UNFINISHED}}, pid=777), "lock")
+journal_case("a staging folder others may write to",
+             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, mode=0o777),
+             "other users")
+journal_case("a journal that is not JSON", planted(lambda d: {}, extra=lambda d, staging: (
+    staging / "journal.json").write_bytes(b"{not json")), "journal")
+journal_case("a journal with a key twice", planted(lambda d: {}, extra=lambda d, staging: (
+    staging / "journal.json").write_bytes(b'{"state": "committed", "state": "committing"}')), "journal")
+journal_case("a huge journal", planted(lambda d: {"new": {f"file-{i:07d}.csv": "0" * 64 for i in range(30_000)}}),
+             "bytes")
+journal_case("a journal naming thousands of files",
+             planted(lambda d: {"new": {f"f{i}": "0" * 64 for i in range(5000)}}), "1,000")
+
+
+def _link_journal(d: Path, staging: Path) -> None:
+    """journal.json as a link to a journal elsewhere (that would delete ../../victim.txt)."""
+    real = json.loads((staging / "journal.json").read_bytes())
+    (d / "evil.json").write_text(json.dumps(real))
+    (staging / "journal.json").unlink()
+    (staging / "journal.json").symlink_to(d / "evil.json")
+
+
+journal_case("a journal that is a link",
+             planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"), **UNFINISHED}},
+                     extra=_link_journal), "symbolic link")
+
+
+def _link_lock(d: Path, staging: Path) -> None:
+    (staging / "lock").unlink()
+    (staging / "lock").symlink_to(d / "victim.txt")
+
+
+journal_case("a lock that is a link", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
+                                                                  **UNFINISHED}}, extra=_link_lock), "symbolic link")
+
+
+def _link_old(d: Path, staging: Path) -> None:
+    """old/ as a link to a folder outside, whose release.csv the rollback would move into the export folder."""
+    (d / "stash").mkdir()
+    (d / "stash/release.csv").write_bytes(VICTIM)
+    (staging / "old").rmdir()
+    (staging / "old").symlink_to(d / "stash")
+
+
+journal_case("an old folder that is a link",
+             planted(lambda d: {"new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"]}, extra=_link_old),
+             "symbolic link")
+
+
+def _staging_link(d: Path) -> None:
+    """A staging folder that is a link to a folder outside, holding a journal, a lock and backups."""
+    elsewhere = d / "elsewhere"
+    (elsewhere / "old").mkdir(parents=True)
+    (elsewhere / "old/release.csv").write_bytes(VICTIM)
+    (elsewhere / "lock").write_text(str(PID))
+    (elsewhere / "journal.json").write_text(json.dumps({
+        "state": "committing", "new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"], "remove": [],
+        "pid": PID, "folder": {"name": STAGING, "inode": os.lstat(elsewhere).st_ino}}))
+    (d / OUT / STAGING).symlink_to(elsewhere)
+
+
+journal_case("a staging folder that is a link", _staging_link, "symbolic link")
+
+
+def _fifo_journal(d: Path) -> None:
+    staging = d / OUT / STAGING
+    staging.mkdir(mode=0o700)
+    (staging / "lock").write_text(str(PID))
+    os.mkfifo(staging / "journal.json")
+
+
+journal_case("a journal that is a FIFO", _fifo_journal, "named pipe", process=True)
+
+
+def _release_fifo(d: Path, staging: Path | None = None) -> None:
+    (d / OUT / "release.csv").unlink()
+    os.mkfifo(d / OUT / "release.csv")
+
+
+journal_case("an entry that is a FIFO", planted(lambda d: {"new": {"release.csv": "0" * 64}}, extra=_release_fifo),
+             "named pipe", commands=("verify",), process=True)
+
+# -- never open a FIFO, a socket or a device: `veil verify` and `veil report` would wait forever -----------------------
+FIFO = "named pipe"
+
+
+def fifo(*names: str) -> Callable:
+    def plant(d: Path) -> None:
+        for name in names:
+            if (d / name).exists():
+                (d / name).unlink()
+            os.mkfifo(d / name)
+
+    return plant
+
+
+for command in ("verify", "report"):
+    extra = ("--no-utility",) if command == "report" else ()
+    case(f"fifo {command}: the release", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
+         plant=fifo("release.csv"), process=True)
+    case(f"fifo {command}: the manifest", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
+         plant=fifo("manifest.json"), process=True)
+    case(f"device {command}: the release a link to /dev/zero", {}, (command, "{d}", *extra), hint="character device",
+         from_release=lambda r: {k: v for k, v in r.items() if k != "release.csv"}, links={"release.csv": "/dev/zero"},
+         process=True)
+case("fifo verify: a report beside the release", {}, ("verify", "{d}"), hint=FIFO, from_release=lambda r: r,
+     plant=fifo("report.html"), process=True)
+case("fifo verify: a bare release", {}, ("verify", "{d}/r.csv", *VERIFY), hint=FIFO, plant=fifo("r.csv"), process=True)
+HIERARCHY = "20-29;*\n30-39;*\n40-49;*\n"
+case("fifo run: a hierarchy file", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h.csv"),
+     hint=FIFO, plant=fifo("h.csv"), process=True)
+case("fifo run: a project file", {"in.csv": PEOPLE}, ("run", "{d}/p.json", "--out", "{d}/out"), hint=FIFO,
+     plant=fifo("p.json"), process=True)
+case("fifo study: the study file", {"in.csv": PEOPLE}, ("study", "{d}/s.json", "--out", "{d}/out"), hint=FIFO,
+     plant=fifo("s.json"), process=True)
+case("fifo inspect: the data", {}, ("inspect", "{d}/in.csv"), hint=FIFO, plant=fifo("in.csv"), process=True)
+case("fifo run: --names-from", {"in.csv": PEOPLE.split(b"\n", 1)[1]},
+     (*FILE_RUN, "--names-from", "{d}/names.txt"), hint=FIFO, plant=fifo("names.txt"), process=True)
+
+# -- an input of the run where the export would write: refused, naming it ------------------------------------------
+HEADER, BODY = PEOPLE.split(b"\n", 1)
+for member in ("release.csv", "manifest.json"):
+    case(f"input in the output folder: a hierarchy as {member}", {"in.csv": PEOPLE, f"out/{member}": HIERARCHY},
+         (*FILE_RUN, *ROLES, "--hierarchy", f"age_band={{d}}/out/{member}"), hint=f"hierarchy file {{d}}/out/{member}")
+case("input in the output folder: --names-from as release.csv", {"in.csv": BODY, "out/release.csv": HEADER + b"\n"},
+     (*FILE_RUN, *ROLES, "--names-from", "{d}/out/release.csv"), hint="input file {d}/out/release.csv")
+case("input in the output folder: a project's hierarchy as release.csv",
+     {"in.csv": PEOPLE, "out/release.csv": HIERARCHY,
+      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}})},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/release.csv")
+case("input in the output folder: a study's data as results.csv",
+     {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="input file {d}/out/results.csv")
+case("input in the output folder: a study's hierarchy as a chart's data",
+     {"in.csv": PEOPLE, "out/chart-1-metric-bars.csv": HIERARCHY,
+      "s.json": study(data={**STUDY_DATA, "hierarchies": {"age_band": "out/chart-1-metric-bars.csv"}},
+                      charts=[{"name": "metric-bars", "params": {"metric": "sfc"}}])},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/chart-1-metric-bars.csv")
+case("input in the output folder: the study file as results.csv", {"in.csv": PEOPLE, "out/results.csv": study()},
+     ("study", "{d}/out/results.csv", "--out", "{d}/out"), hint="study file {d}/out/results.csv")
+
+# -- a parameter given twice, an empty --quasi, a line break as delimiter ------------------------------------------
+case("parameter twice: k=50,k=2", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=50,k=2"),
+     hint="'k' is given twice")
+case("parameter twice: in a method", {"in.csv": PEOPLE}, ("run", "--method", "all-features:a=1, a=2", "--data",
+                                                         "{d}/in.csv", "--out", "{d}/out"), hint="'a' is given twice")
+case("parameter twice: in a verified model", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", "--model",
+                                                                 "k-anonymity:k=13,k=1"), hint="'k' is given twice")
+for flag, values in {"--seed": ("1", "2"), "--out": ("{d}/out", "{d}/other"), "--format": ("csv", "tsv"),
+                     "--risk-threshold": ("0.2", "0.5"), "--target": ("outcome", "smoker"),
+                     "--delimiter": (",", ";"), "--encoding": ("utf-8", "latin-1"), "--skip-rows": ("0", "1"),
+                     "--metrics": ("sfc", "auc")}.items():
+    case(f"option twice: {flag}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, values[0], flag, values[1]),
+         hint=f"{flag} is given twice")
+case("option twice: --data", {"in.csv": PEOPLE, "other.csv": PEOPLE}, (*FILE_RUN, "--data", "{d}/other.csv"),
+     hint="--data is given twice")
+case("option twice: --method", {"in.csv": PEOPLE}, (*FILE_RUN, "--method", "laplace-dp-fs"),
+     hint="--method is given twice")
+case("option twice: verify --format", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--format", "csv",
+                                                           "--format", "tsv"), hint="--format is given twice")
+case("two hierarchies for one column", {"in.csv": PEOPLE, "h1.csv": HIERARCHY, "h2.csv": HIERARCHY},
+     (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h1.csv", "--hierarchy", "age_band={d}/h2.csv"),
+     hint="'age_band'")
+for flag in ("--quasi", "--identifier", "--sensitive"):
+    for empty in ("", ",", " , "):
+        case(f"empty {flag} {empty!r}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, empty), hint=flag)
+case("empty verify --quasi", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", ""), hint="--quasi")
+case("empty --names", {"in.csv": BODY}, ("inspect", "{d}/in.csv", "--names", ""), hint="--names")
+for delimiter in ("\n", "\r", "\r\n", "\x0b", "\x0c", "\x1e", "\x85", "\u2028", "a\nb"):
+    case(f"delimiter {delimiter!r}: inspect", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--delimiter", delimiter),
+         hint="line break")
+case("delimiter line break: run", {"in.csv": PEOPLE}, (*FILE_RUN, "--delimiter", "\n"), hint="line break")
+case("delimiter line break: transactions", {"in.dat": b"1 2 3\n2 3\n"}, ("inspect", "{d}/in.dat", "--delimiter",
+                                                                          "\n"), hint="line break")
+case("delimiter line break: a project", {"in.csv": PEOPLE, "p.json": project(data={**OK_DATA, "delimiter": "\n"})},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="line break")
+DUPLICATE_K = ('{"veil_project": 1, "data": {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": '
+               '["age_band", "sex"], "target": "outcome"}, "runs": [{"method": "all-features", "metrics": ["sfc"], '
+               '"model": {"name": "k-anonymity", "params": {"k": 50, "k": 2}}}]}')
+case("project: a parameter twice", {"in.csv": PEOPLE, "p.json": DUPLICATE_K}, ("run", "{d}/p.json", "--out", "{d}/out"),
+     hint="'k' is given twice")
+case("study: a key twice", {"in.csv": PEOPLE, "s.json": json.dumps(study())[:-1] + ', "model": "k-anonymity"}'},
+     ("study", "{d}/s.json", "--out", "{d}/out"), hint="'model' is given twice")
+for flag, value in {"--seed": "3", "--quasi": "sex", "--target": "outcome", "--delimiter": ";",
+                    "--hierarchy": "age_band={d}/h.csv", "--drop-missing": None}.items():
+    case(f"project with {flag}", {"in.csv": PEOPLE, "p.json": project(), "h.csv": HIERARCHY},
+         ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())), hint=flag)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
@@ -425,7 +702,20 @@ def write_case(folder: Path, c: Case) -> None:
 
 
 def snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): sha256(p) for p in all_files(folder) if not p.is_symlink() and p.exists()}
+    """Every entry below ``folder``, hidden ones included, none followed or opened unless a regular file:
+    a file by its SHA-256, a link by its target, a folder, FIFO or device by its kind."""
+    found = {}
+    for root, dirs, files in os.walk(folder):  # links to folders are listed, never entered
+        for name in (*dirs, *files):
+            p = Path(root) / name
+            mode = os.lstat(p).st_mode
+            if stat.S_ISREG(mode):
+                found[p.relative_to(folder)] = sha256(p)
+            elif stat.S_ISLNK(mode):
+                found[p.relative_to(folder)] = f"link to {os.readlink(p)}"
+            else:
+                found[p.relative_to(folder)] = stat.filemode(mode)
+    return found
 
 
 def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
@@ -438,9 +728,8 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
         assert len(lines) == 1, text
     if c.hint:
-        assert c.hint in result.err, result.err
-    assert snapshot(folder) == before  # every input byte-identical, and nothing added
-    assert not (folder / "out").exists() or all_files(folder / "out") == []
+        assert c.hint.replace("{d}", str(folder)) in result.err, result.err
+    assert snapshot(folder) == before  # every entry as it was: nothing written, removed, replaced or added
 
 
 def run_case(c: Case, folder: Path, capsys) -> Outcome:
@@ -454,7 +743,7 @@ def run_case(c: Case, folder: Path, capsys) -> Outcome:
 def materialise(c: Case, release: dict) -> Case:
     if c.from_release is None:
         return c
-    return Case({**c.from_release(release), **c.files}, c.argv, c.code, c.hint, c.links)
+    return dataclasses.replace(c, files={**c.from_release(release), **c.files})
 
 
 @pytest.fixture(scope="module")
@@ -463,13 +752,19 @@ def registry():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch):
+def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch, veil_process):
     c = materialise(CASES[name], release_files)
     monkeypatch.setattr(cli, "make_registry", lambda: registry)  # loading the plugins 300 times would dominate
     monkeypatch.chdir(tmp_path)
     write_case(tmp_path, c)
+    if c.plant is not None:
+        c.plant(tmp_path)
     before = snapshot(tmp_path)
-    check(c, run_case(c, tmp_path, capsys), tmp_path, before)
+    if c.process:
+        result = veil_process(*[a.replace("{d}", str(tmp_path)) for a in c.argv])
+    else:
+        result = run_case(c, tmp_path, capsys)
+    check(c, result, tmp_path, before)
 
 
 def test_the_corpus_is_large():
@@ -494,3 +789,87 @@ def test_symbolic_links_are_followed_not_replaced(tmp_path, capsys):
     result = run_case(Case({}, ("inspect", "{d}/link.csv")), tmp_path, capsys)
     assert result.code == 2 and "line 3" in result.err
     assert snapshot(tmp_path) == before and (tmp_path / "link.csv").is_symlink()
+
+
+# -- the output folder: links replaced, never written through; a report never opens a FIFO --------------------------
+def changed(before: dict, after: dict) -> dict:
+    """Every entry added, removed or changed between two snapshots: what a command wrote."""
+    return {p: after.get(p) for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path, veil):
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    out.mkdir()
+    members = ("release.csv", "manifest.json", "report.html", "report.pdf")
+    for name in members:
+        (tmp_path / f"victim-{name}").write_bytes(b"not Veil's to write\n")
+        (out / name).symlink_to(tmp_path / f"victim-{name}")
+    before = snapshot(tmp_path)
+    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                  "--model", "k-anonymity:k=2", "--out", out)
+    assert result.code == 0, result.err
+    written = changed(before, snapshot(tmp_path))
+    assert sorted(written) == [Path("out") / n for n in sorted(members)]  # the four links, and nothing else
+    assert all(stat.S_ISREG(os.lstat(out / n).st_mode) for n in members)  # each now a file of the export
+    assert sorted(os.listdir(out)) == sorted(members)
+    assert veil("verify", out).code == 0
+
+
+def test_a_report_never_opens_an_input_that_became_a_fifo(tmp_path, veil, veil_process):
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--no-report", "--out", out).code == 0
+    (tmp_path / "in.csv").unlink()
+    os.mkfifo(tmp_path / "in.csv")  # a reader would wait for a writer that never comes
+    before = snapshot(tmp_path)
+    result = veil_process("report", out, "--no-utility")  # a real process: its time limit catches a hang
+    assert result.code == 0, result.err
+    assert sorted(changed(before, snapshot(tmp_path))) == [Path("out/report.html"), Path("out/report.pdf")]
+    assert "The input file is no longer a regular file" in (out / "report.html").read_text(encoding="utf-8")
+
+
+# -- a real killed export: recovered in its own folder, refused anywhere else -------------------------------------------
+class Killed(BaseException):
+    """Stands for SIGKILL at a rename: nothing after it runs, and the kernel drops the lock."""
+
+
+def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_elsewhere(tmp_path, veil, monkeypatch):
+    from veil.engine.release import staging
+
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+           "--model", "k-anonymity:k=2", "--no-report")
+    for folder in ("out", "copy"):
+        assert veil(*run, "--out", tmp_path / folder).code == 0
+    renames, real = [], staging._replace
+
+    def killed_at_the_second(src, dst):
+        renames.append(dst)
+        if len(renames) == 2:
+            raise Killed()
+        real(src, dst)
+
+    with monkeypatch.context() as m:
+        m.setattr(staging, "_replace", killed_at_the_second)
+        m.setattr(staging.Staging, "_rollback", lambda self, journal: None)
+        m.setattr(staging.Staging, "discard", lambda self: self._release())
+        with pytest.raises(Killed):
+            veil(*run, "--seed", "1", "--out", tmp_path / "out")
+    [left] = [p for p in (tmp_path / "out").iterdir() if p.name.startswith(staging.PREFIX)]
+    assert veil("verify", tmp_path / "out").code == 1  # an incomplete export, named as such
+
+    # the same journal, copied beside another export: not written there, so refused, and nothing touched
+    shutil.copytree(left, tmp_path / "copy" / left.name, symlinks=True)
+    before = snapshot(tmp_path)
+    for argv in (("verify", tmp_path / "copy"), (*run, "--out", tmp_path / "copy")):
+        result = veil(*argv)
+        assert result.code == 2 and len(result.err_lines) == 1 and "another folder" in result.err, result.err
+        assert snapshot(tmp_path) == before
+
+    # in its own folder, the next export puts the earlier files back, then writes
+    assert veil(*run, "--seed", "2", "--out", tmp_path / "out").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
+    assert veil("verify", tmp_path / "out").code == 0
+    assert json.loads((tmp_path / "out/manifest.json").read_bytes())["seed"] == 2

@@ -75,7 +75,7 @@ def test_the_message_names_the_problem(veil, write_file, importers, tmp_path):
         assert hint in result.err, result.err
     result = veil(*RUN, "--demo", "--model", "k-anonymity:k=0", "--out", tmp_path / "out")
     assert "'k'" in result.err and "≥ 1" in result.err
-    result = veil(*RUN, "--demo", "--method", "all-features:foo=1", "--out", tmp_path / "out")
+    result = veil("run", "--metrics", "sfc", "--demo", "--method", "all-features:foo=1", "--out", tmp_path / "out")
     assert "'foo'" in result.err
 
 

@@ -71,6 +71,8 @@ CASES = [
     ("greedy-hamdist-fwell", PluginCall("greedy-hamdist", {"score": "private-fwell", "lam": 0.01}), KAC, matrix),
     ("maximal", PluginCall("maximal", {"backend": "numpy"}), PluginCall("k-ac", {"k": 30}), matrix),
     ("maximal-longest", PluginCall("maximal", {"backend": "longest"}), PluginCall("k-ac", {"k": 30}), matrix),
+    ("maximal-distcnt", PluginCall("maximal", {"backend": "numpy", "criterion": "distcnt"}), PluginCall("k-ac", {"k": 30}),
+     matrix),
     ("mondrian", PluginCall("mondrian"), K5, table),
     ("mondrian-bucketise", PluginCall("mondrian", {"mode": "bucketise"}), PluginCall("l-diversity", {"l": 2}), table),
     ("patternka", PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
@@ -104,7 +106,7 @@ RUNNABLE_IDS = [c[0] for c in CASES] + [c[0] for c in METRIC_CASES]
 BUDGETS = {
     "all-features": 7_800, "cm-greedy": 22_000, "exponential-dp-fs": 13_000, "laplace-dp-fs": 12_000,
     "fwell": 3_100, "fwell-cv": 6_500, "private-fwell": 3_500, "greedy-distcnt": 20_000, "greedy-hamdist": 12_000,
-    "greedy-hamdist-fwell": 3_800, "maximal": 37_000, "maximal-longest": 23_000, "mondrian": 20_000,
+    "greedy-hamdist-fwell": 3_800, "maximal": 37_000, "maximal-longest": 23_000, "maximal-distcnt": 37_000, "mondrian": 20_000,
     "mondrian-bucketise": 15_000, "patternka": 22_000, "patternka-spark": 22_000, "privacy-aware-candidates": 12_000,
     "rf-flipping": 33_000, "hilbert": 61_000, "patternka-relational": 54_000, "top-down": 133_000,
     "metric:accuracy": 10_000, "metric:auc": 11_000, "metric:pbi": 13_000,
