@@ -42,6 +42,13 @@ def sets_method(registry):
     return next(c for c in registry.classes("algorithm") if SETS in c.accepts and c.needs_model)
 
 
+def sets_model(window) -> str:
+    """The privacy model the desktop shows for the open item sets (one a method for them works under)."""
+    from veil.desktop.state import model_for
+
+    return model_for(window.registry, window.controller.dataset.data, None)
+
+
 def test_a_transaction_file_shows_its_item_sets_and_the_methods_for_them(window, qtbot, baskets, registry):
     path, sets = baskets
     open_file(window, qtbot, path)
