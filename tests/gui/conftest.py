@@ -4,7 +4,6 @@ joined) afterwards, and a check that no test leaves a thread running."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 import threading
 from pathlib import Path
 
@@ -18,30 +17,6 @@ else:
     from veil.desktop.runner import live_workers
 
     from .helpers import load_demo_into, open_window
-
-
-def _pin_singletons(count: int = 1_000_000) -> None:
-    """PySide6 6.12.0 drops one reference to what a Python function called from Qt returns: None
-    from every slot and every ``data()`` left alone, True or False from an ``event()`` override
-    (6.11 does not). On Python 3.11, where None, True and False are not immortal yet, a test
-    process that moves sliders and redraws tables for long enough then ends in "Fatal Python error:
-    none_dealloc" (or bool_dealloc) once every test has passed. Extra references, never released,
-    keep the counts above zero for the GUI tests; the desktop is not changed by this."""
-    import ctypes
-
-    import PySide6
-
-    if sys.version_info >= (3, 12) or PySide6.__version__ != "6.12.0":
-        return
-    incref = ctypes.pythonapi.Py_IncRef
-    incref.argtypes, incref.restype = [ctypes.py_object], None
-    for singleton in (None, True, False):
-        for _ in range(count):
-            incref(singleton)
-
-
-if importlib.util.find_spec("PySide6") is not None:
-    _pin_singletons()
 
 
 def pytest_collection_modifyitems(items):
