@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.forms import TABLE, convert, form_of, labels_of, provenance_of
+from ..data.table import Role
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
+from ..model.groups import view_of_frame
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .memory import check_memory, estimate_method, estimate_metrics, shape_of
@@ -165,12 +167,40 @@ def check_models(registry, algorithm, model) -> None:
     if algorithm.needs_model and model is None:
         choices = registry.models_for(algorithm)
         raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
-                       f"e.g. --model {choices[0]}:k=5)" if choices else f"method {algorithm.name!r} needs a "
-                       f"privacy model, and none it works under is installed")
+                       f"e.g. --model {example_call(registry.get('privacy-model', choices[0]))})" if choices
+                       else f"method {algorithm.name!r} needs a privacy model, and none it works under is installed")
     for m in (model.models if model else ()):
         problem = registry.model_mismatch(algorithm, m.plugin)
         if problem:
             raise BadInput(f"method {algorithm.name!r} {problem}")
+
+
+def example_call(plugin) -> str:
+    """``NAME:param=default`` for a plugin's first parameter (``NAME`` alone without parameters): a
+    valid value to suggest on the command line."""
+    specs = plugin.param_specs()
+    if not specs:
+        return plugin.name
+    return f"{plugin.name}:{specs[0].name}={specs[0].default}"
+
+
+def check_feasible(data, model) -> None:
+    """Refuse, before any run, privacy-model parameters no release of this table can meet: a model
+    judging groups that fails even with every record in one group (the coarsest release of all), e.g.
+    k above the number of records or l above the number of distinct sensitive values."""
+    if model is None or form_of(data) != TABLE or not data.n_rows:
+        return
+    sensitive = data.schema.by_role(Role.SENSITIVE)
+    view = view_of_frame(data.frame, [], sensitive[0] if sensitive else None,
+                         groups=np.zeros(data.n_rows, dtype=np.int64))
+    for each in model.models:
+        if not each.judges_groups:
+            continue
+        verdict = each.check_groups(view)
+        if not verdict.holds:
+            said = each.plugin.summary(each.params, verdict)
+            raise BadInput(f"{each.name} cannot hold on this data whatever the method does: with all "
+                           f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
 
 
 def check_labels(data, algorithm) -> None:
@@ -212,6 +242,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     params = algorithm.params(spec.method.params)
     model = bind_models(registry, spec.models)
     check_models(registry, algorithm, model)
+    check_feasible(data, model)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)

@@ -47,7 +47,8 @@ from .jobs import Context
 from ..model.params import param_specs
 from ..data.recipe import Recipe
 from ..base.validate import MAX_SEED, get, get_seed, in_file, read_json_object
-from .runs import PluginCall, RunSpec, execute, metric_names
+from ..model.bound import bind_models
+from .runs import PluginCall, RunSpec, check_feasible, execute, metric_names
 
 from ..base.constants import DEFAULT_MAX_RUNS  # noqa: E402  (re-exported: a study larger is refused unless raised)
 
@@ -340,6 +341,7 @@ def check_data(registry, data, spec: RunSpec) -> None:
     problem = algorithm.role_problem(data, dict(spec.method.params))
     if problem:
         raise BadInput(f"{name} {problem}")
+    check_feasible(data, bind_models(registry, spec.models))
 
 
 @dataclass(frozen=True)

@@ -284,3 +284,43 @@ def test_internal_error_is_one_line_with_a_log(tmp_path, capsys, monkeypatch):
     assert cli.main(["plugins"]) == cli.EXIT_INTERNAL
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "internal error: ZeroDivisionError" in err[0] and "details in" in err[0]
+
+
+SIX = "age,zip,disease\n30,1,flu\n31,1,flu\n32,2,cold\n33,2,flu\n34,3,hiv\n35,3,flu\n"
+
+
+@pytest.mark.parametrize("model, reason, methods", [
+    ("k-anonymity:k=50", "6 of 6 records are in groups smaller than k = 50", ("mondrian", "hilbert")),
+    ("l-diversity:l=5", "probabilistic l-diversity with l = 5", ("mondrian",)),
+    ("l-diversity:l=4,variant=distinct", "l = 4", ("mondrian",)),
+])
+def test_parameters_no_release_can_meet_are_refused_before_the_run(veil, write_file, importers, tmp_path, model,
+                                                                   reason, methods):
+    """k above the records, l above what the sensitive column can give: refused up front, naming why,
+    for every method (not each run failing later with "relax its parameters")."""
+    data = write_file("six.csv", SIX)
+    for method in methods:
+        result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease", "--method", method,
+                      "--model", model, "--release-sensitive", "disease", "--out", tmp_path / method)
+        assert result.code == 2 and "cannot hold on this data whatever the method does" in result.err, result.err
+        assert reason in result.err and not (tmp_path / method).exists()
+
+
+def test_every_suggested_model_is_a_valid_command(veil, importers):
+    """A method run without its model suggests one: the suggestion parses and binds as it is written."""
+    from veil.engine import make_registry
+    from veil.engine.run.runs import check_models
+
+    registry = make_registry()
+    suggested = []
+    for name in registry.names("algorithm"):
+        algorithm = registry.get("algorithm", name)
+        if not algorithm.needs_model:
+            continue
+        with pytest.raises(BadInput) as err:
+            check_models(registry, algorithm, None)
+        call = str(err.value).split("e.g. --model ")[1].rstrip(")")
+        suggested.append(call)
+        model = PluginCall.parse(call)
+        registry.privacy_model(model.name).params(model.params)  # raises on an unknown parameter
+    assert suggested and all(":" in s for s in suggested)
