@@ -20,7 +20,8 @@ at most ``limit`` records are suppressed *and* the suppressed records, as one gr
 model too. ARX (``HashGroupify``) checks only the limit and leaves the suppressed records out of
 the check; Veil judges them, because the file shows them as one group of look-alike records (every
 quasi-identifier ``*``), and ``veil verify`` judges every group of the file as written. A class
-whose every value is already written ``*`` joins that group.
+whose every value is already labelled ``*`` (the top of every hierarchy) is written the same way:
+it joins that group, and the metrics count its records as suppressed, as the file shows them.
 
 **Monotonicity, and where the search prunes.** Generalising merges classes. A model's
 ``monotonicity(params)`` says what merging does to its verdict: ``"generalisation"`` (a union of
@@ -379,7 +380,7 @@ def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, s
         return out
     written = written_classes(table, fail, stars)
     out.suppressed = int(table.size[fail].sum())
-    out.solution = out.suppressed <= judge.limit and (not written.any() or judge.group_passes(table, written))
+    out.solution = out.suppressed <= judge.limit and (not fail.any() or judge.group_passes(table, written))
     if out.solution:
         out.value = objective.value(table, written, bound)
     return out
@@ -393,11 +394,10 @@ def star_class(table: Classes, stars: list[int]) -> np.ndarray:
 
 
 def written_classes(table: Classes, fail: np.ndarray, stars: list[int]) -> np.ndarray:
-    """The classes written ``*`` in every quasi-identifier: the failing ones, with the class already
-    all ``*`` (``stars``: each quasi-identifier's node labelled ``*`` at the node's levels, or −1)
-    when there is any failing one: in the file they are one group."""
-    if not fail.any():
-        return fail
+    """The classes written ``*`` in every quasi-identifier: the failing ones, and the class whose every
+    node is labelled ``*`` (``stars``: each quasi-identifier's node labelled ``*`` at the node's levels,
+    or −1). The file cannot tell them apart: they are one group, and the metrics count every record
+    of it as suppressed (only the failing ones count towards the limit)."""
     return fail | star_class(table, stars)
 
 

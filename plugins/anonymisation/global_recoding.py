@@ -99,7 +99,7 @@ class GlobalRecoding(Algorithm):
             raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
                            f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
                            f"suppressed")
-        if written.any() and not judge.group_passes(table, written):
+        if fail.any() and not judge.group_passes(table, written):
             raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
                            f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
                            f"group in the file, fail it")
