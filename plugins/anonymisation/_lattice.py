@@ -428,29 +428,36 @@ def check_size(attrs: list[Attribute]) -> int:
     return size
 
 
-class Nodes:
-    """A growing list of nodes' levels, also kept as an array."""
+class Cones:
+    """Nodes settled as a whole cone at a time: every specialisation of a node failing C, every
+    generalisation of a node where C holds, or of one no generalisation of which beats the best. A
+    boolean per node, a cone marked by enumerating its nodes when it is small, else by comparing
+    every node's levels with its apex."""
 
-    def __init__(self, d: int):
-        self.array = np.zeros((64, d), dtype=np.int16)
-        self.count = 0
-        self.members: set = set()
-
-    def append(self, levels: tuple) -> None:
-        if self.count == len(self.array):
-            self.array = np.concatenate([self.array, np.zeros_like(self.array)])
-        self.array[self.count] = levels
-        self.count += 1
-        self.members.add(levels)
+    def __init__(self, levels: np.ndarray, strides: np.ndarray, top: tuple):
+        self.levels, self.strides, self.top = levels, strides, np.asarray(top)
+        self.mask = np.zeros(len(levels), dtype=bool)
+        self.apexes: set = set()
 
     def __contains__(self, levels) -> bool:
-        return levels in self.members
+        return levels in self.apexes
 
-    def __len__(self) -> int:
-        return self.count
+    def below(self, apex: tuple) -> None:
+        self._mark(apex, np.zeros_like(self.top), np.asarray(apex))
 
-    def rows(self, start: int = 0) -> np.ndarray:
-        return self.array[start:self.count]
+    def above(self, apex: tuple) -> None:
+        self._mark(apex, np.asarray(apex), self.top)
+
+    def _mark(self, apex: tuple, lo: np.ndarray, hi: np.ndarray) -> None:
+        self.apexes.add(apex)
+        count = int(np.prod(hi - lo + 1))
+        if count * 8 < len(self.mask):
+            ids = np.zeros(1, dtype=np.int64)
+            for a, b, stride in zip(lo, hi, self.strides):
+                ids = (ids[:, None] + np.arange(a, b + 1, dtype=np.int64)[None, :] * stride).ravel()
+            self.mask[ids] = True
+        else:
+            self.mask |= ((self.levels >= lo) & (self.levels <= hi)).all(axis=1)
 
 
 class Kept:
@@ -487,7 +494,7 @@ class Search:
     """The optimal solution over the whole lattice (module docstring): best bound first, pruning by C
     downwards and by the bound upwards, class tables rolled up from the smallest specialisation."""
 
-    BLOCK = 256  # nodes filtered at once against the pruning nodes found so far
+    BLOCK = 256  # nodes filtered at once against the cones settled so far
 
     def __init__(self, attrs, base: Classes, judge: Judge, objective: Objective, ctx):
         self.attrs, self.judge, self.objective, self.ctx = attrs, judge, objective, ctx
@@ -500,29 +507,15 @@ class Search:
         self.height = self.levels.sum(axis=1, dtype=np.int64)
         self.kept = Kept(base)
         self.known: dict[tuple, Outcome] = {}
-        # nodes below which C fails, above which it holds, above which nothing beats the best
-        self.lists = {name: Nodes(len(attrs)) for name in ("cfalse", "ctrue", "dead")}
+        # the nodes where C fails (below a node failing it), holds (above one where it holds), and
+        # those no generalisation of which beats the best
+        self.cfalse, self.ctrue, self.dead = (Cones(self.levels, self.strides, self.top) for _ in range(3))
         self.best: Outcome | None = None
         self.fine = [np.log(np.maximum(np.array(a.present, dtype=float), 1)) for a in attrs]
         spread = float(self.cheap.max() - self.cheap.min())
         self.span_cheap = 1.0 / spread if spread > 0 else 0.0
         fine = sum(float(f[0] - f[-1]) for f in self.fine)
         self.span_fine = 1.0 / fine if fine > 0 else 0.0
-
-    # -- dominance ---------------------------------------------------------------------------
-    def _below(self, name: str, lv: np.ndarray, start: int = 0) -> np.ndarray:
-        """Rows of ``lv`` (k × d) that are specialisations of a node of list ``name`` (from ``start``)."""
-        z = self.lists[name].rows(start)
-        if not len(z):
-            return np.zeros(len(lv), dtype=bool)
-        return (lv[:, None, :] <= z[None, :, :]).all(axis=2).any(axis=1)
-
-    def _above(self, name: str, lv: np.ndarray, start: int = 0) -> np.ndarray:
-        """Rows of ``lv`` that are generalisations of a node of list ``name`` (from ``start``)."""
-        z = self.lists[name].rows(start)
-        if not len(z):
-            return np.zeros(len(lv), dtype=bool)
-        return (lv[:, None, :] >= z[None, :, :]).all(axis=2).any(axis=1)
 
     # -- one node ------------------------------------------------------------------------------
     def table(self, levels: tuple) -> Classes:
@@ -542,15 +535,18 @@ class Search:
         stars = [a.star[l] for a, l in zip(self.attrs, levels)]
         out = evaluate(self.table(levels), self.judge, self.objective, float(self.cheap[idx]), stars)
         self.known[levels] = out
-        self.lists["ctrue" if out.condition else "cfalse"].append(levels)
+        if out.condition:
+            self.ctrue.above(levels)
+        else:
+            self.cfalse.below(levels)
         self.consider(out)
         return out
 
     def condition(self, levels: tuple) -> bool:
-        lv = np.asarray(levels, dtype=np.int16)[None, :]
-        if self._below("cfalse", lv)[0]:
+        idx = int(np.dot(levels, self.strides))
+        if self.cfalse.mask[idx]:
             return False
-        if self._above("ctrue", lv)[0]:
+        if self.ctrue.mask[idx]:
             return True
         return self.node(levels).condition
 
@@ -560,15 +556,15 @@ class Search:
         if out.solution and (self.best is None or better(out, self.best)):
             self.best = out
             for other in self.known.values():
-                if other is not out and other.levels not in self.lists["dead"] and \
+                if other is not out and other.levels not in self.dead and \
                         not self.cone_can_beat(other.lower, other.levels):
-                    self.lists["dead"].append(other.levels)
-        if out.levels in self.lists["dead"]:
+                    self.dead.above(other.levels)
+        if out.levels in self.dead:
             return
         if out.solution and (out.value <= out.lower or same(out.value, out.lower)):
-            self.lists["dead"].append(out.levels)  # above it: metric ≥ bound ≥ this value, ties to the lower node
+            self.dead.above(out.levels)  # above it: metric ≥ bound ≥ this value, ties to the lower node
         elif self.best is not None and not self.cone_can_beat(out.lower, out.levels):
-            self.lists["dead"].append(out.levels)
+            self.dead.above(out.levels)
 
     def cone_can_beat(self, lower: float, levels) -> bool:
         if same(lower, self.best.value):
@@ -605,9 +601,8 @@ class Search:
         if lo < 0:
             self.node(levels)  # C holds at the node itself: its bound, solution and metric
             return
-        z = chain[lo]
-        if z not in self.lists["cfalse"]:
-            self.lists["cfalse"].append(z)
+        if chain[lo] not in self.cfalse:
+            self.cfalse.below(chain[lo])
 
     # -- the search ------------------------------------------------------------------------------
     def run(self) -> Outcome | None:
@@ -621,21 +616,18 @@ class Search:
         for start in range(0, n, self.BLOCK):
             self.ctx.progress(start / n, f"global recoding: {len(self.known):,} of {n:,} transformations checked")
             block = order[start:start + self.BLOCK]
-            lv = self.levels[block]
-            marks = {name: len(self.lists[name]) for name in ("cfalse", "dead")}
-            alive = ~(self._below("cfalse", lv) | self._above("dead", lv))
-            for idx, row in zip(block[alive], lv[alive]):
+            alive = block[~(self.cfalse.mask[block] | self.dead.mask[block])]
+            for idx in alive:
                 cheap = float(self.cheap[idx])
                 best = self.best
                 if best is not None and not same(cheap, best.value) and cheap > best.value:
                     return best  # every node left is bounded above the best
-                levels = tuple(int(x) for x in row)
+                if self.cfalse.mask[idx] or self.dead.mask[idx]:
+                    continue
+                levels = tuple(int(x) for x in self.levels[idx])
                 if best is not None and same(cheap, best.value) and key(levels) >= key(best.levels):
                     continue  # at best a tie, which the best wins
                 if levels in self.known:
-                    continue
-                r = row[None, :]
-                if self._below("cfalse", r, marks["cfalse"])[0] or self._above("dead", r, marks["dead"])[0]:
                     continue
                 self.ctx.check()
                 self.resolve(levels)
