@@ -160,36 +160,54 @@ def attributes(table, qis) -> list[Attribute]:
 
 
 # ---------------------------------------------------------------------------------- class tables
-@dataclass
 class Classes:
-    """The equivalence classes of one node: each class's node per quasi-identifier and its size, and
-    when a model reads the sensitive value, the (class, sensitive value, count) units."""
+    """The equivalence classes of one node: each class's size, its node per quasi-identifier (worked
+    out when first needed: most tables are only judged), and when a model reads the sensitive value,
+    the (class, sensitive value, count) units."""
 
-    levels: tuple
-    codes: np.ndarray  # (d, G) node index per quasi-identifier and class
-    size: np.ndarray  # (G,) records per class
-    unit_class: np.ndarray | None = None
-    unit_sens: np.ndarray | None = None
-    unit_w: np.ndarray | None = None
+    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray | None = None, source=None, first=None,
+                 attrs=None):
+        self.levels, self.size = tuple(levels), size
+        self._codes, self._source, self._first, self._attrs = codes, source, first, attrs
+        self.unit_class = self.unit_sens = self.unit_w = None
 
     @property
     def n_classes(self) -> int:
         return len(self.size)
 
+    @property
+    def codes(self) -> np.ndarray:
+        """(d, G) node index per quasi-identifier and class."""
+        if self._codes is None:
+            src, first = self._source, self._first
+            out = np.empty((len(self.levels), len(first)), dtype=np.int32)
+            for j, (a, s, t) in enumerate(zip(self._attrs, src.levels, self.levels)):
+                out[j] = a.up(s, t)[src.codes[j][first]] if s != t else src.codes[j][first]
+            self._codes, self._source, self._first, self._attrs = out, None, None, None
+        return self._codes
 
-def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows equal on every column (column j holds 0 … spans[j] − 1): each row's group (0 … G−1) and
-    one row of each group. Dense counting when the key space is small, one sort otherwise."""
-    rows = len(columns[0]) if columns else 0
-    key = np.zeros(rows, dtype=np.int64)
-    bound = 1
+
+def _key(columns, spans: list[int]) -> np.ndarray:
+    """Mixed-radix keys of rows (column j holds 0 … spans[j] − 1), equal exactly when the rows are;
+    ``columns`` yields one column at a time. Renumbered densely whenever the key space nears 2⁶²."""
+    key, bound = None, 1
     for col, span in zip(columns, spans):
         span = max(int(span), 1)
+        if key is None:
+            key, bound = col.astype(np.int64), span
+            continue
         if bound * span >= 1 << 62:
             uniq, key = np.unique(key, return_inverse=True)
             bound = len(uniq)
         key = key * span + col
         bound *= span
+    return key, bound
+
+
+def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (0 … G−1) of equal keys and one row of each group: dense counting when the key
+    space is small, hashing otherwise."""
+    rows = len(key)
     if bound <= 2 * rows + 4096:
         held = np.zeros(bound, dtype=bool)
         held[key] = True
@@ -197,30 +215,21 @@ def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.
         inverse = rank[key]
         count = int(held.sum())
     else:
-        inverse, uniq = pd.factorize(key)  # hashing: groups in order of first appearance
+        inverse, uniq = pd.factorize(key)  # groups in order of first appearance
         count = len(uniq)
     first = np.empty(count, dtype=np.int64)
     first[inverse] = np.arange(rows)
     return inverse.astype(np.int64), first
 
 
+def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows equal on every column: each row's group and one row of each group."""
+    return _group_keys(*_key(columns, spans))
+
+
 def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int) -> Classes:
     """The class table of the untransformed data (every quasi-identifier at level 0)."""
-    cols = [a.leaf for a in attrs]
-    inverse, first = _group(cols, [a.n_leaves for a in attrs])
-    size = np.bincount(inverse, minlength=len(first)).astype(np.int64)
-    table = Classes(tuple(0 for _ in attrs), _take(cols, first), size)
-    if sensitive is not None:
-        _units(table, inverse, sensitive, np.ones(len(inverse), dtype=np.int64), n_values)
-    return table
-
-
-def _take(cols: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
-    """The (d, len(rows)) codes of ``rows``."""
-    out = np.empty((len(cols), len(rows)), dtype=np.int64)
-    for j, c in enumerate(cols):
-        out[j] = c[rows]
-    return out
+    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values)[0]
 
 
 def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
@@ -233,11 +242,12 @@ def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_v
 
 def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
     """The class table of ``levels`` from that of a specialisation, merging classes (never records)."""
-    cols = [a.up(s, t)[source.codes[j]] if s != t else source.codes[j]
-            for j, (a, s, t) in enumerate(zip(attrs, source.levels, levels))]
-    inverse, first = _group(cols, [a.n_nodes[t] for a, t in zip(attrs, levels)])
+    codes = source.codes
+    columns = (a.up(s, t)[codes[j]] if s != t else codes[j]
+               for j, (a, s, t) in enumerate(zip(attrs, source.levels, levels)))
+    inverse, first = _group_keys(*_key(columns, [a.n_nodes[t] for a, t in zip(attrs, levels)]))
     size = np.bincount(inverse, weights=source.size, minlength=len(first)).astype(np.int64)
-    table = Classes(tuple(levels), _take(cols, first), size)
+    table = Classes(levels, size, source=source, first=first, attrs=attrs)
     if source.unit_class is not None:
         _units(table, inverse[source.unit_class], source.unit_sens, source.unit_w,
                int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1)
@@ -405,8 +415,10 @@ def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_v
     """The class table of one node grouped from the records, and each record's class."""
     cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
     inverse, first = _group(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
-    table = Classes(tuple(int(l) for l in levels), _take(cols, first),
-                    np.bincount(inverse, minlength=len(first)).astype(np.int64))
+    codes = np.empty((len(cols), len(first)), dtype=np.int32)
+    for j, c in enumerate(cols):
+        codes[j] = c[first]
+    table = Classes(tuple(int(l) for l in levels), np.bincount(inverse, minlength=len(first)).astype(np.int64), codes)
     if sensitive is not None:
         _units(table, inverse, sensitive, np.ones(len(inverse), dtype=np.int64), n_values)
     return table, inverse
