@@ -153,10 +153,14 @@ class Attribute:
         raise ValueError(metric)
 
 
-def attributes(table, qis) -> list[Attribute]:
+def attributes(table, qis, check=lambda: None) -> list[Attribute]:
     """Each quasi-identifier with its hierarchy: the one attached, else the generated one (numbers:
-    intervals; others: one level to ``*``)."""
-    return [Attribute(name, table.frame[name], table.hierarchy(name)) for name in qis]
+    intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation)."""
+    out = []
+    for name in qis:
+        check()
+        out.append(Attribute(name, table.frame[name], table.hierarchy(name)))
+    return out
 
 
 # ---------------------------------------------------------------------------------- class tables

@@ -72,7 +72,7 @@ class GlobalRecoding(Algorithm):
             raise BadInput("the table has no records to anonymise")
         chosen = parse_levels(params.levels, qis)
         ctx.progress(0.0, "global recoding: reading the hierarchies")
-        attrs = attributes(data, qis)
+        attrs = attributes(data, qis, ctx.check)
         records = _sensitive_view(data, sensitive)
         sens = records.sensitive if _reads_sensitive(model) else None
         n_values = len(records.values) if sens is not None else 1
