@@ -278,6 +278,54 @@ def test_suppression_is_not_monotonic_for_entropy_l_diversity():
     assert model.check_groups(view).ok.tolist() == [True, False, False]
 
 
+# ---------------------------------------------------------------------------------- metrics by hand
+def _seven() -> Table:
+    """Seven records; town a, b → north, c → south → *; sex F, M → * (generated)."""
+    frame = pd.DataFrame({"town": ["a", "a", "b", "b", "c", "c", "c"], "sex": ["F", "F", "F", "M", "M", "M", "F"]})
+    table = Table.from_frame(frame, roles={"town": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER})
+    return table.with_hierarchy("town", Hierarchy.from_levels({"a": ["north", "*"], "b": ["north", "*"],
+                                                               "c": ["south", "*"]}))
+
+
+# town:1, sex:0 under k = 2: (north, F) = a a b, (south, M) = c c, and the classes (north, M) = b and
+# (south, F) = c fail; they are two records, within ⌊0.3 × 7⌋ = 2, and as one group of two they pass.
+HAND = {
+    # town: north covers 2 of 3 leaves, (2 − 1) / (3 − 1) = 0.5 for a a b; south 0; sex exact 0;
+    # the two suppressed records 1 per cell: (3 × 0.5 + 2 × 2) / (7 × 2)
+    "loss": 5.5 / 14,
+    # −log2(c(v) / c(region)): a, a, b in north (4 records) 1 bit each; c in south (3) 0; suppressed:
+    # b −log2(2/7), M −log2(3/7), c −log2(3/7), F −log2(4/7)
+    "entropy": 3 + math.log2(7 / 2) + 2 * math.log2(7 / 3) + math.log2(7 / 4),
+    # level / height: town 1/2 for the five kept, sex 0; the suppressed 1 per cell: (5 × 0.5 + 4) / 14
+    "precision": 6.5 / 14,
+    "height": 1.0,
+    "discernibility": 3 ** 2 + 2 ** 2 + 2 ** 2,  # the groups as written: 3, 2 and the two '*'
+    "discernibility:monotonic=false": 3 ** 2 + 2 ** 2 + 7 * 2,  # each suppressed record charged n = 7
+    "average-class-size": 7 / 3,
+}
+
+
+@pytest.mark.parametrize("metric", sorted(HAND))
+def test_each_metric_against_a_table_computed_by_hand(metric):
+    result = search(_seven(), ["k-anonymity:k=2"], 0.3, metric, "town:1;sex:0")
+    gen = result.release.details["generalisation"]
+    assert gen["suppressed_records"] == 2
+    assert gen["loss"] == pytest.approx(HAND[metric])  # the search's own computation
+    assert result.metrics[metric] == pytest.approx(HAND[metric])  # the metric plugin on the release
+
+
+def test_the_metrics_of_an_exact_release_and_of_withheld_columns():
+    """Nothing generalised costs nothing; a quasi-identifier left out of the release counts as '*'."""
+    table = _seven()
+    exact = search(table, ["k-anonymity:k=1"], 0.0, "loss", "town:0;sex:0")
+    assert exact.release.details["generalisation"]["loss"] == 0
+    registry_metric = REGISTRY.metric("loss")
+    from veil.engine import Context, feature_subset
+
+    withheld = feature_subset(table, ["sex"])
+    assert registry_metric.compute(table, withheld, registry_metric.params({}), Context(0)) == pytest.approx(0.5)
+
+
 # ---------------------------------------------------------------------------------- the release
 def _two_towns(n_rare=2) -> Table:
     """40 records in town a, ``n_rare`` in town b: at k = 5 the rare ones fail unless towns merge."""
