@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import SUPPRESSED, BadInput, GroupView, NodeValue
+from veil.engine import BadInput, GroupView, NodeValue
 
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
