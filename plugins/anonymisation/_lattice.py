@@ -10,7 +10,7 @@ is one level l_j ∈ 0 … h_j per quasi-identifier, applied to every record. No
 generalised value. They are never regrouped from the records: a node's table (each class's node
 per quasi-identifier, its size and, when a model reads the sensitive value, its sensitive counts)
 is rolled up from a table already computed at one of its specialisations, by mapping each class's
-nodes one level table up and merging the classes that meet (Incognito's rollup: LeFevre, DeWitt
+nodes up their hierarchies and merging the classes that meet (Incognito's rollup: LeFevre, DeWitt
 and Ramakrishnan, “Incognito: Efficient Full-Domain K-Anonymity”, SIGMOD 2005). The smallest
 such table at hand is used.
 
@@ -31,8 +31,8 @@ prune the search, and only they:
 
 * a *necessary condition* C that holds on every generalisation of a node where it holds: without
   suppression, "every class passes each merge-monotone model"; with suppression, "the records in
-  classes that fail some suppression-monotone model are at most ``limit``". A node failing C has
-  no solution among its specialisations (Flash's and OLA's downward pruning: Kohlmayer, Prasser,
+  classes that fail some suppression-monotone model are at most ``limit``". A node failing C is no
+  solution, nor is any of its specialisations (Flash's and OLA's downward pruning: Kohlmayer, Prasser,
   Eckert, Kemper and Kuhn, “Flash: Efficient, Stable and Optimal K-Anonymity”, PASSAT 2012;
   El Emam et al., “A Globally Optimal k-Anonymity Method for the De-identification of Health
   Data”, JAMIA 2009). With suppression the solutions themselves are not monotone, even for
@@ -42,10 +42,12 @@ prune the search, and only they:
   never exceeds the metric with suppression (a suppressed record costs the most a record can). A
   node whose bound cannot beat the best solution found prunes its generalisations.
 
-The search visits nodes best bound first; a node failing C makes it climb a chain of
-generalisations by binary search for a higher node failing C, whose specialisations all go at
-once. It stops when no node left can beat the best solution. Ties between equal metric values go
-to the lower node (smaller Σ l_j), then to the smaller levels in column order.
+The search takes the nodes best bound first. For each one not yet settled, a binary search up a
+chain of its generalisations (each step the one that raises the bound least and keeps the partition
+finest) finds the highest node failing C on it, whose specialisations, the node among them, are
+settled at once; or it shows that C holds at the node, which is then judged and measured. The
+search stops when no node left can beat the best solution. Ties between equal metric values go to
+the lower node (smaller Σ l_j), then to the smaller levels in column order.
 """
 
 from __future__ import annotations
