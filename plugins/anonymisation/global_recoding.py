@@ -20,8 +20,8 @@ import pandas as pd
 from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Release, Role, format_value,
                          grouping_columns, hookimpl, param, params_to_dict)
 
-from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, classes_at, lattice_size,
-                       written_classes)
+from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
+                       lattice_size, written_classes)
 from .mondrian import _reads_sensitive, _sensitive_view
 
 PAPER = ("LeFevre, DeWitt and Ramakrishnan (2005), “Incognito: Efficient Full-Domain K-Anonymity”; Kohlmayer et al. "
@@ -83,6 +83,7 @@ class GlobalRecoding(Algorithm):
             levels = _levels_of(chosen, attrs)
             searched = 1
         else:
+            check_size(attrs)  # before the records are grouped
             search = Search(attrs, bottom(attrs, sens, n_values), judge, objective, ctx.child(0.0, 0.9))
             best = search.run()
             if best is None:
