@@ -256,6 +256,14 @@ class PrivacyModel(Plugin):
         tail = "" if verdict.holds else f": {failing} group{'s' if failing != 1 else ''} break{'s' if failing == 1 else ''} it"
         return f"{k}: worst {self.measure or 'value'} {verdict.worst:.4g}{tail}"
 
+    def monotonicity(self, params) -> str:
+        """What merging groups does to the verdict, which lets a search over generalisations prune
+        soundly (docs/anonymisation.md#global-recoding): ``"generalisation"`` when a group made of
+        passing groups passes, ``"suppression"`` when a group holding any passing group passes
+        whatever else it holds (ARX: monotonic with suppression too), ``""`` when nothing is
+        promised (the default; nothing is then pruned)."""
+        return ""
+
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
         """The verdict in one sentence for the report's headline ("" lets the report word it)."""

@@ -184,7 +184,35 @@ def _released(registry, manifest: dict) -> Section:
     project = manifest.get("project")
     if project:
         facts.append(("Project file", project.get("path")))
+    generalisation = (manifest.get("details") or {}).get("generalisation")
+    if isinstance(generalisation, dict):
+        facts += _generalisation_facts(generalisation, out.get("rows"))
     return Section("What was released").add("facts", facts)
+
+
+def _generalisation_facts(gen: dict, rows) -> list:
+    """A global recoding's levels, suppressed records, information loss and search, as the method's
+    ``details["generalisation"]`` records them."""
+    facts = []
+    levels = gen.get("levels")
+    if isinstance(levels, dict) and levels:
+        facts.append(("Generalisation levels", ", ".join(f"{c} {lv}" for c, lv in levels.items())
+                      + " (every record at the same level of its column's hierarchy; 0 keeps the values)"))
+    suppressed = gen.get("suppressed_records")
+    if isinstance(suppressed, int):
+        share = f" ({_pct(suppressed / rows)})" if isinstance(rows, int) and rows else ""
+        of = f" of {rows:,}" if isinstance(rows, int) else ""
+        facts.append(("Suppressed records", Num(f"{suppressed:,}{of}{share}: every quasi-identifier written *, the "
+                                                f"records kept", "details.generalisation.suppressed_records",
+                                                suppressed)))
+    value = gen.get("loss")
+    if isinstance(value, (int, float)):
+        facts.append(("Information loss", Num(f"{_g(float(value))} ({gen.get('metric') or 'metric not recorded'}; "
+                                              f"lower keeps more)", "details.generalisation.loss", value)))
+    searched, size = gen.get("searched_nodes"), gen.get("lattice_nodes")
+    if isinstance(searched, int) and isinstance(size, int):
+        facts.append(("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
+    return facts
 
 
 def _model_fact(registry, manifest: dict):
@@ -350,7 +378,7 @@ def _parameters(registry, manifest: dict) -> Section:
     if recipe:
         facts.append(("Binarisation", f"{len(recipe.get('steps') or [])} steps (listed in manifest.json)"))
     for key, value in (manifest.get("details") or {}).items():
-        if key in ("epsilon_spent", "assumptions"):
+        if key in ("epsilon_spent", "assumptions", "generalisation"):  # shown under “What was released”
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         facts.append((f"Method detail: {key}", text if len(text) <= 200 else text[:199] + "… (see manifest.json)"))

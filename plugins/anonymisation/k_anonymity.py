@@ -29,6 +29,9 @@ class KAnonymity(GroupSizeModel):
                "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
                "t-closeness protect sensitive columns.",)
 
+    def monotonicity(self, params) -> str:
+        return "suppression"  # a group holding k records still holds them when more join it
+
     def summary(self, params, verdict):
         smallest = int(verdict.worst) if len(verdict.values) else 0
         if verdict.holds:

@@ -678,19 +678,49 @@ def _column_ncp(view, col, region, counts, L) -> float:
     return float((per_unit * counts).sum())
 
 
+@dataclass(frozen=True)
+class DiscernibilityParams:
+    monotonic: bool = param(True, help="true: every group charges its size to each of its records, the records "
+                                       "written * in every quasi-identifier one group like any other (DM*, Σ|E|²); "
+                                       "false: each of those records is charged n instead (Bayardo and Agrawal's DM)")
+
+
 class Discernibility(Metric):
     name = "discernibility"
     title = "Discernibility penalty"
     paper = PAPER
     description = ("The sum over groups of the squared group size: how many records each record is "
                    "indistinguishable from, added up (n for the original table of distinct records, n² when "
-                   "everything is one group).")
+                   "everything is one group). Not monotonic: a record suppressed ('*' in every quasi-identifier) "
+                   "is charged n (Bayardo and Agrawal 2005).")
     category = "utility"
     higher_is_better = False
+    Params = DiscernibilityParams
 
     def compute(self, original, release, params, ctx):
         groups = _release_groups(release)
-        return float(np.square(np.bincount(groups).astype(float)).sum()) if len(groups) else float("nan")
+        if not len(groups):
+            return float("nan")
+        sizes = np.bincount(groups).astype(float)
+        if params is None or params.monotonic:
+            return float(np.square(sizes).sum())
+        out = _suppressed_groups(release, len(sizes))
+        return float(np.square(sizes[~out]).sum() + len(groups) * sizes[out].sum())
+
+
+def _suppressed_groups(release, count: int) -> np.ndarray:
+    """Which groups are written ``*`` in every quasi-identifier (suppressed records)."""
+    qis = [c for c in release.quasi_identifiers if c in release.frame.columns]
+    if not qis:
+        return np.zeros(count, dtype=bool)
+    gv = release.group_values
+    if gv is not None and release.groups is not None and all(c in gv.columns for c in qis):
+        return np.logical_and.reduce([np.array([v is SUPPRESSED for v in gv[c]], dtype=bool) for c in qis])
+    groups = _release_groups(release)
+    star = np.logical_and.reduce([release.frame[c].astype(str).str.strip().eq("*").to_numpy() for c in qis])
+    out = np.zeros(count, dtype=bool)
+    out[groups[star]] = True
+    return out
 
 
 class AverageClassSize(Metric):

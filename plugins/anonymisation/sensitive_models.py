@@ -136,6 +136,12 @@ class LDiversity(PrivacyModel):
                "from the whole table's: a group with many cancer diagnoses is still l-diverse (t-closeness "
                "bounds that).",)
 
+    def monotonicity(self, params) -> str:
+        # l distinct values stay when any records join; the other variants hold for a union of
+        # passing groups (a mixture's largest share, its entropy, and recursive (c, l) as
+        # Machanavajjhala et al. prove), not when a failing group joins a passing one
+        return "suppression" if params.variant == "distinct" else "generalisation"
+
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
         if params.variant in ("distinct", "recursive") and not float(params.l).is_integer():
@@ -183,6 +189,9 @@ class TCloseness(PrivacyModel):
     needs_sensitive = True
     measure = "distance to the table's distribution"
 
+    def monotonicity(self, params) -> str:
+        return "generalisation"  # both distances are convex in P: a union's is at most its parts' largest
+
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
         d = t_values(view, params.distance)
@@ -216,6 +225,9 @@ class DeltaDisclosure(PrivacyModel):
     caveats = ("One-sided δ-disclosure (docs/reference.md): only values more frequent in a group than in the "
                "table count. Brickell and Shmatikov's two-sided bound also limits values rarer in a group, "
                "and cannot hold once a group lacks a value, which contradicts paper 001's curves.",)
+
+    def monotonicity(self, params) -> str:
+        return "generalisation"  # a union's P(s) / Q(s) is a weighted mean of its parts'
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)

@@ -70,15 +70,26 @@ def _spec(cls, params) -> RunSpec:
     return RunSpec(PluginCall(cls.name, dict(params)), PluginCall(model, {"k": MODEL_K}) if model else None, 3)
 
 
+def _value_types(release) -> set[str]:
+    """The kinds of typed value a release's groups hold (Interval, NodeValue, SUPPRESSED, …)."""
+    values = release.group_values
+    return set() if values is None else {type(v).__name__ for c in values.columns for v in values[c]}
+
+
 @functools.cache
 def releases() -> dict:
     """One finished run per release kind the registered methods make (the first method, by name, of
-    each kind), keyed by that kind."""
+    each kind), keyed by that kind; and of a kind already held, a later method's whose groups hold a
+    kind of typed value none before held (intervals beside hierarchy nodes), keyed "kind (method)"."""
     out = {}
     for cls, form, variant, params in sorted(_variants(), key=lambda v: (v[0].name, v[2])):
         result = execute(REGISTRY, DATA[form](), _spec(cls, params))
         kind = result.release.kind
-        out.setdefault(kind, result)
+        held = [r.release for r in out.values() if r.release.kind == kind]
+        if not held:
+            out[kind] = result
+        elif not _value_types(result.release) <= set().union(*(_value_types(r) for r in held)):
+            out[f"{kind} ({cls.name})"] = result
     return out
 
 

@@ -81,6 +81,7 @@ CASES = [
     ("privacy-aware-candidates", PluginCall("privacy-aware-candidates", {"folds": 3}), None, table),
     ("rf-flipping", PluginCall("rf-flipping"), K5, matrix),
     ("hilbert", PluginCall("hilbert"), K5, table),
+    ("global-recoding", PluginCall("global-recoding", {"suppression": 0.02}), K5, table),
     ("patternka-relational", PluginCall("patternka-relational"), K5, table),
     ("top-down", PluginCall("top-down"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
 ]
@@ -108,7 +109,7 @@ BUDGETS = {
     "fwell": 3_100, "fwell-cv": 6_500, "private-fwell": 3_500, "greedy-distcnt": 20_000, "greedy-hamdist": 12_000,
     "greedy-hamdist-fwell": 3_800, "maximal": 37_000, "maximal-longest": 23_000, "maximal-distcnt": 37_000, "mondrian": 20_000,
     "mondrian-bucketise": 15_000, "patternka": 22_000, "patternka-spark": 22_000, "privacy-aware-candidates": 12_000,
-    "rf-flipping": 33_000, "hilbert": 61_000, "patternka-relational": 54_000, "top-down": 133_000,
+    "rf-flipping": 33_000, "hilbert": 61_000, "global-recoding": 137_000, "patternka-relational": 54_000, "top-down": 133_000,
     "metric:accuracy": 10_000, "metric:auc": 11_000, "metric:pbi": 13_000,
     "metric:uloss": 26_000,
     "metric:cv-accuracy": 10_000,  # rate: 8,100; encoding the table for the classifier, 9,300 calls, 67–87 ms

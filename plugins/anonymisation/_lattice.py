@@ -1,0 +1,663 @@
+"""Full-domain generalisation over the lattice of hierarchy levels, with record suppression: what
+the ``global-recoding`` method searches and the generalisation metrics measure
+(docs/anonymisation.md#global-recoding). Registers nothing.
+
+**The lattice.** Each quasi-identifier j has a hierarchy of height h_j; a transformation (a *node*)
+is one level l_j ∈ 0 … h_j per quasi-identifier, applied to every record. Node X is a
+*specialisation* of Y (X ≤ Y) when l_j(X) ≤ l_j(Y) for every j; Y is then a generalisation of X.
+
+**Class tables, rolled up.** A node's equivalence classes are the records equal on every
+generalised value. They are never regrouped from the records: a node's table (each class's node
+per quasi-identifier, its size and, when a model reads the sensitive value, its sensitive counts)
+is rolled up from a table already computed at one of its specialisations, by mapping each class's
+nodes up their hierarchies and merging the classes that meet (Incognito's rollup: LeFevre, DeWitt
+and Ramakrishnan, “Incognito: Efficient Full-Domain K-Anonymity”, SIGMOD 2005). The smallest
+such table at hand is used.
+
+**Suppression.** The classes a privacy model fails are suppressed: every quasi-identifier of
+their records is written ``*``, the records kept, as ARX writes them. A node is a *solution* when
+at most ``limit`` records are suppressed *and* the suppressed records, as one group, satisfy the
+model too. ARX (``HashGroupify``) checks only the limit and leaves the suppressed records out of
+the check; Veil judges them, because the file shows them as one group of look-alike records (every
+quasi-identifier ``*``), and ``veil verify`` judges every group of the file as written. A class
+whose every value is already labelled ``*`` (the top of every hierarchy) is written the same way:
+it joins that group, and the metrics count its records as suppressed, as the file shows them.
+
+**Monotonicity, and where the search prunes.** Generalising merges classes. A model's
+``monotonicity(params)`` says what merging does to its verdict: ``"generalisation"`` (a union of
+passing groups passes: every model Veil ships) or ``"suppression"`` (a group that contains a passing
+group passes, whatever else it holds: k-anonymity and distinct l-diversity). Two monotone facts
+prune the search, and only they:
+
+* a *necessary condition* C that holds on every generalisation of a node where it holds: without
+  suppression, "every class passes each merge-monotone model"; with suppression, "the records in
+  classes that fail some suppression-monotone model are at most ``limit``". A node failing C is no
+  solution, nor is any of its specialisations (Flash's and OLA's downward pruning: Kohlmayer, Prasser,
+  Eckert, Kemper and Kuhn, “Flash: Efficient, Stable and Optimal K-Anonymity”, PASSAT 2012;
+  El Emam et al., “A Globally Optimal k-Anonymity Method for the De-identification of Health
+  Data”, JAMIA 2009). With suppression the solutions themselves are not monotone, even for
+  k-anonymity: a generalisation may leave fewer than k records suppressed, a group too small;
+* a *lower bound* of the metric at a node and every generalisation of it: the metric as if no
+  record were suppressed, which never decreases upwards (coarser values, coarser partition) and
+  never exceeds the metric with suppression (a suppressed record costs the most a record can). A
+  node whose bound cannot beat the best solution found prunes its generalisations.
+
+The search takes the nodes best bound first. For each one not yet settled, a binary search up a
+chain of its generalisations (each step the one that raises the bound least and keeps the partition
+finest) finds the highest node failing C on it, whose specialisations, the node among them, are
+settled at once; or it shows that C holds at the node, which is then judged and measured. The
+search stops when no node left can beat the best solution. Ties between equal metric values go to
+the lower node (smaller Σ l_j), then to the smaller levels in column order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import BadInput, GroupView, NodeValue
+
+MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
+STAR = "*"
+_CACHE_CELLS = 40_000_000  # class-table cells (classes × quasi-identifiers) kept for rolling up
+METRICS = ("loss", "entropy", "discernibility", "average-class-size", "precision", "height")
+GENERALISATION = "generalisation"
+SUPPRESSION = "suppression"
+
+
+# ---------------------------------------------------------------------------------- attributes
+class Attribute:
+    """One quasi-identifier under its hierarchy: each record's leaf, and each leaf's node level by level."""
+
+    def __init__(self, name: str, series: pd.Series, hierarchy):
+        if series.isna().any():
+            raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
+                           f"records (the import option “drop records with a missing value”, or --drop-missing on "
+                           f"the command line) or fill them before anonymising")
+        h = hierarchy if hierarchy.name else hierarchy.with_name(name)
+        self.name, self.hierarchy, self.height = name, h, h.height
+        leaves = list(h.leaves)
+        self.n_leaves = len(leaves)
+        where = {leaf: i for i, leaf in enumerate(leaves)}
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        labels = h.generalise_series(pd.Series(np.asarray(uniques, dtype=object), dtype=object), 0)  # BadInput
+        self.leaf = np.array([where[x] for x in labels], dtype=np.int64)[codes]  # each record's leaf
+        self.anc, self.labels, self.star = [], [], []
+        as_series = pd.Series(leaves, dtype=object)
+        for level in range(self.height + 1):
+            nodes = h.nodes(level)
+            index = {node.label: i for i, node in enumerate(nodes)}
+            above = h.generalise_series(as_series, level)
+            self.anc.append(np.array([index[x] for x in above], dtype=np.int64))
+            self.labels.append([node.label for node in nodes])
+            self.star.append(index.get(STAR, -1))
+        self.n_nodes = [len(x) for x in self.labels]
+        self.leaf_records = np.bincount(self.leaf, minlength=self.n_leaves).astype(np.int64)
+        self.node_leaves = [np.bincount(a, minlength=m) for a, m in zip(self.anc, self.n_nodes)]
+        self.node_records = [np.bincount(a, weights=self.leaf_records, minlength=m).astype(np.int64)
+                             for a, m in zip(self.anc, self.n_nodes)]
+        self.present = [int((r > 0).sum()) for r in self.node_records]  # nodes holding a record, per level
+        self._up: dict = {}
+        self._values: dict = {}
+
+    def up(self, a: int, b: int) -> np.ndarray:
+        """Node index at level b of every node of level a (b ≥ a)."""
+        key = (a, b)
+        if key not in self._up:
+            m = np.zeros(self.n_nodes[a], dtype=np.int64)
+            m[self.anc[a]] = self.anc[b]
+            self._up[key] = m
+        return self._up[key]
+
+    def value(self, level: int, node: int) -> NodeValue:
+        """The typed released value of a node: its label and the leaves below it."""
+        key = (level, node)
+        if key not in self._values:
+            leaves = self.hierarchy.leaves
+            under = tuple(leaves[i] for i in np.flatnonzero(self.anc[level] == node))
+            self._values[key] = NodeValue(self.labels[level][node], under)
+        return self._values[key]
+
+    # -- per-cell costs of the separable metrics (docs/reference.md#global-recoding) -------------
+    def cell_cost(self, metric: str, level: int) -> np.ndarray:
+        """Each node's cost at ``level`` per record holding it (loss, precision); for entropy the
+        cost summed over the node's records (it depends on each record's own value)."""
+        if metric == "loss":
+            return (self.node_leaves[level] - 1) / (self.n_leaves - 1) if self.n_leaves > 1 else \
+                np.zeros(self.n_nodes[level])
+        if metric == "precision":
+            return np.full(self.n_nodes[level], level / self.height if self.height else 0.0)
+        if metric == "entropy":
+            held = self.leaf_records > 0
+            leaf_cost = np.zeros(self.n_leaves)
+            leaf_cost[held] = -np.log2(self.leaf_records[held] / self.node_records[level][self.anc[level][held]])
+            return np.bincount(self.anc[level], weights=leaf_cost * self.leaf_records, minlength=self.n_nodes[level])
+        raise ValueError(metric)
+
+    def total(self, metric: str, level: int) -> float:
+        """The metric's cost of this column at ``level`` summed over every record, nothing suppressed."""
+        cost = self.cell_cost(metric, level)
+        return float(cost.sum() if metric == "entropy" else (cost * self.node_records[level]).sum())
+
+    def penalty(self, metric: str, level: int) -> np.ndarray:
+        """Per node of ``level``: how much a record of it costs more when it is suppressed (written ``*``)."""
+        if metric == "loss":
+            return 1.0 - self.cell_cost(metric, level)
+        if metric == "precision":
+            return 1.0 - self.cell_cost(metric, level)
+        if metric == "entropy":  # −log2(c/n) suppressed against −log2(c/R_node): log2(n / R_node)
+            r = self.node_records[level]
+            n = float(self.leaf_records.sum())
+            return np.where(r > 0, np.log2(n / np.maximum(r, 1)), 0.0)
+        raise ValueError(metric)
+
+
+def attributes(table, qis, check=lambda: None) -> list[Attribute]:
+    """Each quasi-identifier with its hierarchy: the one attached, else the generated one (numbers:
+    intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation)."""
+    out = []
+    for name in qis:
+        check()
+        out.append(Attribute(name, table.frame[name], table.hierarchy(name)))
+    return out
+
+
+# ---------------------------------------------------------------------------------- class tables
+class Classes:
+    """The equivalence classes of one node: each class's size, its node per quasi-identifier (worked
+    out when first needed: most tables are only judged), and when a model reads the sensitive value,
+    the (class, sensitive value, count) units."""
+
+    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray | None = None, source=None, first=None,
+                 attrs=None):
+        self.levels, self.size = tuple(levels), size
+        self._codes, self._source, self._first, self._attrs = codes, source, first, attrs
+        self.unit_class = self.unit_sens = self.unit_w = None
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.size)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """(d, G) node index per quasi-identifier and class."""
+        if self._codes is None:
+            src, first = self._source, self._first
+            out = np.empty((len(self.levels), len(first)), dtype=np.int32)
+            for j, (a, s, t) in enumerate(zip(self._attrs, src.levels, self.levels)):
+                out[j] = a.up(s, t)[src.codes[j][first]] if s != t else src.codes[j][first]
+            self._codes, self._source, self._first, self._attrs = out, None, None, None
+        return self._codes
+
+
+def _key(columns, spans: list[int]) -> np.ndarray:
+    """Mixed-radix keys of rows (column j holds 0 … spans[j] − 1), equal exactly when the rows are;
+    ``columns`` yields one column at a time. Renumbered densely whenever the key space nears 2⁶²."""
+    key, bound = None, 1
+    for col, span in zip(columns, spans):
+        span = max(int(span), 1)
+        if key is None:
+            key, bound = col.astype(np.int64), span
+            continue
+        if bound * span >= 1 << 62:
+            uniq, key = np.unique(key, return_inverse=True)
+            bound = len(uniq)
+        key = key * span + col
+        bound *= span
+    return key, bound
+
+
+def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (0 … G−1) of equal keys and one row of each group: dense counting when the key
+    space is small, hashing otherwise."""
+    rows = len(key)
+    if bound <= 2 * rows + 4096:
+        held = np.zeros(bound, dtype=bool)
+        held[key] = True
+        rank = np.cumsum(held) - 1
+        inverse = rank[key]
+        count = int(held.sum())
+    else:
+        inverse, uniq = pd.factorize(key)  # groups in order of first appearance
+        count = len(uniq)
+    first = np.empty(count, dtype=np.int64)
+    first[inverse] = np.arange(rows)
+    return inverse.astype(np.int64), first
+
+
+def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows equal on every column: each row's group and one row of each group."""
+    return _group_keys(*_key(columns, spans))
+
+
+def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int) -> Classes:
+    """The class table of the untransformed data (every quasi-identifier at level 0)."""
+    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values)[0]
+
+
+def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
+    """Merge (class, sensitive value) pairs with their counts into ``table``'s units."""
+    inverse, first = _group([cls, sens], [table.n_classes, n_values])
+    table.unit_class = cls[first]
+    table.unit_sens = sens[first]
+    table.unit_w = np.bincount(inverse, weights=w, minlength=len(first)).astype(np.int64)
+
+
+def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
+    """The class table of ``levels`` from that of a specialisation, merging classes (never records)."""
+    codes = source.codes
+    columns = (a.up(s, t)[codes[j]] if s != t else codes[j]
+               for j, (a, s, t) in enumerate(zip(attrs, source.levels, levels)))
+    inverse, first = _group_keys(*_key(columns, [a.n_nodes[t] for a, t in zip(attrs, levels)]))
+    size = np.bincount(inverse, weights=source.size, minlength=len(first)).astype(np.int64)
+    table = Classes(levels, size, source=source, first=first, attrs=attrs)
+    if source.unit_class is not None:
+        _units(table, inverse[source.unit_class], source.unit_sens, source.unit_w,
+               int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1)
+    return table
+
+
+# ---------------------------------------------------------------------------------- judging
+class Judge:
+    """The run's privacy models on class tables: which classes fail, the necessary condition C, and
+    whether the suppressed records pass as one group."""
+
+    def __init__(self, model, limit: int, sensitive):
+        self.model = model
+        self.limit = int(limit)
+        self.sens = sensitive  # a GroupView of every record's sensitive code, Q, values (or None)
+        self.models = [m for m in getattr(model, "models", (model,)) if m.judges_groups]
+        if not self.models:
+            raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
+        kinds = [m.plugin.monotonicity(m.params) for m in self.models]
+        want = (SUPPRESSION,) if self.limit > 0 else (SUPPRESSION, GENERALISATION)
+        self.pruning = [k in want for k in kinds]  # the models C is made of
+        # a union of passing groups passes every model: a table failing one has no solution at all
+        self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
+
+    def view(self, table: Classes) -> GroupView:
+        if table.unit_class is None:
+            return GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)
+        s = self.sens
+        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w)
+
+    def failing(self, table: Classes) -> tuple[np.ndarray, np.ndarray]:
+        """(classes failing any model, classes failing a model C is made of) as boolean masks."""
+        view = self.view(table)
+        oks = [m.check_groups(view).ok for m in self.models]
+        every = np.logical_and.reduce(oks)
+        pruning = [ok for ok, p in zip(oks, self.pruning) if p]
+        some = np.logical_and.reduce(pruning) if pruning else np.ones(table.n_classes, dtype=bool)
+        return ~every, ~some
+
+    def group_passes(self, table: Classes, members: np.ndarray) -> bool:
+        """Whether the classes ``members`` (a mask), taken as one group, satisfy every model."""
+        if table.unit_class is None:
+            view = GroupView.from_codes(np.zeros(1, dtype=np.int64), None, None,
+                                        weights=np.array([table.size[members].sum()]))
+        else:
+            keep = members[table.unit_class]
+            s = self.sens
+            view = GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), table.unit_sens[keep], s.overall,
+                                        s.values, s.numeric, table.unit_w[keep])
+        return all(bool(m.check_groups(view).ok.all()) for m in self.models)
+
+
+# ---------------------------------------------------------------------------------- metrics
+class Objective:
+    """The search's metric on a node: a cheap bound for many nodes at once, the exact bound from a
+    class table, and the value with suppression. Definitions: docs/reference.md#global-recoding."""
+
+    def __init__(self, metric: str, attrs: list[Attribute], n: int, monotonic: bool = True):
+        if metric not in METRICS:
+            raise BadInput(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+        self.metric, self.attrs, self.n, self.monotonic = metric, attrs, n, monotonic
+        self.separable = metric in ("loss", "entropy", "precision")
+        d = max(len(attrs), 1)
+        self.scale = 1.0 / (n * d) if metric in ("loss", "precision") else 1.0
+        if self.separable:
+            self.totals = [np.array([a.total(metric, l) for l in range(a.height + 1)]) for a in attrs]
+            self.penalties = [[a.penalty(metric, l) for l in range(a.height + 1)] for a in attrs]
+        self.present = [np.array(a.present, dtype=float) for a in attrs]
+
+    def bounds(self, levels: np.ndarray) -> np.ndarray:
+        """A lower bound of the metric at each node (rows of ``levels``) and every generalisation of it,
+        from the hierarchies and the column counts alone."""
+        if self.metric == "height":
+            return levels.sum(axis=1).astype(float)
+        if self.separable:
+            total = np.zeros(len(levels))
+            for j, t in enumerate(self.totals):
+                total += t[levels[:, j]]
+            return total * self.scale
+        classes = np.full(len(levels), float(self.n))  # at most n classes, at most Π nodes holding records
+        product = np.ones(len(levels))
+        for j, p in enumerate(self.present):
+            product *= p[levels[:, j]]
+        classes = np.minimum(classes, product)
+        if self.metric == "average-class-size":
+            return self.n / classes
+        return self.n * self.n / classes  # Σ|E|² ≥ n² / #classes
+
+    def lower(self, table: Classes, bound: float) -> float:
+        """The bound at a node from its class table: the metric with nothing suppressed."""
+        if self.metric == "discernibility":
+            return float(np.square(table.size.astype(np.float64)).sum())
+        if self.metric == "average-class-size":
+            return self.n / table.n_classes
+        return bound
+
+    def value(self, table: Classes, written: np.ndarray, bound: float) -> float:
+        """The metric at a node whose classes ``written`` (a mask) are written ``*`` in every
+        quasi-identifier: the suppressed classes, with a class already all ``*`` when there are any."""
+        if self.metric == "height":
+            return bound
+        size = table.size
+        out = int(size[written].sum())
+        if self.separable:
+            if not out:
+                return bound
+            extra = np.zeros(int(written.sum()))
+            for j, pen in enumerate(self.penalties):
+                extra += pen[table.levels[j]][table.codes[j, written]]
+            return bound + float((extra * size[written]).sum()) * self.scale
+        kept = size[~written].astype(np.float64)
+        if self.metric == "average-class-size":
+            return self.n / (len(kept) + (1 if out else 0))
+        return float(np.square(kept).sum()) + (float(out) ** 2 if self.monotonic else float(self.n) * out)
+
+
+def same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+# ---------------------------------------------------------------------------------- one node
+@dataclass
+class Outcome:
+    """What the search knows of one node it evaluated."""
+
+    levels: tuple
+    condition: bool  # the necessary condition C
+    lower: float = math.inf  # the metric's bound at this node (and above)
+    solution: bool = False
+    value: float = math.inf
+    suppressed: int = 0
+
+
+def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
+    """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric."""
+    fail, fail_pruning = judge.failing(table)
+    out = Outcome(table.levels, int(table.size[fail_pruning].sum()) <= judge.limit)
+    out.lower = objective.lower(table, bound)
+    if not out.condition:
+        return out
+    written = written_classes(table, fail, stars)
+    out.suppressed = int(table.size[fail].sum())
+    out.solution = out.suppressed <= judge.limit and (not fail.any() or judge.group_passes(table, written))
+    if out.solution:
+        out.value = objective.value(table, written, bound)
+    return out
+
+
+def star_class(table: Classes, stars: list[int]) -> np.ndarray:
+    """A mask of the class whose every value is labelled ``*`` (written as the suppressed records are)."""
+    if any(s < 0 for s in stars):
+        return np.zeros(table.n_classes, dtype=bool)
+    return np.all(table.codes == np.asarray(stars, dtype=np.int64)[:, None], axis=0)
+
+
+def written_classes(table: Classes, fail: np.ndarray, stars: list[int]) -> np.ndarray:
+    """The classes written ``*`` in every quasi-identifier: the failing ones, and the class whose every
+    node is labelled ``*`` (``stars``: each quasi-identifier's node labelled ``*`` at the node's levels,
+    or −1). The file cannot tell them apart: they are one group, and the metrics count every record
+    of it as suppressed (only the failing ones count towards the limit)."""
+    return fail | star_class(table, stars)
+
+
+def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int):
+    """The class table of one node grouped from the records, and each record's class."""
+    cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
+    inverse, first = _group(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
+    codes = np.empty((len(cols), len(first)), dtype=np.int32)
+    for j, c in enumerate(cols):
+        codes[j] = c[first]
+    table = Classes(tuple(int(l) for l in levels), np.bincount(inverse, minlength=len(first)).astype(np.int64), codes)
+    if sensitive is not None:
+        _units(table, inverse, sensitive, np.ones(len(inverse), dtype=np.int64), n_values)
+    return table, inverse
+
+
+# ---------------------------------------------------------------------------------- the search
+def lattice_size(attrs: list[Attribute]) -> int:
+    return math.prod(a.height + 1 for a in attrs)
+
+
+def check_size(attrs: list[Attribute]) -> int:
+    """The number of transformations; BadInput when there are too many to search."""
+    size = lattice_size(attrs)
+    if size > MAX_NODES:
+        shape = " × ".join(f"{a.height + 1}" for a in attrs)
+        raise BadInput(f"the lattice of {len(attrs)} quasi-identifiers has {size:,} transformations ({shape} levels), "
+                       f"more than the {MAX_NODES:,} global recoding searches; choose fewer quasi-identifiers, "
+                       f"hierarchies with fewer levels, or one transformation with levels=")
+    return size
+
+
+class Cones:
+    """Nodes settled as a whole cone at a time: every specialisation of a node failing C, every
+    generalisation of a node where C holds, or of one no generalisation of which beats the best. A
+    boolean per node, a cone marked by enumerating its nodes when it is small, else by comparing
+    every node's levels with its apex."""
+
+    def __init__(self, levels: np.ndarray, strides: np.ndarray, top: tuple):
+        self.levels, self.strides, self.top = levels, strides, np.asarray(top)
+        self.mask = np.zeros(len(levels), dtype=bool)
+        self.apexes: set = set()
+
+    def __contains__(self, levels) -> bool:
+        return levels in self.apexes
+
+    def below(self, apex: tuple) -> None:
+        self._mark(apex, np.zeros_like(self.top), np.asarray(apex))
+
+    def above(self, apex: tuple) -> None:
+        self._mark(apex, np.asarray(apex), self.top)
+
+    def _mark(self, apex: tuple, lo: np.ndarray, hi: np.ndarray) -> None:
+        self.apexes.add(apex)
+        count = int(np.prod(hi - lo + 1))
+        if count * 8 < len(self.mask):
+            ids = np.zeros(1, dtype=np.int64)
+            for a, b, stride in zip(lo, hi, self.strides):
+                ids = (ids[:, None] + np.arange(a, b + 1, dtype=np.int64)[None, :] * stride).ravel()
+            self.mask[ids] = True
+        else:
+            self.mask |= ((self.levels >= lo) & (self.levels <= hi)).all(axis=1)
+
+
+class Kept:
+    """Class tables kept for rolling up, with their levels and sizes as arrays; the oldest go when
+    they hold more than ``_CACHE_CELLS`` cells, the data's own never."""
+
+    def __init__(self, base: Classes):
+        d = len(base.levels)
+        self.levels = np.zeros((64, d), dtype=np.int16)
+        self.sizes = np.zeros(64, dtype=np.float64)
+        self.tables: list = []
+        self.count, self.cells, self.d = 0, 0, max(d, 1)
+        self.add(base)
+
+    def add(self, table: Classes) -> None:
+        if self.count == len(self.sizes):
+            self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
+            self.sizes = np.concatenate([self.sizes, np.zeros_like(self.sizes)])
+        self.levels[self.count] = table.levels
+        self.sizes[self.count] = table.n_classes
+        self.tables.append(table)
+        self.count += 1
+        self.cells += table.n_classes * self.d
+        oldest = 1
+        while self.cells > _CACHE_CELLS and oldest < self.count - 1:
+            if self.tables[oldest] is not None:
+                self.cells -= self.tables[oldest].n_classes * self.d
+                self.tables[oldest] = None
+                self.sizes[oldest] = np.inf
+            oldest += 1
+
+
+class Search:
+    """The optimal solution over the whole lattice (module docstring): best bound first, pruning by C
+    downwards and by the bound upwards, class tables rolled up from the smallest specialisation."""
+
+    BLOCK = 256  # nodes filtered at once against the cones settled so far
+
+    def __init__(self, attrs, base: Classes, judge: Judge, objective: Objective, ctx):
+        self.attrs, self.judge, self.objective, self.ctx = attrs, judge, objective, ctx
+        self.size = check_size(attrs)
+        radix = [a.height + 1 for a in attrs]
+        self.top = tuple(a.height for a in attrs)
+        self.levels = np.stack(np.unravel_index(np.arange(self.size), radix), axis=1).astype(np.int16)
+        self.strides = np.array([math.prod(radix[j + 1:]) for j in range(len(radix))], dtype=np.int64)
+        self.cheap = objective.bounds(self.levels.astype(np.int64))
+        self.height = self.levels.sum(axis=1, dtype=np.int64)
+        self.kept = Kept(base)
+        self.known: dict[tuple, Outcome] = {}
+        # the nodes where C fails (below a node failing it), holds (above one where it holds), and
+        # those no generalisation of which beats the best
+        self.cfalse, self.ctrue, self.dead = (Cones(self.levels, self.strides, self.top) for _ in range(3))
+        self.best: Outcome | None = None
+        self.fine = [np.log(np.maximum(np.array(a.present, dtype=float), 1)) for a in attrs]
+        spread = float(self.cheap.max() - self.cheap.min())
+        self.span_cheap = 1.0 / spread if spread > 0 else 0.0
+        fine = sum(float(f[0] - f[-1]) for f in self.fine)
+        self.span_fine = 1.0 / fine if fine > 0 else 0.0
+
+    # -- one node ------------------------------------------------------------------------------
+    def table(self, levels: tuple) -> Classes:
+        """The node's class table, rolled up from the smallest table kept of a specialisation."""
+        k = self.kept
+        below = np.flatnonzero((k.levels[:k.count] <= np.asarray(levels, dtype=np.int16)[None, :]).all(axis=1))
+        source = k.tables[below[np.argmin(k.sizes[below])]]
+        self.ctx.check()
+        table = rollup(source, levels, self.attrs)
+        k.add(table)
+        return table
+
+    def node(self, levels: tuple) -> Outcome:
+        if levels in self.known:
+            return self.known[levels]
+        idx = int(np.dot(levels, self.strides))
+        stars = [a.star[l] for a, l in zip(self.attrs, levels)]
+        out = evaluate(self.table(levels), self.judge, self.objective, float(self.cheap[idx]), stars)
+        self.known[levels] = out
+        if out.condition:
+            self.ctrue.above(levels)
+        else:
+            self.cfalse.below(levels)
+        self.consider(out)
+        return out
+
+    def condition(self, levels: tuple) -> bool:
+        idx = int(np.dot(levels, self.strides))
+        if self.cfalse.mask[idx]:
+            return False
+        if self.ctrue.mask[idx]:
+            return True
+        return self.node(levels).condition
+
+    def consider(self, out: Outcome) -> None:
+        """Keep the best solution; remember nodes no generalisation of which can beat it (when the best
+        improves, every node evaluated so far is looked at again)."""
+        if out.solution and (self.best is None or better(out, self.best)):
+            self.best = out
+            for other in self.known.values():
+                if other is not out and other.levels not in self.dead and \
+                        not self.cone_can_beat(other.lower, other.levels):
+                    self.dead.above(other.levels)
+        if out.levels in self.dead:
+            return
+        if out.solution and (out.value <= out.lower or same(out.value, out.lower)):
+            self.dead.above(out.levels)  # above it: metric ≥ bound ≥ this value, ties to the lower node
+        elif self.best is not None and not self.cone_can_beat(out.lower, out.levels):
+            self.dead.above(out.levels)
+
+    def cone_can_beat(self, lower: float, levels) -> bool:
+        if same(lower, self.best.value):
+            return sum(levels) <= sum(self.best.levels)  # only a tie, which a lower node wins
+        return lower < self.best.value
+
+    # -- climbing: the highest node failing C on a chain ------------------------------------------
+    def chain(self, levels: tuple) -> list[tuple]:
+        """Generalisations of ``levels`` up to the top, each step the one raising the cheap bound least."""
+        chain, cur = [levels], list(levels)
+        idx = int(np.dot(levels, self.strides))
+        while tuple(cur) != self.top:
+            steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
+            j = min(steps, key=lambda j: ((self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
+                                          + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine, j))
+            cur[j] += 1
+            idx += int(self.strides[j])
+            chain.append(tuple(cur))
+        return chain
+
+    def resolve(self, levels: tuple) -> None:
+        """Settle a node: binary search up its chain for the highest node failing C (whose
+        specialisations, this node among them, then all fail it), or evaluate the node itself when C
+        holds there. Probing the chain's middle first spares evaluating a low node (a large class
+        table) that a higher one already shows to fail C."""
+        chain = self.chain(levels)
+        lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top); fails at chain[lo] and below
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.condition(chain[mid]):
+                hi = mid
+            else:
+                lo = mid
+        if lo < 0:
+            self.node(levels)  # C holds at the node itself: its bound, solution and metric
+            return
+        if chain[lo] not in self.cfalse:
+            self.cfalse.below(chain[lo])
+
+    # -- the search ------------------------------------------------------------------------------
+    def run(self) -> Outcome | None:
+        """The optimal solution, or None when no node is one."""
+        top = self.node(self.top)
+        if not top.condition:
+            return None  # C holds nowhere below the top either
+        if not top.solution and self.judge.merge_monotone:
+            return None  # the whole table fails a model no partition of it can satisfy
+        order, n = np.lexsort((np.arange(self.size), self.height, self.cheap)), self.size
+        for start in range(0, n, self.BLOCK):
+            self.ctx.progress(start / n, f"global recoding: {len(self.known):,} of {n:,} transformations checked")
+            block = order[start:start + self.BLOCK]
+            alive = block[~(self.cfalse.mask[block] | self.dead.mask[block])]
+            for idx in alive:
+                cheap = float(self.cheap[idx])
+                best = self.best
+                if best is not None and not same(cheap, best.value) and cheap > best.value:
+                    return best  # every node left is bounded above the best
+                if self.cfalse.mask[idx] or self.dead.mask[idx]:
+                    continue
+                levels = tuple(int(x) for x in self.levels[idx])
+                if best is not None and same(cheap, best.value) and key(levels) >= key(best.levels):
+                    continue  # at best a tie, which the best wins
+                if levels in self.known:
+                    continue
+                self.ctx.check()
+                self.resolve(levels)
+        return self.best
+
+
+def key(levels) -> tuple:
+    return (sum(levels), tuple(levels))
+
+
+def better(a: Outcome, b: Outcome) -> bool:
+    """Whether solution ``a`` beats ``b``: a lower metric, then the lower node, then smaller levels."""
+    if same(a.value, b.value):
+        return key(a.levels) < key(b.levels)
+    return a.value < b.value

@@ -1,0 +1,194 @@
+"""Global recoding with suppression: full-domain generalisation, the anonymisation ARX runs
+(docs/anonymisation.md#global-recoding, docs/reference.md#global-recoding).
+
+Every quasi-identifier is generalised to one level of its hierarchy for all records; the records of
+classes that still fail the privacy model(s) are suppressed (every quasi-identifier written ``*``,
+the record kept) when they are at most ``suppression`` of the records, and a transformation that
+needs more is no solution. The method searches the lattice of level combinations for the solution
+of least ``metric`` (Incognito, LeFevre et al. 2005; Flash, Kohlmayer et al. 2012; OLA, El Emam et
+al. 2009: see ``_lattice``), or applies the one transformation ``levels`` names.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Release, Role, format_value,
+                         grouping_columns, hookimpl, param, params_to_dict)
+
+from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
+                       lattice_size, written_classes)
+from .mondrian import _reads_sensitive, _sensitive_view
+
+PAPER = ("LeFevre, DeWitt and Ramakrishnan (2005), “Incognito: Efficient Full-Domain K-Anonymity”; Kohlmayer et al. "
+         "(2012), “Flash: Efficient, Stable and Optimal K-Anonymity”; El Emam et al. (2009), “A Globally Optimal "
+         "k-Anonymity Method for the De-identification of Health Data”")
+
+
+@dataclass(frozen=True)
+class GlobalRecodingParams:
+    suppression: float = param(0.0, minimum=0, maximum=1,
+                               help="largest share of the records that may be suppressed (every quasi-identifier "
+                                    "written *), e.g. 0.04 for 4 %; ARX's suppression limit")
+    metric: str = param("loss", choices=METRICS,
+                        help="the information loss the search minimises: loss (Iyengar), entropy (non-uniform "
+                             "entropy), discernibility, average-class-size (ARX's AECS), precision (Sweeney), height")
+    monotonic: bool = param(True, help="for discernibility: true counts the suppressed records as one group (DM*, "
+                                       "Σ|E|²), false charges each of them n (Bayardo and Agrawal's DM)")
+    levels: str = param("", sweepable=False,
+                        help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
+                             "(columns not named stay at level 0)")
+
+
+class GlobalRecoding(Algorithm):
+    name = "global-recoding"
+    title = "Global recoding with suppression (ARX)"
+    paper = PAPER
+    description = ("Generalises every quasi-identifier to one level of its hierarchy for all records, suppresses the "
+                   "records of groups that still fail the privacy model (within the suppression limit), and finds "
+                   "the levels that lose the least information.")
+    accepts = (TABLE,)
+    needs_model = True
+    releases_sensitive = True
+    Params = GlobalRecodingParams
+
+    def run(self, data, model, params, ctx):
+        if not model.judges_groups:
+            raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
+        qis = list(grouping_columns(data))
+        marked = data.schema.by_role(Role.SENSITIVE)
+        sensitive = marked[0] if marked else None
+        if sensitive in qis:
+            qis.remove(sensitive)
+        if not qis:
+            raise BadInput("global recoding needs quasi-identifiers: mark the columns that identify people as "
+                           "quasi-identifiers")
+        n = data.n_rows
+        if n == 0:
+            raise BadInput("the table has no records to anonymise")
+        chosen = parse_levels(params.levels, qis)
+        ctx.progress(0.0, "global recoding: reading the hierarchies")
+        attrs = attributes(data, qis, ctx.check)
+        records = _sensitive_view(data, sensitive)
+        sens = records.sensitive if _reads_sensitive(model) else None
+        n_values = len(records.values) if sens is not None else 1
+        limit = math.floor(params.suppression * n + 1e-9)
+        judge = Judge(model, limit, records)
+        objective = Objective(params.metric, attrs, n, params.monotonic)
+        if chosen is not None:
+            levels = _levels_of(chosen, attrs)
+            searched = 1
+        else:
+            check_size(attrs)  # before the records are grouped
+            search = Search(attrs, bottom(attrs, sens, n_values), judge, objective, ctx.child(0.0, 0.9))
+            best = search.run()
+            if best is None:
+                raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
+                               f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
+                               f"model or give coarser hierarchies")
+            levels, searched = best.levels, len(search.known)
+        ctx.progress(0.9, "global recoding: writing the release")
+        table, record_class = classes_at(attrs, levels, sens, n_values)
+        fail = judge.failing(table)[0]
+        written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
+        suppressed = int(table.size[fail].sum())
+        if suppressed > limit:
+            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                           f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
+                           f"suppressed")
+        if fail.any() and not judge.group_passes(table, written):
+            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                           f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
+                           f"group in the file, fail it")
+        bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
+        value = objective.value(table, written, bound)
+        metric = params.metric if params.metric != "discernibility" or params.monotonic else \
+            "discernibility:monotonic=false"
+        details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
+                                      "loss": float(value), "suppressed_records": suppressed,
+                                      "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
+        return release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
+
+
+def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:
+    """``age:2;sex:0`` → {"age": 2, "sex": 0}; None for an empty text (search instead)."""
+    if not text.strip():
+        return None
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, level = part.rpartition(":")
+        name = name.strip()
+        if not sep or not name:
+            raise BadInput(f"levels: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got "
+                           f"{part!r}")
+        if name not in qis:
+            raise BadInput(f"levels names {name!r}, which is not a quasi-identifier; the quasi-identifiers are "
+                           f"{', '.join(qis)}")
+        try:
+            out[name] = int(level.strip())
+        except ValueError:
+            raise BadInput(f"levels: the level of {name!r} must be a whole number, got {level.strip()!r}") from None
+        if out[name] < 0:
+            raise BadInput(f"levels: the level of {name!r} must be 0 or more, got {out[name]}")
+    return out
+
+
+def _levels_of(chosen: dict, attrs) -> tuple:
+    for a in attrs:
+        level = chosen.get(a.name, 0)
+        if level > a.height:
+            raise BadInput(f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.height} (its "
+                           f"levels run from 0, the values themselves, to {a.height}, {a.labels[a.height][0]!r})")
+    return tuple(chosen.get(a.name, 0) for a in attrs)
+
+
+def _levels_text(attrs, levels) -> str:
+    return ";".join(f"{a.name}:{l}" for a, l in zip(attrs, levels))
+
+
+def _models_text(model) -> str:
+    parts = []
+    for m in getattr(model, "models", (model,)):
+        args = ", ".join(f"{k}={v}" for k, v in params_to_dict(m.params).items())
+        parts.append(f"{m.name} ({args})" if args else m.name)
+    return " and ".join(parts)
+
+
+def release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details) -> Release:
+    """The records with each quasi-identifier at its level, the written classes as ``*``; the groups are
+    the classes kept and, as one more group, the records written ``*``."""
+    kept = np.flatnonzero(~written)
+    group_of = np.empty(table.n_classes, dtype=np.int64)
+    group_of[kept] = np.arange(len(kept))
+    group_of[written] = len(kept)
+    groups = group_of[record_class]
+    values = {}
+    for j, (a, level) in enumerate(zip(attrs, levels)):
+        column = [a.value(level, int(c)) for c in table.codes[j, kept]]
+        values[a.name] = column + ([SUPPRESSED] if written.any() else [])
+    group_values = pd.DataFrame(values)
+    frame = data.frame[data.released_columns()].reset_index(drop=True).copy()
+    for a in attrs:
+        distinct, per_group = pd.factorize(group_values[a.name])  # format each distinct value once
+        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
+        codes, cats = pd.factorize(pd.Series(text, dtype=object))
+        frame[a.name] = pd.Categorical.from_codes(codes[groups], categories=cats)
+    sizes = np.bincount(groups)
+    notes = ()
+    if suppressed:
+        notes = (f"{suppressed:,} of {len(groups):,} records suppressed: every quasi-identifier written *, the records "
+                 f"kept",)
+    details = {**details, "groups": int(len(sizes)), "smallest_group": int(sizes.min()),
+               "average_group_size": float(sizes.mean())}
+    return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
+                   sensitive=(sensitive,) if sensitive else (), groups=groups, group_values=group_values,
+                   details=details, notes=notes)
+
+
+@hookimpl
+def veil_register_algorithms():
+    return [GlobalRecoding]
