@@ -358,8 +358,11 @@ def test_too_few_suppressed_records_are_a_group_too_small():
 
 
 def test_no_solution_is_one_clear_error():
+    """k above the records: no transformation can satisfy it (the lattice's top puts every record in
+    one group), which the run says before it starts."""
     table = _two_towns(2)
-    with pytest.raises(BadInput, match=r"no transformation satisfies k-anonymity \(k=50\)"):
+    with pytest.raises(BadInput, match=r"k-anonymity cannot hold on this data whatever the method does: with all "
+                                        r"42 records in one group"):
         search(table, ["k-anonymity:k=50"], 0.0, "loss")
 
 
