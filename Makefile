@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) scripts/check_system.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[gui,mining,test]"
+	$(BIN)/python -m pip install --quiet -e ".[gui,mining,spark,test]"
 	@touch $(STAMP)
 
 benchmark: $(STAMP)

@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which("gcc") is None:
             problems.append("a C compiler is needed to build the pyfim itemset miner")
             packages += ["gcc", "libc6-dev", "python3-dev"]
+        if shutil.which("java") is None:
+            print(f"warning: no Java found; runs on Spark (executor=spark) and their tests need Java 17 or newer: "
+                  f"{INSTALL} openjdk-17-jre-headless", file=sys.stderr)
         if shutil.which("fc-list") is not None:
             import subprocess
 
