@@ -95,6 +95,14 @@ def _hierarchy_flag(text: str) -> tuple[str, str]:
     return column.strip(), path.strip()
 
 
+def _kind_flag(text: str) -> tuple[str, str]:
+    column, sep, kind = text.partition("=")
+    if not sep or not column.strip() or not kind.strip():
+        raise argparse.ArgumentTypeError(f"give a column's kind as COLUMN=KIND (numeric, categorical, date, …), "
+                                         f"got {text!r}")
+    return column.strip(), kind.strip()
+
+
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -201,6 +209,9 @@ def _data_options(p):
                    help="quasi-identifier columns (comma-separated, repeatable)")
     p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
                    help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
+    p.add_argument("--kind", action="append", type=_kind_flag, default=[],
+                   help="a column's kind as COLUMN=KIND, overriding the detected one: numeric, categorical, date, "
+                        "… (repeatable)")
 
 
 def _source(args):
@@ -217,8 +228,35 @@ def _source(args):
          "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
-         "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or [])}
+         "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or []),
+         "kinds": _once_per_column(getattr(args, "kind", None) or [], "--kind")}
     return DataSource.from_dict(d)
+
+
+def _once_per_column(given: list[tuple[str, str]], flag: str) -> dict:
+    found: dict[str, str] = {}
+    for column, value in given:
+        if column in found:
+            raise BadInput(f"{flag} is given twice for column {column!r} ({found[column]} and {value}); "
+                           f"give one per column")
+        found[column] = value
+    return found
+
+
+def _summary(manifest: dict) -> str:
+    """One line for the person at the terminal: each model's verdict, the groups, the suppressed records
+    (stdout stays the folder alone, for scripts)."""
+    parts = [f"{v['model']} {v['message']}" for v in manifest.get("verdicts") or [] if v.get("message")]
+    groups = ((manifest.get("risk") or {}).get("after") or {}).get("groups")
+    if groups is not None:
+        parts.append(f"{groups:,} group{'s' if groups != 1 else ''}")
+    suppressed = ((manifest.get("details") or {}).get("generalisation") or {}).get("suppressed_records")
+    if suppressed is not None:
+        parts.append("no record suppressed" if not suppressed else
+                     f"{suppressed:,} record{'s' if suppressed != 1 else ''} suppressed")
+    rows = (manifest.get("output") or {}).get("rows")
+    head = f"released {rows:,} records" if rows is not None else "released"
+    return "; ".join([head, *parts])
 
 
 def _hierarchies(given: list[tuple[str, str]]) -> dict:
@@ -271,7 +309,8 @@ def cmd_run(args, registry) -> int:
                                          ("--encoding", args.encoding), ("--skip-rows", args.skip_rows),
                                          ("--drop-missing", args.drop_missing), ("--target", args.target),
                                          ("--sensitive", args.sensitive), ("--identifier", args.identifier),
-                                         ("--quasi", args.quasi), ("--hierarchy", args.hierarchy)) if value]
+                                         ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
+                                         ("--kind", args.kind)) if value]
         if read:  # the project's own data section says how to read its data; the flag would be ignored
             raise BadInput(f"{read[0]} does not apply to a project file, whose data section says how to read it")
         project = Project.load(args.project)
@@ -325,6 +364,7 @@ def cmd_run(args, registry) -> int:
         elif manifest["privacy_model"]["name"] is None:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
+        print(_summary(manifest), file=sys.stderr)
         print(target)
     if failed:
         print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "

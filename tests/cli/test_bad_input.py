@@ -324,3 +324,24 @@ def test_every_suggested_model_is_a_valid_command(veil, importers):
         model = PluginCall.parse(call)
         registry.privacy_model(model.name).params(model.params)  # raises on an unknown parameter
     assert suggested and all(":" in s for s in suggested)
+
+
+def test_a_column_kind_is_set_on_the_command_line(veil, write_file, importers, tmp_path):
+    """--kind COL=KIND overrides the detected kind (here a numeric code read as categories); an unknown
+    kind or a column given twice is one clear line."""
+    data = write_file("six.csv", SIX)
+    as_numbers = veil("run", "--data", data, "--quasi", "age,zip", "--method", "mondrian", "--model",
+                      "k-anonymity:k=2", "--out", tmp_path / "numbers", "--no-report")
+    as_codes = veil("run", "--data", data, "--quasi", "age,zip", "--kind", "zip=categorical", "--method", "mondrian",
+                    "--model", "k-anonymity:k=2", "--out", tmp_path / "codes", "--no-report")
+    assert as_numbers.code == as_codes.code == 0
+    numbers = read_manifest(tmp_path / "numbers")["input"]["schema"]
+    codes = read_manifest(tmp_path / "codes")["input"]["schema"]
+    kind = {c["name"]: c["kind"] for c in codes}
+    assert kind["zip"] == "categorical" and {c["name"]: c["kind"] for c in numbers}["zip"] == "numeric"
+    for flags, words in ((["--kind", "zip=colour"], "unknown column kind 'colour'"),
+                         (["--kind", "zip=numeric", "--kind", "zip=categorical"], "--kind is given twice")):
+        result = veil("run", "--data", data, "--quasi", "age,zip", *flags, "--method", "mondrian", "--model",
+                      "k-anonymity:k=2", "--out", tmp_path / "bad")
+        assert_bad_input(result)
+        assert words in result.err and not (tmp_path / "bad").exists()
