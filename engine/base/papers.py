@@ -46,6 +46,18 @@ PAPERS = {
         ("Yasser Jafer", "Stan Matwin", "Marina Sokolova"),
         "A Multi-dimensional Privacy-aware Evaluation Function in Automatic Feature Selection", 2017,
         "Transactions on Data Privacy"),
+    # global recoding and its information-loss metrics
+    "flash": Citation(
+        ("Florian Kohlmayer", "Fabian Prasser", "Claudia Eckert", "Alfons Kemper", "Klaus A. Kuhn"),
+        "Flash: Efficient, Stable and Optimal K-Anonymity", 2012, "PASSAT/SocialCom"),
+    "iyengar": Citation(("Vijay S. Iyengar",), "Transforming Data to Satisfy Privacy Constraints", 2002, "KDD"),
+    "gionis-tassa": Citation(("Aristides Gionis", "Tamir Tassa"), "k-Anonymization with Minimal Loss of Information",
+                             2009, "IEEE Transactions on Knowledge and Data Engineering"),
+    "sweeney": Citation(("Latanya Sweeney",),
+                        "Achieving k-Anonymity Privacy Protection Using Generalization and Suppression", 2002,
+                        "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems"),
+    "arx": Citation(("Fabian Prasser", "Florian Kohlmayer", "Ronald Lautenschläger", "Klaus A. Kuhn"),
+                    "ARX – A Comprehensive Tool for Anonymizing Biomedical Data", 2014, "AMIA Annual Symposium"),
 }
 
 

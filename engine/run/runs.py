@@ -196,6 +196,10 @@ def check_feasible(data, model) -> None:
     for each in model.models:
         if not each.judges_groups:
             continue
+        k = getattr(each.params, "k", None)
+        if isinstance(k, int) and k > data.n_rows:
+            raise BadInput(f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
+                           f"the number of records ({data.n_rows}); relax its parameters")
         verdict = each.check_groups(view)
         if not verdict.holds:
             said = each.plugin.summary(each.params, verdict)

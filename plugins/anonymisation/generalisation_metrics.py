@@ -29,12 +29,7 @@ from veil.engine import SUPPRESSED, Metric, TABLE, hookimpl
 
 from .metrics import _Anonymised, _nan_when_not_applicable, _table_and_sensitive
 
-IYENGAR = "Vijay S. Iyengar (2002), “Transforming Data to Satisfy Privacy Constraints”"
-GIONIS = "Aristides Gionis and Tamir Tassa (2009), “k-Anonymization with Minimal Loss of Information”"
-SWEENEY = ("Latanya Sweeney (2002), “Achieving k-Anonymity Privacy Protection Using Generalization and "
-           "Suppression”")
-ARX = ("Fabian Prasser, Florian Kohlmayer et al. (2014), “ARX – A Comprehensive Tool for Anonymizing Biomedical "
-       "Data”")
+IYENGAR, GIONIS, SWEENEY, ARX = "iyengar", "gionis-tassa", "sweeney", "arx"  # keys of the engine's papers
 
 
 class _Regions:

@@ -17,16 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Release, Role, format_value,
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, Role, format_value,
                          grouping_columns, hookimpl, param, params_to_dict)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, written_classes)
 from .mondrian import _reads_sensitive, _sensitive_view
 
-PAPER = ("LeFevre, DeWitt and Ramakrishnan (2005), “Incognito: Efficient Full-Domain K-Anonymity”; Kohlmayer et al. "
-         "(2012), “Flash: Efficient, Stable and Optimal K-Anonymity”; El Emam et al. (2009), “A Globally Optimal "
-         "k-Anonymity Method for the De-identification of Health Data”")
+PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 2009): docs/reference.md
 
 
 @dataclass(frozen=True)
@@ -53,6 +51,7 @@ class GlobalRecoding(Algorithm):
                    "the levels that lose the least information.")
     accepts = (TABLE,)
     needs_model = True
+    satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
     releases_sensitive = True
     Params = GlobalRecodingParams
 

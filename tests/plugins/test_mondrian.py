@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, Context, GroupView, Hierarchy, PluginCall, Role,
+from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, BadInput, Context, GroupView, Hierarchy, PluginCall, Role,
                          RunSpec, Table, execute, make_registry, view_of_frame)
 from veil.engine.run.runs import bind_model
 from veil.plugins.anonymisation.mondrian import partition
@@ -184,7 +184,8 @@ def test_bucketisation_keeps_each_groups_sensitive_multiset(table, seed):
 def test_a_model_the_whole_table_fails_is_refused():
     frame = pd.DataFrame({"age": [30, 31, 32, 33], "dx": ["flu", "flu", "flu", "hiv"]})
     table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
-    with pytest.raises(Exception, match="whole table already fails"):
+    with pytest.raises(BadInput, match="l-diversity cannot hold on this data whatever the method does: with all 4 "
+                                        "records in one group it still fails"):
         execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 2})))
 
 
