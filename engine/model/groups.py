@@ -200,11 +200,24 @@ def _same_groups(records: pd.Series, values: pd.Series) -> None:
                        f"({len(wrong)} groups differ); the release was altered or damaged")
 
 
-def view_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> GroupView:
-    """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with its
-    first sensitive column; Q is that column's distribution over the release (generalisation and
-    bucketisation keep every record's sensitive value, so this is the table's Q)."""
-    sensitive = release.sensitive[0] if release.sensitive else None
+def views_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> list:
+    """(sensitive column, view) for every sensitive column of the release, each judged on its own
+    (a model on sensitive values holds only when it holds for every one); one view without a
+    sensitive column when the model needs none or the release has none."""
+    if not needs_sensitive or len(release.sensitive) <= 1:
+        view = view_of_release(release, needs_sensitive=needs_sensitive, model=model)
+        return [(release.sensitive[0] if release.sensitive else None, view)]
+    return [(column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column))
+            for column in release.sensitive]
+
+
+def view_of_release(release, *, needs_sensitive: bool = False, model: str = "this model",
+                    sensitive: str | None = None) -> GroupView:
+    """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with one
+    sensitive column (``sensitive``, else its first); Q is that column's distribution over the
+    release (generalisation and bucketisation keep every record's sensitive value, so this is the
+    table's Q)."""
+    sensitive = sensitive or (release.sensitive[0] if release.sensitive else None)
     if needs_sensitive and sensitive is None:
         raise BadInput(f"{model} needs a sensitive column: mark one column's role as sensitive")
     frame = release.frame

@@ -239,11 +239,12 @@ class PrivacyModel(Plugin):
         """Judge a release; group-judging models build the groups from it and call check_groups."""
         if not self.judges_groups:  # pragma: no cover - interface
             raise NotImplementedError
-        from .groups import view_of_release
-        from .release import verdict_from_groups
+        from .groups import views_of_release
+        from .release import verdict_from_groups, worst_of
 
-        view = view_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
-        return verdict_from_groups(self, params, view, self.check_groups(view, params))
+        views = views_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
+        return worst_of([(column, verdict_from_groups(self, params, view, self.check_groups(view, params)))
+                         for column, view in views], self.higher_is_safer)
 
     def check_groups(self, view, params):
         """Each group's value and verdict: a :class:`~veil.engine.GroupVerdict`."""

@@ -331,6 +331,20 @@ def verdict_from_groups(model, params, view, gv) -> Verdict:
                    per_record, failing, measure=model.measure)
 
 
+def worst_of(judged, higher_is_safer: bool = True) -> Verdict:
+    """One verdict from a model's verdicts on several sensitive columns ((column, verdict) pairs): it
+    holds when every one holds; its value is the least safe, its failing records those of every
+    column, and its message names each column's verdict."""
+    if len(judged) == 1:
+        return judged[0][1]
+    verdicts = [v for _, v in judged]
+    pick = min if higher_is_safer else max
+    worst = pick(verdicts, key=lambda v: (v.holds, v.value) if higher_is_safer else (not v.holds, v.value))
+    failing = np.unique(np.concatenate([np.asarray(v.failing_rows, dtype=np.int64) for v in verdicts]))
+    message = "; ".join(f"{column}: {v.message}" for column, v in judged)
+    return dataclasses.replace(worst, holds=all(v.holds for v in verdicts), failing_rows=failing, message=message)
+
+
 def _plain(v):
     if isinstance(v, np.generic):
         return v.item()

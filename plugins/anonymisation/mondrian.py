@@ -434,8 +434,10 @@ def generalised(table, qis, sensitive, groups, values) -> Release:
         codes, cats = pd.factorize(pd.Series(text, dtype=object))
         frame[name] = pd.Categorical.from_codes(codes[groups], categories=cats)
     sizes = np.bincount(groups)
+    # every sensitive column the release publishes is judged, not only the one the search split on
+    published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
     return Release(GENERALISED_TABLE, frame, tuple(qis), target=table.schema.target,
-                   sensitive=(sensitive,) if sensitive else (), groups=groups, group_values=values,
+                   sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=values,
                    details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),
                             "average_group_size": float(sizes.mean())})
 

@@ -98,3 +98,37 @@ def test_acknowledging_a_column_not_marked_sensitive_is_refused(veil, table_file
     result = veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "town",
                   "--out", tmp_path / "o")
     assert result.code == 2 and "town" in result.err and "not a column marked sensitive" in result.err
+
+
+TWO = "age,zip,disease,salary\n30,1,flu,10\n31,1,cold,10\n32,2,flu,20\n33,2,cold,20\n"
+
+
+@pytest.mark.parametrize("order", ["disease,salary", "salary,disease"])
+def test_every_sensitive_column_is_judged_whatever_their_order(veil, write_file, importers, order):
+    """A model on sensitive values judges each column marked sensitive and holds only when it holds for
+    all: disease is 2-diverse in both groups, salary in neither, so the file fails in either order
+    (it used to pass when disease came first)."""
+    data = write_file("two.csv", TWO)
+    result = veil("verify", data, "--quasi", "zip", "--sensitive", order, "--model", "l-diversity:l=2,variant=distinct")
+    assert result.code == 1 and result.out.startswith("FAILED")
+    assert "salary: fails" in result.out and "disease: holds" in result.out
+
+
+def test_mondrian_never_claims_a_model_one_sensitive_column_breaks(veil, write_file, importers, tmp_path):
+    """Mondrian's release is judged on every sensitive column it publishes: one that splits well on
+    disease but leaves salary undiverse is refused, never written as l-diverse."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"age": rng.integers(20, 60, 200), "zip": rng.integers(1, 6, 200),
+                          "disease": rng.choice(["flu", "cold", "hiv"], 200), "salary": rng.choice([10, 20, 30, 40], 200)})
+    data = write_file("two_big.csv", frame.to_csv(index=False))
+    out = tmp_path / "out"
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method", "mondrian",
+                  "--model", "l-diversity:l=3,variant=distinct", "--release-sensitive", "disease,salary", "--out", out,
+                  "--no-report")
+    if result.code == 0:  # a release was written: it must hold on both columns, read back from its file
+        for column in ("disease", "salary"):
+            checked = veil("verify", out / "release.csv", "--quasi", "age,zip", "--sensitive", column,
+                           "--model", "l-diversity:l=3,variant=distinct")
+            assert checked.code == 0, checked.out
+    else:
+        assert result.code == 1 and "salary: fails" in result.err and all_files(out) == []
