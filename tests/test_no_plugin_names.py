@@ -24,8 +24,6 @@ NAMES = {i.cls.name: i.cls.kind for i in REGISTRY.all()}
 # Words that name a concept of the engine and, by coincidence, also a plugin. Each says which.
 CONCEPTS = {
     "transactions": "a data form an algorithm accepts (engine/plugin.py TRANSACTIONS)",
-    "height": "an image's height in the report (engine/release/pdf.py, report_render.py)",
-    "loss": "the information loss a generalisation records in a release's details (engine/release/report.py)",
 }
 
 

@@ -23,6 +23,18 @@ MB = 1 << 20
 
 
 @dataclass(frozen=True)
+class ReportFact:
+    """One line of a report's facts a method contributes: a label and its text; ``key`` (a path in
+    the release's details, e.g. ``"generalisation.suppressed_records"``) and ``value`` when the text
+    shows a number the manifest holds, so the report can tie the two."""
+
+    label: str
+    text: str
+    key: str | None = None
+    value: object = None
+
+
+@dataclass(frozen=True)
 class DataShape:
     """What a plugin's memory cost is a function of: records, columns (features, items), cells held
     (a table's cells; the ones a sparse binary matrix or item sets hold), the most distinct values
@@ -205,6 +217,12 @@ class Algorithm(Plugin):
     def roles_text(cls, data, values) -> str:
         """Which columns a run takes in which role, in one sentence ("" when there is nothing to say)."""
         return ""
+
+    @classmethod
+    def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
+        """What the report's "What was released" section says of a release's ``details`` (as the
+        manifest keeps them; ``rows``: the records released), beyond what every release shows."""
+        return []
 
 
 class PrivacyModel(Plugin):

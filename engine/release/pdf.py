@@ -230,7 +230,7 @@ def png_image(png: bytes) -> dict:
     colours = {0: 1, 2: 3}.get(colour)
     if depth != 8 or colours is None or interlace:
         raise ValueError("only 8-bit, non-interlaced RGB or grey PNG images are embedded")
-    return {"width": width, "height": height, "colours": colours, "data": b"".join(idat)}
+    return {"pixels_wide": width, "pixels_high": height, "colours": colours, "data": b"".join(idat)}
 
 
 def _colour(c) -> tuple[float, float, float]:
@@ -322,10 +322,10 @@ class Document:
         image_refs = {}
         for img in self.images:
             image_refs[img["name"]] = stream(
-                img["data"], f" /Type /XObject /Subtype /Image /Width {img['width']} /Height {img['height']} "
+                img["data"], f" /Type /XObject /Subtype /Image /Width {img['pixels_wide']} /Height {img['pixels_high']} "
                 f"/ColorSpace /{'DeviceRGB' if img['colours'] == 3 else 'DeviceGray'} /BitsPerComponent 8 "
                 f"/Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors {img['colours']} /BitsPerComponent 8 "
-                f"/Columns {img['width']} >>", compress=False)
+                f"/Columns {img['pixels_wide']} >>", compress=False)
         fonts = " ".join(f"/{n} {ref} 0 R" for n, ref in font_refs.items())
         kids = []
         for i, ops in enumerate(self.pages):

@@ -184,35 +184,18 @@ def _released(registry, manifest: dict) -> Section:
     project = manifest.get("project")
     if project:
         facts.append(("Project file", project.get("path")))
-    generalisation = (manifest.get("details") or {}).get("generalisation")
-    if isinstance(generalisation, dict):
-        facts += _generalisation_facts(generalisation, out.get("rows"))
+    facts += _method_facts(registry, method.get("name"), manifest.get("details") or {}, out.get("rows"))
     return Section("What was released").add("facts", facts)
 
 
-def _generalisation_facts(gen: dict, rows) -> list:
-    """A global recoding's levels, suppressed records, information loss and search, as the method's
-    ``details["generalisation"]`` records them."""
-    facts = []
-    levels = gen.get("levels")
-    if isinstance(levels, dict) and levels:
-        facts.append(("Generalisation levels", ", ".join(f"{c} {lv}" for c, lv in levels.items())
-                      + " (every record at the same level of its column's hierarchy; 0 keeps the values)"))
-    suppressed = gen.get("suppressed_records")
-    if isinstance(suppressed, int):
-        share = f" ({_pct(suppressed / rows)})" if isinstance(rows, int) and rows else ""
-        of = f" of {rows:,}" if isinstance(rows, int) else ""
-        facts.append(("Suppressed records", Num(f"{suppressed:,}{of}{share}: every quasi-identifier written *, the "
-                                                f"records kept", "details.generalisation.suppressed_records",
-                                                suppressed)))
-    value = gen.get("loss")
-    if isinstance(value, (int, float)):
-        facts.append(("Information loss", Num(f"{_g(float(value))} ({gen.get('metric') or 'metric not recorded'}; "
-                                              f"lower keeps more)", "details.generalisation.loss", value)))
-    searched, size = gen.get("searched_nodes"), gen.get("lattice_nodes")
-    if isinstance(searched, int) and isinstance(size, int):
-        facts.append(("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
-    return facts
+def _method_facts(registry, method: str | None, details: dict, rows) -> list:
+    """The facts the release's method declares of its details (``Algorithm.report_facts``)."""
+    try:
+        cls = registry.get("algorithm", method)
+    except BadInput:  # a method no longer installed: its details are still listed with the parameters
+        return []
+    return [(f.label, f.text if f.key is None else Num(f.text, f"details.{f.key}", f.value))
+            for f in cls.report_facts(details, rows)]
 
 
 def _model_fact(registry, manifest: dict):

@@ -394,7 +394,7 @@ class _PdfWriter:
     def block_chart(self, b, doc):
         png = _embeddable(_png(doc, b.content))
         image = pdfdoc.png_image(png)
-        height = TEXT_W * image["height"] / image["width"]
+        height = TEXT_W * image["pixels_high"] / image["pixels_wide"]
         caption = self.wrap(b.caption, TEXT_W, 8.5)
         self.ensure(height + len(caption) * self.line_height(8.5) + 0.1)
         self.pdf.image(png, MARGIN_X * 72, self.y * 72, TEXT_W * 72, height * 72)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, Role, format_value,
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, ReportFact, Role, format_value,
                          grouping_columns, hookimpl, param, params_to_dict)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
@@ -25,6 +25,9 @@ from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, ch
 from .mondrian import _reads_sensitive, _sensitive_view
 
 PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 2009): docs/reference.md
+
+
+LOSS_KEY = "loss"  # the chosen metric's value in details["generalisation"] (docs/reference.md)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,33 @@ class GlobalRecoding(Algorithm):
     satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
     releases_sensitive = True
     Params = GlobalRecodingParams
+
+    @classmethod
+    def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
+        """The levels, the suppressed records, the information loss and the search, as the run's
+        ``details["generalisation"]`` records them."""
+        gen = details.get("generalisation")
+        if not isinstance(gen, dict):
+            return []
+        facts = []
+        levels = gen.get("levels")
+        if isinstance(levels, dict) and levels:
+            facts.append(ReportFact("Generalisation levels", ", ".join(f"{c} {lv}" for c, lv in levels.items())
+                                    + " (every record at the same level of its column's hierarchy; 0 keeps the values)"))
+        suppressed = gen.get("suppressed_records")
+        if isinstance(suppressed, int):
+            share = f" ({_percent(suppressed / rows)})" if isinstance(rows, int) and rows else ""
+            of = f" of {rows:,}" if isinstance(rows, int) else ""
+            facts.append(ReportFact("Suppressed records", f"{suppressed:,}{of}{share}: every quasi-identifier written "
+                                    f"*, the records kept", "generalisation.suppressed_records", suppressed))
+        value = gen.get(LOSS_KEY)
+        if isinstance(value, (int, float)):
+            text = f"{value:.4g} ({gen.get('metric') or 'metric not recorded'}; lower keeps more)"
+            facts.append(ReportFact("Information loss", text, f"generalisation.{LOSS_KEY}", value))
+        searched, size = gen.get("searched_nodes"), gen.get("lattice_nodes")
+        if isinstance(searched, int) and isinstance(size, int):
+            facts.append(ReportFact("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
+        return facts
 
     def run(self, data, model, params, ctx):
         if not model.judges_groups:
@@ -108,9 +138,13 @@ class GlobalRecoding(Algorithm):
         metric = params.metric if params.metric != "discernibility" or params.monotonic else \
             "discernibility:monotonic=false"
         details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
-                                      "loss": float(value), "suppressed_records": suppressed,
+                                      LOSS_KEY: float(value), "suppressed_records": suppressed,
                                       "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
         return release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f} %" if share >= 0.001 or share == 0 else f"{100 * share:.3f} %"
 
 
 def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:

@@ -184,4 +184,4 @@ def test_an_image_with_transparency_is_flattened_for_the_pdf():
     with pytest.raises(ValueError):
         pdfdoc.png_image(rgba)
     flat = report_render._embeddable(rgba)
-    assert pdfdoc.png_image(flat)["width"] == 30 and pdfdoc.png_image(flat)["colours"] == 3
+    assert pdfdoc.png_image(flat)["pixels_wide"] == 30 and pdfdoc.png_image(flat)["colours"] == 3
