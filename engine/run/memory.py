@@ -78,9 +78,11 @@ def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> 
 def estimate_runs(registry, data, specs) -> MemoryEstimate:
     """Before anything runs (the desktop's plan): the largest need of the methods of ``specs`` on
     ``data`` as it is (before conversion to the form a method takes)."""
-    estimates = [estimate_method(registry.algorithm(spec.method.name),
-                                 registry.algorithm(spec.method.name).params(spec.method.params), data)
-                 for spec in specs]
+    shape = shape_of(data)
+    estimates = []
+    for spec in specs:
+        algorithm = registry.algorithm(spec.method.name)
+        estimates.append(estimate_method(algorithm, algorithm.params(spec.method.params), data, shape))
     return max(estimates, key=lambda e: e.total, default=MemoryEstimate((), 0))
 
 

@@ -347,12 +347,14 @@ class UtilityLoss(Metric):
         counted = walker.count(params.max_populations)
         exact = counted <= params.max_populations
         total = count = 0
-        for path, rows in walker.walk() if exact else walker.sample(params.sample, params.seed):
+        visited = walker.walk(estimate) if exact else \
+            ((path, rows, estimate.along(path)) for path, rows in walker.sample(params.sample, params.seed))
+        for path, rows, state in visited:
             count += 1
             if count % 64 == 0:
                 ctx.check()
             true = np.bincount(view.sa_codes[rows], minlength=view.S).astype(float)
-            est = estimate.counts(estimate.along(path))
+            est = estimate.counts(state)
             mass = est.sum()
             total += float(js_divergence(true / true.sum(), est / mass if mass > 0 else view.q))
         if not exact:
@@ -379,10 +381,14 @@ class _Populations:
         self.min_count = max(1, int(np.ceil(min_support * view.n)))
         self.masks = {c: _node_masks(view, c) for c in view.qis}
 
-    def walk(self, first: int = 0, rows: np.ndarray | None = None, path: tuple = ()):
-        """Yield (path, rows): the predicates ((column, node), …) and the records inside."""
+    def walk(self, estimate: _Estimate | None = None):
+        """Yield (path, rows, state): the predicates ((column, node), …), the records inside, and
+        ``estimate``'s state for the path, carried down from its parent's (None without one)."""
+        start = estimate.start() if estimate is not None else None
+        yield from self._walk(0, np.arange(self.view.n), (), estimate, start)
+
+    def _walk(self, first: int, rows: np.ndarray, path: tuple, estimate, state):
         view = self.view
-        rows = np.arange(view.n) if rows is None else rows
         for i in range(first, len(view.qis)):
             col = view.qis[i]
             masks = self.masks[col]
@@ -391,8 +397,9 @@ class _Populations:
             for node in np.flatnonzero(support >= self.min_count):
                 inside = rows[_leaf_mask(masks, node)[leaf]]
                 here = (*path, (col, int(node)))
-                yield here, inside
-                yield from self.walk(i + 1, inside, here)
+                below = None if estimate is None else estimate.restrict(state, col, int(node))
+                yield here, inside, below
+                yield from self._walk(i + 1, inside, here, estimate, below)
             if first == 0:
                 self.ctx.progress((i + 1) / len(view.qis), "large populations")
 
@@ -535,7 +542,7 @@ def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) ->
     """Every large population as a tuple of (column, node index) predicates (for inspection and tests;
     the metric itself walks them without keeping them)."""
     out = []
-    for path, _ in _Populations(view, min_support, ctx).walk():
+    for path, _, _ in _Populations(view, min_support, ctx).walk():
         out.append(path)
         if len(out) > limit:
             raise BadInput(f"the table has more than {limit} large populations at minSup {min_support}")

@@ -256,7 +256,7 @@ def test_the_population_sample_is_uniform_over_the_large_populations():
     table, release, frame, *_ = _random_case(2, n=60)
     view = _Anonymised(table, release, "dx")
     walker = _Populations(view, 0.1, Context(0))
-    every = {path: rows for path, rows in walker.walk()}
+    every = {path: rows for path, rows, _ in walker.walk()}
     drawn = Counter()
     for path, rows in walker.sample(40 * len(every), seed=3):
         assert np.array_equal(rows, every[path])  # KeyError: not a large population
