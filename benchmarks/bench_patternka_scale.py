@@ -1,8 +1,10 @@
 """PatternKa at k = 100 on the Netflix-shaped synthetic records at growing sizes (issue 11's scale goal).
 
 Each size runs in its own child process (so its peak memory is its own): ``power_law_sets(n)``
-(n records over 4,500 items, seed 0, mean 56 items a record; n = 410,000 is the Netflix shape), grouped by
-``patternka_groups`` with the defaults. Two miners, in the same run:
+(n records over 4,496 items, seed 0, shaped by paper 002's Table 6: 13.4 items a record on average,
+2,060 at most; n = 410,201 is the full size; see ``benchmarks/synthetic.py``), grouped by
+``patternka_groups`` with the defaults. Each line also prints the records' shape (items held, mean and
+largest record, the Zipf exponent of the item counts). Two miners, in the same run:
 
 * **new**: the defaults (``longest_itemsets(backend="auto")``: the compiled length-bounded search of
   ``engine/longest_dfs.py`` from ``DFS_ROWS`` records on, when numba is installed);
@@ -33,8 +35,13 @@ Run: ``nice -n 10 .venv/bin/python benchmarks/bench_patternka_scale.py [N …] [
 small-cache] [--threads N] [--debug]``
 (default sizes 10000 20000 40000, old on 10000 20000);
 ``… bench_patternka_scale.py --one N K [--split] [--threads N] [--debug]``: one size in this process (the
-full size: ``--one 410000 100``); with ``--split``, the seconds of the searches and of the parts of the run
+full size: ``--one 410201 100``); with ``--split``, the seconds of the searches and of the parts of the run
 around them (the caches, their records, the groups' removal) on stderr at the end;
+with ``--top-down``, the top-down baseline (``top_down_groups``) instead of PatternKa;
+``… bench_patternka_scale.py --shape [N]``: the statistics of ``power_law_sets(N)`` (default the full size)
+beside Table 6's, and the Zipf exponent of BMS-WebView-2's item counts that the generator follows;
+``… bench_patternka_scale.py --versus N [K …]``: PatternKa and top-down on the same N records at each K
+(default 100), each in its own child process;
 ``… bench_patternka_scale.py --datasets [SECONDS] [--threads N] [--debug]``: BMS-WebView-2 and FIMI retail
 at k = 20 and 50, new and old, each stopped after SECONDS (default 300, the reproduction's budget).
 """
@@ -76,8 +83,47 @@ def load(n: int | str):
     return power_law_sets(n)
 
 
+def shape(sets) -> dict:
+    """The statistics Table 6 gives (records, items held, largest and mean record) and the Zipf exponent of
+    the item counts."""
+    from synthetic import zipf_exponent
+
+    lengths, counts = sets.row_lengths(), sets.item_counts()
+    return {"records": sets.n_rows, "items": int((counts > 0).sum()), "max_items": int(lengths.max()),
+            "mean_items": float(lengths.mean()), "zipf": zipf_exponent(counts[counts > 0])}
+
+
+def shape_line(r: dict) -> str:
+    return (f"{r['records']:,} records, {r['items']:,} items held, {r['mean_items']:.2f} items a record on "
+            f"average, {r['max_items']:,} at most, item counts' Zipf exponent {r['zipf']:.3f}")
+
+
+def print_shape(n: int):
+    """Table 6 beside ``power_law_sets(n)``'s statistics, and BMS-WebView-2's item counts' exponent."""
+    from collections import Counter
+
+    from _bench import dataset
+    from synthetic import COUNTS_EXPONENT, EXPONENT, NETFLIX, length_law, zipf_exponent
+
+    got = shape(load(n))
+    mu, sigma = length_law(NETFLIX["mean_items"], NETFLIX["max_items"], NETFLIX["records"])
+    rows = [["records", f"{NETFLIX['records']:,}", f"{got['records']:,}"],
+            ["items held", f"{NETFLIX['items']:,}", f"{got['items']:,}"],
+            ["average record", NETFLIX["mean_items"], f"{got['mean_items']:.2f}"],
+            ["largest record", f"{NETFLIX['max_items']:,}", f"{got['max_items']:,}"],
+            ["item counts' Zipf exponent", f"(BMS-WebView-2: {COUNTS_EXPONENT})", f"{got['zipf']:.3f}"]]
+    print(markdown_table(["statistic", "paper 002, Table 6", f"power_law_sets({n})"], rows))
+    print(f"record lengths: log-normal mu {mu:.4f}, sigma {sigma:.4f}; draws' Zipf exponent {EXPONENT}")
+    path = dataset(DATASETS["bms2"][1])
+    if path is not None:
+        counts = Counter()
+        for line in path.read_text().splitlines():
+            counts.update(set(line.split()))
+        print(f"BMS-WebView-2: {len(counts):,} items, Zipf exponent of the item counts {zipf_exponent(list(counts.values()))}")
+
+
 def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
-        deep_bounds: bool | int | None = None, all_ties: bool = True, options=None) -> dict:
+        deep_bounds: bool | int | None = None, all_ties: bool = True, options=None, top_down: bool = False) -> dict:
     import veil.engine.kernels.longest as longest
     from veil.engine import SearchOptions
     from veil.plugins.setvalued._grouping import information_loss
@@ -105,13 +151,19 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
     done = threading.Event()
     threading.Thread(target=heartbeat, daemon=True).start()
     deep = {} if deep_bounds is None else {"deep_bounds": deep_bounds}  # None: PatternKa's default
-    g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
-                         all_ties=all_ties, options=options or SearchOptions(), **deep)
+    if top_down:
+        from veil.plugins.setvalued.top_down import top_down_groups
+
+        g = top_down_groups(sets, k, progress=progress)
+    else:
+        g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
+                             all_ties=all_ties, options=options or SearchOptions(), **deep)
     done.set()
     seconds = time.perf_counter() - start
     return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
             "gcp": information_loss(sets, g.groups, g.centres), "items_held": int(sets.nnz),
-            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "method": "top-down" if top_down else "patternka", "shape": shape(sets)}
 
 
 def split_time():
@@ -140,8 +192,9 @@ BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"],
 FLAGS: list[str] = []  # --threads N and --debug, for every child
 
 
-def run_child(n: int, k: int, old: bool, timeout: float | None) -> dict | str:
+def run_child(n: int, k: int, old: bool, timeout: float | None, top_down: bool = False) -> dict | str:
     args = [sys.executable, __file__, "--one", str(n), str(k)] + (BASELINE if old else []) + FLAGS
+    args += ["--top-down"] if top_down else []
     print(f"running {n} k={k} {'old' if old else 'new'}, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     try:
         out = subprocess.run(args, stdout=subprocess.PIPE, text=True, timeout=timeout)
@@ -172,9 +225,31 @@ def main(sizes=(10_000, 20_000, 40_000), k: int = 100, old_sizes=(10_000, 20_000
                      f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}", growth, ratio])
         last = r
         print(rows[-1], "load average", os.getloadavg(), flush=True)
+        print("  shape:", shape_line(r["shape"]), flush=True)
     print(machine())
     print(markdown_table(["records", "items held", "seconds", "groups", "minings", "GCP", "peak MiB", "time growth",
                           "old path (× new)"], rows))
+
+
+#: Paper 002, Table 7: GCP of PatternKa on the Netflix part at each k.
+PAPER_GCP = {100: 0.798, 500: 0.838}
+
+
+def versus(n: int, ks=(100,)):
+    """PatternKa and top-down on ``power_law_sets(n)`` at each k, each in its own child process."""
+    rows = []
+    for k in ks:
+        for top_down in (False, True):
+            r = run_child(n, k, False, None, top_down)
+            if isinstance(r, str):
+                rows.append([k, "top-down" if top_down else "patternka", r, "", "", "", ""])
+                continue
+            rows.append([k, r["method"], f"{r['seconds']:.1f}", r["groups"], f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}",
+                         PAPER_GCP.get(k, "") if not top_down else ""])
+            print(rows[-1], "load average", os.getloadavg(), flush=True)
+            print("  shape:", shape_line(r["shape"]), flush=True)
+    print(machine())
+    print(markdown_table(["k", "method", "seconds", "groups", "GCP", "peak MiB", "paper's GCP (Table 7)"], rows))
 
 
 def datasets(keys=("bms2", "retail"), ks=(20, 50), timeout: float = 300.0):
@@ -220,7 +295,11 @@ if __name__ == "__main__":
         print(json.dumps(one(int(size) if size.isdigit() else size, int(argv[2]), "--old-path" in argv,
                              "--no-bounds" not in argv, "--filled-cache" not in argv,
                              True if "--deep-bounds" in argv else False if "--shallow-bounds" in argv else None,
-                             "--cut-cache" not in argv, options)))
+                             "--cut-cache" not in argv, options, "--top-down" in argv)))
+    elif argv and argv[0] == "--shape":
+        print_shape(int(argv[1]) if len(argv) > 1 else 410_201)
+    elif argv and argv[0] == "--versus":
+        versus(int(argv[1]), tuple(int(k) for k in argv[2:]) or (100,))
     elif argv and argv[0] == "--datasets":
         datasets(timeout=float(argv[1]) if len(argv) > 1 else 300.0)
     else:
