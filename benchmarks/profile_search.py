@@ -15,7 +15,7 @@ cache of this run's own (about a minute, before the minings) unless ``NUMBA_CACH
 
 ``--debug`` writes the searches' debug counts (Veil's loggers at DEBUG level) on stderr.
 
-docs/setvalued.md ("Where a search's time goes") has what it showed.
+docs/setvalued.md ("Earlier generator") says what it showed on the records of the earlier generator.
 """
 
 from __future__ import annotations
