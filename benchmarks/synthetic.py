@@ -11,7 +11,7 @@ version of the data; the numbers measured are Table 6's.)
   its two parameters fitted (:func:`length_law`) so that the lengths' mean is ``mean_items`` and
   ``max_items`` is the characteristic largest of ``max_of`` records (one record in ``max_of`` expected
   at it or above: the largest of Table 6's 410,201 records is 2,060). Table 6 states only the mean and
-  the maximum; a log-normal is the usual heavy-tailed law of how many items a user rates or clicks,
+  the maximum; a log-normal is a common heavy-tailed model of how many items a user rates or clicks,
   and its two parameters are exactly what two statistics fix;
 * each record's items by Zipf popularity: item j (0 the most popular) with probability ∝ (j + 1)^−a,
   drawn until the record holds its length in distinct items (draws of an item already held are
