@@ -81,7 +81,7 @@ def _distinct_draws(rng, lengths: np.ndarray, cdf: np.ndarray, n_items: int) -> 
         if len(held):
             at = np.searchsorted(held, keys).clip(0, len(held) - 1)
             keys = keys[held[at] != keys]  # already held: dropped
-        unique, first = np.unique(keys, return_index=True)
+        _, first = np.unique(keys, return_index=True)
         order = np.sort(first)  # first draws of new items, in draw order (grouped by row, as drawn)
         new = keys[order]
         row = new // n_items
