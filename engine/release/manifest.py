@@ -154,7 +154,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "roles": release.roles(),
         "removed_identifiers": identifier_columns(result),
         "release_kind": release.kind,
-        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
+        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message,
+                     **({"by_column": verdict.columns_dict()} if verdict.by_column else {})}
                     if verdict is not None else {"holds": None, "value": None,
                                                  "message": "no privacy model: nothing was checked"}),
         "privacy_models": [dict(m) for m in prov.models] if prov else [],
@@ -300,7 +301,7 @@ MANIFEST_SHAPE = {
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
     "removed_identifiers": _TEXTS, "release_kind": _TEXT,
-    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
+    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT, "by_column": _MAYBE_OBJECT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
     "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
     "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),

@@ -125,10 +125,24 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
         lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
     else:
         lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    lines += [_by_column(registry, e) for e in each if isinstance(e.get("by_column"), dict) and e["by_column"]]
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _by_column(registry, entry: dict) -> str:
+    """One model's value on each sensitive column, in one sentence (``by_column`` of its verdict)."""
+    try:
+        cls = registry.get("privacy-model", entry.get("model"))
+    except BadInput:
+        cls = None
+    measure = (cls.measure if cls is not None else "") or "value"
+    title = cls.title if cls is not None else entry.get("model")
+    each = [f"{column}, {measure} {_g(v.get('value'))} ({'holds' if v.get('holds') else 'fails'})"
+            for column, v in entry["by_column"].items() if isinstance(v, dict)]
+    return f"{title}, on each sensitive column: " + "; ".join(each) + "."
 
 
 def _each_verdict(manifest: dict) -> list[dict]:
