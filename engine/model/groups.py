@@ -239,5 +239,7 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
         # group's multiset is what counts, so judge the sensitive table's rows by their group.
         if "group" in frame.columns:
             _same_groups(frame["group"], part["group"])
-        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
-    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())
+        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive],
+                                     hierarchy=release.hierarchies.get(sensitive))
+    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids(),
+                         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None)

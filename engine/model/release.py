@@ -97,6 +97,10 @@ class Release:
         among, ranked at the run's weights (the first is what this release holds). Typed, so it
         is shown without knowing the method; ``details`` keeps the method's own account for the
         manifest and report.
+    hierarchies : mapping of str to Hierarchy
+        The hierarchies declared for the release's sensitive columns (the run sets them from its
+        input): what a model whose distance follows a hierarchy (t-closeness's hierarchical or
+        ordered EMD) judges the release by. The manifest keeps them, so the file verifies alone.
     """
 
     kind: str
@@ -114,6 +118,7 @@ class Release:
     sets: object | None = None  # a SetValued of group centres
     exact_quasi_identifiers: tuple[str, ...] = ()
     ranking: Ranking | None = None
+    hierarchies: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:

@@ -217,6 +217,15 @@ def check_feasible(data, model) -> None:
                                f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
 
 
+def declared_hierarchies(data, columns) -> dict:
+    """The hierarchies declared (attached, not generated) for ``columns`` of a table, by column."""
+    if form_of(data) != TABLE:
+        return {}
+    names = set(data.schema.names)
+    return {c: data.schema[c].hierarchy for c in columns
+            if c in names and data.schema[c].hierarchy is not None}
+
+
 def check_labels(data, algorithm) -> None:
     if not algorithm.needs_labels:
         return
@@ -277,6 +286,9 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         input_sha256=_input_hash(data), veil_version=version,
         model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
         models=tuple(m.to_dict() for m in each)))
+    declared = declared_hierarchies(prepared, release.sensitive)
+    if declared:
+        release = dataclasses.replace(release, hierarchies={**declared, **release.hierarchies})
     reached = released_sensitive(data, prepared, release)
     refused = unacknowledged_sensitive(data, reached, algorithm, model, release_sensitive or ())
     if release_sensitive is not None and refused:

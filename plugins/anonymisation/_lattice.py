@@ -282,7 +282,8 @@ class Judge:
         if table.unit_class is None:
             return GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)
         s = self.sens
-        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w)
+        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w,
+                                    hierarchy=s.hierarchy)
 
     def failing(self, table: Classes) -> tuple[np.ndarray, np.ndarray]:
         """(classes failing any model, classes failing a model C is made of) as boolean masks."""
@@ -302,7 +303,7 @@ class Judge:
             keep = members[table.unit_class]
             s = self.sens
             view = GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), table.unit_sens[keep], s.overall,
-                                        s.values, s.numeric, table.unit_w[keep])
+                                        s.values, s.numeric, table.unit_w[keep], hierarchy=s.hierarchy)
         return all(bool(m.check_groups(view).ok.all()) for m in self.models)
 
 

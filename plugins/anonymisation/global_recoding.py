@@ -217,8 +217,10 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
                  f"kept",)
     details = {**details, "groups": int(len(sizes)), "smallest_group": int(sizes.min()),
                "average_group_size": float(sizes.mean())}
+    # every sensitive column the release publishes is judged after the run, not only the one searched on
+    published = tuple(c for c in data.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
     return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
-                   sensitive=(sensitive,) if sensitive else (), groups=groups, group_values=group_values,
+                   sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=group_values,
                    details=details, notes=notes)
 
 

@@ -114,7 +114,8 @@ def declared_order(view, model: str) -> np.ndarray:
 def _declared(view, model: str, distance: str, what: str):
     if view.hierarchy is None:
         raise BadInput(f"{model} with distance={distance} needs a hierarchy for the sensitive column {what}: "
-                       f"give one (--hierarchy COLUMN=FILE, or Hierarchy… in the desktop), or choose distance=emd")
+                       f"give one (--hierarchy COLUMN=FILE, or the column's “Hierarchy of …” in the desktop), "
+                       f"or choose distance=emd")
     return view.hierarchy
 
 

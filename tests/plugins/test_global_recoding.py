@@ -31,7 +31,9 @@ MODELS = [
     ["l-diversity:l=2,variant=recursive,c=2"],
     ["l-diversity:l=1.5,variant=entropy", "k-anonymity:k=2"],
     ["t-closeness:t=0.2,distance=emd"],
+    ["t-closeness:t=0.2,distance=js"],
     ["delta-disclosure:delta=0.8"],
+    ["delta-disclosure:delta=0.8,sides=1"],
 ]
 
 
@@ -223,7 +225,8 @@ def _merge_cases(rng, S=4, trials=400):
 @pytest.mark.parametrize("call", ["k-anonymity:k=3", "l-diversity:l=2,variant=distinct",
                                   "l-diversity:l=2,variant=probabilistic", "l-diversity:l=1.8,variant=entropy",
                                   "l-diversity:l=2,variant=recursive,c=1.5", "t-closeness:t=0.2",
-                                  "t-closeness:t=0.15,distance=emd", "delta-disclosure:delta=0.7"])
+                                  "t-closeness:t=0.15,distance=emd", "t-closeness:t=0.2,distance=js",
+                                  "delta-disclosure:delta=0.7,sides=1"])
 def test_declared_monotonicity_holds(call):
     """What each model declares is what merging groups does to its verdict: "generalisation", a union
     of passing groups passes; "suppression", a group holding a passing one passes."""
@@ -241,6 +244,26 @@ def test_declared_monotonicity_holds(call):
             assert ok[2], (call, a, b)
         if kind == "suppression" and (ok[0] or ok[1]):
             assert ok[2], (call, a, b)
+
+
+@pytest.mark.parametrize("call", ["delta-disclosure:delta=0.7",
+                                  "l-diversity:l=2.5,variant=entropy,estimator=grassberger"])
+def test_a_model_that_promises_nothing_has_merges_that_break_it(call):
+    """Two-sided δ-disclosure and Grassberger's entropy declare no monotonicity (nothing is pruned), and
+    rightly: two passing groups whose union fails exist."""
+    model = bind_models(REGISTRY, [PluginCall.parse(call)])
+    assert model.plugin.monotonicity(model.params) == ""
+    rng = np.random.default_rng(1)
+    q = np.array([0.4, 0.3, 0.2, 0.1])
+    broken = 0
+    # (1, 1) and (1, 1): Grassberger's estimate e^1.96 each, their union (2, 2) e^0.66
+    for a, b in [(np.array([1, 1, 0, 0]), np.array([1, 1, 0, 0])), *_merge_cases(rng)]:
+        counts = np.vstack([a, b, a + b])
+        view = GroupView.from_codes(np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)),
+                                    False, counts.ravel())
+        ok = model.check_groups(view).ok
+        broken += bool(ok[0] and ok[1] and not ok[2])
+    assert broken
 
 
 @pytest.mark.parametrize("seed", range(4))
