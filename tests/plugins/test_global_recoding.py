@@ -337,6 +337,26 @@ def test_each_metric_against_a_table_computed_by_hand(metric):
     assert result.metrics[metric] == pytest.approx(HAND[metric])  # the metric plugin on the release
 
 
+# The other metrics Veil reports on the same release, its two suppressed records included (issue 41 item 10).
+HAND_REPORTED = {
+    # NCP: north covers 2 of town's 3 values (2/3) for a a b, south one value (0), sex exact; a suppressed
+    # cell covers every value (1): (3 × 2/3 + 2 × 1 + 2 × 1) / 14
+    "ncp": 6 / 14,
+    # the written groups (3, 2 and the two '*' records as one group): 1/2 at most, 3 groups / 7 on average
+    "prosecutor-risk-max": 1 / 2,
+    "prosecutor-risk-avg": 3 / 7,
+}
+
+
+@pytest.mark.parametrize("metric", sorted(HAND_REPORTED))
+def test_every_reported_metric_counts_suppressed_records(metric):
+    result = execute(REGISTRY, _seven(), RunSpec(
+        PluginCall("global-recoding", {"suppression": 0.3, "levels": "town:1;sex:0"}),
+        models=[PluginCall.parse("k-anonymity:k=2")], metrics=(metric,)))
+    assert result.release.details["generalisation"]["suppressed_records"] == 2
+    assert result.metrics[metric] == pytest.approx(HAND_REPORTED[metric])
+
+
 def test_the_metrics_of_an_exact_release_and_of_withheld_columns():
     """Nothing generalised costs nothing; a quasi-identifier left out of the release counts as '*'."""
     table = _seven()
