@@ -338,7 +338,7 @@ _DISTANCE_WORDS = {"emd": "EMD", "hierarchical": "hierarchical EMD", "ordered": 
 @dataclass(frozen=True)
 class DeltaParams:
     delta: float = param(1.0, minimum=0, help="largest allowed |ln(P_group(s) / P_table(s))| for any sensitive value "
-                                              "s a group holds")
+                                              "s a group holds (with sides=1, ln(P_group(s) / P_table(s)) itself)")
     sides: int = param(2, choices=(2, 1),
                        help="2: values rarer in a group than in the table count too (Brickell and Shmatikov's, "
                             "as ARX and pycanon compute it); 1: one-sided, only values more frequent in a group "
