@@ -153,3 +153,37 @@ def test_mondrian_splits_on_every_sensitive_column(veil, write_file, importers, 
         for column in ("disease", "salary"):
             assert sorted(part[column]) == sorted(frame[column])
             assert part.groupby("group")[column].nunique().min() >= 3
+
+
+DX_HIERARCHY = ("flu;respiratory;*\npneumonia;respiratory;*\nbronchitis;respiratory;*\n"
+                "gastritis;digestive;*\nulcer;digestive;*\ncolitis;digestive;*\n")
+
+
+def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, write_file, importers, tmp_path):
+    """t-closeness with the hierarchical EMD follows the sensitive column's hierarchy (--hierarchy): the
+    run holds, the manifest keeps the hierarchy so the export verifies alone, and a bare file needs
+    --hierarchy again (refused in one line without it)."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"age": rng.integers(20, 70, 300), "zip": rng.integers(1, 9, 300),
+                          "dx": rng.choice(["flu", "pneumonia", "bronchitis", "gastritis", "ulcer", "colitis"], 300)})
+    data = write_file("h.csv", frame.to_csv(index=False))
+    tree = write_file("dx.csv", DX_HIERARCHY)
+    out = tmp_path / "out"
+    model = "t-closeness:t=0.15,distance=hierarchical"
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--hierarchy", f"dx={tree}",
+                  "--method", "mondrian", "--model", model, "--release-sensitive", "dx", "--out", out, "--no-report")
+    assert result.code == 0, result.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["sensitive_hierarchies"]) == ["dx"]
+    assert manifest["verdict"]["by_column"]["dx"]["value"] <= 0.15
+    assert veil("verify", out / "manifest.json").code == 0
+    bare = ("verify", out / "release.csv", "--quasi", "age,zip", "--sensitive", "dx", "--model", model)
+    refused = veil(*bare)
+    assert refused.code == 2 and "needs a hierarchy for the sensitive column" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
+    assert veil(*bare, "--hierarchy", f"dx={tree}").code == 0
+    # without the hierarchy the run is refused before it starts, in one line
+    missing = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--method", "mondrian",
+                   "--model", model, "--release-sensitive", "dx", "--out", tmp_path / "none", "--no-report")
+    assert missing.code == 2 and "distance=hierarchical needs a hierarchy" in missing.err
+    assert not (tmp_path / "none").exists()
