@@ -292,6 +292,12 @@ class PrivacyModel(Plugin):
         promised (the default; nothing is then pruned)."""
         return ""
 
+    @classmethod
+    def display_title(cls, params: dict) -> str:
+        """The model's title as its parameters (a mapping of names to values) make it, where they change
+        what it is (e.g. "one-sided δ-disclosure"); its ``title`` by default."""
+        return cls.title
+
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
         """The verdict in one sentence for the report's headline ("" lets the report word it)."""

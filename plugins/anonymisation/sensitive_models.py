@@ -362,6 +362,10 @@ class DeltaDisclosure(PrivacyModel):
                "One-sided δ-disclosure (sides=1) bounds only values more frequent in a group than in the table: "
                "a value far rarer in a group is not limited.")
 
+    @classmethod
+    def display_title(cls, params: dict) -> str:
+        return "one-sided δ-disclosure" if _one_sided(params) else cls.title
+
     def monotonicity(self, params) -> str:
         # one-sided: a union's P(s) / Q(s) is a weighted mean of its parts'; two-sided: a part lacking a
         # value pulls the union's ratio below every part's, so merging passing groups may fail
@@ -386,6 +390,13 @@ class DeltaDisclosure(PrivacyModel):
         shown = f" (largest {'|log-ratio|' if sides == 2 else 'log-ratio'} {value:.4g})" \
             if isinstance(value, (int, float)) and np.isfinite(value) else ""
         return f"{_sides(sides).capitalize()}δ-disclosure with δ = {params.get('delta')} {word}{shown}."
+
+
+def _one_sided(params: dict) -> bool:
+    try:
+        return int(params.get("sides", 2)) == 1
+    except (TypeError, ValueError):
+        return False
 
 
 def _sides(sides: int) -> str:

@@ -187,3 +187,15 @@ def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, writ
                    "--model", model, "--release-sensitive", "dx", "--out", tmp_path / "none", "--no-report")
     assert missing.code == 2 and "distance=hierarchical needs a hierarchy" in missing.err
     assert not (tmp_path / "none").exists()
+
+
+def test_one_sided_delta_disclosure_says_so_in_the_report(veil, write_file, importers, tmp_path):
+    data, _ = _two_columns(write_file)
+    out = tmp_path / "out"
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease", "--method", "mondrian",
+                  "--model", "delta-disclosure:delta=1.5,sides=1", "--release-sensitive", "disease",
+                  "--out", out)
+    assert result.code == 0, result.err
+    report = (out / "report.html").read_text()
+    assert "One-sided δ-disclosure with δ = 1.5 holds" in report
+    assert "one-sided δ-disclosure (delta-disclosure)" in report

@@ -149,6 +149,8 @@ def test_delta_disclosure_golden_one_and_two_sided():
     assert not two.holds and two.worst == pytest.approx(math.log(28)) and round(two.worst, 2) == 3.33
     assert "one-sided" in model.summary(model.params({"delta": 1.5, "sides": 1}), one)
     assert model.explain({"delta": 1.5, "sides": 1}, True, one.worst).startswith("One-sided δ-disclosure")
+    assert model.display_title({"delta": 1.5, "sides": 1}) == "one-sided δ-disclosure"
+    assert "one-sided" not in model.display_title({"delta": 1.5})
     assert model.explain({"delta": 1.5, "sides": 2}, False, two.worst).startswith("Two-sided δ-disclosure")
 
 
