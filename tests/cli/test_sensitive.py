@@ -199,3 +199,14 @@ def test_one_sided_delta_disclosure_says_so_in_the_report(veil, write_file, impo
     report = (out / "report.html").read_text()
     assert "One-sided δ-disclosure with δ = 1.5 holds" in report
     assert "one-sided δ-disclosure (delta-disclosure)" in report
+
+
+def test_a_model_judging_every_sensitive_column_protects_them_all(veil, write_file, importers, tmp_path):
+    """Mondrian under l-diversity releases both sensitive columns as attributes the model judges: no
+    agreement is asked for either; under k-anonymity alone both must be agreed to."""
+    data, _ = _two_columns(write_file)
+    args = ("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method", "mondrian",
+            "--no-report")
+    assert veil(*args, "--model", "l-diversity:l=2,variant=distinct", "--out", tmp_path / "l").code == 0
+    refused = veil(*args, "--model", "k-anonymity:k=5", "--out", tmp_path / "k")
+    assert refused.code == 2 and "disease" in refused.err and "salary" in refused.err
