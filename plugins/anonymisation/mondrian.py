@@ -6,8 +6,8 @@ widest normalised range (a number's range over its global range; a category's le
 lowest common ancestor of its values over all leaves): numbers at the median, categories into the
 children of that ancestor in the column's hierarchy. A cut stands only if every part satisfies the
 chosen privacy model (its ``check_groups`` on the parts, with the whole table's sensitive
-distribution Q); otherwise the next-widest attribute is tried, and a partition no attribute can cut
-is final.
+distribution Q), on every column marked sensitive (one view per column); otherwise the next-widest
+attribute is tried, and a partition no attribute can cut is final.
 
 Numbers are cut at the lower median m: ``x ≤ m`` against ``x > m``; when m is the partition's
 largest value, ``x < m`` against ``x ≥ m`` instead, so a partition with two distinct values can
