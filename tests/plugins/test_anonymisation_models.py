@@ -344,3 +344,21 @@ def test_verify_checks_a_written_file(tmp_path, capsys, model, passes):
     out = capsys.readouterr().out
     assert code == (0 if passes else 1), out
     assert out.startswith("OK" if passes else "FAILED")
+
+
+def test_the_papers_studies_ask_for_js_and_one_sided_delta():
+    """The trade-off paper's studies name the distance and the sides they were run with, so a change of
+    default never moves their numbers."""
+    from pathlib import Path
+
+    from veil.engine import Study
+
+    studies = Path(__file__).resolve().parents[2] / "resources" / "studies"
+    for name, model, params in [("paper001_t", "t-closeness", {"distance": "js"}),
+                                ("paper001_t_queries", "t-closeness", {"distance": "js"}),
+                                ("paper001_delta", "delta-disclosure", {"sides": 1})]:
+        study = Study.load(studies / f"{name}.json")
+        (call,) = study.models
+        plugin = REGISTRY.privacy_model(call.name)
+        bound = plugin.params(call.params)
+        assert call.name == model and all(getattr(bound, k) == v for k, v in params.items()), name
