@@ -193,6 +193,9 @@ def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None 
     gid = group_ids(frame[list(quasi_identifiers)]) if groups is None else np.asarray(groups)
     if sensitive is None:
         return GroupView.from_codes(gid, None, None)
+    if frame[sensitive].isna().any():
+        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before judging "
+                       f"groups")
     return GroupView.from_labels(gid, frame[sensitive], overall=overall, hierarchy=hierarchy)
 
 
