@@ -248,3 +248,24 @@ def test_the_first_column_alone_would_not_do():
         assert bound.check_groups(view_of_frame(frame, [], "dx", groups=first_only)).holds
         broken.append(not bound.check_groups(view_of_frame(frame, [], "pay", groups=first_only)).holds)
     assert any(broken)
+
+
+@pytest.mark.parametrize("distance", ["hierarchical", "ordered"])
+def test_mondrian_under_a_distance_that_follows_the_sensitive_hierarchy(distance):
+    """The hierarchy declared for the sensitive column reaches the search and the release's check: the
+    run holds, the release carries the hierarchy, and every group is within t by the same distance
+    recomputed from the final groups."""
+    rng = np.random.default_rng(3)
+    n = 200
+    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
+                          "dx": rng.choice(["flu", "cold", "ulcer", "colitis"], n)})
+    tree = Hierarchy.from_levels({"flu": ["respiratory", "*"], "cold": ["respiratory", "*"],
+                                  "ulcer": ["digestive", "*"], "colitis": ["digestive", "*"]}).with_name("dx")
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
+                                           "dx": Role.SENSITIVE}).with_hierarchy("dx", tree)
+    call = PluginCall("t-closeness", {"t": 0.1, "distance": distance})
+    result = execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), call))
+    assert result.verdict.holds and result.release.hierarchies["dx"] == tree
+    bound = bind_model(REGISTRY, call)
+    view = view_of_frame(frame, [], "dx", groups=result.release.groups, hierarchy=tree)
+    assert (bound.check_groups(view).values <= 0.1 + 1e-12).all() and result.release.groups.max() > 0
