@@ -210,7 +210,10 @@ def check_feasible(data, model) -> None:
             if reason:
                 raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: {reason}; "
                                f"relax its parameters")
-            verdict = each.check_groups(view)
+            try:
+                verdict = each.check_groups(view)
+            except BadInput as exc:  # e.g. a distance needing a hierarchy the column lacks: say which column
+                raise BadInput(f"on the sensitive column {column!r}: {exc}" if where else str(exc)) from None
             if not verdict.holds:
                 said = each.plugin.summary(each.params, verdict)
                 raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: with all "
