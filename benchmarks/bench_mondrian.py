@@ -153,9 +153,9 @@ def model_checks(repeats: int = 7) -> list[list[object]] | None:
     q = np.bincount(codes) / len(codes)
     checks = {name: bind_model(REGISTRY, PluginCall.parse(text)) for name, text in
               [("l-diversity (probabilistic, l = 3)", "l-diversity:l=3"),
-               ("t-closeness (JS, t = 0.2)", "t-closeness:t=0.2"),
+               ("t-closeness (JS, t = 0.2)", "t-closeness:t=0.2,distance=js"),
                ("t-closeness (EMD, t = 0.2)", "t-closeness:t=0.2,distance=emd"),
-               ("δ-disclosure (δ = 1.5)", "delta-disclosure:delta=1.5")]}
+               ("one-sided δ-disclosure (δ = 1.5)", "delta-disclosure:delta=1.5,sides=1")]}
 
     def fresh():
         return GroupView.from_codes(groups, codes, q, tuple(uniques), False)  # no cached counts

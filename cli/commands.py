@@ -174,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sensitive columns of a bare file (comma-separated)")
     v.add_argument("--quasi", action="extend", type=_columns,
                    help="quasi-identifier columns (default: all but target/sensitive)")
+    v.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="a sensitive column's hierarchy as COLUMN=FILE (ARX's CSV format), for t-closeness with "
+                        "distance=hierarchical or ordered")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -477,6 +480,7 @@ def cmd_report(args, registry) -> int:
 
 
 def cmd_verify(args, registry) -> int:
+    from veil.engine import Hierarchy
     from veil.engine.release.verify import read_released, verify_file, verify_manifest
     from veil.engine.release.parts import read_parts
     from veil.engine.run.runs import PluginCall
@@ -485,8 +489,9 @@ def cmd_verify(args, registry) -> int:
     if not path.exists():
         raise BadInput(missing_reason(path, "manifest" if path.suffix == ".json" else "file"))
     if path.is_dir() or path.suffix == ".json":
-        if args.model:
-            raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
+        if args.model or args.hierarchy:
+            raise BadInput(f"a manifest names its own privacy model{' and hierarchies' if args.hierarchy else ''}; "
+                           f"drop {'--model' if args.model else '--hierarchy'} or verify the data file")
         result = verify_manifest(registry, path)
     else:
         if not args.model:
@@ -503,7 +508,14 @@ def cmd_verify(args, registry) -> int:
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
-        result = verify_file(registry, path, fmt, _models(args.model), roles)
+        hierarchies = {}
+        for column, file in _hierarchies(args.hierarchy).items():
+            if column not in args.sensitive:
+                raise BadInput(f"--hierarchy names {column!r}, which is not a sensitive column given by --sensitive")
+            if not Path(file).is_file():
+                raise BadInput(missing_reason(Path(file), "hierarchy file"))
+            hierarchies[column] = Hierarchy.from_arx_csv(file, name=column)
+        result = verify_file(registry, path, fmt, _models(args.model), roles, hierarchies=hierarchies)
     message = result.message
     for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
         if message.lower().startswith(word):

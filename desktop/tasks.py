@@ -295,6 +295,10 @@ def run_details(entry) -> str:
     outcome = entry.outcome
     if outcome is not None:
         lines.append(f"Verdict: {outcome.verdict}")
+        verdict = getattr(outcome.result, "verdict", None)
+        for part in (verdict.each if verdict is not None else ()):
+            lines += [f"  {part.model} on {column}: {v.measure or 'value'} {v.value:.4g} "
+                      f"({'holds' if v.holds else 'fails'})" for column, v in part.by_column]
         if outcome.result is not None:
             lines += _released_lines(outcome.result.release)
         lines.append("Metrics:")

@@ -43,6 +43,10 @@ class GroupView:
     weights : int array (n,), optional
         How many records each entry stands for (a method may judge identical records once); sizes,
         counts and Q count them. None: one record each.
+    hierarchy : Hierarchy, optional
+        The hierarchy declared for the sensitive column, when one was: the ground distance of
+        t-closeness's hierarchical EMD, and the declared order of a categorical column's values
+        for the ordered EMD (docs/reference.md#t-closeness). None when none was declared.
     """
 
     groups: np.ndarray
@@ -51,11 +55,13 @@ class GroupView:
     overall: np.ndarray | None = None
     numeric: bool = False
     weights: np.ndarray | None = None
+    hierarchy: object | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_labels(cls, groups, sensitive=None, *, overall: pd.Series | None = None) -> GroupView:
+    def from_labels(cls, groups, sensitive=None, *, overall: pd.Series | None = None,
+                    hierarchy=None) -> GroupView:
         """A view from any hashable group labels and raw sensitive values.
 
         ``overall`` (raw values of the whole table) gives Q when these records are only part of it,
@@ -74,15 +80,17 @@ class GroupView:
         if (codes < 0).any():
             raise BadInput("a sensitive value of the part is not in the whole table")
         q = np.bincount(pd.Index(domain).get_indexer(base), minlength=len(domain)).astype(float)
-        return cls(gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric)
+        return cls(gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric,
+                   hierarchy=hierarchy)
 
     @classmethod
     def from_codes(cls, groups: np.ndarray, sensitive: np.ndarray | None, overall: np.ndarray | None,
-                   values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None) -> GroupView:
+                   values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None,
+                   hierarchy=None) -> GroupView:
         """A view from dense group ids and sensitive codes a method already has (no copies)."""
         return cls(np.asarray(groups), None if sensitive is None else np.asarray(sensitive), tuple(values),
                    None if overall is None else np.asarray(overall, dtype=float), numeric,
-                   None if weights is None else np.asarray(weights))
+                   None if weights is None else np.asarray(weights), hierarchy)
 
     # ------------------------------------------------------------------ derived, cached
     @property
@@ -177,13 +185,18 @@ def group_ids(frame: pd.DataFrame) -> np.ndarray:
 
 
 def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None = None, *,
-                  groups: np.ndarray | None = None, overall: pd.Series | None = None) -> GroupView:
+                  groups: np.ndarray | None = None, overall: pd.Series | None = None,
+                  hierarchy=None) -> GroupView:
     """The view a group-judging model checks a released frame by: groups are the records equal on
-    the quasi-identifiers (or the release's own ``groups``), sensitive values from ``sensitive``."""
+    the quasi-identifiers (or the release's own ``groups``), sensitive values from ``sensitive``
+    (``hierarchy``: the one declared for it, if any)."""
     gid = group_ids(frame[list(quasi_identifiers)]) if groups is None else np.asarray(groups)
     if sensitive is None:
         return GroupView.from_codes(gid, None, None)
-    return GroupView.from_labels(gid, frame[sensitive], overall=overall)
+    if frame[sensitive].isna().any():
+        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before judging "
+                       f"groups")
+    return GroupView.from_labels(gid, frame[sensitive], overall=overall, hierarchy=hierarchy)
 
 
 def _same_groups(records: pd.Series, values: pd.Series) -> None:
@@ -229,5 +242,7 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
         # group's multiset is what counts, so judge the sensitive table's rows by their group.
         if "group" in frame.columns:
             _same_groups(frame["group"], part["group"])
-        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive])
-    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids())
+        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive],
+                                     hierarchy=release.hierarchies.get(sensitive))
+    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids(),
+                         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None)

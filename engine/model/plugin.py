@@ -261,8 +261,17 @@ class PrivacyModel(Plugin):
         from .release import verdict_from_groups, worst_of
 
         views = views_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
-        return worst_of([(column, verdict_from_groups(self, params, view, self.check_groups(view, params)))
-                         for column, view in views], self.higher_is_safer)
+        judged = [(column if self.needs_sensitive else None,
+                   verdict_from_groups(self, params, view, self.check_groups(view, params))) for column, view in views]
+        return worst_of(judged, self.higher_is_safer)
+
+    def infeasible(self, view, params) -> str:
+        """Why no release of these records can satisfy the model with ``params``, in words naming the
+        reason (e.g. "l = 5 is above the number of distinct sensitive values (3)"), or "" when the
+        model sees none. ``view`` holds every record in one group (the coarsest release of all), with
+        one sensitive column. The engine asks before any run and falls back on the model's verdict
+        on that view."""
+        return ""
 
     def check_groups(self, view, params):
         """Each group's value and verdict: a :class:`~veil.engine.GroupVerdict`."""
@@ -282,6 +291,12 @@ class PrivacyModel(Plugin):
         whatever else it holds (ARX: monotonic with suppression too), ``""`` when nothing is
         promised (the default; nothing is then pruned)."""
         return ""
+
+    @classmethod
+    def display_title(cls, params: dict) -> str:
+        """The model's title as its parameters (a mapping of names to values) make it, where they change
+        what it is (e.g. "one-sided δ-disclosure"); its ``title`` by default."""
+        return cls.title
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:

@@ -97,6 +97,10 @@ class Release:
         among, ranked at the run's weights (the first is what this release holds). Typed, so it
         is shown without knowing the method; ``details`` keeps the method's own account for the
         manifest and report.
+    hierarchies : mapping of str to Hierarchy
+        The hierarchies declared for the release's sensitive columns (the run sets them from its
+        input): what a model whose distance follows a hierarchy (t-closeness's hierarchical or
+        ordered EMD) judges the release by. The manifest keeps them, so the file verifies alone.
     """
 
     kind: str
@@ -114,6 +118,7 @@ class Release:
     sets: object | None = None  # a SetValued of group centres
     exact_quasi_identifiers: tuple[str, ...] = ()
     ranking: Ranking | None = None
+    hierarchies: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -295,6 +300,9 @@ class Verdict:
     measure : str
         What ``per_record`` holds, in words ("group size", "containment support"); used when the
         failing records are listed.
+    by_column : tuple of (str, Verdict)
+        For a model on sensitive values: its verdict on each sensitive column (this one holds when
+        every one holds; its value is the least safe), e.g. each column's effective l.
     """
 
     model: str
@@ -306,11 +314,20 @@ class Verdict:
     failing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     measure: str = ""
     parts: tuple = ()  # a combined model's verdict: one Verdict per model
+    by_column: tuple = ()  # a model on sensitive values: (column, Verdict) for each sensitive column
 
     def to_dict(self) -> dict:
-        return {"model": self.model, "params": self.params, "holds": bool(self.holds),
-                "value": _plain(self.value), "message": self.message,
-                "failing_records": int(len(self.failing_rows))}
+        out = {"model": self.model, "params": self.params, "holds": bool(self.holds),
+               "value": _plain(self.value), "message": self.message,
+               "failing_records": int(len(self.failing_rows))}
+        if self.by_column:
+            out["by_column"] = self.columns_dict()
+        return out
+
+    def columns_dict(self) -> dict:
+        """``{column: {"holds", "value", "message"}}`` of :attr:`by_column` (empty without)."""
+        return {column: {"holds": bool(v.holds), "value": _plain(v.value), "message": v.message}
+                for column, v in self.by_column}
 
     @property
     def each(self) -> tuple:
@@ -335,14 +352,17 @@ def worst_of(judged, higher_is_safer: bool = True) -> Verdict:
     """One verdict from a model's verdicts on several sensitive columns ((column, verdict) pairs): it
     holds when every one holds; its value is the least safe, its failing records those of every
     column, and its message names each column's verdict."""
+    judged = [(column, v) for column, v in judged]
+    by_column = tuple((column, v) for column, v in judged if column is not None)
     if len(judged) == 1:
-        return judged[0][1]
+        return dataclasses.replace(judged[0][1], by_column=by_column)
     verdicts = [v for _, v in judged]
     pick = min if higher_is_safer else max
     worst = pick(verdicts, key=lambda v: (v.holds, v.value) if higher_is_safer else (not v.holds, v.value))
     failing = np.unique(np.concatenate([np.asarray(v.failing_rows, dtype=np.int64) for v in verdicts]))
     message = "; ".join(f"{column}: {v.message}" for column, v in judged)
-    return dataclasses.replace(worst, holds=all(v.holds for v in verdicts), failing_rows=failing, message=message)
+    return dataclasses.replace(worst, holds=all(v.holds for v in verdicts), failing_rows=failing, message=message,
+                               by_column=by_column)
 
 
 def _plain(v):

@@ -55,12 +55,13 @@ def may_release_sensitive(table, algorithm, *, on_features: bool, recipe=None) -
 
 
 def protected_sensitive(table, algorithm, model) -> list[str]:
-    """The sensitive column a method releases by design as the attribute its privacy model judges:
-    a method that ``releases_sensitive`` (Mondrian, Anatomy) under a model that ``needs_sensitive``
-    (l-diversity, t-closeness, δ-disclosure) protects the first column marked sensitive."""
+    """The sensitive columns a method releases by design as the attributes its privacy model judges:
+    a method that ``releases_sensitive`` (Mondrian, Anatomy, global recoding) under a model that
+    ``needs_sensitive`` (l-diversity, t-closeness, δ-disclosure) protects every column marked
+    sensitive, since the model judges each one and a release failing any is never written."""
     if model is None or not algorithm.releases_sensitive or not model.needs_sensitive:
         return []
-    return _sensitive(table)[:1]
+    return list(_sensitive(table))
 
 
 def unacknowledged_sensitive(table, columns, algorithm, model, acknowledged=()) -> list[str]:

@@ -69,10 +69,12 @@ def before_release(data) -> Release | None:
     return None
 
 
-def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None) -> Release:
+def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None,
+                       hierarchies: Mapping | None = None) -> Release:
     """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
     file lacks a column they name). ``parts`` are the further files of a release in several parts
-    (Anatomy's sensitive table): a column they hold counts as present."""
+    (Anatomy's sensitive table): a column they hold counts as present. ``hierarchies``: those
+    declared for its sensitive columns (:attr:`Release.hierarchies`)."""
     named = [("quasi-identifier", c) for c in roles.get("quasi_identifiers") or ()]
     named += [("target", roles["target"])] if roles.get("target") else []
     named += [("sensitive", c) for c in roles.get("sensitive") or ()]
@@ -83,7 +85,8 @@ def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | Non
             raise BadInput(f"the file lacks the {role} column {column!r}")
     return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
                    sensitive=tuple(roles.get("sensitive") or ()),
-                   exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()))
+                   exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
+                   hierarchies=dict(hierarchies or {}))
 
 
 def assess(registry, original, before: Release | None, after: Release | None, options: ReportOptions,

@@ -152,9 +152,13 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
                    "columns": columns,
                    "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c}},
         "roles": release.roles(),
+        # the hierarchies declared for sensitive columns: a model's distance may follow one, and the
+        # file is verified from the manifest alone
+        "sensitive_hierarchies": {c: h.to_dict() for c, h in release.hierarchies.items()},
         "removed_identifiers": identifier_columns(result),
         "release_kind": release.kind,
-        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message}
+        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message,
+                     **({"by_column": verdict.columns_dict()} if verdict.by_column else {})}
                     if verdict is not None else {"holds": None, "value": None,
                                                  "message": "no privacy model: nothing was checked"}),
         "privacy_models": [dict(m) for m in prov.models] if prov else [],
@@ -299,8 +303,8 @@ MANIFEST_SHAPE = {
     "project": ({"path": str, "sha256": _TEXT}, NULL),
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
-    "removed_identifiers": _TEXTS, "release_kind": _TEXT,
-    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT}, NULL),
+    "removed_identifiers": _TEXTS, "release_kind": _TEXT, "sensitive_hierarchies": _MAYBE_OBJECT,
+    "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT, "by_column": _MAYBE_OBJECT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
     "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
     "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),

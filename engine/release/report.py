@@ -125,10 +125,24 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
         lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
     else:
         lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+    lines += [_by_column(registry, e) for e in each if isinstance(e.get("by_column"), dict) and e["by_column"]]
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _by_column(registry, entry: dict) -> str:
+    """One model's value on each sensitive column, in one sentence (``by_column`` of its verdict)."""
+    try:
+        cls = registry.get("privacy-model", entry.get("model"))
+    except BadInput:
+        cls = None
+    measure = (cls.measure if cls is not None else "") or "value"
+    title = cls.display_title(entry.get("params") or {}) if cls is not None else entry.get("model")
+    each = [f"{column}, {measure} {_g(v.get('value'))} ({'holds' if v.get('holds') else 'fails'})"
+            for column, v in entry["by_column"].items() if isinstance(v, dict)]
+    return f"{title}, on each sensitive column: " + "; ".join(each) + "."
 
 
 def _each_verdict(manifest: dict) -> list[dict]:
@@ -150,7 +164,7 @@ def explain(registry, model: str, params: dict, holds: bool, value) -> str:
     sentence = cls.explain(params, holds, value) if cls is not None else ""
     if sentence:
         return sentence
-    title = cls.title if cls is not None else model
+    title = cls.display_title(params) if cls is not None else model
     args = ", ".join(f"{k} = {v}" for k, v in params.items())
     return f"{title}{f' with {args}' if args else ''} {'holds' if holds else 'does not hold'}."
 
@@ -207,10 +221,11 @@ def _model_fact(registry, manifest: dict):
         return "none: the release makes no privacy claim"
     each = _each_verdict(manifest)
     if len(each) > 1:
-        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'])}{_params_text(e.get('params'))}"
+        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'], e.get('params'))}"
+                                      f"{_params_text(e.get('params'))}"
                                       f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
     verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
-    return f"{_title(registry, 'privacy-model', pm['name'])}{_params_text(pm.get('params'))}{verified}"
+    return f"{_title(registry, 'privacy-model', pm['name'], pm.get('params'))}{_params_text(pm.get('params'))}{verified}"
 
 
 def _risk_section(manifest: dict, doc: Document) -> Section:
@@ -654,12 +669,14 @@ def _params_text(params) -> str:
     return " (" + ", ".join(f"{k} = {v}" for k, v in params.items()) + ")"
 
 
-def _title(registry, kind: str, name) -> str:
+def _title(registry, kind: str, name, params: dict | None = None) -> str:
+    """A plugin's title and name; a privacy model's title as its parameters make it (``display_title``)."""
     try:
         cls = registry.get(kind, name)
-        return f"{cls.title} ({name})" if cls.title and cls.title != name else str(name)
     except BadInput:
         return str(name)
+    title = cls.display_title(params or {}) if kind == "privacy-model" else cls.title
+    return f"{title} ({name})" if title and title != name else str(name)
 
 
 def _fmt_name(registry, fmt) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..base.io import check_regular, sha256_file
+from ..data.hierarchy import Hierarchy
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
@@ -44,17 +45,18 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
 
 
 def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict,
-                parts=None) -> Verification:
+                parts=None, hierarchies=None) -> Verification:
     """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
     (a list of them: every one must hold). ``parts``: the names of the release's further files
-    (Anatomy's sensitive table), found beside it.
+    (Anatomy's sensitive table), found beside it; ``hierarchies``: those declared for sensitive
+    columns (column → Hierarchy), for a model whose distance follows one.
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
     """
     frame = read_released(registry, fmt, path)
     found = read_parts(registry.exporter(fmt), Path(path), parts)
-    release = with_parts(release_as_written(frame, roles, found), found)
+    release = with_parts(release_as_written(frame, roles, found, hierarchies), found)
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
         raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
@@ -103,8 +105,10 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     if models[0] != first:
         return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
                                    "it was edited after export", None, True)
+    declared = manifest.get("sensitive_hierarchies") or {}
+    hierarchies = {c: Hierarchy.from_dict(h) for c, h in declared.items()}
     result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
-                         manifest["roles"], parts=list(out.get("parts") or {}))
+                         manifest["roles"], parts=list(out.get("parts") or {}), hierarchies=hierarchies)
     return Verification(result.holds, result.message + note, result.verdict, True)
 
 

@@ -186,13 +186,17 @@ def example_call(plugin) -> str:
 
 def check_feasible(data, model) -> None:
     """Refuse, before any run, privacy-model parameters no release of this table can meet: a model
-    judging groups that fails even with every record in one group (the coarsest release of all), e.g.
-    k above the number of records or l above the number of distinct sensitive values."""
+    judging groups that fails even with every record in one group (the coarsest release of all), on
+    any column marked sensitive, e.g. k above the number of records or l above the number of
+    distinct sensitive values. The message is the model's own reason (:meth:`PrivacyModel.infeasible`)
+    when it gives one, else its verdict on that one group."""
     if model is None or form_of(data) != TABLE or not data.n_rows:
         return
+    everyone = np.zeros(data.n_rows, dtype=np.int64)
     sensitive = data.schema.by_role(Role.SENSITIVE)
-    view = view_of_frame(data.frame, [], sensitive[0] if sensitive else None,
-                         groups=np.zeros(data.n_rows, dtype=np.int64))
+    views = [(None, view_of_frame(data.frame, [], None, groups=everyone))] if not sensitive else [
+        (column, view_of_frame(data.frame, [], column, groups=everyone, hierarchy=data.schema[column].hierarchy))
+        for column in sensitive]
     for each in model.models:
         if not each.judges_groups:
             continue
@@ -200,11 +204,29 @@ def check_feasible(data, model) -> None:
         if isinstance(k, int) and k > data.n_rows:
             raise BadInput(f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
                            f"the number of records ({data.n_rows}); relax its parameters")
-        verdict = each.check_groups(view)
-        if not verdict.holds:
-            said = each.plugin.summary(each.params, verdict)
-            raise BadInput(f"{each.name} cannot hold on this data whatever the method does: with all "
-                           f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
+        for column, view in (views if each.needs_sensitive else views[:1]):
+            where = f" on the sensitive column {column!r}" if column is not None and each.needs_sensitive else ""
+            reason = each.plugin.infeasible(view, each.params) if view.sensitive is not None else ""
+            if reason:
+                raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: {reason}; "
+                               f"relax its parameters")
+            try:
+                verdict = each.check_groups(view)
+            except BadInput as exc:  # e.g. a distance needing a hierarchy the column lacks: say which column
+                raise BadInput(f"on the sensitive column {column!r}: {exc}" if where else str(exc)) from None
+            if not verdict.holds:
+                said = each.plugin.summary(each.params, verdict)
+                raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: with all "
+                               f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
+
+
+def declared_hierarchies(data, columns) -> dict:
+    """The hierarchies declared (attached, not generated) for ``columns`` of a table, by column."""
+    if form_of(data) != TABLE:
+        return {}
+    names = set(data.schema.names)
+    return {c: data.schema[c].hierarchy for c in columns
+            if c in names and data.schema[c].hierarchy is not None}
 
 
 def check_labels(data, algorithm) -> None:
@@ -267,6 +289,9 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         input_sha256=_input_hash(data), veil_version=version,
         model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
         models=tuple(m.to_dict() for m in each)))
+    declared = declared_hierarchies(prepared, release.sensitive)
+    if declared:
+        release = dataclasses.replace(release, hierarchies={**declared, **release.hierarchies})
     reached = released_sensitive(data, prepared, release)
     refused = unacknowledged_sensitive(data, reached, algorithm, model, release_sensitive or ())
     if release_sensitive is not None and refused:

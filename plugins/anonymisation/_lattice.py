@@ -268,7 +268,19 @@ class Judge:
     def __init__(self, model, limit: int, sensitive):
         self.model = model
         self.limit = int(limit)
-        self.sens = sensitive  # a GroupView of every record's sensitive code, Q, values (or None)
+        # a GroupView of every record's sensitive code, Q, values (or without codes), or one per
+        # sensitive column: each is judged on its own, a class passing only when it passes on every one
+        views = list(sensitive) if isinstance(sensitive, (list, tuple)) else [sensitive]
+        self.sens = views[0]
+        self.columns = [(v, None) for v in views]
+        self.codes = views[0].sensitive  # what tells units apart: one column's codes, or a joint code
+        self.n_codes = len(views[0].values) if views[0].sensitive is not None else 1
+        if len(views) > 1 and all(v.sensitive is not None for v in views):
+            joint = pd.factorize(pd.MultiIndex.from_arrays([v.sensitive for v in views]))[0]
+            one = np.zeros(int(joint.max()) + 1, dtype=np.int64)
+            one[joint] = np.arange(len(joint))  # a record holding each joint code
+            self.columns = [(v, v.sensitive[one]) for v in views]  # joint code → the column's code
+            self.codes, self.n_codes = joint.astype(np.int64), len(one)
         self.models = [m for m in getattr(model, "models", (model,)) if m.judges_groups]
         if not self.models:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
@@ -278,16 +290,21 @@ class Judge:
         # a union of passing groups passes every model: a table failing one has no solution at all
         self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
 
-    def view(self, table: Classes) -> GroupView:
+    def views(self, table: Classes) -> list[GroupView]:
+        """One view of the classes per sensitive column (one without sensitive codes when no model reads them)."""
         if table.unit_class is None:
-            return GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)
-        s = self.sens
-        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w)
+            return [GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)]
+        return [GroupView.from_codes(table.unit_class, table.unit_sens if to is None else to[table.unit_sens],
+                                     s.overall, s.values, s.numeric, table.unit_w, hierarchy=s.hierarchy)
+                for s, to in self.columns]
+
+    def _ok(self, model, views) -> np.ndarray:
+        return np.logical_and.reduce([model.check_groups(v).ok for v in views])
 
     def failing(self, table: Classes) -> tuple[np.ndarray, np.ndarray]:
         """(classes failing any model, classes failing a model C is made of) as boolean masks."""
-        view = self.view(table)
-        oks = [m.check_groups(view).ok for m in self.models]
+        views = self.views(table)
+        oks = [self._ok(m, views) for m in self.models]
         every = np.logical_and.reduce(oks)
         pruning = [ok for ok, p in zip(oks, self.pruning) if p]
         some = np.logical_and.reduce(pruning) if pruning else np.ones(table.n_classes, dtype=bool)
@@ -298,12 +315,13 @@ class Judge:
         if table.unit_class is None:
             view = GroupView.from_codes(np.zeros(1, dtype=np.int64), None, None,
                                         weights=np.array([table.size[members].sum()]))
-        else:
-            keep = members[table.unit_class]
-            s = self.sens
-            view = GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), table.unit_sens[keep], s.overall,
-                                        s.values, s.numeric, table.unit_w[keep])
-        return all(bool(m.check_groups(view).ok.all()) for m in self.models)
+            return all(bool(m.check_groups(view).ok.all()) for m in self.models)
+        keep = members[table.unit_class]
+        codes = table.unit_sens[keep]
+        views = [GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), codes if to is None else to[codes],
+                                      s.overall, s.values, s.numeric, table.unit_w[keep], hierarchy=s.hierarchy)
+                 for s, to in self.columns]
+        return all(bool(self._ok(m, views).all()) for m in self.models)
 
 
 # ---------------------------------------------------------------------------------- metrics

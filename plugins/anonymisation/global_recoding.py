@@ -88,11 +88,9 @@ class GlobalRecoding(Algorithm):
     def run(self, data, model, params, ctx):
         if not model.judges_groups:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
-        qis = list(grouping_columns(data))
-        marked = data.schema.by_role(Role.SENSITIVE)
+        marked = list(data.schema.by_role(Role.SENSITIVE))
+        qis = [c for c in grouping_columns(data) if c not in marked]
         sensitive = marked[0] if marked else None
-        if sensitive in qis:
-            qis.remove(sensitive)
         if not qis:
             raise BadInput("global recoding needs quasi-identifiers: mark the columns that identify people as "
                            "quasi-identifiers")
@@ -102,11 +100,12 @@ class GlobalRecoding(Algorithm):
         chosen = parse_levels(params.levels, qis)
         ctx.progress(0.0, "global recoding: reading the hierarchies")
         attrs = attributes(data, qis, ctx.check)
-        records = _sensitive_view(data, sensitive)
-        sens = records.sensitive if _reads_sensitive(model) else None
-        n_values = len(records.values) if sens is not None else 1
+        # every sensitive column is judged on its own: a class passes only when it passes on each
+        records = [_sensitive_view(data, c) for c in marked] if marked else [_sensitive_view(data, None)]
         limit = math.floor(params.suppression * n + 1e-9)
         judge = Judge(model, limit, records)
+        sens = judge.codes if _reads_sensitive(model) else None
+        n_values = judge.n_codes if sens is not None else 1
         objective = Objective(params.metric, attrs, n, params.monotonic)
         if chosen is not None:
             levels = _levels_of(chosen, attrs)
@@ -217,8 +216,10 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
                  f"kept",)
     details = {**details, "groups": int(len(sizes)), "smallest_group": int(sizes.min()),
                "average_group_size": float(sizes.mean())}
+    # every sensitive column the release publishes is listed, so the check of the file judges each
+    published = tuple(c for c in data.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
     return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
-                   sensitive=(sensitive,) if sensitive else (), groups=groups, group_values=group_values,
+                   sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=group_values,
                    details=details, notes=notes)
 
 

@@ -6,8 +6,8 @@ widest normalised range (a number's range over its global range; a category's le
 lowest common ancestor of its values over all leaves): numbers at the median, categories into the
 children of that ancestor in the column's hierarchy. A cut stands only if every part satisfies the
 chosen privacy model (its ``check_groups`` on the parts, with the whole table's sensitive
-distribution Q); otherwise the next-widest attribute is tried, and a partition no attribute can cut
-is final.
+distribution Q), on every column marked sensitive (one view per column); otherwise the next-widest
+attribute is tried, and a partition no attribute can cut is final.
 
 Numbers are cut at the lower median m: ``x ≤ m`` against ``x > m``; when m is the partition's
 largest value, ``x < m`` against ``x ≥ m`` instead, so a partition with two distinct values can
@@ -253,7 +253,9 @@ def judge(model, view):
 
 
 def partition(table, model, ctx, *, qis=None, sensitive=None) -> np.ndarray:
-    """Every record's final Mondrian partition (dense ids 0 … G−1, in order of first appearance)."""
+    """Every record's final Mondrian partition (dense ids 0 … G−1, in order of first appearance).
+    ``sensitive``: one column or several (each judged on its own; a cut stands only when the model
+    holds on every one), by default every column marked sensitive."""
     return _partition(table, model, ctx, qis, sensitive)[0]
 
 
@@ -265,28 +267,40 @@ def _partition(table, model, ctx, qis, sensitive):
     if n == 0:
         raise BadInput("the table has no records to anonymise")
     cols = qi_columns(table, qis)
-    records = _sensitive_view(table, sensitive)
-    whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
-                                 records.numeric)
-    if not judge(model, whole).holds:
-        raise BadInput(f"the whole table already fails {model.name}: no partition of it can satisfy the model; "
-                       f"relax its parameters")
-    # the sensitive value tells units apart only when a model reads it (k-anonymity does not)
-    sens = records.sensitive if _reads_sensitive(model) else None
-    unit, first, weights = _units([c.codes for c in cols] + ([] if sens is None else [sens]),
-                                  [c.n_codes for c in cols] + [len(records.values)])
+    columns = _sensitive_columns(table, sensitive)
+    # the sensitive values tell units apart only when a model reads them (k-anonymity does not)
+    reads = _reads_sensitive(model)
+    views = [_sensitive_view(table, c) for c in columns] if reads and columns else [_sensitive_view(table, None)]
+    for column, records in zip(columns or [None], views):
+        whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
+                                     records.numeric, hierarchy=records.hierarchy)
+        if not judge(model, whole).holds:
+            on = f" on the sensitive column {column!r}" if column is not None and reads else ""
+            raise BadInput(f"the whole table already fails {model.name}{on}: no partition of it can satisfy the "
+                           f"model; relax its parameters")
+    sens = [v.sensitive for v in views] if reads and columns else []
+    unit, first, weights = _units([c.codes for c in cols] + sens,
+                                  [c.n_codes for c in cols] + [len(v.values) for v in views][:len(sens)])
     ucols = [copy.copy(c) for c in cols]
     for c in ucols:
         c.codes = c.codes[first]
-    base = GroupView.from_codes(first, None if sens is None else sens[first],
-                                records.overall, records.values, records.numeric)
+    bases = [GroupView.from_codes(first, None if v.sensitive is None or not sens else v.sensitive[first],
+                                  v.overall, v.values, v.numeric, hierarchy=v.hierarchy) for v in views]
     parts = _Partitions(ucols, weights)
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, ucols, base, model)
+        done += _round(parts, ucols, bases, model)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
     return _dense(parts.pid)[unit], cols
+
+
+def _sensitive_columns(table, sensitive) -> list[str]:
+    """The sensitive columns a search judges: ``sensitive`` (a name or several), else every column
+    marked sensitive."""
+    if sensitive is None:
+        return list(table.schema.by_role(Role.SENSITIVE))
+    return [sensitive] if isinstance(sensitive, str) else list(sensitive)
 
 
 def _reads_sensitive(model) -> bool:
@@ -314,8 +328,9 @@ def _units(codes: list, spans: list):
 
 
 def _sensitive_view(table, sensitive):
-    """Every record's sensitive code and Q, as GroupView.from_labels would give them (first-appearance
-    order for categories, ascending for numbers), from one factorisation."""
+    """Every record's sensitive code and Q for one column, as GroupView.from_labels would give them
+    (first-appearance order for categories, ascending for numbers), from one factorisation, with the
+    column's declared hierarchy."""
     if sensitive is None:
         marked = table.schema.by_role(Role.SENSITIVE)
         sensitive = marked[0] if marked else None
@@ -325,7 +340,8 @@ def _sensitive_view(table, sensitive):
     series = table.frame[sensitive]
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     if (codes < 0).any():
-        raise BadInput("the sensitive column has missing values; fill or remove them before anonymising")
+        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before "
+                       f"anonymising")
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     values = np.asarray(uniques)
     if numeric:
@@ -334,10 +350,11 @@ def _sensitive_view(table, sensitive):
         rank[order] = np.arange(len(order))
         codes, values = rank[codes], values[order]
     q = np.bincount(codes, minlength=len(values)) / len(codes)
-    return GroupView.from_codes(zeros, codes.astype(np.int64), q, tuple(_py(v) for v in values), numeric)
+    return GroupView.from_codes(zeros, codes.astype(np.int64), q, tuple(_py(v) for v in values), numeric,
+                                hierarchy=table.schema[sensitive].hierarchy)
 
 
-def _round(parts: _Partitions, cols, base: GroupView, model) -> int:
+def _round(parts: _Partitions, cols, bases: list[GroupView], model) -> int:
     """One attempt for every open partition; returns how many records became final."""
     open_ids = np.flatnonzero(parts.open)
     width = parts.widths(open_ids)
@@ -365,9 +382,13 @@ def _round(parts: _Partitions, cols, base: GroupView, model) -> int:
         if len(on_j):
             part[on_j] = _parts(col, parts, j, rec[on_j], pid[on_j])
     gid = _dense(pid * (int(part.max()) + 1) + part)
-    sens = None if base.sensitive is None else base.sensitive[rec]
-    view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec])
-    ok = judge(model, view).ok
+    ok = None
+    for base in bases:  # one view per sensitive column: a part stands only when every one passes
+        sens = None if base.sensitive is None else base.sensitive[rec]
+        view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec],
+                                    hierarchy=base.hierarchy)
+        passed = judge(model, view).ok
+        ok = passed if ok is None else ok & passed
     owner = np.empty(len(ok), dtype=np.int64)
     owner[gid] = pid
     failing = np.bincount(owner, minlength=len(parts.open)) < 2  # a cut must make two parts at least
@@ -401,15 +422,12 @@ class Mondrian(Algorithm):
     def run(self, data, model, params, ctx):
         if not (getattr(model, "judges_groups", None) or getattr(model.plugin, "judges_groups", False)):
             raise BadInput(f"Mondrian needs a privacy model that judges groups of records, not {model.name}")
-        qis = list(grouping_columns(data))
-        marked = data.schema.by_role(Role.SENSITIVE)
-        sensitive = marked[0] if marked else None
-        if sensitive in qis:
-            qis.remove(sensitive)
-        groups, cols = _partition(data, model, ctx, qis, sensitive)
+        marked = list(data.schema.by_role(Role.SENSITIVE))
+        qis = [c for c in grouping_columns(data) if c not in marked]
+        groups, cols = _partition(data, model, ctx, qis, marked)
         if params.mode == "bucketise":
-            return bucketised(data, qis, sensitive, groups, ctx.rng)
-        return generalised(data, qis, sensitive, groups, group_values(cols, groups))
+            return bucketised(data, qis, marked, groups, ctx.rng)
+        return generalised(data, qis, marked[0] if marked else None, groups, group_values(cols, groups))
 
 
 def _released(table) -> list[str]:
@@ -443,20 +461,25 @@ def generalised(table, qis, sensitive, groups, values) -> Release:
 
 
 def bucketised(table, qis, sensitive, groups, rng) -> Release:
-    if sensitive is None:
+    """Anatomy: the quasi-identifiers exact with each record's group, and every sensitive column
+    (``sensitive``: one name or several) in a second table, the records shuffled within each group
+    (one shuffle for all the columns, so a record's values stay together)."""
+    columns_sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive or ())
+    if not columns_sensitive:
         raise BadInput("bucketisation releases the sensitive column separately: mark one column as sensitive")
-    columns = [c for c in _released(table) if c != sensitive]
+    columns = [c for c in _released(table) if c not in columns_sensitive]
     if GROUP_COLUMN in columns:
         raise BadInput(f"the table already has a column named {GROUP_COLUMN!r}; rename it to bucketise")
     frame = table.frame[columns].reset_index(drop=True).copy()
     frame[GROUP_COLUMN] = groups
     order = np.lexsort((rng.random(len(groups)), groups))  # by group, shuffled within each group
     part = pd.DataFrame({GROUP_COLUMN: groups[order],
-                         sensitive: table.frame[sensitive].to_numpy()[order]})
+                         **{c: table.frame[c].to_numpy()[order] for c in columns_sensitive}})
     sizes = np.bincount(groups)
     # The privacy model judges the buckets (the group column); the quasi-identifiers are released exact.
-    return Release(BUCKETISED_TABLE, frame, (GROUP_COLUMN,), target=table.schema.target, sensitive=(sensitive,),
-                   groups=groups, parts={"sensitive": part}, exact_quasi_identifiers=tuple(qis),
+    return Release(BUCKETISED_TABLE, frame, (GROUP_COLUMN,), target=table.schema.target,
+                   sensitive=tuple(columns_sensitive), groups=groups, parts={"sensitive": part},
+                   exact_quasi_identifiers=tuple(qis),
                    notes=(f"Bucketised (Anatomy): the quasi-identifiers {', '.join(qis)} are released exact; the groups "
                           f"hide only which of its group's sensitive values a record has, not who is in the table.",),
                    details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),

@@ -17,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy.special import digamma
 
-from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param
+from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param, value_label
 
 _TOL = 1e-12  # floating-point slack: a group exactly at the bound passes
 
@@ -56,17 +58,81 @@ def emd_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.abs(np.cumsum(p - np.asarray(q, dtype=float), axis=-1)[:, :-1]).sum(axis=-1) / (m - 1)
 
 
-def max_log_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """max over s with P(s) > 0 of ln(P(s) / Q(s)): the one-sided δ-disclosure of each row."""
+def emd_hierarchical(p: np.ndarray, q: np.ndarray, paths: list[np.ndarray]) -> np.ndarray:
+    """Earth mover's distance with the hierarchical ground distance of Li, Li and Venkatasubramanian
+    (2007): two values are level(LCA)/H apart. ``paths[ℓ - 1]`` holds each value's ancestor (a node
+    number) at level ℓ = 1 … H. With extra(v) = P(v) − Q(v) at a leaf and extra(N) the sum over N's
+    children, a node N at level ℓ costs ℓ/H · min(Σ positive extras of its children, Σ |negative
+    extras| of its children); the distance is the sum of the costs (docs/reference.md#t-closeness).
+
+    >>> paths = [np.array([0, 0, 1, 1]), np.array([0, 0, 0, 0])]  # {a, b}, {c, d} under one root
+    >>> float(emd_hierarchical(np.array([[1.0, 0, 0, 0]]), np.full(4, 0.25), paths)[0])
+    0.625
+    """
+    p = np.atleast_2d(np.asarray(p, dtype=float))
+    height = len(paths)
+    if height == 0 or p.shape[-1] == 0:
+        return np.zeros(p.shape[0])
+    extra = p - np.asarray(q, dtype=float)  # extras of level 0 (the values themselves)
+    below = np.arange(p.shape[-1])  # each value's node one level down (level 0: itself)
+    cost = np.zeros(p.shape[0])
+    for level, above in enumerate(paths, start=1):
+        above = np.asarray(above, dtype=np.int64)
+        nodes = int(above.max()) + 1
+        parent = np.zeros(extra.shape[-1], dtype=np.int64)  # each node of the level below → its parent
+        parent[below] = above
+        up = np.zeros((extra.shape[-1], nodes))
+        up[np.arange(extra.shape[-1]), parent] = 1.0
+        pos, neg = np.clip(extra, 0, None) @ up, np.clip(-extra, 0, None) @ up
+        cost += level / height * np.minimum(pos, neg).sum(axis=-1)
+        extra, below = extra @ up, above
+    return cost
+
+
+def hierarchy_paths(view, model: str) -> list[np.ndarray]:
+    """Each sensitive value's ancestor at every level 1 … H of the column's declared hierarchy (node
+    numbers per level), for the hierarchical EMD; BadInput when none was declared."""
+    h = _declared(view, model, "hierarchical", "whose levels give the distance between two values")
+    values = pd.Series(list(view.values), dtype=object)
+    return [pd.factorize(h.generalise_series(values, level), sort=False)[0] for level in range(1, h.height + 1)]
+
+
+def declared_order(view, model: str) -> np.ndarray:
+    """The view's sensitive codes in their declared order: ascending for numbers, else the order its
+    hierarchy lists its values in (the hierarchy file's rows); BadInput when neither is known."""
+    if view.numeric:
+        return np.arange(len(view.values))
+    h = _declared(view, model, "ordered", "whose rows list the values in their order")
+    rank = {leaf: i for i, leaf in enumerate(h.leaves)}
+    missing = [v for v in view.values if value_label(v) not in rank]
+    if missing:
+        raise BadInput(f"{model}: value {value_label(missing[0])!r} of the sensitive column is not in its hierarchy; "
+                       f"add it to the hierarchy")
+    return np.argsort([rank[value_label(v)] for v in view.values], kind="stable")
+
+
+def _declared(view, model: str, distance: str, what: str):
+    if view.hierarchy is None:
+        raise BadInput(f"{model} with distance={distance} needs a hierarchy for the sensitive column {what}: "
+                       f"give one (--hierarchy COLUMN=FILE, or the column's “Hierarchy of …” in the desktop), "
+                       f"or choose distance=emd")
+    return view.hierarchy
+
+
+def max_log_ratio(p: np.ndarray, q: np.ndarray, sides: int = 1) -> np.ndarray:
+    """max over s with P(s) > 0 of ln(P(s) / Q(s)) (``sides=1``, the one-sided δ-disclosure of each
+    row), or of |ln(P(s) / Q(s))| (``sides=2``, Brickell and Shmatikov's)."""
     p = np.atleast_2d(np.asarray(p, dtype=float))
     q = np.asarray(q, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(p > 0, np.log(np.where(p > 0, p, 1.0) / np.where(q > 0, q, 1.0)), -np.inf)
+        ratio = np.log(np.where(p > 0, p, 1.0) / np.where(q > 0, q, 1.0))
+    ratio = np.where(p > 0, np.abs(ratio) if sides == 2 else ratio, -np.inf)
     return ratio.max(axis=-1) if p.shape[-1] else np.zeros(p.shape[0])
 
 
 # ---------------------------------------------------------------------------------- l-diversity
 VARIANTS = ("probabilistic", "distinct", "entropy", "recursive")
+ESTIMATORS = ("shannon", "grassberger")
 
 
 @dataclass(frozen=True)
@@ -78,13 +144,36 @@ class LParams:
                               "below c times the l-th and rarer ones together")
     c: float = param(1.0, minimum=0, exclusive_minimum=True,
                      help="the c of recursive (c, l)-diversity (ignored by the other variants)")
+    estimator: str = param("shannon", choices=ESTIMATORS,
+                           help="how entropy l-diversity estimates a group's entropy: shannon, from the group's "
+                                "shares (the plug-in estimate); grassberger, Grassberger's estimate, which corrects "
+                                "the plug-in's bias on small groups (ignored by the other variants)")
 
 
-def l_values(counts: np.ndarray, variant: str, c: float = 1.0) -> np.ndarray:
+def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
+    """Grassberger's (2003) estimate of each row's entropy (nats) from its counts n_i, N = Σ n_i:
+    Ĥ = ln N − (1/N) Σ n_i G(n_i), G(n) = ψ(n) + ½ (−1)^n (ψ((n+1)/2) − ψ(n/2)), ψ the digamma
+    function (docs/reference.md#l-diversity).
+
+    >>> round(float(grassberger_entropy(np.array([[2, 1]]))[0]), 4)  # ln 3 − 4/3 + γ + ln 2
+    1.0356
+    """
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    sizes = counts.sum(axis=1)
+    n = np.where(counts > 0, counts, 1.0)
+    sign = np.where(n % 2 == 0, 1.0, -1.0)
+    g = digamma(n) + 0.5 * sign * (digamma((n + 1) / 2) - digamma(n / 2))
+    terms = np.where(counts > 0, counts * g, 0.0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sizes > 0, np.log(np.maximum(sizes, 1)) - terms / np.maximum(sizes, 1), 0.0)
+
+
+def l_values(counts: np.ndarray, variant: str, c: float = 1.0, estimator: str = "shannon") -> np.ndarray:
     """Each group's effective l (higher is safer) under ``variant``, from its sensitive counts.
 
-    probabilistic: 1 / max_s P_g(s); distinct: number of values present; entropy: exp(H(P_g));
-    recursive: the largest l for which r_1 < c (r_l + … + r_m) holds (r sorted descending, 0 if none).
+    probabilistic: 1 / max_s P_g(s); distinct: number of values present; entropy: exp(H(P_g)), H the
+    plug-in (``shannon``) or Grassberger's estimate; recursive: the largest l for which
+    r_1 < c (r_l + … + r_m) holds (r sorted descending, 0 if none).
     """
     counts = np.asarray(counts, dtype=float)
     sizes = counts.sum(axis=1)
@@ -95,6 +184,8 @@ def l_values(counts: np.ndarray, variant: str, c: float = 1.0) -> np.ndarray:
     if variant == "distinct":
         return (counts > 0).sum(axis=1).astype(float)
     if variant == "entropy":
+        if estimator == "grassberger":
+            return np.exp(grassberger_entropy(counts)) if len(counts) else np.zeros(0)
         p = counts / np.maximum(sizes, 1)[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
@@ -109,14 +200,14 @@ def l_values(counts: np.ndarray, variant: str, c: float = 1.0) -> np.ndarray:
     raise BadInput(f"unknown l-diversity variant {variant!r}; choose one of {', '.join(VARIANTS)}")
 
 
-def l_holds(counts: np.ndarray, variant: str, l: float, c: float = 1.0) -> np.ndarray:
+def l_holds(counts: np.ndarray, variant: str, l: float, c: float = 1.0, estimator: str = "shannon") -> np.ndarray:
     counts = np.asarray(counts, dtype=float)
     sizes = counts.sum(axis=1)
     if variant == "probabilistic":  # max P ≤ 1/l, without dividing
         top = counts.max(axis=1) if counts.shape[1] else np.zeros(len(counts))
         return (top * l <= sizes * (1 + _TOL)) & (sizes > 0)
     if variant == "entropy":
-        return l_values(counts, variant) >= l * (1 - _TOL)
+        return l_values(counts, variant, estimator=estimator) >= l * (1 - _TOL)
     return l_values(counts, variant, c) >= l - _TOL
 
 
@@ -139,40 +230,74 @@ class LDiversity(PrivacyModel):
     def monotonicity(self, params) -> str:
         # l distinct values stay when any records join; the other variants hold for a union of
         # passing groups (a mixture's largest share, its entropy, and recursive (c, l) as
-        # Machanavajjhala et al. prove), not when a failing group joins a passing one
-        return "suppression" if params.variant == "distinct" else "generalisation"
+        # Machanavajjhala et al. prove), not when a failing group joins a passing one. Grassberger's
+        # estimate is not a function of the shares alone, so no such promise is made for it.
+        if params.variant == "distinct":
+            return "suppression"
+        if params.variant == "entropy" and params.estimator == "grassberger":
+            return ""
+        return "generalisation"
+
+    def infeasible(self, view, params) -> str:
+        counts = view.counts().sum(axis=0, keepdims=True)
+        distinct = int((counts > 0).sum())
+        grassberger = params.variant == "entropy" and params.estimator == "grassberger"  # may exceed it
+        if params.l > distinct * (1 + _TOL) and not grassberger:
+            return (f"l = {params.l:g} is above the number of distinct sensitive values ({distinct}), so no group "
+                    f"can hold {params.l:g} well-represented values")
+        if params.variant == "probabilistic" and not l_holds(counts, params.variant, params.l).all():
+            top = float(counts.max() / counts.sum())
+            value = value_label(view.values[int(counts.argmax())]) if view.values else "one value"
+            return (f"l = {params.l:g} allows no value above 1/l = {1 / params.l:.3g} of a group, but {value!r} is "
+                    f"{top:.3g} of the whole table, so some group holds at least that share (at most l = {1 / top:.4g})")
+        return ""
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
         if params.variant in ("distinct", "recursive") and not float(params.l).is_integer():
             raise BadInput(f"{params.variant} l-diversity needs a whole number l, got {params.l}")
         counts = view.counts()
-        return GroupVerdict(l_values(counts, params.variant, params.c),
-                            l_holds(counts, params.variant, params.l, params.c), higher_is_safer=True)
+        return GroupVerdict(l_values(counts, params.variant, params.c, params.estimator),
+                            l_holds(counts, params.variant, params.l, params.c, params.estimator),
+                            higher_is_safer=True)
 
     def summary(self, params, verdict):
         worst = verdict.worst
         what = f"{params.variant} l-diversity with l = {params.l:g}" + (
-            f", c = {params.c:g}" if params.variant == "recursive" else "")
+            f", c = {params.c:g}" if params.variant == "recursive" else "") + (
+            " (Grassberger's entropy estimate)" if params.variant == "entropy" and params.estimator == "grassberger"
+            else "")
         if verdict.holds:
             return f"holds: {what}; the least diverse group has effective l {worst:.4g}"
         return f"fails: {len(verdict.failing_groups)} group(s) break {what} (least diverse: effective l {worst:.4g})"
 
 
 # ---------------------------------------------------------------------------------- t-closeness
+DISTANCES = ("emd", "hierarchical", "ordered", "js")
+
+
 @dataclass(frozen=True)
 class TParams:
     t: float = param(0.2, minimum=0, help="largest allowed distance between a group's sensitive distribution "
                                           "and the whole table's")
-    distance: str = param("js", choices=("js", "emd"),
-                          help="js: Jensen–Shannon divergence (the paper's, at most ln 2); emd: earth mover's "
-                               "distance (equal ground distance for categories, ordered for numbers)")
+    distance: str = param("emd", choices=DISTANCES,
+                          help="emd: earth mover's distance, ordered for numbers and equal between categories (what "
+                               "ARX and pycanon mean by t); hierarchical: EMD whose distance between two categories "
+                               "is the level of their lowest common ancestor in the column's hierarchy; ordered: EMD "
+                               "over the values in order (a category's order is its hierarchy's row order); js: "
+                               "Jensen–Shannon divergence (Li and Li's trade-off paper, at most ln 2)")
 
 
-def t_values(view, distance: str) -> np.ndarray:
+def t_values(view, distance: str, model: str = "t-closeness") -> np.ndarray:
+    """Each group's distance to the table's distribution under ``distance`` (docs/reference.md#t-closeness)."""
     p, q = view.distributions(), view.q()
     if distance == "js":
         return js_divergence(p, q)
+    if distance == "hierarchical":
+        return emd_hierarchical(p, q, hierarchy_paths(view, model))
+    if distance == "ordered":
+        order = declared_order(view, model)
+        return emd_ordered(p[:, order], q[order])
     return emd_ordered(p, q) if view.numeric else emd_equal(p, q)
 
 
@@ -190,55 +315,92 @@ class TCloseness(PrivacyModel):
     measure = "distance to the table's distribution"
 
     def monotonicity(self, params) -> str:
-        return "generalisation"  # both distances are convex in P: a union's is at most its parts' largest
+        # every distance is convex in P (EMD is a linear programme's optimum, JS a convex function):
+        # a union's distance is at most its parts' largest
+        return "generalisation"
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
-        d = t_values(view, params.distance)
+        d = t_values(view, params.distance, self.name)
         return GroupVerdict(d, d <= params.t + _TOL, higher_is_safer=False)
 
     def summary(self, params, verdict):
-        what = f"t-closeness with t = {params.t:g} ({params.distance.upper()})"
+        what = f"t-closeness with t = {params.t:g} ({_DISTANCE_WORDS[params.distance]})"
         if verdict.holds:
             return f"holds: {what}; the farthest group is at {verdict.worst:.4g}"
         return f"fails: {len(verdict.failing_groups)} group(s) break {what} (farthest: {verdict.worst:.4g})"
 
 
+_DISTANCE_WORDS = {"emd": "EMD", "hierarchical": "hierarchical EMD", "ordered": "ordered EMD", "js": "JS"}
+
+
 # ---------------------------------------------------------------------------------- δ-disclosure
 @dataclass(frozen=True)
 class DeltaParams:
-    delta: float = param(1.0, minimum=0, help="largest allowed ln(P_group(s) / P_table(s)) for any sensitive value s")
+    delta: float = param(1.0, minimum=0, help="largest allowed |ln(P_group(s) / P_table(s))| for any sensitive value "
+                                              "s a group holds (with sides=1, ln(P_group(s) / P_table(s)) itself)")
+    sides: int = param(2, choices=(2, 1),
+                       help="2: values rarer in a group than in the table count too (Brickell and Shmatikov's, "
+                            "as ARX and pycanon compute it); 1: one-sided, only values more frequent in a group "
+                            "count (Li and Li's trade-off paper)")
 
 
 class DeltaDisclosure(PrivacyModel):
     name = "delta-disclosure"
     title = "δ-disclosure (semantic privacy)"
     paper = "001_f1ec36403a5884c8"
-    description = ("No sensitive value is more than e^δ times as frequent in any group as in the whole table "
-                   "(one-sided; see caveats).")
+    description = ("No sensitive value a group holds is more than e^δ times as frequent, nor less than e^−δ times as "
+                   "frequent, in the group as in the whole table (sides=1: only the first, one-sided).")
     Params = DeltaParams
     judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = False
     needs_sensitive = True
     measure = "largest log-ratio to the table's distribution"
-    caveats = ("One-sided δ-disclosure (docs/reference.md): only values more frequent in a group than in the "
-               "table count. Brickell and Shmatikov's two-sided bound also limits values rarer in a group, "
-               "and cannot hold once a group lacks a value, which contradicts paper 001's curves.",)
+    caveats = ("δ-disclosure judges only the values a group holds: a value the group lacks is not counted "
+               "(as ARX and pycanon do).",
+               "One-sided δ-disclosure (sides=1) bounds only values more frequent in a group than in the table: "
+               "a value far rarer in a group is not limited.")
+
+    @classmethod
+    def display_title(cls, params: dict) -> str:
+        return "one-sided δ-disclosure" if _one_sided(params) else cls.title
 
     def monotonicity(self, params) -> str:
-        return "generalisation"  # a union's P(s) / Q(s) is a weighted mean of its parts'
+        # one-sided: a union's P(s) / Q(s) is a weighted mean of its parts'; two-sided: a part lacking a
+        # value pulls the union's ratio below every part's, so merging passing groups may fail
+        return "generalisation" if params.sides == 1 else ""
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
-        d = max_log_ratio(view.distributions(), view.q())
+        d = max_log_ratio(view.distributions(), view.q(), params.sides)
         return GroupVerdict(d, d <= params.delta + _TOL, higher_is_safer=False)
 
     def summary(self, params, verdict):
-        what = f"δ-disclosure with δ = {params.delta:g}"
+        what = f"{_sides(params.sides)}δ-disclosure with δ = {params.delta:g}"
+        measure = "largest log-ratio" if params.sides == 1 else "largest |log-ratio|"
         if verdict.holds:
-            return f"holds: {what}; the largest log-ratio is {verdict.worst:.4g}"
-        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (largest log-ratio: {verdict.worst:.4g})"
+            return f"holds: {what}; the {measure} is {verdict.worst:.4g}"
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} ({measure}: {verdict.worst:.4g})"
+
+    @staticmethod
+    def explain(params: dict, holds: bool, value) -> str:
+        sides = int(params.get("sides", 2))
+        word = "holds" if holds else "does not hold"
+        shown = f" (largest {'|log-ratio|' if sides == 2 else 'log-ratio'} {value:.4g})" \
+            if isinstance(value, (int, float)) and np.isfinite(value) else ""
+        return f"{_sides(sides).capitalize()}δ-disclosure with δ = {params.get('delta')} {word}{shown}."
+
+
+def _one_sided(params: dict) -> bool:
+    try:
+        return int(params.get("sides", 2)) == 1
+    except (TypeError, ValueError):
+        return False
+
+
+def _sides(sides: int) -> str:
+    return "one-sided " if int(sides) == 1 else "two-sided "
 
 
 @hookimpl

@@ -291,8 +291,14 @@ SIX = "age,zip,disease\n30,1,flu\n31,1,flu\n32,2,cold\n33,2,flu\n34,3,hiv\n35,3,
 
 @pytest.mark.parametrize("model, reason, methods", [
     ("k-anonymity:k=50", "k = 50 is larger than the number of records (6)", ("mondrian", "hilbert")),
-    ("l-diversity:l=5", "probabilistic l-diversity with l = 5", ("mondrian",)),
-    ("l-diversity:l=4,variant=distinct", "l = 4", ("mondrian",)),
+    ("l-diversity:l=5", "on the sensitive column 'disease': l = 5 is above the number of distinct sensitive values "
+                        "(3)", ("mondrian", "global-recoding")),
+    ("l-diversity:l=4,variant=distinct", "l = 4 is above the number of distinct sensitive values (3)",
+     ("mondrian",)),
+    # 'flu' is 4/6 of the table: no l above 1.5
+    ("l-diversity:l=2", "l = 2 allows no value above 1/l = 0.5 of a group, but 'flu' is 0.667 of the whole table",
+     ("mondrian",)),
+    ("l-diversity:l=2,variant=recursive,c=1", "with all 6 records in one group it still fails", ("mondrian",)),
 ])
 def test_parameters_no_release_can_meet_are_refused_before_the_run(veil, write_file, importers, tmp_path, model,
                                                                    reason, methods):

@@ -114,21 +114,99 @@ def test_every_sensitive_column_is_judged_whatever_their_order(veil, write_file,
     assert "salary: fails" in result.out and "disease: holds" in result.out
 
 
-def test_mondrian_never_claims_a_model_one_sensitive_column_breaks(veil, write_file, importers, tmp_path):
-    """Mondrian's release is judged on every sensitive column it publishes: one that splits well on
-    disease but leaves salary undiverse is refused, never written as l-diverse."""
+def _two_columns(write_file):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"age": rng.integers(20, 60, 200), "zip": rng.integers(1, 6, 200),
                           "disease": rng.choice(["flu", "cold", "hiv"], 200), "salary": rng.choice([10, 20, 30, 40], 200)})
-    data = write_file("two_big.csv", frame.to_csv(index=False))
+    return write_file("two_big.csv", frame.to_csv(index=False)), frame
+
+
+@pytest.mark.parametrize("mode", ["generalise", "bucketise"])
+def test_mondrian_splits_on_every_sensitive_column(veil, write_file, importers, tmp_path, mode):
+    """Mondrian's search judges each sensitive column: with two it finds a partition l-diverse on both
+    (it used to split on the first only, and the release was then refused), and the manifest and the
+    report give the model's value on each column; the written file verifies on each."""
+    data, frame = _two_columns(write_file)
     out = tmp_path / "out"
-    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method", "mondrian",
-                  "--model", "l-diversity:l=3,variant=distinct", "--release-sensitive", "disease,salary", "--out", out,
-                  "--no-report")
-    if result.code == 0:  # a release was written: it must hold on both columns, read back from its file
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method",
+                  f"mondrian:mode={mode}", "--model", "l-diversity:l=3,variant=distinct", "--release-sensitive",
+                  "disease,salary", "--out", out)
+    assert result.code == 0, result.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    by_column = manifest["verdict"]["by_column"]
+    assert set(by_column) == {"disease", "salary"} and manifest["verdicts"][0]["by_column"] == by_column
+    assert all(v["holds"] and v["value"] >= 3 for v in by_column.values())
+    assert manifest["verdict"]["value"] == min(v["value"] for v in by_column.values())
+    report = (out / "report.html").read_text()
+    assert "l-diversity, on each sensitive column: disease, effective l" in report and "salary, effective l" in report
+    assert veil("verify", out / "manifest.json").code == 0
+    if mode == "generalise":
         for column in ("disease", "salary"):
             checked = veil("verify", out / "release.csv", "--quasi", "age,zip", "--sensitive", column,
                            "--model", "l-diversity:l=3,variant=distinct")
             assert checked.code == 0, checked.out
-    else:
-        assert result.code == 1 and "salary: fails" in result.err and all_files(out) == []
+    else:  # Anatomy: one sensitive table holding both columns (the written rows are shuffled)
+        written = pd.read_csv(out / "release.csv")
+        part = next(pd.read_csv(f) for f in out.iterdir() if f.suffix == ".csv" and f.name != "release.csv")
+        assert set(part.columns) == {"group", "disease", "salary"} and "disease" not in written.columns
+        assert (part["group"].value_counts().sort_index() == written["group"].value_counts().sort_index()).all()
+        for column in ("disease", "salary"):
+            assert sorted(part[column]) == sorted(frame[column])
+            assert part.groupby("group")[column].nunique().min() >= 3
+
+
+DX_HIERARCHY = ("flu;respiratory;*\npneumonia;respiratory;*\nbronchitis;respiratory;*\n"
+                "gastritis;digestive;*\nulcer;digestive;*\ncolitis;digestive;*\n")
+
+
+def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, write_file, importers, tmp_path):
+    """t-closeness with the hierarchical EMD follows the sensitive column's hierarchy (--hierarchy): the
+    run holds, the manifest keeps the hierarchy so the export verifies alone, and a bare file needs
+    --hierarchy again (refused in one line without it)."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"age": rng.integers(20, 70, 300), "zip": rng.integers(1, 9, 300),
+                          "dx": rng.choice(["flu", "pneumonia", "bronchitis", "gastritis", "ulcer", "colitis"], 300)})
+    data = write_file("h.csv", frame.to_csv(index=False))
+    tree = write_file("dx.csv", DX_HIERARCHY)
+    out = tmp_path / "out"
+    model = "t-closeness:t=0.15,distance=hierarchical"
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--hierarchy", f"dx={tree}",
+                  "--method", "mondrian", "--model", model, "--release-sensitive", "dx", "--out", out, "--no-report")
+    assert result.code == 0, result.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["sensitive_hierarchies"]) == ["dx"]
+    assert manifest["verdict"]["by_column"]["dx"]["value"] <= 0.15
+    assert veil("verify", out / "manifest.json").code == 0
+    bare = ("verify", out / "release.csv", "--quasi", "age,zip", "--sensitive", "dx", "--model", model)
+    refused = veil(*bare)
+    assert refused.code == 2 and "needs a hierarchy for the sensitive column" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
+    assert veil(*bare, "--hierarchy", f"dx={tree}").code == 0
+    # without the hierarchy the run is refused before it starts, in one line
+    missing = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--method", "mondrian",
+                   "--model", model, "--release-sensitive", "dx", "--out", tmp_path / "none", "--no-report")
+    assert missing.code == 2 and "distance=hierarchical needs a hierarchy" in missing.err
+    assert not (tmp_path / "none").exists()
+
+
+def test_one_sided_delta_disclosure_says_so_in_the_report(veil, write_file, importers, tmp_path):
+    data, _ = _two_columns(write_file)
+    out = tmp_path / "out"
+    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease", "--method", "mondrian",
+                  "--model", "delta-disclosure:delta=1.5,sides=1", "--release-sensitive", "disease",
+                  "--out", out)
+    assert result.code == 0, result.err
+    report = (out / "report.html").read_text()
+    assert "One-sided δ-disclosure with δ = 1.5 holds" in report
+    assert "one-sided δ-disclosure (delta-disclosure)" in report
+
+
+def test_a_model_judging_every_sensitive_column_protects_them_all(veil, write_file, importers, tmp_path):
+    """Mondrian under l-diversity releases both sensitive columns as attributes the model judges: no
+    agreement is asked for either; under k-anonymity alone both must be agreed to."""
+    data, _ = _two_columns(write_file)
+    args = ("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method", "mondrian",
+            "--no-report")
+    assert veil(*args, "--model", "l-diversity:l=2,variant=distinct", "--out", tmp_path / "l").code == 0
+    refused = veil(*args, "--model", "k-anonymity:k=5", "--out", tmp_path / "k")
+    assert refused.code == 2 and "disease" in refused.err and "salary" in refused.err

@@ -80,3 +80,22 @@ def test_a_key_swept_by_the_model_and_a_method_alike_is_refused_in_both(registry
     config.set_params("algorithm", "greedy-hamdist", {}, {"k": [2, 4]})  # greedy-hamdist has no k: refused
     with pytest.raises(BadInput, match="k"):
         config.plan(registry, demo, small_recipe(demo))
+
+
+def test_the_plan_refuses_a_model_the_data_cannot_meet_naming_why(registry):
+    """The desktop's plan refuses, before any run, l above what a sensitive column can give, with the
+    same one line as ``veil run`` (the column and the reason), on every column marked sensitive."""
+    from veil.engine import BadInput, Role, Table
+
+    frame = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35], "dx": ["flu", "cold", "hiv"] * 2,
+                          "pay": [1, 1, 1, 1, 2, 2]})
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE, "pay": Role.SENSITIVE})
+    config = ConfigState()
+    config.set_model("l-diversity")
+    config.set_params("privacy-model", "l-diversity", {"l": 2, "variant": "distinct"}, {})
+    config.select("mondrian")
+    assert len(config.plan(registry, table)) == 1  # two values in each column: l = 2 can hold
+    config.set_params("privacy-model", "l-diversity", {"l": 3, "variant": "distinct"}, {})
+    with pytest.raises(BadInput, match="on the sensitive column 'pay': l = 3 is above the number of distinct "
+                                       r"sensitive values \(2\)"):
+        config.plan(registry, table)

@@ -93,3 +93,23 @@ def test_a_summary_gives_each_failure_one_short_line():
     assert title == "6 of 6 runs failed" and len(lines) == 6
     assert all(len(line) <= SUMMARY_CHARS + len("#6 run 6: ") for line in lines)
     assert lines[0].endswith("bootstrapping phase. …") and lines[1] == "#2 run 2: k is too large"
+
+
+def test_details_give_the_model_on_each_sensitive_column(window, qtbot):
+    """Two columns marked sensitive: Mondrian's run under l-diversity holds on both, and its details
+    say each column's effective l (issue 41 item 1)."""
+    window.controller.dataset.set_roles(["marital_status"], "sensitive")
+    window.controller.dataset.release_sensitive = {"diagnosis_group", "marital_status"}
+    window.config_panel.choose("l-diversity", ["mondrian"], values={"l": 2, "variant": "distinct"},
+                               metrics=["min-group-size"])
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.run()
+    entry = window.controller.runs.entries[0]
+    assert entry.outcome.holds is True, entry.outcome.verdict
+    window.runs_panel.queue_view.selectRow(0)
+    window.runs_panel.details.click()
+    text = window.last_details.text.toPlainText()
+    for column in ("diagnosis_group", "marital_status"):
+        line = next(x for x in text.splitlines() if x.strip().startswith(f"l-diversity on {column}: effective l "))
+        assert line.endswith("(holds)") and float(line.split("effective l ")[1].split()[0]) >= 2
+    window.last_details.close()

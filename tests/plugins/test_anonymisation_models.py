@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import GroupView, make_registry
+from veil.engine import BadInput, GroupView, Hierarchy, make_registry
 from veil.cli import main
 from veil.plugins.anonymisation.sensitive_models import js_divergence
 
@@ -101,8 +101,10 @@ def test_l_diversity_matches_oracle(recs, variant, l, c):
 
 
 @settings(max_examples=60, deadline=None)
-@given(records, st.sampled_from(["js", "emd"]), st.booleans(), st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]))
+@given(records, st.sampled_from(["js", "emd", "ordered"]), st.booleans(), st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]))
 def test_t_closeness_matches_oracle(recs, distance, numeric, t):
+    if distance == "ordered" and not numeric:
+        distance = "emd"  # a category's order needs a hierarchy: test_ordered_emd_follows_the_declared_order
     groups, sens, view = _view(recs, numeric)
     model = REGISTRY.privacy_model("t-closeness")
     verdict = model.check_groups(view, model.params({"t": t, "distance": distance}))
@@ -117,19 +119,195 @@ def test_t_closeness_matches_oracle(recs, distance, numeric, t):
 
 
 @settings(max_examples=60, deadline=None)
-@given(records, st.sampled_from([0.0, 0.3, 1.0, 2.0]))
-def test_delta_disclosure_matches_oracle(recs, delta):
+@given(records, st.sampled_from([0.0, 0.3, 1.0, 2.0]), st.sampled_from([None, 1, 2]))
+def test_delta_disclosure_matches_oracle(recs, delta, sides):
     groups, sens, view = _view(recs, False)
     model = REGISTRY.privacy_model("delta-disclosure")
-    verdict = model.check_groups(view, model.params({"delta": delta}))
+    verdict = model.check_groups(view, model.params({"delta": delta, **({"sides": sides} if sides else {})}))
     domain = list(dict.fromkeys(sens))
     q = _dist(sens, domain)
     per_group = _groups(groups, sens)
     for i, g in enumerate(_by_group(view, groups)):
         p = _dist(per_group[g], domain)
-        d = max(math.log(x / y) for x, y in zip(p, q) if x > 0)
+        if sides == 1:
+            d = max(math.log(x / y) for x, y in zip(p, q) if x > 0)
+        else:  # two-sided by default: Brickell and Shmatikov's |ln|, over the values the group holds
+            d = max(abs(math.log(x / y)) for x, y in zip(p, q) if x > 0)
         assert verdict.values[i] == pytest.approx(d, abs=1e-9)
         assert bool(verdict.ok[i]) == (d <= delta + 1e-12)
+
+
+def test_delta_disclosure_golden_one_and_two_sided():
+    """Worked by hand: 112 records, group A = 55 × a + 1 × b, group B = 1 × a + 55 × b, so Q = (½, ½).
+    One-sided, A's largest ratio is (55/56)/(1/2) = 110/56: ln = 0.675, within δ = 1.5. Two-sided,
+    A's b is (1/56)/(1/2) = 1/28 of the table's share: |ln| = ln 28 = 3.33 (issue 41's figure)."""
+    view = GroupView.from_labels([0] * 56 + [1] * 56, ["a"] * 55 + ["b"] + ["a"] + ["b"] * 55)
+    model = REGISTRY.privacy_model("delta-disclosure")
+    one = model.check_groups(view, model.params({"delta": 1.5, "sides": 1}))
+    two = model.check_groups(view, model.params({"delta": 1.5}))
+    assert one.holds and one.worst == pytest.approx(math.log(110 / 56))
+    assert not two.holds and two.worst == pytest.approx(math.log(28)) and round(two.worst, 2) == 3.33
+    assert "one-sided" in model.summary(model.params({"delta": 1.5, "sides": 1}), one)
+    assert model.explain({"delta": 1.5, "sides": 1}, True, one.worst).startswith("One-sided δ-disclosure")
+    assert model.display_title({"delta": 1.5, "sides": 1}) == "one-sided δ-disclosure"
+    assert "one-sided" not in model.display_title({"delta": 1.5})
+    assert model.explain({"delta": 1.5, "sides": 2}, False, two.worst).startswith("Two-sided δ-disclosure")
+
+
+# ---------------------------------------------------------------------------------- EMD
+def _lp_emd(p, q, ground):
+    """The earth mover's distance by its definition: the cheapest flow from P to Q (a linear programme)."""
+    from scipy.optimize import linprog
+
+    m = len(p)
+    a_eq = np.zeros((2 * m, m * m))
+    for i in range(m):
+        a_eq[i, i * m:(i + 1) * m] = 1  # what leaves i
+        a_eq[m + i, i::m] = 1  # what reaches i
+    res = linprog(np.asarray(ground, dtype=float).ravel(), A_eq=a_eq, b_eq=np.r_[p, q], bounds=(0, None),
+                  method="highs")
+    return res.fun
+
+
+DISEASE = Hierarchy([  # Li, Li and Venkatasubramanian's (2007) disease hierarchy, H = 3
+    ["flu", "respiratory infection", "respiratory system", "*"],
+    ["pneumonia", "respiratory infection", "respiratory system", "*"],
+    ["bronchitis", "respiratory infection", "respiratory system", "*"],
+    ["pulmonary edema", "vascular lung", "respiratory system", "*"],
+    ["pulmonary embolism", "vascular lung", "respiratory system", "*"],
+    ["gastric ulcer", "stomach", "digestive system", "*"],
+    ["gastritis", "stomach", "digestive system", "*"],
+    ["stomach cancer", "stomach", "digestive system", "*"],
+    ["colitis", "colon", "digestive system", "*"],
+    ["diarrhea", "colon", "digestive system", "*"],
+    ["colon cancer", "colon", "digestive system", "*"]], name="disease")
+NINE = ["gastric ulcer", "gastritis", "stomach cancer", "colitis", "diarrhea", "colon cancer", "flu", "pneumonia",
+        "bronchitis"]
+
+
+def _lca_level(h, a, b):
+    return next(level for level in range(h.height + 1) if h.generalise(a, level) == h.generalise(b, level))
+
+
+def test_golden_emd_of_li_et_al_salary_example():
+    """The paper's salary example: nine salaries 3k … 11k, one record each, so Q is uniform; the
+    class {3k, 4k, 5k} is at 0.375 and {6k, 8k, 11k} at 0.167 (ordered distance |i − j| / 8)."""
+    salaries = [3, 4, 5, 6, 7, 8, 9, 10, 11]
+    groups = [0 if s in (3, 4, 5) else 1 if s in (6, 8, 11) else 2 for s in salaries]
+    model = REGISTRY.privacy_model("t-closeness")
+    verdict = model.check_groups(GroupView.from_labels(groups, salaries), model.params({"t": 0.2}))  # emd default
+    assert verdict.values[:2] == pytest.approx([0.375, 1 / 6])
+
+
+def test_golden_hierarchical_emd_by_hand():
+    """The paper's nine diseases, one record each (Q uniform), worked by hand with cost(N) =
+    height(N)/H · min(pos_extra, neg_extra), H = 3. {gastric ulcer, gastritis, stomach cancer}: each
+    +2/9, the six others −1/9; nothing moves inside a level-1 node; digestive system moves 3/9 at
+    2/3, the root 3/9 at 1: 2/9 + 3/9 = 5/9. {gastric ulcer, stomach cancer, pneumonia}: stomach moves
+    1/9 at 1/3, respiratory infection 2/9 at 1/3, digestive system 3/9 at 2/3, the root nothing:
+    1/27 + 2/27 + 6/27 = 1/3. Equal distance gives 2/3 to both: the hierarchy sees that the first
+    class reveals a stomach disease."""
+    groups = [0 if d in ("gastric ulcer", "stomach cancer", "pneumonia") else 1 for d in NINE]
+    model = REGISTRY.privacy_model("t-closeness")
+    first = GroupView.from_labels([0, 0, 0, 1, 1, 1, 1, 1, 1], NINE, hierarchy=DISEASE)
+    second = GroupView.from_labels(groups, NINE, hierarchy=DISEASE)
+    params = model.params({"t": 0.5, "distance": "hierarchical"})
+    assert model.check_groups(first, params).values[0] == pytest.approx(5 / 9)
+    assert model.check_groups(second, params).values[0] == pytest.approx(1 / 3)
+    equal = model.check_groups(first, model.params({"t": 0.5})).values[0]
+    assert equal == pytest.approx(2 / 3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(NINE)), min_size=1, max_size=30))
+def test_hierarchical_emd_is_the_cheapest_flow(recs):
+    """Against the linear programme with ground distance level(LCA)/H, on small random tables."""
+    groups, sens = zip(*recs)
+    view = GroupView.from_labels(list(groups), list(sens), hierarchy=DISEASE)
+    model = REGISTRY.privacy_model("t-closeness")
+    values = model.check_groups(view, model.params({"t": 1, "distance": "hierarchical"})).values
+    domain = list(view.values)
+    ground = [[_lca_level(DISEASE, a, b) / DISEASE.height for b in domain] for a in domain]
+    for i, p in enumerate(view.distributions()):
+        assert values[i] == pytest.approx(_lp_emd(p, view.q(), ground), abs=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(records, st.booleans())
+def test_emd_is_the_cheapest_flow(recs, numeric):
+    """Default EMD against the linear programme and, for numbers, SciPy's Wasserstein distance
+    (scaled by the m − 1 steps of the ordered ground distance)."""
+    from scipy.stats import wasserstein_distance
+
+    groups, sens, view = _view(recs, numeric)
+    model = REGISTRY.privacy_model("t-closeness")
+    values = model.check_groups(view, model.params({"t": 1})).values
+    m = len(view.values)
+    ground = [[abs(i - j) / max(m - 1, 1) if numeric else float(i != j) for j in range(m)] for i in range(m)]
+    for i, p in enumerate(view.distributions()):
+        assert values[i] == pytest.approx(_lp_emd(p, view.q(), ground), abs=1e-7)
+        if numeric and m > 1:
+            ranks = np.arange(m)
+            assert values[i] == pytest.approx(wasserstein_distance(ranks, ranks, p, view.q()) / (m - 1), abs=1e-9)
+
+
+def test_ordered_emd_follows_the_declared_order():
+    """A category's order is its hierarchy's row order: low < mid < high, whatever order the data
+    shows them in. {low} against Q = (⅓, ⅓, ⅓) moves ⅓ one step and ⅓ two steps: (⅓ + ⅔)/2 = ½;
+    {mid} moves ⅓ one step each way: ⅓."""
+    levels = Hierarchy([["low", "*"], ["mid", "*"], ["high", "*"]], name="pay")
+    view = GroupView.from_labels([0, 1, 2], ["high", "low", "mid"], hierarchy=levels)
+    model = REGISTRY.privacy_model("t-closeness")
+    values = model.check_groups(view, model.params({"t": 1, "distance": "ordered"})).values
+    assert values == pytest.approx([0.5, 0.5, 1 / 3])  # high, low, mid
+    with pytest.raises(BadInput, match="distance=ordered needs a hierarchy"):
+        model.check_groups(GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]),
+                           model.params({"t": 1, "distance": "ordered"}))
+    with pytest.raises(BadInput, match="distance=hierarchical needs a hierarchy"):
+        model.check_groups(GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]),
+                           model.params({"t": 1, "distance": "hierarchical"}))
+
+
+def test_t_closeness_defaults_to_emd():
+    assert REGISTRY.privacy_model("t-closeness").params({}).distance == "emd"
+    assert REGISTRY.privacy_model("delta-disclosure").params({}).sides == 2
+
+
+# ---------------------------------------------------------------------------------- Grassberger
+EULER = 0.5772156649015329
+
+
+def test_grassberger_golden_by_hand():
+    """Ĥ = ln N − (1/N) Σ n_i G(n_i), G(1) = −γ − ln 2, G(2) = 2 − γ − ln 2 (ψ(1) = −γ, ψ(½) = −γ − 2 ln 2,
+    ψ(3/2) = 2 − γ − 2 ln 2, ψ(2) = 1 − γ). Counts (2, 1): ln 3 − (2 G(2) + G(1))/3 = ln 3 − 4/3 + γ +
+    ln 2; (1, 1): 2 ln 2 + γ; (2): 2 ln 2 − 2 + γ."""
+    model = REGISTRY.privacy_model("l-diversity")
+    view = GroupView.from_labels([0, 0, 0, 1, 1, 2, 2], ["a", "a", "b", "a", "b", "a", "a"])
+    params = model.params({"l": 1, "variant": "entropy", "estimator": "grassberger"})
+    expected = [math.log(3) - 4 / 3 + EULER + math.log(2), 2 * math.log(2) + EULER, 2 * math.log(2) - 2 + EULER]
+    assert model.check_groups(view, params).values == pytest.approx(np.exp(expected), rel=1e-12)
+    shannon = model.check_groups(view, model.params({"l": 1, "variant": "entropy"})).values
+    assert shannon == pytest.approx([math.exp(-(2 / 3) * math.log(2 / 3) - (1 / 3) * math.log(1 / 3)), 2, 1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(records, st.sampled_from([1.0, 1.5, 2.0, 3.0]))
+def test_grassberger_matches_a_slow_oracle(recs, l):
+    from scipy.special import digamma
+
+    def g(n):
+        return digamma(n) + 0.5 * (-1) ** n * (digamma((n + 1) / 2) - digamma(n / 2))
+
+    groups, sens, view = _view(recs, False)
+    model = REGISTRY.privacy_model("l-diversity")
+    verdict = model.check_groups(view, model.params({"l": l, "variant": "entropy", "estimator": "grassberger"}))
+    per_group = _groups(groups, sens)
+    for i, key in enumerate(_by_group(view, groups)):
+        values = per_group[key]
+        n = len(values)
+        h = math.log(n) - sum(values.count(v) * g(values.count(v)) for v in set(values)) / n
+        assert verdict.values[i] == pytest.approx(math.exp(h), rel=1e-9)
+        assert bool(verdict.ok[i]) == (math.exp(h) >= l * (1 - 1e-12))
 
 
 def test_orientation_is_declared():
@@ -166,3 +344,21 @@ def test_verify_checks_a_written_file(tmp_path, capsys, model, passes):
     out = capsys.readouterr().out
     assert code == (0 if passes else 1), out
     assert out.startswith("OK" if passes else "FAILED")
+
+
+def test_the_papers_studies_ask_for_js_and_one_sided_delta():
+    """The trade-off paper's studies name the distance and the sides they were run with, so a change of
+    default never moves their numbers."""
+    from pathlib import Path
+
+    from veil.engine import Study
+
+    studies = Path(__file__).resolve().parents[2] / "resources" / "studies"
+    for name, model, params in [("paper001_t", "t-closeness", {"distance": "js"}),
+                                ("paper001_t_queries", "t-closeness", {"distance": "js"}),
+                                ("paper001_delta", "delta-disclosure", {"sides": 1})]:
+        study = Study.load(studies / f"{name}.json")
+        (call,) = study.models
+        plugin = REGISTRY.privacy_model(call.name)
+        bound = plugin.params(call.params)
+        assert call.name == model and all(getattr(bound, k) == v for k, v in params.items()), name

@@ -17,7 +17,8 @@ from veil.plugins.anonymisation.mondrian import partition
 REGISTRY = make_registry()
 MODELS = ["k-anonymity:k=2", "k-anonymity:k=4", "l-diversity:l=1.5", "l-diversity:l=2,variant=distinct",
           "l-diversity:l=1.5,variant=entropy", "l-diversity:l=2,variant=recursive,c=3", "t-closeness:t=0.15",
-          "t-closeness:t=0.3,distance=emd", "delta-disclosure:delta=0.8"]
+          "t-closeness:t=0.3,distance=emd", "t-closeness:t=0.15,distance=js", "delta-disclosure:delta=0.8",
+          "delta-disclosure:delta=0.8,sides=1", "l-diversity:l=1.5,variant=entropy,estimator=grassberger"]
 
 
 @st.composite
@@ -184,9 +185,19 @@ def test_bucketisation_keeps_each_groups_sensitive_multiset(table, seed):
 def test_a_model_the_whole_table_fails_is_refused():
     frame = pd.DataFrame({"age": [30, 31, 32, 33], "dx": ["flu", "flu", "flu", "hiv"]})
     table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
-    with pytest.raises(BadInput, match="l-diversity cannot hold on this data whatever the method does: with all 4 "
-                                        "records in one group it still fails"):
+    # the model's own reason when it gives one: 'flu' is 3/4 of the table, so l = 2 (no value above 1/2) cannot hold
+    with pytest.raises(BadInput, match=r"l-diversity cannot hold on this data whatever the method does on the "
+                                       r"sensitive column 'dx': l = 2 allows no value above 1/l = 0.5 of a group, "
+                                       r"but 'flu' is 0.75 of the whole table.*at most l = 1.333\); relax"):
         execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 2})))
+    with pytest.raises(BadInput, match="l = 3 is above the number of distinct sensitive values \\(2\\)"):
+        execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 3,
+                                                                                          "variant": "distinct"})))
+    # else its verdict on the one group: recursive (2, 2) needs 3 < 2 · 1
+    with pytest.raises(BadInput, match="whatever the method does on the sensitive column 'dx': with all 4 records in "
+                                       "one group it still fails"):
+        execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {
+            "l": 2, "variant": "recursive", "c": 2})))
 
 
 def test_cancel_stops_a_run():
@@ -200,3 +211,61 @@ def test_cancel_stops_a_run():
     with pytest.raises(Cancelled):
         execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5})),
                 Context(0, token=token))
+
+
+def _two_sensitive(seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
+                          "dx": rng.choice(["flu", "hiv", "cold"], n),
+                          "pay": np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), 9)})
+    return frame, Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
+                                                 "dx": Role.SENSITIVE, "pay": Role.SENSITIVE})
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("model", ["l-diversity:l=2,variant=distinct", "t-closeness:t=0.25",
+                                   "delta-disclosure:delta=1.2,sides=1"])
+def test_every_sensitive_column_steers_the_search(seed, model):
+    """With two sensitive columns, every partition Mondrian makes passes the model on each (the
+    model's verdict on the final groups, one column at a time), and it still splits."""
+    frame, table = _two_sensitive(seed)
+    bound = bind_model(REGISTRY, PluginCall.parse(model))
+    groups = partition(table, bound, Context(0), qis=["age", "sex"])
+    for column in ("dx", "pay"):
+        assert bound.check_groups(view_of_frame(frame, [], column, groups=groups)).holds, column
+    assert groups.max() > 0
+
+
+def test_the_first_column_alone_would_not_do():
+    """What the test above tells apart: a search on the first sensitive column alone leaves the
+    second failing on some of the same tables."""
+    bound = bind_model(REGISTRY, PluginCall.parse("l-diversity:l=2,variant=distinct"))
+    broken = []
+    for seed in range(6):
+        frame, table = _two_sensitive(seed)
+        first_only = partition(table, bound, Context(0), qis=["age", "sex"], sensitive="dx")
+        assert bound.check_groups(view_of_frame(frame, [], "dx", groups=first_only)).holds
+        broken.append(not bound.check_groups(view_of_frame(frame, [], "pay", groups=first_only)).holds)
+    assert any(broken)
+
+
+@pytest.mark.parametrize("distance", ["hierarchical", "ordered"])
+def test_mondrian_under_a_distance_that_follows_the_sensitive_hierarchy(distance):
+    """The hierarchy declared for the sensitive column reaches the search and the release's check: the
+    run holds, the release carries the hierarchy, and every group is within t by the same distance
+    recomputed from the final groups."""
+    rng = np.random.default_rng(3)
+    n = 200
+    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
+                          "dx": rng.choice(["flu", "cold", "ulcer", "colitis"], n)})
+    tree = Hierarchy.from_levels({"flu": ["respiratory", "*"], "cold": ["respiratory", "*"],
+                                  "ulcer": ["digestive", "*"], "colitis": ["digestive", "*"]}).with_name("dx")
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
+                                           "dx": Role.SENSITIVE}).with_hierarchy("dx", tree)
+    call = PluginCall("t-closeness", {"t": 0.1, "distance": distance})
+    result = execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), call))
+    assert result.verdict.holds and result.release.hierarchies["dx"] == tree
+    bound = bind_model(REGISTRY, call)
+    view = view_of_frame(frame, [], "dx", groups=result.release.groups, hierarchy=tree)
+    assert (bound.check_groups(view).values <= 0.1 + 1e-12).all() and result.release.groups.max() > 0
