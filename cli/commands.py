@@ -336,6 +336,7 @@ def cmd_run(args, registry) -> int:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
     executor = _executor(args)
+    _hierarchy_notes(registry, data, [spec.method for spec in specs])
     failed = []
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
@@ -371,6 +372,15 @@ def cmd_run(args, registry) -> int:
               f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
         return EXIT_PRIVACY
     return EXIT_OK
+
+
+def _hierarchy_notes(registry, data, calls) -> None:
+    """Before any run: a note for each hierarchy given that a method will not generalise along."""
+    from veil.engine.run.runs import unused_hierarchies
+
+    notes = dict.fromkeys(note for call in calls for note in unused_hierarchies(registry, data, call))
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _executor(args):
@@ -431,9 +441,11 @@ def cmd_study(args, registry) -> int:
         study = study.with_models(_models(args.model))
     out = Path(args.out)
     _refuse_overwriting_study(study, Path(args.study), out)  # before anything runs
+    data = study.data.load(registry)
+    _hierarchy_notes(registry, data, [spec.method for spec in study.iter_runs(registry)])
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
+        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)), data=data,
                             version=__version__)
     finally:
         progress.close()

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, ReportFact, Role, format_value,
-                         grouping_columns, hookimpl, param, params_to_dict)
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, HierarchyUse, Judgement, Release,
+                         ReportFact, Role, format_value, grouping_columns, hookimpl, param, params_to_dict)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, written_classes)
@@ -57,6 +57,7 @@ class GlobalRecoding(Algorithm):
     satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
     releases_sensitive = True
     Params = GlobalRecodingParams
+    uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
 
     @classmethod
     def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
