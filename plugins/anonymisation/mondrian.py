@@ -522,22 +522,32 @@ class Mondrian(Algorithm):
         groups, cols = _partition(data, model, ctx, qis, sensitive, params)
         if params.mode == "bucketise":
             return bucketised(data, qis, sensitive, groups, ctx.rng)
-        return generalised(data, qis, sensitive, groups, group_values(cols, groups))
+        return generalised(data, qis, sensitive, groups, group_values(cols, groups, ctx.check))
 
 
 def _released(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(cols, groups) -> pd.DataFrame:
-    """One row per group: each quasi-identifier's typed generalised value."""
+def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
+    """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
+    called every few hundred groups)."""
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
+        check()
         if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
             pairs = np.unique(groups * col.n_codes + col.codes)
             cuts = np.searchsorted(pairs, np.arange(1, count) * col.n_codes)
-            out[col.name] = [col.values(p % col.n_codes) for p in np.split(pairs, cuts)]
+            values, memo = [], {}
+            for i, p in enumerate(np.split(pairs, cuts)):
+                if i % 256 == 0:
+                    check()
+                key = (p % col.n_codes).tobytes()  # groups often hold the same set: build its value once
+                if key not in memo:
+                    memo[key] = col.values(p % col.n_codes)
+                values.append(memo[key])
+            out[col.name] = values
             continue
         a, b = _lca(col, col.codes, groups, count) if col.categorical else _extent(col.codes, groups, count, col.n_codes)
         out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
