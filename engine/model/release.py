@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..data.binary import BinaryMatrix
 from ..data.table import Role, Table
+from .lattice import SolutionSpace
 from .ranking import Ranking
 
 FEATURE_SUBSET = "feature-subset"
@@ -97,6 +98,9 @@ class Release:
         among, ranked at the run's weights (the first is what this release holds). Typed, so it
         is shown without knowing the method; ``details`` keeps the method's own account for the
         manifest and report.
+    solution_space : SolutionSpace, optional
+        For a method that searched a lattice of generalisation levels: every node's status, metric
+        and suppression, and the optimum, so the desktop can show the space and release another node.
     """
 
     kind: str
@@ -114,6 +118,7 @@ class Release:
     sets: object | None = None  # a SetValued of group centres
     exact_quasi_identifiers: tuple[str, ...] = ()
     ranking: Ranking | None = None
+    solution_space: SolutionSpace | None = None  # the lattice a full-domain search walked (engine/model/lattice.py)
 
     @property
     def n_rows(self) -> int:
