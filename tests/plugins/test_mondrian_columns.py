@@ -228,3 +228,22 @@ def test_the_command_line_says_so_before_it_runs(tmp_path, capsys):
     released = pd.read_csv(next((tmp_path / "b").glob("*.csv")), dtype=str)
     labels = {f"{a // 10 * 10}-{a // 10 * 10 + 9}" for a in range(100)} | {str(a) for a in range(100)} | {"*"}
     assert set(released["age"]) <= labels
+
+
+def test_a_study_names_the_unused_hierarchy_once_before_its_runs(tmp_path, capsys):
+    import json
+
+    from veil.cli.commands import main
+
+    data = tmp_path / "t.csv"
+    data.write_text("age,sex\n" + "".join(f"{20 + i % 30},{'FM'[i % 2]}\n" for i in range(60)))
+    study = tmp_path / "s.json"
+    study.write_text(json.dumps({
+        "data": {"path": "t.csv", "quasi_identifiers": ["age", "sex"],
+                 "hierarchies": {"age": "intervals:width=10,fanout=2,bottom=25"}},
+        "model": "k-anonymity", "sweep": {"k": [2, 3]}, "metrics": ["ncp"],
+        "methods": [{"name": "mondrian", "params": {"numbers": "median"}}, "mondrian"]}))
+    assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == ["note: method 'mondrian' with these parameters generalises numbers to ranges of their values: "
+                     "the hierarchy given for the numeric column 'age' is not used"]
