@@ -13,6 +13,13 @@ Numbers are cut at the lower median m: ``x ≤ m`` against ``x > m``; when m is 
 largest value, ``x < m`` against ``x ≥ m`` instead, so a partition with two distinct values can
 always be cut.
 
+A numeric column with a hierarchy attached is cut along it like a category and written as its labels
+(``numbers=hierarchy``; ``numbers=median`` keeps the median cut). A categorical column without a
+hierarchy is put in an order (most frequent value first, or by the target) and cut at its median like
+a number, each group written as the set of values it holds (``categories=set``), or cut along a
+binary hierarchy generated over that order (``categories=hierarchy``), or kept as its value or ``*``
+(``categories=star``): docs/anonymisation.md#mondrian-and-hierarchies.
+
 Every partition's search is independent of the others, so all open partitions are cut at once, one
 attempt each per round, with NumPy over the records (sorts for the medians, lookups in the
 hierarchy's level table for the children): O(n log n) per level of the partition tree.
