@@ -247,3 +247,19 @@ def test_a_study_names_the_unused_hierarchy_once_before_its_runs(tmp_path, capsy
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
     assert notes == ["note: method 'mondrian' with these parameters generalises numbers to ranges of their values: "
                      "the hierarchy given for the numeric column 'age' is not used"]
+
+
+@pytest.mark.parametrize("method", ["hilbert", "patternka-relational", "mondrian"])
+def test_the_relational_methods_write_a_numeric_hierarchy_s_labels(method):
+    """Every method that generalises along hierarchies uses one attached to a numeric column: each
+    group's age is its lowest hierarchy node covering the group's ages, never a range."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 200), "sex": rng.choice(["F", "M"], 200)})
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER})
+    h = Hierarchy.intervals(range(0, 100), width=5, fanout=2, bottom=20, top=80)
+    table = table.with_hierarchy("age", h)
+    release = execute(REGISTRY, table, RunSpec(PluginCall(method), PluginCall("k-anonymity", {"k": 4}))).release
+    groups = np.asarray(release.groups)
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        assert set(release.frame["age"].iloc[rows].astype(str)) == {h.lca(frame["age"].iloc[rows]).label}
