@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.ranking_panel, self.controller.ranking.title())
         self.tabs.addTab(self.release_panel, "Release preview")
         self.tabs.addTab(self.lattice_view, "Solution space")
+        self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), False)  # until a run searched a lattice
         self._ranking_offered()
         if current > 0:  # the tab the user picked while the panels were being built
             self.tabs.setCurrentWidget((self.chart_panel, self.release_panel)[current - 1])
@@ -185,6 +186,8 @@ class MainWindow(QMainWindow):
             self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release,
                                             list(getattr(self.controller.dataset.data, "columns", [])))
             self.lattice_view.show_space(f"Run #{entry.id} {entry.label}", result.release.solution_space)
+            if result.release.solution_space is not None:
+                self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
 
     def _release_node(self, params: dict) -> None:
         """Run the shown run's method again on the transformation chosen in its solution space."""

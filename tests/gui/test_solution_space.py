@@ -39,6 +39,7 @@ def test_the_lattice_is_shown_and_a_chosen_node_is_released(demo_window, qtbot, 
     view = window.lattice_view
     space = entry.outcome.result.release.solution_space
     assert view.space is space and space is not None
+    assert window.tabs.isTabVisible(window.tabs.indexOf(view))  # shown once a run searched a lattice
     gen = entry.outcome.result.release.details["generalisation"]
     assert space.optimum == tuple(gen["levels"][c] for c in space.columns)
     assert view.selected == space.index(space.optimum) and "(the optimum)" in view.node_text.text()
