@@ -91,7 +91,7 @@ def _threshold(text: str) -> float:
 def _hierarchy_flag(text: str) -> tuple[str, str]:
     column, sep, path = text.partition("=")
     if not sep or not column.strip() or not path.strip():
-        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE, got {text!r}")
+        raise argparse.ArgumentTypeError(f"give a hierarchy as COLUMN=FILE or COLUMN=intervals:width=…, got {text!r}")
     return column.strip(), path.strip()
 
 
@@ -182,6 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("path")
     _read_options(i)
 
+    h = sub.add_parser("hierarchy", help="generate a column's hierarchy (e.g. intervals) and write it in ARX's format")
+    h.add_argument("path", help="the data file")
+    h.add_argument("--column", required=True, help="the column to build the hierarchy for")
+    h.add_argument("--build", required=True, metavar="SPEC",
+                   help="what to generate: intervals:width=10,fanout=2,start=0,bottom=20,top=90 (width of the first "
+                        "level, neighbours merged per level, where the intervals start, bottom and top coding), "
+                        "quantiles:bins=4,fanout=2, masking or dates")
+    h.add_argument("--out", help="the ARX hierarchy file to write (default: print it)")
+    _read_options(h)
+
     pl = sub.add_parser("plugins", help="list the installed plugins")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
     return p
@@ -211,7 +221,9 @@ def _data_options(p):
     p.add_argument("--quasi", action="extend", type=_columns, default=[],
                    help="quasi-identifier columns (comma-separated, repeatable)")
     p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
-                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format; repeatable)")
+                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format) or generated as "
+                        "COLUMN=intervals:width=10,fanout=2,start=0,bottom=20,top=90 (also quantiles:bins=4, "
+                        "masking, dates; repeatable)")
     p.add_argument("--kind", action="append", type=_kind_flag, default=[],
                    help="a column's kind as COLUMN=KIND, overriding the detected one: numeric, categorical, date, "
                         "… (repeatable)")
@@ -339,6 +351,7 @@ def cmd_run(args, registry) -> int:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
     executor = _executor(args)
+    _hierarchy_notes(registry, data, [spec.method for spec in specs])
     failed = []
     for n, spec in enumerate(specs, start=1):
         if not spec.metrics and args.metrics is None:
@@ -374,6 +387,15 @@ def cmd_run(args, registry) -> int:
               f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
         return EXIT_PRIVACY
     return EXIT_OK
+
+
+def _hierarchy_notes(registry, data, calls) -> None:
+    """Before any run: a note for each hierarchy given that a method will not generalise along."""
+    from veil.engine.run.runs import unused_hierarchies
+
+    notes = dict.fromkeys(note for call in calls for note in unused_hierarchies(registry, data, call))
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _executor(args):
@@ -434,9 +456,11 @@ def cmd_study(args, registry) -> int:
         study = study.with_models(_models(args.model))
     out = Path(args.out)
     _refuse_overwriting_study(study, Path(args.study), out)  # before anything runs
+    data = study.data.load(registry)
+    _hierarchy_notes(registry, data, [spec.method for spec in study.iter_runs(registry)])
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)),
+        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)), data=data,
                             version=__version__)
     finally:
         progress.close()
@@ -543,6 +567,36 @@ def _format_of(registry, path: Path) -> str:
     raise BadInput(f"cannot tell the format of {path.name}; give --format")
 
 
+def cmd_hierarchy(args, registry) -> int:
+    from veil.engine.base.io import write_text_atomic
+    from veil.engine.data.hierarchy import hierarchy_from_spec, preview_groups
+    from veil.engine.data.table import Table
+
+    data = _source(args).load(registry)
+    if not isinstance(data, Table):
+        raise BadInput("a hierarchy generalises a table's column; this file holds item sets")
+    if args.column not in data.frame.columns:
+        raise BadInput(f"no column named {args.column!r}; columns are {', '.join(map(str, data.frame.columns))}")
+    values = data.frame[args.column]
+    hierarchy = hierarchy_from_spec(args.build, values, name=args.column)
+    hierarchy.check_values(values.dropna())
+    text = hierarchy.to_arx_csv()
+    for level in range(1, hierarchy.height):
+        groups = preview_groups(hierarchy, values, level)
+        shown = ", ".join(f"{g} ({n:,})" for g, n in zip(groups["group"][:8], groups["records"][:8]))
+        more = f", … {len(groups) - 8} more" if len(groups) > 8 else ""
+        print(f"level {level}: {len(groups)} groups: {shown}{more}", file=sys.stderr)
+    if not args.out:
+        sys.stdout.write(text)
+        return EXIT_OK
+    out = Path(args.out)
+    if out.resolve() == Path(args.path).resolve():
+        raise BadInput(f"{out} is the data file; write the hierarchy to another file")
+    write_text_atomic(out, text)
+    print(out)
+    return EXIT_OK
+
+
 def cmd_inspect(args, registry) -> int:
     from veil.engine.data.inspect import inspect_report
 
@@ -576,6 +630,7 @@ def cmd_plugins(args, registry) -> int:
 
 
 COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "report": cmd_report, "inspect": cmd_inspect,
+            "hierarchy": cmd_hierarchy,
             "plugins": cmd_plugins}
 
 

@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
                                QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from veil.engine import BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_words, may_release_sensitive
+from veil.engine import (BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_words, may_release_sensitive,
+                         unused_hierarchies)
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
@@ -471,8 +472,11 @@ class ConfigPanel(QScrollArea):
             self.run_button.setEnabled(False)
             return
         self.plan_error.show_message("")
-        notes = [n for n in (metric_cost_note(self.registry, self.config.metrics, self.controller.dataset.data,
-                                              len(planned)), memory) if n]
+        data = self.controller.dataset.data
+        notes = [n for n in (metric_cost_note(self.registry, self.config.metrics, data, len(planned)), memory) if n]
+        # a hierarchy the user attached is never ignored silently: say which a method will not use
+        unused = dict.fromkeys(n for run in planned for n in unused_hierarchies(self.registry, data, run.spec.method))
+        notes += [f"Note: {n[:1].upper()}{n[1:]}." for n in unused]
         self.plan_label.setText("\n".join([self.config.describe(planned), *notes]))
         self.run_button.setEnabled(True)
 

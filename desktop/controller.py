@@ -13,14 +13,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, Project, Remote
+from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, PluginCall, Project, Remote, RunSpec
 
 from . import tasks
 from .history import History
 from .ranking import RankingState
 from .runner import Runner
 from .setvalued_view import shape_text
-from .state import ChartState, ConfigState, DatasetState, RunEntry, RunsState, project_of, sensitive_to_confirm
+from .state import (ChartState, ConfigState, DatasetState, PlannedRun, RunEntry, RunsState, project_of,
+                    sensitive_to_confirm)
 from .tasks import Failure, Loaded
 
 
@@ -116,6 +117,23 @@ class Controller(QObject):
         except BadInput as exc:
             self.error.emit("Cannot run yet", str(exc), "")
             return []
+        entries = self._queue(planned)
+        self.message.emit(self.config.describe(planned) + " queued")
+        return entries
+
+    def run_with(self, entry: RunEntry, params: dict) -> list[RunEntry]:
+        """Queue ``entry``'s run again with these method parameters (a transformation chosen in its
+        solution space): the same data, models, seed and metrics."""
+        spec = entry.planned.spec
+        method = PluginCall(spec.method.name, {**spec.method.params, **params})
+        again = RunSpec(method, spec.models, spec.seed, spec.metrics, spec.recipe, spec.label, spec.setting)
+        chosen = tuple(f"{k} = {v}" for k, v in params.items())
+        planned = PlannedRun(again, dict(entry.planned.setting), entry.planned.repeat, (*entry.planned.fixed, *chosen))
+        entries = self._queue([planned])
+        self.message.emit(f"Run #{entries[0].id} queued: {', '.join(chosen)}")
+        return entries
+
+    def _queue(self, planned) -> list[RunEntry]:
         data = self.dataset.data
         entries = self.runs.add(planned)
         self.batch = (self.batch if self._batch else []) + entries
@@ -126,7 +144,6 @@ class Controller(QObject):
             self._run_sources[entry.id] = self.dataset.source
         self._batch = True
         self.busy_changed.emit(True)
-        self.message.emit(self.config.describe(planned) + " queued")
         return entries
 
     def sensitive_to_confirm(self) -> list[str]:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QLineEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QTreeView, QVBoxLayout, QWidget)
 
-from veil.engine import BadInput, Hierarchy, build_hierarchy, preview_groups
+from veil.engine import BadInput, Hierarchy, build_hierarchy, preview_groups, write_atomic
 
 from .widgets import ErrorLabel, muted
 
@@ -68,7 +68,17 @@ class HierarchyDialog(QDialog):
         self.kind.addItem("In use now (attached, or generated when none is)", IN_USE)
         for kind, words in KIND_WORDS.items():
             self.kind.addItem(words, kind)
-        self.width = QSpinBox(minimum=1, maximum=10**9, value=10)
+        self.width = QLineEdit("10")
+        self.fanout = QSpinBox(minimum=2, maximum=100, value=2)
+        self.start = QLineEdit(placeholderText="the bottom coding, else 0")
+        self.bottom = QLineEdit(placeholderText="none")
+        self.top = QLineEdit(placeholderText="none")
+        for field, tip in ((self.width, "the width of the first level's intervals"),
+                           (self.fanout, "how many neighbouring intervals each level merges"),
+                           (self.start, "where the intervals start (an edge of every level)"),
+                           (self.bottom, "bottom coding: every value below this is one group, <value"),
+                           (self.top, "top coding: every value at or above this is one group, >=value")):
+            field.setToolTip(tip)
         self.bins = QSpinBox(minimum=2, maximum=100, value=4)
         self.groups = QLineEdit(placeholderText="Europe: FR, DE; Asia: JP")
         self.path = QLineEdit(placeholderText="an ARX hierarchy CSV")
@@ -83,17 +93,24 @@ class HierarchyDialog(QDialog):
         form = QFormLayout()
         form.addRow("Kind", self.kind)
         form.addRow("Width", self.width)
+        form.addRow("Fan-out", self.fanout)
+        form.addRow("Start", self.start)
+        form.addRow("Bottom coding", self.bottom)
+        form.addRow("Top coding", self.top)
         form.addRow("Quantiles", self.bins)
         form.addRow("Groups", self.groups)
         form.addRow("File", file_row)
         form.addRow("Preview level", self.level)
-        self.rows = {"width": self.width, "bins": self.bins, "groups": self.groups, "file": file_row}
+        self.rows = {"width": self.width, "fanout": self.fanout, "start": self.start, "bottom": self.bottom,
+                     "top": self.top, "bins": self.bins, "groups": self.groups, "file": file_row}
         self.form = form
         self.tree = QTreeView()
         self.preview = QTableWidget(0, 2)
         self.preview.setHorizontalHeaderLabels(["Group", "Records"])
         self.problem = ErrorLabel()
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.save_button = self.buttons.addButton("Save as ARX file…", QDialogButtonBox.ActionRole)
+        self.save_button.clicked.connect(self._save)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         split = QSplitter(Qt.Horizontal)
@@ -106,7 +123,8 @@ class HierarchyDialog(QDialog):
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
-        for signal in (self.kind.currentIndexChanged, self.width.valueChanged, self.bins.valueChanged,
+        for signal in (self.kind.currentIndexChanged, self.width.textChanged, self.fanout.valueChanged,
+                       self.start.textChanged, self.bottom.textChanged, self.top.textChanged, self.bins.valueChanged,
                        self.groups.textChanged, self.path.textChanged):
             signal.connect(self.rebuild)
         self.level.valueChanged.connect(self._show_groups)
@@ -131,31 +149,50 @@ class HierarchyDialog(QDialog):
         """Build the hierarchy from the fields; show its tree and groups, or say what is wrong."""
         kind = self.kind.currentData()
         for key, widget in self.rows.items():
-            wanted = {"width": "intervals", "bins": "quantiles", "groups": "grouping", "file": "arx-file"}[key]
-            widget.setVisible(kind == wanted)
-            self.form.labelForField(widget).setVisible(kind == wanted)
+            wanted = {"width": ("intervals",), "fanout": ("intervals", "quantiles"), "start": ("intervals",),
+                      "bottom": ("intervals",), "top": ("intervals",), "bins": ("quantiles",),
+                      "groups": ("grouping",), "file": ("arx-file",)}[key]
+            widget.setVisible(kind in wanted)
+            self.form.labelForField(widget).setVisible(kind in wanted)
         try:
             if kind == IN_USE:
                 self.hierarchy = self.in_use
             else:
-                self.hierarchy = build_hierarchy(kind, self.values, name=self.column, width=self.width.value(),
-                                                 bins=self.bins.value(), groups=self.groups.text(),
-                                                 path=self.path.text() or None)
+                numbers = {"start": _number(self.start, "start"), "bottom": _number(self.bottom, "bottom coding"),
+                           "top": _number(self.top, "top coding")} if kind == "intervals" else {}
+                width = _number(self.width, "width") if kind == "intervals" else None
+                self.hierarchy = build_hierarchy(kind, self.values, name=self.column, width=width,
+                                                 fanout=self.fanout.value(), bins=self.bins.value(),
+                                                 groups=self.groups.text(), path=self.path.text() or None, **numbers)
             self.hierarchy.check_values(self.values)  # every value must be a leaf (BadInput names one)
         except BadInput as exc:
             self.hierarchy = None
             self.problem.show_message(str(exc))
             self.buttons.button(QDialogButtonBox.Ok).setEnabled(False)
+            self.save_button.setEnabled(False)
             self.tree.setModel(QStandardItemModel())
             self.preview.setRowCount(0)
             return
         self.problem.show_message("")
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(True)
+        self.save_button.setEnabled(True)
         self.tree.setModel(tree_model(self.hierarchy))
         self.tree.expandToDepth(0)
         self.level.setMaximum(self.hierarchy.height)
         self.level.setValue(min(max(self.level.value(), 1), self.hierarchy.height))
         self._show_groups()
+
+    def _save(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save hierarchy (ARX format)", f"hierarchy_{self.column}.csv",
+                                              "CSV (*.csv)")
+        if path:
+            self.save_to(path)
+
+    def save_to(self, path: str) -> None:
+        """Write the hierarchy shown in ARX's file format (one line per value, `;` between levels)."""
+        if self.hierarchy is not None:
+            text = self.hierarchy.to_arx_csv()
+            write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     def _show_groups(self) -> None:
         if self.hierarchy is None:
@@ -165,3 +202,15 @@ class HierarchyDialog(QDialog):
         for i, (label, n) in enumerate(zip(groups["group"], groups["records"])):
             self.preview.setItem(i, 0, QTableWidgetItem(str(label)))
             self.preview.setItem(i, 1, QTableWidgetItem(str(int(n))))
+
+
+def _number(field: QLineEdit, what: str):
+    """The number typed in ``field`` (an int when whole), None when it is empty; BadInput otherwise."""
+    text = field.text().strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInput(f"the {what} must be a number, got {text!r}") from None
+    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value

@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         from .config_panel import ConfigPanel
         from .controller import Controller
         from .dataset_panel import DatasetPanel
+        from .lattice_view import SolutionSpaceView
         from .ranking_panel import RankingPanel
         from .release_panel import ReleasePanel
         from .runs_panel import RunsPanel
@@ -89,6 +90,9 @@ class MainWindow(QMainWindow):
         self.runs_panel = RunsPanel(self.controller)
         self.ranking_panel = RankingPanel(self.controller)
         self.release_panel = ReleasePanel()
+        self.lattice_view = SolutionSpaceView()
+        self.lattice_view.apply_requested.connect(self._release_node)
+        self._shown_entry = None  # the run the release preview and the solution space show
         self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
         current = self.tabs.currentIndex()
         self.tabs.setUpdatesEnabled(False)
@@ -100,6 +104,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.chart_panel, "Charts")
         self.tabs.addTab(self.ranking_panel, self.controller.ranking.title())
         self.tabs.addTab(self.release_panel, "Release preview")
+        self.tabs.addTab(self.lattice_view, "Solution space")
+        self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), False)  # until a run searched a lattice
         self._ranking_offered()
         if current > 0:  # the tab the user picked while the panels were being built
             self.tabs.setCurrentWidget((self.chart_panel, self.release_panel)[current - 1])
@@ -176,8 +182,17 @@ class MainWindow(QMainWindow):
         entry = self.controller.runs.entry(run_id) if run_id is not None else None
         result = entry.outcome.result if entry is not None and entry.outcome is not None else None
         if result is not None:
+            self._shown_entry = entry
             self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release,
                                             list(getattr(self.controller.dataset.data, "columns", [])))
+            self.lattice_view.show_space(f"Run #{entry.id} {entry.label}", result.release.solution_space)
+            if result.release.solution_space is not None:
+                self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
+
+    def _release_node(self, params: dict) -> None:
+        """Run the shown run's method again on the transformation chosen in its solution space."""
+        if self._shown_entry is not None:
+            self.controller.run_with(self._shown_entry, params)
 
     def _data_loaded(self) -> None:
         from .setvalued_view import shape_text

@@ -6,7 +6,7 @@ from ..base.lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "binary": ["BinaryMatrix", "Feature", "pack_rows", "popcount", "unpack_rows"],
-    "hierarchy": ["build_hierarchy", "Hierarchy", "Node", "preview_groups", "ROOT", "value_label"],
+    "hierarchy": ["build_hierarchy", "Hierarchy", "hierarchy_from_spec", "is_hierarchy_spec", "Node", "preview_groups", "ROOT", "value_label"],
     "inspect": ["inspect_report"],
     "recipe": ["binarise", "Recipe", "Step"],
     "generalised": ["format_value", "Interval", "NodeValue", "parse_value", "SUPPRESSED"],

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..base.io import ImportOptions, read_data, sha256_file
-from .hierarchy import Hierarchy
+from .hierarchy import Hierarchy, hierarchy_from_spec, is_hierarchy_spec
 from .table import Kind, Role, Schema, Table
 from ..base.validate import get
 
@@ -58,7 +58,7 @@ class DataSource:
     missing: tuple[str, ...] = ()  # cell texts that mean "missing" (UCI's "?")
     drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
     columns: tuple[str, ...] | None = None  # keep only these columns, in this order
-    hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file
+    hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
@@ -83,7 +83,12 @@ class DataSource:
             data = self._reshaped(registry, data)
         if isinstance(data, Table):
             for column, path in self.hierarchies.items():
-                data = data.with_hierarchy(column, Hierarchy.from_arx_csv(path, name=column))
+                if column not in data.frame.columns:
+                    raise BadInput(f"a hierarchy is given for {column!r}, but the data has no such column; columns "
+                                   f"are {', '.join(map(str, data.frame.columns))}")
+                hierarchy = hierarchy_from_spec(path, data.frame[column], name=column) if is_hierarchy_spec(path) \
+                    else Hierarchy.from_arx_csv(path, name=column)
+                data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
                 data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
             if self.roles:
@@ -123,7 +128,7 @@ class DataSource:
         found = [self.path] if self.path and not self.demo else []
         for extra in self.append:
             found += extra.files()
-        found += [f for f in self.hierarchies.values() if f]
+        found += [f for f in self.hierarchies.values() if f and not is_hierarchy_spec(f)]
         return tuple(found)
 
     def to_dict(self) -> dict:
@@ -158,8 +163,8 @@ class DataSource:
         for column, file in hierarchies.items():
             if not isinstance(file, str):
                 raise BadInput(f"the hierarchy of {column!r} must be a file name, got {file!r}")
-        hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute() else f
-                       for c, f in hierarchies.items()}
+        hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute()
+                       and not is_hierarchy_spec(f) else f for c, f in hierarchies.items()}
         missing = get(d, "missing", list, [], where="data")
         columns = get(d, "columns", list, None, where="data")
         return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),

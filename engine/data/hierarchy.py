@@ -231,7 +231,7 @@ class Hierarchy:
 
     @classmethod
     def intervals(cls, values: Iterable | range, *, width=None, widths: Sequence | None = None, fanout: int = 2,
-                  start=0, name: str | None = None) -> Hierarchy:
+                  start=None, bottom=None, top=None, name: str | None = None) -> Hierarchy:
         """Interval hierarchy over numbers, like ARX's interval builder.
 
         Parameters
@@ -247,32 +247,65 @@ class Hierarchy:
             Instead of ``width``: the width of every level, each a multiple of the one before.
         fanout : int
             Children per interval when ``width`` is given (default 2).
-        start : number
-            Where the intervals are anchored (default 0): level l's intervals are
+        start : number, optional
+            Where the intervals are anchored (default ``bottom``, else 0): level l's intervals are
             ``[start + k·w_l, start + (k+1)·w_l)`` for every integer k, so all levels nest, and
             with the default they fall on round numbers like ARX's age hierarchy.
+        bottom, top : number, optional
+            Bottom and top coding: every value below ``bottom`` is one node ``"<bottom"`` and every
+            value at or above ``top`` one node ``">=top"``, on every level up to the root; the
+            intervals between are cut at ``bottom`` and ``top`` (``"85-89"`` becomes ``"85-86"``
+            under ``top=87``).
 
-        Labels are ``"20-24"`` (both ends included) for integer columns with integer widths and
-        start, and ``"[20.0, 25.0)"`` otherwise. Edges are computed in decimal, so with a width of
-        0.1 the value 0.3 falls in ``[0.3, 0.4)``.
+        Labels are ``"20-24"`` (both ends included) for integer columns with integer widths, start
+        and codings, and ``"[20.0, 25.0)"`` otherwise. Edges are computed in decimal, so with a width
+        of 0.1 the value 0.3 falls in ``[0.3, 0.4)``.
 
         >>> Hierarchy.intervals(range(1, 100), widths=[5, 10, 20]).generalise(39, 1)
         '35-39'
+        >>> Hierarchy.intervals(range(0, 100), width=10, bottom=20, top=80).generalise(91, 2)
+        '>=80'
         """
         leaves, integer = _numeric_leaves(values)
         level_widths = _check_widths(width, widths, fanout)
-        w0, anchor = level_widths[0], _decimal(start)
-        integer = integer and all(x == x.to_integral_value() for x in [anchor, *level_widths])
+        low_edge = None if bottom is None else _decimal(bottom)
+        high_edge = None if top is None else _decimal(top)
+        if low_edge is not None and high_edge is not None and not low_edge < high_edge:
+            raise BadInput(f"bottom coding ({bottom}) must lie below top coding ({top})")
+        w0 = level_widths[0]
+        anchor = _decimal(start) if start is not None else low_edge if low_edge is not None else Decimal(0)
+        codings = [x for x in (low_edge, high_edge) if x is not None]
+        integer = integer and all(x == x.to_integral_value() for x in [anchor, *level_widths, *codings])
+        exact = [_decimal(v) for v in leaves]
+        below = np.array([low_edge is not None and x < low_edge for x in exact], dtype=bool)
+        above = np.array([high_edge is not None and x >= high_edge for x in exact], dtype=bool)
+        middle = ~(below | above)
         if integer:
             first = (np.asarray(leaves, dtype=np.int64) - int(anchor)) // int(w0)
         else:
-            first = np.array([_floor_div(_decimal(v) - anchor, w0) for v in leaves], dtype=np.int64)
+            first = np.array([_floor_div(x - anchor, w0) for x in exact], dtype=np.int64)
         if widths is None:
-            level_widths = _auto_widths(w0, fanout, first, _decimal(leaves[-1]) - _decimal(leaves[0]))
+            inner = [x for x, m in zip(exact, middle) if m]
+            level_widths = _auto_widths(w0, fanout, first[middle], inner[-1] - inner[0]) if inner else []
+            if not level_widths and codings and len(leaves) > 1:
+                level_widths = [w0]  # the codings still make a level below the root
+        lo_label = None if low_edge is None else f"<{_bound(low_edge, integer)}"
+        hi_label = None if high_edge is None else f">={_bound(high_edge, integer)}"
+
+        def label(b: int, w: Decimal) -> str:
+            lo, hi = anchor + b * w, anchor + (b + 1) * w
+            lo = lo if low_edge is None else max(lo, low_edge)
+            hi = hi if high_edge is None else min(hi, high_edge)
+            return _edge_label(lo, hi, integer)
+
         columns = []
         for w in level_widths:
             k = first // int(w / w0)
-            columns.append(_label_bins(k, lambda b, w=w: _edge_label(anchor + b * w, anchor + (b + 1) * w, integer)))
+            column = np.empty(len(leaves), dtype=object)
+            if middle.any():
+                column[middle] = _label_bins(k[middle], lambda b, w=w: label(b, w))
+            column[below], column[above] = lo_label, hi_label
+            columns.append(column.tolist())
         return cls._from_columns(leaves, columns, name)
 
     @classmethod
@@ -648,6 +681,10 @@ def _fmt(x) -> str:
     return repr(float(x))
 
 
+def _bound(x: Decimal, integer: bool) -> str:
+    return str(int(x)) if integer else _fmt(x)
+
+
 def _edge_label(lo: Decimal, hi: Decimal, integer: bool) -> str:
     return f"{int(lo)}-{int(hi) - 1}" if integer else f"[{_fmt(lo)}, {_fmt(hi)})"
 
@@ -667,18 +704,19 @@ BUILDERS = ("intervals", "quantiles", "masking", "dates", "grouping", "arx-file"
 
 
 def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, bins: int = 4, groups: str = "",
-                    path: str | None = None) -> Hierarchy:
+                    path: str | None = None, fanout: int = 2, start=None, bottom=None, top=None) -> Hierarchy:
     """One entry point for the desktop's hierarchy builder (ARX's wizard): ``kind`` is one of
-    :data:`BUILDERS`; ``groups`` reads ``"Europe: FR, DE; Asia: JP"``.
+    :data:`BUILDERS`; ``groups`` reads ``"Europe: FR, DE; Asia: JP"``; intervals take ``width``,
+    ``fanout``, ``start`` and the ``bottom``/``top`` codings of :meth:`Hierarchy.intervals`.
 
     >>> build_hierarchy("grouping", ["FR", "DE", "JP"], groups="Europe: FR, DE").generalise("DE", 1)
     'Europe'
     """
     values = pd.Series(values).dropna()
     if kind == "intervals":
-        return Hierarchy.intervals(values, width=width, name=name)
+        return Hierarchy.intervals(values, width=width, fanout=fanout, start=start, bottom=bottom, top=top, name=name)
     if kind == "quantiles":
-        return Hierarchy.quantile_intervals(values, int(bins), name=name)
+        return Hierarchy.quantile_intervals(values, int(bins), fanout=fanout, name=name)
     if kind == "masking":
         return Hierarchy.masking(values, name=name)
     if kind == "dates":
@@ -690,6 +728,51 @@ def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, b
             raise BadInput("choose the ARX hierarchy file (CSV, one row per value)")
         return Hierarchy.from_arx_csv(path, name=name)
     raise BadInput(f"unknown kind of hierarchy {kind!r}; choose one of {', '.join(BUILDERS)}")
+
+
+GENERATED = ("intervals", "quantiles", "masking", "dates")  # the kinds a text spec can name
+_SPEC_KEYS = {"intervals": ("width", "fanout", "start", "bottom", "top"), "quantiles": ("bins", "fanout"),
+              "masking": (), "dates": ()}
+
+
+def is_hierarchy_spec(text: str) -> bool:
+    """Whether ``text`` names a generated hierarchy (``intervals:width=10``, ``masking``) rather than a file."""
+    kind, _, _ = str(text).partition(":")
+    return kind.strip() in GENERATED
+
+
+def hierarchy_from_spec(spec: str, values, *, name: str | None = None) -> Hierarchy:
+    """A hierarchy generated over a column's ``values`` from a text spec, as the command line and study
+    files write it: ``intervals:width=10,fanout=2,start=0,bottom=20,top=90``,
+    ``quantiles:bins=4``, ``masking`` or ``dates``.
+
+    >>> hierarchy_from_spec("intervals:width=10,top=80", range(0, 100)).generalise(85, 1)
+    '>=80'
+    """
+    kind, _, rest = str(spec).partition(":")
+    kind = kind.strip()
+    if kind not in GENERATED:
+        raise BadInput(f"unknown kind of hierarchy {kind!r}; generate one of {', '.join(GENERATED)}, or give "
+                       f"an ARX hierarchy file")
+    given: dict = {}
+    for part in (p.strip() for p in rest.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in _SPEC_KEYS[kind]:
+            allowed = ", ".join(_SPEC_KEYS[kind]) or "no settings"
+            raise BadInput(f"{kind}: {part!r} is not a setting (it takes {allowed}, as key=value)")
+        if key in given:
+            raise BadInput(f"{kind}: {key} is given twice")
+        number = _number(value.strip())
+        if number is None:
+            raise BadInput(f"{kind}: {key} must be a number, got {value.strip()!r}")
+        given[key] = number
+    if kind == "intervals" and "width" not in given:
+        raise BadInput("intervals: give the width of the first level's intervals, e.g. intervals:width=10")
+    for key in ("fanout", "bins"):
+        if key in given and not isinstance(given[key], int):
+            raise BadInput(f"{kind}: {key} must be a whole number, got {given[key]!r}")
+    return build_hierarchy(kind, values, name=name, **given)
 
 
 def parse_groups(text: str) -> dict[str, list[str]]:

@@ -112,6 +112,17 @@ _JUDGEMENT_WORDS = {
 }
 
 
+class HierarchyUse(str, Enum):
+    """Which of a table's hierarchies a method generalises along: none; those of its categorical
+    quasi-identifiers only (numbers it generalises its own way, by their ranges); or every
+    quasi-identifier's, numbers included. The engine tells the user before a run which attached
+    hierarchies the method will not use (:func:`~veil.engine.unused_hierarchies`)."""
+
+    NONE = "none"
+    CATEGORICAL = "categorical"
+    ALL = "all"
+
+
 def judgements(kinds) -> frozenset[Judgement]:
     """Declared kinds of judgement as :class:`Judgement` members (a member or its value each);
     ValueError names one that is neither."""
@@ -194,6 +205,13 @@ class Algorithm(Plugin):
     release_variants: ClassVar[dict[str, dict]] = {}
 
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
+    uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
+
+    @classmethod
+    def hierarchy_use(cls, params) -> HierarchyUse:
+        """Which attached hierarchies a run with ``params`` generalises along: :attr:`uses_hierarchies`
+        unless a parameter changes it (Mondrian's ``numbers``)."""
+        return cls.uses_hierarchies
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
         raise NotImplementedError

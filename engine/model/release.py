@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..data.binary import BinaryMatrix
 from ..data.table import Role, Table
+from .lattice import SolutionSpace
 from .ranking import Ranking
 
 FEATURE_SUBSET = "feature-subset"
@@ -101,6 +102,9 @@ class Release:
         The hierarchies declared for the release's sensitive columns (the run sets them from its
         input): what a model whose distance follows a hierarchy (t-closeness's hierarchical or
         ordered EMD) judges the release by. The manifest keeps them, so the file verifies alone.
+    solution_space : SolutionSpace, optional
+        For a method that searched a lattice of generalisation levels: every node's status, metric
+        and suppression, and the optimum, so the desktop can show the space and release another node.
     """
 
     kind: str
@@ -119,6 +123,7 @@ class Release:
     exact_quasi_identifiers: tuple[str, ...] = ()
     ranking: Ranking | None = None
     hierarchies: Mapping[str, object] = field(default_factory=dict)
+    solution_space: SolutionSpace | None = None  # the lattice a full-domain search walked (engine/model/lattice.py)
 
     @property
     def n_rows(self) -> int:

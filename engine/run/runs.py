@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.forms import TABLE, convert, form_of, labels_of, provenance_of
-from ..data.table import Role
+from ..data.forms import TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
+from ..data.table import Kind, Role
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..model.groups import view_of_frame
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .memory import check_memory, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
-from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
+from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, HierarchyUse
 from ..data.recipe import Recipe
 from ..model.release import Provenance, Release, Verdict, describe_failures
 from ..model.roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
@@ -173,6 +173,37 @@ def check_models(registry, algorithm, model) -> None:
         problem = registry.model_mismatch(algorithm, m.plugin)
         if problem:
             raise BadInput(f"method {algorithm.name!r} {problem}")
+
+
+def unused_hierarchies(registry, data, call: PluginCall) -> tuple[str, ...]:
+    """Before a run of ``call``'s method on ``data``: one line for each group of hierarchies the user
+    attached that the run will not generalise along (the method's :class:`HierarchyUse`), so a
+    hierarchy is never ignored silently. Empty when every attached hierarchy is used."""
+    if form_of(data) != TABLE:
+        return ()
+    attached = [c.name for c in data.schema.columns if c.hierarchy is not None]
+    if not attached:
+        return ()
+    algorithm = registry.get("algorithm", call.name)
+    use = algorithm.hierarchy_use(algorithm.params(call.params))
+    if use is HierarchyUse.NONE:
+        return (f"method {algorithm.name!r} does not generalise along hierarchies: the hierarchy given for "
+                f"{_listed(attached)} is not used",)
+    qis = set(grouping_columns(data))
+    notes = []
+    outside = [c for c in attached if c not in qis]
+    if outside:
+        notes.append(f"the hierarchy given for {_listed(outside)} is not used: only quasi-identifiers are "
+                     f"generalised")
+    numeric = [c for c in attached if c in qis and data.schema[c].kind is Kind.NUMERIC]
+    if use is HierarchyUse.CATEGORICAL and numeric:
+        notes.append(f"method {algorithm.name!r} with these parameters generalises numbers to ranges of their "
+                     f"values: the hierarchy given for the numeric column {_listed(numeric)} is not used")
+    return tuple(notes)
+
+
+def _listed(columns) -> str:
+    return ", ".join(repr(c) for c in columns)
 
 
 def example_call(plugin) -> str:

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupView, NodeValue
+from veil.engine import BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace
 
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
@@ -679,3 +679,34 @@ def better(a: Outcome, b: Outcome) -> bool:
     if same(a.value, b.value):
         return key(a.levels) < key(b.levels)
     return a.value < b.value
+
+
+MAX_LISTED = 50_000  # lattices up to this many nodes are listed whole in the solution space; larger, the checked ones
+
+
+def solution_space(search: Search, metric: str, optimum: tuple, limit: int) -> SolutionSpace:
+    """What the search learnt of every node, as the engine's typed :class:`SolutionSpace`: a node it
+    evaluated is a solution or not; one below a node failing the necessary condition is not a
+    solution; any other was pruned by the metric's bound (not checked)."""
+    known = search.known
+    if search.size <= MAX_LISTED:
+        levels = search.levels
+        status = np.where(search.cfalse.mask, NodeStatus.NOT_SOLUTION, NodeStatus.NOT_CHECKED).astype(np.int8)
+        rows = {levels_: int(np.dot(levels_, search.strides)) for levels_ in known}
+    else:
+        levels = np.array(list(known), dtype=np.int16).reshape(-1, len(search.attrs))
+        status = np.full(len(levels), NodeStatus.NOT_CHECKED, dtype=np.int8)
+        rows = {levels_: i for i, levels_ in enumerate(known)}
+    loss = np.full(len(levels), np.nan)
+    suppressed = np.full(len(levels), -1, dtype=np.int64)
+    for node, out in known.items():
+        i = rows[node]
+        status[i] = NodeStatus.SOLUTION if out.solution else NodeStatus.NOT_SOLUTION
+        if out.solution:
+            loss[i] = out.value
+        if out.condition:
+            suppressed[i] = out.suppressed
+    return SolutionSpace(tuple(a.name for a in search.attrs), tuple(a.height for a in search.attrs), metric,
+                         np.asarray(levels, dtype=np.int16), status, loss, suppressed,
+                         tuple(int(x) for x in optimum), complete=search.size <= MAX_LISTED,
+                         lattice_nodes=int(search.size), limit=int(limit))

@@ -11,17 +11,18 @@ al. 2009: see ``_lattice``), or applies the one transformation ``levels`` names.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, ReportFact, Role, format_value,
-                         grouping_columns, hookimpl, param, params_to_dict)
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, HierarchyUse, Judgement, Release,
+                         ReportFact, Role, format_value, grouping_columns, hookimpl, param, params_to_dict)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
-                       lattice_size, written_classes)
+                       lattice_size, solution_space, written_classes)
 from .mondrian import _reads_sensitive, _sensitive_view
 
 PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 2009): docs/reference.md
@@ -57,6 +58,7 @@ class GlobalRecoding(Algorithm):
     satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
     releases_sensitive = True
     Params = GlobalRecodingParams
+    uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
 
     @classmethod
     def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
@@ -107,6 +109,7 @@ class GlobalRecoding(Algorithm):
         sens = judge.codes if _reads_sensitive(model) else None
         n_values = judge.n_codes if sens is not None else 1
         objective = Objective(params.metric, attrs, n, params.monotonic)
+        space = None
         if chosen is not None:
             levels = _levels_of(chosen, attrs)
             searched = 1
@@ -136,10 +139,13 @@ class GlobalRecoding(Algorithm):
         value = objective.value(table, written, bound)
         metric = params.metric if params.metric != "discernibility" or params.monotonic else \
             "discernibility:monotonic=false"
+        if chosen is None:
+            space = solution_space(search, metric, levels, limit)
         details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
                                       LOSS_KEY: float(value), "suppressed_records": suppressed,
                                       "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
-        return release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
+        out = release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
+        return out if space is None else dataclasses.replace(out, solution_space=space)
 
 
 def _percent(share: float) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from veil.engine import TABLE, Algorithm, BadInput, Judgement, hookimpl, param
+from veil.engine import TABLE, Algorithm, BadInput, HierarchyUse, Judgement, hookimpl, param
 
 from .mondrian import generalised, group_values, qi_columns
 from .patternka_relational import qis_and_sensitive, relational_gcp
@@ -174,6 +174,7 @@ class HilbertCurve(Algorithm):
     satisfies = (Judgement.GROUP_SIZE,)  # groups of k to 2k−1 records
     releases_sensitive = True
     Params = HilbertParams
+    uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
 
     def run(self, data, model, params, ctx):
         qis, sensitive = qis_and_sensitive(data)

@@ -152,7 +152,11 @@ class _Anonymised:
             nums = self._numbers(col)
             mask = (nums >= value.lo) & ((nums <= value.hi) if value.closed else (nums < value.hi))
         elif isinstance(value, NodeValue):
-            mask[pd.Index(leaves).get_indexer(list(value.leaves))] = True
+            where = self.__dict__.setdefault("_leaf_positions", {})
+            if col not in where:
+                where[col] = {leaf: i for i, leaf in enumerate(leaves)}
+            positions = where[col]
+            mask[[positions.get(leaf, -1) for leaf in value.leaves if leaf in positions]] = True
         else:
             label = value_label(value)
             try:

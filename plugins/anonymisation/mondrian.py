@@ -13,6 +13,13 @@ Numbers are cut at the lower median m: ``x ≤ m`` against ``x > m``; when m is 
 largest value, ``x < m`` against ``x ≥ m`` instead, so a partition with two distinct values can
 always be cut.
 
+A numeric column with a hierarchy attached is cut along it like a category and written as its labels
+(``numbers=hierarchy``; ``numbers=median`` keeps the median cut). A categorical column without a
+hierarchy is put in an order (most frequent value first, or by the target) and cut at its median like
+a number, each group written as the set of values it holds (``categories=set``), or cut along a
+binary hierarchy generated over that order (``categories=hierarchy``), or kept as its value or ``*``
+(``categories=star``): docs/anonymisation.md#mondrian-and-hierarchies.
+
 Every partition's search is independent of the others, so all open partitions are cut at once, one
 attempt each per round, with NumPy over the records (sorts for the medians, lookups in the
 hierarchy's level table for the children): O(n log n) per level of the partition tree.
@@ -31,9 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, TABLE, Algorithm, BadInput, GroupView, Interval,
-                         Judgement, Kind, NodeValue, Release, Role, format_value, grouping_columns, hookimpl, param,
-                         value_label)
+from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, ROOT, TABLE, Algorithm, BadInput, GroupView, Hierarchy,
+                         HierarchyUse, Interval, Judgement, Kind, NodeValue, Release, Role, format_value,
+                         grouping_columns, hookimpl, param, value_label)
 
 GROUP_COLUMN = "group"
 
@@ -44,6 +51,19 @@ class MondrianParams:
                       help="generalise: each quasi-identifier becomes its group's range or hierarchy node; "
                            "bucketise: values stay exact and the sensitive values are released in a second table, "
                            "shuffled within each group (Anatomy)")
+    numbers: str = param("hierarchy", choices=("hierarchy", "median"),
+                         help="a numeric quasi-identifier with a hierarchy attached — hierarchy: cut along it, its "
+                              "groups written as the hierarchy's labels; median: cut at the median and written as "
+                              "ranges, the hierarchy unused (numbers without a hierarchy are always cut at the median)")
+    categories: str = param("set", choices=("set", "hierarchy", "star"),
+                            help="a categorical quasi-identifier without a hierarchy — set: its values are ordered "
+                                 "(see order) and cut at the median, each group written as the set of its values; "
+                                 "hierarchy: cut along a binary hierarchy generated over that order; star: the value "
+                                 "stays or becomes * (a column with a hierarchy is always cut along it)")
+    order: str = param("frequency", choices=("frequency", "target"),
+                       help="how the values of a categorical column without a hierarchy are ordered for categories="
+                            "set or hierarchy — frequency: most frequent first; target: by the share of the "
+                            "target's most frequent class among the value's records")
 
 
 # ---------------------------------------------------------------------------------- columns
@@ -126,14 +146,100 @@ class _Categorical:
         return self._values[key]
 
 
+class _ValueSet:
+    """A categorical quasi-identifier without a hierarchy, its values put in an order (most frequent
+    first, or by the target): cut at the median of that order like a number, each group released as
+    the set of values it holds (``{a, b}``; ``*`` when it holds them all)."""
+
+    categorical = False
+    sets = True
+
+    def __init__(self, name: str, labels: list[str], codes: np.ndarray):
+        self.name = name
+        self.labels = labels  # the values in their order
+        self.codes = codes.astype(np.int64)  # each record's rank in that order
+        self.n_codes = len(labels)
+
+    def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        # the share of the column's values a group may hold: its set's size over the domain, as NCP counts it
+        return np.where(hi > lo, (hi - lo + 1) / max(self.n_codes, 1), 0.0)
+
+    def values(self, ranks) -> NodeValue:
+        """The released value of a group holding the values of these ranks (ascending)."""
+        under = tuple(self.labels[int(r)] for r in ranks)
+        if len(under) == 1:
+            return NodeValue(under[0], under)
+        if len(under) == self.n_codes:
+            return NodeValue(ROOT, under)
+        return NodeValue(set_label(under), under)
+
+
+def set_label(values) -> str:
+    """How a set of categorical values is written: ``{a, b, c}``."""
+    return "{" + ", ".join(values) + "}"
+
+
 def _py(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-def qi_columns(table, qis):
-    """Each quasi-identifier as Mondrian measures it (numeric range or categorical values with their
-    hierarchy); a clear message for a column with missing values. Shared with the relational
-    baselines (Hilbert, relational PatternKa), which measure NCP the same way."""
+def is_numeric(table, name: str) -> bool:
+    """Whether Mondrian and its relational kin read a quasi-identifier as a number."""
+    series = table.frame[name]
+    return table.schema[name].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(series) \
+        and not pd.api.types.is_bool_dtype(series)
+
+
+def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
+    """A categorical column's values in the chosen order (``frequency``: most frequent first;
+    ``target``: by the share of the target's most frequent class among each value's records), ties
+    in order of first appearance; and each record's rank in it."""
+    codes, uniques = pd.factorize(table.frame[name], use_na_sentinel=True)
+    counts = np.bincount(codes, minlength=len(uniques)).astype(float)
+    if order == "target":
+        target = table.schema.target
+        if target is None or target == name:
+            raise BadInput("order=target orders a column's values by the target: mark a column as the target, "
+                           "or choose order=frequency")
+        t, _ = pd.factorize(table.frame[target], use_na_sentinel=True)
+        if (t < 0).any():
+            raise BadInput(f"the target {target!r} has missing values; order=frequency does not need it")
+        top = int(np.bincount(t).argmax())
+        key = np.bincount(codes, weights=(t == top).astype(float), minlength=len(uniques)) / counts
+    else:
+        key = -counts
+    ranked = np.lexsort((np.arange(len(uniques)), key))
+    rank = np.empty(len(ranked), dtype=np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    return [value_label(uniques[i]) for i in ranked], rank[codes]
+
+
+def ordered_hierarchy(labels: list[str], name: str):
+    """A binary hierarchy over values in a given order: level l joins the values whose ranks agree
+    but for their last l bits (halves, quarters, … of the order), each node labelled by its set of
+    values; the root ``*`` above the level where one node holds them all."""
+    m = len(labels)
+    height = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
+    rows = []
+    for r, leaf in enumerate(labels):
+        row = [leaf]
+        for level in range(1, height):
+            start = (r >> level) << level
+            members = labels[start:min(start + (1 << level), m)]
+            row.append(members[0] if len(members) == 1 else set_label(members))
+        rows.append(row + [ROOT])
+    return Hierarchy(rows, name=name)
+
+
+def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "star", order: str = "frequency"):
+    """Each quasi-identifier as Mondrian measures it; a clear message for a column with missing
+    values. Shared with the relational baselines (Hilbert, relational PatternKa), which measure NCP
+    the same way.
+
+    A column with a hierarchy attached is cut along it (a numeric one too, unless ``numbers`` is
+    ``median``); a number without one by its range; a category without one as ``categories`` says:
+    ``star`` (its generated hierarchy, the value or ``*``), ``set`` (:class:`_ValueSet`) or
+    ``hierarchy`` (:func:`ordered_hierarchy`)."""
     cols = []
     for name in qis:
         series = table.frame[name]
@@ -141,9 +247,17 @@ def qi_columns(table, qis):
             raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
                            f"records (the import option “drop records with a missing value”, or --drop-missing on "
                            f"the command line) or fill them before anonymising")
-        numeric = table.schema[name].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(series) \
-            and not pd.api.types.is_bool_dtype(series)
-        cols.append(_Numeric(name, series) if numeric else _Categorical(name, series, table.hierarchy(name)))
+        attached = table.schema[name].hierarchy
+        if is_numeric(table, name):
+            use = attached is not None and numbers == "hierarchy"
+            cols.append(_Categorical(name, series, attached) if use else _Numeric(name, series))
+        elif attached is not None or categories == "star":
+            cols.append(_Categorical(name, series, table.hierarchy(name)))
+        elif categories == "set":
+            cols.append(_ValueSet(name, *value_order(table, name, order)))
+        else:
+            labels, _ = value_order(table, name, order)
+            cols.append(_Categorical(name, series, ordered_hierarchy(labels, name)))
     return cols
 
 
@@ -252,21 +366,22 @@ def judge(model, view):
     return model.plugin.check_groups(view, model.params)
 
 
-def partition(table, model, ctx, *, qis=None, sensitive=None) -> np.ndarray:
+def partition(table, model, ctx, *, qis=None, sensitive=None, params=None) -> np.ndarray:
     """Every record's final Mondrian partition (dense ids 0 … G−1, in order of first appearance).
     ``sensitive``: one column or several (each judged on its own; a cut stands only when the model
     holds on every one), by default every column marked sensitive."""
-    return _partition(table, model, ctx, qis, sensitive)[0]
+    return _partition(table, model, ctx, qis, sensitive, params)[0]
 
 
-def _partition(table, model, ctx, qis, sensitive):
+def _partition(table, model, ctx, qis, sensitive, params=None):
     qis = list(qis if qis is not None else grouping_columns(table))
     if not qis:
         raise BadInput("Mondrian needs quasi-identifiers: mark the columns that identify people as quasi-identifiers")
     n = table.n_rows
     if n == 0:
         raise BadInput("the table has no records to anonymise")
-    cols = qi_columns(table, qis)
+    p = params or MondrianParams()
+    cols = qi_columns(table, qis, numbers=p.numbers, categories=p.categories, order=p.order)
     columns = _sensitive_columns(table, sensitive)
     # the sensitive values tell units apart only when a model reads them (k-anonymity does not)
     reads = _reads_sensitive(model)
@@ -418,27 +533,47 @@ class Mondrian(Algorithm):
     release_variants = {"generalised": {"mode": "generalise"}, "bucketised": {"mode": "bucketise"}}
     releases_sensitive = True
     Params = MondrianParams
+    uses_hierarchies = HierarchyUse.ALL
+
+    @classmethod
+    def hierarchy_use(cls, params) -> HierarchyUse:
+        return HierarchyUse.ALL if params.numbers == "hierarchy" else HierarchyUse.CATEGORICAL
 
     def run(self, data, model, params, ctx):
         if not (getattr(model, "judges_groups", None) or getattr(model.plugin, "judges_groups", False)):
             raise BadInput(f"Mondrian needs a privacy model that judges groups of records, not {model.name}")
         marked = list(data.schema.by_role(Role.SENSITIVE))
         qis = [c for c in grouping_columns(data) if c not in marked]
-        groups, cols = _partition(data, model, ctx, qis, marked)
+        groups, cols = _partition(data, model, ctx, qis, marked, params)
         if params.mode == "bucketise":
             return bucketised(data, qis, marked, groups, ctx.rng)
-        return generalised(data, qis, marked[0] if marked else None, groups, group_values(cols, groups))
+        return generalised(data, qis, marked[0] if marked else None, groups, group_values(cols, groups, ctx.check))
 
 
 def _released(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(cols, groups) -> pd.DataFrame:
-    """One row per group: each quasi-identifier's typed generalised value."""
+def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
+    """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
+    called every few hundred groups)."""
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
+        check()
+        if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
+            pairs = np.unique(groups * col.n_codes + col.codes)
+            cuts = np.searchsorted(pairs, np.arange(1, count) * col.n_codes)
+            values, memo = [], {}
+            for i, p in enumerate(np.split(pairs, cuts)):
+                if i % 256 == 0:
+                    check()
+                key = (p % col.n_codes).tobytes()  # groups often hold the same set: build its value once
+                if key not in memo:
+                    memo[key] = col.values(p % col.n_codes)
+                values.append(memo[key])
+            out[col.name] = values
+            continue
         a, b = _lca(col, col.codes, groups, count) if col.categorical else _extent(col.codes, groups, count, col.n_codes)
         out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
     return pd.DataFrame(out)

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature,
-                         Judgement, Longest, Role, SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine,
+                         HierarchyUse, Judgement, Longest, Role, SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine,
                          param, table_to_items)
 
 from .mondrian import generalised, group_values, qi_columns
@@ -328,6 +328,7 @@ class PatternKaRelational(Algorithm):
     satisfies = (Judgement.GROUP_SIZE,)  # groups of at least k records
     releases_sensitive = True
     Params = RelationalParams
+    uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
 
     def run(self, data, model, params, ctx):
         qis, sensitive = qis_and_sensitive(data)

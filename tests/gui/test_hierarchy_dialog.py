@@ -11,7 +11,7 @@ def test_building_a_hierarchy_previews_its_groups_and_attaches_it(demo_window, q
     dialog = panel.hierarchy_dialog
     n = int(dataset.table.frame["age"].notna().sum())
     assert dialog.kind.currentData() == "intervals" and dialog.tree.model().rowCount() == 1
-    dialog.width.setValue(20)
+    dialog.width.setText("20")
     shown = [int(dialog.preview.item(i, 1).text()) for i in range(dialog.preview.rowCount())]
     assert sum(shown) == n and len(shown) > 1  # every record in exactly one group
     dialog.level.setValue(dialog.level.maximum())
@@ -23,3 +23,35 @@ def test_building_a_hierarchy_previews_its_groups_and_attaches_it(demo_window, q
     with qtbot.waitSignal(dialog.accepted):
         dialog.buttons.button(QDialogButtonBox.Ok).click()
     assert dataset.column("age").hierarchy is not None and dataset.column("age").hierarchy.height >= 2
+
+
+def test_interval_builder_codes_the_ends_previews_live_and_saves_arx_format(demo_window, qtbot, tmp_path):
+    from veil.engine import Hierarchy
+
+    panel, dataset = demo_window.dataset_panel, demo_window.controller.dataset
+    panel.edit_hierarchy("age")
+    dialog = panel.hierarchy_dialog
+    ages = dataset.table.frame["age"]
+    dialog.width.setText("10")
+    dialog.fanout.setValue(2)
+    dialog.bottom.setText("30")
+    dialog.top.setText("80")
+    dialog.level.setValue(1)
+    shown = {dialog.preview.item(i, 0).text(): int(dialog.preview.item(i, 1).text())
+             for i in range(dialog.preview.rowCount())}
+    assert shown["<30"] == int((ages < 30).sum()) and shown[">=80"] == int((ages >= 80).sum())
+    assert shown["30-39"] == int(((ages >= 30) & (ages < 40)).sum()) and sum(shown.values()) == len(ages)
+    dialog.top.setText("twenty")
+    assert "top coding must be a number" in dialog.problem.text()
+    assert not dialog.save_button.isEnabled() and not dialog.buttons.button(QDialogButtonBox.Ok).isEnabled()
+    dialog.top.setText("20")
+    assert "must lie below top coding" in dialog.problem.text()
+    dialog.top.setText("80")
+    dialog.resize(900, 700)
+    dialog.grab().save(str(tmp_path / "dialog.png"))
+    dialog.save_to(str(tmp_path / "age.csv"))
+    saved = Hierarchy.from_arx_csv(tmp_path / "age.csv", name="age")
+    assert saved == Hierarchy.intervals(ages, width=10, fanout=2, bottom=30, top=80, name="age")
+    with qtbot.waitSignal(dialog.accepted):
+        dialog.buttons.button(QDialogButtonBox.Ok).click()
+    assert dataset.column("age").hierarchy == saved

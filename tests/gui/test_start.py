@@ -68,8 +68,9 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
     assert window.config_dock.widget() is window.config_panel
     assert window.runs_dock.widget() is window.runs_panel
     assert [window.tabs.widget(i) for i in range(window.tabs.count())] == [
-        window.dataset_panel, window.chart_panel, window.ranking_panel, window.release_panel]
+        window.dataset_panel, window.chart_panel, window.ranking_panel, window.release_panel, window.lattice_view]
     assert not window.tabs.isTabVisible(window.tabs.indexOf(window.ranking_panel))  # nothing ranked yet
+    assert not window.tabs.isTabVisible(window.tabs.indexOf(window.lattice_view))  # no lattice searched yet
     assert not [w for w in window.findChildren(QObject, "waiting") if w.isVisible()]
     assert window.actions.run.isEnabled() and window.actions.open.isEnabled()
     qtbot.waitUntil(lambda: bool(titles), timeout=30_000)

@@ -481,3 +481,40 @@ def test_the_search_judges_every_sensitive_column(seed, suppression, model):
     best = search(table, [model], suppression, "loss")
     assert best.verdict.holds and all(v.holds for _, v in best.verdict.by_column)
     assert best.release.details["generalisation"]["loss"] == pytest.approx(min(losses.values()))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("models", MODELS[:4], ids=lambda m: "+".join(m))
+@pytest.mark.parametrize("suppression", [0.0, 0.15])
+def test_the_solution_space_says_what_the_exhaustive_oracle_says(seed, models, suppression):
+    """Every node the release's solution space calls a solution is one, with the oracle's metric and
+    suppression; every node it calls no solution is none; the optimum is the oracle's; the frontier
+    holds the solutions no other beats on both suppression and metric."""
+    from veil.engine import NodeStatus
+
+    table = random_table(seed)
+    results = oracle(table, models, suppression)
+    best = optimum(results, "loss")
+    if best is None:
+        return
+    space = search(table, models, suppression, "loss").release.solution_space
+    assert space.columns == ("town", "age", "job") and space.complete and space.n_nodes == len(results)
+    assert space.optimum == best[2] and space.status[space.index(best[2])] == NodeStatus.SOLUTION
+    for i, levels in enumerate(map(tuple, space.levels.tolist())):
+        status, truth = NodeStatus(int(space.status[i])), results[levels]
+        if status is NodeStatus.SOLUTION:
+            assert truth is not None and space.loss[i] == pytest.approx(truth["loss"], rel=1e-9, abs=1e-12)
+            assert space.suppressed[i] == truth["suppressed"]
+        elif status is NodeStatus.NOT_SOLUTION:
+            assert truth is None, levels
+    listed = np.flatnonzero(space.status == NodeStatus.SOLUTION)
+    frontier = set(space.frontier().tolist())
+    for i in listed:  # on the frontier exactly when no listed solution is at least as good on both and better on one
+        beaten = any(space.suppressed[j] <= space.suppressed[i] and space.loss[j] < space.loss[i] or
+                     space.suppressed[j] < space.suppressed[i] and space.loss[j] <= space.loss[i] for j in listed)
+        assert (i in frontier) == (not beaten) or (not beaten and any(
+            space.suppressed[j] == space.suppressed[i] and space.loss[j] == space.loss[i] for j in frontier)), i
+    assert space.params_for(best[2]) == {"levels": ";".join(f"{c}:{l}" for c, l in zip(space.columns, best[2]))}
+    again = search(table, models, suppression, "loss", levels=space.params_for(best[2])["levels"]).release
+    assert again.solution_space is None and again.details["generalisation"]["levels"] == dict(
+        zip(space.columns, best[2]))

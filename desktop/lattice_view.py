@@ -1,0 +1,206 @@
+"""The solution space of a run that searched a lattice of generalisation levels:
+the lattice drawn level by level, each node coloured by what the search knows of it, and the
+frontier of its solutions, suppressed records against information loss. Clicking a node shows it;
+"Release this transformation" runs the method again on that node alone.
+
+Fed only by the engine's typed :class:`~veil.engine.SolutionSpace` on a release: the view knows no
+method. Matplotlib is imported when the view first draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from veil.engine import NodeStatus, SolutionSpace
+
+COLOURS = {NodeStatus.SOLUTION: "#2e7d32", NodeStatus.NOT_SOLUTION: "#c62828", NodeStatus.NOT_CHECKED: "#b0b0b0"}
+EDGE_LIMIT = 1500  # nodes up to which the lattice's edges (one level up in one column) are drawn
+NONE_YET = "Select a finished run whose method searched a lattice of generalisation levels."
+
+
+def lattice_layout(space: SolutionSpace) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's place: its height (the sum of its levels) upwards, and across, its rank among the
+    nodes of that height (ordered by their levels), centred and spread to the widest height's width."""
+    height = space.height()
+    x = np.zeros(space.n_nodes)
+    widest = max(int(np.bincount(height).max()), 1) if space.n_nodes else 1
+    order = np.lexsort(tuple(space.levels[:, j] for j in range(space.levels.shape[1] - 1, -1, -1)) + (height,))
+    for h in np.unique(height):
+        rows = order[height[order] == h]
+        count = len(rows)
+        x[rows] = (np.arange(count) - (count - 1) / 2) * (widest / max(count, 1)) / max(widest, 1)
+    return x, height.astype(float)
+
+
+def lattice_edges(space: SolutionSpace) -> list[tuple[int, int]]:
+    """Pairs of listed nodes one level apart in exactly one column."""
+    where = {tuple(row): i for i, row in enumerate(space.levels.tolist())}
+    edges = []
+    for i, row in enumerate(space.levels.tolist()):
+        for j in range(len(row)):
+            up = list(row)
+            up[j] += 1
+            k = where.get(tuple(up))
+            if k is not None:
+                edges.append((i, k))
+    return edges
+
+
+class SolutionSpaceView(QWidget):
+    """The lattice and the frontier of one run's solution space, a node chosen by clicking."""
+
+    node_selected = Signal(int)  # the row of the node chosen
+    apply_requested = Signal(object)  # method parameters that release the chosen node
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.space: SolutionSpace | None = None
+        self.selected: int | None = None
+        self._figure = self._canvas = None
+        self._points: dict = {}  # matplotlib artist -> the node rows it draws
+        self.summary = QLabel(NONE_YET)
+        self.summary.setWordWrap(True)
+        self.node_text = QLabel("")
+        self.node_text.setWordWrap(True)
+        self.apply_button = QPushButton("Release this transformation")
+        self.apply_button.setToolTip("Run the method again on the chosen node alone, with the same data and models")
+        self.apply_button.setEnabled(False)
+        self.apply_button.clicked.connect(self._apply)
+        self._plot_layout = QVBoxLayout()
+        self._plot_layout.setContentsMargins(0, 0, 0, 0)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.node_text, 1)
+        bottom.addWidget(self.apply_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addLayout(self._plot_layout, 1)
+        layout.addLayout(bottom)
+
+    # -- what is shown --------------------------------------------------------------------------
+    def show_space(self, title: str, space: SolutionSpace | None) -> None:
+        """Show ``space`` (None: the run searched no lattice)."""
+        self.space, self.selected = space, None
+        if space is None:
+            self.summary.setText(NONE_YET if not title else f"{title}: its method searched no lattice of "
+                                                             f"generalisation levels.")
+            self.node_text.setText("")
+            self.apply_button.setEnabled(False)
+            if self._figure is not None:
+                self._figure.clear()
+                self._canvas.draw_idle()
+            return
+        counts = np.bincount(space.status.astype(np.int64), minlength=3)
+        listed = "" if space.complete else f" (the {space.n_nodes:,} it evaluated are drawn)"
+        self.summary.setText(
+            f"{title}: {space.lattice_nodes:,} transformations{listed}: {counts[NodeStatus.SOLUTION]:,} solutions, "
+            f"{counts[NodeStatus.NOT_SOLUTION]:,} not solutions, {counts[NodeStatus.NOT_CHECKED]:,} not checked "
+            f"(pruned: none of them can beat the optimum on {space.metric}). Click a node to see it.")
+        optimum = space.index(space.optimum) if space.optimum is not None else None
+        self.select(optimum) if optimum is not None else self._draw()
+
+    def select(self, row: int | None) -> None:
+        """Choose a node (its row in the space): describe it, enable releasing it, mark it."""
+        space = self.space
+        if space is None:
+            return
+        self.selected = row
+        if row is None:
+            self.node_text.setText("")
+            self.apply_button.setEnabled(False)
+        else:
+            self.node_text.setText(space.describe(row))
+            self.apply_button.setEnabled(int(space.status[row]) != NodeStatus.NOT_SOLUTION)
+            self.node_selected.emit(row)
+        self._draw()
+
+    def _apply(self) -> None:
+        if self.space is not None and self.selected is not None:
+            self.apply_requested.emit(self.space.params_for(self.space.levels[self.selected]))
+
+    # -- drawing --------------------------------------------------------------------------------
+    @property
+    def figure(self):
+        return self._plot()[0]
+
+    def _plot(self):
+        if self._canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            self._figure = Figure(figsize=(9, 4.5), layout="constrained")
+            self._canvas = FigureCanvasQTAgg(self._figure)
+            self._plot_layout.addWidget(self._canvas, 1)
+            self._canvas.mpl_connect("pick_event", self._picked)
+        return self._figure, self._canvas
+
+    def _draw(self) -> None:
+        figure, canvas = self._plot()
+        figure.clear()
+        self._points = {}
+        space = self.space
+        if space is None or not space.n_nodes:
+            canvas.draw_idle()
+            return
+        lattice, frontier = figure.subplots(1, 2, width_ratios=[3, 2])
+        self._draw_lattice(lattice, space)
+        self._draw_frontier(frontier, space)
+        canvas.draw_idle()
+
+    def _draw_lattice(self, ax, space: SolutionSpace) -> None:
+        x, y = lattice_layout(space)
+        if space.n_nodes <= EDGE_LIMIT:
+            for a, b in lattice_edges(space):
+                ax.plot([x[a], x[b]], [y[a], y[b]], color="#dddddd", linewidth=0.6, zorder=1)
+        solutions = space.status == NodeStatus.SOLUTION
+        loss = space.loss[solutions]
+        span = float(np.nanmax(loss) - np.nanmin(loss)) if len(loss) else 0.0
+        small = 14 if space.n_nodes > 2000 else 36
+        for status in NodeStatus:
+            rows = np.flatnonzero(space.status == status)
+            if not len(rows):
+                continue
+            size = np.full(len(rows), float(small))
+            if status is NodeStatus.SOLUTION and span > 0:  # less loss, larger point
+                size = small * (1.0 + 2.0 * (np.nanmax(loss) - space.loss[rows]) / span)
+            points = ax.scatter(x[rows], y[rows], s=size, c=COLOURS[status], label=status.words, zorder=2,
+                                picker=True, pickradius=4, edgecolors="none")
+            self._points[points] = rows
+        self._mark(ax, x, y, space)
+        ax.set_ylabel("height (sum of the levels)")
+        ax.set_xticks([])
+        ax.set_title("Lattice of transformations", fontsize=10)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=5, fontsize=8, frameon=False)
+
+    def _draw_frontier(self, ax, space: SolutionSpace) -> None:
+        rows = np.flatnonzero(space.status == NodeStatus.SOLUTION)
+        x, y = space.suppressed.astype(float), space.loss
+        if len(rows):
+            points = ax.scatter(x[rows], y[rows], s=18, c=COLOURS[NodeStatus.SOLUTION], alpha=0.6, picker=True,
+                                pickradius=4, edgecolors="none", label="solutions")
+            self._points[points] = rows
+            best = space.frontier()
+            ax.step(x[best], y[best], where="post", color="#1b5e20", linewidth=1.2, label="frontier")
+        self._mark(ax, x, y, space)
+        ax.set_xlabel("records suppressed")
+        ax.set_ylabel(f"{space.metric} (lower keeps more)")
+        ax.set_title("Solutions: suppression against information loss", fontsize=10)
+        ax.legend(loc="upper right", fontsize=8, frameon=False)
+
+    def _mark(self, ax, x, y, space: SolutionSpace) -> None:
+        optimum = space.index(space.optimum) if space.optimum is not None else None
+        if optimum is not None:
+            ax.scatter([x[optimum]], [y[optimum]], s=220, marker="*", c="#f9a825", edgecolors="black",
+                       linewidths=0.8, zorder=4, label="optimum")
+        if self.selected is not None:
+            ax.scatter([x[self.selected]], [y[self.selected]], s=160, facecolors="none", edgecolors="#1565c0",
+                       linewidths=2.0, zorder=5, label="chosen")
+
+    def _picked(self, event) -> None:
+        rows = self._points.get(event.artist)
+        indices = getattr(event, "ind", None)
+        if rows is None or indices is None or not len(indices):
+            return
+        self.select(int(rows[int(indices[0])]))
