@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets"
 OUT = ROOT / "docs" / "fwell"
 EPSILONS = [10.0 ** e for e in range(-8, 1)]
-EXTENDED = [10.0 ** e for e in range(-8, 6)]  # --extended: past the paper's range, to where the noise fades
 EPSILON_FEATURES = 0.01
 # Private FWELL's λ is fixed in advance: Veil's default (core.PRIVATE_LAMBDA) and 0.01, both from the grid
 PRIVATE_LAMBDAS = (core.PRIVATE_LAMBDA, 0.01)
@@ -267,6 +266,36 @@ def summarise(frame: pd.DataFrame, info: dict) -> dict:
     return out
 
 
+def markdown_tables(summary: pd.DataFrame) -> str:
+    """The tables of docs/fwell.md from the summary."""
+    order = [d for d in DATASETS if d in set(summary["dataset"])]
+    rows = summary.set_index("dataset").loc[order]
+    out = ["| dataset | classifier | FWELL, λ in fold (margin loss) | FWELL, λ in fold (accuracy) | random 10 % | "
+           "Private λ = 1, ε = 1 | ε = 0.01 | ε = 1e-4 | ε = 1e-8 | Private λ = 0.01, ε = 1 | ε = 0.01 |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows.iterrows():
+        for clf, short in CLASSIFIERS.items():
+            cells = [r[f"{clf} FWELL"], r.get(f"{clf} FWELL (λ by accuracy)", np.nan), r[f"{clf} random"],
+                     *(r[f"{clf} λ=1 ε={e:g}"] for e in (1.0, 1e-2, 1e-4, 1e-8)),
+                     *(r[f"{clf} λ=0.01 ε={e:g}"] for e in (1.0, 1e-2))]
+            out.append(f"| {name} | {short} | " + " | ".join("–" if pd.isna(c) else f"{c:.3f}" for c in cells) + " |")
+    out += ["", "| dataset | n × d | λ chosen in the 10 training folds | ‖w‖ (that λ) | ε where E‖b‖ = ‖w‖, λ = 0.01 | "
+            "λ = 1 | large-λ limit 4d/(n‖z̄‖) | draws | seconds |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows.iterrows():
+        out.append(f"| {name} | {int(r['records'])} × {int(r['features'])} | {r['lambda_in_folds']} | "
+                   f"{r['lbfgs_weight_norm']:.1f} | {r['epsilon_noise_equals_weights_lambda_0.01']:.3g} | "
+                   f"{r['epsilon_noise_equals_weights_lambda_1']:.3g} | **{r['large_lambda_epsilon']:.3g}** | "
+                   f"{int(r['repeats'])} | {r['seconds']:.0f} |")
+    out += ["", "| dataset | classifier | FWELL − random | FWELL − Private λ = 1 | FWELL − Private λ = 0.01 |",
+            "|---|---|---:|---:|---:|"]
+    for name, r in rows.iterrows():
+        for clf, short in CLASSIFIERS.items():
+            out.append(f"| {name} | {short} | {r[f'{clf} features gap random']:+.3f} | "
+                       f"{r[f'{clf} features gap Private FWELL λ=1']:+.3f} | "
+                       f"{r[f'{clf} features gap Private FWELL λ=0.01']:+.3f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, from: " + ", ".join(DATASETS))
@@ -274,25 +303,22 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-accuracy-lambda", action="store_true",
                    help="skip FWELL with λ chosen by inner-CV accuracy (a margin search per inner fold: slow on BASEHOCK)")
-    p.add_argument("--extended", action="store_true",
-                   help="ε from 1e-8 to 1e5 (past the paper's range); writes <dataset>_extended.* and no summary row")
+    p.add_argument("--tables", action="store_true", help="print docs/fwell.md's tables from the summary and stop")
     args = p.parse_args(argv)
+    if args.tables:
+        print(markdown_tables(pd.read_csv(OUT / "results" / "summary.csv")))
+        return 0
     (OUT / "results").mkdir(parents=True, exist_ok=True)
     (OUT / "figures").mkdir(parents=True, exist_ok=True)
     summary_path = OUT / "results" / "summary.csv"
-    summary = pd.read_csv(summary_path) if summary_path.exists() else pd.DataFrame()
     for name in [s.strip() for s in args.datasets.split(",") if s.strip()]:
         print(f"{name} …", file=sys.stderr)
-        frame, info = run_dataset(name, args.repeats, args.seed, EXTENDED if args.extended else EPSILONS,
-                                  not args.no_accuracy_lambda)
-        if args.extended:
-            frame.to_csv(OUT / "results" / f"{name}_extended.csv", index=False)
-            plot_epsilon(frame, name, OUT / "figures" / f"{name}_epsilon_extended.png")
-            continue
+        frame, info = run_dataset(name, args.repeats, args.seed, EPSILONS, not args.no_accuracy_lambda)
         frame.to_csv(OUT / "results" / f"{name}.csv", index=False)
         plot_epsilon(frame, name, OUT / "figures" / f"{name}_epsilon.png")
         plot_features(frame, name, OUT / "figures" / f"{name}_features.png")
         row = summarise(frame, info)
+        summary = pd.read_csv(summary_path) if summary_path.exists() else pd.DataFrame()  # another run may have written
         if not summary.empty:
             summary = summary[summary["dataset"] != name]
         summary = pd.concat([summary, pd.DataFrame([row])], ignore_index=True)
