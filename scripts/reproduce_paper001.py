@@ -5,7 +5,9 @@ the table docs/anonymisation.md shows.
     .venv/bin/python scripts/reproduce_paper001.py [--results DIR]
 
 With ``--results DIR`` the studies are not run again: DIR/<k|l|t|delta>/results.csv (written by
-``veil study resources/studies/paper001_<x>.json --out DIR/<x>``) are read instead.
+``veil study resources/studies/paper001_<x>.json --out DIR/<x>``) are read instead. With
+``--run t_queries`` (names comma-separated) only those studies run again; the others are read back
+from docs/results/paper001_results.csv.
 """
 
 from __future__ import annotations
@@ -28,10 +30,16 @@ PARTS = {"k": "k", "l": "l", "t": "t", "delta": "delta", "t_queries": "t"}
 PAPER_K5000 = (0.086, 0.0288)
 
 
-def results(source: Path | None) -> pd.DataFrame:
+def results(source: Path | None, only: set[str] | None = None) -> pd.DataFrame:
+    """Every study's long results; with ``only``, just those studies are run again and the others are
+    read back from docs/results/paper001_results.csv."""
     frames = []
     registry = make_registry()
+    kept = pd.read_csv(DOCS / "results" / "paper001_results.csv") if only else None
     for name, key in PARTS.items():
+        if only and name not in only:  # (t and t_queries share a parameter: a metric both ask is read twice)
+            frames.append(kept[(kept["parameter"] == key) & kept["metric"].isin(_metrics_of(name))])
+            continue
         if source is not None:
             path = source / name / "results.csv"
             if not path.exists():
@@ -44,6 +52,10 @@ def results(source: Path | None) -> pd.DataFrame:
         frame["parameter"] = key
         frames.append(frame[["label", "parameter", "setting", "metric", "value", "seconds", "error"]])
     return pd.concat(frames, ignore_index=True)
+
+
+def _metrics_of(name: str) -> list[str]:
+    return [str(m) for m in Study.load(STUDIES / f"paper001_{name}.json").metrics]
 
 
 def wide(long: pd.DataFrame) -> pd.DataFrame:
@@ -114,7 +126,8 @@ def trivial_uloss() -> tuple[int, float]:
 
 def main(argv: list[str]) -> None:
     source = Path(argv[argv.index("--results") + 1]) if "--results" in argv else None
-    long = results(source)
+    only = set(argv[argv.index("--run") + 1].split(",")) if "--run" in argv else None
+    long = results(source, only)
     (DOCS / "results").mkdir(parents=True, exist_ok=True)
     long.to_csv(DOCS / "results" / "paper001_results.csv", index=False)
     points = wide(long)
