@@ -59,6 +59,7 @@ class DataSource:
     drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
     columns: tuple[str, ...] | None = None  # keep only these columns, in this order
     hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
+    recode: dict = field(default_factory=dict)  # column -> {cell text: new text} (adult.test's "<=50K." is "<=50K")
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
@@ -79,7 +80,8 @@ class DataSource:
             data = read_data(registry, self.path, self.options())
         else:
             raise BadInput("no data: give a file or choose the demo data")
-        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.columns):
+        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.columns
+                                        or self.recode):
             data = self._reshaped(registry, data)
         if isinstance(data, Table):
             for column, path in self.hierarchies.items():
@@ -98,7 +100,7 @@ class DataSource:
         return data
 
     def _reshaped(self, registry, table: Table) -> Table:
-        """The table with the appended files' rows, missing values dropped and columns kept."""
+        """The table with the appended files' rows, values recoded, missing values dropped and columns kept."""
         frames, hashes = [table.frame], [table.sha256 or ""]
         for extra in self.append:
             names = self.names or (tuple(table.frame.columns) if extra.header is False else None)
@@ -110,6 +112,10 @@ class DataSource:
             frames.append(more.frame)
             hashes.append(more.sha256 or "")
         frame = pd.concat(frames, ignore_index=True)
+        for column, mapping in self.recode.items():
+            if column not in frame.columns:
+                raise BadInput(f"recode: no column named {column!r}; columns are {', '.join(frame.columns)}")
+            frame[column] = frame[column].replace(mapping)
         if self.missing:
             frame = frame.mask(frame.isin(list(self.missing)))
         if self.drop_missing:
@@ -138,7 +144,7 @@ class DataSource:
              "roles": dict(self.roles), "kinds": dict(self.kinds),
              "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
              "drop_missing": self.drop_missing or None, "columns": list(self.columns) if self.columns else None,
-             "hierarchies": dict(self.hierarchies)}
+             "hierarchies": dict(self.hierarchies), "recode": {c: dict(m) for c, m in self.recode.items()}}
         kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
         if self.header is False:
             kept["header"] = False
@@ -166,6 +172,11 @@ class DataSource:
         hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute()
                        and not is_hierarchy_spec(f) else f for c, f in hierarchies.items()}
         missing = get(d, "missing", list, [], where="data")
+        recode = get(d, "recode", dict, {}, where="data")
+        for column, mapping in recode.items():
+            if not isinstance(mapping, Mapping) or not all(isinstance(v, str) for v in (*mapping, *mapping.values())):
+                raise BadInput(f"recode of {column!r} must map cell texts to texts, such as "
+                               f"{{\"<=50K.\": \"<=50K\"}}, got {mapping!r}")
         columns = get(d, "columns", list, None, where="data")
         return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),
                    names=tuple(names) if names else None,
@@ -174,7 +185,8 @@ class DataSource:
                    skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")), roles=roles, kinds=kinds,
                    append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
                    drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
-                   columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies)
+                   columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies,
+                   recode={str(c): dict(m) for c, m in recode.items()})
 
 
 def _text_list(d: Mapping, key: str) -> list[str]:

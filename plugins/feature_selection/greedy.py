@@ -20,7 +20,7 @@ from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMa
 
 
 from ..weighting.fwell import private_fwell_weights
-from ..weighting._fwell import ranking
+from ..weighting._fwell import PRIVATE_LAMBDA, ranking
 from ._common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
                         split_label_counts)
 
@@ -99,9 +99,9 @@ class HamDistParams:
                             "ε-differentially private weights (paper 003), so the ranking itself is private")
     epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
                            help="with score = private-fwell: the privacy budget ε of the ranking")
-    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
-                              help="with score = private-fwell: FWELL's λ (empty: cross-validated on the data, "
-                                   "which the ε claim does not cover)")
+    lam: float = param(PRIVATE_LAMBDA, minimum=0, exclusive_minimum=True, label="λ",
+                       help="with score = private-fwell: FWELL's λ, fixed in advance (choosing it on the data "
+                            "is not covered by ε)")
 
 
 def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip", skip_zero_score: bool = True,

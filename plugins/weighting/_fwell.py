@@ -26,6 +26,9 @@ from veil.engine import BadInput, BinaryMatrix, Kind, Table
 
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+# Private FWELL's λ, fixed in advance (choosing it on the data would spend privacy the ε claim does not
+# cover): the grid's largest value, which gives the least noise relative to the weights (docs/fwell.md)
+PRIVATE_LAMBDA = 1.0
 WORKING_MEMORY_MB = 256  # distance rows computed at once
 CHUNK_STEPS = 2_000_000  # row × row × feature steps of the distance search between two cancellation checks
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
@@ -321,6 +324,31 @@ def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, 
         lam, losses = choose_lambda(z, codes, seed=seed, check=check)
     sol = solve(z, float(lam), solver, check)
     return Weights(names, sol.w, float(lam), sol, len(codes), losses)
+
+
+def fold_weights(x, codes: np.ndarray, train: np.ndarray, lam: float | None = None, solver: str = "lbfgs",
+                 seed: int = 0) -> Weights:
+    """FWELL's weights of the training rows ``train`` of (x, codes) alone: the margins are built among the
+    training records and, when ``lam`` is empty, λ is cross-validated on those margins only, so nothing of
+    the held-out records reaches the ranking (the paper's protocol: λ tuned inside each training fold)."""
+    train = np.asarray(train)
+    sub_codes = np.asarray(codes)[train]
+    z = margins(x[train], sub_codes)
+    losses = None
+    if lam is None:
+        lam, losses = choose_lambda(z, sub_codes, seed=seed)
+    sol = solve(z, float(lam), solver)
+    return Weights([str(i) for i in range(z.shape[1])], sol.w, float(lam), sol, len(train), losses)
+
+
+def large_lambda_epsilon(z: np.ndarray) -> float:
+    """The ε at which the expected noise norm equals the weights' norm as λ grows without bound.
+
+    For large λ the minimiser is w ≈ z̄/(2λ) (one gradient step from w = 0, where the loss's gradient is
+    −z̄/2), so ‖w‖ ≈ ‖z̄‖/(2λ), while E‖b‖ = d · 2/(nελ); they are equal at ε = 4d/(n‖z̄‖), whatever λ.
+    Below this ε no λ makes the noise smaller than the weights."""
+    n, d = z.shape
+    return 4.0 * d / (n * float(np.linalg.norm(np.asarray(z.mean(axis=0)).ravel())))
 
 
 def fwell_arrays(x, y, lam: float, solver: str = "lbfgs") -> np.ndarray:

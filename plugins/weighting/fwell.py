@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BinaryMatrix, Judgement, MemoryCost, Recipe, Table, feature_subset,
+from veil.engine import (BINARY, TABLE, Algorithm, BadInput, BinaryMatrix, Judgement, MemoryCost, Recipe, Table,
+                         feature_subset,
                          feature_weights, hookimpl, param)
 
 from . import _fwell as core
@@ -46,9 +47,9 @@ class FwellParams:
 class PrivateFwellParams:
     epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
                            help="privacy budget ε of the weights: noise ‖b‖ ~ Gamma(d, 2/(nελ))")
-    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
-                              help="regularisation λ (larger λ, less noise, smoother weights); empty = chosen by "
-                                   "cross-validation on the data, which the ε claim does not cover")
+    lam: float = param(core.PRIVATE_LAMBDA, minimum=0, exclusive_minimum=True, label="λ",
+                       help="regularisation λ, fixed in advance (choosing it on the data is not covered by ε); "
+                            "a larger λ means less noise relative to the weights")
     solver: str = param("lbfgs", choices=("lbfgs", "paper-gd"),
                         help="lbfgs: the exact minimiser the sensitivity proof needs; paper-gd: the paper's steps "
                              "(not a minimiser, so the sensitivity bound is not guaranteed)")
@@ -139,7 +140,7 @@ def noise_source(ctx):
     return core.SecureSource() if getattr(ctx, "mode", "study") == "release" else core.SeededSource(ctx.rng)
 
 
-def assumptions(lam_from_cv: bool, source, model_name: str | None, solver: str) -> list[str]:
+def assumptions(source, model_name: str | None, solver: str) -> list[str]:
     """Plain sentences stating what the ε guarantee rests on (the caveat of docs/reference.md#feature-weighting
     first)."""
     said = [
@@ -157,9 +158,6 @@ def assumptions(lam_from_cv: bool, source, model_name: str | None, solver: str) 
     if solver != "lbfgs":
         said.append("The weights come from the paper's gradient steps, not from the exact minimiser the "
                     "sensitivity bound is proved for: the ε claim needs solver = lbfgs.")
-    if lam_from_cv:
-        said.append("λ was not set, so it was chosen by cross-validation on the same data: a non-private choice "
-                    "(set λ in advance for the ε claim to cover everything released).")
     if isinstance(source, core.SeededSource):
         said.append("The noise came from the seeded generator (study mode): anyone who knows the seed, which "
                     "the manifest records, can remove it. Such a release is for studies only, never for "
@@ -172,17 +170,21 @@ def assumptions(lam_from_cv: bool, source, model_name: str | None, solver: str) 
     return said
 
 
-def private_fwell_weights(data, epsilon: float, lam, solver: str, model_name: str | None, ctx):
+def private_fwell_weights(data, epsilon: float, lam: float, solver: str, model_name: str | None, ctx):
     """(noisy weights, feature names, details) of Private FWELL on ``data``: the one place the noise is
-    drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``."""
-    found = _weights(data, lam, solver, ctx)
+    drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``. λ is fixed in
+    advance, never chosen on the data (that choice would not be covered by ε)."""
+    if lam is None or not float(lam) > 0:
+        raise BadInput("Private FWELL needs λ fixed in advance (a positive number): choosing it on the data is "
+                       "not covered by ε")
+    found = _weights(data, float(lam), solver, ctx)
     ctx.progress(0.7, "Private FWELL: noise")
     source = noise_source(ctx)
     noisy = core.private_weights(found.w, found.n, epsilon, found.lam, source)
-    said = assumptions(lam is None, source, model_name, solver)
+    said = assumptions(source, model_name, solver)
     details = {"epsilon_spent": epsilon, "assumptions": said, "noise_source": source.name,
                "context_mode": getattr(ctx, "mode", "study"), "lambda": found.lam,
-               "lambda_source": "user" if lam is not None else "cross-validation (not private)",
+               "lambda_source": "fixed in advance",
                "sensitivity": 2.0 / (found.n * found.lam), "noise_scale": core.noise_scale(found.n, epsilon, found.lam),
                "records": found.n, "features": len(found.names), "solver": solver,
                "weights": _weight_table(found.names, noisy)}

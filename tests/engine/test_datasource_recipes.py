@@ -36,6 +36,26 @@ def test_bad_recipes_are_refused_naming_the_field(tmp_path):
                              tmp_path).load(make_registry())
 
 
+
+def test_recode_maps_cell_texts_after_appending(tmp_path):
+    # adult.test's labels carry a trailing dot: recoding merges them with adult.data's
+    (tmp_path / "a.csv").write_text("age,income\n30,<=50K\n40,>50K\n")
+    (tmp_path / "b.csv").write_text("|1x3 Cross validator\n50,<=50K.\n60,>50K.\n70,>50K\n")
+    spec = {"path": "a.csv", "append": [{"path": "b.csv", "skip_rows": 1, "header": False}],
+            "recode": {"income": {"<=50K.": "<=50K", ">50K.": ">50K"}}, "target": "income"}
+    source = DataSource.from_dict(spec, tmp_path)
+    table = source.load(make_registry())
+    assert table.frame["income"].tolist() == ["<=50K", ">50K", "<=50K", ">50K", ">50K"]
+    assert table.frame["age"].tolist() == [30, 40, 50, 60, 70]
+    again = DataSource.from_dict(source.to_dict()).load(make_registry())
+    assert again.frame.equals(table.frame)
+    plain = DataSource.from_dict({k: v for k, v in spec.items() if k != "recode"}, tmp_path).load(make_registry())
+    assert set(plain.frame["income"]) == {"<=50K", ">50K", "<=50K.", ">50K."}
+    with pytest.raises(BadInput, match="recode: no column named 'salary'"):
+        DataSource.from_dict({"path": "a.csv", "recode": {"salary": {"a": "b"}}}, tmp_path).load(make_registry())
+    with pytest.raises(BadInput, match="recode of 'income' must map cell texts"):
+        DataSource.from_dict({"path": "a.csv", "recode": {"income": ["<=50K."]}}, tmp_path)
+
 @pytest.mark.dataset
 def test_the_paper_001_adult_table_has_45222_records(datasets_dir):
     import json

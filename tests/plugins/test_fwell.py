@@ -220,6 +220,60 @@ def test_lambda_is_chosen_by_cross_validation_when_empty(registry):
     assert details["lambda_losses"][details["lambda"]] == min(details["lambda_losses"].values())
 
 
+def test_lambda_tuned_in_a_training_fold_never_sees_the_held_out_records():
+    # The held-out records are replaced by wild values: a λ search or margins built on all rows would move
+    # (the wild rows become nearest neighbours and change every margin); the training fold's must not.
+    rng = np.random.default_rng(21)
+    n, d = 90, 5
+    codes = rng.integers(0, 2, n)
+    x = rng.normal(size=(n, d))
+    x[:, 0] += 1.5 * codes
+    train, test = np.arange(0, 60), np.arange(60, 90)
+    found = core.fold_weights(x, codes, train, seed=0)
+    wild = x.copy()
+    wild[test] = rng.normal(scale=50.0, size=(len(test), d))
+    flipped = codes.copy()
+    flipped[test] = 1 - flipped[test]
+    again = core.fold_weights(wild, flipped, train, seed=0)
+    assert found.lam == again.lam and found.lambda_losses == again.lambda_losses
+    np.testing.assert_array_equal(found.w, again.w)
+    # the same as FWELL on the training records alone, λ chosen by the same rule
+    alone = core.fwell(Table.from_frame(pd.DataFrame(x[train], columns=[f"f{i}" for i in range(d)])
+                                        .assign(label=codes[train]), roles={"label": Role.TARGET}), seed=0)
+    assert alone.lam == found.lam
+    np.testing.assert_allclose(alone.w, found.w, atol=1e-9)
+    # and the oracle: had the search seen every row, λ's losses would differ
+    everything = core.choose_lambda(core.margins(wild, flipped), flipped, seed=0)[1]
+    assert everything != found.lambda_losses
+
+
+def test_large_lambda_limit_is_where_the_noise_norm_meets_the_weights():
+    # ε* = 4d/(n‖z̄‖): at λ large, E‖b‖ = 2d/(nε*λ) equals ‖w_λ‖ to within the first-order error
+    rng = np.random.default_rng(22)
+    z = random_margins(rng, 200, 7) + 0.2
+    z = core.normalise_rows(z)
+    eps = core.large_lambda_epsilon(z)
+    n, d = z.shape
+    np.testing.assert_allclose(eps, 4 * d / (n * np.linalg.norm(z.mean(axis=0))))
+    lam = 1e3
+    w = core.solve_lbfgs(z, lam).w
+    expected_noise = d * core.noise_scale(n, eps, lam)  # mean of Gamma(d, scale)
+    assert abs(expected_noise / np.linalg.norm(w) - 1.0) < 1e-3
+
+
+def test_private_fwell_fixes_lambda_in_advance(registry):
+    from veil.engine import BadInput
+    from veil.plugins.weighting.fwell import private_fwell_weights
+
+    result = execute(registry, labelled_table(12), RunSpec(PluginCall("private-fwell", {"epsilon": 1.0}), seed=2))
+    details = result.release.details
+    assert details["lambda"] == core.PRIVATE_LAMBDA and core.PRIVATE_LAMBDA in core.LAMBDA_GRID
+    assert details["lambda_source"] == "fixed in advance" and "lambda_losses" not in details
+    assert not any("cross-validation" in a for a in details["assumptions"])
+    with pytest.raises(BadInput, match="fixed in advance"):
+        private_fwell_weights(labelled_table(12), 1.0, None, "lbfgs", None, Context(0))
+
+
 def test_top_releases_the_best_m_features(registry):
     result = execute(registry, labelled_table(8), RunSpec(PluginCall("fwell", {"lam": 0.1, "top": 2})))
     frame = result.release.frame
