@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
+    r.add_argument("--population", metavar="FILE",
+                   help="the population the data was drawn from, read like the data (δ-presence and k-map count "
+                        "each released group's matches in it)")
+    r.add_argument("--subset-column", dest="subset_column", metavar="NAME",
+                   help="with --population and no --data: the population's 1/0 column marking the data's records")
     r.add_argument("--out", help="output folder")
     r.add_argument("--executor", default="in-process",
                    help="where a method's parallel work runs (default in-process; others come with plugins)")
@@ -172,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_columns, default=[],
                    help="sensitive columns of a bare file (comma-separated)")
+    v.add_argument("--population", metavar="FILE",
+                   help="for a bare file: the population it was drawn from (δ-presence, k-map)")
+    v.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
+                   help="for a bare file with --population: a quasi-identifier's hierarchy as COLUMN=FILE, whose "
+                        "labels the file shows (repeatable)")
     v.add_argument("--quasi", action="extend", type=_columns,
                    help="quasi-identifier columns (default: all but target/sensitive)")
 
@@ -310,7 +320,8 @@ def cmd_run(args, registry) -> int:
                                          ("--drop-missing", args.drop_missing), ("--target", args.target),
                                          ("--sensitive", args.sensitive), ("--identifier", args.identifier),
                                          ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
-                                         ("--kind", args.kind)) if value]
+                                         ("--kind", args.kind), ("--population", args.population),
+                                         ("--subset-column", args.subset_column)) if value]
         if read:  # the project's own data section says how to read its data; the flag would be ignored
             raise BadInput(f"{read[0]} does not apply to a project file, whose data section says how to read it")
         project = Project.load(args.project)
@@ -321,12 +332,12 @@ def cmd_run(args, registry) -> int:
         if not specs:
             raise BadInput(f"{args.project} has no runs to execute")
     else:
-        if not (args.data or args.demo):
+        if not (args.data or args.demo or (args.population and args.subset_column)):
             raise BadInput("no input: give --data FILE, --demo or a project file")
         if not args.method:
             raise BadInput("no method: give --method NAME (see `veil plugins`)")
         source = _source(args)
-        data = source.load(registry)
+        data = _with_population(registry, source, args)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
         seed = 0 if args.seed is None else args.seed
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), seed, metrics)]
@@ -371,6 +382,19 @@ def cmd_run(args, registry) -> int:
               f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
         return EXIT_PRIVACY
     return EXIT_OK
+
+
+def _with_population(registry, source, args):
+    """The data, with the population it was drawn from when ``--population`` names one."""
+    from veil.engine.data.population import load_with_population
+
+    if args.subset_column and not args.population:
+        raise BadInput("--subset-column marks the data's records in a population: give --population FILE too")
+    if not args.population:
+        return source.load(registry)
+    if not Path(args.population).is_file():
+        raise BadInput(missing_reason(Path(args.population)))
+    return load_with_population(registry, source, args.population, args.subset_column)
 
 
 def _executor(args):
@@ -487,6 +511,9 @@ def cmd_verify(args, registry) -> int:
     if path.is_dir() or path.suffix == ".json":
         if args.model:
             raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
+        if args.population or args.hierarchy:
+            raise BadInput("a manifest names its own population and hierarchies; drop --population and --hierarchy "
+                           "or verify the data file")
         result = verify_manifest(registry, path)
     else:
         if not args.model:
@@ -503,13 +530,32 @@ def cmd_verify(args, registry) -> int:
                 raise BadInput(f"{path.name} has no column {col!r}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
-        result = verify_file(registry, path, fmt, _models(args.model), roles)
+        result = verify_file(registry, path, fmt, _models(args.model), roles,
+                             population=_bare_population(registry, args))
     message = result.message
     for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
         if message.lower().startswith(word):
             message = message[len(word):].strip()
     print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _bare_population(registry, args):
+    """The population ``veil verify`` counts a bare file's groups in (None without --population)."""
+    from veil.engine.data.datasource import DataSource
+    from veil.engine.data.hierarchy import Hierarchy
+    from veil.engine.data.population import Population
+
+    if args.hierarchy and not args.population:
+        raise BadInput("--hierarchy tells how to read a bare file's labels against a population: give --population "
+                       "FILE too")
+    if not args.population:
+        return None
+    if not Path(args.population).is_file():
+        raise BadInput(missing_reason(Path(args.population)))
+    table = DataSource(path=args.population).load(registry)
+    hierarchies = {c: Hierarchy.from_arx_csv(f, name=c) for c, f in _hierarchies(args.hierarchy).items()}
+    return Population(table.frame, args.population, table.sha256, hierarchies)
 
 
 def _check_verify_roles(target, sensitive, quasi) -> None:

@@ -193,6 +193,9 @@ def check_feasible(data, model) -> None:
     sensitive = data.schema.by_role(Role.SENSITIVE)
     view = view_of_frame(data.frame, [], sensitive[0] if sensitive else None,
                          groups=np.zeros(data.n_rows, dtype=np.int64))
+    population = getattr(data, "population", None)
+    if population is not None:  # one group written * everywhere: every population record matches it
+        view = view.with_population(np.array([population.n_rows]))
     for each in model.models:
         if not each.judges_groups:
             continue
@@ -260,6 +263,8 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
+    if getattr(data, "population", None) is not None and release.population is None:
+        release = dataclasses.replace(release, population=data.population)  # the population models count in it
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(Provenance(

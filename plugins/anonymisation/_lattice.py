@@ -265,8 +265,9 @@ class Judge:
     """The run's privacy models on class tables: which classes fail, the necessary condition C, and
     whether the suppressed records pass as one group."""
 
-    def __init__(self, model, limit: int, sensitive):
+    def __init__(self, model, limit: int, sensitive, population=None):
         self.model = model
+        self.population = population  # a LatticeCounts when the run has a population (δ-presence, k-map)
         self.limit = int(limit)
         self.sens = sensitive  # a GroupView of every record's sensitive code, Q, values (or None)
         self.models = [m for m in getattr(model, "models", (model,)) if m.judges_groups]
@@ -279,10 +280,12 @@ class Judge:
         self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
 
     def view(self, table: Classes) -> GroupView:
+        matches = None if self.population is None else self.population.counts(table.levels, table.codes)
         if table.unit_class is None:
-            return GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)
+            return GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size, population=matches)
         s = self.sens
-        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w)
+        return GroupView.from_codes(table.unit_class, table.unit_sens, s.overall, s.values, s.numeric, table.unit_w,
+                                    population=matches)
 
     def failing(self, table: Classes) -> tuple[np.ndarray, np.ndarray]:
         """(classes failing any model, classes failing a model C is made of) as boolean masks."""
@@ -294,15 +297,17 @@ class Judge:
         return ~every, ~some
 
     def group_passes(self, table: Classes, members: np.ndarray) -> bool:
-        """Whether the classes ``members`` (a mask), taken as one group, satisfy every model."""
+        """Whether the classes ``members`` (a mask), taken as one group, satisfy every model (the group is
+        written ``*`` in every quasi-identifier, so every population record matches it)."""
+        matches = None if self.population is None else np.array([self.population.n])
         if table.unit_class is None:
             view = GroupView.from_codes(np.zeros(1, dtype=np.int64), None, None,
-                                        weights=np.array([table.size[members].sum()]))
+                                        weights=np.array([table.size[members].sum()]), population=matches)
         else:
             keep = members[table.unit_class]
             s = self.sens
             view = GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), table.unit_sens[keep], s.overall,
-                                        s.values, s.numeric, table.unit_w[keep])
+                                        s.values, s.numeric, table.unit_w[keep], population=matches)
         return all(bool(m.check_groups(view).ok.all()) for m in self.models)
 
 

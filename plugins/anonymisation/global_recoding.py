@@ -22,6 +22,7 @@ from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInp
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, written_classes)
+from ._population import LatticeCounts
 from .mondrian import _reads_sensitive, _sensitive_view
 
 PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 2009): docs/reference.md
@@ -106,7 +107,10 @@ class GlobalRecoding(Algorithm):
         sens = records.sensitive if _reads_sensitive(model) else None
         n_values = len(records.values) if sens is not None else 1
         limit = math.floor(params.suppression * n + 1e-9)
-        judge = Judge(model, limit, records)
+        population = getattr(data, "population", None)
+        if population is not None:
+            population.check_covers(data, qis)
+        judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
         objective = Objective(params.metric, attrs, n, params.monotonic)
         if chosen is not None:
             levels = _levels_of(chosen, attrs)

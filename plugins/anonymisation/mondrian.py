@@ -268,6 +268,9 @@ def _partition(table, model, ctx, qis, sensitive):
     records = _sensitive_view(table, sensitive)
     whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
                                  records.numeric)
+    population = _population_of(table, model, qis)
+    if population is not None:
+        whole = whole.with_population(population.matches(_part_values(cols, np.arange(n), np.zeros(n, np.int64))))
     if not judge(model, whole).holds:
         raise BadInput(f"the whole table already fails {model.name}: no partition of it can satisfy the model; "
                        f"relax its parameters")
@@ -284,7 +287,7 @@ def _partition(table, model, ctx, qis, sensitive):
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, ucols, base, model)
+        done += _round(parts, ucols, base, model, population)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
     return _dense(parts.pid)[unit], cols
 
@@ -337,7 +340,29 @@ def _sensitive_view(table, sensitive):
     return GroupView.from_codes(zeros, codes.astype(np.int64), q, tuple(_py(v) for v in values), numeric)
 
 
-def _round(parts: _Partitions, cols, base: GroupView, model) -> int:
+def _population_of(table, model, qis):
+    """The run's population when a model counts groups in it (δ-presence, k-map), checked to hold the
+    data as a sample of it; else None."""
+    population = getattr(table, "population", None)
+    if population is None or not any(getattr(m.plugin, "reads_population", False)
+                                     for m in getattr(model, "models", (model,))):
+        return None
+    population.check_covers(table, qis)
+    return population
+
+
+def _part_values(cols, rec: np.ndarray, gid: np.ndarray) -> pd.DataFrame:
+    """The values each candidate part (``gid`` of the units ``rec``) would be released with."""
+    count = int(gid.max()) + 1
+    out = {}
+    for col in cols:
+        codes = col.codes[rec]
+        a, b = _lca(col, codes, gid, count) if col.categorical else _extent(codes, gid, count, col.n_codes)
+        out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
+    return pd.DataFrame(out)
+
+
+def _round(parts: _Partitions, cols, base: GroupView, model, population=None) -> int:
     """One attempt for every open partition; returns how many records became final."""
     open_ids = np.flatnonzero(parts.open)
     width = parts.widths(open_ids)
@@ -367,6 +392,8 @@ def _round(parts: _Partitions, cols, base: GroupView, model) -> int:
     gid = _dense(pid * (int(part.max()) + 1) + part)
     sens = None if base.sensitive is None else base.sensitive[rec]
     view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec])
+    if population is not None:  # each candidate part's matches among the population, by its released values
+        view = view.with_population(population.matches(_part_values(cols, rec, gid)))
     ok = judge(model, view).ok
     owner = np.empty(len(ok), dtype=np.int64)
     owner[gid] = pid
