@@ -259,3 +259,13 @@ def population_of_release(release, view: GroupView) -> np.ndarray | None:
     first[np.asarray(view.groups)[::-1]] = np.arange(view.n_records)[::-1]
     values = release.frame.iloc[first][list(release.quasi_identifiers)].reset_index(drop=True)
     return population.matches(values)
+
+
+def population_sizes(release) -> np.ndarray | None:
+    """Each record's count of matching population records (journalist and marketer risk), when the
+    release carries the population it was drawn from and judges records by their own values."""
+    if getattr(release, "population", None) is None or release.exact_quasi_identifiers or release.parts:
+        return None
+    ids = release.group_ids()
+    counts = population_of_release(release, GroupView.from_codes(ids, None, None))
+    return None if counts is None else counts[ids]

@@ -114,3 +114,16 @@ def test_refusals_are_one_line_and_write_nothing(veil, files, argv, words):
     assert_bad_input(result)
     assert words in result.err, result.err
     assert not (files / "out").exists() or not all_files(files / "out")
+
+
+def test_the_report_gives_journalist_and_marketer_risk_against_the_population(veil, files):
+    result = veil("run", "--data", files / "sample.csv", "--quasi", "town,age,sex", *_hier(files), "--model",
+                  "k-map:k=10", "--method", "global-recoding", "--population", files / "pop.csv", "--out", files / "out")
+    assert result.code == 0, result.err
+    after = json.loads((files / "out" / "manifest.json").read_text())["risk"]["after"]
+    assert after["journalist_max"] <= 1 / 10 < after["max"]  # k-map: every group matches 10 people or more
+    assert after["marketer"] < after["avg"]
+    assert "against the population of 400 records" in (files / "out" / "report.html").read_text()
+    assert veil("report", files / "out").code == 0
+    again = json.loads((files / "out" / "manifest.json").read_text())["risk"]["after"]
+    assert again["journalist_max"] == pytest.approx(after["journalist_max"])

@@ -196,3 +196,28 @@ def test_a_population_that_cannot_hold_the_data_is_named():
     outside.loc[0, "town"] = "atlantis"
     with pytest.raises(BadInput, match="'atlantis' of column 'town' is not in its hierarchy"):
         _run(data.with_population(Population(outside)), "k-map:k=2")
+
+
+# ---------------------------------------------------------------------------------- journalist and marketer
+@pytest.mark.parametrize("seed", range(3))
+def test_journalist_and_marketer_risk_against_the_population(seed):
+    population, data = _sample(seed, 0.5)
+    spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.1}), models=[PluginCall.parse("k-anonymity:k=2")],
+                   metrics=("journalist-risk-max", "marketer-risk", "prosecutor-risk-max"))
+    result = execute(REGISTRY, data, spec)
+    frame, groups = result.release.frame, result.release.group_ids()
+    hier = population.attached_hierarchies()
+    people = []
+    for g in groups:
+        first = frame.iloc[int(np.flatnonzero(groups == g)[0])]
+        people.append(sum(all(_matches_one(str(first[c]), r[c], hier.get(c)) for c in QIS)
+                          for _, r in population.frame.iterrows()))
+    people = np.array(people, dtype=float)
+    assert result.metrics["journalist-risk-max"] == pytest.approx(1 / people.min())
+    assert result.metrics["marketer-risk"] == pytest.approx(np.mean(1 / people))
+    assert result.metrics["journalist-risk-max"] < result.metrics["prosecutor-risk-max"]
+    # without a population the data set is its own population: the prosecutor's figures
+    alone = execute(REGISTRY, data.with_population(None), spec)
+    assert alone.metrics["journalist-risk-max"] == pytest.approx(alone.metrics["prosecutor-risk-max"])
+    sizes = np.bincount(alone.release.group_ids())
+    assert alone.metrics["marketer-risk"] == pytest.approx(len(sizes) / alone.release.n_rows)
