@@ -34,8 +34,8 @@ class PresenceParams:
 
 def needs_population(view, model: str) -> np.ndarray:
     if view.population is None:
-        raise BadInput(f"{model} needs the population the data was drawn from: give --population FILE (or the "
-                       f"population with --subset-column NAME)")
+        raise BadInput(f"{model} needs the population the data was drawn from, opened beside the data (on the "
+                       f"command line: --population FILE, or --subset-column NAME marking the data in it)")
     return view.population
 
 
