@@ -22,7 +22,7 @@ from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .memory import check_memory, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
-from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS
+from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, Judgement, judgements
 from ..data.recipe import Recipe
 from ..model.release import Provenance, Release, Verdict, describe_failures
 from ..model.roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
@@ -200,11 +200,14 @@ def check_feasible(data, model) -> None:
         if not each.judges_groups:
             continue
         k = getattr(each.params, "k", None)
-        if isinstance(k, int) and k > data.n_rows:
+        if isinstance(k, int) and k > data.n_rows and Judgement.GROUP_SIZE in judgements(each.plugin.judges):
             raise BadInput(f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
                            f"the number of records ({data.n_rows}); relax its parameters")
-        verdict = each.check_groups(view)
-        if not verdict.holds:
+        verdict = each.check_groups(view)  # a parameter the model refuses is refused here too
+        # the coarsest release is the hardest only for a model that a union of passing groups passes;
+        # for another (δ-presence: suppressed records match the whole population) a release can pass
+        # where the whole table as one group fails
+        if not verdict.holds and each.plugin.monotonicity(each.params):
             said = each.plugin.summary(each.params, verdict)
             raise BadInput(f"{each.name} cannot hold on this data whatever the method does: with all "
                            f"{data.n_rows:,} records in one group it still {said}; relax its parameters")

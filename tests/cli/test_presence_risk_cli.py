@@ -98,7 +98,7 @@ def test_global_recoding_satisfies_each_risk_model_on_this_data(veil, files):
     (("--model", "delta-presence:dmin=0.6,dmax=0.2", "--population", "{pop}"), "dmin = 0.6 is above dmax = 0.2"),
     (("--model", "delta-presence:dmax=0.5"), "needs the population"),
     (("--model", "k-map:k=401", "--population", "{pop}"), "cannot hold on this data"),
-    (("--model", "k-map:k=1000,sample_fraction=0.1"), "cannot hold on this data"),
+    (("--model", "k-map:k=2000,sample_fraction=0.1"), "cannot hold on this data"),  # 117 records stand for 1,170
     (("--model", "k-map:k=5", "--subset-column", "in_study"), "--subset-column marks"),
     (("--model", "k-map:k=5", "--population", "{files}/nowhere.csv"), "nowhere.csv"),
     (("--model", "k-map:k=5,sample_fraction=0"), "'sample_fraction' must be > 0"),

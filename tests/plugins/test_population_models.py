@@ -70,23 +70,18 @@ def test_delta_presence_and_k_map_by_hand():
     assert _bound("k-map:k=4").check_groups(view).holds and not _bound("k-map:k=5").check_groups(view).holds
 
 
-def test_delta_presence_monotone_only_without_a_lower_bound():
+def test_delta_presence_promises_no_monotonicity_and_why():
     loose, strict = _bound("delta-presence:dmin=0,dmax=0.5"), _bound("delta-presence:dmin=0.4,dmax=0.5")
-    assert loose.plugin.monotonicity(loose.params) == "generalisation"
-    assert strict.plugin.monotonicity(strict.params) == ""
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        f = rng.integers(1, 5, 2)
-        pop = f + rng.integers(0, 8, 2)
-        extra = int(rng.integers(0, 5))  # population records the merged group's values also match
-        parts = GroupView.from_labels(np.repeat([0, 1], f), None).with_population(pop)
-        merged = GroupView.from_labels(np.zeros(f.sum(), int), None).with_population([pop.sum() + extra])
-        if loose.check_groups(parts).holds:
-            assert loose.check_groups(merged).holds
+    assert loose.plugin.monotonicity(loose.params) == strict.plugin.monotonicity(strict.params) == ""
     # two groups at δ = 1/2 each, merged with two more matching people: δ = 2/6, below dmin = 0.4
     parts = GroupView.from_labels([0, 1], None).with_population([2, 2])
     merged = GroupView.from_labels([0, 0], None).with_population([6])
     assert strict.check_groups(parts).holds and not strict.check_groups(merged).holds
+    # without dmin: a kept group of 4 among 8 matches, and 2 suppressed records (written *, so matching
+    # all 10 people) pass; the 6 records as one group do not (6 / 10 > 1/2)
+    release = GroupView.from_labels([0] * 4 + [1] * 2, None).with_population([8, 10])
+    whole = GroupView.from_labels([0] * 6, None).with_population([10])
+    assert loose.check_groups(release).holds and not loose.check_groups(whole).holds
 
 
 # ---------------------------------------------------------------------------------- global recoding
@@ -140,6 +135,47 @@ def test_global_recoding_finds_the_optimum_the_population_allows(seed, call):
     assert solutions[found] and gen["loss"] == pytest.approx(best[0], abs=1e-12)
     assert found == best[2]
     assert result.verdict.holds and result.release.population is not None
+
+
+def _suppression_oracle(population: Table, data: Table, call: str, suppression: float) -> dict:
+    """Every transformation with suppression: the failing classes written * (matching the whole
+    population) must be few enough and, as one group, pass; every other class must pass."""
+    model = _bound(call)
+    hier = {c: population.hierarchy(c) for c in QIS}
+    limit = int(np.floor(suppression * data.n_rows + 1e-9))
+    out = {}
+    for levels in itertools.product(*(range(hier[c].height + 1) for c in QIS)):
+        mine = pd.DataFrame({c: hier[c].generalise_series(data.frame[c], l).to_numpy() for c, l in zip(QIS, levels)})
+        theirs = pd.DataFrame({c: hier[c].generalise_series(population.frame[c], l).to_numpy()
+                               for c, l in zip(QIS, levels)})
+        tally = theirs.value_counts()
+        ids, keys = pd.factorize(pd.MultiIndex.from_frame(mine))
+        counts = np.array([int(tally.get(k, 0)) for k in keys])
+        ok = model.check_groups(GroupView.from_labels(ids, data.frame["dx"]).with_population(counts)).ok
+        star = np.array([all(v == "*" for v in k) for k in keys])
+        failing = ~ok[ids]
+        written = failing | star[ids]
+        solution = int(failing.sum()) <= limit
+        if solution and written.any():
+            group = GroupView.from_labels(np.zeros(int(written.sum()), int), data.frame["dx"][written])
+            solution = bool(model.check_groups(group.with_population([population.n_rows])).holds)
+        out[levels] = solution
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("call", CALLS)
+def test_global_recoding_with_suppression_finds_a_solution_wherever_one_exists(seed, call):
+    population, data = _sample(seed)
+    solutions = _suppression_oracle(population, data, call, 0.2)
+    spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.2}), models=[PluginCall.parse(call)])
+    if not any(solutions.values()):
+        with pytest.raises(BadInput):
+            execute(REGISTRY, data, spec)
+        return
+    result = execute(REGISTRY, data, spec)
+    found = tuple(result.release.details["generalisation"]["levels"][c] for c in QIS)
+    assert solutions[found] and result.verdict.holds
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -221,3 +257,21 @@ def test_journalist_and_marketer_risk_against_the_population(seed):
     assert alone.metrics["journalist-risk-max"] == pytest.approx(alone.metrics["prosecutor-risk-max"])
     sizes = np.bincount(alone.release.group_ids())
     assert alone.metrics["marketer-risk"] == pytest.approx(len(sizes) / alone.release.n_rows)
+
+
+def test_suppressed_records_match_the_whole_population_so_delta_presence_does_not_prune():
+    """Ten people, eight in town a and two in b; the data holds four of a and both of b. Keeping town
+    and suppressing b's two records: a has δ = 4/8, the suppressed pair (written *) 2/10. The whole
+    table as one group has 6/10 > 1/2, so a search that took δ-presence as monotone would stop at
+    the top and find nothing."""
+    people = pd.DataFrame({"town": ["a"] * 8 + ["b"] * 2})
+    data = Table.from_frame(people.iloc[[0, 1, 2, 3, 8, 9]].reset_index(drop=True),
+                            roles={"town": Role.QUASI_IDENTIFIER})
+    data = data.with_hierarchy("town", Hierarchy.from_levels({"a": ["*"], "b": ["*"]})).with_population(
+        Population(people))
+    spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.4}),
+                   models=[PluginCall.parse("delta-presence:dmin=0,dmax=0.5")])
+    result = execute(REGISTRY, data, spec)
+    gen = result.release.details["generalisation"]
+    assert gen["levels"] == {"town": 0} and gen["suppressed_records"] == 2
+    assert result.release.frame["town"].tolist() == ["a"] * 4 + ["*"] * 2

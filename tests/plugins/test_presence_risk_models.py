@@ -284,3 +284,15 @@ def test_global_recoding_finds_the_exhaustive_optimum(seed, models, suppression)
         gen = result.release.details["generalisation"]
         found = tuple(gen["levels"][c] for c in ("town", "age", "job"))
         assert found == best[2] and gen["loss"] == pytest.approx(best[0], rel=1e-9, abs=1e-12)
+
+
+def test_k_map_takes_k_above_the_records_when_the_population_holds_them():
+    """k counts people of the population: k above the data's records is no reason to refuse."""
+    table = random_table(0)
+    n = table.n_rows
+    result = search(table, [f"k-map:k={n + 10},sample_fraction=0.1"], 0.0, "loss")
+    assert result.verdict.holds
+    sizes = np.bincount(result.release.group_ids())
+    assert (sizes / 0.1 >= n + 10).all()
+    with pytest.raises(BadInput, match="cannot hold on this data whatever the method does"):
+        search(table, [f"k-map:k={10 * n + 1},sample_fraction=0.1"], 0.0, "loss")
