@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import BadInput, GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
+from veil.engine import GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
 
 from ._uniqueness import ESTIMATORS, population_uniqueness
 
@@ -125,18 +125,17 @@ class PopulationUniquenessModel(_RiskModel):
     memory_cost = MemoryCost(fixed=24 * (1 << 20), per_record=24.0, per_cell=0.0)
 
     def check_groups(self, view, params):
-        sizes = view.sizes[view.sizes > 0]
-        if params.sample_fraction < 1 and int(sizes.sum()) / params.sample_fraction < int(sizes.sum()):
-            raise BadInput("population-uniqueness: the population would be smaller than the data")
-        value, _ = population_uniqueness(sizes, params.sample_fraction, params.estimator)
-        if not math.isfinite(value):
-            raise BadInput(f"population-uniqueness: the {params.estimator} estimator finds no estimate on these "
-                           f"groups; choose estimator=dankar, which falls back to Zayatz's")
+        value, _ = population_uniqueness(view.sizes[view.sizes > 0], params.sample_fraction, params.estimator)
+        if not math.isfinite(value):  # no estimate: nothing vouches for the groups
+            return _whole(view, math.inf, False)
         return _whole(view, value, value <= params.threshold * (1 + _TOL) + _TOL)
 
     def summary(self, params, verdict):
-        base = super().summary(params, verdict)
-        return f"{base}, {params.estimator} estimator, sampling fraction {params.sample_fraction:g}"
+        how = f"{params.estimator} estimator, sampling fraction {params.sample_fraction:g}"
+        if len(verdict.values) and not math.isfinite(verdict.worst):
+            return (f"fails: the {params.estimator} estimator finds no estimate on these groups ({how}); "
+                    f"estimator=dankar falls back to Zayatz's")
+        return f"{super().summary(params, verdict)}, {how}"
 
 
 @hookimpl

@@ -296,3 +296,17 @@ def test_k_map_takes_k_above_the_records_when_the_population_holds_them():
     assert (sizes / 0.1 >= n + 10).all()
     with pytest.raises(BadInput, match="cannot hold on this data whatever the method does"):
         search(table, [f"k-map:k={10 * n + 1},sample_fraction=0.1"], 0.0, "loss")
+
+
+def test_no_estimate_fails_the_groups_in_one_sentence():
+    """Every record unique: Pitman's formula has no maximum-likelihood fit and SNB no pairs to fit;
+    the model then fails (nothing vouches for the groups) and says why; Dankar's rule falls back to
+    Zayatz's estimate."""
+    view = GroupView.from_labels(list(range(12)), None)
+    for estimator in ("pitman", "snb"):
+        model = _bound(f"population-uniqueness:threshold=1,estimator={estimator},sample_fraction=0.05")
+        verdict = model.check_groups(view)
+        assert not verdict.holds and verdict.worst == math.inf
+        assert "finds no estimate" in model.plugin.summary(model.params, verdict)
+    dankar = _bound("population-uniqueness:threshold=1,estimator=dankar,sample_fraction=0.05").check_groups(view)
+    assert dankar.holds and dankar.worst == pytest.approx(uq.population_uniqueness(np.ones(12), 0.05, "zayatz")[0])
