@@ -63,6 +63,20 @@ def test_beta_likeness_against_the_definition(variant, beta):
         assert got == _beta_oracle(groups, sens, beta, variant)
 
 
+def test_basic_beta_is_pycanons_figure():
+    """pycanon's basic β-likeness of a table is the largest (P_g(v) − Q(v)) / Q(v) over every group and
+    value, gains or not (a group always has a value at least as frequent as in the table, so the
+    largest is a gain): the worst value Veil reports. (Its enhanced figure, min(basic β, max −ln Q),
+    is another quantity: docs/reference.md#β-likeness.)"""
+    rng = np.random.default_rng(11)
+    model = _bound("beta-likeness:beta=1")
+    for _ in range(40):
+        groups, sens = _random_view(rng)
+        view = GroupView.from_labels(groups, sens)
+        p, q = view.distributions(), view.q()
+        assert model.check_groups(view).worst == pytest.approx(float(((p - q) / q).max()))
+
+
 def test_beta_likeness_golden_values_by_hand():
     q = np.array([0.25, 0.75])
     # a group of half and half: v0 gains (0.5 − 0.25)/0.25 = 1; v1 loses, which does not count
