@@ -88,6 +88,9 @@ class Population:
             labels, index = np.unique(np.asarray(written, dtype=object).astype(str), return_inverse=True)
             codes, masks = self.value_masks(str(column), labels)
             per_column.append((codes, masks, index))
+        fast = _disjoint_counts(per_column, len(group_values))
+        if fast is not None:
+            return fast
         # the population's distinct combinations of values, each counted once
         keys = np.column_stack([c for c, _, _ in per_column])
         combos, weight = np.unique(keys, axis=0, return_counts=True)
@@ -130,6 +133,35 @@ class Population:
             said = ", ".join(f"{k}={value_label(v)}" for k, v in combo.items())
             raise BadInput(f"the data holds {int(mine[short.index[0]])} records with {said} but the population only "
                            f"{int(theirs.get(short.index[0], 0))}; the data must be a sample of the population")
+
+
+def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
+    """The counts at once when every population value matches at most one released label of each
+    column (a full-domain generalisation's labels do): each record then has one label per column and
+    a group's count is the records with its labels. None otherwise, or when the labels' combinations
+    outgrow one integer."""
+    spans = []
+    for _, masks, _ in per_column:
+        if masks.shape[1] and masks.sum(axis=0).max() > 1:
+            return None
+        spans.append(max(masks.shape[0], 1))
+    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
+        return None
+    radix = np.cumprod([1] + spans[:0:-1])[::-1].astype(np.int64)
+    record_key = np.zeros(len(per_column[0][0]), dtype=np.int64)
+    held = np.ones(len(record_key), dtype=bool)
+    group_key = np.zeros(n_groups, dtype=np.int64)
+    for r, (codes, masks, index) in zip(radix, per_column):
+        label = np.where(masks.any(axis=0), masks.argmax(axis=0), -1)[codes] if masks.shape[1] else \
+            np.full(len(codes), -1)
+        held &= label >= 0
+        record_key += r * np.maximum(label, 0)
+        group_key += r * np.asarray(index, dtype=np.int64)
+    keys, tally = np.unique(record_key[held], return_counts=True)
+    if not len(keys):
+        return np.zeros(n_groups, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, group_key), len(keys) - 1)
+    return np.where(keys[at] == group_key, tally[at], 0).astype(np.int64)
 
 
 def _combinations(frame: pd.DataFrame) -> pd.Series:

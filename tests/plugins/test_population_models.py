@@ -39,8 +39,9 @@ def _matches_one(label: str, value, hierarchy) -> bool:
     return value_label(value) == label
 
 
+@pytest.mark.parametrize("disjoint", [False, True], ids=["overlapping labels", "one label per value"])
 @pytest.mark.parametrize("seed", range(8))
-def test_population_matches_against_record_by_record(seed):
+def test_population_matches_against_record_by_record(seed, disjoint):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 60))
     towns = [f"t{i}" for i in range(6)]
@@ -50,7 +51,14 @@ def test_population_matches_against_record_by_record(seed):
     labels = {"town": towns + ["r0", "r1", "r2", "z0", "z1", "*", "nowhere"],
               "age": ["*", "[20, 30)", "[20, 30]", "[25, 40[", "33", "[18, 69]", "40"],
               "sex": ["F", "M", "*"]}
+    if disjoint:  # as a full-domain generalisation releases them: each value under one label per column
+        labels = {"town": ["r0", "r1", "r2", "nowhere"], "age": ["[18, 30)", "[30, 50)", "[50, 60]", "61"],
+                  "sex": ["F", "M"]}
     groups = pd.DataFrame({c: rng.choice(v, 25) for c, v in labels.items()})
+    from veil.engine.data import population as module
+
+    per_column = [(*population.value_masks(c, sorted(set(groups[c]))), None) for c in groups.columns]
+    assert (module._disjoint_counts([(c, m, np.zeros(0, int)) for c, m, _ in per_column], 0) is not None) == disjoint
     expect = [sum(all(_matches_one(str(g[c]), r[c], hierarchy if c == "town" else None) for c in groups.columns)
                   for _, r in frame.iterrows()) for _, g in groups.iterrows()]
     assert population.matches(groups).tolist() == expect
