@@ -420,10 +420,10 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
     fmt = args.format or _default_format(registry, result)
-    names_from = getattr(args, "names_from", None)
+    read = (getattr(args, "names_from", None), getattr(args, "population", None))  # never written over
     return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed), inputs=(names_from,) if names_from else ()).manifest
+                          ctx=Context(spec.seed), inputs=tuple(f for f in read if f)).manifest
 
 
 def _default_format(registry, result) -> str:

@@ -127,3 +127,13 @@ def test_the_report_gives_journalist_and_marketer_risk_against_the_population(ve
     assert veil("report", files / "out").code == 0
     again = json.loads((files / "out" / "manifest.json").read_text())["risk"]["after"]
     assert again["journalist_max"] == pytest.approx(after["journalist_max"])
+
+
+def test_an_export_never_writes_over_the_population(veil, files):
+    (files / "out").mkdir()
+    pop = files / "out" / "release.csv"
+    pop.write_bytes((files / "pop.csv").read_bytes())
+    before = pop.read_bytes()
+    result = _run(veil, files, "k-map:k=8", "global-recoding", "out", "--population", pop)
+    assert_bad_input(result)
+    assert pop.read_bytes() == before
