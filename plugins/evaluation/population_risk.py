@@ -5,13 +5,14 @@ The journalist does not know whether the person they look for is in the release,
 in the population: a record's risk is 1 / the population records matching its group's released
 values. The marketer re-identifies as many records as they can: the expected share is the mean of
 those risks over the records. Without a population the data set is its own population and both
-equal the prosecutor's figures.
+equal the prosecutor's figures. A release whose columns are not the population's (the binary
+features of a feature selection) has no figure against it (NaN).
 """
 
 from __future__ import annotations
 
 
-from veil.engine import Metric, hookimpl, population_sizes, reidentification_risk
+from veil.engine import BadInput, Metric, hookimpl, population_sizes, reidentification_risk
 
 
 class _PopulationRisk(Metric):
@@ -22,7 +23,11 @@ class _PopulationRisk(Metric):
         if release.n_rows == 0:
             return float("nan")
         sizes = release.linkage_class_sizes()
-        return float(self.pick(reidentification_risk(sizes, population_sizes=population_sizes(release))))
+        try:
+            people = population_sizes(release)
+        except BadInput:  # the release's columns are not the population's (binary features of a selection)
+            return float("nan")
+        return float(self.pick(reidentification_risk(sizes, population_sizes=people)))
 
 
 class JournalistRisk(_PopulationRisk):
