@@ -10,7 +10,8 @@ uniques that the sample's uniques stand for; the model's value is that number di
   h_j = P(X = 1), X ~ Hypergeometric(N, j, n). A sample unique is then a population unique with
   probability (f_1 h_1) / Σ_j f_j h_j, and the uniques number f_1 · that / π.
 * **Pitman** (Hoshino 2001): the classes follow Pitman's sampling formula with parameters θ and α,
-  estimated by maximum likelihood from the f_j; the population holds about
+  estimated by maximum likelihood from the f_j (the likelihood and its gradient in digamma
+  functions, climbed from several starts); the population holds about
   Γ(θ + 1) / Γ(θ + α) · N^α uniques.
 * **SNB**, the slide negative binomial (Chen and Keller-McNulty 1998): the population's K non-empty
   classes have sizes 1 + NB(α, β) and the sample draws each record with probability π. Veil solves
@@ -68,28 +69,43 @@ def _pitman_loglik(theta: float, alpha: float, freq: dict[int, int], u: int, n: 
     return float(out)
 
 
+def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n: int) -> tuple[float, float]:
+    """(∂ ln L / ∂θ, ∂ ln L / ∂α) of Pitman's sampling formula."""
+    r = theta / alpha
+    spread = special.digamma(r + u) - special.digamma(r + 1)
+    d_theta = spread / alpha - (special.digamma(theta + n) - special.digamma(theta + 1))
+    d_alpha = (u - 1) / alpha - theta / alpha ** 2 * spread
+    d_alpha -= sum(f * (special.digamma(j - alpha) - special.digamma(1 - alpha)) for j, f in freq.items() if j > 1)
+    return float(d_theta), float(d_alpha)
+
+
 def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | None:
-    """The maximum-likelihood (θ, α) of Pitman's formula with θ ≥ 0 and 0 < α < 1, or None."""
+    """The maximum-likelihood (θ, α) of Pitman's formula with θ > 0 and 0 < α < 1, or None: the
+    likelihood climbed from several starts in the coordinates (ln θ, logit α), where it has no bounds."""
     u = sum(freq.values())
     if u < 2 or u >= n:
         return None
 
     def negative(x):
-        return -_pitman_loglik(x[0], x[1], freq, u, n)
+        theta, alpha = math.exp(x[0]), float(special.expit(x[1]))
+        value = -_pitman_loglik(theta, alpha, freq, u, n)
+        d_theta, d_alpha = _pitman_gradient(theta, alpha, freq, u, n)
+        return value, -np.array([d_theta * theta, d_alpha * alpha * (1 - alpha)])
 
     best = None
-    for a0 in (0.1, 0.5, 0.9):
-        for t0 in (0.1 * u, u, 10.0 * u):
+    for t0 in (0.1 * u, u, 10.0 * u):
+        for a0 in (0.2, 0.5, 0.8):
             try:
-                res = optimize.minimize(negative, np.array([t0, a0]), method="L-BFGS-B",
-                                        bounds=[(0.0, 1e9), (1e-6, 1 - 1e-6)])
-            except (ValueError, FloatingPointError):
+                with np.errstate(all="ignore"):
+                    res = optimize.minimize(negative, np.array([math.log(t0), special.logit(a0)]), jac=True,
+                                            method="BFGS", options={"gtol": 1e-8, "maxiter": 500})
+            except (ValueError, FloatingPointError, OverflowError):
                 continue
             if np.all(np.isfinite(res.x)) and np.isfinite(res.fun) and (best is None or res.fun < best.fun):
                 best = res
     if best is None:
         return None
-    return float(best.x[0]), float(best.x[1])
+    return math.exp(best.x[0]), float(special.expit(best.x[1]))
 
 
 def pitman_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
@@ -123,18 +139,24 @@ def snb_parameters(freq: dict[int, int], fraction: float) -> tuple[float, float,
     target = np.array([u, f1, f2], dtype=float)
 
     def residual(x):
+        x = np.clip(x, -50.0, 50.0)  # far outside any fit: keeps exp() finite
         k, a, b = math.exp(x[0]), math.exp(x[1]), special.expit(x[2])
-        return (np.array(_snb_moments(k, a, b, fraction)) - target) / target
+        with np.errstate(all="ignore"):
+            out = (np.array(_snb_moments(k, a, b, fraction)) - target) / target
+        return np.where(np.isfinite(out), out, 1e6)
 
     best = None
     for a0 in (0.2, 1.0, 5.0):
         for b0 in (0.1, 0.5, 0.9):
             x0 = np.array([math.log(u / fraction), math.log(a0), special.logit(b0)])
-            with np.errstate(all="ignore"):
-                res = optimize.least_squares(residual, x0, method="lm", xtol=1e-12, ftol=1e-12)
+            try:
+                with np.errstate(all="ignore"):
+                    res = optimize.least_squares(residual, x0, method="lm", xtol=1e-12, ftol=1e-12)
+            except (OverflowError, ValueError, ZeroDivisionError):
+                continue
             if res.success and np.all(np.isfinite(res.fun)) and (best is None or res.cost < best.cost):
                 best = res
-    if best is None or best.cost > 1e-10:
+    if best is None or best.cost > 1e-10 or np.any(np.abs(best.x) >= 50.0):
         return None
     return math.exp(best.x[0]), math.exp(best.x[1]), float(special.expit(best.x[2]))
 
