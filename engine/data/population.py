@@ -87,6 +87,11 @@ class Population:
             written = [format_value(v) for v in group_values[column]]
             labels, index = np.unique(np.asarray(written, dtype=object).astype(str), return_inverse=True)
             codes, masks = self.value_masks(str(column), labels)
+            unread = np.flatnonzero(~masks.any(axis=1))
+            if len(unread):  # a released group holds records of the population: its values match some
+                raise BadInput(f"the released value {str(labels[unread[0]])!r} of column {column!r} matches no record of "
+                               f"the population: give the column's hierarchy (--hierarchy {column}=FILE) or the "
+                               f"population the data was drawn from")
             per_column.append((codes, masks, index))
         fast = _disjoint_counts(per_column, len(group_values))
         if fast is not None:

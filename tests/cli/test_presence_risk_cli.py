@@ -137,3 +137,12 @@ def test_an_export_never_writes_over_the_population(veil, files):
     result = _run(veil, files, "k-map:k=8", "global-recoding", "out", "--population", pop)
     assert_bad_input(result)
     assert pop.read_bytes() == before
+
+
+def test_a_bare_file_with_hierarchy_labels_needs_its_hierarchies(veil, files):
+    assert _run(veil, files, "delta-presence:dmin=0.1,dmax=0.5", "global-recoding:suppression=0.05", "out",
+                "--population", files / "pop.csv").code == 0
+    result = veil("verify", files / "out" / "release.csv", "--quasi", "town,age,sex", "--population", files / "pop.csv",
+                  "--model", "delta-presence:dmin=0.1,dmax=0.5")
+    assert_bad_input(result)
+    assert "matches no record of the population" in result.err and "--hierarchy" in result.err

@@ -54,6 +54,9 @@ def test_population_matches_against_record_by_record(seed, disjoint):
     if disjoint:  # as a full-domain generalisation releases them: each value under one label per column
         labels = {"town": ["r0", "r1", "r2", "nowhere"], "age": ["[18, 30)", "[30, 50)", "[50, 60]", "61"],
                   "sex": ["F", "M"]}
+    # a released group holds records of the population, so each of its values matches some record
+    labels = {c: [x for x in v if any(_matches_one(x, r, hierarchy if c == "town" else None) for r in frame[c])]
+              for c, v in labels.items()}
     groups = pd.DataFrame({c: rng.choice(v, 25) for c, v in labels.items()})
     from veil.engine.data import population as module
 
@@ -62,6 +65,18 @@ def test_population_matches_against_record_by_record(seed, disjoint):
     expect = [sum(all(_matches_one(str(g[c]), r[c], hierarchy if c == "town" else None) for c in groups.columns)
                   for _, r in frame.iterrows()) for _, g in groups.iterrows()]
     assert population.matches(groups).tolist() == expect
+
+
+def test_a_value_matching_no_one_asks_for_its_hierarchy():
+    """A bare file's hierarchy label read without its hierarchy (or a population the data is not from)
+    matches no one: said in one line, naming the value and what to give."""
+    population = Population(pd.DataFrame({"age": [21, 25, 34], "sex": ["F", "M", "F"]}))
+    with pytest.raises(BadInput) as info:
+        population.matches(pd.DataFrame({"age": ["20-29"], "sex": ["F"]}))
+    assert "'20-29' of column 'age' matches no record" in str(info.value) and "--hierarchy age=FILE" in str(info.value)
+    hierarchy = Hierarchy.from_levels({str(a): ["20-29" if a < 30 else "30-39", "*"] for a in range(20, 40)}, name="age")
+    assert population.with_hierarchies({"age": hierarchy}).matches(
+        pd.DataFrame({"age": ["20-29"], "sex": ["F"]})).tolist() == [1]
 
 
 def test_delta_presence_and_k_map_by_hand():
