@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
+    r.add_argument("--population", metavar="FILE",
+                   help="the population the data was drawn from, read like the data (δ-presence and k-map count "
+                        "each released group's matches in it)")
+    r.add_argument("--subset-column", dest="subset_column", metavar="NAME",
+                   help="with --population and no --data: the population's 1/0 column marking the data's records")
     r.add_argument("--out", help="output folder")
     r.add_argument("--executor", default="in-process",
                    help="where a method's parallel work runs (default in-process; others come with plugins)")
@@ -172,11 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_columns, default=[],
                    help="sensitive columns of a bare file (comma-separated)")
+    v.add_argument("--population", metavar="FILE",
+                   help="for a bare file: the population it was drawn from (δ-presence, k-map)")
     v.add_argument("--quasi", action="extend", type=_columns,
                    help="quasi-identifier columns (default: all but target/sensitive)")
     v.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
-                   help="a sensitive column's hierarchy as COLUMN=FILE (ARX's CSV format), for t-closeness with "
-                        "distance=hierarchical or ordered")
+                   help="for a bare file: a column's hierarchy as COLUMN=FILE (ARX's CSV format, repeatable): a "
+                        "sensitive column's for t-closeness with distance=hierarchical or ordered; with "
+                        "--population, a quasi-identifier's, whose labels the file shows")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -325,7 +333,8 @@ def cmd_run(args, registry) -> int:
                                          ("--drop-missing", args.drop_missing), ("--target", args.target),
                                          ("--sensitive", args.sensitive), ("--identifier", args.identifier),
                                          ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
-                                         ("--kind", args.kind)) if value]
+                                         ("--kind", args.kind), ("--population", args.population),
+                                         ("--subset-column", args.subset_column)) if value]
         if read:  # the project's own data section says how to read its data; the flag would be ignored
             raise BadInput(f"{read[0]} does not apply to a project file, whose data section says how to read it")
         project = Project.load(args.project)
@@ -336,12 +345,12 @@ def cmd_run(args, registry) -> int:
         if not specs:
             raise BadInput(f"{args.project} has no runs to execute")
     else:
-        if not (args.data or args.demo):
+        if not (args.data or args.demo or (args.population and args.subset_column)):
             raise BadInput("no input: give --data FILE, --demo or a project file")
         if not args.method:
             raise BadInput("no method: give --method NAME (see `veil plugins`)")
         source = _source(args)
-        data = source.load(registry)
+        data = _with_population(registry, source, args)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
         seed = 0 if args.seed is None else args.seed
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), seed, metrics)]
@@ -396,6 +405,17 @@ def _hierarchy_notes(registry, data, calls) -> None:
     notes = dict.fromkeys(note for call in calls for note in unused_hierarchies(registry, data, call))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+def _with_population(registry, source, args):
+    """The data, with the population it was drawn from when ``--population`` names one."""
+    from veil.engine.data.population import load_with_population
+
+    if args.subset_column and not args.population:
+        raise BadInput("--subset-column marks the data's records in a population: give --population FILE too")
+    if not args.population:
+        return source.load(registry)
+    if not Path(args.population).is_file():
+        raise BadInput(missing_reason(Path(args.population)))
+    return load_with_population(registry, source, args.population, args.subset_column)
 
 
 def _executor(args):
@@ -421,10 +441,10 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
         progress.close()
     report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
     fmt = args.format or _default_format(registry, result)
-    names_from = getattr(args, "names_from", None)
+    read = (getattr(args, "names_from", None), getattr(args, "population", None))  # never written over
     return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed), inputs=(names_from,) if names_from else ()).manifest
+                          ctx=Context(spec.seed), inputs=tuple(f for f in read if f)).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -513,9 +533,11 @@ def cmd_verify(args, registry) -> int:
     if not path.exists():
         raise BadInput(missing_reason(path, "manifest" if path.suffix == ".json" else "file"))
     if path.is_dir() or path.suffix == ".json":
-        if args.model or args.hierarchy:
-            raise BadInput(f"a manifest names its own privacy model{' and hierarchies' if args.hierarchy else ''}; "
-                           f"drop {'--model' if args.model else '--hierarchy'} or verify the data file")
+        if args.model:
+            raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
+        if args.population or args.hierarchy:
+            raise BadInput("a manifest names its own population and hierarchies; drop --population and --hierarchy "
+                           "or verify the data file")
         result = verify_manifest(registry, path)
     else:
         if not args.model:
@@ -534,18 +556,37 @@ def cmd_verify(args, registry) -> int:
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         hierarchies = {}
         for column, file in _hierarchies(args.hierarchy).items():
-            if column not in args.sensitive:
-                raise BadInput(f"--hierarchy names {column!r}, which is not a sensitive column given by --sensitive")
+            if column not in args.sensitive and not args.population:
+                raise BadInput(f"--hierarchy names {column!r}, which is not a sensitive column given by --sensitive "
+                               f"(a quasi-identifier's hierarchy is read only with --population)")
             if not Path(file).is_file():
                 raise BadInput(missing_reason(Path(file), "hierarchy file"))
-            hierarchies[column] = Hierarchy.from_arx_csv(file, name=column)
-        result = verify_file(registry, path, fmt, _models(args.model), roles, hierarchies=hierarchies)
+            if column in args.sensitive:
+                hierarchies[column] = Hierarchy.from_arx_csv(file, name=column)
+        result = verify_file(registry, path, fmt, _models(args.model), roles, hierarchies=hierarchies,
+                             population=_bare_population(registry, args))
     message = result.message
     for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
         if message.lower().startswith(word):
             message = message[len(word):].strip()
     print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _bare_population(registry, args):
+    """The population ``veil verify`` counts a bare file's groups in (None without --population)."""
+    from veil.engine.data.datasource import DataSource
+    from veil.engine.data.hierarchy import Hierarchy
+    from veil.engine.data.population import Population
+
+    if not args.population:
+        return None
+    if not Path(args.population).is_file():
+        raise BadInput(missing_reason(Path(args.population)))
+    table = DataSource(path=args.population).load(registry)
+    hierarchies = {c: Hierarchy.from_arx_csv(f, name=c) for c, f in _hierarchies(args.hierarchy).items()
+                   if c not in args.sensitive}
+    return Population(table.frame, args.population, table.sha256, hierarchies)
 
 
 def _check_verify_roles(target, sensitive, quasi) -> None:

@@ -58,6 +58,17 @@ PAPERS = {
                         "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems"),
     "arx": Citation(("Fabian Prasser", "Florian Kohlmayer", "Ronald Lautenschläger", "Klaus A. Kuhn"),
                     "ARX – A Comprehensive Tool for Anonymizing Biomedical Data", 2014, "AMIA Annual Symposium"),
+    # presence, map and risk models (docs/reference.md#presence-map-and-risk-models)
+    "cao-karras": Citation(("Jianneng Cao", "Panagiotis Karras"),
+                           "Publishing Microdata with a Robust Privacy Guarantee", 2012, "PVLDB"),
+    "nergiz-presence": Citation(("Mehmet Ercan Nergiz", "Maurizio Atzori", "Chris Clifton"),
+                                "Hiding the Presence of Individuals from Shared Databases", 2007, "SIGMOD"),
+    "el-emam-dankar": Citation(("Khaled El Emam", "Fida Kamal Dankar"), "Protecting Privacy Using k-Anonymity",
+                               2008, "Journal of the American Medical Informatics Association"),
+    "dankar-uniqueness": Citation(
+        ("Fida Kamal Dankar", "Khaled El Emam", "Angelica Neisa", "Tyson Roffey"),
+        "Estimating the Re-identification Risk of Clinical Data Sets", 2012,
+        "BMC Medical Informatics and Decision Making"),
 }
 
 

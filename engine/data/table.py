@@ -196,6 +196,8 @@ class Table:
     source: str | None = None
     sha256: str | None = None
     meta: dict = field(default_factory=dict)
+    # the population the data was drawn from (a veil.engine.Population), for δ-presence and k-map
+    population: object | None = None
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, schema: Schema | None = None, *, source=None, sha256=None,
@@ -236,7 +238,8 @@ class Table:
         hierarchy._positions(self.frame[column].dropna())  # every value must be a leaf (BadInput names one)
         cols = tuple(dataclasses.replace(c, hierarchy=hierarchy) if c is col else c
                      for c in self.schema.columns)
-        return dataclasses.replace(self, schema=Schema(cols))
+        table = dataclasses.replace(self, schema=Schema(cols))
+        return table.with_population(self.population) if self.population is not None else table
 
     def hierarchy(self, column: str):
         """The column's hierarchy: the one attached, else a generated one (intervals of a tenth of
@@ -252,6 +255,17 @@ class Table:
             width = _nice_width(span / 10)
             return Hierarchy.intervals(values, width=width, name=column)
         return Hierarchy.flat(values, name=column)
+
+    def attached_hierarchies(self) -> dict:
+        """Column → the hierarchy attached to it (generated ones are not listed)."""
+        return {c.name: c.hierarchy for c in self.schema.columns if c.hierarchy is not None}
+
+    def with_population(self, population) -> Table:
+        """The table with the population it was drawn from (a :class:`~veil.engine.Population`), which
+        reads the labels of the hierarchies attached to the table's columns."""
+        if population is not None:
+            population = population.with_hierarchies(self.attached_hierarchies())
+        return dataclasses.replace(self, population=population)
 
     def take(self, rows) -> Table:
         """The table of the given rows (in that order)."""

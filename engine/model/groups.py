@@ -16,6 +16,7 @@ built from the file's quasi-identifier and sensitive columns by :func:`view_of_f
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,9 @@ class GroupView:
         The hierarchy declared for the sensitive column, when one was: the ground distance of
         t-closeness's hierarchical EMD, and the declared order of a categorical column's values
         for the ordered EMD (docs/reference.md#t-closeness). None when none was declared.
+    population : int array (G,), optional
+        How many records of the population the data was drawn from match each group's released
+        values (δ-presence, k-map); None when no population is given.
     """
 
     groups: np.ndarray
@@ -56,6 +60,7 @@ class GroupView:
     numeric: bool = False
     weights: np.ndarray | None = None
     hierarchy: object | None = None
+    population: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
@@ -86,11 +91,17 @@ class GroupView:
     @classmethod
     def from_codes(cls, groups: np.ndarray, sensitive: np.ndarray | None, overall: np.ndarray | None,
                    values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None,
-                   hierarchy=None) -> GroupView:
+                   hierarchy=None, population: np.ndarray | None = None) -> GroupView:
         """A view from dense group ids and sensitive codes a method already has (no copies)."""
         return cls(np.asarray(groups), None if sensitive is None else np.asarray(sensitive), tuple(values),
                    None if overall is None else np.asarray(overall, dtype=float), numeric,
-                   None if weights is None else np.asarray(weights), hierarchy)
+                   None if weights is None else np.asarray(weights), hierarchy,
+                   None if population is None else np.asarray(population, dtype=np.int64))
+
+    def with_population(self, population: np.ndarray | None) -> GroupView:
+        """The same view with each group's count of matching population records."""
+        return dataclasses.replace(self, population=None if population is None else np.asarray(population, np.int64),
+                                   _cache=dict(self._cache))
 
     # ------------------------------------------------------------------ derived, cached
     @property
@@ -246,3 +257,29 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
                                      hierarchy=release.hierarchies.get(sensitive))
     return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids(),
                          hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None)
+
+
+def population_of_release(release, view: GroupView) -> np.ndarray | None:
+    """Per group of ``view`` (a view of ``release``'s records): how many records of the release's
+    population match the values its records show (:meth:`~veil.engine.Population.matches`); None
+    when the release has no population."""
+    population = getattr(release, "population", None)
+    if population is None:
+        return None
+    if view.n_records != release.n_rows:
+        raise BadInput("the population models judge a release record by record; this release keeps its sensitive "
+                       "values apart from its records")
+    first = np.empty(view.n_groups, dtype=np.int64)
+    first[np.asarray(view.groups)[::-1]] = np.arange(view.n_records)[::-1]
+    values = release.frame.iloc[first][list(release.quasi_identifiers)].reset_index(drop=True)
+    return population.matches(values)
+
+
+def population_sizes(release) -> np.ndarray | None:
+    """Each record's count of matching population records (journalist and marketer risk), when the
+    release carries the population it was drawn from and judges records by their own values."""
+    if getattr(release, "population", None) is None or release.exact_quasi_identifiers or release.parts:
+        return None
+    ids = release.group_ids()
+    counts = population_of_release(release, GroupView.from_codes(ids, None, None))
+    return None if counts is None else counts[ids]

@@ -265,6 +265,9 @@ class PrivacyModel(Plugin):
     higher_is_safer: ClassVar[bool] = True
     needs_sensitive: ClassVar[bool] = False
     measure: ClassVar[str] = ""  # what the value is, in words ("group size", "JS divergence to Q")
+    # judges each group against the population the data was drawn from, when the run has one
+    # (GroupView.population: δ-presence, k-map)
+    reads_population: ClassVar[bool] = False
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
 
     @classmethod
@@ -279,6 +282,10 @@ class PrivacyModel(Plugin):
         from .release import verdict_from_groups, worst_of
 
         views = views_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
+        if self.reads_population and getattr(release, "population", None) is not None:
+            from .groups import population_of_release
+
+            views = [(column, view.with_population(population_of_release(release, view))) for column, view in views]
         judged = [(column if self.needs_sensitive else None,
                    verdict_from_groups(self, params, view, self.check_groups(view, params))) for column, view in views]
         return worst_of(judged, self.higher_is_safer)

@@ -93,6 +93,9 @@ class Release:
         the groups hide which sensitive value is a record's, not who the record is. An attacker
         links a person to records on these columns, so the re-identification risk groups on them
         (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
+    population : Population, optional
+        The population the data was drawn from (``--population``), where the run had one: the
+        population models (δ-presence, k-map) count each group's matches in it.
     ranking : Ranking, optional
         For a method that declares a :class:`~veil.engine.Ranker`: the candidates its run chose
         among, ranked at the run's weights (the first is what this release holds). Typed, so it
@@ -124,6 +127,7 @@ class Release:
     ranking: Ranking | None = None
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     solution_space: SolutionSpace | None = None  # the lattice a full-domain search walked (engine/model/lattice.py)
+    population: object | None = None  # a veil.engine.Population
 
     @property
     def n_rows(self) -> int:

@@ -22,6 +22,7 @@ from ..data.binary import BinaryMatrix
 from ..base.errors import BadInput
 from ..base.constants import DEFAULT_RISK_THRESHOLD
 from ..run.jobs import Context
+from ..model.groups import population_sizes
 from ..model.release import Release, feature_subset
 from ..model.risk import DEFAULT_THRESHOLD, reidentification_risk
 from ..data.table import Table
@@ -110,7 +111,7 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
         return None
     ctx.check()
     sizes = release.linkage_class_sizes()  # once: the risk figures and the group sizes below share it
-    r = reidentification_risk(sizes, threshold=threshold)
+    r = reidentification_risk(sizes, threshold=threshold, population_sizes=population_sizes(release))
     values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
               "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
               "marketer": _number(r.marketer)}

@@ -233,8 +233,9 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
             verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
         figures = assess(registry, result.data, before_release(result.data),
-                         release_as_written(back, result.release.roles(), written.parts,
-                                            result.release.hierarchies) if records else None,
+                         dataclasses.replace(release_as_written(back, result.release.roles(), written.parts,
+                                                                result.release.hierarchies),
+                                             population=result.release.population) if records else None,
                          (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
                          ctx.child(0.2, 0.75 if report_names else 0.95))
         if not records:

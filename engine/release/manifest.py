@@ -155,6 +155,8 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         # the hierarchies declared for sensitive columns: a model's distance may follow one, and the
         # file is verified from the manifest alone
         "sensitive_hierarchies": {c: h.to_dict() for c, h in release.hierarchies.items()},
+        # the population the groups were judged against (δ-presence, k-map), read again by veil verify
+        "population": release.population.to_dict() if getattr(release, "population", None) is not None else None,
         "removed_identifiers": identifier_columns(result),
         "release_kind": release.kind,
         "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message,
@@ -303,6 +305,7 @@ MANIFEST_SHAPE = {
     "project": ({"path": str, "sha256": _TEXT}, NULL),
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
+    "population": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT}, NULL),
     "removed_identifiers": _TEXTS, "release_kind": _TEXT, "sensitive_hierarchies": _MAYBE_OBJECT,
     "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT, "by_column": _MAYBE_OBJECT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),

@@ -12,6 +12,7 @@ every figure explained in a sentence. Rendering lives in :mod:`veil.engine.repor
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
 from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
 from .staging import refuse_overwriting
-from .verify import read_released, verify_file
+from .verify import manifest_population, read_released, verify_file
 from ..base.io import sha256_file
 from .staging import Staging
 from ..run.jobs import Context
@@ -246,7 +247,10 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
             ("Smallest group of look-alike records", "smallest_group", _int),
             ("Number of groups", "groups", _int)]
     if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
-        rows += [("Journalist risk, highest (the whole data set is the population)", "journalist_max", _pct),
+        people = (manifest.get("population") or {}).get("rows")
+        against = f"against the population of {people:,} records" if isinstance(people, int) else \
+            "the whole data set is the population"
+        rows += [(f"Journalist risk, highest ({against})", "journalist_max", _pct),
                  ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
     table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
     header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
@@ -532,19 +536,25 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
         return None
     checks["release"] = "matches"
     pm = manifest.get("privacy_model") or {}
+    population = None
     try:
-        if pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
+        population, problem = manifest_population(registry, manifest)
+        if problem:
+            checks["recheck"] = f"could not be re-checked: {problem}"
+        elif pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
             models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [
                 PluginCall(pm["name"], pm.get("params") or {})]
             verification = verify_file(registry, path, manifest["output"].get("format") or
-                                       registry.preferred("exporter"), models, manifest.get("roles") or {})
+                                       registry.preferred("exporter"), models, manifest.get("roles") or {},
+                                       population=population)
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
     fmt = manifest["output"].get("format") or registry.preferred("exporter")
     frame = read_released(registry, fmt, path)
     parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {}))
-    return with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
+    release = with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
+    return dataclasses.replace(release, population=population) if population is not None else release
 
 
 def _reload_input(registry, manifest: dict, checks: dict):

@@ -4,6 +4,7 @@ its own file and judged again by the privacy model(s) the manifest claims (``vei
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,9 @@ import pandas as pd
 from ..base.errors import BadInput
 from ..base.io import check_regular, sha256_file
 from ..data.hierarchy import Hierarchy
+from ..data.datasource import DataSource
+from ..data.population import Population
+from ..data.table import Schema
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
@@ -45,11 +49,12 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
 
 
 def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict,
-                parts=None, hierarchies=None) -> Verification:
+                parts=None, hierarchies=None, population=None) -> Verification:
     """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
     (a list of them: every one must hold). ``parts``: the names of the release's further files
     (Anatomy's sensitive table), found beside it; ``hierarchies``: those declared for sensitive
-    columns (column → Hierarchy), for a model whose distance follows one.
+    columns (column → Hierarchy), for a model whose distance follows one; ``population``: the
+    population the groups are counted in (δ-presence, k-map).
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
@@ -57,6 +62,8 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: 
     frame = read_released(registry, fmt, path)
     found = read_parts(registry.exporter(fmt), Path(path), parts)
     release = with_parts(release_as_written(frame, roles, found, hierarchies), found)
+    if population is not None:  # the population models count each group's matches in it
+        release = dataclasses.replace(release, population=population)
     missing = [c for c in release.quasi_identifiers if c not in frame.columns]
     if missing:
         raise BadInput(f"the file lacks the quasi-identifier column {missing[0]!r}")
@@ -107,10 +114,34 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
                                    "it was edited after export", None, True)
     declared = manifest.get("sensitive_hierarchies") or {}
     hierarchies = {c: Hierarchy.from_dict(h) for c, h in declared.items()}
+    population, problem = manifest_population(registry, manifest)
+    if problem:
+        return Verification(False, problem + note, None, True)
     result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
-                         manifest["roles"], parts=list(out.get("parts") or {}), hierarchies=hierarchies)
+                         manifest["roles"], parts=list(out.get("parts") or {}), hierarchies=hierarchies,
+                         population=population)
     return Verification(result.holds, result.message + note, result.verdict, True)
 
+
+
+def manifest_population(registry, manifest: dict):
+    """(the population a manifest's run counted in, or None; what is wrong with it, or ""): the file
+    read again with the data's read options, its SHA-256 checked, the data's hierarchies attached."""
+    entry = manifest.get("population")
+    if not entry:
+        return None, ""
+    path = Path(entry.get("path") or "")
+    if not path.is_file():
+        return None, f"the population {path} the release was judged against is missing"
+    if entry.get("sha256") and sha256_file(path) != entry["sha256"]:
+        return None, f"the population {path.name} has changed since the export: its SHA-256 differs from the manifest"
+    read = dict((manifest.get("input") or {}).get("read") or {})
+    source = DataSource.from_dict({k: v for k, v in read.items() if k not in ("hierarchies", "append", "columns")})
+    table = dataclasses.replace(source, path=str(path), demo=False, roles={}).load(registry)
+    frame = table.frame.drop(columns=[c for c in [entry.get("subset_column")] if c and c in table.frame.columns])
+    schema = Schema.from_dict((manifest.get("input") or {}).get("schema") or [])
+    hierarchies = {c.name: c.hierarchy for c in schema.columns if c.hierarchy is not None}
+    return Population(frame, str(path), entry.get("sha256"), hierarchies, entry.get("subset_column")), ""
 
 
 def member_problems(folder: Path, manifest: dict) -> list[str]:

@@ -22,7 +22,7 @@ from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from .memory import check_memory, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
-from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, HierarchyUse
+from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, HierarchyUse, Judgement, judgements
 from ..data.recipe import Recipe
 from ..model.release import Provenance, Release, Verdict, describe_failures
 from ..model.roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
@@ -228,11 +228,14 @@ def check_feasible(data, model) -> None:
     views = [(None, view_of_frame(data.frame, [], None, groups=everyone))] if not sensitive else [
         (column, view_of_frame(data.frame, [], column, groups=everyone, hierarchy=data.schema[column].hierarchy))
         for column in sensitive]
+    population = getattr(data, "population", None)
+    if population is not None:  # one group written * everywhere: every population record matches it
+        views = [(column, view.with_population(np.array([population.n_rows]))) for column, view in views]
     for each in model.models:
         if not each.judges_groups:
             continue
         k = getattr(each.params, "k", None)
-        if isinstance(k, int) and k > data.n_rows:
+        if isinstance(k, int) and k > data.n_rows and Judgement.GROUP_SIZE in judgements(each.plugin.judges):
             raise BadInput(f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
                            f"the number of records ({data.n_rows}); relax its parameters")
         for column, view in (views if each.needs_sensitive else views[:1]):
@@ -242,10 +245,13 @@ def check_feasible(data, model) -> None:
                 raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: {reason}; "
                                f"relax its parameters")
             try:
-                verdict = each.check_groups(view)
+                verdict = each.check_groups(view)  # a parameter the model refuses is refused here too
             except BadInput as exc:  # e.g. a distance needing a hierarchy the column lacks: say which column
                 raise BadInput(f"on the sensitive column {column!r}: {exc}" if where else str(exc)) from None
-            if not verdict.holds:
+            # the coarsest release is the hardest only for a model that a union of passing groups passes;
+            # for another (δ-presence: suppressed records match the whole population) a release can pass
+            # where the whole table as one group fails
+            if not verdict.holds and each.plugin.monotonicity(each.params):
                 said = each.plugin.summary(each.params, verdict)
                 raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: with all "
                                f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
@@ -313,6 +319,8 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     started = time.perf_counter()
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
+    if getattr(data, "population", None) is not None and release.population is None:
+        release = dataclasses.replace(release, population=data.population)  # the population models count in it
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(Provenance(

@@ -265,8 +265,9 @@ class Judge:
     """The run's privacy models on class tables: which classes fail, the necessary condition C, and
     whether the suppressed records pass as one group."""
 
-    def __init__(self, model, limit: int, sensitive):
+    def __init__(self, model, limit: int, sensitive, population=None):
         self.model = model
+        self.population = population  # a LatticeCounts when the run has a population (δ-presence, k-map)
         self.limit = int(limit)
         # a GroupView of every record's sensitive code, Q, values (or without codes), or one per
         # sensitive column: each is judged on its own, a class passing only when it passes on every one
@@ -291,11 +292,15 @@ class Judge:
         self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
 
     def views(self, table: Classes) -> list[GroupView]:
-        """One view of the classes per sensitive column (one without sensitive codes when no model reads them)."""
+        """One view of the classes per sensitive column (one without sensitive codes when no model reads
+        them), each with the classes' counts of matching population records when the run has one."""
+        matches = None if self.population is None else self.population.counts(table.levels, table.codes)
         if table.unit_class is None:
-            return [GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size)]
+            return [GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size,
+                                         population=matches)]
         return [GroupView.from_codes(table.unit_class, table.unit_sens if to is None else to[table.unit_sens],
-                                     s.overall, s.values, s.numeric, table.unit_w, hierarchy=s.hierarchy)
+                                     s.overall, s.values, s.numeric, table.unit_w, hierarchy=s.hierarchy,
+                                     population=matches)
                 for s, to in self.columns]
 
     def _ok(self, model, views) -> np.ndarray:
@@ -311,15 +316,18 @@ class Judge:
         return ~every, ~some
 
     def group_passes(self, table: Classes, members: np.ndarray) -> bool:
-        """Whether the classes ``members`` (a mask), taken as one group, satisfy every model."""
+        """Whether the classes ``members`` (a mask), taken as one group, satisfy every model (the group is
+        written ``*`` in every quasi-identifier, so every population record matches it)."""
+        matches = None if self.population is None else np.array([self.population.n])
         if table.unit_class is None:
             view = GroupView.from_codes(np.zeros(1, dtype=np.int64), None, None,
-                                        weights=np.array([table.size[members].sum()]))
+                                        weights=np.array([table.size[members].sum()]), population=matches)
             return all(bool(m.check_groups(view).ok.all()) for m in self.models)
         keep = members[table.unit_class]
         codes = table.unit_sens[keep]
         views = [GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), codes if to is None else to[codes],
-                                      s.overall, s.values, s.numeric, table.unit_w[keep], hierarchy=s.hierarchy)
+                                      s.overall, s.values, s.numeric, table.unit_w[keep], hierarchy=s.hierarchy,
+                                      population=matches)
                  for s, to in self.columns]
         return all(bool(self._ok(m, views).all()) for m in self.models)
 

@@ -23,6 +23,7 @@ from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInp
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, solution_space, written_classes)
+from ._population import LatticeCounts
 from .mondrian import _reads_sensitive, _sensitive_view
 
 PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 2009): docs/reference.md
@@ -105,7 +106,10 @@ class GlobalRecoding(Algorithm):
         # every sensitive column is judged on its own: a class passes only when it passes on each
         records = [_sensitive_view(data, c) for c in marked] if marked else [_sensitive_view(data, None)]
         limit = math.floor(params.suppression * n + 1e-9)
-        judge = Judge(model, limit, records)
+        population = getattr(data, "population", None)
+        if population is not None:
+            population.check_covers(data, qis)
+        judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
         sens = judge.codes if _reads_sensitive(model) else None
         n_values = judge.n_codes if sens is not None else 1
         objective = Objective(params.metric, attrs, n, params.monotonic)

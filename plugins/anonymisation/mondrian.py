@@ -386,9 +386,12 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     # the sensitive values tell units apart only when a model reads them (k-anonymity does not)
     reads = _reads_sensitive(model)
     views = [_sensitive_view(table, c) for c in columns] if reads and columns else [_sensitive_view(table, None)]
+    population = _population_of(table, model, qis)
+    counts = None if population is None else population.matches(
+        _part_values(cols, np.arange(n), np.zeros(n, np.int64)))
     for column, records in zip(columns or [None], views):
         whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
-                                     records.numeric, hierarchy=records.hierarchy)
+                                     records.numeric, hierarchy=records.hierarchy, population=counts)
         if not judge(model, whole).holds:
             on = f" on the sensitive column {column!r}" if column is not None and reads else ""
             raise BadInput(f"the whole table already fails {model.name}{on}: no partition of it can satisfy the "
@@ -405,7 +408,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, ucols, bases, model)
+        done += _round(parts, ucols, bases, model, population)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
     return _dense(parts.pid)[unit], cols
 
@@ -469,7 +472,28 @@ def _sensitive_view(table, sensitive):
                                 hierarchy=table.schema[sensitive].hierarchy)
 
 
-def _round(parts: _Partitions, cols, bases: list[GroupView], model) -> int:
+def _population_of(table, model, qis):
+    """The run's population when a model counts groups in it (δ-presence, k-map), checked to hold the
+    data as a sample of it; else None."""
+    population = getattr(table, "population", None)
+    if population is None or not any(getattr(m.plugin, "reads_population", False)
+                                     for m in getattr(model, "models", (model,))):
+        return None
+    population.check_covers(table, qis)
+    return population
+
+
+def _part_values(cols, rec: np.ndarray, gid: np.ndarray) -> pd.DataFrame:
+    """The values each candidate part (``gid`` of the units ``rec``) would be released with."""
+    sub = []
+    for col in cols:
+        one = copy.copy(col)
+        one.codes = col.codes[rec]
+        sub.append(one)
+    return group_values(sub, gid)
+
+
+def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=None) -> int:
     """One attempt for every open partition; returns how many records became final."""
     open_ids = np.flatnonzero(parts.open)
     width = parts.widths(open_ids)
@@ -497,11 +521,14 @@ def _round(parts: _Partitions, cols, bases: list[GroupView], model) -> int:
         if len(on_j):
             part[on_j] = _parts(col, parts, j, rec[on_j], pid[on_j])
     gid = _dense(pid * (int(part.max()) + 1) + part)
+    matches = None  # each candidate part's matches among the population, by its released values
+    if population is not None:
+        matches = population.matches(_part_values(cols, rec, gid))
     ok = None
     for base in bases:  # one view per sensitive column: a part stands only when every one passes
         sens = None if base.sensitive is None else base.sensitive[rec]
         view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec],
-                                    hierarchy=base.hierarchy)
+                                    hierarchy=base.hierarchy, population=matches)
         passed = judge(model, view).ok
         ok = passed if ok is None else ok & passed
     owner = np.empty(len(ok), dtype=np.int64)

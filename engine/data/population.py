@@ -1,0 +1,261 @@
+"""The population a data set was drawn from (docs/reference.md#presence-map-and-risk-models): the
+public table δ-presence and k-map count a released group's matches in.
+
+A population record *matches* a released group when each of its quasi-identifier values matches
+the group's released value of that column:
+
+* ``*`` (suppressed, or a hierarchy's top) matches every value;
+* a label of the column's hierarchy (attached by the user) matches the leaves under it;
+* an interval, written ``[lo, hi]``, ``[lo, hi)`` or ``[lo, hi[`` (Mondrian's ranges and Veil's
+  generated hierarchies), matches the numbers inside it;
+* any other value matches itself (compared as a hierarchy leaf is, by its label).
+
+:func:`load_with_population` reads a population beside the data (``--population``, or
+``--subset-column`` marking the data's records in it).
+
+The rule reads only what a release shows (its values as an exporter writes them) and the
+hierarchies, so a run and ``veil verify`` on the written file count the same matches.
+
+>>> pop = Population(pd.DataFrame({"age": [21, 25, 34, 47], "sex": ["F", "M", "F", "F"]}))
+>>> pop.matches(pd.DataFrame({"age": ["[20, 30)", "*"], "sex": ["F", "F"]})).tolist()
+[1, 3]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from pathlib import Path
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..base.errors import BadInput
+from .generalised import format_value
+from .hierarchy import Node, value_label
+
+_RANGE = re.compile(r"^\s*\[\s*(?P<lo>[-+]?[0-9.eE+-]+?)\s*,\s*(?P<hi>[-+]?[0-9.eE+-]+?)\s*(?P<end>[\])\[])\s*$")
+
+
+@dataclass(frozen=True)
+class Population:
+    """The population's records (at least the quasi-identifier columns), where they came from, and
+    the hierarchies attached to the data's columns (their labels name sets of leaves)."""
+
+    frame: pd.DataFrame
+    source: str | None = None
+    sha256: str | None = None
+    hierarchies: dict = field(default_factory=dict)
+    subset_column: str | None = None  # the column of the population file that marks the data's records
+
+    def to_dict(self) -> dict:
+        """What a manifest records: where the population is, its hash and size, and the subset column."""
+        return {"path": self.source, "sha256": self.sha256, "rows": self.n_rows, "subset_column": self.subset_column}
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    def with_hierarchies(self, hierarchies: dict) -> Population:
+        return dataclasses.replace(self, hierarchies=dict(hierarchies))
+
+    def value_masks(self, column: str, labels) -> tuple[np.ndarray, np.ndarray]:
+        """(each population record's distinct-value code, a labels × distinct values matrix of
+        matches) for ``column`` and released ``labels`` (texts)."""
+        if column not in self.frame.columns:
+            raise BadInput(f"the population has no column {column!r}, a quasi-identifier of the release")
+        codes, uniques = pd.factorize(self.frame[column], use_na_sentinel=True)
+        if (codes < 0).any():
+            raise BadInput(f"the population's column {column!r} has missing values; fill or remove them")
+        texts = [value_label(v) for v in uniques]
+        numbers = pd.to_numeric(pd.Series(list(uniques), dtype=object), errors="coerce").to_numpy(float)
+        hierarchy = self.hierarchies.get(column)
+        out = np.zeros((len(labels), len(uniques)), dtype=bool)
+        for i, label in enumerate(labels):
+            out[i] = _matching(str(label), texts, numbers, hierarchy)
+        return codes, out
+
+    def matches(self, group_values: pd.DataFrame) -> np.ndarray:
+        """How many population records match each row of ``group_values`` (one released group per
+        row, one column per quasi-identifier, typed or as written)."""
+        if group_values.shape[1] == 0:
+            return np.full(len(group_values), self.n_rows, dtype=np.int64)
+        per_column = []
+        for column in group_values.columns:
+            written = [format_value(v) for v in group_values[column]]
+            labels, index = np.unique(np.asarray(written, dtype=object).astype(str), return_inverse=True)
+            codes, masks = self.value_masks(str(column), labels)
+            unread = np.flatnonzero(~masks.any(axis=1))
+            if len(unread):  # a released group holds records of the population: its values match some
+                raise BadInput(f"the released value {str(labels[unread[0]])!r} of column {column!r} matches no record of "
+                               f"the population: give the column's hierarchy (--hierarchy {column}=FILE) or the "
+                               f"population the data was drawn from")
+            per_column.append((codes, masks, index))
+        fast = _disjoint_counts(per_column, len(group_values))
+        if fast is not None:
+            return fast
+        # the population's distinct combinations of values, each counted once
+        keys = np.column_stack([c for c, _, _ in per_column])
+        combos, weight = np.unique(keys, axis=0, return_counts=True)
+        out = np.empty(len(group_values), dtype=np.int64)
+        for g in range(len(group_values)):
+            hit = np.ones(len(combos), dtype=bool)
+            for j, (_, masks, index) in enumerate(per_column):
+                hit &= masks[index[g]][combos[:, j]]
+            out[g] = int(weight[hit].sum())
+        return out
+
+    def check_covers(self, table, columns) -> None:
+        """Refuse, in one line, a population that cannot hold the data as a sample of it: a column
+        missing, a value outside an attached hierarchy, or fewer population records than data records
+        with some combination of quasi-identifier values."""
+        columns = list(columns)
+        for c in columns:
+            if c not in self.frame.columns:
+                raise BadInput(f"the population has no column {c!r}, a quasi-identifier of the data")
+            if self.frame[c].isna().any():
+                raise BadInput(f"the population's column {c!r} has missing values; fill or remove them")
+            h = self.hierarchies.get(c)
+            if h is not None:
+                leaves = set(h.leaves)
+                outside = next((v for v in pd.unique(self.frame[c]) if value_label(v) not in leaves), None)
+                if outside is not None:
+                    raise BadInput(f"the population's value {value_label(outside)!r} of column {c!r} is not in its "
+                                   f"hierarchy; give a hierarchy that covers the population")
+        if table.n_rows > self.n_rows:
+            raise BadInput(f"the population ({self.n_rows:,} records) is smaller than the data ({table.n_rows:,} "
+                           f"records); the data must be a sample of it")
+        if not columns:
+            return
+        mine = _combinations(table.frame[columns])
+        theirs = _combinations(self.frame[columns])
+        short = mine.sub(theirs.reindex(mine.index, fill_value=0))
+        short = short[short > 0]
+        if len(short):
+            combo = dict(zip(columns, short.index[0] if len(columns) > 1 else (short.index[0],)))
+            said = ", ".join(f"{k}={value_label(v)}" for k, v in combo.items())
+            raise BadInput(f"the data holds {int(mine[short.index[0]])} records with {said} but the population only "
+                           f"{int(theirs.get(short.index[0], 0))}; the data must be a sample of the population")
+
+
+def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
+    """The counts at once when every population value matches at most one released label of each
+    column (a full-domain generalisation's labels do): each record then has one label per column and
+    a group's count is the records with its labels. None otherwise, or when the labels' combinations
+    outgrow one integer."""
+    spans = []
+    for _, masks, _ in per_column:
+        if masks.shape[1] and masks.sum(axis=0).max() > 1:
+            return None
+        spans.append(max(masks.shape[0], 1))
+    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
+        return None
+    radix = np.cumprod([1] + spans[:0:-1])[::-1].astype(np.int64)
+    record_key = np.zeros(len(per_column[0][0]), dtype=np.int64)
+    held = np.ones(len(record_key), dtype=bool)
+    group_key = np.zeros(n_groups, dtype=np.int64)
+    for r, (codes, masks, index) in zip(radix, per_column):
+        label = np.where(masks.any(axis=0), masks.argmax(axis=0), -1)[codes] if masks.shape[1] else \
+            np.full(len(codes), -1)
+        held &= label >= 0
+        record_key += r * np.maximum(label, 0)
+        group_key += r * np.asarray(index, dtype=np.int64)
+    keys, tally = np.unique(record_key[held], return_counts=True)
+    if not len(keys):
+        return np.zeros(n_groups, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, group_key), len(keys) - 1)
+    return np.where(keys[at] == group_key, tally[at], 0).astype(np.int64)
+
+
+def _combinations(frame: pd.DataFrame) -> pd.Series:
+    labels = frame.apply(lambda s: s.map(value_label))
+    return labels.value_counts(dropna=False)
+
+
+def _matching(label: str, texts: list[str], numbers: np.ndarray, hierarchy) -> np.ndarray:
+    """Which distinct population values (``texts``, ``numbers``) a released label matches."""
+    if label.strip() == "*":
+        return np.ones(len(texts), dtype=bool)
+    if hierarchy is not None and label in _labels(hierarchy):
+        level = _labels(hierarchy)[label]
+        under = set(hierarchy.leaves_under(Node(level, label)))
+        return np.array([t in under for t in texts], dtype=bool)
+    if label.startswith("{") and label.endswith("}"):  # a set of values, as Mondrian writes one: {a, b}
+        members = set(label[1:-1].split(", "))
+        hit = np.array([t in members or t == label for t in texts], dtype=bool)
+        if hit.any():
+            return hit
+    m = _RANGE.match(label)
+    if m:
+        try:
+            lo, hi = float(m["lo"]), float(m["hi"])
+        except ValueError:
+            lo = hi = None
+        if lo is not None and lo <= hi:
+            upper = numbers <= hi if m["end"] == "]" else numbers < hi
+            return (numbers >= lo) & upper & ~np.isnan(numbers)
+    return np.array([t == label for t in texts], dtype=bool)
+
+
+@functools.lru_cache(maxsize=64)
+def _labels(hierarchy) -> dict:
+    """Each label of the hierarchy with its level (the lowest level it appears at)."""
+    found: dict = {}
+    for level in range(hierarchy.height + 1):
+        for node in hierarchy.nodes(level):
+            found.setdefault(node.label, level)
+    return found
+
+
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f"}
+
+
+def subset_mask(series: pd.Series, column: str) -> np.ndarray:
+    """Which records a 0/1 (true/false, yes/no) column marks; BadInput names a value it cannot read."""
+    text = series.map(lambda v: value_label(v).strip().lower() if not pd.isna(v) else "")
+    wrong = text[~text.isin(_TRUE | _FALSE)]
+    if len(wrong):
+        raise BadInput(f"the subset column {column!r} must hold 1/0 (or true/false, yes/no); it holds "
+                       f"{series[wrong.index[0]]!r}")
+    return text.isin(_TRUE).to_numpy()
+
+
+def load_with_population(registry, source, population: str, subset_column: str | None = None):
+    """The data ``source`` names with the population it was drawn from attached: the file
+    ``population``, read with the same options, or, with ``subset_column``, that file's records the
+    column marks as the data (the column itself dropped). BadInput, in one line, when the population
+    cannot hold the data as a sample of it."""
+    from .table import Role, Schema, Table
+
+    plain = dataclasses.replace(source, path=str(population), demo=False, roles={}, hierarchies={}, append=(),
+                                columns=None)
+    whole = plain.load(registry)
+    if not isinstance(whole, Table):
+        raise BadInput(f"{population}: a population is a table of records, not transactions")
+    if subset_column is not None:
+        if source.path or source.demo:
+            raise BadInput("give the data with --data or mark it with --subset-column in the population, not both")
+        if subset_column not in whole.frame.columns:
+            raise BadInput(f"the population has no column {subset_column!r} to mark the data's records")
+        chosen = subset_mask(whole.frame[subset_column], subset_column)
+        if not chosen.any():
+            raise BadInput(f"the subset column {subset_column!r} marks no record of the population")
+        marked = dataclasses.replace(source, path=str(population), demo=False)
+        table = marked.load(registry)
+        keep = [c for c in table.schema.columns if c.name != subset_column]
+        frame = table.frame.loc[chosen, [c.name for c in keep]].reset_index(drop=True)
+        data = Table(frame, Schema(tuple(keep)), table.source, table.sha256)
+        people = whole.frame.drop(columns=[subset_column])
+    else:
+        data = source.load(registry)
+        if not isinstance(data, Table):
+            raise BadInput("a population applies to a table of records, not to transactions")
+        people = whole.frame
+    found = Population(people.reset_index(drop=True), str(Path(population).resolve()), whole.sha256,
+                       subset_column=subset_column)
+    data = data.with_population(found)
+    data.population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
+    return data

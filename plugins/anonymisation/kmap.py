@@ -1,0 +1,79 @@
+"""k-map (Sweeney 2001; El Emam and Dankar 2008; docs/reference.md#presence-map-and-risk-models):
+every released group matches at least k records of the *population* the data was drawn from, not
+only of the data itself (k-anonymity is k-map with the data as its own population).
+
+With a population table (``--population``) each group's count is the population records matching
+its released values (docs/reference.md's matching rule). Without one, the count is estimated
+from the sampling fraction π (the share of the
+population the data holds): a group of f records in the data stands for about f / π records of the
+population, the estimator ARX offers beside its Poisson models and the one El Emam and Dankar's
+re-identification risk divides by. A group passes when f / π ≥ k, i.e. when it holds at least
+⌈k · π⌉ records (up to floating-point slack).
+
+>>> import numpy as np
+>>> estimated_population(np.array([1, 3, 10]), 0.25).tolist()
+[4.0, 12.0, 40.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.engine import GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
+
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class KMapParams:
+    k: int = param(5, minimum=1, help="smallest allowed number of population records a released group matches")
+    sample_fraction: float = param(0.1, minimum=0.0, exclusive_minimum=True, maximum=1.0,
+                                   help="the share of the population the data holds, when no population table is "
+                                        "given (1: the data is the population, and k-map is k-anonymity)")
+
+
+def estimated_population(sizes: np.ndarray, fraction: float) -> np.ndarray:
+    """Each group's estimated population count f / π."""
+    return np.asarray(sizes, dtype=float) / float(fraction)
+
+
+class KMap(PrivacyModel):
+    name = "k-map"
+    title = "k-map"
+    paper = "el-emam-dankar"
+    description = ("Every released group matches at least k people of the population the data was sampled from: "
+                   "counted in the population table when one is given, else estimated from the sampling fraction "
+                   "(a group of f records stands for f / π people).")
+    Params = KMapParams
+    judges = (Judgement.GROUPS,)  # the groups' sizes against the population
+    judges_groups = True
+    higher_is_safer = True
+    reads_population = True
+    measure = "population records a group matches"
+    memory_cost = MemoryCost(per_record=24.0, per_cell=0.0)
+    caveats = ("k-map estimates each group's population count from the sampling fraction; a population whose "
+               "groups are not proportional to the data's can hold fewer matching people.",)
+
+    def monotonicity(self, params) -> str:
+        return "suppression"  # a group of at least k·π records keeps them when others join
+
+    def check_groups(self, view, params):
+        if view.population is not None:  # counted in the population table
+            counts = view.population.astype(float)
+            return GroupVerdict(counts, counts >= params.k, higher_is_safer=True)
+        estimate = estimated_population(view.sizes, params.sample_fraction)
+        return GroupVerdict(estimate, estimate >= params.k * (1 - _TOL), higher_is_safer=True)
+
+    def summary(self, params, verdict):
+        what = f"k-map with k = {params.k}"
+        people = f"{verdict.worst:.4g} people of the population"
+        if verdict.holds:
+            return f"holds: {what}; the smallest group matches {people}"
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (the smallest matches {people})"
+
+
+@hookimpl
+def veil_register_privacy_models():
+    return [KMap]

@@ -1,0 +1,143 @@
+"""Re-identification risk as privacy models (docs/reference.md#presence-map-and-risk-models): the
+figures ARX reports, turned into conditions a release must meet.
+
+* ``highest-risk``: every record's prosecutor risk 1 / |its group| is at most the threshold, i.e.
+  every group holds at least ⌈1 / threshold⌉ records.
+* ``average-risk``: the mean over records of 1 / |its group| (the number of groups divided by the
+  number of records) is at most the threshold.
+* ``population-uniqueness``: the estimated share of the population that is unique on the
+  quasi-identifiers (Pitman, Zayatz, SNB or Dankar et al.'s rule, from the sample's class sizes and
+  the sampling fraction) is at most the threshold.
+
+The last two judge the release as a whole: every group gets the release's value and the same
+verdict. A method that judges a part of the records (Mondrian's candidate split) judges that part
+as if it were the whole; the written release is judged again as a whole before it is exported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.engine import GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
+
+from ._uniqueness import ESTIMATORS, population_uniqueness
+
+_TOL = 1e-12
+
+
+def _threshold(help_text: str, default: float):
+    return param(default, minimum=0.0, exclusive_minimum=True, maximum=1.0, help=help_text)
+
+
+@dataclass(frozen=True)
+class HighestRiskParams:
+    threshold: float = _threshold("largest allowed re-identification risk of any record, 1 / the size of its "
+                                  "group (0.2: groups of at least 5)", 0.2)
+
+
+@dataclass(frozen=True)
+class AverageRiskParams:
+    threshold: float = _threshold("largest allowed mean re-identification risk over the records (groups / "
+                                  "records)", 0.05)
+
+
+@dataclass(frozen=True)
+class UniquenessParams:
+    threshold: float = _threshold("largest allowed estimated share of the population that is unique on the "
+                                  "quasi-identifiers", 0.01)
+    estimator: str = param("dankar", choices=ESTIMATORS,
+                           help="pitman, zayatz or snb (slide negative binomial); dankar: Dankar et al.'s rule "
+                                "choosing among them by the sampling fraction")
+    sample_fraction: float = param(0.1, minimum=0.0, exclusive_minimum=True, maximum=1.0,
+                                   help="the share of the population the data holds (1: the data is the population)")
+
+
+class _RiskModel(PrivacyModel):
+    judges = (Judgement.GROUPS,)  # the groups' sizes
+    judges_groups = True
+    higher_is_safer = False
+    memory_cost = MemoryCost(per_record=24.0, per_cell=0.0)  # group sizes and per-group values
+
+    def summary(self, params, verdict):
+        value = verdict.worst
+        verb = "holds" if verdict.holds else "fails"
+        return f"{verb}: {self.measure} {value:.4g} ({'at most' if verdict.holds else 'above'} {params.threshold:g})"
+
+
+class HighestRiskModel(_RiskModel):
+    name = "highest-risk"
+    title = "Highest re-identification risk"
+    paper = "el-emam-dankar"
+    description = ("No record's re-identification risk (1 / the size of its group, the prosecutor's) exceeds the "
+                   "threshold: every group holds at least 1 / threshold records.")
+    Params = HighestRiskParams
+    measure = "highest re-identification risk"
+
+    def monotonicity(self, params) -> str:
+        return "suppression"  # a group of at least 1/threshold records keeps them when others join
+
+    def check_groups(self, view, params):
+        risk = 1.0 / np.maximum(view.sizes, 1).astype(float)
+        return GroupVerdict(risk, (risk <= params.threshold * (1 + _TOL)) & (view.sizes > 0), higher_is_safer=False)
+
+
+def _whole(view, value: float, holds: bool) -> GroupVerdict:
+    """Every group carries the release's value and verdict."""
+    g = len(view.sizes)
+    return GroupVerdict(np.full(g, value), np.full(g, holds), higher_is_safer=False)
+
+
+class AverageRiskModel(_RiskModel):
+    name = "average-risk"
+    title = "Average re-identification risk"
+    paper = "el-emam-dankar"
+    description = ("The mean re-identification risk over the records (the number of groups divided by the number "
+                   "of records, the prosecutor's) is at most the threshold.")
+    Params = AverageRiskParams
+    measure = "average re-identification risk"
+
+    def monotonicity(self, params) -> str:
+        # merging groups lowers the number of groups: a release that passes still passes once coarser
+        return "generalisation"
+
+    def check_groups(self, view, params):
+        sizes = view.sizes
+        held = int((sizes > 0).sum())
+        records = int(sizes.sum())
+        value = held / records if records else math.nan
+        return _whole(view, value, bool(records) and value <= params.threshold * (1 + _TOL))
+
+
+class PopulationUniquenessModel(_RiskModel):
+    name = "population-uniqueness"
+    title = "Population uniqueness"
+    paper = "dankar-uniqueness"
+    description = ("The estimated share of the population that is unique on the quasi-identifiers is at most the "
+                   "threshold, estimated from the data's group sizes and the share of the population it holds "
+                   "(Pitman, Zayatz, SNB or Dankar et al.'s rule).")
+    Params = UniquenessParams
+    measure = "estimated population uniqueness"
+    caveats = ("Population uniqueness is estimated from a model of how the data was sampled from the population: "
+               "it is an expectation under that model, not a count.",)
+    memory_cost = MemoryCost(fixed=24 * (1 << 20), per_record=24.0, per_cell=0.0)
+
+    def check_groups(self, view, params):
+        value, _ = population_uniqueness(view.sizes[view.sizes > 0], params.sample_fraction, params.estimator)
+        if not math.isfinite(value):  # no estimate: nothing vouches for the groups
+            return _whole(view, math.inf, False)
+        return _whole(view, value, value <= params.threshold * (1 + _TOL) + _TOL)
+
+    def summary(self, params, verdict):
+        how = f"{params.estimator} estimator, sampling fraction {params.sample_fraction:g}"
+        if len(verdict.values) and not math.isfinite(verdict.worst):
+            return (f"fails: the {params.estimator} estimator finds no estimate on these groups ({how}); "
+                    f"estimator=dankar falls back to Zayatz's")
+        return f"{super().summary(params, verdict)}, {how}"
+
+
+@hookimpl
+def veil_register_privacy_models():
+    return [AverageRiskModel, HighestRiskModel, PopulationUniquenessModel]
