@@ -168,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
     v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
                                                     "(repeat it to check several)")
+    v.add_argument("--public-key", help="the signer's public key (a release-signing-key.pub): refuse a manifest "
+                                        "this key did not sign")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_columns, default=[],
@@ -487,10 +489,17 @@ def cmd_verify(args, registry) -> int:
     if path.is_dir() or path.suffix == ".json":
         if args.model:
             raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
-        result = verify_manifest(registry, path)
+        key = None
+        if args.public_key is not None:
+            from veil.engine.release.signing import read_public_key
+
+            key = read_public_key(_existing(args.public_key, "public key"))
+        result = verify_manifest(registry, path, key)
     else:
         if not args.model:
             raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
+        if args.public_key is not None:
+            raise BadInput("--public-key checks a manifest's signature; a bare file has none (verify its folder)")
         if not path.exists():
             raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
@@ -510,6 +519,13 @@ def cmd_verify(args, registry) -> int:
             message = message[len(word):].strip()
     print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
+
+
+def _existing(text: str, what: str) -> Path:
+    path = Path(text)
+    if not path.exists():
+        raise BadInput(missing_reason(path, what))
+    return path
 
 
 def _check_verify_roles(target, sensitive, quasi) -> None:

@@ -316,11 +316,16 @@ case("study: grid above --max-runs", {"s.json": study(), "in.csv": PEOPLE},
 DELETE = object()
 
 
-def edited(**changes) -> Callable:
-    """A maker of a real export's files with its manifest's fields changed (``a__b`` is field b of a)."""
+def edited(signed: bool = False, **changes) -> Callable:
+    """A maker of a real export's files with its manifest's fields changed (``a__b`` is field b of a).
+    Unless ``signed``, the signature goes too (as in a manifest of a Veil that did not sign), so each
+    field's own check is what answers; with it, the signature no longer matches."""
 
     def make(release: dict) -> dict:
         m = json.loads(release["manifest.json"])
+        if not signed:
+            m.pop("signature", None)
+            m.pop("signed_by", None)
         for dotted, value in changes.items():
             *parents, last = dotted.split("__")
             node = m
@@ -394,6 +399,54 @@ case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify
      from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()})
 case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"),
      from_release=lambda r: r)
+
+# -- signed manifests: an edit since signing, and the key that signed ------------------------------------------------
+def _other_key_pem() -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.generate().public_key().public_bytes(serialization.Encoding.PEM,
+                                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _signer_key(release: dict) -> bytes:
+    """The public key that signed a real export (base64 of its raw bytes, a form --public-key reads)."""
+    return json.loads(release["manifest.json"])["signed_by"]["public_key"].encode()
+
+
+SIGNED_EDITS = {  # each weakens or changes the claim; the signature no longer matches
+    "k lowered to 1": edited(signed=True, privacy_model__params={"k": 1}),
+    "no quasi-identifiers": edited(signed=True, roles__quasi_identifiers=[]),
+    "the release's hash replaced": edited(signed=True, output__sha256="0" * 64),
+    "a signature that is not base64": edited(signed=True, signature="not a signature!"),
+    "signed_by another key": edited(signed=True, signed_by__public_key="A" * 43 + "="),
+    "signed_by a short key": edited(signed=True, signed_by__public_key="AAAA"),
+    "signed_by an unknown algorithm": edited(signed=True, signed_by__algorithm="RSA"),
+}
+for name, make in SIGNED_EDITS.items():
+    case(f"signed manifest edited: {name}", {}, ("verify", "{d}"), code=1, from_release=make)
+    case(f"signed manifest edited, report: {name}", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+         from_release=lambda r, make=make: {**make(r), "key.pub": _signer_key(r)})
+case("--public-key: the signature taken out", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+     hint="not signed", from_release=lambda r: {**edited()(r), "key.pub": _signer_key(r)})
+case("--public-key: another key", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+     hint="not by the given key", from_release=lambda r: {**r, "key.pub": _other_key_pem()})
+case("--public-key: missing", {}, ("verify", "{d}", "--public-key", "{d}/none.pub"), hint="none.pub",
+     from_release=lambda r: r)
+case("--public-key: garbage", {"key.pub": bytes(range(256))}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     hint="public key", from_release=lambda r: r)
+case("--public-key: a private key", {"key.pub": b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n"
+                                                 b"-----END PRIVATE KEY-----\n"},
+     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
+case("--public-key: 31 bytes", {"key.pub": b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQQ=="},
+     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
+case("--public-key: a folder", {"key.pub/x": b"x"}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     from_release=lambda r: r)
+case("--public-key: 1 MB", {"key.pub": b"A" * 1_000_000}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     hint="public key", from_release=lambda r: r)
+case("--public-key with a bare file", {"r.csv": PEOPLE, "key.pub": b"x"},
+     ("verify", "{d}/r.csv", *("--model", "k-anonymity:k=2"), "--public-key", "{d}/key.pub"), hint="--public-key")
+
 
 # -- verify on bare damaged files -------------------------------------------------------------------------------------
 VERIFY = ("--model", "k-anonymity:k=2")
@@ -728,7 +781,7 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
         assert len(lines) == 1, text
     if c.hint:
-        assert c.hint.replace("{d}", str(folder)) in result.err, result.err
+        assert c.hint.replace("{d}", str(folder)) in (result.err if c.code == 2 else text), text
     assert snapshot(folder) == before  # every entry as it was: nothing written, removed, replaced or added
 
 
@@ -873,3 +926,106 @@ def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_else
     assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
     assert veil("verify", tmp_path / "out").code == 0
     assert json.loads((tmp_path / "out/manifest.json").read_bytes())["seed"] == 2
+
+
+# -- a manifest planted in the output folder never decides what an export removes ---------------------------------
+THESIS = b"the user's thesis, in the export folder\n"
+
+
+def _planted_manifest(release: dict, victims: dict, sign_with=None) -> bytes:
+    """A real export's manifest listing ``victims`` (name -> content) as its files: unsigned, or signed
+    with ``sign_with`` (a private key that is not this workstation's)."""
+    import base64
+
+    m = json.loads(release["manifest.json"])
+    m["export"]["files"].update({n: hashlib.sha256(c).hexdigest() for n, c in victims.items()})
+    m.pop("signature", None)
+    m.pop("signed_by", None)
+    if sign_with is not None:
+        from cryptography.hazmat.primitives import serialization
+
+        from veil.engine.release.signing import ALGORITHM, canonical, fingerprint
+
+        raw = sign_with.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        m["signed_by"] = {"algorithm": ALGORITHM, "public_key": base64.b64encode(raw).decode(),
+                          "fingerprint": fingerprint(raw)}
+        m["signature"] = base64.b64encode(sign_with.sign(canonical(m))).decode()
+    return json.dumps(m).encode()
+
+
+@pytest.mark.parametrize("how", ["unsigned", "signed by another key", "this workstation's, edited"])
+def test_a_planted_manifest_never_makes_an_export_remove_a_file(tmp_path, veil, release_files, how):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    victims = {"thesis.docx": THESIS, "report.pdf": b"%PDF-1.4 the user's own report\n", "release.tsv": b"a\tb\n"}
+    if how == "this workstation's, edited":  # a real signed manifest, then the victims added to its list
+        m = json.loads(release_files["manifest.json"])
+        m["export"]["files"].update({n: hashlib.sha256(c).hexdigest() for n, c in victims.items()})
+        planted_manifest = json.dumps(m).encode()
+    else:
+        planted_manifest = _planted_manifest(release_files, victims,
+                                             Ed25519PrivateKey.generate() if how != "unsigned" else None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_bytes(planted_manifest)
+    for name, content in victims.items():
+        (out / name).write_bytes(content)
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    before = snapshot(tmp_path)
+    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                  "--model", "k-anonymity:k=2", "--no-report", "--format", "csv", "--out", out)
+    assert result.code == 0, result.err
+    written = changed(before, snapshot(tmp_path))
+    assert sorted(written) == [Path("out/manifest.json"), Path("out/release.csv")]  # only the export's own files
+    assert all((out / n).read_bytes() == c for n, c in victims.items())
+
+
+def test_an_export_made_here_is_replaced_whole(tmp_path, veil):
+    """The files an earlier export made in this folder (its signed manifest lists them) give way to the
+    next export's: a release of another format and a report it no longer writes."""
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+           "--model", "k-anonymity:k=2", "--out", tmp_path / "out")
+    assert veil(*run, "--format", "tsv").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.tsv", "report.html", "report.pdf"]
+    assert veil(*run, "--format", "csv", "--no-report").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
+    assert veil("verify", tmp_path / "out").code == 0
+
+
+# -- the workstation's signing key ------------------------------------------------------------------------------------
+def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_path, veil, monkeypatch):
+    settings = tmp_path / "settings"
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    assert not settings.exists()
+    assert veil("verify", tmp_path / "nowhere").code == 2 and not settings.exists()  # only an export makes it
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--out", out).code == 0
+    key = settings / "release-signing-key.pem"
+    assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600
+    manifest = json.loads((out / "manifest.json").read_bytes())
+    result = veil("verify", out)
+    assert result.code == 0 and "signed by this workstation's key " + manifest["signed_by"]["fingerprint"] in result.out
+    given = veil("verify", out, "--public-key", settings / "release-signing-key.pub")
+    assert given.code == 0 and "signed by the given key" in given.out
+    assert manifest["signed_by"]["fingerprint"] in (out / "report.html").read_text(encoding="utf-8")
+    first = key.read_bytes()
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "again").code == 0
+    assert key.read_bytes() == first  # the same key, not a new one per export
+
+    # another workstation (another settings folder) sees a key that is not its own
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "elsewhere"))
+    other = veil("verify", out)
+    assert other.code == 0 and "which is not this workstation's" in other.out
+
+    # a key others may read is refused, and nothing is written
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    os.chmod(key, 0o644)
+    before = snapshot(tmp_path)
+    refused = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                   "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "third")
+    assert refused.code == 2 and len(refused.err_lines) == 1 and "chmod 600" in refused.err, refused.err
+    assert snapshot(tmp_path) == before
