@@ -295,6 +295,7 @@ class _Progress:
 
 
 def cmd_run(args, registry) -> int:
+    from veil.engine.release.export import refuse_inputs_in_output
     from veil.engine.run.project import Project
     from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
 
@@ -337,6 +338,10 @@ def cmd_run(args, registry) -> int:
     if args.format:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    names_from = getattr(args, "names_from", None)
+    for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
+        refuse_inputs_in_output(target, source=source, project=args.project,  # before any method runs
+                                inputs=(names_from,) if names_from else ())
     executor = _executor(args)
     failed = []
     for n, spec in enumerate(specs, start=1):

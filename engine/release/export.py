@@ -267,6 +267,23 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                                             for k in ("html", "pdf")))
 
 
+def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=None, inputs: tuple = (),
+                            filename: str = "release") -> None:
+    """BadInput when a file of the run (the data, an appended file, a hierarchy, the project file, any
+    of ``inputs``) is one an export into ``out_dir`` may write over: ``manifest.json``, a report, or
+    ``<filename>.*`` in any format (the release, its parts). Called *before* the method runs, since
+    the release's format and parts are known only after; :func:`export_release` checks again, exactly."""
+    out = Path(out_dir)
+    try:
+        names = os.listdir(out) if out.is_dir() else []
+    except OSError:
+        return  # the export says why it cannot write there
+    members = {MANIFEST_NAME, *REPORT_FILES.values()}
+    targets = [out / n for n in names if n in members or n.startswith(f"{filename}.")]
+    refuse_overwriting(targets, [(project, "project file"), *_source_files(source),
+                                 *((f, "input file") for f in inputs)])
+
+
 def _source_files(source) -> list[tuple]:
     """The files a DataSource reads, each with what it is (for the message refusing to write over one)."""
     if source is None or not hasattr(source, "files"):

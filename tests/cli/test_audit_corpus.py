@@ -672,6 +672,14 @@ case("input in the output folder: a project's hierarchy as release.csv",
      {"in.csv": PEOPLE, "out/release.csv": HIERARCHY,
       "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}})},
      ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/release.csv")
+case("input in the output folder: a project of two runs, a hierarchy as run-2/release.parquet",
+     {"in.csv": PEOPLE, "out/run-2/release.parquet": HIERARCHY,
+      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/run-2/release.parquet"}},
+                        runs=[OK_RUN, OK_RUN])},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/run-2/release.parquet")
+case("input in the output folder: the data as report.pdf", {"out/report.pdf": PEOPLE},
+     ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/out/report.pdf", "--input-format", "csv",
+      *ROLES, "--out", "{d}/out"), hint="input file {d}/out/report.pdf")
 case("input in the output folder: a study's data as results.csv",
      {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
      ("study", "{d}/s.json", "--out", "{d}/out"), hint="input file {d}/out/results.csv")
@@ -1029,3 +1037,21 @@ def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_
                    "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "third")
     assert refused.code == 2 and len(refused.err_lines) == 1 and "chmod 600" in refused.err, refused.err
     assert snapshot(tmp_path) == before
+
+
+# -- an input in the output folder is refused before the method runs ---------------------------------------------------
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("input in the output folder")
+                                        and CASES[n].argv[0] == "run"))
+def test_an_input_in_the_output_folder_is_refused_before_the_method_runs(name, tmp_path, capsys, monkeypatch):
+    from veil.engine.run import runs
+
+    def never(*args, **kwargs):
+        raise AssertionError("the method ran before the output folder was checked")
+
+    monkeypatch.setattr(runs, "execute", never)
+    c = CASES[name]
+    write_case(tmp_path, c)
+    before = snapshot(tmp_path)
+    check(c, run_case(c, tmp_path, capsys), tmp_path, before)
+
+
