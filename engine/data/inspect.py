@@ -56,7 +56,8 @@ def suggested_roles(table: Table) -> dict[str, Role]:
 
 
 def _table_report(table: Table, max_columns: int | None) -> str:
-    facts = _source(table.source, table.sha256) + [("rows", table.n_rows), ("columns", len(table.columns))]
+    facts = _source(table.source, table.sha256) + _read_as(table.meta)
+    facts += [("rows", table.n_rows), ("columns", len(table.columns))]
     roles = suggested_roles(table)
     shown = table.schema.columns if max_columns is None else table.schema.columns[:max_columns]
     rows = []
@@ -71,10 +72,15 @@ def _table_report(table: Table, max_columns: int | None) -> str:
 
 
 def _matrix_report(matrix: BinaryMatrix) -> str:
-    facts = _source(matrix.meta.get("source"), matrix.meta.get("sha256"))
+    facts = _source(matrix.meta.get("source"), matrix.meta.get("sha256")) + _read_as(matrix.meta)
     facts += [("rows", matrix.n_rows), ("features", matrix.n_features), ("ones", matrix.nnz),
               ("density", f"{matrix.density:.6f}"), ("labels", _labels(matrix.labels))]
     return "\n".join(_facts(facts))
+
+
+def _read_as(meta: dict) -> list[tuple[str, object]]:
+    """How the importer read the file, when it had to choose (an item-set file read as transactions or as rows)."""
+    return [("read as", meta["read_as"])] if meta.get("read_as") else []
 
 
 def _labels(labels) -> str:

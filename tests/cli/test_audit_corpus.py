@@ -739,6 +739,26 @@ for flag, value in {"--seed": "3", "--quasi": "sex", "--target": "outcome", "--d
          ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())), hint=flag)
 
 
+# -- item-set files: read by their grammar, refused when they are neither transactions nor a table ------------------
+NEITHER = {  # lines of different lengths (so no table) holding a field no transaction holds
+    "a negative id": (b"1 2 3\n4 -5\n6 7 8 9\n", "'-5', a negative number"),
+    "a fractional id": (b"1 2 3\n4 5.5\n6 7 8 9\n", "'5.5', not a whole number"),
+    "an id in exponent form": (b"1 2 3\n4 5e3\n6 7\n", "'5e3', not a whole number"),
+    "a quoted id": (b'1 2 3\n"4" 5\n6 7 8 9\n', "a quoted field"),
+    "a quoted first line": (b'"1" "2" "3"\n4 5\n6 7 8 9\n', "a quoted field"),
+    "a negative id, comma-separated": (b"1,2,3\n4,-5\n6,7,8,9\n", "'-5', a negative number"),
+}
+for name, (content, hint) in NEITHER.items():
+    for ext in ("dat", "spmf", "txt"):
+        case(f"item sets: {name} (.{ext})", {f"in.{ext}": content}, ("inspect", f"{{d}}/in.{ext}"), hint=hint)
+    case(f"item sets: {name}, run", {"in.dat": content},
+         ("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", "{d}/in.dat", "--out", "{d}/out"), hint=hint)
+case("skip-rows 10**30", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--skip-rows", str(10**30)),
+     hint="leaves nothing to read", process=True)
+case("skip-rows 10**30 on item sets", {"in.dat": b"1 2\n3\n"}, ("inspect", "{d}/in.dat", "--skip-rows", str(10**30)),
+     process=True)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
@@ -1055,3 +1075,43 @@ def test_an_input_in_the_output_folder_is_refused_before_the_method_runs(name, t
     check(c, run_case(c, tmp_path, capsys), tmp_path, before)
 
 
+
+
+# -- item-set files: what was read, said ---------------------------------------------------------------------------
+READ_AS = {  # file -> (what inspect says it read, rows, features or columns)
+    "eq.dat": (b"1 2 3\n4 5 6\n7 8 9\n2 5 8\n", "transactions: one item set per line, each listing", 4, "features  9"),
+    "ragged-repeat.dat": (b"1 2 2\n4 5\n7 8 9\n", "line 1 repeats an item: it counts once", 3, "features  7"),
+    "unsorted.spmf": (b"3 1 2\n6 4 5\n9 7 8\n", "transactions: one item set per line (an SPMF file)", 3,
+                      "features  9"),
+    "unsorted.dat": (b"3 1 2\n6 4 5\n9 7 8\n", "a table of 3 columns: its lines have one length and some line lists",
+                     3, "columns  3"),
+    "negative.dat": (b"1 -2 3\n4 5 6\n", "a table of 3 columns: line 1 holds '-2', a negative number", 2, "columns  3"),
+    "quoted.dat": (b'1 2 "3"\n4 5 6\n7 8 9\n', "a table of 3 columns: line 1 holds '\"3\"', a quoted field", 3,
+                   "columns  3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_AS))
+def test_an_item_set_file_says_how_it_was_read(name, tmp_path, veil):
+    content, said, rows, shape = READ_AS[name]
+    (tmp_path / name).write_bytes(content)
+    before = snapshot(tmp_path)
+    result = veil("inspect", tmp_path / name)
+    assert result.code == 0, result.err
+    assert said in result.out and f"rows" in result.out and shape.split()[0] in result.out, result.out
+    facts = {line.split()[0]: line.split()[-1] for line in result.out.splitlines() if line.strip()}
+    assert facts["rows"] == str(rows) and facts[shape.split()[0]] == shape.split()[-1], result.out
+    assert snapshot(tmp_path) == before
+
+
+def test_equal_lines_of_increasing_ids_are_released_as_item_sets(tmp_path, veil):
+    """PatternKa on a file of equal-length lines of ids publishes item sets of those ids, never col=value."""
+    lines = [sorted({(i * 7 + j * 3) % 12 for j in range(3)}) for i in range(24)]
+    lines = [ln for ln in lines if len(ln) == 3]
+    (tmp_path / "in.dat").write_bytes("".join(" ".join(map(str, ln)) + "\n" for ln in lines).encode())
+    before = sha256(tmp_path / "in.dat")
+    result = veil("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", tmp_path / "in.dat", "--out", tmp_path / "out")
+    assert result.code == 0, result.err
+    released = (tmp_path / "out" / "release.dat").read_text()
+    assert "=" not in released and "col" not in released
+    assert sha256(tmp_path / "in.dat") == before
