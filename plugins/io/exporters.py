@@ -65,6 +65,8 @@ def _starts(s: pd.Series, prefixes: tuple[str, ...]) -> np.ndarray:
 def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
     if not candidates.any():
         return s
+    if isinstance(s.dtype, pd.CategoricalDtype):  # a generalised column: its cells become text of their own
+        s = s.astype(object)
     s = s.copy()
     s[candidates] = s[candidates].map(cell)
     return s
@@ -242,6 +244,8 @@ def excel_text(frame: pd.DataFrame) -> pd.DataFrame:
     """Text as an Excel cell can hold it: CR and CRLF become LF; any other control character is refused."""
     out = frame.copy()
     for j, c in enumerate(out.columns):
+        if isinstance(out[c].dtype, pd.CategoricalDtype) and not pd.api.types.is_numeric_dtype(out[c].cat.categories):
+            out[c] = out[c].astype(object)  # checked and rewritten cell by cell like any text
         if not (out[c].dtype == object or pd.api.types.is_string_dtype(out[c])):
             continue
         for i, v in enumerate(out[c]):
