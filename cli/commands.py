@@ -13,6 +13,7 @@ import json
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -626,7 +627,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; return its exit code (never raises for user errors)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), warnings.catch_warnings():
+            if not sys.warnoptions:  # NumPy's overflow notes name source lines: not for the terminal (-W shows them)
+                warnings.simplefilter("ignore", RuntimeWarning)
             args = build_parser().parse_args(argv)
             if args.command is None:
                 raise BadInput("no command given (see `veil --help`)")

@@ -248,7 +248,13 @@ class Table:
             return col.hierarchy
         values = self.frame[column].dropna()
         if col.kind is Kind.NUMERIC and values.nunique() > 1:
-            span = float(values.max() - values.min())
+            low, high = float(values.min()), float(values.max())
+            with np.errstate(over="ignore", invalid="ignore"):
+                span = high - low
+            if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(span) and np.isfinite(span / 10 * 10)):
+                raise BadInput(f"column {column!r} runs from {low:g} to {high:g}, too wide for intervals of a tenth of "
+                               f"its range (the width is not a finite number); give it a hierarchy (--hierarchy "
+                               f"{column}=FILE) or read it as categorical (--kind {column}=categorical)")
             width = _nice_width(span / 10)
             return Hierarchy.intervals(values, width=width, name=column)
         return Hierarchy.flat(values, name=column)

@@ -240,6 +240,10 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         The context's token was cancelled.
     """
     ctx = ctx or Context(spec.seed)
+    released = getattr(data, "released_columns", None)
+    if released is not None and not released():
+        raise BadInput("every column is marked identifier, and identifiers are never released: nothing is left to "
+                       "release; give some column another role")
     if release_sensitive is not None:
         check_acknowledged(data, release_sensitive)
     algorithm = registry.algorithm(spec.method.name)

@@ -57,7 +57,12 @@ class _Numeric:
         self.uniques, codes = np.unique(series.to_numpy(), return_inverse=True)
         self.codes = codes.astype(np.int64)
         self.n_codes = len(self.uniques)
-        self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
+        if not np.isfinite(self.span):
+            raise BadInput(f"the quasi-identifier {name!r} runs from {float(self.uniques[0]):g} to "
+                           f"{float(self.uniques[-1]):g}: its range is not a finite number, so its intervals cannot "
+                           f"be measured; rescale it, or read it as categorical (--kind {name}=categorical)")
 
     def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         if self.span <= 0:

@@ -479,11 +479,25 @@ class ParquetImporter(Importer):
     def read(self, path, options=None) -> Table:
         path = Path(path)
         try:
-            frame = pd.read_parquet(path, engine="pyarrow")
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            nested = next((f for f in schema if f.type.num_fields or str(f.type).startswith(("list", "large_list",
+                                                                                               "map", "struct"))), None)
+            if nested is None:
+                frame = pd.read_parquet(path, engine="pyarrow")
         except MemoryError:
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Parquet") from None
+        if nested is not None:
+            raise BadInput(f"{path.name}: column {nested.name!r} holds {_arrow_kind(nested.type)}, not one value per "
+                           f"record; Veil reads flat columns only (flatten or drop it before reading)")
+        if frame.shape[1] == 0:
+            raise BadInput(f"{path.name} has no columns: there is nothing to read")
+        if len(frame) == 0:
+            raise BadInput(f"{path.name} has columns ({', '.join(map(str, frame.columns[:5]))}"
+                           f"{', …' if frame.shape[1] > 5 else ''}) but no records: there is nothing to anonymise")
         if any(n is not None for n in frame.index.names) or not frame.index.equals(pd.RangeIndex(len(frame))):
             frame = frame.reset_index()  # a stored index is data (pandas writes it as columns)
         try:
@@ -491,6 +505,15 @@ class ParquetImporter(Importer):
         except BadInput as exc:
             raise BadInput(f"{path.name}: {exc}") from None
         return Table.from_frame(frame)
+
+
+def _arrow_kind(t) -> str:
+    text = str(t)
+    for prefix, what in (("struct", "records (a struct)"), ("map", "key–value maps (a map)"),
+                         ("large_list", "lists"), ("list", "lists"), ("fixed_size_list", "lists")):
+        if text.startswith(prefix):
+            return what
+    return f"values of the nested type {text}"
 
 
 # -- ARFF ---------------------------------------------------------------------------------------

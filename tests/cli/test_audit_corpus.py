@@ -759,6 +759,53 @@ case("skip-rows 10**30 on item sets", {"in.dat": b"1 2\n3\n"}, ("inspect", "{d}/
      process=True)
 
 
+# -- internal errors that must be one line: nested parquet, no columns, only identifiers, ±1e308 ---------------------
+def _parquet(columns: dict, types: dict | None = None) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    arrays = {n: pa.array(v, type=(types or {}).get(n)) for n, v in columns.items()}
+    pq.write_table(pa.table(arrays) if arrays else pa.table({}), buffer)
+    return buffer.getvalue()
+
+
+def _map_type():
+    import pyarrow as pa
+
+    return pa.map_(pa.string(), pa.int64())
+
+
+PARQUETS = {
+    "a list column": (lambda: _parquet({"a": [[1, 2], [3]], "b": [1, 2]}), "'a' holds lists"),
+    "a struct column": (lambda: _parquet({"a": [{"x": 1}, {"x": 2}], "b": [1, 2]}), "'a' holds records"),
+    "a map column": (lambda: _parquet({"a": [[("k", 1)], [("j", 2)]], "b": [1, 2]}, {"a": _map_type()}),
+                     "'a' holds key–value maps"),
+    "a list of lists column": (lambda: _parquet({"b": [1, 2], "a": [[[1]], [[2]]]}), "'a' holds lists"),
+    "no columns": (lambda: _parquet({}), "no columns"),
+    "no records": (lambda: _parquet({"a": []}, {"a": __import__("pyarrow").int64()}), "no records"),
+}
+for name, (make, hint) in PARQUETS.items():
+    case(f"parquet with {name}: inspect", {"in.parquet": make()}, ("inspect", "{d}/in.parquet"), hint=hint)
+    case(f"parquet with {name}: run", {"in.parquet": make()},
+         ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/in.parquet", "--out", "{d}/out"),
+         hint=hint)
+case("every column an identifier", {"in.csv": PEOPLE},
+     (*FILE_RUN, "--identifier", "name,age_band,sex,postcode,smoker,outcome"), hint="every column is marked identifier")
+HUGE = b"x,y,z\n1e308,a,0\n-1e308,b,1\n1e308,a,0\n-1e308,b,1\n5,a,1\n6,b,0\n"
+for method in ("mondrian", "global-recoding"):
+    case(f"±1e308 in a numeric quasi-identifier: {method}", {"in.csv": HUGE},
+         ("run", "--data", "{d}/in.csv", "--quasi", "x,y", "--method", method, "--model", "k-anonymity:k=2",
+          "--no-report", "--out", "{d}/out"), hint="'x'", process=True)
+for params in ("l=1e308", "l=1e308,variant=recursive,c=1e308", "l=1e308,variant=entropy"):
+    case(f"l-diversity {params}: no warning", {"in.csv": PEOPLE},
+         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--quasi", "age_band,sex", "--sensitive", "outcome",
+          "--method", "mondrian", "--model", f"l-diversity:{params}", "--release-sensitive", "outcome",
+          "--no-report", "--out", "{d}/out"), hint="l-diversity", process=True)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
