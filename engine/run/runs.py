@@ -259,6 +259,12 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
                                            release_sensitive)
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True))
+    if release_sensitive is not None and form_of(prepared) != TABLE and algorithm.randomised:
+        # which features a randomised method picks is chance, not the data: ask before the work, not after
+        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
+                                           release_sensitive)
+        if refused:
+            raise BadInput(refusal(refused, algorithm.name, before=True, by_chance=True))
     shape = shape_of(prepared, ctx.check)
     check_memory(estimate_method(algorithm, params, prepared, shape))
     started = time.perf_counter()

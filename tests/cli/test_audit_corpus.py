@@ -806,6 +806,13 @@ for params in ("l=1e308", "l=1e308,variant=recursive,c=1e308", "l=1e308,variant=
           "--no-report", "--out", "{d}/out"), hint="l-diversity", process=True)
 
 
+# -- a randomised method that may release a sensitive column: asked before the run ----------------------------------
+for method in ("laplace-dp-fs", "exponential-dp-fs", "laplace-dp-fs:m=1"):
+    case(f"unagreed sensitive column, {method}: refused before the run", {"in.csv": PEOPLE},
+         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--sensitive", "smoker", "--target", "outcome",
+          "--method", method, "--no-report", "--out", "{d}/out"), hint="asked before the run")
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
