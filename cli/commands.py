@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one method and write the release and its manifest")
     r.add_argument("project", nargs="?", help="a project file (.json) to run instead of --data/--demo")
+    r.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a project of more runs than this (default {DEFAULT_MAX_RUNS:,}); every run is "
+                        f"checked before the first starts")
     src = r.add_mutually_exclusive_group()
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
@@ -298,6 +301,7 @@ class _Progress:
 def cmd_run(args, registry) -> int:
     from veil.engine.release.export import refuse_inputs_in_output
     from veil.engine.run.project import Project
+    from veil.engine.run.runs import check_runs
     from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
 
     if args.project:
@@ -339,6 +343,10 @@ def cmd_run(args, registry) -> int:
     if args.format:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    if args.project:
+        check_runs(registry, specs, max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs)
+    elif args.max_runs is not None:
+        raise BadInput("--max-runs applies to a project file, whose runs it counts")
     names_from = getattr(args, "names_from", None)
     for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
         refuse_inputs_in_output(target, source=source, project=args.project,  # before any method runs

@@ -221,6 +221,26 @@ def check_labels(data, algorithm) -> None:
                        f"found {len(classes)}")
 
 
+def check_runs(registry, specs, *, max_runs: int) -> None:
+    """Before the first of several runs starts (a project's): their number against ``max_runs``, and
+    each run's method, parameters, privacy models and metrics, so an invalid last run is refused
+    before any other has written a thing. BadInput names the run."""
+    from ..base.errors import BadInput
+
+    if len(specs) > max_runs:
+        raise BadInput(f"the project has {len(specs):,} runs, more than the limit of {max_runs:,}; split it, or raise "
+                       f"the limit with --max-runs")
+    for n, spec in enumerate(specs, start=1):
+        try:
+            algorithm = registry.algorithm(spec.method.name)
+            algorithm.params(spec.method.params)
+            check_models(registry, algorithm, bind_models(registry, spec.models))
+            for text in spec.metrics:
+                _metric(registry, text)
+        except BadInput as exc:
+            raise BadInput(f"run {n} of {len(specs):,} ({spec.method.name}): {exc}; nothing was run") from None
+
+
 def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "",
             release_sensitive=None) -> RunResult:
     """Run ``spec`` on ``data`` (a Table or BinaryMatrix).

@@ -813,6 +813,24 @@ for method in ("laplace-dp-fs", "exponential-dp-fs", "laplace-dp-fs:m=1"):
           "--method", method, "--no-report", "--out", "{d}/out"), hint="asked before the run")
 
 
+# -- a project's runs: counted and each checked before the first starts ----------------------------------------------
+MANY = [OK_RUN] * 10_001
+case("project of 10,001 runs", {"in.csv": PEOPLE, "p.json": project(runs=MANY)}, ("run", "{d}/p.json", "--out", "{d}/out"),
+     hint="more than the limit of 10,000")
+case("project above its --max-runs", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 3)},
+     ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs", "2"), hint="more than the limit of 2")
+case("--max-runs without a project", {"in.csv": PEOPLE}, (*FILE_RUN, "--max-runs", "5"), hint="--max-runs")
+case("--max-runs 0", {"in.csv": PEOPLE, "p.json": project()}, ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs",
+                                                              "0"), hint="--max-runs")
+for what, last in {"an unknown method": {"method": "no-such-method"},
+                   "an unknown metric": {**OK_RUN, "metrics": ["beauty"]},
+                   "a bad method parameter": {"method": {"name": "laplace-dp-fs", "params": {"m": 99}}},
+                   "an unknown model": {**OK_RUN, "model": "no-such-model"},
+                   "a method without its model": {"method": "mondrian"}}.items():
+    case(f"project whose last run has {what}", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 5 + [last])},
+         ("run", "{d}/p.json", "--out", "{d}/out"), hint="run 6 of 6")
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
