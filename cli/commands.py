@@ -20,7 +20,7 @@ from pathlib import Path
 
 from veil.engine import __version__
 from veil.engine.base.constants import DEFAULT_RISK_THRESHOLD
-from veil.engine.base.errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
+from veil.engine.base.errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, printable
 
 # The engine's modules (pandas, scikit-learn, matplotlib behind them) are imported by the command
 # that needs them, so `veil --help` and argument errors answer at once.
@@ -365,14 +365,15 @@ def cmd_run(args, registry) -> int:
             if len(specs) == 1:
                 raise
             # one failing run does not stop the others; the exit code says that some failed
-            print(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}",
-                  file=sys.stderr)
+            print(printable(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: "
+                            f"{exc}"), file=sys.stderr)
             failed.append(n)
             continue
         reached = manifest.get("released_sensitive") or []
         if reached:
-            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
-                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
+            print(printable(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} "
+                            f"marked sensitive: {', '.join(reached)} (listed in its manifest and report)"),
+                  file=sys.stderr)
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
@@ -380,7 +381,7 @@ def cmd_run(args, registry) -> int:
         elif manifest["privacy_model"]["name"] is None:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
-        print(_summary(manifest), file=sys.stderr)
+        print(printable(_summary(manifest)), file=sys.stderr)
         print(target)
     if failed:
         print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
@@ -647,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("veil: terminated" if exc.signum == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
         return 128 + exc.signum
     except PrivacyCheckFailed as exc:
-        print(f"veil: privacy check failed: {exc}", file=sys.stderr)
+        print(printable(f"veil: privacy check failed: {exc}"), file=sys.stderr)
         return EXIT_PRIVACY
     except (BadInput, PluginError) as exc:
         print(f"veil: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -679,7 +680,9 @@ def _log_traceback() -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split("\n")[0].split())
+    """The first line of a message, its spaces collapsed and its control characters escaped (a column
+    name holding ESC or BEL sequences is shown, never obeyed by the terminal)."""
+    return printable(" ".join(text.split("\n")[0].split()))
 
 
 if __name__ == "__main__":

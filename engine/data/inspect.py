@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.errors import printable
 from .binary import BinaryMatrix
 from .table import Role, Table, suggest_role
 
@@ -101,11 +102,11 @@ def _source(source, sha256) -> list[tuple[str, object]]:
 
 def _facts(facts: list[tuple[str, object]]) -> list[str]:
     width = max(len(k) for k, _ in facts)
-    return [f"{k.ljust(width)}  {v}" for k, v in facts]
+    return [f"{k.ljust(width)}  {printable(str(v))}" for k, v in facts]
 
 
 def _grid(headings: tuple[str, ...], rows: list[tuple]) -> list[str]:
-    cells = [list(headings)] + [[str(v) for v in r] for r in rows]
+    cells = [list(headings)] + [[printable(str(v)) for v in r] for r in rows]
     widths = [max(len(row[j]) for row in cells) for j in range(len(headings))]
 
     def line(row):

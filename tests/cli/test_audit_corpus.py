@@ -1214,3 +1214,47 @@ def test_mondrian_values_needing_escapes_export_in_every_format(fmt, tmp_path, v
         cells = [c for row in openpyxl.load_workbook(out / "release.xlsx").active.iter_rows() for c in row]
         assert not [c.value for c in cells if c.data_type == "f"]
         assert "'-5" in {c.value for c in cells} and "'=1+1" in {c.value for c in cells}
+
+
+# -- names holding terminal escapes are shown, never obeyed -----------------------------------------------------------
+ESC_NAME, BEL_NAME = "na\x1b[31mme\x1b]0;owned\x07", "age\x07"
+ESCAPES = ("\x1b", "\x07", "\x9b")
+
+
+def _escaped_table() -> bytes:
+    return (f"{ESC_NAME},{BEL_NAME},sex,outcome\nA,1,F,0\nB,1,F,1\nC,2,M,0\nD,2,M,1\n").encode()
+
+
+@pytest.mark.parametrize("argv", [
+    ("inspect", "{d}/in.csv"),
+    ("run", "--data", "{d}/in.csv", "--sensitive", ESC_NAME, "--method", "all-features", "--metrics", "sfc",
+     "--no-report", "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--quasi", BEL_NAME, "--model", "k-anonymity:k=3", "--method", "all-features",
+     "--metrics", "sfc", "--no-report", "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--identifier", "sex", "--sensitive", ESC_NAME, "--release-sensitive", ESC_NAME,
+     "--quasi", BEL_NAME, "--target", "outcome", "--method", "all-features", "--metrics", "sfc", "--no-report",
+     "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--quasi", f"{BEL_NAME},nope", "--method", "all-features", "--out", "{d}/out"),
+], ids=["inspect", "refused sensitive", "failed model", "released with notes", "unknown column"])
+def test_escape_sequences_in_names_never_reach_the_terminal(argv, tmp_path, capsys):
+    (tmp_path / "in.csv").write_bytes(_escaped_table())
+    result = run_case(Case({}, argv), tmp_path, capsys)
+    assert result.code in (0, 1, 2)
+    text = result.out + result.err
+    assert text and not any(e in text for e in ESCAPES), repr(text)
+    assert "Traceback" not in text
+    if result.code == 0 and argv[0] == "inspect":
+        assert "na\\x1b[31mme" in result.out
+
+
+def test_spmf_item_lines_hold_no_control_character(tmp_path, veil):
+    """``@ITEM`` lines name column and value with printable escapes (no \\x1f separator), and read back."""
+    (tmp_path / "in.csv").write_bytes(b'a,b,c\n"x=1\ny",0,1\n"x=1\ny",1,1\nz\\w,0,0\nz\\w,1,0\n')
+    out = tmp_path / "out"
+    result = veil("run", "--data", tmp_path / "in.csv", "--method", "all-features", "--metrics", "sfc", "--format",
+                  "spmf", "--no-report", "--out", out)
+    assert result.code == 0, result.err
+    text = (out / "release.txt").read_text(encoding="utf-8")
+    assert not [c for c in text if not c.isprintable() and c != "\n"], repr(text)
+    assert "@ITEM=1=a=x\\=1\\u000ay" in text
+    assert veil("verify", out).code == 0
