@@ -524,7 +524,10 @@ def cmd_verify(args, registry) -> int:
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
-                raise BadInput(f"{path.name} has no column {col!r}")
+                beside = "" if part_cols or col in (args.quasi or []) else (
+                    f", and no part file beside it holds it (a bucketised release keeps its sensitive values in "
+                    f"{path.stem}.sensitive{path.suffix}, which is not there)")
+                raise BadInput(f"{path.name} has no column {col!r}{beside}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         result = verify_file(registry, path, fmt, _models(args.model), roles)

@@ -551,13 +551,34 @@ def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
         with open_regular(path) as f:  # never a FIFO or a device
             raw = f.read()
     except BadInput as exc:
-        raise BadInput(f"cannot read hierarchy file {exc}") from None
+        raise BadInput(f"cannot read the hierarchy file: {exc}") from None
     except OSError as exc:
         raise BadInput(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
+    kind = _binary_kind(raw[:4096])
+    if kind:
+        raise BadInput(f"the hierarchy file {path.name} is {kind}, not text; a hierarchy is a text file (CSV) with one "
+                       f"row per value, the value first and the most general level last")
     try:
-        return raw.decode("utf-8-sig"), f"{path.name}, "
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return raw.decode("latin-1"), f"{path.name}, "
+        text = raw.decode("latin-1")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), f"{path.name}, "  # any line ending
+
+
+_MAGIC = ((b"PK\x03\x04", "a zip archive (an Excel workbook?)"), (b"\xd0\xcf\x11\xe0", "an old Excel or Office file"),
+          (b"%PDF", "a PDF document"), (b"PAR1", "a Parquet file"), (b"\x89PNG", "a PNG image"),
+          (b"\x1f\x8b", "a gzip archive"))
+
+
+def _binary_kind(head: bytes) -> str | None:
+    """What a file's first bytes say it is when that is not text: a known format, or binary data."""
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 13))
+    if b"\x00" in head or (head and controls / len(head) > 0.05):
+        return "binary data"
+    return None
 
 
 def _distinct(values: Iterable) -> list:

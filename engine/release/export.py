@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
-from ..base.io import sha256_file
+from ..base.io import missing_reason, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
@@ -189,8 +189,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     ctx.check()
     options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"{out} exists and is not a folder")
+    check_output_folder(out)
     exporter = registry.exporter(options.fmt)
     target = out / f"{options.filename}.{exporter.extension}"
     report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
@@ -267,6 +266,14 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                                             for k in ("html", "pdf")))
 
 
+def check_output_folder(out: Path) -> None:
+    """BadInput when ``out`` cannot be an output folder: a file, a link to nothing or a link loop."""
+    if out.is_symlink() and not out.exists():
+        raise BadInput(f"the output folder {missing_reason(out, 'folder')}; choose another output folder")
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out} exists and is not a folder")
+
+
 def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=None, inputs: tuple = (),
                             filename: str = "release") -> None:
     """BadInput when a file of the run (the data, an appended file, a hierarchy, the project file, any
@@ -274,6 +281,7 @@ def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=
     ``<filename>.*`` in any format (the release, its parts). Called *before* the method runs, since
     the release's format and parts are known only after; :func:`export_release` checks again, exactly."""
     out = Path(out_dir)
+    check_output_folder(out)
     try:
         names = os.listdir(out) if out.is_dir() else []
     except OSError:

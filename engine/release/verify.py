@@ -15,7 +15,7 @@ from ..base.io import check_regular, sha256_file
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
-from .manifest import REPORT_FILES, manifest_digest, read_binding, read_manifest
+from .manifest import MANIFEST_NAME, REPORT_FILES, manifest_digest, read_binding, read_manifest
 from .parts import read_parts, with_parts
 from .signing import PublicKey, workstation_key
 from .signing import check as check_signature
@@ -84,6 +84,9 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
         if item.mixed:  # even before the manifest: a half-moved export may have none yet
             return Verification(False, _interrupted(item), None, None)
         notes.append(item.describe())
+    if given.is_dir() and notes and not (given / MANIFEST_NAME).exists() and not (given / MANIFEST_NAME).is_symlink():
+        raise BadInput(f"{given} holds no manifest: {'; '.join(notes)}; export into it again (the next export "
+                       f"removes what was left), or remove what was left to use the folder")
     manifest = read_manifest(manifest_path)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
@@ -91,7 +94,6 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
     signed, trusted = _signature(manifest, public_key)
     if not trusted:
         return Verification(False, signed, None, None)
-    notes.append(signed)
     problems = member_problems(folder, manifest)
     matches = None
     if path.exists():
@@ -103,7 +105,8 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
         return Verification(False, "; ".join(problems) + note, None, matches)
     pm = manifest["privacy_model"]
     if not pm.get("name"):
-        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}" + note, None, True)
+        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}; {signed}" + note,
+                            None, True)
     first = PluginCall(pm["name"], pm.get("params") or {})
     bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
     models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
@@ -112,7 +115,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
                                    "it was edited after export", None, True)
     result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
                          manifest["roles"], parts=list(out.get("parts") or {}))
-    return Verification(result.holds, result.message + note, result.verdict, True)
+    return Verification(result.holds, f"{result.message}; {signed}" + note, result.verdict, True)
 
 
 

@@ -831,6 +831,39 @@ for what, last in {"an unknown method": {"method": "no-such-method"},
          ("run", "{d}/p.json", "--out", "{d}/out"), hint="run 6 of 6")
 
 
+# -- messages that misled ----------------------------------------------------------------------------------------------
+HIERARCHY_RUN = (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=2", "--hierarchy", "age_band={d}/h.csv")
+for name, content, hint in (("random bytes", bytes((i * 37 + 11) % 256 for i in range(3000)), "binary data"),
+                            ("an xlsx workbook", b"PK\x03\x04\x14\x00\x06\x00" + bytes(200), "Excel workbook"),
+                            ("a PDF", b"%PDF-1.4\n" + bytes(100), "a PDF document"),
+                            ("NUL bytes and carriage returns", b"20-29\x00;*\r\n30-39;*\r", "binary data")):
+    case(f"hierarchy file of {name}", {"in.csv": PEOPLE, "h.csv": content}, HIERARCHY_RUN, hint=hint)
+case("hierarchy /dev/zero", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band=/dev/zero"),
+     hint="character device", process=True)
+case("--out a symbolic link loop", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/loop"), links={"loop": "loop2",
+                                                                                         "loop2": "loop"},
+     hint="symbolic link loop")
+case("--out a dangling symbolic link", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/gone"), links={"gone": "nowhere"},
+     hint="does not exist")
+
+
+case("verify a bucketised release without its second file",
+     {"r.csv": b"group,age,zip\n1,20,1\n1,21,1\n2,30,2\n2,31,2\n"},
+     ("verify", "{d}/r.csv", "--model", "l-diversity:l=2", "--sensitive", "disease"), hint="r.sensitive.csv")
+
+
+def _left_by_a_killed_first_export(d: Path) -> None:
+    (d / "out").mkdir()
+    staging = d / "out" / ".veil-staging-killed"
+    staging.mkdir(mode=0o700)
+    (staging / "new").mkdir(mode=0o700)
+    (staging / "new" / "release.csv").write_bytes(PEOPLE)
+
+
+case("verify after a killed first export", {}, ("verify", "{d}/out"), hint=".veil-staging-killed",
+     plant=_left_by_a_killed_first_export)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
