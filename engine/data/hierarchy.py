@@ -140,13 +140,16 @@ class Hierarchy:
         quoted with ``"``. Errors name the file and line.
         """
         text, source = _read_text(path_or_text, delimiter)
-        rows, where = [], []
+        rows, where, cells = [], [], 0
         reader = csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', strict=True)
         try:
             for row in reader:
                 if row and any(field.strip() for field in row):
                     rows.append(row)
                     where.append(f"{source}line {reader.line_num}")
+                    cells += len(row)
+                    if len(row) > MAX_LEVELS + 1 or cells > MAX_CELLS:
+                        raise BadInput(_too_large(source, len(rows), len(row), cells))
         except csv.Error as exc:
             raise BadInput(f"{source}line {reader.line_num}: {exc}") from None
         if not rows:
@@ -405,6 +408,11 @@ class Hierarchy:
         level, i = self._locate(node)
         return tuple(self._nodes[0][j] for j in np.flatnonzero(self._codes[level] == i))
 
+    def ancestor_codes(self, level: int) -> np.ndarray:
+        """For every leaf (in :attr:`leaves` order), the index in :meth:`nodes` of its ancestor at
+        ``level``: all of a level's :meth:`leaves_under` at once, in one pass over the leaves."""
+        return self._codes[self._level(level)]
+
     def leaf_count(self, node: Node | str) -> int:
         """How many leaves lie below ``node``: Mondrian's normalised range is this / |domain|."""
         level, i = self._locate(node)
@@ -539,6 +547,19 @@ def _numeric_index(labels: Sequence[str]) -> dict:
         if number is not None:
             index[number] = -1 if number in index else i
     return index
+
+
+MAX_LEVELS = 100  # above the leaves; real hierarchies have a handful (ZIP codes: 6)
+MAX_CELLS = 1_000_000  # leaves × levels: ICD-10 (some 70,000 codes, 5 levels) and ZIP codes fit
+
+
+def _too_large(source: str, rows: int, width: int, cells: int) -> str:
+    where = f"{source}line {rows}" if source else f"row {rows}"
+    if width > MAX_LEVELS + 1:
+        return (f"{where}: the hierarchy has {width - 1:,} levels above the value, more than the {MAX_LEVELS} Veil "
+                f"works with; merge levels")
+    return (f"{where}: the hierarchy passes {MAX_CELLS:,} cells (values × levels), more than Veil builds for one "
+            f"column; keep only the values the data holds, or use fewer levels")
 
 
 def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:

@@ -142,6 +142,13 @@ class _Anonymised:
             cache[col] = _leaf_numbers(self.leaves[col])
         return cache[col]
 
+    def _leaf_index(self, col: str) -> pd.Index:
+        """The column's leaves as an index, built once (a lookup per region would rebuild it each time)."""
+        cache = self.__dict__.setdefault("_leaf_index_cache", {})
+        if col not in cache:
+            cache[col] = pd.Index(self.leaves[col])
+        return cache[col]
+
     def _region(self, col: str, value) -> np.ndarray:
         leaves = self.leaves[col]
         mask = np.zeros(len(leaves), dtype=bool)
@@ -152,14 +159,14 @@ class _Anonymised:
             nums = self._numbers(col)
             mask = (nums >= value.lo) & ((nums <= value.hi) if value.closed else (nums < value.hi))
         elif isinstance(value, NodeValue):
-            mask[pd.Index(leaves).get_indexer(list(value.leaves))] = True
+            mask[self._leaf_index(col).get_indexer(list(value.leaves))] = True
         else:
             label = value_label(value)
             try:
                 under = self.hier[col].leaves_under(label)
             except BadInput:
                 raise BadInput(f"the released value {label!r} of {col!r} is not in its hierarchy") from None
-            mask[pd.Index(leaves).get_indexer(list(under))] = True
+            mask[self._leaf_index(col).get_indexer(list(under))] = True
         if not mask.any():
             raise BadInput(f"the released value {value!r} of {col!r} covers no value of the column")
         return mask

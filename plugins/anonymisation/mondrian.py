@@ -96,11 +96,11 @@ class _Categorical:
         rank = {leaf: i for i, leaf in enumerate(dfs)}
         self.codes = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)[table[codes]]
         self.labels, ancestors = [], []
+        row_rank = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)
         for level in range(hierarchy.height + 1):
             nodes = hierarchy.nodes(level)
             above = np.empty(len(dfs), dtype=np.int64)
-            for i, node in enumerate(nodes):
-                above[[rank[leaf] for leaf in hierarchy.leaves_under(node)]] = i
+            above[row_rank] = hierarchy.ancestor_codes(level)  # one pass, not one per node (quadratic)
             ancestors.append(above)
             self.labels.append([node.label for node in nodes])
         self.ancestors = np.vstack(ancestors)  # (levels, leaves in DFS order): index of each leaf's ancestor

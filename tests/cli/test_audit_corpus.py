@@ -852,6 +852,13 @@ case("verify a bucketised release without its second file",
      ("verify", "{d}/r.csv", "--model", "l-diversity:l=2", "--sensitive", "disease"), hint="r.sensitive.csv")
 
 
+case("hierarchy of 400,000 leaves and 3 levels", {"in.csv": PEOPLE, "h.csv": "".join(
+    f"v{i};g{i // 1000};*\n" for i in range(400_000))}, HIERARCHY_RUN, hint="1,000,000 cells", process=True)
+case("hierarchy of 1,000 levels", {"in.csv": PEOPLE, "h.csv": "".join(
+    ";".join([band, *(f"l{j}" for j in range(999)), "*"]) + "\n" for band in ("20-29", "30-39", "40-49"))},
+     HIERARCHY_RUN, hint="1,000 levels", process=True)
+
+
 def _left_by_a_killed_first_export(d: Path) -> None:
     (d / "out").mkdir()
     staging = d / "out" / ".veil-staging-killed"
