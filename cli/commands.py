@@ -638,6 +638,7 @@ def _signals_interrupt():
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; return its exit code (never raises for user errors)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
         with _signals_interrupt(), warnings.catch_warnings():
             if not sys.warnoptions:  # NumPy's overflow notes name source lines: not for the terminal (-W shows them)
@@ -661,7 +662,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except OSError as exc:  # a folder that is a file, a full disk, no permission: say which path
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"veil: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        if not where and getattr(args, "out", None):  # a write's error names no file: name the folder written
+            where = f" the output folder {args.out}"
+        print(printable(f"veil: error: cannot access{where}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
         print("veil: error: not enough memory for this data", file=sys.stderr)

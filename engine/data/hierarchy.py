@@ -61,6 +61,8 @@ def value_label(value) -> str:
     if isinstance(value, (float, np.floating)):
         f = float(value)
         return str(int(f)) if f.is_integer() else repr(f)
+    if isinstance(value, np.datetime64):  # as the pandas Timestamp of the same instant reads (an xlsx date cell)
+        return str(pd.Timestamp(value))
     return str(value)
 
 

@@ -240,7 +240,8 @@ class Table:
 
     def hierarchy(self, column: str):
         """The column's hierarchy: the one attached, else a generated one (intervals of a tenth of
-        the range for numeric columns, one level to ``*`` for others)."""
+        the range for numeric columns, day → month → year → ``*`` for dates, one level to ``*`` for
+        others)."""
         from .hierarchy import Hierarchy
 
         col = self.schema[column]
@@ -257,6 +258,8 @@ class Table:
                                f"{column}=FILE) or read it as categorical (--kind {column}=categorical)")
             width = _nice_width(span / 10)
             return Hierarchy.intervals(values, width=width, name=column)
+        if col.kind is Kind.DATE and values.nunique() > 1:  # day → month → year → *
+            return Hierarchy.dates(values, name=column)
         return Hierarchy.flat(values, name=column)
 
     def take(self, rows) -> Table:

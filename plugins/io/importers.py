@@ -441,8 +441,14 @@ class ExcelImporter(Importer):
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Excel (.xlsx)") from None
-        raw = raw.dropna(how="all").dropna(axis=1, how="all")
         where = f"{path.name} sheet {sheet!r}"
+        if raw.isna().to_numpy().any():  # an empty cell may be a formula whose value was never computed
+            cell = _uncomputed_formula(path, sheet)
+            if cell:
+                raise BadInput(f"{where} cell {cell} holds a formula whose value was never computed (the program "
+                               f"that wrote the file does not calculate), so Veil would read it as empty; open and "
+                               f"save the workbook in a spreadsheet program, or export the sheet as CSV")
+        raw = raw.dropna(how="all").dropna(axis=1, how="all")
         if raw.empty:
             raise BadInput(f"{where} holds no data")
         rows = raw.to_numpy(dtype=object).tolist()
@@ -450,6 +456,23 @@ class ExcelImporter(Importer):
         columns = list(zip(*rows[skip:]))
         frame = pd.DataFrame({n: typed_cells(list(col)) for n, col in zip(names, columns)})
         return Table.from_frame(frame)
+
+
+def _uncomputed_formula(path: Path, sheet: str) -> str | None:
+    """The first cell of ``sheet`` holding a formula without a cached value (read as empty), or None."""
+    import openpyxl
+
+    formulas = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    values = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        for row_f, row_v in zip(formulas[sheet].iter_rows(), values[sheet].iter_rows()):
+            for f, v in zip(row_f, row_v):
+                if f.data_type == "f" and v.value is None:
+                    return f.coordinate
+    finally:
+        formulas.close()
+        values.close()
+    return None
 
 
 def _sheet(sheets: list[str], wanted: str | None, name: str) -> str:

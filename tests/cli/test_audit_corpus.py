@@ -859,6 +859,25 @@ case("hierarchy of 1,000 levels", {"in.csv": PEOPLE, "h.csv": "".join(
      HIERARCHY_RUN, hint="1,000 levels", process=True)
 
 
+def _workbook(rows: list, formula_at: str | None = None) -> bytes:
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    if formula_at:
+        book.active[formula_at] = "=1+1"  # openpyxl writes no cached value, as many generators do
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+case("xlsx formula cell without a computed value", {"in.xlsx": lambda: _workbook(
+    [["age", "sex"], [20, "F"], [30, "M"]], formula_at="A3")}, ("inspect", "{d}/in.xlsx"), hint="cell A3")
+
+
 def _left_by_a_killed_first_export(d: Path) -> None:
     (d / "out").mkdir()
     staging = d / "out" / ".veil-staging-killed"
@@ -887,6 +906,8 @@ def write_case(folder: Path, c: Case) -> None:
     for name, content in c.files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content = content()
         if isinstance(content, (dict, list)):
             content = json.dumps(content).encode()
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -1298,3 +1319,34 @@ def test_spmf_item_lines_hold_no_control_character(tmp_path, veil):
     assert not [c for c in text if not c.isprintable() and c != "\n"], repr(text)
     assert "@ITEM=1=a=x\\=1\\u000ay" in text
     assert veil("verify", out).code == 0
+
+
+def test_xlsx_dates_as_a_quasi_identifier_without_a_hierarchy(tmp_path, veil):
+    """Date cells of a workbook generalise day → month → year (they were "not in its hierarchy")."""
+    import datetime as dt
+
+    rows = [["when", "sex"]] + [[dt.datetime(2020, 1 + i % 3, 1 + i % 2), "FM"[i % 2]] for i in range(12)]
+    (tmp_path / "in.xlsx").write_bytes(_workbook(rows))
+    for method in ("mondrian", "global-recoding"):
+        out = tmp_path / method
+        result = veil("run", "--data", tmp_path / "in.xlsx", "--quasi", "when,sex", "--method", method, "--model",
+                      "k-anonymity:k=2", "--no-report", "--out", out)
+        assert result.code == 0, result.err
+        assert veil("verify", out).code == 0
+
+
+def test_a_full_disk_names_the_output_folder(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from veil.engine.release import staging
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(staging, "_fsync_file", full)
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    before = snapshot(tmp_path)
+    result = run_case(Case({}, (*FILE_RUN, *ROLES)), tmp_path, capsys)
+    assert result.code == 2 and len(result.err.splitlines()) == 1, result.err
+    assert f"the output folder {tmp_path}/out" in result.err and "No space left on device" in result.err
+    assert snapshot(tmp_path) == before
