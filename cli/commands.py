@@ -300,6 +300,7 @@ class _Progress:
 
 def cmd_run(args, registry) -> int:
     from veil.engine.release.export import refuse_inputs_in_output
+    from veil.engine.release.signing import signer
     from veil.engine.run.project import Project
     from veil.engine.run.runs import check_runs
     from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
@@ -351,6 +352,7 @@ def cmd_run(args, registry) -> int:
     for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
         refuse_inputs_in_output(target, source=source, project=args.project,  # before any method runs
                                 inputs=(names_from,) if names_from else ())
+    signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = _executor(args)
     failed = []
     for n, spec in enumerate(specs, start=1):
