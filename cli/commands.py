@@ -13,13 +13,14 @@ import json
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from veil.engine import __version__
 from veil.engine.base.constants import DEFAULT_RISK_THRESHOLD
-from veil.engine.base.errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed
+from veil.engine.base.errors import BadInput, Cancelled, PluginError, PrivacyCheckFailed, printable
 
 # The engine's modules (pandas, scikit-learn, matplotlib behind them) are imported by the command
 # that needs them, so `veil --help` and argument errors answer at once.
@@ -123,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one method and write the release and its manifest")
     r.add_argument("project", nargs="?", help="a project file (.json) to run instead of --data/--demo")
+    r.add_argument("--max-runs", dest="max_runs", type=_positive_int,
+                   help=f"refuse a project of more runs than this (default {DEFAULT_MAX_RUNS:,}); every run is "
+                        f"checked before the first starts")
     src = r.add_mutually_exclusive_group()
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
@@ -173,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
     v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
                                                     "(repeat it to check several)")
+    v.add_argument("--public-key", help="the signer's public key (a release-signing-key.pub): refuse a manifest "
+                                        "this key did not sign")
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument("--sensitive", action="extend", type=_columns, default=[],
@@ -316,7 +322,10 @@ class _Progress:
 
 
 def cmd_run(args, registry) -> int:
+    from veil.engine.release.export import refuse_inputs_in_output
+    from veil.engine.release.signing import signer
     from veil.engine.run.project import Project
+    from veil.engine.run.runs import check_runs
     from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
 
     if args.project:
@@ -359,6 +368,15 @@ def cmd_run(args, registry) -> int:
     if args.format:
         registry.exporter(args.format)  # fail early on an unknown format
     out = Path(args.out)
+    if args.project:
+        check_runs(registry, specs, max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs)
+    elif args.max_runs is not None:
+        raise BadInput("--max-runs applies to a project file, whose runs it counts")
+    names_from = getattr(args, "names_from", None)
+    for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
+        refuse_inputs_in_output(target, source=source, project=args.project,  # before any method runs
+                                inputs=(names_from,) if names_from else ())
+    signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = _executor(args)
     _hierarchy_notes(registry, data, [spec.method for spec in specs])
     failed = []
@@ -374,14 +392,15 @@ def cmd_run(args, registry) -> int:
             if len(specs) == 1:
                 raise
             # one failing run does not stop the others; the exit code says that some failed
-            print(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}",
-                  file=sys.stderr)
+            print(printable(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: "
+                            f"{exc}"), file=sys.stderr)
             failed.append(n)
             continue
         reached = manifest.get("released_sensitive") or []
         if reached:
-            print(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} marked "
-                  f"sensitive: {', '.join(reached)} (listed in its manifest and report)", file=sys.stderr)
+            print(printable(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} "
+                            f"marked sensitive: {', '.join(reached)} (listed in its manifest and report)"),
+                  file=sys.stderr)
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
             print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
@@ -389,7 +408,7 @@ def cmd_run(args, registry) -> int:
         elif manifest["privacy_model"]["name"] is None:
             print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
                   file=sys.stderr)
-        print(_summary(manifest), file=sys.stderr)
+        print(printable(_summary(manifest)), file=sys.stderr)
         print(target)
     if failed:
         print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
@@ -538,10 +557,17 @@ def cmd_verify(args, registry) -> int:
         if args.population or args.hierarchy:
             raise BadInput("a manifest names its own population and hierarchies; drop --population and --hierarchy "
                            "or verify the data file")
-        result = verify_manifest(registry, path)
+        key = None
+        if args.public_key is not None:
+            from veil.engine.release.signing import read_public_key
+
+            key = read_public_key(_existing(args.public_key, "public key"))
+        result = verify_manifest(registry, path, key)
     else:
         if not args.model:
             raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
+        if args.public_key is not None:
+            raise BadInput("--public-key checks a manifest's signature; a bare file has none (verify its folder)")
         if not path.exists():
             raise BadInput(missing_reason(path))
         fmt = args.format or _format_of(registry, path)
@@ -551,7 +577,10 @@ def cmd_verify(args, registry) -> int:
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
-                raise BadInput(f"{path.name} has no column {col!r}")
+                beside = "" if part_cols or col in (args.quasi or []) else (
+                    f", and no part file beside it holds it (a bucketised release keeps its sensitive values in "
+                    f"{path.stem}.sensitive{path.suffix}, which is not there)")
+                raise BadInput(f"{path.name} has no column {col!r}{beside}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         hierarchies = {}
@@ -587,6 +616,13 @@ def _bare_population(registry, args):
     hierarchies = {c: Hierarchy.from_arx_csv(f, name=c) for c, f in _hierarchies(args.hierarchy).items()
                    if c not in args.sensitive}
     return Population(table.frame, args.population, table.sha256, hierarchies)
+
+
+def _existing(text: str, what: str) -> Path:
+    path = Path(text)
+    if not path.exists():
+        raise BadInput(missing_reason(path, what))
+    return path
 
 
 def _check_verify_roles(target, sensitive, quasi) -> None:
@@ -712,8 +748,11 @@ def _signals_interrupt():
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; return its exit code (never raises for user errors)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), warnings.catch_warnings():
+            if not sys.warnoptions:  # NumPy's overflow notes name source lines: not for the terminal (-W shows them)
+                warnings.simplefilter("ignore", RuntimeWarning)
             args = build_parser().parse_args(argv)
             if args.command is None:
                 raise BadInput("no command given (see `veil --help`)")
@@ -723,7 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("veil: terminated" if exc.signum == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
         return 128 + exc.signum
     except PrivacyCheckFailed as exc:
-        print(f"veil: privacy check failed: {exc}", file=sys.stderr)
+        print(printable(f"veil: privacy check failed: {exc}"), file=sys.stderr)
         return EXIT_PRIVACY
     except (BadInput, PluginError) as exc:
         print(f"veil: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -733,7 +772,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except OSError as exc:  # a folder that is a file, a full disk, no permission: say which path
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"veil: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        if not where and getattr(args, "out", None):  # a write's error names no file: name the folder written
+            where = f" the output folder {args.out}"
+        print(printable(f"veil: error: cannot access{where}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
         print("veil: error: not enough memory for this data", file=sys.stderr)
@@ -755,7 +796,9 @@ def _log_traceback() -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split("\n")[0].split())
+    """The first line of a message, its spaces collapsed and its control characters escaped (a column
+    name holding ESC or BEL sequences is shown, never obeyed by the terminal)."""
+    return printable(" ".join(text.split("\n")[0].split()))
 
 
 if __name__ == "__main__":

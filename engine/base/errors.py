@@ -34,3 +34,13 @@ class PluginError(VeilError):
 
 class VeilWarning(UserWarning):
     """A warning issued by Veil itself (tests turn these into errors)."""
+
+
+def printable(text: str) -> str:
+    """``text`` safe to show on a terminal: every control character (C0, DEL, C1, the line and paragraph
+    separators) written as ``\\xHH`` or ``\\uHHHH``, so a column name holding ESC or BEL sequences is
+    seen, never obeyed; printable text, accented letters included, is left as it is."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+                   for c in text)

@@ -147,7 +147,8 @@ def choose_importer(registry, path: str | os.PathLike, options: ImportOptions):
         return registry.create("importer", options.fmt)
     with open(p, "rb") as f:
         for _ in range(options.skip_rows):  # sniff what will be read, not the skipped title
-            f.readline()
+            if not f.readline():
+                break  # past the end (a skip of 10**30 rows stops here): the importer says so
         head = f.read(65536)
     candidates = [registry.create("importer", n) for n in registry.names("importer")]
     candidates.sort(key=lambda imp: imp.priority, reverse=True)

@@ -61,6 +61,8 @@ def value_label(value) -> str:
     if isinstance(value, (float, np.floating)):
         f = float(value)
         return str(int(f)) if f.is_integer() else repr(f)
+    if isinstance(value, np.datetime64):  # as the pandas Timestamp of the same instant reads (an xlsx date cell)
+        return str(pd.Timestamp(value))
     return str(value)
 
 
@@ -140,13 +142,16 @@ class Hierarchy:
         quoted with ``"``. Errors name the file and line.
         """
         text, source = _read_text(path_or_text, delimiter)
-        rows, where = [], []
+        rows, where, cells = [], [], 0
         reader = csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', strict=True)
         try:
             for row in reader:
                 if row and any(field.strip() for field in row):
                     rows.append(row)
                     where.append(f"{source}line {reader.line_num}")
+                    cells += len(row)
+                    if len(row) > MAX_LEVELS + 1 or cells > MAX_CELLS:
+                        raise BadInput(_too_large(source, len(rows), len(row), cells))
         except csv.Error as exc:
             raise BadInput(f"{source}line {reader.line_num}: {exc}") from None
         if not rows:
@@ -438,6 +443,11 @@ class Hierarchy:
         level, i = self._locate(node)
         return tuple(self._nodes[0][j] for j in np.flatnonzero(self._codes[level] == i))
 
+    def ancestor_codes(self, level: int) -> np.ndarray:
+        """For every leaf (in :attr:`leaves` order), the index in :meth:`nodes` of its ancestor at
+        ``level``: all of a level's :meth:`leaves_under` at once, in one pass over the leaves."""
+        return self._codes[self._level(level)]
+
     def leaf_count(self, node: Node | str) -> int:
         """How many leaves lie below ``node``: Mondrian's normalised range is this / |domain|."""
         level, i = self._locate(node)
@@ -574,6 +584,19 @@ def _numeric_index(labels: Sequence[str]) -> dict:
     return index
 
 
+MAX_LEVELS = 100  # above the leaves; real hierarchies have a handful (ZIP codes: 6)
+MAX_CELLS = 1_000_000  # leaves × levels: ICD-10 (some 70,000 codes, 5 levels) and ZIP codes fit
+
+
+def _too_large(source: str, rows: int, width: int, cells: int) -> str:
+    where = f"{source}line {rows}" if source else f"row {rows}"
+    if width > MAX_LEVELS + 1:
+        return (f"{where}: the hierarchy has {width - 1:,} levels above the value, more than the {MAX_LEVELS} Veil "
+                f"works with; merge levels")
+    return (f"{where}: the hierarchy passes {MAX_CELLS:,} cells (values × levels), more than Veil builds for one "
+            f"column; keep only the values the data holds, or use fewer levels")
+
+
 def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
     """(text, prefix for messages) from a path or from the text itself."""
     if isinstance(path_or_text, str) and ("\n" in path_or_text or (
@@ -584,13 +607,34 @@ def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
         with open_regular(path) as f:  # never a FIFO or a device
             raw = f.read()
     except BadInput as exc:
-        raise BadInput(f"cannot read hierarchy file {exc}") from None
+        raise BadInput(f"cannot read the hierarchy file: {exc}") from None
     except OSError as exc:
         raise BadInput(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
+    kind = _binary_kind(raw[:4096])
+    if kind:
+        raise BadInput(f"the hierarchy file {path.name} is {kind}, not text; a hierarchy is a text file (CSV) with one "
+                       f"row per value, the value first and the most general level last")
     try:
-        return raw.decode("utf-8-sig"), f"{path.name}, "
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return raw.decode("latin-1"), f"{path.name}, "
+        text = raw.decode("latin-1")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), f"{path.name}, "  # any line ending
+
+
+_MAGIC = ((b"PK\x03\x04", "a zip archive (an Excel workbook?)"), (b"\xd0\xcf\x11\xe0", "an old Excel or Office file"),
+          (b"%PDF", "a PDF document"), (b"PAR1", "a Parquet file"), (b"\x89PNG", "a PNG image"),
+          (b"\x1f\x8b", "a gzip archive"))
+
+
+def _binary_kind(head: bytes) -> str | None:
+    """What a file's first bytes say it is when that is not text: a known format, or binary data."""
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 13))
+    if b"\x00" in head or (head and controls / len(head) > 0.05):
+        return "binary data"
+    return None
 
 
 def _distinct(values: Iterable) -> list:

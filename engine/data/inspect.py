@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.errors import printable
 from .binary import BinaryMatrix
 from .table import Role, Table, suggest_role
 
@@ -56,7 +57,8 @@ def suggested_roles(table: Table) -> dict[str, Role]:
 
 
 def _table_report(table: Table, max_columns: int | None) -> str:
-    facts = _source(table.source, table.sha256) + [("rows", table.n_rows), ("columns", len(table.columns))]
+    facts = _source(table.source, table.sha256) + _read_as(table.meta)
+    facts += [("rows", table.n_rows), ("columns", len(table.columns))]
     roles = suggested_roles(table)
     shown = table.schema.columns if max_columns is None else table.schema.columns[:max_columns]
     rows = []
@@ -71,10 +73,15 @@ def _table_report(table: Table, max_columns: int | None) -> str:
 
 
 def _matrix_report(matrix: BinaryMatrix) -> str:
-    facts = _source(matrix.meta.get("source"), matrix.meta.get("sha256"))
+    facts = _source(matrix.meta.get("source"), matrix.meta.get("sha256")) + _read_as(matrix.meta)
     facts += [("rows", matrix.n_rows), ("features", matrix.n_features), ("ones", matrix.nnz),
               ("density", f"{matrix.density:.6f}"), ("labels", _labels(matrix.labels))]
     return "\n".join(_facts(facts))
+
+
+def _read_as(meta: dict) -> list[tuple[str, object]]:
+    """How the importer read the file, when it had to choose (an item-set file read as transactions or as rows)."""
+    return [("read as", meta["read_as"])] if meta.get("read_as") else []
 
 
 def _labels(labels) -> str:
@@ -95,11 +102,11 @@ def _source(source, sha256) -> list[tuple[str, object]]:
 
 def _facts(facts: list[tuple[str, object]]) -> list[str]:
     width = max(len(k) for k, _ in facts)
-    return [f"{k.ljust(width)}  {v}" for k, v in facts]
+    return [f"{k.ljust(width)}  {printable(str(v))}" for k, v in facts]
 
 
 def _grid(headings: tuple[str, ...], rows: list[tuple]) -> list[str]:
-    cells = [list(headings)] + [[str(v) for v in r] for r in rows]
+    cells = [list(headings)] + [[printable(str(v)) for v in r] for r in rows]
     widths = [max(len(row[j]) for row in cells) for j in range(len(headings))]
 
     def line(row):

@@ -243,7 +243,8 @@ class Table:
 
     def hierarchy(self, column: str):
         """The column's hierarchy: the one attached, else a generated one (intervals of a tenth of
-        the range for numeric columns, one level to ``*`` for others)."""
+        the range for numeric columns, day → month → year → ``*`` for dates, one level to ``*`` for
+        others)."""
         from .hierarchy import Hierarchy
 
         col = self.schema[column]
@@ -251,9 +252,17 @@ class Table:
             return col.hierarchy
         values = self.frame[column].dropna()
         if col.kind is Kind.NUMERIC and values.nunique() > 1:
-            span = float(values.max() - values.min())
+            low, high = float(values.min()), float(values.max())
+            with np.errstate(over="ignore", invalid="ignore"):
+                span = high - low
+            if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(span) and np.isfinite(span / 10 * 10)):
+                raise BadInput(f"column {column!r} runs from {low:g} to {high:g}, too wide for intervals of a tenth of "
+                               f"its range (the width is not a finite number); give it a hierarchy (--hierarchy "
+                               f"{column}=FILE) or read it as categorical (--kind {column}=categorical)")
             width = _nice_width(span / 10)
             return Hierarchy.intervals(values, width=width, name=column)
+        if col.kind is Kind.DATE and values.nunique() > 1:  # day → month → year → *
+            return Hierarchy.dates(values, name=column)
         return Hierarchy.flat(values, name=column)
 
     def attached_hierarchies(self) -> dict:

@@ -85,11 +85,15 @@ def check_acknowledged(table, acknowledged) -> None:
             raise BadInput(f"cannot acknowledge releasing {column!r}: it is not a column marked sensitive ({marked})")
 
 
-def refusal(columns, method: str, *, before: bool) -> str:
-    """The one-line reason a run releasing unacknowledged sensitive ``columns`` is refused."""
+def refusal(columns, method: str, *, before: bool, by_chance: bool = False) -> str:
+    """The one-line reason a run releasing unacknowledged sensitive ``columns`` is refused (``by_chance``:
+    before a randomised method's run, whose choice of features may or may not include them)."""
     s = "s" if len(columns) > 1 else ""
     names = ", ".join(columns)
-    what = (f"method {method!r} releases the column{s} marked sensitive {names} as {'they are' if s else 'it is'}"
+    what = (f"method {method!r} may release the column{s} marked sensitive {names}: it picks features made from "
+            f"{'them' if s else 'it'} at random, so this is asked before the run, not after; nothing was run"
+            if by_chance else
+            f"method {method!r} releases the column{s} marked sensitive {names} as {'they are' if s else 'it is'}"
             if before else f"the release of {method!r} contains the column{s} marked sensitive {names} "
             f"(as features or values); nothing was released")
     return (f"{what}: acknowledge it to release it anyway (--release-sensitive {','.join(columns)}, or "

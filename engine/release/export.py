@@ -35,16 +35,17 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
-from ..base.io import open_regular, sha256_file
+from ..base.io import missing_reason, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
 from ..run.runs import BoundModel, RunResult, bind_model
 from .assessment import ReportOptions, assess, before_release, release_as_written
 from .manifest import (MANIFEST_NAME, REPORT_FILES, ExportOptions, binding, build_manifest, holds_records,
-                       identifier_columns, input_data, read_manifest, source_path)
+                       identifier_columns, input_data, manifest_digest, read_binding, read_manifest, source_path)
 from .parts import as_written, manifest_entry, part_names, part_path, write_parts
 from .report import render_report_files
+from .signing import made_here, sign, signer
 from .staging import Staging, plain_name, refuse_overwriting
 
 
@@ -188,8 +189,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     ctx.check()
     options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"{out} exists and is not a folder")
+    check_output_folder(out)
     exporter = registry.exporter(options.fmt)
     target = out / f"{options.filename}.{exporter.extension}"
     report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
@@ -246,6 +246,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                   source=source, project=project, shuffle_seed=shuffle_seed, assessment=figures,
                                   output_sha256=sha256_file(tmp), written=written_names(exporter, frame.columns))
         manifest["export"] = {"id": secrets.token_hex(16), "files": {target.name: manifest["output"]["sha256"]}}
+        manifest["signed_by"] = signer()  # the report shows the key's fingerprint
         if parts:
             manifest["output"]["parts"] = manifest_entry(target, parts)
             manifest["export"]["files"].update({e["path"]: e["sha256"] for e in manifest["output"]["parts"].values()})
@@ -256,6 +257,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
                                         ctx=ctx.child(0.75, 0.98))
             manifest["export"]["files"].update({stage_path.name: sha256_file(stage_path)
                                                 for stage_path in paths.values()})
+        sign(manifest)  # last: it covers every field, the files' hashes included
         stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n",
                                              encoding="utf-8")
         ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
@@ -264,6 +266,32 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
     return Export(manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None
                                                             for k in ("html", "pdf")))
+
+
+def check_output_folder(out: Path) -> None:
+    """BadInput when ``out`` cannot be an output folder: a file, a link to nothing or a link loop."""
+    if out.is_symlink() and not out.exists():
+        raise BadInput(f"the output folder {missing_reason(out, 'folder')}; choose another output folder")
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out} exists and is not a folder")
+
+
+def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=None, inputs: tuple = (),
+                            filename: str = "release") -> None:
+    """BadInput when a file of the run (the data, an appended file, a hierarchy, the project file, any
+    of ``inputs``) is one an export into ``out_dir`` may write over: ``manifest.json``, a report, or
+    ``<filename>.*`` in any format (the release, its parts). Called *before* the method runs, since
+    the release's format and parts are known only after; :func:`export_release` checks again, exactly."""
+    out = Path(out_dir)
+    check_output_folder(out)
+    try:
+        names = os.listdir(out) if out.is_dir() else []
+    except OSError:
+        return  # the export says why it cannot write there
+    members = {MANIFEST_NAME, *REPORT_FILES.values()}
+    targets = [out / n for n in names if n in members or n.startswith(f"{filename}.")]
+    refuse_overwriting(targets, [(project, "project file"), *_source_files(source),
+                                 *((f, "input file") for f in inputs)])
 
 
 def _source_files(source) -> list[tuple]:
@@ -295,39 +323,36 @@ def _check_columns(frame: pd.DataFrame, back: pd.DataFrame, fmt: str) -> None:
 
 def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
     """Files of an earlier export in ``out`` that the new export does not replace: its release of
-    another format or name, and its reports. They go (with a rollback copy) when the new export
-    takes its place, so no file of another export is left beside the new manifest."""
+    another format or name, its parts and its reports. They go (with a rollback copy) when the new
+    export takes its place, so no file of another export is left beside the new manifest.
 
-    listed = {}  # name -> the SHA-256 the earlier manifest gives it
+    Only files an export made here: the earlier manifest must be signed by this workstation's key
+    and unchanged since (a manifest planted in the folder, or edited, names nothing to remove), and
+    each file must still have the SHA-256 it lists (a report regenerated by ``veil report``: the
+    binding to that very manifest it carries). Anything else in the folder is left alone."""
+
     try:
         earlier = read_manifest(out / MANIFEST_NAME)
-        listed[earlier["output"]["path"]] = earlier["output"]["sha256"]
-        listed.update((earlier.get("export") or {}).get("files") or {})
     except (BadInput, OSError):
-        pass
+        return ()
+    if not made_here(earlier):
+        return ()
+    listed = dict((earlier.get("export") or {}).get("files") or {})  # name -> its SHA-256
+    listed[earlier["output"]["path"]] = earlier["output"]["sha256"]
+    digest = manifest_digest(earlier)
     gone = []
-    for name in sorted({*listed, *REPORT_FILES.values()}):
+    for name in sorted(listed):
         path = out / name
-        if name in keep or not plain_name(name) or not path.is_file() or path.is_symlink():
+        if name in keep or name == MANIFEST_NAME or not plain_name(name) or not path.is_file() or path.is_symlink():
             continue
         inputs = (k[0] if isinstance(k, tuple) else k for k in protected)
         if any(keep_safe and os.path.exists(keep_safe) and os.path.samefile(keep_safe, path) for keep_safe in inputs):
             continue  # never the input or the project file
-        # only a file that is provably the earlier export's: as its manifest lists it, or a Veil report
-        if name in listed and sha256_file(path, follow_symlinks=False) == listed[name]:
+        if sha256_file(path, follow_symlinks=False) == listed[name]:
             gone.append(name)
-        elif name in REPORT_FILES.values() and _is_veil_report(path):
-            gone.append(name)
+        elif name in REPORT_FILES.values() and read_binding(path).get("manifest-sha256") == digest:
+            gone.append(name)  # regenerated for that manifest by `veil report`
     return tuple(gone)
-
-
-def _is_veil_report(path: Path) -> bool:
-    with open_regular(path, follow_symlinks=False) as f:
-        head = f.read(2048)
-        if head.startswith(b"%PDF"):
-            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
-            return b"/Creator (Veil)" in f.read()
-    return b'<meta name="generator" content="Veil' in head
 
 
 def _check_or_refuse(model: BoundModel | None, release: Release, order, what: str) -> Verdict | None:

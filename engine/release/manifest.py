@@ -43,8 +43,9 @@ MANIFEST_NAME = "manifest.json"
 
 def manifest_digest(manifest: dict) -> str:
     """SHA-256 of a manifest's content without its ``export.files`` (which lists the report's own
-    hash): the hash a report carries to say which manifest it describes."""
-    body = {k: v for k, v in manifest.items() if not k.startswith("_")}
+    hash) and its ``signature`` (made last, over everything): the hash a report carries to say which
+    manifest it describes."""
+    body = {k: v for k, v in manifest.items() if not k.startswith("_") and k != "signature"}
     if isinstance(body.get("export"), dict):
         body["export"] = {k: v for k, v in body["export"].items() if k != "files"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
@@ -314,6 +315,7 @@ MANIFEST_SHAPE = {
     "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
     "utility": ({"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT,
                  "note": _TEXT}, NULL),
+    "signed_by": ({"algorithm": _TEXT, "public_key": _TEXT, "fingerprint": _TEXT}, NULL), "signature": _TEXT,
 }
 
 

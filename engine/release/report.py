@@ -401,6 +401,12 @@ def _fingerprints(manifest: dict, checks: dict) -> Section:
     if manifest.get("project"):
         rows.append(("Project file", Path(manifest["project"]["path"]).name, manifest["project"].get("sha256")))
     sec.add("code", [(label, name or "", digest or "not recorded") for label, name, digest in rows])
+    signer = manifest.get("signed_by") or {}
+    if signer.get("fingerprint"):
+        sec.add("p", f"The manifest is signed ({signer.get('algorithm') or '?'}) by the key with the fingerprint "
+                     f"{signer['fingerprint']}, kept on the workstation that made the release. “veil verify <folder> "
+                     f"--public-key release-signing-key.pub” checks that this key signed it and that nothing in "
+                     f"it was changed since.")
     status = [text for key in ("release", "input") if (text := _check_text(key, checks.get(key)))]
     status += checks.get("differences") or []
     if status:

@@ -20,8 +20,10 @@ from ..data.table import Schema
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
-from .manifest import REPORT_FILES, manifest_digest, read_binding, read_manifest
+from .manifest import MANIFEST_NAME, REPORT_FILES, manifest_digest, read_binding, read_manifest
 from .parts import read_parts, with_parts
+from .signing import PublicKey, workstation_key
+from .signing import check as check_signature
 from .staging import leftovers
 
 
@@ -76,10 +78,11 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: 
 
 
 
-def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
-    """Re-check the export a manifest describes, as a whole: every member file (the release by its
-    SHA-256, each report by the manifest hash it carries), what a killed export left in the folder,
-    then the privacy model on the released file.
+def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None) -> Verification:
+    """Re-check the export a manifest describes, as a whole: its signature (whose key made it: this
+    workstation's, ``public_key``, or another; any edit since fails), every member file (the release
+    by its SHA-256, each report by the manifest hash it carries), what a killed export left in the
+    folder, then the privacy model on the released file.
 
     A member of another export (a report left by an earlier export, files of a commit that a kill
     cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
@@ -90,10 +93,16 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
         if item.mixed:  # even before the manifest: a half-moved export may have none yet
             return Verification(False, _interrupted(item), None, None)
         notes.append(item.describe())
+    if given.is_dir() and notes and not (given / MANIFEST_NAME).exists() and not (given / MANIFEST_NAME).is_symlink():
+        raise BadInput(f"{given} holds no manifest: {'; '.join(notes)}; export into it again (the next export "
+                       f"removes what was left), or remove what was left to use the folder")
     manifest = read_manifest(manifest_path)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
     path = folder / out["path"]
+    signed, trusted = _signature(manifest, public_key)
+    if not trusted:
+        return Verification(False, signed, None, None)
     problems = member_problems(folder, manifest)
     matches = None
     if path.exists():
@@ -105,7 +114,8 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
         return Verification(False, "; ".join(problems) + note, None, matches)
     pm = manifest["privacy_model"]
     if not pm.get("name"):
-        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}" + note, None, True)
+        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}; {signed}" + note,
+                            None, True)
     first = PluginCall(pm["name"], pm.get("params") or {})
     bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
     models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
@@ -120,7 +130,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
     result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
                          manifest["roles"], parts=list(out.get("parts") or {}), hierarchies=hierarchies,
                          population=population)
-    return Verification(result.holds, result.message + note, result.verdict, True)
+    return Verification(result.holds, f"{result.message}; {signed}" + note, result.verdict, True)
 
 
 
@@ -142,6 +152,29 @@ def manifest_population(registry, manifest: dict):
     schema = Schema.from_dict((manifest.get("input") or {}).get("schema") or [])
     hierarchies = {c.name: c.hierarchy for c in schema.columns if c.hierarchy is not None}
     return Population(frame, str(path), entry.get("sha256"), hierarchies, entry.get("subset_column")), ""
+
+
+def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]:
+    """Whose key signed the manifest, in words, and whether that is acceptable: an edit since it was
+    signed never is, nor, when ``public_key`` is given, a manifest that key did not sign."""
+    result = check_signature(manifest)
+    if result.state == "invalid":
+        return result.why, False
+    if result.state == "unsigned":
+        if public_key is not None:
+            return (f"the manifest is not signed, so the given key ({public_key.fingerprint}) cannot have signed "
+                    f"it"), False
+        return "the manifest is not signed (made by a Veil that did not sign, or its signature was taken out)", True
+    if public_key is not None:
+        if public_key.raw != result.key.raw:
+            return (f"the manifest was signed by the key {result.key.fingerprint}, not by the given key "
+                    f"{public_key.fingerprint}"), False
+        return f"signed by the given key {public_key.fingerprint}", True
+    mine = workstation_key()
+    if mine is not None and mine.raw == result.key.raw:
+        return f"signed by this workstation's key {mine.fingerprint}", True
+    return (f"signed by the key {result.key.fingerprint}, which is not this workstation's (give its public key "
+            f"with --public-key to check whose it is)"), True
 
 
 def member_problems(folder: Path, manifest: dict) -> list[str]:

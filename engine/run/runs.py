@@ -280,6 +280,26 @@ def check_labels(data, algorithm) -> None:
                        f"found {len(classes)}")
 
 
+def check_runs(registry, specs, *, max_runs: int) -> None:
+    """Before the first of several runs starts (a project's): their number against ``max_runs``, and
+    each run's method, parameters, privacy models and metrics, so an invalid last run is refused
+    before any other has written a thing. BadInput names the run."""
+    from ..base.errors import BadInput
+
+    if len(specs) > max_runs:
+        raise BadInput(f"the project has {len(specs):,} runs, more than the limit of {max_runs:,}; split it, or raise "
+                       f"the limit with --max-runs")
+    for n, spec in enumerate(specs, start=1):
+        try:
+            algorithm = registry.algorithm(spec.method.name)
+            algorithm.params(spec.method.params)
+            check_models(registry, algorithm, bind_models(registry, spec.models))
+            for text in spec.metrics:
+                _metric(registry, text)
+        except BadInput as exc:
+            raise BadInput(f"run {n} of {len(specs):,} ({spec.method.name}): {exc}; nothing was run") from None
+
+
 def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "",
             release_sensitive=None) -> RunResult:
     """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
@@ -299,6 +319,10 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         The context's token was cancelled.
     """
     ctx = ctx or Context(spec.seed)
+    released = getattr(data, "released_columns", None)
+    if released is not None and not released():
+        raise BadInput("every column is marked identifier, and identifiers are never released: nothing is left to "
+                       "release; give some column another role")
     if release_sensitive is not None:
         check_acknowledged(data, release_sensitive)
     algorithm = registry.algorithm(spec.method.name)
@@ -314,6 +338,12 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
                                            release_sensitive)
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True))
+    if release_sensitive is not None and form_of(prepared) != TABLE and algorithm.randomised:
+        # which features a randomised method picks is chance, not the data: ask before the work, not after
+        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
+                                           release_sensitive)
+        if refused:
+            raise BadInput(refusal(refused, algorithm.name, before=True, by_chance=True))
     shape = shape_of(prepared, ctx.check)
     check_memory(estimate_method(algorithm, params, prepared, shape))
     started = time.perf_counter()

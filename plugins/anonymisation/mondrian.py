@@ -77,7 +77,12 @@ class _Numeric:
         self.uniques, codes = np.unique(series.to_numpy(), return_inverse=True)
         self.codes = codes.astype(np.int64)
         self.n_codes = len(self.uniques)
-        self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
+        if not np.isfinite(self.span):
+            raise BadInput(f"the quasi-identifier {name!r} runs from {float(self.uniques[0]):g} to "
+                           f"{float(self.uniques[-1]):g}: its range is not a finite number, so its intervals cannot "
+                           f"be measured; rescale it, or read it as categorical (--kind {name}=categorical)")
 
     def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         if self.span <= 0:
@@ -111,11 +116,11 @@ class _Categorical:
         rank = {leaf: i for i, leaf in enumerate(dfs)}
         self.codes = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)[table[codes]]
         self.labels, ancestors = [], []
+        row_rank = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)
         for level in range(hierarchy.height + 1):
             nodes = hierarchy.nodes(level)
             above = np.empty(len(dfs), dtype=np.int64)
-            for i, node in enumerate(nodes):
-                above[[rank[leaf] for leaf in hierarchy.leaves_under(node)]] = i
+            above[row_rank] = hierarchy.ancestor_codes(level)  # one pass, not one per node (quadratic)
             ancestors.append(above)
             self.labels.append([node.label for node in nodes])
         self.ancestors = np.vstack(ancestors)  # (levels, leaves in DFS order): index of each leaf's ancestor

@@ -193,7 +193,8 @@ def l_values(counts: np.ndarray, variant: str, c: float = 1.0, estimator: str = 
     if variant == "recursive":
         r = -np.sort(-counts, axis=1)
         tails = np.cumsum(r[:, ::-1], axis=1)[:, ::-1]  # tails[:, j] = r_{j+1} + … + r_m (0-based j)
-        holds = r[:, :1] < c * tails  # whether (c, j+1) holds
+        with np.errstate(over="ignore"):  # c of 1e308: the product is inf, and (c, l) holds
+            holds = r[:, :1] < c * tails  # whether (c, j+1) holds
         holds &= tails > 0
         # the largest l with holds: holds is monotone (tails shrink), so count the leading Trues
         return np.cumprod(holds, axis=1).sum(axis=1).astype(float)
@@ -205,7 +206,8 @@ def l_holds(counts: np.ndarray, variant: str, l: float, c: float = 1.0, estimato
     sizes = counts.sum(axis=1)
     if variant == "probabilistic":  # max P ≤ 1/l, without dividing
         top = counts.max(axis=1) if counts.shape[1] else np.zeros(len(counts))
-        return (top * l <= sizes * (1 + _TOL)) & (sizes > 0)
+        with np.errstate(over="ignore"):  # l of 1e308: the product is inf, and l-diversity fails
+            return (top * l <= sizes * (1 + _TOL)) & (sizes > 0)
     if variant == "entropy":
         return l_values(counts, variant, estimator=estimator) >= l * (1 - _TOL)
     return l_values(counts, variant, c) >= l - _TOL

@@ -65,6 +65,8 @@ def _starts(s: pd.Series, prefixes: tuple[str, ...]) -> np.ndarray:
 def _changed(s: pd.Series, candidates: np.ndarray, cell) -> pd.Series:
     if not candidates.any():
         return s
+    if isinstance(s.dtype, pd.CategoricalDtype):  # a generalised column: its cells become text of their own
+        s = s.astype(object)
     s = s.copy()
     s[candidates] = s[candidates].map(cell)
     return s
@@ -242,6 +244,8 @@ def excel_text(frame: pd.DataFrame) -> pd.DataFrame:
     """Text as an Excel cell can hold it: CR and CRLF become LF; any other control character is refused."""
     out = frame.copy()
     for j, c in enumerate(out.columns):
+        if isinstance(out[c].dtype, pd.CategoricalDtype) and not pd.api.types.is_numeric_dtype(out[c].cat.categories):
+            out[c] = out[c].astype(object)  # checked and rewritten cell by cell like any text
         if not (out[c].dtype == object or pd.api.types.is_string_dtype(out[c])):
             continue
         for i, v in enumerate(out[c]):
@@ -267,10 +271,43 @@ class ParquetExporter(Exporter):
 _SPMF_BREAKS = re.compile(r"[\x00-\x1f\x85\u2028\u2029]")
 
 
+_ITEM_ESCAPES = re.compile(r"[\\=\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _item_text(text: str) -> str:
+    """A column name or value in an ``@ITEM`` line: printable, one line, ``=`` and ``\\`` escaped, so
+    ``@ITEM=id=column=value`` splits at its unescaped ``=`` and the terminal shows it as it is."""
+    return _ITEM_ESCAPES.sub(lambda m: "\\" + m.group() if m.group() in "\\=" else f"\\u{ord(m.group()):04x}", text)
+
+
+def _item_parts(label: str) -> tuple[str, str | None]:
+    """``column`` or ``column=value`` of an ``@ITEM`` line, unescaped (see :func:`_item_text`)."""
+    parts, current, i = [], [], 0
+    while i < len(label):
+        ch = label[i]
+        if ch == "\\" and label[i + 1:i + 2] == "u" and len(label) >= i + 6:
+            current.append(chr(int(label[i + 2:i + 6], 16)))
+            i += 6
+            continue
+        if ch == "\\" and i + 1 < len(label):
+            current.append(label[i + 1])
+            i += 2
+            continue
+        if ch == "=" and not parts:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    parts.append("".join(current))
+    return (parts[0], parts[1]) if len(parts) == 2 else (parts[0], None)
+
+
 class SpmfExporter(Exporter):
     """One transaction per record: the integer ids of its 1-features (SPMF/FIMI format).
 
-    ``@ITEM=id=name`` lines keep the feature names; a non-binary target column is written as one
+    ``@ITEM=id=column`` (a 0/1 column) and ``@ITEM=id=column=value`` lines keep the feature names,
+    printable (``=``, ``\\`` and control characters escaped with ``\\``); a non-binary target column is written as one
     extra item per class (``class=value``), so the file reads back to the same table.
     """
 
@@ -297,7 +334,7 @@ class SpmfExporter(Exporter):
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write("@CONVERTED_FROM_TEXT\n")
             for i, (c, v) in enumerate(features, start=1):
-                f.write(f"@ITEM={i}={c}" + ("" if v is None else f"\x1f{v}") + "\n")
+                f.write(f"@ITEM={i}={_item_text(c)}" + ("" if v is None else f"={_item_text(str(v))}") + "\n")
             if not encoded:
                 return
             dense = np.column_stack(encoded)
@@ -311,8 +348,11 @@ class SpmfExporter(Exporter):
                 line = line.rstrip("\n")
                 if line.startswith("@ITEM="):
                     _, ident, label = line.split("=", 2)
-                    col, _, value = label.partition("\x1f")
-                    names[int(ident)] = (col, value if "\x1f" in label else None)
+                    if "\x1f" in label:  # written by an earlier Veil: column and value split by a control character
+                        col, _, value = label.partition("\x1f")
+                        names[int(ident)] = (col, value)
+                    else:
+                        names[int(ident)] = _item_parts(label)
                 elif not line.startswith("@"):
                     rows.append([int(t) for t in line.split()])
         columns: dict[str, list] = {}

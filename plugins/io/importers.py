@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (BadInput, ImportOptions, Importer, Role, Table, check_column_names, hookimpl,
-                         read_transactions)
+                         open_regular, read_transactions)
 
 MISSING = ("", "?")  # cell texts that mean "no value"
 MAX_DENSE_CELLS = 100_000_000  # LIBSVM and sparse .mat data are held densely: refuse beyond ~800 MB
@@ -410,7 +410,14 @@ class CsvImporter(Importer):
         return any(_consistency(_sample_rows(sample, d))[0] == 1.0 for d in _DELIMITERS)
 
     def read(self, path, options=None) -> Table:
-        return read_delimited(Path(path), options or ImportOptions())
+        table = read_delimited(Path(path), options or ImportOptions())
+        if str(path).lower().endswith(TransactionsImporter.extensions) and not (options and options.fmt):
+            with open_regular(path) as f:  # an item-set file's extension: say why its lines were read as rows
+                head = f.read(SAMPLE_BYTES)
+            kind, why = transaction_grammar(head, len(head) >= SAMPLE_BYTES)
+            if kind == "table":
+                table.meta["read_as"] = why
+        return table
 
 
 # -- Excel --------------------------------------------------------------------------------------
@@ -434,8 +441,14 @@ class ExcelImporter(Importer):
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Excel (.xlsx)") from None
-        raw = raw.dropna(how="all").dropna(axis=1, how="all")
         where = f"{path.name} sheet {sheet!r}"
+        if raw.isna().to_numpy().any():  # an empty cell may be a formula whose value was never computed
+            cell = _uncomputed_formula(path, sheet)
+            if cell:
+                raise BadInput(f"{where} cell {cell} holds a formula whose value was never computed (the program "
+                               f"that wrote the file does not calculate), so Veil would read it as empty; open and "
+                               f"save the workbook in a spreadsheet program, or export the sheet as CSV")
+        raw = raw.dropna(how="all").dropna(axis=1, how="all")
         if raw.empty:
             raise BadInput(f"{where} holds no data")
         rows = raw.to_numpy(dtype=object).tolist()
@@ -443,6 +456,23 @@ class ExcelImporter(Importer):
         columns = list(zip(*rows[skip:]))
         frame = pd.DataFrame({n: typed_cells(list(col)) for n, col in zip(names, columns)})
         return Table.from_frame(frame)
+
+
+def _uncomputed_formula(path: Path, sheet: str) -> str | None:
+    """The first cell of ``sheet`` holding a formula without a cached value (read as empty), or None."""
+    import openpyxl
+
+    formulas = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    values = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        for row_f, row_v in zip(formulas[sheet].iter_rows(), values[sheet].iter_rows()):
+            for f, v in zip(row_f, row_v):
+                if f.data_type == "f" and v.value is None:
+                    return f.coordinate
+    finally:
+        formulas.close()
+        values.close()
+    return None
 
 
 def _sheet(sheets: list[str], wanted: str | None, name: str) -> str:
@@ -472,11 +502,25 @@ class ParquetImporter(Importer):
     def read(self, path, options=None) -> Table:
         path = Path(path)
         try:
-            frame = pd.read_parquet(path, engine="pyarrow")
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            nested = next((f for f in schema if f.type.num_fields or str(f.type).startswith(("list", "large_list",
+                                                                                               "map", "struct"))), None)
+            if nested is None:
+                frame = pd.read_parquet(path, engine="pyarrow")
         except MemoryError:
             raise
         except Exception as exc:
             raise _wrap(path.name, exc, "Parquet") from None
+        if nested is not None:
+            raise BadInput(f"{path.name}: column {nested.name!r} holds {_arrow_kind(nested.type)}, not one value per "
+                           f"record; Veil reads flat columns only (flatten or drop it before reading)")
+        if frame.shape[1] == 0:
+            raise BadInput(f"{path.name} has no columns: there is nothing to read")
+        if len(frame) == 0:
+            raise BadInput(f"{path.name} has columns ({', '.join(map(str, frame.columns[:5]))}"
+                           f"{', …' if frame.shape[1] > 5 else ''}) but no records: there is nothing to anonymise")
         if any(n is not None for n in frame.index.names) or not frame.index.equals(pd.RangeIndex(len(frame))):
             frame = frame.reset_index()  # a stored index is data (pandas writes it as columns)
         try:
@@ -484,6 +528,15 @@ class ParquetImporter(Importer):
         except BadInput as exc:
             raise BadInput(f"{path.name}: {exc}") from None
         return Table.from_frame(frame)
+
+
+def _arrow_kind(t) -> str:
+    text = str(t)
+    for prefix, what in (("struct", "records (a struct)"), ("map", "key–value maps (a map)"),
+                         ("large_list", "lists"), ("list", "lists"), ("fixed_size_list", "lists")):
+        if text.startswith(prefix):
+            return what
+    return f"values of the nested type {text}"
 
 
 # -- ARFF ---------------------------------------------------------------------------------------
@@ -550,25 +603,73 @@ def _arff_column(values: np.ndarray, declared, integer: bool) -> pd.Series:
 
 _TRANSACTION_LINE = re.compile(rb"\d+(?:[ ,]\d+)*[ ,]?")
 _COMMENT = (b"#", b"%", b"@")
+_ID = re.compile(rb"\d+")
+_NUMBER_TOKEN = re.compile(rb"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def looks_like_transactions(head: bytes, truncated: bool) -> bool:
-    """Every line is integers separated by single spaces or commas (a FIMI line may end with a
-    space), no line repeats an item, and lines differ in length or list items in increasing order
-    (which tells a transaction file from a table of integers)."""
+def _grammar_lines(head: bytes, truncated: bool) -> list[tuple[int, bytes]]:
+    """The sample's lines that hold items (comments and blank lines left out), with their numbers."""
     lines = head.replace(b"\r", b"").split(b"\n")
     if truncated and len(lines) > 1:
         lines = lines[:-1]
-    lines = [ln for ln in lines if ln and not ln.startswith(_COMMENT)]
-    if not lines or not all(_TRANSACTION_LINE.fullmatch(ln) for ln in lines):
-        return False
-    itemsets = [[int(x) for x in re.split(rb"[ ,]", ln.strip(b" ,"))] for ln in lines]
-    if any(len(set(t)) != len(t) for t in itemsets):
-        return False
-    lengths = {len(t) for t in itemsets}
+    return [(i, ln) for i, ln in enumerate(lines, 1) if ln.strip() and not ln.startswith(_COMMENT)]
+
+
+def transaction_grammar(head: bytes, truncated: bool, spmf: bool = False) -> tuple[str | None, str]:
+    """What the lines of an item-set file (``.dat``, ``.spmf``, ``.txt``) are, by their grammar, and
+    why: ``("transactions", …)``, ``("table", …)``, ``("neither", why)``, or ``(None, "")`` when the
+    lines are not numbers separated by spaces or commas (a table of words, say: the CSV reader's).
+
+    Transactions (SPMF, FIMI): every line lists whole-number item ids (0 or more) separated by single
+    spaces or commas. Lines of different lengths can only be transactions; lines of one length are
+    transactions when each lists its items in increasing order (SPMF's rule) or the file is ``.spmf``,
+    and otherwise a table (a file of equal rows of numbers). A line with a negative or fractional
+    number, or a quoted field, is no transaction: with lines of equal length it is a table, otherwise
+    the file is neither, and is refused naming the line."""
+    lines = _grammar_lines(head, truncated)
+    if not lines:
+        return None, ""
+    sep = rb"," if any(b"," in ln for _, ln in lines) else rb" "
+    rows = [(i, [t.strip() for t in re.split(sep + rb"+", ln.strip(b" ,"))]) for i, ln in lines]
+    lengths = {len(r) for _, r in rows}
+    odd = None  # the first field that is no item id: (line, text, what it is)
+    for i, row in rows:
+        for t in row:
+            if _ID.fullmatch(t):
+                continue
+            if _NUMBER_TOKEN.fullmatch(t):
+                what = "a negative number" if t.startswith(b"-") else "not a whole number"
+            elif t[:1] in (b'"', b"'") or t[-1:] in (b'"', b"'"):
+                what = "a quoted field"
+            else:
+                return None, ""  # words: items of text, or a table's cells; not this grammar's to judge
+            odd = odd or (i, t.decode("utf-8", "replace"), what)
+    if odd is not None:
+        if len(lengths) == 1:
+            return "table", (f"a table of {lengths.pop()} columns: line {odd[0]} holds {odd[1]!r}, {odd[2]}, so its "
+                             f"lines are rows, not item sets")
+        return "neither", (f"line {odd[0]} holds {odd[1]!r}, {odd[2]}: item ids are whole numbers 0 or more, so it "
+                           f"is no list of transactions, and its lines have {min(lengths)} to {max(lengths)} fields, "
+                           f"so it is no table either")
+    ids = [[int(t) for t in r] for _, r in rows]
+    repeats = next(((i, r) for (i, _), r in zip(rows, ids) if len(set(r)) != len(r)), None)
     if len(lengths) > 1:
-        return True
-    return max(lengths) > 1 and all(a < b for t in itemsets for a, b in zip(t, t[1:]))
+        why = "transactions: one item set per line, lines of different lengths"
+        if repeats:
+            why += f" (line {repeats[0]} repeats an item: it counts once)"
+        return "transactions", why
+    if spmf and max(lengths) > 0:
+        return "transactions", "transactions: one item set per line (an SPMF file)"
+    if max(lengths) > 1 and not repeats and all(a < b for r in ids for a, b in zip(r, r[1:])):
+        return "transactions", "transactions: one item set per line, each listing its items in increasing order"
+    reason = (f"line {repeats[0]} repeats a number" if repeats else "some line lists its numbers out of order")
+    return "table", (f"a table of {lengths.pop()} columns: its lines have one length and {reason}, so they are rows "
+                     f"(give --input-format transactions to read each line as an item set)")
+
+
+def looks_like_transactions(head: bytes, truncated: bool) -> bool:
+    """The lines follow the transaction grammar (:func:`transaction_grammar`)."""
+    return transaction_grammar(head, truncated)[0] == "transactions"
 
 
 class TransactionsImporter(Importer):
@@ -583,12 +684,21 @@ class TransactionsImporter(Importer):
     extensions = (".dat", ".spmf", ".txt")
 
     def sniff(self, path, head: bytes) -> bool:
+        """Claims what reads as transactions, and what is neither transactions nor a table (so that
+        reading it refuses it by its grammar rather than a table's reader by a ragged line)."""
         if not str(path).lower().endswith(self.extensions):
             return False
-        return looks_like_transactions(head, truncated=len(head) >= SAMPLE_BYTES)
+        kind, _ = transaction_grammar(head, len(head) >= SAMPLE_BYTES, str(path).lower().endswith(".spmf"))
+        return kind in ("transactions", "neither")
 
     def read(self, path, options=None):
         options = options or ImportOptions()
+        path = Path(path)
+        with open_regular(path) as f:
+            head = f.read(SAMPLE_BYTES)
+        kind, why = transaction_grammar(head, len(head) >= SAMPLE_BYTES, path.name.lower().endswith(".spmf"))
+        if kind == "neither":
+            raise BadInput(f"{path.name} is neither transactions nor a table: {why}")
         sep = options.delimiter
         if sep is not None:
             sep = _DELIMITER_ALIASES.get(sep.lower(), sep)
@@ -598,7 +708,9 @@ class TransactionsImporter(Importer):
             if sep not in (" ", ","):
                 raise BadInput(f"transactions in {Path(path).name} are separated by spaces or commas, "
                                f"not {sep!r}")
-        return read_transactions(Path(path), sep=sep)
+        matrix = read_transactions(path, sep=sep)
+        matrix.meta["read_as"] = why if kind == "transactions" else "transactions (as asked)"
+        return matrix
 
 
 # -- LIBSVM -------------------------------------------------------------------------------------

@@ -316,11 +316,16 @@ case("study: grid above --max-runs", {"s.json": study(), "in.csv": PEOPLE},
 DELETE = object()
 
 
-def edited(**changes) -> Callable:
-    """A maker of a real export's files with its manifest's fields changed (``a__b`` is field b of a)."""
+def edited(signed: bool = False, **changes) -> Callable:
+    """A maker of a real export's files with its manifest's fields changed (``a__b`` is field b of a).
+    Unless ``signed``, the signature goes too (as in a manifest of a Veil that did not sign), so each
+    field's own check is what answers; with it, the signature no longer matches."""
 
     def make(release: dict) -> dict:
         m = json.loads(release["manifest.json"])
+        if not signed:
+            m.pop("signature", None)
+            m.pop("signed_by", None)
         for dotted, value in changes.items():
             *parents, last = dotted.split("__")
             node = m
@@ -394,6 +399,54 @@ case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify
      from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()})
 case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"),
      from_release=lambda r: r)
+
+# -- signed manifests: an edit since signing, and the key that signed ------------------------------------------------
+def _other_key_pem() -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.generate().public_key().public_bytes(serialization.Encoding.PEM,
+                                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _signer_key(release: dict) -> bytes:
+    """The public key that signed a real export (base64 of its raw bytes, a form --public-key reads)."""
+    return json.loads(release["manifest.json"])["signed_by"]["public_key"].encode()
+
+
+SIGNED_EDITS = {  # each weakens or changes the claim; the signature no longer matches
+    "k lowered to 1": edited(signed=True, privacy_model__params={"k": 1}),
+    "no quasi-identifiers": edited(signed=True, roles__quasi_identifiers=[]),
+    "the release's hash replaced": edited(signed=True, output__sha256="0" * 64),
+    "a signature that is not base64": edited(signed=True, signature="not a signature!"),
+    "signed_by another key": edited(signed=True, signed_by__public_key="A" * 43 + "="),
+    "signed_by a short key": edited(signed=True, signed_by__public_key="AAAA"),
+    "signed_by an unknown algorithm": edited(signed=True, signed_by__algorithm="RSA"),
+}
+for name, make in SIGNED_EDITS.items():
+    case(f"signed manifest edited: {name}", {}, ("verify", "{d}"), code=1, from_release=make)
+    case(f"signed manifest edited, report: {name}", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+         from_release=lambda r, make=make: {**make(r), "key.pub": _signer_key(r)})
+case("--public-key: the signature taken out", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+     hint="not signed", from_release=lambda r: {**edited()(r), "key.pub": _signer_key(r)})
+case("--public-key: another key", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
+     hint="not by the given key", from_release=lambda r: {**r, "key.pub": _other_key_pem()})
+case("--public-key: missing", {}, ("verify", "{d}", "--public-key", "{d}/none.pub"), hint="none.pub",
+     from_release=lambda r: r)
+case("--public-key: garbage", {"key.pub": bytes(range(256))}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     hint="public key", from_release=lambda r: r)
+case("--public-key: a private key", {"key.pub": b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n"
+                                                 b"-----END PRIVATE KEY-----\n"},
+     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
+case("--public-key: 31 bytes", {"key.pub": b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQQ=="},
+     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
+case("--public-key: a folder", {"key.pub/x": b"x"}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     from_release=lambda r: r)
+case("--public-key: 1 MB", {"key.pub": b"A" * 1_000_000}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
+     hint="public key", from_release=lambda r: r)
+case("--public-key with a bare file", {"r.csv": PEOPLE, "key.pub": b"x"},
+     ("verify", "{d}/r.csv", *("--model", "k-anonymity:k=2"), "--public-key", "{d}/key.pub"), hint="--public-key")
+
 
 # -- verify on bare damaged files -------------------------------------------------------------------------------------
 VERIFY = ("--model", "k-anonymity:k=2")
@@ -619,6 +672,14 @@ case("input in the output folder: a project's hierarchy as release.csv",
      {"in.csv": PEOPLE, "out/release.csv": HIERARCHY,
       "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}})},
      ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/release.csv")
+case("input in the output folder: a project of two runs, a hierarchy as run-2/release.parquet",
+     {"in.csv": PEOPLE, "out/run-2/release.parquet": HIERARCHY,
+      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/run-2/release.parquet"}},
+                        runs=[OK_RUN, OK_RUN])},
+     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/run-2/release.parquet")
+case("input in the output folder: the data as report.pdf", {"out/report.pdf": PEOPLE},
+     ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/out/report.pdf", "--input-format", "csv",
+      *ROLES, "--out", "{d}/out"), hint="input file {d}/out/report.pdf")
 case("input in the output folder: a study's data as results.csv",
      {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
      ("study", "{d}/s.json", "--out", "{d}/out"), hint="input file {d}/out/results.csv")
@@ -678,6 +739,157 @@ for flag, value in {"--seed": "3", "--quasi": "sex", "--target": "outcome", "--d
          ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())), hint=flag)
 
 
+# -- item-set files: read by their grammar, refused when they are neither transactions nor a table ------------------
+NEITHER = {  # lines of different lengths (so no table) holding a field no transaction holds
+    "a negative id": (b"1 2 3\n4 -5\n6 7 8 9\n", "'-5', a negative number"),
+    "a fractional id": (b"1 2 3\n4 5.5\n6 7 8 9\n", "'5.5', not a whole number"),
+    "an id in exponent form": (b"1 2 3\n4 5e3\n6 7\n", "'5e3', not a whole number"),
+    "a quoted id": (b'1 2 3\n"4" 5\n6 7 8 9\n', "a quoted field"),
+    "a quoted first line": (b'"1" "2" "3"\n4 5\n6 7 8 9\n', "a quoted field"),
+    "a negative id, comma-separated": (b"1,2,3\n4,-5\n6,7,8,9\n", "'-5', a negative number"),
+}
+for name, (content, hint) in NEITHER.items():
+    for ext in ("dat", "spmf", "txt"):
+        case(f"item sets: {name} (.{ext})", {f"in.{ext}": content}, ("inspect", f"{{d}}/in.{ext}"), hint=hint)
+    case(f"item sets: {name}, run", {"in.dat": content},
+         ("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", "{d}/in.dat", "--out", "{d}/out"), hint=hint)
+case("skip-rows 10**30", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--skip-rows", str(10**30)),
+     hint="leaves nothing to read", process=True)
+case("skip-rows 10**30 on item sets", {"in.dat": b"1 2\n3\n"}, ("inspect", "{d}/in.dat", "--skip-rows", str(10**30)),
+     process=True)
+
+
+# -- internal errors that must be one line: nested parquet, no columns, only identifiers, ±1e308 ---------------------
+def _parquet(columns: dict, types: dict | None = None) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    arrays = {n: pa.array(v, type=(types or {}).get(n)) for n, v in columns.items()}
+    pq.write_table(pa.table(arrays) if arrays else pa.table({}), buffer)
+    return buffer.getvalue()
+
+
+def _map_type():
+    import pyarrow as pa
+
+    return pa.map_(pa.string(), pa.int64())
+
+
+PARQUETS = {
+    "a list column": (lambda: _parquet({"a": [[1, 2], [3]], "b": [1, 2]}), "'a' holds lists"),
+    "a struct column": (lambda: _parquet({"a": [{"x": 1}, {"x": 2}], "b": [1, 2]}), "'a' holds records"),
+    "a map column": (lambda: _parquet({"a": [[("k", 1)], [("j", 2)]], "b": [1, 2]}, {"a": _map_type()}),
+                     "'a' holds key–value maps"),
+    "a list of lists column": (lambda: _parquet({"b": [1, 2], "a": [[[1]], [[2]]]}), "'a' holds lists"),
+    "no columns": (lambda: _parquet({}), "no columns"),
+    "no records": (lambda: _parquet({"a": []}, {"a": __import__("pyarrow").int64()}), "no records"),
+}
+for name, (make, hint) in PARQUETS.items():
+    case(f"parquet with {name}: inspect", {"in.parquet": make()}, ("inspect", "{d}/in.parquet"), hint=hint)
+    case(f"parquet with {name}: run", {"in.parquet": make()},
+         ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/in.parquet", "--out", "{d}/out"),
+         hint=hint)
+case("every column an identifier", {"in.csv": PEOPLE},
+     (*FILE_RUN, "--identifier", "name,age_band,sex,postcode,smoker,outcome"), hint="every column is marked identifier")
+HUGE = b"x,y,z\n1e308,a,0\n-1e308,b,1\n1e308,a,0\n-1e308,b,1\n5,a,1\n6,b,0\n"
+for method in ("mondrian", "global-recoding"):
+    case(f"±1e308 in a numeric quasi-identifier: {method}", {"in.csv": HUGE},
+         ("run", "--data", "{d}/in.csv", "--quasi", "x,y", "--method", method, "--model", "k-anonymity:k=2",
+          "--no-report", "--out", "{d}/out"), hint="'x'", process=True)
+for params in ("l=1e308", "l=1e308,variant=recursive,c=1e308", "l=1e308,variant=entropy"):
+    case(f"l-diversity {params}: no warning", {"in.csv": PEOPLE},
+         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--quasi", "age_band,sex", "--sensitive", "outcome",
+          "--method", "mondrian", "--model", f"l-diversity:{params}", "--release-sensitive", "outcome",
+          "--no-report", "--out", "{d}/out"), hint="l-diversity", process=True)
+
+
+# -- a randomised method that may release a sensitive column: asked before the run ----------------------------------
+for method in ("laplace-dp-fs", "exponential-dp-fs", "laplace-dp-fs:m=1"):
+    case(f"unagreed sensitive column, {method}: refused before the run", {"in.csv": PEOPLE},
+         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--sensitive", "smoker", "--target", "outcome",
+          "--method", method, "--no-report", "--out", "{d}/out"), hint="asked before the run")
+
+
+# -- a project's runs: counted and each checked before the first starts ----------------------------------------------
+MANY = [OK_RUN] * 10_001
+case("project of 10,001 runs", {"in.csv": PEOPLE, "p.json": project(runs=MANY)}, ("run", "{d}/p.json", "--out", "{d}/out"),
+     hint="more than the limit of 10,000")
+case("project above its --max-runs", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 3)},
+     ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs", "2"), hint="more than the limit of 2")
+case("--max-runs without a project", {"in.csv": PEOPLE}, (*FILE_RUN, "--max-runs", "5"), hint="--max-runs")
+case("--max-runs 0", {"in.csv": PEOPLE, "p.json": project()}, ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs",
+                                                              "0"), hint="--max-runs")
+for what, last in {"an unknown method": {"method": "no-such-method"},
+                   "an unknown metric": {**OK_RUN, "metrics": ["beauty"]},
+                   "a bad method parameter": {"method": {"name": "laplace-dp-fs", "params": {"m": 99}}},
+                   "an unknown model": {**OK_RUN, "model": "no-such-model"},
+                   "a method without its model": {"method": "mondrian"}}.items():
+    case(f"project whose last run has {what}", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 5 + [last])},
+         ("run", "{d}/p.json", "--out", "{d}/out"), hint="run 6 of 6")
+
+
+# -- messages that misled ----------------------------------------------------------------------------------------------
+HIERARCHY_RUN = (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=2", "--hierarchy", "age_band={d}/h.csv")
+for name, content, hint in (("random bytes", bytes((i * 37 + 11) % 256 for i in range(3000)), "binary data"),
+                            ("an xlsx workbook", b"PK\x03\x04\x14\x00\x06\x00" + bytes(200), "Excel workbook"),
+                            ("a PDF", b"%PDF-1.4\n" + bytes(100), "a PDF document"),
+                            ("NUL bytes and carriage returns", b"20-29\x00;*\r\n30-39;*\r", "binary data")):
+    case(f"hierarchy file of {name}", {"in.csv": PEOPLE, "h.csv": content}, HIERARCHY_RUN, hint=hint)
+case("hierarchy /dev/zero", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band=/dev/zero"),
+     hint="character device", process=True)
+case("--out a symbolic link loop", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/loop"), links={"loop": "loop2",
+                                                                                         "loop2": "loop"},
+     hint="symbolic link loop")
+case("--out a dangling symbolic link", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/gone"), links={"gone": "nowhere"},
+     hint="does not exist")
+
+
+case("verify a bucketised release without its second file",
+     {"r.csv": b"group,age,zip\n1,20,1\n1,21,1\n2,30,2\n2,31,2\n"},
+     ("verify", "{d}/r.csv", "--model", "l-diversity:l=2", "--sensitive", "disease"), hint="r.sensitive.csv")
+
+
+case("hierarchy of 400,000 leaves and 3 levels", {"in.csv": PEOPLE, "h.csv": "".join(
+    f"v{i};g{i // 1000};*\n" for i in range(400_000))}, HIERARCHY_RUN, hint="1,000,000 cells", process=True)
+case("hierarchy of 1,000 levels", {"in.csv": PEOPLE, "h.csv": "".join(
+    ";".join([band, *(f"l{j}" for j in range(999)), "*"]) + "\n" for band in ("20-29", "30-39", "40-49"))},
+     HIERARCHY_RUN, hint="1,000 levels", process=True)
+
+
+def _workbook(rows: list, formula_at: str | None = None) -> bytes:
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    if formula_at:
+        book.active[formula_at] = "=1+1"  # openpyxl writes no cached value, as many generators do
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+case("xlsx formula cell without a computed value", {"in.xlsx": lambda: _workbook(
+    [["age", "sex"], [20, "F"], [30, "M"]], formula_at="A3")}, ("inspect", "{d}/in.xlsx"), hint="cell A3")
+
+
+def _left_by_a_killed_first_export(d: Path) -> None:
+    (d / "out").mkdir()
+    staging = d / "out" / ".veil-staging-killed"
+    staging.mkdir(mode=0o700)
+    (staging / "new").mkdir(mode=0o700)
+    (staging / "new" / "release.csv").write_bytes(PEOPLE)
+
+
+case("verify after a killed first export", {}, ("verify", "{d}/out"), hint=".veil-staging-killed",
+     plant=_left_by_a_killed_first_export)
+
+
 # -- running the cases ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
@@ -694,6 +906,8 @@ def write_case(folder: Path, c: Case) -> None:
     for name, content in c.files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content = content()
         if isinstance(content, (dict, list)):
             content = json.dumps(content).encode()
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -732,7 +946,7 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
         assert len(lines) == 1, text
     if c.hint:
-        assert c.hint.replace("{d}", str(folder)) in result.err, result.err
+        assert c.hint.replace("{d}", str(folder)) in (result.err if c.code == 2 else text), text
     assert snapshot(folder) == before  # every entry as it was: nothing written, removed, replaced or added
 
 
@@ -877,3 +1091,266 @@ def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_else
     assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
     assert veil("verify", tmp_path / "out").code == 0
     assert json.loads((tmp_path / "out/manifest.json").read_bytes())["seed"] == 2
+
+
+# -- a manifest planted in the output folder never decides what an export removes ---------------------------------
+THESIS = b"the user's thesis, in the export folder\n"
+
+
+def _planted_manifest(release: dict, victims: dict, sign_with=None) -> bytes:
+    """A real export's manifest listing ``victims`` (name -> content) as its files: unsigned, or signed
+    with ``sign_with`` (a private key that is not this workstation's)."""
+    import base64
+
+    m = json.loads(release["manifest.json"])
+    m["export"]["files"].update({n: hashlib.sha256(c).hexdigest() for n, c in victims.items()})
+    m.pop("signature", None)
+    m.pop("signed_by", None)
+    if sign_with is not None:
+        from cryptography.hazmat.primitives import serialization
+
+        from veil.engine.release.signing import ALGORITHM, canonical, fingerprint
+
+        raw = sign_with.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        m["signed_by"] = {"algorithm": ALGORITHM, "public_key": base64.b64encode(raw).decode(),
+                          "fingerprint": fingerprint(raw)}
+        m["signature"] = base64.b64encode(sign_with.sign(canonical(m))).decode()
+    return json.dumps(m).encode()
+
+
+@pytest.mark.parametrize("how", ["unsigned", "signed by another key", "this workstation's, edited"])
+def test_a_planted_manifest_never_makes_an_export_remove_a_file(tmp_path, veil, release_files, how):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    victims = {"thesis.docx": THESIS, "report.pdf": b"%PDF-1.4 the user's own report\n", "release.tsv": b"a\tb\n"}
+    if how == "this workstation's, edited":  # a real signed manifest, then the victims added to its list
+        m = json.loads(release_files["manifest.json"])
+        m["export"]["files"].update({n: hashlib.sha256(c).hexdigest() for n, c in victims.items()})
+        planted_manifest = json.dumps(m).encode()
+    else:
+        planted_manifest = _planted_manifest(release_files, victims,
+                                             Ed25519PrivateKey.generate() if how != "unsigned" else None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_bytes(planted_manifest)
+    for name, content in victims.items():
+        (out / name).write_bytes(content)
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    before = snapshot(tmp_path)
+    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                  "--model", "k-anonymity:k=2", "--no-report", "--format", "csv", "--out", out)
+    assert result.code == 0, result.err
+    written = changed(before, snapshot(tmp_path))
+    assert sorted(written) == [Path("out/manifest.json"), Path("out/release.csv")]  # only the export's own files
+    assert all((out / n).read_bytes() == c for n, c in victims.items())
+
+
+def test_an_export_made_here_is_replaced_whole(tmp_path, veil):
+    """The files an earlier export made in this folder (its signed manifest lists them) give way to the
+    next export's: a release of another format and a report it no longer writes."""
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+           "--model", "k-anonymity:k=2", "--out", tmp_path / "out")
+    assert veil(*run, "--format", "tsv").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.tsv", "report.html", "report.pdf"]
+    assert veil(*run, "--format", "csv", "--no-report").code == 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.csv"]
+    assert veil("verify", tmp_path / "out").code == 0
+
+
+# -- the workstation's signing key ------------------------------------------------------------------------------------
+def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_path, veil, monkeypatch):
+    settings = tmp_path / "settings"
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    out = tmp_path / "out"
+    assert not settings.exists()
+    assert veil("verify", tmp_path / "nowhere").code == 2 and not settings.exists()  # only an export makes it
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--out", out).code == 0
+    key = settings / "release-signing-key.pem"
+    assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600
+    manifest = json.loads((out / "manifest.json").read_bytes())
+    result = veil("verify", out)
+    assert result.code == 0 and "signed by this workstation's key " + manifest["signed_by"]["fingerprint"] in result.out
+    given = veil("verify", out, "--public-key", settings / "release-signing-key.pub")
+    assert given.code == 0 and "signed by the given key" in given.out
+    assert manifest["signed_by"]["fingerprint"] in (out / "report.html").read_text(encoding="utf-8")
+    first = key.read_bytes()
+    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "again").code == 0
+    assert key.read_bytes() == first  # the same key, not a new one per export
+
+    # another workstation (another settings folder) sees a key that is not its own
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "elsewhere"))
+    other = veil("verify", out)
+    assert other.code == 0 and "which is not this workstation's" in other.out
+
+    # a key others may read is refused, and nothing is written
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    os.chmod(key, 0o644)
+    before = snapshot(tmp_path)
+    refused = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
+                   "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "third")
+    assert refused.code == 2 and len(refused.err_lines) == 1 and "chmod 600" in refused.err, refused.err
+    assert snapshot(tmp_path) == before
+
+
+# -- an input in the output folder is refused before the method runs ---------------------------------------------------
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("input in the output folder")
+                                        and CASES[n].argv[0] == "run"))
+def test_an_input_in_the_output_folder_is_refused_before_the_method_runs(name, tmp_path, capsys, monkeypatch):
+    from veil.engine.run import runs
+
+    def never(*args, **kwargs):
+        raise AssertionError("the method ran before the output folder was checked")
+
+    monkeypatch.setattr(runs, "execute", never)
+    c = CASES[name]
+    write_case(tmp_path, c)
+    before = snapshot(tmp_path)
+    check(c, run_case(c, tmp_path, capsys), tmp_path, before)
+
+
+
+
+# -- item-set files: what was read, said ---------------------------------------------------------------------------
+READ_AS = {  # file -> (what inspect says it read, rows, features or columns)
+    "eq.dat": (b"1 2 3\n4 5 6\n7 8 9\n2 5 8\n", "transactions: one item set per line, each listing", 4, "features  9"),
+    "ragged-repeat.dat": (b"1 2 2\n4 5\n7 8 9\n", "line 1 repeats an item: it counts once", 3, "features  7"),
+    "unsorted.spmf": (b"3 1 2\n6 4 5\n9 7 8\n", "transactions: one item set per line (an SPMF file)", 3,
+                      "features  9"),
+    "unsorted.dat": (b"3 1 2\n6 4 5\n9 7 8\n", "a table of 3 columns: its lines have one length and some line lists",
+                     3, "columns  3"),
+    "negative.dat": (b"1 -2 3\n4 5 6\n", "a table of 3 columns: line 1 holds '-2', a negative number", 2, "columns  3"),
+    "quoted.dat": (b'1 2 "3"\n4 5 6\n7 8 9\n', "a table of 3 columns: line 1 holds '\"3\"', a quoted field", 3,
+                   "columns  3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_AS))
+def test_an_item_set_file_says_how_it_was_read(name, tmp_path, veil):
+    content, said, rows, shape = READ_AS[name]
+    (tmp_path / name).write_bytes(content)
+    before = snapshot(tmp_path)
+    result = veil("inspect", tmp_path / name)
+    assert result.code == 0, result.err
+    assert said in result.out and f"rows" in result.out and shape.split()[0] in result.out, result.out
+    facts = {line.split()[0]: line.split()[-1] for line in result.out.splitlines() if line.strip()}
+    assert facts["rows"] == str(rows) and facts[shape.split()[0]] == shape.split()[-1], result.out
+    assert snapshot(tmp_path) == before
+
+
+def test_equal_lines_of_increasing_ids_are_released_as_item_sets(tmp_path, veil):
+    """PatternKa on a file of equal-length lines of ids publishes item sets of those ids, never col=value."""
+    lines = [sorted({(i * 7 + j * 3) % 12 for j in range(3)}) for i in range(24)]
+    lines = [ln for ln in lines if len(ln) == 3]
+    (tmp_path / "in.dat").write_bytes("".join(" ".join(map(str, ln)) + "\n" for ln in lines).encode())
+    before = sha256(tmp_path / "in.dat")
+    result = veil("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", tmp_path / "in.dat", "--out", tmp_path / "out")
+    assert result.code == 0, result.err
+    released = (tmp_path / "out" / "release.dat").read_text()
+    assert "=" not in released and "col" not in released
+    assert sha256(tmp_path / "in.dat") == before
+
+
+# -- a generalised release whose values need formula escaping, in every format -------------------------------------
+FORMULAS = (b"age,zip,disease\n-5,=1+1,flu\n-5,=1+1,cold\n-5,@x,flu\n-5,@x,cold\n10,-2,flu\n12,-2,cold\n"
+            b"-7,+3,flu\n-7,+3,cold\n")
+
+
+@pytest.mark.parametrize("fmt", ["xlsx", "csv", "tsv", "parquet"])
+def test_mondrian_values_needing_escapes_export_in_every_format(fmt, tmp_path, veil):
+    """Generalised (categorical) cells that start with = @ + or - (a negative number kept exact): written
+    escaped, read back as they were, verified; no formula cell in the workbook."""
+    (tmp_path / "in.csv").write_bytes(FORMULAS)
+    before = snapshot(tmp_path)
+    out = tmp_path / "out"
+    result = veil("run", "--data", tmp_path / "in.csv", "--quasi", "age,zip", "--sensitive", "disease", "--method",
+                  "mondrian", "--model", "k-anonymity:k=2", "--release-sensitive", "disease", "--format", fmt,
+                  "--no-report", "--out", out)
+    assert result.code == 0, result.err
+    assert sorted(changed(before, snapshot(tmp_path))) == [Path("out"), Path("out/manifest.json"),
+                                                           Path(f"out/release.{fmt}")]
+    assert veil("verify", out).code == 0
+    if fmt == "xlsx":
+        import openpyxl
+
+        cells = [c for row in openpyxl.load_workbook(out / "release.xlsx").active.iter_rows() for c in row]
+        assert not [c.value for c in cells if c.data_type == "f"]
+        assert "'-5" in {c.value for c in cells} and "'=1+1" in {c.value for c in cells}
+
+
+# -- names holding terminal escapes are shown, never obeyed -----------------------------------------------------------
+ESC_NAME, BEL_NAME = "na\x1b[31mme\x1b]0;owned\x07", "age\x07"
+ESCAPES = ("\x1b", "\x07", "\x9b")
+
+
+def _escaped_table() -> bytes:
+    return (f"{ESC_NAME},{BEL_NAME},sex,outcome\nA,1,F,0\nB,1,F,1\nC,2,M,0\nD,2,M,1\n").encode()
+
+
+@pytest.mark.parametrize("argv", [
+    ("inspect", "{d}/in.csv"),
+    ("run", "--data", "{d}/in.csv", "--sensitive", ESC_NAME, "--method", "all-features", "--metrics", "sfc",
+     "--no-report", "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--quasi", BEL_NAME, "--model", "k-anonymity:k=3", "--method", "all-features",
+     "--metrics", "sfc", "--no-report", "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--identifier", "sex", "--sensitive", ESC_NAME, "--release-sensitive", ESC_NAME,
+     "--quasi", BEL_NAME, "--target", "outcome", "--method", "all-features", "--metrics", "sfc", "--no-report",
+     "--out", "{d}/out"),
+    ("run", "--data", "{d}/in.csv", "--quasi", f"{BEL_NAME},nope", "--method", "all-features", "--out", "{d}/out"),
+], ids=["inspect", "refused sensitive", "failed model", "released with notes", "unknown column"])
+def test_escape_sequences_in_names_never_reach_the_terminal(argv, tmp_path, capsys):
+    (tmp_path / "in.csv").write_bytes(_escaped_table())
+    result = run_case(Case({}, argv), tmp_path, capsys)
+    assert result.code in (0, 1, 2)
+    text = result.out + result.err
+    assert text and not any(e in text for e in ESCAPES), repr(text)
+    assert "Traceback" not in text
+    if result.code == 0 and argv[0] == "inspect":
+        assert "na\\x1b[31mme" in result.out
+
+
+def test_spmf_item_lines_hold_no_control_character(tmp_path, veil):
+    """``@ITEM`` lines name column and value with printable escapes (no \\x1f separator), and read back."""
+    (tmp_path / "in.csv").write_bytes(b'a,b,c\n"x=1\ny",0,1\n"x=1\ny",1,1\nz\\w,0,0\nz\\w,1,0\n')
+    out = tmp_path / "out"
+    result = veil("run", "--data", tmp_path / "in.csv", "--method", "all-features", "--metrics", "sfc", "--format",
+                  "spmf", "--no-report", "--out", out)
+    assert result.code == 0, result.err
+    text = (out / "release.txt").read_text(encoding="utf-8")
+    assert not [c for c in text if not c.isprintable() and c != "\n"], repr(text)
+    assert "@ITEM=1=a=x\\=1\\u000ay" in text
+    assert veil("verify", out).code == 0
+
+
+def test_xlsx_dates_as_a_quasi_identifier_without_a_hierarchy(tmp_path, veil):
+    """Date cells of a workbook generalise day → month → year (they were "not in its hierarchy")."""
+    import datetime as dt
+
+    rows = [["when", "sex"]] + [[dt.datetime(2020, 1 + i % 3, 1 + i % 2), "FM"[i % 2]] for i in range(12)]
+    (tmp_path / "in.xlsx").write_bytes(_workbook(rows))
+    for method in ("mondrian", "global-recoding"):
+        out = tmp_path / method
+        result = veil("run", "--data", tmp_path / "in.xlsx", "--quasi", "when,sex", "--method", method, "--model",
+                      "k-anonymity:k=2", "--no-report", "--out", out)
+        assert result.code == 0, result.err
+        assert veil("verify", out).code == 0
+
+
+def test_a_full_disk_names_the_output_folder(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from veil.engine.release import staging
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(staging, "_fsync_file", full)
+    (tmp_path / "in.csv").write_bytes(PEOPLE)
+    before = snapshot(tmp_path)
+    result = run_case(Case({}, (*FILE_RUN, *ROLES)), tmp_path, capsys)
+    assert result.code == 2 and len(result.err.splitlines()) == 1, result.err
+    assert f"the output folder {tmp_path}/out" in result.err and "No space left on device" in result.err
+    assert snapshot(tmp_path) == before

@@ -28,7 +28,8 @@ def test_every_command_runs_with_the_network_blocked(tmp_path, no_network, capsy
         ["plugins"], ["plugins", "--json"],
         ["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=1", "--metrics", "sfc",
          "--no-report", "--out", str(out)],
-        ["run", "--demo", "--method", "laplace-dp-fs:m=3", "--metrics", "sfc", "--no-report", "--out", str(dp)],
+        ["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "laplace-dp-fs:m=3", "--metrics", "sfc",
+         "--no-report", "--out", str(dp)],
         ["verify", str(out)], ["report", str(out), "--no-utility"], ["inspect", str(out / "release.csv")],
         ["study", str(tmp_path / "study.json"), "--out", str(tmp_path / "study")],
     ]
