@@ -103,44 +103,68 @@ class GlobalRecoding(Algorithm):
         ctx.progress(0.0, "global recoding: reading the hierarchies")
         attrs = attributes(data, qis, ctx.check)
         records = _sensitive_view(data, sensitive)
-        sens = records.sensitive if _reads_sensitive(model) else None
-        n_values = len(records.values) if sens is not None else 1
-        limit = math.floor(params.suppression * n + 1e-9)
-        judge = Judge(model, limit, records)
-        objective = Objective(params.metric, attrs, n, params.monotonic)
-        if chosen is not None:
-            levels = _levels_of(chosen, attrs)
-            searched = 1
-        else:
-            check_size(attrs)  # before the records are grouped
-            search = Search(attrs, bottom(attrs, sens, n_values), judge, objective, ctx.child(0.0, 0.9))
-            best = search.run()
-            if best is None:
-                raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
-                               f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
-                               f"model or give coarser hierarchies")
-            levels, searched = best.levels, len(search.known)
-        ctx.progress(0.9, "global recoding: writing the release")
-        table, record_class = classes_at(attrs, levels, sens, n_values)
-        fail = judge.failing(table)[0]
-        written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
-        suppressed = int(table.size[fail].sum())
-        if suppressed > limit:
-            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                           f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
-                           f"suppressed")
-        if fail.any() and not judge.group_passes(table, written):
-            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                           f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
-                           f"group in the file, fail it")
-        bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
-        value = objective.value(table, written, bound)
-        metric = params.metric if params.metric != "discernibility" or params.monotonic else \
-            "discernibility:monotonic=false"
-        details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
-                                      LOSS_KEY: float(value), "suppressed_records": suppressed,
-                                      "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
-        return release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
+        done = recode(attrs, model, params, records, n, chosen, ctx)
+        return release(data, attrs, done.levels, sensitive, done.table, done.record_class, done.written,
+                       done.suppressed, done.details)
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """The transformation chosen and its class table: each row's class, the classes written ``*``."""
+
+    levels: tuple
+    table: object  # the class table at ``levels`` (_lattice.Classes)
+    record_class: np.ndarray  # each row's class
+    written: np.ndarray  # mask of the classes written * in every quasi-identifier
+    suppressed: int
+    details: dict
+
+
+def recode(attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None
+           ) -> Recoding:
+    """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
+
+    The rows are records, or with ``weights`` the rows of a class table each standing for that many
+    records (the Spark path: :mod:`._spark_tables`); ``records`` is the rows' sensitive view (codes,
+    Q, values) and ``n`` the number of records. Both paths share every step from here on."""
+    sens = records.sensitive if _reads_sensitive(model) else None
+    n_values = len(records.values) if sens is not None else 1
+    limit = math.floor(params.suppression * n + 1e-9)
+    judge = Judge(model, limit, records)
+    objective = Objective(params.metric, attrs, n, params.monotonic)
+    if chosen is not None:
+        levels = _levels_of(chosen, attrs)
+        searched = 1
+    else:
+        check_size(attrs)  # before the records are grouped
+        search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
+        best = search.run()
+        if best is None:
+            raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
+                           f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
+                           f"model or give coarser hierarchies")
+        levels, searched = best.levels, len(search.known)
+    ctx.progress(0.9, "global recoding: writing the release")
+    table, record_class = classes_at(attrs, levels, sens, n_values, weights)
+    fail = judge.failing(table)[0]
+    written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
+    suppressed = int(table.size[fail].sum())
+    if suppressed > limit:
+        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                       f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
+                       f"suppressed")
+    if fail.any() and not judge.group_passes(table, written):
+        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                       f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
+                       f"group in the file, fail it")
+    bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
+    value = objective.value(table, written, bound)
+    metric = params.metric if params.metric != "discernibility" or params.monotonic else \
+        "discernibility:monotonic=false"
+    details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
+                                  LOSS_KEY: float(value), "suppressed_records": suppressed,
+                                  "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
+    return Recoding(tuple(levels), table, record_class, written, suppressed, details)
 
 
 def _percent(share: float) -> str:
