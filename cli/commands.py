@@ -174,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sensitive columns of a bare file (comma-separated)")
     v.add_argument("--quasi", action="extend", type=_columns,
                    help="quasi-identifier columns (default: all but target/sensitive)")
+    v.add_argument("--executor", default="in-process",
+                   help="where a release in parts is read back and counted (default in-process; spark: on Apache "
+                        "Spark, with --master)")
+    v.add_argument("--master", help="the master URL of the executor's cluster, e.g. local[2] or spark://host:7077 "
+                                    "(default: the executor's own)")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -326,10 +331,13 @@ def cmd_run(args, registry) -> int:
         if not args.method:
             raise BadInput("no method: give --method NAME (see `veil plugins`)")
         source = _source(args)
-        data = source.load(registry)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
         seed = 0 if args.seed is None else args.seed
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), seed, metrics)]
+        method = registry.algorithm(specs[0].method.name)
+        if method.reads_files(method.params(specs[0].method.params)):
+            return _run_parts(registry, specs[0], source, args)  # the method reads the files itself
+        data = source.load(registry)
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     if args.format:
@@ -370,6 +378,35 @@ def cmd_run(args, registry) -> int:
         print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
               f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
         return EXIT_PRIVACY
+    return EXIT_OK
+
+
+def _run_parts(registry, spec, source, args) -> int:
+    """A run whose method reads its input files itself and writes its release in parts (a table
+    larger than memory, e.g. global recoding on Spark)."""
+    from veil.engine.release.partitioned import export_parts
+    from veil.engine.run.jobs import Context
+    from veil.engine.run.noise import SECURE
+
+    if not args.out:
+        raise BadInput("no output folder: give --out DIR")
+    if args.metrics:
+        raise BadInput("--metrics: a release in parts is measured by its generalisation figures only (in its manifest)")
+    if args.format:
+        raise BadInput(f"--format: a release in parts is written in the format its method's parameters name, not "
+                       f"{args.format!r}")
+    progress = _Progress(spec.method.name)
+    try:
+        manifest = export_parts(registry, spec, source, Context(spec.seed, progress, noise_source=SECURE),
+                                Path(args.out), version=__version__)
+    finally:
+        progress.close()
+    gen = (manifest.get("details") or {}).get("generalisation") or {}
+    levels = ", ".join(f"{c} {lv}" for c, lv in (gen.get("levels") or {}).items())
+    out = manifest["output"]
+    print(f"{manifest['verdict']['message']}; {out['rows']:,} records in {len(out['parts_of'])} parts; levels "
+          f"{levels}; {gen.get('suppressed_records', 0):,} suppressed", file=sys.stderr)
+    print(args.out)
     return EXIT_OK
 
 
@@ -487,7 +524,13 @@ def cmd_verify(args, registry) -> int:
     if path.is_dir() or path.suffix == ".json":
         if args.model:
             raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
-        result = verify_manifest(registry, path)
+        from veil.engine.run.executors import make_executor
+
+        if args.master and args.executor == "in-process":
+            raise BadInput("--master names a cluster's master: give it with --executor spark (or another cluster "
+                           "executor)")
+        executor = make_executor(args.executor, **({"master": args.master} if args.master else {}))
+        result = verify_manifest(registry, path, executor)
     else:
         if not args.model:
             raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")

@@ -67,13 +67,16 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: 
 
 
 
-def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
+def verify_manifest(registry, manifest_path: str | os.PathLike, executor=None) -> Verification:
     """Re-check the export a manifest describes, as a whole: every member file (the release by its
     SHA-256, each report by the manifest hash it carries), what a killed export left in the folder,
     then the privacy model on the released file.
 
     A member of another export (a report left by an earlier export, files of a commit that a kill
     cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
+
+    A release in parts (:mod:`.partitioned`) is checked part by part, its groups counted on
+    ``executor`` when it counts tables (a cluster's), else here a chunk at a time.
     """
     given = Path(manifest_path)
     notes = []
@@ -82,6 +85,12 @@ def verify_manifest(registry, manifest_path: str | os.PathLike) -> Verification:
             return Verification(False, _interrupted(item), None, None)
         notes.append(item.describe())
     manifest = read_manifest(manifest_path)
+    if "parts_of" in manifest["output"]:
+        from .partitioned import verify_parts
+
+        holds, message = verify_parts(registry, manifest, executor)
+        note = "".join(f"; note: {n}" for n in notes)
+        return Verification(holds, message + note, None, holds or None)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
     path = folder / out["path"]

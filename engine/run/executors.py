@@ -9,6 +9,11 @@ under a name with :func:`register_executor`, and the user chooses it (``veil run
 A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 ``ctx.on_cancel(fn)``, so cancelling the run stops it at once instead of at the next progress call.
 
+An executor may also count a table held in files (:meth:`Executor.class_counts`): how many records
+hold each combination of some columns, and how many records each file has. That is all a privacy
+model judging groups needs of a release written in parts (docs/design.md#tables-larger-than-memory);
+the in-process one reads the files a chunk at a time, a cluster's reads them where they lie.
+
 An executor may also say how many threads a method may use in this process (its ``threads``; the
 in-process one: every core unless told otherwise); ``ctx.threads`` passes it on, e.g. to a pattern
 search (``SearchOptions(threads=ctx.threads)``).
@@ -22,9 +27,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Protocol
 
+import pandas as pd
+
 from ..base.errors import BadInput
+
+COUNT = "count"  # the column of class_counts holding each combination's records
+_CHUNK_ROWS = 1_000_000
 
 
 class Executor(Protocol):
@@ -37,6 +48,10 @@ class Executor(Protocol):
 
     def close(self) -> None:
         """Release what the service holds (sessions, worker processes)."""
+
+    def class_counts(self, files: list[Path], fmt: str, columns: list[str]) -> tuple[pd.DataFrame, list[int]]:
+        """The records of ``files`` (``fmt``: csv or parquet) per combination of ``columns``, each value
+        as its text (an empty cell: ""), with the count in column ``count``; and each file's records."""
 
 
 class InProcessExecutor:
@@ -66,6 +81,53 @@ class InProcessExecutor:
 
     def close(self) -> None:
         pass
+
+    def class_counts(self, files: list[Path], fmt: str, columns: list[str]) -> tuple[pd.DataFrame, list[int]]:
+        """See :meth:`Executor.class_counts`: read here, a million records at a time."""
+        return read_counts(files, fmt, columns, self._check)
+
+
+def _chunks(path: Path, fmt: str, columns: list[str]):
+    """The file's ``columns`` as text, a chunk of records at a time."""
+    from ..base.io import check_regular
+
+    check_regular(path)
+    if fmt == "csv":
+        yield from pd.read_csv(path, usecols=columns, dtype=str, keep_default_na=False, chunksize=_CHUNK_ROWS)
+    elif fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=_CHUNK_ROWS, columns=columns):
+            frame = batch.to_pandas()
+            yield pd.DataFrame({c: frame[c].astype("string").fillna("").astype(object) for c in columns})
+    else:
+        raise BadInput(f"a table in parts is read as csv or parquet, not {fmt!r}")
+
+
+def read_counts(files, fmt: str, columns: list[str], check=None) -> tuple[pd.DataFrame, list[int]]:
+    """:meth:`Executor.class_counts` in this process: memory grows with the combinations, not the records."""
+    held: list[pd.Series] = []
+    rows = []
+    for path in files:
+        n = 0
+        for chunk in _chunks(Path(path), fmt, columns):
+            if check is not None:
+                check()
+            n += len(chunk)
+            held.append(chunk.groupby(columns, sort=False, dropna=False).size() if columns else
+                        pd.Series([len(chunk)]))
+            if len(held) > 8:  # fold the chunks' counts together now and then
+                held = [_fold(held, columns)]
+        rows.append(n)
+    if not columns:
+        return pd.DataFrame({COUNT: [sum(rows)]}), rows
+    counts = _fold(held, columns) if held else pd.Series([], dtype="int64")
+    frame = counts.rename(COUNT).reset_index() if len(counts) else pd.DataFrame(columns=[*columns, COUNT])
+    return frame, rows
+
+
+def _fold(held: list, columns: list[str]) -> pd.Series:
+    return pd.concat(held).groupby(level=list(range(len(columns))), sort=False).sum()
 
 
 _FACTORIES: dict[str, Callable[..., Executor]] = {"in-process": InProcessExecutor}

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, ReportFact, Role, format_value,
-                         grouping_columns, hookimpl, param, params_to_dict)
+from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, Judgement, Release, ReportFact, Role,
+                         ScaleOut, format_value, grouping_columns, hookimpl, param, params_to_dict, register_executor)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, written_classes)
@@ -43,6 +43,15 @@ class GlobalRecodingParams:
     levels: str = param("", sweepable=False,
                         help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
                              "(columns not named stay at level 0)")
+    executor: str = param("local", choices=("local", "spark"), sweepable=False,
+                          help="where the run goes: local (this process, the table loaded in memory) or spark (Apache "
+                               "Spark reads the file or folder of parts, counts the classes, and writes the release "
+                               "in parts; for tables larger than memory; needs veil[spark] and Java 17)")
+    spark_master: str = param("local[*]", sweepable=False,
+                              help="the Spark master URL when the executor is spark: local[*] (this machine's cores), "
+                                   "local[N], spark://host:7077 …")
+    part_format: str = param("csv", choices=("csv", "parquet"), sweepable=False,
+                             help="the format of the release's parts when the executor is spark")
 
 
 class GlobalRecoding(Algorithm):
@@ -57,6 +66,7 @@ class GlobalRecoding(Algorithm):
     satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
     releases_sensitive = True
     Params = GlobalRecodingParams
+    scale_out = ScaleOut("spark", reads_files=True)
 
     @classmethod
     def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
@@ -85,7 +95,18 @@ class GlobalRecoding(Algorithm):
             facts.append(ReportFact("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
         return facts
 
+    def run_parts(self, source, model, params, ctx, scratch):
+        """On Spark: read ``source``'s files there, search on their class table, write the release in parts."""
+        if not model.judges_groups:
+            raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
+        from ._spark_tables import recode_on_spark
+
+        return recode_on_spark(source, model, params, ctx, scratch)
+
     def run(self, data, model, params, ctx):
+        if params.executor == "spark":
+            raise BadInput("global recoding on Spark reads its input files itself: run it from the command line with "
+                           "--data FILE-OR-FOLDER (veil run), not on a table already loaded")
         if not model.judges_groups:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
         qis = list(grouping_columns(data))
@@ -244,6 +265,16 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
     return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
                    sensitive=(sensitive,) if sensitive else (), groups=groups, group_values=group_values,
                    details=details, notes=notes)
+
+
+def spark_executor(**options):
+    """The ``spark`` executor service (``veil verify --executor spark``): pyspark is imported when used."""
+    from ._spark_tables import SparkExecutor
+
+    return SparkExecutor(**options)
+
+
+register_executor("spark", spark_executor)
 
 
 @hookimpl
