@@ -398,7 +398,7 @@ def _run_parts(registry, spec, source, args) -> int:
     progress = _Progress(spec.method.name)
     try:
         manifest = export_parts(registry, spec, source, Context(spec.seed, progress, noise_source=SECURE),
-                                Path(args.out), version=__version__)
+                                Path(args.out), version=__version__, release_sensitive=args.release_sensitive)
     finally:
         progress.close()
     gen = (manifest.get("details") or {}).get("generalisation") or {}

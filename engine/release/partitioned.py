@@ -33,7 +33,9 @@ from ..base.io import check_regular, sha256_file
 from ..model.bound import bind_models
 from ..model.groups import GroupView
 from ..model.params import params_to_dict
+from ..data.table import Role
 from ..model.release import GENERALISED_TABLE, PartsRelease
+from ..model.roles import refusal
 from ..run.executors import COUNT, read_counts
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, REPORT_FILES, json_safe
 from .staging import Staging
@@ -98,10 +100,12 @@ def count_parts(files: list[Path], fmt: str, columns: list[str], counter=None) -
     return read_counts(list(files), fmt, list(columns))
 
 
-def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "") -> dict:
+def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "",
+                 release_sensitive=()) -> dict:
     """Run ``spec``'s method on the files of ``source`` (it reads them itself) and export its release
     in parts with a manifest (module docstring); PrivacyCheckFailed, with nothing written, when the
-    parts read back fail a model. Returns the manifest."""
+    parts read back fail a model. A column marked sensitive that no model protects is released only
+    when ``release_sensitive`` names it, as for a release in one file. Returns the manifest."""
     method = registry.algorithm(spec.method.name)
     params = method.params(spec.method.params)
     if not method.reads_files(params):
@@ -109,6 +113,14 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
     model = bind_models(registry, spec.models)
     if model is None:
         raise BadInput(f"method {spec.method.name} needs a privacy model: give --model")
+    marked = [c for c, r in source.roles.items() if r == Role.SENSITIVE]
+    for column in release_sensitive:
+        if column not in marked:
+            raise BadInput(f"cannot acknowledge releasing {column!r}: it is not a column marked sensitive")
+    protected = marked[:1] if method.releases_sensitive and model.needs_sensitive else []
+    refused = [c for c in marked if c not in protected and c not in release_sensitive]
+    if refused:
+        raise BadInput(refusal(refused, spec.method.name, before=True))
     target = Path(target)
     _refuse_inputs_inside(source, target)
     with Staging(target) as stage:

@@ -103,9 +103,9 @@ def read_table(session, source):
     paths = [str(f) for f in files]
     try:
         if fmt == "parquet":
-            frame = session.read.parquet(*paths)
+            frame = session.read.option("recursiveFileLookup", True).parquet(*paths)
         else:
-            frame = (session.read.option("header", True).option("inferSchema", True).option("sep", delimiter)
+            frame = (session.read.option("recursiveFileLookup", True).option("header", True).option("inferSchema", True).option("sep", delimiter)
                      .option("encoding", source.encoding or "UTF-8").csv(paths))
     except Exception as exc:
         raise BadInput(f"Spark cannot read {source.path}: {_one_line(exc)}") from None
@@ -135,7 +135,7 @@ def run_job(sc, job, ctx, label: str):
         sc.setJobGroup(group, f"Veil: {label}", interruptOnCancel=True)
         try:
             with warnings.catch_warnings():  # pyspark's notice about pandas 3 concerns its pandas API, unused here
-                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+                warnings.filterwarnings("ignore", module="pyspark")
                 out["value"] = job()
         except BaseException as exc:  # reported on the calling thread
             out["error"] = exc
@@ -338,7 +338,7 @@ class SparkExecutor:
             if fmt == "csv":
                 frame = session.read.option("header", True).option("inferSchema", False).csv(paths)
             else:
-                frame = session.read.parquet(*paths)
+                frame = session.read.option("recursiveFileLookup", True).parquet(*paths)
         except Exception as exc:
             raise BadInput(f"Spark cannot read the release: {_one_line(exc)}") from None
         missing = [c for c in columns if c not in frame.columns]
@@ -346,7 +346,7 @@ class SparkExecutor:
             raise BadInput(f"the release lacks the column {missing[0]!r}")
         texts = [F.coalesce(F.col(c).cast("string"), F.lit("")).alias(c) for c in columns]
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+            warnings.filterwarnings("ignore", module="pyspark")
             counted = (frame.select(*texts, F.input_file_name().alias("_file")).groupBy("_file", *columns).count()
                        .toPandas())
         names = counted.pop("_file").map(lambda uri: unquote(uri.rsplit("/", 1)[-1]))

@@ -75,15 +75,16 @@ def spark_session(master: str = "local[*]"):
         raise BadInput(f"running on Spark needs pyspark; {INSTALL_HINT}") from None
     global _SESSION
     with _SESSION_LOCK:
+        if _SESSION is None or not _running(_SESSION) or _SESSION.sparkContext.master != master:
+            problem = java_problem() or master_problem(master)  # before a working session is stopped
+            if problem:
+                raise BadInput(problem)
         active = _SESSION if _SESSION is not None and _running(_SESSION) else SparkSession.getActiveSession()
         if active is not None:
             if active.sparkContext.master == master:
                 _SESSION = active
                 return active
             active.stop()
-        problem = java_problem() or master_problem(master)
-        if problem:
-            raise BadInput(problem)
         if master.startswith("local"):
             # executors of a local master are this machine's Python: the one running Veil
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
