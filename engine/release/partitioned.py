@@ -41,7 +41,6 @@ from .manifest import MANIFEST_NAME, MANIFEST_VERSION, REPORT_FILES, json_safe
 from .staging import Staging
 
 PART_NAME = "release.part-{:05d}.{}"
-FORMATS = ("csv", "parquet")
 
 
 @dataclass(frozen=True)
@@ -93,11 +92,13 @@ def _view(groups: np.ndarray, weights: np.ndarray, texts: pd.Series | None) -> G
     return GroupView.from_codes(groups, codes.astype(np.int64), q, values, numeric, weights)
 
 
-def count_parts(files: list[Path], fmt: str, columns: list[str], counter=None) -> tuple[pd.DataFrame, list[int]]:
-    """:meth:`Executor.class_counts` on ``counter`` when it has one, else in this process."""
+def count_parts(registry, files: list[Path], fmt: str, columns: list[str], counter=None
+                ) -> tuple[pd.DataFrame, list[int]]:
+    """:meth:`Executor.class_counts` on ``counter`` when it has one, else in this process, each part
+    read back by the exporter of ``fmt``."""
     if counter is not None and hasattr(counter, "class_counts"):
         return counter.class_counts(list(files), fmt, list(columns))
-    return read_counts(list(files), fmt, list(columns))
+    return read_counts(list(files), registry.exporter(fmt).read_back, list(columns))
 
 
 def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "",
@@ -127,17 +128,16 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
         scratch = stage.path / "scratch"
         scratch.mkdir(mode=0o700)
         result: PartsRelease = method.run_parts(source, model, params, ctx, scratch)
-        if result.fmt not in FORMATS:
-            raise BadInput(f"a release in parts is written as {' or '.join(FORMATS)}, not {result.fmt!r}")
+        extension = registry.exporter(result.fmt).extension  # BadInput for a format no exporter reads
         staged = []
         for i, path in enumerate(result.files):
-            name = PART_NAME.format(i, result.fmt)
+            name = PART_NAME.format(i, extension)
             os.replace(path, stage.file(name))
             staged.append(stage.file(name))
         ctx.check()
         ctx.progress(0.95, "reading the release back to check it")
         qis, sensitive = list(result.quasi_identifiers), list(result.sensitive)
-        counts, rows = count_parts(staged, result.fmt, qis + sensitive, result.counter)
+        counts, rows = count_parts(registry, staged, result.fmt, qis + sensitive, result.counter)
         if sum(rows) != result.records:
             raise BadInput(f"the release's parts hold {sum(rows):,} records, not the {result.records:,} written: "
                            f"nothing was released")
@@ -226,7 +226,8 @@ def verify_parts(registry, manifest: dict, executor=None) -> tuple[bool, str]:
         return False, "; ".join(problems)
     roles = manifest["roles"]
     qis, sensitive = list(roles.get("quasi_identifiers") or []), list(roles.get("sensitive") or [])
-    counts, rows = count_parts(files, out.get("format") or "csv", qis + sensitive, executor)
+    counts, rows = count_parts(registry, files, out.get("format") or registry.preferred("exporter"), qis + sensitive,
+                               executor)
     for entry, n in zip(parts, rows):
         if entry.get("rows") != n:
             return False, f"{entry['path']} holds {n:,} records, not the {entry.get('rows')} its manifest lists"

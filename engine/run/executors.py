@@ -12,7 +12,8 @@ A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 An executor may also count a table held in files (:meth:`Executor.class_counts`): how many records
 hold each combination of some columns, and how many records each file has. That is all a privacy
 model judging groups needs of a release written in parts (docs/design.md#tables-larger-than-memory);
-the in-process one reads the files a chunk at a time, a cluster's reads them where they lie.
+a cluster's executor reads the files where they lie, and without one :func:`read_counts` reads them
+here, a file at a time.
 
 An executor may also say how many threads a method may use in this process (its ``threads``; the
 in-process one: every core unless told otherwise); ``ctx.threads`` passes it on, e.g. to a pattern
@@ -35,7 +36,6 @@ import pandas as pd
 from ..base.errors import BadInput
 
 COUNT = "count"  # the column of class_counts holding each combination's records
-_CHUNK_ROWS = 1_000_000
 
 
 class Executor(Protocol):
@@ -50,8 +50,9 @@ class Executor(Protocol):
         """Release what the service holds (sessions, worker processes)."""
 
     def class_counts(self, files: list[Path], fmt: str, columns: list[str]) -> tuple[pd.DataFrame, list[int]]:
-        """The records of ``files`` (``fmt``: csv or parquet) per combination of ``columns``, each value
-        as its text (an empty cell: ""), with the count in column ``count``; and each file's records."""
+        """Optional: the records of ``files`` (written by exporter ``fmt``) per combination of
+        ``columns``, each value as its text (an empty cell: ""), with the count in column ``count``;
+        and each file's records."""
 
 
 class InProcessExecutor:
@@ -82,43 +83,25 @@ class InProcessExecutor:
     def close(self) -> None:
         pass
 
-    def class_counts(self, files: list[Path], fmt: str, columns: list[str]) -> tuple[pd.DataFrame, list[int]]:
-        """See :meth:`Executor.class_counts`: read here, a million records at a time."""
-        return read_counts(files, fmt, columns, self._check)
 
-
-def _chunks(path: Path, fmt: str, columns: list[str]):
-    """The file's ``columns`` as text, a chunk of records at a time."""
-    from ..base.io import check_regular
-
-    check_regular(path)
-    if fmt == "csv":
-        yield from pd.read_csv(path, usecols=columns, dtype=str, keep_default_na=False, chunksize=_CHUNK_ROWS)
-    elif fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=_CHUNK_ROWS, columns=columns):
-            frame = batch.to_pandas()
-            yield pd.DataFrame({c: frame[c].astype("string").fillna("").astype(object) for c in columns})
-    else:
-        raise BadInput(f"a table in parts is read as csv or parquet, not {fmt!r}")
-
-
-def read_counts(files, fmt: str, columns: list[str], check=None) -> tuple[pd.DataFrame, list[int]]:
-    """:meth:`Executor.class_counts` in this process: memory grows with the combinations, not the records."""
+def read_counts(files, read: Callable[[Path], pd.DataFrame], columns: list[str],
+                check=None) -> tuple[pd.DataFrame, list[int]]:
+    """:meth:`Executor.class_counts` in this process, each file read by ``read`` (an exporter's
+    ``read_back``) one at a time: memory grows with one part and the combinations, not the records."""
     held: list[pd.Series] = []
     rows = []
     for path in files:
-        n = 0
-        for chunk in _chunks(Path(path), fmt, columns):
-            if check is not None:
-                check()
-            n += len(chunk)
-            held.append(chunk.groupby(columns, sort=False, dropna=False).size() if columns else
-                        pd.Series([len(chunk)]))
-            if len(held) > 8:  # fold the chunks' counts together now and then
-                held = [_fold(held, columns)]
-        rows.append(n)
+        if check is not None:
+            check()
+        frame = read(Path(path))
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise BadInput(f"{Path(path).name} lacks the column {missing[0]!r}")
+        part = pd.DataFrame({c: frame[c].astype("string").fillna("").astype(object) for c in columns})
+        rows.append(len(part))
+        held.append(part.groupby(columns, sort=False, dropna=False).size() if columns else pd.Series([len(part)]))
+        if len(held) > 8:  # fold the parts' counts together now and then
+            held = [_fold(held, columns)]
     if not columns:
         return pd.DataFrame({COUNT: [sum(rows)]}), rows
     counts = _fold(held, columns) if held else pd.Series([], dtype="int64")

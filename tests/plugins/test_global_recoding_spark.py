@@ -214,7 +214,7 @@ def test_the_counts_read_here_equal_the_counts_read_on_spark(spark, tmp_path):
         files.append(tmp_path / f"p{i}.parquet")
         frame.iloc[part].to_parquet(files[-1], index=False)
     columns = ["age", "zip", "disease"]
-    here, here_rows = read_counts(files, "parquet", columns)
+    here, here_rows = read_counts(files, pd.read_parquet, columns)
     there, there_rows = SparkExecutor(MASTER).class_counts(files, "parquet", columns)
     key = (lambda f: f.sort_values(columns).reset_index(drop=True)[columns + ["count"]].astype(str))
     assert here_rows == there_rows == [200, 200, 200]
