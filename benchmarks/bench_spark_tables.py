@@ -144,6 +144,8 @@ def run_spark(folder: Path, out: Path, records: int) -> dict:
 
     from veil.cli import main
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers: this Python, with Veil's packages
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     peaks = Peaks()
     peaks.start()
     started = time.perf_counter()
@@ -199,14 +201,16 @@ def main(argv: list[str]) -> None:
         generate(root / "table", records)
         print(f"generated {records:,} records in {time.perf_counter() - started:.0f} s "
               f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)", flush=True)
+        spark = run_spark(root / "table", root / "spark", records)
+        print(spark, flush=True)
+        shutil.rmtree(root / "spark")
         memory = []
         for size in sizes:
             one_file(root / "table", size, root / f"one-{size}.parquet")
             memory.append(run_in_memory(root / f"one-{size}.parquet", root / f"memory-{size}", size))
             (root / f"one-{size}.parquet").unlink()
+            shutil.rmtree(root / f"memory-{size}", ignore_errors=True)
             print(memory[-1], flush=True)
-        spark = run_spark(root / "table", root / "spark", records)
-        print(spark, flush=True)
         print(machine())
         gb = (lambda b: f"{b / 2**30:.2f} GB" if b else "–")
         print(markdown_table(["path", "records", "s", "records/s", "peak memory", "outcome"],
