@@ -30,7 +30,7 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 
-from veil.engine import (COUNT, BadInput, Cancelled, GroupView, Hierarchy, PartsRelease, Role, SUPPRESSED, Table,
+from veil.engine import (COUNT, BadInput, Cancelled, GroupView, Hierarchy, PartsRelease, Role, Schema, SUPPRESSED, Table,
                          format_value)
 
 from ..setvalued._spark import _one_line, spark_session
@@ -105,7 +105,8 @@ def read_table(session, source):
         if fmt == "parquet":
             frame = session.read.option("recursiveFileLookup", True).parquet(*paths)
         else:
-            frame = (session.read.option("recursiveFileLookup", True).option("header", True).option("inferSchema", True).option("sep", delimiter)
+            frame = (session.read.option("recursiveFileLookup", True).option("header", True)
+                     .option("inferSchema", True).option("sep", delimiter)
                      .option("encoding", source.encoding or "UTF-8").csv(paths))
     except Exception as exc:
         raise BadInput(f"Spark cannot read {source.path}: {_one_line(exc)}") from None
@@ -143,7 +144,7 @@ def run_job(sc, job, ctx, label: str):
     stop = (lambda: sc.cancelJobGroup(group))
     unregister = ctx.on_cancel(stop)
     thread = InheritableThread(target=work, daemon=True)
-    fraction = ctx_fraction = 0.0
+    shown = None
     try:
         thread.start()
         while thread.is_alive():
@@ -154,11 +155,9 @@ def run_job(sc, job, ctx, label: str):
                 stop()
                 raise
             done, total = tasks(sc, group)
-            if total:
-                fraction = done / total
-                if fraction != ctx_fraction:
-                    ctx.progress(fraction, f"{label} on Spark: {done}/{total} tasks")
-                    ctx_fraction = fraction
+            if total and (done, total) != shown:
+                ctx.progress(done / total, f"{label} on Spark: {done}/{total} tasks")
+                shown = (done, total)
     finally:
         unregister()
     if "error" in out:
@@ -306,6 +305,31 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     return PartsRelease(tuple(parts), part_fmt, tuple(released), tuple(qis),
                         (sensitive,) if sensitive in released and sensitive is not None else (), target, n, n,
                         details, notes, SparkExecutor(params.spark_master))
+
+
+def recode_table_on_spark(data, qis: list[str], sensitive: str | None, model, params, ctx):
+    """Global recoding of a table already loaded here (the desktop's runs) with its class table counted
+    on Spark (``params.spark_master``) and the search on it; the release is made here from the
+    records, as the in-memory path makes it. Returns (attributes over the records, Recoding)."""
+    from .global_recoding import parse_levels, recode
+    from .mondrian import _reads_sensitive, _sensitive_view
+
+    ctx.progress(0.0, f"starting Spark ({params.spark_master})")
+    session = spark_session(params.spark_master)
+    reads = sensitive is not None and _reads_sensitive(model)
+    keys = qis + ([sensitive] if reads else [])
+    chosen = parse_levels(params.levels, qis)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module="pyspark")
+        frame = session.createDataFrame(data.frame[keys].reset_index(drop=True))
+    counted = run_job(session.sparkContext, lambda: frame.groupBy(*keys).count().toPandas(), ctx.child(0.0, 0.3),
+                      "counting the classes")
+    weights = counted.pop("count").to_numpy(dtype=np.int64)
+    table = Table(counted.reset_index(drop=True), Schema(tuple(data.schema[c] for c in keys)))
+    attrs = attributes(table, qis, ctx.check, weights)
+    done = recode(attrs, model, params, weighted_sensitive_view(counted[sensitive] if reads else None, weights),
+                  int(weights.sum()), chosen, ctx.child(0.3, 0.9), weights)
+    return done
 
 
 # ------------------------------------------------------------------------------------ the executor

@@ -11,6 +11,7 @@ al. 2009: see ``_lattice``), or applies the one transformation ``levels`` names.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -104,9 +105,6 @@ class GlobalRecoding(Algorithm):
         return recode_on_spark(source, model, params, ctx, scratch)
 
     def run(self, data, model, params, ctx):
-        if params.executor == "spark":
-            raise BadInput("global recoding on Spark reads its input files itself: run it from the command line with "
-                           "--data FILE-OR-FOLDER (veil run), not on a table already loaded")
         if not model.judges_groups:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
         qis = list(grouping_columns(data))
@@ -121,10 +119,22 @@ class GlobalRecoding(Algorithm):
         if n == 0:
             raise BadInput("the table has no records to anonymise")
         chosen = parse_levels(params.levels, qis)
-        ctx.progress(0.0, "global recoding: reading the hierarchies")
+        searched = None
+        if params.executor == "spark":  # the class table counted and searched on Spark, the release made here
+            from ._spark_tables import recode_table_on_spark
+
+            searched = recode_table_on_spark(data, qis, sensitive, model, params, ctx.child(0.0, 0.9))
+            chosen = dict(searched.details["generalisation"]["levels"])
+        ctx.progress(0.0 if searched is None else 0.9, "global recoding: reading the hierarchies")
         attrs = attributes(data, qis, ctx.check)
         records = _sensitive_view(data, sensitive)
         done = recode(attrs, model, params, records, n, chosen, ctx)
+        if searched is not None:
+            mine, theirs = done.details["generalisation"], searched.details["generalisation"]
+            if (mine["suppressed_records"], mine[LOSS_KEY]) != (theirs["suppressed_records"], theirs[LOSS_KEY]):
+                raise RuntimeError("the records and Spark's class table disagree")  # pragma: no cover - a defect
+            done = dataclasses.replace(done, details={**searched.details, "executor": "spark",
+                                                      "spark_master": params.spark_master})
         return release(data, attrs, done.levels, sensitive, done.table, done.record_class, done.written,
                        done.suppressed, done.details)
 

@@ -220,3 +220,48 @@ def test_the_counts_read_here_equal_the_counts_read_on_spark(spark, tmp_path):
     assert here_rows == there_rows == [200, 200, 200]
     assert key(here).equals(key(there))
     assert here["count"].sum() == len(frame)
+
+
+# -- a table loaded here (the desktop's runs): the class table counted on Spark ----------------------
+def _loaded(seed: int, n: int):
+    from veil.engine import Table
+
+    return Table.from_frame(random_table(seed, n), roles={"age": "quasi-identifier", "sex": "quasi-identifier",
+                                                          "zip": "quasi-identifier", "disease": "sensitive"})
+
+
+def test_a_loaded_table_sent_to_spark_is_released_as_in_memory(spark, registry):
+    from veil.engine import Context, PluginCall, RunSpec, execute
+
+    data = _loaded(11, 1500)
+    models = [PluginCall("k-anonymity", {"k": 4}), PluginCall("l-diversity", {"l": 2, "variant": "distinct"})]
+    releases, messages = {}, []
+    for executor in ("local", "spark"):
+        spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.03, "executor": executor,
+                                                      "spark_master": MASTER}), models, 0, ())
+        ctx = Context(0, lambda fraction, message: messages.append(message))
+        releases[executor] = execute(registry, data, spec, ctx).release
+    local, spread = releases["local"], releases["spark"]
+    assert spread.details["generalisation"] == local.details["generalisation"]
+    assert spread.details["executor"] == "spark"
+    assert spread.frame.astype(str).equals(local.frame.astype(str))
+    assert any("on Spark: " in m and "tasks" in m for m in messages), messages  # the status tracker's tasks
+
+
+def test_cancel_stops_the_class_count_on_spark(spark):
+    import threading
+
+    from veil.engine import Cancelled, Context
+    from veil.plugins.anonymisation._spark_tables import run_job
+
+    ctx = Context()
+    started = threading.Event()
+    ctx._on_progress = lambda f, msg: started.set()
+    slow = spark.sparkContext.parallelize(range(2), 2)
+    timer = threading.Thread(target=lambda: (started.wait(120), ctx.token.cancel()))
+    timer.start()
+    with pytest.raises(Cancelled):  # tasks sleeping far longer than the test: only the cancel ends them
+        run_job(spark.sparkContext, lambda: slow.map(lambda x: __import__("time").sleep(300) or x).collect(), ctx,
+                "sleeping")
+    timer.join()
+    assert spark.sparkContext.parallelize(range(10), 2).sum() == 45  # the session still works
