@@ -201,9 +201,6 @@ def main(argv: list[str]) -> None:
         generate(root / "table", records)
         print(f"generated {records:,} records in {time.perf_counter() - started:.0f} s "
               f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)", flush=True)
-        spark = run_spark(root / "table", root / "spark", records)
-        print(spark, flush=True)
-        shutil.rmtree(root / "spark")
         memory = []
         for size in sizes:
             one_file(root / "table", size, root / f"one-{size}.parquet")
@@ -211,6 +208,8 @@ def main(argv: list[str]) -> None:
             (root / f"one-{size}.parquet").unlink()
             shutil.rmtree(root / f"memory-{size}", ignore_errors=True)
             print(memory[-1], flush=True)
+        spark = run_spark(root / "table", root / "spark", records)
+        print(spark, flush=True)
         print(machine())
         gb = (lambda b: f"{b / 2**30:.2f} GB" if b else "–")
         print(markdown_table(["path", "records", "s", "records/s", "peak memory", "outcome"],

@@ -90,7 +90,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, executor=None) -
 
         holds, message = verify_parts(registry, manifest, executor)
         note = "".join(f"; note: {n}" for n in notes)
-        return Verification(holds, message + note, None, holds or None)
+        return Verification(holds, message + note, None, None)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
     path = folder / out["path"]

@@ -37,6 +37,7 @@ from ..setvalued._spark import _one_line, spark_session
 from ._lattice import attributes
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
+ARROW_BATCH = 100_000  # records per batch the release's writer generalises at once
 
 
 # ------------------------------------------------------------------------------------ the input
@@ -219,6 +220,7 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
 
     ctx.progress(0.0, f"starting Spark ({params.spark_master})")
     session = spark_session(params.spark_master)
+    session.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH))
     frame, files, fmt = read_table(session, source)
     roles = roles_of(list(frame.columns), source.roles)
     declared = [c for c, r in roles.items() if r is Role.QUASI_IDENTIFIER]
