@@ -33,6 +33,7 @@ import pandas as pd
 from veil.engine import (COUNT, BadInput, Cancelled, GroupView, Hierarchy, PartsRelease, Role, Schema, SUPPRESSED, Table,
                          format_value)
 
+from ..io.exporters import escape_formulas
 from ..setvalued._spark import _one_line, spark_session
 from ._lattice import attributes
 
@@ -281,7 +282,12 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
                 column = texts[q][1][node]
                 column[hidden] = star
                 batch[q] = column
-            yield batch[released]
+            out = batch[released]
+            if part_fmt == "csv":  # text cells a spreadsheet would run as formulas, escaped as Veil's CSV does
+                escaped = escape_formulas(out)
+                escaped.columns = out.columns
+                out = escaped
+            yield out
 
     from pyspark.sql.types import StringType, StructField, StructType
 

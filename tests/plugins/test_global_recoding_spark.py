@@ -265,3 +265,20 @@ def test_cancel_stops_the_class_count_on_spark(spark):
                 "sleeping")
     timer.join()
     assert spark.sparkContext.parallelize(range(10), 2).sum() == 45  # the session still works
+
+
+def test_csv_parts_escape_formulas_as_veils_csv_does(spark, capsys, tmp_path):
+    frame = random_table(12, 400).assign(sex=lambda f: f["sex"].map({"f": "=1+1", "m": "@SUM(A1)"}))
+    data = tmp_path / "t.csv"
+    frame.to_csv(data, index=False)
+    args = ["--quasi", "age,sex", "--identifier", "zip,disease", "--model", "k-anonymity:k=2"]
+    assert veil(capsys, "run", "--data", data, *args, "--method", "global-recoding:levels=age:1", "--out",
+                tmp_path / "memory", "--no-report", "--no-shuffle")[0] == 0
+    code, _, err = veil(capsys, "run", "--data", data, *args, "--method", f"global-recoding:levels=age:1,{SPARK}",
+                        "--out", tmp_path / "spark")
+    assert code == 0, err
+    written = rows(tmp_path / "spark")
+    assert written == rows(tmp_path / "memory")
+    assert {r[1] for r in written} == {"'=1+1", "'@SUM(A1)"}  # the text as written, escaped
+    code, out, _ = veil(capsys, "verify", tmp_path / "spark")
+    assert code == 0 and out.startswith("OK: "), out
