@@ -9,7 +9,7 @@ until it is refused or fails. Peak memory is sampled from /proc every 0.2 s: thi
 Python driver), the JVM (Spark's driver and executors in local mode) and Spark's Python workers.
 
 Run ``nice -n 10 python benchmarks/bench_spark_tables.py RECORDS [IN_MEMORY_SIZES...]``, e.g.
-``40000000 5000000 10000000 20000000``; it writes under ``$TMPDIR`` and deletes what it wrote.
+``40000000 5000000 10000000 20000000`` (RECORDS 0: the in-memory sizes only); it writes under ``$TMPDIR`` and deletes what it wrote.
 Needs pyspark (``pip install -e .[spark]``) and Java 17.
 """
 
@@ -198,8 +198,8 @@ def main(argv: list[str]) -> None:
     root = Path(tempfile.mkdtemp(prefix="veil-bench-spark-"))
     try:
         started = time.perf_counter()
-        generate(root / "table", records)
-        print(f"generated {records:,} records in {time.perf_counter() - started:.0f} s "
+        generate(root / "table", max(records, *sizes))
+        print(f"generated {max(records, *sizes):,} records in {time.perf_counter() - started:.0f} s "
               f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)", flush=True)
         memory = []
         for size in sizes:
@@ -208,20 +208,20 @@ def main(argv: list[str]) -> None:
             (root / f"one-{size}.parquet").unlink()
             shutil.rmtree(root / f"memory-{size}", ignore_errors=True)
             print(memory[-1], flush=True)
-        spark = run_spark(root / "table", root / "spark", records)
+        spark = run_spark(root / "table", root / "spark", records) if records else None
         print(spark, flush=True)
         print(machine())
         gb = (lambda b: f"{b / 2**30:.2f} GB" if b else "–")
-        print(markdown_table(["path", "records", "s", "records/s", "peak memory", "outcome"],
-                             [["in memory, 4 GB cap", f"{m['records']:,}", f"{m['seconds']:.0f}",
-                               f"{m['records'] / m['seconds']:,.0f}" if m["code"] == 0 else "–",
-                               gb(m["peak"]), "released" if m["code"] == 0 else m["said"]] for m in memory]
-                             + [[f"Spark {MASTER}", f"{spark['records']:,}", f"{spark['seconds']:.0f}",
-                                 f"{spark['records'] / spark['seconds']:,.0f}",
-                                 f"Python driver {gb(spark['driver'])}, JVM {gb(spark['jvm'])}, workers "
-                                 f"{gb(spark['workers'])}",
-                                 f"released in {spark['parts']} parts; {spark['classes']:,} classes; levels "
-                                 f"{spark['levels']}; {spark['suppressed']:,} suppressed"]]))
+        rows = [["in memory, 4 GB cap", f"{m['records']:,}", f"{m['seconds']:.0f}",
+                 f"{m['records'] / m['seconds']:,.0f}" if m["code"] == 0 else "–",
+                 gb(m["peak"]), "released" if m["code"] == 0 else m["said"]] for m in memory]
+        if spark is not None:
+            rows.append([f"Spark {MASTER}", f"{spark['records']:,}", f"{spark['seconds']:.0f}",
+                         f"{spark['records'] / spark['seconds']:,.0f}",
+                         f"Python driver {gb(spark['driver'])}, JVM {gb(spark['jvm'])}, workers {gb(spark['workers'])}",
+                         f"released in {spark['parts']} parts; {spark['classes']:,} classes; levels "
+                         f"{spark['levels']}; {spark['suppressed']:,} suppressed"])
+        print(markdown_table(["path", "records", "s", "records/s", "peak memory", "outcome"], rows))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -318,9 +318,10 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
 def recode_table_on_spark(data, qis: list[str], sensitive: str | None, model, params, ctx):
     """Global recoding of a table already loaded here (the desktop's runs) with its class table counted
     on Spark (``params.spark_master``) and the search on it; the release is made here from the
-    records, as the in-memory path makes it. Returns (attributes over the records, Recoding)."""
+    records, as the in-memory path makes it. Returns the :class:`.global_recoding.Recoding` of the
+    class table (its levels, suppression and details: the search's)."""
     from .global_recoding import parse_levels, recode
-    from .mondrian import _reads_sensitive, _sensitive_view
+    from .mondrian import _reads_sensitive
 
     ctx.progress(0.0, f"starting Spark ({params.spark_master})")
     session = spark_session(params.spark_master)
