@@ -37,8 +37,8 @@ from ..data.table import Role
 from ..model.release import GENERALISED_TABLE, PartsRelease
 from ..model.roles import refusal
 from ..run.executors import COUNT, read_counts
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, REPORT_FILES, json_safe
-from .staging import Staging
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, json_safe, read_manifest
+from .staging import Staging, plain_name
 
 PART_NAME = "release.part-{:05d}.{}"
 
@@ -164,12 +164,21 @@ def _refuse_inputs_inside(source, target: Path) -> None:
 
 
 def _earlier(target: Path, keep: set) -> tuple[str, ...]:
-    """The files of an earlier export in ``target`` that this one replaces: releases (in one file or
-    in parts) and reports."""
-    if not target.is_dir():
+    """The files of the earlier export in ``target`` that this one replaces: those its manifest lists
+    (its release, in one file or in parts, their further parts and its reports), nothing else."""
+    path = target / MANIFEST_NAME
+    if not path.is_file():
         return ()
-    return tuple(sorted(p.name for p in target.iterdir() if p.name not in keep and p.is_file() and
-                        (p.name.startswith("release.") or p.name in REPORT_FILES.values())))
+    try:
+        earlier = read_manifest(path)
+    except BadInput:
+        return ()  # not a Veil manifest: it is replaced, and nothing else is touched
+    out = earlier["output"]
+    names = {out.get("path"), *((earlier.get("export") or {}).get("files") or {})}
+    names |= {p.get("path") for p in out.get("parts_of") or [] if isinstance(p, dict)}
+    names |= {p.get("path") for p in (out.get("parts") or {}).values() if isinstance(p, dict)}
+    return tuple(sorted(n for n in names if isinstance(n, str) and plain_name(n) and n not in keep and
+                        n != MANIFEST_NAME and (target / n).is_file()))
 
 
 def _manifest(spec, method, params, model, source, result: PartsRelease, parts, verdict, version) -> dict:

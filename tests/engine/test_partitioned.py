@@ -111,3 +111,18 @@ def test_the_manifest_covers_every_part_and_verify_checks_them(tmp_path):
     (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BadInput, match="not a plain file name"):
         verify_manifest(registry, tmp_path / "out")
+
+
+def test_a_new_export_replaces_the_earlier_ones_files_and_nothing_else(tmp_path):
+    _export(tmp_path, 3, 3)
+    mine = tmp_path / "out" / "release.notes.txt"  # the user's, in the same folder
+    mine.write_text("keep me")
+    extra = tmp_path / "out" / "release.part-00002.csv"  # as if the earlier export had had three parts
+    extra.write_text("v,q\n")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    manifest["output"]["parts_of"].append({"path": extra.name, "sha256": "0" * 64, "rows": 0})
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    _export(tmp_path, 4, 3)
+    assert mine.read_text() == "keep me" and not extra.exists()
+    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
+        "manifest.json", "release.notes.txt", "release.part-00000.csv", "release.part-00001.csv"]
