@@ -78,3 +78,28 @@ def test_a_run_sent_to_spark_shows_its_tasks_and_releases_as_here(demo_window, q
     assert spark.release.details["generalisation"] == here.release.details["generalisation"]
     assert spark.release.frame.astype(str).equals(here.release.frame.astype(str))
     assert any("on Spark: " in m and " tasks" in m for m in messages), messages
+
+
+def test_cancel_stops_the_spark_job_and_keeps_the_worker(qtbot):
+    if not pyspark_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
+        pytest.skip("pyspark is not installed (pip install veil[spark])")
+    from veil.engine import make_registry
+
+    from .helpers import load_demo_into, open_window
+    from .worker_plugins import SparkTestPlugins
+
+    window = open_window(qtbot, make_registry(modules=[SparkTestPlugins]))
+    load_demo_into(window, qtbot)
+    _settings(window, qtbot, "local[2]")
+    window.config_panel.choose(None, ["spark-sleep-test"], metrics=[])
+    entry = window.controller.run()[0]
+    qtbot.waitUntil(lambda: "sleeping on Spark: 0/2 tasks" in entry.message, timeout=240_000)
+    pid = window.controller.runner.worker_pid()
+    with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
+        window.controller.cancel(entry)
+    assert entry.status == "cancelled"
+    assert window.controller.runner.worker_pid() == pid  # the job stopped; the worker was not killed
+    window.close()
+

@@ -2,7 +2,7 @@
 local mode: the same levels, the same suppressed records, the same release (as a multiset of rows)
 and manifest counts covering every part; ``veil verify`` on a release in parts, here and on Spark;
 bad input (no Java, an unreachable master, files of different schemas) refused in one line with
-nothing written. One Spark session (``local[2]``) serves the whole module."""
+nothing written. One Spark session (``local[2]``, tests/conftest.py) serves every Spark test of the run."""
 
 from __future__ import annotations
 
@@ -18,23 +18,15 @@ import pandas as pd
 import pytest
 
 from veil.cli import main
-from veil.plugins.setvalued._spark import pyspark_available
 
 MASTER = "local[2]"
 SPARK = f"executor=spark,spark_master={MASTER}"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    if not pyspark_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
-        pytest.skip("pyspark is not installed (pip install veil[spark])")
-    from veil.plugins.setvalued._spark import spark_session
-
-    session = spark_session(MASTER)
-    yield session
-    session.stop()
+@pytest.fixture
+def spark(spark_local):
+    """The run's one Spark session (tests/conftest.py)."""
+    return spark_local
 
 
 def veil(capsys, *argv) -> tuple[int, str, str]:

@@ -128,17 +128,10 @@ def test_only_the_spark_modules_import_pyspark_and_only_inside_functions():
 MASTER = "local[2]"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    if not pyspark_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
-        pytest.skip("pyspark is not installed (pip install veil[spark])")
-    from veil.plugins.setvalued._spark import spark_session
-
-    session = spark_session(MASTER)
-    yield session
-    session.stop()
+@pytest.fixture
+def spark(spark_local):
+    """The run's one Spark session (tests/conftest.py)."""
+    return spark_local
 
 
 @needs_spark
