@@ -274,3 +274,11 @@ def test_csv_parts_escape_formulas_as_veils_csv_does(spark, capsys, tmp_path):
     assert {r[1] for r in written} == {"'=1+1", "'@SUM(A1)"}  # the text as written, escaped
     code, out, _ = veil(capsys, "verify", tmp_path / "spark")
     assert code == 0 and out.startswith("OK: "), out
+
+
+def test_the_spark_executor_service_maps_in_order(spark, registry):
+    from veil.engine import make_executor
+
+    executor = make_executor("spark", master=MASTER)  # registered when the plugins are loaded (registry)
+    assert executor.name == "spark" and executor.map(lambda x: x * x, range(7)) == [0, 1, 4, 9, 16, 25, 36]
+    assert executor.map(abs, []) == []
