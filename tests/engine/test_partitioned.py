@@ -19,17 +19,19 @@ from veil.engine.data.datasource import DataSource
 from veil.engine.release.partitioned import export_parts, judge_counts
 from veil.engine.run.executors import read_counts
 
-MODELS = [["k-anonymity:k=3"], ["l-diversity:l=2,variant=distinct"], ["t-closeness:t=0.3"],
-          ["k-anonymity:k=2", "l-diversity:l=1.5"]]
+MODELS = [["k-anonymity:k=6"], ["l-diversity:l=3,variant=distinct"], ["t-closeness:t=0.2"],
+          ["delta-disclosure:delta=0.6"], ["k-anonymity:k=4", "l-diversity:l=2"]]
 
 
 @pytest.mark.parametrize("calls", MODELS)
 def test_groups_counted_from_files_are_judged_as_the_release_in_memory(registry, tmp_path, calls):
     model = bind_models(registry, [PluginCall.parse(c) for c in calls])
-    for seed in range(6):
+    seen = set()
+    for seed in range(8):  # up to 16 small groups: every model both holds and fails on some
         rng = np.random.default_rng(seed)
-        n = int(rng.integers(20, 120))
-        frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.integers(0, 3, n).astype(str),
+        n = int(rng.integers(15, 90))
+        frame = pd.DataFrame({"a": rng.choice(["x", "y", "z", "w"][:rng.integers(1, 5)], n),
+                              "b": rng.integers(0, rng.integers(1, 5), n).astype(str),
                               "s": rng.choice(["p", "q", "r", "t"][:rng.integers(2, 5)], n)})
         files = []
         for i, part in enumerate(np.array_split(np.arange(n), 3)):
@@ -43,6 +45,8 @@ def test_groups_counted_from_files_are_judged_as_the_release_in_memory(registry,
         assert got.holds == expected.holds, (seed, got.message, expected.message)
         for each, verdict in zip(got.each, getattr(expected, "each", None) or [expected]):
             assert each["value"] == pytest.approx(float(verdict.value))
+        seen.add(got.holds)
+    assert seen == {True, False}
 
 
 @dataclass(frozen=True)
