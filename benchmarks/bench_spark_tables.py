@@ -9,7 +9,7 @@ until it is refused or fails. Peak memory is sampled from /proc every 0.2 s: thi
 Python driver), the JVM (Spark's driver and executors in local mode) and Spark's Python workers.
 
 Run ``nice -n 10 python benchmarks/bench_spark_tables.py RECORDS [IN_MEMORY_SIZES...]``, e.g.
-``40000000 5000000 10000000 20000000`` (RECORDS 0: the in-memory sizes only); it writes under ``$TMPDIR`` and deletes what it wrote.
+``40000000 5000000 10000000 20000000`` (RECORDS 0: the in-memory sizes only; SIZES ``none``: Spark only); it writes under ``$TMPDIR`` and deletes what it wrote.
 Needs pyspark (``pip install -e .[spark]``) and Java 17.
 """
 
@@ -194,12 +194,12 @@ def run_in_memory(data: Path, out: Path, records: int) -> dict:
 
 def main(argv: list[str]) -> None:
     records = int(argv[0]) if argv else 40_000_000
-    sizes = [int(x) for x in argv[1:]] or [5_000_000, 10_000_000, 20_000_000]
+    sizes = [] if argv[1:] == ["none"] else [int(x) for x in argv[1:]] or [5_000_000, 10_000_000, 20_000_000]
     root = Path(tempfile.mkdtemp(prefix="veil-bench-spark-"))
     try:
         started = time.perf_counter()
-        generate(root / "table", max(records, *sizes))
-        print(f"generated {max(records, *sizes):,} records in {time.perf_counter() - started:.0f} s "
+        generate(root / "table", max([records, *sizes]))
+        print(f"generated {max([records, *sizes]):,} records in {time.perf_counter() - started:.0f} s "
               f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)", flush=True)
         memory = []
         for size in sizes:
