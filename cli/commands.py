@@ -191,6 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a bare file: a column's hierarchy as COLUMN=FILE (ARX's CSV format, repeatable): a "
                         "sensitive column's for t-closeness with distance=hierarchical or ordered; with "
                         "--population, a quasi-identifier's, whose labels the file shows")
+    v.add_argument("--executor", default="in-process",
+                   help="where a release in parts is read back and counted (default in-process; spark: on Apache "
+                        "Spark, with --master)")
+    v.add_argument("--master", help="the master URL of the executor's cluster, e.g. local[2] or spark://host:7077 "
+                                    "(default: the executor's own)")
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -359,10 +364,13 @@ def cmd_run(args, registry) -> int:
         if not args.method:
             raise BadInput("no method: give --method NAME (see `veil plugins`)")
         source = _source(args)
-        data = _with_population(registry, source, args)
         metrics = tuple(args.metrics) if args.metrics is not None else ()
         seed = 0 if args.seed is None else args.seed
         specs = [RunSpec(PluginCall.parse(args.method), _models(args.model), seed, metrics)]
+        method = registry.algorithm(specs[0].method.name)
+        if method.reads_files(method.params(specs[0].method.params)):
+            return _run_parts(registry, specs[0], source, args)  # the method reads the files itself
+        data = _with_population(registry, source, args)
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     if args.format:
@@ -424,6 +432,8 @@ def _hierarchy_notes(registry, data, calls) -> None:
     notes = dict.fromkeys(note for call in calls for note in unused_hierarchies(registry, data, call))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
+
+
 def _with_population(registry, source, args):
     """The data, with the population it was drawn from when ``--population`` names one."""
     from veil.engine.data.population import load_with_population
@@ -435,6 +445,38 @@ def _with_population(registry, source, args):
     if not Path(args.population).is_file():
         raise BadInput(missing_reason(Path(args.population)))
     return load_with_population(registry, source, args.population, args.subset_column)
+
+
+def _run_parts(registry, spec, source, args) -> int:
+    """A run whose method reads its input files itself and writes its release in parts (a table
+    larger than memory, e.g. global recoding on Spark)."""
+    from veil.engine.release.partitioned import export_parts
+    from veil.engine.run.jobs import Context
+    from veil.engine.run.noise import SECURE
+
+    if not args.out:
+        raise BadInput("no output folder: give --out DIR")
+    if args.population:
+        raise BadInput("--population: a release in parts is not judged against a population; run the models that "
+                       "read one on a table held in memory")
+    if args.metrics:
+        raise BadInput("--metrics: a release in parts is measured by its generalisation figures only (in its manifest)")
+    if args.format:
+        raise BadInput(f"--format: a release in parts is written in the format its method's parameters name, not "
+                       f"{args.format!r}")
+    progress = _Progress(spec.method.name)
+    try:
+        manifest = export_parts(registry, spec, source, Context(spec.seed, progress, noise_source=SECURE),
+                                Path(args.out), version=__version__, release_sensitive=args.release_sensitive)
+    finally:
+        progress.close()
+    gen = (manifest.get("details") or {}).get("generalisation") or {}
+    levels = ", ".join(f"{c} {lv}" for c, lv in (gen.get("levels") or {}).items())
+    out = manifest["output"]
+    print(f"{manifest['verdict']['message']}; {out['rows']:,} records in {len(out['parts_of'])} parts; levels "
+          f"{levels}; {gen.get('suppressed_records', 0):,} suppressed", file=sys.stderr)
+    print(args.out)
+    return EXIT_OK
 
 
 def _executor(args):
@@ -562,7 +604,13 @@ def cmd_verify(args, registry) -> int:
             from veil.engine.release.signing import read_public_key
 
             key = read_public_key(_existing(args.public_key, "public key"))
-        result = verify_manifest(registry, path, key)
+        from veil.engine.run.executors import make_executor
+
+        if args.master and args.executor == "in-process":
+            raise BadInput("--master names a cluster's master: give it with --executor spark (or another cluster "
+                           "executor)")
+        executor = make_executor(args.executor, **({"master": args.master} if args.master else {}))
+        result = verify_manifest(registry, path, key, executor)
     else:
         if not args.model:
             raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")

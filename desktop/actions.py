@@ -77,13 +77,15 @@ class Actions(QObject):
         self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
                          "The workflow, every privacy model and method in plain words, a glossary")
         self.plugins = act("&Plugins…", self.show_plugins)
+        self.preferences = act("&Settings…", self.show_settings, QKeySequence.Preferences, None,
+                               "Where runs go: this computer, or a Spark master")
         self.recent_menu = QMenu("Open &recent", window)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._menus()
         self._toolbar()
         # every action but Quit waits for the panels (attach); the recent files' menu too
         self._waiting = [self.open, self.open_demo, self.open_project, self.save, self.save_as, self.run,
-                         self.export, self.undo, self.redo, self.about, self.guide, self.plugins,
+                         self.export, self.undo, self.redo, self.about, self.guide, self.plugins, self.preferences,
                          self.recent_menu.menuAction()]
         for a in self._waiting:
             a.setEnabled(False)
@@ -118,6 +120,8 @@ class Actions(QObject):
         edit = bar.addMenu("&Edit")
         edit.addAction(self.undo)
         edit.addAction(self.redo)
+        edit.addSeparator()
+        edit.addAction(self.preferences)
         run = bar.addMenu("&Run")
         run.addAction(self.run)
         run.addAction(self.cancel)
@@ -281,6 +285,23 @@ class Actions(QObject):
 
         self.dialog = AboutDialog(self.controller.registry, self.window)
         self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialog.open()
+        return self.dialog
+
+    def show_settings(self):
+        """The settings dialog; on OK the cluster's master URL is kept and planned runs go there."""
+        from .dialogs import SettingsDialog
+
+        self.dialog = SettingsDialog(self.controller.registry, self.controller.config.cluster, self.window)
+        self.dialog.setAttribute(Qt.WA_DeleteOnClose)
+
+        def accepted():
+            url = self.dialog.value()
+            self.window.settings.set("cluster/master", url)
+            self.controller.config.cluster = url
+            self.controller.config.changed.emit()  # the plan shows where its runs go
+
+        self.dialog.accepted.connect(accepted)
         self.dialog.open()
         return self.dialog
 

@@ -7,6 +7,7 @@ Dialogs open window-modal with ``open()`` rather than ``exec()``: the event loop
 from __future__ import annotations
 
 import platform
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -416,3 +417,48 @@ class PluginsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.resize(760, 520)
+
+
+CLUSTER_URL = re.compile(r"^(local(\[(\d+|\*)\])?|spark://[^\s/]+:\d+(,[^\s/]+:\d+)*|yarn|k8s://\S+)$")
+
+
+class SettingsDialog(QDialog):
+    """Veil's settings: the cluster (a Spark master) that runs of methods able to scale out go to."""
+
+    def __init__(self, registry, master: str, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setObjectName("settings-dialog")
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.master = QLineEdit(master)
+        self.master.setObjectName("cluster-master")
+        self.master.setPlaceholderText("empty: every run on this computer")
+        self.master.setToolTip("local[*] or local[2] (Spark on this computer's cores), spark://host:7077 (a cluster)")
+        form.addRow("Spark master URL", self.master)
+        layout.addLayout(form)
+        able = [registry.get("algorithm", n).title for n in registry.names("algorithm")
+                if registry.get("algorithm", n).scale_out is not None]
+        layout.addWidget(muted(
+            "With a master set, the runs of " + (", ".join(able) if able else "no installed method") +
+            " go to Apache Spark there (Veil's Spark extra and Java 17 are needed on this computer); their progress "
+            "shows Spark's finished tasks, and Cancel stops the Spark job. Other methods still run here. "
+            "A remote master receives the records of the data you run: use one you trust."))
+        self.error = ErrorLabel()
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(560, 220)
+
+    def value(self) -> str:
+        return self.master.text().strip()
+
+    def accept(self) -> None:
+        url = self.value()
+        if url and not CLUSTER_URL.match(url):
+            self.error.show_message(f"{url!r} is not a Spark master URL: write local[*], local[2] or spark://host:7077")
+            return
+        super().accept()
+

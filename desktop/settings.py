@@ -26,6 +26,7 @@ DEFAULTS = {
     "session/last": "",  # JSON {"kind": "data" | "project" | "demo", "path", "options"}
     "folders/open": "",
     "folders/export": "",
+    "cluster/master": "",  # a cluster's master URL the runs of methods that can scale out go to ("" = here)
 }
 
 

@@ -324,6 +324,9 @@ class ConfigState:
         self.seed = 0
         self.repeats = 1
         self.binary: set[str] = set()  # methods taking a table or features, asked to take the features
+        # a cluster's master URL (the settings' "cluster/master"): a method declaring how it scales out
+        # (Algorithm.scale_out) sends its runs there; "" runs everything in this computer's worker
+        self.cluster = ""
         self.changed = Event()
 
     def choice(self, kind: str, name: str) -> PluginChoice:
@@ -416,7 +419,7 @@ class ConfigState:
         for name in self.selected:
             cls = registry.get("algorithm", name)
             choice = self.choice("algorithm", name)
-            methods.append(PluginCall(name, choice.fixed()))
+            methods.append(PluginCall(name, self.on_cluster(cls, choice.fixed())))
             opts: dict = {"features": self.on_features(cls, data)}
             if choice.sweeps:
                 opts["sweep"] = {k: list(v) for k, v in choice.sweeps.items()}
@@ -425,6 +428,14 @@ class ConfigState:
                      models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
                      repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
                      recipe=recipe if isinstance(data, Table) else None)
+
+    def on_cluster(self, cls, params: dict) -> dict:
+        """``params`` sending a run of ``cls`` to the cluster set in the settings, when there is one and
+        the method declares how it goes there (its ``scale_out``)."""
+        out = cls.scale_out
+        if not self.cluster or out is None:
+            return params
+        return {**params, out.executor_param: out.value, out.master_param: self.cluster}
 
     def _fixed(self, registry, study: Study) -> dict[str, tuple[str, ...]]:
         """What sets each method's runs apart in their labels: the models with their fixed values,

@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
             raise RuntimeError("the window's panels are already built")
         self.registry = registry
         self.controller = Controller(registry, self)
+        self.controller.config.cluster = str(self.settings.get("cluster/master") or "")
         self.dataset_panel = DatasetPanel(self.controller.dataset)
         self.chart_panel = ChartPanel(self.controller)
         self.config_panel = ConfigPanel(self.controller)

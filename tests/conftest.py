@@ -53,3 +53,18 @@ def no_network(monkeypatch) -> list[str]:
     for name in ("create_connection", "socketpair", "getaddrinfo", "gethostbyname", "fromfd"):
         monkeypatch.setattr(socket, name, refuse(f"socket.{name}"))
     return attempts
+
+
+@pytest.fixture(scope="session")
+def spark_local():
+    """One Spark session on ``local[2]`` for every Spark test of the run (a JVM takes seconds to start);
+    skipped where pyspark is absent, but a failure on CI (CI=true), where `make test` installs it."""
+    from veil.plugins.setvalued._spark import pyspark_available, spark_session
+
+    if not pyspark_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
+        pytest.skip("pyspark is not installed (pip install veil[spark])")
+    session = spark_session("local[2]")
+    yield session
+    session.stop()

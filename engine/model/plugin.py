@@ -169,6 +169,24 @@ class Plugin:
         return bool(_NAME.match(cls.name))
 
 
+@dataclass(frozen=True)
+class ScaleOut:
+    """How a method's run goes to a cluster (docs/design.md#tables-larger-than-memory): the parameter
+    choosing where it runs (``executor_param``), the value sending it to the cluster (``value``), the
+    parameter holding the cluster's address (``master_param``), and whether such a run reads its
+    input files itself and writes its release as parts (``reads_files``: the table need not fit in
+    this process; :meth:`Algorithm.run_parts`)."""
+
+    value: str
+    executor_param: str = "executor"
+    master_param: str = "spark_master"
+    reads_files: bool = False
+
+    def chosen(self, params) -> bool:
+        """Whether ``params`` send the run to the cluster."""
+        return getattr(params, self.executor_param, None) == self.value
+
+
 class Algorithm(Plugin):
     """A method: ``run(data, model, params, ctx) → Release``.
 
@@ -205,6 +223,7 @@ class Algorithm(Plugin):
     release_variants: ClassVar[dict[str, dict]] = {}
 
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
+    scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
 
     @classmethod
@@ -214,6 +233,18 @@ class Algorithm(Plugin):
         return cls.uses_hierarchies
 
     def run(self, data, model, params, ctx):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @classmethod
+    def reads_files(cls, params) -> bool:
+        """Whether a run with ``params`` reads its input files itself (:meth:`run_parts`) instead of
+        being handed a table loaded here."""
+        return cls.scale_out is not None and cls.scale_out.reads_files and cls.scale_out.chosen(params)
+
+    def run_parts(self, source, model, params, ctx, scratch):  # pragma: no cover - interface
+        """Read ``source`` (a DataSource naming a file or a folder of parts), anonymise it and write the
+        release into the empty folder ``scratch`` as part files: a :class:`~veil.engine.PartsRelease`.
+        The engine then names, hashes, counts and re-checks the parts before any is released."""
         raise NotImplementedError
 
     @classmethod

@@ -409,3 +409,27 @@ def describe_failures(verdict: Verdict, release: Release, *, limit: int = 3, row
 def _short(v, width: int = 24) -> str:
     text = " ".join(str(_plain(v)).split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class PartsRelease:
+    """A generalised table a method wrote itself as part files (a table larger than this process
+    holds; :meth:`Algorithm.run_parts`). The records are every part's, in any order.
+
+    ``files``: the parts, in the folder the method was given; ``fmt``: csv or parquet;
+    ``records``: how many the method wrote (the engine counts them again); ``input_rows``: how many
+    it read; ``counter``: the executor that reads the parts back for the privacy check (one with
+    ``class_counts``; None: this process)."""
+
+    files: tuple
+    fmt: str
+    columns: tuple[str, ...]
+    quasi_identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...] = ()
+    target: str | None = None
+    records: int = 0
+    input_rows: int = 0
+    details: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    counter: object = None
+

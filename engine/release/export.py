@@ -339,6 +339,9 @@ def _earlier_members(out: Path, keep: set, protected) -> tuple[str, ...]:
         return ()
     listed = dict((earlier.get("export") or {}).get("files") or {})  # name -> its SHA-256
     listed[earlier["output"]["path"]] = earlier["output"]["sha256"]
+    for part in earlier["output"].get("parts_of") or []:  # a release in parts: each part with its hash
+        if isinstance(part, dict) and isinstance(part.get("path"), str):
+            listed[part["path"]] = part.get("sha256")
     digest = manifest_digest(earlier)
     gone = []
     for name in sorted(listed):

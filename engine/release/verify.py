@@ -78,7 +78,8 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: 
 
 
 
-def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None) -> Verification:
+def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None,
+                    executor=None) -> Verification:
     """Re-check the export a manifest describes, as a whole: its signature (whose key made it: this
     workstation's, ``public_key``, or another; any edit since fails), every member file (the release
     by its SHA-256, each report by the manifest hash it carries), what a killed export left in the
@@ -86,6 +87,9 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
 
     A member of another export (a report left by an earlier export, files of a commit that a kill
     cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
+
+    A release in parts (:mod:`.partitioned`) is checked part by part, its groups counted on
+    ``executor`` when it counts tables (a cluster's), else here a chunk at a time.
     """
     given = Path(manifest_path)
     notes = []
@@ -103,6 +107,12 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
     signed, trusted = _signature(manifest, public_key)
     if not trusted:
         return Verification(False, signed, None, None)
+    if "parts_of" in out:
+        from .partitioned import verify_parts
+
+        holds, message = verify_parts(registry, manifest, executor)
+        note = "".join(f"; note: {n}" for n in notes)
+        return Verification(holds, f"{message}; {signed}" + note, None, None)
     problems = member_problems(folder, manifest)
     matches = None
     if path.exists():

@@ -7,7 +7,7 @@ from ..base.lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "jobs": ["CancelToken", "Context"],
     "noise": ["Noise", "NOISE_SOURCES", "SECURE", "SecureNoise", "SEEDED", "SeededNoise"],
-    "executors": ["Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
+    "executors": ["COUNT", "Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
     "project": ["Project"],
     "memory": ["MemoryEstimate", "available_memory", "check_memory", "estimate_method", "estimate_runs", "estimate_metrics", "format_bytes"],
     "runs": ["BoundModel", "default_metrics", "execute", "measure", "PluginCall", "prepare", "RunResult", "RunSpec", "unused_hierarchies"],

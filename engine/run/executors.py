@@ -9,6 +9,12 @@ under a name with :func:`register_executor`, and the user chooses it (``veil run
 A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 ``ctx.on_cancel(fn)``, so cancelling the run stops it at once instead of at the next progress call.
 
+An executor may also count a table held in files (:meth:`Executor.class_counts`): how many records
+hold each combination of some columns, and how many records each file has. That is all a privacy
+model judging groups needs of a release written in parts (docs/design.md#tables-larger-than-memory);
+a cluster's executor reads the files where they lie, and without one :func:`read_counts` reads them
+here, a file at a time.
+
 An executor may also say how many threads a method may use in this process (its ``threads``; the
 in-process one: every core unless told otherwise); ``ctx.threads`` passes it on, e.g. to a pattern
 search (``SearchOptions(threads=ctx.threads)``).
@@ -22,9 +28,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Protocol
 
+import pandas as pd
+
 from ..base.errors import BadInput
+
+COUNT = "count"  # the column of class_counts holding each combination's records
 
 
 class Executor(Protocol):
@@ -37,6 +48,11 @@ class Executor(Protocol):
 
     def close(self) -> None:
         """Release what the service holds (sessions, worker processes)."""
+
+    def class_counts(self, files: list[Path], fmt: str, columns: list[str]) -> tuple[pd.DataFrame, list[int]]:
+        """Optional: the records of ``files`` (written by exporter ``fmt``) per combination of
+        ``columns``, each value as its text (an empty cell: ""), with the count in column ``count``;
+        and each file's records."""
 
 
 class InProcessExecutor:
@@ -66,6 +82,35 @@ class InProcessExecutor:
 
     def close(self) -> None:
         pass
+
+
+def read_counts(files, read: Callable[[Path], pd.DataFrame], columns: list[str],
+                check=None) -> tuple[pd.DataFrame, list[int]]:
+    """:meth:`Executor.class_counts` in this process, each file read by ``read`` (an exporter's
+    ``read_back``) one at a time: memory grows with one part and the combinations, not the records."""
+    held: list[pd.Series] = []
+    rows = []
+    for path in files:
+        if check is not None:
+            check()
+        frame = read(Path(path))
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise BadInput(f"{Path(path).name} lacks the column {missing[0]!r}")
+        part = pd.DataFrame({c: frame[c].astype("string").fillna("").astype(object) for c in columns})
+        rows.append(len(part))
+        held.append(part.groupby(columns, sort=False, dropna=False).size() if columns else pd.Series([len(part)]))
+        if len(held) > 8:  # fold the parts' counts together now and then
+            held = [_fold(held, columns)]
+    if not columns:
+        return pd.DataFrame({COUNT: [sum(rows)]}), rows
+    counts = _fold(held, columns) if held else pd.Series([], dtype="int64")
+    frame = counts.rename(COUNT).reset_index() if len(counts) else pd.DataFrame(columns=[*columns, COUNT])
+    return frame, rows
+
+
+def _fold(held: list, columns: list[str]) -> pd.Series:
+    return pd.concat(held).groupby(level=list(range(len(columns))), sort=False).sum()
 
 
 _FACTORIES: dict[str, Callable[..., Executor]] = {"in-process": InProcessExecutor}

@@ -28,9 +28,11 @@ registered on the fly (tests) must be importable by reference (a module-level cl
 from __future__ import annotations
 
 import io
+import logging
 import multiprocessing as mp
 import os
 import pickle
+import threading
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
@@ -71,13 +73,56 @@ class WorkerDied(RuntimeError):
 
 
 class _EventToken:
-    """A cancel token backed by a cross-process event (what the job's Context checks)."""
+    """A cancel token backed by a cross-process event (what the job's Context checks). The callbacks
+    a blocking backend registers (:meth:`on_cancel`) are called in this process, by a watcher
+    thread that waits for the event while any is registered."""
 
     def __init__(self, event):
         self._event = event
+        self._lock = threading.Lock()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._watcher: threading.Thread | None = None
 
     def cancel(self) -> None:
         self._event.set()
+        self._fire()
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """As :meth:`CancelToken.on_cancel`: ``fn`` is called when the run is cancelled (at once if it is)."""
+        with self._lock:
+            if not self._event.is_set():
+                key, self._next = self._next, self._next + 1
+                self._callbacks[key] = fn
+                if self._watcher is None or not self._watcher.is_alive():
+                    self._watcher = threading.Thread(target=self._watch, name="veil-cancel-watch", daemon=True)
+                    self._watcher.start()
+                return lambda: self._drop(key)
+        fn()
+        return lambda: None
+
+    def _drop(self, key: int) -> None:
+        with self._lock:
+            self._callbacks.pop(key, None)
+
+    def _watch(self) -> None:
+        while True:
+            if self._event.wait(0.2):
+                self._fire()
+                return
+            with self._lock:
+                if not self._callbacks:
+                    self._watcher = None
+                    return
+
+    def _fire(self) -> None:
+        with self._lock:
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # a backend failing to stop must not stop the others being told
+                logging.getLogger("veil.run").exception("a cancel callback failed")
 
     @property
     def cancelled(self) -> bool:

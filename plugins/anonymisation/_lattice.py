@@ -72,7 +72,9 @@ SUPPRESSION = "suppression"
 class Attribute:
     """One quasi-identifier under its hierarchy: each record's leaf, and each leaf's node level by level."""
 
-    def __init__(self, name: str, series: pd.Series, hierarchy):
+    def __init__(self, name: str, series: pd.Series, hierarchy, weights: np.ndarray | None = None):
+        """``weights``: how many records each row of ``series`` stands for (a class table's counts:
+        one row per distinct combination, as the Spark path gives them); default one each."""
         if series.isna().any():
             raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
                            f"records (the import option “drop records with a missing value”, or --drop-missing on "
@@ -95,7 +97,7 @@ class Attribute:
             self.labels.append([node.label for node in nodes])
             self.star.append(index.get(STAR, -1))
         self.n_nodes = [len(x) for x in self.labels]
-        self.leaf_records = np.bincount(self.leaf, minlength=self.n_leaves).astype(np.int64)
+        self.leaf_records = np.bincount(self.leaf, weights=weights, minlength=self.n_leaves).astype(np.int64)
         self.node_leaves = [np.bincount(a, minlength=m) for a, m in zip(self.anc, self.n_nodes)]
         self.node_records = [np.bincount(a, weights=self.leaf_records, minlength=m).astype(np.int64)
                              for a, m in zip(self.anc, self.n_nodes)]
@@ -155,13 +157,14 @@ class Attribute:
         raise ValueError(metric)
 
 
-def attributes(table, qis, check=lambda: None) -> list[Attribute]:
+def attributes(table, qis, check=lambda: None, weights: np.ndarray | None = None) -> list[Attribute]:
     """Each quasi-identifier with its hierarchy: the one attached, else the generated one (numbers:
-    intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation)."""
+    intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation);
+    ``weights``: the records each row stands for (see :class:`Attribute`)."""
     out = []
     for name in qis:
         check()
-        out.append(Attribute(name, table.frame[name], table.hierarchy(name)))
+        out.append(Attribute(name, table.frame[name], table.hierarchy(name), weights))
     return out
 
 
@@ -233,9 +236,10 @@ def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.
     return _group_keys(*_key(columns, spans))
 
 
-def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int) -> Classes:
+def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int,
+           weights: np.ndarray | None = None) -> Classes:
     """The class table of the untransformed data (every quasi-identifier at level 0)."""
-    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values)[0]
+    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights)[0]
 
 
 def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
@@ -443,16 +447,20 @@ def written_classes(table: Classes, fail: np.ndarray, stars: list[int]) -> np.nd
     return fail | star_class(table, stars)
 
 
-def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int):
-    """The class table of one node grouped from the records, and each record's class."""
+def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int,
+               weights: np.ndarray | None = None):
+    """The class table of one node grouped from the records, and each record's class (``weights``:
+    the records each row stands for, when the rows are a class table's)."""
     cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
     inverse, first = _group(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
     codes = np.empty((len(cols), len(first)), dtype=np.int32)
     for j, c in enumerate(cols):
         codes[j] = c[first]
-    table = Classes(tuple(int(l) for l in levels), np.bincount(inverse, minlength=len(first)).astype(np.int64), codes)
+    size = np.bincount(inverse, weights=weights, minlength=len(first)).astype(np.int64)
+    table = Classes(tuple(int(l) for l in levels), size, codes)
     if sensitive is not None:
-        _units(table, inverse, sensitive, np.ones(len(inverse), dtype=np.int64), n_values)
+        w = np.ones(len(inverse), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+        _units(table, inverse, sensitive, w, n_values)
     return table, inverse
 
 

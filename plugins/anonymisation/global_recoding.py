@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, HierarchyUse, Judgement, Release,
-                         ReportFact, Role, format_value, grouping_columns, hookimpl, param, params_to_dict)
+                         ReportFact, Role, ScaleOut, format_value, grouping_columns, hookimpl, param, params_to_dict,
+                         register_executor)
 
 from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
                        lattice_size, solution_space, written_classes)
@@ -45,6 +46,15 @@ class GlobalRecodingParams:
     levels: str = param("", sweepable=False,
                         help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
                              "(columns not named stay at level 0)")
+    executor: str = param("local", choices=("local", "spark"), sweepable=False,
+                          help="where the run goes: local (this process, the table loaded in memory) or spark (Apache "
+                               "Spark reads the file or folder of parts, counts the classes, and writes the release "
+                               "in parts; for tables larger than memory; needs veil[spark] and Java 17)")
+    spark_master: str = param("local[*]", sweepable=False,
+                              help="the Spark master URL when the executor is spark: local[*] (this machine's cores), "
+                                   "local[N], spark://host:7077 …")
+    part_format: str = param("csv", choices=("csv", "parquet"), sweepable=False,
+                             help="the format of the release's parts when the executor is spark")
 
 
 class GlobalRecoding(Algorithm):
@@ -60,6 +70,7 @@ class GlobalRecoding(Algorithm):
     releases_sensitive = True
     Params = GlobalRecodingParams
     uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
+    scale_out = ScaleOut("spark", reads_files=True)
 
     @classmethod
     def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
@@ -88,6 +99,14 @@ class GlobalRecoding(Algorithm):
             facts.append(ReportFact("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
         return facts
 
+    def run_parts(self, source, model, params, ctx, scratch):
+        """On Spark: read ``source``'s files there, search on their class table, write the release in parts."""
+        if not model.judges_groups:
+            raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
+        from ._spark_tables import recode_on_spark
+
+        return recode_on_spark(source, model, params, ctx, scratch)
+
     def run(self, data, model, params, ctx):
         if not model.judges_groups:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
@@ -101,55 +120,92 @@ class GlobalRecoding(Algorithm):
         if n == 0:
             raise BadInput("the table has no records to anonymise")
         chosen = parse_levels(params.levels, qis)
-        ctx.progress(0.0, "global recoding: reading the hierarchies")
+        searched = None
+        if params.executor == "spark":  # the class table counted and searched on Spark, the release made here
+            from ._spark_tables import recode_table_on_spark
+
+            searched = recode_table_on_spark(data, qis, marked, model, params, ctx.child(0.0, 0.9))
+            chosen = dict(searched.details["generalisation"]["levels"])
+        ctx.progress(0.0 if searched is None else 0.9, "global recoding: reading the hierarchies")
         attrs = attributes(data, qis, ctx.check)
         # every sensitive column is judged on its own: a class passes only when it passes on each
         records = [_sensitive_view(data, c) for c in marked] if marked else [_sensitive_view(data, None)]
-        limit = math.floor(params.suppression * n + 1e-9)
         population = getattr(data, "population", None)
         if population is not None:
             population.check_covers(data, qis)
-        judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
-        sens = judge.codes if _reads_sensitive(model) else None
-        n_values = judge.n_codes if sens is not None else 1
-        objective = Objective(params.metric, attrs, n, params.monotonic)
-        space = None
-        if chosen is not None:
-            levels = _levels_of(chosen, attrs)
-            searched = 1
-        else:
-            check_size(attrs)  # before the records are grouped
-            search = Search(attrs, bottom(attrs, sens, n_values), judge, objective, ctx.child(0.0, 0.9))
-            best = search.run()
-            if best is None:
-                raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
-                               f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
-                               f"model or give coarser hierarchies")
-            levels, searched = best.levels, len(search.known)
-        ctx.progress(0.9, "global recoding: writing the release")
-        table, record_class = classes_at(attrs, levels, sens, n_values)
-        fail = judge.failing(table)[0]
-        written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
-        suppressed = int(table.size[fail].sum())
-        if suppressed > limit:
-            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                           f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
-                           f"suppressed")
-        if fail.any() and not judge.group_passes(table, written):
-            raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                           f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
-                           f"group in the file, fail it")
-        bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
-        value = objective.value(table, written, bound)
-        metric = params.metric if params.metric != "discernibility" or params.monotonic else \
-            "discernibility:monotonic=false"
-        if chosen is None:
-            space = solution_space(search, metric, levels, limit)
-        details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
-                                      LOSS_KEY: float(value), "suppressed_records": suppressed,
-                                      "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
-        out = release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details)
-        return out if space is None else dataclasses.replace(out, solution_space=space)
+        done = recode(attrs, model, params, records, n, chosen, ctx, population=population)
+        if searched is not None:
+            mine, theirs = done.details["generalisation"], searched.details["generalisation"]
+            if (mine["suppressed_records"], mine[LOSS_KEY]) != (theirs["suppressed_records"], theirs[LOSS_KEY]):
+                raise RuntimeError("the records and Spark's class table disagree")  # pragma: no cover - a defect
+            done = dataclasses.replace(done, details={**searched.details, "executor": "spark",
+                                                      "spark_master": params.spark_master})
+        out = release(data, attrs, done.levels, sensitive, done.table, done.record_class, done.written,
+                      done.suppressed, done.details)
+        return out if done.space is None else dataclasses.replace(out, solution_space=done.space)
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """The transformation chosen and its class table: each row's class, the classes written ``*``."""
+
+    levels: tuple
+    table: object  # the class table at ``levels`` (_lattice.Classes)
+    record_class: np.ndarray  # each row's class
+    written: np.ndarray  # mask of the classes written * in every quasi-identifier
+    suppressed: int
+    details: dict
+    space: object = None  # the SolutionSpace the search walked (None when the levels were chosen)
+
+
+def recode(attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None,
+           population=None) -> Recoding:
+    """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
+
+    The rows are records, or with ``weights`` the rows of a class table each standing for that many
+    records (the Spark path: :mod:`._spark_tables`); ``records`` is the rows' sensitive view (codes,
+    Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
+    records; ``population``: the population δ-presence and k-map count in. Both paths share every
+    step from here on."""
+    limit = math.floor(params.suppression * n + 1e-9)
+    judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
+    sens = judge.codes if _reads_sensitive(model) else None
+    n_values = judge.n_codes if sens is not None else 1
+    objective = Objective(params.metric, attrs, n, params.monotonic)
+    if chosen is not None:
+        levels = _levels_of(chosen, attrs)
+        searched = 1
+    else:
+        check_size(attrs)  # before the records are grouped
+        search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
+        best = search.run()
+        if best is None:
+            raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
+                           f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
+                           f"model or give coarser hierarchies")
+        levels, searched = best.levels, len(search.known)
+    ctx.progress(0.9, "global recoding: writing the release")
+    table, record_class = classes_at(attrs, levels, sens, n_values, weights)
+    fail = judge.failing(table)[0]
+    written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
+    suppressed = int(table.size[fail].sum())
+    if suppressed > limit:
+        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                       f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
+                       f"suppressed")
+    if fail.any() and not judge.group_passes(table, written):
+        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+                       f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
+                       f"group in the file, fail it")
+    bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
+    value = objective.value(table, written, bound)
+    metric = params.metric if params.metric != "discernibility" or params.monotonic else \
+        "discernibility:monotonic=false"
+    space = solution_space(search, metric, levels, limit) if chosen is None else None
+    details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
+                                  LOSS_KEY: float(value), "suppressed_records": suppressed,
+                                  "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
+    return Recoding(tuple(levels), table, record_class, written, suppressed, details, space)
 
 
 def _percent(share: float) -> str:
@@ -231,6 +287,16 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
     return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
                    sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=group_values,
                    details=details, notes=notes)
+
+
+def spark_executor(**options):
+    """The ``spark`` executor service (``veil verify --executor spark``): pyspark is imported when used."""
+    from ._spark_tables import SparkExecutor
+
+    return SparkExecutor(**options)
+
+
+register_executor("spark", spark_executor)
 
 
 @hookimpl

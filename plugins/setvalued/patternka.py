@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, MemoryCost, BadInput, BinaryMatrix, Feature,
+from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, MemoryCost, ScaleOut, BadInput, BinaryMatrix, Feature,
                          LengthBounds, Longest, RecordIndex, SearchOptions, SetValued, hookimpl, longest_itemsets, mine,
                          param)
 
@@ -387,6 +387,7 @@ class PatternKa(Algorithm):
     satisfies = ("group-size",)  # Judgement.GROUP_SIZE: groups of at least k records
     provides = ("set-groups",)
     Params = PatternKaParams
+    scale_out = ScaleOut("spark")  # the mining goes to Spark; the grouping stays here
 
     def run(self, data, model, params, ctx):
         k = model.params.k

@@ -93,3 +93,24 @@ def test_a_context_says_how_many_threads_a_method_may_use():
     assert Context(0, executor=InProcessExecutor(threads=5), threads=2).threads == 2
     with pytest.raises(ValueError):
         Context(0, threads=0)
+
+
+def test_a_worker_process_token_calls_its_cancel_callbacks_when_the_window_cancels():
+    """The desktop's worker checks a cross-process event; a blocking backend there (a Spark job)
+    registers how to stop itself, and is told when the window sets the event."""
+    import multiprocessing
+    import threading
+
+    from veil.engine.run.worker import _EventToken
+
+    event = multiprocessing.get_context("spawn").Event()
+    token = _EventToken(event)
+    told, dropped = threading.Event(), []
+    token.on_cancel(told.set)
+    unregister = token.on_cancel(lambda: dropped.append(True))
+    unregister()
+    event.set()  # what the window's cancel does, from its own process
+    assert told.wait(10) and dropped == []
+    late = []
+    token.on_cancel(lambda: late.append(True))  # registered after the cancel: called at once
+    assert late == [True]

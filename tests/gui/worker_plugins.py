@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from veil.engine import TABLE, Algorithm, feature_subset, hookimpl, param
+from veil.engine import TABLE, Algorithm, ScaleOut, feature_subset, hookimpl, param
 
 
 def hold_the_gil(seconds: int) -> None:
@@ -79,3 +79,39 @@ class TestPlugins:
     @hookimpl
     def veil_register_algorithms():
         return [Busy, GilHog, Boom]
+
+
+@dataclass(frozen=True)
+class SparkSleepParams:
+    executor: str = param("local", choices=("local", "spark"))
+    spark_master: str = param("local[2]")
+
+
+class SparkSleep(Algorithm):
+    """On Spark, a job whose two tasks sleep ten minutes: only cancelling its job group ends it in time."""
+
+    name = "spark-sleep-test"
+    title = "Spark sleep (test)"
+    accepts = (TABLE,)
+    Params = SparkSleepParams
+    scale_out = ScaleOut("spark")
+
+    def run(self, data, model, params, ctx):
+        if params.executor == "spark":
+            from veil.plugins.anonymisation._spark_tables import run_job
+            from veil.plugins.setvalued._spark import spark_session
+
+            sc = spark_session(params.spark_master).sparkContext
+            run_job(sc, lambda: sc.parallelize(range(2), 2).map(lambda x: time.sleep(600) or x).collect(), ctx,
+                    "sleeping")
+        return feature_subset(data, [], details={"pid": os.getpid()})
+
+
+class SparkTestPlugins:
+    __test__ = False  # not a pytest class
+
+    @staticmethod
+    @hookimpl
+    def veil_register_algorithms():
+        return [SparkSleep]
+

@@ -1,0 +1,260 @@
+"""A release written in parts: a table larger than this process holds (docs/design.md#tables-larger-than-memory).
+
+A method that reads its input files itself (:meth:`~veil.engine.Algorithm.run_parts`, e.g. global
+recoding on Spark) writes its release as part files into the export's staging folder. The engine
+then, before anything takes its final name:
+
+* names the parts ``release.part-00000.csv``, ``release.part-00001.csv``, … and hashes each;
+* reads them back (on the method's executor or here, a chunk at a time) to count the records of
+  every part and of every combination of quasi-identifier and sensitive values, and judges those
+  groups with each privacy model's own ``check_groups``: a release that fails is never written;
+* writes the manifest, which lists every part with its SHA-256 and its records, and commits the
+  whole export as one transaction (:mod:`.staging`).
+
+``veil verify`` checks every part's hash and records and judges the groups again
+(:func:`verify_parts`), on the executor asked for. Groups are records equal on every written
+quasi-identifier, values compared as the text written, as in a release of one file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..base.errors import BadInput, PrivacyCheckFailed
+from ..base.io import check_regular, sha256_file
+from ..model.bound import bind_models
+from ..model.groups import GroupView
+from ..model.params import params_to_dict
+from ..data.table import Role
+from ..model.release import GENERALISED_TABLE, PartsRelease
+from ..model.roles import refusal
+from ..run.executors import COUNT, read_counts
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, json_safe, read_manifest
+from .signing import made_here, sign, signer
+from .staging import Staging, plain_name
+
+PART_NAME = "release.part-{:05d}.{}"
+
+
+@dataclass(frozen=True)
+class CountsVerdict:
+    """The privacy models' verdict on groups counted from files."""
+
+    holds: bool
+    message: str
+    each: tuple[dict, ...]
+
+
+def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[str]) -> CountsVerdict:
+    """Judge the groups of ``counts`` (one row per combination of ``qis`` and ``sensitive`` values as
+    text, its records in ``count``) with every model (a bound model or a combined one): each model
+    judging sensitive values judges every sensitive column, and all must hold."""
+    weights = counts[COUNT].to_numpy(dtype=np.int64)
+    groups = (counts.groupby(qis, sort=False, dropna=False).ngroup().to_numpy() if qis else
+              np.zeros(len(counts), dtype=np.int64))
+    each, words = [], []
+    for m in model.models:
+        if not m.judges_groups:
+            raise BadInput(f"privacy model {m.name} does not judge groups of records, so a release in parts cannot be "
+                           f"checked against it")
+        if m.needs_sensitive and not sensitive:
+            raise BadInput(f"privacy model {m.name} needs a sensitive column; mark one")
+        columns = sensitive if m.needs_sensitive else [None]
+        holds, said, worst = True, [], None
+        for column in columns:
+            view = _view(groups, weights, None if column is None else counts[column])
+            gv = m.check_groups(view)
+            holds &= bool(gv.holds)
+            text = m.plugin.summary(m.params, gv)
+            said.append(f"{column}: {text}" if column is not None and len(columns) > 1 else text)
+            worst = float(gv.worst) if worst is None else (min if gv.higher_is_safer else max)(worst, float(gv.worst))
+        each.append({"name": m.name, "params": params_to_dict(m.params), "holds": holds, "value": worst})
+        words.append("; ".join(said))
+    return CountsVerdict(all(e["holds"] for e in each), "; ".join(words), tuple(each))
+
+
+def _view(groups: np.ndarray, weights: np.ndarray, texts: pd.Series | None) -> GroupView:
+    """The groups with their sensitive values (numbers when every value reads as one, ordered)."""
+    if texts is None:
+        return GroupView.from_codes(groups, None, None, weights=weights)
+    numbers = pd.to_numeric(texts, errors="coerce")
+    numeric = bool(numbers.notna().all()) and len(texts) > 0
+    codes, uniques = pd.factorize(numbers if numeric else texts, sort=numeric)
+    values = tuple(v.item() if isinstance(v, np.generic) else v for v in np.asarray(uniques))
+    q = np.bincount(codes, weights=weights, minlength=len(values)) / max(float(weights.sum()), 1.0)
+    return GroupView.from_codes(groups, codes.astype(np.int64), q, values, numeric, weights)
+
+
+def count_parts(registry, files: list[Path], fmt: str, columns: list[str], counter=None
+                ) -> tuple[pd.DataFrame, list[int]]:
+    """:meth:`Executor.class_counts` on ``counter`` when it has one, else in this process, each part
+    read back by the exporter of ``fmt``."""
+    if counter is not None and hasattr(counter, "class_counts"):
+        return counter.class_counts(list(files), fmt, list(columns))
+    return read_counts(list(files), registry.exporter(fmt).read_back, list(columns))
+
+
+def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "",
+                 release_sensitive=()) -> dict:
+    """Run ``spec``'s method on the files of ``source`` (it reads them itself) and export its release
+    in parts with a manifest (module docstring); PrivacyCheckFailed, with nothing written, when the
+    parts read back fail a model. A column marked sensitive that no model protects is released only
+    when ``release_sensitive`` names it, as for a release in one file. Returns the manifest."""
+    method = registry.algorithm(spec.method.name)
+    params = method.params(spec.method.params)
+    if not method.reads_files(params):
+        raise BadInput(f"method {spec.method.name} with these parameters does not read its input files itself")
+    model = bind_models(registry, spec.models)
+    if model is None:
+        raise BadInput(f"method {spec.method.name} needs a privacy model: give --model")
+    marked = [c for c, r in source.roles.items() if r == Role.SENSITIVE]
+    for column in release_sensitive:
+        if column not in marked:
+            raise BadInput(f"cannot acknowledge releasing {column!r}: it is not a column marked sensitive")
+    protected = marked[:1] if method.releases_sensitive and model.needs_sensitive else []
+    refused = [c for c in marked if c not in protected and c not in release_sensitive]
+    if refused:
+        raise BadInput(refusal(refused, spec.method.name, before=True))
+    target = Path(target)
+    _refuse_inputs_inside(source, target)
+    with Staging(target) as stage:
+        scratch = stage.path / "scratch"
+        scratch.mkdir(mode=0o700)
+        result: PartsRelease = method.run_parts(source, model, params, ctx, scratch)
+        extension = registry.exporter(result.fmt).extension  # BadInput for a format no exporter reads
+        staged = []
+        for i, path in enumerate(result.files):
+            name = PART_NAME.format(i, extension)
+            os.replace(path, stage.file(name))
+            staged.append(stage.file(name))
+        ctx.check()
+        ctx.progress(0.95, "reading the release back to check it")
+        qis, sensitive = list(result.quasi_identifiers), list(result.sensitive)
+        counts, rows = count_parts(registry, staged, result.fmt, qis + sensitive, result.counter)
+        if sum(rows) != result.records:
+            raise BadInput(f"the release's parts hold {sum(rows):,} records, not the {result.records:,} written: "
+                           f"nothing was released")
+        verdict = judge_counts(model, counts, qis, sensitive)
+        if not verdict.holds:
+            raise PrivacyCheckFailed(f"the release as written fails {model.name}: {verdict.message}; nothing was "
+                                     f"written")
+        parts = [{"path": p.name, "sha256": sha256_file(p), "rows": int(r)} for p, r in zip(staged, rows)]
+        manifest = _manifest(spec, method, params, model, source, result, parts, verdict, version)
+        manifest["signed_by"] = signer()
+        sign(manifest)  # last: it covers every field, the parts' hashes included
+        manifest_file = stage.file(MANIFEST_NAME)
+        manifest_file.write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+        ctx.check()
+        stage.commit(remove=_earlier(target, {p["path"] for p in parts}), last=MANIFEST_NAME)
+    return manifest
+
+
+def _refuse_inputs_inside(source, target: Path) -> None:
+    """An export never writes where its input lies (nor removes an input file as an earlier release)."""
+    folder = target.resolve()
+    for name in source.files():
+        path = Path(name).resolve()
+        if path == folder or folder in path.parents:
+            raise BadInput(f"the output folder {target} holds the input {name}; choose another output folder")
+
+
+def _earlier(target: Path, keep: set) -> tuple[str, ...]:
+    """The files of the earlier export in ``target`` that this one replaces: those its manifest lists
+    (its release, in one file or in parts, their further parts and its reports), nothing else, and
+    only when this workstation's key signed that manifest, unchanged since, and each file still has
+    the SHA-256 it lists (a manifest planted in the folder, or edited, names nothing to remove)."""
+    path = target / MANIFEST_NAME
+    if not path.is_file():
+        return ()
+    try:
+        earlier = read_manifest(path)
+    except (BadInput, OSError):
+        return ()  # not a Veil manifest: it is replaced, and nothing else is touched
+    if not made_here(earlier):
+        return ()
+    out = earlier["output"]
+    listed = dict((earlier.get("export") or {}).get("files") or {})  # name -> its SHA-256
+    listed[out.get("path")] = out.get("sha256")
+    for p in [*(out.get("parts_of") or []), *(out.get("parts") or {}).values()]:
+        if isinstance(p, dict):
+            listed[p.get("path")] = p.get("sha256")
+    return tuple(sorted(n for n, digest in listed.items()
+                        if isinstance(n, str) and plain_name(n) and n not in keep and n != MANIFEST_NAME
+                        and (target / n).is_file() and not (target / n).is_symlink()
+                        and sha256_file(target / n, follow_symlinks=False) == digest))
+
+
+def _manifest(spec, method, params, model, source, result: PartsRelease, parts, verdict, version) -> dict:
+    first = model.models[0]
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "veil_version": version,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": {"system": platform.system(), "release": platform.release(), "python": platform.python_version(),
+                     "machine": platform.machine()},
+        "method": {"name": spec.method.name, "params": params_to_dict(params)},
+        "privacy_model": {"name": first.name, "params": params_to_dict(first.params)},
+        "privacy_models": [m.to_dict() for m in model.models],
+        "seed": spec.seed,
+        "shuffled": False,
+        "shuffle_seed": None,
+        "input": {"path": str(Path(source.path).resolve()) if source.path else None, "rows": result.input_rows},
+        "output": {"path": parts[0]["path"], "format": result.fmt, "sha256": parts[0]["sha256"],
+                   "rows": int(sum(p["rows"] for p in parts)), "columns": list(result.columns), "parts_of": parts},
+        "roles": {"quasi_identifiers": list(result.quasi_identifiers), "target": result.target,
+                  "sensitive": list(result.sensitive)},
+        "removed_identifiers": [],
+        "release_kind": GENERALISED_TABLE,
+        "verdict": {"holds": verdict.holds, "value": None, "message": verdict.message},
+        "verdicts": list(verdict.each),
+        "details": result.details,
+        "notes": list(result.notes),
+    }
+    return json_safe(manifest)
+
+
+def verify_parts(registry, manifest: dict, executor=None) -> tuple[bool, str]:
+    """Re-check a release in parts: every part's SHA-256 and records as the manifest lists them, then
+    the privacy models on the groups counted from the parts (on ``executor`` when it counts tables)."""
+    folder = Path(manifest["_dir"])
+    out = manifest["output"]
+    parts = out.get("parts_of")
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        raise BadInput("the manifest's output.parts_of must list the release's parts")
+    problems, files = [], []
+    for entry in parts:
+        name = entry.get("path")
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise BadInput("the manifest's output.parts_of names a part that is not a plain file name")
+        path = folder / name
+        if not path.exists():
+            problems.append(f"incomplete export: {name} is missing")
+            continue
+        check_regular(path)
+        if sha256_file(path) != entry.get("sha256"):
+            problems.append(f"{name} was changed after export: its SHA-256 differs from the manifest")
+        files.append(path)
+    if problems:
+        return False, "; ".join(problems)
+    roles = manifest["roles"]
+    qis, sensitive = list(roles.get("quasi_identifiers") or []), list(roles.get("sensitive") or [])
+    counts, rows = count_parts(registry, files, out.get("format") or registry.preferred("exporter"), qis + sensitive,
+                               executor)
+    for entry, n in zip(parts, rows):
+        if entry.get("rows") != n:
+            return False, f"{entry['path']} holds {n:,} records, not the {entry.get('rows')} its manifest lists"
+    from ..run.runs import PluginCall
+
+    calls = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []]
+    pm = manifest["privacy_model"]
+    calls = calls or [PluginCall(pm["name"], pm.get("params") or {})]
+    verdict = judge_counts(bind_models(registry, calls), counts, qis, sensitive)
+    return verdict.holds, f"{verdict.message} ({len(parts)} parts, {sum(rows):,} records)"
