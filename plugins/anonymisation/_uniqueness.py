@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
 
@@ -49,6 +48,8 @@ def population_size(n: int, fraction: float) -> int:
 
 
 def zayatz_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
+    from scipy import stats  # here: not loaded to register the plugins
+
     f1 = freq.get(1, 0)
     if not f1:
         return 0.0
@@ -62,6 +63,8 @@ def zayatz_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
 
 def _pitman_loglik(theta: float, alpha: float, freq: dict[int, int], u: int, n: int) -> float:
     """ln L of Pitman's sampling formula for u classes of n records with the sizes ``freq``."""
+    from scipy import special  # here: not loaded to register the plugins
+
     r = theta / alpha
     out = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
     out -= special.gammaln(theta + n) - special.gammaln(theta + 1)
@@ -71,6 +74,8 @@ def _pitman_loglik(theta: float, alpha: float, freq: dict[int, int], u: int, n: 
 
 def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n: int) -> tuple[float, float]:
     """(∂ ln L / ∂θ, ∂ ln L / ∂α) of Pitman's sampling formula."""
+    from scipy import special  # here: not loaded to register the plugins
+
     r = theta / alpha
     spread = special.digamma(r + u) - special.digamma(r + 1)
     d_theta = spread / alpha - (special.digamma(theta + n) - special.digamma(theta + 1))
@@ -82,6 +87,8 @@ def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n
 def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | None:
     """The maximum-likelihood (θ, α) of Pitman's formula with θ > 0 and 0 < α < 1, or None: the
     likelihood climbed from several starts in the coordinates (ln θ, logit α), where it has no bounds."""
+    from scipy import optimize, special  # here: not loaded to register the plugins
+
     u = sum(freq.values())
     if u < 2 or u >= n:
         return None
@@ -109,6 +116,8 @@ def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | Non
 
 
 def pitman_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
+    from scipy import special  # here: not loaded to register the plugins
+
     if not freq.get(1, 0):
         return 0.0
     fitted = pitman_parameters(freq, n)
@@ -133,6 +142,8 @@ def _snb_moments(k: float, a: float, b: float, pi: float) -> tuple[float, float,
 
 def snb_parameters(freq: dict[int, int], fraction: float) -> tuple[float, float, float] | None:
     """(K, α, β) whose expected classes seen, singletons and pairs are the sample's u, f_1 and f_2, or None."""
+    from scipy import optimize, special  # here: not loaded to register the plugins
+
     f1, f2, u = freq.get(1, 0), freq.get(2, 0), sum(freq.values())
     if not f1 or not f2 or fraction >= 1:
         return None

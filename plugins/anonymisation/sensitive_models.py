@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import digamma
 
 from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param, value_label
 
@@ -158,6 +157,8 @@ def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
     >>> round(float(grassberger_entropy(np.array([[2, 1]]))[0]), 4)  # ln 3 − 4/3 + γ + ln 2
     1.0356
     """
+    from scipy.special import digamma  # here: scipy.special is not loaded to register the plugins
+
     counts = np.atleast_2d(np.asarray(counts, dtype=float))
     sizes = counts.sum(axis=1)
     n = np.where(counts > 0, counts, 1.0)
