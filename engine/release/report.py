@@ -449,7 +449,7 @@ def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportO
     ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
     out = Path(out_dir)
     refuse_overwriting([out / name for name in REPORT_FILES.values()], recorded_inputs(manifest))
-    with Staging(out) as stage:
+    with Staging(out, ctx.holding if ctx is not None else None) as stage:
         staged = render_report_files(registry, manifest, stage, options,
                                      binding if binding is not None else make_binding(manifest), checks, ctx)
         (ctx or Context(0)).check()

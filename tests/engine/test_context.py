@@ -93,3 +93,26 @@ def test_a_context_says_how_many_threads_a_method_may_use():
     assert Context(0, executor=InProcessExecutor(threads=5), threads=2).threads == 2
     with pytest.raises(ValueError):
         Context(0, threads=0)
+
+
+def test_a_stop_deferred_during_a_held_step_takes_effect_when_it_ends():
+    token = CancelToken()
+    assert not token.defer(2)  # nothing held: the caller stops the work itself
+    with token.holding():
+        with token.holding():
+            assert token.defer(2) and token.defer(15)
+        assert not token.cancelled  # the outer step still holds
+    assert token.cancelled and token.deferred == 2  # the first reason is kept
+
+
+def test_a_final_step_holds_until_released_and_a_failed_one_does_not():
+    token = CancelToken()
+    with token.holding(final=True):
+        pass
+    assert token.defer(2) and not token.cancelled  # the finished work is being reported
+    token.release()
+    assert token.cancelled
+    failed = CancelToken()
+    with pytest.raises(OSError), failed.holding(final=True):
+        raise OSError("a rename failed")
+    assert not failed.defer(2)  # rolled back: nothing finished, nothing held
