@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -188,8 +188,11 @@ class Context:
         return self.token.on_cancel(fn)
 
     def holding(self, final: bool = False):
-        """A context manager around a step that must finish once begun (:meth:`CancelToken.holding`)."""
-        return self.token.holding(final)
+        """A context manager around a step that must finish once begun (:meth:`CancelToken.holding`);
+        with a token that holds nothing (a worker process's, which no signal handler defers to), a
+        plain step."""
+        hold = getattr(self.token, "holding", None)
+        return hold(final) if hold is not None else nullcontext()
 
     def check(self) -> None:
         """Raise :class:`Cancelled` if the run was asked to stop."""
