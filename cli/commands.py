@@ -198,6 +198,9 @@ def _read_options(p):
     p.add_argument("--drop-missing", dest="drop_missing", action="store_true",
                    help="drop every record with a missing value (an empty cell or '?') in any column, as the "
                         "papers do with Adult; the manifest records it")
+    p.add_argument("--fill-missing", dest="fill_missing", choices=("value", "impute"),
+                   help="instead, fill every missing value: 'value' keeps a blank as a value of its own, 'impute' "
+                        "uses the column's median (numbers) or most frequent value; the manifest records it")
 
 
 def _data_options(p):
@@ -228,6 +231,7 @@ def _source(args):
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
+         "fill_missing": getattr(args, "fill_missing", None),
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
          "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or []),
@@ -309,7 +313,8 @@ def cmd_run(args, registry) -> int:
         read = [flag for flag, value in (("--names", args.names), ("--names-from", args.names_from),
                                          ("--input-format", args.input_format), ("--delimiter", args.delimiter),
                                          ("--encoding", args.encoding), ("--skip-rows", args.skip_rows),
-                                         ("--drop-missing", args.drop_missing), ("--target", args.target),
+                                         ("--drop-missing", args.drop_missing), ("--fill-missing", args.fill_missing),
+                                         ("--target", args.target),
                                          ("--sensitive", args.sensitive), ("--identifier", args.identifier),
                                          ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
                                          ("--kind", args.kind)) if value]

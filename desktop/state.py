@@ -82,6 +82,43 @@ class DatasetState:
         self.release_sensitive = set()
         self.changed.emit("data")
 
+    def keep_schema(self, previous, rules: Mapping) -> list[str]:
+        """After the same file is read again with other read options: give its columns back the
+        kinds, roles, hierarchies and rules they had (``previous`` is the schema before). A numeric
+        kind whose column now holds text is not kept, nor a hierarchy its values no longer fit;
+        returns those columns whose hierarchy could not be kept."""
+        table = self.table
+        if table is None:
+            return []
+        names = set(table.schema.names)
+        cols = [c for c in previous.columns if c.name in names]
+        kinds = {c.name: c.kind for c in cols if c.kind != table.schema[c.name].kind
+                 and (c.kind is not Kind.NUMERIC or pd.api.types.is_numeric_dtype(table.frame[c.name]))}
+        data = dataclasses.replace(table, schema=table.schema.with_kinds(kinds).with_roles({c.name: c.role
+                                                                                            for c in cols}))
+        lost = []
+        for c in cols:
+            if c.hierarchy is not None:
+                try:
+                    data = data.with_hierarchy(c.name, c.hierarchy)
+                except BadInput:
+                    lost.append(c.name)
+        self.data = data
+        for name in kinds:
+            self.stats[name] = column_stats(data.frame[name], kinds[name])
+        self._refresh_defaults()
+        self.rules = {c: r for c, r in rules.items() if c in names and (r is None or r.rule in RULES_BY_KIND[
+            data.schema[c].kind])}
+        self.changed.emit("schema")
+        self.changed.emit("recipe")
+        return lost
+
+    def missing(self) -> dict[str, int]:
+        """Records with a missing value, per column of the open table that has any."""
+        if self.table is None:
+            return {}
+        return {name: st.missing for name, st in self.stats.items() if st is not None and st.missing}
+
     # -- kinds and roles ----------------------------------------------------------------------
     def set_roles(self, names: Iterable[str], role: Role | str) -> None:
         """Give ``names`` the role; a new target displaces the old one (there is only one)."""

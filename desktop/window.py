@@ -199,6 +199,36 @@ class MainWindow(QMainWindow):
         else:
             self.settings.add_recent(source.path, "data", import_options(source))
             self.settings.remember_session("data", source.path, import_options(source))
+            if not (source.drop_missing or source.fill_missing) and c.dataset.missing():
+                self.ask_missing(c.dataset.missing())
+
+    def ask_missing(self, counts: dict[str, int]) -> QMessageBox:
+        """The file has missing values: name every column holding some, and offer the ways to deal
+        with them (the file is read again, its columns keeping their roles, kinds and hierarchies)."""
+        from veil.engine import describe_missing
+
+        from .dialogs import MISSING_BUTTONS
+
+        which = "column" if len(counts) == 1 else f"{len(counts)} columns"
+        box = QMessageBox(QMessageBox.Question, "Missing values",
+                          f"{self.controller.dataset.name} has missing values in {which}: {describe_missing(counts)}.",
+                          QMessageBox.NoButton, self)
+        box.setObjectName("missing-values")
+        box.setInformativeText("Anonymisation methods cannot place a missing value in a group: a run on these "
+                               "columns would be refused. Drop the records holding one, keep a blank as a value "
+                               "of its own, or impute it (a number by its column's median, any other value by "
+                               "the most frequent one). The file is read again; its columns keep their roles, "
+                               "kinds and hierarchies.")
+        buttons = {}
+        for label, choice in MISSING_BUTTONS:
+            buttons[box.addButton(label, QMessageBox.AcceptRole)] = choice
+        keep = box.addButton("Leave them", QMessageBox.RejectRole)
+        box.setDefaultButton(keep)
+        box.finished.connect(lambda _: self.controller.reread_missing(buttons.get(box.clickedButton())))
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.missing_box = box
+        return box
 
     def _batch_finished(self) -> None:
         from .ranking import run_ranking

@@ -80,6 +80,9 @@ class Document:
 
 
 # -- building the document from a manifest -------------------------------------------------------------
+FILLED = {"value": "kept as a value of its own", "impute": "imputed (median or most frequent value)"}
+
+
 def build_document(registry, manifest: dict, checks: dict | None = None) -> Document:
     """The report's content, from a manifest (and, when regenerated, the checks just made)."""
     checks = checks or {}
@@ -179,7 +182,10 @@ def _released(registry, manifest: dict) -> Section:
                       if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
     source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
               else Path(inp["path"]).name if inp.get("path") else "not recorded")
-    dropped = ", after dropping every record with a missing value" if (inp.get("read") or {}).get("drop_missing") else ""
+    read = inp.get("read") or {}
+    dropped = (", after dropping every record with a missing value" if read.get("drop_missing")
+               else f", each missing value {FILLED.get(read.get('fill_missing'), 'filled')}" if read.get("fill_missing")
+               else "")
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')}{dropped})"))
     project = manifest.get("project")
     if project:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, TABLE, Algorithm, BadInput, GroupView, Interval,
+from veil.engine import (BUCKETISED_TABLE, missing_message, GENERALISED_TABLE, TABLE, Algorithm, BadInput, GroupView, Interval,
                          Judgement, Kind, NodeValue, Release, Role, format_value, grouping_columns, hookimpl, param,
                          value_label)
 
@@ -134,13 +134,12 @@ def qi_columns(table, qis):
     """Each quasi-identifier as Mondrian measures it (numeric range or categorical values with their
     hierarchy); a clear message for a column with missing values. Shared with the relational
     baselines (Hilbert, relational PatternKa), which measure NCP the same way."""
+    blanks = missing_message(table.frame, qis)
+    if blanks:  # every column with blanks named at once
+        raise BadInput(blanks)
     cols = []
     for name in qis:
         series = table.frame[name]
-        if series.isna().any():
-            raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
-                           f"records (the import option “drop records with a missing value”, or --drop-missing on "
-                           f"the command line) or fill them before anonymising")
         numeric = table.schema[name].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(series) \
             and not pd.api.types.is_bool_dtype(series)
         cols.append(_Numeric(name, series) if numeric else _Categorical(name, series, table.hierarchy(name)))
