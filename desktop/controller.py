@@ -216,6 +216,7 @@ class Controller(QObject):
             self.exported.emit(value)
 
     def _loaded(self, project: Project | None, loaded: Loaded, kept: tuple | None = None) -> None:
+        self._forget_runs()
         self.dataset.load(loaded, project.recipe if project is not None else None)
         lost = []
         if kept is not None:
@@ -246,6 +247,16 @@ class Controller(QObject):
                 hint += f" (not the hierarchy of {', '.join(map(repr, lost))}, which its values no longer fit)"
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")
         self.data_loaded.emit()
+
+    def _forget_runs(self) -> None:
+        """New data: the runs on the data before are cancelled and their results leave the tables and
+        charts (a project brings back its own)."""
+        for job in list(self._runs):
+            self.runner.cancel(job)
+        self._runs.clear()
+        self._run_sources.clear()
+        self.batch, self._batch = [], False
+        self.runs.reset()
 
     @Slot(int, object)
     def _on_failed(self, job: int, failure: Failure) -> None:

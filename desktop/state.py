@@ -637,6 +637,14 @@ class RunsState:
             entry.started = entry.ended
         self.changed.emit(entry)
 
+    def reset(self) -> None:
+        """Forget every run and result (other data was opened: they were runs on the data before).
+        Run numbers go on counting, so a number never names two runs."""
+        self.entries = []
+        self._records.clear()
+        self.changed.emit(None)
+        self.results_changed.emit()
+
     def clear_finished(self) -> None:
         self.entries = [e for e in self.entries if not e.finished]
         self.changed.emit(None)

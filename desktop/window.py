@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
         shape = shape_text(data)
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
+        self.release_panel.clear()  # the runs it previewed were on the data before
         source = c.dataset.source
         if c.project_path is not None and c.project_path.resolve() == self.settings.session_file().resolve():
             pass  # the last session reopening: not a file the user chose
