@@ -68,6 +68,15 @@ def file_filter(registry) -> str:
     return ";;".join([f"Data files ({every})", *groups, "All files (*)"])
 
 
+def short_verdict(outcome) -> str:
+    """A run's verdict in a few words: each privacy model's, when the release had to satisfy several
+    ("k-anonymity holds, l-diversity holds"), else the first clause of its message."""
+    verdicts = getattr(getattr(outcome, "result", None), "verdicts", None) or ()
+    if len(verdicts) > 1:
+        return ", ".join(f"{v.model} {'holds' if v.holds else 'fails'}" for v in verdicts)
+    return outcome.verdict.split(";")[0]
+
+
 # what to do with missing values: the import dialog's choices, and the question asked after opening
 MISSING_CHOICES = (("Keep them (methods refuse them)", None), ("Drop the records holding one", "drop"),
                    ("Treat a blank as a value of its own", "value"),
@@ -254,8 +263,7 @@ class ExportDialog(QDialog):
         self.setObjectName("export-dialog")
         self.run = QComboBox()
         for entry in runs.exportable():
-            verdict = entry.outcome.verdict.split(";")[0]
-            self.run.addItem(f"#{entry.id} {entry.label} — {verdict}", entry.id)
+            self.run.addItem(f"#{entry.id} {entry.label} — {short_verdict(entry.outcome)}", entry.id)
         if run_id is not None and self.run.findData(run_id) >= 0:
             self.run.setCurrentIndex(self.run.findData(run_id))
         self.fmt = QComboBox()

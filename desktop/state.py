@@ -304,6 +304,23 @@ def model_for(registry, data, current: str | None) -> str | None:
     return best
 
 
+def metric_fits(registry, metric: str, methods: Iterable[str], model: str | None) -> bool:
+    """Whether the metric (``NAME`` or ``NAME:params``) says something of a run of one of ``methods``
+    (all metrics fit while no method is chosen)."""
+    cls = registry.get("metric", PluginCall.parse(metric).name)
+    model_cls = registry.get("privacy-model", model) if model else None
+    methods = list(methods)
+    return not methods or any(cls.fits(registry.get("algorithm", m), model_cls) for m in methods)
+
+
+def fitting_metrics(registry, spec: RunSpec) -> RunSpec:
+    """The run with only the chosen metrics that say something of its method: a Mondrian run does
+    not compute (nor report as "does not apply") a feature ranking's accuracy."""
+    model = spec.models[0].name if spec.models else None
+    kept = tuple(m for m in spec.metrics if metric_fits(registry, m, [spec.method.name], model))
+    return spec if kept == tuple(spec.metrics) else dataclasses.replace(spec, metrics=kept)
+
+
 def offered_methods(registry, data) -> list[type]:
     return [cls for cls in registry.classes("algorithm") if takes(cls, data)]
 
@@ -424,7 +441,7 @@ class ConfigState:
         exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
         study = self.study(registry, data, recipe)
         fixed = self._fixed(registry, study)
-        return [PlannedRun(run.spec, run.setting, run.repeat, fixed[run.spec.method.name])
+        return [PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
                 for run in study.plan(registry, data)]
 
     def study(self, registry, data, recipe: Recipe | None = None) -> Study:

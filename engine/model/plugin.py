@@ -353,9 +353,12 @@ class Metric(Plugin):
 
     @classmethod
     def fits(cls, algorithm: type, model: type | None) -> bool:
-        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes)."""
+        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes): it
+        gives a number on a form the method takes, and the method's releases carry what it requires
+        (``requires`` among the method's ``provides``)."""
         forms = cls.fits_forms if cls.fits_forms is not None else cls.accepts
-        return any(f in algorithm.accepts for f in forms)
+        carried = not cls.requires or cls.requires in getattr(algorithm, "provides", ())
+        return carried and any(f in algorithm.accepts for f in forms)
 
     @classmethod
     def estimate_seconds(cls, n_rows: int, n_columns: int) -> float:

@@ -281,16 +281,20 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
     samples = manifest.get("metric_samples") or {}
-    if metrics:
-        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
-                 _sample_words(samples.get(k))] for k, v in metrics.items()]
+    applied = {k: v for k, v in metrics.items() if v is not None}
+    if applied:
+        rows = [[_title(registry, "metric", k), Num(_g(v), f"metrics.{k}", v), _sample_words(samples.get(k))]
+                for k, v in applied.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
         sec.add("table", rows, header=["Measure", "Value", "Computed on"])
-        if samples:
-            sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
-                         "train classifiers on a large input; of the large populations, for a utility loss with "
-                         "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
-                         "exactly.")
+    idle = [_title(registry, "metric", k) for k, v in metrics.items() if v is None]
+    if idle:  # one line, not a row of "does not apply" each
+        sec.add("p", f"Not applicable to this release, so not shown: {', '.join(idle)}.")
+    if samples:
+        sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
+                     "train classifiers on a large input; of the large populations, for a utility loss with "
+                     "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
+                     "exactly.")
     return sec
 
 
@@ -356,8 +360,9 @@ def _caveats(registry, manifest: dict) -> Section:
 
 def _parameters(registry, manifest: dict) -> Section:
     method, pm = manifest.get("method", {}), manifest.get("privacy_model", {})
+    models = [f"{e['model']}{_params_text(e.get('params'))}" for e in _each_verdict(manifest)] if pm.get("name") else []
     facts = [("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
-             ("Privacy model", f"{pm.get('name')}{_params_text(pm.get('params'))}" if pm.get("name") else "none"),
+             ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
              ("Seed", str(manifest.get("seed"))),
              ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled")]
     risk = manifest.get("risk") or {}
