@@ -295,14 +295,17 @@ class MainWindow(QMainWindow):
         if not (self.confirm_unsaved and c.history.dirty) or c.dataset.data is None:
             then()
             return True
-        name = c.project_path.name if c.project_path else c.dataset.name
-        box = QMessageBox(QMessageBox.Question, "Unsaved changes",
-                          f"Save the changes to {name} first?", QMessageBox.Save | QMessageBox.Discard |
-                          QMessageBox.Cancel, self)
+        # the question names what Save writes: the project file, never the data file (which Veil never changes)
+        question = (f"Save the changes to the project {c.project_path.name} first?" if c.project_path else
+                    f"Save your work on {c.dataset.name} as a project first?")
+        box = QMessageBox(QMessageBox.Question, "Unsaved changes", question,
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
         box.setObjectName("unsaved-changes")
+        kept = ("Discard leaves the project file as it was" if c.project_path else
+                "Save asks where to write a project file; Discard writes nothing")
         box.setInformativeText("Roles, feature rules, the configuration or the results changed since they were "
-                               "last saved. Discard leaves the project file as it was (Veil still reopens this "
-                               "session as it is now at its next start).")
+                               f"last saved. The data file itself is never changed. {kept} (Veil still reopens "
+                               "this session as it is now at its next start).")
 
         def answered(button: int) -> None:
             self._last_answer = button
