@@ -267,7 +267,9 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", f"To see how much the release still supports analysis, Veil trained the same classifier "
                      f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
                      f"once on the release, and measured how well it predicts records it was not trained on. "
-                     f"1.0 is perfect; an AUC of 0.5 is guessing.")
+                     f"1.0 is perfect; an AUC of 0.5 is guessing." +
+                     (" Studies tune C in every fold, which costs six times the fits; a release's report does "
+                      "so when asked (veil run --tuned-report)." if "C = " in str(util.get("classifier")) else ""))
         rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
         sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
