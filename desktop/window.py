@@ -305,7 +305,7 @@ class MainWindow(QMainWindow):
                 "Save asks where to write a project file; Discard writes nothing")
         box.setInformativeText("Roles, feature rules, the configuration or the results changed since they were "
                                f"last saved. The data file itself is never changed. {kept} (Veil still reopens "
-                               "this session as it is now at its next start).")
+                               "your work as it is now at its next start).")
 
         def answered(button: int) -> None:
             self._last_answer = button
