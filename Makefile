@@ -22,6 +22,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[gui,mining,spark,test]"
+	$(BIN)/python scripts/compile_kernels.py
 	@touch $(STAMP)
 
 benchmark: $(STAMP)

@@ -2,7 +2,9 @@
 
 Exit codes: 0 success, 1 a privacy check failed, 2 bad input (one line on stderr, no traceback),
 3 an internal error (a bug: one line, the traceback in a log file), 130 interrupted (Ctrl+C, SIGINT),
-143 terminated (SIGTERM). An interrupted or terminated export leaves the output folder as it was.
+143 terminated (SIGTERM). An interrupted or terminated export leaves the output folder as it was; a
+signal that arrives while an export's files are being moved into place lets that finish, and the
+command ends normally saying "finished before the interrupt took effect".
 """
 
 from __future__ import annotations
@@ -145,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="release these columns marked sensitive although no privacy model protects them "
                         "(comma-separated, repeatable); without it a run that would release one is refused")
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
+    r.add_argument("--tuned-report", dest="tuned_report", action="store_true",
+                   help="the report's classifier with C tuned per fold, as studies do (six times the fits; "
+                        "default: one stratified cross-validation with C = 1)")
     r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
                    help="a record is at risk when its re-identification risk exceeds this "
                         f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
@@ -228,6 +233,9 @@ def _read_options(p):
     p.add_argument("--drop-missing", dest="drop_missing", action="store_true",
                    help="drop every record with a missing value (an empty cell or '?') in any column, as the "
                         "papers do with Adult; the manifest records it")
+    p.add_argument("--fill-missing", dest="fill_missing", choices=("value", "impute"),
+                   help="instead, fill every missing value: 'value' keeps a blank as a value of its own, 'impute' "
+                        "uses the column's median (numbers) or most frequent value; the manifest records it")
 
 
 def _data_options(p):
@@ -251,7 +259,6 @@ def _data_options(p):
 def _source(args):
     from veil.engine.data.datasource import DataSource
     from veil.engine.data.names import read_column_names
-    from veil.engine.data.table import Role
 
     if args.names_from:
         if args.names:
@@ -260,6 +267,7 @@ def _source(args):
     d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
          "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
          "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
+         "fill_missing": getattr(args, "fill_missing", None),
          "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
          "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
          "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or []),
@@ -344,7 +352,8 @@ def cmd_run(args, registry) -> int:
         read = [flag for flag, value in (("--names", args.names), ("--names-from", args.names_from),
                                          ("--input-format", args.input_format), ("--delimiter", args.delimiter),
                                          ("--encoding", args.encoding), ("--skip-rows", args.skip_rows),
-                                         ("--drop-missing", args.drop_missing), ("--target", args.target),
+                                         ("--drop-missing", args.drop_missing), ("--fill-missing", args.fill_missing),
+                                         ("--target", args.target),
                                          ("--sensitive", args.sensitive), ("--identifier", args.identifier),
                                          ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
                                          ("--kind", args.kind), ("--population", args.population),
@@ -389,6 +398,8 @@ def cmd_run(args, registry) -> int:
     _hierarchy_notes(registry, data, [spec.method for spec in specs])
     failed = []
     for n, spec in enumerate(specs, start=1):
+        if hasattr(args, "stop") and args.stop.next_run():  # a signal came while the last export finished
+            raise Interrupted(args.stop.deferred)
         if not spec.metrics and args.metrics is None:
             spec = RunSpec(spec.method, spec.models, spec.seed,
                            default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
@@ -494,18 +505,20 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
     from veil.engine.run.runs import execute
 
     progress = _Progress(spec.method.name)
+    token = args.stop.token() if hasattr(args, "stop") else None
     try:
         # a release draws its DP noise from the OS's secure source; the seed still drives everything else
-        ctx = Context(spec.seed, progress, noise_source=SECURE, executor=executor)
+        ctx = Context(spec.seed, progress, token, noise_source=SECURE, executor=executor)
         result = execute(registry, data, spec, ctx, version=__version__, release_sensitive=args.release_sensitive)
     finally:
         progress.close()
-    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold)
+    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold,
+                                                       tuned=getattr(args, "tuned_report", False))
     fmt = args.format or _default_format(registry, result)
     read = (getattr(args, "names_from", None), getattr(args, "population", None))  # never written over
     return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
                           report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed), inputs=tuple(f for f in read if f)).manifest
+                          ctx=Context(spec.seed, token=token), inputs=tuple(f for f in read if f)).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -588,7 +601,6 @@ def cmd_verify(args, registry) -> int:
     from veil.engine import Hierarchy
     from veil.engine.release.verify import read_released, verify_file, verify_manifest
     from veil.engine.release.parts import read_parts
-    from veil.engine.run.runs import PluginCall
 
     path = Path(args.path)
     if not path.exists():
@@ -767,10 +779,45 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class _Stop:
+    """The cancel token a command's runs and exports share, made on first use (``--help`` imports no
+    run module). While an export holds a step that must finish (its commit), the signal handler
+    defers to the token instead of raising: :attr:`deferred` then names the signal."""
+
+    def __init__(self):
+        self._token = None
+
+    def token(self):
+        if self._token is None:
+            from veil.engine.run.jobs import CancelToken
+
+            self._token = CancelToken()
+        return self._token
+
+    def defer(self, signum: int) -> bool:
+        return self._token is not None and self._token.defer(signum)
+
+    def next_run(self) -> bool:
+        """Before the next run: the last export's hold ends (it has been reported); whether a signal
+        came meanwhile (the command then stops)."""
+        if self._token is not None:
+            self._token.release()
+        return self.deferred is not None
+
+    @property
+    def deferred(self) -> int | None:
+        return None if self._token is None else self._token.deferred
+
+
 @contextmanager
-def _signals_interrupt():
+def _signals_interrupt(stop: _Stop, program: bool = False):
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the first one; a second
-    one while cleaning up is ignored, so the clean-up finishes). Elsewhere, nothing changes."""
+    one while cleaning up is ignored, so the clean-up finishes), unless an export's commit is under
+    way: then ``stop`` keeps it and the commit finishes first. Elsewhere, nothing changes.
+
+    Afterwards the earlier handlers are back; for the ``program`` itself, the signals are ignored
+    instead: the process is about to exit with the command's code, and a signal now comes too late
+    to stop anything (Python's default would end a finished run as if it had been interrupted)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -780,6 +827,8 @@ def _signals_interrupt():
         if seen:
             return
         seen.append(signum)
+        if stop.defer(signum):
+            return
         raise Interrupted(signum)
 
     wanted = [signal.SIGINT, signal.SIGTERM]
@@ -790,22 +839,30 @@ def _signals_interrupt():
         yield
     finally:
         for s, h in previous.items():
-            signal.signal(s, h)
+            signal.signal(s, signal.SIG_IGN if program else h)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; return its exit code (never raises for user errors)."""
+def main(argv: Sequence[str] | None = None, *, program: bool | None = None) -> int:
+    """Run a command; return its exit code (never raises for user errors). ``program``: called as the
+    process's own entry point, which exits with the code (default: when ``argv`` is None)."""
+    program = argv is None if program is None else program
     argv = list(sys.argv[1:] if argv is None else argv)
+    stop = _Stop()
     args = None
     try:
-        with _signals_interrupt(), warnings.catch_warnings():
+        with _signals_interrupt(stop, program), warnings.catch_warnings():
             if not sys.warnoptions:  # NumPy's overflow notes name source lines: not for the terminal (-W shows them)
                 warnings.simplefilter("ignore", RuntimeWarning)
             args = build_parser().parse_args(argv)
             if args.command is None:
                 raise BadInput("no command given (see `veil --help`)")
+            args.stop = stop
             registry = make_registry()
-            return COMMANDS[args.command](args, registry)
+            code = COMMANDS[args.command](args, registry)
+        if stop.deferred is not None:  # the signal came while the export's files were moved into place
+            what = "termination" if stop.deferred == signal.SIGTERM else "interrupt"
+            print(f"veil: finished before the {what} took effect", file=sys.stderr)
+        return code
     except Interrupted as exc:
         print("veil: terminated" if exc.signum == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
         return 128 + exc.signum
@@ -815,9 +872,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (BadInput, PluginError) as exc:
         print(f"veil: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (Cancelled, KeyboardInterrupt):
-        print("veil: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except (Cancelled, KeyboardInterrupt):  # a signal deferred by a held step stops the work at its next check
+        print("veil: terminated" if stop.deferred == signal.SIGTERM else "veil: interrupted", file=sys.stderr)
+        return 128 + stop.deferred if stop.deferred is not None else EXIT_INTERRUPTED
     except OSError as exc:  # a folder that is a file, a full disk, no permission: say which path
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         if not where and getattr(args, "out", None):  # a write's error names no file: name the folder written

@@ -15,7 +15,7 @@ from veil.engine import (BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
 from .ranking_panel import WeightSliders
-from .state import memory_note, metric_cost_note, model_fits, model_for, offered_methods
+from .state import memory_note, metric_cost_note, metric_fits, model_fits, model_for, offered_methods
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -30,7 +30,8 @@ class _ClickLabel(QLabel):
         self._check = check
 
     def mousePressEvent(self, event):
-        self._check.toggle()
+        if self._check.isEnabled():
+            self._check.toggle()
 
 
 class MethodRow(QWidget):
@@ -201,6 +202,7 @@ class ConfigPanel(QScrollArea):
         grid.setVerticalSpacing(2)
         grid.setColumnStretch(1, 1)
         self.metric_boxes: dict[str, QCheckBox] = {}
+        self._metric_labels: dict[str, QLabel] = {}
         self.metric_forms: dict[str, ParamForm] = {}
         row = 0
         for category in ("utility", "privacy"):
@@ -227,6 +229,7 @@ class ConfigPanel(QScrollArea):
                 grid.addWidget(check, row, 0, Qt.AlignTop)
                 grid.addWidget(label, row, 1)
                 self.metric_boxes[cls.name] = check
+                self._metric_labels[cls.name] = label
                 row += 1
                 if cls.param_specs():
                     form = ParamForm(cls, sweep=False)
@@ -336,8 +339,31 @@ class ConfigPanel(QScrollArea):
             self.config.set_params("algorithm", name, form.values(), form.sweeps())
 
     def _metrics_chosen(self, *_):
-        with self._push():
-            self.config.set_metrics([n for n, c in self.metric_boxes.items() if c.isChecked()])
+        with self._push():  # a greyed-out metric keeps its place in the choice (see _fit_metrics)
+            self.config.set_metrics([n for n, c in self.metric_boxes.items()
+                                     if c.isChecked() or not c.isEnabled() and n in self.config.metrics])
+
+    def _fit_metrics(self) -> None:
+        """A metric that says nothing of any chosen method (a feature ranking's accuracy for Mondrian)
+        is greyed out and shown unticked; it is not computed. It comes back as it was chosen when a
+        method it fits is chosen."""
+        for name, check in self.metric_boxes.items():
+            fits = metric_fits(self.registry, name, self.config.selected, self.config.model)
+            if fits == check.isEnabled():
+                continue
+            label = self._metric_labels[name]
+            if not fits:
+                label.setProperty("tip", label.toolTip())
+            tip = label.property("tip") if fits else "Says nothing of the chosen methods: not computed for them"
+            for w in (check, label):
+                w.setEnabled(fits)
+                w.setToolTip(tip)
+            check.blockSignals(True)  # shown unticked, the choice itself kept
+            check.setChecked(fits and name in self.config.metrics)
+            check.blockSignals(False)
+            form = self.metric_forms.get(name)
+            if form is not None:
+                form.setVisible(check.isChecked())
 
     def _seed_chosen(self, *_):
         with self._push():
@@ -396,6 +422,7 @@ class ConfigPanel(QScrollArea):
             self.model_combo.setCurrentIndex(max(self.model_combo.findData(wanted), 0))
 
     def _describe_methods(self) -> None:
+        self._fit_metrics()
         data = self.controller.dataset.data
         has_target = isinstance(data, Table) and data.schema.target is not None or \
             (not isinstance(data, Table) and getattr(data, "labels", None) is not None)
@@ -403,8 +430,10 @@ class ConfigPanel(QScrollArea):
             row.show_roles(data)
             said = row.check.isChecked() and bool(row.roles_problem.text())  # in red, in the row
             notes = []
-            if row.cls.needs_labels and not has_target and not said:
-                notes.append("needs a target column")
+            unlabelled = row.cls.needs_labels and not has_target
+            row.check.setEnabled(not unlabelled or row.check.isChecked())  # cannot run: not offered to tick
+            if unlabelled and not said:
+                notes.append("needs a target column: mark one under Columns")
             model = self.config.model
             fitting = self.registry.models_for(row.cls) if row.cls.satisfies else None  # None: any model
             outside = [m for m in self.config.model_names() if fitting is not None and m not in fitting]

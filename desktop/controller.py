@@ -48,6 +48,7 @@ class Controller(QObject):
         self.project_path: Path | None = None
         self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
+        self._rereads: dict[int, tuple] = {}  # load job -> (schema, rules, released sensitive) to keep
         self._runs: dict[int, RunEntry] = {}
         self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
         self._exports: dict[int, Path] = {}
@@ -68,15 +69,40 @@ class Controller(QObject):
         return self.open_source(DataSource.from_options(path, options or ImportOptions()))
 
     def open_source(self, source: DataSource, project: Project | None = None) -> int:
-        """Read on the worker; a new load replaces one still waiting or running."""
+        """Read on the worker; a new load replaces one still waiting or running. The same file read
+        again (other read options, another choice for its missing values) keeps what the user set
+        on its columns: kinds, roles, hierarchies and rules."""
         self.runner.cancel_all(kind="load")
         label = "demo data" if source.demo else Path(source.path or "").name
         job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
                                                                    project=project), kind="load")
         self._loads[job] = project
+        if project is None and self._same_file(source) and self.dataset.table is not None:
+            self._rereads[job] = (self.dataset.table.schema, dict(self.dataset.rules),
+                                  set(self.dataset.release_sensitive))
         self.busy_changed.emit(True)
         self.message.emit(f"Opening {label}…")
         return job
+
+    def _same_file(self, source: DataSource) -> bool:
+        now = self.dataset.source
+        if now is None or now.demo or source.demo or not now.path or not source.path:
+            return False
+        try:
+            return Path(now.path).resolve() == Path(source.path).resolve()
+        except OSError:
+            return False
+
+    def reread_missing(self, choice: str | None) -> int | None:
+        """Read the open file again, its missing values dropped (``"drop"``) or filled (``"value"``,
+        ``"impute"``); its columns keep their kinds, roles and hierarchies."""
+        import dataclasses
+
+        source = self.dataset.source
+        if source is None or choice is None:
+            return None
+        return self.open_source(dataclasses.replace(source, drop_missing=choice == "drop",
+                                                    fill_missing=None if choice == "drop" else choice))
 
     def open_project(self, path: str | Path) -> int | None:
         try:
@@ -201,13 +227,20 @@ class Controller(QObject):
         if job in self._runs:
             self.runs.finish(self._runs.pop(job), value)
         elif job in self._loads:
-            self._loaded(self._loads.pop(job), value)
+            self._loaded(self._loads.pop(job), value, self._rereads.pop(job, None))
         elif job in self._exports:
             self._exports.pop(job)
             self.exported.emit(value)
 
-    def _loaded(self, project: Project | None, loaded: Loaded) -> None:
+    def _loaded(self, project: Project | None, loaded: Loaded, kept: tuple | None = None) -> None:
+        self._forget_runs()
         self.dataset.load(loaded, project.recipe if project is not None else None)
+        lost = []
+        if kept is not None:
+            schema, rules, released = kept
+            lost = self.dataset.keep_schema(schema, rules)
+            if self.dataset.table is not None:
+                self.dataset.release_sensitive = released & set(self.dataset.table.schema.names)
         if project is not None:
             if project.item_sets is not None:  # the project worked on a column's item sets: so again
                 try:
@@ -225,8 +258,22 @@ class Controller(QObject):
             shape += f", the item sets of column {data.meta.get('item_column')!r}"
         hint = "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles \
             else ""
+        if kept is not None:
+            hint = "; the columns keep their kinds, roles and hierarchies"
+            if lost:
+                hint += f" (not the hierarchy of {', '.join(map(repr, lost))}, which its values no longer fit)"
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")
         self.data_loaded.emit()
+
+    def _forget_runs(self) -> None:
+        """New data: the runs on the data before are cancelled and their results leave the tables and
+        charts (a project brings back its own)."""
+        for job in list(self._runs):
+            self.runner.cancel(job)
+        self._runs.clear()
+        self._run_sources.clear()
+        self.batch, self._batch = [], False
+        self.runs.reset()
 
     @Slot(int, object)
     def _on_failed(self, job: int, failure: Failure) -> None:
@@ -234,6 +281,7 @@ class Controller(QObject):
             self.runs.fail(self._runs.pop(job), failure)
         elif job in self._loads:
             self._loads.pop(job)
+            self._rereads.pop(job, None)
             self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
         elif job in self._exports:
             self._exports.pop(job)
@@ -245,6 +293,7 @@ class Controller(QObject):
             self.runs.cancel(self._runs.pop(job))
         elif job in self._loads:
             self._loads.pop(job)
+            self._rereads.pop(job, None)
             self.message.emit("Opening cancelled")
         elif job in self._exports:
             self._exports.pop(job)

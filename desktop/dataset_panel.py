@@ -3,6 +3,8 @@ the binarisation recipe with a live preview of the features it makes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
@@ -307,10 +309,19 @@ class DatasetPanel(QWidget):
         opens it on the hierarchy methods use now (a release's values are nodes of it)."""
         from .hierarchy_dialog import HierarchyDialog
 
-        dialog = HierarchyDialog(self.dataset.table, column, self, in_use=in_use)
+        dialog = HierarchyDialog(self.dataset.table, column, self, in_use=in_use, folder=self._hierarchy_folder())
         dialog.accepted.connect(lambda: self._apply_hierarchy(column, dialog.hierarchy))
         self.hierarchy_dialog = dialog
         dialog.open()
+
+    def _hierarchy_folder(self) -> str:
+        """Where the hierarchy file chooser starts: beside a hierarchy file the data already uses, else
+        beside the data file (ARX's examples keep them together)."""
+        source = self.dataset.source
+        if source is None or source.demo:
+            return ""
+        files = [f for f in source.hierarchies.values() if f] + ([source.path] if source.path else [])
+        return str(Path(files[0]).parent) if files else ""
 
     def _apply_hierarchy(self, column: str, hierarchy) -> None:
         try:

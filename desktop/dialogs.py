@@ -69,6 +69,23 @@ def file_filter(registry) -> str:
     return ";;".join([f"Data files ({every})", *groups, "All files (*)"])
 
 
+def short_verdict(outcome) -> str:
+    """A run's verdict in a few words: each privacy model's, when the release had to satisfy several
+    ("k-anonymity holds, l-diversity holds"), else the first clause of its message."""
+    verdicts = getattr(getattr(outcome, "result", None), "verdicts", None) or ()
+    if len(verdicts) > 1:
+        return ", ".join(f"{v.model} {'holds' if v.holds else 'fails'}" for v in verdicts)
+    return outcome.verdict.split(";")[0]
+
+
+# what to do with missing values: the import dialog's choices, and the question asked after opening
+MISSING_CHOICES = (("Keep them (methods refuse them)", None), ("Drop the records holding one", "drop"),
+                   ("Treat a blank as a value of its own", "value"),
+                   ("Impute: the median, or the most frequent value", "impute"))
+FILLS = ("value", "impute")
+MISSING_BUTTONS = (("Drop those records", "drop"), ("Keep as a value", "value"), ("Impute", "impute"))
+
+
 class ImportDialog(QDialog):
     """How to read a file: format, delimiter, encoding, header (and sheet), with a live preview of
     the first rows read exactly as the whole file will be."""
@@ -100,10 +117,13 @@ class ImportDialog(QDialog):
         self.names_button = QPushButton("From file…")
         self.names_button.setToolTip("Read the names from a UCI .names file or a one-line header file")
         self.names_button.clicked.connect(self.choose_names_file)
-        self.drop_missing = QCheckBox("Drop records with a missing value (an empty cell or “?”) in any column")
-        self.drop_missing.setObjectName("import-drop-missing")
-        self.drop_missing.setToolTip("Anonymisation methods cannot place a missing value in a group; the papers "
-                                     "drop such records (Adult: 30,162 of 32,561). The manifest records it.")
+        self.missing = QComboBox()
+        self.missing.setObjectName("import-missing")
+        for label, value in MISSING_CHOICES:
+            self.missing.addItem(label, value)
+        self.missing.setToolTip("A missing value is an empty cell or “?”. Anonymisation methods cannot place one "
+                                "in a group; the papers drop such records (Adult: 30,162 of 32,561). When the file "
+                                "has some, Veil asks after opening it. The manifest records the choice.")
         names_row = QHBoxLayout()
         names_row.addWidget(self.names, 1)
         names_row.addWidget(self.names_button)
@@ -120,7 +140,7 @@ class ImportDialog(QDialog):
         self.names.textEdited.connect(lambda _: self.names_source.hide())  # the user's own names now
         form.addRow("", self.names_source)
         form.addRow("Excel sheet", self.sheet)
-        form.addRow("", self.drop_missing)
+        form.addRow("Missing values", self.missing)
         self.preview_model = TableModel()
         self.preview_view = fast_table(QTableView(), stretch_last=False)
         self.preview_view.setModel(self.preview_model)
@@ -175,7 +195,8 @@ class ImportDialog(QDialog):
                              header=self.header.currentData(), names=names,
                              sheet=self.sheet.text().strip() or None, fmt=self.fmt.currentData(),
                              skip_rows=self.skip_rows.value() if self.text else 0,
-                             drop_missing=self.drop_missing.isChecked())
+                             drop_missing=self.missing.currentData() == "drop",
+                             fill_missing=self.missing.currentData() if self.missing.currentData() in FILLS else None)
 
     def choose_names_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Column names from", str(self.path.parent),
@@ -243,8 +264,7 @@ class ExportDialog(QDialog):
         self.setObjectName("export-dialog")
         self.run = QComboBox()
         for entry in runs.exportable():
-            verdict = entry.outcome.verdict.split(";")[0]
-            self.run.addItem(f"#{entry.id} {entry.label} — {verdict}", entry.id)
+            self.run.addItem(f"#{entry.id} {entry.label} — {short_verdict(entry.outcome)}", entry.id)
         if run_id is not None and self.run.findData(run_id) >= 0:
             self.run.setCurrentIndex(self.run.findData(run_id))
         self.fmt = QComboBox()

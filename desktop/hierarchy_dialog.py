@@ -57,8 +57,9 @@ def tree_model(hierarchy: Hierarchy) -> QStandardItemModel:
 class HierarchyDialog(QDialog):
     """Build (or replace) the hierarchy of one column, previewing its groups as parameters change."""
 
-    def __init__(self, table, column: str, parent=None, *, in_use: bool = False):
+    def __init__(self, table, column: str, parent=None, *, in_use: bool = False, folder: str = ""):
         super().__init__(parent)
+        self.folder = folder  # where the file chooser starts (the data's folder, or the last file's)
         self.setWindowTitle(f"Hierarchy of {column}")
         self.values = table.frame[column]
         self.column = column
@@ -128,7 +129,8 @@ class HierarchyDialog(QDialog):
                        self.groups.textChanged, self.path.textChanged):
             signal.connect(self.rebuild)
         self.level.valueChanged.connect(self._show_groups)
-        self.kind.setCurrentIndex(self.kind.findData(IN_USE if in_use else self._suggested_kind()))
+        attached = table.schema[column].hierarchy is not None  # reopened on it: OK must not replace it
+        self.kind.setCurrentIndex(self.kind.findData(IN_USE if in_use or attached else self._suggested_kind()))
         self.rebuild()
 
     def _suggested_kind(self) -> str:
@@ -141,7 +143,8 @@ class HierarchyDialog(QDialog):
         return "masking"
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ARX hierarchy", "", "CSV (*.csv);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "ARX hierarchy", self.path.text() or self.folder,
+                                              "CSV (*.csv);;All files (*)")
         if path:
             self.path.setText(path)
 

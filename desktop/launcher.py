@@ -26,6 +26,7 @@ def import_data_libraries() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    program = argv is None  # the process's entry point (the `veil` script, `python -m veil.desktop`)
     argv = list(sys.argv[1:] if argv is None else argv)
     if wants_desktop(argv):
         try:
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         return run_desktop(argv)
-    return cli_main(argv)
+    return cli_main(argv, program=program)
 
 
 if __name__ == "__main__":

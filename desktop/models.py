@@ -206,6 +206,12 @@ class ColumnsModel(QAbstractTableModel):
             return _coloured(role, ROLE_COLOURS[col.role])
         if role == Qt.ToolTipRole and c in (self.KIND, self.ROLE):
             return "Click to change"
+        if c == 0 and col.hierarchy is not None and role in (Qt.DecorationRole, Qt.ToolTipRole):
+            # which columns have a hierarchy, at a glance: a mark before the name (never elided)
+            return hierarchy_icon() if role == Qt.DecorationRole else \
+                f"{col.name}: {_hierarchy_words(col.hierarchy)} (right-click to see or replace it)"
+        if c == 0 and role == Qt.ToolTipRole:
+            return f"{col.name}: no hierarchy attached; methods that generalise make one (right-click to build one)"
         return None
 
     def flags(self, index):
@@ -233,6 +239,17 @@ class ColumnsModel(QAbstractTableModel):
 
     def name(self, row: int) -> str:
         return self._columns()[row].name
+
+
+def _hierarchy_words(hierarchy) -> str:
+    return f"a hierarchy of {hierarchy.height} level{'s' if hierarchy.height != 1 else ''} is attached"
+
+
+def hierarchy_icon():
+    """The mark of a column with a hierarchy attached: a small tree (the style's list-view icon)."""
+    from PySide6.QtWidgets import QApplication, QStyle
+
+    return QApplication.style().standardIcon(QStyle.SP_FileDialogListView)
 
 
 class StepsModel(QAbstractTableModel):

@@ -137,6 +137,14 @@ class ReleasePanel(QWidget):
         if self.hierarchy_column.findText(column) >= 0:
             self.hierarchy_requested.emit(column)
 
+    def clear(self) -> None:
+        """Show no release (other data was opened: the runs previewed here are gone)."""
+        self.model.set_preview(None)
+        self.smallest.clear()
+        self.largest.clear()
+        self._set_columns([])
+        self.summary.setText("Select a finished run to preview its release.")
+
     def show_release(self, label: str, release, columns=None) -> None:
         """Preview ``release``; ``columns`` (the data's columns) limits the hierarchy chooser to
         quasi-identifiers the data has (a bucketised release's ``group`` column has no hierarchy)."""

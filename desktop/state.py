@@ -82,6 +82,43 @@ class DatasetState:
         self.release_sensitive = set()
         self.changed.emit("data")
 
+    def keep_schema(self, previous, rules: Mapping) -> list[str]:
+        """After the same file is read again with other read options: give its columns back the
+        kinds, roles, hierarchies and rules they had (``previous`` is the schema before). A numeric
+        kind whose column now holds text is not kept, nor a hierarchy its values no longer fit;
+        returns those columns whose hierarchy could not be kept."""
+        table = self.table
+        if table is None:
+            return []
+        names = set(table.schema.names)
+        cols = [c for c in previous.columns if c.name in names]
+        kinds = {c.name: c.kind for c in cols if c.kind != table.schema[c.name].kind
+                 and (c.kind is not Kind.NUMERIC or pd.api.types.is_numeric_dtype(table.frame[c.name]))}
+        data = dataclasses.replace(table, schema=table.schema.with_kinds(kinds).with_roles({c.name: c.role
+                                                                                            for c in cols}))
+        lost = []
+        for c in cols:
+            if c.hierarchy is not None:
+                try:
+                    data = data.with_hierarchy(c.name, c.hierarchy)
+                except BadInput:
+                    lost.append(c.name)
+        self.data = data
+        for name in kinds:
+            self.stats[name] = column_stats(data.frame[name], kinds[name])
+        self._refresh_defaults()
+        self.rules = {c: r for c, r in rules.items() if c in names and (r is None or r.rule in RULES_BY_KIND[
+            data.schema[c].kind])}
+        self.changed.emit("schema")
+        self.changed.emit("recipe")
+        return lost
+
+    def missing(self) -> dict[str, int]:
+        """Records with a missing value, per column of the open table that has any."""
+        if self.table is None:
+            return {}
+        return {name: st.missing for name, st in self.stats.items() if st is not None and st.missing}
+
     # -- kinds and roles ----------------------------------------------------------------------
     def set_roles(self, names: Iterable[str], role: Role | str) -> None:
         """Give ``names`` the role; a new target displaces the old one (there is only one)."""
@@ -267,6 +304,23 @@ def model_for(registry, data, current: str | None) -> str | None:
     return best
 
 
+def metric_fits(registry, metric: str, methods: Iterable[str], model: str | None) -> bool:
+    """Whether the metric (``NAME`` or ``NAME:params``) says something of a run of one of ``methods``
+    (all metrics fit while no method is chosen)."""
+    cls = registry.get("metric", PluginCall.parse(metric).name)
+    model_cls = registry.get("privacy-model", model) if model else None
+    methods = list(methods)
+    return not methods or any(cls.fits(registry.get("algorithm", m), model_cls) for m in methods)
+
+
+def fitting_metrics(registry, spec: RunSpec) -> RunSpec:
+    """The run with only the chosen metrics that say something of its method: a Mondrian run does
+    not compute (nor report as "does not apply") a feature ranking's accuracy."""
+    model = spec.models[0].name if spec.models else None
+    kept = tuple(m for m in spec.metrics if metric_fits(registry, m, [spec.method.name], model))
+    return spec if kept == tuple(spec.metrics) else dataclasses.replace(spec, metrics=kept)
+
+
 def offered_methods(registry, data) -> list[type]:
     return [cls for cls in registry.classes("algorithm") if takes(cls, data)]
 
@@ -390,7 +444,7 @@ class ConfigState:
         exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
         study = self.study(registry, data, recipe)
         fixed = self._fixed(registry, study)
-        return [PlannedRun(run.spec, run.setting, run.repeat, fixed[run.spec.method.name])
+        return [PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
                 for run in study.plan(registry, data)]
 
     def study(self, registry, data, recipe: Recipe | None = None) -> Study:
@@ -610,6 +664,14 @@ class RunsState:
         if entry.started is None:
             entry.started = entry.ended
         self.changed.emit(entry)
+
+    def reset(self) -> None:
+        """Forget every run and result (other data was opened: they were runs on the data before).
+        Run numbers go on counting, so a number never names two runs."""
+        self.entries = []
+        self._records.clear()
+        self.changed.emit(None)
+        self.results_changed.emit()
 
     def clear_finished(self) -> None:
         self.entries = [e for e in self.entries if not e.finished]

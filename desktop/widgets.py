@@ -120,12 +120,21 @@ class Histogram(QWidget):
         p.setPen(text_colour)
         for i, (label, count) in enumerate(bars):
             y = r.top() + i * row_h
-            shown = fm.elidedText(label, Qt.ElideRight, label_w - 8)
-            p.drawText(QRectF(r.left(), y, label_w - 8, row_h), Qt.AlignRight | Qt.AlignVCenter, shown)
+            shown = fitted_label(fm, label, label_w - 8)
+            p.drawText(QRectF(r.left() - 2, y, label_w - 6, row_h), Qt.AlignRight | Qt.AlignVCenter, shown)
             w = (r.width() - label_w - count_w) * count / top
             p.fillRect(QRectF(r.left() + label_w, y + 2, max(w, 1), row_h - 4), bar_colour)
             p.drawText(QRectF(r.left() + label_w + w + 4, y, count_w, row_h), Qt.AlignLeft | Qt.AlignVCenter,
                        f"{count:,}")
+
+
+def fitted_label(fm: QFontMetrics, label: str, width: int) -> str:
+    """``label`` as it fits in ``width`` pixels: whole when its advance fits, else elided. (Qt's
+    ``elidedText`` measures more finely than ``horizontalAdvance`` and elides some labels at their
+    own width: "12" became "…", so a column of short codes showed no value at all.)"""
+    if fm.horizontalAdvance(label) <= width:
+        return label
+    return fm.elidedText(label, Qt.ElideRight, width)
 
 
 class ErrorLabel(QLabel):

@@ -204,6 +204,7 @@ class MainWindow(QMainWindow):
         shape = shape_text(data)
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
+        self.release_panel.clear()  # the runs it previewed were on the data before
         source = c.dataset.source
         if c.project_path is not None and c.project_path.resolve() == self.settings.session_file().resolve():
             pass  # the last session reopening: not a file the user chose
@@ -215,6 +216,36 @@ class MainWindow(QMainWindow):
         else:
             self.settings.add_recent(source.path, "data", import_options(source))
             self.settings.remember_session("data", source.path, import_options(source))
+            if not (source.drop_missing or source.fill_missing) and c.dataset.missing():
+                self.ask_missing(c.dataset.missing())
+
+    def ask_missing(self, counts: dict[str, int]) -> QMessageBox:
+        """The file has missing values: name every column holding some, and offer the ways to deal
+        with them (the file is read again, its columns keeping their roles, kinds and hierarchies)."""
+        from veil.engine import describe_missing
+
+        from .dialogs import MISSING_BUTTONS
+
+        which = "column" if len(counts) == 1 else f"{len(counts)} columns"
+        box = QMessageBox(QMessageBox.Question, "Missing values",
+                          f"{self.controller.dataset.name} has missing values in {which}: {describe_missing(counts)}.",
+                          QMessageBox.NoButton, self)
+        box.setObjectName("missing-values")
+        box.setInformativeText("Anonymisation methods cannot place a missing value in a group: a run on these "
+                               "columns would be refused. Drop the records holding one, keep a blank as a value "
+                               "of its own, or impute it (a number by its column's median, any other value by "
+                               "the most frequent one). The file is read again; its columns keep their roles, "
+                               "kinds and hierarchies.")
+        buttons = {}
+        for label, choice in MISSING_BUTTONS:
+            buttons[box.addButton(label, QMessageBox.AcceptRole)] = choice
+        keep = box.addButton("Leave them", QMessageBox.RejectRole)
+        box.setDefaultButton(keep)
+        box.finished.connect(lambda _: self.controller.reread_missing(buttons.get(box.clickedButton())))
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.missing_box = box
+        return box
 
     def _batch_finished(self) -> None:
         from .ranking import run_ranking
@@ -280,14 +311,17 @@ class MainWindow(QMainWindow):
         if not (self.confirm_unsaved and c.history.dirty) or c.dataset.data is None:
             then()
             return True
-        name = c.project_path.name if c.project_path else c.dataset.name
-        box = QMessageBox(QMessageBox.Question, "Unsaved changes",
-                          f"Save the changes to {name} first?", QMessageBox.Save | QMessageBox.Discard |
-                          QMessageBox.Cancel, self)
+        # the question names what Save writes: the project file, never the data file (which Veil never changes)
+        question = (f"Save the changes to the project {c.project_path.name} first?" if c.project_path else
+                    f"Save your work on {c.dataset.name} as a project first?")
+        box = QMessageBox(QMessageBox.Question, "Unsaved changes", question,
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
         box.setObjectName("unsaved-changes")
+        kept = ("Discard leaves the project file as it was" if c.project_path else
+                "Save asks where to write a project file; Discard writes nothing")
         box.setInformativeText("Roles, feature rules, the configuration or the results changed since they were "
-                               "last saved. Discard leaves the project file as it was (Veil still reopens this "
-                               "session as it is now at its next start).")
+                               f"last saved. The data file itself is never changed. {kept} (Veil still reopens "
+                               "your work as it is now at its next start).")
 
         def answered(button: int) -> None:
             self._last_answer = button

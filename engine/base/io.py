@@ -40,6 +40,9 @@ class ImportOptions:
         Drop every record with a missing value in any column once the table is read (the papers'
         Adult: 30,162 of 32,561 records); kept by the data source, so a project and the manifest
         record it.
+    fill_missing : str, optional
+        Instead, fill every missing cell: ``"value"`` (a value of its own) or ``"impute"`` (median or
+        most frequent value; see :mod:`veil.engine.data.missing`).
     """
 
     encoding: str | None = None
@@ -50,6 +53,7 @@ class ImportOptions:
     fmt: str | None = None
     skip_rows: int = 0
     drop_missing: bool = False
+    fill_missing: str | None = None
 
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),

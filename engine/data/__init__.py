@@ -8,6 +8,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "binary": ["BinaryMatrix", "Feature", "pack_rows", "popcount", "unpack_rows"],
     "hierarchy": ["build_hierarchy", "Hierarchy", "hierarchy_from_spec", "is_hierarchy_spec", "Node", "preview_groups", "ROOT", "value_label"],
     "inspect": ["inspect_report"],
+    "missing": ["describe_missing", "fill_missing", "FILL_CHOICES", "missing_counts", "missing_message",
+                "MISSING_VALUE"],
     "recipe": ["binarise", "Recipe", "Step"],
     "generalised": ["format_value", "Interval", "NodeValue", "parse_value", "SUPPRESSED"],
     "setvalued": ["SetValued"],

@@ -15,6 +15,7 @@ import pandas as pd
 from ..base.errors import BadInput
 from ..base.io import ImportOptions, read_data, sha256_file
 from .hierarchy import Hierarchy, hierarchy_from_spec, is_hierarchy_spec
+from .missing import FILL_CHOICES, fill_missing
 from .table import Kind, Role, Schema, Table
 from ..base.validate import get
 
@@ -57,6 +58,7 @@ class DataSource:
     append: tuple = ()  # further DataSources with the same columns, their rows appended (adult.data + adult.test)
     missing: tuple[str, ...] = ()  # cell texts that mean "missing" (UCI's "?")
     drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
+    fill_missing: str | None = None  # or fill them: "value" or "impute" (veil.engine.data.missing)
     columns: tuple[str, ...] | None = None  # keep only these columns, in this order
     hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
     recode: dict = field(default_factory=dict)  # column -> {cell text: new text} (adult.test's "<=50K." is "<=50K")
@@ -64,14 +66,14 @@ class DataSource:
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
                              names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet,
-                             drop_missing=self.drop_missing)
+                             drop_missing=self.drop_missing, fill_missing=self.fill_missing)
 
     @classmethod
     def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
         """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
         return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
                    encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
-                   sheet=options.sheet, drop_missing=options.drop_missing)
+                   sheet=options.sheet, drop_missing=options.drop_missing, fill_missing=options.fill_missing)
 
     def load(self, registry):
         if self.demo:
@@ -80,8 +82,12 @@ class DataSource:
             data = read_data(registry, self.path, self.options())
         else:
             raise BadInput("no data: give a file or choose the demo data")
-        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.columns
-                                        or self.recode):
+        if self.drop_missing and self.fill_missing:
+            raise BadInput("records with a missing value are either dropped or filled, not both")
+        if self.fill_missing is not None and self.fill_missing not in FILL_CHOICES:
+            raise BadInput(f"missing values are filled by one of {', '.join(FILL_CHOICES)}, not {self.fill_missing!r}")
+        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.fill_missing
+                                        or self.columns or self.recode):
             data = self._reshaped(registry, data)
         if isinstance(data, Table):
             for column, path in self.hierarchies.items():
@@ -100,7 +106,8 @@ class DataSource:
         return data
 
     def _reshaped(self, registry, table: Table) -> Table:
-        """The table with the appended files' rows, values recoded, missing values dropped and columns kept."""
+        """The table with the appended files' rows, values recoded, missing values dropped or filled and
+        columns kept."""
         frames, hashes = [table.frame], [table.sha256 or ""]
         for extra in self.append:
             names = self.names or (tuple(table.frame.columns) if extra.header is False else None)
@@ -120,6 +127,8 @@ class DataSource:
             frame = frame.mask(frame.isin(list(self.missing)))
         if self.drop_missing:
             frame = frame.dropna().reset_index(drop=True)
+        elif self.fill_missing:
+            frame = fill_missing(frame, self.fill_missing)
         if self.columns:
             missing_cols = [c for c in self.columns if c not in frame.columns]
             if missing_cols:
@@ -143,7 +152,8 @@ class DataSource:
              "skip_rows": self.skip_rows or None, "sheet": self.sheet,
              "roles": dict(self.roles), "kinds": dict(self.kinds),
              "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
-             "drop_missing": self.drop_missing or None, "columns": list(self.columns) if self.columns else None,
+             "drop_missing": self.drop_missing or None, "fill_missing": self.fill_missing,
+             "columns": list(self.columns) if self.columns else None,
              "hierarchies": dict(self.hierarchies), "recode": {c: dict(m) for c, m in self.recode.items()}}
         kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
         if self.header is False:
@@ -185,6 +195,7 @@ class DataSource:
                    skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")), roles=roles, kinds=kinds,
                    append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
                    drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
+                   fill_missing=get(d, "fill_missing", str, where="data"),
                    columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies,
                    recode={str(c): dict(m) for c, m in recode.items()})
 

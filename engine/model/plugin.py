@@ -413,6 +413,11 @@ class Metric(Plugin):
     category: ClassVar[str] = "utility"  # or "privacy"
     accepts: ClassVar[tuple[str, ...]] = (TABLE, BINARY)  # data forms it gives a number on (NaN elsewhere)
     in_report: ClassVar[bool] = False  # compared before/after in every export's report (a classifier's score)
+    # the parameters an export's report computes it with (its defaults where not given): a study's
+    # protocol may be dearer than a release needs, e.g. a classifier's C tuned per fold
+    report_params: ClassVar[dict] = {}
+    # the parameters a report asks for when the user wants the study's protocol there too
+    tuned_report_params: ClassVar[dict] = {}
     requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
     cost: ClassVar[str] = CHEAP  # or EXPENSIVE
     # expensive metrics: seconds per record and released column, from which the estimate before a run
@@ -424,9 +429,17 @@ class Metric(Plugin):
 
     @classmethod
     def fits(cls, algorithm: type, model: type | None) -> bool:
-        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes)."""
+        """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes): it
+        gives a number on a form the method takes, and the method's releases carry what it requires
+        (``requires`` among the method's ``provides``)."""
         forms = cls.fits_forms if cls.fits_forms is not None else cls.accepts
-        return any(f in algorithm.accepts for f in forms)
+        carried = not cls.requires or cls.requires in getattr(algorithm, "provides", ())
+        return carried and any(f in algorithm.accepts for f in forms)
+
+    def protocol(self, params) -> str:
+        """How this metric was computed with ``params``, in words for the report ("" when there is
+        nothing to say)."""
+        return ""
 
     @classmethod
     def estimate_seconds(cls, n_rows: int, n_columns: int) -> float:

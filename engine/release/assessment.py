@@ -43,12 +43,18 @@ class ReportOptions:
         smaller than 5; see ``plugins/evaluation/risk.py`` for the reasoning).
     utility : bool
         Train the classifier on the original and on the release (the slow part).
+    tuned : bool
+        Compute the classifier figures with the studies' protocol (each metric's
+        ``tuned_report_params``: C tuned per fold on an inner split, six fits a fold) instead of the
+        report's own (``report_params``: one stratified cross-validation with a fixed C). The report
+        says which was used.
     html, pdf : bool
         Which report files to write.
     """
 
     risk_threshold: float = DEFAULT_RISK_THRESHOLD
     utility: bool = True
+    tuned: bool = False
     html: bool = True
     pdf: bool = True
 
@@ -102,7 +108,7 @@ def assess(registry, original, before: Release | None, after: Release | None, op
     utility = None
     ctx.progress(0.1, "assessing utility" if options.utility else "assessed")
     if options.utility:
-        utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0))
+        utility = _utility(registry, original, before, after, ctx.child(0.1, 1.0), options.tuned)
     return {"risk": risk, "utility": utility}
 
 
@@ -161,11 +167,18 @@ def classifier_skipped(release: Release | None) -> str:
     return ""
 
 
-def _utility(registry, original, before: Release | None, after: Release | None, ctx) -> dict:
+def report_params(metric, tuned: bool = False):
+    """The parameters a report computes ``metric`` with (see :class:`ReportOptions`)."""
+    return metric.params(metric.tuned_report_params if tuned else metric.report_params)
+
+
+def _utility(registry, original, before: Release | None, after: Release | None, ctx, tuned: bool = False) -> dict:
     target = (after or before).target if (after or before) is not None else None
-    out = {"classifier": "LinearSVC (squared hinge, C tuned on an inner split), stratified 5-fold cross-validation",
+    metrics = utility_metrics(registry)
+    protocols = [m.protocol(report_params(m, tuned)) for m in metrics]
+    out = {"classifier": next((p for p in protocols if p), "the metrics' own protocol"),
            "target": target, "before": None, "after": None, "note": None,
-           "titles": {m.name: m.title for m in utility_metrics(registry)}}
+           "titles": {m.name: m.title for m in metrics}}
     skipped = next((why for why in map(classifier_skipped, (after, before)) if why), None) \
         if (after or before) is not None else NO_TARGET
     if skipped:
@@ -176,9 +189,9 @@ def _utility(registry, original, before: Release | None, after: Release | None, 
             continue
         sub = ctx.child(i / 2, (i + 1) / 2)
         out[side] = {}
-        for metric in utility_metrics(registry):
+        for metric in metrics:
             sub.check()
-            out[side][metric.name] = _number(_memoised(metric, original, release, sub))
+            out[side][metric.name] = _number(_memoised(metric, original, release, sub, report_params(metric, tuned)))
     return out
 
 
@@ -187,7 +200,7 @@ _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 32
 
 
-def _memoised(metric, original, release: Release, ctx: Context):
+def _memoised(metric, original, release: Release, ctx: Context, params=None):
     """``metric.compute`` with default parameters, remembered by the release's content.
 
     The classifier metrics depend on the records, the target and the seed only, never on the row
@@ -195,12 +208,14 @@ def _memoised(metric, original, release: Release, ctx: Context):
     after export of the same input then trains the "before" classifier once, and an unchanged
     release (all features) costs nothing more.
     """
-    key = (type(metric).__module__, type(metric).__qualname__, ctx.seed, release.target, _release_digest(release))
+    params = metric.params() if params is None else params
+    key = (type(metric).__module__, type(metric).__qualname__, repr(params), ctx.seed, release.target,
+           _release_digest(release))
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)
             return _MEMO[key]
-    value = metric.compute(original, release, metric.params(), ctx)
+    value = metric.compute(original, release, params, ctx)
     with _MEMO_LOCK:
         _MEMO[key] = value
         while len(_MEMO) > _MEMO_SIZE:

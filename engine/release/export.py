@@ -213,7 +213,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
         raise BadInput(f"{refused}; choose the format {' or '.join(able) or '(none installed)'} instead of "
                        f"{options.fmt}")
     ctx.progress(0.02, "writing the release")
-    with Staging(out) as stage:  # leaving it without the commit below deletes everything prepared
+    with Staging(out, ctx.holding) as stage:  # leaving it without the commit below deletes everything prepared
         tmp = stage.file(target.name)
         if sets is not None:  # streamed from the group centres in chunks, never a records × items frame
             rows = result.release.groups if order is None else result.release.groups[order]

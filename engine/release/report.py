@@ -81,6 +81,9 @@ class Document:
 
 
 # -- building the document from a manifest -------------------------------------------------------------
+FILLED = {"value": "kept as a value of its own", "impute": "imputed (median or most frequent value)"}
+
+
 def build_document(registry, manifest: dict, checks: dict | None = None) -> Document:
     """The report's content, from a manifest (and, when regenerated, the checks just made)."""
     checks = checks or {}
@@ -194,7 +197,10 @@ def _released(registry, manifest: dict) -> Section:
                       if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
     source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
               else Path(inp["path"]).name if inp.get("path") else "not recorded")
-    dropped = ", after dropping every record with a missing value" if (inp.get("read") or {}).get("drop_missing") else ""
+    read = inp.get("read") or {}
+    dropped = (", after dropping every record with a missing value" if read.get("drop_missing")
+               else f", each missing value {FILLED.get(read.get('fill_missing'), 'filled')}" if read.get("fill_missing")
+               else "")
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')}{dropped})"))
     project = manifest.get("project")
     if project:
@@ -280,7 +286,9 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", f"To see how much the release still supports analysis, Veil trained the same classifier "
                      f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
                      f"once on the release, and measured how well it predicts records it was not trained on. "
-                     f"1.0 is perfect; an AUC of 0.5 is guessing.")
+                     f"1.0 is perfect; an AUC of 0.5 is guessing." +
+                     (" Studies tune C in every fold, which costs six times the fits; a release's report does "
+                      "so when asked (veil run --tuned-report)." if "C = " in str(util.get("classifier")) else ""))
         rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
         sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
@@ -294,16 +302,20 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
         sec.add("p", "No classifier comparison was made for this export.")
     metrics = manifest.get("metrics") or {}
     samples = manifest.get("metric_samples") or {}
-    if metrics:
-        rows = [[_title(registry, "metric", k), Num("does not apply" if v is None else _g(v), f"metrics.{k}", v),
-                 _sample_words(samples.get(k))] for k, v in metrics.items()]
+    applied = {k: v for k, v in metrics.items() if v is not None}
+    if applied:
+        rows = [[_title(registry, "metric", k), Num(_g(v), f"metrics.{k}", v), _sample_words(samples.get(k))]
+                for k, v in applied.items()]
         sec.add("p", "Measures computed on the release when the method ran:")
         sec.add("table", rows, header=["Measure", "Value", "Computed on"])
-        if samples:
-            sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
-                         "train classifiers on a large input; of the large populations, for a utility loss with "
-                         "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
-                         "exactly.")
+    idle = [_title(registry, "metric", k) for k, v in metrics.items() if v is None]
+    if idle:  # one line, not a row of "does not apply" each
+        sec.add("p", f"Not applicable to this release, so not shown: {', '.join(idle)}.")
+    if samples:
+        sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
+                     "train classifiers on a large input; of the large populations, for a utility loss with "
+                     "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
+                     "exactly.")
     return sec
 
 
@@ -369,8 +381,9 @@ def _caveats(registry, manifest: dict) -> Section:
 
 def _parameters(registry, manifest: dict) -> Section:
     method, pm = manifest.get("method", {}), manifest.get("privacy_model", {})
+    models = [f"{e['model']}{_params_text(e.get('params'))}" for e in _each_verdict(manifest)] if pm.get("name") else []
     facts = [("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
-             ("Privacy model", f"{pm.get('name')}{_params_text(pm.get('params'))}" if pm.get("name") else "none"),
+             ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
              ("Seed", str(manifest.get("seed"))),
              ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled")]
     risk = manifest.get("risk") or {}
@@ -474,7 +487,7 @@ def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportO
     ``binding`` ties the report to its manifest (default: ``manifest`` itself, as written)."""
     out = Path(out_dir)
     refuse_overwriting([out / name for name in REPORT_FILES.values()], recorded_inputs(manifest))
-    with Staging(out) as stage:
+    with Staging(out, ctx.holding if ctx is not None else None) as stage:
         staged = render_report_files(registry, manifest, stage, options,
                                      binding if binding is not None else make_binding(manifest), checks, ctx)
         (ctx or Context(0)).check()

@@ -14,8 +14,14 @@ The commit (:meth:`Staging.commit`):
    that the new one does not have (an old ``report.html`` beside a new release without a report);
 3. marks the journal ``committed`` and deletes the staging folder.
 
-Any exception in step 2 (a full disk, Ctrl+C, SIGTERM through ``veil run``) rolls back: the earlier
-files are put back from ``old/`` and the new ones removed, so the earlier export is intact. A kill
+Any exception in step 2 (a full disk, a failing rename) rolls back: the earlier files are put back
+from ``old/`` and the new ones removed, so the earlier export is intact. An interrupt (Ctrl+C,
+SIGTERM through ``veil run``) is not let in halfway: making the staging folder, the whole commit
+with the staging folder's removal, and the removal after a failure are each held steps
+(:meth:`CancelToken.holding <veil.engine.run.jobs.CancelToken.holding>`, given as ``hold``); a
+signal that arrives during one is deferred by its handler and takes effect when the step ends. So
+an interrupted export has either finished (every file in place, no staging folder) or written
+nothing. A kill
 (SIGKILL, power loss) leaves the staging folder with its journal; the next export into the folder
 finds it (its lock is no longer held), rolls back a commit that was under way and removes it, and
 ``veil verify`` names it meanwhile (:func:`leftovers`).
@@ -43,6 +49,7 @@ import shutil
 import stat
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,10 +127,16 @@ class Staging:
     Use as a context manager: leaving it without :meth:`commit` (an exception, a cancel) deletes the
     folder and everything in it, so the target folder is as it was. Entering it first removes the
     stale staging folders of killed exports (rolling back a commit one of them left half done).
+
+    ``hold`` (``ctx.holding``: a callable returning a context manager) wraps each step that must not
+    be interrupted halfway: entering, the commit with the folder's removal (``final=True``: once it
+    succeeds the export is done), the removal after a failure. Without it a ``KeyboardInterrupt`` may
+    still land inside one.
     """
 
-    def __init__(self, folder: str | os.PathLike):
+    def __init__(self, folder: str | os.PathLike, hold=None):
         self.folder = Path(folder)
+        self._hold = hold or _no_hold
         self.path: Path | None = None
         self.files: dict[str, Path] = {}  # final name -> prepared file
         self._lock_fd: int | None = None
@@ -131,6 +144,15 @@ class Staging:
 
     # -- life cycle
     def __enter__(self) -> Staging:
+        with self._hold():
+            try:
+                self._enter()
+            except BaseException:
+                self.discard()
+                raise
+        return self
+
+    def _enter(self) -> None:
         missing = []  # the folders this export makes (removed again when it writes nothing)
         for parent in (self.folder, *self.folder.parents):
             if parent.exists() or parent.is_symlink():
@@ -142,10 +164,10 @@ class Staging:
         self.path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self.folder))  # mode 0700
         self._lock_fd = _lock(self.path / LOCK)
         (self.path / NEW).mkdir(mode=0o700)
-        return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.discard()
+        with self._hold():
+            self.discard()
 
     def discard(self) -> None:
         """Delete the staging folder (after a commit, or instead of one)."""
@@ -175,8 +197,14 @@ class Staging:
 
     # -- committing
     def commit(self, remove: tuple[str, ...] = (), last: str | None = None) -> None:
-        """Move every prepared file onto its name (``last`` after the others) and delete the
-        earlier export's files named in ``remove``; on any exception put the folder back as it was."""
+        """Move every prepared file onto its name (``last`` after the others), delete the earlier
+        export's files named in ``remove`` and the staging folder, as one held step; on any exception
+        put the folder back as it was."""
+        with self._hold(final=True):
+            self._commit(remove, last)
+            self.discard()
+
+    def _commit(self, remove: tuple[str, ...], last: str | None) -> None:
         names = sorted(self.files, key=lambda n: (n == last, n))
         for name in names:
             _fsync_file(self.files[name])
@@ -212,6 +240,10 @@ class Staging:
 
     def _rollback(self, journal: dict) -> None:
         rollback(self.folder, self.path, journal)
+
+
+def _no_hold(final: bool = False):
+    return nullcontext()
 
 
 def _backup(target: Path, backup: Path) -> None:

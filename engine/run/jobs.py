@@ -12,7 +12,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -32,6 +33,9 @@ class CancelToken:
         self._lock = threading.Lock()
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._next = 0
+        self._holds = 0
+        self._kept = 0  # holds of final steps that outlast them (see holding)
+        self.deferred = None  # why a stop asked for during a held step waits for its end (see defer)
 
     def cancel(self) -> None:
         with self._lock:
@@ -59,6 +63,51 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
+
+    @contextmanager
+    def holding(self, final: bool = False) -> Iterator[None]:
+        """A step that, once begun, must finish (an export's commit and the removal of its private
+        folder): a stop asked for meanwhile through :meth:`defer` takes effect when the step ends,
+        as a cancel, so whatever comes after the step stops at its next check.
+
+        ``final``: the step, when it succeeds, completes the work (an export's commit); its hold then
+        outlasts it until :meth:`release`, so a stop asked for while the finished work is only being
+        reported is deferred too, and the work is said to have finished rather than been stopped.
+
+        No lock: the step and the one who defers (a signal handler, which Python runs on the main
+        thread between two bytecodes of the step) share one thread, and a lock held by the step
+        would deadlock the handler."""
+        self._holds += 1
+        succeeded = False
+        try:
+            yield
+            succeeded = True
+        finally:
+            if final and succeeded:
+                self._kept += 1
+            else:
+                self._let_go(1)
+
+    def release(self) -> None:
+        """End the holds that outlasted their final steps (:meth:`holding`); a stop deferred meanwhile
+        then takes effect as a cancel."""
+        kept, self._kept = self._kept, 0
+        self._let_go(kept)
+
+    def _let_go(self, holds: int) -> None:
+        self._holds -= holds
+        if not self._holds and self.deferred is not None:
+            self.cancel()
+
+    def defer(self, reason) -> bool:
+        """Whether a held step is under way; then ``reason`` (a signal's number, say) is kept in
+        :attr:`deferred` and the stop comes when the step ends: the caller (a signal handler) must
+        not interrupt it. False when nothing is held: the caller stops the work itself."""
+        if not self._holds:
+            return False
+        if self.deferred is None:
+            self.deferred = reason
+        return True
 
 
 class Context:
@@ -137,6 +186,13 @@ class Context:
         """Have ``fn`` called when the run is cancelled: how a blocking backend (a Spark job, a C
         miner) stops itself. Returns a function that unregisters it."""
         return self.token.on_cancel(fn)
+
+    def holding(self, final: bool = False):
+        """A context manager around a step that must finish once begun (:meth:`CancelToken.holding`);
+        with a token that holds nothing (a worker process's, which no signal handler defers to), a
+        plain step."""
+        hold = getattr(self.token, "holding", None)
+        return hold(final) if hold is not None else nullcontext()
 
     def check(self) -> None:
         """Raise :class:`Cancelled` if the run was asked to stop."""

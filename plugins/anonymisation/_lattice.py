@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace
+from veil.engine import BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace, missing_message
 
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
@@ -75,10 +75,9 @@ class Attribute:
     def __init__(self, name: str, series: pd.Series, hierarchy, weights: np.ndarray | None = None):
         """``weights``: how many records each row of ``series`` stands for (a class table's counts:
         one row per distinct combination, as the Spark path gives them); default one each."""
-        if series.isna().any():
-            raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
-                           f"records (the import option “drop records with a missing value”, or --drop-missing on "
-                           f"the command line) or fill them before anonymising")
+        blanks = missing_message(series.to_frame(name), [name])
+        if blanks:
+            raise BadInput(blanks)
         h = hierarchy if hierarchy.name else hierarchy.with_name(name)
         self.name, self.hierarchy, self.height = name, h, h.height
         leaves = list(h.leaves)
@@ -161,6 +160,9 @@ def attributes(table, qis, check=lambda: None, weights: np.ndarray | None = None
     """Each quasi-identifier with its hierarchy: the one attached, else the generated one (numbers:
     intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation);
     ``weights``: the records each row stands for (see :class:`Attribute`)."""
+    blanks = missing_message(table.frame, qis)
+    if blanks:  # every column with blanks named at once
+        raise BadInput(blanks)
     out = []
     for name in qis:
         check()

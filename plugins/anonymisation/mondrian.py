@@ -40,7 +40,7 @@ import pandas as pd
 
 from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, ROOT, TABLE, Algorithm, BadInput, GroupView, Hierarchy,
                          HierarchyUse, Interval, Judgement, Kind, NodeValue, Release, Role, format_value,
-                         grouping_columns, hookimpl, param, value_label)
+                         grouping_columns, hookimpl, missing_message, param, value_label)
 
 GROUP_COLUMN = "group"
 
@@ -245,13 +245,12 @@ def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "sta
     ``median``); a number without one by its range; a category without one as ``categories`` says:
     ``star`` (its generated hierarchy, the value or ``*``), ``set`` (:class:`_ValueSet`) or
     ``hierarchy`` (:func:`ordered_hierarchy`)."""
+    blanks = missing_message(table.frame, qis)
+    if blanks:  # every column with blanks named at once
+        raise BadInput(blanks)
     cols = []
     for name in qis:
         series = table.frame[name]
-        if series.isna().any():
-            raise BadInput(f"column {name!r} has missing values in {int(series.isna().sum()):,} records: drop those "
-                           f"records (the import option “drop records with a missing value”, or --drop-missing on "
-                           f"the command line) or fill them before anonymising")
         attached = table.schema[name].hierarchy
         if is_numeric(table, name):
             use = attached is not None and numbers == "hierarchy"

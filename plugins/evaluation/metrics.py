@@ -6,6 +6,8 @@ accuracy.
 split, stratified 5-fold cross-validation of the released data, ROC AUC from decision_function.
 ``accuracy`` is the same protocol scored (and C chosen) by accuracy. Both put the rows in a
 canonical order before the folds are drawn, so a shuffled release scores exactly as unshuffled.
+An export's report computes them with a fixed C (``c = 1``: one fit a fold instead of six; its
+``report_params``), and says so; ``veil run --tuned-report`` asks for the tuned C there too.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class SmallestGroup(Metric):
 @dataclass(frozen=True)
 class AucParams:
     folds: int = param(5, minimum=2, maximum=20, help="number of stratified cross-validation folds")
+    c: float = param(0.0, minimum=0.0, help="the SVM's C; 0 (the paper's protocol) chooses it per fold from "
+                                            "0.01, 0.1, 1, 10, 100 on an inner 75/25 split")
     protocol: str = param("paper", choices=("paper", "nested"),
                           help="paper: the method runs once on all rows and its release is cross-validated; "
                                "nested: the method runs inside each training fold and is scored on the held-out "
@@ -80,11 +84,17 @@ class Auc(Metric):
     cost = EXPENSIVE  # 5 folds × 6 LinearSVC fits (C tuned on an inner split)
     seconds_per_cell = SVC_SECONDS_PER_CELL
 
+    report_params = {"c": 1.0}  # a release's report: one stratified CV with a fixed C (5 fits, not 30)
+    tuned_report_params = {"c": 0.0}
+
     def compute(self, original, release, params, ctx):
         if params.protocol == "nested":
             return nested_score(original, release, params.folds, ctx, _auc)
         X, y = _xy(release)
-        return float("nan") if X is None else cv_auc(X, y, params.folds, ctx)
+        return float("nan") if X is None else cv_scores(X, y, params.folds, ctx, params.c or None)["auc"]
+
+    def protocol(self, params) -> str:
+        return svc_protocol(params)
 
 
 class Accuracy(Metric):
@@ -99,11 +109,25 @@ class Accuracy(Metric):
     cost = EXPENSIVE
     seconds_per_cell = SVC_SECONDS_PER_CELL
 
+    report_params = {"c": 1.0}
+    tuned_report_params = {"c": 0.0}
+
     def compute(self, original, release, params, ctx):
         if params.protocol == "nested":
             return nested_score(original, release, params.folds, ctx, _accuracy)
         X, y = _xy(release)
-        return float("nan") if X is None else cv_score(X, y, params.folds, ctx, _accuracy)
+        return float("nan") if X is None else cv_scores(X, y, params.folds, ctx, params.c or None)["accuracy"]
+
+    def protocol(self, params) -> str:
+        return svc_protocol(params)
+
+
+def svc_protocol(params) -> str:
+    """The classifier protocol of ``auc`` and ``accuracy`` with ``params``, in words."""
+    c = f"C = {params.c:g}" if params.c else "C tuned per fold on an inner 75/25 split"
+    scheme = ("the method rerun inside each training fold (nested)" if params.protocol == "nested"
+              else f"one stratified {params.folds}-fold cross-validation")
+    return f"LinearSVC (squared hinge, {c}), {scheme}"
 
 
 def _xy(release):
@@ -160,9 +184,9 @@ def cv_score(X: np.ndarray, y: np.ndarray, folds: int, ctx, scorer) -> float:
     return cv_scores(X, y, folds, ctx)[SCORER_NAMES[scorer]]
 
 
-def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx) -> dict[str, float]:
+def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx, c: float | None = None) -> dict[str, float]:
     """``{"auc": …, "accuracy": …}``: the mean of each score over stratified folds of a LinearSVC
-    whose C is chosen per fold, and per score, on an inner 75/25 split.
+    whose C is chosen per fold, and per score, on an inner 75/25 split (or is ``c``: one fit a fold).
 
     The rows are first put in a canonical order (by content), so the scores depend on the records
     and the seed only, never on the order the file lists them in. Both scores come from one set of
@@ -181,7 +205,7 @@ def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx) -> dict[str, float]
     if folds < 2:
         return {"auc": float("nan"), "accuracy": float("nan")}
     X, y_codes, digest = _canonical(X, y, y_codes)
-    key = _cv_key(digest, X.shape, folds, ctx.seed or 0)
+    key = _cv_key(digest, X.shape, folds, ctx.seed or 0, c)
     with _CV_LOCK:
         if key in _CV_MEMO:
             _CV_MEMO.move_to_end(key)
@@ -197,7 +221,7 @@ def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx) -> dict[str, float]
     splits = list(skf.split(X, y_codes))
     per_fold = []
     with ThreadPoolExecutor(max_workers=max(1, min(folds, os.cpu_count() or 1))) as pool:
-        futures = [pool.submit(_fold_scores, data, train, test, ctx.seed or 0) for train, test in splits]
+        futures = [pool.submit(_fold_scores, data, train, test, ctx.seed or 0, c) for train, test in splits]
         for i, future in enumerate(futures):
             ctx.progress(i / folds, "cross-validating")
             per_fold.append(future.result())
@@ -281,11 +305,13 @@ def _canonical(X: np.ndarray, y: np.ndarray, y_codes: np.ndarray):
 _LAST_CANONICAL: dict = {}
 
 
-def _cv_key(data_digest: str, shape: tuple, folds: int, seed: int) -> str:
+def _cv_key(data_digest: str, shape: tuple, folds: int, seed: int, c: float | None = None) -> str:
     """A digest of everything the cross-validated scores depend on: the design matrix and the
-    labels (in canonical row order, by their digest), the folds, the seed, the C grid and the code."""
+    labels (in canonical row order, by their digest), the folds, the seed, the C grid (or the fixed
+    C) and the code."""
     h = hashlib.sha256()
-    h.update(f"{shape}|{folds}|{seed}|{C_GRID}|{_code_version()}|{data_digest}".encode())
+    grid = C_GRID if c is None else f"C={c!r}"
+    h.update(f"{shape}|{folds}|{seed}|{grid}|{_code_version()}|{data_digest}".encode())
     return h.hexdigest()
 
 
@@ -309,10 +335,13 @@ class _FitData:
         return cls(sp.csr_matrix(X), y, row_id.ravel(), sp.csr_matrix(X[first]), y[first])
 
 
-def _fold_scores(data: _FitData, train: np.ndarray, test: np.ndarray, seed: int) -> dict[str, float]:
-    """Both scores of one outer fold: C chosen per score on an inner split of ``train``."""
+def _fold_scores(data: _FitData, train: np.ndarray, test: np.ndarray, seed: int,
+                 c: float | None = None) -> dict[str, float]:
+    """Both scores of one outer fold: C chosen per score on an inner split of ``train`` (or ``c``)."""
     from sklearn.model_selection import train_test_split
 
+    if c is not None:
+        return _fit_scores(data, train, test, c)
     try:
         inner_tr, inner_val = train_test_split(train, test_size=0.25, stratify=data.y[train], random_state=seed)
     except ValueError:  # too small to split that way: C = 1 (as _tuned_c)

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, Exporter, hookimpl
+from veil.engine import ITEMS_COLUMN, BadInput, Exporter, SetValued, hookimpl
+
+from .itemsets import ItemsetsExporter
 
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 _ESCAPED = (*DANGEROUS, "'")
@@ -269,6 +271,7 @@ class ParquetExporter(Exporter):
 
 
 _SPMF_BREAKS = re.compile(r"[\x00-\x1f\x85\u2028\u2029]")
+_SPMF_ID = re.compile(r"[0-9]+")
 
 
 _ITEM_ESCAPES = re.compile(r"[\\=\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -309,11 +312,46 @@ class SpmfExporter(Exporter):
     ``@ITEM=id=column`` (a 0/1 column) and ``@ITEM=id=column=value`` lines keep the feature names,
     printable (``=``, ``\\`` and control characters escaped with ``\\``); a non-binary target column is written as one
     extra item per class (``class=value``), so the file reads back to the same table.
+
+    A set-valued release is SPMF's own shape, one item set per line: its items keep their ids when
+    they are integers already (a file read as SPMF comes back as SPMF), and are numbered with
+    ``@ITEM=id=name`` lines otherwise. Its first line, a comment SPMF skips (:data:`SETS_MARK`),
+    tells the reading back that the lines are records' item sets, not a table's features.
     """
 
     name = "spmf"
     title = "SPMF transactions"
     extension = "txt"
+    writes_sets = True
+    SETS_MARK = "% item sets, one record a line"
+
+    def write_sets(self, sets, rows, path, params):
+        names = [str(n) for n in sets.item_names]
+        for n in names:
+            if _SPMF_BREAKS.search(n):
+                raise BadInput(f"the item {n!r} holds a line break or control character that SPMF item names "
+                               f"cannot hold; export the itemsets format instead")
+        numbered = all(_SPMF_ID.fullmatch(n) for n in names)
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(self.SETS_MARK + "\n")
+            if not numbered:
+                f.write("@CONVERTED_FROM_TEXT\n")
+                for i, n in enumerate(names, start=1):
+                    f.write(f"@ITEM={i}={n}\n")
+                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
+            for lines in sets.iter_chunks(rows):
+                f.write("\n".join(lines))
+                f.write("\n")
+
+    def _read_sets(self, path) -> pd.DataFrame:
+        """A set-valued release's file: each record's item set as text, by item name, sorted."""
+        frame = ItemsetsExporter().read_back(path)
+        names = frame.attrs.get("item_names") or {}
+        if names:
+            cells = frame[ITEMS_COLUMN].cat
+            frame[ITEMS_COLUMN] = cells.rename_categories(
+                [" ".join(sorted(names.get(i, i) for i in text.split())) for text in cells.categories])
+        return frame
 
     def write(self, frame, path, params):
         for c in frame.columns:
@@ -342,6 +380,9 @@ class SpmfExporter(Exporter):
                 f.write(" ".join(str(j + 1) for j in np.flatnonzero(row)) + "\n")
 
     def read_back(self, path):
+        with open(path, encoding="utf-8") as f:
+            if f.readline().rstrip("\n") == self.SETS_MARK:
+                return self._read_sets(path)
         names, rows = {}, []
         with open(path, encoding="utf-8") as f:
             for line in f:

@@ -46,3 +46,33 @@ def test_drop_missing_drops_them_and_the_report_says_so(tmp_path):
     assert len(pd.read_csv(out / "release.csv")) == kept
     assert "after dropping every record with a missing value" in (out / "report.html").read_text()
     assert main(["verify", str(out)]) == 0
+
+
+def test_the_refusal_names_every_column_with_blanks(tmp_path, capsys):
+    path, _ = _table(tmp_path)
+    main(["run", "--data", str(path), "--quasi", "age,work", "--target", "y", "--method", "mondrian",
+          "--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert "'age' (8 records) and 'work' (9 records)" in err and "--fill-missing" in err
+
+
+def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsys):
+    path, kept = _table(tmp_path)
+    for how, words in (("impute", "imputed"), ("value", "kept as a value of its own")):
+        out = tmp_path / how
+        assert main(["run", "--data", str(path), "--fill-missing", how, "--quasi", "age,work", "--target", "y",
+                     "--method", "mondrian", "--model", "k-anonymity:k=5", "--metrics", "ncp", "--out",
+                     str(out)]) == 0, capsys.readouterr().err
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["input"]["rows"] == 240 and manifest["input"]["read"]["fill_missing"] == how
+        assert words in (out / "report.html").read_text()
+        assert main(["verify", str(out)]) == 0
+
+
+def test_dropping_and_filling_together_is_refused(tmp_path, capsys):
+    path, _ = _table(tmp_path)
+    code = main(["run", "--data", str(path), "--fill-missing", "value", "--drop-missing", "--method", "mondrian",
+                 "--quasi", "age,work", "--model", "k-anonymity:k=5", "--out", str(tmp_path / "x")])
+    assert code == 2 and "dropped or filled, not both" in capsys.readouterr().err
+    assert main(["run", "--data", str(path), "--fill-missing", "mean", "--method", "mondrian",
+                 "--out", str(tmp_path / "x")]) == 2

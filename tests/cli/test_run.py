@@ -269,3 +269,21 @@ def test_a_method_under_a_model_it_cannot_satisfy_is_refused(veil, tmp_path):
     assert_bad_input(result)
     assert "method 'maximal' works under k-ac" in result.err and "not k-anonymity" in result.err, result.err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_says_which_classifier_protocol_it_used(tmp_path, small_csv):
+    """Issue 39 item 18: a release's report cross-validates once with a fixed C by default, tunes C
+    per fold when asked, and says which."""
+    import json
+
+    from veil.cli import main
+
+    for flags, words in (([], "C = 1), one stratified 5-fold cross-validation"),
+                         (["--tuned-report"], "C tuned per fold on an inner 75/25 split")):
+        out = tmp_path / ("tuned" if flags else "fixed")
+        assert main(["run", "--data", str(small_csv), "--identifier", "name", "--quasi", "age_band,sex", "--target",
+                     "outcome", "--method", "all-features", "--model", "k-anonymity:k=2", "--metrics", "sfc",
+                     *flags, "--out", str(out)]) == 0
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        assert words in manifest["utility"]["classifier"]
+        assert words in (out / "report.html").read_text(encoding="utf-8")

@@ -114,3 +114,26 @@ def test_a_worker_process_token_calls_its_cancel_callbacks_when_the_window_cance
     late = []
     token.on_cancel(lambda: late.append(True))  # registered after the cancel: called at once
     assert late == [True]
+
+
+def test_a_stop_deferred_during_a_held_step_takes_effect_when_it_ends():
+    token = CancelToken()
+    assert not token.defer(2)  # nothing held: the caller stops the work itself
+    with token.holding():
+        with token.holding():
+            assert token.defer(2) and token.defer(15)
+        assert not token.cancelled  # the outer step still holds
+    assert token.cancelled and token.deferred == 2  # the first reason is kept
+
+
+def test_a_final_step_holds_until_released_and_a_failed_one_does_not():
+    token = CancelToken()
+    with token.holding(final=True):
+        pass
+    assert token.defer(2) and not token.cancelled  # the finished work is being reported
+    token.release()
+    assert token.cancelled
+    failed = CancelToken()
+    with pytest.raises(OSError), failed.holding(final=True):
+        raise OSError("a rename failed")
+    assert not failed.defer(2)  # rolled back: nothing finished, nothing held

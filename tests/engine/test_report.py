@@ -327,3 +327,23 @@ def test_the_recheck_says_holds_once(exported, tmp_path):
     assert done.checks["recheck"].startswith("holds: ")
     assert "holds: holds" not in (copy / "report.html").read_text(encoding="utf-8")
     assert "holds:" not in done.checks["recheck"][len("holds: "):]
+
+
+def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_take_one_line(tmp_path):
+    """Issue 39 item 11: a release under k-anonymity and l-diversity lists both in its parameters;
+    a metric that does not apply to the release (a feature ranking's accuracy for Mondrian) is named
+    once, not given a row of "does not apply"."""
+    from veil.engine.release.report import build_document
+
+    data = people_csv(tmp_path)
+    out = tmp_path / "out"
+    assert run_cli("run", "--data", data, "--identifier", "name", "--quasi", "age_band,sex", "--sensitive", "smoker",
+                   "--target", "outcome", "--model", "k-anonymity:k=2", "--model", "l-diversity:l=2,variant=distinct",
+                   "--method", "mondrian", "--metrics", "ncp,weights-accuracy", "--out", out) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    doc = build_document(REGISTRY, manifest)
+    facts = dict(next(s for s in doc.sections if s.heading == "Parameters").blocks[0].content)
+    assert facts["Privacy models"] == "k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0)"
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "does not apply" not in html
+    assert re.search(r"Not applicable to this release, so not shown: [^.]*Accuracy on the top-ranked", html)

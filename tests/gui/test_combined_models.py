@@ -16,6 +16,9 @@ def test_a_second_model_is_added_and_every_run_carries_both(demo_window, qtbot):
     assert demo_window.runs_panel.results_model.rowCount() >= 1
     assert entry.outcome.result is not None, entry.outcome
     assert [v.model for v in entry.outcome.result.verdicts] == ["k-anonymity", "k-ac"]
+    dialog = demo_window.actions.export_release(entry.id)  # it states every model's verdict, not k's alone
+    assert dialog.run.currentText().endswith("k-anonymity holds, k-ac holds"), dialog.run.currentText()
+    dialog.reject()
     panel.choose("k-anonymity", ["greedy-hamdist"], metrics=["sfc"], also={})
     planned = c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())
     assert [len(p.spec.models) for p in planned] == [1]

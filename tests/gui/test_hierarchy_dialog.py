@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
 
@@ -55,3 +56,39 @@ def test_interval_builder_codes_the_ends_previews_live_and_saves_arx_format(demo
     with qtbot.waitSignal(dialog.accepted):
         dialog.buttons.button(QDialogButtonBox.Ok).click()
     assert dataset.column("age").hierarchy == saved
+
+
+def test_an_attached_hierarchy_is_shown_and_reopened_as_it_is(window, qtbot, tmp_path):
+    """Issue 39 item 9: the dialog reopens on the attached ARX file's hierarchy (OK keeps it), the
+    columns table says which columns have one, and the file chooser starts beside the data."""
+    data = tmp_path / "data" / "towns.csv"
+    data.parent.mkdir()
+    data.write_text("town,n\n" + "\n".join(f"{t},{i}" for i, t in enumerate(["Lyon", "Paris", "Nice"] * 5)) + "\n",
+                    encoding="utf-8")
+    arx = tmp_path / "town.csv"
+    arx.write_text("Lyon;South-East;*\nNice;South-East;*\nParis;North;*\n", encoding="utf-8")
+    with qtbot.waitSignal(window.controller.data_loaded, timeout=20_000):
+        window.controller.open_path(data)
+    panel, dataset = window.dataset_panel, window.controller.dataset
+    panel.edit_hierarchy("town")
+    dialog = panel.hierarchy_dialog
+    assert dialog.folder == str(data.parent)  # the chooser starts beside the data, not in the home folder
+    dialog.kind.setCurrentIndex(dialog.kind.findData("arx-file"))
+    dialog.path.setText(str(arx))
+    with qtbot.waitSignal(dialog.accepted):
+        dialog.buttons.button(QDialogButtonBox.Ok).click()
+    attached = dataset.column("town").hierarchy
+    assert attached is not None and attached.height == 2
+    model = panel.columns_model
+    row = dataset.table.columns.index("town")
+    assert model.data(model.index(row, 0), Qt.DecorationRole) is not None  # marked in the columns table
+    assert "a hierarchy of 2 levels is attached" in model.data(model.index(row, 0), Qt.ToolTipRole)
+    other = model.index(dataset.table.columns.index("n"), 0)
+    assert model.data(other, Qt.DecorationRole) is None and "no hierarchy" in model.data(other, Qt.ToolTipRole)
+    panel.columns_view.grab().save(str(tmp_path / "columns.png"))
+    panel.edit_hierarchy("town")  # reopened: on the attached hierarchy, not on a generated kind
+    again = panel.hierarchy_dialog
+    assert again.kind.currentData() == "in-use" and again.hierarchy.to_dict() == attached.to_dict()
+    with qtbot.waitSignal(again.accepted):
+        again.buttons.button(QDialogButtonBox.Ok).click()
+    assert dataset.column("town").hierarchy.to_dict() == attached.to_dict()

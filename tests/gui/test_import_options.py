@@ -100,8 +100,8 @@ def test_records_with_a_missing_value_can_be_dropped_on_opening(window, qtbot, t
     path = tmp_path / "people.csv"
     path.write_text("age,work,class\n30,Private,yes\n41,?,no\n52,State-gov,no\n,Private,yes\n", encoding="utf-8")
     dialog = window.actions.ask_import(path)
-    assert not dialog.drop_missing.isChecked()  # never dropped unasked
-    dialog.drop_missing.setChecked(True)
+    assert dialog.missing.currentData() is None  # never dropped unasked
+    dialog.missing.setCurrentIndex(dialog.missing.findData("drop"))
     with qtbot.waitSignal(window.controller.data_loaded, timeout=20_000):
         dialog.accept()
     table = window.controller.dataset.table
@@ -109,6 +109,7 @@ def test_records_with_a_missing_value_can_be_dropped_on_opening(window, qtbot, t
     assert window.controller.dataset.source.drop_missing
     assert window.settings.recent()[0]["options"]["drop_missing"] is True
     assert DataSource.from_dict(window.controller.dataset.source.to_dict()).options().drop_missing
+    assert not hasattr(window, "missing_box")  # chosen already: not asked again
 
 
 def test_a_uci_names_file_beside_the_data_names_its_columns(registry, qtbot, tmp_path):

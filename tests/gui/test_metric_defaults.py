@@ -47,3 +47,39 @@ def test_the_plan_says_what_the_runs_need_of_memory_and_refuses_more_than_there_
     panel.choose("k-anonymity", ["hilbert"])
     assert not panel.run_button.isEnabled()
     assert "Not enough memory: this run needs about" in panel.plan_error.text()
+
+
+def test_a_metric_that_says_nothing_of_the_chosen_methods_is_greyed_out_and_not_computed(demo_window, registry):
+    """Issue 39 item 11: a feature ranking's accuracy is not ticked (nor computed) for Mondrian, and
+    comes back as it was chosen when a method it measures is chosen."""
+    panel = demo_window.config_panel
+    box = panel.metric_boxes["weights-accuracy"]
+    panel.choose("k-anonymity", ["fwell"], metrics=["weights-accuracy", "min-group-size"])
+    assert box.isEnabled() and box.isChecked()
+    panel.choose("k-anonymity", ["mondrian"])
+    assert not box.isEnabled() and not box.isChecked()
+    assert "weights-accuracy" in demo_window.controller.config.metrics  # the choice is kept
+    planned = demo_window.controller.config.plan(registry, demo_window.controller.dataset.data,
+                                                 demo_window.controller.dataset.recipe())
+    assert all("weights-accuracy" not in p.spec.metrics and "min-group-size" in p.spec.metrics for p in planned)
+    panel.choose("k-anonymity", ["fwell"])
+    assert box.isEnabled() and box.isChecked()
+
+
+def test_every_metric_that_requires_a_release_kind_fits_only_methods_providing_it(registry):
+    for metric in registry.classes("metric"):
+        for method in registry.classes("algorithm"):
+            if metric.requires and metric.requires not in method.provides:
+                assert not metric.fits(method, None), (metric.name, method.name)
+
+
+def test_a_method_that_needs_a_target_cannot_be_ticked_without_one(demo_window, registry):
+    panel, dataset = demo_window.config_panel, demo_window.controller.dataset
+    target = dataset.table.schema.target
+    assert panel.rows["fwell"].check.isEnabled()
+    dataset.set_roles([target], "insensitive")
+    row = panel.rows["fwell"]
+    assert not row.check.isEnabled() and "needs a target column" in row.note.text()
+    assert panel.rows["mondrian"].check.isEnabled()
+    dataset.set_roles([target], "target")
+    assert row.check.isEnabled()

@@ -29,6 +29,10 @@ def test_closing_with_unsaved_changes_asks_and_cancel_keeps_the_window(demo_wind
     window.controller.dataset.set_roles(["age"], Role.SENSITIVE)
     assert window.controller.history.dirty
     assert not window.close()  # asked first
+    qtbot.waitUntil(lambda: getattr(window, "unsaved_box", None) is not None and window.unsaved_box.isVisible())
+    # issue 39 item 14: what Save writes is a project, never the data file
+    assert window.unsaved_box.text() == "Save your work on demo hospital admissions as a project first?"
+    assert "The data file itself is never changed" in window.unsaved_box.informativeText()
     answer(window, qtbot, QMessageBox.Cancel)
     assert window.isVisible()
     window.close()
@@ -44,6 +48,8 @@ def test_saving_makes_it_clean_and_opening_other_data_asks(demo_window, qtbot, t
     opened = []
     c.data_loaded.connect(lambda: opened.append(True))
     window.actions.open_demo.trigger()
+    qtbot.waitUntil(lambda: window.unsaved_box is not None and window.unsaved_box.isVisible())
+    assert window.unsaved_box.text() == "Save the changes to the project p.veil.json first?"
     answer(window, qtbot, QMessageBox.Cancel)
     assert not opened and c.dataset.step("length_of_stay").bins == 3
     window.actions.open_demo.trigger()

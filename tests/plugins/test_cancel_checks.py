@@ -249,3 +249,50 @@ def test_the_meter_sees_a_loop_that_never_checks():
             np.count_nonzero(rows > 3)
         ctx.check()
     assert max(meter.gaps) > 20_000
+
+
+
+def planted(n=300, m=40, block=24, rows=60, density=0.1, seed=1) -> BinaryMatrix:
+    """Sparse records, and 60 of them sharing a block of 24 items: one maximal itemset is that long."""
+    rng = np.random.default_rng(seed)
+    dense = (rng.random((n, m)) < density).astype(np.uint8)
+    dense[:rows, :block] = 1
+    return BinaryMatrix.from_dense(dense, labels=rng.choice([1, -1], n))
+
+
+def test_maximal_distcnt_scoring_checks_between_every_refinement(monkeypatch):
+    """Issue 39 item 5, in work units: DistCnt scores an itemset by refining a partition of the
+    records one item at a time (a pass over the records each); a check comes before every
+    refinement, so a cancel during the scoring of a long itemset is seen at the next refinement.
+    Checking once per itemset, as before, let all 24 refinements of the planted itemset pass
+    between two checks."""
+    from veil.engine.kernels import containment
+    from veil.plugins.feature_selection import greedy
+
+    units = {"since": 0, "most": 0, "done": 0, "cancel_at": None}
+    refine = containment.Partition.add
+
+    def counted_add(self, feature):
+        units["since"] += 1
+        units["done"] += 1
+        units["most"] = max(units["most"], units["since"])
+        if units["cancel_at"] is not None and units["done"] == units["cancel_at"]:
+            ctx.token.cancel()  # between two checks, as the user's Cancel would
+        return refine(self, feature)
+
+    class Counting(Context):
+        def check(self):
+            units["since"] = 0
+            super().check()
+
+    monkeypatch.setattr(containment.Partition, "add", counted_add)
+    ctx = Counting(0)
+    _, scored = greedy.maximal(planted(), 30, top_r=5, criterion="distcnt", backend="longest", ctx=ctx)
+    assert max(len(items) for items, _, _ in scored) == 24
+    assert units["most"] == 1  # never two refinements without a check between them
+
+    ctx = Counting(0)
+    units.update(since=0, most=0, done=0, cancel_at=5)  # inside the long itemset's scoring
+    with pytest.raises(Cancelled):
+        greedy.maximal(planted(), 30, top_r=5, criterion="distcnt", backend="longest", ctx=ctx)
+    assert units["done"] == 5  # the check before the next refinement saw it

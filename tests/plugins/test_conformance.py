@@ -137,7 +137,8 @@ def test_exporter_round_trip(name, tmp_path):
         path = tmp_path / f"out.{exporter.extension}"
         exporter.write_sets(centres, [2, 0, 0, 1], path, exporter.params())
         assert exporter.read_back(path).iloc[:, 0].tolist() == ["c", "a b", "a b", ""]
-        return
+        if exporter.refuses(tiny_table()):  # it writes set-valued releases only
+            return
     frame = tiny_table().frame.drop(columns=["pid"])
     if name == "spmf":
         frame = frame[["flag_a", "flag_b", "outcome"]]

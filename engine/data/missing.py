@@ -1,0 +1,85 @@
+"""Missing values: which columns hold them, one message naming every one, and what to do with them
+when a table is read.
+
+An anonymisation method cannot place a missing cell in a group, so a table with blanks in the
+columns a run uses is refused by the method. The choices, made when the file is read and recorded
+by its :class:`~veil.engine.data.datasource.DataSource` (so a project and the manifest say which was
+taken):
+
+``drop``
+    drop every record with a missing value in any column (what the papers do with Adult);
+``value``
+    treat a missing cell as a value of its own, :data:`MISSING_VALUE` (a numeric column holding
+    blanks then becomes a column of text);
+``impute``
+    fill a numeric column's blanks with its median and any other column's with its most frequent
+    value (the smallest of those tied, as text, so the result does not depend on row order); a
+    column without any value keeps its blanks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from ..base.errors import BadInput
+
+FILL_CHOICES = ("value", "impute")  # besides dropping the records (DataSource.drop_missing)
+MISSING_VALUE = "missing"
+
+
+def missing_counts(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> dict[str, int]:
+    """Records with a missing value, per column that has any (in the frame's column order)."""
+    wanted = list(frame.columns) if columns is None else [c for c in frame.columns if c in set(columns)]
+    counts = frame[wanted].isna().sum()
+    return {str(c): int(n) for c, n in counts.items() if n}
+
+
+def describe_missing(counts: dict[str, int]) -> str:
+    """``"'a' (12 records) and 'b' (1 record)"``: every column with blanks, named."""
+    parts = [f"{name!r} ({n:,} record{'s' if n != 1 else ''})" for name, n in counts.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
+def missing_message(frame: pd.DataFrame, columns: Iterable[str], doing: str = "anonymising") -> str | None:
+    """One line naming every one of ``columns`` with missing values and what to do about it; None
+    when none has any."""
+    counts = missing_counts(frame, columns)
+    if not counts:
+        return None
+    which = "column" if len(counts) == 1 else "columns"
+    return (f"{which} {describe_missing(counts)} {'has' if len(counts) == 1 else 'have'} missing values: when "
+            f"opening the file, drop those records, treat a blank as a value or impute it (the import options; "
+            f"--drop-missing or --fill-missing on the command line) before {doing}")
+
+
+def fill_missing(frame: pd.DataFrame, how: str) -> pd.DataFrame:
+    """A copy of ``frame`` with its missing cells filled as ``how`` (``"value"`` or ``"impute"``) says."""
+    if how not in FILL_CHOICES:
+        raise BadInput(f"missing values are filled by one of {', '.join(FILL_CHOICES)}, not {how!r}")
+    out = frame.copy()
+    for name in missing_counts(frame):
+        series = frame[name]
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        if how == "value":
+            out[name] = series.astype(object).where(series.notna(), MISSING_VALUE)
+            if numeric:  # numbers and a word: text throughout, as a file holding both would read
+                out[name] = out[name].map(_text)
+        elif numeric:
+            out[name] = series.fillna(series.median()) if series.notna().any() else series
+        else:
+            out[name] = series.fillna(_mode(series)) if series.notna().any() else series
+    return out
+
+
+def _mode(series: pd.Series):
+    counts = series.dropna().value_counts()
+    top = counts[counts == counts.max()].index
+    return min(top, key=lambda v: (str(v), repr(v)))
+
+
+def _text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -1,0 +1,99 @@
+"""Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
+
+The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``) is compiled
+by numba on first use and kept in numba's cache beside the module. ``make run`` and ``make test`` run
+this script once after installing (the environment's stamp): a PatternKa and a Maximal run on
+generated baskets, then the search's other paths on small inputs (maximal and all patterns, one
+thread and several, wide records, within a time limit), saying what it compiles; a later run loads
+the compiled code from the cache (``benchmarks/bench_first_run.py`` checks that a first run after
+it compiles nothing).
+
+Run by hand: ``.venv/bin/python scripts/compile_kernels.py`` (``--check`` compiles nothing and exits 1
+when a kernel would still have to be compiled).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def kernels():
+    """The numba dispatchers of the search (empty without numba)."""
+    from veil.engine.kernels import longest_dfs
+
+    if not longest_dfs.have_numba():
+        return []
+    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")]
+
+
+def paths():
+    """(what, call) for each path a run takes through the search."""
+    from veil.engine.kernels.longest_dfs import longest_by_dfs
+    from veil.engine.kernels.options import SearchOptions
+
+    rng = np.random.default_rng(0)
+    m = sp.csr_matrix(rng.random((400, 30)) < 0.3)
+    m.sort_indices()
+    wide = sp.csr_matrix(rng.random((400, 150)) < 0.08)  # more candidates than one mask word
+    wide.sort_indices()
+    return [
+        ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
+        ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
+        ("all frequent itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, False, options=SearchOptions(threads=1))),
+        ("maximal itemsets, two threads", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=2))),
+        ("wide records", lambda: longest_by_dfs(wide, 4, 20, True, options=SearchOptions(threads=1))),
+        ("within a time limit", lambda: longest_by_dfs(m, 5, 20, True, max_seconds=600.0, check=lambda: None,
+                                                       options=SearchOptions(threads=1))),
+    ]
+
+
+def baskets(seed: int, n: int = 12_000, items: int = 60):
+    """Generated baskets with a power-law item popularity, enough records for the compiled search."""
+    from veil.engine import BinaryMatrix
+
+    rng = np.random.default_rng(seed)
+    p = 0.6 / np.arange(1, items + 1) ** 0.7
+    return BinaryMatrix.from_dense((rng.random((n, items)) < p).astype(np.uint8), labels=rng.choice([1, -1], n))
+
+
+def first_runs(seed: int) -> None:
+    """A PatternKa run and a Maximal run, as a user's first runs would make them."""
+    from veil.engine import Context, PluginCall, RunSpec, execute, make_registry
+
+    registry, data = make_registry(), baskets(seed)
+    for method, model in (("patternka", "set-k-anonymity:k=5"), ("maximal", "k-ac:k=30")):
+        execute(registry, data, RunSpec(PluginCall.parse(method), PluginCall.parse(model), seed, ()), Context(seed))
+
+
+def compiled_now(found) -> int:
+    """How many specialisations the dispatchers compiled in this process (cache misses)."""
+    return sum(sum(d.stats.cache_misses.values()) for d in found)
+
+
+def main(argv: list[str]) -> int:
+    found = kernels()
+    if not found:
+        print("numba is not installed: the search runs as plain Python, nothing to compile")
+        return 0
+    check = "--check" in argv
+    steps = paths()
+    started = time.perf_counter()
+    for i, (what, call) in enumerate(steps, start=1):
+        if not check:
+            print(f"compiling the longest-pattern search ({i} of {len(steps)}: {what})…", flush=True)
+        call()
+    misses = compiled_now(found)
+    if check:
+        print(f"{misses} kernel specialisation{'s' if misses != 1 else ''} compiled (0: all from the cache)")
+        return 1 if misses else 0
+    print(f"compiled in {time.perf_counter() - started:.0f} s ({misses} specialisations); later runs load them "
+          f"from numba's cache", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
