@@ -16,7 +16,9 @@ from veil.engine import (GENERALISED_TABLE, TABLE, Algorithm, BadInput, Context,
                          PrivacyCheckFailed, Release, RunSpec, ScaleOut, bind_models, hookimpl, make_registry, param,
                          verify_manifest)
 from veil.engine.data.datasource import DataSource
+from veil.engine.base.io import sha256_file
 from veil.engine.release.partitioned import export_parts, judge_counts
+from veil.engine.release.signing import sign
 from veil.engine.run.executors import read_counts
 
 MODELS = [["k-anonymity:k=6"], ["l-diversity:l=3,variant=distinct"], ["t-closeness:t=0.2"],
@@ -113,6 +115,10 @@ def test_the_manifest_covers_every_part_and_verify_checks_them(tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     manifest["output"]["parts_of"][1]["path"] = "../in.csv"
     (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    edited = verify_manifest(registry, tmp_path / "out")
+    assert not edited.holds and "changed after it was signed" in edited.message
+    sign(manifest)  # even a manifest this workstation signed never names a file outside its folder
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BadInput, match="not a plain file name"):
         verify_manifest(registry, tmp_path / "out")
 
@@ -124,7 +130,13 @@ def test_a_new_export_replaces_the_earlier_ones_files_and_nothing_else(tmp_path)
     extra = tmp_path / "out" / "release.part-00002.csv"  # as if the earlier export had had three parts
     extra.write_text("v,q\n")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    manifest["output"]["parts_of"].append({"path": extra.name, "sha256": "0" * 64, "rows": 0})
+    manifest["output"]["parts_of"].append({"path": extra.name, "sha256": sha256_file(extra), "rows": 0})
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    _export(tmp_path, 3, 3)  # a manifest edited after it was signed (or planted) names nothing to remove
+    assert extra.exists() and mine.read_text() == "keep me"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    manifest["output"]["parts_of"].append({"path": extra.name, "sha256": sha256_file(extra), "rows": 0})
+    sign(manifest)  # as this workstation's own export with three parts would have signed it
     (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
     _export(tmp_path, 4, 3)
     assert mine.read_text() == "keep me" and not extra.exists()

@@ -138,6 +138,12 @@ def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
     assert code == 1 and "changed after export" in out
     manifest["output"]["parts_of"][-1]["sha256"] = __import__("hashlib").sha256(last.read_bytes()).hexdigest()
     (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = veil(capsys, "verify", tmp_path / "out")  # the hash edited in: the signature no longer matches
+    assert code == 1 and "changed after it was signed" in out
+    from veil.engine.release.signing import sign
+
+    sign(manifest)  # signed again with this workstation's key: the groups themselves are judged
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
     for extra in ([], ["--executor", "spark", "--master", MASTER]):
         code, out, _ = veil(capsys, "verify", tmp_path / "out", *extra)
         assert code == 1 and out.startswith("FAILED: ") and "(smallest group: 1)" in out, out
