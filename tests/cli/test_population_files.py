@@ -126,3 +126,21 @@ def test_a_project_keeps_its_population_through_save_and_load(files):
     assert written["population"] == {"path": "people/pop.csv", "subset_column": None}
     assert Project.load(saved).data.population == str((files / "people" / "pop.csv").resolve())
     assert str((files / "people" / "pop.csv").resolve()) in Project.load(saved).data.files()
+
+
+def test_global_recoding_against_a_population_without_attached_hierarchies(veil, files):
+    """No hierarchy given: global recoding generalises age along its generated intervals ("20-29"),
+    and the population is read by the same hierarchy in the search, in the run's check and in
+    ``veil verify`` from the manifest (which records it). The search used to fail with an
+    IndexError: no population value matched a generated label."""
+    out = files / "out"
+    result = veil("run", "--data", files / "sample.csv", "--quasi", "town,age,sex", "--population",
+                  files / "people" / "pop.csv", "--model", "delta-presence:dmax=0.5", "--method",
+                  "global-recoding", "--out", out, "--no-report")
+    assert result.code == 0, result.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["verdict"]["holds"]
+    assert "age" in manifest["population"]["hierarchies"]
+    released = pd.read_csv(next(out.glob("release.*")), dtype=str)
+    assert released["age"].str.contains("-").any()  # generalised along the generated intervals
+    assert veil("verify", out).code == 0
