@@ -8,6 +8,7 @@ GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class Controller(QObject):
     data_loaded = Signal()
     load_progress = Signal(float, str)
     batch_finished = Signal()
+    population_opened = Signal()  # a population is held with the data
     exported = Signal(object)  # tasks.Exported
     export_progress = Signal(float, str)  # what the export is doing
     project_saved = Signal(str)
@@ -48,6 +50,7 @@ class Controller(QObject):
         self.project_path: Path | None = None
         self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
+        self._populations: dict[int, DataSource] = {}  # jobs reading a population -> the data it is for
         self._runs: dict[int, RunEntry] = {}
         self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
         self._exports: dict[int, Path] = {}
@@ -70,6 +73,7 @@ class Controller(QObject):
     def open_source(self, source: DataSource, project: Project | None = None) -> int:
         """Read on the worker; a new load replaces one still waiting or running."""
         self.runner.cancel_all(kind="load")
+        self.runner.cancel_all(kind="population")  # a population is opened beside the data it was read for
         label = "demo data" if source.demo else Path(source.path or "").name
         job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
                                                                    project=project), kind="load")
@@ -77,6 +81,39 @@ class Controller(QObject):
         self.busy_changed.emit(True)
         self.message.emit(f"Opening {label}…")
         return job
+
+    def open_population(self, path: str | Path) -> int | None:
+        """Read the population the data was drawn from (read like the data) on the worker; when it
+        can hold the data as a sample, runs judge against it (δ-presence, k-map)."""
+        if self.dataset.table is None or self.dataset.source is None:
+            self.error.emit("Cannot open a population", "open the data first: a population is opened beside a "
+                                                        "table of records", "")
+            return None
+        self.runner.cancel_all(kind="population")
+        job = self.runner.submit(f"open population {Path(path).name}",
+                                 functools.partial(tasks.load_population, self.registry, self.dataset.source, path),
+                                 kind="population")
+        self._populations[job] = self.dataset.source
+        self.busy_changed.emit(True)
+        self.message.emit(f"Opening the population {Path(path).name}…")
+        return job
+
+    def close_population(self) -> None:
+        """Runs no longer judge against a population."""
+        if self.dataset.population is not None:
+            self.dataset.set_population(None)
+            self.history.mark_dirty()
+            self.message.emit("The population is closed")
+
+    def _population_read(self, population) -> None:
+        try:
+            self.dataset.set_population(population)
+        except BadInput as exc:
+            self.error.emit("Cannot use the population", str(exc), "")
+            return
+        self.history.mark_dirty()
+        self.message.emit(f"Population: {self.dataset.population_text}")
+        self.population_opened.emit()
 
     def open_project(self, path: str | Path) -> int | None:
         try:
@@ -202,6 +239,9 @@ class Controller(QObject):
             self.runs.finish(self._runs.pop(job), value)
         elif job in self._loads:
             self._loaded(self._loads.pop(job), value)
+        elif job in self._populations:
+            if _same_data(self._populations.pop(job), self.dataset.source):
+                self._population_read(value)  # else other data was opened meanwhile: it is not theirs
         elif job in self._exports:
             self._exports.pop(job)
             self.exported.emit(value)
@@ -235,6 +275,9 @@ class Controller(QObject):
         elif job in self._loads:
             self._loads.pop(job)
             self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
+        elif job in self._populations:
+            self._populations.pop(job)
+            self.error.emit("Cannot open the population", failure.message, tasks.details_for_user([failure]))
         elif job in self._exports:
             self._exports.pop(job)
             self.error.emit("The release was not exported", failure.message, tasks.details_for_user([failure]))
@@ -246,6 +289,9 @@ class Controller(QObject):
         elif job in self._loads:
             self._loads.pop(job)
             self.message.emit("Opening cancelled")
+        elif job in self._populations:
+            self._populations.pop(job)
+            self.message.emit("Opening the population cancelled")
         elif job in self._exports:
             self._exports.pop(job)
             self.message.emit("Export cancelled: nothing was written")
@@ -262,3 +308,11 @@ class Controller(QObject):
             done = sum(1 for e in self.runs.entries if e.status == "done")
             self.message.emit(f"Runs finished ({done} with results)")
             self.batch_finished.emit()
+
+
+def _same_data(a: DataSource | None, b: DataSource | None) -> bool:
+    """Whether two sources read the same data (whatever population each names)."""
+    if a is None or b is None:
+        return False
+    return dataclasses.replace(a, population=None, subset_column=None) == \
+        dataclasses.replace(b, population=None, subset_column=None)

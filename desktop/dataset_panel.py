@@ -3,7 +3,7 @@ the binarisation recipe with a live preview of the features it makes."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
@@ -34,6 +34,9 @@ def role_legend() -> QWidget:
 
 
 class DatasetPanel(QWidget):
+    population_requested = Signal()  # the user asks to open a population beside the data
+    population_closed = Signal()
+
     def __init__(self, dataset: DatasetState, parent=None):
         super().__init__(parent)
         self.dataset = dataset
@@ -57,8 +60,10 @@ class DatasetPanel(QWidget):
         self.splitter = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(split)
+        layout.addWidget(self._population_row())
+        layout.addWidget(split, 1)
         dataset.changed.connect(self._on_changed)
+        self._show_population()
 
     # -- building -------------------------------------------------------------------------------
     def _columns_tab(self) -> QWidget:
@@ -94,6 +99,35 @@ class DatasetPanel(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.column_problem)
         return tab
+
+    def _population_row(self) -> QWidget:
+        """The population held with the data (δ-presence and k-map judge against it), with buttons
+        to open one and to let it go."""
+        self.population_label = QLabel()
+        self.population_label.setToolTip("The population the data was drawn from: δ-presence and k-map count "
+                                          "each released group's matching records in it")
+        self.population_button = QPushButton("Open population…")
+        self.population_button.setToolTip("Open the file of the population the data was drawn from (read like the "
+                                          "data; it must hold every quasi-identifier column)")
+        self.population_button.clicked.connect(self.population_requested)
+        self.close_population_button = QPushButton("Close population")
+        self.close_population_button.clicked.connect(self.population_closed)
+        self.population_row = QWidget()
+        row = QHBoxLayout(self.population_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("<b>Population</b>"))
+        row.addWidget(self.population_label, 1)
+        row.addWidget(self.population_button)
+        row.addWidget(self.close_population_button)
+        return self.population_row
+
+    def _show_population(self) -> None:
+        text = self.dataset.population_text
+        self.population_label.setText(text or "none: δ-presence and k-map with a population table need one "
+                                              "opened beside the data")
+        self.population_label.setEnabled(bool(text))
+        self.population_button.setEnabled(self.dataset.table is not None)
+        self.close_population_button.setVisible(bool(text))
 
     def _features_tab(self) -> QWidget:
         self.steps_model = StepsModel(self.dataset)
@@ -218,6 +252,9 @@ class DatasetPanel(QWidget):
     # -- reacting to the state ------------------------------------------------------------------
     def _on_changed(self, what: str) -> None:
         data = self.dataset.data
+        self._show_population()
+        if what == "population":
+            return
         if what == "data":
             if self.dataset.set_valued:
                 self.view.setModel(MatrixModel(data, self.view))

@@ -151,6 +151,46 @@ class DatasetState:
         self._refresh_defaults()
         self.changed.emit("data")
 
+    # -- the population the data was drawn from ---------------------------------------------------
+    @property
+    def population(self):
+        """The population opened beside the data (δ-presence, k-map judge against it), or None."""
+        table = self.table
+        return None if table is None else table.population
+
+    @property
+    def population_text(self) -> str:
+        """What the dataset panel shows of the population: its file's name and size."""
+        population = self.population
+        if population is None:
+            return ""
+        name = (population.source or "").replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}, {population.n_rows:,} records"
+
+    def set_population(self, population) -> None:
+        """Hold ``population`` with the data, so runs judge against it and a saved project names it;
+        None lets it go. BadInput, in one line, when it cannot hold the data as a sample of it (a
+        quasi-identifier missing, fewer people than records with some values)."""
+        table = self._require_table()
+        if population is not None:
+            attached = table.with_population(population)
+            attached.population.check_covers(attached, attached.schema.by_role(Role.QUASI_IDENTIFIER))
+            table = attached
+        else:
+            table = table.with_population(None)
+        self.data = table
+        if self.source is not None:
+            self.source = dataclasses.replace(self.source, population=population.source if population else None,
+                                              subset_column=None)
+        self.changed.emit("population")
+
+    def check_population(self) -> None:
+        """BadInput when the population open cannot hold the data as marked now (roles change after
+        it is opened: a new quasi-identifier must be in it too)."""
+        table, population = self.table, self.population
+        if table is not None and population is not None:
+            population.check_covers(table, table.schema.by_role(Role.QUASI_IDENTIFIER))
+
     def set_hierarchy(self, name: str, hierarchy) -> None:
         """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
         self.data = self._require_table().with_hierarchy(name, hierarchy)
@@ -387,6 +427,11 @@ class ConfigState:
         exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
         study = self.study(registry, data, recipe)
         fixed = self._fixed(registry, study)
+        population = getattr(data, "population", None)
+        if population is not None and any(registry.get("privacy-model", m.name).reads_population
+                                          for m in study.models):
+            # the roles may have changed since the population was opened: each quasi-identifier must be in it
+            population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
         return [PlannedRun(run.spec, run.setting, run.repeat, fixed[run.spec.method.name])
                 for run in study.plan(registry, data)]
 

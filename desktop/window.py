@@ -154,6 +154,8 @@ class MainWindow(QMainWindow):
         c.ranking.changed.connect(self._ranking_offered)
         self.config_panel.run_requested.connect(lambda: self.confirm_sensitive(c.run))
         self.runs_panel.export_requested.connect(self.actions.export_release)
+        self.dataset_panel.population_requested.connect(self.actions.open_population_file)
+        self.dataset_panel.population_closed.connect(c.close_population)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
         self.runs_panel.run_selected.connect(self._preview_run)
         self.runs_panel.details_requested.connect(self.show_run_details)
