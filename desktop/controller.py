@@ -74,7 +74,7 @@ class Controller(QObject):
         """Read on the worker; a new load replaces one still waiting or running."""
         self.runner.cancel_all(kind="load")
         self.runner.cancel_all(kind="population")  # a population is opened beside the data it was read for
-        label = "demo data" if source.demo else Path(source.path or "").name
+        label = "demo data" if source.demo else Path(source.path or source.population or "").name
         job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
                                                                    project=project), kind="load")
         self._loads[job] = project
@@ -89,6 +89,10 @@ class Controller(QObject):
             self.error.emit("Cannot open a population", "open the data first: a population is opened beside a "
                                                         "table of records", "")
             return None
+        if self.dataset.source.subset_column:
+            self.error.emit("Cannot open a population", f"the data is the records "
+                            f"{self.dataset.source.subset_column!r} marks in the population already open", "")
+            return None
         self.runner.cancel_all(kind="population")
         job = self.runner.submit(f"open population {Path(path).name}",
                                  functools.partial(tasks.load_population, self.registry, self.dataset.source, path),
@@ -98,10 +102,28 @@ class Controller(QObject):
         self.message.emit(f"Opening the population {Path(path).name}…")
         return job
 
+    def mark_subset(self, column: str) -> int | None:
+        """The open file is the population; its 1/0 ``column`` marks the data's records (read again
+        on the worker, the roles and kinds kept, the column itself dropped from the data)."""
+        table, source = self.dataset.table, self.dataset.source
+        if table is None or source is None or source.demo or not source.path:
+            self.error.emit("Cannot mark the data's records", "open the population's file first: a subset column "
+                                                              "marks the data's records in it", "")
+            return None
+        kept = [c for c in table.schema.columns if c.name != column]
+        marked = dataclasses.replace(source, path=None, population=source.path, subset_column=column,
+                                     roles={c.name: c.role.value for c in kept},
+                                     kinds={c.name: c.kind.value for c in kept})
+        return self.open_source(marked)
+
     def close_population(self) -> None:
         """Runs no longer judge against a population."""
         if self.dataset.population is not None:
-            self.dataset.set_population(None)
+            try:
+                self.dataset.set_population(None)
+            except BadInput as exc:
+                self.error.emit("Cannot close the population", str(exc), "")
+                return
             self.history.mark_dirty()
             self.message.emit("The population is closed")
 

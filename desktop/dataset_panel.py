@@ -36,6 +36,7 @@ def role_legend() -> QWidget:
 class DatasetPanel(QWidget):
     population_requested = Signal()  # the user asks to open a population beside the data
     population_closed = Signal()
+    subset_marked = Signal(str)  # this 1/0 column marks the data's records in the open file, the population
 
     def __init__(self, dataset: DatasetState, parent=None):
         super().__init__(parent)
@@ -126,8 +127,10 @@ class DatasetPanel(QWidget):
         self.population_label.setText(text or "none: δ-presence and k-map with a population table need one "
                                               "opened beside the data")
         self.population_label.setEnabled(bool(text))
-        self.population_button.setEnabled(self.dataset.table is not None)
-        self.close_population_button.setVisible(bool(text))
+        source = self.dataset.source
+        marked = source is not None and bool(source.subset_column)  # the data is defined by the population
+        self.population_button.setEnabled(self.dataset.table is not None and not marked)
+        self.close_population_button.setVisible(bool(text) and not marked)
 
     def _features_tab(self) -> QWidget:
         self.steps_model = StepsModel(self.dataset)
@@ -337,6 +340,12 @@ class DatasetPanel(QWidget):
         if len(names) == 1:
             menu.addSeparator()
             menu.addAction(f"Hierarchy of {label}…").triggered.connect(lambda _=False: self.edit_hierarchy(names[0]))
+            source = self.dataset.source
+            if source is not None and source.path and not source.demo and self.dataset.population is None:
+                subset = menu.addAction(f"This file is the population: {label} (1/0) marks the data's records")
+                subset.setStatusTip("The records marked 1 become the data; the whole file is the population "
+                                    "δ-presence and k-map judge against")
+                subset.triggered.connect(lambda _=False: self.subset_marked.emit(names[0]))
         menu.popup(global_pos)
 
     def edit_hierarchy(self, column: str, in_use: bool = False) -> None:

@@ -69,7 +69,9 @@ class DatasetState:
             return ""
         if self.source.demo:
             return "demo hospital admissions"
-        return (self.source.path or "").replace("\\", "/").rsplit("/", 1)[-1]
+        if not self.source.path and self.source.subset_column:  # the records a column marks in the population
+            return f"{_file_name(self.source.population)} where {self.source.subset_column} = 1"
+        return _file_name(self.source.path)
 
     def load(self, loaded: Loaded, recipe: Recipe | None = None) -> None:
         """Show freshly read data; a project's ``recipe`` becomes the rules of its columns."""
@@ -164,14 +166,17 @@ class DatasetState:
         population = self.population
         if population is None:
             return ""
-        name = (population.source or "").replace("\\", "/").rsplit("/", 1)[-1]
-        return f"{name}, {population.n_rows:,} records"
+        marked = f", the data marked by {population.subset_column}" if population.subset_column else ""
+        return f"{_file_name(population.source)}, {population.n_rows:,} records{marked}"
 
     def set_population(self, population) -> None:
         """Hold ``population`` with the data, so runs judge against it and a saved project names it;
         None lets it go. BadInput, in one line, when it cannot hold the data as a sample of it (a
         quasi-identifier missing, fewer people than records with some values)."""
         table = self._require_table()
+        if self.source is not None and self.source.subset_column:
+            raise BadInput(f"the data is the records {self.source.subset_column!r} marks in the population; open the "
+                           f"data's own file to judge it against another population or none")
         if population is not None:
             attached = table.with_population(population)
             attached.population.check_covers(attached, attached.schema.by_role(Role.QUASI_IDENTIFIER))
@@ -245,6 +250,10 @@ class DatasetState:
                 self._previews[step] = preview_step(self.table, step)
             out.append(self._previews[step])
         return out
+
+
+def _file_name(path: str | None) -> str:
+    return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _bins_of(step: Step | None) -> int | None:

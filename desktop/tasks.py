@@ -130,7 +130,7 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
     Roles of a plain file are suggested from the column names when ``suggest_roles`` is set.
     """
     started = time.perf_counter()
-    name = "the demo data" if source.demo else Path(source.path or "").name
+    name = "the demo data" if source.demo else Path(source.path or source.population or "").name
     ctx.progress(0.0, f"reading {name}")
     data = project.load_data(registry, as_sets=False) if project is not None else source.load(registry)
     ctx.check()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from veil.engine import BadInput, ExportOptions, demo_path, verify_manifest
+from veil.engine import BadInput, ExportOptions, Role, demo_path, verify_manifest
 
 
 @pytest.fixture
@@ -132,3 +132,52 @@ def test_a_saved_project_opens_with_its_population(demo_window, qtbot, populatio
         c.open_project(project)
     assert c.dataset.population is not None and c.dataset.population.n_rows == 15_000
     assert window.dataset_panel.population_label.text() == "population.csv, 15,000 records"
+
+
+def test_a_subset_column_of_the_open_file_marks_the_data(window, qtbot, registry, tmp_path):
+    """The file opened is the population; its 1/0 column marks the data's records: the data becomes
+    the marked records (the column dropped, the roles kept) and runs judge against the whole file."""
+    c = window.controller
+    demo = pd.read_csv(demo_path())
+    whole = pd.concat([demo, demo], ignore_index=True)
+    whole["in_study"] = [1] * len(demo) + [0] * len(demo)
+    path = tmp_path / "everyone.csv"
+    whole.to_csv(path, index=False)
+    with qtbot.waitSignal(c.data_loaded, timeout=60_000):
+        c.open_path(path)
+    assert c.dataset.table.n_rows == 2 * len(demo)
+    qis = ["age", "sex", "postcode_district", "marital_status", "admission_month"]
+    c.dataset.set_roles(qis, "quasi-identifier")
+    with qtbot.waitSignal(c.data_loaded, timeout=60_000):
+        window.dataset_panel.subset_marked.emit("in_study")
+    table = c.dataset.table
+    assert table.n_rows == len(demo) and "in_study" not in table.columns
+    assert table.schema.by_role(Role.QUASI_IDENTIFIER) == qis  # the roles the user gave are kept
+    assert c.dataset.population.n_rows == 2 * len(demo) and c.dataset.population.subset_column == "in_study"
+    assert window.dataset_panel.population_label.text() == "everyone.csv, 10,000 records, the data marked by in_study"
+    assert not window.dataset_panel.close_population_button.isVisibleTo(window.dataset_panel)
+    assert c.dataset.name == "everyone.csv where in_study = 1"
+    window.config_panel.choose("delta-presence", ["global-recoding"], values={"dmax": 0.5}, metrics=["loss"])
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    result = c.runs.entries[-1].outcome.result
+    assert result.verdict.holds and result.verdict.value == pytest.approx(0.5)
+    out = tmp_path / "out"
+    with qtbot.waitSignal(c.exported, timeout=60_000):
+        c.export(c.runs.entries[-1].id, out, ExportOptions(), report=False)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["population"]["subset_column"] == "in_study" and manifest["population"]["rows"] == 10_000
+    assert verify_manifest(registry, out / "manifest.json").holds
+
+
+def test_a_subset_column_that_is_not_one_or_zero_is_refused_in_a_dialog(demo_window, qtbot, tmp_path):
+    c = demo_window.controller
+    path = tmp_path / "demo.csv"
+    pd.read_csv(demo_path()).to_csv(path, index=False)
+    with qtbot.waitSignal(c.data_loaded, timeout=60_000):
+        c.open_path(path)
+    with qtbot.waitSignal(c.error, timeout=60_000) as blocker:
+        c.mark_subset("sex")
+    assert blocker.args[0] == "Cannot open the data"
+    assert blocker.args[1].startswith("the subset column 'sex' must hold 1/0")
