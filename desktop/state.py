@@ -189,13 +189,6 @@ class DatasetState:
                                               subset_column=None)
         self.changed.emit("population")
 
-    def check_population(self) -> None:
-        """BadInput when the population open cannot hold the data as marked now (roles change after
-        it is opened: a new quasi-identifier must be in it too)."""
-        table, population = self.table, self.population
-        if table is not None and population is not None:
-            population.check_covers(table, table.schema.by_role(Role.QUASI_IDENTIFIER))
-
     def set_hierarchy(self, name: str, hierarchy) -> None:
         """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
         self.data = self._require_table().with_hierarchy(name, hierarchy)
