@@ -55,6 +55,9 @@ class Actions(QObject):
         self.open_demo = act("Open the &demo data", lambda: self.window.confirm_discard(self.controller.open_demo),
                              None, None,
                              "The bundled synthetic hospital admissions")
+        self.open_population = act("Open p&opulation…", self.open_population_file, None, None,
+                                   "Open the population the data was drawn from, read like the data: δ-presence "
+                                   "and k-map judge each released group against it")
         self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
         self.save = act("&Save project", self.save_project, QKeySequence.Save, QStyle.SP_DialogSaveButton,
                         "Save data source, roles, recipe, configuration and results")
@@ -84,8 +87,9 @@ class Actions(QObject):
         self._menus()
         self._toolbar()
         # every action but Quit waits for the panels (attach); the recent files' menu too
-        self._waiting = [self.open, self.open_demo, self.open_project, self.save, self.save_as, self.run,
-                         self.export, self.undo, self.redo, self.about, self.guide, self.plugins, self.preferences,
+        self._waiting = [self.open, self.open_demo, self.open_population, self.open_project, self.save, self.save_as,
+                         self.run, self.export, self.undo, self.redo, self.about, self.guide, self.plugins,
+                         self.preferences,
                          self.recent_menu.menuAction()]
         for a in self._waiting:
             a.setEnabled(False)
@@ -112,6 +116,7 @@ class Actions(QObject):
         for a in (self.open, self.open_demo):
             file.addAction(a)
         file.addMenu(self.recent_menu)
+        file.addAction(self.open_population)
         file.addSeparator()
         for a in (self.open_project, self.save, self.save_as):
             file.addAction(a)
@@ -154,6 +159,20 @@ class Actions(QObject):
         if path:
             self.settings.set("folders/open", str(Path(path).parent))
             self._open_any(path)
+
+    def open_population_file(self) -> None:
+        """Choose the population the open data was drawn from (any file the importers read)."""
+        from .dialogs import file_filter
+
+        if self.controller.dataset.table is None:
+            self.controller.error.emit("Cannot open a population", "open the data first: a population is opened "
+                                                                   "beside a table of records", "")
+            return
+        start = self.settings.get("folders/open") or str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open the population the data was drawn from", start,
+                                              file_filter(self.controller.registry))
+        if path:
+            self.controller.open_population(path)
 
     def open_any(self, path: str | Path) -> None:
         """A project opens as it was saved; a data file through the import dialog (unsaved changes

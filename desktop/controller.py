@@ -8,6 +8,7 @@ GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class Controller(QObject):
     data_loaded = Signal()
     load_progress = Signal(float, str)
     batch_finished = Signal()
+    population_opened = Signal()  # a population is held with the data
     exported = Signal(object)  # tasks.Exported
     export_progress = Signal(float, str)  # what the export is doing
     project_saved = Signal(str)
@@ -49,6 +51,7 @@ class Controller(QObject):
         self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
         self._rereads: dict[int, tuple] = {}  # load job -> (schema, rules, released sensitive) to keep
+        self._populations: dict[int, DataSource] = {}  # jobs reading a population -> the data it is for
         self._runs: dict[int, RunEntry] = {}
         self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
         self._exports: dict[int, Path] = {}
@@ -73,7 +76,8 @@ class Controller(QObject):
         again (other read options, another choice for its missing values) keeps what the user set
         on its columns: kinds, roles, hierarchies and rules."""
         self.runner.cancel_all(kind="load")
-        label = "demo data" if source.demo else Path(source.path or "").name
+        self.runner.cancel_all(kind="population")  # a population is opened beside the data it was read for
+        label = "demo data" if source.demo else Path(source.path or source.population or "").name
         job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
                                                                    project=project), kind="load")
         self._loads[job] = project
@@ -103,6 +107,61 @@ class Controller(QObject):
             return None
         return self.open_source(dataclasses.replace(source, drop_missing=choice == "drop",
                                                     fill_missing=None if choice == "drop" else choice))
+
+    def open_population(self, path: str | Path) -> int | None:
+        """Read the population the data was drawn from (read like the data) on the worker; when it
+        can hold the data as a sample, runs judge against it (δ-presence, k-map)."""
+        if self.dataset.table is None or self.dataset.source is None:
+            self.error.emit("Cannot open a population", "open the data first: a population is opened beside a "
+                                                        "table of records", "")
+            return None
+        if self.dataset.source.subset_column:
+            self.error.emit("Cannot open a population", f"the data is the records "
+                            f"{self.dataset.source.subset_column!r} marks in the population already open", "")
+            return None
+        self.runner.cancel_all(kind="population")
+        job = self.runner.submit(f"open population {Path(path).name}",
+                                 functools.partial(tasks.load_population, self.registry, self.dataset.source, path),
+                                 kind="population")
+        self._populations[job] = self.dataset.source
+        self.busy_changed.emit(True)
+        self.message.emit(f"Opening the population {Path(path).name}…")
+        return job
+
+    def mark_subset(self, column: str) -> int | None:
+        """The open file is the population; its 1/0 ``column`` marks the data's records (read again
+        on the worker, the roles and kinds kept, the column itself dropped from the data)."""
+        table, source = self.dataset.table, self.dataset.source
+        if table is None or source is None or source.demo or not source.path:
+            self.error.emit("Cannot mark the data's records", "open the population's file first: a subset column "
+                                                              "marks the data's records in it", "")
+            return None
+        kept = [c for c in table.schema.columns if c.name != column]
+        marked = dataclasses.replace(source, path=None, population=source.path, subset_column=column,
+                                     roles={c.name: c.role.value for c in kept},
+                                     kinds={c.name: c.kind.value for c in kept})
+        return self.open_source(marked)
+
+    def close_population(self) -> None:
+        """Runs no longer judge against a population."""
+        if self.dataset.population is not None:
+            try:
+                self.dataset.set_population(None)
+            except BadInput as exc:
+                self.error.emit("Cannot close the population", str(exc), "")
+                return
+            self.history.mark_dirty()
+            self.message.emit("The population is closed")
+
+    def _population_read(self, population) -> None:
+        try:
+            self.dataset.set_population(population)
+        except BadInput as exc:
+            self.error.emit("Cannot use the population", str(exc), "")
+            return
+        self.history.mark_dirty()
+        self.message.emit(f"Population: {self.dataset.population_text}")
+        self.population_opened.emit()
 
     def open_project(self, path: str | Path) -> int | None:
         try:
@@ -228,6 +287,9 @@ class Controller(QObject):
             self.runs.finish(self._runs.pop(job), value)
         elif job in self._loads:
             self._loaded(self._loads.pop(job), value, self._rereads.pop(job, None))
+        elif job in self._populations:
+            if _same_data(self._populations.pop(job), self.dataset.source):
+                self._population_read(value)  # else other data was opened meanwhile: it is not theirs
         elif job in self._exports:
             self._exports.pop(job)
             self.exported.emit(value)
@@ -283,6 +345,9 @@ class Controller(QObject):
             self._loads.pop(job)
             self._rereads.pop(job, None)
             self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
+        elif job in self._populations:
+            self._populations.pop(job)
+            self.error.emit("Cannot open the population", failure.message, tasks.details_for_user([failure]))
         elif job in self._exports:
             self._exports.pop(job)
             self.error.emit("The release was not exported", failure.message, tasks.details_for_user([failure]))
@@ -295,6 +360,9 @@ class Controller(QObject):
             self._loads.pop(job)
             self._rereads.pop(job, None)
             self.message.emit("Opening cancelled")
+        elif job in self._populations:
+            self._populations.pop(job)
+            self.message.emit("Opening the population cancelled")
         elif job in self._exports:
             self._exports.pop(job)
             self.message.emit("Export cancelled: nothing was written")
@@ -311,3 +379,11 @@ class Controller(QObject):
             done = sum(1 for e in self.runs.entries if e.status == "done")
             self.message.emit(f"Runs finished ({done} with results)")
             self.batch_finished.emit()
+
+
+def _same_data(a: DataSource | None, b: DataSource | None) -> bool:
+    """Whether two sources read the same data (whatever population each names)."""
+    if a is None or b is None:
+        return False
+    return dataclasses.replace(a, population=None, subset_column=None) == \
+        dataclasses.replace(b, population=None, subset_column=None)

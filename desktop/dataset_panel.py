@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
@@ -36,6 +36,10 @@ def role_legend() -> QWidget:
 
 
 class DatasetPanel(QWidget):
+    population_requested = Signal()  # the user asks to open a population beside the data
+    population_closed = Signal()
+    subset_marked = Signal(str)  # this 1/0 column marks the data's records in the open file, the population
+
     def __init__(self, dataset: DatasetState, parent=None):
         super().__init__(parent)
         self.dataset = dataset
@@ -59,8 +63,10 @@ class DatasetPanel(QWidget):
         self.splitter = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(split)
+        layout.addWidget(self._population_row())
+        layout.addWidget(split, 1)
         dataset.changed.connect(self._on_changed)
+        self._show_population()
 
     # -- building -------------------------------------------------------------------------------
     def _columns_tab(self) -> QWidget:
@@ -96,6 +102,37 @@ class DatasetPanel(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.column_problem)
         return tab
+
+    def _population_row(self) -> QWidget:
+        """The population held with the data (δ-presence and k-map judge against it), with buttons
+        to open one and to let it go."""
+        self.population_label = QLabel()
+        self.population_label.setToolTip("The population the data was drawn from: δ-presence and k-map count "
+                                          "each released group's matching records in it")
+        self.population_button = QPushButton("Open population…")
+        self.population_button.setToolTip("Open the file of the population the data was drawn from (read like the "
+                                          "data; it must hold every quasi-identifier column)")
+        self.population_button.clicked.connect(self.population_requested)
+        self.close_population_button = QPushButton("Close population")
+        self.close_population_button.clicked.connect(self.population_closed)
+        self.population_row = QWidget()
+        row = QHBoxLayout(self.population_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("<b>Population</b>"))
+        row.addWidget(self.population_label, 1)
+        row.addWidget(self.population_button)
+        row.addWidget(self.close_population_button)
+        return self.population_row
+
+    def _show_population(self) -> None:
+        text = self.dataset.population_text
+        self.population_label.setText(text or "none: δ-presence and k-map with a population table need one "
+                                              "opened beside the data")
+        self.population_label.setEnabled(bool(text))
+        source = self.dataset.source
+        marked = source is not None and bool(source.subset_column)  # the data is defined by the population
+        self.population_button.setEnabled(self.dataset.table is not None and not marked)
+        self.close_population_button.setVisible(bool(text) and not marked)
 
     def _features_tab(self) -> QWidget:
         self.steps_model = StepsModel(self.dataset)
@@ -220,6 +257,9 @@ class DatasetPanel(QWidget):
     # -- reacting to the state ------------------------------------------------------------------
     def _on_changed(self, what: str) -> None:
         data = self.dataset.data
+        self._show_population()
+        if what == "population":
+            return
         if what == "data":
             if self.dataset.set_valued:
                 self.view.setModel(MatrixModel(data, self.view))
@@ -302,6 +342,12 @@ class DatasetPanel(QWidget):
         if len(names) == 1:
             menu.addSeparator()
             menu.addAction(f"Hierarchy of {label}…").triggered.connect(lambda _=False: self.edit_hierarchy(names[0]))
+            source = self.dataset.source
+            if source is not None and source.path and not source.demo and self.dataset.population is None:
+                subset = menu.addAction(f"This file is the population: {label} (1/0) marks the data's records")
+                subset.setStatusTip("The records marked 1 become the data; the whole file is the population "
+                                    "δ-presence and k-map judge against")
+                subset.triggered.connect(lambda _=False: self.subset_marked.emit(names[0]))
         menu.popup(global_pos)
 
     def edit_hierarchy(self, column: str, in_use: bool = False) -> None:

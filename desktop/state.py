@@ -69,7 +69,9 @@ class DatasetState:
             return ""
         if self.source.demo:
             return "demo hospital admissions"
-        return (self.source.path or "").replace("\\", "/").rsplit("/", 1)[-1]
+        if not self.source.path and self.source.subset_column:  # the records a column marks in the population
+            return f"{_file_name(self.source.population)} where {self.source.subset_column} = 1"
+        return _file_name(self.source.path)
 
     def load(self, loaded: Loaded, recipe: Recipe | None = None) -> None:
         """Show freshly read data; a project's ``recipe`` becomes the rules of its columns."""
@@ -188,6 +190,42 @@ class DatasetState:
         self._refresh_defaults()
         self.changed.emit("data")
 
+    # -- the population the data was drawn from ---------------------------------------------------
+    @property
+    def population(self):
+        """The population opened beside the data (δ-presence, k-map judge against it), or None."""
+        table = self.table
+        return None if table is None else table.population
+
+    @property
+    def population_text(self) -> str:
+        """What the dataset panel shows of the population: its file's name and size."""
+        population = self.population
+        if population is None:
+            return ""
+        marked = f", the data marked by {population.subset_column}" if population.subset_column else ""
+        return f"{_file_name(population.source)}, {population.n_rows:,} records{marked}"
+
+    def set_population(self, population) -> None:
+        """Hold ``population`` with the data, so runs judge against it and a saved project names it;
+        None lets it go. BadInput, in one line, when it cannot hold the data as a sample of it (a
+        quasi-identifier missing, fewer people than records with some values)."""
+        table = self._require_table()
+        if self.source is not None and self.source.subset_column:
+            raise BadInput(f"the data is the records {self.source.subset_column!r} marks in the population; open the "
+                           f"data's own file to judge it against another population or none")
+        if population is not None:
+            attached = table.with_population(population)
+            attached.population.check_covers(attached, attached.schema.by_role(Role.QUASI_IDENTIFIER))
+            table = attached
+        else:
+            table = table.with_population(None)
+        self.data = table
+        if self.source is not None:
+            self.source = dataclasses.replace(self.source, population=population.source if population else None,
+                                              subset_column=None)
+        self.changed.emit("population")
+
     def set_hierarchy(self, name: str, hierarchy) -> None:
         """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
         self.data = self._require_table().with_hierarchy(name, hierarchy)
@@ -242,6 +280,10 @@ class DatasetState:
                 self._previews[step] = preview_step(self.table, step)
             out.append(self._previews[step])
         return out
+
+
+def _file_name(path: str | None) -> str:
+    return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _bins_of(step: Step | None) -> int | None:
@@ -444,6 +486,11 @@ class ConfigState:
         exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
         study = self.study(registry, data, recipe)
         fixed = self._fixed(registry, study)
+        population = getattr(data, "population", None)
+        if population is not None and any(registry.get("privacy-model", m.name).reads_population
+                                          for m in study.models):
+            # the roles may have changed since the population was opened: each quasi-identifier must be in it
+            population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
         return [PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
                 for run in study.plan(registry, data)]
 

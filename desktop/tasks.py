@@ -21,7 +21,7 @@ import pandas as pd
 
 from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
                          Outcome, Recipe, ReportOptions, RunResult, RunSpec, Step, Table, VeilError,
-                         __version__, export_release, read_data, run_planned, verify_manifest)
+                         __version__, export_release, read_data, read_population, run_planned, verify_manifest)
 
 from .ranking import reselected
 from .setvalued_view import is_set_valued, summarise
@@ -130,7 +130,7 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
     Roles of a plain file are suggested from the column names when ``suggest_roles`` is set.
     """
     started = time.perf_counter()
-    name = "the demo data" if source.demo else Path(source.path or "").name
+    name = "the demo data" if source.demo else Path(source.path or source.population or "").name
     ctx.progress(0.0, f"reading {name}")
     data = project.load_data(registry, as_sets=False) if project is not None else source.load(registry)
     ctx.check()
@@ -148,6 +148,13 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
         part.progress(i / max(len(recipe.steps), 1), "previewing features")
         previews[step] = preview_step(data, step)
     return Loaded(data, source, stats, previews, time.perf_counter() - started, suggested)
+
+
+def load_population(registry, source: DataSource, path: str | os.PathLike, ctx: Context):
+    """Read the population the data was drawn from, with the data's read options (as ``veil run
+    --population`` and a project's data section read it)."""
+    ctx.progress(0.0, f"reading the population {Path(path).name}")
+    return read_population(registry, source, str(path))
 
 
 def is_text_file(path: str | os.PathLike) -> bool:

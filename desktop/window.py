@@ -155,6 +155,9 @@ class MainWindow(QMainWindow):
         c.ranking.changed.connect(self._ranking_offered)
         self.config_panel.run_requested.connect(lambda: self.confirm_sensitive(c.run))
         self.runs_panel.export_requested.connect(self.actions.export_release)
+        self.dataset_panel.population_requested.connect(self.actions.open_population_file)
+        self.dataset_panel.population_closed.connect(c.close_population)
+        self.dataset_panel.subset_marked.connect(c.mark_subset)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
         self.runs_panel.run_selected.connect(self._preview_run)
         self.runs_panel.details_requested.connect(self.show_run_details)
@@ -213,7 +216,7 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("project", c.project_path)
         elif source.demo:
             self.settings.remember_session("demo")
-        else:
+        elif source.path:  # (not the records a column marks in a population: that file is already recent)
             self.settings.add_recent(source.path, "data", import_options(source))
             self.settings.remember_session("data", source.path, import_options(source))
             if not (source.drop_missing or source.fill_missing) and c.dataset.missing():

@@ -18,5 +18,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "table": ["check_column_names", "Column", "detect_kind", "Kind", "Role", "Schema", "suggest_role", "Table"],
     "transactions": ["parse_transactions", "read_transactions"],
     "names": ["read_column_names"],
-    "population": ["load_with_population", "Population"],
+    "population": ["load_with_population", "Population", "read_population"],
 })

@@ -62,6 +62,10 @@ class DataSource:
     columns: tuple[str, ...] | None = None  # keep only these columns, in this order
     hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
     recode: dict = field(default_factory=dict)  # column -> {cell text: new text} (adult.test's "<=50K." is "<=50K")
+    # the population the data was drawn from (δ-presence, k-map), read with the same options; with
+    # subset_column and no path, that column of the population marks the data's records
+    population: str | None = None
+    subset_column: str | None = None
 
     def options(self) -> ImportOptions:
         return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
@@ -76,6 +80,14 @@ class DataSource:
                    sheet=options.sheet, drop_missing=options.drop_missing, fill_missing=options.fill_missing)
 
     def load(self, registry):
+        if self.population or self.subset_column:
+            if not self.population:
+                raise BadInput("a subset column marks the data's records in a population: name the population's "
+                               "file too")
+            from .population import load_with_population
+
+            bare = dataclasses.replace(self, population=None, subset_column=None)
+            return load_with_population(registry, bare, self.population, self.subset_column)
         if self.demo:
             data = load_demo()
         elif self.path:
@@ -144,6 +156,8 @@ class DataSource:
         for extra in self.append:
             found += extra.files()
         found += [f for f in self.hierarchies.values() if f and not is_hierarchy_spec(f)]
+        if self.population:
+            found.append(self.population)
         return tuple(found)
 
     def to_dict(self) -> dict:
@@ -154,7 +168,9 @@ class DataSource:
              "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
              "drop_missing": self.drop_missing or None, "fill_missing": self.fill_missing,
              "columns": list(self.columns) if self.columns else None,
-             "hierarchies": dict(self.hierarchies), "recode": {c: dict(m) for c, m in self.recode.items()}}
+             "hierarchies": dict(self.hierarchies), "recode": {c: dict(m) for c, m in self.recode.items()},
+             "population": {"path": self.population, "subset_column": self.subset_column} if self.population
+             else None}
         kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
         if self.header is False:
             kept["header"] = False
@@ -188,6 +204,7 @@ class DataSource:
                 raise BadInput(f"recode of {column!r} must map cell texts to texts, such as "
                                f"{{\"<=50K.\": \"<=50K\"}}, got {mapping!r}")
         columns = get(d, "columns", list, None, where="data")
+        population, subset_column = _population(d, base)
         return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),
                    names=tuple(names) if names else None,
                    fmt=get(d, "fmt", str, where="data"), delimiter=get(d, "delimiter", str, where="data"),
@@ -197,7 +214,29 @@ class DataSource:
                    drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
                    fill_missing=get(d, "fill_missing", str, where="data"),
                    columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies,
-                   recode={str(c): dict(m) for c, m in recode.items()})
+                   recode={str(c): dict(m) for c, m in recode.items()}, population=population,
+                   subset_column=subset_column)
+
+
+def _population(d: Mapping, base: Path | None) -> tuple[str | None, str | None]:
+    """The data section's ``"population": {"path": FILE, "subset_column": NAME}`` (a bare file name
+    is the path), the path resolved against ``base`` as the data's is."""
+    given = d.get("population")
+    if given is None:
+        return None, None
+    if isinstance(given, str):
+        given = {"path": given}
+    if not isinstance(given, Mapping):
+        raise BadInput(f"'population' must be an object such as {{\"path\": \"population.csv\"}}, got {given!r}")
+    unknown = sorted(set(given) - {"path", "subset_column"})
+    if unknown:
+        raise BadInput(f"population: unknown key {unknown[0]!r}; a population takes \"path\" and \"subset_column\"")
+    path = get(given, "path", str, where="population")
+    if not path:
+        raise BadInput("population: give its file as \"path\"")
+    if base is not None and not Path(path).is_absolute():
+        path = str((base / path).resolve())
+    return path, get(given, "subset_column", str, where="population") or None
 
 
 def _text_list(d: Mapping, key: str) -> list[str]:

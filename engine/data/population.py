@@ -51,8 +51,12 @@ class Population:
     subset_column: str | None = None  # the column of the population file that marks the data's records
 
     def to_dict(self) -> dict:
-        """What a manifest records: where the population is, its hash and size, and the subset column."""
-        return {"path": self.source, "sha256": self.sha256, "rows": self.n_rows, "subset_column": self.subset_column}
+        """What a manifest records: where the population is, its hash and size, the subset column, and
+        the hierarchies its matches were read by (generated ones too: ``veil verify`` reads them back)."""
+        out = {"path": self.source, "sha256": self.sha256, "rows": self.n_rows, "subset_column": self.subset_column}
+        if self.hierarchies:
+            out["hierarchies"] = {c: h.to_dict() for c, h in self.hierarchies.items()}
+        return out
 
     @property
     def n_rows(self) -> int:
@@ -61,9 +65,10 @@ class Population:
     def with_hierarchies(self, hierarchies: dict) -> Population:
         return dataclasses.replace(self, hierarchies=dict(hierarchies))
 
-    def value_masks(self, column: str, labels) -> tuple[np.ndarray, np.ndarray]:
+    def value_masks(self, column: str, labels, hierarchy=None) -> tuple[np.ndarray, np.ndarray]:
         """(each population record's distinct-value code, a labels × distinct values matrix of
-        matches) for ``column`` and released ``labels`` (texts)."""
+        matches) for ``column`` and released ``labels`` (texts), read by ``hierarchy`` (default: the
+        one attached to the column)."""
         if column not in self.frame.columns:
             raise BadInput(f"the population has no column {column!r}, a quasi-identifier of the release")
         codes, uniques = pd.factorize(self.frame[column], use_na_sentinel=True)
@@ -71,7 +76,7 @@ class Population:
             raise BadInput(f"the population's column {column!r} has missing values; fill or remove them")
         texts = [value_label(v) for v in uniques]
         numbers = pd.to_numeric(pd.Series(list(uniques), dtype=object), errors="coerce").to_numpy(float)
-        hierarchy = self.hierarchies.get(column)
+        hierarchy = hierarchy if hierarchy is not None else self.hierarchies.get(column)
         out = np.zeros((len(labels), len(uniques)), dtype=bool)
         for i, label in enumerate(labels):
             out[i] = _matching(str(label), texts, numbers, hierarchy)
@@ -223,6 +228,33 @@ def subset_mask(series: pd.Series, column: str) -> np.ndarray:
     return text.isin(_TRUE).to_numpy()
 
 
+def _read_table(registry, source, path: str):
+    """The population file as a table, read with ``source``'s options (not its roles, hierarchies,
+    appended files or kept columns)."""
+    from .table import Table
+
+    plain = dataclasses.replace(source, path=str(path), demo=False, roles={}, hierarchies={}, append=(),
+                                columns=None, population=None, subset_column=None)
+    whole = plain.load(registry)
+    if not isinstance(whole, Table):
+        raise BadInput(f"{Path(path).name}: a population is a table of records, not transactions")
+    return whole
+
+
+def read_population(registry, source, path: str, table=None) -> Population:
+    """The population in the file ``path``, read with the options ``source`` reads the data with;
+    with ``table`` (the data), refused in one line when it cannot hold the data as a sample of it
+    (:meth:`Population.check_covers` on the table's quasi-identifiers)."""
+    from .table import Role
+
+    whole = _read_table(registry, source, path)
+    found = Population(whole.frame.reset_index(drop=True), str(Path(path).resolve()), whole.sha256)
+    if table is not None:
+        attached = table.with_population(found).population
+        attached.check_covers(table, table.schema.by_role(Role.QUASI_IDENTIFIER))
+    return found
+
+
 def load_with_population(registry, source, population: str, subset_column: str | None = None):
     """The data ``source`` names with the population it was drawn from attached: the file
     ``population``, read with the same options, or, with ``subset_column``, that file's records the
@@ -230,11 +262,7 @@ def load_with_population(registry, source, population: str, subset_column: str |
     cannot hold the data as a sample of it."""
     from .table import Role, Schema, Table
 
-    plain = dataclasses.replace(source, path=str(population), demo=False, roles={}, hierarchies={}, append=(),
-                                columns=None)
-    whole = plain.load(registry)
-    if not isinstance(whole, Table):
-        raise BadInput(f"{population}: a population is a table of records, not transactions")
+    whole = _read_table(registry, source, population)
     if subset_column is not None:
         if source.path or source.demo:
             raise BadInput("give the data with --data or mark it with --subset-column in the population, not both")

@@ -219,7 +219,8 @@ def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
     entry = {"path": _absolute(input_path), "sha256": result.release.provenance.input_sha256
              if result.release.provenance else None, "rows": input_rows}
     if source is not None:
-        read = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds")}
+        # the population is recorded on its own ("population"), with its hash and size
+        read = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds", "population")}
         entry["read"] = {**read, "path": _absolute(read.get("path"))} if read.get("path") else read
     table = next((d for d in (result.original, result.data) if isinstance(d, Table)), None)
     if table is not None:
@@ -306,7 +307,8 @@ MANIFEST_SHAPE = {
     "project": ({"path": str, "sha256": _TEXT}, NULL),
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
-    "population": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT}, NULL),
+    "population": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT,
+                    "hierarchies": _MAYBE_OBJECT}, NULL),
     "removed_identifiers": _TEXTS, "release_kind": _TEXT, "sensitive_hierarchies": _MAYBE_OBJECT,
     "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT, "by_column": _MAYBE_OBJECT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),

@@ -161,6 +161,8 @@ def manifest_population(registry, manifest: dict):
     frame = table.frame.drop(columns=[c for c in [entry.get("subset_column")] if c and c in table.frame.columns])
     schema = Schema.from_dict((manifest.get("input") or {}).get("schema") or [])
     hierarchies = {c.name: c.hierarchy for c in schema.columns if c.hierarchy is not None}
+    recorded = entry.get("hierarchies") if isinstance(entry.get("hierarchies"), dict) else {}
+    hierarchies |= {c: Hierarchy.from_dict(h).with_name(c) for c, h in recorded.items()}  # generated ones too
     return Population(frame, str(path), entry.get("sha256"), hierarchies, entry.get("subset_column")), ""
 
 

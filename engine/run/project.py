@@ -13,6 +13,9 @@ Schema version 1::
 ``release_sensitive`` lists the columns marked sensitive the user agreed to release (asked once by
 the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
 
+The data section may name the population the data was drawn from, ``"population": {"path":
+"people.csv", "subset_column": null}`` (δ-presence, k-map judge against it), as a study's does.
+
 ``item_sets`` names the table's column of kind "item set" whose sets are the data the runs work on
 (the desktop's "Anonymise these item sets"; absent or null: the table itself).
 
@@ -32,7 +35,7 @@ from ..base.errors import BadInput
 from ..base.io import sha256_file, write_text_atomic
 from ..data.recipe import Recipe
 from .runs import RunSpec
-from ..data.table import Schema, Table
+from ..data.table import Role, Schema, Table
 from ..base.validate import get, in_file, read_json_object
 
 PROJECT_VERSION = 1
@@ -53,6 +56,8 @@ class Project:
         data = self.data.to_dict()
         if data.get("path") and base is not None:
             data["path"] = _relative(data["path"], base)
+        if data.get("population") and base is not None:  # resolved against the project's folder, as the data's
+            data["population"] = {**data["population"], "path": _relative(data["population"]["path"], base)}
         data["sha256"] = self.sha256
         return {"veil_project": PROJECT_VERSION, "data": data,
                 "schema": self.schema.to_dict() if self.schema else None,
@@ -103,7 +108,11 @@ class Project:
         if self.schema is not None and isinstance(data, Table):
             if self.schema.names != data.schema.names:
                 raise BadInput("the project's schema does not match the data's columns")
+            population = data.population
             data = Table(data.frame, self.schema, data.source, data.sha256)
+            if population is not None:  # judged against the project's quasi-identifiers
+                data = data.with_population(population)
+                data.population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
         if self.item_sets is not None and as_sets:
             if not isinstance(data, Table):
                 raise BadInput(f"the project takes item sets from column {self.item_sets!r}, but its data has no columns")

@@ -350,7 +350,11 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
     seconds = time.perf_counter() - started
     if getattr(data, "population", None) is not None and release.population is None:
-        release = dataclasses.replace(release, population=data.population)  # the population models count in it
+        # the population models count in it, reading the released labels by the hierarchies the method
+        # generalised along (a quasi-identifier without one attached: its generated hierarchy)
+        used = {c: data.hierarchy(c) for c in release.quasi_identifiers if c in data.frame.columns}
+        release = dataclasses.replace(release, population=data.population.with_hierarchies(
+            used | data.attached_hierarchies()))
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(Provenance(

@@ -11,6 +11,11 @@ A study file is JSON::
      "metrics": ["auc", "sfc"],
      "charts": [{"name": "metric-bars", "params": {"metric": "auc", "x": "k"}}]}
 
+The data section may name the population the data was drawn from (δ-presence, k-map), read with the
+data's options, its path resolved as the data's: ``"population": {"path": "people.csv"}``, or
+``{"path": "people.csv", "subset_column": "in_study"}`` with no data path when a 1/0 column of the
+population marks the data's records.
+
 A swept parameter goes to whichever of the method and the privacy model declares it. Repeat r of a
 run uses seed ``seed + r``. The result table has one row per run and metric with the columns
 ``run, label, method, model, <swept parameters>, repeat, seed, settings, holds, metric, value, seconds,

@@ -30,7 +30,7 @@ class LatticeCounts:
         for j, a in enumerate(attrs):
             per_level = []
             for level in range(a.height + 1):
-                _, masks = population.value_masks(a.name, a.labels[level])
+                _, masks = population.value_masks(a.name, a.labels[level], a.hierarchy)
                 hits = masks.sum(axis=0)
                 if (hits > 1).any():
                     raise BadInput(f"the hierarchy of {a.name!r} has overlapping nodes at level {level}: a population "

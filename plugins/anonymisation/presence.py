@@ -37,7 +37,8 @@ class PresenceParams:
 def needs_population(view, model: str) -> np.ndarray:
     if view.population is None:
         raise BadInput(f"{model} needs the population the data was drawn from, opened beside the data (on the "
-                       f"command line: --population FILE, or --subset-column NAME marking the data in it)")
+                       f"command line: --population FILE, or --subset-column NAME marking the data in it; in a study or "
+                       f"project file: \"population\" in its data section)")
     return view.population
 
 

@@ -1,6 +1,6 @@
 """The presence, map and risk models in the desktop: offered from their declarations with their
-description and a field per parameter carrying its help; a model the desktop cannot serve yet (δ-
-presence needs a population) is refused by the plan in one sentence; one that it can runs."""
+description and a field per parameter carrying its help; δ-presence without a population open is
+refused by the plan in one sentence (with one, see test_population.py); a risk model runs."""
 
 from __future__ import annotations
 
