@@ -278,7 +278,7 @@ def test_the_report_says_which_classifier_protocol_it_used(tmp_path, small_csv):
 
     from veil.cli import main
 
-    for flags, words in (([], "C = 1), one stratified 5-fold cross-validation"),
+    for flags, words in (([], "C = 1, tolerance 0.001), one stratified 5-fold cross-validation"),
                          (["--tuned-report"], "C tuned per fold on an inner 75/25 split")):
         out = tmp_path / ("tuned" if flags else "fixed")
         assert main(["run", "--data", str(small_csv), "--identifier", "name", "--quasi", "age_band,sex", "--target",

@@ -67,3 +67,41 @@ def test_the_figures_are_remembered_by_content_not_row_order():
     assert len(bm._CV_MEMO) == 1  # a hit: the shuffled file scores as the release did
     bm.cv_scores(X, y, 5, Context(4))
     assert len(bm._CV_MEMO) == 2  # another seed is another computation
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("distinct", [True, False])
+def test_the_reports_fixed_c_check_equals_sklearns_cross_val_score(seed, distinct):
+    """Issue 39 item 18: the report's protocol (one stratified 5-fold cross-validation, C = 1,
+    tolerance 0.001) scores what scikit-learn's own cross_val_score scores with the same
+    settings on the rows in canonical order: equal records fitted once with their count as weight
+    and the folds in threads change nothing."""
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    X = rng.integers(0, 2, (n, 6)).astype(float)
+    if distinct:
+        X = np.hstack([X, rng.random((n, 1))])
+    y = np.where(X[:, 0] + X[:, 1] + rng.random(n) > 1.5, "yes", "no")
+    params = bm.Auc().params(bm.Auc.report_params)
+    assert (params.c, params.tol) == (1.0, 1e-3)
+    bm._CV_MEMO.clear()
+    got = bm.cv_scores(X, y, params.folds, Context(seed), params.c, params.tol)
+    _, codes = np.unique(y, return_inverse=True)
+    order = bm._canonical_order(X, codes)
+    folds = StratifiedKFold(params.folds, shuffle=True, random_state=seed)
+    model = LinearSVC(C=params.c, loss="squared_hinge", dual=False, tol=params.tol, max_iter=5000)
+    for name, scoring in (("auc", "roc_auc"), ("accuracy", "accuracy")):
+        want = cross_val_score(model, X[order], codes[order], cv=folds, scoring=scoring).mean()
+        assert got[name] == pytest.approx(want, abs=1e-6), name
+
+
+def test_the_tolerance_is_part_of_what_the_figures_are_remembered_by():
+    rng = np.random.default_rng(2)
+    X = rng.random((200, 4))
+    y = np.where(X[:, 0] > 0.5, "a", "b")
+    bm._CV_MEMO.clear()
+    bm.cv_scores(X, y, 5, Context(0), 1.0, 1e-3)
+    bm.cv_scores(X, y, 5, Context(0), 1.0, 1e-4)
+    assert len(bm._CV_MEMO) == 2
