@@ -7,7 +7,8 @@ split, stratified 5-fold cross-validation of the released data, ROC AUC from dec
 ``accuracy`` is the same protocol scored (and C chosen) by accuracy. Both put the rows in a
 canonical order before the folds are drawn, so a shuffled release scores exactly as unshuffled.
 An export's report computes them with a fixed C and a looser stopping tolerance (``c = 1``, ``tol =
-0.001``: one fit a fold instead of six; its ``report_params``), and says so; ``veil run --tuned-report`` asks for the tuned C and the default tolerance there too.
+0.001``: one fit a fold instead of six; its ``report_params``), and says so; ``veil run
+--tuned-report`` asks for the tuned C and the default tolerance there too.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ class Auc(Metric):
         if params.protocol == "nested":
             return nested_score(original, release, params.folds, ctx, _auc)
         X, y = _xy(release)
-        return float("nan") if X is None else cv_scores(X, y, params.folds, ctx, params.c or None, params.tol)["auc"]
+        if X is None:
+            return float("nan")
+        return cv_scores(X, y, params.folds, ctx, params.c or None, params.tol)["auc"]
 
     def protocol(self, params) -> str:
         return svc_protocol(params)
@@ -121,7 +124,9 @@ class Accuracy(Metric):
         if params.protocol == "nested":
             return nested_score(original, release, params.folds, ctx, _accuracy)
         X, y = _xy(release)
-        return float("nan") if X is None else cv_scores(X, y, params.folds, ctx, params.c or None, params.tol)["accuracy"]
+        if X is None:
+            return float("nan")
+        return cv_scores(X, y, params.folds, ctx, params.c or None, params.tol)["accuracy"]
 
     def protocol(self, params) -> str:
         return svc_protocol(params)
