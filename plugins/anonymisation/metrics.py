@@ -159,8 +159,13 @@ class _Anonymised:
             nums = self._numbers(col)
             mask = (nums >= value.lo) & ((nums <= value.hi) if value.closed else (nums < value.hi))
         elif isinstance(value, NodeValue):
-            found = self._leaf_index(col).get_indexer(list(value.leaves))
-            mask[found[found >= 0]] = True
+            # positions by a dict built once per column: few calls per region (pandas' get_indexer
+            # makes hundreds), so the metric reaches its cancellation checks often
+            where = self.__dict__.setdefault("_leaf_positions", {})
+            if col not in where:
+                where[col] = {leaf: i for i, leaf in enumerate(leaves)}
+            positions = where[col]
+            mask[[positions[leaf] for leaf in value.leaves if leaf in positions]] = True
         else:
             label = value_label(value)
             try:

@@ -343,7 +343,8 @@ def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_t
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     doc = build_document(REGISTRY, manifest)
     facts = dict(next(s for s in doc.sections if s.heading == "Parameters").blocks[0].content)
-    assert facts["Privacy models"] == "k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0)"
+    assert facts["Privacy models"] == ("k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0, "
+                                       "estimator = shannon)")
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "does not apply" not in html
     assert re.search(r"Not applicable to this release, so not shown: [^.]*Accuracy on the top-ranked", html)
