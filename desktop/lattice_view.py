@@ -170,6 +170,9 @@ class SolutionSpaceView(QWidget):
             self._points[points] = rows
         self._mark(ax, x, y, space)
         ax.set_ylabel("height (sum of the levels)")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # heights are whole numbers
         ax.set_xticks([])
         ax.set_title("Lattice of transformations", fontsize=10)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=5, fontsize=8, frameon=False)
