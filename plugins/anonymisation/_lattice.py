@@ -87,6 +87,7 @@ class Attribute:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
         labels = h.generalise_series(pd.Series(np.asarray(uniques, dtype=object), dtype=object), 0)  # BadInput
         self.leaf = np.array([where[x] for x in labels], dtype=np.int64)[codes]  # each record's leaf
+        self.weights = weights
         self.anc, self.labels, self.star = [], [], []
         as_series = pd.Series(leaves, dtype=object)
         for level in range(self.height + 1):
@@ -363,14 +364,56 @@ class Objective:
             for j, t in enumerate(self.totals):
                 total += t[levels[:, j]]
             return total * self.scale
-        classes = np.full(len(levels), float(self.n))  # at most n classes, at most Π nodes holding records
-        product = np.ones(len(levels))
+        return self._partition_bounds(levels)
+
+    def _partition_bounds(self, levels: np.ndarray) -> np.ndarray:
+        """The partition metrics' bound at each node, from the column counts and the counts of every pair of
+        columns (docs/reference.md#global-recoding). A node's classes refine the blocks of any set S of
+        its columns (records equal on S at the node's levels), and each block splits into at most
+        P = Π_{j∉S} (nodes of column j holding records at its level) classes: so the node has at most
+        min(n, blocks(S) · P) classes, and Σ|E|² ≥ Σ_blocks |B|² / P (a block of |B| records in at most
+        P classes, Cauchy–Schwarz) and ≥ n (every class holds a record)."""
+        d = len(self.attrs)
+        logp = np.zeros((len(levels), d))
         for j, p in enumerate(self.present):
-            product *= p[levels[:, j]]
-        classes = np.minimum(classes, product)
+            logp[:, j] = np.log(np.maximum(p[levels[:, j]], 1.0))
+        total = logp.sum(axis=1)
+        classes = np.minimum(float(self.n), np.exp(total))
+        squares = np.maximum(float(self.n) * self.n / classes, float(self.n))
+        for subset, blocks, square in self._subsets():
+            index = np.ravel_multi_index(tuple(levels[:, j] for j in subset), blocks.shape)
+            rest = np.exp(total - logp[:, list(subset)].sum(axis=1))  # P: the classes a block may split into
+            classes = np.minimum(classes, blocks.ravel()[index] * rest)
+            squares = np.maximum(squares, square.ravel()[index] / rest)
         if self.metric == "average-class-size":
             return self.n / classes
-        return self.n * self.n / classes  # Σ|E|² ≥ n² / #classes
+        return squares
+
+    def _subsets(self):
+        """For each column and each pair of columns S, two arrays indexed by the levels of S: how many
+        blocks (combinations of S's nodes) hold records, and Σ |block|² over them."""
+        attrs, out = self.attrs, []
+        for j, a in enumerate(attrs):
+            r = [x.astype(np.float64) for x in a.node_records]
+            out.append(((j,), np.array([(x > 0).sum() for x in r], dtype=float),
+                        np.array([np.square(x).sum() for x in r])))
+        for i in range(len(attrs)):
+            for j in range(i + 1, len(attrs)):
+                a, b = attrs[i], attrs[j]
+                joint = np.bincount(a.leaf * b.n_leaves + b.leaf, weights=a.weights,
+                                    minlength=a.n_leaves * b.n_leaves).reshape(a.n_leaves, b.n_leaves)
+                blocks = np.zeros((a.height + 1, b.height + 1))
+                square = np.zeros_like(blocks)
+                for li in range(a.height + 1):
+                    rows = np.zeros((a.n_nodes[li], b.n_leaves))
+                    np.add.at(rows, a.anc[li], joint)
+                    for lj in range(b.height + 1):
+                        cells = np.zeros((a.n_nodes[li], b.n_nodes[lj]))
+                        np.add.at(cells.T, b.anc[lj], rows.T)
+                        blocks[li, lj] = (cells > 0).sum()
+                        square[li, lj] = np.square(cells).sum()
+                out.append(((i, j), blocks, square))
+        return out
 
     def lower(self, table: Classes, bound: float) -> float:
         """The bound at a node from its class table: the metric with nothing suppressed."""
@@ -594,6 +637,16 @@ class Search:
         self.consider(out)
         return out
 
+    def beyond(self, levels: tuple) -> bool:
+        """Whether a node of unknown C is not worth evaluating to climb past: it lies in a dead cone
+        (an evaluated specialisation's bound shows no generalisation of it beats the best). The binary
+        search then looks only below it: what it settles is still a node shown to fail C, with a
+        smaller cone, or the node it started from, evaluated."""
+        idx = int(np.dot(levels, self.strides))
+        if self.cfalse.mask[idx] or self.ctrue.mask[idx] or self.best is None:
+            return False
+        return bool(self.dead.mask[idx])
+
     def condition(self, levels: tuple) -> bool:
         idx = int(np.dot(levels, self.strides))
         if self.cfalse.mask[idx]:
@@ -643,10 +696,10 @@ class Search:
         holds there. Probing the chain's middle first spares evaluating a low node (a large class
         table) that a higher one already shows to fail C."""
         chain = self.chain(levels)
-        lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top); fails at chain[lo] and below
+        lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top) or is not worth learning; fails at chain[lo]
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.condition(chain[mid]):
+            if self.beyond(chain[mid]) or self.condition(chain[mid]):
                 hi = mid
             else:
                 lo = mid
