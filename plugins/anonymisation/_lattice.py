@@ -204,12 +204,13 @@ def _key(columns, spans: list[int]) -> np.ndarray:
     for col, span in zip(columns, spans):
         span = max(int(span), 1)
         if key is None:
-            key, bound = col.astype(np.int64), span
+            key, bound = np.array(col, dtype=np.int64), span  # a copy: the key is built in place
             continue
         if bound * span >= 1 << 62:
             uniq, key = np.unique(key, return_inverse=True)
-            bound = len(uniq)
-        key = key * span + col
+            key, bound = key.astype(np.int64, copy=False), len(uniq)
+        key *= span
+        key += col
         bound *= span
     return key, bound
 
@@ -229,7 +230,7 @@ def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
         count = len(uniq)
     first = np.empty(count, dtype=np.int64)
     first[inverse] = np.arange(rows)
-    return inverse.astype(np.int64), first
+    return inverse.astype(np.int64, copy=False), first
 
 
 def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
