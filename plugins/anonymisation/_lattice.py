@@ -370,10 +370,10 @@ class Objective:
     def _partition_bounds(self, levels: np.ndarray) -> np.ndarray:
         """The partition metrics' bound at each node, from the column counts and the counts of every pair of
         columns (docs/reference.md#global-recoding). A node's classes refine the blocks of any set S of
-        its columns (records equal on S at the node's levels), and each block splits into at most
-        P = Π_{j∉S} (nodes of column j holding records at its level) classes: so the node has at most
-        min(n, blocks(S) · P) classes, and Σ|E|² ≥ Σ_blocks |B|² / P (a block of |B| records in at most
-        P classes, Cauchy–Schwarz) and ≥ n (every class holds a record)."""
+        its columns (records equal on S at the node's levels), and a block of |B| records splits into at
+        most min(|B|, P) classes, P = Π_{j∉S} (nodes of column j holding records at its level). So the
+        node has at most Σ_B min(|B|, P) classes, and Σ|E|² ≥ Σ_B max(|B|, |B|² / P) (each class holds
+        a record; |B| records in P classes, Cauchy–Schwarz)."""
         d = len(self.attrs)
         logp = np.zeros((len(levels), d))
         for j, p in enumerate(self.present):
@@ -381,39 +381,49 @@ class Objective:
         total = logp.sum(axis=1)
         classes = np.minimum(float(self.n), np.exp(total))
         squares = np.maximum(float(self.n) * self.n / classes, float(self.n))
-        for subset, blocks, square in self._subsets():
-            index = np.ravel_multi_index(tuple(levels[:, j] for j in subset), blocks.shape)
+        for subset, shape, tables in self._subsets():
+            index = np.ravel_multi_index(tuple(levels[:, j] for j in subset), shape)
             rest = np.exp(total - logp[:, list(subset)].sum(axis=1))  # P: the classes a block may split into
-            classes = np.minimum(classes, blocks.ravel()[index] * rest)
-            squares = np.maximum(squares, square.ravel()[index] / rest)
+            order = np.argsort(index, kind="stable")
+            cuts = np.searchsorted(index[order], np.arange(len(tables) + 1))
+            for combo, (cells, sums, sums2) in enumerate(tables):
+                rows = order[cuts[combo]:cuts[combo + 1]]
+                if not len(rows):
+                    continue
+                p = rest[rows]
+                small = np.searchsorted(cells, p, side="right")  # blocks no larger than P
+                classes[rows] = np.minimum(classes[rows], sums[small] + p * (len(cells) - small))
+                squares[rows] = np.maximum(squares[rows], sums[small] + (sums2[-1] - sums2[small]) / p)
         if self.metric == "average-class-size":
             return self.n / classes
         return squares
 
     def _subsets(self):
-        """For each column and each pair of columns S, two arrays indexed by the levels of S: how many
-        blocks (combinations of S's nodes) hold records, and Σ |block|² over them."""
+        """For each column and each pair of columns S: the shape of S's levels and, for each combination
+        of them (flat), the sizes of the blocks holding records, sorted, with their running sums and
+        running sums of squares (each from 0)."""
         attrs, out = self.attrs, []
+
+        def sizes(cells: np.ndarray) -> tuple:
+            c = np.sort(cells[cells > 0].astype(np.float64))
+            return c, np.concatenate([[0.0], np.cumsum(c)]), np.concatenate([[0.0], np.cumsum(c * c)])
+
         for j, a in enumerate(attrs):
-            r = [x.astype(np.float64) for x in a.node_records]
-            out.append(((j,), np.array([(x > 0).sum() for x in r], dtype=float),
-                        np.array([np.square(x).sum() for x in r])))
+            out.append(((j,), (a.height + 1,), [sizes(r) for r in a.node_records]))
         for i in range(len(attrs)):
             for j in range(i + 1, len(attrs)):
                 a, b = attrs[i], attrs[j]
                 joint = np.bincount(a.leaf * b.n_leaves + b.leaf, weights=a.weights,
                                     minlength=a.n_leaves * b.n_leaves).reshape(a.n_leaves, b.n_leaves)
-                blocks = np.zeros((a.height + 1, b.height + 1))
-                square = np.zeros_like(blocks)
+                tables = []
                 for li in range(a.height + 1):
                     rows = np.zeros((a.n_nodes[li], b.n_leaves))
                     np.add.at(rows, a.anc[li], joint)
                     for lj in range(b.height + 1):
                         cells = np.zeros((a.n_nodes[li], b.n_nodes[lj]))
                         np.add.at(cells.T, b.anc[lj], rows.T)
-                        blocks[li, lj] = (cells > 0).sum()
-                        square[li, lj] = np.square(cells).sum()
-                out.append(((i, j), blocks, square))
+                        tables.append(sizes(cells))
+                out.append(((i, j), (a.height + 1, b.height + 1), tables))
         return out
 
     def lower(self, table: Classes, bound: float) -> float:
