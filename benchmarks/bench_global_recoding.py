@@ -4,6 +4,9 @@ metric; and on a generated table of 1,000,000 records (each of adult_arx's colum
 independently from its values, the same hierarchies).
 
 Run with ``make benchmark`` or ``python benchmarks/bench_global_recoding.py`` (prints markdown tables).
+``python benchmarks/bench_global_recoding.py --against REV [ROWS]`` instead runs the search of git revision
+REV's ``_lattice.py`` and the current one on the same generated table (default 1,000,000 records), one
+after the other for each metric, and prints both with their ratios and node counts.
 Each figure is the median of interleaved repetitions, as wall time and as the process's CPU time (on
 a machine shared with other jobs the CPU time is the steadier). *Search* is the lattice search alone
 (``_lattice.Search.run``: its class tables and checks); *whole run* is ``execute`` (reading the
@@ -13,9 +16,13 @@ release). The datasets are read from ``../shared/datasets`` and never copied.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,18 +56,51 @@ def adult_arx(rows: int | None = None, seed: int = 0) -> Table | None:
     return table
 
 
-def search_only(table: Table, metric: str):
-    """The lattice search alone, as the method sets it up: (seconds wall, seconds CPU, search)."""
+def search_only(table: Table, metric: str, lattice=_lattice, bounds: bool = False):
+    """The lattice search alone, as the method sets it up: (seconds wall, seconds CPU, search, best);
+    with ``bounds``, the time includes working out the metric's bounds (the search's set-up)."""
     name, _, rest = metric.partition(":")
     model = bind_models(REGISTRY, [PluginCall.parse(MODEL)])
-    attrs = _lattice.attributes(table, list(table.frame.columns))
-    judge = _lattice.Judge(model, math.floor(SUPPRESSION * table.n_rows + 1e-9), _sensitive_view(table, None))
-    objective = _lattice.Objective(name, attrs, table.n_rows, monotonic="monotonic=false" not in rest)
-    base = _lattice.bottom(attrs, None, 1)
-    search = _lattice.Search(attrs, base, judge, objective, Context(0))
+    attrs = lattice.attributes(table, list(table.frame.columns))
+    judge = lattice.Judge(model, math.floor(SUPPRESSION * table.n_rows + 1e-9), _sensitive_view(table, None))
+    base = lattice.bottom(attrs, None, 1)
     wall, cpu = time.perf_counter(), time.process_time()
+    objective = lattice.Objective(name, attrs, table.n_rows, monotonic="monotonic=false" not in rest)
+    search = lattice.Search(attrs, base, judge, objective, Context(0))
+    if not bounds:
+        wall, cpu = time.perf_counter(), time.process_time()
     best = search.run()
     return time.perf_counter() - wall, time.process_time() - cpu, search, best
+
+
+def lattice_at(revision: str):
+    """The ``_lattice`` module as it was at a git revision, loaded beside the current one."""
+    root = Path(__file__).resolve().parents[1]
+    text = subprocess.run(["git", "show", f"{revision}:plugins/anonymisation/_lattice.py"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "lattice_then.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("lattice_then", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def against(revision: str, rows_: int = 1_000_000, metrics=METRICS) -> list[list[object]] | None:
+    """Each metric's search at ``revision`` and now, on the same generated table: seconds (bounds
+    included), transformations checked, the ratios; the optimum must be the same."""
+    table = adult_arx(rows_)
+    if table is None:
+        return None
+    then, rows = lattice_at(revision), []
+    for metric in metrics:
+        a = search_only(table, metric, then, bounds=True)
+        b = search_only(table, metric, _lattice, bounds=True)
+        assert a[3].levels == b[3].levels and a[3].value == b[3].value, (metric, a[3], b[3])
+        rows.append([metric, f"{a[0]:.2f}", f"{a[1]:.2f}", f"{len(a[2].known):,}", f"{b[0]:.2f}", f"{b[1]:.2f}",
+                     f"{len(b[2].known):,}", f"{a[0] / b[0]:.2f}", f"{a[1] / b[1]:.2f}", f"{b[3].value:.6g}"])
+    return rows
 
 
 def whole_run(table: Table, metric: str):
@@ -138,10 +178,20 @@ def test_million(capsys):
         print("\n" + markdown_table(HEAD_MILLION, rows))
 
 
+HEAD_AGAINST = ["search, k = 5, 4 % suppression: metric", "then wall s", "then CPU s", "then checked",
+                "now wall s", "now CPU s", "now checked", "wall ratio", "CPU ratio", "optimum's value"]
+
+
 def main() -> None:
     info = machine()
     print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, "
           f"pandas {info['pandas']}\n")
+    if len(sys.argv) > 2 and sys.argv[1] == "--against":
+        rows_ = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
+        print(f"{rows_:,} generated records, the search at {sys.argv[2]} (then) and now\n")
+        rows = against(sys.argv[2], rows_)
+        print(markdown_table(HEAD_AGAINST, rows) if rows else "adult_arx not found under ../shared/datasets")
+        return
     for head, rows in ((HEAD_ADULT, adult()), (HEAD_MILLION, million(metrics=METRICS))):
         if rows is None:
             print("adult_arx not found under ../shared/datasets")

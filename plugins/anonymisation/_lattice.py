@@ -86,6 +86,7 @@ class Attribute:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
         labels = h.generalise_series(pd.Series(np.asarray(uniques, dtype=object), dtype=object), 0)  # BadInput
         self.leaf = np.array([where[x] for x in labels], dtype=np.int64)[codes]  # each record's leaf
+        self.weights = weights
         self.anc, self.labels, self.star = [], [], []
         as_series = pd.Series(leaves, dtype=object)
         for level in range(self.height + 1):
@@ -205,12 +206,13 @@ def _key(columns, spans: list[int]) -> np.ndarray:
     for col, span in zip(columns, spans):
         span = max(int(span), 1)
         if key is None:
-            key, bound = col.astype(np.int64), span
+            key, bound = np.array(col, dtype=np.int64), span  # a copy: the key is built in place
             continue
         if bound * span >= 1 << 62:
             uniq, key = np.unique(key, return_inverse=True)
-            bound = len(uniq)
-        key = key * span + col
+            key, bound = key.astype(np.int64, copy=False), len(uniq)
+        key *= span
+        key += col
         bound *= span
     return key, bound
 
@@ -230,7 +232,7 @@ def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
         count = len(uniq)
     first = np.empty(count, dtype=np.int64)
     first[inverse] = np.arange(rows)
-    return inverse.astype(np.int64), first
+    return inverse.astype(np.int64, copy=False), first
 
 
 def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -365,14 +367,66 @@ class Objective:
             for j, t in enumerate(self.totals):
                 total += t[levels[:, j]]
             return total * self.scale
-        classes = np.full(len(levels), float(self.n))  # at most n classes, at most Π nodes holding records
-        product = np.ones(len(levels))
+        return self._partition_bounds(levels)
+
+    def _partition_bounds(self, levels: np.ndarray) -> np.ndarray:
+        """The partition metrics' bound at each node, from the column counts and the counts of every pair of
+        columns (docs/reference.md#global-recoding). A node's classes refine the blocks of any set S of
+        its columns (records equal on S at the node's levels), and a block of |B| records splits into at
+        most min(|B|, P) classes, P = Π_{j∉S} (nodes of column j holding records at its level). So the
+        node has at most Σ_B min(|B|, P) classes, and Σ|E|² ≥ Σ_B max(|B|, |B|² / P) (each class holds
+        a record; |B| records in P classes, Cauchy–Schwarz)."""
+        d = len(self.attrs)
+        logp = np.zeros((len(levels), d))
         for j, p in enumerate(self.present):
-            product *= p[levels[:, j]]
-        classes = np.minimum(classes, product)
+            logp[:, j] = np.log(np.maximum(p[levels[:, j]], 1.0))
+        total = logp.sum(axis=1)
+        classes = np.minimum(float(self.n), np.exp(total))
+        squares = np.maximum(float(self.n) * self.n / classes, float(self.n))
+        for subset, shape, tables in self._subsets():
+            index = np.ravel_multi_index(tuple(levels[:, j] for j in subset), shape)
+            rest = np.exp(total - logp[:, list(subset)].sum(axis=1))  # P: the classes a block may split into
+            order = np.argsort(index, kind="stable")
+            cuts = np.searchsorted(index[order], np.arange(len(tables) + 1))
+            for combo, (cells, sums, sums2) in enumerate(tables):
+                rows = order[cuts[combo]:cuts[combo + 1]]
+                if not len(rows):
+                    continue
+                p = rest[rows]
+                small = np.searchsorted(cells, p, side="right")  # blocks no larger than P
+                classes[rows] = np.minimum(classes[rows], sums[small] + p * (len(cells) - small))
+                squares[rows] = np.maximum(squares[rows], sums[small] + (sums2[-1] - sums2[small]) / p)
         if self.metric == "average-class-size":
             return self.n / classes
-        return self.n * self.n / classes  # Σ|E|² ≥ n² / #classes
+        return squares
+
+    def _subsets(self):
+        """For each column and each pair of columns S: the shape of S's levels and, for each combination
+        of them (flat), the sizes of the blocks holding records, sorted, with their running sums and
+        running sums of squares (each from 0)."""
+        attrs, out = self.attrs, []
+
+        def sizes(cells: np.ndarray) -> tuple:
+            c = np.sort(cells[cells > 0].astype(np.float64))
+            return c, np.concatenate([[0.0], np.cumsum(c)]), np.concatenate([[0.0], np.cumsum(c * c)])
+
+        for j, a in enumerate(attrs):
+            out.append(((j,), (a.height + 1,), [sizes(r) for r in a.node_records]))
+        for i in range(len(attrs)):
+            for j in range(i + 1, len(attrs)):
+                a, b = attrs[i], attrs[j]
+                joint = np.bincount(a.leaf * b.n_leaves + b.leaf, weights=a.weights,
+                                    minlength=a.n_leaves * b.n_leaves).reshape(a.n_leaves, b.n_leaves)
+                tables = []
+                for li in range(a.height + 1):
+                    rows = np.zeros((a.n_nodes[li], b.n_leaves))
+                    np.add.at(rows, a.anc[li], joint)
+                    for lj in range(b.height + 1):
+                        cells = np.zeros((a.n_nodes[li], b.n_nodes[lj]))
+                        np.add.at(cells.T, b.anc[lj], rows.T)
+                        tables.append(sizes(cells))
+                out.append(((i, j), (a.height + 1, b.height + 1), tables))
+        return out
 
     def lower(self, table: Classes, bound: float) -> float:
         """The bound at a node from its class table: the metric with nothing suppressed."""
@@ -596,6 +650,16 @@ class Search:
         self.consider(out)
         return out
 
+    def beyond(self, levels: tuple) -> bool:
+        """Whether a node of unknown C is not worth evaluating to climb past: it lies in a dead cone
+        (an evaluated specialisation's bound shows no generalisation of it beats the best). The binary
+        search then looks only below it: what it settles is still a node shown to fail C, with a
+        smaller cone, or the node it started from, evaluated."""
+        idx = int(np.dot(levels, self.strides))
+        if self.cfalse.mask[idx] or self.ctrue.mask[idx] or self.best is None:
+            return False
+        return bool(self.dead.mask[idx])
+
     def condition(self, levels: tuple) -> bool:
         idx = int(np.dot(levels, self.strides))
         if self.cfalse.mask[idx]:
@@ -645,10 +709,10 @@ class Search:
         holds there. Probing the chain's middle first spares evaluating a low node (a large class
         table) that a higher one already shows to fail C."""
         chain = self.chain(levels)
-        lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top); fails at chain[lo] and below
+        lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top) or is not worth learning; fails at chain[lo]
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.condition(chain[mid]):
+            if self.beyond(chain[mid]) or self.condition(chain[mid]):
                 hi = mid
             else:
                 lo = mid

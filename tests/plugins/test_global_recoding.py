@@ -291,6 +291,41 @@ def test_the_condition_the_search_prunes_by_is_monotone_and_necessary(seed, mode
         assert r is None or condition[levels], levels
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_partition_metrics_bound_never_exceeds_the_metric(seed):
+    """The bound the search orders and stops by, from the column and column-pair counts, is at most
+    Σ|E|² and n / #classes at every node, counted here by grouping the generalised labels (the metric
+    with suppression is never below them); it is exact at the top, where one class holds every record;
+    and rows standing for several records (a class table's, with weights) give the same bound."""
+    from veil.plugins.anonymisation import _lattice
+
+    rng = np.random.default_rng(seed)
+    table = random_table(seed)
+    qis = ["town", "age", "job", "dx"]
+    dx = Hierarchy.from_levels({v: [v[0], "*"] for v in ["flu", "cold", "hiv", "cancer"]})
+    table = table.with_hierarchy("dx", dx)
+    frame, n = table.frame, table.n_rows
+    attrs = _lattice.attributes(table, qis)
+    nodes = np.array(list(itertools.product(*(range(a.height + 1) for a in attrs))), dtype=np.int64)
+    dm = _lattice.Objective("discernibility", attrs, n).bounds(nodes)
+    aecs = _lattice.Objective("average-class-size", attrs, n).bounds(nodes)
+    for row, levels in enumerate(nodes):
+        labels = [table.hierarchy(c).generalise_series(frame[c], int(l)) for c, l in zip(qis, levels)]
+        sizes = pd.DataFrame(dict(zip(qis, labels))).value_counts().to_numpy().astype(float)
+        assert dm[row] <= (sizes ** 2).sum() * (1 + 1e-12), (levels, dm[row], (sizes ** 2).sum())
+        assert aecs[row] <= n / len(sizes) * (1 + 1e-12), (levels, aecs[row], n / len(sizes))
+    assert dm[-1] == pytest.approx(float(n) ** 2) and aecs[-1] == pytest.approx(n)
+    counts = frame[qis].value_counts()  # one row per distinct record, weighted by how many there are
+    rows = Table.from_frame(counts.index.to_frame(index=False), roles={c: Role.QUASI_IDENTIFIER for c in qis})
+    for c in qis:
+        rows = rows.with_hierarchy(c, table.hierarchy(c))
+    weighted = _lattice.attributes(rows, qis, weights=counts.to_numpy().astype(float))
+    order = rng.permutation(len(nodes))[:20]
+    for metric, bound in (("discernibility", dm), ("average-class-size", aecs)):
+        again = _lattice.Objective(metric, weighted, n).bounds(nodes[order])
+        np.testing.assert_allclose(again, bound[order], rtol=1e-12)
+
+
 def test_suppression_is_not_monotonic_for_entropy_l_diversity():
     """The reason only suppression-monotone models prune with suppression: a passing group merged
     with a failing one can fail (entropy l-diversity)."""
