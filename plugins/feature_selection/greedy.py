@@ -257,19 +257,27 @@ class MaximalParams:
 _LONGEST = {"longest": "auto", "longest-items": "dfs", "longest-records": "pyfim"}
 
 
+# auto enumerates the records once more than this many items per record reach support k (measured on the
+# FIMI sets and paper 000's text tables, docs/feature_selection.md#maximal)
+RECORDS_SIDE = 2
+
+
 def maximal_backend(matrix: BinaryMatrix, k: int) -> tuple[str, str]:
     """(backend, reason): what ``backend=auto`` runs on this data (docs/feature_selection.md#maximal).
 
-    A search enumerates one side of the table and prunes on the other, so it should enumerate the
-    smaller side: the items (the compiled search) when fewer items than records reach support k,
-    the records (row enumeration in the C miners) otherwise."""
+    A longest-pattern search enumerates one side of the table and prunes on the other: the items
+    (the compiled search) unless more than ``RECORDS_SIDE`` times as many items as records reach
+    support k, the records (row enumeration in the C miners) then."""
     frequent = int((matrix.column_counts() >= k).sum())
     rows = matrix.n_rows
-    if frequent < rows and have_numba():
-        return "longest-items", f"{frequent} items of support ≥ {k} < {rows} records: enumerate the items"
-    if frequent >= rows and have_pyfim():
-        return "longest-records", f"{frequent} items of support ≥ {k} ≥ {rows} records: enumerate the records"
-    return "longest", "the longest-pattern search (its own choice of miner)"
+    wide = frequent > RECORDS_SIDE * rows
+    if not wide and have_numba():
+        return "longest-items", (f"{frequent} items of support ≥ {k} on {rows} records, at most {RECORDS_SIDE}× as "
+                                 f"many: enumerate the items")
+    if wide and have_pyfim():
+        return "longest-records", (f"{frequent} items of support ≥ {k} on {rows} records, more than "
+                                   f"{RECORDS_SIDE}× as many: enumerate the records")
+    return "longest", "the longest-pattern search's own choice (the library for the chosen side is missing)"
 
 
 def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "hamdist", backend: str = "auto",

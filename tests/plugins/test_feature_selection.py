@@ -273,8 +273,8 @@ def test_maximal_with_the_longest_miner_is_the_exhaustive_path(D, k, top_r):
     assert maximal(M, k, top_r=top_r, backend="longest") == maximal(M, k, top_r=top_r, backend="numpy")
 
 
-# Maximal's backend=auto enumerates the smaller side: items (compiled search) when fewer items than records reach
-# support k, records (C miners' row enumeration) otherwise (docs/feature_selection.md#maximal)
+# Maximal's backend=auto enumerates the items (compiled search) unless more than twice as many items as records
+# reach support k, the records (C miners' row enumeration) then (docs/feature_selection.md#maximal)
 def _tall_dense(seed=0):
     """Records much more numerous than items, dense (chess- or mushroom-like)."""
     return (np.random.default_rng(seed).random((300, 12)) < 0.6).astype(np.uint8)
@@ -296,6 +296,11 @@ def test_auto_enumerates_items_on_tall_data_and_records_on_wide_data():
     rare[:, 5:] = 0
     rare[:3, 5:] = np.eye(3, 195, dtype=np.uint8)
     assert maximal_backend(labelled(rare, with_labels(rare)), 2)[0] == "longest-items"
+    # the side flips only past twice as many items as records (a text table at a larger k is still items)
+    D = np.ones((20, 40), dtype=np.uint8)
+    assert maximal_backend(labelled(D, with_labels(D)), 2)[0] == "longest-items"
+    D = np.ones((20, 41), dtype=np.uint8)
+    assert maximal_backend(labelled(D, with_labels(D)), 2)[0] == "longest-records"
 
 
 @pytest.mark.parametrize("shape", ["tall", "wide"])
