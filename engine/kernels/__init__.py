@@ -12,4 +12,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "limits": ["LengthBounds", "MiningLimit"],
     "options": ["SearchOptions"],
     "longest": ["Longest", "longest_itemsets", "RecordIndex"],
+    "longest_dfs": ["have_numba"],
 })

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, Judgement, SearchOptions,
-                         feature_subset, hookimpl, longest_itemsets, mine, param, partition_of)
+                         feature_subset, have_numba, have_pyfim, hookimpl, longest_itemsets, mine, param,
+                         partition_of)
 
 
 from ..weighting.fwell import private_fwell_weights
@@ -243,25 +244,56 @@ class MaximalParams:
     top_r: int = param(50, minimum=1, help="how many of the largest maximal itemsets to score (the paper's value "
                                            "was lost; 50 by default)")
     criterion: str = param("hamdist", choices=("hamdist", "distcnt"), help="utility used to pick the best itemset")
-    backend: str = param("auto", choices=("auto", "pyfim", "numpy", "longest"),
-                         help="itemset miner: auto (= longest) searches only the top_r longest maximal itemsets, "
-                              "with length pruning (on Borgelt's C miners when pyfim is installed); pyfim and "
-                              "numpy enumerate every maximal itemset (the exhaustive path)")
+    backend: str = param("auto", choices=("auto", "longest", "longest-items", "longest-records", "pyfim", "numpy"),
+                         help="itemset miner: auto chooses by the data (see docs/feature_selection.md#maximal); "
+                              "longest searches only the top_r longest maximal itemsets with length pruning, "
+                              "longest-items by enumerating items (compiled, needs numba), longest-records by "
+                              "enumerating records (Borgelt's C miners, needs pyfim); pyfim and numpy enumerate "
+                              "every maximal itemset (the exhaustive path)")
     max_seconds: float = param(600.0, minimum=1.0, help="the itemset search stops with a message after this long")
+
+
+# the longest-pattern search behind each of Maximal's backends that uses one
+_LONGEST = {"longest": "auto", "longest-items": "dfs", "longest-records": "pyfim"}
+
+
+# auto enumerates the records once more than this many items per record reach support k (measured on the
+# FIMI sets and paper 000's text tables, docs/feature_selection.md#maximal)
+RECORDS_SIDE = 2
+
+
+def maximal_backend(matrix: BinaryMatrix, k: int) -> tuple[str, str]:
+    """(backend, reason): what ``backend=auto`` runs on this data (docs/feature_selection.md#maximal).
+
+    A longest-pattern search enumerates one side of the table and prunes on the other: the items
+    (the compiled search) unless more than ``RECORDS_SIDE`` times as many items as records reach
+    support k, the records (row enumeration in the C miners) then."""
+    frequent = int((matrix.column_counts() >= k).sum())
+    rows = matrix.n_rows
+    wide = frequent > RECORDS_SIDE * rows
+    if not wide and have_numba():
+        return "longest-items", (f"{frequent} items of support ≥ {k} on {rows} records, at most {RECORDS_SIDE}× as "
+                                 f"many: enumerate the items")
+    if wide and have_pyfim():
+        return "longest-records", (f"{frequent} items of support ≥ {k} on {rows} records, more than "
+                                   f"{RECORDS_SIDE}× as many: enumerate the records")
+    return "longest", "the longest-pattern search's own choice (the library for the chosen side is missing)"
 
 
 def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "hamdist", backend: str = "auto",
             ctx=None, max_seconds: float | None = None) -> tuple[list[int], list]:
     """The best of the ``top_r`` largest maximal frequent itemsets (absolute support ≥ k). Every
-    frequent itemset is k-AC feasible (Lemma 3)."""
+    frequent itemset is k-AC feasible (Lemma 3). ``backend="auto"`` is :func:`maximal_backend`'s choice."""
     pos = positive_mask(matrix)
+    if backend == "auto":
+        backend = maximal_backend(matrix, k)[0]
     if ctx is not None:
         ctx.progress(0.0, "mining maximal itemsets")
     check = ctx.check if ctx is not None else None
-    if backend in ("auto", "longest"):
+    if backend in _LONGEST:
         options = SearchOptions(threads=ctx.threads) if ctx is not None else SearchOptions()
         found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check,
-                                 options=options).patterns
+                                 options=options, backend=_LONGEST[backend]).patterns
     else:
         found = mine(matrix, k, MAXIMAL_ITEMSETS, backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
@@ -298,9 +330,11 @@ class Maximal(Algorithm):
         k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
-        selected, scored = maximal(data, k, params.top_r, params.criterion, params.backend, ctx,
-                                   params.max_seconds)
-        details = {"candidates": [{"itemset": [data.feature_names[j] for j in items], "support": s, "score": sc}
+        backend, why = (maximal_backend(data, k) if params.backend == "auto"
+                        else (params.backend, "chosen in the parameters"))
+        selected, scored = maximal(data, k, params.top_r, params.criterion, backend, ctx, params.max_seconds)
+        details = {"backend": backend, "backend_reason": why,
+                   "candidates": [{"itemset": [data.feature_names[j] for j in items], "support": s, "score": sc}
                                   for items, s, sc in scored]}
         return _release(data, selected, details, model.name)
 

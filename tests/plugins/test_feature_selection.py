@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, KacConstraint,
                          KAnonymityConstraint, PluginCall, RunSpec, execute, kac, kac_per_record, make_registry, mine, partition_of)
-from veil.plugins.feature_selection.greedy import cm_greedy, greedy_distcnt, greedy_hamdist, maximal
+from veil.plugins.feature_selection.greedy import cm_greedy, greedy_distcnt, greedy_hamdist, maximal, maximal_backend
 from veil.plugins.feature_selection._common import distcnt_gains, hamdist, hamdist_scores, positive_mask, split_label_counts
 
 REGISTRY = make_registry()
@@ -271,6 +271,60 @@ def test_maximal_with_the_longest_miner_is_the_exhaustive_path(D, k, top_r):
     k = min(k, len(D))
     M = labelled(D, with_labels(D))
     assert maximal(M, k, top_r=top_r, backend="longest") == maximal(M, k, top_r=top_r, backend="numpy")
+
+
+# Maximal's backend=auto enumerates the items (compiled search) unless more than twice as many items as records
+# reach support k, the records (C miners' row enumeration) then (docs/feature_selection.md#maximal)
+def _tall_dense(seed=0):
+    """Records much more numerous than items, dense (chess- or mushroom-like)."""
+    return (np.random.default_rng(seed).random((300, 12)) < 0.6).astype(np.uint8)
+
+
+def _wide_sparse(seed=0):
+    """Few records over many items (a document–word table)."""
+    return (np.random.default_rng(seed).random((20, 200)) < 0.1).astype(np.uint8)
+
+
+def test_auto_enumerates_items_on_tall_data_and_records_on_wide_data():
+    pytest.importorskip("fim")
+    pytest.importorskip("numba")
+    tall, wide = _tall_dense(), _wide_sparse()
+    assert maximal_backend(labelled(tall, with_labels(tall)), 3)[0] == "longest-items"
+    assert maximal_backend(labelled(wide, with_labels(wide)), 2)[0] == "longest-records"
+    # the items counted are those that reach support k: a wide table whose items are mostly rare is tall
+    rare = wide.copy()
+    rare[:, 5:] = 0
+    rare[:3, 5:] = np.eye(3, 195, dtype=np.uint8)
+    assert maximal_backend(labelled(rare, with_labels(rare)), 2)[0] == "longest-items"
+    # the side flips only past twice as many items as records (a text table at a larger k is still items)
+    D = np.ones((20, 40), dtype=np.uint8)
+    assert maximal_backend(labelled(D, with_labels(D)), 2)[0] == "longest-items"
+    D = np.ones((20, 41), dtype=np.uint8)
+    assert maximal_backend(labelled(D, with_labels(D)), 2)[0] == "longest-records"
+
+
+@pytest.mark.parametrize("shape", ["tall", "wide"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [2, 4])
+def test_every_maximal_backend_gives_the_exhaustive_answer(shape, seed, k):
+    pytest.importorskip("fim")
+    D = _tall_dense(seed) if shape == "tall" else _wide_sparse(seed)
+    M = labelled(D, with_labels(D, seed))
+    expected = maximal(M, k, top_r=5, backend="numpy")
+    assert expected[0], "a case with something to select"
+    for backend in ("auto", "longest", "longest-items", "longest-records", "pyfim"):
+        assert maximal(M, k, top_r=5, backend=backend) == expected, backend
+
+
+@pytest.mark.parametrize("backend, shown", [("auto", "longest-items"), ("pyfim", "pyfim")])
+def test_the_run_records_the_backend_it_used(backend, shown):
+    pytest.importorskip("fim")
+    pytest.importorskip("numba")
+    D = _tall_dense()
+    spec = RunSpec(PluginCall("maximal", {"backend": backend, "top_r": 5}), PluginCall("k-ac", {"k": 3}))
+    details = execute(REGISTRY, labelled(D, with_labels(D)), spec).release.details
+    assert details["backend"] == shown
+    assert ("enumerate the items" in details["backend_reason"]) == (backend == "auto")
 
 
 # -- through the run path -----------------------------------------------------------------------------
