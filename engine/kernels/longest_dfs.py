@@ -1747,8 +1747,8 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     the other backends accept it; this search needs no upper bound to start);
     ``bounds``: carried from the searches before on more of the same records, and updated;
     ``progress(taken, children, length)``: called while the search runs in a child process (a time limit
-    or a cancel check given), about twice a second, with the root's children taken so far, their
-    number and the length searched for; ``options``: threads and the search's sizes."""
+    or a cancel check given), about twice a second and once when it ends, with the root's children
+    taken so far, their number and the length searched for; ``options``: threads and the search's sizes."""
 
     if HAVE_NUMBA and (max_seconds is not None or check is not None):
         _warm()  # compile here, not once per forked child
@@ -1759,6 +1759,8 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     deep = 0 if bounds is None or (bounds.order is None and not bounds.deepen_first) else bounds.deep
     out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties, options),
                       max_seconds=max_seconds, check=check, what="the longest-pattern search", waiting=waiting)
+    if progress is not None and shared[1] > 0:  # the last state too, however short the search was
+        progress(int(min(shared[0], shared[1])), int(shared[1]), int(shared[2]))
     if out[0] == "nodes":
         raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
                           f"finishing; raise the limit, raise k or ask for fewer patterns")
