@@ -304,13 +304,7 @@ def _summary(manifest: dict) -> str:
 def _hierarchies(given: list[tuple[str, str]]) -> dict:
     """Column → hierarchy file of the --hierarchy flags; a column given two is refused (one would be
     dropped without a word)."""
-    found: dict[str, str] = {}
-    for column, path in given:
-        if column in found:
-            raise BadInput(f"--hierarchy is given twice for column {column!r} ({found[column]} and {path}); "
-                           f"give one hierarchy per column")
-        found[column] = path
-    return found
+    return _once_per_column(given, "--hierarchy")
 
 
 class _Progress:

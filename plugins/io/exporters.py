@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import ITEMS_COLUMN, BadInput, Exporter, SetValued, hookimpl
+from veil.engine import ITEMS_COLUMN, BadInput, Exporter, hookimpl
 
-from .itemsets import ItemsetsExporter
+from .itemsets import ItemsetsExporter, write_item_lines
 
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 _ESCAPED = (*DANGEROUS, "'")
@@ -334,14 +334,7 @@ class SpmfExporter(Exporter):
         numbered = all(_SPMF_ID.fullmatch(n) for n in names)
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(self.SETS_MARK + "\n")
-            if not numbered:
-                f.write("@CONVERTED_FROM_TEXT\n")
-                for i, n in enumerate(names, start=1):
-                    f.write(f"@ITEM={i}={n}\n")
-                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
-            for lines in sets.iter_chunks(rows):
-                f.write("\n".join(lines))
-                f.write("\n")
+            write_item_lines(f, sets, rows, by_name=numbered)  # ids already numbers: written as they are
 
     def _read_sets(self, path) -> pd.DataFrame:
         """A set-valued release's file: each record's item set as text, by item name, sorted."""

@@ -39,14 +39,7 @@ class ItemsetsExporter(Exporter):
         names = list(sets.item_names)
         plain = all(n and not any(ch.isspace() for ch in n) and n[0] not in "#%@" for n in names)
         with open(path, "w", encoding="utf-8", newline="\n") as f:
-            if not plain:
-                f.write("@CONVERTED_FROM_TEXT\n")
-                for i, n in enumerate(names, start=1):
-                    f.write(f"@ITEM={i}={n}\n")
-                sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
-            for lines in sets.iter_chunks(rows):
-                f.write("\n".join(lines))
-                f.write("\n")
+            write_item_lines(f, sets, rows, by_name=plain)
 
     def read_back(self, path):
         """One row per record: its item set as text, items sorted, so equal sets compare equal.
@@ -89,3 +82,17 @@ def _count_lines(path) -> int:
 @hookimpl
 def veil_register_exporters():
     return [ItemsetsExporter]
+
+
+def write_item_lines(f, sets, rows, *, by_name: bool) -> None:
+    """Each record's item set a line (``rows``: the records in the order written): items by name, or
+    numbered 1 … n after ``@ITEM=i=name`` lines that name them (SPMF's converted-from-text form)."""
+    if not by_name:
+        names = list(sets.item_names)
+        f.write("@CONVERTED_FROM_TEXT\n")
+        for i, n in enumerate(names, start=1):
+            f.write(f"@ITEM={i}={n}\n")
+        sets = SetValued(sets.indptr, sets.indices, [str(i) for i in range(1, len(names) + 1)])
+    for lines in sets.iter_chunks(rows):
+        f.write("\n".join(lines))
+        f.write("\n")
