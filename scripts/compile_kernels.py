@@ -1,9 +1,10 @@
 """Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
 
-The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``) is compiled
-by numba on first use and kept in numba's cache beside the module. ``make run`` and ``make test`` run
+The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``) and global
+recoding's roll-up of classes (``veil.engine.kernels.grouping``) are compiled by numba on first use
+and kept in numba's cache beside their modules. ``make run`` and ``make test`` run
 this script once after installing (the environment's stamp): a PatternKa and a Maximal run on
-generated baskets, then the search's other paths on small inputs (maximal and all patterns, one
+generated baskets, the roll-up, then the search's other paths on small inputs (maximal and all patterns, one
 thread and several, wide records, within a time limit), saying what it compiles; a later run loads
 the compiled code from the cache (``benchmarks/bench_first_run.py`` checks that a first run after
 it compiles nothing).
@@ -22,12 +23,13 @@ import scipy.sparse as sp
 
 
 def kernels():
-    """The numba dispatchers of the search (empty without numba)."""
-    from veil.engine.kernels import longest_dfs
+    """The numba dispatchers of the search and of global recoding's roll-up (empty without numba)."""
+    from veil.engine.kernels import grouping, longest_dfs
 
     if not longest_dfs.have_numba():
         return []
-    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")]
+    return [v for module in (longest_dfs, grouping) for v in vars(module).values()
+            if hasattr(v, "py_func") and hasattr(v, "stats")]
 
 
 def paths():
@@ -42,6 +44,7 @@ def paths():
     wide.sort_indices()
     return [
         ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
+        ("global recoding's roll-up of classes", roll_up),
         ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
         ("all frequent itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, False, options=SearchOptions(threads=1))),
         ("maximal itemsets, two threads", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=2))),
@@ -69,6 +72,18 @@ def first_runs(seed: int) -> None:
         execute(registry, data, RunSpec(PluginCall.parse(method), PluginCall.parse(model), seed, ()), Context(seed))
 
 
+def roll_up() -> None:
+    """Classes merged both ways global recoding merges them: a small key space counted densely, a
+    large one hashed."""
+    from veil.engine import merge_classes
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 50, (3, 2_000)).astype(np.int32)
+    size = np.ones(2_000, dtype=np.int64)
+    merge_classes(codes, [None, np.arange(50) // 10, None], [50, 5, 50], size)  # 12,500 keys: dense
+    merge_classes(codes, [None, None, None], [50, 50, 50], size)  # 125,000 keys: hashed
+
+
 def compiled_now(found) -> int:
     """How many specialisations the dispatchers compiled in this process (cache misses)."""
     return sum(sum(d.stats.cache_misses.values()) for d in found)
@@ -84,7 +99,7 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     for i, (what, call) in enumerate(steps, start=1):
         if not check:
-            print(f"compiling the longest-pattern search ({i} of {len(steps)}: {what})…", flush=True)
+            print(f"compiling Veil's kernels ({i} of {len(steps)}: {what})…", flush=True)
         call()
     misses = compiled_now(found)
     if check:

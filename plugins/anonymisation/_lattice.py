@@ -58,7 +58,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace, missing_message
+from veil.engine import (BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace, group_rows, merge_classes,
+                         missing_message)
 
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
@@ -173,71 +174,16 @@ def attributes(table, qis, check=lambda: None, weights: np.ndarray | None = None
 
 # ---------------------------------------------------------------------------------- class tables
 class Classes:
-    """The equivalence classes of one node: each class's size, its node per quasi-identifier (worked
-    out when first needed: most tables are only judged), and when a model reads the sensitive value,
-    the (class, sensitive value, count) units."""
+    """The equivalence classes of one node: each class's size, its node per quasi-identifier ((d, G)
+    ``codes``), and when a model reads the sensitive value, the (class, sensitive value, count) units."""
 
-    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray | None = None, source=None, first=None,
-                 attrs=None):
-        self.levels, self.size = tuple(levels), size
-        self._codes, self._source, self._first, self._attrs = codes, source, first, attrs
+    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray):
+        self.levels, self.size, self.codes = tuple(levels), size, codes
         self.unit_class = self.unit_sens = self.unit_w = None
 
     @property
     def n_classes(self) -> int:
         return len(self.size)
-
-    @property
-    def codes(self) -> np.ndarray:
-        """(d, G) node index per quasi-identifier and class."""
-        if self._codes is None:
-            src, first = self._source, self._first
-            out = np.empty((len(self.levels), len(first)), dtype=np.int32)
-            for j, (a, s, t) in enumerate(zip(self._attrs, src.levels, self.levels)):
-                out[j] = a.up(s, t)[src.codes[j][first]] if s != t else src.codes[j][first]
-            self._codes, self._source, self._first, self._attrs = out, None, None, None
-        return self._codes
-
-
-def _key(columns, spans: list[int]) -> np.ndarray:
-    """Mixed-radix keys of rows (column j holds 0 … spans[j] − 1), equal exactly when the rows are;
-    ``columns`` yields one column at a time. Renumbered densely whenever the key space nears 2⁶²."""
-    key, bound = None, 1
-    for col, span in zip(columns, spans):
-        span = max(int(span), 1)
-        if key is None:
-            key, bound = np.array(col, dtype=np.int64), span  # a copy: the key is built in place
-            continue
-        if bound * span >= 1 << 62:
-            uniq, key = np.unique(key, return_inverse=True)
-            key, bound = key.astype(np.int64, copy=False), len(uniq)
-        key *= span
-        key += col
-        bound *= span
-    return key, bound
-
-
-def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group (0 … G−1) of equal keys and one row of each group: dense counting when the key
-    space is small, hashing otherwise."""
-    rows = len(key)
-    if bound <= 2 * rows + 4096:
-        held = np.zeros(bound, dtype=bool)
-        held[key] = True
-        rank = np.cumsum(held) - 1
-        inverse = rank[key]
-        count = int(held.sum())
-    else:
-        inverse, uniq = pd.factorize(key)  # groups in order of first appearance
-        count = len(uniq)
-    first = np.empty(count, dtype=np.int64)
-    first[inverse] = np.arange(rows)
-    return inverse.astype(np.int64, copy=False), first
-
-
-def _group(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows equal on every column: each row's group and one row of each group."""
-    return _group_keys(*_key(columns, spans))
 
 
 def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int,
@@ -248,7 +194,7 @@ def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int,
 
 def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
     """Merge (class, sensitive value) pairs with their counts into ``table``'s units."""
-    inverse, first = _group([cls, sens], [table.n_classes, n_values])
+    inverse, first = group_rows([cls, sens], [table.n_classes, n_values])
     table.unit_class = cls[first]
     table.unit_sens = sens[first]
     table.unit_w = np.bincount(inverse, weights=w, minlength=len(first)).astype(np.int64)
@@ -256,12 +202,10 @@ def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_v
 
 def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
     """The class table of ``levels`` from that of a specialisation, merging classes (never records)."""
-    codes = source.codes
-    columns = (a.up(s, t)[codes[j]] if s != t else codes[j]
-               for j, (a, s, t) in enumerate(zip(attrs, source.levels, levels)))
-    inverse, first = _group_keys(*_key(columns, [a.n_nodes[t] for a, t in zip(attrs, levels)]))
-    size = np.bincount(inverse, weights=source.size, minlength=len(first)).astype(np.int64)
-    table = Classes(levels, size, source=source, first=first, attrs=attrs)
+    maps = [a.up(s, t) if s != t else None for a, s, t in zip(attrs, source.levels, levels)]
+    inverse, _, codes, size = merge_classes(source.codes, maps, [a.n_nodes[t] for a, t in zip(attrs, levels)],
+                                            source.size)
+    table = Classes(levels, size, codes)
     if source.unit_class is not None:
         _units(table, inverse[source.unit_class], source.unit_sens, source.unit_w,
                int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1)
@@ -508,7 +452,7 @@ def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_v
     """The class table of one node grouped from the records, and each record's class (``weights``:
     the records each row stands for, when the rows are a class table's)."""
     cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
-    inverse, first = _group(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
+    inverse, first = group_rows(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
     codes = np.empty((len(cols), len(first)), dtype=np.int32)
     for j, c in enumerate(cols):
         codes[j] = c[first]

@@ -1,0 +1,201 @@
+"""Merging classes: the classes of a coarser partition from those of a finer one, given each class's
+code per column and, per column, the map of a code to its coarser code. Global recoding rolls a
+transformation's class table up from one of its specialisations this way
+(docs/anonymisation.md#global-recoding), thousands of times a search.
+
+Both ways build each class's mixed-radix key of its mapped codes a column at a time, then number
+the distinct keys: with numba (``veil[mining]``) in compiled loops that map, add and count in one
+pass each (the key as a slot when the key space is small, else open addressing); without it in
+NumPy (dense counting, or pandas' hash factorisation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .longest_dfs import HAVE_NUMBA, njit
+
+_EMPTY = -1
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing's odd constant, 2⁶⁴ / φ
+
+
+def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merge the classes whose mapped codes are equal in every column.
+
+    ``codes``: (d, G) integers, each class's code per column; ``maps[j]``: an integer array taking
+    column j's codes to the coarser ones, or None to keep them; ``spans[j]``: how many coarser codes
+    column j has (0 … spans[j] − 1); ``size``: each class's records.
+
+    Returns ``(inverse, first, merged, merged_size)``: each class's merged class (G,), one class of
+    each merged class (C,), the merged classes' codes (d, C) as int32, and their records (C,) as int64.
+    The merged classes' order is unspecified.
+    """
+    codes = np.asarray(codes)
+    d, g = codes.shape if codes.ndim == 2 else (0, 0)
+    spans = np.maximum(np.asarray(spans, dtype=np.int64), 1)
+    dense, exact = _bounds(spans, g)
+    if not (HAVE_NUMBA and d and g and exact):
+        return _merge_numpy(codes, maps, spans, size)
+    codes32 = np.ascontiguousarray(codes, dtype=np.int32)
+    offsets = np.full(d, -1, dtype=np.int64)
+    parts, at = [], 0
+    for j, m in enumerate(maps):
+        if m is not None:
+            offsets[j] = at
+            parts.append(np.asarray(m, dtype=np.int32))
+            at += len(parts[-1])
+    flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int32)
+    key = _keys(codes32, flat, offsets, spans)
+    size = np.ascontiguousarray(size, dtype=np.int64)
+    inverse, first, merged_size = _slot_dense(key, dense, size) if dense else _slot_hash(key, size)
+    merged = np.empty((d, len(first)), dtype=np.int32)
+    for j, m in enumerate(maps):
+        merged[j] = codes32[j][first] if m is None else np.asarray(m)[codes32[j][first]]
+    return inverse, first, merged, merged_size
+
+
+def _bounds(spans: np.ndarray, rows: int) -> tuple[int, bool]:
+    """(the number of mixed-radix keys when small enough to count densely, ≤ 2·rows + 4096, else 0;
+    whether the keys fit in 62 bits)."""
+    bound, limit = 1, 2 * rows + 4096
+    for s in spans:
+        bound *= int(s)
+    return (bound if bound <= limit else 0), bound < 1 << 62
+
+
+@njit(cache=True, nogil=True)
+def _keys(codes, flat, offsets, spans):  # pragma: no cover - compiled; tested through merge_classes
+    """Each class's mixed-radix key of its mapped codes, a column at a time (``offsets[j]``: where
+    column j's map starts in ``flat``, or −1 for none)."""
+    d, g = codes.shape
+    key = np.zeros(g, np.int64)
+    for j in range(d):
+        s = spans[j]
+        if s == 1:
+            continue  # one coarser code: the key is unchanged
+        o = offsets[j]
+        if o >= 0:
+            for i in range(g):
+                key[i] = key[i] * s + flat[o + codes[j, i]]
+        else:
+            for i in range(g):
+                key[i] = key[i] * s + codes[j, i]
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _slot_dense(key, bound, size):  # pragma: no cover - compiled; tested through merge_classes
+    """Merged classes numbered in order of first appearance, a key's slot being the key itself."""
+    g = len(key)
+    slots = np.full(bound, _EMPTY, np.int64)
+    inverse = np.empty(g, np.int64)
+    first = np.empty(g, np.int64)
+    merged_size = np.zeros(g, np.int64)
+    count = 0
+    for i in range(g):
+        at = slots[key[i]]
+        if at == _EMPTY:
+            at = count
+            slots[key[i]] = at
+            first[at] = i
+            count += 1
+        inverse[i] = at
+        merged_size[at] += size[i]
+    return inverse, first[:count], merged_size[:count]
+
+
+@njit(cache=True, nogil=True)
+def _slot_hash(key, size):  # pragma: no cover - compiled; tested through merge_classes
+    """Merged classes numbered in order of first appearance, by open addressing on a Fibonacci hash
+    of the key (a table at most half full, each slot holding its key and its merged class)."""
+    g = len(key)
+    cap, bits = 1, 0
+    while cap < 2 * g:
+        cap *= 2
+        bits += 1
+    mask = np.uint64(cap - 1)
+    shift = np.uint64(64 - max(bits, 1))
+    slots = np.full(2 * cap, _EMPTY, np.int64)
+    inverse = np.empty(g, np.int64)
+    first = np.empty(g, np.int64)
+    merged_size = np.zeros(g, np.int64)
+    count = 0
+    for i in range(g):
+        k = key[i]
+        s = (np.uint64(k) * _MULTIPLIER) >> shift
+        while True:
+            at = slots[2 * s + 1]
+            if at == _EMPTY:
+                at = count
+                slots[2 * s] = k
+                slots[2 * s + 1] = at
+                first[at] = i
+                count += 1
+                break
+            if slots[2 * s] == k:
+                break
+            s = (s + np.uint64(1)) & mask
+        inverse[i] = at
+        merged_size[at] += size[i]
+    return inverse, first[:count], merged_size[:count]
+
+
+def group_rows(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows equal on every column (column j holding 0 … spans[j] − 1): each row's group and one row of
+    each group."""
+    key, bound = _key(columns, spans)
+    if key is None:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return _group_keys(key, bound)
+
+
+def _merge_numpy(codes, maps, spans, size):
+    """:func:`merge_classes` a column at a time in NumPy (when numba is not installed)."""
+    columns = (codes[j] if m is None else np.asarray(m)[codes[j]] for j, m in enumerate(maps))
+    key, bound = _key(columns, [int(s) for s in spans])
+    if key is None:  # no column: one class of everything, or nothing
+        key, bound = np.zeros(len(size), dtype=np.int64), 1
+    inverse, first = _group_keys(key, bound)
+    merged = np.empty((len(maps), len(first)), dtype=np.int32)
+    for j, m in enumerate(maps):
+        merged[j] = codes[j][first] if m is None else np.asarray(m)[codes[j][first]]
+    merged_size = np.bincount(inverse, weights=size, minlength=len(first)).astype(np.int64)
+    return inverse, first, merged, merged_size
+
+
+def _key(columns, spans: list[int]):
+    """Mixed-radix keys of rows (column j holds 0 … spans[j] − 1), equal exactly when the rows are;
+    ``columns`` yields one column at a time. Renumbered densely whenever the key space nears 2⁶²."""
+    key, bound = None, 1
+    for col, span in zip(columns, spans):
+        span = max(int(span), 1)
+        if key is None:
+            key, bound = np.array(col, dtype=np.int64), span  # a copy: the key is built in place
+            continue
+        if bound * span >= 1 << 62:
+            uniq, key = np.unique(key, return_inverse=True)
+            key, bound = key.astype(np.int64, copy=False), len(uniq)
+        key *= span
+        key += col
+        bound *= span
+    return key, bound
+
+
+def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (0 … G−1) of equal keys and one row of each group: dense counting when the key
+    space is small (groups in key order), hashing otherwise (in order of first appearance)."""
+    rows = len(key)
+    if bound <= 2 * rows + 4096:
+        held = np.zeros(bound, dtype=bool)
+        held[key] = True
+        rank = np.cumsum(held) - 1
+        inverse = rank[key]
+        count = int(held.sum())
+    else:
+        inverse, uniq = pd.factorize(key)
+        count = len(uniq)
+    first = np.empty(count, dtype=np.int64)
+    first[inverse] = np.arange(rows)
+    return inverse.astype(np.int64, copy=False), first

@@ -1,0 +1,104 @@
+"""Merging classes (global recoding's roll-up): the compiled kernel and the NumPy path against a
+brute-force grouping of the mapped codes, on random tables small and large, in every key regime."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from veil.engine import group_rows, merge_classes
+from veil.engine.kernels import grouping
+
+
+def _numpy(codes, maps, spans, size):
+    return grouping._merge_numpy(codes, maps, np.maximum(np.asarray(spans, dtype=np.int64), 1), size)
+
+
+WAYS = [pytest.param(merge_classes, id="merge_classes"), pytest.param(_numpy, id="numpy")]
+
+
+def _random_case(rng, d, g, top):
+    spans0 = rng.integers(1, top, d)
+    codes = np.stack([rng.integers(0, s, g) for s in spans0]).astype(np.int32)
+    maps, spans = [], []
+    for s in spans0:
+        if rng.random() < 0.3:
+            maps.append(None)
+            spans.append(int(s))
+        else:
+            coarse = int(rng.integers(1, s + 1))
+            maps.append(rng.integers(0, coarse, s))
+            spans.append(coarse)
+    return codes, maps, spans, rng.integers(1, 10, g)
+
+
+def _check(result, codes, maps, size):
+    inverse, first, merged, merged_size = result
+    mapped = np.stack([c if m is None else m[c] for c, m in zip(codes, maps)])
+    keys = [tuple(r) for r in mapped.T]
+    assert len(first) == len(set(keys)) == merged.shape[1] == len(merged_size)
+    assert merged.dtype == np.int32 and merged_size.dtype == np.int64
+    for i, k in enumerate(keys):
+        assert tuple(merged[:, inverse[i]]) == k
+    for c in range(len(first)):
+        assert keys[first[c]] == tuple(merged[:, c])
+    counts = Counter()
+    for k, s in zip(keys, size):
+        counts[k] += int(s)
+    assert [counts[tuple(merged[:, c])] for c in range(len(first))] == merged_size.tolist()
+
+
+@pytest.mark.parametrize("merge", WAYS)
+def test_merged_classes_are_the_groups_of_the_mapped_codes(merge):
+    rng = np.random.default_rng(7)
+    regimes = {"dense": 0, "hashed": 0}
+    for _ in range(150):
+        d, g = int(rng.integers(1, 7)), int(rng.integers(1, 600))
+        case = _random_case(rng, d, g, top=int(rng.choice([4, 40, 400])))
+        _check(merge(*case), *case[:2], case[3])
+        dense, _ = grouping._bounds(np.maximum(np.asarray(case[2]), 1), g)
+        regimes["dense" if dense else "hashed"] += 1
+    assert min(regimes.values()) > 20  # both ways of numbering the keys were exercised
+
+
+@pytest.mark.parametrize("merge", WAYS)
+def test_a_key_space_beyond_62_bits_still_merges_exactly(merge):
+    rng = np.random.default_rng(3)
+    g = 500
+    codes = np.stack([rng.integers(0, 3, g) for _ in range(5)]).astype(np.int32)
+    spans = [2 ** 20] * 5  # 2¹⁰⁰ keys: the codes are small, the declared spans are not
+    maps = [None] * 5
+    _check(merge(codes, maps, spans, np.ones(g, dtype=np.int64)), codes, maps, np.ones(g, dtype=np.int64))
+
+
+@pytest.mark.parametrize("merge", WAYS)
+def test_every_column_mapped_to_one_code_merges_everything(merge):
+    codes = np.array([[0, 1, 2, 1], [3, 3, 0, 1]], dtype=np.int32)
+    inverse, first, merged, merged_size = merge(codes, [np.zeros(3, int), np.zeros(4, int)], [1, 1],
+                                                np.array([1, 2, 3, 4]))
+    assert inverse.tolist() == [0, 0, 0, 0] and merged.tolist() == [[0], [0]] and merged_size.tolist() == [10]
+    assert first.tolist() in ([0], [1], [2], [3])
+
+
+def test_the_compiled_kernels_number_keys_as_their_python_does():
+    """The numba kernels' own code, run as Python, gives the compiled result (when numba is installed)."""
+    if not grouping.HAVE_NUMBA:
+        pytest.skip("numba is not installed: merge_classes runs the NumPy path, tested above")
+    rng = np.random.default_rng(11)
+    key = rng.integers(0, 300, 1_000).astype(np.int64)
+    size = rng.integers(1, 5, 1_000).astype(np.int64)
+    for compiled, args in ((grouping._slot_dense, (key, 300, size)), (grouping._slot_hash, (key, size))):
+        with np.errstate(over="ignore"):  # the hash wraps modulo 2⁶⁴, as the compiled code does silently
+            expected = compiled.py_func(*args)
+        for a, b in zip(compiled(*args), expected):
+            assert np.array_equal(a, b)
+
+
+def test_group_rows_groups_equal_rows():
+    rng = np.random.default_rng(5)
+    cols = [rng.integers(0, 4, 300), rng.integers(0, 3, 300)]
+    inverse, first = group_rows(cols, [4, 3])
+    pairs = list(zip(*cols))
+    assert len(first) == len(set(pairs))
+    for i, p in enumerate(pairs):
+        assert pairs[first[inverse[i]]] == p
