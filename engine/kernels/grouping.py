@@ -4,9 +4,10 @@ transformation's class table up from one of its specialisations this way
 (docs/anonymisation.md#global-recoding), thousands of times a search.
 
 Both ways build each class's mixed-radix key of its mapped codes a column at a time, then number
-the distinct keys: with numba (``veil[mining]``) in compiled loops that map, add and count in one
-pass each (the key as a slot when the key space is small, else open addressing); without it in
-NumPy (dense counting, or pandas' hash factorisation).
+the distinct keys. With numba (``veil[mining]``) one compiled pass over the classes does it a block
+at a time, so that the keys never leave the processor's cache (the key itself as the slot when the
+key space is small, else open addressing); without numba NumPy does it a column of the whole table
+at a time (dense counting, or pandas' hash factorisation).
 """
 
 from __future__ import annotations
@@ -47,13 +48,9 @@ def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
             parts.append(np.asarray(m, dtype=np.int32))
             at += len(parts[-1])
     flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int32)
-    key = _keys(codes32, flat, offsets, spans)
-    size = np.ascontiguousarray(size, dtype=np.int64)
-    inverse, first, merged_size = _slot_dense(key, dense, size) if dense else _slot_hash(key, size)
-    merged = np.empty((d, len(first)), dtype=np.int32)
-    for j, m in enumerate(maps):
-        merged[j] = codes32[j][first] if m is None else np.asarray(m)[codes32[j][first]]
-    return inverse, first, merged, merged_size
+    inverse, first, merged, merged_size, count = _merge(codes32, flat, offsets, spans, dense,
+                                                        np.ascontiguousarray(size, dtype=np.int64))
+    return inverse, first[:count], merged, merged_size[:count]
 
 
 def _bounds(spans: np.ndarray, rows: int) -> tuple[int, bool]:
@@ -65,81 +62,78 @@ def _bounds(spans: np.ndarray, rows: int) -> tuple[int, bool]:
     return (bound if bound <= limit else 0), bound < 1 << 62
 
 
+_BLOCK = 2048  # classes keyed at a time: their keys stay in the processor's nearest cache
+
+
 @njit(cache=True, nogil=True)
-def _keys(codes, flat, offsets, spans):  # pragma: no cover - compiled; tested through merge_classes
-    """Each class's mixed-radix key of its mapped codes, a column at a time (``offsets[j]``: where
-    column j's map starts in ``flat``, or −1 for none)."""
+def _merge(codes, flat, offsets, spans, dense, size):  # pragma: no cover - compiled; tested through merge_classes
+    """A block of classes at a time: their mixed-radix keys of mapped codes, a column at a time
+    (``offsets[j]``: where column j's map starts in ``flat``, or −1 for none), then each key's merged
+    class, numbered in order of first appearance. ``dense``: the keys are the slots (0 … dense − 1);
+    else open addressing on a Fibonacci hash of the key, the table at most half full, each slot
+    holding its key and its merged class. Last, the merged classes' codes."""
     d, g = codes.shape
-    key = np.zeros(g, np.int64)
+    if dense > 0:
+        cap, mask, shift = dense, np.uint64(0), np.uint64(0)
+        slots = np.full(cap, _EMPTY, np.int64)
+    else:
+        cap, bits = 1, 0
+        while cap < 2 * g:
+            cap *= 2
+            bits += 1
+        mask, shift = np.uint64(cap - 1), np.uint64(64 - max(bits, 1))
+        slots = np.full(2 * cap, _EMPTY, np.int64)
+    inverse = np.empty(g, np.int64)
+    first = np.empty(g, np.int64)
+    merged_size = np.zeros(g, np.int64)
+    key = np.empty(_BLOCK, np.int64)
+    count = 0
+    for start in range(0, g, _BLOCK):
+        end = min(start + _BLOCK, g)
+        key[:end - start] = 0
+        for j in range(d):
+            s = spans[j]
+            if s == 1:
+                continue  # one coarser code: the key is unchanged
+            o = offsets[j]
+            if o >= 0:
+                for i in range(start, end):
+                    key[i - start] = key[i - start] * s + flat[o + codes[j, i]]
+            else:
+                for i in range(start, end):
+                    key[i - start] = key[i - start] * s + codes[j, i]
+        for i in range(start, end):
+            k = key[i - start]
+            if dense > 0:
+                at = slots[k]
+                if at == _EMPTY:
+                    at = count
+                    slots[k] = at
+                    first[at] = i
+                    count += 1
+            else:
+                h = (np.uint64(k) * _MULTIPLIER) >> shift
+                while True:
+                    at = slots[2 * h + 1]
+                    if at == _EMPTY:
+                        at = count
+                        slots[2 * h] = k
+                        slots[2 * h + 1] = at
+                        first[at] = i
+                        count += 1
+                        break
+                    if slots[2 * h] == k:
+                        break
+                    h = (h + np.uint64(1)) & mask
+            inverse[i] = at
+            merged_size[at] += size[i]
+    merged = np.empty((d, count), np.int32)
     for j in range(d):
-        s = spans[j]
-        if s == 1:
-            continue  # one coarser code: the key is unchanged
         o = offsets[j]
-        if o >= 0:
-            for i in range(g):
-                key[i] = key[i] * s + flat[o + codes[j, i]]
-        else:
-            for i in range(g):
-                key[i] = key[i] * s + codes[j, i]
-    return key
-
-
-@njit(cache=True, nogil=True)
-def _slot_dense(key, bound, size):  # pragma: no cover - compiled; tested through merge_classes
-    """Merged classes numbered in order of first appearance, a key's slot being the key itself."""
-    g = len(key)
-    slots = np.full(bound, _EMPTY, np.int64)
-    inverse = np.empty(g, np.int64)
-    first = np.empty(g, np.int64)
-    merged_size = np.zeros(g, np.int64)
-    count = 0
-    for i in range(g):
-        at = slots[key[i]]
-        if at == _EMPTY:
-            at = count
-            slots[key[i]] = at
-            first[at] = i
-            count += 1
-        inverse[i] = at
-        merged_size[at] += size[i]
-    return inverse, first[:count], merged_size[:count]
-
-
-@njit(cache=True, nogil=True)
-def _slot_hash(key, size):  # pragma: no cover - compiled; tested through merge_classes
-    """Merged classes numbered in order of first appearance, by open addressing on a Fibonacci hash
-    of the key (a table at most half full, each slot holding its key and its merged class)."""
-    g = len(key)
-    cap, bits = 1, 0
-    while cap < 2 * g:
-        cap *= 2
-        bits += 1
-    mask = np.uint64(cap - 1)
-    shift = np.uint64(64 - max(bits, 1))
-    slots = np.full(2 * cap, _EMPTY, np.int64)
-    inverse = np.empty(g, np.int64)
-    first = np.empty(g, np.int64)
-    merged_size = np.zeros(g, np.int64)
-    count = 0
-    for i in range(g):
-        k = key[i]
-        s = (np.uint64(k) * _MULTIPLIER) >> shift
-        while True:
-            at = slots[2 * s + 1]
-            if at == _EMPTY:
-                at = count
-                slots[2 * s] = k
-                slots[2 * s + 1] = at
-                first[at] = i
-                count += 1
-                break
-            if slots[2 * s] == k:
-                break
-            s = (s + np.uint64(1)) & mask
-        inverse[i] = at
-        merged_size[at] += size[i]
-    return inverse, first[:count], merged_size[:count]
+        for c in range(count):
+            v = codes[j, first[c]]
+            merged[j, c] = flat[o + v] if o >= 0 else v
+    return inverse, first, merged, merged_size, count
 
 
 def group_rows(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -80,18 +80,28 @@ def test_every_column_mapped_to_one_code_merges_everything(merge):
     assert first.tolist() in ([0], [1], [2], [3])
 
 
-def test_the_compiled_kernels_number_keys_as_their_python_does():
-    """The numba kernels' own code, run as Python, gives the compiled result (when numba is installed)."""
+def test_the_compiled_kernel_merges_as_its_python_does():
+    """The numba kernel's own code, run as Python, gives the compiled result (when numba is installed),
+    across blocks and in both key regimes."""
     if not grouping.HAVE_NUMBA:
         pytest.skip("numba is not installed: merge_classes runs the NumPy path, tested above")
     rng = np.random.default_rng(11)
-    key = rng.integers(0, 300, 1_000).astype(np.int64)
-    size = rng.integers(1, 5, 1_000).astype(np.int64)
-    for compiled, args in ((grouping._slot_dense, (key, 300, size)), (grouping._slot_hash, (key, size))):
+    g = 3 * grouping._BLOCK + 17
+    codes = rng.integers(0, 40, (3, g)).astype(np.int32)
+    flat = (np.arange(40) // 4).astype(np.int32)
+    offsets = np.array([-1, 0, -1], dtype=np.int64)
+    spans = np.array([40, 10, 40], dtype=np.int64)
+    size = rng.integers(1, 5, g).astype(np.int64)
+    for dense in (16_000, 0):
+        args = (codes, flat, offsets, spans, dense, size)
         with np.errstate(over="ignore"):  # the hash wraps modulo 2⁶⁴, as the compiled code does silently
-            expected = compiled.py_func(*args)
-        for a, b in zip(compiled(*args), expected):
-            assert np.array_equal(a, b)
+            expected = grouping._merge.py_func(*args)
+        got = grouping._merge(*args)
+        count = got[-1]
+        assert count == expected[-1]
+        for a, b in zip(got[:-1], expected[:-1]):  # beyond ``count``, first and the sizes are scratch
+            assert np.array_equal(a[..., :count] if a.ndim == 2 else a[:count], b[..., :count] if b.ndim == 2 else b[:count])
+        assert np.array_equal(got[0], expected[0])
 
 
 def test_group_rows_groups_equal_rows():
