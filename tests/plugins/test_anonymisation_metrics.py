@@ -162,6 +162,32 @@ def test_ploss_ncp_and_group_sizes_match_plain_computations(seed):
     assert run("average-class-size") == pytest.approx(len(frame) / len(sizes))
 
 
+VIEW_METRICS = ("ncp", "loss", "entropy", "precision", "height", "uloss", "query-error")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_metrics_sharing_one_measurement_agree_with_each_alone(seed):
+    """The metrics of one measurement share their view of a release (ctx.shared): every value is the
+    one the metric gives alone, and two releases of the same table measured with one shared dict
+    (a view per table and release, never the other's) each get their own values."""
+    table, release, *_ = _random_case(seed)
+    other_table, other, *_ = _random_case(seed + 10)
+    table_b = table.with_roles({"dx": "sensitive"})  # an equal table, another object
+    reg = make_registry()
+
+    def alone(name, t, r):
+        return reg.metric(name).compute(t, r, reg.metric(name).params({}), Context(0))
+
+    ctx = Context(0)
+    ctx.shared = {}
+    for t, r in ((table, release), (other_table, other), (table_b, release), (table, release)):
+        for name in VIEW_METRICS:
+            got = reg.metric(name).compute(t, r, reg.metric(name).params({}), ctx.child(0, 1))
+            assert got == pytest.approx(alone(name, t, r), rel=1e-12, nan_ok=True), (name, seed)
+    assert len(ctx.shared[next(iter(ctx.shared))]) == 3 * 2  # three (table, release) pairs, with and without dx
+    assert alone("ncp", table, release) != pytest.approx(alone("ncp", other_table, other))
+
+
 @pytest.mark.parametrize("seed, sel_of", [(0, "attribute"), (1, "attribute"), (2, "query"), (3, "query")])
 def test_query_answers_match_a_plain_computation(seed, sel_of):
     table, release, frame, groups, gv = _random_case(seed)
