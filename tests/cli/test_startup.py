@@ -29,13 +29,14 @@ def test_importing_the_engine_is_lazy_yet_complete():
 
 def test_registering_the_plugins_imports_no_learner_and_no_plotting():
     """Every command and the desktop's start make the registry: scikit-learn, SciPy's statistics and
-    optimiser, and matplotlib come on first use (a classifier metric, a chart, a report)."""
+    optimiser, matplotlib and numba come on first use (a classifier metric, a study's chart, a
+    longest-pattern search)."""
     out = subprocess.run([sys.executable, "-c", "from veil.engine import make_registry\nr = make_registry()\n"
                           "import sys\nprint(len(r.names('metric')), ' '.join(sys.modules))"],
                          capture_output=True, text=True, timeout=120, check=True).stdout.split()
     assert int(out[0]) > 0  # the plugins did register
     loaded = set(out[1:])
-    late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special"}
+    late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special", "numba"}
     assert loaded.isdisjoint(late), sorted(loaded & late)
 
 
