@@ -53,7 +53,7 @@ from . import longest_fim
 from .longest_fim import longest_by_fim
 
 
-# The compiled search lives in longest_dfs, whose import imports numba (a tenth of a second): it is
+# The compiled search lives in longest_dfs, whose import imports numba (docs/benchmarks.md): it is
 # imported when a search first needs it, not by every plugin that names this module's types when the
 # plugins are registered.
 def have_numba() -> bool:
