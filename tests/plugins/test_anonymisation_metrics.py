@@ -188,6 +188,25 @@ def test_metrics_sharing_one_measurement_agree_with_each_alone(seed):
     assert alone("ncp", table, release) != pytest.approx(alone("ncp", other_table, other))
 
 
+def test_one_measurement_builds_each_view_once(monkeypatch):
+    """``measure`` gives its metrics one shared dict: the five generalisation metrics build one view
+    of the release between them (uloss and query-error one more, with the sensitive column), and a
+    second measurement starts afresh."""
+    from veil.engine import PluginCall, RunSpec
+    from veil.engine.run.runs import measure
+
+    table, release, *_ = _random_case(3)
+    built = []
+    real = _Anonymised.__init__
+    monkeypatch.setattr(_Anonymised, "__init__", lambda self, *a, **k: built.append(a[2]) or real(self, *a, **k))
+    spec = RunSpec(PluginCall.parse("mondrian"), PluginCall.parse("k-anonymity:k=2"), 0, VIEW_METRICS)
+    values = measure(make_registry(), spec, table, release, Context(0))
+    assert sorted(built, key=str) == [None, "dx"]
+    assert all(not math.isnan(values[m]) for m in VIEW_METRICS)
+    measure(make_registry(), spec, table, release, Context(0))
+    assert len(built) == 4
+
+
 @pytest.mark.parametrize("seed, sel_of", [(0, "attribute"), (1, "attribute"), (2, "query"), (3, "query")])
 def test_query_answers_match_a_plain_computation(seed, sel_of):
     table, release, frame, groups, gv = _random_case(seed)
