@@ -16,7 +16,7 @@ from . import pdf as pdfdoc
 from .assessment import GROUP_SIZE_BINS, utility_rows
 
 BEFORE, AFTER, THRESHOLD = "#9aa5b1", "#1f6f8b", "#b3261e"
-INK, AXIS = "#1d2630", "#1d2630"
+INK = AXIS = "#1d2630"  # text and axes: the report's ink
 MIDDLE = 0.3645  # half DejaVu Sans's capital height (0.729 em): from a text's middle to its baseline
 TICK, PAD = 3.5, 3.5  # tick length and the gap between a tick and its label
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
@@ -118,8 +118,11 @@ def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
 
 
 def tick_labels(ticks: list[float]) -> list[str]:
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step < 1 else (0 if step == int(step) else 1)
+    """The ticks with as many decimals as their step needs (all alike: 0.0, 0.2, …, 1.0)."""
+    step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
+    decimals = 0
+    while decimals < 6 and abs(round(step, decimals) - step) > 1e-9 * max(1.0, step):
+        decimals += 1
     return [f"{t:.{decimals}f}" for t in ticks]
 
 

@@ -33,6 +33,8 @@ def test_nice_ticks_are_the_round_values_within_the_limits():
     assert rc.nice_ticks(0, 105) == [0, 20, 40, 60, 80, 100]
     assert rc.tick_labels(rc.nice_ticks(0, 1.1)) == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
     assert rc.tick_labels(rc.nice_ticks(0, 118)) == ["0", "20", "40", "60", "80", "100"]
+    assert rc.tick_labels(rc.nice_ticks(0, 1.4)) == ["0.00", "0.25", "0.50", "0.75", "1.00", "1.25"]
+    assert rc.tick_labels(rc.nice_ticks(0, 14)) == ["0.0", "2.5", "5.0", "7.5", "10.0", "12.5"]
     assert rc.nice_ticks(0, 6) == [0, 1, 2, 3, 4, 5, 6] and rc.nice_ticks(0, 7) == [0, 2, 4, 6]  # at most 7
 
 
