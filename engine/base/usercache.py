@@ -25,7 +25,7 @@ from .errors import BadInput
 from .io import open_regular
 
 FORMAT = 1  # of an entry's file; entries of another format are ignored
-MAX_ENTRIES = 400  # per namespace (a report's two charts take ~100 kB each; a classifier figure, 300 bytes)
+MAX_ENTRIES = 400  # per namespace (a classifier figure takes about 300 bytes)
 
 
 def cache_dir() -> Path | None:

@@ -12,6 +12,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "mining": ["CLOSED_ITEMSETS", "FREQUENT_ITEMSETS", "have_pyfim", "MAXIMAL_ITEMSETS", "mine"],
     "limits": ["LengthBounds", "MiningLimit"],
     "options": ["SearchOptions"],
-    "longest": ["Longest", "longest_itemsets", "RecordIndex"],
-    "longest_dfs": ["have_numba"],
+    "longest": ["have_numba", "Longest", "longest_itemsets", "RecordIndex"],  # numba is imported on a search's need
 })

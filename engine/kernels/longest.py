@@ -49,9 +49,30 @@ from .mining import MAXIMAL_ITEMSETS as MAXIMAL
 from .mining import have_pyfim
 from .limits import LengthBounds, MiningLimit
 from .options import SearchOptions
-from .longest_dfs import have_numba, holders_in_parts, longest_by_dfs
 from . import longest_fim
 from .longest_fim import longest_by_fim
+
+
+# The compiled search lives in longest_dfs, whose import imports numba (docs/benchmarks.md): it is
+# imported when a search first needs it, not by every plugin that names this module's types when the
+# plugins are registered.
+def have_numba() -> bool:
+    from .longest_dfs import have_numba as have
+
+    return have()
+
+
+def holders_in_parts(*args, **kwargs):
+    from .longest_dfs import holders_in_parts as holders
+
+    return holders(*args, **kwargs)
+
+
+def longest_by_dfs(*args, **kwargs):
+    from .longest_dfs import longest_by_dfs as search
+
+    return search(*args, **kwargs)
+
 
 DENSE_CELLS = 1 << 22  # a conditional database this small is held as a dense boolean block
 TARGETS = (CLOSED, MAXIMAL)

@@ -1,4 +1,4 @@
-"""A small PDF writer for the release report: pages of text, filled rectangles and PNG images.
+"""A small PDF writer for the release report: pages of text, filled rectangles, lines and PNG images.
 
 The report's text pages were drawn through matplotlib (a Figure per page saved by PdfPages), about
 a second of a ``veil run``'s report and matplotlib's import besides. This writes the same content
@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import math
 import struct
 import zlib
 from pathlib import Path
@@ -242,7 +243,8 @@ def _colour(c) -> tuple[float, float, float]:
 
 
 def _num(x: float) -> str:
-    return f"{x:.3f}".rstrip("0").rstrip(".") or "0"
+    s = f"{x:.3f}".rstrip("0").rstrip(".")
+    return "0" if s in ("", "-0") else s
 
 
 def _text_string(s: str) -> bytes:
@@ -270,8 +272,11 @@ class Document:
         return self.pages[-1]
 
     def text(self, x: float, y_top: float, s: str, size: float, *, family="sans", weight="normal", style="normal",
-             colour=None, align="left") -> float:
-        """Draw ``s`` with the top of its line at ``y_top`` (as matplotlib's ``va="top"``); return its width."""
+             colour=None, align="left", angle: float = 0.0) -> float:
+        """Draw ``s`` with the top of its line at ``y_top`` (as matplotlib's ``va="top"``); return its width.
+
+        ``angle`` (degrees, anticlockwise) turns the text about (x, y_top): ``align`` then runs along
+        the turned line, and the line's top is the side its letters point to (left, at 90)."""
         f = font(family, weight, style)
         if f not in self.fonts:
             self.fonts[f] = (f"F{len(self.fonts) + 1}", set())
@@ -279,16 +284,27 @@ class Document:
         glyphs = f.glyphs(s)
         used.update(glyphs)
         width = sum(f.advances[g] for g in glyphs) * size / f.units
-        if align == "right":
-            x -= width
-        elif align == "center":
-            x -= width / 2
-        baseline = self.height - y_top - size * f.ascent / f.units
+        along = {"right": width, "center": width / 2}.get(align, 0.0)
+        down = size * f.ascent / f.units  # from the line's top to its baseline
+        cos, sin = (1.0, 0.0) if not angle else (math.cos(math.radians(angle)), math.sin(math.radians(angle)))
+        # the start of the baseline: (-along, -down) from the anchor in the text's own frame, turned
+        x_start = x - along * cos + down * sin
+        y_start = self.height - y_top - along * sin - down * cos
         r, g, b = _colour(colour)
         hexed = "".join(f"{gid:04X}" for gid in glyphs)
         self._ops().append(f"BT {_num(r)} {_num(g)} {_num(b)} rg /{name} {_num(size)} Tf "
-                           f"1 0 0 1 {_num(x)} {_num(baseline)} Tm <{hexed}> Tj ET".encode())
+                           f"{_num(cos)} {_num(sin)} {_num(-sin)} {_num(cos)} {_num(x_start)} {_num(y_start)} Tm "
+                           f"<{hexed}> Tj ET".encode())
         return width
+
+    def line(self, x1: float, y1_top: float, x2: float, y2_top: float, colour, width: float = 1.0,
+             dash: tuple[float, float] | None = None) -> None:
+        """A straight line (y from the top of the page), ``dash`` (on, off) lengths when dashed."""
+        r, g, b = _colour(colour)
+        pattern = f"[{_num(dash[0])} {_num(dash[1])}] 0 d " if dash else ""
+        self._ops().append(f"q {_num(r)} {_num(g)} {_num(b)} RG {_num(width)} w {pattern}"
+                           f"{_num(x1)} {_num(self.height - y1_top)} m {_num(x2)} {_num(self.height - y2_top)} l S Q"
+                           .encode())
 
     def rect(self, x: float, y_top: float, w: float, h: float, colour) -> None:
         r, g, b = _colour(colour)

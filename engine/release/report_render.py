@@ -1,155 +1,29 @@
 """Rendering a release report (:class:`veil.engine.report.Document`) as self-contained HTML and as
-a PDF, with the same charts (drawn by matplotlib Agg, on first need; the PDF written directly by
-:mod:`veil.engine.pdf`, so no new dependency and no Qt).
-
-Each chart is drawn once per document, and remembered in the user's cache by what it shows (its
-figures, its size, this file's code and matplotlib's version): a later report of the same figures
-reuses the image, and such a report imports no plotting library at all."""
+a PDF, with the same charts: vector drawings (:mod:`veil.engine.report_charts`), inline SVG in the
+HTML and paths and text in the PDF, which :mod:`veil.engine.pdf` writes directly (so no plotting
+library, no new dependency and no Qt)."""
 
 from __future__ import annotations
 
-import base64
 import functools
 import html
-import json
 import textwrap
 from importlib import resources
-from importlib.metadata import PackageNotFoundError, version
 from string import Template
 
-import numpy as np
-
 from . import pdf as pdfdoc
-from .assessment import GROUP_SIZE_BINS, utility_rows
-from ..base.usercache import cache_key, load as load_cached, source_digest, store as store_cached
+from . import report_charts
 
-BEFORE, AFTER, THRESHOLD = "#9aa5b1", "#1f6f8b", "#b3261e"
 STATUS_COLOURS = {"holds": ("#2e7d4f", "#eaf6ee"), "fails": ("#b3261e", "#fdecea"),
                   "changed": ("#b3261e", "#fdecea"), "none": ("#8a6d00", "#fff7da")}
 
 
-# -- charts ------------------------------------------------------------------------------------------
-def draw_risk(fig, risk: dict) -> None:
-    """Risk summary (before/after bars with the threshold) and the group-size distribution."""
-    left, right = fig.subplots(1, 2, width_ratios=[1, 1.15])
-    sides = [(label, risk.get(key), colour) for label, key, colour in
-             (("before (the input)", "before", BEFORE), ("after (the release)", "after", AFTER))]
-    rows = [("Highest risk", "max"), ("Average risk", "avg"), ("Records at risk", "at_risk")]
-    y = np.arange(len(rows))
-    for i, (label, side, colour) in enumerate(sides):
-        pos = y + (i - 0.5) * 0.4
-        values = [(side or {}).get(k) for _, k in rows]
-        left.barh(pos, [100 * (v or 0.0) for v in values], 0.38, color=colour,
-                  label=label if side else f"{label}: not available")
-        for p, v in zip(pos, values):
-            left.annotate("—" if v is None else f"{100 * v:.1f} %", (100 * (v or 0.0), p), xytext=(3, 0),
-                          textcoords="offset points", va="center", fontsize=8)
-    t = 100 * risk.get("threshold", 0.2)
-    left.axvline(t, color=THRESHOLD, ls="--", lw=1)
-    left.annotate(f"threshold {t:g} %", (t, -0.62), xytext=(3, 0), textcoords="offset points", color=THRESHOLD,
-                  fontsize=8, va="center")
-    left.set_yticks(y, [r for r, _ in rows])
-    left.set_ylim(len(rows) - 0.4, -0.8)
-    left.set_xlim(0, 118)
-    left.set_xlabel("re-identification risk (%)")
-    labels = [b[2] for b in GROUP_SIZE_BINS]
-    x = np.arange(len(labels))
-    for i, (label, side, colour) in enumerate(sides):
-        if side:
-            right.bar(x + (i - 0.5) * 0.4, [100 * side["group_sizes"].get(b, 0.0) for b in labels], 0.4,
-                      color=colour)
-    right.set_xticks(x, labels)
-    right.set_xlabel("records sharing their values (size of the group)")
-    right.set_ylabel("share of records (%)")
-    right.set_ylim(0, 105)
-    for ax in (left, right):
-        ax.spines[["top", "right"]].set_visible(False)
-    fig.legend(loc="outside upper center", ncols=2, frameon=False, fontsize=9)
-
-
-def draw_utility(fig, util: dict) -> None:
-    ax = fig.subplots()
-    rows = utility_rows(util)
-    y = np.arange(len(rows))
-    for i, (label, side, colour) in enumerate((("trained on the original", util.get("before"), BEFORE),
-                                               ("trained on the release", util.get("after"), AFTER))):
-        pos = y + (i - 0.5) * 0.4
-        values = [(side or {}).get(k) for _, k in rows]
-        ax.barh(pos, [v or 0.0 for v in values], 0.38, color=colour, label=label if side else f"{label}: not available")
-        for p, v in zip(pos, values):
-            ax.annotate("—" if v is None else f"{v:.3f}", (v or 0.0, p), xytext=(3, 0), textcoords="offset points",
-                        va="center", fontsize=8)
-    ax.set_yticks(y, [r for r, _ in rows])
-    ax.set_ylim(len(rows) - 0.4, -0.6)
-    ax.set_xlim(0, 1.1)
-    ax.set_xlabel("score (1.0 is perfect; an AUC of 0.5 is guessing)")
-    ax.spines[["top", "right"]].set_visible(False)
-    fig.legend(loc="outside upper center", ncols=2, frameon=False, fontsize=9)
-
-
-CHARTS = {"risk": (draw_risk, (9.0, 3.4)), "utility": (draw_utility, (9.0, 2.2))}
-
-
-def chart_png(name: str, data: dict, dpi: int = 150) -> bytes:
-    """The chart drawn by matplotlib, as an opaque RGB PNG (what the PDF embeds without decoding)."""
-    import io
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from PIL import Image
-
-    draw, size = CHARTS[name]
-    fig = Figure(figsize=size, dpi=dpi, layout="constrained")
-    canvas = FigureCanvasAgg(fig)
-    draw(fig, data)
-    canvas.draw()
-    rgb = np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[..., :3])
-    buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="png")
-    return buf.getvalue()
-
-
-CHART_CACHE = "report-charts"
-CHART_DPI = 170
-
-
-def _chart_key(name: str, data: dict, dpi: int) -> str | None:
-    try:
-        shown = json.dumps(data, sort_keys=True, allow_nan=True)
-    except (TypeError, ValueError):
-        return None
-    try:
-        mpl = version("matplotlib")
-    except PackageNotFoundError:
-        mpl = None
-    return cache_key("chart", name, shown, dpi, source_digest(__file__), mpl)
-
-
-def _png(doc, name: str) -> bytes:
-    """Each chart is drawn once per document (or read back from the user's cache); the HTML and the
-    PDF embed the same image."""
-    cache = doc.meta.setdefault("png", {})
-    if name not in cache:
-        key = _chart_key(name, doc.charts[name], CHART_DPI)
-        png = _cached_png(key) if key else None
-        if png is None:
-            png = chart_png(name, doc.charts[name], dpi=CHART_DPI)
-            if key:
-                store_cached(CHART_CACHE, key, base64.b64encode(png).decode("ascii"))
-        cache[name] = png
-    return cache[name]
-
-
-def _cached_png(key: str) -> bytes | None:
-    kept = load_cached(CHART_CACHE, key)
-    if not isinstance(kept, str):
-        return None
-    try:
-        png = base64.b64decode(kept.encode("ascii"), validate=True)
-        pdfdoc.png_image(png)  # a whole, embeddable image, or not used
-    except ValueError:  # not base64, or not a whole PNG image
-        return None
-    return png
+def chart(doc, name: str) -> report_charts.Drawing:
+    """The chart ``name`` of the document, drawn once (the HTML and the PDF show the same drawing)."""
+    drawn = doc.meta.setdefault("drawings", {})
+    if name not in drawn:
+        drawn[name] = report_charts.drawing(name, doc.charts[name])
+    return drawn[name]
 
 
 # -- HTML --------------------------------------------------------------------------------------------
@@ -187,8 +61,7 @@ def _html_section(doc, section) -> str:
                 f'<span class="hash" data-key="sha256.{_e(label)}">{_e(digest)}</span></div>'
                 for label, name, digest in b.content) + "</div>")
         elif b.kind == "chart":
-            png = base64.b64encode(_png(doc, b.content)).decode("ascii")
-            parts.append(f'<figure><img alt="{_e(b.caption)}" src="data:image/png;base64,{png}">'
+            parts.append(f"<figure>{report_charts.svg(chart(doc, b.content), b.caption)}"
                          f"<figcaption>{_e(b.caption)}</figcaption></figure>")
     parts.append("</section>")
     return "\n".join(parts)
@@ -392,36 +265,16 @@ class _PdfWriter:
         self.y += 0.05
 
     def block_chart(self, b, doc):
-        png = _embeddable(_png(doc, b.content))
-        image = pdfdoc.png_image(png)
-        height = TEXT_W * image["pixels_high"] / image["pixels_wide"]
+        drawn = chart(doc, b.content)
+        scale = TEXT_W * 72 / drawn.width
+        height = drawn.height * scale / 72
         caption = self.wrap(b.caption, TEXT_W, 8.5)
         self.ensure(height + len(caption) * self.line_height(8.5) + 0.1)
-        self.pdf.image(png, MARGIN_X * 72, self.y * 72, TEXT_W * 72, height * 72)
+        report_charts.to_pdf(drawn, self.pdf, MARGIN_X * 72, self.y * 72, scale)
         self.y += height + 0.06
         for line in caption:
             self.text(line, size=8.5, color="#5b6672", style="italic")
         self.y += 0.1
-
-
-def _embeddable(png: bytes) -> bytes:
-    """``png`` as an 8-bit RGB PNG the PDF can embed as it is (an image with transparency, another
-    depth or interlacing is converted, on white)."""
-    try:
-        pdfdoc.png_image(png)
-        return png
-    except ValueError:
-        import io
-
-        from PIL import Image
-
-        with Image.open(io.BytesIO(png)) as img:
-            rgba = img.convert("RGBA")
-            flat = Image.new("RGB", rgba.size, "white")
-            flat.paste(rgba, mask=rgba.getchannel("A"))
-        buf = io.BytesIO()
-        flat.save(buf, format="png")
-        return buf.getvalue()
 
 
 @functools.lru_cache(maxsize=20000)

@@ -159,6 +159,9 @@ class Context:
         self._last_emit = 0.0
         self.rerun = None  # for metrics: run the same method on a subset of the rows (nested protocols)
         self.sample: dict | None = None  # set by a metric computed on a sample (see :meth:`sampled`)
+        # work the metrics of one measurement share (e.g. a release's regions over its hierarchies),
+        # a dict for its duration (set by ``measure``), else None: each metric computes its own
+        self.shared: dict | None = None
         self._executor = executor
         self._threads = threads
 
@@ -220,6 +223,7 @@ class Context:
         child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
                         self.noise.source, self._executor, threads=self._threads)
         child.rerun = self.rerun
+        child.shared = self.shared
         return child
 
     def sampled(self, sample: dict) -> None:

@@ -394,15 +394,19 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *
     Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's
     method with the spec's parameters, model and seed on a subset of the rows. An expensive metric
     of more than ``METRIC_SAMPLE_ROWS`` records runs on a sample of that many, drawn with the run's
-    seed; ``samples`` (when given) receives, per metric, ``{"rows", "of", "seed"}``.
+    seed; ``samples`` (when given) receives, per metric, ``{"rows", "of", "seed"}``. The metrics
+    share ``ctx.shared``, a dict for this measurement only: where several derive the same thing from
+    the same data and release (a generalised release's regions), the first keeps it there.
     """
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
     model = bind_models(registry, spec.models)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     values = {}
+    shared: dict = {}  # what the metrics compute alike (ctx.shared), dropped with this measurement
     for i, (key, metric, metric_params) in enumerate(metrics):
         mctx = ctx.child(i / len(metrics), (i + 1) / len(metrics))
+        mctx.shared = shared
         data, released = prepared, release
         if metric.cost == EXPENSIVE and prepared.n_rows > METRIC_SAMPLE_ROWS:
             data, released, sample = _sample(prepared, release, spec.seed)

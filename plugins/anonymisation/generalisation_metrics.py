@@ -38,7 +38,7 @@ class _Regions:
 
     def __init__(self, original, release, ctx):
         table, _ = _table_and_sensitive(original, release, need_sensitive=False)
-        self.view = _Anonymised(table, release, None, check=ctx.check)
+        self.view = _Anonymised.shared(table, release, None, ctx)
         self.regions, self.counts, self.kind = self.view.unit_regions()
         self.n, self.qis = self.view.n, self.view.qis
         gen = (release.details or {}).get("generalisation") or {}
@@ -64,7 +64,11 @@ class _Regions:
             out = np.full(len(region), float(self.levels[col]))
             out[self.suppressed.get(col, np.zeros(len(region), dtype=bool))] = h.height
             return out
-        return _covering_level(h, region)
+        covering = self.view.__dict__.setdefault("_covering_levels", {})  # shared by precision and height
+        if col not in covering:
+            covering[col] = _covering_level(h, region)
+            covering[col].setflags(write=False)
+        return covering[col]
 
 
 def _covering_level(hierarchy, region: np.ndarray) -> np.ndarray:

@@ -94,8 +94,30 @@ class _Anonymised:
         return cache[col]
 
     # regions: units × leaves (bool) per attribute
+    @classmethod
+    def shared(cls, table: Table, release, sensitive: str | None, ctx) -> "_Anonymised":
+        """The view of ``table`` and ``release`` the metrics of one measurement share (``ctx.shared``:
+        built by the first, then read with its regions), or a view of one's own outside a measurement.
+        Callers only read it (its caches are filled once, for every metric alike)."""
+        shared = getattr(ctx, "shared", None)
+        if shared is None:
+            return cls(table, release, sensitive, check=ctx.check)
+        views = shared.setdefault(__name__ + ".views", [])
+        for t, r, s, view in views:  # the objects are kept beside their view, so no id is reused meanwhile
+            if t is table and r is release and s == sensitive:
+                return view
+        view = cls(table, release, sensitive, check=ctx.check)
+        views.append((table, release, sensitive, view))
+        return view
+
     def unit_regions(self) -> tuple[dict, np.ndarray, str]:
-        """Per attribute a units × leaves mask, each unit's record count, and the unit kind."""
+        """Per attribute a units × leaves mask, each unit's record count, and the unit kind (computed
+        once per view; read-only)."""
+        if "_unit_regions" not in self.__dict__:
+            self._unit_regions = self._compute_unit_regions()
+        return self._unit_regions
+
+    def _compute_unit_regions(self) -> tuple[dict, np.ndarray, str]:
         rel = self.release
         if rel.group_values is not None and rel.groups is not None:
             gv = rel.group_values
@@ -122,7 +144,9 @@ class _Anonymised:
             if i % 256 == 0:
                 self.check()
             rows.append(self._region_cached(col, value))
-        return np.vstack(rows)
+        regions = np.vstack(rows)
+        regions.setflags(write=False)  # shared by every metric of a measurement
+        return regions
 
     def _region_cached(self, col: str, value) -> np.ndarray:
         """:meth:`_region`, computed once per distinct released value (groups share few values)."""
@@ -352,7 +376,7 @@ class UtilityLoss(Metric):
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
-        view = _Anonymised(table, release, sens, ctx.check)
+        view = _Anonymised.shared(table, release, sens, ctx)
         ctx.check()
         regions, sums = view.estimates()
         walker = _Populations(view, params.min_support, ctx)
@@ -593,7 +617,7 @@ class QueryError(Metric):
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         table, sens = _table_and_sensitive(original, release)
-        view = _Anonymised(table, release, sens, ctx.check)
+        view = _Anonymised.shared(table, release, sens, ctx)
         ctx.check()
         regions, sums = view.estimates()
         errors = []
@@ -696,7 +720,7 @@ class Ncp(Metric):
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         table, _ = _table_and_sensitive(original, release, need_sensitive=False)
-        view = _Anonymised(table, release, None)
+        view = _Anonymised.shared(table, release, None, ctx)
         regions, counts, kind = view.unit_regions()
         total = 0.0
         for col in view.qis:

@@ -29,20 +29,21 @@ def test_importing_the_engine_is_lazy_yet_complete():
 
 def test_registering_the_plugins_imports_no_learner_and_no_plotting():
     """Every command and the desktop's start make the registry: scikit-learn, SciPy's statistics and
-    optimiser, and matplotlib come on first use (a classifier metric, a chart, a report)."""
+    optimiser, matplotlib and numba come on first use (a classifier metric, a study's chart, a
+    longest-pattern search)."""
     out = subprocess.run([sys.executable, "-c", "from veil.engine import make_registry\nr = make_registry()\n"
                           "import sys\nprint(len(r.names('metric')), ' '.join(sys.modules))"],
                          capture_output=True, text=True, timeout=120, check=True).stdout.split()
     assert int(out[0]) > 0  # the plugins did register
     loaded = set(out[1:])
-    late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special"}
+    late = {"sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.special", "numba"}
     assert loaded.isdisjoint(late), sorted(loaded & late)
 
 
 def test_a_second_export_of_the_same_input_trains_and_draws_nothing(tmp_path):
-    """Issue 13 item 16: the report's classifier figures and charts come from the user's cache the
-    second time, in a fresh process: the same figures, and neither scikit-learn nor matplotlib is
-    imported (what made a report cost seconds)."""
+    """Issue 13 item 16: the report's classifier figures come from the user's cache the second time,
+    in a fresh process: the same figures, and scikit-learn is not imported (what made a report cost
+    seconds); its charts are vector drawings, so neither run imports matplotlib or Pillow."""
     import json
 
     from tests.cli.helpers import SMALL_CSV
@@ -63,7 +64,8 @@ def test_a_second_export_of_the_same_input_trains_and_draws_nothing(tmp_path):
         loaded.append({m.split(".")[0] for m in out.split()})
         manifests.append(json.loads((tmp_path / run / "manifest.json").read_text()))
         assert (tmp_path / run / "report.pdf").read_bytes().startswith(b"%PDF")
-    assert {"sklearn", "matplotlib"} <= loaded[0]  # the first trains and draws
-    assert loaded[1].isdisjoint({"sklearn", "matplotlib"}), sorted(loaded[1] & {"sklearn", "matplotlib"})
+    assert "sklearn" in loaded[0]  # the first trains; the charts are drawn without a plotting library
+    assert loaded[0].isdisjoint({"matplotlib", "PIL"}), sorted(loaded[0] & {"matplotlib", "PIL"})
+    assert loaded[1].isdisjoint({"sklearn", "matplotlib", "PIL"}), sorted(loaded[1] & {"sklearn", "matplotlib"})
     assert manifests[0]["utility"]["before"] and manifests[0]["utility"]["after"]
     assert manifests[1]["utility"] == manifests[0]["utility"]

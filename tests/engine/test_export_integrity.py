@@ -32,21 +32,6 @@ REPORT = ReportOptions(utility=False, pdf=False)  # no classifier, no PDF: three
 FULL_REPORT = ReportOptions(utility=False)
 
 
-@pytest.fixture(autouse=True)
-def small_charts(monkeypatch):
-    """The report's charts are not under test here: a tiny image instead keeps each export fast."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    import veil.engine.release.report_render as render
-
-    fig = Figure(figsize=(1, 0.5), dpi=20)
-    FigureCanvasAgg(fig)
-    buf = __import__("io").BytesIO()
-    fig.savefig(buf, format="png")
-    monkeypatch.setattr(render, "chart_png", lambda name, data, dpi=150: buf.getvalue())
-
-
 def snapshot(folder: Path) -> dict:
     """Every entry of ``folder`` (hidden ones too) with its bytes; None when it does not exist."""
     if not folder.exists():

@@ -142,7 +142,7 @@ def test_the_report_leads_with_the_verdict_and_holds_both_hashes(exported):
 
 def test_the_report_is_self_contained(exported):
     html = (exported / "report.html").read_text(encoding="utf-8")
-    assert html.count('src="data:image/png;base64,') == 2
+    assert html.count("<figure><svg ") == 2 and html.count("</svg><figcaption>") == 2  # the two charts, inline
     assert not re.search(r'(src|href)="(?!data:)', html)  # no external file, script or style sheet
     assert "<script" not in html
 

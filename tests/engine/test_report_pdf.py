@@ -3,14 +3,12 @@
 Its text is read back through the ToUnicode maps it carries (as a viewer's search does): every
 section of a report and its verdict are there, with the binding `veil verify` reads; the embedded
 font subsets hold the outlines of every glyph used (checked with FreeType, through matplotlib) and
-no other; objects sit where the cross-reference table says. The report's charts are remembered in
-the user's cache by what they show: a later report of the same figures draws nothing, other
-figures are drawn afresh, and a damaged entry is drawn again."""
+no other; objects sit where the cross-reference table says. The report's charts are drawn into the
+PDF as shapes and text (tests/engine/test_report_charts.py)."""
 
 from __future__ import annotations
 
 import io
-import json
 import re
 import zlib
 
@@ -20,7 +18,6 @@ import pytest
 
 from veil.engine import Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, make_registry
 from veil.engine.release import pdf as pdfdoc
-from veil.engine.release import report_render
 from veil.engine.release.assessment import ReportOptions
 from veil.engine.release.export import export_release
 from veil.engine.release.manifest import read_binding
@@ -149,39 +146,3 @@ def test_the_report_pdf_has_every_section_and_the_binding(exported):
     assert manifest["output"]["sha256"] in text
     assert read_binding(exported / "report.pdf")["manifest-sha256"] == read_binding(exported / "report.html")[
         "manifest-sha256"]
-
-
-def chart_doc(value=0.25):
-    class Doc:
-        meta = {}
-        charts = {"risk": {"threshold": 0.2, "before": {"max": 1.0, "avg": 0.5, "at_risk": 0.7,
-                                                       "group_sizes": {"1": 0.5, "20+": 0.5}},
-                           "after": {"max": value, "avg": 0.1, "at_risk": 0.0, "group_sizes": {"5-9": 1.0}}}}
-    d = Doc()
-    d.meta = {}
-    return d
-
-
-def test_charts_are_remembered_by_what_they_show(tmp_path, monkeypatch):
-    monkeypatch.setenv("VEIL_CACHE_DIR", str(tmp_path))
-    drawn = []
-    real = report_render.chart_png
-    monkeypatch.setattr(report_render, "chart_png", lambda *a, **k: drawn.append(a[0]) or real(*a, **k))
-    first = report_render._png(chart_doc(), "risk")
-    assert drawn == ["risk"] and pdfdoc.png_image(first)["colours"] == 3
-    assert report_render._png(chart_doc(), "risk") == first and drawn == ["risk"]  # a later report: read back
-    report_render._png(chart_doc(0.2), "risk")
-    assert drawn == ["risk", "risk"]  # other figures: drawn afresh
-    for entry in tmp_path.rglob("*.json"):
-        kept = json.loads(entry.read_text())
-        kept["value"] = kept["value"][:40]  # a truncated image
-        entry.write_text(json.dumps(kept))
-    assert report_render._png(chart_doc(), "risk") == first and len(drawn) == 3  # damaged: drawn again
-
-
-def test_an_image_with_transparency_is_flattened_for_the_pdf():
-    rgba = png_bytes(mode="RGBA")
-    with pytest.raises(ValueError):
-        pdfdoc.png_image(rgba)
-    flat = report_render._embeddable(rgba)
-    assert pdfdoc.png_image(flat)["pixels_wide"] == 30 and pdfdoc.png_image(flat)["colours"] == 3

@@ -162,6 +162,51 @@ def test_ploss_ncp_and_group_sizes_match_plain_computations(seed):
     assert run("average-class-size") == pytest.approx(len(frame) / len(sizes))
 
 
+VIEW_METRICS = ("ncp", "loss", "entropy", "precision", "height", "uloss", "query-error")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_metrics_sharing_one_measurement_agree_with_each_alone(seed):
+    """The metrics of one measurement share their view of a release (ctx.shared): every value is the
+    one the metric gives alone, and two releases of the same table measured with one shared dict
+    (a view per table and release, never the other's) each get their own values."""
+    table, release, *_ = _random_case(seed)
+    other_table, other, *_ = _random_case(seed + 10)
+    table_b = table.with_roles({"dx": "sensitive"})  # an equal table, another object
+    reg = make_registry()
+
+    def alone(name, t, r):
+        return reg.metric(name).compute(t, r, reg.metric(name).params({}), Context(0))
+
+    ctx = Context(0)
+    ctx.shared = {}
+    for t, r in ((table, release), (other_table, other), (table_b, release), (table, release)):
+        for name in VIEW_METRICS:
+            got = reg.metric(name).compute(t, r, reg.metric(name).params({}), ctx.child(0, 1))
+            assert got == pytest.approx(alone(name, t, r), rel=1e-12, nan_ok=True), (name, seed)
+    assert len(ctx.shared[next(iter(ctx.shared))]) == 3 * 2  # three (table, release) pairs, with and without dx
+    assert alone("ncp", table, release) != pytest.approx(alone("ncp", other_table, other))
+
+
+def test_one_measurement_builds_each_view_once(monkeypatch):
+    """``measure`` gives its metrics one shared dict: the five generalisation metrics build one view
+    of the release between them (uloss and query-error one more, with the sensitive column), and a
+    second measurement starts afresh."""
+    from veil.engine import PluginCall, RunSpec
+    from veil.engine.run.runs import measure
+
+    table, release, *_ = _random_case(3)
+    built = []
+    real = _Anonymised.__init__
+    monkeypatch.setattr(_Anonymised, "__init__", lambda self, *a, **k: built.append(a[2]) or real(self, *a, **k))
+    spec = RunSpec(PluginCall.parse("mondrian"), PluginCall.parse("k-anonymity:k=2"), 0, VIEW_METRICS)
+    values = measure(make_registry(), spec, table, release, Context(0))
+    assert sorted(built, key=str) == [None, "dx"]
+    assert all(not math.isnan(values[m]) for m in VIEW_METRICS)
+    measure(make_registry(), spec, table, release, Context(0))
+    assert len(built) == 4
+
+
 @pytest.mark.parametrize("seed, sel_of", [(0, "attribute"), (1, "attribute"), (2, "query"), (3, "query")])
 def test_query_answers_match_a_plain_computation(seed, sel_of):
     table, release, frame, groups, gv = _random_case(seed)
