@@ -28,8 +28,8 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    return [v for module in (longest_dfs, grouping) for v in vars(module).values()
-            if hasattr(v, "py_func") and hasattr(v, "stats")]
+    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")] \
+        + [grouping.compiled()]
 
 
 def paths():

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .longest_dfs import HAVE_NUMBA, njit
 
 _EMPTY = -1
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing's odd constant, 2⁶⁴ / φ
@@ -37,7 +36,8 @@ def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
     d, g = codes.shape if codes.ndim == 2 else (0, 0)
     spans = np.maximum(np.asarray(spans, dtype=np.int64), 1)
     dense, exact = _bounds(spans, g)
-    if not (HAVE_NUMBA and d and g and exact):
+    kernel = compiled() if d and g and exact else None
+    if kernel is None:
         return _merge_numpy(codes, maps, spans, size)
     codes32 = np.ascontiguousarray(codes, dtype=np.int32)
     offsets = np.full(d, -1, dtype=np.int64)
@@ -48,7 +48,7 @@ def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
             parts.append(np.asarray(m, dtype=np.int32))
             at += len(parts[-1])
     flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int32)
-    inverse, first, merged, merged_size, count = _merge(codes32, flat, offsets, spans, dense,
+    inverse, first, merged, merged_size, count = kernel(codes32, flat, offsets, spans, dense,
                                                         np.ascontiguousarray(size, dtype=np.int64))
     return inverse, first[:count], merged, merged_size[:count]
 
@@ -65,8 +65,23 @@ def _bounds(spans: np.ndarray, rows: int) -> tuple[int, bool]:
 _BLOCK = 2048  # classes keyed at a time: their keys stay in the processor's nearest cache
 
 
-@njit(cache=True, nogil=True)
-def _merge(codes, flat, offsets, spans, dense, size):  # pragma: no cover - compiled; tested through merge_classes
+_COMPILED: list = []  # the compiled kernel once made (None without numba)
+
+
+def compiled():
+    """:func:`_merge` compiled by numba (imported here, on first use: registering the plugins never
+    imports it), or None when numba is not installed."""
+    if not _COMPILED:
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - exercised where numba is not installed
+            _COMPILED.append(None)
+        else:
+            _COMPILED.append(njit(cache=True, nogil=True)(_merge))
+    return _COMPILED[0]
+
+
+def _merge(codes, flat, offsets, spans, dense, size):
     """A block of classes at a time: their mixed-radix keys of mapped codes, a column at a time
     (``offsets[j]``: where column j's map starts in ``flat``, or −1 for none), then each key's merged
     class, numbered in order of first appearance. ``dense``: the keys are the slots (0 … dense − 1);

@@ -83,7 +83,8 @@ def test_every_column_mapped_to_one_code_merges_everything(merge):
 def test_the_compiled_kernel_merges_as_its_python_does():
     """The numba kernel's own code, run as Python, gives the compiled result (when numba is installed),
     across blocks and in both key regimes."""
-    if not grouping.HAVE_NUMBA:
+    kernel = grouping.compiled()
+    if kernel is None:
         pytest.skip("numba is not installed: merge_classes runs the NumPy path, tested above")
     rng = np.random.default_rng(11)
     g = 3 * grouping._BLOCK + 17
@@ -95,8 +96,8 @@ def test_the_compiled_kernel_merges_as_its_python_does():
     for dense in (16_000, 0):
         args = (codes, flat, offsets, spans, dense, size)
         with np.errstate(over="ignore"):  # the hash wraps modulo 2⁶⁴, as the compiled code does silently
-            expected = grouping._merge.py_func(*args)
-        got = grouping._merge(*args)
+            expected = grouping._merge(*args)
+        got = kernel(*args)
         count = got[-1]
         assert count == expected[-1]
         for a, b in zip(got[:-1], expected[:-1]):  # beyond ``count``, first and the sizes are scratch
