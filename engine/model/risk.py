@@ -50,23 +50,38 @@ def prosecutor_risks(sizes: np.ndarray) -> np.ndarray:
     return 1.0 / np.asarray(sizes, dtype=float)
 
 
-def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, population_sizes=None) -> Risk:
+def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, population_sizes=None,
+                          weights=None) -> Risk:
     """Risk from each record's group size in the release (``sizes``) and, for a sample of a larger
     population, in the population (``population_sizes``, per record; default: the release itself).
+
+    With ``weights`` each entry stands for that many records alike (e.g. one entry per group, its
+    size as its weight: the same figures as one entry per record, from a table of group counts).
+
+    >>> r = reidentification_risk(np.array([1, 2, 5]), threshold=0.2, weights=np.array([1, 2, 5]))
+    >>> r.prosecutor_max, r.prosecutor_avg, r.records_at_risk, r.marketer
+    (1.0, 0.375, 0.375, 0.375)
     """
     sizes = np.asarray(sizes, dtype=float)
+    w = np.ones(len(sizes)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != sizes.shape or (w < 0).any():
+        raise ValueError("every entry needs a weight of zero or more")
+    keep = w > 0
+    sizes, w = sizes[keep], w[keep]
     if len(sizes) == 0:
         nan = float("nan")
         return Risk(nan, nan, nan, nan, nan, nan, float(threshold))
-    population = sizes if population_sizes is None else np.asarray(population_sizes, dtype=float)
+    population = sizes if population_sizes is None else np.asarray(population_sizes, dtype=float)[keep]
     if population.shape != sizes.shape or (population < sizes).any():
         raise ValueError("every record's population group must hold at least its release group")
     prosecutor = 1.0 / sizes
     journalist = 1.0 / population
+    total = float(w.sum())
     # Σ over groups of f/F = Σ over records of 1/F (each group's f records add f · 1/F)
-    marketer = float(journalist.sum() / len(sizes))
-    return Risk(float(prosecutor.max()), float(prosecutor.mean()), float(np.mean(prosecutor > threshold)),
-                float(journalist.max()), float(journalist.mean()), marketer, float(threshold))
+    marketer = float((w * journalist).sum() / total)
+    return Risk(float(prosecutor.max()), float((w * prosecutor).sum() / total),
+                float(w[prosecutor > threshold].sum() / total), float(journalist.max()),
+                float((w * journalist).sum() / total), marketer, float(threshold))
 
 
 def release_risk(release, *, threshold: float = DEFAULT_THRESHOLD) -> Risk:

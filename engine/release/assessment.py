@@ -117,15 +117,32 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
         return None
     ctx.check()
     sizes = release.linkage_class_sizes()  # once: the risk figures and the group sizes below share it
-    r = reidentification_risk(sizes, threshold=threshold, population_sizes=population_sizes(release))
+    figures = risk_figures(sizes, release.linkage_columns(), threshold, population_sizes(release))
+    ctx.check()
+    return figures
+
+
+def risk_figures(sizes: np.ndarray, columns: list[str], threshold: float, population=None, weights=None) -> dict:
+    """The report's risk figures (a manifest's ``risk.before`` or ``risk.after``) from each record's
+    group size (``sizes``), or with ``weights`` from entries standing for that many records each
+    (:func:`class_risk`); ``population``: each entry's group size in the population."""
+    r = reidentification_risk(sizes, threshold=threshold, population_sizes=population, weights=weights)
+    w = np.ones(len(sizes)) if weights is None else np.asarray(weights, dtype=float)
     values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
               "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
               "marketer": _number(r.marketer)}
-    ctx.check()
-    return {"columns": release.linkage_columns(), "records": int(len(sizes)),
-            "groups": int(round(float((1.0 / sizes).sum()))) if len(sizes) else 0,  # each group adds |g|·1/|g|
-            "smallest_group": int(sizes.min()) if len(sizes) else None,
-            **values, "group_sizes": group_size_shares(sizes)}
+    held = np.asarray(sizes)[w > 0]
+    return {"columns": list(columns), "records": int(round(float(w.sum()))),
+            "groups": int(round(float((w / np.maximum(sizes, 1)).sum()))) if len(sizes) else 0,  # |g|·1/|g| each
+            "smallest_group": int(held.min()) if len(held) else None,
+            **values, "group_sizes": group_size_shares(sizes, weights)}
+
+
+def class_risk(class_sizes: np.ndarray, columns: list[str], threshold: float) -> dict:
+    """:func:`risk_figures` from the records of each class (records equal on ``columns``), one entry
+    per class: what a release too large to hold is assessed from (its classes counted in its files)."""
+    sizes = np.asarray(class_sizes, dtype=np.int64)
+    return risk_figures(sizes, columns, threshold, weights=sizes)
 
 
 def utility_metrics(registry) -> list:
@@ -141,13 +158,16 @@ def utility_rows(util: dict) -> list[tuple[str, str]]:
     return [(titles.get(k, k), k) for k in keys]
 
 
-def group_size_shares(sizes: np.ndarray) -> dict:
-    """Share of records by the size of their group (1, 2, 3-4, 5-9, 10-19, 20+)."""
-    n = len(sizes)
+def group_size_shares(sizes: np.ndarray, weights=None) -> dict:
+    """Share of records by the size of their group (1, 2, 3-4, 5-9, 10-19, 20+); with ``weights``,
+    each entry stands for that many records."""
+    sizes = np.asarray(sizes)
+    w = np.ones(len(sizes)) if weights is None else np.asarray(weights, dtype=float)
+    n = float(w.sum())
     out = {}
     for lo, hi, label in GROUP_SIZE_BINS:
         inside = (sizes >= lo) if hi is None else ((sizes >= lo) & (sizes <= hi))
-        out[label] = float(inside.sum() / n) if n else 0.0
+        out[label] = float(w[inside].sum() / n) if n else 0.0
     return out
 
 
