@@ -455,6 +455,7 @@ def _with_population(registry, source, args):
 def _run_parts(registry, spec, source, args) -> int:
     """A run whose method reads its input files itself and writes its release in parts (a table
     larger than memory, e.g. global recoding on Spark)."""
+    from veil.engine.release.assessment import ReportOptions
     from veil.engine.release.partitioned import export_parts
     from veil.engine.run.jobs import Context
     from veil.engine.run.noise import SECURE
@@ -472,7 +473,9 @@ def _run_parts(registry, spec, source, args) -> int:
     progress = _Progress(spec.method.name)
     try:
         manifest = export_parts(registry, spec, source, Context(spec.seed, progress, noise_source=SECURE),
-                                Path(args.out), version=__version__, release_sensitive=args.release_sensitive)
+                                Path(args.out), version=__version__, release_sensitive=args.release_sensitive,
+                                report=None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold,
+                                                                                 utility=False))
     finally:
         progress.close()
     gen = (manifest.get("details") or {}).get("generalisation") or {}

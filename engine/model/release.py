@@ -419,7 +419,9 @@ class PartsRelease:
     ``files``: the parts, in the folder the method was given; ``fmt``: csv or parquet;
     ``records``: how many the method wrote (the engine counts them again); ``input_rows``: how many
     it read; ``counter``: the executor that reads the parts back for the privacy check (one with
-    ``class_counts``; None: this process)."""
+    ``class_counts``; None: this process); ``input_classes``: the records of each class of the input
+    on the quasi-identifiers (one entry per class), when the method counted them, for the report's
+    risk before (None: not counted, and the report says so)."""
 
     files: tuple
     fmt: str
@@ -432,4 +434,5 @@ class PartsRelease:
     details: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     counter: object = None
+    input_classes: object = None
 

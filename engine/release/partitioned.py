@@ -22,6 +22,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,9 @@ from ..data.table import Role
 from ..model.release import GENERALISED_TABLE, PartsRelease
 from ..model.roles import refusal
 from ..run.executors import COUNT, read_counts
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, json_safe, read_manifest
+from .assessment import ReportOptions, class_risk
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, binding, json_safe, read_manifest
+from .report import render_report_files
 from .signing import made_here, sign, signer
 from .staging import Staging, plain_name
 
@@ -68,7 +71,7 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
         if m.needs_sensitive and not sensitive:
             raise BadInput(f"privacy model {m.name} needs a sensitive column; mark one")
         columns = sensitive if m.needs_sensitive else [None]
-        holds, said, worst = True, [], None
+        holds, said, worst, by_column = True, [], None, {}
         for column in columns:
             view = _view(groups, weights, None if column is None else counts[column])
             gv = m.check_groups(view)
@@ -76,7 +79,11 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
             text = m.plugin.summary(m.params, gv)
             said.append(f"{column}: {text}" if column is not None and len(columns) > 1 else text)
             worst = float(gv.worst) if worst is None else (min if gv.higher_is_safer else max)(worst, float(gv.worst))
-        each.append({"name": m.name, "params": params_to_dict(m.params), "holds": holds, "value": worst})
+            if column is not None:
+                by_column[column] = {"holds": bool(gv.holds), "value": float(gv.worst), "message": text}
+        # the keys of a release in one file's verdicts (Verdict.to_dict), so the report reads both alike
+        each.append({"model": m.name, "params": params_to_dict(m.params), "holds": holds, "value": worst,
+                     "message": "; ".join(said), **({"by_column": by_column} if by_column else {})})
         words.append("; ".join(said))
     return CountsVerdict(all(e["holds"] for e in each), "; ".join(words), tuple(each))
 
@@ -103,9 +110,10 @@ def count_parts(registry, files: list[Path], fmt: str, columns: list[str], count
 
 
 def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "",
-                 release_sensitive=()) -> dict:
+                 release_sensitive=(), report: ReportOptions | None = ReportOptions()) -> dict:
     """Run ``spec``'s method on the files of ``source`` (it reads them itself) and export its release
-    in parts with a manifest (module docstring); PrivacyCheckFailed, with nothing written, when the
+    in parts with a manifest (module docstring) and, unless ``report`` is None, ``report.html`` and
+    ``report.pdf`` (:func:`parts_assessment`); PrivacyCheckFailed, with nothing written, when the
     parts read back fail a model. A column marked sensitive that no model protects is released only
     when ``release_sensitive`` names it, as for a release in one file. Returns the manifest."""
     method = registry.algorithm(spec.method.name)
@@ -148,13 +156,45 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
                                      f"written")
         parts = [{"path": p.name, "sha256": sha256_file(p), "rows": int(r)} for p, r in zip(staged, rows)]
         manifest = _manifest(spec, method, params, model, source, result, parts, verdict, version)
-        manifest["signed_by"] = signer()
-        sign(manifest)  # last: it covers every field, the parts' hashes included
+        manifest.update(parts_assessment(counts, qis, result.input_classes,
+                                         (report or ReportOptions()).risk_threshold))
+        manifest["export"] = {"id": secrets.token_hex(16), "files": {p["path"]: p["sha256"] for p in parts}}
+        manifest["signed_by"] = signer()  # the report shows the key's fingerprint
+        if report is not None and (report.html or report.pdf):
+            ctx.progress(0.97, "writing the report")
+            written = render_report_files(registry, manifest, stage, report, binding(manifest))
+            manifest["export"]["files"].update({p.name: sha256_file(p) for p in written.values()})
+        sign(manifest)  # last: it covers every field, the parts' and the reports' hashes included
         manifest_file = stage.file(MANIFEST_NAME)
         manifest_file.write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
         ctx.check()
         stage.commit(remove=_earlier(target, {p["path"] for p in parts}), last=MANIFEST_NAME)
     return manifest
+
+
+NO_CLASSIFIER = ("a release in parts is never held in one process, so no classifier was trained on it (to measure "
+                 "usefulness, run the same method on a sample held in memory)")
+NO_BEFORE = "the method did not count the input's classes, so there are no “before” figures"
+
+
+def parts_assessment(counts: pd.DataFrame, qis: list[str], input_classes, threshold: float) -> dict:
+    """The manifest's ``risk`` and ``utility`` for a release in parts, from what the export knows
+    without holding the records: "after" from the classes counted in the parts (records equal on
+    every written quasi-identifier, the suppressed ones one class, as in a release of one file);
+    "before" from the input's classes on the quasi-identifiers when the method counted them
+    (:attr:`PartsRelease.input_classes`). No classifier is trained (:data:`NO_CLASSIFIER`)."""
+    weights = counts[COUNT].to_numpy(dtype=np.int64)
+    if qis:
+        after = pd.Series(weights).groupby([counts[q].reset_index(drop=True) for q in qis], sort=False,
+                                           dropna=False).sum().to_numpy(dtype=np.int64)
+    else:
+        after = np.array([weights.sum()], dtype=np.int64)
+    risk = {"model": "prosecutor", "threshold": float(threshold),
+            "before": None if input_classes is None else class_risk(input_classes, qis, threshold),
+            "after": class_risk(after, qis, threshold)}
+    if input_classes is None:
+        risk["before_note"] = NO_BEFORE
+    return {"risk": risk, "utility": {"before": None, "after": None, "note": NO_CLASSIFIER}}
 
 
 def _refuse_inputs_inside(source, target: Path) -> None:

@@ -126,14 +126,25 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
                         for e in each)
     if len(each) > 1:
         lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
-        lines += [f"{e['model']}, checked again on the file as written: {_finding(e.get('message'))}." for e in each]
+        lines += [f"{e['model']}, checked again on {_written(manifest)}: {_finding(e.get('message'))}." for e in each]
     else:
-        lines.append(f"Checked again on the file as written, before it took its name: {_finding(v.get('message'))}.")
+        lines.append(f"Checked again on {_written(manifest)}, before {'they' if _parts(manifest) else 'it'} took "
+                     f"{'their names' if _parts(manifest) else 'its name'}: {_finding(v.get('message'))}.")
     lines += [_by_column(registry, e) for e in each if isinstance(e.get("by_column"), dict) and e["by_column"]]
     recheck = checks.get("recheck")
     if recheck is not None:
         lines.append(f"Checked again now ({checks.get('when', '')}): {recheck}.")
     return Headline("holds" if holds else "fails", headline, lines)
+
+
+def _parts(manifest: dict) -> list[dict]:
+    """The parts of a release written in parts (``output.parts_of``), else []."""
+    parts = (manifest.get("output") or {}).get("parts_of")
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def _written(manifest: dict) -> str:
+    return f"the {len(_parts(manifest))} parts as written" if _parts(manifest) else "the file as written"
 
 
 def _by_column(registry, entry: dict) -> str:
@@ -178,8 +189,12 @@ def _released(registry, manifest: dict) -> Section:
     inp = manifest.get("input", {})
     method = manifest.get("method", {})
     unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
-    facts = [("Released file", f"{out.get('path')} ({_fmt_name(registry, out.get('format'))}, "
-                               f"{_count(out.get('rows'), unit)}, {_count(len(out.get('columns') or []), 'column')})"),
+    parts = _parts(manifest)
+    shape = (f"{_fmt_name(registry, out.get('format'))}, {_count(out.get('rows'), unit)}, "
+             f"{_count(len(out.get('columns') or []), 'column')}")
+    facts = [("Released files", f"{_count(len(parts), 'part')}, {parts[0].get('path')} to {parts[-1].get('path')} "
+                                f"({shape}; each part's records and fingerprint are listed at the end)")
+             if len(parts) > 1 else ("Released file", f"{out.get('path')} ({shape})"),
              ("Columns released", _names(out.get("columns") or []) or "none"),
              ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
              ("Privacy model", _model_fact(registry, manifest))]
@@ -192,6 +207,9 @@ def _released(registry, manifest: dict) -> Section:
         facts.append(("Features kept", f"{len(features)}: {_names(features)}"))
     if manifest.get("release_kind") == FEATURE_WEIGHTS:
         facts.append(("Row order", "by rank: one row per feature, no records"))
+    elif parts and not manifest.get("shuffled"):
+        facts.append(("Row order", "as the method wrote the parts: a release in parts is not shuffled, so within "
+                                   "each part the records may follow the input's order"))
     else:
         facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
                       if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
@@ -231,7 +249,7 @@ def _model_fact(registry, manifest: dict):
         return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'], e.get('params'))}"
                                       f"{_params_text(e.get('params'))}"
                                       f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
-    verified = f"; verified on the written file: {_finding(v.get('message'))}" if v.get("message") else ""
+    verified = f"; verified on {_written(manifest)}: {_finding(v.get('message'))}" if v.get("message") else ""
     return f"{_title(registry, 'privacy-model', pm['name'], pm.get('params'))}{_params_text(pm.get('params'))}{verified}"
 
 
@@ -408,9 +426,12 @@ def _fingerprints(manifest: dict, checks: dict) -> Section:
     sec = Section("File fingerprints (SHA-256)")
     sec.add("p", "A fingerprint changes if a single byte of the file changes. Anyone can check the released file "
                  "against this report with “veil verify <folder>”.")
-    rows = [("Released file", manifest.get("output", {}).get("path"), manifest.get("output", {}).get("sha256")),
-            ("Input file", Path(manifest.get("input", {}).get("path") or "not recorded").name,
-             manifest.get("input", {}).get("sha256"))]
+    parts = _parts(manifest)
+    rows = ([(f"Part {i + 1} ({_count(p.get('rows'), 'record')})", p.get("path"), p.get("sha256"))
+             for i, p in enumerate(parts)] if parts else
+            [("Released file", manifest.get("output", {}).get("path"), manifest.get("output", {}).get("sha256"))])
+    rows.append(("Input file", Path(manifest.get("input", {}).get("path") or "not recorded").name,
+                 manifest.get("input", {}).get("sha256")))
     if manifest.get("project"):
         rows.append(("Project file", Path(manifest["project"]["path"]).name, manifest["project"].get("sha256")))
     sec.add("code", [(label, name or "", digest or "not recorded") for label, name, digest in rows])

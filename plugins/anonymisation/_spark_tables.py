@@ -320,7 +320,16 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
               f"kept",) if done.suppressed else ())
     return PartsRelease(tuple(parts), part_fmt, tuple(released), tuple(qis),
                         tuple(c for c in sensitive if c in released), target, n, n,
-                        details, notes, SparkExecutor(params.spark_master))
+                        details, notes, SparkExecutor(params.spark_master), input_classes(counted, qis, weights))
+
+
+def input_classes(counted: pd.DataFrame, qis: list[str], weights: np.ndarray) -> np.ndarray:
+    """The records of each class of the input on the quasi-identifiers, from the class table counted
+    for the search (its rows may also split a class by sensitive value): the report's risk before."""
+    if len(counted.columns) == len(qis):
+        return weights.copy()
+    keys = counted[qis].reset_index(drop=True)
+    return pd.Series(weights).groupby([keys[q] for q in qis], sort=False, dropna=False).sum().to_numpy(dtype=np.int64)
 
 
 def recode_table_on_spark(data, qis: list[str], sensitive: list[str], model, params, ctx):

@@ -106,7 +106,8 @@ def test_the_manifest_covers_every_part_and_verify_checks_them(tmp_path):
     parts = manifest["output"]["parts_of"]
     assert [p["path"] for p in parts] == ["release.part-00000.csv", "release.part-00001.csv"]
     assert [p["rows"] for p in parts] == [6, 6] and manifest["output"]["rows"] == 12
-    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == ["manifest.json", *[p["path"] for p in parts]]
+    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == ["manifest.json", *[p["path"] for p in parts],
+                                                                   "report.html", "report.pdf"]
     assert verify_manifest(registry, tmp_path / "out").holds
     second = tmp_path / "out" / parts[1]["path"]
     second.write_text(second.read_text() + "12,99\n")
@@ -141,4 +142,5 @@ def test_a_new_export_replaces_the_earlier_ones_files_and_nothing_else(tmp_path)
     _export(tmp_path, 4, 3)
     assert mine.read_text() == "keep me" and not extra.exists()
     assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
-        "manifest.json", "release.notes.txt", "release.part-00000.csv", "release.part-00001.csv"]
+        "manifest.json", "release.notes.txt", "release.part-00000.csv", "release.part-00001.csv", "report.html",
+        "report.pdf"]
