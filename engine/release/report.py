@@ -24,13 +24,14 @@ from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_r
 from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
 from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
-from .staging import refuse_overwriting
+from .staging import plain_name, refuse_overwriting
 from .verify import manifest_population, read_released, verify_file
-from ..base.io import sha256_file
+from ..base.io import check_regular, sha256_file
 from .staging import Staging
 from ..run.jobs import Context
 from ..data.recipe import Recipe
 from ..model.release import FEATURE_WEIGHTS
+from ..model.bound import bind_models
 from ..run.runs import PluginCall, prepare
 from ..data.table import Schema, Table
 
@@ -89,7 +90,9 @@ def build_document(registry, manifest: dict, checks: dict | None = None) -> Docu
     checks = checks or {}
     out = manifest.get("output", {})
     created = manifest.get("created", "")
-    doc = Document("Release report", f"{out.get('path', '?')} — exported {_when(created)} with Veil "
+    parts = _parts(manifest)
+    shown = f"{out.get('path', '?')}" if len(parts) < 2 else f"{parts[0].get('path')} and {_count(len(parts) - 1, 'more part')}"
+    doc = Document("Release report", f"{shown} — exported {_when(created)} with Veil "
                    f"{manifest.get('veil_version') or '?'}", _verdict(registry, manifest, checks), [], {},
                    {"file": out.get("path", ""), "veil_version": manifest.get("veil_version") or ""})
     doc.sections += [_released(registry, manifest), _risk_section(manifest, doc), _utility_section(registry, manifest, doc)]
@@ -386,7 +389,7 @@ def _caveats(registry, manifest: dict) -> Section:
     budget = manifest.get("privacy_budget")
     if budget:
         items += [f"Assumption of the differential privacy guarantee: {a}" for a in budget.get("assumptions") or []]
-    if manifest.get("utility"):
+    if (manifest.get("utility") or {}).get("before") or (manifest.get("utility") or {}).get("after"):
         items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
                      "more or less.")
     reached = manifest.get("released_sensitive") or []
@@ -545,6 +548,8 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
     options = ReportOptions(risk_threshold=risk_threshold, utility=utility)
     ctx = ctx or Context(manifest.get("seed") or 0)
     checks = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    if _parts(manifest):
+        return _regenerate_parts(registry, manifest, out, risk_threshold, checks, ctx)
     after = _reload_release(registry, manifest, out, checks)
     original, before = _reload_input(registry, manifest, checks)
     records = manifest.get("release_kind") != FEATURE_WEIGHTS
@@ -563,6 +568,55 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
         checks["differences"] = _differences(manifest, view)
     regenerated = checks["when"]
     paths = write_report(registry, view, out, options, checks, binding=make_binding(manifest, regenerated), ctx=ctx)
+    return Regenerated(paths, view, checks)
+
+
+def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, checks: dict, ctx) -> Regenerated:
+    """``veil report`` on a release in parts: every part's hash checked, its classes counted again here
+    (a chunk at a time), the models judged on them and the "after" risk recomputed; "before" is the
+    one recorded (the method counted the input's classes at export), at the recorded threshold only."""
+    from .partitioned import count_parts, judge_counts, parts_assessment
+
+    parts, files, state = _parts(manifest), [], "matches"
+    for entry in parts:
+        name = entry.get("path")
+        if not isinstance(name, str) or not plain_name(name):
+            raise BadInput("the manifest's output.parts_of names a part that is not a plain file name")
+        path = out / name
+        if not path.exists():
+            state = "missing"
+            break
+        check_regular(path)
+        if sha256_file(path) != entry.get("sha256"):
+            state = "changed"
+        files.append(path)
+    checks["release"] = state
+    recorded = manifest.get("risk") or {}
+    view = dict(manifest)
+    same = math.isclose(threshold, recorded.get("threshold", -1))
+    if state == "matches":
+        roles = manifest.get("roles") or {}
+        qis, sensitive = list(roles.get("quasi_identifiers") or []), list(roles.get("sensitive") or [])
+        fmt = manifest["output"].get("format") or registry.preferred("exporter")
+        counts, _ = count_parts(registry, files, fmt, qis + sensitive)
+        ctx.check()
+        calls = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []]
+        if calls:
+            verdict = judge_counts(bind_models(registry, calls), counts, qis, sensitive)
+            checks["recheck"] = ("holds: " if verdict.holds else "FAILS: ") + _finding(verdict.message)
+        view["risk"] = parts_assessment(counts, qis, None, threshold)["risk"]
+        view["risk"].pop("before_note", None)
+    else:
+        view["risk"] = {**recorded, "threshold": threshold, "after": recorded.get("after") if same else None}
+    view["risk"]["before"] = recorded.get("before") if same else None
+    if not view["risk"]["before"]:
+        view["risk"]["before_note"] = (recorded.get("before_note") or "") if same or not recorded.get("before") else (
+            f"the input's classes were counted when it was exported and not kept, so “before” is shown only at "
+            f"the threshold recorded then ({_g(recorded.get('threshold'))})")
+    if same:
+        checks["differences"] = _differences(manifest, view)
+    paths = write_report(registry, view, out, ReportOptions(risk_threshold=threshold, utility=False), checks,
+                         binding=make_binding(manifest, checks["when"]), ctx=ctx)
     return Regenerated(paths, view, checks)
 
 

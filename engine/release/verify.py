@@ -110,8 +110,11 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
     if "parts_of" in out:
         from .partitioned import verify_parts
 
-        holds, message = verify_parts(registry, manifest, executor)
         note = "".join(f"; note: {n}" for n in notes)
+        problems = member_problems(folder, manifest)  # the reports (the parts are checked next)
+        if problems:
+            return Verification(False, "; ".join(problems) + note, None, None)
+        holds, message = verify_parts(registry, manifest, executor)
         return Verification(holds, f"{message}; {signed}" + note, None, None)
     problems = member_problems(folder, manifest)
     matches = None
@@ -194,7 +197,11 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
 
     out = manifest["output"]
     files = dict((manifest.get("export") or {}).get("files") or {})
-    files.setdefault(out["path"], out.get("sha256"))
+    if isinstance(out.get("parts_of"), list):  # a release in parts: verify_parts checks every part
+        for part in out["parts_of"]:
+            files.pop(part.get("path") if isinstance(part, dict) else None, None)
+    else:
+        files.setdefault(out["path"], out.get("sha256"))
     ours = manifest_digest(manifest) if manifest.get("export") else None
     data_files = {str(e.get("path")) for e in (out.get("parts") or {}).values() if isinstance(e, dict)}
     problems = []
