@@ -111,10 +111,10 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
         from .partitioned import verify_parts
 
         note = "".join(f"; note: {n}" for n in notes)
-        problems = member_problems(folder, manifest)  # the reports (the parts are checked next)
+        holds, message = verify_parts(registry, manifest, executor)
+        problems = member_problems(folder, manifest) if holds else []  # the reports, by the manifest they carry
         if problems:
             return Verification(False, "; ".join(problems) + note, None, None)
-        holds, message = verify_parts(registry, manifest, executor)
         return Verification(holds, f"{message}; {signed}" + note, None, None)
     problems = member_problems(folder, manifest)
     matches = None
