@@ -175,6 +175,8 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
 NO_CLASSIFIER = ("a release in parts is never held in one process, so no classifier was trained on it (to measure "
                  "usefulness, run the same method on a sample held in memory)")
 NO_BEFORE = "the method did not count the input's classes, so there are no “before” figures"
+BEFORE_SCOPE = ("“Before” counts the input's records alike on the quasi-identifiers, as the method counted them; a "
+                "release in one file counts them on every column it could release, which can only give more risk.")
 
 
 def parts_assessment(counts: pd.DataFrame, qis: list[str], input_classes, threshold: float) -> dict:
@@ -194,6 +196,8 @@ def parts_assessment(counts: pd.DataFrame, qis: list[str], input_classes, thresh
             "after": class_risk(after, qis, threshold)}
     if input_classes is None:
         risk["before_note"] = NO_BEFORE
+    else:
+        risk["before_scope"] = BEFORE_SCOPE
     return {"risk": risk, "utility": {"before": None, "after": None, "note": NO_CLASSIFIER}}
 
 

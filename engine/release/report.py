@@ -94,7 +94,7 @@ def build_document(registry, manifest: dict, checks: dict | None = None) -> Docu
     shown = f"{out.get('path', '?')}" if len(parts) < 2 else f"{parts[0].get('path')} and {_count(len(parts) - 1, 'more part')}"
     doc = Document("Release report", f"{shown} — exported {_when(created)} with Veil "
                    f"{manifest.get('veil_version') or '?'}", _verdict(registry, manifest, checks), [], {},
-                   {"file": out.get("path", ""), "veil_version": manifest.get("veil_version") or ""})
+                   {"file": shown, "veil_version": manifest.get("veil_version") or ""})
     doc.sections += [_released(registry, manifest), _risk_section(manifest, doc), _utility_section(registry, manifest, doc)]
     if manifest.get("privacy_budget"):
         doc.sections.append(_budget_section(manifest))
@@ -131,8 +131,9 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
         lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
         lines += [f"{e['model']}, checked again on {_written(manifest)}: {_finding(e.get('message'))}." for e in each]
     else:
-        lines.append(f"Checked again on {_written(manifest)}, before {'they' if _parts(manifest) else 'it'} took "
-                     f"{'their names' if _parts(manifest) else 'its name'}: {_finding(v.get('message'))}.")
+        many = len(_parts(manifest)) > 1
+        lines.append(f"Checked again on {_written(manifest)}, before {'they' if many else 'it'} took "
+                     f"{'their names' if many else 'its name'}: {_finding(v.get('message'))}.")
     lines += [_by_column(registry, e) for e in each if isinstance(e.get("by_column"), dict) and e["by_column"]]
     recheck = checks.get("recheck")
     if recheck is not None:
@@ -147,7 +148,8 @@ def _parts(manifest: dict) -> list[dict]:
 
 
 def _written(manifest: dict) -> str:
-    return f"the {len(_parts(manifest))} parts as written" if _parts(manifest) else "the file as written"
+    n = len(_parts(manifest))
+    return f"the {n} parts as written" if n > 1 else "the part as written" if n else "the file as written"
 
 
 def _by_column(registry, entry: dict) -> str:
@@ -285,6 +287,8 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
     sec.add("table", table, header=header)
     if not before:
         sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
+    elif risk.get("before_scope"):
+        sec.add("p", risk["before_scope"])
     elif after and (before.get("columns") or []) != after.get("columns"):
         sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
                      "“after” at the columns the release keeps, as released.")
@@ -609,6 +613,8 @@ def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, che
     else:
         view["risk"] = {**recorded, "threshold": threshold, "after": recorded.get("after") if same else None}
     view["risk"]["before"] = recorded.get("before") if same else None
+    if view["risk"]["before"] and recorded.get("before_scope"):
+        view["risk"]["before_scope"] = recorded["before_scope"]
     if not view["risk"]["before"]:
         view["risk"]["before_note"] = (recorded.get("before_note") or "") if same or not recorded.get("before") else (
             f"the input's classes were counted when it was exported and not kept, so “before” is shown only at "

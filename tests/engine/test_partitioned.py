@@ -17,7 +17,10 @@ from veil.engine import (GENERALISED_TABLE, TABLE, Algorithm, BadInput, Context,
                          verify_manifest)
 from veil.engine.data.datasource import DataSource
 from veil.engine.base.io import sha256_file
+from veil.engine.release import partitioned
+from veil.engine.release.manifest import manifest_digest, read_binding
 from veil.engine.release.partitioned import export_parts, judge_counts
+from veil.engine.release.report import regenerate_report
 from veil.engine.release.signing import sign
 from veil.engine.run.executors import read_counts
 
@@ -81,9 +84,42 @@ class WritesParts(Algorithm):
                             input_rows=len(frame))
 
 
+@dataclass(frozen=True)
+class CoarsenParams:
+    executor: str = param("here", choices=("here", "elsewhere"))
+    width: int = param(1, minimum=1)  # the width of the bands the quasi-identifier a is written in
+    count_input: bool = param(True)  # give the input's classes on a (the report's risk before)
+
+
+class CoarsensParts(Algorithm):
+    """Writes its input's quasi-identifier ``a`` in bands of ``width`` and its sensitive ``s`` as they
+    are, in three parts, with the input's classes on ``a`` when asked."""
+
+    name = "coarsens-parts"
+    title = "Coarsens parts (tests)"
+    accepts = (TABLE,)
+    needs_model = True
+    Params = CoarsenParams
+    scale_out = ScaleOut("elsewhere", reads_files=True)
+
+    def run(self, data, model, params, ctx):  # pragma: no cover - only run_parts is used
+        raise NotImplementedError
+
+    def run_parts(self, source, model, params, ctx, scratch):
+        frame = pd.read_csv(source.path)
+        written = pd.DataFrame({"a": [f"{v // params.width * params.width}+" for v in frame["a"]], "s": frame["s"]})
+        files = []
+        for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
+            files.append(scratch / f"out-{i}.csv")
+            written.iloc[part].to_csv(files[-1], index=False)
+        classes = frame.groupby("a").size().to_numpy() if params.count_input else None
+        return PartsRelease(tuple(files), "csv", ("a", "s"), ("a",), ("s",), records=len(frame),
+                            input_rows=len(frame), input_classes=classes)
+
+
 @hookimpl
 def veil_register_algorithms():
-    return [WritesParts]
+    return [WritesParts, CoarsensParts]
 
 
 def _export(tmp_path, size, k):
@@ -144,3 +180,81 @@ def test_a_new_export_replaces_the_earlier_ones_files_and_nothing_else(tmp_path)
     assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
         "manifest.json", "release.notes.txt", "release.part-00000.csv", "release.part-00001.csv", "report.html",
         "report.pdf"]
+
+
+def _brute_risk(frame: pd.DataFrame, column: str, threshold: float = 0.2) -> dict:
+    """The report's risk figures counted by hand: the records alike on ``column``."""
+    sizes = frame.groupby(column).size()
+    n = int(sizes.sum())
+    return {"records": n, "groups": len(sizes), "smallest_group": int(sizes.min()), "max": 1 / sizes.min(),
+            "avg": len(sizes) / n, "at_risk": float(sizes[1 / sizes > threshold].sum() / n)}
+
+
+def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_path):
+    from test_report import lookup, parse  # beside this file
+
+    registry = make_registry(modules=[sys.modules[__name__]])
+    calls = [PluginCall.parse("k-anonymity:k=2"), PluginCall.parse("l-diversity:l=2,variant=distinct")]
+    seen = set()
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(20, 80))
+        frame = pd.DataFrame({"a": rng.integers(0, 40, n), "s": rng.choice(["p", "q", "r"], n)})
+        data = tmp_path / f"in-{seed}.csv"
+        frame.to_csv(data, index=False)
+        out = tmp_path / f"out-{seed}"
+        spec = RunSpec(PluginCall("coarsens-parts", {"executor": "elsewhere", "width": (1, 10, 25)[seed % 3],
+                                                     "count_input": seed % 2 == 0}), calls, 0, ())
+        try:
+            manifest = export_parts(registry, spec, DataSource(path=str(data)), Context(0), out)
+        except PrivacyCheckFailed:
+            assert not out.exists()  # a refused release leaves no report either
+            seen.add(False)
+            continue
+        seen.add(True)
+        parts = [p["path"] for p in manifest["output"]["parts_of"]]
+        assert sorted(f.name for f in out.iterdir()) == ["manifest.json", *parts, "report.html", "report.pdf"]
+        written = pd.concat([pd.read_csv(out / p, dtype=str) for p in parts], ignore_index=True)
+        risk = manifest["risk"]
+        for key, value in _brute_risk(written, "a").items():
+            assert risk["after"][key] == pytest.approx(value), key
+        if seed % 2 == 0:
+            for key, value in _brute_risk(frame, "a").items():
+                assert risk["before"][key] == pytest.approx(value), key
+        else:
+            assert risk["before"] is None and risk["before_note"] == partitioned.NO_BEFORE
+        html = (out / "report.html").read_text(encoding="utf-8")
+        shown = parse(html)
+        assert "${" not in html and "None" not in "".join(shown.text)
+        for key in ("risk.after.smallest_group", "risk.after.groups", "risk.after.max", "risk.after.at_risk",
+                    "risk.before.smallest_group", "risk.before.groups"):
+            expected = lookup(manifest, key.rsplit(".", 1)[0]) or {}
+            assert shown.values[key] == ("" if expected.get(key.rsplit(".", 1)[1]) is None
+                                         else repr(expected[key.rsplit(".", 1)[1]])), key
+        text = " ".join(" ".join(shown.text).split())
+        assert 'data-status="holds"' in html and "k-anonymity with k = 2 holds" in text
+        assert "l-diversity, on each sensitive column: s, effective l" in text
+        assert partitioned.NO_CLASSIFIER in text and text.count("No classifier comparison") == 1
+        for p in manifest["output"]["parts_of"]:  # every part with its records and fingerprint
+            assert shown.hashes[f"sha256.Part {parts.index(p['path']) + 1} ({p['rows']:,} records)"] == p["sha256"]
+        assert read_binding(out / "report.html")["manifest-sha256"] == manifest_digest(manifest)
+        assert manifest["export"]["files"]["report.pdf"] == sha256_file(out / "report.pdf")
+        assert verify_manifest(registry, out).holds
+    assert seen == {True, False}
+
+
+def test_veil_report_recounts_a_release_in_parts_and_verify_names_a_report_of_another_export(tmp_path):
+    registry, manifest = _export(tmp_path, 3, 3)
+    out = tmp_path / "out"
+    done = regenerate_report(registry, out)
+    assert done.checks["release"] == "matches" and done.checks["recheck"].startswith("holds")
+    assert done.checks["differences"] == [] and done.manifest["risk"]["after"] == manifest["risk"]["after"]
+    assert verify_manifest(registry, out).holds  # a regenerated report still belongs to its export
+    (out / "report.html").write_text((tmp_path / "out" / "report.html").read_text().replace(
+        manifest_digest(manifest), "0" * 64))
+    named = verify_manifest(registry, out)
+    assert not named.holds and "report.html belongs to" in named.message
+    part = out / manifest["output"]["parts_of"][0]["path"]
+    part.write_text(part.read_text() + "12,3\n")
+    assert regenerate_report(registry, out).checks["release"] == "changed"
+    assert "cannot vouch" in (out / "report.html").read_text()
