@@ -91,19 +91,13 @@ class CoarsenParams:
     count_input: bool = param(True)  # give the input's classes on a (the report's risk before)
 
 
-class CoarsensParts(Algorithm):
+class CoarsensParts(WritesParts):
     """Writes its input's quasi-identifier ``a`` in bands of ``width`` and its sensitive ``s`` as they
     are, in three parts, with the input's classes on ``a`` when asked."""
 
     name = "coarsens-parts"
     title = "Coarsens parts (tests)"
-    accepts = (TABLE,)
-    needs_model = True
     Params = CoarsenParams
-    scale_out = ScaleOut("elsewhere", reads_files=True)
-
-    def run(self, data, model, params, ctx):  # pragma: no cover - only run_parts is used
-        raise NotImplementedError
 
     def run_parts(self, source, model, params, ctx, scratch):
         frame = pd.read_csv(source.path)
