@@ -107,7 +107,8 @@ def test_spark_equals_the_in_memory_path(spark, capsys, tmp_path, seed, n, metho
     assert rows(tmp_path / "spark") == rows(tmp_path / "memory")
     parts = spread["output"]["parts_of"]
     assert sum(p["rows"] for p in parts) == spread["output"]["rows"] == n == memory["output"]["rows"]
-    assert {p["path"] for p in parts} | {"manifest.json"} == {f.name for f in (tmp_path / "spark").iterdir()}
+    assert {p["path"] for p in parts} | {"manifest.json", "report.html", "report.pdf"} == {
+        f.name for f in (tmp_path / "spark").iterdir()}
     assert spread["verdict"]["holds"] and all(v["holds"] for v in spread["verdicts"])
     assert "disease" not in spread["output"]["columns"] or sensitive  # an identifier never reaches the release
 
@@ -124,6 +125,7 @@ def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
     assert code == 0, err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert len(manifest["output"]["parts_of"]) >= 2
+    _check_report(tmp_path / "out", manifest, frame, ["age", "sex", "zip"])
     for extra in ([], ["--executor", "spark", "--master", MASTER]):
         code, out, _ = veil(capsys, "verify", tmp_path / "out", *extra)
         assert code == 0 and out.startswith("OK: ") and f"{len(frame):,} records" in out, out
@@ -147,6 +149,27 @@ def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
     for extra in ([], ["--executor", "spark", "--master", MASTER]):
         code, out, _ = veil(capsys, "verify", tmp_path / "out", *extra)
         assert code == 1 and out.startswith("FAILED: ") and "(smallest group: 1)" in out, out
+
+
+def _check_report(out: Path, manifest: dict, frame: pd.DataFrame, qis: list[str]) -> None:
+    """The report of a release in parts gives the figures a count by hand of its parts (after) and of
+    the input (before, on the quasi-identifiers) gives, as its manifest does."""
+    written = pd.concat([pd.read_csv(out / p["path"], dtype=str, keep_default_na=False)
+                         for p in manifest["output"]["parts_of"]], ignore_index=True)
+    suppressed = int((written[qis] == "*").all(axis=1).sum())
+    assert suppressed == manifest["details"]["generalisation"]["suppressed_records"] > 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert (out / "report.pdf").read_bytes().startswith(b"%PDF") and "${" not in html
+    for side, table in (("after", written), ("before", frame)):
+        sizes = table.groupby(qis).size()
+        figures = manifest["risk"][side]
+        assert (figures["groups"], figures["smallest_group"], figures["records"]) == (
+            len(sizes), sizes.min(), len(frame))
+        assert figures["avg"] == pytest.approx(len(sizes) / len(frame))
+        for key in ("groups", "smallest_group"):
+            assert f'data-key="risk.{side}.{key}" data-value="{figures[key]!r}"' in html
+    assert 'data-status="holds"' in html and "k-anonymity with k = 4 holds" in html
+    assert f"{suppressed:,} of {len(frame):,}" in html
 
 
 # -- bad input ---------------------------------------------------------------------------------------
