@@ -164,7 +164,8 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
         manifest["signed_by"] = signer()  # the report shows the key's fingerprint
         if report is not None and (report.html or report.pdf):
             ctx.progress(0.97, "writing the report")
-            written = render_report_files(registry, manifest, stage, report, binding(manifest))
+            written = render_report_files(registry, manifest, stage, report, binding(manifest),
+                                          ctx=ctx.child(0.97, 0.99))
             manifest["export"]["files"].update({p.name: sha256_file(p) for p in written.values()})
         sign(manifest)  # last: it covers every field, the parts' and the reports' hashes included
         manifest_file = stage.file(MANIFEST_NAME)
