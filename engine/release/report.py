@@ -579,7 +579,7 @@ def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, che
     """``veil report`` on a release in parts: every part's hash checked, its classes counted again here
     (a chunk at a time), the models judged on them and the "after" risk recomputed; "before" is the
     one recorded (the method counted the input's classes at export), at the recorded threshold only."""
-    from .partitioned import count_parts, judge_counts, parts_assessment
+    from .part_counts import count_parts, judge_counts, parts_assessment
 
     parts, files, state = _parts(manifest), [], "matches"
     for entry in parts:

@@ -108,7 +108,7 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
     if not trusted:
         return Verification(False, signed, None, None)
     if "parts_of" in out:
-        from .partitioned import verify_parts
+        from .part_counts import verify_parts
 
         note = "".join(f"; note: {n}" for n in notes)
         holds, message = verify_parts(registry, manifest, executor)

@@ -17,9 +17,10 @@ from veil.engine import (GENERALISED_TABLE, TABLE, Algorithm, BadInput, Context,
                          verify_manifest)
 from veil.engine.data.datasource import DataSource
 from veil.engine.base.io import sha256_file
-from veil.engine.release import partitioned
+from veil.engine.release import part_counts
 from veil.engine.release.manifest import manifest_digest, read_binding
-from veil.engine.release.partitioned import export_parts, judge_counts
+from veil.engine.release.part_counts import judge_counts
+from veil.engine.release.partitioned import export_parts
 from veil.engine.release.report import regenerate_report
 from veil.engine.release.signing import sign
 from veil.engine.run.executors import read_counts
@@ -216,7 +217,7 @@ def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_pa
             for key, value in _brute_risk(frame, "a").items():
                 assert risk["before"][key] == pytest.approx(value), key
         else:
-            assert risk["before"] is None and risk["before_note"] == partitioned.NO_BEFORE
+            assert risk["before"] is None and risk["before_note"] == part_counts.NO_BEFORE
         html = (out / "report.html").read_text(encoding="utf-8")
         shown = parse(html)
         assert "${" not in html and "None" not in "".join(shown.text)
@@ -228,7 +229,7 @@ def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_pa
         text = " ".join(" ".join(shown.text).split())
         assert 'data-status="holds"' in html and "k-anonymity with k = 2 holds" in text
         assert "l-diversity, on each sensitive column: s, effective l" in text
-        assert partitioned.NO_CLASSIFIER in text and text.count("No classifier comparison") == 1
+        assert part_counts.NO_CLASSIFIER in text and text.count("No classifier comparison") == 1
         for p in manifest["output"]["parts_of"]:  # every part with its records and fingerprint
             assert shown.hashes[f"sha256.Part {parts.index(p['path']) + 1} ({p['rows']:,} records)"] == p["sha256"]
         assert read_binding(out / "report.html")["manifest-sha256"] == manifest_digest(manifest)
