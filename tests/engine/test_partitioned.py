@@ -229,6 +229,7 @@ def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_pa
         text = " ".join(" ".join(shown.text).split())
         assert 'data-status="holds"' in html and "k-anonymity with k = 2 holds" in text
         assert "l-diversity, on each sensitive column: s, effective l" in text
+        assert "This file contains the column marked sensitive: s." in text
         assert part_counts.NO_CLASSIFIER in text and text.count("No classifier comparison") == 1
         assert (part_counts.BEFORE_SCOPE if seed % 2 == 0 else part_counts.NO_BEFORE) in text
         for p in manifest["output"]["parts_of"]:  # every part with its records and fingerprint

@@ -111,6 +111,7 @@ def test_spark_equals_the_in_memory_path(spark, capsys, tmp_path, seed, n, metho
         f.name for f in (tmp_path / "spark").iterdir()}
     assert spread["verdict"]["holds"] and all(v["holds"] for v in spread["verdicts"])
     assert "disease" not in spread["output"]["columns"] or sensitive  # an identifier never reaches the release
+    assert spread["removed_identifiers"] == memory["removed_identifiers"]  # and the report names it
 
 
 def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
