@@ -30,6 +30,23 @@ def test_risk_against_its_definitions_group_by_group(groups, threshold, extra):
     assert same.journalist_max == same.prosecutor_max and same.marketer == pytest.approx(same.prosecutor_avg)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=60), st.floats(0.0, 1.0))
+def test_one_entry_per_group_weighted_by_its_size_gives_the_per_record_figures(groups, threshold):
+    """What a release in parts is assessed from (its classes counted): the report's every risk figure."""
+    from veil.engine.release.assessment import class_risk, risk_figures
+
+    labels = pd.Series(groups)
+    per_record = labels.map(labels.value_counts()).to_numpy()
+    classes = labels.value_counts().to_numpy()
+    got, expected = class_risk(classes, ["q"], threshold), risk_figures(per_record, ["q"], threshold)
+    assert got.pop("group_sizes") == pytest.approx(expected.pop("group_sizes"))
+    assert got.pop("columns") == expected.pop("columns") == ["q"]
+    assert got == pytest.approx(expected)
+    by_class = reidentification_risk(np.r_[classes, 7], threshold=threshold, weights=np.r_[classes, 0])
+    assert by_class.to_dict() == pytest.approx(reidentification_risk(per_record, threshold=threshold).to_dict())
+
+
 def test_a_population_smaller_than_the_release_is_refused():
     with pytest.raises(ValueError):
         reidentification_risk([2, 2], population_sizes=[1, 2])
