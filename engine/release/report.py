@@ -541,6 +541,7 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
     or changed input (the report says so and leaves out the “before” figures).
 
     ``risk_threshold`` defaults to the one the manifest records; ``utility=False`` skips the classifier.
+    A release in parts is counted again from its parts (:func:`_regenerate_parts`).
     """
     import datetime as _dt
 
