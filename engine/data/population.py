@@ -146,32 +146,52 @@ class Population:
 
 
 def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
-    """The counts at once when every population value matches at most one released label of each
-    column (a full-domain generalisation's labels do): each record then has one label per column and
-    a group's count is the records with its labels. None otherwise, or when the labels' combinations
-    outgrow one integer."""
-    spans = []
+    """The counts at once when, labels that match every population value (``*``) aside, every
+    population value matches at most one released label of each column (a full-domain
+    generalisation's labels do, its suppressed records ``*`` too): each record then has one label per
+    column, and a group's count is the records with its labels in the columns where it has no ``*``,
+    counted once for each pattern of ``*`` columns among the groups. None otherwise, or when the
+    labels' combinations outgrow one integer."""
+    spans, every = [], []
     for _, masks, _ in per_column:
-        if masks.shape[1] and masks.sum(axis=0).max() > 1:
+        matches_all = masks.all(axis=1) if masks.shape[1] else np.zeros(masks.shape[0], dtype=bool)
+        rest = masks[~matches_all]
+        if rest.shape[0] and rest.shape[1] and rest.sum(axis=0).max() > 1:
             return None
+        every.append(matches_all)
         spans.append(max(masks.shape[0], 1))
     if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
         return None
-    radix = np.cumprod([1] + spans[:0:-1])[::-1].astype(np.int64)
-    record_key = np.zeros(len(per_column[0][0]), dtype=np.int64)
-    held = np.ones(len(record_key), dtype=bool)
-    group_key = np.zeros(n_groups, dtype=np.int64)
-    for r, (codes, masks, index) in zip(radix, per_column):
-        label = np.where(masks.any(axis=0), masks.argmax(axis=0), -1)[codes] if masks.shape[1] else \
-            np.full(len(codes), -1)
-        held &= label >= 0
-        record_key += r * np.maximum(label, 0)
-        group_key += r * np.asarray(index, dtype=np.int64)
-    keys, tally = np.unique(record_key[held], return_counts=True)
-    if not len(keys):
-        return np.zeros(n_groups, dtype=np.int64)
-    at = np.minimum(np.searchsorted(keys, group_key), len(keys) - 1)
-    return np.where(keys[at] == group_key, tally[at], 0).astype(np.int64)
+    out = np.zeros(n_groups, dtype=np.int64)
+    if not n_groups:
+        return out
+    label = []  # each population record's label per column, among those not matching everyone (−1: none)
+    for (codes, masks, _), matches_all in zip(per_column, every):
+        some = masks & ~matches_all[:, None]
+        label.append(np.where(some.any(axis=0), some.argmax(axis=0), -1)[codes] if masks.shape[1] else
+                     np.full(len(codes), -1))
+    index = [np.asarray(i, dtype=np.int64) for _, _, i in per_column]
+    star = np.column_stack([matches_all[i] for matches_all, i in zip(every, index)])
+    patterns, which = np.unique(star, axis=0, return_inverse=True)
+    for p, pattern in enumerate(patterns):
+        groups = np.flatnonzero(which.ravel() == p)
+        record_key = np.zeros(len(label[0]), dtype=np.int64)
+        held = np.ones(len(record_key), dtype=bool)
+        group_key = np.zeros(len(groups), dtype=np.int64)
+        radix = 1
+        for j in reversed(range(len(per_column))):
+            if pattern[j]:
+                continue  # ``*`` here: every record matches this column
+            held &= label[j] >= 0
+            record_key += radix * np.maximum(label[j], 0)
+            group_key += radix * index[j][groups]
+            radix *= spans[j]
+        keys, tally = np.unique(record_key[held], return_counts=True)
+        if not len(keys):
+            continue
+        at = np.minimum(np.searchsorted(keys, group_key), len(keys) - 1)
+        out[groups] = np.where(keys[at] == group_key, tally[at], 0)
+    return out
 
 
 def _combinations(frame: pd.DataFrame) -> pd.Series:

@@ -18,9 +18,14 @@ from dataclasses import dataclass
 
 from ..base.errors import BadInput
 from ..data.forms import TABLE, form_of
+from ..data.table import Role
 from ..model.plugin import CHEAP, METRIC_SAMPLE_ROWS, DataShape
 
 HEADROOM = 1.25  # what a run needs is its estimate with a quarter more, for the interpreter and libraries
+# matching released groups in a population (δ-presence, k-map, journalist risk): per population record
+# and quasi-identifier: its value's code, its node at every level, keys while counted (measured on
+# generated and on Adult-shaped populations: 22–62 bytes)
+POPULATION_CELL = 80.0
 
 
 @dataclass(frozen=True)
@@ -68,11 +73,25 @@ def release_shape(release, data_shape: DataShape) -> DataShape:
 
 def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> MemoryEstimate:
     """What a run of ``algorithm`` (with ``params``) on ``data`` (in the form it accepts) needs;
-    ``shape``: the data's, when known."""
+    ``shape``: the data's, when known. With the population the data was drawn from, also the
+    population held and the counting of its records in the released groups."""
     shape = shape or shape_of(data)
     method = int(algorithm.memory(shape, params))
-    parts = (("the data", shape.nbytes), (f"method {algorithm.name}", method))
-    return MemoryEstimate(parts, int(HEADROOM * (shape.nbytes + method)))
+    parts = (("the data", shape.nbytes), (f"method {algorithm.name}", method)) + population_parts(data)
+    return MemoryEstimate(parts, int(HEADROOM * sum(size for _, size in parts)))
+
+
+def population_parts(data) -> tuple[tuple[str, int], ...]:
+    """The population's part of a run's memory: the population held, and matching its records
+    (:data:`POPULATION_CELL` a record and quasi-identifier); nothing without a population."""
+    population = getattr(data, "population", None)
+    if population is None:
+        return ()
+    frame = population.frame
+    quasi = set(data.schema.by_role(Role.QUASI_IDENTIFIER)) if hasattr(data, "schema") else set(frame.columns)
+    columns = max(1, sum(1 for c in frame.columns if c in quasi))
+    return (("the population", int(frame.memory_usage(deep=False).sum())),
+            ("matching the population", int(POPULATION_CELL * population.n_rows * columns)))
 
 
 def estimate_runs(registry, data, specs) -> MemoryEstimate:
@@ -92,12 +111,13 @@ def estimate_metrics(metrics, data, release, shape: DataShape | None = None) -> 
     data's, when known."""
     shape = shape or shape_of(data)
     after = release_shape(release, shape)
-    parts = [("the data", shape.nbytes), ("the release", after.nbytes)]
+    held = [("the data", shape.nbytes), ("the release", after.nbytes), *population_parts(data)]
+    parts = list(held)
     for metric, metric_params in metrics:
         metric_shape = after if metric.cost == CHEAP else after.sampled(METRIC_SAMPLE_ROWS)
         parts.append((f"metric {metric.name}", int(metric.memory(metric_shape, metric_params))))
-    largest = max((size for what, size in parts[2:]), default=0)
-    return MemoryEstimate(tuple(parts), int(HEADROOM * (shape.nbytes + after.nbytes + largest)))
+    largest = max((size for what, size in parts[len(held):]), default=0)
+    return MemoryEstimate(tuple(parts), int(HEADROOM * (sum(size for _, size in held) + largest)))
 
 
 def available_memory() -> tuple[int, str]:

@@ -36,7 +36,7 @@ class LatticeCounts:
                     raise BadInput(f"the hierarchy of {a.name!r} has overlapping nodes at level {level}: a population "
                                    f"value matches more than one")
                 node = np.where(hits == 1, masks.argmax(axis=0), -1)
-                per_level.append(node[combos[j]])
+                per_level.append(node.astype(np.int32)[combos[j]])  # nodes are few: 4 bytes each
             self.nodes.append(per_level)
             self.spans.append(a.n_nodes)
 

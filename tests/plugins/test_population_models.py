@@ -39,7 +39,8 @@ def _matches_one(label: str, value, hierarchy) -> bool:
     return value_label(value) == label
 
 
-@pytest.mark.parametrize("disjoint", [False, True], ids=["overlapping labels", "one label per value"])
+@pytest.mark.parametrize("disjoint", [False, True, "with *"],
+                         ids=["overlapping labels", "one label per value", "one label per value, and *"])
 @pytest.mark.parametrize("seed", range(8))
 def test_population_matches_against_record_by_record(seed, disjoint):
     rng = np.random.default_rng(seed)
@@ -54,14 +55,18 @@ def test_population_matches_against_record_by_record(seed, disjoint):
     if disjoint:  # as a full-domain generalisation releases them: each value under one label per column
         labels = {"town": ["r0", "r1", "r2", "nowhere"], "age": ["[18, 30)", "[30, 50)", "[50, 60]", "61"],
                   "sex": ["F", "M"]}
+        if disjoint == "with *":  # suppressed records, and a column at the top of its hierarchy
+            labels = {c: v + ["*"] for c, v in labels.items()}
     # a released group holds records of the population, so each of its values matches some record
     labels = {c: [x for x in v if any(_matches_one(x, r, hierarchy if c == "town" else None) for r in frame[c])]
               for c, v in labels.items()}
     groups = pd.DataFrame({c: rng.choice(v, 25) for c, v in labels.items()})
+    if disjoint == "with *":
+        groups.iloc[:3] = "*"  # the suppressed records' group
     from veil.engine.data import population as module
 
     per_column = [(*population.value_masks(c, sorted(set(groups[c]))), None) for c in groups.columns]
-    assert (module._disjoint_counts([(c, m, np.zeros(0, int)) for c, m, _ in per_column], 0) is not None) == disjoint
+    assert (module._disjoint_counts([(c, m, np.zeros(0, int)) for c, m, _ in per_column], 0) is not None) == bool(disjoint)
     expect = [sum(all(_matches_one(str(g[c]), r[c], hierarchy if c == "town" else None) for c in groups.columns)
                   for _, r in frame.iterrows()) for _, g in groups.iterrows()]
     assert population.matches(groups).tolist() == expect
