@@ -134,15 +134,46 @@ class Population:
                            f"records); the data must be a sample of it")
         if not columns:
             return
-        mine = _combinations(table.frame[columns])
-        theirs = _combinations(self.frame[columns])
-        short = mine.sub(theirs.reindex(mine.index, fill_value=0))
-        short = short[short > 0]
-        if len(short):
-            combo = dict(zip(columns, short.index[0] if len(columns) > 1 else (short.index[0],)))
-            said = ", ".join(f"{k}={value_label(v)}" for k, v in combo.items())
-            raise BadInput(f"the data holds {int(mine[short.index[0]])} records with {said} but the population only "
-                           f"{int(theirs.get(short.index[0], 0))}; the data must be a sample of the population")
+        short = _shortfall(table.frame[columns], self.frame[columns])
+        if short is not None:
+            labels, mine, theirs = short
+            said = ", ".join(f"{k}={v}" for k, v in zip(columns, labels))
+            raise BadInput(f"the data holds {mine} records with {said} but the population only {theirs}; the data must "
+                           f"be a sample of the population")
+
+
+def _shortfall(mine: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list[str], int, int] | None:
+    """The combination of value labels the data holds most often among those the population holds
+    fewer times: (its labels, the data's count, the population's), or None. Each column's values are
+    labelled once per distinct value and numbered jointly across both frames."""
+    keys = [np.zeros(len(mine), dtype=np.int64), np.zeros(len(theirs), dtype=np.int64)]
+    bound = 1
+    for column in mine.columns:
+        per = [pd.factorize(f[column], use_na_sentinel=False) for f in (mine, theirs)]
+        labels = [[value_label(v) for v in uniques] for _, uniques in per]
+        joint, number = pd.factorize(pd.Index(labels[0] + labels[1]))
+        span = max(len(number), 1)
+        if bound * span >= 1 << 62:  # renumber the combinations so far, densely, across both frames
+            both, _ = pd.factorize(np.concatenate(keys))
+            keys = [both[:len(keys[0])].astype(np.int64), both[len(keys[0]):].astype(np.int64)]
+            bound = int(both.max()) + 1 if len(both) else 1
+        at = [joint[:len(labels[0])], joint[len(labels[0]):]]
+        for k, ((codes, _), code_of) in enumerate(zip(per, at)):
+            keys[k] = keys[k] * span + np.asarray(code_of, dtype=np.int64)[codes]
+        bound *= span
+    ours, row, count = np.unique(keys[0], return_index=True, return_counts=True)
+    held, tally = np.unique(keys[1], return_counts=True)
+    have = np.zeros(len(ours), dtype=np.int64)
+    if len(held):
+        at = np.minimum(np.searchsorted(held, ours), len(held) - 1)
+        found = held[at] == ours
+        have[found] = tally[at[found]]
+    short = np.flatnonzero(count > have)
+    if not len(short):
+        return None
+    worst = short[np.argmax(count[short])]
+    record = mine.iloc[int(row[worst])]
+    return [value_label(record[c]) for c in mine.columns], int(count[worst]), int(have[worst])
 
 
 def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
@@ -192,11 +223,6 @@ def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
         at = np.minimum(np.searchsorted(keys, group_key), len(keys) - 1)
         out[groups] = np.where(keys[at] == group_key, tally[at], 0)
     return out
-
-
-def _combinations(frame: pd.DataFrame) -> pd.Series:
-    labels = frame.apply(lambda s: s.map(value_label))
-    return labels.value_counts(dropna=False)
 
 
 def _matching(label: str, texts: list[str], numbers: np.ndarray, hierarchy) -> np.ndarray:

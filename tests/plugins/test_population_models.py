@@ -303,3 +303,29 @@ def test_suppressed_records_match_the_whole_population_so_delta_presence_does_no
     gen = result.release.details["generalisation"]
     assert gen["levels"] == {"town": 0} and gen["suppressed_records"] == 2
     assert result.release.frame["town"].tolist() == ["a"] * 4 + ["*"] * 2
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_data_short_in_the_population_is_found_as_by_counting_labels(seed):
+    """check_covers' shortfall (labelled once per distinct value, numbered across both tables) against
+    counting each record's labels: the same verdict, and the combination named is one the data holds
+    more often than the population, as often as the most frequent such."""
+    from veil.engine.data.population import _shortfall
+
+    rng = np.random.default_rng(seed)
+    people = pd.DataFrame({"age": rng.choice([20, 20.0, 31, 45], 80), "town": rng.choice(["a", "b", "c"], 80),
+                           "sex": rng.choice(["F", "M"], 80)})
+    data = people.sample(30, random_state=seed).reset_index(drop=True)
+    if seed % 2:  # records the population does not hold as often
+        data = pd.concat([data, data.iloc[:int(rng.integers(1, 4))]], ignore_index=True)
+    count = lambda f: f.apply(lambda s: s.map(value_label)).value_counts()
+    mine, theirs = count(data), count(people)
+    gap = mine.sub(theirs.reindex(mine.index, fill_value=0))
+    expected = gap[gap > 0]
+    found = _shortfall(data, people)
+    assert (found is None) == expected.empty
+    if found is not None:
+        labels, have, held = found
+        assert tuple(labels) in expected.index
+        assert have == mine[tuple(labels)] == max(mine[k] for k in expected.index)
+        assert held == theirs.get(tuple(labels), 0)
