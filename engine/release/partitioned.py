@@ -62,7 +62,9 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
     for column in release_sensitive:
         if column not in marked:
             raise BadInput(f"cannot acknowledge releasing {column!r}: it is not a column marked sensitive")
-    protected = marked[:1] if method.releases_sensitive and model.needs_sensitive else []
+    # a method releasing sensitive values under a model that reads them judges every column marked
+    # sensitive (checked once its parts say which it judged), as for a release in one file
+    protected = marked if method.releases_sensitive and model.needs_sensitive else []
     refused = [c for c in marked if c not in protected and c not in release_sensitive]
     if refused:
         raise BadInput(refusal(refused, spec.method.name, before=True))
@@ -72,6 +74,10 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
         scratch = stage.path / "scratch"
         scratch.mkdir(mode=0o700)
         result: PartsRelease = method.run_parts(source, model, params, ctx, scratch)
+        unjudged = [c for c in protected if c in result.columns and c not in result.sensitive
+                    and c not in release_sensitive]
+        if unjudged:
+            raise BadInput(refusal(unjudged, spec.method.name, before=False))
         extension = registry.exporter(result.fmt).extension  # BadInput for a format no exporter reads
         staged = []
         for i, path in enumerate(result.files):

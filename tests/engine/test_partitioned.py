@@ -112,9 +112,31 @@ class CoarsensParts(WritesParts):
                             input_rows=len(frame), input_classes=classes)
 
 
+@dataclass(frozen=True)
+class TwoSensitiveParams:
+    executor: str = param("here", choices=("here", "elsewhere"))
+    judge_both: bool = param(True)  # False: the parts say only s was judged
+
+
+class WritesTwoSensitive(WritesParts):
+    """Writes its input's a, s and t as they are, with s and t (or s alone) as the sensitive columns
+    its parts were judged on."""
+
+    name = "two-sensitive-parts"
+    title = "Two sensitive columns in parts (tests)"
+    Params = TwoSensitiveParams
+    releases_sensitive = True
+
+    def run_parts(self, source, model, params, ctx, scratch):
+        frame = pd.read_csv(source.path)
+        frame.to_csv(scratch / "out-0.csv", index=False)
+        return PartsRelease((scratch / "out-0.csv",), "csv", ("a", "s", "t"), ("a",),
+                            ("s", "t") if params.judge_both else ("s",), records=len(frame), input_rows=len(frame))
+
+
 @hookimpl
 def veil_register_algorithms():
-    return [WritesParts, CoarsensParts]
+    return [WritesParts, CoarsensParts, WritesTwoSensitive]
 
 
 def _export(tmp_path, size, k):
@@ -255,3 +277,26 @@ def test_veil_report_recounts_a_release_in_parts_and_verify_names_a_report_of_an
     part.write_text(part.read_text() + "12,3\n")
     assert regenerate_report(registry, out).checks["release"] == "changed"
     assert "cannot vouch" in (out / "report.html").read_text()
+
+
+def test_every_column_marked_sensitive_is_judged_in_parts_and_released_without_asking(tmp_path):
+    """Under a model that reads sensitive values, a method releasing them judges each column marked
+    sensitive: both are released without --release-sensitive, each judged on the parts as written; a
+    method whose parts were judged on one only is refused for the other, and nothing is written."""
+    registry = make_registry(modules=[sys.modules[__name__]])
+    data = tmp_path / "in.csv"
+    pd.DataFrame({"a": [1, 1, 2, 2], "s": ["p", "q", "p", "q"], "t": ["x", "y", "x", "x"]}).to_csv(data, index=False)
+    source = DataSource(path=str(data), roles={"a": "quasi-identifier", "s": "sensitive", "t": "sensitive"})
+    model = [PluginCall.parse("l-diversity:l=2,variant=distinct")]
+    with pytest.raises(PrivacyCheckFailed, match="t"):  # t has one value in the group a = 2
+        export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0, ()),
+                     source, Context(0), tmp_path / "both")
+    assert not (tmp_path / "both").exists()
+    pd.DataFrame({"a": [1, 1, 2, 2], "s": ["p", "q", "p", "q"], "t": ["x", "y", "x", "y"]}).to_csv(data, index=False)
+    manifest = export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0,
+                                              ()), source, Context(0), tmp_path / "both")
+    assert set(manifest["verdicts"][0]["by_column"]) == {"s", "t"} and manifest["verdict"]["holds"]
+    with pytest.raises(BadInput, match="marked sensitive t"):
+        export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere", "judge_both": False}),
+                                       model, 0, ()), source, Context(0), tmp_path / "one")
+    assert not (tmp_path / "one").exists()
