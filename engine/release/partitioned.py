@@ -21,6 +21,7 @@ quasi-identifier, values compared as the text written, as in a release of one fi
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import platform
@@ -149,6 +150,21 @@ def _earlier(target: Path, keep: set) -> tuple[str, ...]:
                         and sha256_file(target / n, follow_symlinks=False) == digest))
 
 
+def input_digest(path) -> str | None:
+    """The input's fingerprint: a file's SHA-256; a folder's (a table in parts), the SHA-256 of its
+    files' relative names and SHA-256s, one per line in name order, so that it changes when any file
+    does, is added or goes; None without a path."""
+    if not path:
+        return None
+    path = Path(path)
+    if not path.is_dir():
+        return sha256_file(path)
+    h = hashlib.sha256()
+    for file in sorted(f for f in path.rglob("*") if f.is_file()):
+        h.update(f"{file.relative_to(path).as_posix()}\t{sha256_file(file)}\n".encode())
+    return h.hexdigest()
+
+
 def _manifest(spec, method, params, model, source, result: PartsRelease, parts, verdict, version) -> dict:
     first = model.models[0]
     manifest = {
@@ -163,7 +179,8 @@ def _manifest(spec, method, params, model, source, result: PartsRelease, parts, 
         "seed": spec.seed,
         "shuffled": False,
         "shuffle_seed": None,
-        "input": {"path": str(Path(source.path).resolve()) if source.path else None, "rows": result.input_rows},
+        "input": {"path": str(Path(source.path).resolve()) if source.path else None, "rows": result.input_rows,
+                  "sha256": input_digest(source.path)},
         "output": {"path": parts[0]["path"], "format": result.fmt, "sha256": parts[0]["sha256"],
                    "rows": int(sum(p["rows"] for p in parts)), "columns": list(result.columns), "parts_of": parts},
         "roles": {"quasi_identifiers": list(result.quasi_identifiers), "target": result.target,

@@ -300,3 +300,21 @@ def test_every_column_marked_sensitive_is_judged_in_parts_and_released_without_a
         export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere", "judge_both": False}),
                                        model, 0, ()), source, Context(0), tmp_path / "one")
     assert not (tmp_path / "one").exists()
+
+
+def test_the_input_of_a_release_in_parts_is_fingerprinted_file_or_folder(tmp_path):
+    from veil.engine.release.partitioned import input_digest
+
+    registry, manifest = _export(tmp_path, 3, 3)
+    assert manifest["input"]["sha256"] == sha256_file(tmp_path / "in.csv")
+    folder = tmp_path / "table"
+    (folder / "part").mkdir(parents=True)
+    for name, text in (("a.csv", "v\n1\n"), ("part/b.csv", "v\n2\n")):
+        (folder / name).write_text(text)
+    first = input_digest(folder)
+    assert input_digest(folder) == first and input_digest(None) is None
+    (folder / "part" / "b.csv").write_text("v\n3\n")
+    changed = input_digest(folder)
+    (folder / "part" / "b.csv").write_text("v\n2\n")
+    (folder / "c.csv").write_text("")
+    assert len({first, changed, input_digest(folder)}) == 3  # a file changed, then one added
