@@ -740,6 +740,7 @@ class Discernibility(Metric):
     category = "utility"
     higher_is_better = False
     Params = DiscernibilityParams
+    memory_cost = MemoryCost(per_cell=16.0)  # the quasi-identifiers' codes while their groups are found
 
     def compute(self, original, release, params, ctx):
         groups = _release_groups(release)
@@ -774,6 +775,7 @@ class AverageClassSize(Metric):
     description = "Records per group on the quasi-identifiers: n divided by the number of groups (larger = coarser)."
     category = "utility"
     higher_is_better = False
+    memory_cost = MemoryCost(per_cell=16.0)  # the quasi-identifiers' codes while their groups are found
 
     def compute(self, original, release, params, ctx):
         groups = _release_groups(release)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import BINARY, BinaryMatrix, Metric, hookimpl, param, partition_of
+from veil.engine import BINARY, BinaryMatrix, MemoryCost, Metric, hookimpl, param, partition_of
 
 from ._common import cm, distcnt, hamdist, positive_mask
 
@@ -27,8 +27,8 @@ def release_matrix(release) -> BinaryMatrix | None:
             return None
         if not np.isin(distinct, (0.0, 1.0)).all():
             return None
-    numeric = release.frame[features].to_numpy(dtype=float)
-    return BinaryMatrix.from_dense(numeric.astype(np.uint8), features=features,
+    dense = release.frame[features].to_numpy(dtype=np.uint8)  # 0/1 as checked: one byte a cell, no float copy
+    return BinaryMatrix.from_dense(dense, features=features,
                                    labels=release.frame[release.target].to_numpy())
 
 
@@ -43,6 +43,7 @@ class HamDistMetric(Metric):
     paper = PAPER
     description = "Mean number of released features on which a positive and a negative record differ."
     fits_forms = (BINARY,)
+    memory_cost = MemoryCost(per_cell=20.0)  # the release's 0/1 cells as bytes and their check
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -58,6 +59,7 @@ class DistCntMetric(Metric):
     paper = PAPER
     description = "Share of positive–negative pairs that differ on at least one released feature."
     fits_forms = (BINARY,)
+    memory_cost = MemoryCost(per_cell=20.0)  # the release's 0/1 cells as bytes and their check
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -82,6 +84,7 @@ class CMMetric(Metric):
     higher_is_better = False
     Params = CMParams
     fits_forms = (BINARY,)
+    memory_cost = MemoryCost(per_cell=20.0)  # the release's 0/1 cells as bytes and their check
 
     def compute(self, original, release, params, ctx):
         m = release_matrix(release)
@@ -98,6 +101,7 @@ class FlipRate(Metric):
     description = "Share of released cells whose value the method changed (randomised flipping); 0 otherwise."
     category = "privacy"
     higher_is_better = False
+    memory_cost = MemoryCost(per_record=0.0, per_cell=0.0)  # reads the method's figure
 
     @classmethod
     def fits(cls, algorithm, model) -> bool:
