@@ -31,6 +31,9 @@ LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 PRIVATE_LAMBDA = 1.0
 WORKING_MEMORY_MB = 256  # distance rows computed at once
 CHUNK_STEPS = 2_000_000  # row × row × feature steps of the distance search between two cancellation checks
+# every chunk pays a pass over the whole matrix (sklearn validates and, when sparse, copies it): at least
+# this many rows a chunk keep that pass a small share of the chunk's own work
+MIN_CHUNK_ROWS = 16
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
 
 
@@ -163,20 +166,27 @@ def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.n
     hit = np.empty(n, dtype=np.int64)
     miss = np.empty(n, dtype=np.int64)
     start = 0
-    # a chunk of r rows costs r × n × d steps: keep that near CHUNK_STEPS, so ``check`` comes often
-    rows = max(1, CHUNK_STEPS // max(1, n * x.shape[1]))
+    # a chunk of r rows costs r × n × (the features a pair of rows compares: d, or a sparse row's
+    # non-zeros twice) steps: keep that near CHUNK_STEPS, so ``check`` comes often
+    per_pair = 2 * x.nnz / max(1, n) if sp.issparse(x) else x.shape[1]
+    rows = max(MIN_CHUNK_ROWS, int(CHUNK_STEPS // max(1.0, n * per_pair)))
     memory = min(WORKING_MEMORY_MB, (rows + 0.5) * n * 8 / 2**20)
-    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=memory):
+    # the sparse distances run in OpenMP threads that are woken for every chunk: on a busy machine each
+    # wake-up costs more than a chunk's work (as with BLAS in solve_lbfgs), so the search runs single-threaded
+    with threadpool_limits(1, user_api="openmp"):
         if check is not None:
-            check()
-        rows = np.arange(start, start + len(chunk))
-        d = np.round(chunk, 9)
-        same = codes[rows][:, None] == codes[None, :]
-        d_hit = np.where(same, d, np.inf)
-        d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
-        hit[rows] = d_hit.argmin(axis=1)
-        miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
-        start += len(chunk)
+            check()  # finding the thread pools takes its own stretch of calls
+        for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=memory):
+            if check is not None:
+                check()
+            rows = np.arange(start, start + len(chunk))
+            d = np.round(chunk, 9)
+            same = codes[rows][:, None] == codes[None, :]
+            d_hit = np.where(same, d, np.inf)
+            d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
+            hit[rows] = d_hit.argmin(axis=1)
+            miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
+            start += len(chunk)
     return hit, miss
 
 
