@@ -309,7 +309,7 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
 
         scores = []
         for items, _ in candidates:  # a partition of the records per itemset, refined an item at a time
-            scores.append(distcnt(matrix, pos, partition_of(matrix, items, check).row_classes()))
+            scores.append(distcnt(matrix, pos, partition_of(matrix, items, check, containment=False).row_classes()))
     best = int(np.argmax(scores))  # the first (largest, then lexicographically smallest) among equals
     return list(candidates[best][0]), [(list(i), s, sc) for (i, s), sc in zip(candidates, scores)]
 

@@ -67,7 +67,7 @@ class DistCntMetric(Metric):
             return float("nan")
         pos = positive_mask(m)
         pairs = int(pos.sum()) * int((~pos).sum())
-        return distcnt(m, pos, partition_of(m, range(m.n_features)).row_classes()) / pairs
+        return distcnt(m, pos, partition_of(m, range(m.n_features), containment=False).row_classes()) / pairs
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class CMMetric(Metric):
         if not _two_classes(m):
             return float("nan")
         pos = positive_mask(m)
-        return cm(pos, partition_of(m, range(m.n_features)).row_classes(), params.k) / m.n_rows
+        return cm(pos, partition_of(m, range(m.n_features), containment=False).row_classes(), params.k) / m.n_rows
 
 
 class FlipRate(Metric):
