@@ -153,14 +153,15 @@ def check_labels(y: np.ndarray) -> np.ndarray:
 
 
 # -- nearest hit and miss ------------------------------------------------------------------------------
-def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.ndarray]:
+def nearest_hit_miss(x, codes: np.ndarray, check=None, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """For every record, the index of its nearest hit (same class, itself excluded) and nearest miss
     (any other class), by Manhattan distance.
 
     sklearn's brute-force neighbour search (the one ``NearestNeighbors(metric="manhattan")`` runs on
     high-dimensional data), in row chunks so memory stays bounded; sparse input stays sparse. Ties go
     to the lower index: distances equal to 9 decimals count as equal, so dense and sparse input, whose
-    sums round differently, find the same neighbours.
+    sums round differently, find the same neighbours. ``progress`` (optional) is told the records
+    done after each chunk: the search compares every pair of records, so it is most of FWELL's time.
     """
     n = len(codes)
     hit = np.empty(n, dtype=np.int64)
@@ -187,16 +188,18 @@ def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.n
             hit[rows] = d_hit.argmin(axis=1)
             miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
             start += len(chunk)
+            if progress is not None:
+                progress(start, n)
     return hit, miss
 
 
-def margins(x, codes: np.ndarray, check=None) -> np.ndarray:
+def margins(x, codes: np.ndarray, check=None, progress=None) -> np.ndarray:
     """z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)| on the features scaled to [0, 1], each row divided by
     max(1, ‖z_i‖₂) (dense n × d). ``x`` is the unscaled feature matrix (dense or sparse)."""
     x = scale_span(x)
     if check is not None:
         check()
-    hit, miss = nearest_hit_miss(x, codes, check)
+    hit, miss = nearest_hit_miss(x, codes, check, progress)
     if sp.issparse(x):
         z = (abs(x - x[miss]) - abs(x - x[hit])).toarray()
     else:
@@ -324,11 +327,13 @@ class Weights:
     lambda_losses: dict | None = None
 
 
-def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None) -> Weights:
-    """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target)."""
+def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None,
+          progress=None) -> Weights:
+    """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target); ``progress``: see
+    :func:`nearest_hit_miss`."""
     x, names, y = feature_matrix(data)
     codes = check_labels(y)
-    z = margins(x, codes, check)
+    z = margins(x, codes, check, progress)
     losses = None
     if lam is None:
         lam, losses = choose_lambda(z, codes, seed=seed, check=check)
