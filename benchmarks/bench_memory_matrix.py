@@ -32,17 +32,21 @@ import pytest
 pytestmark = pytest.mark.benchmark
 
 LIMIT = 4 * 2**30
+CHUNK = 1_000_000
 MODELS = ("k-anonymity:k=5", "set-k-anonymity:k=5", "k-ac:k=5")
 
 
 def table(path: Path, rows: int, seed: int = 0) -> list[str]:
     """An Adult-shaped table (three quasi-identifiers, a sensitive column, a class); its roles as flags."""
     rng = np.random.default_rng(seed)
-    pd.DataFrame({"age": rng.integers(17, 91, rows), "sex": rng.choice(["F", "M"], rows),
-                  "zip": rng.choice([f"z{i:03d}" for i in range(300)], rows),
-                  "education": rng.choice([f"e{i}" for i in range(16)], rows),
-                  "hours": rng.integers(1, 100, rows), "disease": rng.choice(list("abcdef"), rows),
-                  "income": rng.choice(["<=50K", ">50K"], rows, p=[0.76, 0.24])}).to_csv(path, index=False)
+    for start in range(0, rows, CHUNK):  # written a million records at a time: the harness stays small
+        n = min(CHUNK, rows - start)
+        pd.DataFrame({"age": rng.integers(17, 91, n), "sex": rng.choice(["F", "M"], n),
+                      "zip": rng.choice([f"z{i:03d}" for i in range(300)], n),
+                      "education": rng.choice([f"e{i}" for i in range(16)], n),
+                      "hours": rng.integers(1, 100, n), "disease": rng.choice(list("abcdef"), n),
+                      "income": rng.choice(["<=50K", ">50K"], n, p=[0.76, 0.24])}).to_csv(
+            path, index=False, header=start == 0, mode="w" if start == 0 else "a")
     return ["--data", str(path), "--quasi", "age,sex,zip", "--sensitive", "disease", "--target", "income",
             "--release-sensitive", "disease"]
 
