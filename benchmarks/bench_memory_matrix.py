@@ -5,10 +5,11 @@ of growing size, each run the real ``veil run`` in its own process under a 4 GB 
 never a run the estimate let through that then ran out of memory (caught, it says "not enough memory
 for this data").
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_memory_matrix.py [ROWS ...] [--baskets N ...]
+Run: ``nice -n 10 .venv/bin/python benchmarks/bench_memory_matrix.py [--tables ROWS ...] [--baskets N ...]
 [--no-demo] [--methods A,B] [--timeout S]``: the demo, then for each ROWS a generated Adult-shaped table,
 then for each N generated Netflix-shaped baskets (:func:`synthetic.power_law_sets`, paper 002's Table 6
-at 410,201). Defaults: the demo, 1,000,000 records and 410,201 baskets. Each run's peak resident memory
+at 410,201). Defaults: the sizes docs/ promises, the demo, tables of 1,000,000, 2,000,000 and
+10,000,000 records and 410,201 baskets, with a timeout of 600 s a run. Each run's peak resident memory
 is the child's ``ru_maxrss``. Prints one markdown table per data set; exits 1 when a run was killed,
 failed internally or ran out of memory.
 """
@@ -169,14 +170,16 @@ def test_memory_matrix():
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("sizes", nargs="*", type=int, default=[1_000_000], help="records of each generated table")
-    parser.add_argument("--baskets", nargs="*", type=int, default=[410_201], help="records of each basket file")
+    parser.add_argument("--tables", nargs="*", type=int, default=[1_000_000, 2_000_000, 10_000_000],
+                        help="records of each generated table (none: no tables)")
+    parser.add_argument("--baskets", nargs="*", type=int, default=[410_201],
+                        help="records of each generated basket file (none: no baskets)")
     parser.add_argument("--no-demo", dest="demo", action="store_false", help="skip the bundled demo")
     parser.add_argument("--methods", type=lambda text: text.split(","), help="only these methods (comma-separated)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before the harness stops a run")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    found = matrix(args.sizes, args.timeout, args.baskets, args.demo, args.methods)
+    found = matrix(args.tables, args.timeout, args.baskets, args.demo, args.methods)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(markdown(found))
     sys.exit(1 if bad(found) else 0)
