@@ -22,7 +22,7 @@ import pandas as pd
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from veil.engine import BadInput, BinaryMatrix, Kind, Table
+from veil.engine import BadInput, BinaryMatrix, Kind, MemoryEstimate, Table, check_memory
 
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -30,6 +30,7 @@ LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 # cover): the grid's largest value, which gives the least noise relative to the weights (docs/fwell.md)
 PRIVATE_LAMBDA = 1.0
 WORKING_MEMORY_MB = 256  # distance rows computed at once
+BYTES_PER_CELL = 32  # FWELL's peak per record and feature (see check_room)
 CHUNK_STEPS = 2_000_000  # row × row × feature steps of the distance search between two cancellation checks
 # every chunk pays a pass over the whole matrix (sklearn validates and, when sparse, copies it): at least
 # this many rows a chunk keep that pass a small share of the chunk's own work
@@ -77,12 +78,13 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
     if isinstance(data, BinaryMatrix):
         if data.labels is None:
             raise BadInput("FWELL needs class labels; mark a target column")
+        check_room(data.n_rows, data.n_features)
         return data.to_sparse().tocsr().astype(np.float64), list(data.feature_names), np.asarray(data.labels)
     assert isinstance(data, Table)
     target = data.schema.target
     if target is None:
         raise BadInput("FWELL needs class labels; mark a target column")
-    parts, names = [], []
+    columns = []  # (name, its numbers or None, its text to one-hot or None)
     for name in data.released_columns():
         if name == target:
             continue
@@ -90,10 +92,17 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
         series = data.frame[name]
         numeric = pd.to_numeric(series, errors="coerce")
         if col.kind is Kind.NUMERIC or (col.kind is Kind.BINARY and numeric.notna().sum() == series.notna().sum()):
+            columns.append((name, numeric, None))
+        elif col.kind in (Kind.CATEGORICAL, Kind.BINARY):
+            columns.append((name, None, series.astype("string")))
+    check_room(data.n_rows, sum(1 if text is None else text.nunique() for _, _, text in columns))
+    parts, names = [], []
+    for name, numeric, text in columns:
+        if text is None:
             parts.append(numeric.to_numpy(dtype=float)[:, None])
             names.append(name)
-        elif col.kind in (Kind.CATEGORICAL, Kind.BINARY):
-            dummies = pd.get_dummies(series.astype("string"), prefix=name, prefix_sep="=", dtype=float)
+        else:
+            dummies = pd.get_dummies(text, prefix=name, prefix_sep="=", dtype=float)
             parts.append(dummies.to_numpy())
             names.extend(dummies.columns)
     if not parts:
@@ -102,6 +111,14 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
     if np.isnan(x).any():
         raise BadInput("FWELL cannot weigh features with missing values; drop or fill them first")
     return x, [str(n) for n in names], data.labels()
+
+
+def check_room(n: int, d: int) -> None:
+    """Refuse in one line, before anything is allocated, data whose features and margins would not fit
+    in memory: FWELL holds the records × features dense (the features, their scaled copy and the
+    margins z, measured at about 24 bytes a cell) beside the neighbour search's working memory."""
+    need = BYTES_PER_CELL * n * d + WORKING_MEMORY_MB * 2**20
+    check_memory(MemoryEstimate(((f"FWELL's {n:,} records × {d:,} features held dense", need),), need))
 
 
 def scale_unit(x):
