@@ -57,13 +57,16 @@ def shape_of(data, check=None) -> DataShape:
 
 def release_shape(release, data_shape: DataShape) -> DataShape:
     """The shape metrics of ``release`` work on: its records and cells (a set-valued release's items
-    held, not records × items), with the input's most distinct values (regions span them)."""
+    held, not records × items) and the groups it publishes, with the input's most distinct values
+    (regions span them)."""
     frame = release.frame
     cells = release.n_rows * len(frame.columns)
     if release.sets is not None:
         cells += int(release.sets.nnz)
+    published = release.group_values is not None and release.groups is not None
     return DataShape(rows=release.n_rows, columns=len(frame.columns), cells=cells,
-                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
+                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()),
+                     groups=len(release.group_values) if published else 0)
 
 
 def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> MemoryEstimate:

@@ -337,7 +337,7 @@ class UlossParams:
 
 class UtilityLoss(Metric):
     name = "uloss"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_group_distinct=2)  # every published group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
@@ -579,7 +579,7 @@ class QueryParams:
 
 class QueryError(Metric):
     name = "query-error"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_group_distinct=2)  # every published group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
@@ -683,7 +683,7 @@ def _running_sums(view: _Anonymised, col: str, region: np.ndarray, order: np.nda
 
 class Ncp(Metric):
     name = "ncp"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_group_distinct=2)  # every published group's region over a column's values
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"
