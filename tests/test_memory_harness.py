@@ -142,3 +142,20 @@ def test_under_the_limit_a_run_too_large_is_refused_before_it_starts(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("veil: error: not enough memory: this run needs about") and "rf-flipping" in done.stderr
     assert done.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_a_table_is_not_converted_when_the_conversion_would_not_fit(monkeypatch):
+    """Turning a table into a binary matrix is estimated before it starts (a library that runs out of
+    memory there may end the process instead of raising): with too little left, one line names the
+    conversion; with enough, the same table converts."""
+    from veil.engine.run import memory
+
+    registry = make_registry()
+    demo = load_demo()
+    greedy = registry.algorithm("greedy-hamdist")
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**6, "available on this machine"))
+    with pytest.raises(BadInput, match="not enough memory: .*turning the table into a binary matrix"):
+        prepare(demo, greedy, None)
+    assert prepare(demo, registry.algorithm("mondrian"), None) is demo  # a table method converts nothing
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**10, "available on this machine"))
+    assert prepare(demo, greedy, None).n_rows == demo.n_rows

@@ -17,10 +17,13 @@ import resource
 from dataclasses import dataclass
 
 from ..base.errors import BadInput
-from ..data.forms import TABLE, form_of
+from ..data.forms import TABLE, describe_form, form_of
 from ..model.plugin import CHEAP, METRIC_SAMPLE_ROWS, DataShape
 
 HEADROOM = 1.25  # what a run needs is its estimate with a quarter more, for the interpreter and libraries
+# a table becoming a binary matrix or item sets: bytes per table cell at the conversion's peak (its
+# sparse blocks, their join and the class labels as Python objects; measured about 21)
+CONVERT_PER_CELL = 32
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,13 @@ def estimate_metrics(metrics, data, release, shape: DataShape | None = None) -> 
         parts.append((f"metric {metric.name}", int(metric.memory(metric_shape, metric_params))))
     largest = max((size for what, size in parts[2:]), default=0)
     return MemoryEstimate(tuple(parts), int(HEADROOM * (shape.nbytes + after.nbytes + largest)))
+
+
+def estimate_conversion(data, form: str) -> MemoryEstimate:
+    """What turning the table ``data`` into ``form`` needs at its peak (see CONVERT_PER_CELL): checked
+    before the conversion, whose libraries may end the process rather than raise when memory runs out."""
+    need = int(CONVERT_PER_CELL * data.n_rows * len(data.frame.columns))
+    return MemoryEstimate(((f"turning the table into {describe_form(form)}", need),), need)
 
 
 def available_memory() -> tuple[int, str]:
