@@ -84,6 +84,8 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
     target = data.schema.target
     if target is None:
         raise BadInput("FWELL needs class labels; mark a target column")
+    # a released column is one feature at least: refuse at once what cannot fit even so
+    check_room(data.n_rows, sum(1 for name in data.released_columns() if name != target))
     columns = []  # (name, its numbers or None, its text to one-hot or None)
     for name in data.released_columns():
         if name == target:
