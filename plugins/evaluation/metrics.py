@@ -54,7 +54,7 @@ class SmallestGroup(Metric):
     title = "Smallest group size"
     description = "The smallest number of records sharing one combination of quasi-identifier values."
     category = "privacy"
-    memory_cost = MemoryCost(per_cell=16.0)  # the quasi-identifiers' codes while their groups are found
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         qi = release.quasi_identifier_frame()

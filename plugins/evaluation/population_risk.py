@@ -18,7 +18,7 @@ from veil.engine import BadInput, MemoryCost, Metric, hookimpl, population_sizes
 class _PopulationRisk(Metric):
     category = "privacy"
     higher_is_better = False
-    memory_cost = MemoryCost(per_cell=16.0)  # the quasi-identifiers' codes while their groups are found
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         if release.n_rows == 0:

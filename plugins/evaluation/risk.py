@@ -30,7 +30,7 @@ def prosecutor_risks(release) -> np.ndarray:
 class _Risk(Metric):
     category = "privacy"
     higher_is_better = False
-    memory_cost = MemoryCost(per_cell=16.0)  # the quasi-identifiers' codes while their groups are found
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         if release.n_rows == 0:
