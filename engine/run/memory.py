@@ -24,6 +24,11 @@ HEADROOM = 1.25  # what a run needs is its estimate with a quarter more, for the
 # a table becoming a binary matrix or item sets: bytes per table cell at the conversion's peak (its
 # sparse blocks, their join and the class labels as Python objects; measured about 21)
 CONVERT_PER_CELL = 32
+# an export writing the release and reading the file back to check it: bytes per released cell (items
+# held, for item sets) and per byte of the frame (text cells cost more; measured about 34 a cell on a
+# 0/1 release, 64 on Mondrian's intervals, whose frame is 6.3 bytes a cell)
+EXPORT_PER_CELL = 32
+EXPORT_PER_FRAME_BYTE = 8
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,15 @@ def estimate_conversion(data, form: str) -> MemoryEstimate:
     before the conversion, whose libraries may end the process rather than raise when memory runs out."""
     need = int(CONVERT_PER_CELL * data.n_rows * len(data.frame.columns))
     return MemoryEstimate(((f"turning the table into {describe_form(form)}", need),), need)
+
+
+def estimate_export(release) -> MemoryEstimate:
+    """What writing ``release`` and reading the written file back needs at its peak (see EXPORT_PER_CELL;
+    the report's figures are not counted)."""
+    frame = release.frame
+    cells = release.n_rows * len(frame.columns) + (int(release.sets.nnz) if release.sets is not None else 0)
+    need = int(EXPORT_PER_CELL * cells + EXPORT_PER_FRAME_BYTE * frame.memory_usage(deep=False).sum())
+    return MemoryEstimate((("writing the release and reading it back", need),), need)
 
 
 def available_memory() -> tuple[int, str]:
