@@ -142,3 +142,38 @@ def test_under_the_limit_a_run_too_large_is_refused_before_it_starts(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("veil: error: not enough memory: this run needs about") and "rf-flipping" in done.stderr
     assert done.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_a_table_is_not_converted_when_the_conversion_would_not_fit(monkeypatch):
+    """Turning a table into a binary matrix is estimated before it starts (a library that runs out of
+    memory there may end the process instead of raising): with too little left, one line names the
+    conversion; with enough, the same table converts."""
+    from veil.engine.run import memory
+
+    registry = make_registry()
+    demo = load_demo()
+    greedy = registry.algorithm("greedy-hamdist")
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**6, "available on this machine"))
+    with pytest.raises(BadInput, match="not enough memory: .*turning the table into a binary matrix"):
+        prepare(demo, greedy, None)
+    assert prepare(demo, registry.algorithm("mondrian"), None) is demo  # a table method converts nothing
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**10, "available on this machine"))
+    assert prepare(demo, greedy, None).n_rows == demo.n_rows
+
+
+def test_an_export_that_would_not_fit_is_refused_before_a_byte_is_written(monkeypatch, tmp_path):
+    """Writing a release and reading the file back is estimated first: with too little memory left,
+    one line names that step and the folder is not created; with enough, the same release exports."""
+    from veil.engine import export_release
+    from veil.engine.run import memory
+
+    registry = make_registry()
+    result = execute(registry, load_demo(), RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5}),
+                                                    metrics=()), Context(0), release_sensitive=("diagnosis_group",))
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**6, "available on this machine"))
+    with pytest.raises(BadInput, match="not enough memory: .*writing the release and reading it back"):
+        export_release(registry, result, tmp_path / "out", report=None)
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**10, "available on this machine"))
+    export_release(registry, result, tmp_path / "out", report=None)
+    assert (tmp_path / "out" / "manifest.json").exists()

@@ -38,13 +38,15 @@ class ReportFact:
 class DataShape:
     """What a plugin's memory cost is a function of: records, columns (features, items), cells held
     (a table's cells; the ones a sparse binary matrix or item sets hold), the most distinct values
-    of a column, and the bytes the data itself takes."""
+    of a column, the bytes the data itself takes and, for a release that publishes groups of records
+    alike (its ``group_values``), how many groups."""
 
     rows: int
     columns: int
     cells: int
     max_distinct: int = 0
     nbytes: int = 0
+    groups: int = 0
 
     def sampled(self, rows: int) -> DataShape:
         """The shape of a seeded sample of at most ``rows`` records."""
@@ -52,15 +54,16 @@ class DataShape:
             return self
         share = rows / self.rows
         return replace(self, rows=rows, cells=int(self.cells * share), nbytes=int(self.nbytes * share),
-                       max_distinct=min(self.max_distinct, rows))
+                       max_distinct=min(self.max_distinct, rows), groups=min(self.groups, rows))
 
 
 @dataclass(frozen=True)
 class MemoryCost:
     """The memory (bytes) a plugin needs beyond its input, as a function of the data's shape: a fixed
     part and parts per record, per cell held, per record × column (a dense records × features
-    array of sparse data), per record × most distinct values of a column (a region of every group
-    over a column's values) and per pair of records. Declared on the plugin's class
+    array of sparse data), per record × most distinct values of a column, per published group × most
+    distinct values (a region of every group over a column's values) and per pair of records.
+    Declared on the plugin's class
     (``memory_cost``); the memory harness (tests/test_memory_harness.py) checks that it bounds what
     the plugin really takes."""
 
@@ -69,12 +72,14 @@ class MemoryCost:
     per_cell: float = 64.0
     per_record_column: float = 0.0
     per_record_distinct: float = 0.0
+    per_group_distinct: float = 0.0
     per_record_pair: float = 0.0
 
     def bytes(self, shape: DataShape) -> int:
         return int(self.fixed + self.per_record * shape.rows + self.per_cell * shape.cells
                    + self.per_record_column * shape.rows * shape.columns
                    + self.per_record_distinct * shape.rows * shape.max_distinct
+                   + self.per_group_distinct * shape.groups * shape.max_distinct
                    + self.per_record_pair * shape.rows * shape.rows)
 
 # What data an algorithm accepts.

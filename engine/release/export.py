@@ -39,6 +39,7 @@ from ..base.io import missing_reason, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
+from ..run.memory import check_memory, estimate_export
 from ..run.runs import BoundModel, RunResult, bind_model
 from .assessment import ReportOptions, assess, before_release, release_as_written
 from .manifest import (MANIFEST_NAME, REPORT_FILES, ExportOptions, binding, build_manifest, holds_records,
@@ -203,6 +204,7 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     records = holds_records(result.release)
     if not records:  # one row per feature, in rank order: there is no record order to hide
         options = dataclasses.replace(options, shuffle=False)
+    check_memory(estimate_export(result.release))  # before the frame is copied, written and read back
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
     model = bind_model(registry, result.spec.models)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written

@@ -17,7 +17,7 @@ import resource
 from dataclasses import dataclass
 
 from ..base.errors import BadInput
-from ..data.forms import TABLE, form_of
+from ..data.forms import TABLE, describe_form, form_of
 from ..data.table import Role
 from ..model.plugin import CHEAP, METRIC_SAMPLE_ROWS, DataShape
 
@@ -26,6 +26,14 @@ HEADROOM = 1.25  # what a run needs is its estimate with a quarter more, for the
 # and quasi-identifier: its value's code, its node at every level, keys while counted (measured on
 # generated and on Adult-shaped populations: 22–62 bytes)
 POPULATION_CELL = 80.0
+# a table becoming a binary matrix or item sets: bytes per table cell at the conversion's peak (its
+# sparse blocks, their join and the class labels as Python objects; measured about 21)
+CONVERT_PER_CELL = 32
+# an export writing the release and reading the file back to check it: bytes per released cell (items
+# held, for item sets) and per byte of the frame (text cells cost more; measured about 34 a cell on a
+# 0/1 release, 64 on Mondrian's intervals, whose frame is 6.3 bytes a cell)
+EXPORT_PER_CELL = 32
+EXPORT_PER_FRAME_BYTE = 8
 
 
 @dataclass(frozen=True)
@@ -62,13 +70,16 @@ def shape_of(data, check=None) -> DataShape:
 
 def release_shape(release, data_shape: DataShape) -> DataShape:
     """The shape metrics of ``release`` work on: its records and cells (a set-valued release's items
-    held, not records × items), with the input's most distinct values (regions span them)."""
+    held, not records × items) and the groups it publishes, with the input's most distinct values
+    (regions span them)."""
     frame = release.frame
     cells = release.n_rows * len(frame.columns)
     if release.sets is not None:
         cells += int(release.sets.nnz)
+    published = release.group_values is not None and release.groups is not None
     return DataShape(rows=release.n_rows, columns=len(frame.columns), cells=cells,
-                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
+                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()),
+                     groups=len(release.group_values) if published else 0)
 
 
 def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> MemoryEstimate:
@@ -118,6 +129,22 @@ def estimate_metrics(metrics, data, release, shape: DataShape | None = None) -> 
         parts.append((f"metric {metric.name}", int(metric.memory(metric_shape, metric_params))))
     largest = max((size for what, size in parts[len(held):]), default=0)
     return MemoryEstimate(tuple(parts), int(HEADROOM * (sum(size for _, size in held) + largest)))
+
+
+def estimate_conversion(data, form: str) -> MemoryEstimate:
+    """What turning the table ``data`` into ``form`` needs at its peak (see CONVERT_PER_CELL): checked
+    before the conversion, whose libraries may end the process rather than raise when memory runs out."""
+    need = int(CONVERT_PER_CELL * data.n_rows * len(data.frame.columns))
+    return MemoryEstimate(((f"turning the table into {describe_form(form)}", need),), need)
+
+
+def estimate_export(release) -> MemoryEstimate:
+    """What writing ``release`` and reading the written file back needs at its peak (see EXPORT_PER_CELL;
+    the report's figures are not counted)."""
+    frame = release.frame
+    cells = release.n_rows * len(frame.columns) + (int(release.sets.nnz) if release.sets is not None else 0)
+    need = int(EXPORT_PER_CELL * cells + EXPORT_PER_FRAME_BYTE * frame.memory_usage(deep=False).sum())
+    return MemoryEstimate((("writing the release and reading it back", need),), need)
 
 
 def available_memory() -> tuple[int, str]:

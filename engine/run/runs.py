@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.forms import TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
+from ..data.forms import BINARY, TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
 from ..data.table import Kind, Role
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..model.groups import view_of_frame
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
-from .memory import check_memory, estimate_method, estimate_metrics, shape_of
+from .memory import check_memory, estimate_conversion, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
 from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, HierarchyUse, Judgement, judgements
 from ..data.recipe import Recipe
@@ -154,7 +154,12 @@ def bind_model(registry, call) -> BoundModel | CombinedModel | None:
 
 
 def prepare(data, algorithm, recipe: Recipe | None = None):
-    """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot."""
+    """Turn ``data`` into the form ``algorithm`` accepts, or explain why it cannot (memory included:
+    a table's conversion is estimated before it starts)."""
+    accepts = tuple(algorithm.accepts)
+    if form_of(data) == TABLE and not (TABLE in accepts and (recipe is None or BINARY not in accepts)):
+        target = BINARY if BINARY in accepts else next((a for a in accepts if a != TABLE), accepts[0])
+        check_memory(estimate_conversion(data, target))
     try:
         return convert(data, algorithm.accepts, recipe=recipe)
     except BadInput as exc:
@@ -269,12 +274,18 @@ def declared_hierarchies(data, columns) -> dict:
 def check_labels(data, algorithm) -> None:
     if not algorithm.needs_labels:
         return
-    labels = labels_of(data)
-    if labels is None:
-        raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
-    import pandas as pd
+    if form_of(data) == TABLE:  # the column itself: no array of its values as Python objects
+        target = data.schema.target
+        if target is None:
+            raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
+        classes = data.frame[target].dropna().unique()
+    else:
+        labels = labels_of(data)
+        if labels is None:
+            raise BadInput(f"method {algorithm.name!r} needs a target column; mark one as the target")
+        import pandas as pd
 
-    classes = pd.unique(pd.Series(labels).dropna())
+        classes = pd.unique(pd.Series(labels).dropna())
     if len(classes) < 2:
         raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, "
                        f"found {len(classes)}")

@@ -361,7 +361,7 @@ class UlossParams:
 
 class UtilityLoss(Metric):
     name = "uloss"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
@@ -603,7 +603,7 @@ class QueryParams:
 
 class QueryError(Metric):
     name = "query-error"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
@@ -707,7 +707,7 @@ def _running_sums(view: _Anonymised, col: str, region: np.ndarray, order: np.nda
 
 class Ncp(Metric):
     name = "ncp"
-    memory_cost = MemoryCost(per_record_distinct=2)  # every group's region over a column's values
+    memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"
@@ -764,6 +764,7 @@ class Discernibility(Metric):
     category = "utility"
     higher_is_better = False
     Params = DiscernibilityParams
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         groups = _release_groups(release)
@@ -798,6 +799,7 @@ class AverageClassSize(Metric):
     description = "Records per group on the quasi-identifiers: n divided by the number of groups (larger = coarser)."
     category = "utility"
     higher_is_better = False
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         groups = _release_groups(release)

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import (BINARY, EXPENSIVE, Metric, form_of, hookimpl, labels_of, load_cached, param, source_digest,
-                         store_cached)
+from veil.engine import (BINARY, EXPENSIVE, MemoryCost, Metric, form_of, hookimpl, labels_of, load_cached, param,
+                         source_digest, store_cached)
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 TOL = 1e-4  # LinearSVC's own default stopping tolerance (the paper's protocol)
@@ -41,6 +41,7 @@ class FeatureCount(Metric):
     paper = "000_0106b4def2026c16"
     description = "How many features (columns other than the target) the release keeps."
     category = "utility"
+    memory_cost = MemoryCost(per_record=0.0, per_cell=0.0)  # reads the column names
 
     def compute(self, original, release, params, ctx):
         if release.selected_features is not None:
@@ -53,6 +54,7 @@ class SmallestGroup(Metric):
     title = "Smallest group size"
     description = "The smallest number of records sharing one combination of quasi-identifier values."
     category = "privacy"
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         qi = release.quasi_identifier_frame()

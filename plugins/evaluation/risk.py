@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import Metric, hookimpl, param, prosecutor_risks as risks_of_sizes
+from veil.engine import MemoryCost, Metric, hookimpl, param, prosecutor_risks as risks_of_sizes
 
 
 def prosecutor_risks(release) -> np.ndarray:
@@ -30,6 +30,7 @@ def prosecutor_risks(release) -> np.ndarray:
 class _Risk(Metric):
     category = "privacy"
     higher_is_better = False
+    memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
         if release.n_rows == 0:

@@ -147,8 +147,10 @@ def synthetic_frame(noisy: np.ndarray, names: list[str], classes: tuple, target:
 
 # -- the methods ----------------------------------------------------------------------------------------
 def default_m(matrix: BinaryMatrix, ctx=None) -> int:
-    """The number of features Greedy-HamDist selects at k = 5 under k-AC (the paper's m)."""
-    selected, _ = greedy_hamdist(matrix, KacConstraint(matrix, DEFAULT_M_K), ctx=ctx)
+    """The number of features Greedy-HamDist selects at k = 5 under k-AC (the paper's m), counted up to
+    MAX_M + 1: past MAX_M the run is refused, and every further feature would only cost time and the
+    k-AC classes' memory."""
+    selected, _ = greedy_hamdist(matrix, KacConstraint(matrix, DEFAULT_M_K), ctx=ctx, limit=MAX_M + 1)
     return len(selected)
 
 
@@ -220,7 +222,8 @@ class _DPFeatureSelection(Algorithm):
 def _check_m(m: int, data: BinaryMatrix, m_from_greedy: bool) -> None:
     source = "the default m (Greedy-HamDist's count at k = 5)" if m_from_greedy else "m"
     if m > MAX_M:
-        raise BadInput(f"{source} is {m}, but at most {MAX_M} features can be released this way: the noisy "
+        count = f"more than {MAX_M}" if m_from_greedy else str(m)
+        raise BadInput(f"{source} is {count}, but at most {MAX_M} features can be released this way: the noisy "
                        f"histogram has 2^m × 2 cells; set m ≤ {MAX_M}")
     if m > data.n_features:
         raise BadInput(f"m = {m} but the data has only {data.n_features} features")

@@ -106,15 +106,17 @@ class HamDistParams:
 
 
 def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip", skip_zero_score: bool = True,
-                   ctx=None, order=None) -> tuple[list[int], np.ndarray]:
+                   ctx=None, order=None, limit: int | None = None) -> tuple[list[int], np.ndarray]:
     """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
-    when the model allows."""
+    when the model allows; at most ``limit`` of them."""
     pos = positive_mask(matrix)
     scores = hamdist_scores(matrix, pos)
     by_score = order is None
     if by_score:
         order = np.lexsort((np.arange(matrix.n_features), -scores))
     for i, f in enumerate(order):
+        if limit is not None and len(constraint.selected) >= limit:
+            break
         if ctx is not None:  # a feasibility test is a pass over the records: check before each
             ctx.check()
             if i % 64 == 0:
@@ -309,7 +311,7 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
 
         scores = []
         for items, _ in candidates:  # a partition of the records per itemset, refined an item at a time
-            scores.append(distcnt(matrix, pos, partition_of(matrix, items, check).row_classes()))
+            scores.append(distcnt(matrix, pos, partition_of(matrix, items, check, containment=False).row_classes()))
     best = int(np.argmax(scores))  # the first (largest, then lexicographically smallest) among equals
     return list(candidates[best][0]), [(list(i), s, sc) for (i, s), sc in zip(candidates, scores)]
 

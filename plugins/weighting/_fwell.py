@@ -22,7 +22,7 @@ import pandas as pd
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from veil.engine import BadInput, BinaryMatrix, Kind, Table
+from veil.engine import BadInput, BinaryMatrix, Kind, MemoryEstimate, Table, check_memory
 
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -30,7 +30,11 @@ LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 # cover): the grid's largest value, which gives the least noise relative to the weights (docs/fwell.md)
 PRIVATE_LAMBDA = 1.0
 WORKING_MEMORY_MB = 256  # distance rows computed at once
+BYTES_PER_CELL = 32  # FWELL's peak per record and feature (see check_room)
 CHUNK_STEPS = 2_000_000  # row × row × feature steps of the distance search between two cancellation checks
+# every chunk pays a pass over the whole matrix (sklearn validates and, when sparse, copies it): at least
+# this many rows a chunk keep that pass a small share of the chunk's own work
+MIN_CHUNK_ROWS = 16
 SPARSE_BELOW = 0.2  # densities below this go through the sparse neighbour search
 
 
@@ -74,12 +78,15 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
     if isinstance(data, BinaryMatrix):
         if data.labels is None:
             raise BadInput("FWELL needs class labels; mark a target column")
+        check_room(data.n_rows, data.n_features)
         return data.to_sparse().tocsr().astype(np.float64), list(data.feature_names), np.asarray(data.labels)
     assert isinstance(data, Table)
     target = data.schema.target
     if target is None:
         raise BadInput("FWELL needs class labels; mark a target column")
-    parts, names = [], []
+    # a released column is one feature at least: refuse at once what cannot fit even so
+    check_room(data.n_rows, sum(1 for name in data.released_columns() if name != target))
+    columns = []  # (name, its numbers or None, its text to one-hot or None)
     for name in data.released_columns():
         if name == target:
             continue
@@ -87,10 +94,17 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
         series = data.frame[name]
         numeric = pd.to_numeric(series, errors="coerce")
         if col.kind is Kind.NUMERIC or (col.kind is Kind.BINARY and numeric.notna().sum() == series.notna().sum()):
+            columns.append((name, numeric, None))
+        elif col.kind in (Kind.CATEGORICAL, Kind.BINARY):
+            columns.append((name, None, series.astype("string")))
+    check_room(data.n_rows, sum(1 if text is None else text.nunique() for _, _, text in columns))
+    parts, names = [], []
+    for name, numeric, text in columns:
+        if text is None:
             parts.append(numeric.to_numpy(dtype=float)[:, None])
             names.append(name)
-        elif col.kind in (Kind.CATEGORICAL, Kind.BINARY):
-            dummies = pd.get_dummies(series.astype("string"), prefix=name, prefix_sep="=", dtype=float)
+        else:
+            dummies = pd.get_dummies(text, prefix=name, prefix_sep="=", dtype=float)
             parts.append(dummies.to_numpy())
             names.extend(dummies.columns)
     if not parts:
@@ -99,6 +113,14 @@ def feature_matrix(data) -> tuple[np.ndarray | sp.csr_matrix, list[str], np.ndar
     if np.isnan(x).any():
         raise BadInput("FWELL cannot weigh features with missing values; drop or fill them first")
     return x, [str(n) for n in names], data.labels()
+
+
+def check_room(n: int, d: int) -> None:
+    """Refuse in one line, before anything is allocated, data whose features and margins would not fit
+    in memory: FWELL holds the records × features dense (the features, their scaled copy and the
+    margins z, measured at about 24 bytes a cell) beside the neighbour search's working memory."""
+    need = BYTES_PER_CELL * n * d + WORKING_MEMORY_MB * 2**20
+    check_memory(MemoryEstimate(((f"FWELL's {n:,} records × {d:,} features held dense", need),), need))
 
 
 def scale_unit(x):
@@ -150,43 +172,53 @@ def check_labels(y: np.ndarray) -> np.ndarray:
 
 
 # -- nearest hit and miss ------------------------------------------------------------------------------
-def nearest_hit_miss(x, codes: np.ndarray, check=None) -> tuple[np.ndarray, np.ndarray]:
+def nearest_hit_miss(x, codes: np.ndarray, check=None, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """For every record, the index of its nearest hit (same class, itself excluded) and nearest miss
     (any other class), by Manhattan distance.
 
     sklearn's brute-force neighbour search (the one ``NearestNeighbors(metric="manhattan")`` runs on
     high-dimensional data), in row chunks so memory stays bounded; sparse input stays sparse. Ties go
     to the lower index: distances equal to 9 decimals count as equal, so dense and sparse input, whose
-    sums round differently, find the same neighbours.
+    sums round differently, find the same neighbours. ``progress`` (optional) is told the records
+    done after each chunk: the search compares every pair of records, so it is most of FWELL's time.
     """
     n = len(codes)
     hit = np.empty(n, dtype=np.int64)
     miss = np.empty(n, dtype=np.int64)
     start = 0
-    # a chunk of r rows costs r × n × d steps: keep that near CHUNK_STEPS, so ``check`` comes often
-    rows = max(1, CHUNK_STEPS // max(1, n * x.shape[1]))
+    # a chunk of r rows costs r × n × (the features a pair of rows compares: d, or a sparse row's
+    # non-zeros twice) steps: keep that near CHUNK_STEPS, so ``check`` comes often
+    per_pair = 2 * x.nnz / max(1, n) if sp.issparse(x) else x.shape[1]
+    rows = max(MIN_CHUNK_ROWS, int(CHUNK_STEPS // max(1.0, n * per_pair)))
     memory = min(WORKING_MEMORY_MB, (rows + 0.5) * n * 8 / 2**20)
-    for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=memory):
+    # the sparse distances run in OpenMP threads that are woken for every chunk: on a busy machine each
+    # wake-up costs more than a chunk's work (as with BLAS in solve_lbfgs), so the search runs single-threaded
+    with threadpool_limits(1, user_api="openmp"):
         if check is not None:
-            check()
-        rows = np.arange(start, start + len(chunk))
-        d = np.round(chunk, 9)
-        same = codes[rows][:, None] == codes[None, :]
-        d_hit = np.where(same, d, np.inf)
-        d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
-        hit[rows] = d_hit.argmin(axis=1)
-        miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
-        start += len(chunk)
+            check()  # finding the thread pools takes its own stretch of calls
+        for chunk in pairwise_distances_chunked(x, x, metric="manhattan", working_memory=memory):
+            if check is not None:
+                check()
+            rows = np.arange(start, start + len(chunk))
+            d = np.round(chunk, 9)
+            same = codes[rows][:, None] == codes[None, :]
+            d_hit = np.where(same, d, np.inf)
+            d_hit[np.arange(len(rows)), rows] = np.inf  # the record itself is not its own hit
+            hit[rows] = d_hit.argmin(axis=1)
+            miss[rows] = np.where(same, np.inf, d).argmin(axis=1)
+            start += len(chunk)
+            if progress is not None:
+                progress(start, n)
     return hit, miss
 
 
-def margins(x, codes: np.ndarray, check=None) -> np.ndarray:
+def margins(x, codes: np.ndarray, check=None, progress=None) -> np.ndarray:
     """z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)| on the features scaled to [0, 1], each row divided by
     max(1, ‖z_i‖₂) (dense n × d). ``x`` is the unscaled feature matrix (dense or sparse)."""
     x = scale_span(x)
     if check is not None:
         check()
-    hit, miss = nearest_hit_miss(x, codes, check)
+    hit, miss = nearest_hit_miss(x, codes, check, progress)
     if sp.issparse(x):
         z = (abs(x - x[miss]) - abs(x - x[hit])).toarray()
     else:
@@ -314,11 +346,13 @@ class Weights:
     lambda_losses: dict | None = None
 
 
-def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None) -> Weights:
-    """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target)."""
+def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None,
+          progress=None) -> Weights:
+    """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target); ``progress``: see
+    :func:`nearest_hit_miss`."""
     x, names, y = feature_matrix(data)
     codes = check_labels(y)
-    z = margins(x, codes, check)
+    z = margins(x, codes, check, progress)
     losses = None
     if lam is None:
         lam, losses = choose_lambda(z, codes, seed=seed, check=check)

@@ -61,7 +61,12 @@ class PrivateFwellParams:
 # -- shared steps ---------------------------------------------------------------------------------------
 def _weights(data, lam, solver, ctx) -> core.Weights:
     ctx.progress(0.0, "FWELL: nearest hits and misses")
-    return core.fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check)
+
+    def searched(done: int, total: int) -> None:
+        ctx.progress(0.7 * done / total, f"FWELL: nearest hits and misses of {done:,} of {total:,} records")
+
+    return core.fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check,
+                      progress=searched)
 
 
 def select_in_order(matrix: BinaryMatrix, model, order: list[int], limit: int | None, ctx) -> list[int]:

@@ -107,3 +107,31 @@ def test_support_counts_refuse_unknown_features(bad):
     matrix = BinaryMatrix.from_dense(np.ones((3, 2)))
     with pytest.raises(IndexError, match="out of range"):
         support_counts(matrix, [bad])
+
+
+def test_a_partition_without_containment_takes_memory_in_proportion_to_the_rows():
+    """Splitting 20,000 records into thousands of classes: a bitset of rows per class would take
+    classes × rows / 8 bytes (tens of MB); the class index per row and the classes' patterns take far
+less. With
+    containment (k-AC) the bitsets are kept, and the two partitions agree on the classes."""
+    import tracemalloc
+
+    from veil.engine import KAnonymityConstraint, partition_of
+
+    rng = np.random.default_rng(0)
+    n, d = 20_000, 14
+    matrix = BinaryMatrix.from_dense(rng.random((n, d)) < 0.5)
+    for f in range(d):
+        matrix.bitset(f)  # the matrix's own cache, not the partition's
+    tracemalloc.start()
+    lean = partition_of(matrix, range(d), containment=False)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert lean.n_classes > 5_000 and lean.contains is None
+    assert peak < lean.n_classes * n / 8 / 4  # a quarter of one bitset of rows per class
+    full = partition_of(matrix, range(d))
+    assert np.array_equal(full.row_classes(), lean.row_classes()) and np.array_equal(full.sizes, lean.sizes)
+    assert full.contains.shape == (full.n_classes, matrix.n_words)
+    with pytest.raises(ValueError):
+        lean.kac()
+    assert KAnonymityConstraint(matrix, 5).partition.contains is None

@@ -190,10 +190,10 @@ def test_bounds_of_epsilon_and_m(cls):
 def test_default_m_above_20_is_refused(cls):
     n = 40
     dense = np.zeros((n, 25), dtype=np.uint8)
-    dense[:10] = 1  # 25 identical columns: every one keeps kac ≥ 10, so Greedy-HamDist takes all 25
+    dense[:10] = 1  # 25 identical columns: every one keeps kac ≥ 10, so Greedy-HamDist would take all 25
     labels = np.where(np.arange(n) < 20, 1, -1)
     matrix = BinaryMatrix.from_dense(dense, labels=labels)
-    with pytest.raises(BadInput, match="default m .* is 25.*set m ≤ 20"):
+    with pytest.raises(BadInput, match="default m .* is more than 20.*set m ≤ 20"):
         run(cls, matrix)
     assert run(cls, matrix, m=5).details["m"] == 5
 

@@ -376,3 +376,19 @@ def test_paper003_recipes_resolve_their_data_and_run(recipe, datasets_dir, regis
     spec = dataclasses.replace(private, metrics=())  # the method itself; the metrics' CV is the slow part
     result = execute(registry, data, spec)
     assert result.holds and result.release.selected_features
+
+
+def test_data_whose_dense_features_would_not_fit_is_refused_before_they_are_built(monkeypatch):
+    """FWELL holds records × features dense: on the demo (5,000 records, 484 one-hot features, about
+    77 MB at 32 bytes a cell with the search's 256 MB) with 200 MB left, one line names the need
+    before anything is allocated; with 2 GB left the same data is read."""
+    from veil.engine import BadInput, load_demo
+    from veil.engine.run import memory
+
+    demo = load_demo()  # its class: readmitted_30d
+    monkeypatch.setattr(memory, "available_memory", lambda: (200 * 10**6, "available on this machine"))
+    with pytest.raises(BadInput, match=r"not enough memory: .*FWELL's 5,000 records × \d+ features held dense"):
+        core.feature_matrix(demo)
+    monkeypatch.setattr(memory, "available_memory", lambda: (2 * 10**9, "available on this machine"))
+    x, names, _ = core.feature_matrix(demo)
+    assert x.shape == (5_000, len(names))
