@@ -24,6 +24,16 @@ ProgressCallback = Callable[[float, str], None]
 MODES = ("study", "release")
 
 
+def call_each(callbacks) -> None:
+    """Call every cancel callback, once; one that fails is logged, and the others are still called
+    (a backend failing to stop must not stop the others being told)."""
+    for fn in callbacks:
+        try:
+            fn()
+        except Exception:
+            logging.getLogger("veil.run").exception("a cancel callback failed")
+
+
 class CancelToken:
     """Thread-safe flag set by whoever wants a run to stop; cancelling also calls every callback a
     blocking backend registered (:meth:`on_cancel`), once, on the cancelling thread."""
@@ -43,11 +53,7 @@ class CancelToken:
                 return
             self._event.set()
             callbacks, self._callbacks = list(self._callbacks.values()), {}
-        for fn in callbacks:
-            try:
-                fn()
-            except Exception:  # a backend failing to stop must not stop the others being told
-                logging.getLogger("veil.run").exception("a cancel callback failed")
+        call_each(callbacks)
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Call ``fn`` when the run is cancelled (at once if it already is); returns a function that

@@ -28,7 +28,6 @@ registered on the fly (tests) must be importable by reference (a module-level cl
 from __future__ import annotations
 
 import io
-import logging
 import multiprocessing as mp
 import os
 import pickle
@@ -40,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..data.binary import BinaryMatrix
 from ..base.errors import Cancelled
-from .jobs import Context
+from .jobs import Context, call_each
 
 CACHED_DATASETS = 2  # the data of the current run and of the one before (a reloaded file)
 STOP_SECONDS = 5.0
@@ -118,11 +117,7 @@ class _EventToken:
     def _fire(self) -> None:
         with self._lock:
             callbacks, self._callbacks = list(self._callbacks.values()), {}
-        for fn in callbacks:
-            try:
-                fn()
-            except Exception:  # a backend failing to stop must not stop the others being told
-                logging.getLogger("veil.run").exception("a cancel callback failed")
+        call_each(callbacks)
 
     @property
     def cancelled(self) -> bool:
