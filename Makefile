@@ -12,6 +12,8 @@ run: $(STAMP)
 	$(BIN)/veil --demo
 
 test: $(STAMP)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
 	$(BIN)/lint-imports --config pyproject.toml
 	$(BIN)/python -m pytest -q
 

@@ -55,10 +55,17 @@ def timed(owner, name: str, into: dict, label: str, calls: dict | None = None):
 def add_search_flags(parser, threads: int | None = None) -> None:
     """``--threads N`` (default ``threads``, None: every core) and ``--debug`` for a benchmark that runs
     pattern searches (see :func:`search_options`)."""
-    parser.add_argument("--threads", type=int, default=threads,
-                        help=f"the most threads a search may use (default: {threads or 'every core'})")
-    parser.add_argument("--debug", action="store_true",
-                        help="the searches' and PatternKa's debug counts on stderr (logging at DEBUG level)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=threads,
+        help=f"the most threads a search may use (default: {threads or 'every core'})",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="the searches' and PatternKa's debug counts on stderr (logging at DEBUG level)",
+    )
 
 
 def search_options(threads: int | None = None, debug: bool = False):
@@ -88,8 +95,13 @@ def machine() -> dict[str, str]:
     import pandas as pd
 
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpus": str(cpus), "cpu": model, "python": platform.python_version(), "numpy": np.__version__,
-            "pandas": pd.__version__}
+    return {
+        "cpus": str(cpus),
+        "cpu": model,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+    }
 
 
 def markdown_table(header: list[str], rows: list[list[object]]) -> str:

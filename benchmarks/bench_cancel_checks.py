@@ -1,7 +1,8 @@
 """How often every method checks for cancellation (issue 15, item 2), in calls and in milliseconds.
 
 For each case of ``tests/plugins/test_cancel_checks.py``, at the test's size (×1; ``SCALES`` takes
-larger ones, e.g. 2, at a cost: Maximal's itemsets grow steeply): the calls the method makes (counted once under a profiler), its time without the
+larger ones, e.g. 2, at a cost: Maximal's itemsets grow steeply): the calls the method makes (counted once under a
+profiler), its time without the
 profiler, hence its rate in calls per second and the calls 100 ms of its work makes, and the longest
 wall-clock interval between two checks measured directly (a real Context timing its own checks, no
 profiler). The test's budgets (calls between checks) must stay below the calls of 100 ms. Run with
@@ -62,8 +63,15 @@ def measure(case_id: str, scale: int) -> dict:
     longest = max(b - a for a, b in zip(stamps, stamps[1:]))
     seconds = end - start
     rate = meter.calls / seconds
-    return {"calls": meter.calls, "seconds": seconds, "rate": rate, "per_100ms": int(rate / 10),
-            "max_gap": max(meter.gaps), "longest_ms": 1000 * longest, "checks": len(meter.gaps) - 1}
+    return {
+        "calls": meter.calls,
+        "seconds": seconds,
+        "rate": rate,
+        "per_100ms": int(rate / 10),
+        "max_gap": max(meter.gaps),
+        "longest_ms": 1000 * longest,
+        "checks": len(meter.gaps) - 1,
+    }
 
 
 def test_cancellation_checks(capsys):
@@ -74,10 +82,36 @@ def test_cancellation_checks(capsys):
             continue
         for scale in SCALES:
             m = measure(case_id, scale)
-            rows.append([case_id, f"×{scale}", f"{m['calls']:,}", f"{m['seconds']:.2f}", f"{m['rate'] / 1e6:.2f}",
-                         f"{m['per_100ms']:,}", f"{m['max_gap']:,}", f"{cases.BUDGETS[case_id]:,}",
-                         f"{m['longest_ms']:.0f}", f"{m['checks']:,}"])
+            rows.append(
+                [
+                    case_id,
+                    f"×{scale}",
+                    f"{m['calls']:,}",
+                    f"{m['seconds']:.2f}",
+                    f"{m['rate'] / 1e6:.2f}",
+                    f"{m['per_100ms']:,}",
+                    f"{m['max_gap']:,}",
+                    f"{cases.BUDGETS[case_id]:,}",
+                    f"{m['longest_ms']:.0f}",
+                    f"{m['checks']:,}",
+                ]
+            )
     with capsys.disabled():
         print(machine())
-        print(markdown_table(["case", "size", "calls", "s", "M calls/s", "calls in 100 ms", "most calls between "
-                              "checks", "budget", "longest ms between checks", "checks"], rows))
+        print(
+            markdown_table(
+                [
+                    "case",
+                    "size",
+                    "calls",
+                    "s",
+                    "M calls/s",
+                    "calls in 100 ms",
+                    "most calls between checks",
+                    "budget",
+                    "longest ms between checks",
+                    "checks",
+                ],
+                rows,
+            )
+        )

@@ -53,10 +53,13 @@ def incremental_vs_naive(matrix, k=5, sample=200, repeats=3):
 
 
 def end_to_end(matrix, k=5, repeats=3):
-    return median_times({
-        "Greedy-HamDist": lambda: greedy_hamdist(matrix, KacConstraint(matrix, k)),
-        "Greedy-DistCnt": lambda: greedy_distcnt(matrix, KacConstraint(matrix, k)),
-    }, repeats)
+    return median_times(
+        {
+            "Greedy-HamDist": lambda: greedy_hamdist(matrix, KacConstraint(matrix, k)),
+            "Greedy-DistCnt": lambda: greedy_distcnt(matrix, KacConstraint(matrix, k)),
+        },
+        repeats,
+    )
 
 
 def maximal_vs_miner(matrix, k, repeats=3):
@@ -74,10 +77,20 @@ def maximal_vs_miner(matrix, k, repeats=3):
 def report(matrix, ks=(11, 8)) -> str:
     lines = []
     chosen, classes, n_cand, t = incremental_vs_naive(matrix)
-    lines.append(markdown_table(
-        ["case", "candidates", "incremental ms", "naive ms", "gain"],
-        [[f"kac check after Greedy-HamDist's {chosen} features ({classes} classes), k = 5", n_cand,
-          f"{t['incremental'] * 1e3:.1f}", f"{t['naive'] * 1e3:.1f}", f"{t['naive'] / t['incremental']:.0f}×"]]))
+    lines.append(
+        markdown_table(
+            ["case", "candidates", "incremental ms", "naive ms", "gain"],
+            [
+                [
+                    f"kac check after Greedy-HamDist's {chosen} features ({classes} classes), k = 5",
+                    n_cand,
+                    f"{t['incremental'] * 1e3:.1f}",
+                    f"{t['naive'] * 1e3:.1f}",
+                    f"{t['naive'] / t['incremental']:.0f}×",
+                ]
+            ],
+        )
+    )
     e = end_to_end(matrix)
     lines.append(markdown_table(["method (k = 5, k-ac)", "seconds"], [[m, f"{s:.2f}"] for m, s in e.items()]))
     rows = []
@@ -99,8 +112,10 @@ def matrix():
 def test_incremental_kernel_gain(matrix, capsys):
     chosen, classes, n_cand, t = incremental_vs_naive(matrix)
     with capsys.disabled():
-        print(f"\nincremental {t['incremental'] * 1e3:.1f} ms vs naive {t['naive'] * 1e3:.1f} ms "
-              f"({t['naive'] / t['incremental']:.0f}×) for {n_cand} candidates")
+        print(
+            f"\nincremental {t['incremental'] * 1e3:.1f} ms vs naive {t['naive'] * 1e3:.1f} ms "
+            f"({t['naive'] / t['incremental']:.0f}×) for {n_cand} candidates"
+        )
     assert t["naive"] / t["incremental"] >= 20
 
 

@@ -39,7 +39,11 @@ def measure() -> dict:
         started = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", FIRST_RUN], check=True, env=env, capture_output=True, text=True)
         first = time.perf_counter() - started
-    return {"set-up compile s": setup, "first run s": first, "kernels compiled by the first run": int(out.stdout.split()[-1])}
+    return {
+        "set-up compile s": setup,
+        "first run s": first,
+        "kernels compiled by the first run": int(out.stdout.split()[-1]),
+    }
 
 
 def test_a_first_run_after_setup_compiles_nothing():

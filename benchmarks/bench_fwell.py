@@ -44,21 +44,29 @@ def measure(repeats: int = 3) -> list[list[object]]:
     x, codes = loaded
     sub, sub_codes = x[:ROWS], codes[:ROWS]
     sparse_sub = core.scale_span(sp.csr_matrix(sub))
-    times = median_times({"sparse": lambda: core.nearest_hit_miss(sparse_sub, sub_codes),
-                          "dense": lambda: dense_search(sub, sub_codes)}, repeats)
-    assert all(np.array_equal(a, b) for a, b in zip(core.nearest_hit_miss(sparse_sub, sub_codes),
-                                                    dense_search(sub, sub_codes)))
+    times = median_times(
+        {"sparse": lambda: core.nearest_hit_miss(sparse_sub, sub_codes), "dense": lambda: dense_search(sub, sub_codes)},
+        repeats,
+    )
+    assert all(
+        np.array_equal(a, b) for a, b in zip(core.nearest_hit_miss(sparse_sub, sub_codes), dense_search(sub, sub_codes))
+    )
     start = time.perf_counter()
     z = core.margins(x, codes)
     margins_s = time.perf_counter() - start
     start = time.perf_counter()
     sol = core.solve_lbfgs(z, 0.01)
     solve_s = time.perf_counter() - start
-    return [[f"nearest hit/miss, first {ROWS} records, sparse", f"{times['sparse']:.2f} s", "1.0"],
-            [f"nearest hit/miss, first {ROWS} records, dense", f"{times['dense']:.2f} s",
-             f"{times['dense'] / times['sparse']:.1f}"],
-            [f"margins z, all {x.shape[0]} × {x.shape[1]}", f"{margins_s:.1f} s", ""],
-            [f"L-BFGS, λ = 0.01 (gradient {sol.gradient_norm:.1e})", f"{solve_s:.1f} s", ""]]
+    return [
+        [f"nearest hit/miss, first {ROWS} records, sparse", f"{times['sparse']:.2f} s", "1.0"],
+        [
+            f"nearest hit/miss, first {ROWS} records, dense",
+            f"{times['dense']:.2f} s",
+            f"{times['dense'] / times['sparse']:.1f}",
+        ],
+        [f"margins z, all {x.shape[0]} × {x.shape[1]}", f"{margins_s:.1f} s", ""],
+        [f"L-BFGS, λ = 0.01 (gradient {sol.gradient_norm:.1e})", f"{solve_s:.1f} s", ""],
+    ]
 
 
 @pytest.mark.benchmark

@@ -36,8 +36,15 @@ from veil.plugins.anonymisation.mondrian import _sensitive_view
 REGISTRY = make_registry()
 MODEL = "k-anonymity:k=5"
 SUPPRESSION = 0.04
-METRICS = ["loss", "entropy", "precision", "height", "discernibility", "discernibility:monotonic=false",
-           "average-class-size"]
+METRICS = [
+    "loss",
+    "entropy",
+    "precision",
+    "height",
+    "discernibility",
+    "discernibility:monotonic=false",
+    "average-class-size",
+]
 
 
 def adult_arx(rows: int | None = None, seed: int = 0) -> Table | None:
@@ -76,8 +83,13 @@ def search_only(table: Table, metric: str, lattice=_lattice, bounds: bool = Fals
 def lattice_at(revision: str):
     """The ``_lattice`` module as it was at a git revision, loaded beside the current one."""
     root = Path(__file__).resolve().parents[1]
-    text = subprocess.run(["git", "show", f"{revision}:plugins/anonymisation/_lattice.py"], cwd=root,
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["git", "show", f"{revision}:plugins/anonymisation/_lattice.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "lattice_then.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("lattice_then", path)
@@ -98,8 +110,20 @@ def against(revision: str, rows_: int = 1_000_000, metrics=METRICS) -> list[list
         a = search_only(table, metric, then, bounds=True)
         b = search_only(table, metric, _lattice, bounds=True)
         assert a[3].levels == b[3].levels and a[3].value == b[3].value, (metric, a[3], b[3])
-        rows.append([metric, f"{a[0]:.2f}", f"{a[1]:.2f}", f"{len(a[2].known):,}", f"{b[0]:.2f}", f"{b[1]:.2f}",
-                     f"{len(b[2].known):,}", f"{a[0] / b[0]:.2f}", f"{a[1] / b[1]:.2f}", f"{b[3].value:.6g}"])
+        rows.append(
+            [
+                metric,
+                f"{a[0]:.2f}",
+                f"{a[1]:.2f}",
+                f"{len(a[2].known):,}",
+                f"{b[0]:.2f}",
+                f"{b[1]:.2f}",
+                f"{len(b[2].known):,}",
+                f"{a[0] / b[0]:.2f}",
+                f"{a[1] / b[1]:.2f}",
+                f"{b[3].value:.6g}",
+            ]
+        )
     return rows
 
 
@@ -130,10 +154,19 @@ def adult(repeats: int = 3) -> list[list[object]] | None:
         r_wall, r_cpu = _median(runs)
         gen = runs[-1][2].release.details["generalisation"]
         search = searches[-1][2]
-        rows.append([metric, f"{s_wall:.3f}", f"{s_cpu:.3f}", f"{r_wall:.3f}", f"{r_cpu:.3f}",
-                     f"{len(search.known):,} of {search.size:,} ({100 * len(search.known) / search.size:.1f} %)",
-                     ";".join(f"{c}:{v}" for c, v in gen["levels"].items()), f"{gen['suppressed_records']:,}",
-                     f"{gen['loss']:.6g}"])
+        rows.append(
+            [
+                metric,
+                f"{s_wall:.3f}",
+                f"{s_cpu:.3f}",
+                f"{r_wall:.3f}",
+                f"{r_cpu:.3f}",
+                f"{len(search.known):,} of {search.size:,} ({100 * len(search.known) / search.size:.1f} %)",
+                ";".join(f"{c}:{v}" for c, v in gen["levels"].items()),
+                f"{gen['suppressed_records']:,}",
+                f"{gen['loss']:.6g}",
+            ]
+        )
     return rows
 
 
@@ -146,16 +179,44 @@ def million(rows_: int = 1_000_000, metrics=("loss", "entropy", "height")) -> li
         s_wall, s_cpu, search, _ = search_only(table, metric)
         r_wall, r_cpu, result = whole_run(table, metric)
         gen = result.release.details["generalisation"]
-        rows.append([metric, f"{rows_:,}", f"{s_wall:.2f}", f"{s_cpu:.2f}", f"{r_wall:.2f}", f"{r_cpu:.2f}",
-                     f"{len(search.known):,} of {search.size:,}", f"{gen['suppressed_records']:,}",
-                     f"{gen['loss']:.6g}"])
+        rows.append(
+            [
+                metric,
+                f"{rows_:,}",
+                f"{s_wall:.2f}",
+                f"{s_cpu:.2f}",
+                f"{r_wall:.2f}",
+                f"{r_cpu:.2f}",
+                f"{len(search.known):,} of {search.size:,}",
+                f"{gen['suppressed_records']:,}",
+                f"{gen['loss']:.6g}",
+            ]
+        )
     return rows
 
 
-HEAD_ADULT = ["adult_arx, k = 5, 4 % suppression: metric", "search wall s", "search CPU s", "whole run wall s",
-              "whole run CPU s", "transformations checked", "optimum (levels)", "suppressed", "metric value"]
-HEAD_MILLION = ["generated, k = 5, 4 % suppression: metric", "records", "search wall s", "search CPU s",
-                "whole run wall s", "whole run CPU s", "transformations checked", "suppressed", "metric value"]
+HEAD_ADULT = [
+    "adult_arx, k = 5, 4 % suppression: metric",
+    "search wall s",
+    "search CPU s",
+    "whole run wall s",
+    "whole run CPU s",
+    "transformations checked",
+    "optimum (levels)",
+    "suppressed",
+    "metric value",
+]
+HEAD_MILLION = [
+    "generated, k = 5, 4 % suppression: metric",
+    "records",
+    "search wall s",
+    "search CPU s",
+    "whole run wall s",
+    "whole run CPU s",
+    "transformations checked",
+    "suppressed",
+    "metric value",
+]
 
 
 @pytest.mark.benchmark
@@ -178,14 +239,25 @@ def test_million(capsys):
         print("\n" + markdown_table(HEAD_MILLION, rows))
 
 
-HEAD_AGAINST = ["search, k = 5, 4 % suppression: metric", "then wall s", "then CPU s", "then checked",
-                "now wall s", "now CPU s", "now checked", "wall ratio", "CPU ratio", "optimum's value"]
+HEAD_AGAINST = [
+    "search, k = 5, 4 % suppression: metric",
+    "then wall s",
+    "then CPU s",
+    "then checked",
+    "now wall s",
+    "now CPU s",
+    "now checked",
+    "wall ratio",
+    "CPU ratio",
+    "optimum's value",
+]
 
 
 def main() -> None:
     info = machine()
-    print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, "
-          f"pandas {info['pandas']}\n")
+    print(
+        f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, pandas {info['pandas']}\n"
+    )
     if len(sys.argv) > 2 and sys.argv[1] == "--against":
         rows_ = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
         print(f"{rows_:,} generated records, the search at {sys.argv[2]} (then) and now\n")

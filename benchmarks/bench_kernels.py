@@ -45,8 +45,14 @@ def out_of_cache(repeats: int = 7) -> tuple[list[list[object]], float]:
             return and_popcount(*ops, scratch=scratch)
 
         assert straightforward() == blockwise()
-        times = median_times({"copy (np.copyto)": copy, "whole-array AND, then popcount": straightforward,
-                              "and_popcount (blockwise)": blockwise}, repeats)
+        times = median_times(
+            {
+                "copy (np.copyto)": copy,
+                "whole-array AND, then popcount": straightforward,
+                "and_popcount (blockwise)": blockwise,
+            },
+            repeats,
+        )
         nbytes = k * BIG_WORDS * 8
         bandwidths.append(nbytes / times["copy (np.copyto)"])
         rows += _rows(f"{k} operands × 64 MiB", nbytes, times, times["copy (np.copyto)"], None)
@@ -64,10 +70,14 @@ def t10_itemsets(memory_copy: float, repeats: int = 5) -> list[list[object]] | N
     top = np.argsort(counts, kind="stable")[::-1][:150].tolist()
     rng = np.random.default_rng(1)
     cases = {
-        f"Apriori level 2, minsup 0.5 %: all pairs of {len(frequent)} frequent items":
-            (frequent, np.array(list(itertools.combinations(frequent, 2)))),
-        "10,000 random triples of the 150 most frequent items (no shared prefixes)":
-            (top, np.array([rng.choice(top, 3, replace=False) for _ in range(10_000)])),
+        f"Apriori level 2, minsup 0.5 %: all pairs of {len(frequent)} frequent items": (
+            frequent,
+            np.array(list(itertools.combinations(frequent, 2))),
+        ),
+        "10,000 random triples of the 150 most frequent items (no shared prefixes)": (
+            top,
+            np.array([rng.choice(top, 3, replace=False) for _ in range(10_000)]),
+        ),
     }
     rows = []
     for label, (columns, itemsets) in cases.items():
@@ -88,12 +98,20 @@ def t10_itemsets(memory_copy: float, repeats: int = 5) -> list[list[object]] | N
             return support_counts(matrix, itemsets)
 
         assert batched().tolist() == one_by_one()
-        times = median_times({"copy of the bitsets read (np.copyto)": copy,
-                              "BinaryMatrix.support, one by one": one_by_one, "support_counts": batched}, repeats)
+        times = median_times(
+            {
+                "copy of the bitsets read (np.copyto)": copy,
+                "BinaryMatrix.support, one by one": one_by_one,
+                "support_counts": batched,
+            },
+            repeats,
+        )
         cache_copy = times["copy of the bitsets read (np.copyto)"] * nbytes / (copies * working_set.nbytes)
         times["copy of the bitsets read (np.copyto)"] = cache_copy
-        case = (f"{label}: {len(itemsets):,} itemsets, {nbytes / 2**30:.2f} GiB read, "
-                f"working set {working_set.nbytes / 2**20:.1f} MiB")
+        case = (
+            f"{label}: {len(itemsets):,} itemsets, {nbytes / 2**30:.2f} GiB read, "
+            f"working set {working_set.nbytes / 2**20:.1f} MiB"
+        )
         rows += _rows(case, nbytes, times, cache_copy, memory_copy)
     return rows
 

@@ -20,15 +20,20 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import add_search_flags, dataset, machine, markdown_table, median_times, search_options  # noqa: E402
 
-from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, SearchOptions, have_pyfim, longest_itemsets,  # noqa: E402
-                         read_transactions)
+from veil.engine import (
+    CLOSED_ITEMSETS,
+    MAXIMAL_ITEMSETS,
+    SearchOptions,
+    have_pyfim,
+    longest_itemsets,  # noqa: E402
+    read_transactions,
+)
 
 pytestmark = pytest.mark.benchmark
 
@@ -69,11 +74,14 @@ def one_case(m, k, target, floor, fastest, repeats, options: SearchOptions):
     found = longest_itemsets(m, k, r, target=target, options=options)
     assert found.patterns == expected, "the miner and pyfim disagree"
     slow = repeats if fastest != "fim" else 1
-    times = median_times({
-        "longest": lambda: longest_itemsets(m, k, r, target=target, options=options),
-        "fim": lambda: fim.fim(t, target=code, supp=-k, zmin=floor, report="a"),
-        fastest: lambda: getattr(fim, fastest)(t, target=code, supp=-k, zmin=floor, report="a"),
-    }, slow)
+    times = median_times(
+        {
+            "longest": lambda: longest_itemsets(m, k, r, target=target, options=options),
+            "fim": lambda: fim.fim(t, target=code, supp=-k, zmin=floor, report="a"),
+            fastest: lambda: getattr(fim, fastest)(t, target=code, supp=-k, zmin=floor, report="a"),
+        },
+        slow,
+    )
     return r, found.nodes, times
 
 
@@ -97,17 +105,58 @@ def main(repeats: int = 7, skip_slow_fim: bool = True, options: SearchOptions = 
             found = longest_itemsets(m, k, len(reference), target=target, options=options)
             ours = time.perf_counter() - start
             assert len(found.patterns) == len(reference)
-            rows.append([name, k, target, floor, len(reference), found.nodes, f"{ours:.2f}", "not timed",
-                         f"{best:.2f} ({fastest})", "—", f"{ours / best:.2f}"])
+            rows.append(
+                [
+                    name,
+                    k,
+                    target,
+                    floor,
+                    len(reference),
+                    found.nodes,
+                    f"{ours:.2f}",
+                    "not timed",
+                    f"{best:.2f} ({fastest})",
+                    "—",
+                    f"{ours / best:.2f}",
+                ]
+            )
             continue
         r, runs, times = one_case(m, k, target, floor, fastest, repeats, options)
-        rows.append([name, k, target, floor, r, runs, f"{times['longest']:.3f}", f"{times['fim']:.3f}",
-                     f"{times[fastest]:.3f} ({fastest})", f"{times['longest'] / times['fim']:.2f}",
-                     f"{times['longest'] / times[fastest]:.2f}"])
+        rows.append(
+            [
+                name,
+                k,
+                target,
+                floor,
+                r,
+                runs,
+                f"{times['longest']:.3f}",
+                f"{times['fim']:.3f}",
+                f"{times[fastest]:.3f} ({fastest})",
+                f"{times['longest'] / times['fim']:.2f}",
+                f"{times['longest'] / times[fastest]:.2f}",
+            ]
+        )
         print(rows[-1], flush=True)
     print(machine())
-    print(markdown_table(["data", "k", "target", "L", "patterns", "C runs", "longest_itemsets (s)", "pyfim fim (s)",
-                          "fastest pyfim (s)", "ratio to fim", "ratio to fastest"], rows))
+    print(
+        markdown_table(
+            [
+                "data",
+                "k",
+                "target",
+                "L",
+                "patterns",
+                "C runs",
+                "longest_itemsets (s)",
+                "pyfim fim (s)",
+                "fastest pyfim (s)",
+                "ratio to fim",
+                "ratio to fastest",
+            ],
+            rows,
+        )
+    )
 
 
 def test_longest_against_pyfim():

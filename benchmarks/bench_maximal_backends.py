@@ -24,8 +24,14 @@ from _bench import dataset, markdown_table  # noqa: E402
 from veil.engine import BinaryMatrix, MiningLimit, Recipe, Step, make_registry, read_data  # noqa: E402
 from veil.plugins.feature_selection.greedy import maximal, maximal_backend  # noqa: E402
 
-SETS = {"fimi_mushroom": "mushroom.dat", "fimi_chess": "chess.dat", "fimi_retail": "retail.dat",
-        "fimi_T10I4D100K": "T10I4D100K.dat", "BASEHOCK": "", "RELATHE": ""}  # the last two: paper 000's text tables
+SETS = {
+    "fimi_mushroom": "mushroom.dat",
+    "fimi_chess": "chess.dat",
+    "fimi_retail": "retail.dat",
+    "fimi_T10I4D100K": "T10I4D100K.dat",
+    "BASEHOCK": "",
+    "RELATHE": "",
+}  # the last two: paper 000's text tables
 BACKENDS = ("longest-items", "longest-records", "pyfim")
 
 
@@ -62,8 +68,12 @@ def measure(matrix: BinaryMatrix, k: int, limit: float) -> tuple[str, dict[str, 
 
 
 def main(names: list[str], ks=(5, 10), limit: float = 60.0) -> None:
-    maximal(BinaryMatrix.from_dense(np.eye(70, dtype=np.uint8)[:, :64], labels=np.arange(70) % 2), 1, 1,
-            backend="longest-items")  # numba's cache
+    maximal(
+        BinaryMatrix.from_dense(np.eye(70, dtype=np.uint8)[:, :64], labels=np.arange(70) % 2),
+        1,
+        1,
+        backend="longest-items",
+    )  # numba's cache
     rows = []
     for name in names:
         matrix = load(name)
@@ -76,13 +86,49 @@ def main(names: list[str], ks=(5, 10), limit: float = 60.0) -> None:
             best = min(s for b, s in t.items() if b != "auto" and s is not None) if done else None
             cell = [f"{t[b]:.2f}" if t[b] is not None else f"> {limit:g}" for b in ("auto", *BACKENDS)]
             frequent = int((matrix.column_counts() >= k).sum())
-            rows.append([name, f"{matrix.n_rows:,} × {frequent:,}", f"{matrix.density:.3f}", k, chosen, *cell,
-                         f"{t['auto'] / best:.2f}" if t["auto"] is not None and best else "–"])
-            print(markdown_table(["data", "records × items ≥ k", "density", "k", "auto picks", "auto s",
-                                  *(f"{b} s" for b in BACKENDS), "auto / best"], rows[-1:]), flush=True)
+            rows.append(
+                [
+                    name,
+                    f"{matrix.n_rows:,} × {frequent:,}",
+                    f"{matrix.density:.3f}",
+                    k,
+                    chosen,
+                    *cell,
+                    f"{t['auto'] / best:.2f}" if t["auto"] is not None and best else "–",
+                ]
+            )
+            print(
+                markdown_table(
+                    [
+                        "data",
+                        "records × items ≥ k",
+                        "density",
+                        "k",
+                        "auto picks",
+                        "auto s",
+                        *(f"{b} s" for b in BACKENDS),
+                        "auto / best",
+                    ],
+                    rows[-1:],
+                ),
+                flush=True,
+            )
     print()
-    print(markdown_table(["data", "records × items ≥ k", "density", "k", "auto picks", "auto s",
-                          *(f"{b} s" for b in BACKENDS), "auto / best"], rows))
+    print(
+        markdown_table(
+            [
+                "data",
+                "records × items ≥ k",
+                "density",
+                "k",
+                "auto picks",
+                "auto s",
+                *(f"{b} s" for b in BACKENDS),
+                "auto / best",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,14 +42,29 @@ def table(path: Path, rows: int, seed: int = 0) -> list[str]:
     rng = np.random.default_rng(seed)
     for start in range(0, rows, CHUNK):  # written a million records at a time: the harness stays small
         n = min(CHUNK, rows - start)
-        pd.DataFrame({"age": rng.integers(17, 91, n), "sex": rng.choice(["F", "M"], n),
-                      "zip": rng.choice([f"z{i:03d}" for i in range(300)], n),
-                      "education": rng.choice([f"e{i}" for i in range(16)], n),
-                      "hours": rng.integers(1, 100, n), "disease": rng.choice(list("abcdef"), n),
-                      "income": rng.choice(["<=50K", ">50K"], n, p=[0.76, 0.24])}).to_csv(
-            path, index=False, header=start == 0, mode="w" if start == 0 else "a")
-    return ["--data", str(path), "--quasi", "age,sex,zip", "--sensitive", "disease", "--target", "income",
-            "--release-sensitive", "disease"]
+        pd.DataFrame(
+            {
+                "age": rng.integers(17, 91, n),
+                "sex": rng.choice(["F", "M"], n),
+                "zip": rng.choice([f"z{i:03d}" for i in range(300)], n),
+                "education": rng.choice([f"e{i}" for i in range(16)], n),
+                "hours": rng.integers(1, 100, n),
+                "disease": rng.choice(list("abcdef"), n),
+                "income": rng.choice(["<=50K", ">50K"], n, p=[0.76, 0.24]),
+            }
+        ).to_csv(path, index=False, header=start == 0, mode="w" if start == 0 else "a")
+    return [
+        "--data",
+        str(path),
+        "--quasi",
+        "age,sex,zip",
+        "--sensitive",
+        "disease",
+        "--target",
+        "income",
+        "--release-sensitive",
+        "disease",
+    ]
 
 
 def baskets(path: Path, rows: int) -> list[str]:
@@ -85,9 +100,14 @@ def one(argv: list[str], out: Path, timeout: float) -> tuple[str, float, float]:
     """How a ``veil run`` ended, its seconds and its peak resident memory in GB (``ru_maxrss``)."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen([sys.executable, "-m", "veil.cli", "run", *argv, "--no-report", "--out", str(out)],
-                                 stdout=subprocess.DEVNULL, stderr=err, text=True, preexec_fn=limited,
-                                 start_new_session=True)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "veil.cli", "run", *argv, "--no-report", "--out", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+            preexec_fn=limited,
+            start_new_session=True,
+        )
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
@@ -96,8 +116,11 @@ def one(argv: list[str], out: Path, timeout: float) -> tuple[str, float, float]:
                 os.killpg(child.pid, signal.SIGKILL)
                 _, status, usage = os.wait4(child.pid, 0)
                 child.returncode = 0
-                return (f"still running after {timeout:g} s (stopped by the harness)", time.perf_counter() - started,
-                        usage.ru_maxrss / 2**20)
+                return (
+                    f"still running after {timeout:g} s (stopped by the harness)",
+                    time.perf_counter() - started,
+                    usage.ru_maxrss / 2**20,
+                )
             time.sleep(0.2)
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds, peak = time.perf_counter() - started, usage.ru_maxrss / 2**20
@@ -129,8 +152,9 @@ def inputs(tmp: Path, sizes: list[int], basket_sizes: list[int], demo: bool):
         (tmp / f"b{n}.dat").unlink()
 
 
-def matrix(sizes: list[int], timeout: float, basket_sizes: list[int] = (), demo: bool = True,
-           methods: list[str] | None = None) -> list[list[str]]:
+def matrix(
+    sizes: list[int], timeout: float, basket_sizes: list[int] = (), demo: bool = True, methods: list[str] | None = None
+) -> list[list[str]]:
     from veil.engine import make_registry
 
     registry = make_registry()
@@ -152,8 +176,14 @@ def markdown(rows) -> str:
     """One table per data set."""
     parts = []
     for label in dict.fromkeys(r[0] for r in rows):
-        parts += [f"**{label}**", "", "| method (default metrics) | outcome under 4 GB | s | peak GB |",
-                  "|---|---|---:|---:|", *(f"| {' | '.join(r[1:])} |" for r in rows if r[0] == label), ""]
+        parts += [
+            f"**{label}**",
+            "",
+            "| method (default metrics) | outcome under 4 GB | s | peak GB |",
+            "|---|---|---:|---:|",
+            *(f"| {' | '.join(r[1:])} |" for r in rows if r[0] == label),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -170,10 +200,20 @@ def test_memory_matrix():
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tables", nargs="*", type=int, default=[1_000_000, 2_000_000, 10_000_000],
-                        help="records of each generated table (none: no tables)")
-    parser.add_argument("--baskets", nargs="*", type=int, default=[410_201],
-                        help="records of each generated basket file (none: no baskets)")
+    parser.add_argument(
+        "--tables",
+        nargs="*",
+        type=int,
+        default=[1_000_000, 2_000_000, 10_000_000],
+        help="records of each generated table (none: no tables)",
+    )
+    parser.add_argument(
+        "--baskets",
+        nargs="*",
+        type=int,
+        default=[410_201],
+        help="records of each generated basket file (none: no baskets)",
+    )
     parser.add_argument("--no-demo", dest="demo", action="store_false", help="skip the bundled demo")
     parser.add_argument("--methods", type=lambda text: text.split(","), help="only these methods (comma-separated)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before the harness stops a run")

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from _bench import dataset, machine, markdown_table
-from veil.engine import (Context, GroupView, Hierarchy, PluginCall, Release, Role, Table, make_registry)
+from veil.engine import Context, GroupView, Hierarchy, PluginCall, Role, Table, make_registry
 from veil.engine.run.runs import bind_model
 from veil.plugins.anonymisation.mondrian import Mondrian, partition
 
@@ -38,8 +38,10 @@ def adult_arx() -> Table | None:
     if folder is None:
         return None
     frame = pd.read_csv(folder / "adult.csv", sep=";")
-    table = Table.from_frame(frame, roles={**{q: Role.QUASI_IDENTIFIER for q in QIS}, "occupation": Role.SENSITIVE,
-                                           "salary-class": Role.TARGET})
+    table = Table.from_frame(
+        frame,
+        roles={**{q: Role.QUASI_IDENTIFIER for q in QIS}, "occupation": Role.SENSITIVE, "salary-class": Role.TARGET},
+    )
     for q in QIS:
         table = table.with_hierarchy(q, Hierarchy.from_arx_csv(folder / f"adult_hierarchy_{q}.csv"))
     return table
@@ -86,7 +88,10 @@ def anjana_python() -> str | None:
     ``.venv-anjana`` beside the repository's ``.venv`` (or the interpreter named by ANJANA_PYTHON)."""
     candidates = [os.environ.get("ANJANA_PYTHON"), str(Path(__file__).resolve().parents[1] / ".venv-anjana/bin/python")]
     for python in filter(None, candidates):
-        if Path(python).exists() and subprocess.run([python, "-c", "import anjana"], capture_output=True).returncode == 0:
+        if (
+            Path(python).exists()
+            and subprocess.run([python, "-c", "import anjana"], capture_output=True).returncode == 0
+        ):
             return python
     return None
 
@@ -96,8 +101,12 @@ def run_anjana(python: str, table: Table):
     of the call, and its output as a release Veil's ncp metric can judge."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "anjana.csv"
-        done = subprocess.run([python, "-c", ANJANA_SCRIPT, str(dataset("adult_arx")), str(out), ",".join(QIS)],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [python, "-c", ANJANA_SCRIPT, str(dataset("adult_arx")), str(out), ",".join(QIS)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         frame = pd.read_csv(out, dtype=str)
     wall, cpu = (float(x) for x in done.stdout.strip().splitlines()[-1].split())
     return wall, cpu, frame
@@ -125,22 +134,37 @@ def adult_k10(repeats: int = 5) -> list[list[object]] | None:
     model = bind_model(REGISTRY, PluginCall("k-anonymity", {"k": 10}))
     method = Mondrian()
     params = method.params(MEDIAN)
-    candidates = {"Veil mondrian: partition only": lambda: partition(table, model, Context(0), params=params),
-                  "Veil mondrian: whole run (encode, partition, release)": lambda: method.run(table, model, params,
-                                                                                                 Context(0))}
+    candidates = {
+        "Veil mondrian: partition only": lambda: partition(table, model, Context(0), params=params),
+        "Veil mondrian: whole run (encode, partition, release)": lambda: method.run(table, model, params, Context(0)),
+    }
     times = wall_and_cpu(candidates, repeats)
     release = method.run(table, model, params, Context(0))
     sizes = np.bincount(release.groups)
-    rows = [[name, f"{wall:.3f}", f"{cpu:.3f}", f"{100 * _ncp(table, release):.2f} %",
-             f"{len(sizes):,} groups, smallest {sizes.min()}"] for name, (wall, cpu) in times.items()]
+    rows = [
+        [
+            name,
+            f"{wall:.3f}",
+            f"{cpu:.3f}",
+            f"{100 * _ncp(table, release):.2f} %",
+            f"{len(sizes):,} groups, smallest {sizes.min()}",
+        ]
+        for name, (wall, cpu) in times.items()
+    ]
     python = anjana_python()
     if python is None:
         rows.append(["anjana k_anonymity", "not installed", "", "", "see docs/anonymisation.md (.venv-anjana)"])
         return rows
     wall, cpu, out = run_anjana(python, table)
-    rows.append(["anjana k_anonymity (global recoding, one run)", f"{wall:.3f}", f"{cpu:.3f}",
-                 f"{100 * node_ncp(table, out):.2f} %",
-                 f"{len(out):,} rows, age → {out['age'].nunique()} value(s): {', '.join(sorted(out['age'].unique())[:3])}"])
+    rows.append(
+        [
+            "anjana k_anonymity (global recoding, one run)",
+            f"{wall:.3f}",
+            f"{cpu:.3f}",
+            f"{100 * node_ncp(table, out):.2f} %",
+            f"{len(out):,} rows, age → {out['age'].nunique()} value(s): {', '.join(sorted(out['age'].unique())[:3])}",
+        ]
+    )
     return rows
 
 
@@ -152,11 +176,15 @@ def model_checks(repeats: int = 7) -> list[list[object]] | None:
     groups = partition(table, model, Context(0), params=Mondrian.params(MEDIAN))
     codes, uniques = pd.factorize(table.frame["occupation"])
     q = np.bincount(codes) / len(codes)
-    checks = {name: bind_model(REGISTRY, PluginCall.parse(text)) for name, text in
-              [("l-diversity (probabilistic, l = 3)", "l-diversity:l=3"),
-               ("t-closeness (JS, t = 0.2)", "t-closeness:t=0.2,distance=js"),
-               ("t-closeness (EMD, t = 0.2)", "t-closeness:t=0.2,distance=emd"),
-               ("one-sided δ-disclosure (δ = 1.5)", "delta-disclosure:delta=1.5,sides=1")]}
+    checks = {
+        name: bind_model(REGISTRY, PluginCall.parse(text))
+        for name, text in [
+            ("l-diversity (probabilistic, l = 3)", "l-diversity:l=3"),
+            ("t-closeness (JS, t = 0.2)", "t-closeness:t=0.2,distance=js"),
+            ("t-closeness (EMD, t = 0.2)", "t-closeness:t=0.2,distance=emd"),
+            ("one-sided δ-disclosure (δ = 1.5)", "delta-disclosure:delta=1.5,sides=1"),
+        ]
+    }
 
     def fresh():
         return GroupView.from_codes(groups, codes, q, tuple(uniques), False)  # no cached counts
@@ -168,10 +196,13 @@ def model_checks(repeats: int = 7) -> list[list[object]] | None:
         view = fresh()  # counts computed once, shared by the three models
         return [m.plugin.check_groups(view, m.params) for m in checks.values()]
 
-    times = wall_and_cpu({**{name: one(m) for name, m in checks.items()}, "all four on one view": all_in_one_pass},
-                         repeats)
-    return [[name, f"{1000 * wall:.2f}", f"{1000 * cpu:.2f}", f"{int(groups.max()) + 1:,}"]
-            for name, (wall, cpu) in times.items()]
+    times = wall_and_cpu(
+        {**{name: one(m) for name, m in checks.items()}, "all four on one view": all_in_one_pass}, repeats
+    )
+    return [
+        [name, f"{1000 * wall:.2f}", f"{1000 * cpu:.2f}", f"{int(groups.max()) + 1:,}"]
+        for name, (wall, cpu) in times.items()
+    ]
 
 
 def scaling(sizes=(10_000, 100_000, 1_000_000), distinct: bool = False) -> list[list[object]] | None:
@@ -235,10 +266,15 @@ def test_scaling(capsys):
 
 def main() -> None:
     info = machine()
-    print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, "
-          f"pandas {info['pandas']}\n")
-    for head, rows in ((HEAD_K10, adult_k10()), (HEAD_CHECKS, model_checks()), (HEAD_SCALE, scaling()),
-                       (HEAD_SCALE, scaling(distinct=True))):
+    print(
+        f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, pandas {info['pandas']}\n"
+    )
+    for head, rows in (
+        (HEAD_K10, adult_k10()),
+        (HEAD_CHECKS, model_checks()),
+        (HEAD_SCALE, scaling()),
+        (HEAD_SCALE, scaling(distinct=True)),
+    ):
         if rows is None:
             print("adult_arx not found under ../shared/datasets")
             return

@@ -68,8 +68,10 @@ from _bench import add_search_flags, machine, markdown_table, search_options, ti
 pytestmark = pytest.mark.benchmark
 
 
-DATASETS = {"bms2": ("BMS-WebView-2", "bms_webview_2/BMS2_itemset_mining.txt"),
-            "retail": ("FIMI retail", "fimi_retail/retail.dat")}
+DATASETS = {
+    "bms2": ("BMS-WebView-2", "bms_webview_2/BMS2_itemset_mining.txt"),
+    "retail": ("FIMI retail", "fimi_retail/retail.dat"),
+}
 
 
 def load(n: int | str):
@@ -90,13 +92,20 @@ def shape(sets) -> dict:
     from synthetic import zipf_exponent
 
     lengths, counts = sets.row_lengths(), sets.item_counts()
-    return {"records": sets.n_rows, "items": int((counts > 0).sum()), "max_items": int(lengths.max()),
-            "mean_items": float(lengths.mean()), "zipf": zipf_exponent(counts[counts > 0])}
+    return {
+        "records": sets.n_rows,
+        "items": int((counts > 0).sum()),
+        "max_items": int(lengths.max()),
+        "mean_items": float(lengths.mean()),
+        "zipf": zipf_exponent(counts[counts > 0]),
+    }
 
 
 def shape_line(r: dict) -> str:
-    return (f"{r['records']:,} records, {r['items']:,} items held, {r['mean_items']:.2f} items a record on "
-            f"average, {r['max_items']:,} at most, item counts' Zipf exponent {r['zipf']:.3f}")
+    return (
+        f"{r['records']:,} records, {r['items']:,} items held, {r['mean_items']:.2f} items a record on "
+        f"average, {r['max_items']:,} at most, item counts' Zipf exponent {r['zipf']:.3f}"
+    )
 
 
 def print_shape(n: int):
@@ -108,11 +117,13 @@ def print_shape(n: int):
 
     got = shape(load(n))
     mu, sigma = length_law(NETFLIX["mean_items"], NETFLIX["max_items"], NETFLIX["records"])
-    rows = [["records", f"{NETFLIX['records']:,}", f"{got['records']:,}"],
-            ["items held", f"{NETFLIX['items']:,}", f"{got['items']:,}"],
-            ["average record", NETFLIX["mean_items"], f"{got['mean_items']:.2f}"],
-            ["largest record", f"{NETFLIX['max_items']:,}", f"{got['max_items']:,}"],
-            ["item counts' Zipf exponent", f"(BMS-WebView-2: {COUNTS_EXPONENT})", f"{got['zipf']:.3f}"]]
+    rows = [
+        ["records", f"{NETFLIX['records']:,}", f"{got['records']:,}"],
+        ["items held", f"{NETFLIX['items']:,}", f"{got['items']:,}"],
+        ["average record", NETFLIX["mean_items"], f"{got['mean_items']:.2f}"],
+        ["largest record", f"{NETFLIX['max_items']:,}", f"{got['max_items']:,}"],
+        ["item counts' Zipf exponent", f"(BMS-WebView-2: {COUNTS_EXPONENT})", f"{got['zipf']:.3f}"],
+    ]
     print(markdown_table(["statistic", "paper 002, Table 6", f"power_law_sets({n})"], rows))
     print(f"record lengths: log-normal mu {mu:.4f}, sigma {sigma:.4f}; draws' Zipf exponent {EXPONENT}")
     path = dataset(DATASETS["bms2"][1])
@@ -120,7 +131,10 @@ def print_shape(n: int):
         counts = Counter()
         for line in path.read_text().splitlines():
             counts.update(set(line.split()))
-        print(f"BMS-WebView-2: {len(counts):,} items, Zipf exponent of the item counts {zipf_exponent(list(counts.values()))}")
+        print(
+            f"BMS-WebView-2: {len(counts):,} items, "
+            f"Zipf exponent of the item counts {zipf_exponent(list(counts.values()))}"
+        )
 
 
 def fresh_peak() -> None:
@@ -133,8 +147,17 @@ def fresh_peak() -> None:
         pass
 
 
-def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor: bool = True,
-        deep_bounds: bool | int | None = None, all_ties: bool = True, options=None, top_down: bool = False) -> dict:
+def one(
+    n: int | str,
+    k: int,
+    old: bool,
+    carry_bounds: bool = True,
+    greedy_floor: bool = True,
+    deep_bounds: bool | int | None = None,
+    all_ties: bool = True,
+    options=None,
+    top_down: bool = False,
+) -> dict:
     import veil.engine.kernels.longest as longest
     from veil.engine import SearchOptions
     from veil.plugins.setvalued._grouping import information_loss
@@ -154,8 +177,12 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
 
     def heartbeat():  # a mining can take long: say every 60 s how far the run is
         while not done.wait(60):
-            print(f"[{n} {'old' if old else 'new'}] {time.perf_counter() - start:.0f} s: {state[0]}, "
-                  f"load average {os.getloadavg()}", file=sys.stderr, flush=True)
+            print(
+                f"[{n} {'old' if old else 'new'}] {time.perf_counter() - start:.0f} s: {state[0]}, "
+                f"load average {os.getloadavg()}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def progress(fraction, text):
         state[0] = text
@@ -168,14 +195,30 @@ def one(n: int | str, k: int, old: bool, carry_bounds: bool = True, greedy_floor
 
         g = top_down_groups(sets, k, progress=progress)
     else:
-        g = patternka_groups(sets, k, progress=progress, carry_bounds=carry_bounds, greedy_floor=greedy_floor,
-                             all_ties=all_ties, options=options or SearchOptions(), **deep)
+        g = patternka_groups(
+            sets,
+            k,
+            progress=progress,
+            carry_bounds=carry_bounds,
+            greedy_floor=greedy_floor,
+            all_ties=all_ties,
+            options=options or SearchOptions(),
+            **deep,
+        )
     done.set()
     seconds = time.perf_counter() - start
-    return {"n": n, "records": sets.n_rows, "seconds": seconds, "groups": g.n_groups, "minings": g.minings,
-            "gcp": information_loss(sets, g.groups, g.centres), "items_held": int(sets.nnz),
-            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "method": "top-down" if top_down else "patternka", "shape": shape(sets)}
+    return {
+        "n": n,
+        "records": sets.n_rows,
+        "seconds": seconds,
+        "groups": g.n_groups,
+        "minings": g.minings,
+        "gcp": information_loss(sets, g.groups, g.centres),
+        "items_held": int(sets.nnz),
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "method": "top-down" if top_down else "patternka",
+        "shape": shape(sets),
+    }
 
 
 def split_time():
@@ -187,11 +230,16 @@ def split_time():
     import veil.plugins.setvalued.patternka as patternka
 
     spent, calls = {}, {}
-    for owner, name, label in ((patternka, "_mine", "minings"), (dfs, "_search", "searches with their setup"),
-                               (dfs, "_run", "searches (their threads)"), (patternka._Cache, "__init__", "caches made"),
-                               (patternka._Cache, "_holders", "caches: their records found"),
-                               (patternka._Cache, "remove", "groups removed from caches"),
-                               (patternka._Cache, "members", "groups' members"), (patternka, "_centres", "centres")):
+    for owner, name, label in (
+        (patternka, "_mine", "minings"),
+        (dfs, "_search", "searches with their setup"),
+        (dfs, "_run", "searches (their threads)"),
+        (patternka._Cache, "__init__", "caches made"),
+        (patternka._Cache, "_holders", "caches: their records found"),
+        (patternka._Cache, "remove", "groups removed from caches"),
+        (patternka._Cache, "members", "groups' members"),
+        (patternka, "_centres", "centres"),
+    ):
         timed(owner, name, spent, label, calls)
 
     @atexit.register
@@ -200,7 +248,9 @@ def split_time():
             print(f"{label:30s} {spent[label]:9.1f} s {calls[label]:6d} calls", file=sys.stderr, flush=True)
 
 
-BASELINE = ["--old-path"]  # what "old" means: pyfim's path, or ["--no-bounds"], ["--filled-cache"], ["--deep-bounds"], …
+BASELINE = [
+    "--old-path"
+]  # what "old" means: pyfim's path, or ["--no-bounds"], ["--filled-cache"], ["--deep-bounds"], …
 FLAGS: list[str] = []  # --threads N and --debug, for every child
 
 
@@ -233,14 +283,39 @@ def main(sizes=(10_000, 20_000, 40_000), k: int = 100, old_sizes=(10_000, 20_000
             else:
                 same = (o["groups"], round(o["gcp"], 9)) == (r["groups"], round(r["gcp"], 9))
                 ratio = f"old {o['seconds']:.1f} s ({o['seconds'] / r['seconds']:.1f}×){'' if same else ' DIFFERENT'}"
-        rows.append([f"{n:,}", f"{r['items_held']:,}", f"{r['seconds']:.1f}", r["groups"], r["minings"],
-                     f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}", growth, ratio])
+        rows.append(
+            [
+                f"{n:,}",
+                f"{r['items_held']:,}",
+                f"{r['seconds']:.1f}",
+                r["groups"],
+                r["minings"],
+                f"{r['gcp']:.3f}",
+                f"{r['peak_mib']:.0f}",
+                growth,
+                ratio,
+            ]
+        )
         last = r
         print(rows[-1], "load average", os.getloadavg(), flush=True)
         print("  shape:", shape_line(r["shape"]), flush=True)
     print(machine())
-    print(markdown_table(["records", "items held", "seconds", "groups", "minings", "GCP", "peak MiB", "time growth",
-                          "old path (× new)"], rows))
+    print(
+        markdown_table(
+            [
+                "records",
+                "items held",
+                "seconds",
+                "groups",
+                "minings",
+                "GCP",
+                "peak MiB",
+                "time growth",
+                "old path (× new)",
+            ],
+            rows,
+        )
+    )
 
 
 #: Paper 002, Table 7: GCP of PatternKa on the Netflix part at each k.
@@ -256,13 +331,26 @@ def versus(n: int, ks=(100,)):
             if isinstance(r, str):
                 rows.append([k, "top-down" if top_down else "patternka", r, "", "", "", ""])
                 continue
-            rows.append([k, r["method"], f"{r['seconds']:.1f}", r["groups"], f"{r['gcp']:.3f}", f"{r['peak_mib']:.0f}",
-                         PAPER_GCP.get(k, "") if not top_down else ""])
+            rows.append(
+                [
+                    k,
+                    r["method"],
+                    f"{r['seconds']:.1f}",
+                    r["groups"],
+                    f"{r['gcp']:.3f}",
+                    f"{r['peak_mib']:.0f}",
+                    PAPER_GCP.get(k, "") if not top_down else "",
+                ]
+            )
             print(rows[-1], "load average", os.getloadavg(), flush=True)
             print("  shape:", shape_line(r["shape"]), flush=True)
     print(machine())
-    print(markdown_table(["k", "method", "seconds", "groups", "GCP", "peak MiB from the method's start",
-                          "paper's GCP (Table 7)"], rows))
+    print(
+        markdown_table(
+            ["k", "method", "seconds", "groups", "GCP", "peak MiB from the method's start", "paper's GCP (Table 7)"],
+            rows,
+        )
+    )
 
 
 def datasets(keys=("bms2", "retail"), ks=(20, 50), timeout: float = 300.0):
@@ -273,7 +361,9 @@ def datasets(keys=("bms2", "retail"), ks=(20, 50), timeout: float = 300.0):
             line = [DATASETS[key][0], k]
             for old in (False, True):
                 r = run_child(key, k, old, timeout)
-                line += [r] if isinstance(r, str) else [f"{r['seconds']:.1f} s, {r['groups']} groups, GCP {r['gcp']:.3f}"]
+                line += (
+                    [r] if isinstance(r, str) else [f"{r['seconds']:.1f} s, {r['groups']} groups, GCP {r['gcp']:.3f}"]
+                )
             rows.append(line)
             print(rows[-1], "load average", os.getloadavg(), flush=True)
     print(markdown_table(["data", "k", "new", "old"], rows))
@@ -305,10 +395,21 @@ if __name__ == "__main__":
             patternka.CACHE_BYTES = 64 << 20
         if "--split" in argv:
             split_time()
-        print(json.dumps(one(int(size) if size.isdigit() else size, int(argv[2]), "--old-path" in argv,
-                             "--no-bounds" not in argv, "--filled-cache" not in argv,
-                             True if "--deep-bounds" in argv else False if "--shallow-bounds" in argv else None,
-                             "--cut-cache" not in argv, options, "--top-down" in argv)))
+        print(
+            json.dumps(
+                one(
+                    int(size) if size.isdigit() else size,
+                    int(argv[2]),
+                    "--old-path" in argv,
+                    "--no-bounds" not in argv,
+                    "--filled-cache" not in argv,
+                    True if "--deep-bounds" in argv else False if "--shallow-bounds" in argv else None,
+                    "--cut-cache" not in argv,
+                    options,
+                    "--top-down" in argv,
+                )
+            )
+        )
     elif argv and argv[0] == "--shape":
         print_shape(int(argv[1]) if len(argv) > 1 else 410_201)
     elif argv and argv[0] == "--versus":
@@ -321,9 +422,20 @@ if __name__ == "__main__":
         p.add_argument("--k", type=int, default=100)
         p.add_argument("--old", nargs="*", type=int, default=[10_000, 20_000])
         p.add_argument("--old-timeout", type=float, default=900.0)
-        p.add_argument("--baseline", choices=["pyfim", "no-bounds", "filled-cache", "deep-bounds", "shallow-bounds",
-                                                "cut-cache", "narrow-masks", "small-cache"],
-                       default="pyfim")
+        p.add_argument(
+            "--baseline",
+            choices=[
+                "pyfim",
+                "no-bounds",
+                "filled-cache",
+                "deep-bounds",
+                "shallow-bounds",
+                "cut-cache",
+                "narrow-masks",
+                "small-cache",
+            ],
+            default="pyfim",
+        )
         add_search_flags(p)  # (already taken by child_flags; listed for --help)
         a = p.parse_args(sys.argv[1:])
         if a.baseline != "pyfim":

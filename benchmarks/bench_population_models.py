@@ -23,11 +23,17 @@ from veil.engine import PluginCall, Population, RunSpec, execute, make_registry
 REGISTRY = make_registry()
 CASES = {  # label: (method, model, with the population)
     "global recoding, k-anonymity k = 5": ("global-recoding:suppression=0.04", "k-anonymity:k=5", False),
-    "global recoding, k-map k = 50, π = 0.1": ("global-recoding:suppression=0.04",
-                                              "k-map:k=50,sample_fraction=0.1", False),
+    "global recoding, k-map k = 50, π = 0.1": (
+        "global-recoding:suppression=0.04",
+        "k-map:k=50,sample_fraction=0.1",
+        False,
+    ),
     "global recoding, k-map k = 50, population": ("global-recoding:suppression=0.04", "k-map:k=50", True),
-    "global recoding, δ-presence [0.05, 0.2], population": ("global-recoding:suppression=0.04",
-                                                           "delta-presence:dmin=0.05,dmax=0.2", True),
+    "global recoding, δ-presence [0.05, 0.2], population": (
+        "global-recoding:suppression=0.04",
+        "delta-presence:dmin=0.05,dmax=0.2",
+        True,
+    ),
     "Mondrian, k-anonymity k = 5": ("mondrian", "k-anonymity:k=5", False),
     "Mondrian, k-map k = 50, population": ("mondrian", "k-map:k=50", True),
 }
@@ -61,8 +67,16 @@ def measure(repeats: int = 3):
         result = results[label]
         gen = result.release.details.get("generalisation") or {}
         levels = ";".join(f"{c}:{v}" for c, v in (gen.get("levels") or {}).items()) or "—"
-        rows.append([label, f"{seconds:.2f}", f"{seconds / base:.1f}", levels,
-                     f"{int(result.release.details.get('groups', 0)):,}", result.verdict.message])
+        rows.append(
+            [
+                label,
+                f"{seconds:.2f}",
+                f"{seconds / base:.1f}",
+                levels,
+                f"{int(result.release.details.get('groups', 0)):,}",
+                result.verdict.message,
+            ]
+        )
     return rows
 
 

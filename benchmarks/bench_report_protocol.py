@@ -25,24 +25,40 @@ pytestmark = pytest.mark.benchmark
 
 
 def measure() -> list[list[str]]:
-    from veil.engine import (Context, DataSource, PluginCall, ReportOptions, RunSpec, execute, make_registry,
-                             read_column_names)
+    from veil.engine import (
+        Context,
+        DataSource,
+        PluginCall,
+        ReportOptions,
+        RunSpec,
+        execute,
+        make_registry,
+        read_column_names,
+    )
     from veil.engine.release import assessment
     from veil.plugins.evaluation import metrics as basic_metrics
 
     folder = dataset("adult")
     registry = make_registry()
-    source = DataSource(path=str(folder / "adult.data"), names=read_column_names(folder / "adult.names"),
-                        roles={"class": "target"})
+    source = DataSource(
+        path=str(folder / "adult.data"), names=read_column_names(folder / "adult.names"), roles={"class": "target"}
+    )
     data = source.load(registry)
-    result = execute(registry, data, RunSpec(PluginCall.parse("greedy-hamdist"), PluginCall.parse("k-anonymity:k=5"),
-                                             0, ()), Context(0))
+    result = execute(
+        registry,
+        data,
+        RunSpec(PluginCall.parse("greedy-hamdist"), PluginCall.parse("k-anonymity:k=5"), 0, ()),
+        Context(0),
+    )
     before = assessment.before_release(data)
     import sklearn.svm  # noqa: F401  imported before the clock starts, so each row times the figures alone
 
     fixed = basic_metrics.Auc.report_params
-    variants = [("report", False, fixed), ("the report's C at the default tolerance", False, {"c": 1.0}),
-                ("tuned", True, fixed)]
+    variants = [
+        ("report", False, fixed),
+        ("the report's C at the default tolerance", False, {"c": 1.0}),
+        ("tuned", True, fixed),
+    ]
     rows, times = [], []
     for _, tuned, params in variants:
         for metric in (basic_metrics.Auc, basic_metrics.Accuracy):
@@ -53,16 +69,22 @@ def measure() -> list[list[str]]:
                 assessment._MEMO.clear()
                 basic_metrics._CV_MEMO.clear()
                 started = time.perf_counter()
-                figures = assessment.assess(registry, data, before, result.release, ReportOptions(tuned=tuned),
-                                            Context(0))
+                figures = assessment.assess(
+                    registry, data, before, result.release, ReportOptions(tuned=tuned), Context(0)
+                )
                 seconds = time.perf_counter() - started
         finally:
             for metric in (basic_metrics.Auc, basic_metrics.Accuracy):
                 metric.report_params = fixed
         util = figures["utility"]
         times.append(seconds)
-        rows.append([util["classifier"], f"{seconds:.2f}",
-                     *(f"{util[side][m]:.5f}" for side in ("before", "after") for m in ("auc", "accuracy"))])
+        rows.append(
+            [
+                util["classifier"],
+                f"{seconds:.2f}",
+                *(f"{util[side][m]:.5f}" for side in ("before", "after") for m in ("auc", "accuracy")),
+            ]
+        )
     for (name, _, _), seconds in zip(variants[1:], times[1:]):
         rows.append([f"{name} / the report's", f"{seconds / times[0]:.1f}×", *([""] * 4)])
     return rows
@@ -73,8 +95,10 @@ def test_report_protocol():
 
 
 def report(rows) -> str:
-    return markdown_table(["report's classifier", "risk + utility s", "AUC before", "accuracy before", "AUC after",
-                           "accuracy after"], rows)
+    return markdown_table(
+        ["report's classifier", "risk + utility s", "AUC before", "accuracy before", "AUC after", "accuracy after"],
+        rows,
+    )
 
 
 if __name__ == "__main__":

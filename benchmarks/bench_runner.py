@@ -68,8 +68,12 @@ def synthetic_table(n: int):
 
     rng = np.random.default_rng(0)
     words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
-    frame = pd.DataFrame({**{f"text{i}": words[rng.integers(0, len(words), n)] for i in range(6)},
-                          **{f"number{i}": rng.integers(0, 1000, n) for i in range(6)}})
+    frame = pd.DataFrame(
+        {
+            **{f"text{i}": words[rng.integers(0, len(words), n)] for i in range(6)},
+            **{f"number{i}": rng.integers(0, 1000, n) for i in range(6)},
+        }
+    )
     return Table.from_frame(frame)
 
 
@@ -106,11 +110,12 @@ def stalls(seconds: float = 1.5) -> list[list[object]]:
     try:
         runner.submit("warm-up", Remote(busy, (0.0,)))  # the worker process is up before we measure
         _wait(app, runner, "job_finished")
-        for where, work in [("pure Python; runner thread, window's process (before)", partial(busy, None, seconds)),
-                            ("pure Python; worker process (now)", Remote(busy, (seconds,))),
-                            ("C holding the GIL 100 ms at a time; runner thread (before)",
-                             partial(in_c, None, seconds)),
-                            ("C holding the GIL 100 ms at a time; worker process (now)", Remote(in_c, (seconds,)))]:
+        for where, work in [
+            ("pure Python; runner thread, window's process (before)", partial(busy, None, seconds)),
+            ("pure Python; worker process (now)", Remote(busy, (seconds,))),
+            ("C holding the GIL 100 ms at a time; runner thread (before)", partial(in_c, None, seconds)),
+            ("C holding the GIL 100 ms at a time; worker process (now)", Remote(in_c, (seconds,))),
+        ]:
             gaps, last = [], [time.perf_counter()]
 
             def tick():
@@ -140,8 +145,10 @@ def cancel_latency() -> list[list[object]]:
     runner = Runner()
     out = []
     try:
-        for label, remote, wait in [("checks every ms (polite cancel)", Remote(busy, (600.0,)), 0.5),
-                                    ("stuck in C holding the GIL (process ended)", Remote(stuck, (600,)), 0.5)]:
+        for label, remote, wait in [
+            ("checks every ms (polite cancel)", Remote(busy, (600.0,)), 0.5),
+            ("stuck in C holding the GIL (process ended)", Remote(stuck, (600,)), 0.5),
+        ]:
             job = runner.submit(label, remote)
             _wait(app, runner, "job_started")
             end = time.perf_counter() + wait + (5.0 if runner.worker_pid() is None else 0.0)
@@ -164,7 +171,10 @@ def transfer() -> list[list[object]]:
     process.wait_ready()
     out = []
     try:
-        for label, table in [("demo (5,000 × 42)", load_demo()), ("synthetic (1,000,000 × 12)", synthetic_table(1_000_000))]:
+        for label, table in [
+            ("demo (5,000 × 42)", load_demo()),
+            ("synthetic (1,000,000 × 12)", synthetic_table(1_000_000)),
+        ]:
             times = []
             for _ in range(2):  # the first sends the data, the second finds it cached
                 started = time.perf_counter()
@@ -173,21 +183,38 @@ def transfer() -> list[list[object]]:
                     pass
                 times.append(time.perf_counter() - started)
             size = table.frame.memory_usage(deep=True).sum() / 1e6
-            out.append([label, f"{size:.0f}", f"{1000 * times[0]:.0f}", f"{1000 * times[1]:.1f}",
-                        f"{1000 * (times[0] - times[1]):.0f}"])
+            out.append(
+                [
+                    label,
+                    f"{size:.0f}",
+                    f"{1000 * times[0]:.0f}",
+                    f"{1000 * times[1]:.1f}",
+                    f"{1000 * (times[0] - times[1]):.0f}",
+                ]
+            )
     finally:
         process.stop()
     return out
 
 
 def report() -> str:
-    parts = ["Machine: " + ", ".join(f"{k} {v}" for k, v in machine().items()), "",
-             "(a) Event-loop gaps during a 1.5 s job (QTimer every 10 ms)", "",
-             markdown_table(["where the job runs", "longest gap ms", "99th percentile ms", "ticks"], stalls()), "",
-             "(b) Cancel latency", "", markdown_table(["job", "ms to cancelled"], cancel_latency()), "",
-             "(c) Sending a dataset to the worker process", "",
-             markdown_table(["table", "MB in memory", "first job ms (sends)", "next job ms (cached)",
-                             "transfer ms"], transfer())]
+    parts = [
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in machine().items()),
+        "",
+        "(a) Event-loop gaps during a 1.5 s job (QTimer every 10 ms)",
+        "",
+        markdown_table(["where the job runs", "longest gap ms", "99th percentile ms", "ticks"], stalls()),
+        "",
+        "(b) Cancel latency",
+        "",
+        markdown_table(["job", "ms to cancelled"], cancel_latency()),
+        "",
+        "(c) Sending a dataset to the worker process",
+        "",
+        markdown_table(
+            ["table", "MB in memory", "first job ms (sends)", "next job ms (cached)", "transfer ms"], transfer()
+        ),
+    ]
     return "\n".join(parts)
 
 
@@ -202,8 +229,12 @@ def test_worker_process_keeps_the_event_loop_ticking(capsys):
 def test_cancel_and_transfer(capsys):
     with capsys.disabled():
         print("\n" + markdown_table(["job", "ms to cancelled"], cancel_latency()))
-        print("\n" + markdown_table(["table", "MB in memory", "first job ms (sends)", "next job ms (cached)",
-                                     "transfer ms"], transfer()))
+        print(
+            "\n"
+            + markdown_table(
+                ["table", "MB in memory", "first job ms (sends)", "next job ms (cached)", "transfer ms"], transfer()
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ a record id (identifier) and the income class (target). Values are drawn with a 
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import resource
 import sys
 import tempfile
@@ -45,21 +44,24 @@ def write_table(path: Path, n: int, seed: int = 0) -> None:
     def pick(values, p=None):
         return np.asarray(values)[rng.choice(len(values), n, p=p)]
 
-    frame = pd.DataFrame({
-        IDENTIFIER: np.arange(1, n + 1),
-        "age": 10 * (rng.integers(17, 90, n) // 10),  # decades: age as a data holder would release it
-        "sex": pick(["Female", "Male"]),
-        "race": pick(["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"],
-                     [0.8, 0.1, 0.05, 0.03, 0.02]),
-        "marital_status": pick(["Married", "Never-married", "Divorced", "Separated", "Widowed"]),
-        "education": pick(["HS-grad", "Some-college", "Bachelors", "Masters", "Doctorate", "11th"]),
-        "workclass": pick(["Private", "Self-emp", "Federal-gov", "Local-gov", "State-gov", "Without-pay"]),
-        "occupation": pick([f"occupation-{i}" for i in range(14)]),
-        "hours_per_week": rng.integers(1, 99, n),
-        "capital_gain": np.where(rng.random(n) < 0.9, 0, rng.integers(1, 99_999, n)),
-        "native_country": pick([f"country-{i}" for i in range(40)]),
-        TARGET: pick(["<=50K", ">50K"], [0.76, 0.24]),
-    })
+    frame = pd.DataFrame(
+        {
+            IDENTIFIER: np.arange(1, n + 1),
+            "age": 10 * (rng.integers(17, 90, n) // 10),  # decades: age as a data holder would release it
+            "sex": pick(["Female", "Male"]),
+            "race": pick(
+                ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"], [0.8, 0.1, 0.05, 0.03, 0.02]
+            ),
+            "marital_status": pick(["Married", "Never-married", "Divorced", "Separated", "Widowed"]),
+            "education": pick(["HS-grad", "Some-college", "Bachelors", "Masters", "Doctorate", "11th"]),
+            "workclass": pick(["Private", "Self-emp", "Federal-gov", "Local-gov", "State-gov", "Without-pay"]),
+            "occupation": pick([f"occupation-{i}" for i in range(14)]),
+            "hours_per_week": rng.integers(1, 99, n),
+            "capital_gain": np.where(rng.random(n) < 0.9, 0, rng.integers(1, 99_999, n)),
+            "native_country": pick([f"country-{i}" for i in range(40)]),
+            TARGET: pick(["<=50K", ">50K"], [0.76, 0.24]),
+        }
+    )
     frame.to_csv(path, index=False)
 
 
@@ -69,8 +71,19 @@ def _peak_bytes() -> int:
 
 def measure(n: int, folder: str) -> list[tuple[str, float, int]]:
     """The steps on ``n`` rows in this process: (step, seconds, peak bytes after it)."""
-    from veil.engine import (Context, DataSource, ExportOptions, PluginCall, ReportOptions, RunSpec, default_metrics,
-                             execute, export_release, inspect_report, make_registry)
+    from veil.engine import (
+        Context,
+        DataSource,
+        ExportOptions,
+        PluginCall,
+        ReportOptions,
+        RunSpec,
+        default_metrics,
+        execute,
+        export_release,
+        inspect_report,
+        make_registry,
+    )
 
     registry = make_registry()
     path = Path(folder) / f"table-{n}.csv"
@@ -87,14 +100,22 @@ def measure(n: int, folder: str) -> list[tuple[str, float, int]]:
     source = DataSource(path=str(path), roles=roles)
     table = step("import", lambda: source.load(registry))
     step("inspect", lambda: inspect_report(table))
-    spec = RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=5"), 0,
-                   default_metrics(registry, "all-features", "k-anonymity"))
-    result = step("run (all-features, k-anonymity k = 5, default metrics)",
-                  lambda: execute(registry, table, spec, Context(0)))
+    spec = RunSpec(
+        PluginCall.parse("all-features"),
+        PluginCall.parse("k-anonymity:k=5"),
+        0,
+        default_metrics(registry, "all-features", "k-anonymity"),
+    )
+    result = step(
+        "run (all-features, k-anonymity k = 5, default metrics)", lambda: execute(registry, table, spec, Context(0))
+    )
     out = Path(folder) / f"release-{n}"
-    step("export with report (HTML + PDF)",
-         lambda: export_release(registry, result, out, ExportOptions("csv", True), report=ReportOptions(),
-                                source=source, ctx=Context(0)))
+    step(
+        "export with report (HTML + PDF)",
+        lambda: export_release(
+            registry, result, out, ExportOptions("csv", True), report=ReportOptions(), source=source, ctx=Context(0)
+        ),
+    )
     return steps
 
 
@@ -123,11 +144,27 @@ def table_rows(sizes) -> list[list[object]]:
     for n in sizes:
         steps = measure_in_fresh_process(n)
         for name, seconds, peak in steps:
-            rows.append([f"{n:,}", name, f"{seconds:.2f}", f"{1e6 * seconds / n:.2f}", f"{peak / 2**20:,.0f}",
-                         f"{peak / n:,.0f}"])
+            rows.append(
+                [
+                    f"{n:,}",
+                    name,
+                    f"{seconds:.2f}",
+                    f"{1e6 * seconds / n:.2f}",
+                    f"{peak / 2**20:,.0f}",
+                    f"{peak / n:,.0f}",
+                ]
+            )
         total = sum(s for _, s, _ in steps)
-        rows.append([f"{n:,}", "**all four steps**", f"**{total:.2f}**", f"{1e6 * total / n:.2f}",
-                     f"{max(p for *_, p in steps) / 2**20:,.0f}", ""])
+        rows.append(
+            [
+                f"{n:,}",
+                "**all four steps**",
+                f"**{total:.2f}**",
+                f"{1e6 * total / n:.2f}",
+                f"{max(p for *_, p in steps) / 2**20:,.0f}",
+                "",
+            ]
+        )
     return rows
 
 
@@ -151,8 +188,16 @@ def table_rows_from(results) -> list[list[object]]:
     rows = []
     for n, steps in results.items():
         for name, seconds, peak in steps:
-            rows.append([f"{n:,}", name, f"{seconds:.2f}", f"{1e6 * seconds / n:.2f}", f"{peak / 2**20:,.0f}",
-                         f"{peak / n:,.0f}"])
+            rows.append(
+                [
+                    f"{n:,}",
+                    name,
+                    f"{seconds:.2f}",
+                    f"{1e6 * seconds / n:.2f}",
+                    f"{peak / 2**20:,.0f}",
+                    f"{peak / n:,.0f}",
+                ]
+            )
     return rows
 
 

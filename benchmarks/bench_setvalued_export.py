@@ -21,8 +21,7 @@ import pytest
 
 from _bench import machine, markdown_table
 from synthetic import power_law_sets
-from veil.engine import (Context, ExportOptions, PluginCall, RunResult, RunSpec, make_registry,
-                         write_release)
+from veil.engine import ExportOptions, PluginCall, RunResult, RunSpec, make_registry, write_release
 from veil.plugins.setvalued._grouping import Grouping, grouped_sets_release
 from veil.plugins.setvalued.patternka import _centres, _Records
 
@@ -33,6 +32,7 @@ def release_of(sets, k=100):
     g = int(groups.max()) + 1
     c = _centres(_Records(sets), groups, g)
     from veil.engine import SetValued
+
     grouping = Grouping(groups, SetValued(c.indptr, c.indices, sets.item_names), [], 0)
     return grouped_sets_release(sets, grouping)
 
@@ -62,11 +62,33 @@ def table(shapes) -> str:
     rows = []
     for n, m in shapes:
         sets, peak, seconds, read_peak = export_peak(n, m)
-        rows.append([f"{n:,}", f"{m:,}", f"{sets.nnz:,}", f"{n * m / 2**20:,.0f}", f"{sets.nbytes / 2**20:,.0f}",
-                     f"{peak / 2**20:,.1f}", f"{peak / n:,.0f}", f"{read_peak / 2**20:,.1f}", f"{seconds:.1f}"])
-    return markdown_table(["records", "items", "items held", "dense frame (MiB, 1 byte a cell)",
-                           "the records, CSR (MiB)", "export peak (MiB)", "export peak a record (bytes)",
-                           "read-back check peak (MiB)", "export (s)"], rows)
+        rows.append(
+            [
+                f"{n:,}",
+                f"{m:,}",
+                f"{sets.nnz:,}",
+                f"{n * m / 2**20:,.0f}",
+                f"{sets.nbytes / 2**20:,.0f}",
+                f"{peak / 2**20:,.1f}",
+                f"{peak / n:,.0f}",
+                f"{read_peak / 2**20:,.1f}",
+                f"{seconds:.1f}",
+            ]
+        )
+    return markdown_table(
+        [
+            "records",
+            "items",
+            "items held",
+            "dense frame (MiB, 1 byte a cell)",
+            "the records, CSR (MiB)",
+            "export peak (MiB)",
+            "export peak a record (bytes)",
+            "read-back check peak (MiB)",
+            "export (s)",
+        ],
+        rows,
+    )
 
 
 @pytest.mark.benchmark

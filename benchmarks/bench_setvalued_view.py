@@ -40,8 +40,9 @@ def grouped_release(sets: SetValued, k: int = 100) -> Release:
     csc = sets.to_sparse().tocsc()  # items × groups counts, sparse: O(items held)
     import scipy.sparse as sp
 
-    member = sp.csr_matrix((np.ones(sets.n_rows, dtype=np.int64), (groups, np.arange(sets.n_rows))),
-                           shape=(n_groups, sets.n_rows))
+    member = sp.csr_matrix(
+        (np.ones(sets.n_rows, dtype=np.int64), (groups, np.arange(sets.n_rows))), shape=(n_groups, sets.n_rows)
+    )
     counts = (member @ csc).tocsr()
     sizes = np.bincount(groups)
     counts.data = (counts.data == np.repeat(sizes, np.diff(counts.indptr))).astype(np.int64)
@@ -77,12 +78,32 @@ def measure(name: str, data) -> list[str]:
     peak, seconds = views_peak(data, release)
     n, m = data.n_rows, (data.n_items if isinstance(data, SetValued) else data.n_features)
     held = data.nbytes
-    return [name, type(data).__name__, f"{n:,}", f"{m:,}", f"{data.nnz:,}", f"{n * m / 2**20:,.1f}",
-            f"{held / 2**20:,.1f}", f"{peak / 2**20:,.1f}", f"{peak / held:.2f}", f"{seconds:.2f}"]
+    return [
+        name,
+        type(data).__name__,
+        f"{n:,}",
+        f"{m:,}",
+        f"{data.nnz:,}",
+        f"{n * m / 2**20:,.1f}",
+        f"{held / 2**20:,.1f}",
+        f"{peak / 2**20:,.1f}",
+        f"{peak / held:.2f}",
+        f"{seconds:.2f}",
+    ]
 
 
-HEADER = ["data", "held as", "records", "items", "items held", "dense (MiB, 1 byte a cell)", "sparse data (MiB)",
-          "views' peak (MiB)", "peak / sparse data", "views (s)"]
+HEADER = [
+    "data",
+    "held as",
+    "records",
+    "items",
+    "items held",
+    "dense (MiB, 1 byte a cell)",
+    "sparse data (MiB)",
+    "views' peak (MiB)",
+    "peak / sparse data",
+    "views (s)",
+]
 
 
 @pytest.mark.benchmark

@@ -47,15 +47,46 @@ def measure(k: int, netflix: int | None = None) -> dict:
     distributed = spark_patternka_groups(sets, k, session=session)
     spark_seconds = time.perf_counter() - started
     assert np.array_equal(local.groups, distributed.groups)
-    return {"k": k, "records": sets.n_rows, "items": sets.n_items, "groups": local.n_groups,
-            "minings": f"{local.minings} / {distributed.minings}", "local": local_seconds, "spark": spark_seconds, "start": start_seconds}
+    return {
+        "k": k,
+        "records": sets.n_rows,
+        "items": sets.n_items,
+        "groups": local.n_groups,
+        "minings": f"{local.minings} / {distributed.minings}",
+        "local": local_seconds,
+        "spark": spark_seconds,
+        "start": start_seconds,
+    }
 
 
 def table(rows: list[dict]) -> str:
-    return markdown_table(["records", "items", "k", "groups", "minings (single / Spark)", "single machine s", f"Spark {MASTER} s", "Spark / single",
-                           "session start s"],
-                          [[f"{r['records']:,}", f"{r['items']:,}", r["k"], r["groups"], r["minings"], f"{r['local']:.1f}", f"{r['spark']:.1f}",
-                            f"{r['spark'] / r['local']:.1f}×", f"{r['start']:.1f}"] for r in rows])
+    return markdown_table(
+        [
+            "records",
+            "items",
+            "k",
+            "groups",
+            "minings (single / Spark)",
+            "single machine s",
+            f"Spark {MASTER} s",
+            "Spark / single",
+            "session start s",
+        ],
+        [
+            [
+                f"{r['records']:,}",
+                f"{r['items']:,}",
+                r["k"],
+                r["groups"],
+                r["minings"],
+                f"{r['local']:.1f}",
+                f"{r['spark']:.1f}",
+                f"{r['spark'] / r['local']:.1f}×",
+                f"{r['start']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
 
 
 @pytest.mark.benchmark

@@ -9,7 +9,8 @@ until it is refused or fails. Peak memory is sampled from /proc every 0.2 s: thi
 Python driver), the JVM (Spark's driver and executors in local mode) and Spark's Python workers.
 
 Run ``nice -n 10 python benchmarks/bench_spark_tables.py RECORDS [IN_MEMORY_SIZES...]``, e.g.
-``40000000 5000000 10000000 20000000`` (RECORDS 0: the in-memory sizes only; SIZES ``none``: Spark only); it writes under ``$TMPDIR`` and deletes what it wrote.
+``40000000 5000000 10000000 20000000`` (RECORDS 0: the in-memory sizes only; SIZES ``none``: Spark only); it writes
+under ``$TMPDIR`` and deletes what it wrote.
 Needs pyspark (``pip install -e .[spark]``) and Java 17.
 """
 
@@ -34,10 +35,33 @@ PART = 2_000_000
 CAP = 4 << 30
 QUASI = "age,sex,zip,education,marital"
 RUN = ["--quasi", QUASI, "--sensitive", "disease", "--model", "k-anonymity:k=5", "--release-sensitive", "disease"]
-EDUCATION = ["Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad", "Some-college",
-             "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school", "Doctorate"]
-MARITAL = ["Never-married", "Married-civ-spouse", "Divorced", "Separated", "Widowed", "Married-spouse-absent",
-           "Married-AF-spouse"]
+EDUCATION = [
+    "Preschool",
+    "1st-4th",
+    "5th-6th",
+    "7th-8th",
+    "9th",
+    "10th",
+    "11th",
+    "12th",
+    "HS-grad",
+    "Some-college",
+    "Assoc-voc",
+    "Assoc-acdm",
+    "Bachelors",
+    "Masters",
+    "Prof-school",
+    "Doctorate",
+]
+MARITAL = [
+    "Never-married",
+    "Married-civ-spouse",
+    "Divorced",
+    "Separated",
+    "Widowed",
+    "Married-spouse-absent",
+    "Married-AF-spouse",
+]
 DISEASE = ["flu", "cold", "asthma", "diabetes", "hiv", "cancer", "gastritis", "bronchitis", "angina", "migraine"]
 
 
@@ -47,14 +71,19 @@ def chunk(rng, n: int):
 
     age = rng.integers(17, 91, n)
     education = np.minimum(np.maximum(rng.normal(9 + (age > 25) * 2, 2.5, n).round().astype(int), 0), 15)
-    return pa.table({
-        "age": age, "sex": rng.choice(["Female", "Male"], n),
-        "zip": 10000 + np.minimum(rng.zipf(1.3, n), 400) * 7,
-        "education": np.asarray(EDUCATION, dtype=object)[education],
-        "marital": rng.choice(MARITAL, n, p=[0.33, 0.46, 0.14, 0.03, 0.03, 0.008, 0.002]),
-        "disease": rng.choice(DISEASE, n),
-        "hours": rng.integers(1, 100, n), "income": rng.integers(0, 200, n) * 500, "visits": rng.poisson(3, n),
-    })
+    return pa.table(
+        {
+            "age": age,
+            "sex": rng.choice(["Female", "Male"], n),
+            "zip": 10000 + np.minimum(rng.zipf(1.3, n), 400) * 7,
+            "education": np.asarray(EDUCATION, dtype=object)[education],
+            "marital": rng.choice(MARITAL, n, p=[0.33, 0.46, 0.14, 0.03, 0.03, 0.008, 0.002]),
+            "disease": rng.choice(DISEASE, n),
+            "hours": rng.integers(1, 100, n),
+            "income": rng.integers(0, 200, n) * 500,
+            "visits": rng.poisson(3, n),
+        }
+    )
 
 
 def generate(folder: Path, records: int, seed: int = 0) -> None:
@@ -149,14 +178,29 @@ def run_spark(folder: Path, out: Path, records: int) -> dict:
     peaks = Peaks()
     peaks.start()
     started = time.perf_counter()
-    session = (SparkSession.builder.master(MASTER).appName("veil").config("spark.driver.memory", "3g")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    session = (
+        SparkSession.builder.master(MASTER)
+        .appName("veil")
+        .config("spark.driver.memory", "3g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     start_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    code = main(["run", "--data", str(folder), *RUN, "--method",
-                 f"global-recoding:suppression=0.04,executor=spark,spark_master={MASTER},part_format=parquet",
-                 "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(folder),
+            *RUN,
+            "--method",
+            f"global-recoding:suppression=0.04,executor=spark,spark_master={MASTER},part_format=parquet",
+            "--out",
+            str(out),
+        ]
+    )
     seconds = time.perf_counter() - started
     peaks.done.set()
     peaks.join()
@@ -167,29 +211,58 @@ def run_spark(folder: Path, out: Path, records: int) -> dict:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["output"]["rows"] == records
     gen = manifest["details"]["generalisation"]
-    return {"records": records, "seconds": seconds, "start": start_seconds, "driver": peaks.driver, "jvm": peaks.jvm,
-            "workers": peaks.workers, "parts": len(manifest["output"]["parts_of"]), "levels": gen["levels"],
-            "suppressed": gen["suppressed_records"], "classes": manifest["details"]["classes_read"]}
+    return {
+        "records": records,
+        "seconds": seconds,
+        "start": start_seconds,
+        "driver": peaks.driver,
+        "jvm": peaks.jvm,
+        "workers": peaks.workers,
+        "parts": len(manifest["output"]["parts_of"]),
+        "levels": gen["levels"],
+        "suppressed": gen["suppressed_records"],
+        "classes": manifest["details"]["classes_read"],
+    }
 
 
 def _capped(cap: int):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         os.nice(10)
+
     return limit
 
 
 def run_in_memory(data: Path, out: Path, records: int) -> dict:
-    command = [sys.executable, "-m", "veil.cli", "run", "--data", str(data), *RUN, "--method",
-               "global-recoding:suppression=0.04", "--no-report", "--metrics", "", "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "veil.cli",
+        "run",
+        "--data",
+        str(data),
+        *RUN,
+        "--method",
+        "global-recoding:suppression=0.04",
+        "--no-report",
+        "--metrics",
+        "",
+        "--out",
+        str(out),
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_capped(CAP))
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     said = (done.stderr.strip().splitlines() or [""])[-1]
-    return {"records": records, "seconds": seconds, "code": done.returncode, "peak": peak if peak > before * 1024 else None,
-            "said": said[:160]}
+    return {
+        "records": records,
+        "seconds": seconds,
+        "code": done.returncode,
+        "peak": peak if peak > before * 1024 else None,
+        "said": said[:160],
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -199,8 +272,11 @@ def main(argv: list[str]) -> None:
     try:
         started = time.perf_counter()
         generate(root / "table", max([records, *sizes]))
-        print(f"generated {max([records, *sizes]):,} records in {time.perf_counter() - started:.0f} s "
-              f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)", flush=True)
+        print(
+            f"generated {max([records, *sizes]):,} records in {time.perf_counter() - started:.0f} s "
+            f"({sum(f.stat().st_size for f in (root / 'table').glob('*')) / 2**20:.0f} MiB of Parquet)",
+            flush=True,
+        )
         memory = []
         for size in sizes:
             one_file(root / "table", size, root / f"one-{size}.parquet")
@@ -211,16 +287,30 @@ def main(argv: list[str]) -> None:
         spark = run_spark(root / "table", root / "spark", records) if records else None
         print(spark, flush=True)
         print(machine())
-        gb = (lambda b: f"{b / 2**30:.2f} GB" if b else "–")
-        rows = [["in memory, 4 GB cap", f"{m['records']:,}", f"{m['seconds']:.0f}",
-                 f"{m['records'] / m['seconds']:,.0f}" if m["code"] == 0 else "–",
-                 gb(m["peak"]), "released" if m["code"] == 0 else m["said"]] for m in memory]
+        gb = lambda b: f"{b / 2**30:.2f} GB" if b else "–"
+        rows = [
+            [
+                "in memory, 4 GB cap",
+                f"{m['records']:,}",
+                f"{m['seconds']:.0f}",
+                f"{m['records'] / m['seconds']:,.0f}" if m["code"] == 0 else "–",
+                gb(m["peak"]),
+                "released" if m["code"] == 0 else m["said"],
+            ]
+            for m in memory
+        ]
         if spark is not None:
-            rows.append([f"Spark {MASTER}", f"{spark['records']:,}", f"{spark['seconds']:.0f}",
-                         f"{spark['records'] / spark['seconds']:,.0f}",
-                         f"Python driver {gb(spark['driver'])}, JVM {gb(spark['jvm'])}, workers {gb(spark['workers'])}",
-                         f"released in {spark['parts']} parts; {spark['classes']:,} classes; levels "
-                         f"{spark['levels']}; {spark['suppressed']:,} suppressed"])
+            rows.append(
+                [
+                    f"Spark {MASTER}",
+                    f"{spark['records']:,}",
+                    f"{spark['seconds']:.0f}",
+                    f"{spark['records'] / spark['seconds']:,.0f}",
+                    f"Python driver {gb(spark['driver'])}, JVM {gb(spark['jvm'])}, workers {gb(spark['workers'])}",
+                    f"released in {spark['parts']} parts; {spark['classes']:,} classes; levels "
+                    f"{spark['levels']}; {spark['suppressed']:,} suppressed",
+                ]
+            )
         print(markdown_table(["path", "records", "s", "records/s", "peak memory", "outcome"], rows))
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -27,16 +27,24 @@ def build_times(path, repeats: int = 5) -> list[list[object]]:
     candidates = {
         "read_transactions → BinaryMatrix": lambda: read_transactions(path),
         "pandas.read_csv, one text column of lines (Arrow strings)": lambda: pd.read_csv(
-            path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE),
+            path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE
+        ),
         "pandas.read_csv, one text column of lines (dtype=object)": lambda: pd.read_csv(
-            path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE, dtype=object),
+            path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE, dtype=object
+        ),
         f"pandas.read_csv, sep=' ', {fields} numeric columns": lambda: pd.read_csv(
-            path, header=None, sep=" ", names=range(fields)),
-        "pandas lines, then str.split + explode + astype(int) (the items, no matrix yet)": lambda: pd.read_csv(
-            path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE)["line"].str.split().explode()
-        .dropna().astype(int),
+            path, header=None, sep=" ", names=range(fields)
+        ),
+        "pandas lines, then str.split + explode + astype(int) (the items, no matrix yet)": lambda: (
+            pd.read_csv(path, header=None, names=["line"], sep="\t", quoting=csv.QUOTE_NONE)["line"]
+            .str.split()
+            .explode()
+            .dropna()
+            .astype(int)
+        ),
         "Python split + int + BinaryMatrix.from_transactions": lambda: BinaryMatrix.from_transactions(
-            list(map(int, line.split())) for line in path.read_text().splitlines()),
+            list(map(int, line.split())) for line in path.read_text().splitlines()
+        ),
     }
     times = median_times(candidates, repeats)
     ours = times["read_transactions → BinaryMatrix"]
@@ -58,16 +66,36 @@ def memory_profile(path, fractions=(0.25, 0.5, 1.0), repeats: int = 5) -> list[l
         ones = matrix.nnz
         marginal = f"{(peak - previous[0]) / (ones - previous[1]):.1f}" if previous else "–"
         previous = peak, ones
-        rows.append([f"{fraction:.0%}", f"{matrix.n_rows:,}", f"{ones:,}", f"{len(part) / 2**20:.2f}",
-                     f"{matrix.nbytes / ones:.2f}", f"{peak / 2**20:.1f}", f"{peak / ones:.1f}", marginal,
-                     f"{seconds * 1e3:.1f}", f"{seconds / ones * 1e9:.0f}"])
+        rows.append(
+            [
+                f"{fraction:.0%}",
+                f"{matrix.n_rows:,}",
+                f"{ones:,}",
+                f"{len(part) / 2**20:.2f}",
+                f"{matrix.nbytes / ones:.2f}",
+                f"{peak / 2**20:.1f}",
+                f"{peak / ones:.1f}",
+                marginal,
+                f"{seconds * 1e3:.1f}",
+                f"{seconds / ones * 1e9:.0f}",
+            ]
+        )
     return rows
 
 
 TIME_HEADER = ["method", "median ms", "time ÷ read_transactions"]
-MEMORY_HEADER = ["share of file", "transactions", "ones", "input MiB", "matrix bytes per one",
-                 "peak traced MiB", "peak bytes per one", "extra peak bytes per extra one", "median ms",
-                 "ns per one"]
+MEMORY_HEADER = [
+    "share of file",
+    "transactions",
+    "ones",
+    "input MiB",
+    "matrix bytes per one",
+    "peak traced MiB",
+    "peak bytes per one",
+    "extra peak bytes per extra one",
+    "median ms",
+    "ns per one",
+]
 
 
 def _ratio(rows, method: str) -> float:
@@ -103,8 +131,9 @@ def test_parse_memory_is_proportional_to_the_ones(capsys):
 def main() -> None:
     path = dataset(T10)
     info = machine()
-    print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, "
-          f"pandas {info['pandas']}\n")
+    print(
+        f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}, NumPy {info['numpy']}, pandas {info['pandas']}\n"
+    )
     if path is None:
         print("T10I4D100K not found under ../shared/datasets")
         return

@@ -54,7 +54,9 @@ class Watch(QObject):
 WATCHER = Watch()
 """
 
-VEIL = WATCH + """
+VEIL = (
+    WATCH
+    + """
 from veil.desktop import app as desktop_app
 real_create = desktop_app.create_app
 def create_app(*args, **kwargs):
@@ -65,12 +67,18 @@ desktop_app.create_app = create_app
 from veil.desktop.launcher import main  # what `veil --demo` runs
 sys.exit(main(["--demo"]))
 """
+)
 # the installed `veil` script (a Python file), else the same entry point as a module
-VEIL_COMMAND = [str(Path(sys.executable).with_name("veil"))] if Path(sys.executable).with_name("veil").is_file() \
+VEIL_COMMAND = (
+    [str(Path(sys.executable).with_name("veil"))]
+    if Path(sys.executable).with_name("veil").is_file()
     else ["-m", "veil.desktop"]
+)
 VEIL_DATA = VEIL.replace("UNTIL_DATA = False", "UNTIL_DATA = True")
 
-BARE = WATCH + """
+BARE = (
+    WATCH
+    + """
 from PySide6.QtWidgets import QMainWindow, QLabel
 app = QApplication([sys.argv[0]])
 app.installEventFilter(WATCHER)
@@ -80,6 +88,7 @@ window.resize(1200, 800)
 window.show()
 sys.exit(app.exec())
 """
+)
 
 
 def _env(settings: str) -> dict:
@@ -104,8 +113,9 @@ def time_to_paint(code: str, settings: str) -> tuple[float, float, float]:
     one kept, which was the demo data; `--demo` opens the demo data anyway.)"""
     cpu = _cpu()
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=_env(settings))
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(settings)
+    )
     for line in process.stdout:
         if line.startswith("painted"):
             elapsed = time.perf_counter() - started
@@ -130,11 +140,13 @@ def measure(repeats: int = 5) -> dict[str, tuple[float, float, float]]:
     import statistics
 
     with tempfile.TemporaryDirectory(prefix="veil-window-") as settings:
-        candidates = {"python -c pass": lambda: time_to_exit(["-c", "pass"]),
-                      "bare PySide6 window, first paint": lambda: time_to_paint(BARE, settings),
-                      "veil --demo, first paint": lambda: time_to_paint(VEIL, settings),
-                      "veil --demo, the demo data shown": lambda: time_to_paint(VEIL_DATA, settings),
-                      "veil --help": lambda: time_to_exit([*VEIL_COMMAND, "--help"])}
+        candidates = {
+            "python -c pass": lambda: time_to_exit(["-c", "pass"]),
+            "bare PySide6 window, first paint": lambda: time_to_paint(BARE, settings),
+            "veil --demo, first paint": lambda: time_to_paint(VEIL, settings),
+            "veil --demo, the demo data shown": lambda: time_to_paint(VEIL_DATA, settings),
+            "veil --help": lambda: time_to_exit([*VEIL_COMMAND, "--help"]),
+        }
         for run in candidates.values():
             run()
         samples = {name: [] for name in candidates}
@@ -147,15 +159,22 @@ def measure(repeats: int = 5) -> dict[str, tuple[float, float, float]]:
 def heaviest_imports(limit: int = 12) -> list[tuple[str, float]]:
     """The window's modules imported with ``-X importtime``: the largest cumulative times (s)."""
     code = "import veil.desktop.app, veil.engine; veil.engine.make_registry()"
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-                         env=_env(tempfile.gettempdir())).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(tempfile.gettempdir()),
+    ).stderr
     rows = []
     for line in err.splitlines():
         if line.startswith("import time:") and "|" in line:
             _, cumulative, name = (p.strip() for p in line.split(":", 1)[1].split("|"))
-            if cumulative.isdigit() and name.split(".")[0] in ("veil", "PySide6", "pandas", "numpy", "scipy",
-                                                                 "sklearn", "matplotlib", "pyarrow") \
-                    and "." not in name.strip():
+            if (
+                cumulative.isdigit()
+                and name.split(".")[0]
+                in ("veil", "PySide6", "pandas", "numpy", "scipy", "sklearn", "matplotlib", "pyarrow")
+                and "." not in name.strip()
+            ):
                 rows.append((name.strip(), int(cumulative) / 1e6))
     return sorted(rows, key=lambda r: -r[1])[:limit]
 
@@ -163,18 +182,28 @@ def heaviest_imports(limit: int = 12) -> list[tuple[str, float]]:
 def report(measured: dict[str, tuple[float, float, float]], imports) -> str:
     times = {k: w for k, (w, _, _) in measured.items()}
     base = times["python -c pass"]
-    out = [markdown_table(["to", "median wall s", "× python -c pass", "median CPU s until then",
-                           "median CPU s of the process"],
-                          [[k, f"{v:.3f}", f"{v / base:.1f}", f"{measured[k][2]:.3f}", f"{measured[k][1]:.3f}"]
-                           for k, v in times.items()])]
+    out = [
+        markdown_table(
+            ["to", "median wall s", "× python -c pass", "median CPU s until then", "median CPU s of the process"],
+            [
+                [k, f"{v:.3f}", f"{v / base:.1f}", f"{measured[k][2]:.3f}", f"{measured[k][1]:.3f}"]
+                for k, v in times.items()
+            ],
+        )
+    ]
     veil, bare = times["veil --demo, first paint"], times["bare PySide6 window, first paint"]
     cpu_veil, cpu_bare = measured["veil --demo, first paint"][2], measured["bare PySide6 window, first paint"][2]
-    out.append(f"Veil's window paints after {veil / bare:.2f}× the time of a bare PySide6 window ({veil - bare:.2f} s "
-               f"more), having used {cpu_veil / cpu_bare:.2f}× its CPU.")
+    out.append(
+        f"Veil's window paints after {veil / bare:.2f}× the time of a bare PySide6 window ({veil - bare:.2f} s "
+        f"more), having used {cpu_veil / cpu_bare:.2f}× its CPU."
+    )
     if imports:
-        out.append(markdown_table(["top-level package the desktop imports (after its first paint)",
-                                   "cumulative import s"],
-                                  [[n, f"{s:.3f}"] for n, s in imports]))
+        out.append(
+            markdown_table(
+                ["top-level package the desktop imports (after its first paint)", "cumulative import s"],
+                [[n, f"{s:.3f}"] for n, s in imports],
+            )
+        )
     return "\n\n".join(out)
 
 

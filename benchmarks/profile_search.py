@@ -2,7 +2,8 @@
 
 numba's machine code carries no symbols ``perf`` can read. This script runs PatternKa's first
 ``MININGS`` minings on ``N`` Netflix-shaped records (``power_law_sets(N)``, k = 100, ``--threads``
-threads, two by default), prints each mining's seconds, and at the end writes ``/tmp/perf-PID.map``, the map ``perf report``
+threads, two by default), prints each mining's seconds, and at the end writes ``/tmp/perf-PID.map``, the map ``perf
+report``
 reads for code made at run time: each compiled function of ``engine/longest_dfs.py`` at its address,
 sized up to the next one (functions LLVM inlined count with their caller).
 

@@ -44,9 +44,16 @@ COUNTS_EXPONENT = 0.716
 EXPONENT = 0.763
 
 
-def power_law_sets(n_records: int = NETFLIX["records"], n_items: int = NETFLIX["items"], *,
-                   mean_items: float = NETFLIX["mean_items"], max_items: int = NETFLIX["max_items"],
-                   max_of: int = NETFLIX["records"], exponent: float = EXPONENT, seed: int = 0) -> SetValued:
+def power_law_sets(
+    n_records: int = NETFLIX["records"],
+    n_items: int = NETFLIX["items"],
+    *,
+    mean_items: float = NETFLIX["mean_items"],
+    max_items: int = NETFLIX["max_items"],
+    max_of: int = NETFLIX["records"],
+    exponent: float = EXPONENT,
+    seed: int = 0,
+) -> SetValued:
     """Records × items with log-normal lengths and Zipf item popularity (see the module); memory
     O(records × mean_items)."""
     rng = np.random.default_rng(seed)
@@ -58,9 +65,19 @@ def power_law_sets(n_records: int = NETFLIX["records"], n_items: int = NETFLIX["
     keys = _distinct_draws(rng, lengths, cdf, n_items)
     rows, items = keys // n_items, keys % n_items
     indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n_records))))
-    meta = {"source": None, "synthetic": {"kind": "power-law sets", "records": n_records, "items": n_items,
-                                          "mean_items": mean_items, "max_items": largest, "max_of": max_of,
-                                          "exponent": exponent, "seed": seed}}
+    meta = {
+        "source": None,
+        "synthetic": {
+            "kind": "power-law sets",
+            "records": n_records,
+            "items": n_items,
+            "mean_items": mean_items,
+            "max_items": largest,
+            "max_of": max_of,
+            "exponent": exponent,
+            "seed": seed,
+        },
+    }
     return SetValued(indptr, items.astype(np.int32), [str(j + 1) for j in range(n_items)], meta=meta)
 
 

@@ -101,8 +101,9 @@ def _hierarchy_flag(text: str) -> tuple[str, str]:
 def _kind_flag(text: str) -> tuple[str, str]:
     column, sep, kind = text.partition("=")
     if not sep or not column.strip() or not kind.strip():
-        raise argparse.ArgumentTypeError(f"give a column's kind as COLUMN=KIND (numeric, categorical, date, …), "
-                                         f"got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"give a column's kind as COLUMN=KIND (numeric, categorical, date, …), got {text!r}"
+        )
     return column.strip(), kind.strip()
 
 
@@ -126,81 +127,154 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one method and write the release and its manifest")
     r.add_argument("project", nargs="?", help="a project file (.json) to run instead of --data/--demo")
-    r.add_argument("--max-runs", dest="max_runs", type=_positive_int,
-                   help=f"refuse a project of more runs than this (default {DEFAULT_MAX_RUNS:,}); every run is "
-                        f"checked before the first starts")
+    r.add_argument(
+        "--max-runs",
+        dest="max_runs",
+        type=_positive_int,
+        help=f"refuse a project of more runs than this (default {DEFAULT_MAX_RUNS:,}); every run is "
+        f"checked before the first starts",
+    )
     src = r.add_mutually_exclusive_group()
     src.add_argument("--data", help="the input file")
     src.add_argument("--demo", action="store_true", help="use the bundled demo data")
     _data_options(r)
-    r.add_argument("--model", action="append", help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
-                                                    "repeat it to combine models (the release must satisfy all)")
+    r.add_argument(
+        "--model",
+        action="append",
+        help="privacy model as NAME[:key=value,...], e.g. k-anonymity:k=5; "
+        "repeat it to combine models (the release must satisfy all)",
+    )
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
-    r.add_argument("--metrics", type=_csv_list, help="metrics to compute (comma-separated; default: the cheap ones that fit "
-                                                    "the method; classifier metrics such as auc only when named)")
+    r.add_argument(
+        "--metrics",
+        type=_csv_list,
+        help="metrics to compute (comma-separated; default: the cheap ones that fit "
+        "the method; classifier metrics such as auc only when named)",
+    )
     r.add_argument("--seed", type=_seed, help=f"random seed, a whole number from 0 to {MAX_SEED} (default 0)")
-    r.add_argument("--format", help="output format, an exporter's name (see `veil plugins`; default: the preferred "
-                                    "exporter, CSV; a set-valued release: the first format that writes item sets)")
+    r.add_argument(
+        "--format",
+        help="output format, an exporter's name (see `veil plugins`; default: the preferred "
+        "exporter, CSV; a set-valued release: the first format that writes item sets)",
+    )
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
-    r.add_argument("--release-sensitive", dest="release_sensitive", metavar="COLUMNS", action="extend",
-                   type=_csv_list, default=[],
-                   help="release these columns marked sensitive although no privacy model protects them "
-                        "(comma-separated, repeatable); without it a run that would release one is refused")
+    r.add_argument(
+        "--release-sensitive",
+        dest="release_sensitive",
+        metavar="COLUMNS",
+        action="extend",
+        type=_csv_list,
+        default=[],
+        help="release these columns marked sensitive although no privacy model protects them "
+        "(comma-separated, repeatable); without it a run that would release one is refused",
+    )
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
-    r.add_argument("--tuned-report", dest="tuned_report", action="store_true",
-                   help="the report's classifier with C tuned per fold, as studies do (six times the fits; "
-                        "default: one stratified cross-validation with C = 1)")
-    r.add_argument("--risk-threshold", type=_threshold, default=DEFAULT_RISK_THRESHOLD,
-                   help="a record is at risk when its re-identification risk exceeds this "
-                        f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)")
-    r.add_argument("--population", metavar="FILE",
-                   help="the population the data was drawn from, read like the data (δ-presence and k-map count "
-                        "each released group's matches in it)")
-    r.add_argument("--subset-column", dest="subset_column", metavar="NAME",
-                   help="with --population and no --data: the population's 1/0 column marking the data's records")
+    r.add_argument(
+        "--tuned-report",
+        dest="tuned_report",
+        action="store_true",
+        help="the report's classifier with C tuned per fold, as studies do (six times the fits; "
+        "default: one stratified cross-validation with C = 1)",
+    )
+    r.add_argument(
+        "--risk-threshold",
+        type=_threshold,
+        default=DEFAULT_RISK_THRESHOLD,
+        help="a record is at risk when its re-identification risk exceeds this "
+        f"(default {DEFAULT_RISK_THRESHOLD}: groups smaller than 5)",
+    )
+    r.add_argument(
+        "--population",
+        metavar="FILE",
+        help="the population the data was drawn from, read like the data (δ-presence and k-map count "
+        "each released group's matches in it)",
+    )
+    r.add_argument(
+        "--subset-column",
+        dest="subset_column",
+        metavar="NAME",
+        help="with --population and no --data: the population's 1/0 column marking the data's records",
+    )
     r.add_argument("--out", help="output folder")
-    r.add_argument("--executor", default="in-process",
-                   help="where a method's parallel work runs (default in-process; others come with plugins)")
+    r.add_argument(
+        "--executor",
+        default="in-process",
+        help="where a method's parallel work runs (default in-process; others come with plugins)",
+    )
 
     rp = sub.add_parser("report", help="regenerate report.html and report.pdf of an export folder")
     rp.add_argument("folder", help="the folder holding manifest.json and the released file")
     rp.add_argument("--risk-threshold", type=_threshold, help="risk threshold (default: the manifest's)")
-    rp.add_argument("--no-utility", action="store_true", help="do not retrain the classifier; show the recorded figures")
+    rp.add_argument(
+        "--no-utility", action="store_true", help="do not retrain the classifier; show the recorded figures"
+    )
 
     s = sub.add_parser("study", help="run a study file and write results.csv and its charts")
     s.add_argument("study", help="the study file (.json)")
     s.add_argument("--out", required=True, help="output folder")
-    s.add_argument("--max-runs", dest="max_runs", type=_positive_int,
-                   help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else "
-                        f"{DEFAULT_MAX_RUNS:,})")
-    s.add_argument("--executor", default="in-process",
-                   help="where a method's parallel work runs (default in-process; others come with plugins)")
-    s.add_argument("--model", action="append", help="privacy model for every run, replacing the study's "
-                                                    "(NAME[:key=value,...]; repeat it to combine models)")
+    s.add_argument(
+        "--max-runs",
+        dest="max_runs",
+        type=_positive_int,
+        help=f"refuse a study of more runs than this (default: the study's \"max_runs\", else {DEFAULT_MAX_RUNS:,})",
+    )
+    s.add_argument(
+        "--executor",
+        default="in-process",
+        help="where a method's parallel work runs (default in-process; others come with plugins)",
+    )
+    s.add_argument(
+        "--model",
+        action="append",
+        help="privacy model for every run, replacing the study's (NAME[:key=value,...]; repeat it to combine models)",
+    )
 
     v = sub.add_parser("verify", help="re-check a released file against its privacy model")
     v.add_argument("path", help="a manifest.json (or its folder), or a released file with --model")
-    v.add_argument("--model", action="append", help="privacy model for a bare file, NAME[:key=value,...] "
-                                                    "(repeat it to check several)")
-    v.add_argument("--public-key", help="the signer's public key (a release-signing-key.pub): refuse a manifest "
-                                        "this key did not sign")
+    v.add_argument(
+        "--model",
+        action="append",
+        help="privacy model for a bare file, NAME[:key=value,...] (repeat it to check several)",
+    )
+    v.add_argument(
+        "--public-key",
+        help="the signer's public key (a release-signing-key.pub): refuse a manifest this key did not sign",
+    )
     v.add_argument("--format", help="format of a bare file (default from its extension)")
     v.add_argument("--target", help="the target column of a bare file")
-    v.add_argument("--sensitive", action="extend", type=_columns, default=[],
-                   help="sensitive columns of a bare file (comma-separated)")
-    v.add_argument("--population", metavar="FILE",
-                   help="for a bare file: the population it was drawn from (δ-presence, k-map)")
-    v.add_argument("--quasi", action="extend", type=_columns,
-                   help="quasi-identifier columns (default: all but target/sensitive)")
-    v.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
-                   help="for a bare file: a column's hierarchy as COLUMN=FILE (ARX's CSV format, repeatable): a "
-                        "sensitive column's for t-closeness with distance=hierarchical or ordered; with "
-                        "--population, a quasi-identifier's, whose labels the file shows")
-    v.add_argument("--executor", default="in-process",
-                   help="where a release in parts is read back and counted (default in-process; spark: on Apache "
-                        "Spark, with --master)")
-    v.add_argument("--master", help="the master URL of the executor's cluster, e.g. local[2] or spark://host:7077 "
-                                    "(default: the executor's own)")
+    v.add_argument(
+        "--sensitive",
+        action="extend",
+        type=_columns,
+        default=[],
+        help="sensitive columns of a bare file (comma-separated)",
+    )
+    v.add_argument(
+        "--population", metavar="FILE", help="for a bare file: the population it was drawn from (δ-presence, k-map)"
+    )
+    v.add_argument(
+        "--quasi", action="extend", type=_columns, help="quasi-identifier columns (default: all but target/sensitive)"
+    )
+    v.add_argument(
+        "--hierarchy",
+        action="append",
+        type=_hierarchy_flag,
+        default=[],
+        help="for a bare file: a column's hierarchy as COLUMN=FILE (ARX's CSV format, repeatable): a "
+        "sensitive column's for t-closeness with distance=hierarchical or ordered; with "
+        "--population, a quasi-identifier's, whose labels the file shows",
+    )
+    v.add_argument(
+        "--executor",
+        default="in-process",
+        help="where a release in parts is read back and counted (default in-process; spark: on Apache "
+        "Spark, with --master)",
+    )
+    v.add_argument(
+        "--master",
+        help="the master URL of the executor's cluster, e.g. local[2] or spark://host:7077 "
+        "(default: the executor's own)",
+    )
 
     i = sub.add_parser("inspect", help="describe a data file: rows, columns, kinds, suggested roles")
     i.add_argument("path")
@@ -209,10 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     h = sub.add_parser("hierarchy", help="generate a column's hierarchy (e.g. intervals) and write it in ARX's format")
     h.add_argument("path", help="the data file")
     h.add_argument("--column", required=True, help="the column to build the hierarchy for")
-    h.add_argument("--build", required=True, metavar="SPEC",
-                   help="what to generate: intervals:width=10,fanout=2,start=0,bottom=20,top=90 (width of the first "
-                        "level, neighbours merged per level, where the intervals start, bottom and top coding), "
-                        "quantiles:bins=4,fanout=2, masking or dates")
+    h.add_argument(
+        "--build",
+        required=True,
+        metavar="SPEC",
+        help="what to generate: intervals:width=10,fanout=2,start=0,bottom=20,top=90 (width of the first "
+        "level, neighbours merged per level, where the intervals start, bottom and top coding), "
+        "quantiles:bins=4,fanout=2, masking or dates",
+    )
     h.add_argument("--out", help="the ARX hierarchy file to write (default: print it)")
     _read_options(h)
 
@@ -223,37 +301,78 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _read_options(p):
     p.add_argument("--names", type=_columns, help="column names for a headerless file, comma-separated")
-    p.add_argument("--names-from", dest="names_from", metavar="FILE",
-                   help="read the column names from FILE: a UCI .names file or a one-line header")
+    p.add_argument(
+        "--names-from",
+        dest="names_from",
+        metavar="FILE",
+        help="read the column names from FILE: a UCI .names file or a one-line header",
+    )
     p.add_argument("--input-format", dest="input_format", help="importer name (default: detected)")
     p.add_argument("--delimiter", help="field separator (default: detected)")
     p.add_argument("--encoding", help="text encoding (default: detected)")
-    p.add_argument("--skip-rows", dest="skip_rows", type=int, default=0,
-                   help="lines to skip at the top of a text file (e.g. 1 for UCI's adult.test)")
-    p.add_argument("--drop-missing", dest="drop_missing", action="store_true",
-                   help="drop every record with a missing value (an empty cell or '?') in any column, as the "
-                        "papers do with Adult; the manifest records it")
-    p.add_argument("--fill-missing", dest="fill_missing", choices=("value", "impute"),
-                   help="instead, fill every missing value: 'value' keeps a blank as a value of its own, 'impute' "
-                        "uses the column's median (numbers) or most frequent value; the manifest records it")
+    p.add_argument(
+        "--skip-rows",
+        dest="skip_rows",
+        type=int,
+        default=0,
+        help="lines to skip at the top of a text file (e.g. 1 for UCI's adult.test)",
+    )
+    p.add_argument(
+        "--drop-missing",
+        dest="drop_missing",
+        action="store_true",
+        help="drop every record with a missing value (an empty cell or '?') in any column, as the "
+        "papers do with Adult; the manifest records it",
+    )
+    p.add_argument(
+        "--fill-missing",
+        dest="fill_missing",
+        choices=("value", "impute"),
+        help="instead, fill every missing value: 'value' keeps a blank as a value of its own, 'impute' "
+        "uses the column's median (numbers) or most frequent value; the manifest records it",
+    )
 
 
 def _data_options(p):
     _read_options(p)
     p.add_argument("--target", help="the column to predict")
-    p.add_argument("--sensitive", action="extend", type=_columns, default=[],
-                   help="sensitive columns (comma-separated, repeatable)")
-    p.add_argument("--identifier", action="extend", type=_columns, default=[],
-                   help="direct identifier columns, never released (comma-separated, repeatable)")
-    p.add_argument("--quasi", action="extend", type=_columns, default=[],
-                   help="quasi-identifier columns (comma-separated, repeatable)")
-    p.add_argument("--hierarchy", action="append", type=_hierarchy_flag, default=[],
-                   help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format) or generated as "
-                        "COLUMN=intervals:width=10,fanout=2,start=0,bottom=20,top=90 (also quantiles:bins=4, "
-                        "masking, dates; repeatable)")
-    p.add_argument("--kind", action="append", type=_kind_flag, default=[],
-                   help="a column's kind as COLUMN=KIND, overriding the detected one: numeric, categorical, date, "
-                        "… (repeatable)")
+    p.add_argument(
+        "--sensitive",
+        action="extend",
+        type=_columns,
+        default=[],
+        help="sensitive columns (comma-separated, repeatable)",
+    )
+    p.add_argument(
+        "--identifier",
+        action="extend",
+        type=_columns,
+        default=[],
+        help="direct identifier columns, never released (comma-separated, repeatable)",
+    )
+    p.add_argument(
+        "--quasi",
+        action="extend",
+        type=_columns,
+        default=[],
+        help="quasi-identifier columns (comma-separated, repeatable)",
+    )
+    p.add_argument(
+        "--hierarchy",
+        action="append",
+        type=_hierarchy_flag,
+        default=[],
+        help="a column's generalisation hierarchy as COLUMN=FILE (ARX's CSV format) or generated as "
+        "COLUMN=intervals:width=10,fanout=2,start=0,bottom=20,top=90 (also quantiles:bins=4, "
+        "masking, dates; repeatable)",
+    )
+    p.add_argument(
+        "--kind",
+        action="append",
+        type=_kind_flag,
+        default=[],
+        help="a column's kind as COLUMN=KIND, overriding the detected one: numeric, categorical, date, … (repeatable)",
+    )
 
 
 def _source(args):
@@ -264,14 +383,23 @@ def _source(args):
         if args.names:
             raise BadInput("give --names or --names-from, not both")
         args.names = list(read_column_names(args.names_from))
-    d = {"path": getattr(args, "data", None) or getattr(args, "path", None), "demo": getattr(args, "demo", False),
-         "names": args.names, "fmt": args.input_format, "delimiter": args.delimiter, "encoding": args.encoding,
-         "skip_rows": args.skip_rows, "drop_missing": getattr(args, "drop_missing", False),
-         "fill_missing": getattr(args, "fill_missing", None),
-         "target": getattr(args, "target", None), "identifiers": getattr(args, "identifier", []),
-         "quasi_identifiers": getattr(args, "quasi", []), "sensitive": getattr(args, "sensitive", []),
-         "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or []),
-         "kinds": _once_per_column(getattr(args, "kind", None) or [], "--kind")}
+    d = {
+        "path": getattr(args, "data", None) or getattr(args, "path", None),
+        "demo": getattr(args, "demo", False),
+        "names": args.names,
+        "fmt": args.input_format,
+        "delimiter": args.delimiter,
+        "encoding": args.encoding,
+        "skip_rows": args.skip_rows,
+        "drop_missing": getattr(args, "drop_missing", False),
+        "fill_missing": getattr(args, "fill_missing", None),
+        "target": getattr(args, "target", None),
+        "identifiers": getattr(args, "identifier", []),
+        "quasi_identifiers": getattr(args, "quasi", []),
+        "sensitive": getattr(args, "sensitive", []),
+        "hierarchies": _hierarchies(getattr(args, "hierarchy", None) or []),
+        "kinds": _once_per_column(getattr(args, "kind", None) or [], "--kind"),
+    }
     return DataSource.from_dict(d)
 
 
@@ -279,8 +407,9 @@ def _once_per_column(given: list[tuple[str, str]], flag: str) -> dict:
     found: dict[str, str] = {}
     for column, value in given:
         if column in found:
-            raise BadInput(f"{flag} is given twice for column {column!r} ({found[column]} and {value}); "
-                           f"give one per column")
+            raise BadInput(
+                f"{flag} is given twice for column {column!r} ({found[column]} and {value}); give one per column"
+            )
         found[column] = value
     return found
 
@@ -294,8 +423,11 @@ def _summary(manifest: dict) -> str:
         parts.append(f"{groups:,} group{'s' if groups != 1 else ''}")
     suppressed = ((manifest.get("details") or {}).get("generalisation") or {}).get("suppressed_records")
     if suppressed is not None:
-        parts.append("no record suppressed" if not suppressed else
-                     f"{suppressed:,} record{'s' if suppressed != 1 else ''} suppressed")
+        parts.append(
+            "no record suppressed"
+            if not suppressed
+            else f"{suppressed:,} record{'s' if suppressed != 1 else ''} suppressed"
+        )
     rows = (manifest.get("output") or {}).get("rows")
     head = f"released {rows:,} records" if rows is not None else "released"
     return "; ".join([head, *parts])
@@ -315,8 +447,13 @@ class _Progress:
         if sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=1000, desc=label, file=sys.stderr, leave=False,
-                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
+            self.bar = tqdm(
+                total=1000,
+                desc=label,
+                file=sys.stderr,
+                leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}",
+            )
 
     def __call__(self, fraction: float, message: str) -> None:
         if self.bar is not None:
@@ -337,21 +474,44 @@ def cmd_run(args, registry) -> int:
 
     if args.project:
         if args.data or args.demo:
-            raise BadInput(f"give either a project file or --data/--demo, not both: {args.project!r} was read as a "
-                           f"project file (--data takes one file; a pattern matching several files gives several)")
-        given = [flag for flag, value in (("--method", args.method), ("--model", args.model),
-                                          ("--metrics", args.metrics), ("--seed", args.seed)) if value is not None]
+            raise BadInput(
+                f"give either a project file or --data/--demo, not both: {args.project!r} was read as a "
+                f"project file (--data takes one file; a pattern matching several files gives several)"
+            )
+        given = [
+            flag
+            for flag, value in (
+                ("--method", args.method),
+                ("--model", args.model),
+                ("--metrics", args.metrics),
+                ("--seed", args.seed),
+            )
+            if value is not None
+        ]
         if given:
             raise BadInput(f"{given[0]} does not apply to a project file, whose runs say what to do")
-        read = [flag for flag, value in (("--names", args.names), ("--names-from", args.names_from),
-                                         ("--input-format", args.input_format), ("--delimiter", args.delimiter),
-                                         ("--encoding", args.encoding), ("--skip-rows", args.skip_rows),
-                                         ("--drop-missing", args.drop_missing), ("--fill-missing", args.fill_missing),
-                                         ("--target", args.target),
-                                         ("--sensitive", args.sensitive), ("--identifier", args.identifier),
-                                         ("--quasi", args.quasi), ("--hierarchy", args.hierarchy),
-                                         ("--kind", args.kind), ("--population", args.population),
-                                         ("--subset-column", args.subset_column)) if value]
+        read = [
+            flag
+            for flag, value in (
+                ("--names", args.names),
+                ("--names-from", args.names_from),
+                ("--input-format", args.input_format),
+                ("--delimiter", args.delimiter),
+                ("--encoding", args.encoding),
+                ("--skip-rows", args.skip_rows),
+                ("--drop-missing", args.drop_missing),
+                ("--fill-missing", args.fill_missing),
+                ("--target", args.target),
+                ("--sensitive", args.sensitive),
+                ("--identifier", args.identifier),
+                ("--quasi", args.quasi),
+                ("--hierarchy", args.hierarchy),
+                ("--kind", args.kind),
+                ("--population", args.population),
+                ("--subset-column", args.subset_column),
+            )
+            if value
+        ]
         if read:  # the project's own data section says how to read its data; the flag would be ignored
             raise BadInput(f"{read[0]} does not apply to a project file, whose data section says how to read it")
         project = Project.load(args.project)
@@ -385,8 +545,12 @@ def cmd_run(args, registry) -> int:
         raise BadInput("--max-runs applies to a project file, whose runs it counts")
     names_from = getattr(args, "names_from", None)
     for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
-        refuse_inputs_in_output(target, source=source, project=args.project,  # before any method runs
-                                inputs=(names_from,) if names_from else ())
+        refuse_inputs_in_output(
+            target,
+            source=source,
+            project=args.project,  # before any method runs
+            inputs=(names_from,) if names_from else (),
+        )
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = _executor(args)
     _hierarchy_notes(registry, data, [spec.method for spec in specs])
@@ -395,9 +559,13 @@ def cmd_run(args, registry) -> int:
         if hasattr(args, "stop") and args.stop.next_run():  # a signal came while the last export finished
             raise Interrupted(args.stop.deferred)
         if not spec.metrics and args.metrics is None:
-            spec = RunSpec(spec.method, spec.models, spec.seed,
-                           default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
-                           spec.recipe)
+            spec = RunSpec(
+                spec.method,
+                spec.models,
+                spec.seed,
+                default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                spec.recipe,
+            )
         target = out if len(specs) == 1 else out / f"run-{n}"
         try:
             manifest = _run_one(registry, data, spec, target, args, source, executor)
@@ -405,27 +573,40 @@ def cmd_run(args, registry) -> int:
             if len(specs) == 1:
                 raise
             # one failing run does not stop the others; the exit code says that some failed
-            print(printable(f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: "
-                            f"{exc}"), file=sys.stderr)
+            print(
+                printable(
+                    f"veil: run {n} ({spec.method.name}): privacy check failed, nothing written to {target}: {exc}"
+                ),
+                file=sys.stderr,
+            )
             failed.append(n)
             continue
         reached = manifest.get("released_sensitive") or []
         if reached:
-            print(printable(f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} "
-                            f"marked sensitive: {', '.join(reached)} (listed in its manifest and report)"),
-                  file=sys.stderr)
+            print(
+                printable(
+                    f"note: the release in {target} contains the column{'s' if len(reached) > 1 else ''} "
+                    f"marked sensitive: {', '.join(reached)} (listed in its manifest and report)"
+                ),
+                file=sys.stderr,
+            )
         budget = (manifest.get("privacy_budget") or {}).get("epsilon_spent")
         if manifest["privacy_model"]["name"] is None and budget is not None:
-            print(f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
-                  f"listed in its manifest and report; no k-anonymity-style model was checked", file=sys.stderr)
+            print(
+                f"note: the release in {target} claims {budget:g}-differential privacy under the assumptions "
+                f"listed in its manifest and report; no k-anonymity-style model was checked",
+                file=sys.stderr,
+            )
         elif manifest["privacy_model"]["name"] is None:
-            print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim",
-                  file=sys.stderr)
+            print(f"note: no privacy model was chosen; the release in {target} makes no privacy claim", file=sys.stderr)
         print(printable(_summary(manifest)), file=sys.stderr)
         print(target)
     if failed:
-        print(f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
-              f"(run {', '.join(map(str, failed))}); the others were written", file=sys.stderr)
+        print(
+            f"veil: {len(failed)} of {len(specs)} runs failed their privacy model and wrote nothing "
+            f"(run {', '.join(map(str, failed))}); the others were written",
+            file=sys.stderr,
+        )
         return EXIT_PRIVACY
     return EXIT_OK
 
@@ -463,26 +644,38 @@ def _run_parts(registry, spec, source, args) -> int:
     if not args.out:
         raise BadInput("no output folder: give --out DIR")
     if args.population:
-        raise BadInput("--population: a release in parts is not judged against a population; run the models that "
-                       "read one on a table held in memory")
+        raise BadInput(
+            "--population: a release in parts is not judged against a population; run the models that "
+            "read one on a table held in memory"
+        )
     if args.metrics:
         raise BadInput("--metrics: a release in parts is measured by its generalisation figures only (in its manifest)")
     if args.format:
-        raise BadInput(f"--format: a release in parts is written in the format its method's parameters name, not "
-                       f"{args.format!r}")
+        raise BadInput(
+            f"--format: a release in parts is written in the format its method's parameters name, not {args.format!r}"
+        )
     progress = _Progress(spec.method.name)
     try:
-        manifest = export_parts(registry, spec, source, Context(spec.seed, progress, noise_source=SECURE),
-                                Path(args.out), version=__version__, release_sensitive=args.release_sensitive,
-                                report=None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold,
-                                                                                 utility=False))
+        manifest = export_parts(
+            registry,
+            spec,
+            source,
+            Context(spec.seed, progress, noise_source=SECURE),
+            Path(args.out),
+            version=__version__,
+            release_sensitive=args.release_sensitive,
+            report=None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold, utility=False),
+        )
     finally:
         progress.close()
     gen = (manifest.get("details") or {}).get("generalisation") or {}
     levels = ", ".join(f"{c} {lv}" for c, lv in (gen.get("levels") or {}).items())
     out = manifest["output"]
-    print(f"{manifest['verdict']['message']}; {out['rows']:,} records in {len(out['parts_of'])} parts; levels "
-          f"{levels}; {gen.get('suppressed_records', 0):,} suppressed", file=sys.stderr)
+    print(
+        f"{manifest['verdict']['message']}; {out['rows']:,} records in {len(out['parts_of'])} parts; levels "
+        f"{levels}; {gen.get('suppressed_records', 0):,} suppressed",
+        file=sys.stderr,
+    )
     print(args.out)
     return EXIT_OK
 
@@ -509,13 +702,25 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
         result = execute(registry, data, spec, ctx, version=__version__, release_sensitive=args.release_sensitive)
     finally:
         progress.close()
-    report = None if args.no_report else ReportOptions(risk_threshold=args.risk_threshold,
-                                                       tuned=getattr(args, "tuned_report", False))
+    report = (
+        None
+        if args.no_report
+        else ReportOptions(risk_threshold=args.risk_threshold, tuned=getattr(args, "tuned_report", False))
+    )
     fmt = args.format or _default_format(registry, result)
     read = (getattr(args, "names_from", None), getattr(args, "population", None))  # never written over
-    return export_release(registry, result, target, ExportOptions(fmt, not args.no_shuffle),
-                          report=report, source=source, project=args.project, version=__version__,
-                          ctx=Context(spec.seed, token=token), inputs=tuple(f for f in read if f)).manifest
+    return export_release(
+        registry,
+        result,
+        target,
+        ExportOptions(fmt, not args.no_shuffle),
+        report=report,
+        source=source,
+        project=args.project,
+        version=__version__,
+        ctx=Context(spec.seed, token=token),
+        inputs=tuple(f for f in read if f),
+    ).manifest
 
 
 def _default_format(registry, result) -> str:
@@ -551,8 +756,9 @@ def cmd_study(args, registry) -> int:
     _hierarchy_notes(registry, data, [spec.method for spec in study.iter_runs(registry)])
     progress = _Progress(study.name)
     try:
-        results = run_study(registry, study, Context(study.seed, progress, executor=_executor(args)), data=data,
-                            version=__version__)
+        results = run_study(
+            registry, study, Context(study.seed, progress, executor=_executor(args)), data=data, version=__version__
+        )
     finally:
         progress.close()
     out.mkdir(parents=True, exist_ok=True)
@@ -574,11 +780,22 @@ def _refuse_overwriting_study(study, path: Path, out: Path) -> None:
     one the study reads: the study file, its data, a hierarchy."""
     from veil.engine.release.staging import refuse_overwriting
 
-    written = [out / "results.csv", *(out / f"{_chart_stem(n, call)}.{ext}" for n, call in enumerate(study.charts, 1)
-                                      for ext in ("png", "svg", "csv"))]
+    written = [
+        out / "results.csv",
+        *(
+            out / f"{_chart_stem(n, call)}.{ext}"
+            for n, call in enumerate(study.charts, 1)
+            for ext in ("png", "svg", "csv")
+        ),
+    ]
     hierarchies = set(study.data.hierarchies.values())
-    refuse_overwriting(written, [(path, "study file"), *((f, "hierarchy file" if f in hierarchies else "input file")
-                                                        for f in study.data.files())])
+    refuse_overwriting(
+        written,
+        [
+            (path, "study file"),
+            *((f, "hierarchy file" if f in hierarchies else "input file") for f in study.data.files()),
+        ],
+    )
 
 
 def cmd_report(args, registry) -> int:
@@ -606,8 +823,10 @@ def cmd_verify(args, registry) -> int:
         if args.model:
             raise BadInput("a manifest names its own privacy model; drop --model or verify the data file")
         if args.population or args.hierarchy:
-            raise BadInput("a manifest names its own population and hierarchies; drop --population and --hierarchy "
-                           "or verify the data file")
+            raise BadInput(
+                "a manifest names its own population and hierarchies; drop --population and --hierarchy "
+                "or verify the data file"
+            )
         key = None
         if args.public_key is not None:
             from veil.engine.release.signing import read_public_key
@@ -616,8 +835,9 @@ def cmd_verify(args, registry) -> int:
         from veil.engine.run.executors import make_executor
 
         if args.master and args.executor == "in-process":
-            raise BadInput("--master names a cluster's master: give it with --executor spark (or another cluster "
-                           "executor)")
+            raise BadInput(
+                "--master names a cluster's master: give it with --executor spark (or another cluster executor)"
+            )
         executor = make_executor(args.executor, **({"master": args.master} if args.master else {}))
         result = verify_manifest(registry, path, key, executor)
     else:
@@ -634,27 +854,41 @@ def cmd_verify(args, registry) -> int:
         excluded = {args.target, *args.sensitive}
         for col in [args.target, *args.sensitive, *(args.quasi or [])]:
             if col and col not in frame_cols and (col not in part_cols or col in (args.quasi or [])):
-                beside = "" if part_cols or col in (args.quasi or []) else (
-                    f", and no part file beside it holds it (a bucketised release keeps its sensitive values in "
-                    f"{path.stem}.sensitive{path.suffix}, which is not there)")
+                beside = (
+                    ""
+                    if part_cols or col in (args.quasi or [])
+                    else (
+                        f", and no part file beside it holds it (a bucketised release keeps its sensitive values in "
+                        f"{path.stem}.sensitive{path.suffix}, which is not there)"
+                    )
+                )
                 raise BadInput(f"{path.name} has no column {col!r}{beside}")
         quasi = args.quasi or [c for c in frame_cols if c not in excluded]
         roles = {"quasi_identifiers": quasi, "target": args.target, "sensitive": args.sensitive}
         hierarchies = {}
         for column, file in _hierarchies(args.hierarchy).items():
             if column not in args.sensitive and not args.population:
-                raise BadInput(f"--hierarchy names {column!r}, which is not a sensitive column given by --sensitive "
-                               f"(a quasi-identifier's hierarchy is read only with --population)")
+                raise BadInput(
+                    f"--hierarchy names {column!r}, which is not a sensitive column given by --sensitive "
+                    f"(a quasi-identifier's hierarchy is read only with --population)"
+                )
             if not Path(file).is_file():
                 raise BadInput(missing_reason(Path(file), "hierarchy file"))
             if column in args.sensitive:
                 hierarchies[column] = Hierarchy.from_arx_csv(file, name=column)
-        result = verify_file(registry, path, fmt, _models(args.model), roles, hierarchies=hierarchies,
-                             population=_bare_population(registry, args))
+        result = verify_file(
+            registry,
+            path,
+            fmt,
+            _models(args.model),
+            roles,
+            hierarchies=hierarchies,
+            population=_bare_population(registry, args),
+        )
     message = result.message
     for word in ("holds:", "fails:"):  # the models' messages start with their verdict; "OK:" already says it
         if message.lower().startswith(word):
-            message = message[len(word):].strip()
+            message = message[len(word) :].strip()
     print(("OK: " if result.holds else "FAILED: ") + message)
     return EXIT_OK if result.holds else EXIT_PRIVACY
 
@@ -670,8 +904,9 @@ def _bare_population(registry, args):
     if not Path(args.population).is_file():
         raise BadInput(missing_reason(Path(args.population)))
     table = DataSource(path=args.population).load(registry)
-    hierarchies = {c: Hierarchy.from_arx_csv(f, name=c) for c, f in _hierarchies(args.hierarchy).items()
-                   if c not in args.sensitive}
+    hierarchies = {
+        c: Hierarchy.from_arx_csv(f, name=c) for c, f in _hierarchies(args.hierarchy).items() if c not in args.sensitive
+    }
     return Population(table.frame, args.population, table.sha256, hierarchies)
 
 
@@ -688,8 +923,9 @@ def _check_verify_roles(target, sensitive, quasi) -> None:
     for role, columns in (("target", [target] if target else []), ("sensitive", sensitive), ("quasi", quasi)):
         for column in columns:
             if seen.get(column, role) != role:
-                raise BadInput(f"column {column!r} is given two roles, --{seen[column]} and --{role}; "
-                               f"give each column one role")
+                raise BadInput(
+                    f"column {column!r} is given two roles, --{seen[column]} and --{role}; give each column one role"
+                )
             seen[column] = role
 
 
@@ -744,8 +980,15 @@ def cmd_plugins(args, registry) -> int:
 
     infos = registry.all()
     if args.json:
-        entries = [{**i.cls.describe(), "citation": cite(i.cls.paper, full=True) or None, "source": i.source,
-                    "version": i.version} for i in infos]
+        entries = [
+            {
+                **i.cls.describe(),
+                "citation": cite(i.cls.paper, full=True) or None,
+                "source": i.source,
+                "version": i.version,
+            }
+            for i in infos
+        ]
         failures = [{"source": f.source, "error": f.error} for f in registry.failures]
         print(json.dumps({"plugins": entries, "failed": failures}, indent=2, default=str))
         return EXIT_OK
@@ -756,16 +999,25 @@ def cmd_plugins(args, registry) -> int:
         print(f"{cls.kind:<14} {cls.name:<{width}}  {cls.title}{paper}")
         for spec in cls.param_specs():
             bounds = spec.describe_bounds()
-            print(f"{'':<14} {'':<{width}}    {spec.name} = {spec.default!r}" + (f"  ({bounds})" if bounds else "")
-                  + (f"  {spec.help}" if spec.help else ""))
+            print(
+                f"{'':<14} {'':<{width}}    {spec.name} = {spec.default!r}"
+                + (f"  ({bounds})" if bounds else "")
+                + (f"  {spec.help}" if spec.help else "")
+            )
     for f in registry.failures:
         print(f"FAILED         {f.source}: {f.error}")
     return EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "study": cmd_study, "verify": cmd_verify, "report": cmd_report, "inspect": cmd_inspect,
-            "hierarchy": cmd_hierarchy,
-            "plugins": cmd_plugins}
+COMMANDS = {
+    "run": cmd_run,
+    "study": cmd_study,
+    "verify": cmd_verify,
+    "report": cmd_report,
+    "inspect": cmd_inspect,
+    "hierarchy": cmd_hierarchy,
+    "plugins": cmd_plugins,
+}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -883,8 +1135,10 @@ def main(argv: Sequence[str] | None = None, *, program: bool | None = None) -> i
         return EXIT_BAD_INPUT
     except Exception as exc:  # a bug in Veil or a plugin: one line for the user, details in a log
         log = _log_traceback()
-        print(f"veil: internal error: {type(exc).__name__}: {_one_line(str(exc))} (details in {log}; "
-              f"please report it)", file=sys.stderr)
+        print(
+            f"veil: internal error: {type(exc).__name__}: {_one_line(str(exc))} (details in {log}; please report it)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

@@ -50,47 +50,105 @@ class Actions(QObject):
             a.triggered.connect(slot)
             return a
 
-        self.open = act("&Open data…", self.open_file, QKeySequence.Open, QStyle.SP_DialogOpenButton,
-                        "Open a data file (CSV, Excel, Parquet, ARFF, transactions, …)")
-        self.open_demo = act("Open the &demo data", lambda: self.window.confirm_discard(self.controller.open_demo),
-                             None, None,
-                             "The bundled synthetic hospital admissions")
-        self.open_population = act("Open p&opulation…", self.open_population_file, None, None,
-                                   "Open the population the data was drawn from, read like the data: δ-presence "
-                                   "and k-map judge each released group against it")
+        self.open = act(
+            "&Open data…",
+            self.open_file,
+            QKeySequence.Open,
+            QStyle.SP_DialogOpenButton,
+            "Open a data file (CSV, Excel, Parquet, ARFF, transactions, …)",
+        )
+        self.open_demo = act(
+            "Open the &demo data",
+            lambda: self.window.confirm_discard(self.controller.open_demo),
+            None,
+            None,
+            "The bundled synthetic hospital admissions",
+        )
+        self.open_population = act(
+            "Open p&opulation…",
+            self.open_population_file,
+            None,
+            None,
+            "Open the population the data was drawn from, read like the data: δ-presence "
+            "and k-map judge each released group against it",
+        )
         self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
-        self.save = act("&Save project", self.save_project, QKeySequence.Save, QStyle.SP_DialogSaveButton,
-                        "Save data source, roles, recipe, configuration and results")
+        self.save = act(
+            "&Save project",
+            self.save_project,
+            QKeySequence.Save,
+            QStyle.SP_DialogSaveButton,
+            "Save data source, roles, recipe, configuration and results",
+        )
         self.save_as = act("Save project &as…", self.save_project_as, QKeySequence("Ctrl+Shift+S"))
         self.quit = act("&Quit", window.close, QKeySequence.Quit)
-        self.run = act("&Run", lambda: self.window.confirm_sensitive(self.controller.run), QKeySequence("Ctrl+R"),
-                       QStyle.SP_MediaPlay,
-                       "Queue every run of the configuration")
-        self.cancel = act("&Cancel runs", lambda: self.controller.cancel_all(), QKeySequence(Qt.Key_Escape),
-                          QStyle.SP_BrowserStop, "Cancel the running and queued jobs")
+        self.run = act(
+            "&Run",
+            lambda: self.window.confirm_sensitive(self.controller.run),
+            QKeySequence("Ctrl+R"),
+            QStyle.SP_MediaPlay,
+            "Queue every run of the configuration",
+        )
+        self.cancel = act(
+            "&Cancel runs",
+            lambda: self.controller.cancel_all(),
+            QKeySequence(Qt.Key_Escape),
+            QStyle.SP_BrowserStop,
+            "Cancel the running and queued jobs",
+        )
         self.cancel.setEnabled(False)
-        self.export = act("&Export…", lambda: self.export_release(None), QKeySequence("Ctrl+E"),
-                          QStyle.SP_ArrowDown, "Write a release, its manifest and report")
-        self.undo = act("&Undo", lambda: self.controller.history.undo(), QKeySequence.Undo, None,
-                        "Take back the last change")
-        self.redo = act("&Redo", lambda: self.controller.history.redo(), QKeySequence("Ctrl+Shift+Z"), None,
-                        "Make the change again")
+        self.export = act(
+            "&Export…",
+            lambda: self.export_release(None),
+            QKeySequence("Ctrl+E"),
+            QStyle.SP_ArrowDown,
+            "Write a release, its manifest and report",
+        )
+        self.undo = act(
+            "&Undo", lambda: self.controller.history.undo(), QKeySequence.Undo, None, "Take back the last change"
+        )
+        self.redo = act(
+            "&Redo", lambda: self.controller.history.redo(), QKeySequence("Ctrl+Shift+Z"), None, "Make the change again"
+        )
         self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         self.about = act("&About Veil", self.show_about)
-        self.guide = act("&User guide", self.show_guide, QKeySequence.HelpContents, None,
-                         "The workflow, every privacy model and method in plain words, a glossary")
+        self.guide = act(
+            "&User guide",
+            self.show_guide,
+            QKeySequence.HelpContents,
+            None,
+            "The workflow, every privacy model and method in plain words, a glossary",
+        )
         self.plugins = act("&Plugins…", self.show_plugins)
-        self.preferences = act("&Settings…", self.show_settings, QKeySequence.Preferences, None,
-                               "Where runs go: this computer, or a Spark master")
+        self.preferences = act(
+            "&Settings…",
+            self.show_settings,
+            QKeySequence.Preferences,
+            None,
+            "Where runs go: this computer, or a Spark master",
+        )
         self.recent_menu = QMenu("Open &recent", window)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._menus()
         self._toolbar()
         # every action but Quit waits for the panels (attach); the recent files' menu too
-        self._waiting = [self.open, self.open_demo, self.open_population, self.open_project, self.save, self.save_as,
-                         self.run, self.export, self.undo, self.redo, self.about, self.guide, self.plugins,
-                         self.preferences,
-                         self.recent_menu.menuAction()]
+        self._waiting = [
+            self.open,
+            self.open_demo,
+            self.open_population,
+            self.open_project,
+            self.save,
+            self.save_as,
+            self.run,
+            self.export,
+            self.undo,
+            self.redo,
+            self.about,
+            self.guide,
+            self.plugins,
+            self.preferences,
+            self.recent_menu.menuAction(),
+        ]
         for a in self._waiting:
             a.setEnabled(False)
         if window.controller is not None:
@@ -154,8 +212,9 @@ class Actions(QObject):
         from .dialogs import file_filter
 
         start = self.settings.get("folders/open") or str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open data", start,
-                                              file_filter(self.controller.registry) + f";;{PROJECT_FILTER}")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open data", start, file_filter(self.controller.registry) + f";;{PROJECT_FILTER}"
+        )
         if path:
             self.settings.set("folders/open", str(Path(path).parent))
             self._open_any(path)
@@ -165,12 +224,14 @@ class Actions(QObject):
         from .dialogs import file_filter
 
         if self.controller.dataset.table is None:
-            self.controller.error.emit("Cannot open a population", "open the data first: a population is opened "
-                                                                   "beside a table of records", "")
+            self.controller.error.emit(
+                "Cannot open a population", "open the data first: a population is opened beside a table of records", ""
+            )
             return
         start = self.settings.get("folders/open") or str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open the population the data was drawn from", start,
-                                              file_filter(self.controller.registry))
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open the population the data was drawn from", start, file_filter(self.controller.registry)
+        )
         if path:
             self.controller.open_population(path)
 
@@ -253,8 +314,15 @@ class Actions(QObject):
         stem = Path(self.controller.dataset.name or "release").stem.replace(" ", "-")
         last = self.settings.get("folders/export")
         base = Path(last) if last else default_export_folder("")
-        dialog = ExportDialog(self.controller.registry, self.controller.runs, run_id, base, self.window, stem=stem,
-                              describe=self.controller.ranking.export_note)
+        dialog = ExportDialog(
+            self.controller.registry,
+            self.controller.runs,
+            run_id,
+            base,
+            self.window,
+            stem=stem,
+            describe=self.controller.ranking.export_note,
+        )
         dialog.accepted.connect(lambda: self._export_chosen(dialog))
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         self.dialog = dialog
@@ -270,9 +338,13 @@ class Actions(QObject):
     def _exported(self, exported) -> None:
         m = exported.manifest
         verdict = m["verdict"]["message"]
-        lines = [f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to",
-                 str(exported.folder), "", f"Privacy: {verdict}",
-                 f"Verified from the written file: {exported.verification}"]
+        lines = [
+            f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to",
+            str(exported.folder),
+            "",
+            f"Privacy: {verdict}",
+            f"Verified from the written file: {exported.verification}",
+        ]
         if exported.reports:
             lines.append("Report: " + ", ".join(p.name for p in exported.reports))
         box = QMessageBox(QMessageBox.Information, "Release exported", "\n".join(lines), QMessageBox.Ok, self.window)

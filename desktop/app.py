@@ -67,8 +67,13 @@ def _excepthook(window: MainWindow):
     def hook(kind, value, tb):
         details = "".join(traceback.format_exception(kind, value, tb))
         print(details, file=sys.stderr)
-        window.show_error("Something went wrong", f"Veil hit an internal error ({kind.__name__}: {value}). "
-                          "Your data is unchanged; save your project and report the details below.", details)
+        window.show_error(
+            "Something went wrong",
+            f"Veil hit an internal error ({kind.__name__}: {value}). "
+            "Your data is unchanged; save your project and report the details below.",
+            details,
+        )
+
     return hook
 
 
@@ -108,8 +113,12 @@ class Starter(QObject):
         window.busy.show()
 
     def eventFilter(self, obj, event) -> bool:
-        if (self._waiting_paint and event.type() == QEvent.Type.Paint and obj.isWidgetType()
-                and obj.window() is self.window):
+        if (
+            self._waiting_paint
+            and event.type() == QEvent.Type.Paint
+            and obj.isWidgetType()
+            and obj.window() is self.window
+        ):
             self._waiting_paint = False
             QTimer.singleShot(0, self, self.begin)
         return False
@@ -142,9 +151,13 @@ class Starter(QObject):
         if isinstance(result, BaseException):
             details = "".join(traceback.format_exception(result))
             print(details, file=sys.stderr)
-            box = QMessageBox(QMessageBox.Critical, "Veil could not start",
-                              f"Loading the plugins failed ({type(result).__name__}: {result}).", QMessageBox.Ok,
-                              window)
+            box = QMessageBox(
+                QMessageBox.Critical,
+                "Veil could not start",
+                f"Loading the plugins failed ({type(result).__name__}: {result}).",
+                QMessageBox.Ok,
+                window,
+            )
             box.setDetailedText(details)
             box.open()
             window.last_error = box

@@ -126,8 +126,11 @@ class ChartPanel(QWidget):
     def _suggestions(self, cls) -> dict[str, list[str]]:
         metrics = self.runs.metric_names()
         axes = ["", *self.runs.sweep_keys(), "method"]
-        return {s.name: (metrics if s.name in METRIC_PARAMS else axes) for s in cls.param_specs()
-                if s.type is str and s.name in METRIC_PARAMS + AXIS_PARAMS}
+        return {
+            s.name: (metrics if s.name in METRIC_PARAMS else axes)
+            for s in cls.param_specs()
+            if s.type is str and s.name in METRIC_PARAMS + AXIS_PARAMS
+        }
 
     def _form_changed(self) -> None:
         self.state.set(self.state.name, self.form.values())
@@ -197,16 +200,16 @@ class ChartPanel(QWidget):
 
     # -- saving ---------------------------------------------------------------------------------
     def _ask_save_chart(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(self, "Save chart", f"{self.state.name}.png",
-                                                   "PNG image (*.png);;SVG drawing (*.svg)")
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Save chart", f"{self.state.name}.png", "PNG image (*.png);;SVG drawing (*.svg)"
+        )
         if path:
             if not path.lower().endswith((".png", ".svg")):
                 path += ".svg" if "SVG" in chosen else ".png"
             self._saving(self.save_chart, path)
 
     def _ask_save_data(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the chart's data", f"{self.state.name}.csv",
-                                              "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save the chart's data", f"{self.state.name}.csv", "CSV (*.csv)")
         if path:
             self._saving(self.save_data, path if path.lower().endswith(".csv") else path + ".csv")
 

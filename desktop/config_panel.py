@@ -6,11 +6,32 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QGroupBox, QLabel,
-                               QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
-from veil.engine import (BINARY, CHEAP, TABLE, BadInput, Table, cite, judgement_words, may_release_sensitive,
-                         unused_hierarchies)
+from veil.engine import (
+    BINARY,
+    CHEAP,
+    TABLE,
+    BadInput,
+    Table,
+    cite,
+    judgement_words,
+    may_release_sensitive,
+    unused_hierarchies,
+)
 
 from .forms import ParamForm
 from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
@@ -64,8 +85,10 @@ class MethodRow(QWidget):
         inner.addWidget(self.roles)
         self.roles.hide()
         self.features = QCheckBox("on the binary features (see Features)")
-        self.features.setToolTip("This method takes the table as it is or its binary features; tick to give it "
-                                 "the features the recipe makes (the papers' setting for feature selection)")
+        self.features.setToolTip(
+            "This method takes the table as it is or its binary features; tick to give it "
+            "the features the recipe makes (the papers' setting for feature selection)"
+        )
         self.features.setObjectName(f"features-{cls.name}")
         self.features.setVisible(TABLE in cls.accepts and BINARY in cls.accepts)
         inner.addWidget(self.features)
@@ -218,12 +241,15 @@ class ConfigPanel(QScrollArea):
                 check.setObjectName(f"metric-{cls.name}")
                 check.toggled.connect(self._metrics_chosen)
                 cost = "" if cls.cost == CHEAP else " — <i>expensive</i>"
-                label = _ClickLabel(f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name}){cost}</span>",
-                                    check)
+                label = _ClickLabel(
+                    f"{cls.title or cls.name} <span style='color:#5f6368'>({cls.name}){cost}</span>", check
+                )
                 tip = f"{cls.description}".strip() or cls.name
                 if cls.cost != CHEAP:
-                    tip += ("\n\nExpensive (it trains classifiers): not computed unless chosen; the plan shows an "
-                            "estimate, and on a large input it runs on a seeded sample of the records.")
+                    tip += (
+                        "\n\nExpensive (it trains classifiers): not computed unless chosen; the plan shows an "
+                        "estimate, and on a large input it runs on a seeded sample of the records."
+                    )
                 for w in (check, label):
                     w.setToolTip(tip)
                 grid.addWidget(check, row, 0, Qt.AlignTop)
@@ -322,8 +348,9 @@ class ConfigPanel(QScrollArea):
         if self.model_form is None:
             return
         with self._push():
-            self.config.set_params("privacy-model", self.model_form.plugin.name, self.model_form.values(),
-                                   self.model_form.sweeps())
+            self.config.set_params(
+                "privacy-model", self.model_form.plugin.name, self.model_form.values(), self.model_form.sweeps()
+            )
 
     def _method_toggled(self, name: str, on: bool) -> None:
         with self._push():
@@ -340,8 +367,13 @@ class ConfigPanel(QScrollArea):
 
     def _metrics_chosen(self, *_):
         with self._push():  # a greyed-out metric keeps its place in the choice (see _fit_metrics)
-            self.config.set_metrics([n for n, c in self.metric_boxes.items()
-                                     if c.isChecked() or not c.isEnabled() and n in self.config.metrics])
+            self.config.set_metrics(
+                [
+                    n
+                    for n, c in self.metric_boxes.items()
+                    if c.isChecked() or not c.isEnabled() and n in self.config.metrics
+                ]
+            )
 
     def _fit_metrics(self) -> None:
         """A metric that says nothing of any chosen method (a feature ranking's accuracy for Mondrian)
@@ -424,8 +456,11 @@ class ConfigPanel(QScrollArea):
     def _describe_methods(self) -> None:
         self._fit_metrics()
         data = self.controller.dataset.data
-        has_target = isinstance(data, Table) and data.schema.target is not None or \
-            (not isinstance(data, Table) and getattr(data, "labels", None) is not None)
+        has_target = (
+            isinstance(data, Table)
+            and data.schema.target is not None
+            or (not isinstance(data, Table) and getattr(data, "labels", None) is not None)
+        )
         for row in self.rows.values():
             row.show_roles(data)
             said = row.check.isChecked() and bool(row.roles_problem.text())  # in red, in the row
@@ -438,15 +473,19 @@ class ConfigPanel(QScrollArea):
             fitting = self.registry.models_for(row.cls) if row.cls.satisfies else None  # None: any model
             outside = [m for m in self.config.model_names() if fitting is not None and m not in fitting]
             if fitting is not None and (outside or model is None and row.cls.needs_model):
-                notes.append(f"works under {' or '.join(fitting)} only" if fitting else
-                             f"needs {judgement_words(row.cls.satisfies)}, and none is installed")
+                notes.append(
+                    f"works under {' or '.join(fitting)} only"
+                    if fitting
+                    else f"needs {judgement_words(row.cls.satisfies)}, and none is installed"
+                )
             elif row.cls.needs_model and model is None:
                 notes.append("needs a privacy model")
             if isinstance(data, Table) and row.cls.kind == "algorithm":
                 exposed = may_release_sensitive(data, row.cls, on_features=self.config.on_features(row.cls, data))
                 if exposed:
-                    notes.append(f"may release the column marked sensitive {', '.join(exposed)} (the report "
-                                 "will list it)")
+                    notes.append(
+                        f"may release the column marked sensitive {', '.join(exposed)} (the report will list it)"
+                    )
             row.note.setText("; ".join(notes))
             row.note.setVisible(bool(notes))
 
@@ -510,8 +549,16 @@ class ConfigPanel(QScrollArea):
         self.run_button.setEnabled(True)
 
     # -- for tests and scripts ------------------------------------------------------------------
-    def choose(self, model: str | None, methods: list[str], *, sweep: dict[str, str] | None = None,
-               values: dict | None = None, metrics: list[str] | None = None, also: dict | None = None) -> None:
+    def choose(
+        self,
+        model: str | None,
+        methods: list[str],
+        *,
+        sweep: dict[str, str] | None = None,
+        values: dict | None = None,
+        metrics: list[str] | None = None,
+        also: dict | None = None,
+    ) -> None:
         """Set the panel as a user would: the model (and ``also``: further models with their values,
         ticked under "Also require"), tick the methods, fill sweeps and values."""
         self.model_combo.setCurrentIndex(0 if model is None else self.model_combo.findData(model))

@@ -21,8 +21,16 @@ from .history import History
 from .ranking import RankingState
 from .runner import Runner
 from .setvalued_view import shape_text
-from .state import (ChartState, ConfigState, DatasetState, PlannedRun, RunEntry, RunsState, project_of,
-                    sensitive_to_confirm)
+from .state import (
+    ChartState,
+    ConfigState,
+    DatasetState,
+    PlannedRun,
+    RunEntry,
+    RunsState,
+    project_of,
+    sensitive_to_confirm,
+)
 from .tasks import Failure, Loaded
 
 
@@ -78,12 +86,16 @@ class Controller(QObject):
         self.runner.cancel_all(kind="load")
         self.runner.cancel_all(kind="population")  # a population is opened beside the data it was read for
         label = "demo data" if source.demo else Path(source.path or source.population or "").name
-        job = self.runner.submit(f"open {label}", functools.partial(tasks.load, self.registry, source,
-                                                                   project=project), kind="load")
+        job = self.runner.submit(
+            f"open {label}", functools.partial(tasks.load, self.registry, source, project=project), kind="load"
+        )
         self._loads[job] = project
         if project is None and self._same_file(source) and self.dataset.table is not None:
-            self._rereads[job] = (self.dataset.table.schema, dict(self.dataset.rules),
-                                  set(self.dataset.release_sensitive))
+            self._rereads[job] = (
+                self.dataset.table.schema,
+                dict(self.dataset.rules),
+                set(self.dataset.release_sensitive),
+            )
         self.busy_changed.emit(True)
         self.message.emit(f"Opening {label}…")
         return job
@@ -105,24 +117,33 @@ class Controller(QObject):
         source = self.dataset.source
         if source is None or choice is None:
             return None
-        return self.open_source(dataclasses.replace(source, drop_missing=choice == "drop",
-                                                    fill_missing=None if choice == "drop" else choice))
+        return self.open_source(
+            dataclasses.replace(
+                source, drop_missing=choice == "drop", fill_missing=None if choice == "drop" else choice
+            )
+        )
 
     def open_population(self, path: str | Path) -> int | None:
         """Read the population the data was drawn from (read like the data) on the worker; when it
         can hold the data as a sample, runs judge against it (δ-presence, k-map)."""
         if self.dataset.table is None or self.dataset.source is None:
-            self.error.emit("Cannot open a population", "open the data first: a population is opened beside a "
-                                                        "table of records", "")
+            self.error.emit(
+                "Cannot open a population", "open the data first: a population is opened beside a table of records", ""
+            )
             return None
         if self.dataset.source.subset_column:
-            self.error.emit("Cannot open a population", f"the data is the records "
-                            f"{self.dataset.source.subset_column!r} marks in the population already open", "")
+            self.error.emit(
+                "Cannot open a population",
+                f"the data is the records {self.dataset.source.subset_column!r} marks in the population already open",
+                "",
+            )
             return None
         self.runner.cancel_all(kind="population")
-        job = self.runner.submit(f"open population {Path(path).name}",
-                                 functools.partial(tasks.load_population, self.registry, self.dataset.source, path),
-                                 kind="population")
+        job = self.runner.submit(
+            f"open population {Path(path).name}",
+            functools.partial(tasks.load_population, self.registry, self.dataset.source, path),
+            kind="population",
+        )
         self._populations[job] = self.dataset.source
         self.busy_changed.emit(True)
         self.message.emit(f"Opening the population {Path(path).name}…")
@@ -133,13 +154,21 @@ class Controller(QObject):
         on the worker, the roles and kinds kept, the column itself dropped from the data)."""
         table, source = self.dataset.table, self.dataset.source
         if table is None or source is None or source.demo or not source.path:
-            self.error.emit("Cannot mark the data's records", "open the population's file first: a subset column "
-                                                              "marks the data's records in it", "")
+            self.error.emit(
+                "Cannot mark the data's records",
+                "open the population's file first: a subset column marks the data's records in it",
+                "",
+            )
             return None
         kept = [c for c in table.schema.columns if c.name != column]
-        marked = dataclasses.replace(source, path=None, population=source.path, subset_column=column,
-                                     roles={c.name: c.role.value for c in kept},
-                                     kinds={c.name: c.kind.value for c in kept})
+        marked = dataclasses.replace(
+            source,
+            path=None,
+            population=source.path,
+            subset_column=column,
+            roles={c.name: c.role.value for c in kept},
+            kinds={c.name: c.kind.value for c in kept},
+        )
         return self.open_source(marked)
 
     def close_population(self) -> None:
@@ -252,12 +281,23 @@ class Controller(QObject):
     def export(self, run_id: int, folder: str | Path, options: ExportOptions, *, report: bool = True) -> int | None:
         entry = self.runs.entry(run_id)
         if entry is None or entry.outcome is None or entry.outcome.result is None:
-            self.error.emit("Cannot export", f"run #{run_id} has no release to write (only finished runs whose "
-                                             "release holds, or makes no privacy claim, can be exported)", "")
+            self.error.emit(
+                "Cannot export",
+                f"run #{run_id} has no release to write (only finished runs whose "
+                "release holds, or makes no privacy claim, can be exported)",
+                "",
+            )
             return None
-        work = Remote(tasks.export, (entry.outcome.result, Path(folder), options),
-                      dict(source=self._run_sources.get(run_id), report=report, project=self.project_path,
-                           weights=self.ranking.export_weights(run_id)))
+        work = Remote(
+            tasks.export,
+            (entry.outcome.result, Path(folder), options),
+            dict(
+                source=self._run_sources.get(run_id),
+                report=report,
+                project=self.project_path,
+                weights=self.ranking.export_weights(run_id),
+            ),
+        )
         job = self.runner.submit(f"export run #{run_id}", work, kind="export")
         self._exports[job] = Path(folder)
         self.busy_changed.emit(True)
@@ -318,8 +358,9 @@ class Controller(QObject):
         shape = shape_text(data)
         if self.dataset.origin is not None:
             shape += f", the item sets of column {data.meta.get('item_column')!r}"
-        hint = "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles \
-            else ""
+        hint = (
+            "; roles were suggested from the column names: check them under Columns" if loaded.suggested_roles else ""
+        )
         if kept is not None:
             hint = "; the columns keep their kinds, roles and hierarchies"
             if lost:
@@ -385,5 +426,6 @@ def _same_data(a: DataSource | None, b: DataSource | None) -> bool:
     """Whether two sources read the same data (whatever population each names)."""
     if a is None or b is None:
         return False
-    return dataclasses.replace(a, population=None, subset_column=None) == \
-        dataclasses.replace(b, population=None, subset_column=None)
+    return dataclasses.replace(a, population=None, subset_column=None) == dataclasses.replace(
+        b, population=None, subset_column=None
+    )

@@ -6,8 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu,
-                               QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from veil.engine import BadInput, Role, Table
 
@@ -16,9 +29,13 @@ from .setvalued_view import draw_items
 from .state import DatasetState
 from .widgets import ComboDelegate, ErrorLabel, Histogram, fast_table, fit_columns, muted
 
-ROLE_WORDS = {Role.IDENTIFIER: "identifier (never released)", Role.QUASI_IDENTIFIER: "quasi-identifier",
-              Role.SENSITIVE: "sensitive", Role.TARGET: "target (class to predict)",
-              Role.INSENSITIVE: "insensitive"}
+ROLE_WORDS = {
+    Role.IDENTIFIER: "identifier (never released)",
+    Role.QUASI_IDENTIFIER: "quasi-identifier",
+    Role.SENSITIVE: "sensitive",
+    Role.TARGET: "target (class to predict)",
+    Role.INSENSITIVE: "insensitive",
+}
 
 
 def role_legend() -> QWidget:
@@ -27,8 +44,9 @@ def role_legend() -> QWidget:
     row.setContentsMargins(0, 0, 0, 0)
     for role in (Role.IDENTIFIER, Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.TARGET):
         chip = QLabel(role.value)
-        chip.setStyleSheet(f"background: {ROLE_COLOURS[role].name()}; color: #202124; padding: 1px 6px;"
-                           "border-radius: 3px;")
+        chip.setStyleSheet(
+            f"background: {ROLE_COLOURS[role].name()}; color: #202124; padding: 1px 6px;border-radius: 3px;"
+        )
         chip.setToolTip(ROLE_WORDS[role])
         row.addWidget(chip)
     row.addStretch(1)
@@ -93,8 +111,12 @@ class DatasetPanel(QWidget):
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(role_legend())
-        layout.addWidget(muted("Click a kind or role to change it; select several rows (or data columns) and "
-                               "right-click to give them one role."))
+        layout.addWidget(
+            muted(
+                "Click a kind or role to change it; select several rows (or data columns) and "
+                "right-click to give them one role."
+            )
+        )
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.columns_view)
         split.addWidget(box)
@@ -107,11 +129,15 @@ class DatasetPanel(QWidget):
         """The population held with the data (δ-presence and k-map judge against it), with buttons
         to open one and to let it go."""
         self.population_label = QLabel()
-        self.population_label.setToolTip("The population the data was drawn from: δ-presence and k-map count "
-                                          "each released group's matching records in it")
+        self.population_label.setToolTip(
+            "The population the data was drawn from: δ-presence and k-map count "
+            "each released group's matching records in it"
+        )
         self.population_button = QPushButton("Open population…")
-        self.population_button.setToolTip("Open the file of the population the data was drawn from (read like the "
-                                          "data; it must hold every quasi-identifier column)")
+        self.population_button.setToolTip(
+            "Open the file of the population the data was drawn from (read like the "
+            "data; it must hold every quasi-identifier column)"
+        )
         self.population_button.clicked.connect(self.population_requested)
         self.close_population_button = QPushButton("Close population")
         self.close_population_button.clicked.connect(self.population_closed)
@@ -126,8 +152,9 @@ class DatasetPanel(QWidget):
 
     def _show_population(self) -> None:
         text = self.dataset.population_text
-        self.population_label.setText(text or "none: δ-presence and k-map with a population table need one "
-                                              "opened beside the data")
+        self.population_label.setText(
+            text or "none: δ-presence and k-map with a population table need one opened beside the data"
+        )
         self.population_label.setEnabled(bool(text))
         source = self.dataset.source
         marked = source is not None and bool(source.subset_column)  # the data is defined by the population
@@ -147,8 +174,10 @@ class DatasetPanel(QWidget):
         self.features_view.verticalHeader().hide()
         self.features_summary = QLabel()
         self.features_summary.setWordWrap(True)
-        self.features_help = muted("Methods that work on binary data see these features. Choose how each column "
-                                   "becomes features; the preview updates as you do.")
+        self.features_help = muted(
+            "Methods that work on binary data see these features. Choose how each column "
+            "becomes features; the preview updates as you do."
+        )
         self.recipe_problem = ErrorLabel()
         self.steps_model.problem.connect(self.recipe_problem.show_message)
         tab = QWidget()
@@ -168,8 +197,10 @@ class DatasetPanel(QWidget):
         self.sets_column.setToolTip("The table's columns of kind itemset")
         self.sets_column.currentIndexChanged.connect(lambda _: self._show_sets())
         self.use_sets_button = QPushButton("Anonymise these item sets")
-        self.use_sets_button.setToolTip("Work on this column's item sets as set-valued records: the methods "
-                                        "for set-valued data are offered for them (reopen the file to go back)")
+        self.use_sets_button.setToolTip(
+            "Work on this column's item sets as set-valued records: the methods "
+            "for set-valued data are offered for them (reopen the file to go back)"
+        )
         self.use_sets_button.clicked.connect(self._use_sets)
         self.sets_chooser = QWidget()
         row = QHBoxLayout(self.sets_chooser)
@@ -241,8 +272,10 @@ class DatasetPanel(QWidget):
             self.sets_facts.setText("")
         else:
             source = f"Item sets of column <i>{summary.column}</i>: " if summary.column else ""
-            rows = "".join(f"<tr><td style='color:#5f6368; padding-right:10px'>{what}</td><td>{value}</td></tr>"
-                           for what, value in summary.facts())
+            rows = "".join(
+                f"<tr><td style='color:#5f6368; padding-right:10px'>{what}</td><td>{value}</td></tr>"
+                for what, value in summary.facts()
+            )
             self.sets_facts.setText(f"{source}<table cellspacing='0'>{rows}</table>")
             draw_items(self.sets_figure, summary)
         self.sets_canvas.draw_idle()
@@ -298,12 +331,18 @@ class DatasetPanel(QWidget):
         if isinstance(data, Table):
             steps = len(self.dataset.steps())
             target = data.schema.target
-            text = (f"<b>{n:,} binary features</b> from {steps} columns; "
-                    + (f"the target <i>{target}</i> gives the labels" if target else "no target column (no labels)")
-                    + "; identifiers never become features.")
+            text = (
+                f"<b>{n:,} binary features</b> from {steps} columns; "
+                + (f"the target <i>{target}</i> gives the labels" if target else "no target column (no labels)")
+                + "; identifiers never become features."
+            )
         else:
-            text = (f"<b>{n:,} items</b>: methods that take set-valued records see them as sets, binary methods "
-                    f"as one feature per item." if data is not None else "")
+            text = (
+                f"<b>{n:,} items</b>: methods that take set-valued records see them as sets, binary methods "
+                f"as one feature per item."
+                if data is not None
+                else ""
+            )
         self.features_summary.setText(text)
         self.features_help.setVisible(isinstance(data, Table))
         self.steps_view.setVisible(isinstance(data, Table))  # set-valued data has no columns to turn into features
@@ -345,8 +384,10 @@ class DatasetPanel(QWidget):
             source = self.dataset.source
             if source is not None and source.path and not source.demo and self.dataset.population is None:
                 subset = menu.addAction(f"This file is the population: {label} (1/0) marks the data's records")
-                subset.setStatusTip("The records marked 1 become the data; the whole file is the population "
-                                    "δ-presence and k-map judge against")
+                subset.setStatusTip(
+                    "The records marked 1 become the data; the whole file is the population "
+                    "δ-presence and k-map judge against"
+                )
                 subset.triggered.connect(lambda _=False: self.subset_marked.emit(names[0]))
         menu.popup(global_pos)
 
@@ -396,6 +437,7 @@ class DatasetPanel(QWidget):
         at = self.columns_view.indexAt(pos).row()
         if at >= 0 and at not in rows:
             rows = [at]
-            self.columns_view.selectionModel().select(self.columns_model.index(at, 0),
-                                                      QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+            self.columns_view.selectionModel().select(
+                self.columns_model.index(at, 0), QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows
+            )
         self._role_menu([self.columns_model.name(r) for r in rows], self.columns_view.viewport().mapToGlobal(pos))

@@ -12,19 +12,48 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
-                               QSpinBox, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from veil.engine import BadInput, ExportOptions, ImportOptions, Table, __version__, classifier_skipped, read_column_names
+from veil.engine import (
+    BadInput,
+    ExportOptions,
+    ImportOptions,
+    Table,
+    __version__,
+    classifier_skipped,
+    read_column_names,
+)
 
 from . import tasks
 from .models import PluginsModel, TableModel
 from .widgets import ErrorLabel, fast_table, fit_columns, muted
 
 DETECT = "Detect"
-DELIMITERS = ((DETECT, None), ("Comma  ,", ","), ("Semicolon  ;", ";"), ("Tab", "\t"), ("Pipe  |", "|"),
-              ("Spaces", " "))
+DELIMITERS = (
+    (DETECT, None),
+    ("Comma  ,", ","),
+    ("Semicolon  ;", ";"),
+    ("Tab", "\t"),
+    ("Pipe  |", "|"),
+    ("Spaces", " "),
+)
 ENCODINGS = (DETECT, "utf-8", "utf-8-sig", "cp1252", "latin-1", "utf-16")
 HEADERS = ((DETECT, None), ("First row names the columns", True), ("No header row (col1, col2, …)", False))
 PREVIEW_ROWS = 200
@@ -59,7 +88,7 @@ class RunDetailsDialog(QDialog):
 
 
 def file_filter(registry) -> str:
-    """"Data files (…);;CSV (…);;…" from every importer's extensions, plus project files."""
+    """ "Data files (…);;CSV (…);;…" from every importer's extensions, plus project files."""
     groups, every = [], []
     for cls in registry.classes("importer"):
         pats = " ".join(f"*{e}" for e in cls.extensions)
@@ -79,9 +108,12 @@ def short_verdict(outcome) -> str:
 
 
 # what to do with missing values: the import dialog's choices, and the question asked after opening
-MISSING_CHOICES = (("Keep them (methods refuse them)", None), ("Drop the records holding one", "drop"),
-                   ("Treat a blank as a value of its own", "value"),
-                   ("Impute: the median, or the most frequent value", "impute"))
+MISSING_CHOICES = (
+    ("Keep them (methods refuse them)", None),
+    ("Drop the records holding one", "drop"),
+    ("Treat a blank as a value of its own", "value"),
+    ("Impute: the median, or the most frequent value", "impute"),
+)
 FILLS = ("value", "impute")
 MISSING_BUTTONS = (("Drop those records", "drop"), ("Keep as a value", "value"), ("Impute", "impute"))
 
@@ -110,8 +142,9 @@ class ImportDialog(QDialog):
             self.header.addItem(label, value)
         self.sheet = QLineEdit(placeholderText="the first sheet")
         self.skip_rows = QSpinBox(minimum=0, maximum=10_000)
-        self.skip_rows.setToolTip("Lines to skip at the top before anything is read "
-                                  "(a title line, like the one that opens UCI's adult.test)")
+        self.skip_rows.setToolTip(
+            "Lines to skip at the top before anything is read (a title line, like the one that opens UCI's adult.test)"
+        )
         self.names = QLineEdit(placeholderText="comma-separated, for a file without a header row")
         self.names.setObjectName("import-names")
         self.names_button = QPushButton("From file…")
@@ -121,9 +154,11 @@ class ImportDialog(QDialog):
         self.missing.setObjectName("import-missing")
         for label, value in MISSING_CHOICES:
             self.missing.addItem(label, value)
-        self.missing.setToolTip("A missing value is an empty cell or “?”. Anonymisation methods cannot place one "
-                                "in a group; the papers drop such records (Adult: 30,162 of 32,561). When the file "
-                                "has some, Veil asks after opening it. The manifest records the choice.")
+        self.missing.setToolTip(
+            "A missing value is an empty cell or “?”. Anonymisation methods cannot place one "
+            "in a group; the papers drop such records (Adult: 30,162 of 32,561). When the file "
+            "has some, Veil asks after opening it. The manifest records the choice."
+        )
         names_row = QHBoxLayout()
         names_row.addWidget(self.names, 1)
         names_row.addWidget(self.names_button)
@@ -179,8 +214,11 @@ class ImportDialog(QDialog):
             plain = tasks.preview(self.registry, self.path, self.options())
         except (BadInput, OSError):
             return
-        if not isinstance(plain, Table) or len(names) != len(plain.columns) or \
-                plain.columns != [f"col{i + 1}" for i in range(len(plain.columns))]:
+        if (
+            not isinstance(plain, Table)
+            or len(names) != len(plain.columns)
+            or plain.columns != [f"col{i + 1}" for i in range(len(plain.columns))]
+        ):
             return  # the file names its columns, or the names do not fit
         self.names.setText(", ".join(names))
         self.names.setCursorPosition(0)  # show the first names
@@ -191,16 +229,25 @@ class ImportDialog(QDialog):
     def options(self) -> ImportOptions:
         enc = self.encoding.currentText().strip()
         names = tuple(n.strip() for n in self.names.text().split(",") if n.strip()) or None
-        return ImportOptions(encoding=None if enc in ("", DETECT) else enc, delimiter=self.delimiter.currentData(),
-                             header=self.header.currentData(), names=names,
-                             sheet=self.sheet.text().strip() or None, fmt=self.fmt.currentData(),
-                             skip_rows=self.skip_rows.value() if self.text else 0,
-                             drop_missing=self.missing.currentData() == "drop",
-                             fill_missing=self.missing.currentData() if self.missing.currentData() in FILLS else None)
+        return ImportOptions(
+            encoding=None if enc in ("", DETECT) else enc,
+            delimiter=self.delimiter.currentData(),
+            header=self.header.currentData(),
+            names=names,
+            sheet=self.sheet.text().strip() or None,
+            fmt=self.fmt.currentData(),
+            skip_rows=self.skip_rows.value() if self.text else 0,
+            drop_missing=self.missing.currentData() == "drop",
+            fill_missing=self.missing.currentData() if self.missing.currentData() in FILLS else None,
+        )
 
     def choose_names_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Column names from", str(self.path.parent),
-                                              "Names files (*.names *.txt *.csv *.header);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Column names from",
+            str(self.path.parent),
+            "Names files (*.names *.txt *.csv *.header);;All files (*)",
+        )
         if path:
             self.use_names_file(path)
 
@@ -239,8 +286,9 @@ class ImportDialog(QDialog):
             self.preview_note.setText(f"First {shown.n_rows} rows, {len(table.columns)} columns ({kinds}{more}).")
         else:
             self.preview_model.set_table(None)
-            self.preview_note.setText(f"Transaction data: {table.n_features:,} distinct items in the first "
-                                      f"{table.n_rows:,} records.")
+            self.preview_note.setText(
+                f"Transaction data: {table.n_features:,} distinct items in the first {table.n_rows:,} records."
+            )
 
 
 def default_export_folder(name: str = "") -> Path:
@@ -255,8 +303,17 @@ REPORT_TRAINS = "Write the report (HTML and PDF; trains a classifier, so it can 
 class ExportDialog(QDialog):
     """Which run to release, in which format, where; the rules are the engine's."""
 
-    def __init__(self, registry, runs, run_id: int | None, base: Path, parent=None, *, stem: str = "release",
-                 describe: Callable[[int | None], str] | None = None):
+    def __init__(
+        self,
+        registry,
+        runs,
+        run_id: int | None,
+        base: Path,
+        parent=None,
+        *,
+        stem: str = "release",
+        describe: Callable[[int | None], str] | None = None,
+    ):
         super().__init__(parent)
         self._base, self._stem, self._describe = base, stem, describe
         self._registry, self._runs = registry, runs
@@ -299,15 +356,19 @@ class ExportDialog(QDialog):
         self.save_button.setEnabled(self.run.count() > 0)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(muted(
-            "Veil writes the release, a manifest (method, parameters, seed, SHA-256 of input and output, the "
-            "privacy verdict) and, where available, a report. The written file is read back and checked "
-            "against its privacy model before it takes its name: a release that fails is not written. "
-            "Identifier columns are never exported; cells a spreadsheet would run as formulas are escaped."))
+        layout.addWidget(
+            muted(
+                "Veil writes the release, a manifest (method, parameters, seed, SHA-256 of input and output, the "
+                "privacy verdict) and, where available, a report. The written file is read back and checked "
+                "against its privacy model before it takes its name: a release that fails is not written. "
+                "Identifier columns are never exported; cells a spreadsheet would run as formulas are escaped."
+            )
+        )
         if self.run.count() == 0:
             layout.addWidget(ErrorLabel())
             layout.itemAt(layout.count() - 1).widget().show_message(
-                "No run has a release to export yet: run a configuration whose release holds.")
+                "No run has a release to export yet: run a configuration whose release holds."
+            )
         layout.addWidget(buttons)
         self._describe_run()
         self._fit_formats()
@@ -353,8 +414,11 @@ class ExportDialog(QDialog):
 
     def _release(self):
         entry = self._runs.entry(self.run_id()) if self.run_id() is not None else None
-        return entry.outcome.result.release if entry is not None and entry.outcome is not None \
-            and entry.outcome.result is not None else None
+        return (
+            entry.outcome.result.release
+            if entry is not None and entry.outcome is not None and entry.outcome.result is not None
+            else None
+        )
 
     def _browse(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Export into folder", self.folder.text())
@@ -375,9 +439,11 @@ def _versions() -> str:
     import PySide6
     from PySide6.QtCore import qVersion
 
-    return (f"Veil {__version__} · Python {platform.python_version()} · Qt {qVersion()} · "
-            f"PySide6 {PySide6.__version__} · NumPy {numpy.__version__} · pandas {pandas.__version__} · "
-            f"matplotlib {matplotlib.__version__}")
+    return (
+        f"Veil {__version__} · Python {platform.python_version()} · Qt {qVersion()} · "
+        f"PySide6 {PySide6.__version__} · NumPy {numpy.__version__} · pandas {pandas.__version__} · "
+        f"matplotlib {matplotlib.__version__}"
+    )
 
 
 def _plugins_table(registry) -> QTableView:
@@ -394,14 +460,15 @@ class AboutDialog(QDialog):
         self.setWindowTitle("About Veil")
         self.setObjectName("about-dialog")
         layout = QVBoxLayout(self)
-        title = QLabel(f"<h2>Veil {__version__}</h2><p>Release sensitive tables safely: everything runs on this "
-                       "computer and nothing leaves it.</p>")
+        title = QLabel(
+            f"<h2>Veil {__version__}</h2><p>Release sensitive tables safely: everything runs on this "
+            "computer and nothing leaves it.</p>"
+        )
         layout.addWidget(title)
         self.versions = muted(_versions())
         layout.addWidget(self.versions)
         n, failed = len(registry.all()), len(registry.failures)
-        layout.addWidget(QLabel(f"{n} plugins loaded" + (f", {failed} failed (see Help ▸ Plugins)" if failed
-                                                           else "")))
+        layout.addWidget(QLabel(f"{n} plugins loaded" + (f", {failed} failed (see Help ▸ Plugins)" if failed else "")))
         self.table = _plugins_table(registry)
         layout.addWidget(self.table, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
@@ -424,10 +491,15 @@ class PluginsDialog(QDialog):
         self.failures = QPlainTextEdit(readOnly=True)
         self.failures.setLineWrapMode(QPlainTextEdit.NoWrap)
         if registry.failures:
-            layout.addWidget(QLabel(f"<b>Failed to load ({len(registry.failures)})</b> — Veil runs without them; "
-                                    "tell whoever provided the plugin:"))
-            text = "\n\n".join(f"{f.source}: {f.error}" + (f"\n{f.details}" if f.details else "")
-                               for f in registry.failures)
+            layout.addWidget(
+                QLabel(
+                    f"<b>Failed to load ({len(registry.failures)})</b> — Veil runs without them; "
+                    "tell whoever provided the plugin:"
+                )
+            )
+            text = "\n\n".join(
+                f"{f.source}: {f.error}" + (f"\n{f.details}" if f.details else "") for f in registry.failures
+            )
             self.failures.setPlainText(text)
             layout.addWidget(self.failures, 1)
         else:
@@ -457,13 +529,21 @@ class SettingsDialog(QDialog):
         self.master.setToolTip("local[*] or local[2] (Spark on this computer's cores), spark://host:7077 (a cluster)")
         form.addRow("Spark master URL", self.master)
         layout.addLayout(form)
-        able = [registry.get("algorithm", n).title for n in registry.names("algorithm")
-                if registry.get("algorithm", n).scale_out is not None]
-        layout.addWidget(muted(
-            "With a master set, the runs of " + (", ".join(able) if able else "no installed method") +
-            " go to Apache Spark there (Veil's Spark extra and Java 17 are needed on this computer); their progress "
-            "shows Spark's finished tasks, and Cancel stops the Spark job. Other methods still run here. "
-            "A remote master receives the records of the data you run: use one you trust."))
+        able = [
+            registry.get("algorithm", n).title
+            for n in registry.names("algorithm")
+            if registry.get("algorithm", n).scale_out is not None
+        ]
+        layout.addWidget(
+            muted(
+                "With a master set, the runs of "
+                + (", ".join(able) if able else "no installed method")
+                + " go to Apache Spark there (Veil's Spark extra and Java 17 are needed on this computer); "
+                "their progress "
+                "shows Spark's finished tasks, and Cancel stops the Spark job. Other methods still run here. "
+                "A remote master receives the records of the data you run: use one you trust."
+            )
+        )
         self.error = ErrorLabel()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
@@ -481,4 +561,3 @@ class SettingsDialog(QDialog):
             self.error.show_message(f"{url!r} is not a Spark master URL: write local[*], local[2] or spark://host:7077")
             return
         super().accept()
-

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 
 from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from veil.engine import BadInput, ParamSpec
 
@@ -55,8 +55,10 @@ class _Field:
         self.sweep: QLineEdit | None = None
         if sweep and sweepable(spec):
             self.sweep = QLineEdit(placeholderText=SWEEP_HINT)
-            self.sweep.setToolTip(f"Several values of {spec.title}, separated by commas: one run per value. "
-                                  "Leave empty to use the single value.")
+            self.sweep.setToolTip(
+                f"Several values of {spec.title}, separated by commas: one run per value. "
+                "Leave empty to use the single value."
+            )
             self.sweep.setObjectName(f"sweep-{spec.name}")
         self.error = ErrorLabel()
         self.editor.setObjectName(f"param-{spec.name}")
@@ -74,8 +76,7 @@ class _Field:
             combo = QComboBox()
             for c in spec.choices:
                 combo.addItem(str(c), c)
-            combo.setCurrentIndex(max(list(spec.choices).index(spec.default), 0) if spec.default in spec.choices
-                                  else 0)
+            combo.setCurrentIndex(max(list(spec.choices).index(spec.default), 0) if spec.default in spec.choices else 0)
             return combo
         if spec.type is bool:
             box = QCheckBox()
@@ -149,8 +150,9 @@ class ParamForm(QWidget):
 
     changed = Signal()
 
-    def __init__(self, plugin_cls, *, sweep: bool = True, suggestions: Mapping[str, list[str]] | None = None,
-                 parent=None):
+    def __init__(
+        self, plugin_cls, *, sweep: bool = True, suggestions: Mapping[str, list[str]] | None = None, parent=None
+    ):
         super().__init__(parent)
         self.plugin = plugin_cls
         self._fields: dict[str, _Field] = {}
@@ -180,8 +182,15 @@ class ParamForm(QWidget):
 
     def _connect(self, f: _Field) -> None:
         e = f.editor
-        signal = (e.valueChanged if isinstance(e, QSpinBox) else e.toggled if isinstance(e, QCheckBox)
-                  else e.currentTextChanged if isinstance(e, QComboBox) else e.textChanged)
+        signal = (
+            e.valueChanged
+            if isinstance(e, QSpinBox)
+            else e.toggled
+            if isinstance(e, QCheckBox)
+            else e.currentTextChanged
+            if isinstance(e, QComboBox)
+            else e.textChanged
+        )
         signal.connect(self._edited)
         if f.sweep is not None:
             f.sweep.textChanged.connect(self._edited)

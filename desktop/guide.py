@@ -17,8 +17,9 @@ KINDS = {"models": "privacy-model", "methods": "algorithm", "metrics": "metric"}
 def guide_html(registry) -> str:
     template = (resources.files("veil.resources") / "guide.html").read_text(encoding="utf-8")
     sections = {key: _plugins(registry, kind) for key, kind in KINDS.items()}
-    papers = dict.fromkeys(cls.paper for kind in (*KINDS.values(), "chart") for cls in registry.classes(kind)
-                           if cls.paper)
+    papers = dict.fromkeys(
+        cls.paper for kind in (*KINDS.values(), "chart") for cls in registry.classes(kind) if cls.paper
+    )
     sections["papers"] = "<ul>" + "".join(f"<li>{escape(cite(p, full=True))}</li>" for p in papers) + "</ul>"
     return template % sections
 
@@ -28,8 +29,9 @@ def _plugins(registry, kind: str) -> str:
     for cls in registry.classes(kind):
         source = f" <i>({escape(cite(cls.paper))})</i>" if cls.paper else ""
         text = escape(cls.description or "")
-        items.append(f"<dt><b>{escape(cls.title or cls.name)}</b> <code>{escape(cls.name)}</code>{source}</dt>"
-                     f"<dd>{text}</dd>")
+        items.append(
+            f"<dt><b>{escape(cls.title or cls.name)}</b> <code>{escape(cls.name)}</code>{source}</dt><dd>{text}</dd>"
+        )
     return "<dl>" + "".join(items) + "</dl>"
 
 

@@ -10,17 +10,36 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLineEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
-                               QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from veil.engine import BadInput, Hierarchy, build_hierarchy, preview_groups, write_atomic
 
 from .widgets import ErrorLabel, muted
 
-KIND_WORDS = {"intervals": "Intervals of a width (numbers)", "quantiles": "Quantile intervals (numbers)",
-              "masking": "Masking from the right (codes: HD4 → HD* → *)", "dates": "Day → month → year (dates)",
-              "grouping": "Grouping chosen values", "arx-file": "ARX hierarchy file (CSV)"}
+KIND_WORDS = {
+    "intervals": "Intervals of a width (numbers)",
+    "quantiles": "Quantile intervals (numbers)",
+    "masking": "Masking from the right (codes: HD4 → HD* → *)",
+    "dates": "Day → month → year (dates)",
+    "grouping": "Grouping chosen values",
+    "arx-file": "ARX hierarchy file (CSV)",
+}
 IN_USE = "in-use"  # the hierarchy methods use now (a release was generalised by it)
 TREE_LIMIT = 2000  # nodes shown in the tree; a larger hierarchy is shown in part (its groups stay exact)
 
@@ -74,11 +93,13 @@ class HierarchyDialog(QDialog):
         self.start = QLineEdit(placeholderText="the bottom coding, else 0")
         self.bottom = QLineEdit(placeholderText="none")
         self.top = QLineEdit(placeholderText="none")
-        for field, tip in ((self.width, "the width of the first level's intervals"),
-                           (self.fanout, "how many neighbouring intervals each level merges"),
-                           (self.start, "where the intervals start (an edge of every level)"),
-                           (self.bottom, "bottom coding: every value below this is one group, <value"),
-                           (self.top, "top coding: every value at or above this is one group, >=value")):
+        for field, tip in (
+            (self.width, "the width of the first level's intervals"),
+            (self.fanout, "how many neighbouring intervals each level merges"),
+            (self.start, "where the intervals start (an edge of every level)"),
+            (self.bottom, "bottom coding: every value below this is one group, <value"),
+            (self.top, "top coding: every value at or above this is one group, >=value"),
+        ):
             field.setToolTip(tip)
         self.bins = QSpinBox(minimum=2, maximum=100, value=4)
         self.groups = QLineEdit(placeholderText="Europe: FR, DE; Asia: JP")
@@ -102,8 +123,16 @@ class HierarchyDialog(QDialog):
         form.addRow("Groups", self.groups)
         form.addRow("File", file_row)
         form.addRow("Preview level", self.level)
-        self.rows = {"width": self.width, "fanout": self.fanout, "start": self.start, "bottom": self.bottom,
-                     "top": self.top, "bins": self.bins, "groups": self.groups, "file": file_row}
+        self.rows = {
+            "width": self.width,
+            "fanout": self.fanout,
+            "start": self.start,
+            "bottom": self.bottom,
+            "top": self.top,
+            "bins": self.bins,
+            "groups": self.groups,
+            "file": file_row,
+        }
         self.form = form
         self.tree = QTreeView()
         self.preview = QTableWidget(0, 2)
@@ -119,14 +148,26 @@ class HierarchyDialog(QDialog):
         split.addWidget(self.preview)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(muted("The tree shows the hierarchy; the table the groups it makes of this column's "
-                               "records at the preview level (0: the values themselves)."))
+        layout.addWidget(
+            muted(
+                "The tree shows the hierarchy; the table the groups it makes of this column's "
+                "records at the preview level (0: the values themselves)."
+            )
+        )
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
-        for signal in (self.kind.currentIndexChanged, self.width.textChanged, self.fanout.valueChanged,
-                       self.start.textChanged, self.bottom.textChanged, self.top.textChanged, self.bins.valueChanged,
-                       self.groups.textChanged, self.path.textChanged):
+        for signal in (
+            self.kind.currentIndexChanged,
+            self.width.textChanged,
+            self.fanout.valueChanged,
+            self.start.textChanged,
+            self.bottom.textChanged,
+            self.top.textChanged,
+            self.bins.valueChanged,
+            self.groups.textChanged,
+            self.path.textChanged,
+        ):
             signal.connect(self.rebuild)
         self.level.valueChanged.connect(self._show_groups)
         attached = table.schema[column].hierarchy is not None  # reopened on it: OK must not replace it
@@ -143,8 +184,9 @@ class HierarchyDialog(QDialog):
         return "masking"
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ARX hierarchy", self.path.text() or self.folder,
-                                              "CSV (*.csv);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "ARX hierarchy", self.path.text() or self.folder, "CSV (*.csv);;All files (*)"
+        )
         if path:
             self.path.setText(path)
 
@@ -152,21 +194,43 @@ class HierarchyDialog(QDialog):
         """Build the hierarchy from the fields; show its tree and groups, or say what is wrong."""
         kind = self.kind.currentData()
         for key, widget in self.rows.items():
-            wanted = {"width": ("intervals",), "fanout": ("intervals", "quantiles"), "start": ("intervals",),
-                      "bottom": ("intervals",), "top": ("intervals",), "bins": ("quantiles",),
-                      "groups": ("grouping",), "file": ("arx-file",)}[key]
+            wanted = {
+                "width": ("intervals",),
+                "fanout": ("intervals", "quantiles"),
+                "start": ("intervals",),
+                "bottom": ("intervals",),
+                "top": ("intervals",),
+                "bins": ("quantiles",),
+                "groups": ("grouping",),
+                "file": ("arx-file",),
+            }[key]
             widget.setVisible(kind in wanted)
             self.form.labelForField(widget).setVisible(kind in wanted)
         try:
             if kind == IN_USE:
                 self.hierarchy = self.in_use
             else:
-                numbers = {"start": _number(self.start, "start"), "bottom": _number(self.bottom, "bottom coding"),
-                           "top": _number(self.top, "top coding")} if kind == "intervals" else {}
+                numbers = (
+                    {
+                        "start": _number(self.start, "start"),
+                        "bottom": _number(self.bottom, "bottom coding"),
+                        "top": _number(self.top, "top coding"),
+                    }
+                    if kind == "intervals"
+                    else {}
+                )
                 width = _number(self.width, "width") if kind == "intervals" else None
-                self.hierarchy = build_hierarchy(kind, self.values, name=self.column, width=width,
-                                                 fanout=self.fanout.value(), bins=self.bins.value(),
-                                                 groups=self.groups.text(), path=self.path.text() or None, **numbers)
+                self.hierarchy = build_hierarchy(
+                    kind,
+                    self.values,
+                    name=self.column,
+                    width=width,
+                    fanout=self.fanout.value(),
+                    bins=self.bins.value(),
+                    groups=self.groups.text(),
+                    path=self.path.text() or None,
+                    **numbers,
+                )
             self.hierarchy.check_values(self.values)  # every value must be a leaf (BadInput names one)
         except BadInput as exc:
             self.hierarchy = None
@@ -186,8 +250,9 @@ class HierarchyDialog(QDialog):
         self._show_groups()
 
     def _save(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save hierarchy (ARX format)", f"hierarchy_{self.column}.csv",
-                                              "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save hierarchy (ARX format)", f"hierarchy_{self.column}.csv", "CSV (*.csv)"
+        )
         if path:
             self.save_to(path)
 

@@ -84,8 +84,9 @@ class SolutionSpaceView(QWidget):
         """Show ``space`` (None: the run searched no lattice)."""
         self.space, self.selected = space, None
         if space is None:
-            self.summary.setText(NONE_YET if not title else f"{title}: its method searched no lattice of "
-                                                             f"generalisation levels.")
+            self.summary.setText(
+                NONE_YET if not title else f"{title}: its method searched no lattice of generalisation levels."
+            )
             self.node_text.setText("")
             self.apply_button.setEnabled(False)
             if self._figure is not None:
@@ -97,7 +98,8 @@ class SolutionSpaceView(QWidget):
         self.summary.setText(
             f"{title}: {space.lattice_nodes:,} transformations{listed}: {counts[NodeStatus.SOLUTION]:,} solutions, "
             f"{counts[NodeStatus.NOT_SOLUTION]:,} not solutions, {counts[NodeStatus.NOT_CHECKED]:,} not checked "
-            f"(pruned: none of them can beat the optimum on {space.metric}). Click a node to see it.")
+            f"(pruned: none of them can beat the optimum on {space.metric}). Click a node to see it."
+        )
         optimum = space.index(space.optimum) if space.optimum is not None else None
         self.select(optimum) if optimum is not None else self._draw()
 
@@ -165,8 +167,17 @@ class SolutionSpaceView(QWidget):
             size = np.full(len(rows), float(small))
             if status is NodeStatus.SOLUTION and span > 0:  # less loss, larger point
                 size = small * (1.0 + 2.0 * (np.nanmax(loss) - space.loss[rows]) / span)
-            points = ax.scatter(x[rows], y[rows], s=size, c=COLOURS[status], label=status.words, zorder=2,
-                                picker=True, pickradius=4, edgecolors="none")
+            points = ax.scatter(
+                x[rows],
+                y[rows],
+                s=size,
+                c=COLOURS[status],
+                label=status.words,
+                zorder=2,
+                picker=True,
+                pickradius=4,
+                edgecolors="none",
+            )
             self._points[points] = rows
         self._mark(ax, x, y, space)
         ax.set_ylabel("height (sum of the levels)")
@@ -181,8 +192,17 @@ class SolutionSpaceView(QWidget):
         rows = np.flatnonzero(space.status == NodeStatus.SOLUTION)
         x, y = space.suppressed.astype(float), space.loss
         if len(rows):
-            points = ax.scatter(x[rows], y[rows], s=18, c=COLOURS[NodeStatus.SOLUTION], alpha=0.6, picker=True,
-                                pickradius=4, edgecolors="none", label="solutions")
+            points = ax.scatter(
+                x[rows],
+                y[rows],
+                s=18,
+                c=COLOURS[NodeStatus.SOLUTION],
+                alpha=0.6,
+                picker=True,
+                pickradius=4,
+                edgecolors="none",
+                label="solutions",
+            )
             self._points[points] = rows
             best = space.frontier()
             ax.step(x[best], y[best], where="post", color="#1b5e20", linewidth=1.2, label="frontier")
@@ -195,11 +215,28 @@ class SolutionSpaceView(QWidget):
     def _mark(self, ax, x, y, space: SolutionSpace) -> None:
         optimum = space.index(space.optimum) if space.optimum is not None else None
         if optimum is not None:
-            ax.scatter([x[optimum]], [y[optimum]], s=220, marker="*", c="#f9a825", edgecolors="black",
-                       linewidths=0.8, zorder=4, label="optimum")
+            ax.scatter(
+                [x[optimum]],
+                [y[optimum]],
+                s=220,
+                marker="*",
+                c="#f9a825",
+                edgecolors="black",
+                linewidths=0.8,
+                zorder=4,
+                label="optimum",
+            )
         if self.selected is not None:
-            ax.scatter([x[self.selected]], [y[self.selected]], s=160, facecolors="none", edgecolors="#1565c0",
-                       linewidths=2.0, zorder=5, label="chosen")
+            ax.scatter(
+                [x[self.selected]],
+                [y[self.selected]],
+                s=160,
+                facecolors="none",
+                edgecolors="#1565c0",
+                linewidths=2.0,
+                zorder=5,
+                label="chosen",
+            )
 
     def _picked(self, event) -> None:
         rows = self._points.get(event.artist)

@@ -32,8 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             from .app import run_desktop
         except ImportError as exc:
-            print(f"veil: error: the desktop needs PySide6 ({exc}); install with `pip install veil[gui]`",
-                  file=sys.stderr)
+            print(
+                f"veil: error: the desktop needs PySide6 ({exc}); install with `pip install veil[gui]`", file=sys.stderr
+            )
             return 2
         return run_desktop(argv)
     return cli_main(argv, program=program)

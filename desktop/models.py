@@ -148,7 +148,7 @@ class MatrixModel(QAbstractTableModel):
         row = index.row()
         if index.column() == 1:
             return format_value(self._matrix.labels[row])
-        items = self._indices[self._indptr[row]:self._indptr[row + 1]]
+        items = self._indices[self._indptr[row] : self._indptr[row + 1]]
         text = ", ".join(self._names[j] for j in items[: self.MAX_ITEMS])
         return text + (f", … ({len(items)} items)" if len(items) > self.MAX_ITEMS else "")
 
@@ -196,8 +196,13 @@ class ColumnsModel(QAbstractTableModel):
         stats = self._dataset.stats.get(col.name)
         c = index.column()
         if role in (Qt.DisplayRole, Qt.EditRole):
-            return (col.name, col.kind.value, col.role.value,
-                    f"{stats.distinct:,}" if stats else "", f"{stats.missing:,}" if stats else "")[c]
+            return (
+                col.name,
+                col.kind.value,
+                col.role.value,
+                f"{stats.distinct:,}" if stats else "",
+                f"{stats.missing:,}" if stats else "",
+            )[c]
         if role == CHOICES:
             return [k.value for k in Kind] if c == self.KIND else [r.value for r in Role] if c == self.ROLE else None
         if role == Qt.TextAlignmentRole and c >= 3:
@@ -208,8 +213,11 @@ class ColumnsModel(QAbstractTableModel):
             return "Click to change"
         if c == 0 and col.hierarchy is not None and role in (Qt.DecorationRole, Qt.ToolTipRole):
             # which columns have a hierarchy, at a glance: a mark before the name (never elided)
-            return hierarchy_icon() if role == Qt.DecorationRole else \
-                f"{col.name}: {_hierarchy_words(col.hierarchy)} (right-click to see or replace it)"
+            return (
+                hierarchy_icon()
+                if role == Qt.DecorationRole
+                else f"{col.name}: {_hierarchy_words(col.hierarchy)} (right-click to see or replace it)"
+            )
         if c == 0 and role == Qt.ToolTipRole:
             return f"{col.name}: no hierarchy attached; methods that generalise make one (right-click to build one)"
         return None
@@ -359,8 +367,9 @@ def _default_cuts(dataset: DatasetState, column: str) -> list[float]:
         lo, hi = stats.minimum, stats.maximum
         cuts = [float(f"{lo + (hi - lo) * q:.3g}") for q in (0.25, 0.5, 0.75)]
         if _whole_numbers(dataset, column):
-            cuts = [float(c) for c in dict.fromkeys(round(lo + (hi - lo) * q) for q in (0.25, 0.5, 0.75))
-                    if lo < c <= hi]
+            cuts = [
+                float(c) for c in dict.fromkeys(round(lo + (hi - lo) * q) for q in (0.25, 0.5, 0.75)) if lo < c <= hi
+            ]
         return cuts or [float(hi)]
     return [0.5]
 
@@ -593,8 +602,13 @@ class PluginsModel(QAbstractTableModel):
             return None
         info = self._infos[index.row()]
         if role == Qt.DisplayRole:
-            return (info.cls.kind, info.cls.name, info.cls.title, "built-in" if info.builtin else info.source,
-                    info.version)[index.column()]
+            return (
+                info.cls.kind,
+                info.cls.name,
+                info.cls.title,
+                "built-in" if info.builtin else info.source,
+                info.version,
+            )[index.column()]
         if role == Qt.ToolTipRole:
             return info.cls.description or info.cls.title
         return None

@@ -32,8 +32,12 @@ def has_weight_sliders(cls) -> bool:
     """Whether ``cls`` declares a ranker whose three weights sum to 1 and can change after a run
     (the desktop's linked sliders)."""
     ranker = cls.ranker if cls.kind == "algorithm" else None
-    return (ranker is not None and ranker.sum_to_one and len(ranker.weights) == 3
-            and set(ranker.params) <= {s.name for s in cls.param_specs()})
+    return (
+        ranker is not None
+        and ranker.sum_to_one
+        and len(ranker.weights) == 3
+        and set(ranker.params) <= {s.name for s in cls.param_specs()}
+    )
 
 
 def weighted_methods(registry) -> list:
@@ -70,6 +74,7 @@ def show_weights(weights: Sequence[float]) -> str:
 
 # -- the configuration ----------------------------------------------------------------------------
 
+
 def default_weights(cls) -> tuple[float, float, float]:
     specs = {s.name: s.default for s in cls.param_specs()}
     return tuple(float(specs[w]) for w in weight_params(cls))  # type: ignore[return-value]
@@ -78,8 +83,10 @@ def default_weights(cls) -> tuple[float, float, float]:
 def weights_in(values: Mapping, cls) -> tuple[float, float, float]:
     """The weights among a method's parameter values (its defaults where they are missing)."""
     defaults = default_weights(cls)
-    return tuple(float(values[w]) if values.get(w) is not None else d  # type: ignore[return-value]
-                 for w, d in zip(weight_params(cls), defaults))
+    return tuple(
+        float(values[w]) if values.get(w) is not None else d  # type: ignore[return-value]
+        for w, d in zip(weight_params(cls), defaults)
+    )
 
 
 def role_problem(cls, data, values: Mapping) -> str:
@@ -93,6 +100,7 @@ def roles_text(cls, data, values: Mapping) -> str:
 
 
 # -- the ranking of a finished run ----------------------------------------------------------------
+
 
 def run_ranking(entry, registry) -> Ranking | None:
     """A finished run's ranking (at the run's weights), when its method's weights are sliders and its
@@ -213,8 +221,10 @@ class RankingState:
             top = ranker.rerank(ranking, weights).chosen
         except BadInput as exc:
             return f"The weights cannot rank the candidates: {exc}"
-        text = (f"Releases subset {top.label} ({', '.join(top.subset)}): the top of the {ranker.title} at the "
-                f"sliders' weights w = {show_weights(weights)}")
+        text = (
+            f"Releases subset {top.label} ({', '.join(top.subset)}): the top of the {ranker.title} at the "
+            f"sliders' weights w = {show_weights(weights)}"
+        )
         if not same_weights(weights, ranking.weights):
             text += f"; the run itself chose {ranking.chosen.label} at w = {show_weights(ranking.weights)}"
         return text + "."
@@ -274,14 +284,18 @@ class RankingState:
 
 # -- the export -----------------------------------------------------------------------------------
 
+
 def reselected(registry, result: RunResult, weights: Sequence[float], ctx) -> RunResult:
     """The run as if made with ``weights``: the method's ranker builds the release from the run's
     candidates (no classifier), then the run's metrics are measured again on that release (as
     ``execute`` measures them), so the manifest's numbers are the released subset's."""
     cls = registry.get("algorithm", result.spec.method.name)
     release = cls.ranker.reselect(result.data, result.release, weights)
-    params = dict(release.provenance.params) if release.provenance else {
-        **result.spec.method.params, **dict(zip(weight_params(cls), weights))}
+    params = (
+        dict(release.provenance.params)
+        if release.provenance
+        else {**result.spec.method.params, **dict(zip(weight_params(cls), weights))}
+    )
     spec = dataclasses.replace(result.spec, method=PluginCall(result.spec.method.name, params))
     metrics = {k: float(v) for k, v in measure(registry, spec, result.data, release, ctx).items()}
     return dataclasses.replace(result, spec=spec, release=release, metrics=metrics)

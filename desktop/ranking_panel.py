@@ -13,8 +13,19 @@ from pathlib import Path
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSlider,
-                               QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from veil.engine import BadInput, PluginCall, draw_chart, write_atomic
 
@@ -49,8 +60,9 @@ class WeightSliders(QWidget):
             slider.setRange(0, SCALE)
             slider.setSingleStep(10)
             slider.setPageStep(100)
-            slider.setToolTip(f"{name}: the weight of {factor}; the other two weights follow so that the three "
-                              "sum to 1")
+            slider.setToolTip(
+                f"{name}: the weight of {factor}; the other two weights follow so that the three sum to 1"
+            )
             value = QLabel(objectName=f"weight-{name}")
             value.setFixedWidth(width)
             value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
@@ -100,8 +112,11 @@ class RankingModel(QAbstractTableModel):
         ranking = self._state.ranking
         self._rows = self._state.rows()
         self.columns = tuple(ranking.columns) if ranking is not None else ()
-        self.headers = ((self.PLACE, ranking.label_header, *(c.header for c in self.columns), ranking.subset_header)
-                        if ranking is not None else ())
+        self.headers = (
+            (self.PLACE, ranking.label_header, *(c.header for c in self.columns), ranking.subset_header)
+            if ranking is not None
+            else ()
+        )
         self.endResetModel()
 
     def row(self, i: int):
@@ -313,10 +328,14 @@ class RankingPanel(QWidget):
         if not self.model.rowCount():
             return ""
         best = self.model.row(0)
-        shown = [(c.header, best.value(c.key)) for c in self.model.columns
-                 if not isinstance(best.value(c.key), (list, tuple))]
-        text = (f"Released at these weights: <b>{html.escape(best.label)}</b>, "
-                + ", ".join(f"{html.escape(header)} {show_cell(value)}" for header, value in shown))
+        shown = [
+            (c.header, best.value(c.key))
+            for c in self.model.columns
+            if not isinstance(best.value(c.key), (list, tuple))
+        ]
+        text = f"Released at these weights: <b>{html.escape(best.label)}</b>, " + ", ".join(
+            f"{html.escape(header)} {show_cell(value)}" for header, value in shown
+        )
         if best.label != run.chosen.label:
             text += f" (the run chose {html.escape(run.chosen.label)} at w = {show_weights(run.weights)})"
         return text + "." + (f" {html.escape(run.about)}" if run.about else "")
@@ -351,8 +370,7 @@ class RankingPanel(QWidget):
             figure.clear()
             if frame is not None and not self.state.problem and name in self.registry.names("chart"):
                 try:
-                    draw_chart(self.registry, PluginCall(name, {"weights": self.state.weights_text()}), frame,
-                               figure)
+                    draw_chart(self.registry, PluginCall(name, {"weights": self.state.weights_text()}), frame, figure)
                 except BadInput as exc:
                     figure.clear()
                     figure.text(0.5, 0.5, str(exc), ha="center", va="center", color="#5f6368", wrap=True)
@@ -364,8 +382,9 @@ class RankingPanel(QWidget):
         return re.sub(r"[^a-z0-9]+", "-", self.state.title().lower()).strip("-") or "ranking"
 
     def _ask_save_charts(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(self, "Save the charts", f"{self._stem()}.png",
-                                                   "PNG image (*.png);;SVG drawing (*.svg)")
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Save the charts", f"{self._stem()}.png", "PNG image (*.png);;SVG drawing (*.svg)"
+        )
         if path:
             if not path.lower().endswith((".png", ".svg")):
                 path += ".svg" if "SVG" in chosen else ".png"
@@ -396,9 +415,12 @@ class RankingPanel(QWidget):
         if not self.charts():
             raise BadInput(f"the {self.state.title()} has no charts to save")
         self.redraw()
-        return [write_atomic(p.with_name(f"{p.stem}-{part}.{fmt}"),
-                             lambda tmp, f=figure: f.savefig(tmp, format=fmt, dpi=150))
-                for part, figure in zip(self.charts(), self.figures)]
+        return [
+            write_atomic(
+                p.with_name(f"{p.stem}-{part}.{fmt}"), lambda tmp, f=figure: f.savefig(tmp, format=fmt, dpi=150)
+            )
+            for part, figure in zip(self.charts(), self.figures)
+        ]
 
     def save_data(self, path: str | Path) -> Path:
         data = self.state.data()

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListWidget, QPushButton, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .release_preview import SIZE, GroupPreview, preview
 from .widgets import fast_table
@@ -102,8 +111,9 @@ class ReleasePanel(QWidget):
         self.hierarchy_column = QComboBox()
         self.hierarchy_column.setToolTip("A quasi-identifier of this release")
         self.hierarchy_button = QPushButton("Show hierarchy…")
-        self.hierarchy_button.setToolTip("Open the generalisation hierarchy of the chosen quasi-identifier: "
-                                         "the nodes its values were generalised to")
+        self.hierarchy_button.setToolTip(
+            "Open the generalisation hierarchy of the chosen quasi-identifier: the nodes its values were generalised to"
+        )
         self.hierarchy_button.clicked.connect(self._request_hierarchy)
         self.table.horizontalHeader().sectionDoubleClicked.connect(self._header_double_clicked)
         self.hierarchy_row = QWidget()  # shown only for a release with generalised quasi-identifiers
@@ -157,10 +167,16 @@ class ReleasePanel(QWidget):
         if shown is None:
             self.summary.setText(f"{label}: this release has no groups of records to preview.")
             return
-        centres = (f" Each record publishes its group's centre, the items every member holds: "
-                   f"{shown.mean_centre:.2f} items a record on average." if shown.sets else "")
-        self.summary.setText(f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
-                             f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres} "
-                             f"Red: groups near the smallest; green: above the median.")
+        centres = (
+            f" Each record publishes its group's centre, the items every member holds: "
+            f"{shown.mean_centre:.2f} items a record on average."
+            if shown.sets
+            else ""
+        )
+        self.summary.setText(
+            f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
+            f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres} "
+            f"Red: groups near the smallest; green: above the median."
+        )
         self.smallest.addItems(shown.smallest_groups(10))
         self.largest.addItems(shown.largest_groups(10))

@@ -62,8 +62,11 @@ class GroupPreview:
         size = f"{int(row[SIZE]):,} record{'s' if row[SIZE] != 1 else ''}"
         if self.sets:
             n = int(row[CENTRE_SIZE])
-            return f"{size} publish {{{row[CENTRE]}}} ({n} item{'s' if n != 1 else ''})" if n else \
-                f"{size} publish the empty set (every item suppressed)"
+            return (
+                f"{size} publish {{{row[CENTRE]}}} ({n} item{'s' if n != 1 else ''})"
+                if n
+                else f"{size} publish the empty set (every item suppressed)"
+            )
         values = ", ".join(f"{c} {row[c]}" for c in self.rows.columns if c != SIZE)
         return f"{size}: {values}"
 

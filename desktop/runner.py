@@ -159,9 +159,15 @@ class _Worker(QThread):
             if job.token.cancelled:
                 self.cancelled.emit(job.id)
             else:
-                self.failed.emit(job.id, Failure(
-                    f"the worker process running this job ended unexpectedly: {exc}. The window is "
-                    "unaffected and the next run starts a new worker.", str(exc), True))
+                self.failed.emit(
+                    job.id,
+                    Failure(
+                        f"the worker process running this job ended unexpectedly: {exc}. The window is "
+                        "unaffected and the next run starts a new worker.",
+                        str(exc),
+                        True,
+                    ),
+                )
         except Exception as exc:  # arguments that cannot be sent, a broken pipe: this job fails
             self._end_process()
             self.failed.emit(job.id, Failure.from_exception(exc))
@@ -257,8 +263,9 @@ class Runner(QObject):
         self._closed = False
 
     # -- the GUI thread's side ------------------------------------------------------------------
-    def submit(self, label: str, work: Callable[[Context], object] | Remote, *, kind: str = "run",
-               seed: int = 0) -> int:
+    def submit(
+        self, label: str, work: Callable[[Context], object] | Remote, *, kind: str = "run", seed: int = 0
+    ) -> int:
         """Queue ``work``: a :class:`Remote` job runs in the worker process, a function of a
         :class:`Context` on the runner's thread."""
         if self._closed:

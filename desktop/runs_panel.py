@@ -4,8 +4,16 @@ on demand) beside the results table (method, parameters, privacy verdict, metric
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QPushButton, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .models import ResultsModel, RunsModel
 from .widgets import ProgressDelegate, fast_table, fit_columns
@@ -60,7 +68,8 @@ class RunsPanel(QWidget):
         self.results_view.clicked.connect(self._result_clicked)
         self._chosen_run: int | None = None
         self.results_view.selectionModel().selectionChanged.connect(
-            lambda *_: self.run_selected.emit(self.selected_run()))
+            lambda *_: self.run_selected.emit(self.selected_run())
+        )
         self.export = QPushButton("Export…")
         self.export.setToolTip("Write the selected run's release with its manifest (Ctrl+E)")
         self.export.clicked.connect(self._export_selected)

@@ -33,8 +33,9 @@ DEFAULTS = {
 def options_to_dict(options: ImportOptions | None) -> dict:
     if options is None:
         return {}
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()
-            if v is not None}
+    return {
+        k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items() if v is not None
+    }
 
 
 def options_from_dict(d: dict | None) -> ImportOptions:
@@ -103,10 +104,15 @@ class Settings:
     def clear_recent(self) -> None:
         self.set("recent/files", "[]")
 
-    def remember_session(self, kind: str, path: str | Path | None = None, options: ImportOptions | None = None,
-                         **extra):
-        entry = {"kind": kind, "path": str(Path(path).resolve()) if path else None,
-                 "options": options_to_dict(options), **extra}
+    def remember_session(
+        self, kind: str, path: str | Path | None = None, options: ImportOptions | None = None, **extra
+    ):
+        entry = {
+            "kind": kind,
+            "path": str(Path(path).resolve()) if path else None,
+            "options": options_to_dict(options),
+            **extra,
+        }
         self.set("session/last", json.dumps(entry))
 
     def last_session(self) -> dict | None:

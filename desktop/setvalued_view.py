@@ -43,10 +43,13 @@ class SetSummary:
 
     def facts(self) -> list[tuple[str, str]]:
         """The summary in words: (what, value) pairs."""
-        out = [("records", f"{self.n_records:,}"), ("distinct items", f"{self.n_items:,}"),
-               ("items held", f"{self.n_ones:,}"), ("density", f"{self.density:.4%}"),
-               ("items per record", f"mean {self.mean_items:.2f}, median {self.median_items:g}, "
-                                    f"max {self.max_items:,}")]
+        out = [
+            ("records", f"{self.n_records:,}"),
+            ("distinct items", f"{self.n_items:,}"),
+            ("items held", f"{self.n_ones:,}"),
+            ("density", f"{self.density:.4%}"),
+            ("items per record", f"mean {self.mean_items:.2f}, median {self.median_items:g}, max {self.max_items:,}"),
+        ]
         if self.empty_records:
             out.append(("empty records", f"{self.empty_records:,}"))
         if self.top:
@@ -74,7 +77,7 @@ def _counts(codes: np.ndarray, size: int) -> np.ndarray:
     to int64 first, which on 23 million items held would double the memory the data takes."""
     out = np.zeros(size, dtype=np.int64)
     for start in range(0, len(codes), CHUNK):
-        out += np.bincount(codes[start:start + CHUNK], minlength=size)
+        out += np.bincount(codes[start : start + CHUNK], minlength=size)
     return out
 
 
@@ -98,11 +101,19 @@ def summarise(data, column: str | None = None) -> SetSummary:
     order = np.argsort(-counts, kind="stable")
     n = len(lengths)
     top = tuple((str(names[j]), int(counts[j])) for j in order[:TOP_ITEMS] if counts[j] > 0)
-    return SetSummary(n_records=n, n_items=len(counts), n_ones=int(counts.sum()),
-                      mean_items=float(lengths.mean()) if n else 0.0, max_items=int(lengths.max()) if n else 0,
-                      median_items=float(np.median(lengths)) if n else 0.0,
-                      empty_records=int((lengths == 0).sum()), frequencies=counts[order],
-                      lengths=np.bincount(lengths) if n else np.zeros(1, np.int64), top=top, column=column)
+    return SetSummary(
+        n_records=n,
+        n_items=len(counts),
+        n_ones=int(counts.sum()),
+        mean_items=float(lengths.mean()) if n else 0.0,
+        max_items=int(lengths.max()) if n else 0,
+        median_items=float(np.median(lengths)) if n else 0.0,
+        empty_records=int((lengths == 0).sum()),
+        frequencies=counts[order],
+        lengths=np.bincount(lengths) if n else np.zeros(1, np.int64),
+        top=top,
+        column=column,
+    )
 
 
 def draw_items(figure, summary: SetSummary) -> None:

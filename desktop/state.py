@@ -16,15 +16,40 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from veil.engine import (BINARY, SETS, TABLE, TRANSACTIONS, BadInput, BinaryMatrix, DataSource, Judgement, Kind,
-                         PluginCall, Project, Recipe, Role, RunSpec, SetValued, Step, Study, Table, available_memory,
-                         bind_models, check_memory, column_sets, estimate_runs, format_bytes, may_release_sensitive,
-                         outcome_rows, results_table, unacknowledged_sensitive)
+from veil.engine import (
+    BINARY,
+    SETS,
+    TABLE,
+    TRANSACTIONS,
+    BadInput,
+    BinaryMatrix,
+    DataSource,
+    Judgement,
+    Kind,
+    PluginCall,
+    Project,
+    Recipe,
+    Role,
+    RunSpec,
+    SetValued,
+    Step,
+    Study,
+    Table,
+    available_memory,
+    bind_models,
+    check_memory,
+    column_sets,
+    estimate_runs,
+    format_bytes,
+    may_release_sensitive,
+    outcome_rows,
+    results_table,
+    unacknowledged_sensitive,
+)
 
 from .events import Event
 from .setvalued_view import SetSummary, is_set_valued, itemset_columns, summarise
-from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, \
-    preview_step
+from .tasks import ColumnFeatures, ColumnStats, Failure, Loaded, RunOutcome, column_stats, matrix_features, preview_step
 
 LEAVE_OUT = "leave out"
 RULES_BY_KIND = {
@@ -38,6 +63,7 @@ DEFAULT_BINS = 4
 
 
 # -- the dataset panel --------------------------------------------------------------------------
+
 
 class DatasetState:
     """The open data, its kinds and roles, its column summaries and the binarisation recipe.
@@ -94,10 +120,15 @@ class DatasetState:
             return []
         names = set(table.schema.names)
         cols = [c for c in previous.columns if c.name in names]
-        kinds = {c.name: c.kind for c in cols if c.kind != table.schema[c.name].kind
-                 and (c.kind is not Kind.NUMERIC or pd.api.types.is_numeric_dtype(table.frame[c.name]))}
-        data = dataclasses.replace(table, schema=table.schema.with_kinds(kinds).with_roles({c.name: c.role
-                                                                                            for c in cols}))
+        kinds = {
+            c.name: c.kind
+            for c in cols
+            if c.kind != table.schema[c.name].kind
+            and (c.kind is not Kind.NUMERIC or pd.api.types.is_numeric_dtype(table.frame[c.name]))
+        }
+        data = dataclasses.replace(
+            table, schema=table.schema.with_kinds(kinds).with_roles({c.name: c.role for c in cols})
+        )
         lost = []
         for c in cols:
             if c.hierarchy is not None:
@@ -109,8 +140,9 @@ class DatasetState:
         for name in kinds:
             self.stats[name] = column_stats(data.frame[name], kinds[name])
         self._refresh_defaults()
-        self.rules = {c: r for c, r in rules.items() if c in names and (r is None or r.rule in RULES_BY_KIND[
-            data.schema[c].kind])}
+        self.rules = {
+            c: r for c, r in rules.items() if c in names and (r is None or r.rule in RULES_BY_KIND[data.schema[c].kind])
+        }
         self.changed.emit("schema")
         self.changed.emit("recipe")
         return lost
@@ -212,8 +244,10 @@ class DatasetState:
         quasi-identifier missing, fewer people than records with some values)."""
         table = self._require_table()
         if self.source is not None and self.source.subset_column:
-            raise BadInput(f"the data is the records {self.source.subset_column!r} marks in the population; open the "
-                           f"data's own file to judge it against another population or none")
+            raise BadInput(
+                f"the data is the records {self.source.subset_column!r} marks in the population; open the "
+                f"data's own file to judge it against another population or none"
+            )
         if population is not None:
             attached = table.with_population(population)
             attached.population.check_covers(attached, attached.schema.by_role(Role.QUASI_IDENTIFIER))
@@ -222,8 +256,9 @@ class DatasetState:
             table = table.with_population(None)
         self.data = table
         if self.source is not None:
-            self.source = dataclasses.replace(self.source, population=population.source if population else None,
-                                              subset_column=None)
+            self.source = dataclasses.replace(
+                self.source, population=population.source if population else None, subset_column=None
+            )
         self.changed.emit("population")
 
     def set_hierarchy(self, name: str, hierarchy) -> None:
@@ -262,8 +297,12 @@ class DatasetState:
                 bins = bins or _bins_of(self.step(column)) or DEFAULT_BINS
             if rule == "cuts" and not cuts:
                 raise BadInput(f"give the cut points for {column!r}, e.g. 30, 50, 70")
-            self.rules[column] = Step(column, rule, bins=bins if rule in ("equal-width", "quantile") else None,
-                                      cuts=tuple(float(c) for c in cuts) if rule == "cuts" else None)
+            self.rules[column] = Step(
+                column,
+                rule,
+                bins=bins if rule in ("equal-width", "quantile") else None,
+                cuts=tuple(float(c) for c in cuts) if rule == "cuts" else None,
+            )
         self.changed.emit("recipe")
 
     def recipe(self) -> Recipe | None:
@@ -295,6 +334,7 @@ def rules_for(kind: Kind) -> tuple[str, ...]:
 
 
 # -- the configuration panel --------------------------------------------------------------------
+
 
 def takes(algorithm, data) -> bool:
     """Whether ``algorithm`` fits ``data``: it accepts the data's form (a Table is binarised for
@@ -335,8 +375,12 @@ def model_for(registry, data, current: str | None) -> str | None:
     def beyond(name: str) -> int:  # the kinds the model judges that no such method makes
         return len({Judgement(j) for j in registry.get("privacy-model", name).judges} - made)
 
-    fitting = [m for m in registry.names("privacy-model") if model_fits(registry.get("privacy-model", m), data)
-               and any(c.works_under(registry.get("privacy-model", m)) for c in natives)]
+    fitting = [
+        m
+        for m in registry.names("privacy-model")
+        if model_fits(registry.get("privacy-model", m), data)
+        and any(c.works_under(registry.get("privacy-model", m)) for c in natives)
+    ]
     current_fits = current is None or model_fits(registry.get("privacy-model", current), data)
     if not fitting:
         return current if current_fits else None
@@ -487,12 +531,13 @@ class ConfigState:
         study = self.study(registry, data, recipe)
         fixed = self._fixed(registry, study)
         population = getattr(data, "population", None)
-        if population is not None and any(registry.get("privacy-model", m.name).reads_population
-                                          for m in study.models):
+        if population is not None and any(registry.get("privacy-model", m.name).reads_population for m in study.models):
             # the roles may have changed since the population was opened: each quasi-identifier must be in it
             population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
-        return [PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
-                for run in study.plan(registry, data)]
+        return [
+            PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
+            for run in study.plan(registry, data)
+        ]
 
     def study(self, registry, data, recipe: Recipe | None = None) -> Study:
         """The configuration as the engine's :class:`Study`: the chosen methods (each with its own
@@ -513,8 +558,7 @@ class ConfigState:
         for model in models:
             for key, values in model.sweeps.items():
                 if key in sweep and list(sweep[key]) != list(values):
-                    raise BadInput(f"{key} is swept on two privacy models with different values; sweep it in one "
-                                   "place")
+                    raise BadInput(f"{key} is swept on two privacy models with different values; sweep it in one place")
                 sweep[key] = list(values)
         methods, options = [], []
         for name in self.selected:
@@ -525,10 +569,16 @@ class ConfigState:
             if choice.sweeps:
                 opts["sweep"] = {k: list(v) for k, v in choice.sweeps.items()}
             options.append(opts)
-        return Study(methods=tuple(methods), options=tuple(options),
-                     models=tuple(PluginCall(m.name, m.fixed()) for m in models), sweep=sweep,
-                     repeats=self.repeats, seed=self.seed, metrics=self.metric_specs(),
-                     recipe=recipe if isinstance(data, Table) else None)
+        return Study(
+            methods=tuple(methods),
+            options=tuple(options),
+            models=tuple(PluginCall(m.name, m.fixed()) for m in models),
+            sweep=sweep,
+            repeats=self.repeats,
+            seed=self.seed,
+            metrics=self.metric_specs(),
+            recipe=recipe if isinstance(data, Table) else None,
+        )
 
     def on_cluster(self, cls, params: dict) -> dict:
         """``params`` sending a run of ``cls`` to the cluster set in the settings, when there is one and
@@ -545,8 +595,10 @@ class ConfigState:
         for i, call in enumerate(study.methods):
             cls = registry.get("algorithm", call.name)
             sweep = study.sweep_of(i)
-            fixed = [" ".join([m.name, *(f"{k} = {_show(v)}" for k, v in m.params.items() if k not in sweep)])
-                     for m in study.models]
+            fixed = [
+                " ".join([m.name, *(f"{k} = {_show(v)}" for k, v in m.params.items() if k not in sweep)])
+                for m in study.models
+            ]
             out[call.name] = tuple(fixed + _non_defaults(cls, call.params, sweep))
         return out
 
@@ -568,8 +620,7 @@ class ConfigState:
             return "no runs"
         methods = list(dict.fromkeys(p.spec.method.name for p in planned))
         keys = list(dict.fromkeys(k for p in planned for k in p.setting))
-        swept = [f"{k} ∈ {{{', '.join(_show(v) for v in dict.fromkeys(p.setting[k] for p in planned))}}}"
-                 for k in keys]
+        swept = [f"{k} ∈ {{{', '.join(_show(v) for v in dict.fromkeys(p.setting[k] for p in planned))}}}" for k in keys]
         text = f"{len(planned)} run{'s' if len(planned) != 1 else ''}: {', '.join(methods)}"
         if swept:
             text += " × " + " × ".join(swept)
@@ -586,8 +637,9 @@ class ConfigState:
         self.model = first.model.name if first.model else None
         self.also = [m.name for m in first.models[1:]]
         for call in first.models:
-            self.models[call.name] = _choice_from(call.name, [m.params for r in runs for m in r.models
-                                                              if m.name == call.name])
+            self.models[call.name] = _choice_from(
+                call.name, [m.params for r in runs for m in r.models if m.name == call.name]
+            )
         self.selected = list(dict.fromkeys(r.method.name for r in runs))
         self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
@@ -769,9 +821,18 @@ class RunsState:
             part = by_run.get(r["run"])
             first = part.iloc[0] if part is not None else None
             values = dict(zip(part["metric"], part["value"])) if part is not None else {}
-            rows.append([r["run"], r["method"], r["model"] or "none",
-                         *[first[k] if first is not None else r["setting"].get(k) for k in keys], r["seed"],
-                         r["verdict"], *[values.get(m) for m in metrics], r["seconds"]])
+            rows.append(
+                [
+                    r["run"],
+                    r["method"],
+                    r["model"] or "none",
+                    *[first[k] if first is not None else r["setting"].get(k) for k in keys],
+                    r["seed"],
+                    r["verdict"],
+                    *[values.get(m) for m in metrics],
+                    r["seconds"],
+                ]
+            )
         return header, rows
 
     def record(self, run_id: int) -> dict | None:
@@ -793,20 +854,54 @@ class RunsState:
     def restore(self, rows: Iterable[Mapping]) -> None:
         """Take back the results saved in a project (their releases are not kept: re-run to export)."""
         self._records.clear()
-        fixed = {"run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value", "seconds",
-                 "error", "verdict"}
+        fixed = {
+            "run",
+            "label",
+            "method",
+            "model",
+            "repeat",
+            "seed",
+            "settings",
+            "holds",
+            "metric",
+            "value",
+            "seconds",
+            "error",
+            "verdict",
+        }
         for row in rows:
             run_id = int(row["run"])
             setting = {k: v for k, v in row.items() if k not in fixed}
-            rec = self._records.setdefault(run_id, {
-                "run": run_id, "method": row.get("method"), "model": row.get("model"), "setting": setting,
-                "seed": row.get("seed", 0), "seconds": _nan(row.get("seconds")),
-                "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""), "rows": []})
-            rec["rows"].append({
-                "run": run_id, "label": row.get("method"), "method": row.get("method"), "model": row.get("model"),
-                **setting, "repeat": row.get("repeat", 0), "seed": row.get("seed", 0),
-                "settings": row.get("settings"), "holds": row.get("holds"), "metric": row["metric"],
-                "value": _nan(row.get("value")), "seconds": _nan(row.get("seconds")), "error": row.get("error") or ""})
+            rec = self._records.setdefault(
+                run_id,
+                {
+                    "run": run_id,
+                    "method": row.get("method"),
+                    "model": row.get("model"),
+                    "setting": setting,
+                    "seed": row.get("seed", 0),
+                    "seconds": _nan(row.get("seconds")),
+                    "verdict": row.get("verdict") or _verdict_text(row.get("holds"), row.get("error") or ""),
+                    "rows": [],
+                },
+            )
+            rec["rows"].append(
+                {
+                    "run": run_id,
+                    "label": row.get("method"),
+                    "method": row.get("method"),
+                    "model": row.get("model"),
+                    **setting,
+                    "repeat": row.get("repeat", 0),
+                    "seed": row.get("seed", 0),
+                    "settings": row.get("settings"),
+                    "holds": row.get("holds"),
+                    "metric": row["metric"],
+                    "value": _nan(row.get("value")),
+                    "seconds": _nan(row.get("seconds")),
+                    "error": row.get("error") or "",
+                }
+            )
         self._next = max([self._next, *[k + 1 for k in self._records]])
         self.results_changed.emit()
 
@@ -826,12 +921,20 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     and what the run table shows beside them."""
     spec, planned = entry.planned.spec, entry.planned
     message = outcome.verdict if outcome.holds is not None else ""
-    return {"run": entry.id, "method": spec.method.name, "model": spec.models_text, "setting": dict(planned.setting),
-            "seed": spec.seed, "seconds": outcome.seconds, "verdict": _verdict_text(outcome.holds, message),
-            "rows": outcome_rows(entry.id, spec, outcome, dict(planned.setting), planned.repeat)}
+    return {
+        "run": entry.id,
+        "method": spec.method.name,
+        "model": spec.models_text,
+        "setting": dict(planned.setting),
+        "seed": spec.seed,
+        "seconds": outcome.seconds,
+        "verdict": _verdict_text(outcome.holds, message),
+        "rows": outcome_rows(entry.id, spec, outcome, dict(planned.setting), planned.repeat),
+    }
 
 
 # -- the chart panel ----------------------------------------------------------------------------
+
 
 class ChartState:
     """Which chart plugin draws the results, with its parameters (kept per chart)."""
@@ -853,6 +956,7 @@ class ChartState:
 
 # -- projects -----------------------------------------------------------------------------------
 
+
 def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsState) -> Project:
     """A project file's content: the data's source and schema, the recipe, the planned runs and
     the results so far. A configuration that cannot run yet is saved without runs."""
@@ -866,9 +970,16 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
     sha = table.sha256 if table is not None else dataset.data.meta.get("sha256")
     source = dataclasses.replace(dataset.source, roles={}, kinds={})
     item_sets = dataset.data.meta.get("item_column") if dataset.origin is not None else None
-    return Project(source, table.schema if table is not None else None, dataset.recipe(),
-                   tuple(p.spec for p in planned), None if source.demo else sha, runs.records(),
-                   tuple(sorted(dataset.release_sensitive)), item_sets)
+    return Project(
+        source,
+        table.schema if table is not None else None,
+        dataset.recipe(),
+        tuple(p.spec for p in planned),
+        None if source.demo else sha,
+        runs.records(),
+        tuple(sorted(dataset.release_sensitive)),
+        item_sets,
+    )
 
 
 def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:
@@ -886,8 +997,9 @@ def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -
         cls = registry.get("algorithm", p.spec.method.name)
         may = may_release_sensitive(table, cls, on_features=p.spec.recipe is not None, recipe=p.spec.recipe)
         model = bind_models(registry, p.spec.models)
-        columns += [c for c in unacknowledged_sensitive(table, may, cls, model, dataset.release_sensitive)
-                    if c not in columns]
+        columns += [
+            c for c in unacknowledged_sensitive(table, may, cls, model, dataset.release_sensitive) if c not in columns
+        ]
     return columns
 
 
@@ -906,8 +1018,11 @@ def metric_cost_note(registry, metrics: Iterable[str], data, runs: int = 1) -> s
     each metric's declared cost, and the sample they use on a large input."""
     from veil.engine import CHEAP, METRIC_SAMPLE_ROWS
 
-    expensive = [registry.get("metric", m) for m in metrics
-                 if m in registry.names("metric") and registry.get("metric", m).cost != CHEAP]
+    expensive = [
+        registry.get("metric", m)
+        for m in metrics
+        if m in registry.names("metric") and registry.get("metric", m).cost != CHEAP
+    ]
     if not expensive or data is None:
         return ""
     rows = data.n_rows

@@ -7,7 +7,6 @@ small immutable records that the GUI thread only has to display.
 
 from __future__ import annotations
 
-import dataclasses
 
 import os
 import tempfile
@@ -19,9 +18,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, ExportOptions, ImportOptions, Kind,
-                         Outcome, Recipe, ReportOptions, RunResult, RunSpec, Step, Table, VeilError,
-                         __version__, export_release, read_data, read_population, run_planned, verify_manifest)
+from veil.engine import (
+    BadInput,
+    BinaryMatrix,
+    Context,
+    DataSource,
+    ExportOptions,
+    ImportOptions,
+    Kind,
+    Outcome,
+    Recipe,
+    ReportOptions,
+    RunResult,
+    RunSpec,
+    Step,
+    Table,
+    VeilError,
+    __version__,
+    export_release,
+    read_data,
+    read_population,
+    run_planned,
+    verify_manifest,
+)
 
 from .ranking import reselected
 from .setvalued_view import is_set_valued, summarise
@@ -33,6 +52,7 @@ BINARY_MAGIC = (b"PK\x03\x04", b"PAR1", b"MATLAB", b"\x89HDF", b"\xd0\xcf\x11\xe
 
 
 # -- column summaries ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ColumnStats:
@@ -57,8 +77,9 @@ def column_stats(series: pd.Series, kind: Kind) -> ColumnStats:
         x = numbers.to_numpy(dtype=float)
         counts, edges = np.histogram(x, bins=HISTOGRAM_BINS)
         bars = tuple((f"{edges[i]:.4g}–{edges[i + 1]:.4g}", int(c)) for i, c in enumerate(counts))
-        return ColumnStats(str(series.name), distinct, missing, True, bars, float(x.min()), float(x.max()),
-                           float(x.mean()))
+        return ColumnStats(
+            str(series.name), distinct, missing, True, bars, float(x.min()), float(x.max()), float(x.mean())
+        )
     top = values.value_counts(sort=True).head(TOP_CATEGORIES)
     bars = tuple((str(v), int(c)) for v, c in top.items())
     other = int(len(values) - top.sum())
@@ -77,6 +98,7 @@ def table_stats(table: Table, ctx: Context) -> dict[str, ColumnStats]:
 
 
 # -- binarisation preview -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ColumnFeatures:
@@ -109,6 +131,7 @@ def matrix_features(matrix) -> list[ColumnFeatures]:
 
 
 # -- loading ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Loaded:
@@ -197,6 +220,7 @@ def run(registry, data, spec: RunSpec, ctx: Context) -> RunOutcome:
 
 # -- export -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Exported:
     folder: Path
@@ -207,9 +231,18 @@ class Exported:
     committed: bool = True  # the files are in place: a cancel that came after cannot undo them (see runner)
 
 
-def export(registry, result: RunResult, folder: str | os.PathLike, options: ExportOptions, ctx: Context, *,
-           source: DataSource | None = None, report: bool = True, project: str | os.PathLike | None = None,
-           weights=None) -> Exported:
+def export(
+    registry,
+    result: RunResult,
+    folder: str | os.PathLike,
+    options: ExportOptions,
+    ctx: Context,
+    *,
+    source: DataSource | None = None,
+    report: bool = True,
+    project: str | os.PathLike | None = None,
+    weights=None,
+) -> Exported:
     """Write the release, its manifest and its report through the engine, then verify what was
     written (the rules are the engine's: see engine/export.py). A cancel is honoured at every step
     until the files take their names together; then the export is done and is reported as such.
@@ -222,8 +255,17 @@ def export(registry, result: RunResult, folder: str | os.PathLike, options: Expo
     if weights is not None:
         ctx.progress(0.0, "choosing the subset at these weights")
         result = reselected(registry, result, weights, ctx.child(0.0, 0.1))
-    done = export_release(registry, result, folder, options, report=ReportOptions() if report else None,
-                          source=source, project=project, version=__version__, ctx=ctx.child(0.1, 0.9))
+    done = export_release(
+        registry,
+        result,
+        folder,
+        options,
+        report=ReportOptions() if report else None,
+        source=source,
+        project=project,
+        version=__version__,
+        ctx=ctx.child(0.1, 0.9),
+    )
     reports = tuple(p for p in (done.report_html, done.report_pdf) if p is not None)
     # the files are in place: from here a cancel comes too late, so it is not checked for
     ctx.progress(0.9, "verifying the written files", check=False)
@@ -254,8 +296,11 @@ class Failure:
             return cls(str(exc), details, True)
         if isinstance(exc, (OSError, MemoryError)):
             return cls(f"{type(exc).__name__}: {exc}", details, True)
-        return cls(f"an unexpected error ({type(exc).__name__}: {exc}); the details below help whoever "
-                   f"maintains the method", details, False)
+        return cls(
+            f"an unexpected error ({type(exc).__name__}: {exc}); the details below help whoever maintains the method",
+            details,
+            False,
+        )
 
 
 def failures_summary(failed, total: int) -> tuple[str, str]:
@@ -281,12 +326,12 @@ def details_for_user(failures) -> str:
     traces = [f.details for f in failures if f.details]
     if not traces:
         return ""
-    with tempfile.NamedTemporaryFile("w", prefix="veil-error-", suffix=".log", delete=False,
-                                     encoding="utf-8") as log:
+    with tempfile.NamedTemporaryFile("w", prefix="veil-error-", suffix=".log", delete=False, encoding="utf-8") as log:
         log.write("\n\n".join(f"{f.message}\n{f.details}" for f in failures if f.details))
     unexpected = any(not f.expected for f in failures)
-    return (f"The technical details are in {log.name}"
-            + ("; please send that file to whoever maintains the method." if unexpected else "."))
+    return f"The technical details are in {log.name}" + (
+        "; please send that file to whoever maintains the method." if unexpected else "."
+    )
 
 
 def run_details(entry) -> str:
@@ -303,9 +348,11 @@ def run_details(entry) -> str:
     if outcome is not None:
         lines.append(f"Verdict: {outcome.verdict}")
         verdict = getattr(outcome.result, "verdict", None)
-        for part in (verdict.each if verdict is not None else ()):
-            lines += [f"  {part.model} on {column}: {v.measure or 'value'} {v.value:.4g} "
-                      f"({'holds' if v.holds else 'fails'})" for column, v in part.by_column]
+        for part in verdict.each if verdict is not None else ():
+            lines += [
+                f"  {part.model} on {column}: {v.measure or 'value'} {v.value:.4g} ({'holds' if v.holds else 'fails'})"
+                for column, v in part.by_column
+            ]
         if outcome.result is not None:
             lines += _released_lines(outcome.result.release)
         lines.append("Metrics:")
@@ -318,8 +365,11 @@ def run_details(entry) -> str:
 
 
 def _released_lines(release) -> list[str]:
-    names = list(release.selected_features) if release.selected_features is not None else \
-        [c for c in release.frame.columns if c != release.target]
+    names = (
+        list(release.selected_features)
+        if release.selected_features is not None
+        else [c for c in release.frame.columns if c != release.target]
+    )
     shown = ", ".join(map(str, names[:30])) + (f" … ({len(names) - 30} more)" if len(names) > 30 else "")
     lines = [f"Released: {len(names)} columns or features" + (f": {shown}" if names else "")]
     if release.target is not None:
@@ -329,6 +379,8 @@ def _released_lines(release) -> list[str]:
         group_sizes = pd.Series(sizes).value_counts().sort_index()
         groups = {int(size): int(round(count / size)) for size, count in group_sizes.items()}
         smallest = ", ".join(f"{n:,} group{'s' if n != 1 else ''} of {size}" for size, n in list(groups.items())[:4])
-        lines.append(f"Groups: {sum(groups.values()):,} (on {len(release.quasi_identifiers)} quasi-identifiers); "
-                     f"the smallest: {smallest}")
+        lines.append(
+            f"Groups: {sum(groups.values()):,} (on {len(release.quasi_identifiers)} quasi-identifiers); "
+            f"the smallest: {smallest}"
+        )
     return lines

@@ -5,8 +5,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHeaderView, QLabel, QSizePolicy,
-                               QStyle, QStyledItemDelegate, QStyleOptionProgressBar, QTableView, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QComboBox,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    QTableView,
+    QWidget,
+)
 
 from .models import CHOICES, FRACTION
 
@@ -124,8 +135,9 @@ class Histogram(QWidget):
             p.drawText(QRectF(r.left() - 2, y, label_w - 6, row_h), Qt.AlignRight | Qt.AlignVCenter, shown)
             w = (r.width() - label_w - count_w) * count / top
             p.fillRect(QRectF(r.left() + label_w, y + 2, max(w, 1), row_h - 4), bar_colour)
-            p.drawText(QRectF(r.left() + label_w + w + 4, y, count_w, row_h), Qt.AlignLeft | Qt.AlignVCenter,
-                       f"{count:,}")
+            p.drawText(
+                QRectF(r.left() + label_w + w + 4, y, count_w, row_h), Qt.AlignLeft | Qt.AlignVCenter, f"{count:,}"
+            )
 
 
 def fitted_label(fm: QFontMetrics, label: str, width: int) -> str:

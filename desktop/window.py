@@ -18,8 +18,7 @@ from .actions import Actions, import_options
 from .settings import Settings
 
 # the tabs and docks of the frame before the panels are built: (title, what it waits for)
-TABS = (("Dataset", "Loading the data…"), ("Charts", "Loading the charts…"),
-        ("Release preview", "Loading…"))
+TABS = (("Dataset", "Loading the data…"), ("Charts", "Loading the charts…"), ("Release preview", "Loading…"))
 WAITING_DOCKS = {"Configuration": "Loading the privacy models and methods…", "Runs": "Loading…"}
 
 
@@ -49,8 +48,9 @@ class MainWindow(QMainWindow):
         for title, waiting in TABS:
             self.tabs.addTab(waiting_label(waiting), title)
         self.setCentralWidget(self.tabs)
-        self.config_dock = self._dock("Configuration", waiting_label(WAITING_DOCKS["Configuration"]),
-                                      Qt.RightDockWidgetArea)
+        self.config_dock = self._dock(
+            "Configuration", waiting_label(WAITING_DOCKS["Configuration"]), Qt.RightDockWidgetArea
+        )
         self.runs_dock = self._dock("Runs", waiting_label(WAITING_DOCKS["Runs"]), Qt.BottomDockWidgetArea)
         self.toolbar = QToolBar("Toolbar", objectName="toolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
@@ -123,8 +123,9 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title.lower()}")
         dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                         | QDockWidget.DockWidgetClosable)
+        dock.setFeatures(
+            QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable | QDockWidget.DockWidgetClosable
+        )
         self.addDockWidget(area, dock)
         return dock
 
@@ -187,8 +188,11 @@ class MainWindow(QMainWindow):
         result = entry.outcome.result if entry is not None and entry.outcome is not None else None
         if result is not None:
             self._shown_entry = entry
-            self.release_panel.show_release(f"Run #{entry.id} {entry.label}", result.release,
-                                            list(getattr(self.controller.dataset.data, "columns", [])))
+            self.release_panel.show_release(
+                f"Run #{entry.id} {entry.label}",
+                result.release,
+                list(getattr(self.controller.dataset.data, "columns", [])),
+            )
             self.lattice_view.show_space(f"Run #{entry.id} {entry.label}", result.release.solution_space)
             if result.release.solution_space is not None:
                 self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
@@ -230,15 +234,21 @@ class MainWindow(QMainWindow):
         from .dialogs import MISSING_BUTTONS
 
         which = "column" if len(counts) == 1 else f"{len(counts)} columns"
-        box = QMessageBox(QMessageBox.Question, "Missing values",
-                          f"{self.controller.dataset.name} has missing values in {which}: {describe_missing(counts)}.",
-                          QMessageBox.NoButton, self)
+        box = QMessageBox(
+            QMessageBox.Question,
+            "Missing values",
+            f"{self.controller.dataset.name} has missing values in {which}: {describe_missing(counts)}.",
+            QMessageBox.NoButton,
+            self,
+        )
         box.setObjectName("missing-values")
-        box.setInformativeText("Anonymisation methods cannot place a missing value in a group: a run on these "
-                               "columns would be refused. Drop the records holding one, keep a blank as a value "
-                               "of its own, or impute it (a number by its column's median, any other value by "
-                               "the most frequent one). The file is read again; its columns keep their roles, "
-                               "kinds and hierarchies.")
+        box.setInformativeText(
+            "Anonymisation methods cannot place a missing value in a group: a run on these "
+            "columns would be refused. Drop the records holding one, keep a blank as a value "
+            "of its own, or impute it (a number by its column's median, any other value by "
+            "the most frequent one). The file is read again; its columns keep their roles, "
+            "kinds and hierarchies."
+        )
         buttons = {}
         for label, choice in MISSING_BUTTONS:
             buttons[box.addButton(label, QMessageBox.AcceptRole)] = choice
@@ -253,7 +263,9 @@ class MainWindow(QMainWindow):
     def _batch_finished(self) -> None:
         from .ranking import run_ranking
 
-        if any(run_ranking(e, self.controller.registry) is not None for e in self.controller.batch):  # candidates to weigh
+        if any(
+            run_ranking(e, self.controller.registry) is not None for e in self.controller.batch
+        ):  # candidates to weigh
             self.tabs.setCurrentWidget(self.ranking_panel)
         elif self.controller.runs.metric_names():  # something to draw: show it
             self.tabs.setCurrentWidget(self.chart_panel)
@@ -315,16 +327,29 @@ class MainWindow(QMainWindow):
             then()
             return True
         # the question names what Save writes: the project file, never the data file (which Veil never changes)
-        question = (f"Save the changes to the project {c.project_path.name} first?" if c.project_path else
-                    f"Save your work on {c.dataset.name} as a project first?")
-        box = QMessageBox(QMessageBox.Question, "Unsaved changes", question,
-                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
+        question = (
+            f"Save the changes to the project {c.project_path.name} first?"
+            if c.project_path
+            else f"Save your work on {c.dataset.name} as a project first?"
+        )
+        box = QMessageBox(
+            QMessageBox.Question,
+            "Unsaved changes",
+            question,
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
+            self,
+        )
         box.setObjectName("unsaved-changes")
-        kept = ("Discard leaves the project file as it was" if c.project_path else
-                "Save asks where to write a project file; Discard writes nothing")
-        box.setInformativeText("Roles, feature rules, the configuration or the results changed since they were "
-                               f"last saved. The data file itself is never changed. {kept} (Veil still reopens "
-                               "your work as it is now at its next start).")
+        kept = (
+            "Discard leaves the project file as it was"
+            if c.project_path
+            else "Save asks where to write a project file; Discard writes nothing"
+        )
+        box.setInformativeText(
+            "Roles, feature rules, the configuration or the results changed since they were "
+            f"last saved. The data file itself is never changed. {kept} (Veil still reopens "
+            "your work as it is now at its next start)."
+        )
 
         def answered(button: int) -> None:
             self._last_answer = button
@@ -356,15 +381,20 @@ class MainWindow(QMainWindow):
             return True
         many = len(columns) > 1
         names = ", ".join(columns)
-        box = QMessageBox(QMessageBox.Warning, "Release columns marked sensitive?",
-                          f"The run may release the column{'s' if many else ''} marked sensitive: {names}.",
-                          QMessageBox.Cancel, self)
+        box = QMessageBox(
+            QMessageBox.Warning,
+            "Release columns marked sensitive?",
+            f"The run may release the column{'s' if many else ''} marked sensitive: {names}.",
+            QMessageBox.Cancel,
+            self,
+        )
         box.setObjectName("release-sensitive")
         box.setInformativeText(
             f"No chosen privacy model protects {'them' if many else 'it'}: the release would show "
             f"{'their' if many else 'its'} values (or features made from {'them' if many else 'it'}) as they are. "
             "Release anyway? The answer is kept in the project. To withhold it instead, cancel and change the "
-            "column's role, or leave it out of the features, under Dataset ▸ Columns.")
+            "column's role, or leave it out of the features, under Dataset ▸ Columns."
+        )
         release = box.addButton("Release and run", QMessageBox.AcceptRole)
         box.setDefaultButton(QMessageBox.Cancel)
         self.sensitive_release_button = release
@@ -399,8 +429,12 @@ class MainWindow(QMainWindow):
         c = self.controller
         saved = c.save_session(self.settings.session_file())
         if saved is not None:
-            self.settings.remember_session("session", saved, project=str(c.project_path) if c.project_path else None,
-                                           dirty=c.history.dirty or self._unsaved_at_close)
+            self.settings.remember_session(
+                "session",
+                saved,
+                project=str(c.project_path) if c.project_path else None,
+                dirty=c.history.dirty or self._unsaved_at_close,
+            )
 
     def closeEvent(self, event) -> None:
         if self.controller is None:  # closed while starting: nothing opened yet, nothing to keep
@@ -408,8 +442,12 @@ class MainWindow(QMainWindow):
             self.settings.sync()
             super().closeEvent(event)
             return
-        if (self.confirm_unsaved and self.controller.history.dirty and self.controller.dataset.data is not None
-                and not self._closing):
+        if (
+            self.confirm_unsaved
+            and self.controller.history.dirty
+            and self.controller.dataset.data is not None
+            and not self._closing
+        ):
             event.ignore()
 
             def close_now():

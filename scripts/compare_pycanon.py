@@ -37,21 +37,35 @@ def main() -> None:
     tally: dict[str, list] = {}
     for _ in range(args.tables):
         n = int(rng.integers(10, 60))
-        frame = pd.DataFrame({"q1": rng.integers(0, 3, n), "q2": rng.integers(0, 2, n),
-                              "s": rng.choice(list("abcde")[: int(rng.integers(2, 6))], n),
-                              "x": rng.integers(0, int(rng.integers(2, 9)), n)})
+        frame = pd.DataFrame(
+            {
+                "q1": rng.integers(0, 3, n),
+                "q2": rng.integers(0, 2, n),
+                "s": rng.choice(list("abcde")[: int(rng.integers(2, 6))], n),
+                "x": rng.integers(0, int(rng.integers(2, 9)), n),
+            }
+        )
         pairs = {
-            "delta-disclosure (two-sided, the default)": (veil_value(registry, "delta-disclosure", {}, frame, "s"),
-                                                          pc.delta_disclosure(frame, QIS, ["s"])),
-            "t-closeness, EMD on a category (the default)": (veil_value(registry, "t-closeness", {}, frame, "s"),
-                                                             pc.t_closeness(frame, QIS, ["s"])),
-            "t-closeness, EMD on a number (the default)": (veil_value(registry, "t-closeness", {}, frame, "x"),
-                                                           pc.t_closeness(frame, QIS, ["x"])),
-            "l-diversity, distinct": (veil_value(registry, "l-diversity", {"variant": "distinct"}, frame, "s"),
-                                      pc.l_diversity(frame, QIS, ["s"])),
+            "delta-disclosure (two-sided, the default)": (
+                veil_value(registry, "delta-disclosure", {}, frame, "s"),
+                pc.delta_disclosure(frame, QIS, ["s"]),
+            ),
+            "t-closeness, EMD on a category (the default)": (
+                veil_value(registry, "t-closeness", {}, frame, "s"),
+                pc.t_closeness(frame, QIS, ["s"]),
+            ),
+            "t-closeness, EMD on a number (the default)": (
+                veil_value(registry, "t-closeness", {}, frame, "x"),
+                pc.t_closeness(frame, QIS, ["x"]),
+            ),
+            "l-diversity, distinct": (
+                veil_value(registry, "l-diversity", {"variant": "distinct"}, frame, "s"),
+                pc.l_diversity(frame, QIS, ["s"]),
+            ),
             "l-diversity, entropy, truncated as pycanon reports it": (
                 math.floor(veil_value(registry, "l-diversity", {"variant": "entropy"}, frame, "s") + 1e-9),
-                pc.entropy_l_diversity(frame, QIS, ["s"])),
+                pc.entropy_l_diversity(frame, QIS, ["s"]),
+            ),
         }
         for name, (ours, theirs) in pairs.items():
             same = abs(float(ours) - float(theirs)) < 1e-6

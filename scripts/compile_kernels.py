@@ -28,8 +28,9 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")] \
-        + [grouping.compiled()]
+    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")] + [
+        grouping.compiled()
+    ]
 
 
 def paths():
@@ -46,11 +47,18 @@ def paths():
         ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
         ("global recoding's roll-up of classes", roll_up),
         ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
-        ("all frequent itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, False, options=SearchOptions(threads=1))),
+        (
+            "all frequent itemsets, one thread",
+            lambda: longest_by_dfs(m, 5, 20, False, options=SearchOptions(threads=1)),
+        ),
         ("maximal itemsets, two threads", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=2))),
         ("wide records", lambda: longest_by_dfs(wide, 4, 20, True, options=SearchOptions(threads=1))),
-        ("within a time limit", lambda: longest_by_dfs(m, 5, 20, True, max_seconds=600.0, check=lambda: None,
-                                                       options=SearchOptions(threads=1))),
+        (
+            "within a time limit",
+            lambda: longest_by_dfs(
+                m, 5, 20, True, max_seconds=600.0, check=lambda: None, options=SearchOptions(threads=1)
+            ),
+        ),
     ]
 
 
@@ -105,8 +113,11 @@ def main(argv: list[str]) -> int:
     if check:
         print(f"{misses} kernel specialisation{'s' if misses != 1 else ''} compiled (0: all from the cache)")
         return 1 if misses else 0
-    print(f"compiled in {time.perf_counter() - started:.0f} s ({misses} specialisations); later runs load them "
-          f"from numba's cache", flush=True)
+    print(
+        f"compiled in {time.perf_counter() - started:.0f} s ({misses} specialisations); later runs load them "
+        f"from numba's cache",
+        flush=True,
+    )
     return 0
 
 

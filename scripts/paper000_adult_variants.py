@@ -43,15 +43,25 @@ ROOT = Path(__file__).resolve().parents[1]
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 K = 5
 SVC_SAMPLE = 5_000
-PAPER = {"Full feature set": (0.82, 19), "CM Greedy": (0.71, 5), "Greedy-HamDist": (0.77, 9),
-         "Maximal": (0.74, 8), "k-anonymity HamDist": (0.72, 8)}
+PAPER = {
+    "Full feature set": (0.82, 19),
+    "CM Greedy": (0.71, 5),
+    "Greedy-HamDist": (0.77, 9),
+    "Maximal": (0.74, 8),
+    "k-anonymity HamDist": (0.72, 8),
+}
 
 
 def model(loss: str, c: float):
     if loss == "libsvm-hinge":
         return SVC(kernel="linear", C=c)
-    return LinearSVC(C=c, loss="squared_hinge" if loss == "liblinear-L2" else "hinge", dual=loss != "liblinear-L2"
-                     or "auto", max_iter=20_000, random_state=0)
+    return LinearSVC(
+        C=c,
+        loss="squared_hinge" if loss == "liblinear-L2" else "hinge",
+        dual=loss != "liblinear-L2" or "auto",
+        max_iter=20_000,
+        random_state=0,
+    )
 
 
 def score(fitted, x, by: str) -> np.ndarray:
@@ -90,8 +100,11 @@ def cm_greedy_variant(matrix, constraint, k: int, rule: str) -> list[int]:
 
     part = constraint.partition
     classes = part.row_classes()
-    current = int(cm_of(np.bincount(classes[pos], minlength=part.n_classes),
-                        np.bincount(classes[~pos], minlength=part.n_classes)).sum())
+    current = int(
+        cm_of(
+            np.bincount(classes[pos], minlength=part.n_classes), np.bincount(classes[~pos], minlength=part.n_classes)
+        ).sum()
+    )
     while alive.any():
         candidates = index[alive]
         p1, n1, posg, negg = split_label_counts(matrix, part.row_classes(), part.n_classes, pos, csc[:, candidates])
@@ -101,8 +114,12 @@ def cm_greedy_variant(matrix, constraint, k: int, rule: str) -> list[int]:
         chosen = None
         for j in order:
             f = int(candidates[j])
-            worth = {"strictly lowers CM (Veil)": after[j] < current, "CM does not rise": after[j] <= current,
-                     "no suppression penalty": after[j] < current, "while k-AC holds (the paper's Greedy)": True}[rule]
+            worth = {
+                "strictly lowers CM (Veil)": after[j] < current,
+                "CM does not rise": after[j] <= current,
+                "no suppression penalty": after[j] < current,
+                "while k-AC holds (the paper's Greedy)": True,
+            }[rule]
             if not worth:
                 break
             if constraint.feasible(f):
@@ -127,13 +144,21 @@ def main() -> int:
     y = (positive_mask(matrix)).astype(int)
     names = matrix.feature_names
     sets = {"Full feature set": list(range(matrix.n_features))}
-    for label, method, mod in (("CM Greedy", "cm-greedy", "k-ac"), ("Greedy-HamDist", "greedy-hamdist", "k-ac"),
-                               ("Maximal", "maximal", "k-ac"), ("k-anonymity HamDist", "greedy-hamdist", "k-anonymity")):
+    for label, method, mod in (
+        ("CM Greedy", "cm-greedy", "k-ac"),
+        ("Greedy-HamDist", "greedy-hamdist", "k-ac"),
+        ("Maximal", "maximal", "k-ac"),
+        ("k-anonymity HamDist", "greedy-hamdist", "k-anonymity"),
+    ):
         result = execute(registry, matrix, RunSpec(PluginCall(method), PluginCall(mod, {"k": K})), Context(0))
         sets[label] = [names.index(f) for f in result.release.selected_features]
     kac = registry.create("privacy-model", "k-ac")
-    rules = ("strictly lowers CM (Veil)", "CM does not rise", "no suppression penalty",
-             "while k-AC holds (the paper's Greedy)")
+    rules = (
+        "strictly lowers CM (Veil)",
+        "CM does not rise",
+        "no suppression penalty",
+        "while k-AC holds (the paper's Greedy)",
+    )
     for rule in rules:
         constraint = kac.selection_constraint(matrix, kac.params({"k": K}))
         chosen = cm_greedy_variant(matrix, constraint, K, rule)
@@ -149,8 +174,12 @@ def main() -> int:
     every += [("libsvm-hinge", by, "C = 1", False) for by in ("decision values", "labels")]
     # the other feature sets under the variants that matter (scaling 0/1 features changes little, see the
     # full set), the CM stop rules under Veil's evaluation only: their feature count is the question
-    few = [("liblinear-L2", "decision values", "tuned", False), ("liblinear-L1", "decision values", "C = 1", False),
-           ("liblinear-L2", "labels", "tuned", False), ("libsvm-hinge", "decision values", "C = 1", False)]
+    few = [
+        ("liblinear-L2", "decision values", "tuned", False),
+        ("liblinear-L1", "decision values", "C = 1", False),
+        ("liblinear-L2", "labels", "tuned", False),
+        ("libsvm-hinge", "decision values", "C = 1", False),
+    ]
     for label, chosen in sets.items():
         variants = every if label == "Full feature set" else few[:1] if label.startswith("CM Greedy, stop") else few
         for loss, by, c_rule, scaled in variants:
@@ -159,9 +188,19 @@ def main() -> int:
             if loss == "libsvm-hinge":
                 x, yy = x[sample], y[sample]
             auc = cv_auc(x, yy, loss, by, c_rule, scaled)
-            rows.append({"features": label, "sfc": len(chosen), "loss": loss, "auc from": by, "C": c_rule,
-                         "scaled": scaled, "auc": round(auc, 4),
-                         "paper auc": PAPER.get(label, (np.nan,))[0], "paper sfc": PAPER.get(label, (None, np.nan))[1]})
+            rows.append(
+                {
+                    "features": label,
+                    "sfc": len(chosen),
+                    "loss": loss,
+                    "auc from": by,
+                    "C": c_rule,
+                    "scaled": scaled,
+                    "auc": round(auc, 4),
+                    "paper auc": PAPER.get(label, (np.nan,))[0],
+                    "paper sfc": PAPER.get(label, (None, np.nan))[1],
+                }
+            )
             print(rows[-1], file=sys.stderr)
         print(f"{label}: {[names[i] for i in chosen]}", file=sys.stderr)
     frame = pd.DataFrame(rows)

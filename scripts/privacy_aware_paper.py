@@ -104,7 +104,8 @@ without losing accuracy.""",
 C4.5's baseline on all eight attributes is 73.44 % (mean 72.70 % over seeds, range 70.7–74.6 %)
 against the paper's 73.835 %; naive Bayes reaches 74.87 %. With C = SA both lists are mirror images,
 as §4.4 says, and the candidate set has the paper's shape: the baseline and 12 subsets (the paper:
-13) with PBIs between −1.8 and +1.8 % (the paper: −1.9 … +1.4 %). E(S) behaves as in Table 6 — performance-heavy weights pick a
+13) with PBIs between −1.8 and +1.8 % (the paper: −1.9 … +1.4 %). E(S) behaves as in Table 6 — performance-heavy
+weights pick a
 small PerfR-side subset with positive PBI ({preg, mass, plas} for w1 = 2·w2, the paper {plas, mass}),
 privacy-heavy weights the subset with the lowest PBI ({plas, age} for w2 = 3·w1). The paper's {plas}
 is not a candidate here because removing age from {plas, age} costs 4.7 points (68.75 %,
@@ -143,8 +144,9 @@ Differences of one or two points here are within the seed-to-seed spread of C4.5
     "diabetes": """\
 On a 10,000-encounter sample, C4.5 predicts the three-valued `readmitted` with 47.04 % accuracy and
 naive Bayes with 56.53 % (majority class 53.8 %); the tree overfits the hundreds of diagnosis codes,
-which enter as ordinal codes rather than C4.5's multi-way splits, so its DistP_PBI is +14.3 %. The
-candidate sets are long (75 and 84 subsets besides the baseline) because most of the 47 attributes (the rarely prescribed
+which enter as ordinal codes rather than C4.5's multi-way splits, so its DistP_PBI is +14.3 %.
+The candidate sets are long (75 and 84 subsets besides the baseline) because most of the 47 attributes
+(the rarely prescribed
 drugs, `weight`) carry no signal and can be removed one by one without a significant change. The
 attributes the paper keeps recur in ours: naive Bayes' PerfR starts with number_inpatient,
 number_emergency, discharge_disposition_id, diag_3, number_outpatient, age, payer_code and diag_1

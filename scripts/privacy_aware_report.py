@@ -109,8 +109,14 @@ def baseline_spread(data, details: dict, params: dict) -> list[float]:
     for seed in SEEDS:
         frame = evaluation_frame(data, roles, params.get("missing", "drop-rows"), params.get("sample_rows", 0), seed)
         kinds = {c.name: c.kind for c in data.schema.columns}
-        cv = CrossValidation(encode(frame, kinds, roles.baseline), {roles.target: label_codes(frame[roles.target])},
-                             details["classifier"], details["folds"], seed, Context(seed))
+        cv = CrossValidation(
+            encode(frame, kinds, roles.baseline),
+            {roles.target: label_codes(frame[roles.target])},
+            details["classifier"],
+            details["folds"],
+            seed,
+            Context(seed),
+        )
         out.append(round(cv.accuracy(roles.target, roles.baseline).accuracy, 3))
     return out
 
@@ -129,8 +135,9 @@ def draw(registry, details: dict, stem: str, weights, title: str) -> None:
     frame = candidate_frame(details)
     setting = "; ".join("/".join(f"{x:g}" for x in w) for w in weights)
     for chart_name, suffix, params, size in (
-            ("privacy-aware-regions", "regions", {}, (7.5, 5.0)),
-            ("privacy-aware-es", "es", {"weights": setting}, (min(max(7.5, 0.16 * len(frame) + 4), 15.0), 4.5))):
+        ("privacy-aware-regions", "regions", {}, (7.5, 5.0)),
+        ("privacy-aware-es", "es", {"weights": setting}, (min(max(7.5, 0.16 * len(frame) + 4), 15.0), 4.5)),
+    ):
         chart = registry.chart(chart_name)
         figure = Figure(figsize=size, dpi=110, layout="constrained")
         FigureCanvasAgg(figure)
@@ -164,37 +171,55 @@ def run_section(key: str, path: Path) -> str:
     base = d["baseline"]
     spread = np.asarray(d["baseline_seeds"])
     weights = [tuple(w) for w in d["chart_weights"]]
-    lines = [f"### {d['classifier']}\n",
-             f"{d['records']:,} records, |BL| = {len(base['attributes'])}, {d['folds']}-fold stratified CV (seed 0), "
-             f"α = {d['alpha']:g} %, significance {d['significance']:g}; {d['evaluations']} cross-validations, "
-             f"{d['seconds']:g} s.\n",
-             f"* Perf_BLC = Acc(C | BL) = **{base['perf']:.3f} %** (seeds 0–9: mean {spread.mean():.2f} %, "
-             f"range {spread.min():.2f}–{spread.max():.2f} %)",
-             f"* Perf_BLP = Acc(SA | BL) = {base['perf_sa']:.3f} %; majority share of SA {base['majority_sa']:.3f} %; "
-             f"DistP_PBI = {base['distp_pbi']:.3f} %",
-             f"* PerfR = {{{', '.join(r['attribute'] for r in d['rankings']['PerfR'])}}}",
-             f"* PrivR = {{{', '.join(r['attribute'] for r in d['rankings']['PrivR'])}}}\n"]
+    lines = [
+        f"### {d['classifier']}\n",
+        f"{d['records']:,} records, |BL| = {len(base['attributes'])}, {d['folds']}-fold stratified CV (seed 0), "
+        f"α = {d['alpha']:g} %, significance {d['significance']:g}; {d['evaluations']} cross-validations, "
+        f"{d['seconds']:g} s.\n",
+        f"* Perf_BLC = Acc(C | BL) = **{base['perf']:.3f} %** (seeds 0–9: mean {spread.mean():.2f} %, "
+        f"range {spread.min():.2f}–{spread.max():.2f} %)",
+        f"* Perf_BLP = Acc(SA | BL) = {base['perf_sa']:.3f} %; majority share of SA {base['majority_sa']:.3f} %; "
+        f"DistP_PBI = {base['distp_pbi']:.3f} %",
+        f"* PerfR = {{{', '.join(r['attribute'] for r in d['rankings']['PerfR'])}}}",
+        f"* PrivR = {{{', '.join(r['attribute'] for r in d['rankings']['PrivR'])}}}\n",
+    ]
     es = [{r["index"]: r for r in rank_candidates(d["candidates"], w)} for w in weights]
-    head = "| | subset S | \\|S\\| | Perf (%) | p | PBI (%) | list | " + " | ".join(
-        "E " + "/".join(f"{x:g}" for x in w) for w in weights) + " |"
+    head = (
+        "| | subset S | \\|S\\| | Perf (%) | p | PBI (%) | list | "
+        + " | ".join("E " + "/".join(f"{x:g}" for x in w) for w in weights)
+        + " |"
+    )
     lines += [head, "|" + "---|" * (7 + len(weights))]
     for i, c in enumerate(d["candidates"]):
         cells = [f"{e[i]['e']:.3f}" + (" ★" if e[i]["place"] == 1 else "") for e in es]
-        lines.append(f"| {c['label']} | {_subset(c['subset'], base['attributes'])} | {c['size']} | {c['perf']:.3f} | {c['p_value']:.3f} "
-                     f"| {c['pbi']:.3f} | {c['list']} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {c['label']} | {_subset(c['subset'], base['attributes'])} | {c['size']} | {c['perf']:.3f} "
+            f"| {c['p_value']:.3f} "
+            f"| {c['pbi']:.3f} | {c['list']} | " + " | ".join(cells) + " |"
+        )
     refused = [s for s in d["steps"] if not s["accepted"] and s["reason"] != "would leave no attribute"]
     if refused:
-        lines.append("\nRefused removals: " + "; ".join(
-            f"{s['list']} −{s['removed']} ({_refusal(s)})" for s in refused) + ".")
-    lines.append("\nE(S) ranking, best three per weight setting: " + "; ".join(
-        f"w = ({', '.join(f'{x:g}' for x in w)}): " + ", ".join(
-            d["candidates"][r["index"]]["label"] for r in sorted(e.values(), key=lambda r: r["place"])[:3])
-        for w, e in zip(weights, es)) + ".\n")
+        lines.append(
+            "\nRefused removals: " + "; ".join(f"{s['list']} −{s['removed']} ({_refusal(s)})" for s in refused) + "."
+        )
+    lines.append(
+        "\nE(S) ranking, best three per weight setting: "
+        + "; ".join(
+            f"w = ({', '.join(f'{x:g}' for x in w)}): "
+            + ", ".join(d["candidates"][r["index"]]["label"] for r in sorted(e.values(), key=lambda r: r["place"])[:3])
+            for w, e in zip(weights, es)
+        )
+        + ".\n"
+    )
     fig = stem.replace("-", "_")
-    lines.append(f"![four regions](figures/privacy_aware_{fig}_regions.png)\n"
-                 f"![E(S) per candidate](figures/privacy_aware_{fig}_es.png)\n")
-    lines.append(f"Data: [`privacy_aware/{stem}.csv`](privacy_aware/{stem}.csv) (candidates), "
-                 f"[`privacy_aware/{stem}.json`](privacy_aware/{stem}.json) (the release's details).\n")
+    lines.append(
+        f"![four regions](figures/privacy_aware_{fig}_regions.png)\n"
+        f"![E(S) per candidate](figures/privacy_aware_{fig}_es.png)\n"
+    )
+    lines.append(
+        f"Data: [`privacy_aware/{stem}.csv`](privacy_aware/{stem}.csv) (candidates), "
+        f"[`privacy_aware/{stem}.json`](privacy_aware/{stem}.json) (the release's details).\n"
+    )
     return "\n".join(lines)
 
 

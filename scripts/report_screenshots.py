@@ -33,15 +33,52 @@ def run() -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "export"
-        code = main(["run", "--demo", "--method", "greedy-hamdist", "--model", "k-anonymity:k=5", "--seed", "3",
-                     "--out", str(out)])
+        code = main(
+            [
+                "run",
+                "--demo",
+                "--method",
+                "greedy-hamdist",
+                "--model",
+                "k-anonymity:k=5",
+                "--seed",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
         if code:
             sys.exit(f"veil run failed with exit code {code}")
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        f"--screenshot={SHOTS / 'report-html.png'}", "--window-size=1100,1900",
-                        (out / "report.html").as_uri()], check=True, capture_output=True)
-        subprocess.run([pdftoppm, "-r", "90", "-png", "-f", "1", "-l", "1", "-singlefile", str(out / "report.pdf"),
-                        str(SHOTS / "report-pdf")], check=True)
+        subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--screenshot={SHOTS / 'report-html.png'}",
+                "--window-size=1100,1900",
+                (out / "report.html").as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [
+                pdftoppm,
+                "-r",
+                "90",
+                "-png",
+                "-f",
+                "1",
+                "-l",
+                "1",
+                "-singlefile",
+                str(out / "report.pdf"),
+                str(SHOTS / "report-pdf"),
+            ],
+            check=True,
+        )
     print(SHOTS / "report-html.png")
     print(SHOTS / "report-pdf.png")
 

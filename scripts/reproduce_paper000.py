@@ -11,10 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from veil.engine import Context, PluginCall, Study, make_registry, run_study
+from veil.engine import Context, Study, make_registry, run_study
 from veil.engine.release.charts import save_chart
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,10 +72,12 @@ def run(registry, name: str) -> pd.DataFrame:
 
 def tables_from_csv() -> Path:
     """Rebuild docs/feature_selection_results.md from every results CSV already written."""
-    sections = ["# Feature selection under k-anonymity by containment: generated tables\n\n"
-                "Made by `scripts/reproduce_paper000.py`; "
-                "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper; Figure 1 cells are "
-                "\"AUC ± std over repeats\".\n"]
+    sections = [
+        "# Feature selection under k-anonymity by containment: generated tables\n\n"
+        "Made by `scripts/reproduce_paper000.py`; "
+        "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper; Figure 1 cells are "
+        "\"AUC ± std over repeats\".\n"
+    ]
     for name in DATASETS:
         path = DOCS / "results" / f"paper000_{name}.csv"
         if path.exists():
@@ -84,8 +85,9 @@ def tables_from_csv() -> Path:
     for name in DATASETS:
         path = DOCS / "results" / f"paper000_dp_{name}.csv"
         if path.exists():
-            sections.append(f"\n## Figure 1, {name}\n\n{dp_table(pd.read_csv(path))}\n\n"
-                            f"![](figures/paper000_dp_{name}.png)\n")
+            sections.append(
+                f"\n## Figure 1, {name}\n\n{dp_table(pd.read_csv(path))}\n\n![](figures/paper000_dp_{name}.png)\n"
+            )
     out = DOCS / "feature_selection_results.md"
     out.write_text("\n".join(sections), encoding="utf-8")
     return out
@@ -99,10 +101,15 @@ def main(argv: list[str]) -> int:
     dp = "--dp" in argv
     names = [a for a in argv if not a.startswith("--")] or DATASETS
     out = DOCS / "feature_selection_results.md"
-    sections = [out.read_text(encoding="utf-8")] if out.exists() and len(names) < len(DATASETS) else [
-        "# Feature selection under k-anonymity by containment: generated tables\n\n"
-        "Made by `scripts/reproduce_paper000.py`; "
-        "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper.\n"]
+    sections = (
+        [out.read_text(encoding="utf-8")]
+        if out.exists() and len(names) < len(DATASETS)
+        else [
+            "# Feature selection under k-anonymity by containment: generated tables\n\n"
+            "Made by `scripts/reproduce_paper000.py`; "
+            "cells are \"AUC (SFC)\", RF \"AUC ± std (flip %)\", protocol = paper.\n"
+        ]
+    )
     for name in names:
         if dp:
             results = run(registry, f"paper000_dp_{name}")

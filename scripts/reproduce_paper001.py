@@ -1,5 +1,6 @@
 """Reproduce paper 001's Figures 2(a), 2(b) and 3(a)-(c) from the study recipes
-resources/studies/paper001_{k,l,t,delta,t_queries}.json on UCI Adult (45,222 records; reads ../shared/datasets). Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
+resources/studies/paper001_{k,l,t,delta,t_queries}.json on UCI Adult (45,222 records; reads ../shared/datasets).
+Writes docs/results/paper001_*.csv, docs/figures/paper001_*.png and prints
 the table docs/anonymisation.md shows.
 
     .venv/bin/python scripts/reproduce_paper001.py [--results DIR]
@@ -59,8 +60,9 @@ def _metrics_of(name: str) -> list[str]:
 
 
 def wide(long: pd.DataFrame) -> pd.DataFrame:
-    table = long.pivot_table(index=["label", "parameter", "setting"], columns="metric", values="value",
-                             aggfunc="first").reset_index()
+    table = long.pivot_table(
+        index=["label", "parameter", "setting"], columns="metric", values="value", aggfunc="first"
+    ).reset_index()
     return table.sort_values(["label", "setting"])
 
 
@@ -69,8 +71,9 @@ VARIANT = QUERY  # Figure 3(b) and (c): the same 1,000 queries per setting as th
 MODELS = ("k-anonymity", "l-diversity", "t-closeness", "delta-disclosure")
 
 
-def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Path, ylabel: str,
-           names: dict | None = None) -> None:
+def figure(
+    points: pd.DataFrame, labels: list[str], y: str, title: str, path: Path, ylabel: str, names: dict | None = None
+) -> None:
     """One line per label (or per metric in ``names`` for the t-closeness variants of Figure 3)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label in labels:
@@ -95,13 +98,18 @@ def figure(points: pd.DataFrame, labels: list[str], y: str, title: str, path: Pa
 
 
 def markdown(points: pd.DataFrame) -> str:
-    lines = ["| requirement (mode) | setting | Ploss | Uloss | NCP | average group size | query error, Anatomy's "
-             "queries (%) | query error, per-attribute queries (%) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| requirement (mode) | setting | Ploss | Uloss | NCP | average group size | query error, Anatomy's "
+        "queries (%) | query error, per-attribute queries (%) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for _, r in points.iterrows():
-        lines.append(f"| {r['label']} | {r['setting']:g} | {r.get('ploss', float('nan')):.3f} | "
-                     f"{r.get('uloss', float('nan')):.4f} | {r.get('ncp', float('nan')):.3f} | "
-                     f"{r.get('average-class-size', float('nan')):,.0f} | {r.get(QUERY, float('nan')):.1f} | "
-                     f"{r.get('query-error', float('nan')):.1f} |")
+        lines.append(
+            f"| {r['label']} | {r['setting']:g} | {r.get('ploss', float('nan')):.3f} | "
+            f"{r.get('uloss', float('nan')):.4f} | {r.get('ncp', float('nan')):.3f} | "
+            f"{r.get('average-class-size', float('nan')):,.0f} | {r.get(QUERY, float('nan')):.1f} | "
+            f"{r.get('query-error', float('nan')):.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -117,8 +125,9 @@ def trivial_uloss() -> tuple[int, float]:
     study = Study.load(STUDIES / "paper001_k.json")
     data = study.data.load(registry)
     n = data.n_rows
-    spec = RunSpec(PluginCall("mondrian", {"mode": "bucketise"}), PluginCall("k-anonymity", {"k": n}),
-                   metrics=("uloss",), seed=0)
+    spec = RunSpec(
+        PluginCall("mondrian", {"mode": "bucketise"}), PluginCall("k-anonymity", {"k": n}), metrics=("uloss",), seed=0
+    )
     result = execute(registry, data, spec, Context(0))
     assert result.release is not None, json.dumps(str(result))
     return n, float(result.metrics["uloss"])
@@ -134,23 +143,55 @@ def main(argv: list[str]) -> None:
     figures = DOCS / "figures"
     generalised = [f"{m} (generalise)" for m in MODELS]
     bucketised = [f"{m} (bucketise)" for m in MODELS]
-    figure(points, generalised, "uloss", "Figure 2(a): Uloss vs Ploss (generalisation)",
-           figures / "paper001_fig2a.png", "Utility loss (Uloss)")
+    figure(
+        points,
+        generalised,
+        "uloss",
+        "Figure 2(a): Uloss vs Ploss (generalisation)",
+        figures / "paper001_fig2a.png",
+        "Utility loss (Uloss)",
+    )
     modes = [f"{m} ({mode})" for m in ("l-diversity", "t-closeness") for mode in ("generalise", "bucketise")]
-    figure(points, modes, "uloss", "Figure 2(b): generalisation vs bucketisation",
-           figures / "paper001_fig2b.png", "Utility loss (Uloss)")
-    figure(points, bucketised, QUERY, "Figure 3(a): query error vs Ploss (qd = 4, sel = 0.05, bucketisation)",
-           figures / "paper001_fig3a.png", "Average relative error (%)")
+    figure(
+        points,
+        modes,
+        "uloss",
+        "Figure 2(b): generalisation vs bucketisation",
+        figures / "paper001_fig2b.png",
+        "Utility loss (Uloss)",
+    )
+    figure(
+        points,
+        bucketised,
+        QUERY,
+        "Figure 3(a): query error vs Ploss (qd = 4, sel = 0.05, bucketisation)",
+        figures / "paper001_fig3a.png",
+        "Average relative error (%)",
+    )
     sels = {f"{QUERY},sel={v}": f"sel = {v}" for v in (0.03,)}
     sels[VARIANT] = "sel = 0.05"
     sels.update({f"{QUERY},sel={v}": f"sel = {v}" for v in (0.07, 0.1)})
-    figure(points, ["t-closeness (bucketise)"], "", "Figure 3(b): t-closeness, qd = 4, bucketisation",
-           figures / "paper001_fig3b.png", "Average relative error (%)", names=sels)
+    figure(
+        points,
+        ["t-closeness (bucketise)"],
+        "",
+        "Figure 3(b): t-closeness, qd = 4, bucketisation",
+        figures / "paper001_fig3b.png",
+        "Average relative error (%)",
+        names=sels,
+    )
     qds = {f"{QUERY},qd={v}": f"qd = {v}" for v in (2, 3)}
     qds[VARIANT] = "qd = 4"
     qds[f"{QUERY},qd=5"] = "qd = 5"
-    figure(points, ["t-closeness (bucketise)"], "", "Figure 3(c): t-closeness, sel = 0.05, bucketisation",
-           figures / "paper001_fig3c.png", "Average relative error (%)", names=qds)
+    figure(
+        points,
+        ["t-closeness (bucketise)"],
+        "",
+        "Figure 3(c): t-closeness, sel = 0.05, bucketisation",
+        figures / "paper001_fig3c.png",
+        "Average relative error (%)",
+        names=qds,
+    )
     print(markdown(points))
     n, trivial = trivial_uloss()
     anonymised = points[points["label"].str.contains("generalise|bucketise")]["uloss"]

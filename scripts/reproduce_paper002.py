@@ -47,15 +47,23 @@ SETVALUED_K = (1000, 500, 200, 100, 50, 20)
 RUNS = []
 for _k in sorted(set(ADULT_K) | set(SETVALUED_K), reverse=True):
     if _k in ADULT_K:
-        for _m, _p in (("mondrian", {"mode": "generalise"}), ("hilbert", {}),
-                       ("patternka-relational", {"buckets": 20})):
+        for _m, _p in (
+            ("mondrian", {"mode": "generalise"}),
+            ("hilbert", {}),
+            ("patternka-relational", {"buckets": 20}),
+        ):
             RUNS.append(("Adult", _m, _p, _k))
     if _k in SETVALUED_K:
         for _name in SETVALUED:
             for _m in ("top-down", "patternka"):
                 RUNS.append((_name, _m, {}, _k))
-LABELS = {"patternka-relational": "PatternKa", "patternka": "PatternKa", "mondrian": "Mondrian",
-          "hilbert": "Hilbert curve", "top-down": "Top-down"}
+LABELS = {
+    "patternka-relational": "PatternKa",
+    "patternka": "PatternKa",
+    "mondrian": "Mondrian",
+    "hilbert": "Hilbert curve",
+    "top-down": "Top-down",
+}
 
 
 def load(name, registry):
@@ -104,16 +112,21 @@ def run(only: list[str] | None, budget: float) -> None:
             t0, c0 = time.perf_counter(), time.process_time()
             row = {"dataset": dataset, "method": method, "k": k}
             try:
-                result = execute(registry, data, RunSpec(PluginCall(method, call), PluginCall(model, {"k": k}), 0,
-                                                         (metric,)), Context(0, token=token))
+                result = execute(
+                    registry,
+                    data,
+                    RunSpec(PluginCall(method, call), PluginCall(model, {"k": k}), 0, (metric,)),
+                    Context(0, token=token),
+                )
                 status = "ok" if result.holds else "FAILS the model"
                 row.update(gcp=f"{result.metrics[metric]:.4f}", groups=int(result.release.groups.max()) + 1)
             except Exception as e:  # a cancelled or limited run is a result too: "not finished"
                 status = f"not finished ({type(e).__name__}: {str(e)[:80]})"
             finally:
                 timer.cancel()
-            row.update(seconds=f"{time.perf_counter() - t0:.1f}", cpu_seconds=f"{time.process_time() - c0:.1f}",
-                       status=status)
+            row.update(
+                seconds=f"{time.perf_counter() - t0:.1f}", cpu_seconds=f"{time.process_time() - c0:.1f}", status=status
+            )
             out.writerow(row)
             f.flush()
             print(row, flush=True)
@@ -129,8 +142,13 @@ def plot() -> None:
     frame = pd.read_csv(RESULTS)
     ok = frame[frame["status"] == "ok"]
     FIGURES.mkdir(parents=True, exist_ok=True)
-    figures = {"Adult": "fig5_adult", "BMS-WebView-1": "fig6_bms1", "BMS-WebView-2": "fig7_bms2",
-               "FIMI retail": "retail", "FIMI T10I4D100K": "t10i4d100k"}
+    figures = {
+        "Adult": "fig5_adult",
+        "BMS-WebView-1": "fig6_bms1",
+        "BMS-WebView-2": "fig7_bms2",
+        "FIMI retail": "retail",
+        "FIMI T10I4D100K": "t10i4d100k",
+    }
     for dataset, stem in figures.items():
         rows = ok[ok["dataset"] == dataset]
         if rows.empty:
@@ -153,8 +171,10 @@ def plot() -> None:
     for _, r in frame.sort_values(["dataset", "k", "method"]).iterrows():
         gcp = "" if pd.isna(r["gcp"]) else f"{r['gcp']:.3f}"
         groups = "" if pd.isna(r["groups"]) else f"{int(r['groups']):,}"
-        print(f"| {r['dataset']} | {r['k']} | {LABELS[r['method']]} | {gcp} | {groups} | {r['cpu_seconds']:.1f} | "
-              f"{r['seconds']:.1f} | {r['status']} |")
+        print(
+            f"| {r['dataset']} | {r['k']} | {LABELS[r['method']]} | {gcp} | {groups} | {r['cpu_seconds']:.1f} | "
+            f"{r['seconds']:.1f} | {r['status']} |"
+        )
 
 
 def main(argv=None) -> int:

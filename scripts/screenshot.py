@@ -88,13 +88,13 @@ def main(out_dir: str) -> int:
         methods = [m for m in ("greedy-distcnt", "greedy-hamdist") if m in registry.names("algorithm")]
         window.config_panel.choose("k-ac", methods, sweep={"k": "5, 8, 11"}, metrics=["auc", "sfc"])
     else:
-        window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "2, 5, 10, 20"},
-                                   metrics=["auc", "sfc", "min-group-size"])
+        window.config_panel.choose(
+            "k-anonymity", ["all-features"], sweep={"k": "2, 5, 10, 20"}, metrics=["auc", "sfc", "min-group-size"]
+        )
     shoot(app, out, "04-configuration")
 
     c.run()
-    wait_until(lambda: any(e.status == "running" and e.fraction > 0.2 for e in c.runs.entries)
-               or c.runner.is_idle())
+    wait_until(lambda: any(e.status == "running" and e.fraction > 0.2 for e in c.runs.entries) or c.runner.is_idle())
     shoot(app, out, "05-run-in-progress")
 
     if not c.runner.is_idle():
@@ -118,8 +118,12 @@ def shoot_ranking(app, out: Path, window) -> None:
     """Privacy-aware candidate subsets on the demo (SA diagnosis_group, C readmitted_30d, from the
     roles), evaluated on 300 sampled records; then the E(S) weights moved to (0.5, 0.25, 0.25)."""
     c, panel = window.controller, window.config_panel
-    panel.choose(None, ["privacy-aware-candidates"], values={"sample_rows": 300, "folds": 5},
-                 metrics=["cv-accuracy", "pbi", "sfc"])
+    panel.choose(
+        None,
+        ["privacy-aware-candidates"],
+        values={"sample_rows": 300, "folds": 5},
+        metrics=["cv-accuracy", "pbi", "sfc"],
+    )
     c.run()
     wait(c.batch_finished)
     row = panel.rows["privacy-aware-candidates"]
@@ -134,7 +138,7 @@ def shoot_mondrian(out_dir: str) -> int:
     of the l = 3 run, and a quasi-identifier's hierarchy opened from the preview."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    app = create_app()
+    app = create_app()  # noqa: F841  (kept alive for the window)
     window = MainWindow(make_registry())
     window.move(0, 0)
     window.resize(1400, 900)
@@ -169,11 +173,25 @@ def shoot_solution_space(out_dir: str) -> int:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     folder = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult_arx"
-    qis = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
-           "salary-class"]
-    source = DataSource.from_dict({"path": str(folder / "adult.csv"), "quasi_identifiers": qis,
-                                   "hierarchies": {q: str(folder / f"adult_hierarchy_{q}.csv") for q in qis}})
-    app = create_app()
+    qis = [
+        "sex",
+        "age",
+        "race",
+        "marital-status",
+        "education",
+        "native-country",
+        "workclass",
+        "occupation",
+        "salary-class",
+    ]
+    source = DataSource.from_dict(
+        {
+            "path": str(folder / "adult.csv"),
+            "quasi_identifiers": qis,
+            "hierarchies": {q: str(folder / f"adult_hierarchy_{q}.csv") for q in qis},
+        }
+    )
+    app = create_app()  # noqa: F841  (the application must outlive the window)
     window = MainWindow(make_registry())
     window.move(0, 0)
     window.resize(1500, 950)
@@ -181,8 +199,9 @@ def shoot_solution_space(out_dir: str) -> int:
     c = window.controller
     c.open_source(source)
     wait(c.data_loaded)
-    window.config_panel.choose("k-anonymity", ["global-recoding"], values={"k": 5, "suppression": 0.04},
-                               metrics=["min-group-size"])
+    window.config_panel.choose(
+        "k-anonymity", ["global-recoding"], values={"k": 5, "suppression": 0.04}, metrics=["min-group-size"]
+    )
     c.run()
     wait(c.batch_finished)
     window.runs_panel.select_run(c.runs.entries[-1].id)

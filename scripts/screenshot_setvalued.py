@@ -2,7 +2,8 @@
 Item sets view), a PatternKa k-sweep's release preview (groups with their centres) and GCP
 against k. Reads ../shared/datasets (see its README); nothing is copied into the repo.
 
-    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1500x940x24" .venv/bin/python scripts/screenshot_setvalued.py [OUT_DIR]
+    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1500x940x24" .venv/bin/python scripts/screenshot_setvalued.py
+    [OUT_DIR]
 """
 
 from __future__ import annotations
@@ -20,8 +21,14 @@ from veil.desktop.app import MainWindow, create_app  # noqa: E402
 from veil.desktop.state import model_for  # noqa: E402
 from veil.engine import SETS, make_registry  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "bms_webview_1" / \
-    "BMS1_itemset_mining.space-separated.txt"
+DATA = (
+    Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "datasets"
+    / "bms_webview_1"
+    / "BMS1_itemset_mining.space-separated.txt"
+)
 SWEEP = "250, 500, 1000"
 
 

@@ -43,6 +43,7 @@ def no_network(monkeypatch) -> list[str]:
         def blocked(*args, **kwargs):
             attempts.append(f"{what}{args!r}")
             raise NetworkUsed(f"Veil tried to use the network: {what}{args!r}")
+
         return blocked
 
     class BlockedSocket(socket.socket):

@@ -22,7 +22,8 @@ def test_engine_plugins_and_cli_run_with_qt_blocked(tmp_path):
         registry = make_registry()
         assert not registry.failures, registry.failures
         from veil.cli import main
-        code = main(["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", {str(tmp_path)!r}])
+        code = main(["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features",
+                     "--metrics", "sfc", "--out", {str(tmp_path)!r}])
         assert code == 0, code
         assert not [m for m in sys.modules if m.startswith("PySide6")]
         from veil.desktop.launcher import main as launch

@@ -21,9 +21,16 @@ def imports_of(folder: str):
                     yield path, alias.name
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    pkg = {"engine": "veil.engine", "plugins": "veil.plugins", "desktop": "veil.desktop", "cli": "veil.cli"}[folder]
+                    pkg = {
+                        "engine": "veil.engine",
+                        "plugins": "veil.plugins",
+                        "desktop": "veil.desktop",
+                        "cli": "veil.cli",
+                    }[folder]
                     parts = path.relative_to(ROOT / folder).parent.parts
-                    here = ".".join([pkg, *parts[:len(parts) - node.level + 1]]) if node.level <= len(parts) + 1 else pkg
+                    here = (
+                        ".".join([pkg, *parts[: len(parts) - node.level + 1]]) if node.level <= len(parts) + 1 else pkg
+                    )
                     yield path, f"{here}.{node.module}" if node.module else here
                 else:
                     yield path, node.module
@@ -39,14 +46,20 @@ def test_sources_parse_and_exist(folder):
 
 
 def test_engine_imports_no_qt_and_no_plugin():
-    bad = [(p.name, m) for p, m in imports_of("engine")
-           if _top(m) in ("PySide6", "shiboken6", "PyQt5", "PyQt6") or m.startswith(("veil.plugins", "veil.desktop"))]
+    bad = [
+        (p.name, m)
+        for p, m in imports_of("engine")
+        if _top(m) in ("PySide6", "shiboken6", "PyQt5", "PyQt6") or m.startswith(("veil.plugins", "veil.desktop"))
+    ]
     assert bad == []
 
 
 def test_plugins_use_only_the_engine_public_api():
-    bad = [(p.name, m) for p, m in imports_of("plugins")
-           if m.startswith("veil.") and m != "veil.engine" and not m.startswith("veil.plugins")]
+    bad = [
+        (p.name, m)
+        for p, m in imports_of("plugins")
+        if m.startswith("veil.") and m != "veil.engine" and not m.startswith("veil.plugins")
+    ]
     bad += [(p.name, m) for p, m in imports_of("plugins") if _top(m) in ("PySide6", "shiboken6")]
     assert bad == [], "plugins must import `from veil.engine import ...` only"
 
@@ -75,8 +88,10 @@ def test_desktop_uses_only_the_engine_public_api():
 def test_the_public_api_check_finds_an_engine_submodule(tmp_path):
     fake = tmp_path / "desktop"
     fake.mkdir()
-    (fake / "bad.py").write_text("import veil.engine.run.worker\nfrom veil.engine.data.hierarchy import x\n"
-                                 "from veil.engine import Table\nfrom veil import cli\n")
+    (fake / "bad.py").write_text(
+        "import veil.engine.run.worker\nfrom veil.engine.data.hierarchy import x\n"
+        "from veil.engine import Table\nfrom veil import cli\n"
+    )
     global ROOT
     saved, ROOT = ROOT, tmp_path
     try:

@@ -12,16 +12,33 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from veil.engine import (BadInput, Context, MemoryEstimate, PluginCall, RunSpec, check_memory, default_metrics,
-                         estimate_method, execute, load_demo, make_registry, parse_transactions, prepare)
+from veil.engine import (
+    BadInput,
+    Context,
+    MemoryEstimate,
+    PluginCall,
+    RunSpec,
+    check_memory,
+    default_metrics,
+    estimate_method,
+    execute,
+    load_demo,
+    make_registry,
+    parse_transactions,
+    prepare,
+)
 from veil.engine.run.memory import release_shape, shape_of
 
 # methods that take many seconds on the demo (their costs are fixed working memories; every method runs
 # under the 4 GB limit in benchmarks/bench_memory_matrix.py, whose table is in docs/benchmarks.md): the
 # suite checks the rest
 SLOW = {"fwell", "private-fwell", "privacy-aware-candidates", "patternka-relational"}
-MODELS = (None, PluginCall("k-anonymity", {"k": 5}), PluginCall("set-k-anonymity", {"k": 5}),
-          PluginCall("k-ac", {"k": 5}))
+MODELS = (
+    None,
+    PluginCall("k-anonymity", {"k": 5}),
+    PluginCall("set-k-anonymity", {"k": 5}),
+    PluginCall("k-ac", {"k": 5}),
+)
 
 
 def _baskets(n=1500, items=300, seed=1):
@@ -66,6 +83,7 @@ def test_every_declared_cost_bounds_what_the_plugin_allocates():
         model = None
         if spec.model is not None:
             from veil.engine import bind_models
+
             model = bind_models(registry, spec.models)
         prepared = prepare(data, algorithm, None)
         release, peak = _peak(lambda: algorithm.run(prepared, model, params, Context(0)))
@@ -108,6 +126,7 @@ def test_the_estimate_grows_with_the_data():
 def _limited(limit_bytes):
     def apply():
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
     return apply
 
 
@@ -120,9 +139,25 @@ def test_under_a_4_gb_address_space_limit_the_demo_runs_cleanly(method, tmp_path
     or the one-line refusal, never a kill."""
     model = [] if method == "all-features" else ["--model", "k-anonymity:k=5"]
     model += ["--release-sensitive", "diagnosis_group"] if method in ("mondrian", "hilbert", "all-features") else []
-    done = subprocess.run([sys.executable, "-m", "veil.cli", "run", "--demo", "--method", method, *model,
-                           "--no-report", "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                          preexec_fn=_limited(LIMIT), timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "veil.cli",
+            "run",
+            "--demo",
+            "--method",
+            method,
+            *model,
+            "--no-report",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(LIMIT),
+        timeout=300,
+    )
     assert done.returncode == 0 or (done.returncode == 2 and "not enough memory" in done.stderr), done.stderr
     assert done.returncode >= 0  # not ended by a signal
 
@@ -136,11 +171,31 @@ def test_under_the_limit_a_run_too_large_is_refused_before_it_starts(tmp_path):
         for _ in range(200_000):
             f.write(" ".join(map(str, rng.choice(20_000, rng.integers(1, 7), replace=False))) + "\n")
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "veil.cli", "run", "--data", str(path), "--method", "rf-flipping",
-                           "--model", "k-anonymity:k=5", "--no-report", "--out", str(out)], capture_output=True,
-                          text=True, preexec_fn=_limited(LIMIT), timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "veil.cli",
+            "run",
+            "--data",
+            str(path),
+            "--method",
+            "rf-flipping",
+            "--model",
+            "k-anonymity:k=5",
+            "--no-report",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(LIMIT),
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("veil: error: not enough memory: this run needs about") and "rf-flipping" in done.stderr
+    assert (
+        done.stderr.startswith("veil: error: not enough memory: this run needs about") and "rf-flipping" in done.stderr
+    )
     assert done.stderr.count("\n") == 1 and not out.exists()
 
 
@@ -168,8 +223,13 @@ def test_an_export_that_would_not_fit_is_refused_before_a_byte_is_written(monkey
     from veil.engine.run import memory
 
     registry = make_registry()
-    result = execute(registry, load_demo(), RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5}),
-                                                    metrics=()), Context(0), release_sensitive=("diagnosis_group",))
+    result = execute(
+        registry,
+        load_demo(),
+        RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5}), metrics=()),
+        Context(0),
+        release_sensitive=("diagnosis_group",),
+    )
     monkeypatch.setattr(memory, "available_memory", lambda: (10**6, "available on this machine"))
     with pytest.raises(BadInput, match="not enough memory: .*writing the release and reading it back"):
         export_release(registry, result, tmp_path / "out", report=None)

@@ -64,7 +64,9 @@ def test_concept_words_are_still_plugin_names():
 
 @pytest.mark.parametrize("folder", ["engine", "desktop"])
 def test_no_plugin_is_named_in(folder):
-    hits = [f"{path.relative_to(ROOT)}:{line} names {NAMES[name]} {name!r}"
-            for path in sorted((ROOT / folder).rglob("*.py"))
-            for line, name in named_plugins(path.read_text(encoding="utf-8"))]
+    hits = [
+        f"{path.relative_to(ROOT)}:{line} names {NAMES[name]} {name!r}"
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line, name in named_plugins(path.read_text(encoding="utf-8"))
+    ]
     assert hits == []

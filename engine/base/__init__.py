@@ -4,10 +4,29 @@ and the papers' citations. Imports nothing else of Veil.
 
 from .lazy import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "errors": ["BadInput", "Cancelled", "PluginError", "PrivacyCheckFailed", "VeilError", "VeilWarning", "printable"],
-    "io": ["atomic_path", "check_readable", "check_regular", "ImportOptions", "open_regular", "read_data", "sha256_file",
-           "write_atomic"],
-    "papers": ["cite"],
-    "usercache": ["cache_dir", "cache_key", "load_cached=load", "source_digest", "store_cached=store"],
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "errors": [
+            "BadInput",
+            "Cancelled",
+            "PluginError",
+            "PrivacyCheckFailed",
+            "VeilError",
+            "VeilWarning",
+            "printable",
+        ],
+        "io": [
+            "atomic_path",
+            "check_readable",
+            "check_regular",
+            "ImportOptions",
+            "open_regular",
+            "read_data",
+            "sha256_file",
+            "write_atomic",
+        ],
+        "papers": ["cite"],
+        "usercache": ["cache_dir", "cache_key", "load_cached=load", "source_digest", "store_cached=store"],
+    },
+)

@@ -42,5 +42,6 @@ def printable(text: str) -> str:
     seen, never obeyed; printable text, accented letters included, is left as it is."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
-                   for c in text)
+    return "".join(
+        c if c.isprintable() or c == " " else (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}") for c in text
+    )

@@ -56,8 +56,14 @@ class ImportOptions:
     fill_missing: str | None = None
 
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"))
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def file_kind(mode: int) -> str:
@@ -160,8 +166,7 @@ def choose_importer(registry, path: str | os.PathLike, options: ImportOptions):
         if imp.sniff(p, head):
             return imp
     known = sorted({ext for imp in candidates for ext in imp.extensions})
-    raise BadInput(f"cannot tell the format of {p.name}; known extensions: {' '.join(known)} "
-                   f"(or name the format)")
+    raise BadInput(f"cannot tell the format of {p.name}; known extensions: {' '.join(known)} (or name the format)")
 
 
 def read_data(registry, path: str | os.PathLike, options: ImportOptions | None = None):

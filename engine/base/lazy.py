@@ -11,8 +11,9 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 
 
-def lazy_exports(package: str, table: Mapping[str, Sequence[str]]
-                 ) -> tuple[list[str], Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, table: Mapping[str, Sequence[str]]
+) -> tuple[list[str], Callable[[str], object], Callable[[], list[str]]]:
     """``table`` maps a module of ``package`` to its public names; ``"alias=name"`` publishes
     ``name`` under another name. Returns ``(__all__, __getattr__, __dir__)`` for the package."""
     where: dict[str, tuple[str, str]] = {}

@@ -20,8 +20,13 @@ class Citation:
     def short(self) -> str:
         """``Zhang et al. (2017)``: what a list or a tooltip has room for."""
         lead = self.authors[0].split()[-1] if self.authors else "Anonymous"
-        others = " et al." if len(self.authors) > 2 else f" and {self.authors[1].split()[-1]}" \
-            if len(self.authors) == 2 else ""
+        others = (
+            " et al."
+            if len(self.authors) > 2
+            else f" and {self.authors[1].split()[-1]}"
+            if len(self.authors) == 2
+            else ""
+        )
         return f"{lead}{others} ({self.year})"
 
     def full(self) -> str:
@@ -34,41 +39,71 @@ class Citation:
 PAPERS = {
     "000_0106b4def2026c16": Citation(
         ("Baichuan Zhang", "Noman Mohammed", "Vachik S. Dave", "Mohammad Al Hasan"),
-        "Feature Selection for Classification under Anonymity Constraint", 2017, "Transactions on Data Privacy"),
+        "Feature Selection for Classification under Anonymity Constraint",
+        2017,
+        "Transactions on Data Privacy",
+    ),
     "001_f1ec36403a5884c8": Citation(
-        ("Tiancheng Li", "Ninghui Li"), "On the Tradeoff Between Privacy and Utility in Data Publishing", 2009,
-        "KDD"),
+        ("Tiancheng Li", "Ninghui Li"), "On the Tradeoff Between Privacy and Utility in Data Publishing", 2009, "KDD"
+    ),
     "002_aa8a8f08b56f3f6d": Citation(
-        (), "PatternKa: Scalable Privacy Algorithm for Sparse High Dimensional Data", 2020),
-    "003_5ee0bd0faa8a52c8": Citation(("Jun Yang", "Yun Li"), "Differentially Private Feature Selection", 2014,
-                                     "IJCNN"),
+        (), "PatternKa: Scalable Privacy Algorithm for Sparse High Dimensional Data", 2020
+    ),
+    "003_5ee0bd0faa8a52c8": Citation(("Jun Yang", "Yun Li"), "Differentially Private Feature Selection", 2014, "IJCNN"),
     "004_b4cef08cb2ecc722": Citation(
         ("Yasser Jafer", "Stan Matwin", "Marina Sokolova"),
-        "A Multi-dimensional Privacy-aware Evaluation Function in Automatic Feature Selection", 2017,
-        "Transactions on Data Privacy"),
+        "A Multi-dimensional Privacy-aware Evaluation Function in Automatic Feature Selection",
+        2017,
+        "Transactions on Data Privacy",
+    ),
     # global recoding and its information-loss metrics
     "flash": Citation(
         ("Florian Kohlmayer", "Fabian Prasser", "Claudia Eckert", "Alfons Kemper", "Klaus A. Kuhn"),
-        "Flash: Efficient, Stable and Optimal K-Anonymity", 2012, "PASSAT/SocialCom"),
+        "Flash: Efficient, Stable and Optimal K-Anonymity",
+        2012,
+        "PASSAT/SocialCom",
+    ),
     "iyengar": Citation(("Vijay S. Iyengar",), "Transforming Data to Satisfy Privacy Constraints", 2002, "KDD"),
-    "gionis-tassa": Citation(("Aristides Gionis", "Tamir Tassa"), "k-Anonymization with Minimal Loss of Information",
-                             2009, "IEEE Transactions on Knowledge and Data Engineering"),
-    "sweeney": Citation(("Latanya Sweeney",),
-                        "Achieving k-Anonymity Privacy Protection Using Generalization and Suppression", 2002,
-                        "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems"),
-    "arx": Citation(("Fabian Prasser", "Florian Kohlmayer", "Ronald Lautenschläger", "Klaus A. Kuhn"),
-                    "ARX – A Comprehensive Tool for Anonymizing Biomedical Data", 2014, "AMIA Annual Symposium"),
+    "gionis-tassa": Citation(
+        ("Aristides Gionis", "Tamir Tassa"),
+        "k-Anonymization with Minimal Loss of Information",
+        2009,
+        "IEEE Transactions on Knowledge and Data Engineering",
+    ),
+    "sweeney": Citation(
+        ("Latanya Sweeney",),
+        "Achieving k-Anonymity Privacy Protection Using Generalization and Suppression",
+        2002,
+        "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems",
+    ),
+    "arx": Citation(
+        ("Fabian Prasser", "Florian Kohlmayer", "Ronald Lautenschläger", "Klaus A. Kuhn"),
+        "ARX – A Comprehensive Tool for Anonymizing Biomedical Data",
+        2014,
+        "AMIA Annual Symposium",
+    ),
     # presence, map and risk models (docs/reference.md#presence-map-and-risk-models)
-    "cao-karras": Citation(("Jianneng Cao", "Panagiotis Karras"),
-                           "Publishing Microdata with a Robust Privacy Guarantee", 2012, "PVLDB"),
-    "nergiz-presence": Citation(("Mehmet Ercan Nergiz", "Maurizio Atzori", "Chris Clifton"),
-                                "Hiding the Presence of Individuals from Shared Databases", 2007, "SIGMOD"),
-    "el-emam-dankar": Citation(("Khaled El Emam", "Fida Kamal Dankar"), "Protecting Privacy Using k-Anonymity",
-                               2008, "Journal of the American Medical Informatics Association"),
+    "cao-karras": Citation(
+        ("Jianneng Cao", "Panagiotis Karras"), "Publishing Microdata with a Robust Privacy Guarantee", 2012, "PVLDB"
+    ),
+    "nergiz-presence": Citation(
+        ("Mehmet Ercan Nergiz", "Maurizio Atzori", "Chris Clifton"),
+        "Hiding the Presence of Individuals from Shared Databases",
+        2007,
+        "SIGMOD",
+    ),
+    "el-emam-dankar": Citation(
+        ("Khaled El Emam", "Fida Kamal Dankar"),
+        "Protecting Privacy Using k-Anonymity",
+        2008,
+        "Journal of the American Medical Informatics Association",
+    ),
     "dankar-uniqueness": Citation(
         ("Fida Kamal Dankar", "Khaled El Emam", "Angelica Neisa", "Tyson Roffey"),
-        "Estimating the Re-identification Risk of Clinical Data Sets", 2012,
-        "BMC Medical Informatics and Decision Making"),
+        "Estimating the Re-identification Risk of Clinical Data Sets",
+        2012,
+        "BMC Medical Informatics and Decision Making",
+    ),
 }
 
 

@@ -69,8 +69,13 @@ def load(namespace: str, key: str):
             entry = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError, BadInput):
         return None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("namespace") != namespace \
-            or entry.get("key") != key or "value" not in entry:
+    if (
+        not isinstance(entry, dict)
+        or entry.get("format") != FORMAT
+        or entry.get("namespace") != namespace
+        or entry.get("key") != key
+        or "value" not in entry
+    ):
         return None
     try:
         os.utime(path)  # recently used: pruned last
@@ -116,7 +121,7 @@ def prune(namespace: str, keep: int | None = None) -> int:
     except OSError:
         return 0
     removed = 0
-    for path in dated[:len(files) - int(keep * 0.8)]:
+    for path in dated[: len(files) - int(keep * 0.8)]:
         try:
             path.unlink()
             removed += 1

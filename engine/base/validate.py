@@ -10,8 +10,15 @@ from pathlib import Path
 from .errors import BadInput
 from .io import missing_reason, open_regular
 
-_NAMES = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
-          bool: "true or false", type(None): "null"}
+_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "text",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 
 
 def get(d: Mapping, key: str, types: type | tuple, default=None, *, where: str = "", required: bool = False):
@@ -75,8 +82,10 @@ def read_json_object(path: Path, what: str) -> dict:
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise BadInput(f"{path} is not a valid {what}: {exc}") from None
     except _RepeatedKey as exc:
-        raise BadInput(f"{path} is not a valid {what}: the key {exc.args[0]!r} is given twice in one object, and "
-                       f"only one can count") from None
+        raise BadInput(
+            f"{path} is not a valid {what}: the key {exc.args[0]!r} is given twice in one object, and "
+            f"only one can count"
+        ) from None
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a valid {what}: it must hold a JSON object")
     return data

@@ -60,7 +60,9 @@ class DataSource:
     drop_missing: bool = False  # drop every record with a missing value in any column (before `columns`)
     fill_missing: str | None = None  # or fill them: "value" or "impute" (veil.engine.data.missing)
     columns: tuple[str, ...] | None = None  # keep only these columns, in this order
-    hierarchies: dict = field(default_factory=dict)  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
+    hierarchies: dict = field(
+        default_factory=dict
+    )  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
     recode: dict = field(default_factory=dict)  # column -> {cell text: new text} (adult.test's "<=50K." is "<=50K")
     # the population the data was drawn from (δ-presence, k-map), read with the same options; with
     # subset_column and no path, that column of the population marks the data's records
@@ -68,22 +70,40 @@ class DataSource:
     subset_column: str | None = None
 
     def options(self) -> ImportOptions:
-        return ImportOptions(encoding=self.encoding, delimiter=self.delimiter, header=self.header,
-                             names=self.names, fmt=self.fmt, skip_rows=self.skip_rows, sheet=self.sheet,
-                             drop_missing=self.drop_missing, fill_missing=self.fill_missing)
+        return ImportOptions(
+            encoding=self.encoding,
+            delimiter=self.delimiter,
+            header=self.header,
+            names=self.names,
+            fmt=self.fmt,
+            skip_rows=self.skip_rows,
+            sheet=self.sheet,
+            drop_missing=self.drop_missing,
+            fill_missing=self.fill_missing,
+        )
 
     @classmethod
     def from_options(cls, path: str | Path, options: ImportOptions) -> DataSource:
         """A file read with every one of ``options`` (nothing chosen in a dialog is dropped)."""
-        return cls(path=str(path), names=options.names, fmt=options.fmt, delimiter=options.delimiter,
-                   encoding=options.encoding, header=options.header, skip_rows=options.skip_rows,
-                   sheet=options.sheet, drop_missing=options.drop_missing, fill_missing=options.fill_missing)
+        return cls(
+            path=str(path),
+            names=options.names,
+            fmt=options.fmt,
+            delimiter=options.delimiter,
+            encoding=options.encoding,
+            header=options.header,
+            skip_rows=options.skip_rows,
+            sheet=options.sheet,
+            drop_missing=options.drop_missing,
+            fill_missing=options.fill_missing,
+        )
 
     def load(self, registry):
         if self.population or self.subset_column:
             if not self.population:
-                raise BadInput("a subset column marks the data's records in a population: name the population's "
-                               "file too")
+                raise BadInput(
+                    "a subset column marks the data's records in a population: name the population's file too"
+                )
             from .population import load_with_population
 
             bare = dataclasses.replace(self, population=None, subset_column=None)
@@ -98,16 +118,22 @@ class DataSource:
             raise BadInput("records with a missing value are either dropped or filled, not both")
         if self.fill_missing is not None and self.fill_missing not in FILL_CHOICES:
             raise BadInput(f"missing values are filled by one of {', '.join(FILL_CHOICES)}, not {self.fill_missing!r}")
-        if isinstance(data, Table) and (self.append or self.missing or self.drop_missing or self.fill_missing
-                                        or self.columns or self.recode):
+        if isinstance(data, Table) and (
+            self.append or self.missing or self.drop_missing or self.fill_missing or self.columns or self.recode
+        ):
             data = self._reshaped(registry, data)
         if isinstance(data, Table):
             for column, path in self.hierarchies.items():
                 if column not in data.frame.columns:
-                    raise BadInput(f"a hierarchy is given for {column!r}, but the data has no such column; columns "
-                                   f"are {', '.join(map(str, data.frame.columns))}")
-                hierarchy = hierarchy_from_spec(path, data.frame[column], name=column) if is_hierarchy_spec(path) \
+                    raise BadInput(
+                        f"a hierarchy is given for {column!r}, but the data has no such column; columns "
+                        f"are {', '.join(map(str, data.frame.columns))}"
+                    )
+                hierarchy = (
+                    hierarchy_from_spec(path, data.frame[column], name=column)
+                    if is_hierarchy_spec(path)
                     else Hierarchy.from_arx_csv(path, name=column)
+                )
                 data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
                 data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
@@ -126,8 +152,9 @@ class DataSource:
             extra = extra if extra.names or not names else dataclasses.replace(extra, names=names)
             more = extra.load(registry)
             if not isinstance(more, Table) or list(more.frame.columns) != list(table.frame.columns):
-                raise BadInput(f"{extra.path}: its columns differ from {self.path}'s; appended files need the same "
-                               f"columns")
+                raise BadInput(
+                    f"{extra.path}: its columns differ from {self.path}'s; appended files need the same columns"
+                )
             frames.append(more.frame)
             hashes.append(more.sha256 or "")
         frame = pd.concat(frames, ignore_index=True)
@@ -161,16 +188,27 @@ class DataSource:
         return tuple(found)
 
     def to_dict(self) -> dict:
-        d = {"path": self.path, "demo": self.demo, "names": list(self.names) if self.names else None,
-             "fmt": self.fmt, "delimiter": self.delimiter, "encoding": self.encoding, "header": self.header,
-             "skip_rows": self.skip_rows or None, "sheet": self.sheet,
-             "roles": dict(self.roles), "kinds": dict(self.kinds),
-             "append": [a.to_dict() for a in self.append] or None, "missing": list(self.missing) or None,
-             "drop_missing": self.drop_missing or None, "fill_missing": self.fill_missing,
-             "columns": list(self.columns) if self.columns else None,
-             "hierarchies": dict(self.hierarchies), "recode": {c: dict(m) for c, m in self.recode.items()},
-             "population": {"path": self.population, "subset_column": self.subset_column} if self.population
-             else None}
+        d = {
+            "path": self.path,
+            "demo": self.demo,
+            "names": list(self.names) if self.names else None,
+            "fmt": self.fmt,
+            "delimiter": self.delimiter,
+            "encoding": self.encoding,
+            "header": self.header,
+            "skip_rows": self.skip_rows or None,
+            "sheet": self.sheet,
+            "roles": dict(self.roles),
+            "kinds": dict(self.kinds),
+            "append": [a.to_dict() for a in self.append] or None,
+            "missing": list(self.missing) or None,
+            "drop_missing": self.drop_missing or None,
+            "fill_missing": self.fill_missing,
+            "columns": list(self.columns) if self.columns else None,
+            "hierarchies": dict(self.hierarchies),
+            "recode": {c: dict(m) for c, m in self.recode.items()},
+            "population": {"path": self.population, "subset_column": self.subset_column} if self.population else None,
+        }
         kept = {k: v for k, v in d.items() if v is not None and v != {} and v is not False}
         if self.header is False:
             kept["header"] = False
@@ -195,27 +233,44 @@ class DataSource:
         for column, file in hierarchies.items():
             if not isinstance(file, str):
                 raise BadInput(f"the hierarchy of {column!r} must be a file name, got {file!r}")
-        hierarchies = {c: str((base / f).resolve()) if base is not None and not Path(f).is_absolute()
-                       and not is_hierarchy_spec(f) else f for c, f in hierarchies.items()}
+        hierarchies = {
+            c: str((base / f).resolve())
+            if base is not None and not Path(f).is_absolute() and not is_hierarchy_spec(f)
+            else f
+            for c, f in hierarchies.items()
+        }
         missing = get(d, "missing", list, [], where="data")
         recode = get(d, "recode", dict, {}, where="data")
         for column, mapping in recode.items():
             if not isinstance(mapping, Mapping) or not all(isinstance(v, str) for v in (*mapping, *mapping.values())):
-                raise BadInput(f"recode of {column!r} must map cell texts to texts, such as "
-                               f"{{\"<=50K.\": \"<=50K\"}}, got {mapping!r}")
+                raise BadInput(
+                    f"recode of {column!r} must map cell texts to texts, such as "
+                    f"{{\"<=50K.\": \"<=50K\"}}, got {mapping!r}"
+                )
         columns = get(d, "columns", list, None, where="data")
         population, subset_column = _population(d, base)
-        return cls(path=path, demo=bool(get(d, "demo", bool, False, where="data")),
-                   names=tuple(names) if names else None,
-                   fmt=get(d, "fmt", str, where="data"), delimiter=get(d, "delimiter", str, where="data"),
-                   encoding=get(d, "encoding", str, where="data"), header=get(d, "header", bool, where="data"),
-                   skip_rows=_skip_rows(d.get("skip_rows")), sheet=_sheet(d.get("sheet")), roles=roles, kinds=kinds,
-                   append=tuple(cls.from_dict(a, base) for a in append), missing=tuple(str(m) for m in missing),
-                   drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
-                   fill_missing=get(d, "fill_missing", str, where="data"),
-                   columns=tuple(str(c) for c in columns) if columns else None, hierarchies=hierarchies,
-                   recode={str(c): dict(m) for c, m in recode.items()}, population=population,
-                   subset_column=subset_column)
+        return cls(
+            path=path,
+            demo=bool(get(d, "demo", bool, False, where="data")),
+            names=tuple(names) if names else None,
+            fmt=get(d, "fmt", str, where="data"),
+            delimiter=get(d, "delimiter", str, where="data"),
+            encoding=get(d, "encoding", str, where="data"),
+            header=get(d, "header", bool, where="data"),
+            skip_rows=_skip_rows(d.get("skip_rows")),
+            sheet=_sheet(d.get("sheet")),
+            roles=roles,
+            kinds=kinds,
+            append=tuple(cls.from_dict(a, base) for a in append),
+            missing=tuple(str(m) for m in missing),
+            drop_missing=bool(get(d, "drop_missing", bool, False, where="data")),
+            fill_missing=get(d, "fill_missing", str, where="data"),
+            columns=tuple(str(c) for c in columns) if columns else None,
+            hierarchies=hierarchies,
+            recode={str(c): dict(m) for c, m in recode.items()},
+            population=population,
+            subset_column=subset_column,
+        )
 
 
 def _population(d: Mapping, base: Path | None) -> tuple[str | None, str | None]:
@@ -257,8 +312,9 @@ def _roles(d: Mapping) -> dict:
 
     def assign(column: str, role: str) -> None:
         if column in roles and roles[column] != role:
-            raise BadInput(f"column {column!r} is given two roles, {roles[column]} and {role}; "
-                           f"give each column one role")
+            raise BadInput(
+                f"column {column!r} is given two roles, {roles[column]} and {role}; give each column one role"
+            )
         roles[column] = role
 
     for column, role in given.items():
@@ -267,8 +323,11 @@ def _roles(d: Mapping) -> dict:
     target = get(d, "target", str, where="data")
     if target:
         assign(target, Role.TARGET.value)
-    for key, role in (("sensitive", Role.SENSITIVE), ("identifiers", Role.IDENTIFIER),
-                      ("quasi_identifiers", Role.QUASI_IDENTIFIER)):
+    for key, role in (
+        ("sensitive", Role.SENSITIVE),
+        ("identifiers", Role.IDENTIFIER),
+        ("quasi_identifiers", Role.QUASI_IDENTIFIER),
+    ):
         for column in _text_list(d, key):
             assign(column, role.value)
     return roles

@@ -13,14 +13,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .binary import BinaryMatrix
 from ..base.errors import BadInput
 from .setvalued import SetValued
 from .table import Kind, Role, Table
 
 TABLE, BINARY, TRANSACTIONS, SETS = "table", "binary", "transactions", "sets"
-_FORM_WORDS = {TABLE: "a relational table", BINARY: "a binary matrix", SETS: "set-valued records",
-               TRANSACTIONS: "set-valued records"}
+_FORM_WORDS = {
+    TABLE: "a relational table",
+    BINARY: "a binary matrix",
+    SETS: "set-valued records",
+    TRANSACTIONS: "set-valued records",
+}
 
 
 def form_of(data) -> str:
@@ -166,5 +169,8 @@ def column_sets(table: Table, column: str) -> SetValued:
         raise BadInput(f"there is no column {column!r} to take item sets from")
     if table.schema[column].kind is not Kind.ITEMSET:
         raise BadInput(f"column {column!r} is not of kind {Kind.ITEMSET.value}: mark it so first")
-    return SetValued.from_column(table.frame[column], labels=table.labels(),
-                                 meta={"source": table.source, "sha256": table.sha256, "item_column": column})
+    return SetValued.from_column(
+        table.frame[column],
+        labels=table.labels(),
+        meta={"source": table.source, "sha256": table.sha256, "item_column": column},
+    )

@@ -89,7 +89,9 @@ class NodeValue:
         return self.label
 
 
-_INTERVAL = re.compile(r"^\s*\[\s*(?P<lo>[-+]?[^,\[\]]+?)\s*(?:,|\s-\s|(?<=\d)-)\s*(?P<hi>[-+]?[^,\[\]]+?)\s*(?P<end>[\]\[])\s*$")
+_INTERVAL = re.compile(
+    r"^\s*\[\s*(?P<lo>[-+]?[^,\[\]]+?)\s*(?:,|\s-\s|(?<=\d)-)\s*(?P<hi>[-+]?[^,\[\]]+?)\s*(?P<end>[\]\[])\s*$"
+)
 
 
 def _number_text(x) -> str:

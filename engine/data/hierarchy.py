@@ -101,8 +101,20 @@ class Hierarchy:
     '*'
     """
 
-    __slots__ = ("_name", "_rows", "_codes", "_nodes", "_index", "_parent", "_sizes", "_labels",
-                 "_by_label", "_by_number", "_order", "_hash")
+    __slots__ = (
+        "_name",
+        "_rows",
+        "_codes",
+        "_nodes",
+        "_index",
+        "_parent",
+        "_sizes",
+        "_labels",
+        "_by_label",
+        "_by_number",
+        "_order",
+        "_hash",
+    )
 
     def __init__(self, rows: Iterable[Sequence], *, name: str | None = None, where: Sequence[str] | None = None):
         rows = tuple(tuple(value_label(v) for v in r) for r in rows)
@@ -133,8 +145,9 @@ class Hierarchy:
 
     # ----------------------------------------------------------------------------- constructors
     @classmethod
-    def from_arx_csv(cls, path_or_text: str | os.PathLike, delimiter: str = ";", *,
-                     name: str | None = None) -> Hierarchy:
+    def from_arx_csv(
+        cls, path_or_text: str | os.PathLike, delimiter: str = ";", *, name: str | None = None
+    ) -> Hierarchy:
         """Read ARX's hierarchy format: no header, one row per leaf, leaf first, root last.
 
         ``path_or_text`` is a path (a :class:`~pathlib.Path`, or a string without line breaks)
@@ -205,8 +218,9 @@ class Hierarchy:
         return cls(rows, name=name)
 
     @classmethod
-    def grouping(cls, values: Iterable, groups: Mapping[str, Iterable], *, other: str | None = None,
-                 name: str | None = None) -> Hierarchy:
+    def grouping(
+        cls, values: Iterable, groups: Mapping[str, Iterable], *, other: str | None = None, name: str | None = None
+    ) -> Hierarchy:
         """Chosen categorical values grouped under names (``{"Europe": ["FR", "DE"], …}``), the groups
         under ``*``; a value in no group stays alone under its own label, or goes to ``other``.
 
@@ -235,8 +249,18 @@ class Hierarchy:
         return cls([[leaf, root] for leaf in leaves], name=name)
 
     @classmethod
-    def intervals(cls, values: Iterable | range, *, width=None, widths: Sequence | None = None, fanout: int = 2,
-                  start=None, bottom=None, top=None, name: str | None = None) -> Hierarchy:
+    def intervals(
+        cls,
+        values: Iterable | range,
+        *,
+        width=None,
+        widths: Sequence | None = None,
+        fanout: int = 2,
+        start=None,
+        bottom=None,
+        top=None,
+        name: str | None = None,
+    ) -> Hierarchy:
         """Interval hierarchy over numbers, like ARX's interval builder.
 
         Parameters
@@ -333,8 +357,9 @@ class Hierarchy:
         columns, step = [], 1
         while len(np.unique(first // step)) > 1:
             k = first // step
-            columns.append(_label_bins(k, lambda b, s=step: _cut_label(lows, cuts, b * s, (b + 1) * s, leaves[-1],
-                                                                       integer)))
+            columns.append(
+                _label_bins(k, lambda b, s=step: _cut_label(lows, cuts, b * s, (b + 1) * s, leaves[-1], integer))
+            )
             step *= fanout
         return cls._from_columns(leaves, columns, name)
 
@@ -473,8 +498,10 @@ class Hierarchy:
 
     def _level(self, level) -> int:
         if not isinstance(level, (int, np.integer)) or isinstance(level, bool) or not 0 <= level <= self.height:
-            raise BadInput(f"level {level!r} does not exist in the hierarchy{self._column()}; "
-                           f"its levels run from 0 to {self.height}")
+            raise BadInput(
+                f"level {level!r} does not exist in the hierarchy{self._column()}; "
+                f"its levels run from 0 to {self.height}"
+            )
         return int(level)
 
     def _locate(self, node) -> tuple[int, int]:
@@ -508,8 +535,10 @@ class Hierarchy:
             return self._by_label.get(value_label(value))
         i = self._by_number.get(value)
         if i == -1:
-            raise BadInput(f"the value {value_label(value)} matches several leaves of the hierarchy{self._column()} "
-                           f"(written differently, like '39' and '39.0')")
+            raise BadInput(
+                f"the value {value_label(value)} matches several leaves of the hierarchy{self._column()} "
+                f"(written differently, like '39' and '39.0')"
+            )
         return i
 
     def _positions(self, values) -> np.ndarray:
@@ -518,14 +547,17 @@ class Hierarchy:
             values = np.array(list(values), dtype=object)
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if (codes < 0).any():
-            raise BadInput(f"a missing value cannot be generalised by the hierarchy{self._column()}; "
-                           f"fill or drop it first")
+            raise BadInput(
+                f"a missing value cannot be generalised by the hierarchy{self._column()}; fill or drop it first"
+            )
         table = [self._lookup(u) for u in uniques]
         unknown = [value_label(u) for u, i in zip(uniques, table) if i is None]
         if unknown:
             more = f" (and {len(unknown) - 1} other values)" if len(unknown) > 1 else ""
-            raise BadInput(f"value {unknown[0]!r}{more} is not in the hierarchy{self._column()}; "
-                           f"add it to the hierarchy or fix the data")
+            raise BadInput(
+                f"value {unknown[0]!r}{more} is not in the hierarchy{self._column()}; "
+                f"add it to the hierarchy or fix the data"
+            )
         return np.asarray(table, dtype=np.intp)[codes]
 
     # ----------------------------------------------------------------------------- value semantics
@@ -552,21 +584,27 @@ def _check_rows(rows: tuple[tuple[str, ...], ...], where: list[str]) -> None:
     parents: list[dict[str, tuple[str, int]]] = [{} for _ in range(width - 1)]
     for i, row in enumerate(rows):
         if len(row) != width:
-            raise BadInput(f"{where[i]}: {len(row)} levels, but {where[0]} has {width}; "
-                           f"every value needs the same number of levels")
+            raise BadInput(
+                f"{where[i]}: {len(row)} levels, but {where[0]} has {width}; "
+                f"every value needs the same number of levels"
+            )
         if "" in row:
             raise BadInput(f"{where[i]}: level {row.index('')} is empty")
         if row[0] in seen:
             raise BadInput(f"{where[i]}: the value {row[0]!r} is already listed on {where[seen[row[0]]]}")
         seen[row[0]] = i
         if row[-1] != rows[0][-1]:
-            raise BadInput(f"{where[i]}: the top level holds {row[-1]!r}, but {where[0]} has {rows[0][-1]!r}; "
-                           f"a hierarchy needs a single root (add a column '*')")
+            raise BadInput(
+                f"{where[i]}: the top level holds {row[-1]!r}, but {where[0]} has {rows[0][-1]!r}; "
+                f"a hierarchy needs a single root (add a column '*')"
+            )
         for level, (label, up) in enumerate(zip(row[:-1], row[1:])):
             known, j = parents[level].setdefault(label, (up, i))
             if known != up:
-                raise BadInput(f"{where[i]}: {label!r} at level {level} has parent {up!r}, "
-                               f"but {where[j]} gives it parent {known!r}")
+                raise BadInput(
+                    f"{where[i]}: {label!r} at level {level} has parent {up!r}, "
+                    f"but {where[j]} gives it parent {known!r}"
+                )
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -591,16 +629,21 @@ MAX_CELLS = 1_000_000  # leaves × levels: ICD-10 (some 70,000 codes, 5 levels) 
 def _too_large(source: str, rows: int, width: int, cells: int) -> str:
     where = f"{source}line {rows}" if source else f"row {rows}"
     if width > MAX_LEVELS + 1:
-        return (f"{where}: the hierarchy has {width - 1:,} levels above the value, more than the {MAX_LEVELS} Veil "
-                f"works with; merge levels")
-    return (f"{where}: the hierarchy passes {MAX_CELLS:,} cells (values × levels), more than Veil builds for one "
-            f"column; keep only the values the data holds, or use fewer levels")
+        return (
+            f"{where}: the hierarchy has {width - 1:,} levels above the value, more than the {MAX_LEVELS} Veil "
+            f"works with; merge levels"
+        )
+    return (
+        f"{where}: the hierarchy passes {MAX_CELLS:,} cells (values × levels), more than Veil builds for one "
+        f"column; keep only the values the data holds, or use fewer levels"
+    )
 
 
 def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
     """(text, prefix for messages) from a path or from the text itself."""
-    if isinstance(path_or_text, str) and ("\n" in path_or_text or (
-            delimiter in path_or_text and not os.path.isfile(path_or_text))):
+    if isinstance(path_or_text, str) and (
+        "\n" in path_or_text or (delimiter in path_or_text and not os.path.isfile(path_or_text))
+    ):
         return path_or_text, ""
     path = Path(path_or_text)
     try:
@@ -612,8 +655,10 @@ def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
         raise BadInput(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
     kind = _binary_kind(raw[:4096])
     if kind:
-        raise BadInput(f"the hierarchy file {path.name} is {kind}, not text; a hierarchy is a text file (CSV) with one "
-                       f"row per value, the value first and the most general level last")
+        raise BadInput(
+            f"the hierarchy file {path.name} is {kind}, not text; a hierarchy is a text file (CSV) with one "
+            f"row per value, the value first and the most general level last"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -621,9 +666,14 @@ def _read_text(path_or_text, delimiter: str) -> tuple[str, str]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), f"{path.name}, "  # any line ending
 
 
-_MAGIC = ((b"PK\x03\x04", "a zip archive (an Excel workbook?)"), (b"\xd0\xcf\x11\xe0", "an old Excel or Office file"),
-          (b"%PDF", "a PDF document"), (b"PAR1", "a Parquet file"), (b"\x89PNG", "a PNG image"),
-          (b"\x1f\x8b", "a gzip archive"))
+_MAGIC = (
+    (b"PK\x03\x04", "a zip archive (an Excel workbook?)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel or Office file"),
+    (b"%PDF", "a PDF document"),
+    (b"PAR1", "a Parquet file"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
 
 
 def _binary_kind(head: bytes) -> str | None:
@@ -693,8 +743,7 @@ def _check_widths(width, widths, fanout) -> list[Decimal]:
         raise BadInput(f"interval widths must be positive numbers, got {list(widths)!r}")
     for a, b in zip(ws, ws[1:]):
         if b <= a or b % a != 0:
-            raise BadInput(f"width {b} is not a larger multiple of {a}; each level's intervals must nest "
-                           f"in the next")
+            raise BadInput(f"width {b} is not a larger multiple of {a}; each level's intervals must nest in the next")
     return ws
 
 
@@ -742,13 +791,23 @@ def _cut_label(lows, cuts, first_bin: int, end_bin: int, top, integer: bool) -> 
     return f"{int(lo)}-{int(top)}" if integer else f"[{_fmt(lo)}, {_fmt(top)}]"
 
 
-
-
 BUILDERS = ("intervals", "quantiles", "masking", "dates", "grouping", "arx-file")
 
 
-def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, bins: int = 4, groups: str = "",
-                    path: str | None = None, fanout: int = 2, start=None, bottom=None, top=None) -> Hierarchy:
+def build_hierarchy(
+    kind: str,
+    values,
+    *,
+    name: str | None = None,
+    width=None,
+    bins: int = 4,
+    groups: str = "",
+    path: str | None = None,
+    fanout: int = 2,
+    start=None,
+    bottom=None,
+    top=None,
+) -> Hierarchy:
     """One entry point for the desktop's hierarchy builder (ARX's wizard): ``kind`` is one of
     :data:`BUILDERS`; ``groups`` reads ``"Europe: FR, DE; Asia: JP"``; intervals take ``width``,
     ``fanout``, ``start`` and the ``bottom``/``top`` codings of :meth:`Hierarchy.intervals`.
@@ -775,8 +834,12 @@ def build_hierarchy(kind: str, values, *, name: str | None = None, width=None, b
 
 
 GENERATED = ("intervals", "quantiles", "masking", "dates")  # the kinds a text spec can name
-_SPEC_KEYS = {"intervals": ("width", "fanout", "start", "bottom", "top"), "quantiles": ("bins", "fanout"),
-              "masking": (), "dates": ()}
+_SPEC_KEYS = {
+    "intervals": ("width", "fanout", "start", "bottom", "top"),
+    "quantiles": ("bins", "fanout"),
+    "masking": (),
+    "dates": (),
+}
 
 
 def is_hierarchy_spec(text: str) -> bool:
@@ -796,8 +859,9 @@ def hierarchy_from_spec(spec: str, values, *, name: str | None = None) -> Hierar
     kind, _, rest = str(spec).partition(":")
     kind = kind.strip()
     if kind not in GENERATED:
-        raise BadInput(f"unknown kind of hierarchy {kind!r}; generate one of {', '.join(GENERATED)}, or give "
-                       f"an ARX hierarchy file")
+        raise BadInput(
+            f"unknown kind of hierarchy {kind!r}; generate one of {', '.join(GENERATED)}, or give an ARX hierarchy file"
+        )
     given: dict = {}
     for part in (p.strip() for p in rest.split(",") if p.strip()):
         key, sep, value = part.partition("=")

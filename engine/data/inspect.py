@@ -74,8 +74,13 @@ def _table_report(table: Table, max_columns: int | None) -> str:
 
 def _matrix_report(matrix: BinaryMatrix) -> str:
     facts = _source(matrix.meta.get("source"), matrix.meta.get("sha256")) + _read_as(matrix.meta)
-    facts += [("rows", matrix.n_rows), ("features", matrix.n_features), ("ones", matrix.nnz),
-              ("density", f"{matrix.density:.6f}"), ("labels", _labels(matrix.labels))]
+    facts += [
+        ("rows", matrix.n_rows),
+        ("features", matrix.n_features),
+        ("ones", matrix.nnz),
+        ("density", f"{matrix.density:.6f}"),
+        ("labels", _labels(matrix.labels)),
+    ]
     return "\n".join(_facts(facts))
 
 

@@ -49,9 +49,11 @@ def missing_message(frame: pd.DataFrame, columns: Iterable[str], doing: str = "a
     if not counts:
         return None
     which = "column" if len(counts) == 1 else "columns"
-    return (f"{which} {describe_missing(counts)} {'has' if len(counts) == 1 else 'have'} missing values: when "
-            f"opening the file, drop those records, treat a blank as a value or impute it (the import options; "
-            f"--drop-missing or --fill-missing on the command line) before {doing}")
+    return (
+        f"{which} {describe_missing(counts)} {'has' if len(counts) == 1 else 'have'} missing values: when "
+        f"opening the file, drop those records, treat a blank as a value or impute it (the import options; "
+        f"--drop-missing or --fill-missing on the command line) before {doing}"
+    )
 
 
 def fill_missing(frame: pd.DataFrame, how: str) -> pd.DataFrame:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from ..base.errors import BadInput
 from ..base.io import check_readable

@@ -94,9 +94,11 @@ class Population:
             codes, masks = self.value_masks(str(column), labels)
             unread = np.flatnonzero(~masks.any(axis=1))
             if len(unread):  # a released group holds records of the population: its values match some
-                raise BadInput(f"the released value {str(labels[unread[0]])!r} of column {column!r} matches no record of "
-                               f"the population: give the column's hierarchy (--hierarchy {column}=FILE) or the "
-                               f"population the data was drawn from")
+                raise BadInput(
+                    f"the released value {str(labels[unread[0]])!r} of column {column!r} matches no record of "
+                    f"the population: give the column's hierarchy (--hierarchy {column}=FILE) or the "
+                    f"population the data was drawn from"
+                )
             per_column.append((codes, masks, index))
         fast = _disjoint_counts(per_column, len(group_values))
         if fast is not None:
@@ -127,19 +129,25 @@ class Population:
                 leaves = set(h.leaves)
                 outside = next((v for v in pd.unique(self.frame[c]) if value_label(v) not in leaves), None)
                 if outside is not None:
-                    raise BadInput(f"the population's value {value_label(outside)!r} of column {c!r} is not in its "
-                                   f"hierarchy; give a hierarchy that covers the population")
+                    raise BadInput(
+                        f"the population's value {value_label(outside)!r} of column {c!r} is not in its "
+                        f"hierarchy; give a hierarchy that covers the population"
+                    )
         if table.n_rows > self.n_rows:
-            raise BadInput(f"the population ({self.n_rows:,} records) is smaller than the data ({table.n_rows:,} "
-                           f"records); the data must be a sample of it")
+            raise BadInput(
+                f"the population ({self.n_rows:,} records) is smaller than the data ({table.n_rows:,} "
+                f"records); the data must be a sample of it"
+            )
         if not columns:
             return
         short = _shortfall(table.frame[columns], self.frame[columns])
         if short is not None:
             labels, mine, theirs = short
             said = ", ".join(f"{k}={v}" for k, v in zip(columns, labels))
-            raise BadInput(f"the data holds {mine} records with {said} but the population only {theirs}; the data must "
-                           f"be a sample of the population")
+            raise BadInput(
+                f"the data holds {mine} records with {said} but the population only {theirs}; the data must "
+                f"be a sample of the population"
+            )
 
 
 def _shortfall(mine: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list[str], int, int] | None:
@@ -155,9 +163,9 @@ def _shortfall(mine: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list[str], int
         span = max(len(number), 1)
         if bound * span >= 1 << 62:  # renumber the combinations so far, densely, across both frames
             both, _ = pd.factorize(np.concatenate(keys))
-            keys = [both[:len(keys[0])].astype(np.int64), both[len(keys[0]):].astype(np.int64)]
+            keys = [both[: len(keys[0])].astype(np.int64), both[len(keys[0]) :].astype(np.int64)]
             bound = int(both.max()) + 1 if len(both) else 1
-        at = [joint[:len(labels[0])], joint[len(labels[0]):]]
+        at = [joint[: len(labels[0])], joint[len(labels[0]) :]]
         for k, ((codes, _), code_of) in enumerate(zip(per, at)):
             keys[k] = keys[k] * span + np.asarray(code_of, dtype=np.int64)[codes]
         bound *= span
@@ -191,7 +199,7 @@ def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
             return None
         every.append(matches_all)
         spans.append(max(masks.shape[0], 1))
-    if np.prod([float(x) for x in spans]) >= 2.0 ** 62:
+    if np.prod([float(x) for x in spans]) >= 2.0**62:
         return None
     out = np.zeros(n_groups, dtype=np.int64)
     if not n_groups:
@@ -199,8 +207,9 @@ def _disjoint_counts(per_column, n_groups: int) -> np.ndarray | None:
     label = []  # each population record's label per column, among those not matching everyone (−1: none)
     for (codes, masks, _), matches_all in zip(per_column, every):
         some = masks & ~matches_all[:, None]
-        label.append(np.where(some.any(axis=0), some.argmax(axis=0), -1)[codes] if masks.shape[1] else
-                     np.full(len(codes), -1))
+        label.append(
+            np.where(some.any(axis=0), some.argmax(axis=0), -1)[codes] if masks.shape[1] else np.full(len(codes), -1)
+        )
     index = [np.asarray(i, dtype=np.int64) for _, _, i in per_column]
     star = np.column_stack([matches_all[i] for matches_all, i in zip(every, index)])
     patterns, which = np.unique(star, axis=0, return_inverse=True)
@@ -269,8 +278,9 @@ def subset_mask(series: pd.Series, column: str) -> np.ndarray:
     text = series.map(lambda v: value_label(v).strip().lower() if not pd.isna(v) else "")
     wrong = text[~text.isin(_TRUE | _FALSE)]
     if len(wrong):
-        raise BadInput(f"the subset column {column!r} must hold 1/0 (or true/false, yes/no); it holds "
-                       f"{series[wrong.index[0]]!r}")
+        raise BadInput(
+            f"the subset column {column!r} must hold 1/0 (or true/false, yes/no); it holds {series[wrong.index[0]]!r}"
+        )
     return text.isin(_TRUE).to_numpy()
 
 
@@ -279,8 +289,17 @@ def _read_table(registry, source, path: str):
     appended files or kept columns)."""
     from .table import Table
 
-    plain = dataclasses.replace(source, path=str(path), demo=False, roles={}, hierarchies={}, append=(),
-                                columns=None, population=None, subset_column=None)
+    plain = dataclasses.replace(
+        source,
+        path=str(path),
+        demo=False,
+        roles={},
+        hierarchies={},
+        append=(),
+        columns=None,
+        population=None,
+        subset_column=None,
+    )
     whole = plain.load(registry)
     if not isinstance(whole, Table):
         raise BadInput(f"{Path(path).name}: a population is a table of records, not transactions")
@@ -328,8 +347,9 @@ def load_with_population(registry, source, population: str, subset_column: str |
         if not isinstance(data, Table):
             raise BadInput("a population applies to a table of records, not to transactions")
         people = whole.frame
-    found = Population(people.reset_index(drop=True), str(Path(population).resolve()), whole.sha256,
-                       subset_column=subset_column)
+    found = Population(
+        people.reset_index(drop=True), str(Path(population).resolve()), whole.sha256, subset_column=subset_column
+    )
     data = data.with_population(found)
     data.population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
     return data

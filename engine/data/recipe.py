@@ -58,13 +58,19 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "recipe step") -> Step:
-        check_shape(d, {"column": str, "rule": str, "bins": (int, NULL), "cuts": ([NUMBER], NULL),
-                        "values": (list, NULL)}, where)
+        check_shape(
+            d,
+            {"column": str, "rule": str, "bins": (int, NULL), "cuts": ([NUMBER], NULL), "values": (list, NULL)},
+            where,
+        )
         try:
             return cls(
-                column=str(d["column"]), rule=str(d["rule"]), bins=d.get("bins"),
+                column=str(d["column"]),
+                rule=str(d["rule"]),
+                bins=d.get("bins"),
                 cuts=tuple(float(c) for c in d["cuts"]) if d.get("cuts") is not None else None,
-                values=tuple(d["values"]) if d.get("values") is not None else None, value=d.get("value"),
+                values=tuple(d["values"]) if d.get("values") is not None else None,
+                value=d.get("value"),
             )
         except KeyError as exc:
             raise BadInput(f"a recipe step lacks {exc.args[0]!r}") from None
@@ -106,8 +112,11 @@ class Recipe:
     def from_dict(cls, d: Mapping, where: str = "recipe") -> Recipe:
         check_shape(d, {"steps": (list, NULL), "target": (str, NULL), "fitted": (bool, NULL)}, where)
         steps = d.get("steps") or []
-        return cls(tuple(Step.from_dict(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)), d.get("target"),
-                   bool(d.get("fitted")))
+        return cls(
+            tuple(Step.from_dict(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)),
+            d.get("target"),
+            bool(d.get("fitted")),
+        )
 
     # -- fit and apply ----------------------------------------------------------------------------
     def fit(self, table: Table) -> Recipe:
@@ -135,8 +144,9 @@ class Recipe:
         labels = None
         if recipe.target is not None:
             labels = _column(table, recipe.target).to_numpy()
-        return BinaryMatrix.from_sparse(matrix, features, labels,
-                                        meta={"recipe": recipe.to_dict(), "source": table.source})
+        return BinaryMatrix.from_sparse(
+            matrix, features, labels, meta={"recipe": recipe.to_dict(), "source": table.source}
+        )
 
 
 def _expand(steps: tuple[Step, ...], table: Table, target: str | None) -> list[Step]:
@@ -226,7 +236,7 @@ def _apply_step(step: Step, s: pd.Series):
     k = len(cuts) + 1
     mat = sp.csc_matrix((np.ones(len(rows), bool), (rows, codes[rows])), shape=(n, k))
     bounds = [-np.inf, *cuts.tolist(), np.inf]
-    lo_all, hi_all = (step.values if step.values else (None, None))
+    lo_all, hi_all = step.values if step.values else (None, None)
     feats = []
     for b in range(k):
         lo, hi = bounds[b], bounds[b + 1]

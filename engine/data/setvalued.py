@@ -79,8 +79,11 @@ class SetValued:
         code = {n: i for i, n in enumerate(names)}
         indptr = np.zeros(len(sets) + 1, dtype=np.int64)
         indptr[1:] = np.cumsum([len(s) for s in sets])
-        indices = np.fromiter((code[str(i)] for s in sets for i in sorted(s, key=lambda x: code[str(x)])),
-                              dtype=np.int64, count=int(indptr[-1]))
+        indices = np.fromiter(
+            (code[str(i)] for s in sets for i in sorted(s, key=lambda x: code[str(x)])),
+            dtype=np.int64,
+            count=int(indptr[-1]),
+        )
         return cls(indptr, indices, names, labels, meta)
 
     @classmethod
@@ -94,6 +97,7 @@ class SetValued:
     def from_column(cls, series: pd.Series, *, sep: str | None = None, labels=None, meta=None) -> SetValued:
         """From a relational column of kind "item set": each cell a list/set, or text items
         separated by ``sep`` (whitespace by default; empty or missing cells are empty sets)."""
+
         def items(cell):
             if cell is None or (isinstance(cell, float) and np.isnan(cell)):
                 return []
@@ -149,7 +153,7 @@ class SetValued:
         return np.bincount(self._indices, minlength=self.n_items)
 
     def row(self, i: int) -> np.ndarray:
-        return self._indices[self._indptr[i]:self._indptr[i + 1]]
+        return self._indices[self._indptr[i] : self._indptr[i + 1]]
 
     def rows(self) -> Iterator[np.ndarray]:
         for i in range(self.n_rows):
@@ -195,7 +199,11 @@ class SetValued:
         return groups.astype(np.int64), self.take(np.sort(first))
 
     def labels_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"class": self._labels}) if self._labels is not None else pd.DataFrame(index=range(self.n_rows))
+        return (
+            pd.DataFrame({"class": self._labels})
+            if self._labels is not None
+            else pd.DataFrame(index=range(self.n_rows))
+        )
 
     def iter_chunks(self, rows: np.ndarray | None = None, chunk: int = 65536) -> Iterator[list[str]]:
         """Lines of item names (space-separated), ``chunk`` records at a time; ``rows`` maps each
@@ -204,7 +212,7 @@ class SetValued:
         names = np.array(self._items, dtype=object)
         texts = [" ".join(names[self.row(i)]) for i in range(self.n_rows)] if rows is not None else None
         for start in range(0, len(order), chunk):
-            part = order[start:start + chunk]
+            part = order[start : start + chunk]
             if texts is not None:
                 yield [texts[i] for i in part]
             else:

@@ -82,9 +82,7 @@ class Schema:
         unknown = set(roles) - set(self.names)
         if unknown:
             raise BadInput(f"no column named {sorted(unknown)[0]!r}; columns are {', '.join(self.names)}")
-        cols = tuple(
-            dataclasses.replace(c, role=Role(roles[c.name])) if c.name in roles else c for c in self.columns
-        )
+        cols = tuple(dataclasses.replace(c, role=Role(roles[c.name])) if c.name in roles else c for c in self.columns)
         return Schema(cols)
 
     def with_kinds(self, kinds: Mapping[str, Kind | str]) -> Schema:
@@ -106,8 +104,12 @@ class Schema:
     def from_dict(cls, entries: Iterable[Mapping], where: str = "schema") -> Schema:
         check_shape(entries, [{"name": str, "kind": str, "role": (str, NULL)}], where)
         try:
-            return cls(tuple(Column(e["name"], Kind(e["kind"]), Role(e.get("role") or "insensitive"),
-                                    hierarchy=_hierarchy_of(e)) for e in entries))
+            return cls(
+                tuple(
+                    Column(e["name"], Kind(e["kind"]), Role(e.get("role") or "insensitive"), hierarchy=_hierarchy_of(e))
+                    for e in entries
+                )
+            )
         except (KeyError, ValueError) as exc:
             raise BadInput(f"{where}: malformed entry: {exc}") from None
 
@@ -200,8 +202,15 @@ class Table:
     population: object | None = None
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, schema: Schema | None = None, *, source=None, sha256=None,
-                   roles: Mapping[str, Role | str] | None = None) -> Table:
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        schema: Schema | None = None,
+        *,
+        source=None,
+        sha256=None,
+        roles: Mapping[str, Role | str] | None = None,
+    ) -> Table:
         names = list(frame.columns)
         check_column_names(names)
         frame = frame.copy()
@@ -236,8 +245,7 @@ class Table:
         col = self.schema[column]
         hierarchy = hierarchy.with_name(column)
         hierarchy._positions(self.frame[column].dropna())  # every value must be a leaf (BadInput names one)
-        cols = tuple(dataclasses.replace(c, hierarchy=hierarchy) if c is col else c
-                     for c in self.schema.columns)
+        cols = tuple(dataclasses.replace(c, hierarchy=hierarchy) if c is col else c for c in self.schema.columns)
         table = dataclasses.replace(self, schema=Schema(cols))
         return table.with_population(self.population) if self.population is not None else table
 
@@ -256,9 +264,11 @@ class Table:
             with np.errstate(over="ignore", invalid="ignore"):
                 span = high - low
             if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(span) and np.isfinite(span / 10 * 10)):
-                raise BadInput(f"column {column!r} runs from {low:g} to {high:g}, too wide for intervals of a tenth of "
-                               f"its range (the width is not a finite number); give it a hierarchy (--hierarchy "
-                               f"{column}=FILE) or read it as categorical (--kind {column}=categorical)")
+                raise BadInput(
+                    f"column {column!r} runs from {low:g} to {high:g}, too wide for intervals of a tenth of "
+                    f"its range (the width is not a finite number); give it a hierarchy (--hierarchy "
+                    f"{column}=FILE) or read it as categorical (--kind {column}=categorical)"
+                )
             width = _nice_width(span / 10)
             return Hierarchy.intervals(values, width=width, name=column)
         if col.kind is Kind.DATE and values.nunique() > 1:  # day → month → year → *
@@ -295,8 +305,15 @@ class Table:
         rows = []
         for c in self.schema.columns:
             s = self.frame[c.name]
-            rows.append({"column": c.name, "kind": c.kind.value, "role": c.role.value,
-                         "distinct": int(s.nunique(dropna=True)), "missing": int(s.isna().sum())})
+            rows.append(
+                {
+                    "column": c.name,
+                    "kind": c.kind.value,
+                    "role": c.role.value,
+                    "distinct": int(s.nunique(dropna=True)),
+                    "missing": int(s.isna().sum()),
+                }
+            )
         return pd.DataFrame(rows)
 
 

@@ -39,7 +39,6 @@ _BOM = b"\xef\xbb\xbf"
 CHUNK_BYTES = 1 << 18  # a block's dozen temporaries (a few bytes per input byte) fit in L2
 
 
-
 def read_transactions(path: str | os.PathLike, sep: str | None = None) -> BinaryMatrix:
     """Read a transaction file (SPMF / FIMI layout) into a :class:`BinaryMatrix`.
 
@@ -98,8 +97,13 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     csc = sp.csr_matrix((np.ones(len(codes), dtype=bool), codes, indptr), shape=shape).tocsc()
     del indptr, codes
     csc.sum_duplicates()  # an item repeated in a line counts once; rows stay ascending per column
-    return BinaryMatrix(csc.indptr, csc.indices, shape[0], features,
-                        meta={"sep": " " if sep_byte is None else chr(sep_byte), BASKETS: True})
+    return BinaryMatrix(
+        csc.indptr,
+        csc.indices,
+        shape[0],
+        features,
+        meta={"sep": " " if sep_byte is None else chr(sep_byte), BASKETS: True},
+    )
 
 
 # -- text and lines -------------------------------------------------------------------------------

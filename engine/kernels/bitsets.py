@@ -109,8 +109,10 @@ def _groups_by_size(itemsets: np.ndarray | list[list[int]]) -> list[tuple[np.nda
         by_size: dict[int, list[int]] = {}
         for i, items in enumerate(itemsets):
             by_size.setdefault(len(items), []).append(i)
-        raw = [(np.array(where), np.array([itemsets[i] for i in where], dtype=np.int64).reshape(len(where), k))
-               for k, where in by_size.items()]
+        raw = [
+            (np.array(where), np.array([itemsets[i] for i in where], dtype=np.int64).reshape(len(where), k))
+            for k, where in by_size.items()
+        ]
     groups = []
     for where, group in raw:
         group = np.sort(group.astype(np.int64, copy=False), axis=1)

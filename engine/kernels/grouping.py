@@ -20,8 +20,9 @@ _EMPTY = -1
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing's odd constant, 2⁶⁴ / φ
 
 
-def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def merge_classes(
+    codes: np.ndarray, maps: list, spans, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Merge the classes whose mapped codes are equal in every column.
 
     ``codes``: (d, G) integers, each class's code per column; ``maps[j]``: an integer array taking
@@ -48,8 +49,9 @@ def merge_classes(codes: np.ndarray, maps: list, spans, size: np.ndarray
             parts.append(np.asarray(m, dtype=np.int32))
             at += len(parts[-1])
     flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int32)
-    inverse, first, merged, merged_size, count = kernel(codes32, flat, offsets, spans, dense,
-                                                        np.ascontiguousarray(size, dtype=np.int64))
+    inverse, first, merged, merged_size, count = kernel(
+        codes32, flat, offsets, spans, dense, np.ascontiguousarray(size, dtype=np.int64)
+    )
     return inverse, first[:count], merged, merged_size[:count]
 
 
@@ -105,7 +107,7 @@ def _merge(codes, flat, offsets, spans, dense, size):
     count = 0
     for start in range(0, g, _BLOCK):
         end = min(start + _BLOCK, g)
-        key[:end - start] = 0
+        key[: end - start] = 0
         for j in range(d):
             s = spans[j]
             if s == 1:

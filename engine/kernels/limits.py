@@ -21,7 +21,6 @@ class MiningLimit(BadInput):
     """The search reached its user-set limit (time or branches) before it finished."""
 
 
-
 class LengthBounds:
     """What the searches of one run prove for its later searches on fewer of the same records.
 
@@ -71,8 +70,15 @@ class LengthBounds:
         self.order, self.below, self.room = order, below, max(self.room, room)
 
 
-def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[], None] | None, what: str,
-                waiting: Callable[[], None] | None = None):
+def run_limited(
+    fn,
+    args: tuple,
+    *,
+    max_seconds: float | None,
+    check: Callable[[], None] | None,
+    what: str,
+    waiting: Callable[[], None] | None = None,
+):
     """``fn(*args)``, in a forked child when a time limit or a cancel check is given (where the platform
     can fork): the child is killed at the deadline (:class:`MiningLimit`) or when ``check`` raises.
     The C miners cannot be interrupted; a child can. Without fork the call runs here. ``waiting`` is
@@ -116,8 +122,10 @@ def run_limited(fn, args: tuple, *, max_seconds: float | None, check: Callable[[
             if check is not None:
                 check()
             if deadline is not None and time.monotonic() >= deadline:
-                raise MiningLimit(f"{what} stopped after {max_seconds:g} s without finishing; raise the time "
-                                  f"limit, raise k or ask for fewer patterns")
+                raise MiningLimit(
+                    f"{what} stopped after {max_seconds:g} s without finishing; raise the time "
+                    f"limit, raise k or ask for fewer patterns"
+                )
     finally:
         os.close(read_end)
         if not finished:

@@ -127,10 +127,16 @@ class RecordIndex:
 
     def column(self, j: int) -> np.ndarray:
         """The records holding item j, ascending."""
-        return self.col_rows[self.col_ptr[j]:self.col_ptr[j + 1]]
+        return self.col_rows[self.col_ptr[j] : self.col_ptr[j + 1]]
 
-    def holders(self, itemsets, alive: np.ndarray | None = None, spans: bool = False, parts: int | None = None,
-                options: SearchOptions = SearchOptions()):
+    def holders(
+        self,
+        itemsets,
+        alive: np.ndarray | None = None,
+        spans: bool = False,
+        parts: int | None = None,
+        options: SearchOptions = SearchOptions(),
+    ):
         """(ptr, rows): the records (of those ``alive``, a boolean mask) holding every item of
         ``itemsets[i]`` are ``rows[ptr[i]:ptr[i + 1]]``, ascending; with ``spans``, (ptr, rows, spans),
         ``spans[i]`` the number of distinct records among those of itemsets 0 … i. Each itemset walks
@@ -154,9 +160,22 @@ class RecordIndex:
         alive = np.asarray(alive, dtype=np.bool_)
         bit_row, col_bits = self._column_bits()
         alive_bits = pack_rows(np.flatnonzero(alive), self.n_rows)
-        ptr, rows, distinct = holders_in_parts(self.csr.indptr, self.csr.indices, self.col_ptr, self.col_rows,
-                                               alive, pat_ptr, pat_items, top, self.n_items, bit_row, col_bits,
-                                               alive_bits, parts, options)
+        ptr, rows, distinct = holders_in_parts(
+            self.csr.indptr,
+            self.csr.indices,
+            self.col_ptr,
+            self.col_rows,
+            alive,
+            pat_ptr,
+            pat_items,
+            top,
+            self.n_items,
+            bit_row,
+            col_bits,
+            alive_bits,
+            parts,
+            options,
+        )
         return (ptr, rows, distinct) if spans else (ptr, rows)
 
     def _column_bits(self):
@@ -202,8 +221,7 @@ def _as_csr(data) -> sp.csr_matrix:
     if sp.issparse(data):
         m = sp.csr_matrix(data, dtype=bool)
     elif hasattr(data, "item_names"):  # SetValued
-        m = sp.csr_matrix((np.ones(data.nnz, dtype=bool), data.indices, data.indptr),
-                          shape=(data.n_rows, data.n_items))
+        m = sp.csr_matrix((np.ones(data.nnz, dtype=bool), data.indices, data.indptr), shape=(data.n_rows, data.n_items))
     elif hasattr(data, "to_sparse"):  # BinaryMatrix
         m = sp.csr_matrix(data.to_sparse(), dtype=bool)
     else:
@@ -213,12 +231,24 @@ def _as_csr(data) -> sp.csr_matrix:
     return m
 
 
-def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED, rows=None,
-                     max_seconds: float | None = None, max_nodes: int | None = None,
-                     check: Callable[[], None] | None = None, backend: str = "auto",
-                     max_length: int | None = None, bounds: LengthBounds | None = None,
-                     progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                     ties: bool = False, options: SearchOptions = SearchOptions()) -> Longest:
+def longest_itemsets(
+    data,
+    min_support: int,
+    r: int = 1,
+    *,
+    target: str = CLOSED,
+    rows=None,
+    max_seconds: float | None = None,
+    max_nodes: int | None = None,
+    check: Callable[[], None] | None = None,
+    backend: str = "auto",
+    max_length: int | None = None,
+    bounds: LengthBounds | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    partial: bool = False,
+    ties: bool = False,
+    options: SearchOptions = SearchOptions(),
+) -> Longest:
     """The ``r`` longest frequent closed (or maximal) itemsets with support ≥ ``min_support``.
 
     Parameters
@@ -275,21 +305,43 @@ def longest_itemsets(data, min_support: int, r: int = 1, *, target: str = CLOSED
         if have_numba() and not _many_from_short_records(m, int(min_support), int(r)):
             backend = "dfs"
     if backend == "dfs":
-        patterns, cut, nodes, floor = longest_by_dfs(m, int(min_support), int(r), target == MAXIMAL,
-                                                     max_seconds=max_seconds, max_nodes=max_nodes, check=check,
-                                                     max_length=max_length, bounds=bounds, progress=progress,
-                                                     partial=partial, ties=ties, options=options)
+        patterns, cut, nodes, floor = longest_by_dfs(
+            m,
+            int(min_support),
+            int(r),
+            target == MAXIMAL,
+            max_seconds=max_seconds,
+            max_nodes=max_nodes,
+            check=check,
+            max_length=max_length,
+            bounds=bounds,
+            progress=progress,
+            partial=partial,
+            ties=ties,
+            options=options,
+        )
         return Longest(patterns, cut, nodes, floor)
     if backend == "pyfim" or (backend == "auto" and have_pyfim()):
-        patterns, cut, runs = longest_by_fim(m, int(min_support), int(r), target == MAXIMAL, max_seconds=max_seconds,
-                                             max_patterns=max_nodes, check=check, max_length=max_length)
+        patterns, cut, runs = longest_by_fim(
+            m,
+            int(min_support),
+            int(r),
+            target == MAXIMAL,
+            max_seconds=max_seconds,
+            max_patterns=max_nodes,
+            check=check,
+            max_length=max_length,
+        )
         return Longest(patterns, cut, runs)
     search = _Search(min_support, r, target == MAXIMAL, max_seconds, max_nodes, check)
     n_items = m.shape[1]
     search.run(m, np.arange(n_items, dtype=np.int64))
     full = len(search.best) == r
-    return Longest([(items, support) for (_, items), support in zip(search.keys, search.supports)],
-                   len(search.keys[-1][1]) if full and search.keys else 0, search.nodes)
+    return Longest(
+        [(items, support) for (_, items), support in zip(search.keys, search.supports)],
+        len(search.keys[-1][1]) if full and search.keys else 0,
+        search.nodes,
+    )
 
 
 def _many_from_short_records(m: sp.csr_matrix, k: int, r: int) -> bool:
@@ -345,12 +397,16 @@ class _Search:
             if self.check is not None:
                 self.check()
             if self.deadline is not None and time.monotonic() > self.deadline:
-                raise MiningLimit(f"the longest-pattern search stopped after {self.max_seconds:g} s "
-                                  f"({self.nodes} branches visited) without finishing; raise the time limit, "
-                                  f"raise k or ask for fewer patterns")
+                raise MiningLimit(
+                    f"the longest-pattern search stopped after {self.max_seconds:g} s "
+                    f"({self.nodes} branches visited) without finishing; raise the time limit, "
+                    f"raise k or ask for fewer patterns"
+                )
         if self.max_nodes is not None and self.nodes > self.max_nodes:
-            raise MiningLimit(f"the longest-pattern search stopped after visiting {self.max_nodes} branches "
-                              f"without finishing; raise the limit, raise k or ask for fewer patterns")
+            raise MiningLimit(
+                f"the longest-pattern search stopped after visiting {self.max_nodes} branches "
+                f"without finishing; raise the limit, raise k or ask for fewer patterns"
+            )
 
     # -- the search
     def run(self, m: sp.csr_matrix, cols: np.ndarray) -> None:
@@ -432,8 +488,12 @@ class _Search:
             if self.full and reach_of is not None and len(prefix) + int(reach_of[pos]) < self.min_length():
                 continue
             child = _rows(db, _column(db, j))
-            self._node(tuple(sorted(prefix + (int(cols[j]),))),
-                       _cols(child, _all_but(len(cols), j)), np.delete(cols, j), np.delete(allowed, j))
+            self._node(
+                tuple(sorted(prefix + (int(cols[j]),))),
+                _cols(child, _all_but(len(cols), j)),
+                np.delete(cols, j),
+                np.delete(allowed, j),
+            )
 
 
 def _reach_per_column(db: np.ndarray, lengths: np.ndarray, columns: np.ndarray, k: int) -> np.ndarray:

@@ -82,8 +82,30 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 
 
 # st (the search's state, int64): indices
-(NODES, THR, N_OUT, USED, OVERFLOW, FLOOR, R, K, MAXIMAL, MAX_NODES, STOPPED, COPIED, ALIVE, PRUNED, ROOT_LEN, EMAX,
- SKIPPED, DEEP, WIDE_WORDS, PART, HELPED, HELP_FIRST) = range(22)
+(
+    NODES,
+    THR,
+    N_OUT,
+    USED,
+    OVERFLOW,
+    FLOOR,
+    R,
+    K,
+    MAXIMAL,
+    MAX_NODES,
+    STOPPED,
+    COPIED,
+    ALIVE,
+    PRUNED,
+    ROOT_LEN,
+    EMAX,
+    SKIPPED,
+    DEEP,
+    WIDE_WORDS,
+    PART,
+    HELPED,
+    HELP_FIRST,
+) = range(22)
 STATE = 22
 WORD = 64  # a branch whose candidates are all numbered below this is searched on one bit mask a record
 # (one with at most ``SearchOptions.mask_words`` * WORD candidates on that many words a record: st[WIDE_WORDS])
@@ -277,8 +299,9 @@ def _visit(st):
 
 
 @njit(cache=True)
-def _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                 out_len, out_sup):
+def _own_pattern(
+    rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup
+):
     """After a branch's peel and closure (P = ``prefix[:plen]``, ``total`` candidate entries left): emit P
     when it is long enough (and, for maximal patterns, nothing frequent extends it), and say whether
     the branch's children are to be searched: not when another branch owns this closed set, when the
@@ -347,8 +370,26 @@ def _compact(st, out_items, out_start, out_len, out_sup):
 
 
 @njit(cache=True)
-def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-           out_len, out_sup):
+def _enter(
+    ptr,
+    items,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+):
     """One branch: ``prefix[:plen]`` is P, rows ``ptr``/``items`` the records holding P (their items below
     ``last``, the ones that may extend P, ascending; ``rid``: their numbers in ``ptr0``/``items0``, the
     whole records). Emits P when it qualifies; returns (ptr, items, rid, plen, children, holders, at,
@@ -399,8 +440,25 @@ def _enter(ptr, items, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         for e in range(total):
             cnt[items[e]] = 0
     total = remaining
-    if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                        out_start, out_len, out_sup):
+    if not _own_pattern(
+        rid,
+        n,
+        last,
+        prefix,
+        plen,
+        total,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+    ):
         return ptr, items, rid, plen, none, nowhere, nowhere, nowhere
     # children: every item c; bound all at once by the items before c in each record
     want = _want(st)
@@ -471,6 +529,7 @@ if HAVE_NUMBA:
         """The number of the lowest set bit of a non-zero uint64."""
         return np.int64(_ctz(x))
 else:  # pragma: no cover - exercised where numba is not installed
+
     def _lowest(x):
         return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
 
@@ -483,6 +542,7 @@ if HAVE_NUMBA:
     def _fetch_add(typingctx, array, index, value):
         """``array[index] += value`` (an int64 array) in one atomic step, which no other load or store
         moves across (sequentially consistent); the value before."""
+
         def codegen(context, builder, signature, args):
             array_type = signature.args[0]
             at = context.make_array(array_type)(context, builder, args[0])
@@ -493,6 +553,7 @@ if HAVE_NUMBA:
 
         return types.int64(array, index, value), codegen
 else:  # pragma: no cover - exercised where numba is not installed
+
     def _fetch_add(array, index, value):
         before = int(array[index])
         array[index] = before + value
@@ -663,8 +724,31 @@ def _peel_mask(masks, cols, alive, words, n_alive, keep, need, st, cnt64, adj, c
 
 
 @njit(cache=True)
-def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mark, buf, ptr0, items0, hist,
-                out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes):
+def _close_mask(
+    masks,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    keep,
+    n_classes,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt64,
+    item_of,
+    adj,
+    classes,
+):
     """A one-word branch after its peel (its n records' masks cut to ``keep``, ``cnt64`` the kept items'
     counts): items held by every record are absorbed into P, P is emitted or the branch left (see
     :func:`_own_pattern`; a branch too short to be emitted is not checked), and its children are bounded.
@@ -695,8 +779,25 @@ def _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mar
     # prunes, and every pattern below it is checked when it is emitted (items numbered from ``last`` on
     # are outside the masks: the check reads the whole rows)
     if plen >= _want(st):
-        if not _own_pattern(rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                            out_start, out_len, out_sup):
+        if not _own_pattern(
+            rid,
+            n,
+            last,
+            prefix,
+            plen,
+            total,
+            st,
+            cnt,
+            mark,
+            buf,
+            ptr0,
+            items0,
+            hist,
+            out_items,
+            out_start,
+            out_len,
+            out_sup,
+        ):
             return plen, none
     return plen, _mask_children(masks, n, _want(st) - plen, full, coloured, n_classes, st, cnt64, adj, classes)
 
@@ -735,8 +836,32 @@ def _mask_children(masks, n, need, full, coloured, n_classes, st, cnt64, adj, cl
 
 
 @njit(cache=True)
-def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt64, item_of, adj, classes, cols, alive, want):
+def _enter_mask(
+    masks,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt64,
+    item_of,
+    adj,
+    classes,
+    cols,
+    alive,
+    want,
+):
     """:func:`_enter` for a branch with at most ``WORD`` candidates: each record's candidates are one
     bit mask (bit b = item ``item_of[b]``, in the items' order), peeled, closed and bounded with word
     operations in place (``masks``/``rid`` are the branch's own; ``adj``, ``classes``, ``cols`` and
@@ -747,13 +872,37 @@ def _enter_mask(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
         return 0, plen, none
     _columns(masks, n, cols)
     words = _all_in(alive, n)
-    n_alive, keep, n_classes = _peel_mask(masks, cols, alive, words, n, ~np.uint64(0), want - plen, st, cnt64,
-                                          adj, classes)
+    n_alive, keep, n_classes = _peel_mask(
+        masks, cols, alive, words, n, ~np.uint64(0), want - plen, st, cnt64, adj, classes
+    )
     if n_alive == 0:
         return 0, plen, none
     n = _gather(masks, rid, alive, words, keep, masks, rid)
-    plen, children = _close_mask(masks, rid, n, last, prefix, plen, keep, n_classes, st, cnt, mark, buf, ptr0,
-                                 items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes)
+    plen, children = _close_mask(
+        masks,
+        rid,
+        n,
+        last,
+        prefix,
+        plen,
+        keep,
+        n_classes,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt64,
+        item_of,
+        adj,
+        classes,
+    )
     return n, plen, children
 
 
@@ -776,8 +925,33 @@ def _gather(masks, rid, alive, words, keep, out, out_rid):
 
 
 @njit(cache=True)
-def _enter_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix, plen, st, cnt, mark, buf, ptr0, items0,
-                 hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj, classes):
+def _enter_child(
+    pm,
+    prid,
+    pcols,
+    pwords,
+    plive,
+    c,
+    alive,
+    n_alive,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt64,
+    item_of,
+    adj,
+    classes,
+):
     """:func:`_enter_mask` for the child of bit ``c`` (at most 64) of a branch whose records' word 0 is
     ``pm`` with columns ``pcols`` (``pwords`` words; ``plive`` the bits any of them holds), its
     ``n_alive`` records in ``alive`` (column c): the child is peeled on its parent's columns and copied
@@ -787,17 +961,40 @@ def _enter_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix, plen
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
     one = np.uint64(1)
     keep = plive & (((one << np.uint64(c)) - one) if c < WORD else ~np.uint64(0))
-    n_alive, keep, n_classes = _peel_mask(pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt64,
-                                          adj, classes)
+    n_alive, keep, n_classes = _peel_mask(
+        pm, pcols, alive, pwords, n_alive, keep, _want(st) - plen, st, cnt64, adj, classes
+    )
     if n_alive == 0:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64), 0, plen, none
     masks = np.empty(n_alive, dtype=np.uint64)
     rid = np.empty(n_alive, dtype=np.int64)
     n = _gather(pm, prid, alive, pwords, keep, masks, rid)
     st[COPIED] += n
-    plen, children = _close_mask(masks, rid, n, item_of[c], prefix, plen, keep, n_classes, st, cnt, mark, buf,
-                                 ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt64, item_of, adj,
-                                 classes)
+    plen, children = _close_mask(
+        masks,
+        rid,
+        n,
+        item_of[c],
+        prefix,
+        plen,
+        keep,
+        n_classes,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt64,
+        item_of,
+        adj,
+        classes,
+    )
     return masks, rid, n, plen, children
 
 
@@ -845,8 +1042,32 @@ def _peel_wide(masks, cols, alive, words, n_alive, keep, need, st, cnt_w):
 
 
 @njit(cache=True)
-def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, prefix, plen, st, cnt, mark, buf, ptr0,
-                items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of):
+def _close_wide(
+    masks,
+    rid,
+    alive,
+    words,
+    keep,
+    n_alive,
+    out,
+    out_rid,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt_w,
+    item_of,
+):
     """A wide branch after its peel (its records: ``alive`` over ``masks``/``rid``; ``cnt_w`` the kept
     items' counts): items held by every record are absorbed into P, the records are gathered with their
     words cut to ``keep`` into ``out``/``out_rid`` (which may be ``masks``/``rid``), P is emitted or the
@@ -879,8 +1100,25 @@ def _close_wide(masks, rid, alive, words, keep, n_alive, out, out_rid, last, pre
             out_rid[n] = rid[i]
             n += 1
     if plen >= _want(st):  # checked only where a pattern may be emitted (see _close_mask)
-        if not _own_pattern(out_rid, n, last, prefix, plen, total, st, cnt, mark, buf, ptr0, items0, hist,
-                            out_items, out_start, out_len, out_sup):
+        if not _own_pattern(
+            out_rid,
+            n,
+            last,
+            prefix,
+            plen,
+            total,
+            st,
+            cnt,
+            mark,
+            buf,
+            ptr0,
+            items0,
+            hist,
+            out_items,
+            out_start,
+            out_len,
+            out_sup,
+        ):
             return n, plen, none
     return n, plen, _wide_children(out, n, n_words, _want(st) - plen, k, cnt_w)
 
@@ -890,7 +1128,7 @@ def _wide_children(out, n, n_words, need, k, cnt_w):
     """The children of a wide branch of n records (``out``, cut to its candidates): every item c with k
     records holding need - 1 candidates before it."""
     one = np.uint64(1)
-    cnt_w[:n_words * WORD] = 0
+    cnt_w[: n_words * WORD] = 0
     for i in range(n):
         t = 0
         for v in range(n_words):
@@ -900,12 +1138,34 @@ def _wide_children(out, n, n_words, need, k, cnt_w):
                     cnt_w[v * WORD + _lowest(x)] += 1
                 t += 1
                 x &= x - one
-    return np.flatnonzero(cnt_w[:n_words * WORD] >= k)
+    return np.flatnonzero(cnt_w[: n_words * WORD] >= k)
 
 
 @njit(cache=True)
-def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt_w, item_of, cols, alive, want):
+def _enter_wide(
+    masks,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt_w,
+    item_of,
+    cols,
+    alive,
+    want,
+):
     """:func:`_enter_mask` for a branch with more than ``WORD`` candidates and at most ``st[WIDE_WORDS]``
     words of them: record i's candidates are the bits of ``masks[:, i]`` (bit 64 w + b of word w = item
     ``item_of[64 w + b]``); peeled on columns, closed and bounded by the items before each child, in
@@ -922,13 +1182,60 @@ def _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, ite
     n_alive = _peel_wide(masks, cols, alive, words, n, keep, want - plen, st, cnt_w)
     if n_alive == 0:
         return 0, plen, none
-    return _close_wide(masks, rid, alive, words, keep, n_alive, masks, rid, last, prefix, plen, st, cnt, mark, buf,
-                       ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
+    return _close_wide(
+        masks,
+        rid,
+        alive,
+        words,
+        keep,
+        n_alive,
+        masks,
+        rid,
+        last,
+        prefix,
+        plen,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt_w,
+        item_of,
+    )
 
 
 @njit(cache=True)
-def _enter_wide_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix, plen, st, cnt, mark, buf, ptr0,
-                      items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of):
+def _enter_wide_child(
+    pm,
+    prid,
+    pcols,
+    pwords,
+    plive,
+    c,
+    alive,
+    n_alive,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt_w,
+    item_of,
+):
     """:func:`_enter_wide` for the child of bit ``c`` (above 64) of a branch with masks ``pm``, columns
     ``pcols`` (``pwords`` words) and ``plive`` (per word, the bits any of its records holds), its
     ``n_alive`` records in ``alive`` (column c): peeled on its parent's columns and copied only if its
@@ -949,26 +1256,139 @@ def _enter_wide_child(pm, prid, pcols, pwords, plive, c, alive, n_alive, prefix,
     masks = np.empty((n_words, n_alive), dtype=np.uint64)
     rid = np.empty(n_alive, dtype=np.int64)
     st[COPIED] += n_alive
-    n, plen, children = _close_wide(pm, prid, alive, pwords, keep, n_alive, masks, rid, item_of[c], prefix, plen,
-                                    st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup,
-                                    cnt_w, item_of)
+    n, plen, children = _close_wide(
+        pm,
+        prid,
+        alive,
+        pwords,
+        keep,
+        n_alive,
+        masks,
+        rid,
+        item_of[c],
+        prefix,
+        plen,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt_w,
+        item_of,
+    )
     return masks, rid, n, plen, children
 
 
 @njit(cache=True)
-def _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-                out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive, want):
+def _enter_bits(
+    masks,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    cnt_w,
+    item_of,
+    adj,
+    classes,
+    cols,
+    alive,
+    want,
+):
     """:func:`_enter_mask` for a branch of one word a record, :func:`_enter_wide` for more."""
     if masks.shape[0] == 1:
-        return _enter_mask(masks[0], rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                           out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes, cols, alive, want)
-    return _enter_wide(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                       out_start, out_len, out_sup, cnt_w, item_of, cols, alive, want)
+        return _enter_mask(
+            masks[0],
+            rid,
+            n,
+            last,
+            prefix,
+            plen,
+            st,
+            cnt,
+            mark,
+            buf,
+            ptr0,
+            items0,
+            hist,
+            out_items,
+            out_start,
+            out_len,
+            out_sup,
+            cnt_w[:WORD],
+            item_of,
+            adj,
+            classes,
+            cols,
+            alive,
+            want,
+        )
+    return _enter_wide(
+        masks,
+        rid,
+        n,
+        last,
+        prefix,
+        plen,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt_w,
+        item_of,
+        cols,
+        alive,
+        want,
+    )
 
 
 @njit(cache=True)
-def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start,
-              out_len, out_sup, item_of, shared, halt):
+def _dfs_bits(
+    masks,
+    rid,
+    n,
+    last,
+    prefix,
+    plen,
+    st,
+    cnt,
+    mark,
+    buf,
+    ptr0,
+    items0,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    item_of,
+    shared,
+    halt,
+):
     """The search below a branch with at most ``st[WIDE_WORDS]`` words of candidates a record (record i's are the bits
     of ``masks[:, i]``, bit 64 v + b of word v = item ``item_of[64 v + b]``; its branches' candidates are
     among them, so one map serves the whole subtree). A child keeps the words of the bits below its
@@ -989,9 +1409,32 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
     cols = np.empty((masks.shape[0] * WORD, (n + 63) >> 6), dtype=np.uint64)
     alive = np.empty((n + 63) >> 6, dtype=np.uint64)
     sharing = len(shared) > 0
-    n, plen, children = _enter_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items0, hist,
-                                    out_items, out_start, out_len, out_sup, cnt_w, item_of, adj, classes, cols, alive,
-                                    shared[1] if sharing else _want(st))
+    n, plen, children = _enter_bits(
+        masks,
+        rid,
+        n,
+        last,
+        prefix,
+        plen,
+        st,
+        cnt,
+        mark,
+        buf,
+        ptr0,
+        items0,
+        hist,
+        out_items,
+        out_start,
+        out_len,
+        out_sup,
+        cnt_w,
+        item_of,
+        adj,
+        classes,
+        cols,
+        alive,
+        shared[1] if sharing else _want(st),
+    )
     if len(children) == 0:
         return
     pcols, plive = _branch_columns(masks, n)
@@ -1050,13 +1493,59 @@ def _dfs_bits(masks, rid, n, last, prefix, plen, st, cnt, mark, buf, ptr0, items
         prefix[plen] = item_of[c]
         if words == 1:
             child1, child_rid, cn, cplen, cchildren = _enter_child(
-                pm[0], pr, pcols, pwords, s_live[top][0], c, alive, held, prefix, plen + 1, st, cnt, mark, buf,
-                ptr0, items0, hist, out_items, out_start, out_len, out_sup, cnt_w[:WORD], item_of, adj, classes)
+                pm[0],
+                pr,
+                pcols,
+                pwords,
+                s_live[top][0],
+                c,
+                alive,
+                held,
+                prefix,
+                plen + 1,
+                st,
+                cnt,
+                mark,
+                buf,
+                ptr0,
+                items0,
+                hist,
+                out_items,
+                out_start,
+                out_len,
+                out_sup,
+                cnt_w[:WORD],
+                item_of,
+                adj,
+                classes,
+            )
             child = child1.reshape((1, len(child1)))
         else:
             child, child_rid, cn, cplen, cchildren = _enter_wide_child(
-                pm, pr, pcols, pwords, s_live[top], c, alive, held, prefix, plen + 1, st, cnt, mark, buf, ptr0,
-                items0, hist, out_items, out_start, out_len, out_sup, cnt_w, item_of)
+                pm,
+                pr,
+                pcols,
+                pwords,
+                s_live[top],
+                c,
+                alive,
+                held,
+                prefix,
+                plen + 1,
+                st,
+                cnt,
+                mark,
+                buf,
+                ptr0,
+                items0,
+                hist,
+                out_items,
+                out_start,
+                out_len,
+                out_sup,
+                cnt_w,
+                item_of,
+            )
         if len(cchildren) > 0:
             ccols, clive = _branch_columns(child, cn)
             st[ALIVE] += 1
@@ -1104,15 +1593,36 @@ def _bits(touched, n_touched, cnt, k, frequent):
 
 
 @njit(cache=True, nogil=True)  # the GIL is let go: the other part's thread, progress and heartbeat go on
-def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_start, out_len, out_sup, taken, limit,
-         reach, active, counters, halt):
+def _dfs(
+    ptr,
+    items,
+    rid,
+    n,
+    prefix,
+    st,
+    cnt,
+    mark,
+    buf,
+    hist,
+    out_items,
+    out_start,
+    out_len,
+    out_sup,
+    taken,
+    limit,
+    reach,
+    active,
+    counters,
+    halt,
+):
     """The depth-first search from the root, with an explicit stack (numba cannot cache recursion).
 
     The root's children are handed out by ``taken[0]``, the next one not yet taken, which the threads
     of one search share: each takes the next free child (an atomic increment) when it is done with one.
 
     ``limit[c]``: every frequent itemset whose greatest item is c is shorter than this (what earlier
-    searches of more of the same records proved, :class:`~veil.engine.longest.LengthBounds`); a root child whose limit is
+    searches of more of the same records proved, :class:`~veil.engine.longest.LengthBounds`); a root child whose
+    limit is
     not above the length wanted is not searched. ``reach[c]`` is set, for each root child taken, to a
     length every closed pattern whose greatest item is c is shorter than: the length wanted when its
     search ended, or one more than the longest pattern it found, whichever is more.
@@ -1130,8 +1640,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
     m = len(mark)
     ptr0, items0 = ptr, items
     ptr, items, rid, plen, children, holders, where, starts = _enter(
-        ptr, items, rid, n, m, prefix, 0, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len,
-        out_sup)
+        ptr, items, rid, n, m, prefix, 0, st, cnt, mark, buf, ptr0, items0, hist, out_items, out_start, out_len, out_sup
+    )
     st[ROOT_LEN] = plen
     taken[1] = len(children)  # for the progress: root children taken of how many
     if len(children) == 0:
@@ -1207,8 +1717,8 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
         ptr, items, rid, plen = s_ptr[top], s_items[top], s_rid[top], s_plen[top]
         starts = s_starts[top]
         c = children[j]
-        rows = s_holders[top][starts[j]:starts[j + 1]]
-        at_c = s_where[top][starts[j]:starts[j + 1]]
+        rows = s_holders[top][starts[j] : starts[j + 1]]
+        at_c = s_where[top][starts[j] : starts[j + 1]]
         if len(rows) < k:
             continue
         want = _want(st)
@@ -1265,8 +1775,28 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             if top == 0 and not helping:  # the length it is entered at, then the child, for the others
                 counters[c, 1] = want
                 _fetch_add(active, part, j - active[part])
-            _dfs_bits(masks, child_rid, row, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist, out_items,
-                      out_start, out_len, out_sup, item_of, shared, halt)
+            _dfs_bits(
+                masks,
+                child_rid,
+                row,
+                c,
+                prefix,
+                plen + 1,
+                st,
+                cnt,
+                mark,
+                buf,
+                ptr0,
+                items0,
+                hist,
+                out_items,
+                out_start,
+                out_len,
+                out_sup,
+                item_of,
+                shared,
+                halt,
+            )
             if top == 0:
                 active[part] = -1
                 counters[c, 0] = SHARED_DONE
@@ -1301,8 +1831,25 @@ def _dfs(ptr, items, rid, n, prefix, st, cnt, mark, buf, hist, out_items, out_st
             cnt[touched[t]] = 0
         prefix[plen] = c
         c_ptr, c_items, c_rid, c_plen, c_children, c_holders, c_where, c_starts = _enter(
-            child_ptr, child_items, child_rid, kept, c, prefix, plen + 1, st, cnt, mark, buf, ptr0, items0, hist,
-            out_items, out_start, out_len, out_sup)
+            child_ptr,
+            child_items,
+            child_rid,
+            kept,
+            c,
+            prefix,
+            plen + 1,
+            st,
+            cnt,
+            mark,
+            buf,
+            ptr0,
+            items0,
+            hist,
+            out_items,
+            out_start,
+            out_len,
+            out_sup,
+        )
         if len(c_children) > 0:
             st[ALIVE] += 1
             s_ptr.append(c_ptr)
@@ -1467,8 +2014,22 @@ def _spans(out_ptr, out, n_rows):
 HOLDERS_SPLIT = 1_000  # patterns from which their holders are found by several threads (see holders_in_parts)
 
 
-def holders_in_parts(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, top, n_items, bit_row, col_bits,
-                     alive_bits, parts: int | None = None, options: SearchOptions = SearchOptions()):
+def holders_in_parts(
+    ptr,
+    items,
+    col_ptr,
+    col_rows,
+    alive,
+    pat_ptr,
+    pat_items,
+    top,
+    n_items,
+    bit_row,
+    col_bits,
+    alive_bits,
+    parts: int | None = None,
+    options: SearchOptions = SearchOptions(),
+):
     """:func:`_holders`, its patterns cut into ``parts`` runs of about as many records walked (each pattern
     walks the column of its least held item), one thread each; the same answer. ``parts``: by default
     the threads ``options`` allow from ``HOLDERS_SPLIT`` patterns on, else one."""
@@ -1488,7 +2049,7 @@ def holders_in_parts(ptr, items, col_ptr, col_rows, alive, pat_ptr, pat_items, t
 
     def one(part):
         a, b = int(cuts[part]), int(cuts[part + 1])
-        return _holders(*args, pat_ptr[a:b + 1] - pat_ptr[a], pat_items[pat_ptr[a]:pat_ptr[b]], *rest)
+        return _holders(*args, pat_ptr[a : b + 1] - pat_ptr[a], pat_items[pat_ptr[a] : pat_ptr[b]], *rest)
 
     from concurrent.futures import ThreadPoolExecutor
 
@@ -1519,12 +2080,27 @@ def _coded_rows(indptr, indices, number):
             if c >= 0:
                 items[at] = c
                 at += 1
-        items[ptr[i]:at].sort()
+        items[ptr[i] : at].sort()
     return ptr, items
 
 
-def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, limit=None, shared=None, deep=0,
-         options: SearchOptions = SearchOptions()):
+def _run(
+    ptr,
+    items,
+    n,
+    m,
+    k,
+    r,
+    maximal,
+    floor,
+    max_nodes,
+    capacity,
+    parts=1,
+    limit=None,
+    shared=None,
+    deep=0,
+    options: SearchOptions = SearchOptions(),
+):
     """One search at ``floor``, split into ``parts`` threads (each taking the root's next child when
     done with one, with a state of its own); the patterns of all parts, each once, and the summed state.
 
@@ -1567,10 +2143,30 @@ def _run(ptr, items, n, m, k, r, maximal, floor, max_nodes, capacity, parts=1, l
         out_len = np.zeros(capacity, dtype=np.int64)
         out_sup = np.zeros(capacity, dtype=np.int64)
         started = time.monotonic()
-        _dfs(ptr, items, np.arange(n, dtype=np.int64), n, prefix, st, cnt, mark, buf, hist, out_items, out_start,
-             out_len, out_sup, taken, limit, reach[part], active, counters, halt)
+        _dfs(
+            ptr,
+            items,
+            np.arange(n, dtype=np.int64),
+            n,
+            prefix,
+            st,
+            cnt,
+            mark,
+            buf,
+            hist,
+            out_items,
+            out_start,
+            out_len,
+            out_sup,
+            taken,
+            limit,
+            reach[part],
+            active,
+            counters,
+            halt,
+        )
         busy[part] = time.monotonic() - started
-        found = [(out_items[out_start[i]:out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
+        found = [(out_items[out_start[i] : out_start[i] + out_len[i]], int(out_sup[i])) for i in range(int(st[N_OUT]))]
         return st, found
 
     if parts == 1:
@@ -1615,9 +2211,20 @@ def _proved(reach: np.ndarray, limit: np.ndarray) -> np.ndarray:
     return np.minimum(limit, reach)
 
 
-def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | None, max_length: int | None,
-            bounds: tuple | None = None, shared: np.ndarray | None = None, partial: bool = False,
-            deep: bool | int = False, ties: bool = False, options: SearchOptions = SearchOptions()):
+def _search(
+    m: sp.csr_matrix,
+    k: int,
+    r: int,
+    maximal: bool,
+    max_nodes: int | None,
+    max_length: int | None,
+    bounds: tuple | None = None,
+    shared: np.ndarray | None = None,
+    partial: bool = False,
+    deep: bool | int = False,
+    ties: bool = False,
+    options: SearchOptions = SearchOptions(),
+):
     """("ok", patterns, cut, nodes, bounds, floor) or ("nodes",) when more than ``max_nodes`` branches
     were visited; ``floor`` is not 0 when a ``partial`` search stopped with fewer than r patterns: every
     one at least that long.
@@ -1678,13 +2285,39 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_nodes: int | No
         started = time.monotonic()
         if shared is not None:
             shared[2] = z
-        st, found, reach = _run(ptr, items, n_rows, mm, k, r, maximal, z,
-                                None if max_nodes is None else max_nodes - nodes, capacity, parts, limit, shared, dz,
-                                options)
+        st, found, reach = _run(
+            ptr,
+            items,
+            n_rows,
+            mm,
+            k,
+            r,
+            maximal,
+            z,
+            None if max_nodes is None else max_nodes - nodes,
+            capacity,
+            parts,
+            limit,
+            shared,
+            dz,
+            options,
+        )
         nodes += int(st[NODES])
-        log.debug("dfs floor %d found %d nodes %d inner %d copied %d pair prunes %d children skipped %d helped %d "
-                  "deep %d threads %d seconds %.3f", z, len(found), st[NODES], st[ALIVE], st[COPIED], st[PRUNED],
-                  st[SKIPPED], st[HELPED], dz, parts, time.monotonic() - started)
+        log.debug(
+            "dfs floor %d found %d nodes %d inner %d copied %d pair prunes %d children skipped %d helped %d "
+            "deep %d threads %d seconds %.3f",
+            z,
+            len(found),
+            st[NODES],
+            st[ALIVE],
+            st[COPIED],
+            st[PRUNED],
+            st[SKIPPED],
+            st[HELPED],
+            dz,
+            parts,
+            time.monotonic() - started,
+        )
         if st[STOPPED]:
             return ("nodes",)
         if st[OVERFLOW]:
@@ -1737,11 +2370,22 @@ def _watched(progress: Callable[[int, int, int], None]):
     return shared, waiting
 
 
-def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
-                   max_nodes: int | None = None, check: Callable[[], None] | None = None,
-                   max_length: int | None = None, bounds: LengthBounds | None = None,
-                   progress: Callable[[int, int, int], None] | None = None, partial: bool = False,
-                   ties: bool = False, options: SearchOptions = SearchOptions()):
+def longest_by_dfs(
+    m: sp.csr_matrix,
+    k: int,
+    r: int,
+    maximal: bool,
+    *,
+    max_seconds: float | None = None,
+    max_nodes: int | None = None,
+    check: Callable[[], None] | None = None,
+    max_length: int | None = None,
+    bounds: LengthBounds | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    partial: bool = False,
+    ties: bool = False,
+    options: SearchOptions = SearchOptions(),
+):
     """(patterns, cut, nodes, floor) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR with
     sorted indices; ``max_length``: the caller's guarantee that no frequent itemset is longer (accepted as
     the other backends accept it; this search needs no upper bound to start);
@@ -1757,13 +2401,21 @@ def longest_by_dfs(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_secon
     if progress is not None:
         shared, waiting = _watched(progress)
     deep = 0 if bounds is None or (bounds.order is None and not bounds.deepen_first) else bounds.deep
-    out = run_limited(_search, (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties, options),
-                      max_seconds=max_seconds, check=check, what="the longest-pattern search", waiting=waiting)
+    out = run_limited(
+        _search,
+        (m, k, r, maximal, max_nodes, max_length, carried, shared, partial, deep, ties, options),
+        max_seconds=max_seconds,
+        check=check,
+        what="the longest-pattern search",
+        waiting=waiting,
+    )
     if progress is not None and shared[1] > 0:  # the last state too, however short the search was
         progress(int(min(shared[0], shared[1])), int(shared[1]), int(shared[2]))
     if out[0] == "nodes":
-        raise MiningLimit(f"the longest-pattern search stopped after visiting {max_nodes} branches without "
-                          f"finishing; raise the limit, raise k or ask for fewer patterns")
+        raise MiningLimit(
+            f"the longest-pattern search stopped after visiting {max_nodes} branches without "
+            f"finishing; raise the limit, raise k or ask for fewer patterns"
+        )
     if bounds is not None and out[4] is not None:
         bounds.update(*out[4])
     return out[1], out[2], out[3], out[5]

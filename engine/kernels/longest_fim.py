@@ -55,17 +55,32 @@ PACK_CELLS = 1 << 24  # bits of the answer's bitsets made at a time from item co
 WEIGHTED_ITEMS = 63  # more items than this (63 at most): handed to pyfim as their codes (see _transactions)
 
 
-def longest_by_fim(m: sp.csr_matrix, k: int, r: int, maximal: bool, *, max_seconds: float | None = None,
-                   max_patterns: int | None = None, check: Callable[[], None] | None = None,
-                   max_length: int | None = None):
+def longest_by_fim(
+    m: sp.csr_matrix,
+    k: int,
+    r: int,
+    maximal: bool,
+    *,
+    max_seconds: float | None = None,
+    max_patterns: int | None = None,
+    check: Callable[[], None] | None = None,
+    max_length: int | None = None,
+):
     """(patterns, cut, runs) as :func:`veil.engine.longest_itemsets` reports them; ``m`` boolean CSR;
     ``max_length``: the caller's guarantee that no frequent itemset is longer (the floor starts there)."""
 
-    out = run_limited(_search, (m, k, r, maximal, max_patterns, max_length), max_seconds=max_seconds, check=check,
-                      what="the longest-pattern search")
+    out = run_limited(
+        _search,
+        (m, k, r, maximal, max_patterns, max_length),
+        max_seconds=max_seconds,
+        check=check,
+        what="the longest-pattern search",
+    )
     if out[0] == "patterns":
-        raise MiningLimit(f"the longest-pattern search stopped after enumerating more than {max_patterns} patterns "
-                          f"without finishing; raise the limit, raise k or ask for fewer patterns")
+        raise MiningLimit(
+            f"the longest-pattern search stopped after enumerating more than {max_patterns} patterns "
+            f"without finishing; raise the limit, raise k or ask for fewer patterns"
+        )
     return out[1], out[2], out[3]
 
 
@@ -135,8 +150,12 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
                 every = every if every is not None else _cut(m, k, 1, overlaps)
                 spectrum = fim.fpgrowth(_transactions(every)[0], target=target, supp=-k, zmin=1, report="#")
                 runs += 1
-                log.debug("fim spectrum: records %d patterns %d seconds %.3f", every[0], sum(spectrum.values()),
-                          time.monotonic() - started)
+                log.debug(
+                    "fim spectrum: records %d patterns %d seconds %.3f",
+                    every[0],
+                    sum(spectrum.values()),
+                    time.monotonic() - started,
+                )
                 per_size: dict = {}
                 for (size, _), count in spectrum.items():
                     per_size[size] = per_size.get(size, 0) + int(count)
@@ -151,8 +170,9 @@ def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
             miner = fim.carpenter if by_rows else fim.fpgrowth
             records, present, weighted = _transactions(sub)
             found = miner(records, target=target, supp=-k, zmin=z, report="a")
-            log.debug("fim floor %d: records %d patterns %d seconds %.3f", z, sub[0], len(found),
-                      time.monotonic() - started)
+            log.debug(
+                "fim floor %d: records %d patterns %d seconds %.3f", z, sub[0], len(found), time.monotonic() - started
+            )
             runs += 1
             enumerated += len(found)
             if max_patterns is not None and enumerated > max_patterns:

@@ -32,10 +32,17 @@ def have_pyfim() -> bool:
     return True
 
 
-def mine(matrix: BinaryMatrix, min_support: int, target: str = MAXIMAL_ITEMSETS, *, backend: str = "auto",
-         max_size: int | None = None, largest: int | None = None,
-         check: Callable[[], None] | None = None,
-         max_seconds: float | None = None) -> list[tuple[tuple[int, ...], int]]:
+def mine(
+    matrix: BinaryMatrix,
+    min_support: int,
+    target: str = MAXIMAL_ITEMSETS,
+    *,
+    backend: str = "auto",
+    max_size: int | None = None,
+    largest: int | None = None,
+    check: Callable[[], None] | None = None,
+    max_seconds: float | None = None,
+) -> list[tuple[tuple[int, ...], int]]:
     """Itemsets with support ≥ ``min_support`` (absolute), as (itemset, support) pairs.
 
     Parameters
@@ -66,8 +73,13 @@ def mine(matrix: BinaryMatrix, min_support: int, target: str = MAXIMAL_ITEMSETS,
             if max_seconds is None:  # in-process: the conversion of the results checks as it goes
                 found = _found(_mine_pyfim(matrix, min_support, target, max_size), largest, check)
             else:
-                found = run_limited(_pyfim_found, (matrix, min_support, target, max_size, largest),
-                                    max_seconds=max_seconds, check=check, what="the itemset miner")
+                found = run_limited(
+                    _pyfim_found,
+                    (matrix, min_support, target, max_size, largest),
+                    max_seconds=max_seconds,
+                    check=check,
+                    what="the itemset miner",
+                )
         else:
             deadline = None if max_seconds is None else time.monotonic() + max_seconds
             raw = _mine_numpy(matrix, min_support, target, max_size, check, deadline, max_seconds)
@@ -129,8 +141,10 @@ def _mine_numpy(matrix, min_support, target, max_size, check, deadline=None, max
         if check is not None:
             check()
         if deadline is not None and time.monotonic() > deadline:
-            raise MiningLimit(f"the itemset miner stopped after {max_seconds:g} s without finishing; raise the "
-                              f"time limit, raise k or ask for fewer patterns")
+            raise MiningLimit(
+                f"the itemset miner stopped after {max_seconds:g} s without finishing; raise the "
+                f"time limit, raise k or ask for fewer patterns"
+            )
         for pos, j in enumerate(candidates):
             joined = bits & matrix.bitset(j)
             support = popcount(joined)
@@ -139,13 +153,12 @@ def _mine_numpy(matrix, min_support, target, max_size, check, deadline=None, max
             itemset = tuple(sorted((*prefix, j)))
             frequent[itemset] = support
             if len(itemset) < limit:
-                grow(itemset, joined, candidates[pos + 1:])
+                grow(itemset, joined, candidates[pos + 1 :])
 
     grow((), matrix.all_rows(), items)
     if target == FREQUENT_ITEMSETS:
         return list(frequent.items())
     return _filter(frequent, target, check)
-
 
 
 def _filter(frequent: dict[tuple[int, ...], int], target: str, check=None):

@@ -166,5 +166,13 @@ def conjunction(verdicts: list[Verdict]) -> Verdict:
     failing = np.unique(np.concatenate([np.asarray(v.failing_rows, dtype=np.int64) for v in verdicts]))
     message = "; ".join(f"{v.model} {v.message}" for v in verdicts)
     first = verdicts[0]
-    return Verdict(" + ".join(v.model for v in verdicts), {v.model: v.params for v in verdicts},
-                   all(v.holds for v in verdicts), first.value, message, None, failing, parts=tuple(verdicts))
+    return Verdict(
+        " + ".join(v.model for v in verdicts),
+        {v.model: v.params for v in verdicts},
+        all(v.holds for v in verdicts),
+        first.value,
+        message,
+        None,
+        failing,
+        parts=tuple(verdicts),
+    )

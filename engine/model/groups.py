@@ -65,8 +65,7 @@ class GroupView:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_labels(cls, groups, sensitive=None, *, overall: pd.Series | None = None,
-                    hierarchy=None) -> GroupView:
+    def from_labels(cls, groups, sensitive=None, *, overall: pd.Series | None = None, hierarchy=None) -> GroupView:
         """A view from any hashable group labels and raw sensitive values.
 
         ``overall`` (raw values of the whole table) gives Q when these records are only part of it,
@@ -85,23 +84,39 @@ class GroupView:
         if (codes < 0).any():
             raise BadInput("a sensitive value of the part is not in the whole table")
         q = np.bincount(pd.Index(domain).get_indexer(base), minlength=len(domain)).astype(float)
-        return cls(gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric,
-                   hierarchy=hierarchy)
+        return cls(
+            gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric, hierarchy=hierarchy
+        )
 
     @classmethod
-    def from_codes(cls, groups: np.ndarray, sensitive: np.ndarray | None, overall: np.ndarray | None,
-                   values: tuple = (), numeric: bool = False, weights: np.ndarray | None = None,
-                   hierarchy=None, population: np.ndarray | None = None) -> GroupView:
+    def from_codes(
+        cls,
+        groups: np.ndarray,
+        sensitive: np.ndarray | None,
+        overall: np.ndarray | None,
+        values: tuple = (),
+        numeric: bool = False,
+        weights: np.ndarray | None = None,
+        hierarchy=None,
+        population: np.ndarray | None = None,
+    ) -> GroupView:
         """A view from dense group ids and sensitive codes a method already has (no copies)."""
-        return cls(np.asarray(groups), None if sensitive is None else np.asarray(sensitive), tuple(values),
-                   None if overall is None else np.asarray(overall, dtype=float), numeric,
-                   None if weights is None else np.asarray(weights), hierarchy,
-                   None if population is None else np.asarray(population, dtype=np.int64))
+        return cls(
+            np.asarray(groups),
+            None if sensitive is None else np.asarray(sensitive),
+            tuple(values),
+            None if overall is None else np.asarray(overall, dtype=float),
+            numeric,
+            None if weights is None else np.asarray(weights),
+            hierarchy,
+            None if population is None else np.asarray(population, dtype=np.int64),
+        )
 
     def with_population(self, population: np.ndarray | None) -> GroupView:
         """The same view with each group's count of matching population records."""
-        return dataclasses.replace(self, population=None if population is None else np.asarray(population, np.int64),
-                                   _cache=dict(self._cache))
+        return dataclasses.replace(
+            self, population=None if population is None else np.asarray(population, np.int64), _cache=dict(self._cache)
+        )
 
     # ------------------------------------------------------------------ derived, cached
     @property
@@ -195,9 +210,15 @@ def group_ids(frame: pd.DataFrame) -> np.ndarray:
     return frame.groupby(list(frame.columns), dropna=False, sort=False, observed=True).ngroup().to_numpy(np.int64)
 
 
-def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None = None, *,
-                  groups: np.ndarray | None = None, overall: pd.Series | None = None,
-                  hierarchy=None) -> GroupView:
+def view_of_frame(
+    frame: pd.DataFrame,
+    quasi_identifiers,
+    sensitive: str | None = None,
+    *,
+    groups: np.ndarray | None = None,
+    overall: pd.Series | None = None,
+    hierarchy=None,
+) -> GroupView:
     """The view a group-judging model checks a released frame by: groups are the records equal on
     the quasi-identifiers (or the release's own ``groups``), sensitive values from ``sensitive``
     (``hierarchy``: the one declared for it, if any)."""
@@ -205,8 +226,9 @@ def view_of_frame(frame: pd.DataFrame, quasi_identifiers, sensitive: str | None 
     if sensitive is None:
         return GroupView.from_codes(gid, None, None)
     if frame[sensitive].isna().any():
-        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before judging "
-                       f"groups")
+        raise BadInput(
+            f"the sensitive column {sensitive!r} has missing values; fill or remove them before judging groups"
+        )
     return GroupView.from_labels(gid, frame[sensitive], overall=overall, hierarchy=hierarchy)
 
 
@@ -219,9 +241,11 @@ def _same_groups(records: pd.Series, values: pd.Series) -> None:
     wrong = both[both["records"] != both["values"]]
     if len(wrong):
         g = wrong.index[0]
-        raise BadInput(f"the quasi-identifier table and the sensitive table disagree: group {g} has "
-                       f"{int(wrong.loc[g, 'records'])} records but {int(wrong.loc[g, 'values'])} sensitive values "
-                       f"({len(wrong)} groups differ); the release was altered or damaged")
+        raise BadInput(
+            f"the quasi-identifier table and the sensitive table disagree: group {g} has "
+            f"{int(wrong.loc[g, 'records'])} records but {int(wrong.loc[g, 'values'])} sensitive values "
+            f"({len(wrong)} groups differ); the release was altered or damaged"
+        )
 
 
 def views_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> list:
@@ -231,12 +255,15 @@ def views_of_release(release, *, needs_sensitive: bool = False, model: str = "th
     if not needs_sensitive or len(release.sensitive) <= 1:
         view = view_of_release(release, needs_sensitive=needs_sensitive, model=model)
         return [(release.sensitive[0] if release.sensitive else None, view)]
-    return [(column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column))
-            for column in release.sensitive]
+    return [
+        (column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column))
+        for column in release.sensitive
+    ]
 
 
-def view_of_release(release, *, needs_sensitive: bool = False, model: str = "this model",
-                    sensitive: str | None = None) -> GroupView:
+def view_of_release(
+    release, *, needs_sensitive: bool = False, model: str = "this model", sensitive: str | None = None
+) -> GroupView:
     """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with one
     sensitive column (``sensitive``, else its first); Q is that column's distribution over the
     release (generalisation and bucketisation keep every record's sensitive value, so this is the
@@ -253,10 +280,16 @@ def view_of_release(release, *, needs_sensitive: bool = False, model: str = "thi
         # group's multiset is what counts, so judge the sensitive table's rows by their group.
         if "group" in frame.columns:
             _same_groups(frame["group"], part["group"])
-        return GroupView.from_labels(part["group"].to_numpy(), part[sensitive],
-                                     hierarchy=release.hierarchies.get(sensitive))
-    return view_of_frame(frame, release.quasi_identifiers, sensitive, groups=release.group_ids(),
-                         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None)
+        return GroupView.from_labels(
+            part["group"].to_numpy(), part[sensitive], hierarchy=release.hierarchies.get(sensitive)
+        )
+    return view_of_frame(
+        frame,
+        release.quasi_identifiers,
+        sensitive,
+        groups=release.group_ids(),
+        hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
+    )
 
 
 def population_of_release(release, view: GroupView) -> np.ndarray | None:
@@ -267,8 +300,10 @@ def population_of_release(release, view: GroupView) -> np.ndarray | None:
     if population is None:
         return None
     if view.n_records != release.n_rows:
-        raise BadInput("the population models judge a release record by record; this release keeps its sensitive "
-                       "values apart from its records")
+        raise BadInput(
+            "the population models judge a release record by record; this release keeps its sensitive "
+            "values apart from its records"
+        )
     first = np.empty(view.n_groups, dtype=np.int64)
     first[np.asarray(view.groups)[::-1]] = np.arange(view.n_records)[::-1]
     values = release.frame.iloc[first][list(release.quasi_identifiers)].reset_index(drop=True)

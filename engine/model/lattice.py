@@ -24,8 +24,11 @@ class NodeStatus(IntEnum):
 
     @property
     def words(self) -> str:
-        return {NodeStatus.NOT_CHECKED: "not checked", NodeStatus.NOT_SOLUTION: "not a solution",
-                NodeStatus.SOLUTION: "a solution"}[self]
+        return {
+            NodeStatus.NOT_CHECKED: "not checked",
+            NodeStatus.NOT_SOLUTION: "not a solution",
+            NodeStatus.SOLUTION: "a solution",
+        }[self]
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,27 @@ from dataclasses import dataclass
 from ..base.errors import BadInput
 
 
-def param(default, *, help: str = "", minimum=None, maximum=None, exclusive_minimum: bool = False,
-          choices: tuple | None = None, label: str | None = None, sweepable: bool = True):
+def param(
+    default,
+    *,
+    help: str = "",
+    minimum=None,
+    maximum=None,
+    exclusive_minimum: bool = False,
+    choices: tuple | None = None,
+    label: str | None = None,
+    sweepable: bool = True,
+):
     """Declare one parameter of a plugin's ``Params`` dataclass."""
-    meta = {"help": help, "minimum": minimum, "maximum": maximum, "exclusive_minimum": exclusive_minimum,
-            "choices": tuple(choices) if choices else None, "label": label, "sweepable": sweepable}
+    meta = {
+        "help": help,
+        "minimum": minimum,
+        "maximum": maximum,
+        "exclusive_minimum": exclusive_minimum,
+        "choices": tuple(choices) if choices else None,
+        "label": label,
+        "sweepable": sweepable,
+    }
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"veil": meta})
     return dataclasses.field(default=default, metadata={"veil": meta})
@@ -65,9 +81,17 @@ class ParamSpec:
         return "; ".join(parts)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "type": self.type.__name__, "default": self.default, "help": self.help,
-                "minimum": self.minimum, "maximum": self.maximum, "exclusive_minimum": self.exclusive_minimum,
-                "choices": list(self.choices) if self.choices else None, "optional": self.optional}
+        return {
+            "name": self.name,
+            "type": self.type.__name__,
+            "default": self.default,
+            "help": self.help,
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+            "exclusive_minimum": self.exclusive_minimum,
+            "choices": list(self.choices) if self.choices else None,
+            "optional": self.optional,
+        }
 
     def convert(self, value, owner: str = ""):
         """Convert ``value`` (possibly a string from a command line) and check its bounds."""
@@ -82,11 +106,14 @@ class ParamSpec:
             raise BadInput(f"{where}parameter {self.name!r} must be {self.type.__name__}, got {value!r}") from None
         if self.type is float and not math.isfinite(v):
             bounds = self.describe_range()
-            raise BadInput(f"{where}parameter {self.name!r} must be a finite number{f' ({bounds})' if bounds else ''}, "
-                           f"got {value!r}")
+            raise BadInput(
+                f"{where}parameter {self.name!r} must be a finite number{f' ({bounds})' if bounds else ''}, "
+                f"got {value!r}"
+            )
         if self.choices and v not in self.choices:
-            raise BadInput(f"{where}parameter {self.name!r} must be one of {', '.join(map(str, self.choices))}, "
-                           f"got {v!r}")
+            raise BadInput(
+                f"{where}parameter {self.name!r} must be one of {', '.join(map(str, self.choices))}, got {v!r}"
+            )
         too_low = self.minimum is not None and ((v <= self.minimum) if self.exclusive_minimum else (v < self.minimum))
         if too_low or (self.maximum is not None and v > self.maximum):
             raise BadInput(f"{where}parameter {self.name!r} must be {self.describe_range()}, got {v}")

@@ -53,8 +53,14 @@ class DataShape:
         if self.rows <= rows:
             return self
         share = rows / self.rows
-        return replace(self, rows=rows, cells=int(self.cells * share), nbytes=int(self.nbytes * share),
-                       max_distinct=min(self.max_distinct, rows), groups=min(self.groups, rows))
+        return replace(
+            self,
+            rows=rows,
+            cells=int(self.cells * share),
+            nbytes=int(self.nbytes * share),
+            max_distinct=min(self.max_distinct, rows),
+            groups=min(self.groups, rows),
+        )
 
 
 @dataclass(frozen=True)
@@ -76,11 +82,16 @@ class MemoryCost:
     per_record_pair: float = 0.0
 
     def bytes(self, shape: DataShape) -> int:
-        return int(self.fixed + self.per_record * shape.rows + self.per_cell * shape.cells
-                   + self.per_record_column * shape.rows * shape.columns
-                   + self.per_record_distinct * shape.rows * shape.max_distinct
-                   + self.per_group_distinct * shape.groups * shape.max_distinct
-                   + self.per_record_pair * shape.rows * shape.rows)
+        return int(
+            self.fixed
+            + self.per_record * shape.rows
+            + self.per_cell * shape.cells
+            + self.per_record_column * shape.rows * shape.columns
+            + self.per_record_distinct * shape.rows * shape.max_distinct
+            + self.per_group_distinct * shape.groups * shape.max_distinct
+            + self.per_record_pair * shape.rows * shape.rows
+        )
+
 
 # What data an algorithm accepts.
 BINARY = "binary"  # a BinaryMatrix (a Table is binarised by the run's recipe first)
@@ -166,8 +177,14 @@ class Plugin:
 
     @classmethod
     def describe(cls) -> dict:
-        return {"kind": cls.kind, "name": cls.name, "title": cls.title, "paper": cls.paper,
-                "description": cls.description, "params": [s.to_dict() for s in cls.param_specs()]}
+        return {
+            "kind": cls.kind,
+            "name": cls.name,
+            "title": cls.title,
+            "paper": cls.paper,
+            "description": cls.description,
+            "params": [s.to_dict() for s in cls.param_specs()],
+        }
 
     @classmethod
     def valid_name(cls) -> bool:
@@ -322,8 +339,13 @@ class PrivacyModel(Plugin):
             from .groups import population_of_release
 
             views = [(column, view.with_population(population_of_release(release, view))) for column, view in views]
-        judged = [(column if self.needs_sensitive else None,
-                   verdict_from_groups(self, params, view, self.check_groups(view, params))) for column, view in views]
+        judged = [
+            (
+                column if self.needs_sensitive else None,
+                verdict_from_groups(self, params, view, self.check_groups(view, params)),
+            )
+            for column, view in views
+        ]
         return worst_of(judged, self.higher_is_safer)
 
     def infeasible(self, view, params) -> str:
@@ -342,7 +364,11 @@ class PrivacyModel(Plugin):
         """One sentence on the verdict (the Verdict's message); override for the model's words."""
         k = "holds" if verdict.holds else "fails"
         failing = len(verdict.failing_groups)
-        tail = "" if verdict.holds else f": {failing} group{'s' if failing != 1 else ''} break{'s' if failing == 1 else ''} it"
+        tail = (
+            ""
+            if verdict.holds
+            else f": {failing} group{'s' if failing != 1 else ''} break{'s' if failing == 1 else ''} it"
+        )
         return f"{k}: worst {self.measure or 'value'} {verdict.worst:.4g}{tail}"
 
     def monotonicity(self, params) -> str:
@@ -371,14 +397,14 @@ class PrivacyModel(Plugin):
         """
         from ..base.errors import BadInput
 
-        raise BadInput(f"privacy model {self.name!r} cannot guide feature selection; choose a model that can "
-                       f"(see `veil plugins`)")
+        raise BadInput(
+            f"privacy model {self.name!r} cannot guide feature selection; choose a model that can (see `veil plugins`)"
+        )
 
 
 CHEAP = "cheap"
 EXPENSIVE = "expensive"
 METRIC_SAMPLE_ROWS = 100_000  # an expensive metric of a larger input runs on a seeded sample of this many records
-
 
 
 class GroupSizeModel(PrivacyModel):
@@ -401,6 +427,7 @@ class GroupSizeModel(PrivacyModel):
 
         sizes = view.sizes
         return GroupVerdict(sizes, sizes >= params.k, higher_is_safer=True)
+
 
 class Metric(Plugin):
     """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts.

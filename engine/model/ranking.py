@@ -103,9 +103,15 @@ class Ranking:
         for i, c in enumerate(self.candidates):
             ranked = by_index.get(i)
             values = {**c.values, **(ranked.values if ranked is not None else {})}
-            rows.append({"label": c.label, "subset": ", ".join(c.subset), **values,
-                         "place": ranked.place if ranked is not None else None,
-                         "chosen": ranked is not None and ranked.place == 1})
+            rows.append(
+                {
+                    "label": c.label,
+                    "subset": ", ".join(c.subset),
+                    **values,
+                    "place": ranked.place if ranked is not None else None,
+                    "chosen": ranked is not None and ranked.place == 1,
+                }
+            )
         return pd.DataFrame(rows)
 
 

@@ -29,8 +29,14 @@ _HOOK_OF_KIND = {
     "importer": "veil_register_importers",
     "exporter": "veil_register_exporters",
 }
-_WORD_OF_KIND = {"algorithm": "method", "privacy-model": "privacy model", "metric": "metric",
-                 "chart": "chart", "importer": "importer", "exporter": "export format"}
+_WORD_OF_KIND = {
+    "algorithm": "method",
+    "privacy-model": "privacy model",
+    "metric": "metric",
+    "chart": "chart",
+    "importer": "importer",
+    "exporter": "export format",
+}
 
 
 @dataclass(frozen=True)
@@ -170,8 +176,9 @@ def _problem(kind: str, cls) -> str | None:
         judgements(declared)
     except (TypeError, ValueError):
         known = ", ".join(j.value for j in Judgement)
-        return (f"{cls.__name__} declares a kind of privacy judgement that does not exist in {declared!r} "
-                f"(known: {known})")
+        return (
+            f"{cls.__name__} declares a kind of privacy judgement that does not exist in {declared!r} (known: {known})"
+        )
     return None
 
 
@@ -198,8 +205,9 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) 
                 module = ep.load()
                 _register(pm, module, ep.name)
             except Exception as exc:
-                registry._fail(dist, f"entry point {ep.name!r} ({ep.value}) failed to load: {exc!r}",
-                               traceback.format_exc())
+                registry._fail(
+                    dist, f"entry point {ep.name!r} ({ep.value}) failed to load: {exc!r}", traceback.format_exc()
+                )
                 continue
             sources[ep.name] = (dist, version)
     for mod in modules:

@@ -195,8 +195,11 @@ class Release:
         return list(self.exact_quasi_identifiers or self.quasi_identifiers)
 
     def roles(self) -> dict:
-        roles = {"quasi_identifiers": list(self.quasi_identifiers), "target": self.target,
-                 "sensitive": list(self.sensitive)}
+        roles = {
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "target": self.target,
+            "sensitive": list(self.sensitive),
+        }
         if self.exact_quasi_identifiers:
             roles["exact_quasi_identifiers"] = list(self.exact_quasi_identifiers)
         return roles
@@ -220,12 +223,20 @@ def grouped_sets(centres, groups: np.ndarray, *, details=None, notes=()) -> Rele
     for g, line in enumerate(line for chunk in centres.iter_chunks() for line in chunk):
         texts[g] = " ".join(sorted(line.split()))
     frame = pd.DataFrame({ITEMS_COLUMN: texts[groups], "group": groups})
-    return Release(GROUPED_SETS, frame, (ITEMS_COLUMN,), groups=groups, sets=centres,
-                   details=dict(details or {}), notes=tuple(notes))
+    return Release(
+        GROUPED_SETS,
+        frame,
+        (ITEMS_COLUMN,),
+        groups=groups,
+        sets=centres,
+        details=dict(details or {}),
+        notes=tuple(notes),
+    )
 
 
-def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=None,
-                   ranking: Ranking | None = None) -> Release:
+def feature_subset(
+    data, selected: list[int] | list[str], *, notes=(), details=None, ranking: Ranking | None = None
+) -> Release:
     """The release of a feature-selection method: the chosen features (and the target).
 
     ``data`` is a BinaryMatrix (features by index) or a Table (columns by name). In a Table,
@@ -244,21 +255,39 @@ def feature_subset(data, selected: list[int] | list[str], *, notes=(), details=N
 
             target = _free_name(target_name(data), names)  # the target column's own name, as in the input
             frame[target] = data.labels
-        return Release(FEATURE_SUBSET, frame, tuple(names), target=target, selected_features=tuple(names),
-                       notes=tuple(notes), details=details, ranking=ranking)
+        return Release(
+            FEATURE_SUBSET,
+            frame,
+            tuple(names),
+            target=target,
+            selected_features=tuple(names),
+            notes=tuple(notes),
+            details=details,
+            ranking=ranking,
+        )
     assert isinstance(data, Table)
     names = [str(s) for s in selected]
     schema = data.schema
     qis = [n for n in names if schema[n].role is Role.QUASI_IDENTIFIER] or [
-        n for n in names if schema[n].role in (Role.QUASI_IDENTIFIER, Role.INSENSITIVE)]
+        n for n in names if schema[n].role in (Role.QUASI_IDENTIFIER, Role.INSENSITIVE)
+    ]
     sensitive = [n for n in names if schema[n].role is Role.SENSITIVE]
     cols = list(names)
     target = schema.target
     if target is not None and target not in cols:
         cols.append(target)
     frame = data.frame[cols].reset_index(drop=True)
-    return Release(FEATURE_SUBSET, frame, tuple(qis), target=target, sensitive=tuple(sensitive),
-                   selected_features=tuple(names), notes=tuple(notes), details=details, ranking=ranking)
+    return Release(
+        FEATURE_SUBSET,
+        frame,
+        tuple(qis),
+        target=target,
+        sensitive=tuple(sensitive),
+        selected_features=tuple(names),
+        notes=tuple(notes),
+        details=details,
+        ranking=ranking,
+    )
 
 
 def feature_weights(names, weights, *, top: int | None = None, notes=(), details=None) -> Release:
@@ -275,10 +304,21 @@ def feature_weights(names, weights, *, top: int | None = None, notes=(), details
     order = np.lexsort((np.arange(len(weights)), -weights))
     if top is not None:
         order = order[: int(top)]
-    frame = pd.DataFrame({"feature": [names[i] for i in order], "weight": weights[order],
-                          "rank": np.arange(1, len(order) + 1, dtype=np.int64)})
-    return Release(FEATURE_WEIGHTS, frame, (), selected_features=tuple(frame["feature"]), notes=tuple(notes),
-                   details=dict(details or {}))
+    frame = pd.DataFrame(
+        {
+            "feature": [names[i] for i in order],
+            "weight": weights[order],
+            "rank": np.arange(1, len(order) + 1, dtype=np.int64),
+        }
+    )
+    return Release(
+        FEATURE_WEIGHTS,
+        frame,
+        (),
+        selected_features=tuple(frame["feature"]),
+        notes=tuple(notes),
+        details=dict(details or {}),
+    )
 
 
 def _free_name(base: str, taken: list[str]) -> str:
@@ -326,17 +366,24 @@ class Verdict:
     by_column: tuple = ()  # a model on sensitive values: (column, Verdict) for each sensitive column
 
     def to_dict(self) -> dict:
-        out = {"model": self.model, "params": self.params, "holds": bool(self.holds),
-               "value": _plain(self.value), "message": self.message,
-               "failing_records": int(len(self.failing_rows))}
+        out = {
+            "model": self.model,
+            "params": self.params,
+            "holds": bool(self.holds),
+            "value": _plain(self.value),
+            "message": self.message,
+            "failing_records": int(len(self.failing_rows)),
+        }
         if self.by_column:
             out["by_column"] = self.columns_dict()
         return out
 
     def columns_dict(self) -> dict:
         """``{column: {"holds", "value", "message"}}`` of :attr:`by_column` (empty without)."""
-        return {column: {"holds": bool(v.holds), "value": _plain(v.value), "message": v.message}
-                for column, v in self.by_column}
+        return {
+            column: {"holds": bool(v.holds), "value": _plain(v.value), "message": v.message}
+            for column, v in self.by_column
+        }
 
     @property
     def each(self) -> tuple:
@@ -353,8 +400,16 @@ def verdict_from_groups(model, params, view, gv) -> Verdict:
     value = gv.worst
     if np.isfinite(value) and float(value).is_integer() and gv.higher_is_safer:
         value = int(value)
-    return Verdict(model.name, params_to_dict(params), gv.holds, value, model.summary(params, gv),
-                   per_record, failing, measure=model.measure)
+    return Verdict(
+        model.name,
+        params_to_dict(params),
+        gv.holds,
+        value,
+        model.summary(params, gv),
+        per_record,
+        failing,
+        measure=model.measure,
+    )
 
 
 def worst_of(judged, higher_is_safer: bool = True) -> Verdict:
@@ -370,8 +425,9 @@ def worst_of(judged, higher_is_safer: bool = True) -> Verdict:
     worst = pick(verdicts, key=lambda v: (v.holds, v.value) if higher_is_safer else (not v.holds, v.value))
     failing = np.unique(np.concatenate([np.asarray(v.failing_rows, dtype=np.int64) for v in verdicts]))
     message = "; ".join(f"{column}: {v.message}" for column, v in judged)
-    return dataclasses.replace(worst, holds=all(v.holds for v in verdicts), failing_rows=failing, message=message,
-                               by_column=by_column)
+    return dataclasses.replace(
+        worst, holds=all(v.holds for v in verdicts), failing_rows=failing, message=message, by_column=by_column
+    )
 
 
 def _plain(v):
@@ -435,4 +491,3 @@ class PartsRelease:
     notes: tuple[str, ...] = ()
     counter: object = None
     input_classes: object = None
-

@@ -50,8 +50,7 @@ def prosecutor_risks(sizes: np.ndarray) -> np.ndarray:
     return 1.0 / np.asarray(sizes, dtype=float)
 
 
-def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, population_sizes=None,
-                          weights=None) -> Risk:
+def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, population_sizes=None, weights=None) -> Risk:
     """Risk from each record's group size in the release (``sizes``) and, for a sample of a larger
     population, in the population (``population_sizes``, per record; default: the release itself).
 
@@ -79,9 +78,15 @@ def reidentification_risk(sizes, *, threshold: float = DEFAULT_THRESHOLD, popula
     total = float(w.sum())
     # Σ over groups of f/F = Σ over records of 1/F (each group's f records add f · 1/F)
     marketer = float((w * journalist).sum() / total)
-    return Risk(float(prosecutor.max()), float((w * prosecutor).sum() / total),
-                float(w[prosecutor > threshold].sum() / total), float(journalist.max()),
-                float((w * journalist).sum() / total), marketer, float(threshold))
+    return Risk(
+        float(prosecutor.max()),
+        float((w * prosecutor).sum() / total),
+        float(w[prosecutor > threshold].sum() / total),
+        float(journalist.max()),
+        float((w * journalist).sum() / total),
+        marketer,
+        float(threshold),
+    )
 
 
 def release_risk(release, *, threshold: float = DEFAULT_THRESHOLD) -> Risk:

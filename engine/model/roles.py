@@ -80,8 +80,11 @@ def check_acknowledged(table, acknowledged) -> None:
     sensitive = _sensitive(table)
     for column in acknowledged:
         if column not in sensitive:
-            marked = f"the columns marked sensitive are {', '.join(sensitive)}" if sensitive else \
-                "no column is marked sensitive"
+            marked = (
+                f"the columns marked sensitive are {', '.join(sensitive)}"
+                if sensitive
+                else "no column is marked sensitive"
+            )
             raise BadInput(f"cannot acknowledge releasing {column!r}: it is not a column marked sensitive ({marked})")
 
 
@@ -90,15 +93,20 @@ def refusal(columns, method: str, *, before: bool, by_chance: bool = False) -> s
     before a randomised method's run, whose choice of features may or may not include them)."""
     s = "s" if len(columns) > 1 else ""
     names = ", ".join(columns)
-    what = (f"method {method!r} may release the column{s} marked sensitive {names}: it picks features made from "
-            f"{'them' if s else 'it'} at random, so this is asked before the run, not after; nothing was run"
-            if by_chance else
-            f"method {method!r} releases the column{s} marked sensitive {names} as {'they are' if s else 'it is'}"
-            if before else f"the release of {method!r} contains the column{s} marked sensitive {names} "
-            f"(as features or values); nothing was released")
-    return (f"{what}: acknowledge it to release it anyway (--release-sensitive {','.join(columns)}, or "
-            f"\"release_sensitive\" in the project file), or change the column's role or leave it out of the "
-            f"features")
+    what = (
+        f"method {method!r} may release the column{s} marked sensitive {names}: it picks features made from "
+        f"{'them' if s else 'it'} at random, so this is asked before the run, not after; nothing was run"
+        if by_chance
+        else f"method {method!r} releases the column{s} marked sensitive {names} as {'they are' if s else 'it is'}"
+        if before
+        else f"the release of {method!r} contains the column{s} marked sensitive {names} "
+        f"(as features or values); nothing was released"
+    )
+    return (
+        f"{what}: acknowledge it to release it anyway (--release-sensitive {','.join(columns)}, or "
+        f"\"release_sensitive\" in the project file), or change the column's role or leave it out of the "
+        f"features"
+    )
 
 
 def released_sensitive(original, prepared, release) -> list[str]:
@@ -106,8 +114,9 @@ def released_sensitive(original, prepared, release) -> list[str]:
     sensitive = _sensitive(original)
     if not sensitive:
         return []
-    columns = set(release.frame.columns) | set(release.parts.get("sensitive", {}).columns
-                                                if "sensitive" in release.parts else ())
+    columns = set(release.frame.columns) | set(
+        release.parts.get("sensitive", {}).columns if "sensitive" in release.parts else ()
+    )
     sources = _sources(prepared)
     reached = {sources.get(c, c) for c in columns}
     return [c for c in sensitive if c in reached]

@@ -4,13 +4,16 @@ assessment of a release against its input, and the report with its HTML/PDF rend
 
 from ..base.lazy import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "charts": ["draw_chart=draw", "mark_runs", "orientations", "picked_run", "save_chart"],
-    "assessment": ["classifier_skipped", "ReportOptions"],
-    "export": ["Export", "export_release", "write_release"],
-    "manifest": ["ExportOptions", "read_manifest"],
-    "verify": ["verify_file", "verify_manifest"],
-    "partitioned": ["export_parts"],
-    "part_counts": ["judge_counts", "verify_parts"],
-    "report": ["regenerate_report"],
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "charts": ["draw_chart=draw", "mark_runs", "orientations", "picked_run", "save_chart"],
+        "assessment": ["classifier_skipped", "ReportOptions"],
+        "export": ["Export", "export_release", "write_release"],
+        "manifest": ["ExportOptions", "read_manifest"],
+        "verify": ["verify_file", "verify_manifest"],
+        "partitioned": ["export_parts"],
+        "part_counts": ["judge_counts", "verify_parts"],
+        "report": ["regenerate_report"],
+    },
+)

@@ -24,7 +24,7 @@ from ..base.constants import DEFAULT_RISK_THRESHOLD
 from ..run.jobs import Context
 from ..model.groups import population_sizes
 from ..model.release import Release, feature_subset
-from ..model.risk import DEFAULT_THRESHOLD, reidentification_risk
+from ..model.risk import reidentification_risk
 from ..data.table import Table
 
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
@@ -76,8 +76,9 @@ def before_release(data) -> Release | None:
     return None
 
 
-def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None,
-                       hierarchies: Mapping | None = None) -> Release:
+def release_as_written(
+    frame: pd.DataFrame, roles: Mapping, parts: Mapping | None = None, hierarchies: Mapping | None = None
+) -> Release:
     """A release rebuilt from a file read back and the roles its manifest records (BadInput when the
     file lacks a column they name). ``parts`` are the further files of a release in several parts
     (Anatomy's sensitive table): a column they hold counts as present. ``hierarchies``: those
@@ -90,19 +91,33 @@ def release_as_written(frame: pd.DataFrame, roles: Mapping, parts: Mapping | Non
     for role, column in named:
         if column not in frame.columns and not (role == "sensitive" and column in elsewhere):
             raise BadInput(f"the file lacks the {role} column {column!r}")
-    return Release("file", frame, tuple(roles.get("quasi_identifiers") or ()), target=roles.get("target"),
-                   sensitive=tuple(roles.get("sensitive") or ()),
-                   exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
-                   hierarchies=dict(hierarchies or {}))
+    return Release(
+        "file",
+        frame,
+        tuple(roles.get("quasi_identifiers") or ()),
+        target=roles.get("target"),
+        sensitive=tuple(roles.get("sensitive") or ()),
+        exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
+        hierarchies=dict(hierarchies or {}),
+    )
 
 
-def assess(registry, original, before: Release | None, after: Release | None, options: ReportOptions,
-           ctx: Context | None = None) -> dict:
+def assess(
+    registry,
+    original,
+    before: Release | None,
+    after: Release | None,
+    options: ReportOptions,
+    ctx: Context | None = None,
+) -> dict:
     """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
     ctx = ctx or Context(0)
     ctx.progress(0.0, "assessing the risk before")
-    risk = {"model": "prosecutor", "threshold": float(options.risk_threshold),
-            "before": _risk(registry, original, before, options.risk_threshold, ctx)}
+    risk = {
+        "model": "prosecutor",
+        "threshold": float(options.risk_threshold),
+        "before": _risk(registry, original, before, options.risk_threshold, ctx),
+    }
     ctx.progress(0.05, "assessing the risk after")
     risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
     utility = None
@@ -128,14 +143,23 @@ def risk_figures(sizes: np.ndarray, columns: list[str], threshold: float, popula
     (:func:`class_risk`); ``population``: each entry's group size in the population."""
     r = reidentification_risk(sizes, threshold=threshold, population_sizes=population, weights=weights)
     w = np.ones(len(sizes)) if weights is None else np.asarray(weights, dtype=float)
-    values = {"max": _number(r.prosecutor_max), "avg": _number(r.prosecutor_avg), "at_risk": _number(r.records_at_risk),
-              "journalist_max": _number(r.journalist_max), "journalist_avg": _number(r.journalist_avg),
-              "marketer": _number(r.marketer)}
+    values = {
+        "max": _number(r.prosecutor_max),
+        "avg": _number(r.prosecutor_avg),
+        "at_risk": _number(r.records_at_risk),
+        "journalist_max": _number(r.journalist_max),
+        "journalist_avg": _number(r.journalist_avg),
+        "marketer": _number(r.marketer),
+    }
     held = np.asarray(sizes)[w > 0]
-    return {"columns": list(columns), "records": int(round(float(w.sum()))),
-            "groups": int(round(float((w / np.maximum(sizes, 1)).sum()))) if len(sizes) else 0,  # |g|·1/|g| each
-            "smallest_group": int(held.min()) if len(held) else None,
-            **values, "group_sizes": group_size_shares(sizes, weights)}
+    return {
+        "columns": list(columns),
+        "records": int(round(float(w.sum()))),
+        "groups": int(round(float((w / np.maximum(sizes, 1)).sum()))) if len(sizes) else 0,  # |g|·1/|g| each
+        "smallest_group": int(held.min()) if len(held) else None,
+        **values,
+        "group_sizes": group_size_shares(sizes, weights),
+    }
 
 
 def class_risk(class_sizes: np.ndarray, columns: list[str], threshold: float) -> dict:
@@ -182,8 +206,10 @@ def classifier_skipped(release: Release | None) -> str:
     if release.target is None:
         return NO_TARGET
     if release.n_rows > MAX_UTILITY_ROWS:
-        return (f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
-                f"(run the utility metrics on a sample instead)")
+        return (
+            f"more than {MAX_UTILITY_ROWS:,} records: the classifier comparison was skipped "
+            f"(run the utility metrics on a sample instead)"
+        )
     return ""
 
 
@@ -196,11 +222,19 @@ def _utility(registry, original, before: Release | None, after: Release | None, 
     target = (after or before).target if (after or before) is not None else None
     metrics = utility_metrics(registry)
     protocols = [m.protocol(report_params(m, tuned)) for m in metrics]
-    out = {"classifier": next((p for p in protocols if p), "the metrics' own protocol"),
-           "target": target, "before": None, "after": None, "note": None,
-           "titles": {m.name: m.title for m in metrics}}
-    skipped = next((why for why in map(classifier_skipped, (after, before)) if why), None) \
-        if (after or before) is not None else NO_TARGET
+    out = {
+        "classifier": next((p for p in protocols if p), "the metrics' own protocol"),
+        "target": target,
+        "before": None,
+        "after": None,
+        "note": None,
+        "titles": {m.name: m.title for m in metrics},
+    }
+    skipped = (
+        next((why for why in map(classifier_skipped, (after, before)) if why), None)
+        if (after or before) is not None
+        else NO_TARGET
+    )
     if skipped:
         out["note"] = skipped
         return out
@@ -229,8 +263,14 @@ def _memoised(metric, original, release: Release, ctx: Context, params=None):
     release (all features) costs nothing more.
     """
     params = metric.params() if params is None else params
-    key = (type(metric).__module__, type(metric).__qualname__, repr(params), ctx.seed, release.target,
-           _release_digest(release))
+    key = (
+        type(metric).__module__,
+        type(metric).__qualname__,
+        repr(params),
+        ctx.seed,
+        release.target,
+        _release_digest(release),
+    )
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)

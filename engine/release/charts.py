@@ -62,8 +62,9 @@ def picked_run(figure: Figure, artist, index: int) -> int | None:
     return None
 
 
-def save_chart(registry, call: PluginCall, results: pd.DataFrame, out_dir: str | Path, stem: str | None = None,
-               size=(7.0, 4.5)) -> list[Path]:
+def save_chart(
+    registry, call: PluginCall, results: pd.DataFrame, out_dir: str | Path, stem: str | None = None, size=(7.0, 4.5)
+) -> list[Path]:
     """Write ``stem.png``, ``stem.svg`` and the chart's data ``stem.csv``; return the paths."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -42,8 +42,20 @@ from ..run.jobs import Context
 from ..run.memory import check_memory, estimate_export
 from ..run.runs import BoundModel, RunResult, bind_model
 from .assessment import ReportOptions, assess, before_release, release_as_written
-from .manifest import (MANIFEST_NAME, REPORT_FILES, ExportOptions, binding, build_manifest, holds_records,
-                       identifier_columns, input_data, manifest_digest, read_binding, read_manifest, source_path)
+from .manifest import (
+    MANIFEST_NAME,
+    REPORT_FILES,
+    ExportOptions,
+    binding,
+    build_manifest,
+    holds_records,
+    identifier_columns,
+    input_data,
+    manifest_digest,
+    read_binding,
+    read_manifest,
+    source_path,
+)
 from .parts import as_written, manifest_entry, part_names, part_path, write_parts
 from .report import render_report_files
 from .signing import made_here, sign, signer
@@ -94,8 +106,11 @@ def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     for i in range(frame.shape[1]):
         s = frame.iloc[:, i]
         values = getattr(s.array, "_pa_array", None)
-        if pa is not None and values is not None and (pa.types.is_string(values.type)
-                                                      or pa.types.is_large_string(values.type)):
+        if (
+            pa is not None
+            and values is not None
+            and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))
+        ):
             indices = pa.array(order) if indices is None else indices
             encoded = (values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values).dictionary_encode()
             taken = encoded.dictionary.take(encoded.indices.take(indices))
@@ -108,8 +123,10 @@ def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     return out
 
 
-NO_RECORDS = ("a feature-weights release holds one row per feature (its weight and rank) and no record, so no "
-              "record can be re-identified from it")
+NO_RECORDS = (
+    "a feature-weights release holds one row per feature (its weight and rank) and no record, so no "
+    "record can be re-identified from it"
+)
 NO_RECORDS_UTILITY = "a feature-weights release holds no records to train a classifier on"
 
 
@@ -117,11 +134,23 @@ def with_frame(release: Release, frame: pd.DataFrame) -> Release:
     return dataclasses.replace(release, frame=frame)
 
 
-def write_release(registry, result: RunResult, out_dir: str | os.PathLike, options: ExportOptions = ExportOptions(),
-                  *, input_path: str | None = None, input_rows: int | None = None, version: str = "",
-                  extra: dict | None = None, source=None, project: str | os.PathLike | None = None,
-                  report: ReportOptions | None = None, ctx: Context | None = None,
-                  also_writes: tuple[str, ...] = (), inputs: tuple = ()) -> dict:
+def write_release(
+    registry,
+    result: RunResult,
+    out_dir: str | os.PathLike,
+    options: ExportOptions = ExportOptions(),
+    *,
+    input_path: str | None = None,
+    input_rows: int | None = None,
+    version: str = "",
+    extra: dict | None = None,
+    source=None,
+    project: str | os.PathLike | None = None,
+    report: ReportOptions | None = None,
+    ctx: Context | None = None,
+    also_writes: tuple[str, ...] = (),
+    inputs: tuple = (),
+) -> dict:
     """Write ``DIR/<filename>.<ext>`` and ``DIR/manifest.json`` (no report); return the manifest.
 
     Parameters
@@ -146,15 +175,38 @@ def write_release(registry, result: RunResult, out_dir: str | os.PathLike, optio
     Cancelled
         ``ctx`` was cancelled; nothing is written.
     """
-    return _export(registry, result, out_dir, options, input_path=input_path, input_rows=input_rows, version=version,
-                   extra=extra, source=source, project=project, assessment=report, report_files=None, ctx=ctx,
-                   also_writes=also_writes, inputs=inputs).manifest
+    return _export(
+        registry,
+        result,
+        out_dir,
+        options,
+        input_path=input_path,
+        input_rows=input_rows,
+        version=version,
+        extra=extra,
+        source=source,
+        project=project,
+        assessment=report,
+        report_files=None,
+        ctx=ctx,
+        also_writes=also_writes,
+        inputs=inputs,
+    ).manifest
 
 
-def export_release(registry, result: RunResult, out_dir: str | os.PathLike, options: ExportOptions = ExportOptions(),
-                   *, report: ReportOptions | None = ReportOptions(), source=None,
-                   project: str | os.PathLike | None = None, version: str = "", ctx: Context | None = None,
-                   inputs: tuple = ()) -> Export:
+def export_release(
+    registry,
+    result: RunResult,
+    out_dir: str | os.PathLike,
+    options: ExportOptions = ExportOptions(),
+    *,
+    report: ReportOptions | None = ReportOptions(),
+    source=None,
+    project: str | os.PathLike | None = None,
+    version: str = "",
+    ctx: Context | None = None,
+    inputs: tuple = (),
+) -> Export:
     """Export a run: the released file, ``manifest.json`` and (unless ``report`` is None) ``report.html``
     and ``report.pdf``, all in ``out_dir``. This is what the desktop's Export and ``veil run`` call.
 
@@ -176,15 +228,41 @@ def export_release(registry, result: RunResult, out_dir: str | os.PathLike, opti
         ``ctx`` was cancelled before the files took their names: nothing was written.
     """
     data = input_data(result)
-    return _export(registry, result, out_dir, options, input_path=data_input_path(data),
-                   input_rows=data_input_rows(data), version=version, source=source, project=project,
-                   assessment=report, report_files=report, ctx=ctx, inputs=inputs)
+    return _export(
+        registry,
+        result,
+        out_dir,
+        options,
+        input_path=data_input_path(data),
+        input_rows=data_input_rows(data),
+        version=version,
+        source=source,
+        project=project,
+        assessment=report,
+        report_files=report,
+        ctx=ctx,
+        inputs=inputs,
+    )
 
 
-def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, input_path=None, input_rows=None,
-            version="", extra=None, source=None, project=None, assessment: ReportOptions | None = None,
-            report_files: ReportOptions | None = None, ctx: Context | None = None,
-            also_writes: tuple[str, ...] = (), inputs: tuple = ()) -> Export:
+def _export(
+    registry,
+    result: RunResult,
+    out_dir,
+    options: ExportOptions,
+    *,
+    input_path=None,
+    input_rows=None,
+    version="",
+    extra=None,
+    source=None,
+    project=None,
+    assessment: ReportOptions | None = None,
+    report_files: ReportOptions | None = None,
+    ctx: Context | None = None,
+    also_writes: tuple[str, ...] = (),
+    inputs: tuple = (),
+) -> Export:
 
     ctx = ctx or Context(result.spec.seed)
     ctx.check()
@@ -193,13 +271,19 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     check_output_folder(out)
     exporter = registry.exporter(options.fmt)
     target = out / f"{options.filename}.{exporter.extension}"
-    report_names = tuple(REPORT_FILES[k] for k in ("html", "pdf")
-                         if report_files is not None and getattr(report_files, k))
-    protected = [input_path or source_path(result), (project, "project file"), *_source_files(source),
-                 *((f, "input file") for f in inputs)]
+    report_names = tuple(
+        REPORT_FILES[k] for k in ("html", "pdf") if report_files is not None and getattr(report_files, k)
+    )
+    protected = [
+        input_path or source_path(result),
+        (project, "project file"),
+        *_source_files(source),
+        *((f, "input file") for f in inputs),
+    ]
     part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
-    refuse_overwriting([target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *part_files, *also_writes))],
-                       protected)
+    refuse_overwriting(
+        [target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *part_files, *also_writes))], protected
+    )
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     records = holds_records(result.release)
     if not records:  # one row per feature, in rank order: there is no record order to hide
@@ -212,8 +296,9 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
     refused = exporter.refuses(result.release)
     if refused:
         able = [n for n in registry.names("exporter") if not registry.exporter(n).refuses(result.release)]
-        raise BadInput(f"{refused}; choose the format {' or '.join(able) or '(none installed)'} instead of "
-                       f"{options.fmt}")
+        raise BadInput(
+            f"{refused}; choose the format {' or '.join(able) or '(none installed)'} instead of {options.fmt}"
+        )
     ctx.progress(0.02, "writing the release")
     with Staging(out, ctx.holding) as stage:  # leaving it without the commit below deletes everything prepared
         tmp = stage.file(target.name)
@@ -234,19 +319,40 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
             written = as_written(result.release, back, {n: f for n, (f, _) in parts.items()})
             verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
-        figures = assess(registry, result.data, before_release(result.data),
-                         dataclasses.replace(release_as_written(back, result.release.roles(), written.parts,
-                                                                result.release.hierarchies),
-                                             population=result.release.population) if records else None,
-                         (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
-                         ctx.child(0.2, 0.75 if report_names else 0.95))
+        figures = assess(
+            registry,
+            result.data,
+            before_release(result.data),
+            dataclasses.replace(
+                release_as_written(back, result.release.roles(), written.parts, result.release.hierarchies),
+                population=result.release.population,
+            )
+            if records
+            else None,
+            (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
+            ctx.child(0.2, 0.75 if report_names else 0.95),
+        )
         if not records:
             figures["risk"]["after_note"] = NO_RECORDS
             figures["utility"] = {"before": None, "after": None, "note": NO_RECORDS_UTILITY}
-        manifest = build_manifest(result, target, verdict, len(frame), list(frame.columns), options,
-                                  input_path=input_path, input_rows=input_rows, version=version, extra=extra,
-                                  source=source, project=project, shuffle_seed=shuffle_seed, assessment=figures,
-                                  output_sha256=sha256_file(tmp), written=written_names(exporter, frame.columns))
+        manifest = build_manifest(
+            result,
+            target,
+            verdict,
+            len(frame),
+            list(frame.columns),
+            options,
+            input_path=input_path,
+            input_rows=input_rows,
+            version=version,
+            extra=extra,
+            source=source,
+            project=project,
+            shuffle_seed=shuffle_seed,
+            assessment=figures,
+            output_sha256=sha256_file(tmp),
+            written=written_names(exporter, frame.columns),
+        )
         manifest["export"] = {"id": secrets.token_hex(16), "files": {target.name: manifest["output"]["sha256"]}}
         manifest["signed_by"] = signer()  # the report shows the key's fingerprint
         if parts:
@@ -255,19 +361,21 @@ def _export(registry, result: RunResult, out_dir, options: ExportOptions, *, inp
         paths = {}
         if report_names:
             ctx.progress(0.75, "writing the report")
-            paths = render_report_files(registry, manifest, stage, report_files, binding(manifest),
-                                        ctx=ctx.child(0.75, 0.98))
-            manifest["export"]["files"].update({stage_path.name: sha256_file(stage_path)
-                                                for stage_path in paths.values()})
+            paths = render_report_files(
+                registry, manifest, stage, report_files, binding(manifest), ctx=ctx.child(0.75, 0.98)
+            )
+            manifest["export"]["files"].update(
+                {stage_path.name: sha256_file(stage_path) for stage_path in paths.values()}
+            )
         sign(manifest)  # last: it covers every field, the files' hashes included
-        stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n",
-                                             encoding="utf-8")
+        stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
         keep = {target.name, MANIFEST_NAME, *report_names, *part_files}
         stage.commit(remove=_earlier_members(out, keep, protected), last=MANIFEST_NAME)
     ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
-    return Export(manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None
-                                                            for k in ("html", "pdf")))
+    return Export(
+        manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None for k in ("html", "pdf"))
+    )
 
 
 def check_output_folder(out: Path) -> None:
@@ -278,8 +386,9 @@ def check_output_folder(out: Path) -> None:
         raise BadInput(f"{out} exists and is not a folder")
 
 
-def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=None, inputs: tuple = (),
-                            filename: str = "release") -> None:
+def refuse_inputs_in_output(
+    out_dir: str | os.PathLike, *, source=None, project=None, inputs: tuple = (), filename: str = "release"
+) -> None:
     """BadInput when a file of the run (the data, an appended file, a hierarchy, the project file, any
     of ``inputs``) is one an export into ``out_dir`` may write over: ``manifest.json``, a report, or
     ``<filename>.*`` in any format (the release, its parts). Called *before* the method runs, since
@@ -292,8 +401,9 @@ def refuse_inputs_in_output(out_dir: str | os.PathLike, *, source=None, project=
         return  # the export says why it cannot write there
     members = {MANIFEST_NAME, *REPORT_FILES.values()}
     targets = [out / n for n in names if n in members or n.startswith(f"{filename}.")]
-    refuse_overwriting(targets, [(project, "project file"), *_source_files(source),
-                                 *((f, "input file") for f in inputs)])
+    refuse_overwriting(
+        targets, [(project, "project file"), *_source_files(source), *((f, "input file") for f in inputs)]
+    )
 
 
 def _source_files(source) -> list[tuple]:
@@ -318,8 +428,10 @@ def _check_columns(frame: pd.DataFrame, back: pd.DataFrame, fmt: str) -> None:
     for i, name in enumerate(wrote):
         if i >= len(got) or got[i] != name:
             found = f"reads back as {got[i]!r}" if i < len(got) else "is missing when read back"
-            raise BadInput(f"the {fmt} file cannot hold the column name {name!r} (it {found}); rename the column "
-                           f"or export another format; nothing was written")
+            raise BadInput(
+                f"the {fmt} file cannot hold the column name {name!r} (it {found}); rename the column "
+                f"or export another format; nothing was written"
+            )
     raise BadInput(f"the {fmt} file reads back with more columns than were written; nothing was written")
 
 
@@ -368,8 +480,7 @@ def _check_or_refuse(model: BoundModel | None, release: Release, order, what: st
     if not verdict.holds:
         rows = order if order is not None else None
         listed = describe_failures(verdict, release, rows=rows)
-        raise PrivacyCheckFailed(f"{what} fails {model.name}: {verdict.message}; failing records: {listed}; "
-                                 f"nothing was written", verdict)
+        raise PrivacyCheckFailed(
+            f"{what} fails {model.name}: {verdict.message}; failing records: {listed}; nothing was written", verdict
+        )
     return verdict
-
-

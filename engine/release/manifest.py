@@ -36,9 +36,7 @@ REPORT_FILES = {"html": "report.html", "pdf": "report.pdf"}
 MANIFEST_VERSION = 1
 
 
-
 MANIFEST_NAME = "manifest.json"
-
 
 
 def manifest_digest(manifest: dict) -> str:
@@ -52,24 +50,23 @@ def manifest_digest(manifest: dict) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-
 def binding(manifest: dict, regenerated: str | None = None) -> dict:
     """What a report carries to tie it to its manifest (see :func:`read_binding`)."""
-    b = {"manifest-sha256": manifest_digest(manifest), "export-id": (manifest.get("export") or {}).get("id") or "",
-         "export-created": manifest.get("created") or ""}
+    b = {
+        "manifest-sha256": manifest_digest(manifest),
+        "export-id": (manifest.get("export") or {}).get("id") or "",
+        "export-created": manifest.get("created") or "",
+    }
     if regenerated:
         b["regenerated"] = regenerated
     return b
-
 
 
 def binding_text(b: dict) -> str:
     return " ".join(f"veil-{k}={v}" for k, v in b.items() if v)
 
 
-
 _BINDING = re.compile(rb"veil-(manifest-sha256|export-id|export-created|regenerated)=([0-9A-Za-z:+\-.]+)")
-
 
 
 def read_binding(path: str | os.PathLike) -> dict:
@@ -89,7 +86,6 @@ def read_binding(path: str | os.PathLike) -> dict:
     return found
 
 
-
 def recorded_inputs(manifest: dict) -> list:
     """The files a manifest says its run read (the input, appended files, hierarchies, the project
     file), as (path, what) pairs for :func:`~veil.engine.release.staging.refuse_overwriting`."""
@@ -101,7 +97,7 @@ def recorded_inputs(manifest: dict) -> list:
         if isinstance(read.get("path"), str):
             found.append((read["path"], "input file"))
         hierarchies = read.get("hierarchies")
-        for f in (hierarchies.values() if isinstance(hierarchies, dict) else ()):
+        for f in hierarchies.values() if isinstance(hierarchies, dict) else ():
             if isinstance(f, str):
                 found.append((f, "hierarchy file"))
         for extra in read.get("append") if isinstance(read.get("append"), list) else ():
@@ -121,37 +117,61 @@ def input_data(result: RunResult):
     return result.original if result.original is not None else result.data
 
 
-
 def source_path(result: RunResult) -> str | None:
     return data_input_path(input_data(result))
 
 
-
-def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, rows: int, columns: list[str],
-                   options: ExportOptions, *, input_path=None, input_rows=None, version="", extra=None,
-                   source=None, project=None, shuffle_seed=None, assessment=None, output_sha256=None,
-                   written=None) -> dict:
+def build_manifest(
+    result: RunResult,
+    target: Path,
+    verdict: Verdict | None,
+    rows: int,
+    columns: list[str],
+    options: ExportOptions,
+    *,
+    input_path=None,
+    input_rows=None,
+    version="",
+    extra=None,
+    source=None,
+    project=None,
+    shuffle_seed=None,
+    assessment=None,
+    output_sha256=None,
+    written=None,
+) -> dict:
     release = result.release
     prov = release.provenance
     spec = result.spec
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "veil_version": version,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"system": platform.system(), "release": platform.release(), "python": platform.python_version(),
-                     "machine": platform.machine()},
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
         "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
-        "privacy_model": ({"name": prov.model, "params": prov.model_params} if prov and prov.model
-                          else {"name": None, "params": {}, "note": _no_model_note(release)}),
+        "privacy_model": (
+            {"name": prov.model, "params": prov.model_params}
+            if prov and prov.model
+            else {"name": None, "params": {}, "note": _no_model_note(release)}
+        ),
         "seed": spec.seed,
         "shuffled": options.shuffle,
         "shuffle_seed": shuffle_seed if options.shuffle else None,
         "input": _input_entry(result, input_path, input_rows, source),
         "project": _project_entry(project),
-        "output": {"path": target.name, "format": options.fmt, "sha256": output_sha256 or sha256_file(target),
-                   "rows": rows,
-                   "columns": columns,
-                   "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c}},
+        "output": {
+            "path": target.name,
+            "format": options.fmt,
+            "sha256": output_sha256 or sha256_file(target),
+            "rows": rows,
+            "columns": columns,
+            "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c},
+        },
         "roles": release.roles(),
         # the hierarchies declared for sensitive columns: a model's distance may follow one, and the
         # file is verified from the manifest alone
@@ -160,10 +180,16 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
         "population": release.population.to_dict() if getattr(release, "population", None) is not None else None,
         "removed_identifiers": identifier_columns(result),
         "release_kind": release.kind,
-        "verdict": ({"holds": bool(verdict.holds), "value": verdict.to_dict()["value"], "message": verdict.message,
-                     **({"by_column": verdict.columns_dict()} if verdict.by_column else {})}
-                    if verdict is not None else {"holds": None, "value": None,
-                                                 "message": "no privacy model: nothing was checked"}),
+        "verdict": (
+            {
+                "holds": bool(verdict.holds),
+                "value": verdict.to_dict()["value"],
+                "message": verdict.message,
+                **({"by_column": verdict.columns_dict()} if verdict.by_column else {}),
+            }
+            if verdict is not None
+            else {"holds": None, "value": None, "message": "no privacy model: nothing was checked"}
+        ),
         "privacy_models": [dict(m) for m in prov.models] if prov else [],
         "verdicts": [v.to_dict() for v in verdict.each] if verdict is not None else [],
         "privacy_budget": privacy_budget(release),
@@ -184,16 +210,17 @@ def build_manifest(result: RunResult, target: Path, verdict: Verdict | None, row
     return json_safe(manifest)
 
 
-
 def _no_model_note(release: Release) -> str:
     if not holds_records(release):
-        claim = ("its weights claim differential privacy (see privacy_budget)" if "epsilon_spent" in release.details
-                 else "the weights make no privacy claim")
+        claim = (
+            "its weights claim differential privacy (see privacy_budget)"
+            if "epsilon_spent" in release.details
+            else "the weights make no privacy claim"
+        )
         return f"a feature-weights release holds no records, so no record-level privacy model applies; {claim}"
     if "epsilon_spent" in release.details:
         return "no privacy model was checked: the method claims differential privacy (see privacy_budget)"
     return "no privacy model was chosen: this release makes no privacy claim"
-
 
 
 def privacy_budget(release: Release) -> dict | None:
@@ -212,12 +239,14 @@ def privacy_budget(release: Release) -> dict | None:
     return budget
 
 
-
 def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
     """Where the input is (an absolute path, so ``veil report`` finds it from anywhere), its hash and
     size, and how to read it again (read options and the schema of kinds and roles)."""
-    entry = {"path": _absolute(input_path), "sha256": result.release.provenance.input_sha256
-             if result.release.provenance else None, "rows": input_rows}
+    entry = {
+        "path": _absolute(input_path),
+        "sha256": result.release.provenance.input_sha256 if result.release.provenance else None,
+        "rows": input_rows,
+    }
     if source is not None:
         # the population is recorded on its own ("population"), with its hash and size
         read = {k: v for k, v in source.to_dict().items() if k not in ("roles", "kinds", "population")}
@@ -228,10 +257,8 @@ def _input_entry(result: RunResult, input_path, input_rows, source) -> dict:
     return entry
 
 
-
 def _absolute(path) -> str | None:
     return str(Path(path).resolve()) if path else None
-
 
 
 def _project_entry(project) -> dict | None:
@@ -241,14 +268,12 @@ def _project_entry(project) -> dict | None:
     return {"path": str(p.resolve()), "sha256": sha256_file(p)}
 
 
-
 def _recipe_entry(result: RunResult) -> dict | None:
     """The binarisation as applied (fitted: explicit categories and cut points), when there was one."""
     data = result.data
     if isinstance(data, BinaryMatrix) and isinstance(data.meta.get("recipe"), dict):
         return json_safe(data.meta["recipe"])
     return result.spec.recipe.to_dict() if result.spec.recipe else None
-
 
 
 def json_safe(value):
@@ -281,45 +306,68 @@ def json_safe(value):
     return str(value)
 
 
-
 def _plain(v):
     return json_safe(v)
-
 
 
 _TEXT, _TEXTS, _MAYBE_OBJECT = (str, NULL), ([str], NULL), (dict, NULL)
 
 
-
-_FIGURES = ({"columns": _TEXTS, "records": (int, NULL), "groups": (int, NULL), "smallest_group": (int, NULL),
-             "max": (float, NULL), "avg": (float, NULL), "at_risk": (float, NULL), "group_sizes": (dict, NULL)}, NULL)
-
+_FIGURES = (
+    {
+        "columns": _TEXTS,
+        "records": (int, NULL),
+        "groups": (int, NULL),
+        "smallest_group": (int, NULL),
+        "max": (float, NULL),
+        "avg": (float, NULL),
+        "at_risk": (float, NULL),
+        "group_sizes": (dict, NULL),
+    },
+    NULL,
+)
 
 
 MANIFEST_SHAPE = {
-    "manifest_version": (int, NULL), "veil_version": _TEXT, "created": _TEXT,
+    "manifest_version": (int, NULL),
+    "veil_version": _TEXT,
+    "created": _TEXT,
     "platform": ({"system": _TEXT, "release": _TEXT, "python": _TEXT, "machine": _TEXT}, NULL),
     "method": ({"name": _TEXT, "params": _MAYBE_OBJECT}, NULL),
     "privacy_model": {"name": _TEXT, "params": _MAYBE_OBJECT},
-    "seed": (int, NULL), "shuffled": (bool, NULL), "shuffle_seed": (int, NULL),
-    "input": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "read": _MAYBE_OBJECT,
-               "schema": ([dict], NULL)}, NULL),
+    "seed": (int, NULL),
+    "shuffled": (bool, NULL),
+    "shuffle_seed": (int, NULL),
+    "input": (
+        {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "read": _MAYBE_OBJECT, "schema": ([dict], NULL)},
+        NULL,
+    ),
     "project": ({"path": str, "sha256": _TEXT}, NULL),
     "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
-    "population": ({"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT,
-                    "hierarchies": _MAYBE_OBJECT}, NULL),
-    "removed_identifiers": _TEXTS, "release_kind": _TEXT, "sensitive_hierarchies": _MAYBE_OBJECT,
+    "population": (
+        {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT, "hierarchies": _MAYBE_OBJECT},
+        NULL,
+    ),
+    "removed_identifiers": _TEXTS,
+    "release_kind": _TEXT,
+    "sensitive_hierarchies": _MAYBE_OBJECT,
     "verdict": ({"holds": (bool, NULL), "value": (float, NULL), "message": _TEXT, "by_column": _MAYBE_OBJECT}, NULL),
     "privacy_budget": ({"epsilon_spent": (float, NULL), "assumptions": _TEXTS, "noise": _TEXT}, NULL),
-    "selected_features": _TEXTS, "metrics": _MAYBE_OBJECT,
-    "recipe": _MAYBE_OBJECT, "details": _MAYBE_OBJECT, "notes": _TEXTS, "seconds": (float, NULL),
+    "selected_features": _TEXTS,
+    "metrics": _MAYBE_OBJECT,
+    "recipe": _MAYBE_OBJECT,
+    "details": _MAYBE_OBJECT,
+    "notes": _TEXTS,
+    "seconds": (float, NULL),
     "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
-    "utility": ({"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT,
-                 "note": _TEXT}, NULL),
-    "signed_by": ({"algorithm": _TEXT, "public_key": _TEXT, "fingerprint": _TEXT}, NULL), "signature": _TEXT,
+    "utility": (
+        {"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT, "note": _TEXT},
+        NULL,
+    ),
+    "signed_by": ({"algorithm": _TEXT, "public_key": _TEXT, "fingerprint": _TEXT}, NULL),
+    "signature": _TEXT,
 }
-
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
@@ -346,8 +394,6 @@ def read_manifest(path: str | os.PathLike) -> dict:
     return manifest
 
 
-
-
 @dataclass(frozen=True)
 class ExportOptions:
     """How to write a release.
@@ -370,14 +416,12 @@ class ExportOptions:
     shuffle_seed: int | None = None
 
 
-
 def identifier_columns(result: RunResult) -> list[str]:
     """The input's identifier columns (never released)."""
     for data in (result.original, result.data):
         if isinstance(data, Table):
             return data.schema.by_role(Role.IDENTIFIER)
     return []
-
 
 
 def holds_records(release: Release) -> bool:

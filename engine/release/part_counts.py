@@ -38,13 +38,18 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
     text, its records in ``count``) with every model (a bound model or a combined one): each model
     judging sensitive values judges every sensitive column, and all must hold."""
     weights = counts[COUNT].to_numpy(dtype=np.int64)
-    groups = (counts.groupby(qis, sort=False, dropna=False).ngroup().to_numpy() if qis else
-              np.zeros(len(counts), dtype=np.int64))
+    groups = (
+        counts.groupby(qis, sort=False, dropna=False).ngroup().to_numpy()
+        if qis
+        else np.zeros(len(counts), dtype=np.int64)
+    )
     each, words = [], []
     for m in model.models:
         if not m.judges_groups:
-            raise BadInput(f"privacy model {m.name} does not judge groups of records, so a release in parts cannot be "
-                           f"checked against it")
+            raise BadInput(
+                f"privacy model {m.name} does not judge groups of records, so a release in parts cannot be "
+                f"checked against it"
+            )
         if m.needs_sensitive and not sensitive:
             raise BadInput(f"privacy model {m.name} needs a sensitive column; mark one")
         columns = sensitive if m.needs_sensitive else [None]
@@ -59,8 +64,16 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
             if column is not None:
                 by_column[column] = {"holds": bool(gv.holds), "value": float(gv.worst), "message": text}
         # the keys of a release in one file's verdicts (Verdict.to_dict), so the report reads both alike
-        each.append({"model": m.name, "params": params_to_dict(m.params), "holds": holds, "value": worst,
-                     "message": "; ".join(said), **({"by_column": by_column} if by_column else {})})
+        each.append(
+            {
+                "model": m.name,
+                "params": params_to_dict(m.params),
+                "holds": holds,
+                "value": worst,
+                "message": "; ".join(said),
+                **({"by_column": by_column} if by_column else {}),
+            }
+        )
         words.append("; ".join(said))
     return CountsVerdict(all(e["holds"] for e in each), "; ".join(words), tuple(each))
 
@@ -77,8 +90,9 @@ def _view(groups: np.ndarray, weights: np.ndarray, texts: pd.Series | None) -> G
     return GroupView.from_codes(groups, codes.astype(np.int64), q, values, numeric, weights)
 
 
-def count_parts(registry, files: list[Path], fmt: str, columns: list[str], counter=None
-                ) -> tuple[pd.DataFrame, list[int]]:
+def count_parts(
+    registry, files: list[Path], fmt: str, columns: list[str], counter=None
+) -> tuple[pd.DataFrame, list[int]]:
     """:meth:`Executor.class_counts` on ``counter`` when it has one, else in this process, each part
     read back by the exporter of ``fmt``."""
     if counter is not None and hasattr(counter, "class_counts"):
@@ -86,11 +100,15 @@ def count_parts(registry, files: list[Path], fmt: str, columns: list[str], count
     return read_counts(list(files), registry.exporter(fmt).read_back, list(columns))
 
 
-NO_CLASSIFIER = ("a release in parts is never held in one process, so no classifier was trained on it (to measure "
-                 "usefulness, run the same method on a sample held in memory)")
+NO_CLASSIFIER = (
+    "a release in parts is never held in one process, so no classifier was trained on it (to measure "
+    "usefulness, run the same method on a sample held in memory)"
+)
 NO_BEFORE = "the method did not count the input's classes, so there are no “before” figures"
-BEFORE_SCOPE = ("“Before” counts the input's records alike on the quasi-identifiers, as the method counted them; a "
-                "release in one file counts them on every column it could release, which can only give more risk.")
+BEFORE_SCOPE = (
+    "“Before” counts the input's records alike on the quasi-identifiers, as the method counted them; a "
+    "release in one file counts them on every column it could release, which can only give more risk."
+)
 
 
 def parts_assessment(counts: pd.DataFrame, qis: list[str], input_classes, threshold: float) -> dict:
@@ -101,13 +119,20 @@ def parts_assessment(counts: pd.DataFrame, qis: list[str], input_classes, thresh
     (:attr:`PartsRelease.input_classes`). No classifier is trained (:data:`NO_CLASSIFIER`)."""
     weights = counts[COUNT].to_numpy(dtype=np.int64)
     if qis:
-        after = pd.Series(weights).groupby([counts[q].reset_index(drop=True) for q in qis], sort=False,
-                                           dropna=False).sum().to_numpy(dtype=np.int64)
+        after = (
+            pd.Series(weights)
+            .groupby([counts[q].reset_index(drop=True) for q in qis], sort=False, dropna=False)
+            .sum()
+            .to_numpy(dtype=np.int64)
+        )
     else:
         after = np.array([weights.sum()], dtype=np.int64)
-    risk = {"model": "prosecutor", "threshold": float(threshold),
-            "before": None if input_classes is None else class_risk(input_classes, qis, threshold),
-            "after": class_risk(after, qis, threshold)}
+    risk = {
+        "model": "prosecutor",
+        "threshold": float(threshold),
+        "before": None if input_classes is None else class_risk(input_classes, qis, threshold),
+        "after": class_risk(after, qis, threshold),
+    }
     if input_classes is None:
         risk["before_note"] = NO_BEFORE
     else:
@@ -140,8 +165,9 @@ def verify_parts(registry, manifest: dict, executor=None) -> tuple[bool, str]:
         return False, "; ".join(problems)
     roles = manifest["roles"]
     qis, sensitive = list(roles.get("quasi_identifiers") or []), list(roles.get("sensitive") or [])
-    counts, rows = count_parts(registry, files, out.get("format") or registry.preferred("exporter"), qis + sensitive,
-                               executor)
+    counts, rows = count_parts(
+        registry, files, out.get("format") or registry.preferred("exporter"), qis + sensitive, executor
+    )
     for entry, n in zip(parts, rows):
         if entry.get("rows") != n:
             return False, f"{entry['path']} holds {n:,} records, not the {entry.get('rows')} its manifest lists"

@@ -45,8 +45,17 @@ from .staging import Staging, plain_name
 PART_NAME = "release.part-{:05d}.{}"
 
 
-def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, version: str = "",
-                 release_sensitive=(), report: ReportOptions | None = ReportOptions()) -> dict:
+def export_parts(
+    registry,
+    spec,
+    source,
+    ctx,
+    target: str | os.PathLike,
+    *,
+    version: str = "",
+    release_sensitive=(),
+    report: ReportOptions | None = ReportOptions(),
+) -> dict:
     """Run ``spec``'s method on the files of ``source`` (it reads them itself) and export its release
     in parts with a manifest (module docstring) and, unless ``report`` is None, ``report.html`` and
     ``report.pdf`` (:func:`parts_assessment`); PrivacyCheckFailed, with nothing written, when the
@@ -75,8 +84,9 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
         scratch = stage.path / "scratch"
         scratch.mkdir(mode=0o700)
         result: PartsRelease = method.run_parts(source, model, params, ctx, scratch)
-        unjudged = [c for c in protected if c in result.columns and c not in result.sensitive
-                    and c not in release_sensitive]
+        unjudged = [
+            c for c in protected if c in result.columns and c not in result.sensitive and c not in release_sensitive
+        ]
         if unjudged:
             raise BadInput(refusal(unjudged, spec.method.name, before=False))
         extension = registry.exporter(result.fmt).extension  # BadInput for a format no exporter reads
@@ -90,22 +100,25 @@ def export_parts(registry, spec, source, ctx, target: str | os.PathLike, *, vers
         qis, sensitive = list(result.quasi_identifiers), list(result.sensitive)
         counts, rows = count_parts(registry, staged, result.fmt, qis + sensitive, result.counter)
         if sum(rows) != result.records:
-            raise BadInput(f"the release's parts hold {sum(rows):,} records, not the {result.records:,} written: "
-                           f"nothing was released")
+            raise BadInput(
+                f"the release's parts hold {sum(rows):,} records, not the {result.records:,} written: "
+                f"nothing was released"
+            )
         verdict = judge_counts(model, counts, qis, sensitive)
         if not verdict.holds:
-            raise PrivacyCheckFailed(f"the release as written fails {model.name}: {verdict.message}; nothing was "
-                                     f"written")
+            raise PrivacyCheckFailed(
+                f"the release as written fails {model.name}: {verdict.message}; nothing was written"
+            )
         parts = [{"path": p.name, "sha256": sha256_file(p), "rows": int(r)} for p, r in zip(staged, rows)]
         manifest = _manifest(spec, method, params, model, source, result, parts, verdict, version)
-        manifest.update(parts_assessment(counts, qis, result.input_classes,
-                                         (report or ReportOptions()).risk_threshold))
+        manifest.update(parts_assessment(counts, qis, result.input_classes, (report or ReportOptions()).risk_threshold))
         manifest["export"] = {"id": secrets.token_hex(16), "files": {p["path"]: p["sha256"] for p in parts}}
         manifest["signed_by"] = signer()  # the report shows the key's fingerprint
         if report is not None and (report.html or report.pdf):
             ctx.progress(0.97, "writing the report")
-            written = render_report_files(registry, manifest, stage, report, binding(manifest),
-                                          ctx=ctx.child(0.97, 0.99))
+            written = render_report_files(
+                registry, manifest, stage, report, binding(manifest), ctx=ctx.child(0.97, 0.99)
+            )
             manifest["export"]["files"].update({p.name: sha256_file(p) for p in written.values()})
         sign(manifest)  # last: it covers every field, the parts' and the reports' hashes included
         manifest_file = stage.file(MANIFEST_NAME)
@@ -144,10 +157,19 @@ def _earlier(target: Path, keep: set) -> tuple[str, ...]:
     for p in [*(out.get("parts_of") or []), *(out.get("parts") or {}).values()]:
         if isinstance(p, dict):
             listed[p.get("path")] = p.get("sha256")
-    return tuple(sorted(n for n, digest in listed.items()
-                        if isinstance(n, str) and plain_name(n) and n not in keep and n != MANIFEST_NAME
-                        and (target / n).is_file() and not (target / n).is_symlink()
-                        and sha256_file(target / n, follow_symlinks=False) == digest))
+    return tuple(
+        sorted(
+            n
+            for n, digest in listed.items()
+            if isinstance(n, str)
+            and plain_name(n)
+            and n not in keep
+            and n != MANIFEST_NAME
+            and (target / n).is_file()
+            and not (target / n).is_symlink()
+            and sha256_file(target / n, follow_symlinks=False) == digest
+        )
+    )
 
 
 def input_digest(path) -> str | None:
@@ -170,21 +192,37 @@ def _manifest(spec, method, params, model, source, result: PartsRelease, parts, 
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "veil_version": version,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"system": platform.system(), "release": platform.release(), "python": platform.python_version(),
-                     "machine": platform.machine()},
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
         "method": {"name": spec.method.name, "params": params_to_dict(params)},
         "privacy_model": {"name": first.name, "params": params_to_dict(first.params)},
         "privacy_models": [m.to_dict() for m in model.models],
         "seed": spec.seed,
         "shuffled": False,
         "shuffle_seed": None,
-        "input": {"path": str(Path(source.path).resolve()) if source.path else None, "rows": result.input_rows,
-                  "sha256": input_digest(source.path)},
-        "output": {"path": parts[0]["path"], "format": result.fmt, "sha256": parts[0]["sha256"],
-                   "rows": int(sum(p["rows"] for p in parts)), "columns": list(result.columns), "parts_of": parts},
-        "roles": {"quasi_identifiers": list(result.quasi_identifiers), "target": result.target,
-                  "sensitive": list(result.sensitive)},
+        "input": {
+            "path": str(Path(source.path).resolve()) if source.path else None,
+            "rows": result.input_rows,
+            "sha256": input_digest(source.path),
+        },
+        "output": {
+            "path": parts[0]["path"],
+            "format": result.fmt,
+            "sha256": parts[0]["sha256"],
+            "rows": int(sum(p["rows"] for p in parts)),
+            "columns": list(result.columns),
+            "parts_of": parts,
+        },
+        "roles": {
+            "quasi_identifiers": list(result.quasi_identifiers),
+            "target": result.target,
+            "sensitive": list(result.sensitive),
+        },
         "removed_identifiers": [c for c, r in source.roles.items() if r == Role.IDENTIFIER and c not in result.columns],
         "released_sensitive": [c for c in result.sensitive if c in result.columns],  # the report names them
         "release_kind": GENERALISED_TABLE,

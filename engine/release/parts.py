@@ -43,8 +43,9 @@ def write_parts(stage, exporter, release, target: Path) -> dict:
 
 
 def manifest_entry(target: Path, written: dict) -> dict:
-    return {name: {"path": part_path(target, name).name, "sha256": sha256_file(tmp)}
-            for name, (_, tmp) in written.items()}
+    return {
+        name: {"path": part_path(target, name).name, "sha256": sha256_file(tmp)} for name, (_, tmp) in written.items()
+    }
 
 
 def with_parts(release, parts: dict):

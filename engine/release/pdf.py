@@ -18,10 +18,14 @@ import struct
 import zlib
 from pathlib import Path
 
-FONT_FILES = {("sans", "normal", "normal"): "DejaVuSans.ttf", ("sans", "bold", "normal"): "DejaVuSans-Bold.ttf",
-              ("sans", "normal", "italic"): "DejaVuSans-Oblique.ttf",
-              ("sans", "bold", "italic"): "DejaVuSans-BoldOblique.ttf",
-              ("mono", "normal", "normal"): "DejaVuSansMono.ttf", ("mono", "bold", "normal"): "DejaVuSansMono-Bold.ttf"}
+FONT_FILES = {
+    ("sans", "normal", "normal"): "DejaVuSans.ttf",
+    ("sans", "bold", "normal"): "DejaVuSans-Bold.ttf",
+    ("sans", "normal", "italic"): "DejaVuSans-Oblique.ttf",
+    ("sans", "bold", "italic"): "DejaVuSans-BoldOblique.ttf",
+    ("mono", "normal", "normal"): "DejaVuSansMono.ttf",
+    ("mono", "bold", "normal"): "DejaVuSansMono-Bold.ttf",
+}
 
 
 def font_folder() -> Path:
@@ -31,10 +35,13 @@ def font_folder() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "mpl-data" / "fonts" / "ttf"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def font(family: str = "sans", weight: str = "normal", style: str = "normal") -> TrueType:
-    key = ("mono" if family == "mono" else "sans", "bold" if weight == "bold" else "normal",
-           "italic" if style in ("italic", "oblique") else "normal")
+    key = (
+        "mono" if family == "mono" else "sans",
+        "bold" if weight == "bold" else "normal",
+        "italic" if style in ("italic", "oblique") else "normal",
+    )
     return TrueType((font_folder() / FONT_FILES[key]).read_bytes())
 
 
@@ -68,7 +75,7 @@ class TrueType:
 
     def _table(self, tag: str) -> bytes:
         offset, length = self.tables[tag]
-        return self.data[offset:offset + length]
+        return self.data[offset : offset + length]
 
     def _read_cmap(self) -> dict[int, int]:
         cmap = self._table("cmap")
@@ -127,7 +134,7 @@ class TrueType:
         for i in range(count):
             platform, encoding, _, name_id, length, offset = struct.unpack_from(">HHHHHH", name, 6 + 12 * i)
             if name_id == 6:
-                raw = name[strings + offset:strings + offset + length]
+                raw = name[strings + offset : strings + offset + length]
                 return raw.decode("utf-16-be" if platform in (0, 3) else "latin-1", "replace")
         return None
 
@@ -140,7 +147,7 @@ class TrueType:
         return sum(adv[g] for g in self.glyphs(text)) * size / self.units
 
     def _glyph(self, loca: list[int], glyf: bytes, gid: int) -> bytes:
-        return glyf[loca[gid]:loca[gid + 1]]
+        return glyf[loca[gid] : loca[gid + 1]]
 
     def subset(self, used: set[int]) -> bytes:
         """The font file with every glyph outside ``used`` (and the components its composite glyphs
@@ -148,8 +155,11 @@ class TrueType:
         glyf = self._table("glyf")
         loca_raw = self._table("loca")
         count = self.n_glyphs + 1
-        loca = list(struct.unpack_from(f">{count}I", loca_raw)) if self.loca_long else \
-            [2 * v for v in struct.unpack_from(f">{count}H", loca_raw)]
+        loca = (
+            list(struct.unpack_from(f">{count}I", loca_raw))
+            if self.loca_long
+            else [2 * v for v in struct.unpack_from(f">{count}H", loca_raw)]
+        )
         keep, todo = set(), [0, *used]
         while todo:
             gid = todo.pop()
@@ -177,14 +187,15 @@ class TrueType:
         head = bytearray(self._table("head"))
         head[8:12] = b"\0\0\0\0"  # checkSumAdjustment, set below
         head[50:52] = struct.pack(">h", 1)  # long loca offsets
-        tables = {tag: self._table(tag) for tag in ("cvt ", "fpgm", "hhea", "hmtx", "maxp", "prep")
-                  if tag in self.tables}
+        tables = {
+            tag: self._table(tag) for tag in ("cvt ", "fpgm", "hhea", "hmtx", "maxp", "prep") if tag in self.tables
+        }
         tables |= {"glyf": b"".join(parts), "loca": struct.pack(f">{len(offsets)}I", *offsets), "head": bytes(head)}
         out = _sfnt(tables)
         adjustment = (0xB1B0AFBA - _checksum(out)) & 0xFFFFFFFF
         at = out.index(b"head") + 8  # the head table's offset in the directory
         head_offset = struct.unpack_from(">I", out, at)[0]
-        return out[:head_offset + 8] + struct.pack(">I", adjustment) + out[head_offset + 12:]
+        return out[: head_offset + 8] + struct.pack(">I", adjustment) + out[head_offset + 12 :]
 
 
 def _checksum(data: bytes) -> int:
@@ -215,8 +226,8 @@ def png_image(png: bytes) -> dict:
     at, idat, header, ended = 8, [], None, False
     while at + 12 <= len(png) and not ended:
         length, kind = struct.unpack_from(">I4s", png, at)
-        body = png[at + 8:at + 8 + length]
-        crc = png[at + 8 + length:at + 12 + length]
+        body = png[at + 8 : at + 8 + length]
+        crc = png[at + 8 + length : at + 12 + length]
         if len(body) != length or len(crc) != 4 or zlib.crc32(kind + body) != struct.unpack(">I", crc)[0]:
             raise ValueError("a damaged PNG image")
         if kind == b"IHDR" and length == 13:
@@ -236,7 +247,7 @@ def png_image(png: bytes) -> dict:
 
 def _colour(c) -> tuple[float, float, float]:
     if isinstance(c, str) and c.startswith("#") and len(c) == 7:
-        return tuple(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        return tuple(int(c[i : i + 2], 16) / 255 for i in (1, 3, 5))
     if c is None or c == "black":
         return (0.0, 0.0, 0.0)
     raise ValueError(f"unknown colour {c!r}")
@@ -271,8 +282,20 @@ class Document:
     def _ops(self) -> list[bytes]:
         return self.pages[-1]
 
-    def text(self, x: float, y_top: float, s: str, size: float, *, family="sans", weight="normal", style="normal",
-             colour=None, align="left", angle: float = 0.0) -> float:
+    def text(
+        self,
+        x: float,
+        y_top: float,
+        s: str,
+        size: float,
+        *,
+        family="sans",
+        weight="normal",
+        style="normal",
+        colour=None,
+        align="left",
+        angle: float = 0.0,
+    ) -> float:
         """Draw ``s`` with the top of its line at ``y_top`` (as matplotlib's ``va="top"``); return its width.
 
         ``angle`` (degrees, anticlockwise) turns the text about (x, y_top): ``align`` then runs along
@@ -292,31 +315,45 @@ class Document:
         y_start = self.height - y_top - along * sin - down * cos
         r, g, b = _colour(colour)
         hexed = "".join(f"{gid:04X}" for gid in glyphs)
-        self._ops().append(f"BT {_num(r)} {_num(g)} {_num(b)} rg /{name} {_num(size)} Tf "
-                           f"{_num(cos)} {_num(sin)} {_num(-sin)} {_num(cos)} {_num(x_start)} {_num(y_start)} Tm "
-                           f"<{hexed}> Tj ET".encode())
+        self._ops().append(
+            f"BT {_num(r)} {_num(g)} {_num(b)} rg /{name} {_num(size)} Tf "
+            f"{_num(cos)} {_num(sin)} {_num(-sin)} {_num(cos)} {_num(x_start)} {_num(y_start)} Tm "
+            f"<{hexed}> Tj ET".encode()
+        )
         return width
 
-    def line(self, x1: float, y1_top: float, x2: float, y2_top: float, colour, width: float = 1.0,
-             dash: tuple[float, float] | None = None) -> None:
+    def line(
+        self,
+        x1: float,
+        y1_top: float,
+        x2: float,
+        y2_top: float,
+        colour,
+        width: float = 1.0,
+        dash: tuple[float, float] | None = None,
+    ) -> None:
         """A straight line (y from the top of the page), ``dash`` (on, off) lengths when dashed."""
         r, g, b = _colour(colour)
         pattern = f"[{_num(dash[0])} {_num(dash[1])}] 0 d " if dash else ""
-        self._ops().append(f"q {_num(r)} {_num(g)} {_num(b)} RG {_num(width)} w {pattern}"
-                           f"{_num(x1)} {_num(self.height - y1_top)} m {_num(x2)} {_num(self.height - y2_top)} l S Q"
-                           .encode())
+        self._ops().append(
+            f"q {_num(r)} {_num(g)} {_num(b)} RG {_num(width)} w {pattern}"
+            f"{_num(x1)} {_num(self.height - y1_top)} m {_num(x2)} {_num(self.height - y2_top)} l S Q".encode()
+        )
 
     def rect(self, x: float, y_top: float, w: float, h: float, colour) -> None:
         r, g, b = _colour(colour)
-        self._ops().append(f"{_num(r)} {_num(g)} {_num(b)} rg {_num(x)} {_num(self.height - y_top - h)} "
-                           f"{_num(w)} {_num(h)} re f".encode())
+        self._ops().append(
+            f"{_num(r)} {_num(g)} {_num(b)} rg {_num(x)} {_num(self.height - y_top - h)} "
+            f"{_num(w)} {_num(h)} re f".encode()
+        )
 
     def image(self, png: bytes, x: float, y_top: float, w: float, h: float) -> None:
         img = png_image(png)
         name = f"Im{len(self.images) + 1}"
         self.images.append({**img, "name": name, "page": len(self.pages) - 1})
-        self._ops().append(f"q {_num(w)} 0 0 {_num(h)} {_num(x)} {_num(self.height - y_top - h)} cm /{name} Do Q"
-                           .encode())
+        self._ops().append(
+            f"q {_num(w)} 0 0 {_num(h)} {_num(x)} {_num(self.height - y_top - h)} cm /{name} Do Q".encode()
+        )
 
     # -- writing
     def to_bytes(self, info: dict[str, str]) -> bytes:
@@ -338,24 +375,34 @@ class Document:
         image_refs = {}
         for img in self.images:
             image_refs[img["name"]] = stream(
-                img["data"], f" /Type /XObject /Subtype /Image /Width {img['pixels_wide']} /Height {img['pixels_high']} "
+                img["data"],
+                f" /Type /XObject /Subtype /Image /Width {img['pixels_wide']} /Height {img['pixels_high']} "
                 f"/ColorSpace /{'DeviceRGB' if img['colours'] == 3 else 'DeviceGray'} /BitsPerComponent 8 "
                 f"/Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors {img['colours']} /BitsPerComponent 8 "
-                f"/Columns {img['pixels_wide']} >>", compress=False)
+                f"/Columns {img['pixels_wide']} >>",
+                compress=False,
+            )
         fonts = " ".join(f"/{n} {ref} 0 R" for n, ref in font_refs.items())
         kids = []
         for i, ops in enumerate(self.pages):
             content = stream(b"\n".join(ops))
-            xobjects = " ".join(f"/{img['name']} {image_refs[img['name']]} 0 R" for img in self.images
-                                if img["page"] == i)
+            xobjects = " ".join(
+                f"/{img['name']} {image_refs[img['name']]} 0 R" for img in self.images if img["page"] == i
+            )
             resources = f"/Font << {fonts} >>" + (f" /XObject << {xobjects} >>" if xobjects else "")
-            kids.append(add(f"<< /Type /Page /Parent 2 0 R /Resources << {resources} >> /Contents {content} 0 R >>"
-                            .encode()))
+            kids.append(
+                add(f"<< /Type /Page /Parent 2 0 R /Resources << {resources} >> /Contents {content} 0 R >>".encode())
+            )
         objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
-        objects[1] = (f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} "
-                      f"/MediaBox [0 0 {_num(self.width)} {_num(self.height)}] >>").encode()
-        info_ref = add(b"<< " + b" ".join(b"/" + k.encode("ascii") + b" " + _text_string(v)
-                                          for k, v in info.items() if v is not None) + b" >>")
+        objects[1] = (
+            f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} "
+            f"/MediaBox [0 0 {_num(self.width)} {_num(self.height)}] >>"
+        ).encode()
+        info_ref = add(
+            b"<< "
+            + b" ".join(b"/" + k.encode("ascii") + b" " + _text_string(v) for k, v in info.items() if v is not None)
+            + b" >>"
+        )
         out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
         offsets = []
         for i, body in enumerate(objects, start=1):
@@ -364,8 +411,9 @@ class Document:
         xref = len(out)
         out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
         out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-        out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_ref} 0 R >>\n"
-                f"startxref\n{xref}\n%%EOF\n").encode()
+        out += (
+            f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_ref} 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+        ).encode()
         return bytes(out)
 
     @staticmethod
@@ -378,17 +426,23 @@ class Document:
         scale = 1000 / f.units
         bbox = " ".join(_num(v * scale) for v in f.bbox)
         flags = 32 | (64 if f.italic_angle else 0)
-        descriptor = add(f"<< /Type /FontDescriptor /FontName /{base} /Flags {flags} /FontBBox [{bbox}] "
-                         f"/ItalicAngle {_num(f.italic_angle)} /Ascent {_num(f.ascent * scale)} "
-                         f"/Descent {_num(f.descent * scale)} /CapHeight {_num(f.ascent * scale)} /StemV 80 "
-                         f"/FontFile2 {file_ref} 0 R >>".encode())
+        descriptor = add(
+            f"<< /Type /FontDescriptor /FontName /{base} /Flags {flags} /FontBBox [{bbox}] "
+            f"/ItalicAngle {_num(f.italic_angle)} /Ascent {_num(f.ascent * scale)} "
+            f"/Descent {_num(f.descent * scale)} /CapHeight {_num(f.ascent * scale)} /StemV 80 "
+            f"/FontFile2 {file_ref} 0 R >>".encode()
+        )
         widths = " ".join(f"{g} [{_num(f.advances[g] * scale)}]" for g in glyphs)
-        cid = add(f"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /{base} /CIDSystemInfo << /Registry (Adobe) "
-                  f"/Ordering (Identity) /Supplement 0 >> /FontDescriptor {descriptor} 0 R /W [{widths}] "
-                  f"/CIDToGIDMap /Identity >>".encode())
+        cid = add(
+            f"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /{base} /CIDSystemInfo << /Registry (Adobe) "
+            f"/Ordering (Identity) /Supplement 0 >> /FontDescriptor {descriptor} 0 R /W [{widths}] "
+            f"/CIDToGIDMap /Identity >>".encode()
+        )
         to_unicode = stream(_to_unicode(f, glyphs))
-        return add(f"<< /Type /Font /Subtype /Type0 /BaseFont /{base} /Encoding /Identity-H "
-                   f"/DescendantFonts [{cid} 0 R] /ToUnicode {to_unicode} 0 R >>".encode())
+        return add(
+            f"<< /Type /Font /Subtype /Type0 /BaseFont /{base} /Encoding /Identity-H "
+            f"/DescendantFonts [{cid} 0 R] /ToUnicode {to_unicode} 0 R >>".encode()
+        )
 
 
 def _to_unicode(f: TrueType, glyphs: list[int]) -> bytes:
@@ -399,12 +453,19 @@ def _to_unicode(f: TrueType, glyphs: list[int]) -> bytes:
             continue
         back[gid] = code
     pairs = [(g, back[g]) for g in glyphs if g in back]
-    lines = ["/CIDInit /ProcSet findresource begin", "12 dict begin", "begincmap",
-             "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
-             "/CMapName /Adobe-Identity-UCS def", "/CMapType 2 def",
-             "1 begincodespacerange", "<0000> <FFFF>", "endcodespacerange"]
+    lines = [
+        "/CIDInit /ProcSet findresource begin",
+        "12 dict begin",
+        "begincmap",
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
+        "/CMapName /Adobe-Identity-UCS def",
+        "/CMapType 2 def",
+        "1 begincodespacerange",
+        "<0000> <FFFF>",
+        "endcodespacerange",
+    ]
     for i in range(0, len(pairs), 100):
-        chunk = pairs[i:i + 100]
+        chunk = pairs[i : i + 100]
         lines.append(f"{len(chunk)} beginbfchar")
         lines += [f"<{g:04X}> <{chr(c).encode('utf-16-be').hex().upper()}>" for g, c in chunk]
         lines.append("endbfchar")

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .parts import read_parts, with_parts
-from .assessment import (DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written,
-                         utility_rows)
+from .assessment import DEFAULT_RISK_THRESHOLD, ReportOptions, assess, before_release, release_as_written, utility_rows
 from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
 from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
@@ -91,11 +90,24 @@ def build_document(registry, manifest: dict, checks: dict | None = None) -> Docu
     out = manifest.get("output", {})
     created = manifest.get("created", "")
     parts = _parts(manifest)
-    shown = f"{out.get('path', '?')}" if len(parts) < 2 else f"{parts[0].get('path')} and {_count(len(parts) - 1, 'more part')}"
-    doc = Document("Release report", f"{shown} — exported {_when(created)} with Veil "
-                   f"{manifest.get('veil_version') or '?'}", _verdict(registry, manifest, checks), [], {},
-                   {"file": shown, "veil_version": manifest.get("veil_version") or ""})
-    doc.sections += [_released(registry, manifest), _risk_section(manifest, doc), _utility_section(registry, manifest, doc)]
+    shown = (
+        f"{out.get('path', '?')}"
+        if len(parts) < 2
+        else f"{parts[0].get('path')} and {_count(len(parts) - 1, 'more part')}"
+    )
+    doc = Document(
+        "Release report",
+        f"{shown} — exported {_when(created)} with Veil {manifest.get('veil_version') or '?'}",
+        _verdict(registry, manifest, checks),
+        [],
+        {},
+        {"file": shown, "veil_version": manifest.get("veil_version") or ""},
+    )
+    doc.sections += [
+        _released(registry, manifest),
+        _risk_section(manifest, doc),
+        _utility_section(registry, manifest, doc),
+    ]
     if manifest.get("privacy_budget"):
         doc.sections.append(_budget_section(manifest))
     doc.sections += [_caveats(registry, manifest), _parameters(registry, manifest), _fingerprints(manifest, checks)]
@@ -110,30 +122,53 @@ def _verdict(registry, manifest: dict, checks: dict) -> Headline:
     if budget:
         lines.append(f"Differential privacy: the method spent a privacy budget of ε = {_g(budget['epsilon_spent'])}.")
     if checks.get("release") in ("changed", "missing"):
-        return Headline("changed", f"The released file {_release_state(checks['release'])}: this report cannot vouch "
-                                  f"for it.", [f"The figures below are those recorded when it was exported."] + lines)
+        return Headline(
+            "changed",
+            f"The released file {_release_state(checks['release'])}: this report cannot vouch for it.",
+            ["The figures below are those recorded when it was exported."] + lines,
+        )
     if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
-        headline = ("Feature weights, not records: no record was released." + (
-            f" The weights are ε = {_g(budget['epsilon_spent'])}-differentially private." if budget else
-            " The weights make no privacy claim."))
-        return Headline("none", headline, lines + ["The file holds one row per feature (its weight and rank). "
-                                                  "Differential privacy's assumptions are listed below."
-                                                  if budget else "The weights were computed from every record."])
+        headline = "Feature weights, not records: no record was released." + (
+            f" The weights are ε = {_g(budget['epsilon_spent'])}-differentially private."
+            if budget
+            else " The weights make no privacy claim."
+        )
+        return Headline(
+            "none",
+            headline,
+            lines
+            + [
+                "The file holds one row per feature (its weight and rank). "
+                "Differential privacy's assumptions are listed below."
+                if budget
+                else "The weights were computed from every record."
+            ],
+        )
     if not pm.get("name"):
         headline = "No privacy model was chosen: this release makes no privacy claim."
-        return Headline("none", headline, lines + ["Nothing was checked. The file may identify people; do not share "
-                                                  "it outside the organisation that holds the data."])
+        return Headline(
+            "none",
+            headline,
+            lines
+            + [
+                "Nothing was checked. The file may identify people; do not share "
+                "it outside the organisation that holds the data."
+            ],
+        )
     holds = bool(v.get("holds"))
     each = _each_verdict(manifest)
-    headline = " ".join(explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value"))
-                        for e in each)
+    headline = " ".join(
+        explain(registry, e["model"], e.get("params") or {}, bool(e.get("holds")), e.get("value")) for e in each
+    )
     if len(each) > 1:
         lines.append(f"The release had to satisfy all {len(each)} privacy models at once.")
         lines += [f"{e['model']}, checked again on {_written(manifest)}: {_finding(e.get('message'))}." for e in each]
     else:
         many = len(_parts(manifest)) > 1
-        lines.append(f"Checked again on {_written(manifest)}, before {'they' if many else 'it'} took "
-                     f"{'their names' if many else 'its name'}: {_finding(v.get('message'))}.")
+        lines.append(
+            f"Checked again on {_written(manifest)}, before {'they' if many else 'it'} took "
+            f"{'their names' if many else 'its name'}: {_finding(v.get('message'))}."
+        )
     lines += [_by_column(registry, e) for e in each if isinstance(e.get("by_column"), dict) and e["by_column"]]
     recheck = checks.get("recheck")
     if recheck is not None:
@@ -160,8 +195,11 @@ def _by_column(registry, entry: dict) -> str:
         cls = None
     measure = (cls.measure if cls is not None else "") or "value"
     title = cls.display_title(entry.get("params") or {}) if cls is not None else entry.get("model")
-    each = [f"{column}, {measure} {_g(v.get('value'))} ({'holds' if v.get('holds') else 'fails'})"
-            for column, v in entry["by_column"].items() if isinstance(v, dict)]
+    each = [
+        f"{column}, {measure} {_g(v.get('value'))} ({'holds' if v.get('holds') else 'fails'})"
+        for column, v in entry["by_column"].items()
+        if isinstance(v, dict)
+    ]
     return f"{title}, on each sensitive column: " + "; ".join(each) + "."
 
 
@@ -195,17 +233,29 @@ def _released(registry, manifest: dict) -> Section:
     method = manifest.get("method", {})
     unit = "feature" if manifest.get("release_kind") == FEATURE_WEIGHTS else "record"
     parts = _parts(manifest)
-    shape = (f"{_fmt_name(registry, out.get('format'))}, {_count(out.get('rows'), unit)}, "
-             f"{_count(len(out.get('columns') or []), 'column')}")
-    facts = [("Released files", f"{_count(len(parts), 'part')}, {parts[0].get('path')} to {parts[-1].get('path')} "
-                                f"({shape}; each part's records and fingerprint are listed at the end)")
-             if len(parts) > 1 else ("Released file", f"{out.get('path')} ({shape})"),
-             ("Columns released", _names(out.get("columns") or []) or "none"),
-             ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
-             ("Privacy model", _model_fact(registry, manifest))]
+    shape = (
+        f"{_fmt_name(registry, out.get('format'))}, {_count(out.get('rows'), unit)}, "
+        f"{_count(len(out.get('columns') or []), 'column')}"
+    )
+    facts = [
+        (
+            "Released files",
+            f"{_count(len(parts), 'part')}, {parts[0].get('path')} to {parts[-1].get('path')} "
+            f"({shape}; each part's records and fingerprint are listed at the end)",
+        )
+        if len(parts) > 1
+        else ("Released file", f"{out.get('path')} ({shape})"),
+        ("Columns released", _names(out.get("columns") or []) or "none"),
+        ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
+        ("Privacy model", _model_fact(registry, manifest)),
+    ]
     removed = manifest.get("removed_identifiers") or []
-    facts.append(("Identifier columns", f"removed, never released: {_names(removed)}" if removed
-                  else "none were marked in the input"))
+    facts.append(
+        (
+            "Identifier columns",
+            f"removed, never released: {_names(removed)}" if removed else "none were marked in the input",
+        )
+    )
     features = manifest.get("selected_features")
     target = (manifest.get("roles") or {}).get("target")
     if features is not None and list(features) != [c for c in out.get("columns") or [] if c != target]:
@@ -213,17 +263,37 @@ def _released(registry, manifest: dict) -> Section:
     if manifest.get("release_kind") == FEATURE_WEIGHTS:
         facts.append(("Row order", "by rank: one row per feature, no records"))
     elif parts and not manifest.get("shuffled"):
-        facts.append(("Row order", "as the method wrote the parts: a release in parts is not shuffled, so within "
-                                   "each part the records may follow the input's order"))
+        facts.append(
+            (
+                "Row order",
+                "as the method wrote the parts: a release in parts is not shuffled, so within "
+                "each part the records may follow the input's order",
+            )
+        )
     else:
-        facts.append(("Row order", f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
-                      if manifest.get("shuffled") else "kept as in the input (shuffling was turned off)"))
-    source = ("the bundled demo data" if (inp.get("read") or {}).get("demo")
-              else Path(inp["path"]).name if inp.get("path") else "not recorded")
+        facts.append(
+            (
+                "Row order",
+                f"shuffled (seed {manifest.get('shuffle_seed')}), so it says nothing about the input's"
+                if manifest.get("shuffled")
+                else "kept as in the input (shuffling was turned off)",
+            )
+        )
+    source = (
+        "the bundled demo data"
+        if (inp.get("read") or {}).get("demo")
+        else Path(inp["path"]).name
+        if inp.get("path")
+        else "not recorded"
+    )
     read = inp.get("read") or {}
-    dropped = (", after dropping every record with a missing value" if read.get("drop_missing")
-               else f", each missing value {FILLED.get(read.get('fill_missing'), 'filled')}" if read.get("fill_missing")
-               else "")
+    dropped = (
+        ", after dropping every record with a missing value"
+        if read.get("drop_missing")
+        else f", each missing value {FILLED.get(read.get('fill_missing'), 'filled')}"
+        if read.get("fill_missing")
+        else ""
+    )
     facts.append(("Input", f"{source} ({_count(inp.get('rows'), 'record')}{dropped})"))
     project = manifest.get("project")
     if project:
@@ -238,24 +308,32 @@ def _method_facts(registry, method: str | None, details: dict, rows) -> list:
         cls = registry.get("algorithm", method)
     except BadInput:  # a method no longer installed: its details are still listed with the parameters
         return []
-    return [(f.label, f.text if f.key is None else Num(f.text, f"details.{f.key}", f.value))
-            for f in cls.report_facts(details, rows)]
+    return [
+        (f.label, f.text if f.key is None else Num(f.text, f"details.{f.key}", f.value))
+        for f in cls.report_facts(details, rows)
+    ]
 
 
 def _model_fact(registry, manifest: dict):
     pm, v = manifest.get("privacy_model") or {}, manifest.get("verdict") or {}
     if not pm.get("name") and manifest.get("release_kind") == FEATURE_WEIGHTS:
         return "none applies: the file holds feature weights, not records" + (
-            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else "")
+            " (their differential privacy is under “Privacy budget”)" if manifest.get("privacy_budget") else ""
+        )
     if not pm.get("name"):
         return "none: the release makes no privacy claim"
     each = _each_verdict(manifest)
     if len(each) > 1:
-        return "all of: " + "; ".join(f"{_title(registry, 'privacy-model', e['model'], e.get('params'))}"
-                                      f"{_params_text(e.get('params'))}"
-                                      f" ({'holds' if e.get('holds') else 'fails'})" for e in each)
+        return "all of: " + "; ".join(
+            f"{_title(registry, 'privacy-model', e['model'], e.get('params'))}"
+            f"{_params_text(e.get('params'))}"
+            f" ({'holds' if e.get('holds') else 'fails'})"
+            for e in each
+        )
     verified = f"; verified on {_written(manifest)}: {_finding(v.get('message'))}" if v.get("message") else ""
-    return f"{_title(registry, 'privacy-model', pm['name'], pm.get('params'))}{_params_text(pm.get('params'))}{verified}"
+    return (
+        f"{_title(registry, 'privacy-model', pm['name'], pm.get('params'))}{_params_text(pm.get('params'))}{verified}"
+    )
 
 
 def _risk_section(manifest: dict, doc: Document) -> Section:
@@ -266,41 +344,66 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
         return sec.add("p", "No risk figures were recorded for this release.")
     t = risk.get("threshold", DEFAULT_RISK_THRESHOLD)
     cols = (after or before).get("columns") or []
-    sec.add("p", "Someone who knows that a person is in this file, and knows their "
-                 f"{_names(cols, limit=6) or 'details'}, can look for the records that match. If n records match, "
-                 "their chance of picking the right one is 1 in n. That chance is the re-identification risk of "
-                 "the record (the prosecutor model, as the ARX anonymisation tool reports it).")
-    rows = [("Highest risk (the most exposed record)", "max", _pct),
-            ("Average risk over all records", "avg", _pct),
-            (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
-            ("Smallest group of look-alike records", "smallest_group", _int),
-            ("Number of groups", "groups", _int)]
+    sec.add(
+        "p",
+        "Someone who knows that a person is in this file, and knows their "
+        f"{_names(cols, limit=6) or 'details'}, can look for the records that match. If n records match, "
+        "their chance of picking the right one is 1 in n. That chance is the re-identification risk of "
+        "the record (the prosecutor model, as the ARX anonymisation tool reports it).",
+    )
+    rows = [
+        ("Highest risk (the most exposed record)", "max", _pct),
+        ("Average risk over all records", "avg", _pct),
+        (f"Records at risk (risk above {_pct(t)}, i.e. groups smaller than {_group_bound(t)})", "at_risk", _pct),
+        ("Smallest group of look-alike records", "smallest_group", _int),
+        ("Number of groups", "groups", _int),
+    ]
     if "marketer" in (after or before or {}):  # manifests written before the engine computed them lack these
         people = (manifest.get("population") or {}).get("rows")
-        against = f"against the population of {people:,} records" if isinstance(people, int) else \
-            "the whole data set is the population"
-        rows += [(f"Journalist risk, highest ({against})", "journalist_max", _pct),
-                 ("Marketer risk (expected share of records re-identified)", "marketer", _pct)]
-    table = [[label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows]
-    header = ["", f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
-              "After: the release"]
+        against = (
+            f"against the population of {people:,} records"
+            if isinstance(people, int)
+            else "the whole data set is the population"
+        )
+        rows += [
+            (f"Journalist risk, highest ({against})", "journalist_max", _pct),
+            ("Marketer risk (expected share of records re-identified)", "marketer", _pct),
+        ]
+    table = [
+        [label, _num(before, "risk.before", key, fmt), _num(after, "risk.after", key, fmt)] for label, key, fmt in rows
+    ]
+    header = [
+        "",
+        f"Before: the input ({_count(len((before or {}).get('columns') or []), 'column')} considered)",
+        "After: the release",
+    ]
     sec.add("table", table, header=header)
     if not before:
         sec.add("p", risk.get("before_note") or "The input could not be assessed, so there are no “before” figures.")
     elif risk.get("before_scope"):
         sec.add("p", risk["before_scope"])
     elif after and (before.get("columns") or []) != after.get("columns"):
-        sec.add("p", f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
-                     "“after” at the columns the release keeps, as released.")
+        sec.add(
+            "p",
+            f"“Before” looks at every candidate column of the input ({_names(before['columns'], limit=8)}); "
+            "“after” at the columns the release keeps, as released.",
+        )
     if (manifest.get("roles") or {}).get("exact_quasi_identifiers"):
-        sec.add("p", "This release publishes the quasi-identifiers exact beside its groups (bucketisation), so "
-                     "the groups do not lower this risk: they hide only which of its group's sensitive values is a "
-                     "record's. The privacy model above judges that.")
+        sec.add(
+            "p",
+            "This release publishes the quasi-identifiers exact beside its groups (bucketisation), so "
+            "the groups do not lower this risk: they hide only which of its group's sensitive values is a "
+            "record's. The privacy model above judges that.",
+        )
     if risk.get("after_note"):
         sec.add("p", f"No “after” figures: {risk['after_note']}.")
     doc.charts["risk"] = risk
-    sec.add("chart", "risk", caption="Left: risk before and after (lower is safer; the dashed line is the threshold). "
-                                     "Right: how many records share their values with how many others.")
+    sec.add(
+        "chart",
+        "risk",
+        caption="Left: risk before and after (lower is safer; the dashed line is the threshold). "
+        "Right: how many records share their values with how many others.",
+    )
     return sec
 
 
@@ -308,17 +411,29 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
     sec = Section("Usefulness, before and after")
     util = manifest.get("utility")
     if util and (util.get("before") or util.get("after")):
-        sec.add("p", f"To see how much the release still supports analysis, Veil trained the same classifier "
-                     f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
-                     f"once on the release, and measured how well it predicts records it was not trained on. "
-                     f"1.0 is perfect; an AUC of 0.5 is guessing." +
-                     (" Studies tune C in every fold, which costs six times the fits; a release's report does "
-                      "so when asked (veil run --tuned-report)." if "C = " in str(util.get("classifier")) else ""))
+        sec.add(
+            "p",
+            f"To see how much the release still supports analysis, Veil trained the same classifier "
+            f"({util.get('classifier')}) to predict “{util.get('target')}”, once on the original data and "
+            f"once on the release, and measured how well it predicts records it was not trained on. "
+            f"1.0 is perfect; an AUC of 0.5 is guessing."
+            + (
+                " Studies tune C in every fold, which costs six times the fits; a release's report does "
+                "so when asked (veil run --tuned-report)."
+                if "C = " in str(util.get("classifier"))
+                else ""
+            ),
+        )
         rows = utility_rows(util)
         b, a = util.get("before"), util.get("after")
-        sec.add("table", [[label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec),
-                           _delta(b, a, key)] for label, key in rows],
-                header=["", "Trained on the original", "Trained on the release", "Change"])
+        sec.add(
+            "table",
+            [
+                [label, _num(b, "utility.before", key, _dec), _num(a, "utility.after", key, _dec), _delta(b, a, key)]
+                for label, key in rows
+            ],
+            header=["", "Trained on the original", "Trained on the release", "Change"],
+        )
         doc.charts["utility"] = util
         sec.add("chart", "utility", caption="The same classifier, trained on the original and on the release.")
     elif util and util.get("note"):
@@ -329,18 +444,23 @@ def _utility_section(registry, manifest: dict, doc: Document) -> Section:
     samples = manifest.get("metric_samples") or {}
     applied = {k: v for k, v in metrics.items() if v is not None}
     if applied:
-        rows = [[_title(registry, "metric", k), Num(_g(v), f"metrics.{k}", v), _sample_words(samples.get(k))]
-                for k, v in applied.items()]
+        rows = [
+            [_title(registry, "metric", k), Num(_g(v), f"metrics.{k}", v), _sample_words(samples.get(k))]
+            for k, v in applied.items()
+        ]
         sec.add("p", "Measures computed on the release when the method ran:")
         sec.add("table", rows, header=["Measure", "Value", "Computed on"])
     idle = [_title(registry, "metric", k) for k, v in metrics.items() if v is None]
     if idle:  # one line, not a row of "does not apply" each
         sec.add("p", f"Not applicable to this release, so not shown: {', '.join(idle)}.")
     if samples:
-        sec.add("p", "A measure computed on a sample ran on a random sample (of the records, for those that "
-                     "train classifiers on a large input; of the large populations, for a utility loss with "
-                     "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
-                     "exactly.")
+        sec.add(
+            "p",
+            "A measure computed on a sample ran on a random sample (of the records, for those that "
+            "train classifiers on a large input; of the large populations, for a utility loss with "
+            "too many to evaluate one by one), drawn with the seed shown, so it can be repeated "
+            "exactly.",
+        )
     return sec
 
 
@@ -356,10 +476,18 @@ def _budget_section(manifest: dict) -> Section:
     budget = manifest["privacy_budget"]
     sec = Section("Privacy budget (differential privacy)")
     eps = budget.get("epsilon_spent")
-    sec.add("facts", [("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
-                      ("Noise source", str(budget.get("noise") or "not recorded"))])
-    sec.add("p", "Differential privacy bounds how much any one person's record can change what is released. "
-                 "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:")
+    sec.add(
+        "facts",
+        [
+            ("ε spent", Num(_g(eps), "privacy_budget.epsilon_spent", eps)),
+            ("Noise source", str(budget.get("noise") or "not recorded")),
+        ],
+    )
+    sec.add(
+        "p",
+        "Differential privacy bounds how much any one person's record can change what is released. "
+        "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:",
+    )
     sec.add("list", budget.get("assumptions") or ["the method stated none"])
     return sec
 
@@ -376,30 +504,42 @@ def _caveats(registry, manifest: dict) -> Section:
         qis = roles.get("quasi_identifiers") or []
         exact = roles.get("exact_quasi_identifiers") or []
         if exact:
-            items.append(f"The quasi-identifiers {_names(exact)} are published exact, as in the input: anyone who "
-                         "knows them can find a person's record (the re-identification risk above is the input's). "
-                         "The guarantee covers only the link from a record to its sensitive value "
-                         f"({_names(roles.get('sensitive') or []) or 'none'}), which the file gives per group.")
+            items.append(
+                f"The quasi-identifiers {_names(exact)} are published exact, as in the input: anyone who "
+                "knows them can find a person's record (the re-identification risk above is the input's). "
+                "The guarantee covers only the link from a record to its sensitive value "
+                f"({_names(roles.get('sensitive') or []) or 'none'}), which the file gives per group."
+            )
         else:
-            items.append(f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could "
-                         "know other columns of a person, those columns are not protected by it.")
+            items.append(
+                f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could "
+                "know other columns of a person, those columns are not protected by it."
+            )
     elif manifest.get("release_kind") == FEATURE_WEIGHTS:
-        items.append("No record-level privacy model applies: the file holds feature weights, not records. What the "
-                     "weights reveal is limited only by the differential privacy stated below, if any.")
+        items.append(
+            "No record-level privacy model applies: the file holds feature weights, not records. What the "
+            "weights reveal is limited only by the differential privacy stated below, if any."
+        )
     else:
         items.append("No privacy model was applied: nothing limits what this file reveals about people.")
-    items.append("Risk figures assume the attacker knows the person is in the file (the prosecutor model); for "
-                 "someone who does not, the risk is lower.")
+    items.append(
+        "Risk figures assume the attacker knows the person is in the file (the prosecutor model); for "
+        "someone who does not, the risk is lower."
+    )
     budget = manifest.get("privacy_budget")
     if budget:
         items += [f"Assumption of the differential privacy guarantee: {a}" for a in budget.get("assumptions") or []]
     if (manifest.get("utility") or {}).get("before") or (manifest.get("utility") or {}).get("after"):
-        items.append("Usefulness is measured with one classifier on one target column; other analyses may lose "
-                     "more or less.")
+        items.append(
+            "Usefulness is measured with one classifier on one target column; other analyses may lose more or less."
+        )
     reached = manifest.get("released_sensitive") or []
     if reached:
-        items.insert(0, f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
-                        f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.")
+        items.insert(
+            0,
+            f"This file contains the column{'s' if len(reached) > 1 else ''} marked sensitive: "
+            f"{_names(reached)}. Anyone receiving it can read {'them' if len(reached) > 1 else 'it'}.",
+        )
     items += [f"Note from the method: {n}" for n in manifest.get("notes") or []]
     return Section("Caveats").add("list", items)
 
@@ -407,10 +547,12 @@ def _caveats(registry, manifest: dict) -> Section:
 def _parameters(registry, manifest: dict) -> Section:
     method, pm = manifest.get("method", {}), manifest.get("privacy_model", {})
     models = [f"{e['model']}{_params_text(e.get('params'))}" for e in _each_verdict(manifest)] if pm.get("name") else []
-    facts = [("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
-             ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
-             ("Seed", str(manifest.get("seed"))),
-             ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled")]
+    facts = [
+        ("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
+        ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
+        ("Seed", str(manifest.get("seed"))),
+        ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled"),
+    ]
     risk = manifest.get("risk") or {}
     if risk:
         facts.append(("Risk threshold", Num(_g(risk.get("threshold")), "risk.threshold", risk.get("threshold"))))
@@ -423,31 +565,52 @@ def _parameters(registry, manifest: dict) -> Section:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         facts.append((f"Method detail: {key}", text if len(text) <= 200 else text[:199] + "… (see manifest.json)"))
     plat = manifest.get("platform") or {}
-    facts.append(("Made with", f"Veil {manifest.get('veil_version') or '?'} on {plat.get('system', '?')} "
-                               f"{plat.get('release', '')} {plat.get('machine', '')}, Python {plat.get('python', '?')}"))
+    facts.append(
+        (
+            "Made with",
+            f"Veil {manifest.get('veil_version') or '?'} on {plat.get('system', '?')} "
+            f"{plat.get('release', '')} {plat.get('machine', '')}, Python {plat.get('python', '?')}",
+        )
+    )
     facts.append(("Exported", _when(manifest.get("created", ""))))
     return Section("Parameters").add("facts", facts)
 
 
 def _fingerprints(manifest: dict, checks: dict) -> Section:
     sec = Section("File fingerprints (SHA-256)")
-    sec.add("p", "A fingerprint changes if a single byte of the file changes. Anyone can check the released file "
-                 "against this report with “veil verify <folder>”.")
+    sec.add(
+        "p",
+        "A fingerprint changes if a single byte of the file changes. Anyone can check the released file "
+        "against this report with “veil verify <folder>”.",
+    )
     parts = _parts(manifest)
-    rows = ([(f"Part {i + 1} ({_count(p.get('rows'), 'record')})", p.get("path"), p.get("sha256"))
-             for i, p in enumerate(parts)] if parts else
-            [("Released file", manifest.get("output", {}).get("path"), manifest.get("output", {}).get("sha256"))])
-    rows.append(("Input file", Path(manifest.get("input", {}).get("path") or "not recorded").name,
-                 manifest.get("input", {}).get("sha256")))
+    rows = (
+        [
+            (f"Part {i + 1} ({_count(p.get('rows'), 'record')})", p.get("path"), p.get("sha256"))
+            for i, p in enumerate(parts)
+        ]
+        if parts
+        else [("Released file", manifest.get("output", {}).get("path"), manifest.get("output", {}).get("sha256"))]
+    )
+    rows.append(
+        (
+            "Input file",
+            Path(manifest.get("input", {}).get("path") or "not recorded").name,
+            manifest.get("input", {}).get("sha256"),
+        )
+    )
     if manifest.get("project"):
         rows.append(("Project file", Path(manifest["project"]["path"]).name, manifest["project"].get("sha256")))
     sec.add("code", [(label, name or "", digest or "not recorded") for label, name, digest in rows])
     signer = manifest.get("signed_by") or {}
     if signer.get("fingerprint"):
-        sec.add("p", f"The manifest is signed ({signer.get('algorithm') or '?'}) by the key with the fingerprint "
-                     f"{signer['fingerprint']}, kept on the workstation that made the release. “veil verify <folder> "
-                     f"--public-key release-signing-key.pub” checks that this key signed it and that nothing in "
-                     f"it was changed since.")
+        sec.add(
+            "p",
+            f"The manifest is signed ({signer.get('algorithm') or '?'}) by the key with the fingerprint "
+            f"{signer['fingerprint']}, kept on the workstation that made the release. “veil verify <folder> "
+            f"--public-key release-signing-key.pub” checks that this key signed it and that nothing in "
+            f"it was changed since.",
+        )
     status = [text for key in ("release", "input") if (text := _check_text(key, checks.get(key)))]
     status += checks.get("differences") or []
     if status:
@@ -460,7 +623,7 @@ def _finding(message: str | None) -> str:
     text = (message or "").strip()
     for word in ("holds:", "fails:"):
         if text.lower().startswith(word):
-            return text[len(word):].strip()
+            return text[len(word) :].strip()
     return text
 
 
@@ -468,13 +631,14 @@ def _check_text(key: str, state: str | None) -> str | None:
     if state is None:
         return None
     what = "The released file" if key == "release" else "The input file"
-    return {"matches": f"{what} matches its fingerprint.",
-            "changed": f"{what} has changed since the export: its fingerprint differs.",
-            "missing": f"{what} is no longer where the manifest says.",
-            "demo": "The input is Veil's bundled demo data.",
-            "not recorded": f"{what}'s location was not recorded.",
-            "is no longer a regular file": f"{what} is no longer a regular file: it was not read."}.get(
-        state, f"{what}: {state}.")
+    return {
+        "matches": f"{what} matches its fingerprint.",
+        "changed": f"{what} has changed since the export: its fingerprint differs.",
+        "missing": f"{what} is no longer where the manifest says.",
+        "demo": "The input is Veil's bundled demo data.",
+        "not recorded": f"{what}'s location was not recorded.",
+        "is no longer a regular file": f"{what} is no longer a regular file: it was not read.",
+    }.get(state, f"{what}: {state}.")
 
 
 def _release_state(state: str) -> str:
@@ -482,8 +646,15 @@ def _release_state(state: str) -> str:
 
 
 # -- writing -----------------------------------------------------------------------------------------
-def render_report_files(registry, manifest: dict, stage: Staging, options: ReportOptions, binding: dict,
-                        checks: dict | None = None, ctx: Context | None = None) -> dict:
+def render_report_files(
+    registry,
+    manifest: dict,
+    stage: Staging,
+    options: ReportOptions,
+    binding: dict,
+    checks: dict | None = None,
+    ctx: Context | None = None,
+) -> dict:
     """Render ``report.html`` and ``report.pdf`` (as ``options`` asks) into a staging folder, each
     carrying ``binding`` (the hash of the manifest it describes); return their staged paths."""
     from .report_render import render_html, render_pdf
@@ -507,8 +678,16 @@ def render_report_files(registry, manifest: dict, stage: Staging, options: Repor
     return paths
 
 
-def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportOptions = ReportOptions(),
-                 checks: dict | None = None, *, binding: dict | None = None, ctx: Context | None = None) -> dict:
+def write_report(
+    registry,
+    manifest: dict,
+    out_dir: str | Path,
+    options: ReportOptions = ReportOptions(),
+    checks: dict | None = None,
+    *,
+    binding: dict | None = None,
+    ctx: Context | None = None,
+) -> dict:
     """Write ``report.html`` and ``report.pdf`` (as ``options`` asks) into ``out_dir`` together (one
     transaction, see :mod:`veil.engine.staging`); return their paths.
 
@@ -516,8 +695,9 @@ def write_report(registry, manifest: dict, out_dir: str | Path, options: ReportO
     out = Path(out_dir)
     refuse_overwriting([out / name for name in REPORT_FILES.values()], recorded_inputs(manifest))
     with Staging(out, ctx.holding if ctx is not None else None) as stage:
-        staged = render_report_files(registry, manifest, stage, options,
-                                     binding if binding is not None else make_binding(manifest), checks, ctx)
+        staged = render_report_files(
+            registry, manifest, stage, options, binding if binding is not None else make_binding(manifest), checks, ctx
+        )
         (ctx or Context(0)).check()
         stage.commit()
     return {kind: out / p.name for kind, p in staged.items()}
@@ -534,8 +714,14 @@ class Regenerated:
         return self.checks.get("release") == "matches"
 
 
-def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | None = None, utility: bool = True,
-                      ctx: Context | None = None) -> Regenerated:
+def regenerate_report(
+    registry,
+    folder: str | Path,
+    *,
+    risk_threshold: float | None = None,
+    utility: bool = True,
+    ctx: Context | None = None,
+) -> Regenerated:
     """``veil report DIR``: recompute the figures from the released file and the input, compare them
     with the manifest, re-check the privacy model, and write the report. Never raises for a missing
     or changed input (the report says so and leaves out the “before” figures).
@@ -552,7 +738,7 @@ def regenerate_report(registry, folder: str | Path, *, risk_threshold: float | N
         risk_threshold = recorded_risk.get("threshold", DEFAULT_RISK_THRESHOLD)
     options = ReportOptions(risk_threshold=risk_threshold, utility=utility)
     ctx = ctx or Context(manifest.get("seed") or 0)
-    checks = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    checks = {"when": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     if _parts(manifest):
         return _regenerate_parts(registry, manifest, out, risk_threshold, checks, ctx)
     after = _reload_release(registry, manifest, out, checks)
@@ -617,13 +803,25 @@ def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, che
     if view["risk"]["before"] and recorded.get("before_scope"):
         view["risk"]["before_scope"] = recorded["before_scope"]
     if not view["risk"]["before"]:
-        view["risk"]["before_note"] = (recorded.get("before_note") or "") if same or not recorded.get("before") else (
-            f"the input's classes were counted when it was exported and not kept, so “before” is shown only at "
-            f"the threshold recorded then ({_g(recorded.get('threshold'))})")
+        view["risk"]["before_note"] = (
+            (recorded.get("before_note") or "")
+            if same or not recorded.get("before")
+            else (
+                f"the input's classes were counted when it was exported and not kept, so “before” is shown only at "
+                f"the threshold recorded then ({_g(recorded.get('threshold'))})"
+            )
+        )
     if same:
         checks["differences"] = _differences(manifest, view)
-    paths = write_report(registry, view, out, ReportOptions(risk_threshold=threshold, utility=False), checks,
-                         binding=make_binding(manifest, checks["when"]), ctx=ctx)
+    paths = write_report(
+        registry,
+        view,
+        out,
+        ReportOptions(risk_threshold=threshold, utility=False),
+        checks,
+        binding=make_binding(manifest, checks["when"]),
+        ctx=ctx,
+    )
     return Regenerated(paths, view, checks)
 
 
@@ -644,10 +842,16 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
             checks["recheck"] = f"could not be re-checked: {problem}"
         elif pm.get("name"):  # the model on the file (the report files are about to be rewritten: not checked)
             models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [
-                PluginCall(pm["name"], pm.get("params") or {})]
-            verification = verify_file(registry, path, manifest["output"].get("format") or
-                                       registry.preferred("exporter"), models, manifest.get("roles") or {},
-                                       population=population)
+                PluginCall(pm["name"], pm.get("params") or {})
+            ]
+            verification = verify_file(
+                registry,
+                path,
+                manifest["output"].get("format") or registry.preferred("exporter"),
+                models,
+                manifest.get("roles") or {},
+                population=population,
+            )
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
@@ -677,8 +881,10 @@ def _reload_input(registry, manifest: dict, checks: dict):
     else:
         checks["input"] = "matches"
     if checks["input"] not in ("matches", "demo"):
-        checks["input_note"] = (f"{_check_text('input', checks['input'])} The “before” figures are left out, "
-                                f"because they would describe other data.")
+        checks["input_note"] = (
+            f"{_check_text('input', checks['input'])} The “before” figures are left out, "
+            f"because they would describe other data."
+        )
         return None, None
     try:
         data = DataSource.from_dict({**read, "path": None if read.get("demo") else path}).load(registry)
@@ -716,8 +922,11 @@ def _differences(recorded: dict, shown: dict) -> list[str]:
             old = ((recorded.get(section) or {}).get(side)) or {}
             new = ((shown.get(section) or {}).get(side)) or {}
             for key, value in new.items():
-                if isinstance(value, (int, float)) and isinstance(old.get(key), (int, float)) \
-                        and not math.isclose(value, old[key], rel_tol=1e-9, abs_tol=1e-12):
+                if (
+                    isinstance(value, (int, float))
+                    and isinstance(old.get(key), (int, float))
+                    and not math.isclose(value, old[key], rel_tol=1e-9, abs_tol=1e-12)
+                ):
                     found.append(f"{section} {side} {key}: recomputed {_g(value)}, the manifest says {_g(old[key])}.")
     return found
 

@@ -144,8 +144,10 @@ RISK_ROWS = [("Highest risk", "max"), ("Average risk", "avg"), ("Records at risk
 def draw_risk(risk: dict, width: float = 648.0, height: float = 245.0) -> Drawing:
     """Risk summary (before/after bars with the threshold) and the group-size distribution."""
     d = Drawing(width, height)
-    sides = [(label, risk.get(key), colour) for label, key, colour in
-             (("before (the input)", "before", BEFORE), ("after (the release)", "after", AFTER))]
+    sides = [
+        (label, risk.get(key), colour)
+        for label, key, colour in (("before (the input)", "before", BEFORE), ("after (the release)", "after", AFTER))
+    ]
     _legend(d, [(label if side else f"{label}: not available", colour) for label, side, colour in sides])
     top, bottom = 30.0, height - 2 * (TICK + PAD) - 2 * 12 - 4
     labels = [r for r, _ in RISK_ROWS]
@@ -187,8 +189,10 @@ def draw_utility(util: dict, width: float = 648.0, height: float = 158.0) -> Dra
     """The classifier's figures trained on the original and on the release, side by side."""
     d = Drawing(width, height)
     rows = utility_rows(util)
-    sides = (("trained on the original", util.get("before"), BEFORE),
-             ("trained on the release", util.get("after"), AFTER))
+    sides = (
+        ("trained on the original", util.get("before"), BEFORE),
+        ("trained on the release", util.get("after"), AFTER),
+    )
     _legend(d, [(label if side else f"{label}: not available", colour) for label, side, colour in sides])
     top, bottom = 28.0, height - (TICK + PAD) - 2 * 12 - 4
     left = 6 + TICK + PAD + max((text_width(r, 10) for r, _ in rows), default=0.0)
@@ -220,8 +224,10 @@ def _n(x: float) -> str:
 
 def svg(d: Drawing, title: str = "") -> str:
     """The drawing as an inline SVG element (scales to its container's width)."""
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(d.width)} {_n(d.height)}" role="img" '
-           f'font-family="{FONT}">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(d.width)} {_n(d.height)}" role="img" '
+        f'font-family="{FONT}">'
+    ]
     if title:
         out.append(f"<title>{escape(title)}</title>")
     out.append(f'<rect width="{_n(d.width)}" height="{_n(d.height)}" fill="#ffffff"/>')
@@ -233,14 +239,18 @@ def svg(d: Drawing, title: str = "") -> str:
         elif kind == "line":
             _, x1, y1, x2, y2, colour, width, dashed = item
             dash = f' stroke-dasharray="{_n(3.7 * width)} {_n(1.6 * width)}"' if dashed else ""
-            out.append(f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{colour}" '
-                       f'stroke-width="{_n(width)}"{dash}/>')
+            out.append(
+                f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{colour}" '
+                f'stroke-width="{_n(width)}"{dash}/>'
+            )
         else:
             _, x, y, s, size, colour, anchor, weight, rotated = item
             turn = f' transform="rotate(-90 {_n(x)} {_n(y)})"' if rotated else ""
             bold = ' font-weight="bold"' if weight == "bold" else ""
-            out.append(f'<text x="{_n(x)}" y="{_n(y + MIDDLE * size)}" font-size="{_n(size)}" fill="{colour}" '
-                       f'text-anchor="{anchor}"{bold}{turn}>{escape(s)}</text>')
+            out.append(
+                f'<text x="{_n(x)}" y="{_n(y + MIDDLE * size)}" font-size="{_n(size)}" fill="{colour}" '
+                f'text-anchor="{anchor}"{bold}{turn}>{escape(s)}</text>'
+            )
     out.append("</svg>")
     return "".join(out)
 
@@ -254,8 +264,15 @@ def to_pdf(d: Drawing, doc: pdfdoc.Document, x0: float, y0: float, scale: float)
             doc.rect(x0 + x * scale, y0 + y * scale, w * scale, h * scale, fill)
         elif kind == "line":
             _, x1, y1, x2, y2, colour, width, dashed = item
-            doc.line(x0 + x1 * scale, y0 + y1 * scale, x0 + x2 * scale, y0 + y2 * scale, colour, width * scale,
-                     dash=(3.7 * width * scale, 1.6 * width * scale) if dashed else None)
+            doc.line(
+                x0 + x1 * scale,
+                y0 + y1 * scale,
+                x0 + x2 * scale,
+                y0 + y2 * scale,
+                colour,
+                width * scale,
+                dash=(3.7 * width * scale, 1.6 * width * scale) if dashed else None,
+            )
         else:
             _, x, y, s, size, colour, anchor, weight, rotated = item
             size *= scale
@@ -263,8 +280,15 @@ def to_pdf(d: Drawing, doc: pdfdoc.Document, x0: float, y0: float, scale: float)
             below_top = size * f.ascent / f.units - MIDDLE * size  # from the line's top to the letters' middle
             align = {"start": "left", "middle": "center", "end": "right"}[anchor]
             if rotated:
-                doc.text(x0 + x * scale - below_top, y0 + y * scale, s, size, weight=weight, colour=colour,
-                         align=align, angle=90)
+                doc.text(
+                    x0 + x * scale - below_top,
+                    y0 + y * scale,
+                    s,
+                    size,
+                    weight=weight,
+                    colour=colour,
+                    align=align,
+                    angle=90,
+                )
             else:
-                doc.text(x0 + x * scale, y0 + y * scale - below_top, s, size, weight=weight, colour=colour,
-                         align=align)
+                doc.text(x0 + x * scale, y0 + y * scale - below_top, s, size, weight=weight, colour=colour, align=align)

@@ -14,8 +14,12 @@ from string import Template
 from . import pdf as pdfdoc
 from . import report_charts
 
-STATUS_COLOURS = {"holds": ("#2e7d4f", "#eaf6ee"), "fails": ("#b3261e", "#fdecea"),
-                  "changed": ("#b3261e", "#fdecea"), "none": ("#8a6d00", "#fff7da")}
+STATUS_COLOURS = {
+    "holds": ("#2e7d4f", "#eaf6ee"),
+    "fails": ("#b3261e", "#fdecea"),
+    "changed": ("#b3261e", "#fdecea"),
+    "none": ("#8a6d00", "#fff7da"),
+}
 
 
 def chart(doc, name: str) -> report_charts.Drawing:
@@ -30,13 +34,20 @@ def chart(doc, name: str) -> report_charts.Drawing:
 def render_html(doc) -> str:
     template = Template((resources.files("veil.resources") / "report_template.html").read_text(encoding="utf-8"))
     v = doc.verdict
-    verdict = (f'<section class="verdict {v.status}" id="verdict" data-status="{v.status}">'
-               f'<p class="headline">{_e(v.headline)}</p>' + "".join(f"<p>{_e(line)}</p>" for line in v.lines)
-               + "</section>")
+    verdict = (
+        f'<section class="verdict {v.status}" id="verdict" data-status="{v.status}">'
+        f'<p class="headline">{_e(v.headline)}</p>' + "".join(f"<p>{_e(line)}</p>" for line in v.lines) + "</section>"
+    )
     body = "\n".join(_html_section(doc, s) for s in doc.sections)
-    return template.substitute(title=_e(doc.title), subtitle=_e(doc.subtitle), verdict=verdict, body=body,
-                               file=_e(doc.meta.get("file", "")), veil_version=_e(doc.meta.get("veil_version", "")),
-                               binding=_e(doc.meta.get("binding", "")))
+    return template.substitute(
+        title=_e(doc.title),
+        subtitle=_e(doc.subtitle),
+        verdict=verdict,
+        body=body,
+        file=_e(doc.meta.get("file", "")),
+        veil_version=_e(doc.meta.get("veil_version", "")),
+        binding=_e(doc.meta.get("binding", "")),
+    )
 
 
 def _html_section(doc, section) -> str:
@@ -48,21 +59,35 @@ def _html_section(doc, section) -> str:
             rows = "".join(f"<tr><th scope=\"row\">{_e(k)}</th><td>{_cell(v)}</td></tr>" for k, v in b.content)
             parts.append(f'<table class="facts">{rows}</table>')
         elif b.kind == "table":
-            head = "".join(f'<th scope="col"{"" if i == 0 else " class=num"}>{_e(h)}</th>'
-                           for i, h in enumerate(b.header or []))
-            rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" if i == 0 else f'<td class="num">{_cell(c)}</td>'
-                                            for i, c in enumerate(r)) + "</tr>" for r in b.content)
+            head = "".join(
+                f'<th scope="col"{"" if i == 0 else " class=num"}>{_e(h)}</th>' for i, h in enumerate(b.header or [])
+            )
+            rows = "".join(
+                "<tr>"
+                + "".join(
+                    f"<td>{_cell(c)}</td>" if i == 0 else f'<td class="num">{_cell(c)}</td>' for i, c in enumerate(r)
+                )
+                + "</tr>"
+                for r in b.content
+            )
             parts.append(f'<table class="numbers"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>')
         elif b.kind == "list":
             parts.append("<ul>" + "".join(f"<li>{_e(i)}</li>" for i in b.content) + "</ul>")
         elif b.kind == "code":
-            parts.append('<div class="hashes">' + "".join(
-                f'<div><span class="label">{_e(label)}</span> <code>{_e(name)}</code>'
-                f'<span class="hash" data-key="sha256.{_e(label)}">{_e(digest)}</span></div>'
-                for label, name, digest in b.content) + "</div>")
+            parts.append(
+                '<div class="hashes">'
+                + "".join(
+                    f'<div><span class="label">{_e(label)}</span> <code>{_e(name)}</code>'
+                    f'<span class="hash" data-key="sha256.{_e(label)}">{_e(digest)}</span></div>'
+                    for label, name, digest in b.content
+                )
+                + "</div>"
+            )
         elif b.kind == "chart":
-            parts.append(f"<figure>{report_charts.svg(chart(doc, b.content), b.caption)}"
-                         f"<figcaption>{_e(b.caption)}</figcaption></figure>")
+            parts.append(
+                f"<figure>{report_charts.svg(chart(doc, b.content), b.caption)}"
+                f"<figcaption>{_e(b.caption)}</figcaption></figure>"
+            )
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -127,8 +152,9 @@ class _PdfWriter:
 
     def _close_page(self):
         self._put(MARGIN_X, PAGE_H - MARGIN_BOTTOM / 2, self.footer, size=7.5, color="#5b6672")
-        self._put(PAGE_W - MARGIN_X, PAGE_H - MARGIN_BOTTOM / 2, f"page {self.page}", size=7.5, color="#5b6672",
-                  ha="right")
+        self._put(
+            PAGE_W - MARGIN_X, PAGE_H - MARGIN_BOTTOM / 2, f"page {self.page}", size=7.5, color="#5b6672", ha="right"
+        )
 
     def finish(self):
         self._close_page()
@@ -139,8 +165,7 @@ class _PdfWriter:
             self.new_page()
 
     def _put(self, x, y, s, size=BODY, ha="left", weight="normal", color=None, style="normal", family="sans"):
-        self.pdf.text(x * 72, y * 72, str(s), size, family=family, weight=weight, style=style, colour=color,
-                      align=ha)
+        self.pdf.text(x * 72, y * 72, str(s), size, family=family, weight=weight, style=style, colour=color, align=ha)
 
     def _rule(self, y, height_pt, colour, x=MARGIN_X, width=TEXT_W):
         self.pdf.rect(x * 72, y * 72, width * 72, height_pt, colour)
@@ -240,8 +265,9 @@ class _PdfWriter:
 
     def _row(self, cells, widths, size, numeric=False, label_col=False, **kw):
         bold = [kw.get("weight") == "bold" or (label_col and i == 0) for i in range(len(cells))]
-        wrapped = [self.wrap(c, w - 0.12, size, weight="bold" if b else "normal")
-                   for c, w, b in zip(cells, widths, bold)]
+        wrapped = [
+            self.wrap(c, w - 0.12, size, weight="bold" if b else "normal") for c, w, b in zip(cells, widths, bold)
+        ]
         height = max(len(w) for w in wrapped) * self.line_height(size) + 0.08
         self.ensure(height)
         x = MARGIN_X
@@ -251,8 +277,14 @@ class _PdfWriter:
             if label_col and i == 0:
                 style.update(weight="bold", color="#5b6672")
             for j, line in enumerate(lines):
-                self._put(x + w - 0.06 if right else x, self.y + 0.04 + j * self.line_height(size), line, size=size,
-                          ha="right" if right else "left", **style)
+                self._put(
+                    x + w - 0.06 if right else x,
+                    self.y + 0.04 + j * self.line_height(size),
+                    line,
+                    size=size,
+                    ha="right" if right else "left",
+                    **style,
+                )
             x += w
         self.y += height
         self._rule(self.y, 0.4, "#d8dee4")

@@ -107,10 +107,12 @@ def _private_key(create: bool):
         if not create:
             return None
         key = Ed25519PrivateKey.generate()
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-        public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        public = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -128,16 +130,21 @@ def _private_key(create: bool):
         return key
     st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise BadInput(f"the signing key {path} is not a regular file; remove it (a new key is made on the next "
-                       f"export)")
+        raise BadInput(
+            f"the signing key {path} is not a regular file; remove it (a new key is made on the next export)"
+        )
     if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o077):
-        raise BadInput(f"the signing key {path} may be read or changed by other users (mode "
-                       f"{stat.filemode(st.st_mode)}); make it yours alone with chmod 600")
+        raise BadInput(
+            f"the signing key {path} may be read or changed by other users (mode "
+            f"{stat.filemode(st.st_mode)}); make it yours alone with chmod 600"
+        )
     try:
         key = serialization.load_pem_private_key(_read_key_file(path, "signing key"), password=None)
     except (ValueError, TypeError):
-        raise BadInput(f"the signing key {path} is damaged; move it away (a new key is made on the next export, "
-                       f"and releases signed with the old one no longer say 'this workstation')") from None
+        raise BadInput(
+            f"the signing key {path} is damaged; move it away (a new key is made on the next export, "
+            f"and releases signed with the old one no longer say 'this workstation')"
+        ) from None
     if not isinstance(key, Ed25519PrivateKey):
         raise BadInput(f"the signing key {path} is not an {ALGORITHM} key")
     return key
@@ -187,6 +194,7 @@ def read_public_key(path: str | os.PathLike) -> PublicKey:
 class Signature:
     """What a manifest's signature says: ``state`` is "unsigned", "invalid" (edited after signing,
     or not a signature) or "valid"; ``key`` the key it names."""
+
     state: str
     key: PublicKey | None = None
     why: str = ""
@@ -209,8 +217,9 @@ def check(manifest: dict) -> Signature:
         return Signature("invalid", why="its public key is not an Ed25519 key")
     key = PublicKey(raw)
     if not key.verifies(sig, data):
-        return Signature("invalid", key, "the manifest was changed after it was signed: its signature does not "
-                                         "match its content")
+        return Signature(
+            "invalid", key, "the manifest was changed after it was signed: its signature does not match its content"
+        )
     return Signature("valid", key)
 
 

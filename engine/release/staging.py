@@ -79,10 +79,15 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 def plain_name(name) -> bool:
     """Whether ``name`` is a plain file name: one component, which joined to a folder stays in it
     (no separator, no ``.``/``..``, no NUL or control character, not a staging folder's name)."""
-    return (isinstance(name, str) and 0 < len(name.encode("utf-8", "surrogateescape")) <= 255
-            and name not in (".", "..") and not name.startswith(PREFIX)
-            and not any(c in "/\\" or ord(c) < 32 or c == "\x7f" for c in name)
-            and (os.name != "nt" or ":" not in name) and Path(name).name == name)
+    return (
+        isinstance(name, str)
+        and 0 < len(name.encode("utf-8", "surrogateescape")) <= 255
+        and name not in (".", "..")
+        and not name.startswith(PREFIX)
+        and not any(c in "/\\" or ord(c) < 32 or c == "\x7f" for c in name)
+        and (os.name != "nt" or ":" not in name)
+        and Path(name).name == name
+    )
 
 
 def _shown(text: str) -> str:
@@ -91,8 +96,10 @@ def _shown(text: str) -> str:
 
 
 def _refuse(staging: Path, why: str):
-    raise BadInput(f"{_shown(str(staging))} was not left by a Veil export into this folder: {why}; nothing was "
-                   f"touched (look at what it holds, then remove it to export here)")
+    raise BadInput(
+        f"{_shown(str(staging))} was not left by a Veil export into this folder: {why}; nothing was "
+        f"touched (look at what it holds, then remove it to export here)"
+    )
 
 
 def _replace(src: Path, dst: Path) -> None:
@@ -218,9 +225,15 @@ class Staging:
             if target.exists() or target.is_symlink():
                 _backup(target, old / name)
                 backed_up.append(name)
-        journal = {"state": "committing", "new": {n: sha256_file(self.files[n]) for n in names},
-                   "backed_up": backed_up, "remove": list(remove), "pid": os.getpid(),
-                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "folder": _identity(self.path)}
+        journal = {
+            "state": "committing",
+            "new": {n: sha256_file(self.files[n]) for n in names},
+            "backed_up": backed_up,
+            "remove": list(remove),
+            "pid": os.getpid(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "folder": _identity(self.path),
+        }
         why = _journal_problem(journal)  # never write a journal that recovery would refuse
         if why:
             raise BadInput(f"cannot export into {self.folder}: {why}")
@@ -297,8 +310,9 @@ def rollback(folder: Path, staging: Path, journal: dict) -> None:
         kept = _mode(backup) if old_ok and name in backed_up else None
         if kept is not None and (stat.S_ISREG(kept) or stat.S_ISLNK(kept)):
             os.replace(backup, target)
-        elif name in new and stat.S_ISREG(_mode(target) or 0) and \
-                sha256_file(target, follow_symlinks=False) == new[name]:
+        elif (
+            name in new and stat.S_ISREG(_mode(target) or 0) and sha256_file(target, follow_symlinks=False) == new[name]
+        ):
             os.unlink(target)
     _fsync_dir(folder)
 
@@ -422,8 +436,13 @@ def _journal_problem(journal) -> str | None:
     if not isinstance(journal.get("started", ""), str) or len(journal.get("started", "")) > 64:
         return "has an invalid start time"
     folder = journal["folder"]
-    if not (isinstance(folder, dict) and set(folder) == {"name", "inode"} and isinstance(folder["name"], str)
-            and isinstance(folder["inode"], int) and not isinstance(folder["inode"], bool)):
+    if not (
+        isinstance(folder, dict)
+        and set(folder) == {"name", "inode"}
+        and isinstance(folder["name"], str)
+        and isinstance(folder["inode"], int)
+        and not isinstance(folder["inode"], bool)
+    ):
         return "does not say which folder it belongs to"
     new, backed_up, remove = journal["new"], journal["backed_up"], journal["remove"]
     if not isinstance(new, dict) or not isinstance(backed_up, list) or not isinstance(remove, list):
@@ -471,8 +490,7 @@ class Leftover:
         if self.interrupted_commit and self.all_moved:
             return f"a killed export left its private temporary folder {name} after all its files were in place"
         if self.interrupted_commit and not self.mixed:
-            return (f"a killed export left its private temporary folder {name} before any of its files reached "
-                    f"its name")
+            return f"a killed export left its private temporary folder {name} before any of its files reached its name"
         if self.live:
             return f"an export into this folder is still running ({name})"
         if self.path.is_file():
@@ -542,5 +560,7 @@ def refuse_overwriting(targets, protected) -> None:
             continue
         for keep, what in kept:
             if os.path.samefile(keep, target):
-                raise BadInput(f"writing {_shown(target.name)} would overwrite the {what} {_shown(str(keep))}; "
-                               f"choose another output folder")
+                raise BadInput(
+                    f"writing {_shown(target.name)} would overwrite the {what} {_shown(str(keep))}; "
+                    f"choose another output folder"
+                )

@@ -35,7 +35,6 @@ class Verification:
     sha256_matches: bool | None
 
 
-
 def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
     """A released file read back by the exporter of ``fmt``; BadInput when it is damaged or not that format."""
     exporter = registry.exporter(fmt)
@@ -49,9 +48,9 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
         raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
 
 
-
-def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: dict,
-                parts=None, hierarchies=None, population=None) -> Verification:
+def verify_file(
+    registry, path: str | os.PathLike, fmt: str, model_call, roles: dict, parts=None, hierarchies=None, population=None
+) -> Verification:
     """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
     (a list of them: every one must hold). ``parts``: the names of the release's further files
     (Anatomy's sensitive table), found beside it; ``hierarchies``: those declared for sensitive
@@ -77,9 +76,9 @@ def verify_file(registry, path: str | os.PathLike, fmt: str, model_call, roles: 
     return Verification(verdict.holds, message, verdict, None)
 
 
-
-def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None,
-                    executor=None) -> Verification:
+def verify_manifest(
+    registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None, executor=None
+) -> Verification:
     """Re-check the export a manifest describes, as a whole: its signature (whose key made it: this
     workstation's, ``public_key``, or another; any edit since fails), every member file (the release
     by its SHA-256, each report by the manifest hash it carries), what a killed export left in the
@@ -98,8 +97,10 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
             return Verification(False, _interrupted(item), None, None)
         notes.append(item.describe())
     if given.is_dir() and notes and not (given / MANIFEST_NAME).exists() and not (given / MANIFEST_NAME).is_symlink():
-        raise BadInput(f"{given} holds no manifest: {'; '.join(notes)}; export into it again (the next export "
-                       f"removes what was left), or remove what was left to use the folder")
+        raise BadInput(
+            f"{given} holds no manifest: {'; '.join(notes)}; export into it again (the next export "
+            f"removes what was left), or remove what was left to use the folder"
+        )
     manifest = read_manifest(manifest_path)
     folder = Path(manifest["_dir"])
     out = manifest["output"]
@@ -127,24 +128,35 @@ def verify_manifest(registry, manifest_path: str | os.PathLike, public_key: Publ
         return Verification(False, "; ".join(problems) + note, None, matches)
     pm = manifest["privacy_model"]
     if not pm.get("name"):
-        return Verification(True, f"the files match their manifest; {_unchecked_claim(manifest)}; {signed}" + note,
-                            None, True)
+        return Verification(
+            True, f"the files match their manifest; {_unchecked_claim(manifest)}; {signed}" + note, None, True
+        )
     first = PluginCall(pm["name"], pm.get("params") or {})
     bind_model(registry, first)  # an unknown model or a parameter it refuses is bad input, not tampering
     models = [PluginCall.parse(m) for m in manifest.get("privacy_models") or []] or [first]
     if models[0] != first:
-        return Verification(False, "the manifest's privacy_model differs from the first of its privacy_models: "
-                                   "it was edited after export", None, True)
+        return Verification(
+            False,
+            "the manifest's privacy_model differs from the first of its privacy_models: it was edited after export",
+            None,
+            True,
+        )
     declared = manifest.get("sensitive_hierarchies") or {}
     hierarchies = {c: Hierarchy.from_dict(h) for c, h in declared.items()}
     population, problem = manifest_population(registry, manifest)
     if problem:
         return Verification(False, problem + note, None, True)
-    result = verify_file(registry, path, out.get("format") or registry.preferred("exporter"), models,
-                         manifest["roles"], parts=list(out.get("parts") or {}), hierarchies=hierarchies,
-                         population=population)
+    result = verify_file(
+        registry,
+        path,
+        out.get("format") or registry.preferred("exporter"),
+        models,
+        manifest["roles"],
+        parts=list(out.get("parts") or {}),
+        hierarchies=hierarchies,
+        population=population,
+    )
     return Verification(result.holds, f"{result.message}; {signed}" + note, result.verdict, True)
-
 
 
 def manifest_population(registry, manifest: dict):
@@ -177,19 +189,24 @@ def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]
         return result.why, False
     if result.state == "unsigned":
         if public_key is not None:
-            return (f"the manifest is not signed, so the given key ({public_key.fingerprint}) cannot have signed "
-                    f"it"), False
+            return (
+                f"the manifest is not signed, so the given key ({public_key.fingerprint}) cannot have signed it"
+            ), False
         return "the manifest is not signed (made by a Veil that did not sign, or its signature was taken out)", True
     if public_key is not None:
         if public_key.raw != result.key.raw:
-            return (f"the manifest was signed by the key {result.key.fingerprint}, not by the given key "
-                    f"{public_key.fingerprint}"), False
+            return (
+                f"the manifest was signed by the key {result.key.fingerprint}, not by the given key "
+                f"{public_key.fingerprint}"
+            ), False
         return f"signed by the given key {public_key.fingerprint}", True
     mine = workstation_key()
     if mine is not None and mine.raw == result.key.raw:
         return f"signed by this workstation's key {mine.fingerprint}", True
-    return (f"signed by the key {result.key.fingerprint}, which is not this workstation's (give its public key "
-            f"with --public-key to check whose it is)"), True
+    return (
+        f"signed by the key {result.key.fingerprint}, which is not this workstation's (give its public key "
+        f"with --public-key to check whose it is)"
+    ), True
 
 
 def member_problems(folder: Path, manifest: dict) -> list[str]:
@@ -231,16 +248,14 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
     return problems
 
 
-
 def _whose(carried: dict, manifest: dict) -> str:
-    """"an earlier", "a later" or "another", comparing the export times (same ISO format, UTC)."""
+    """ "an earlier", "a later" or "another", comparing the export times (same ISO format, UTC)."""
     theirs, ours = carried.get("export-created") or "", manifest.get("created") or ""
     if not carried or (theirs and ours and theirs < ours):
         return "an earlier"  # a report without a binding is older than bindings
     if theirs and ours and theirs > ours:
         return "a later"
     return "another"
-
 
 
 def _interrupted(item) -> str:
@@ -254,14 +269,14 @@ def _interrupted(item) -> str:
         parts.append(f"{_and(earlier)} to an earlier one")
     if missing:
         parts.append(f"{_and(missing)} {'is' if len(missing) == 1 else 'are'} missing")
-    return (f"incomplete export: {item.describe()}: {', '.join(parts)}; the next export into this folder puts the "
-            f"earlier files back first (or export again)")
-
+    return (
+        f"incomplete export: {item.describe()}: {', '.join(parts)}; the next export into this folder puts the "
+        f"earlier files back first (or export again)"
+    )
 
 
 def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
 
 
 def _unchecked_claim(manifest: dict) -> str:
@@ -270,8 +285,10 @@ def _unchecked_claim(manifest: dict) -> str:
     weights = manifest.get("release_kind") == FEATURE_WEIGHTS
     if budget.get("epsilon_spent") is not None:
         what = "feature weights claim" if weights else "release claims"
-        return (f"the {what} ε = {budget['epsilon_spent']:g} differential privacy under the assumptions in the "
-                f"manifest, which cannot be re-checked from the file" + ("; it holds no records" if weights else ""))
+        return (
+            f"the {what} ε = {budget['epsilon_spent']:g} differential privacy under the assumptions in the "
+            f"manifest, which cannot be re-checked from the file" + ("; it holds no records" if weights else "")
+        )
     if weights:
         return "a feature-weights release holds no records and makes no privacy claim"
     return "the release makes no privacy claim"

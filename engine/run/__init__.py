@@ -4,13 +4,46 @@ projects, executors and the worker process.
 
 from ..base.lazy import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "jobs": ["CancelToken", "Context"],
-    "noise": ["Noise", "NOISE_SOURCES", "SECURE", "SecureNoise", "SEEDED", "SeededNoise"],
-    "executors": ["COUNT", "Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
-    "project": ["Project"],
-    "memory": ["MemoryEstimate", "available_memory", "check_memory", "estimate_method", "estimate_runs", "estimate_metrics", "format_bytes"],
-    "runs": ["BoundModel", "default_metrics", "execute", "measure", "PluginCall", "prepare", "RunResult", "RunSpec", "unused_hierarchies"],
-    "study": ["check_data", "Outcome", "outcome_rows", "PlannedRun", "results_frame", "results_table", "run_planned", "run_study", "settings_of", "Study", "summarise"],
-    "worker": ["Remote", "WorkerDied", "WorkerProcess"],
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "jobs": ["CancelToken", "Context"],
+        "noise": ["Noise", "NOISE_SOURCES", "SECURE", "SecureNoise", "SEEDED", "SeededNoise"],
+        "executors": ["COUNT", "Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
+        "project": ["Project"],
+        "memory": [
+            "MemoryEstimate",
+            "available_memory",
+            "check_memory",
+            "estimate_method",
+            "estimate_runs",
+            "estimate_metrics",
+            "format_bytes",
+        ],
+        "runs": [
+            "BoundModel",
+            "default_metrics",
+            "execute",
+            "measure",
+            "PluginCall",
+            "prepare",
+            "RunResult",
+            "RunSpec",
+            "unused_hierarchies",
+        ],
+        "study": [
+            "check_data",
+            "Outcome",
+            "outcome_rows",
+            "PlannedRun",
+            "results_frame",
+            "results_table",
+            "run_planned",
+            "run_study",
+            "settings_of",
+            "Study",
+            "summarise",
+        ],
+        "worker": ["Remote", "WorkerDied", "WorkerProcess"],
+    },
+)

@@ -84,8 +84,9 @@ class InProcessExecutor:
         pass
 
 
-def read_counts(files, read: Callable[[Path], pd.DataFrame], columns: list[str],
-                check=None) -> tuple[pd.DataFrame, list[int]]:
+def read_counts(
+    files, read: Callable[[Path], pd.DataFrame], columns: list[str], check=None
+) -> tuple[pd.DataFrame, list[int]]:
     """:meth:`Executor.class_counts` in this process, each file read by ``read`` (an exporter's
     ``read_back``) one at a time: memory grows with one part and the combinations, not the records."""
     held: list[pd.Series] = []

@@ -143,10 +143,18 @@ class Context:
         executor's, else every core of the machine. Children inherit it.
     """
 
-    def __init__(self, seed: int | None = 0, on_progress: ProgressCallback | None = None,
-                 token: CancelToken | None = None, logger: logging.Logger | None = None,
-                 span: tuple[float, float] = (0.0, 1.0), noise_source: str = SEEDED, executor=None,
-                 mode: str | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        seed: int | None = 0,
+        on_progress: ProgressCallback | None = None,
+        token: CancelToken | None = None,
+        logger: logging.Logger | None = None,
+        span: tuple[float, float] = (0.0, 1.0),
+        noise_source: str = SEEDED,
+        executor=None,
+        mode: str | None = None,
+        threads: int | None = None,
+    ):
         if threads is not None and threads < 1:
             raise ValueError(f"a context allows at least one thread, not {threads}")
         if mode is not None:
@@ -226,8 +234,16 @@ class Context:
         """A context reporting into [start, end] of this one's span, sharing the cancel token."""
         lo, hi = self._span
         span = (lo + (hi - lo) * start, lo + (hi - lo) * end)
-        child = Context(self.seed if seed is None else seed, self._on_progress, self.token, self.log, span,
-                        self.noise.source, self._executor, threads=self._threads)
+        child = Context(
+            self.seed if seed is None else seed,
+            self._on_progress,
+            self.token,
+            self.log,
+            span,
+            self.noise.source,
+            self._executor,
+            threads=self._threads,
+        )
         child.rerun = self.rerun
         child.shared = self.shared
         return child

@@ -61,11 +61,17 @@ def shape_of(data, check=None) -> DataShape:
             if check is not None:
                 check()
             distinct = max(distinct, int(frame[column].nunique(dropna=False)))
-        return DataShape(rows=data.n_rows, columns=len(frame.columns), cells=data.n_rows * len(frame.columns),
-                         max_distinct=distinct, nbytes=int(frame.memory_usage(deep=False).sum()))
+        return DataShape(
+            rows=data.n_rows,
+            columns=len(frame.columns),
+            cells=data.n_rows * len(frame.columns),
+            max_distinct=distinct,
+            nbytes=int(frame.memory_usage(deep=False).sum()),
+        )
     columns = getattr(data, "n_features", None) or getattr(data, "n_items", 0)
-    return DataShape(rows=data.n_rows, columns=int(columns), cells=int(data.nnz), max_distinct=2,
-                     nbytes=int(data.nbytes))
+    return DataShape(
+        rows=data.n_rows, columns=int(columns), cells=int(data.nnz), max_distinct=2, nbytes=int(data.nbytes)
+    )
 
 
 def release_shape(release, data_shape: DataShape) -> DataShape:
@@ -77,9 +83,14 @@ def release_shape(release, data_shape: DataShape) -> DataShape:
     if release.sets is not None:
         cells += int(release.sets.nnz)
     published = release.group_values is not None and release.groups is not None
-    return DataShape(rows=release.n_rows, columns=len(frame.columns), cells=cells,
-                     max_distinct=data_shape.max_distinct, nbytes=int(frame.memory_usage(deep=False).sum()),
-                     groups=len(release.group_values) if published else 0)
+    return DataShape(
+        rows=release.n_rows,
+        columns=len(frame.columns),
+        cells=cells,
+        max_distinct=data_shape.max_distinct,
+        nbytes=int(frame.memory_usage(deep=False).sum()),
+        groups=len(release.group_values) if published else 0,
+    )
 
 
 def estimate_method(algorithm, params, data, shape: DataShape | None = None) -> MemoryEstimate:
@@ -101,8 +112,10 @@ def population_parts(data) -> tuple[tuple[str, int], ...]:
     frame = population.frame
     quasi = set(data.schema.by_role(Role.QUASI_IDENTIFIER)) if hasattr(data, "schema") else set(frame.columns)
     columns = max(1, sum(1 for c in frame.columns if c in quasi))
-    return (("the population", int(frame.memory_usage(deep=False).sum())),
-            ("matching the population", int(POPULATION_CELL * population.n_rows * columns)))
+    return (
+        ("the population", int(frame.memory_usage(deep=False).sum())),
+        ("matching the population", int(POPULATION_CELL * population.n_rows * columns)),
+    )
 
 
 def estimate_runs(registry, data, specs) -> MemoryEstimate:
@@ -127,7 +140,7 @@ def estimate_metrics(metrics, data, release, shape: DataShape | None = None) -> 
     for metric, metric_params in metrics:
         metric_shape = after if metric.cost == CHEAP else after.sampled(METRIC_SAMPLE_ROWS)
         parts.append((f"metric {metric.name}", int(metric.memory(metric_shape, metric_params))))
-    largest = max((size for what, size in parts[len(held):]), default=0)
+    largest = max((size for what, size in parts[len(held) :]), default=0)
     return MemoryEstimate(tuple(parts), int(HEADROOM * (sum(size for _, size in held) + largest)))
 
 
@@ -168,10 +181,14 @@ def check_memory(estimate: MemoryEstimate, available: tuple[int, str] | None = N
     if estimate.total <= free:
         return
     what, _ = estimate.largest()
-    advice = ("leave out that metric or run it on a sample" if what.startswith("metric")
-              else "use fewer records or columns, or a method that needs less")
-    raise BadInput(f"not enough memory: this run needs {estimate.text()}, and {format_bytes(free)} is {where}; "
-                   f"{advice}")
+    advice = (
+        "leave out that metric or run it on a sample"
+        if what.startswith("metric")
+        else "use fewer records or columns, or a method that needs less"
+    )
+    raise BadInput(
+        f"not enough memory: this run needs {estimate.text()}, and {format_bytes(free)} is {where}; {advice}"
+    )
 
 
 def format_bytes(size: float) -> str:

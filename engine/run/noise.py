@@ -109,8 +109,10 @@ class SecureNoise(Noise):
         return self._system.random()
 
     def describe(self) -> str:
-        return (f"secure: the operating system's random source, through OpenDP {_opendp_version()}'s discrete and "
-                f"floating-point-safe Laplace samplers (not reproducible)")
+        return (
+            f"secure: the operating system's random source, through OpenDP {_opendp_version()}'s discrete and "
+            f"floating-point-safe Laplace samplers (not reproducible)"
+        )
 
 
 def _opendp():

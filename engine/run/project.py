@@ -59,11 +59,16 @@ class Project:
         if data.get("population") and base is not None:  # resolved against the project's folder, as the data's
             data["population"] = {**data["population"], "path": _relative(data["population"]["path"], base)}
         data["sha256"] = self.sha256
-        return {"veil_project": PROJECT_VERSION, "data": data,
-                "schema": self.schema.to_dict() if self.schema else None,
-                "recipe": self.recipe.to_dict() if self.recipe else None,
-                "runs": [r.to_dict() for r in self.runs], "results": self.results,
-                "release_sensitive": list(self.release_sensitive), "item_sets": self.item_sets}
+        return {
+            "veil_project": PROJECT_VERSION,
+            "data": data,
+            "schema": self.schema.to_dict() if self.schema else None,
+            "recipe": self.recipe.to_dict() if self.recipe else None,
+            "runs": [r.to_dict() for r in self.runs],
+            "results": self.results,
+            "release_sensitive": list(self.release_sensitive),
+            "item_sets": self.item_sets,
+        }
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
@@ -115,7 +120,9 @@ class Project:
                 data.population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
         if self.item_sets is not None and as_sets:
             if not isinstance(data, Table):
-                raise BadInput(f"the project takes item sets from column {self.item_sets!r}, but its data has no columns")
+                raise BadInput(
+                    f"the project takes item sets from column {self.item_sets!r}, but its data has no columns"
+                )
             data = column_sets(data, self.item_sets)
         return data
 

@@ -70,8 +70,18 @@ class RunSpec:
     label: str  # the row name in a study (default: the method's name)
     setting: dict  # the study's swept values for this run
 
-    def __init__(self, method: PluginCall, model=None, seed: int = 0, metrics: Sequence[str] = (),
-                 recipe: Recipe | None = None, label: str = "", setting: dict | None = None, *, models=None):
+    def __init__(
+        self,
+        method: PluginCall,
+        model=None,
+        seed: int = 0,
+        metrics: Sequence[str] = (),
+        recipe: Recipe | None = None,
+        label: str = "",
+        setting: dict | None = None,
+        *,
+        models=None,
+    ):
         given = _calls(model)
         if models is not None:
             listed = _calls(models)
@@ -97,9 +107,13 @@ class RunSpec:
         return " + ".join(m.name for m in self.models) or None
 
     def to_dict(self) -> dict:
-        d = {"method": self.method.to_dict(), "model": self.model.to_dict() if self.model else None,
-             "seed": self.seed, "metrics": list(self.metrics),
-             "recipe": self.recipe.to_dict() if self.recipe else None}
+        d = {
+            "method": self.method.to_dict(),
+            "model": self.model.to_dict() if self.model else None,
+            "seed": self.seed,
+            "metrics": list(self.metrics),
+            "recipe": self.recipe.to_dict() if self.recipe else None,
+        }
         if len(self.models) > 1:
             d["models"] = [m.to_dict() for m in self.models]
         return d
@@ -112,8 +126,13 @@ class RunSpec:
         metrics = get(d, "metrics", list, [], where="run")
         models = get(d, "models", list, None, where="run")
         calls = [PluginCall.parse(m) for m in models] if models is not None else PluginCall.parse(d.get("model"))
-        return cls(PluginCall.parse(d["method"]), calls, get_seed(d, where="run"),
-                   tuple(str(m) for m in metrics), Recipe.from_dict(recipe) if recipe else None)
+        return cls(
+            PluginCall.parse(d["method"]),
+            calls,
+            get_seed(d, where="run"),
+            tuple(str(m) for m in metrics),
+            Recipe.from_dict(recipe) if recipe else None,
+        )
 
 
 def _calls(value) -> tuple[PluginCall, ...]:
@@ -171,10 +190,13 @@ def check_models(registry, algorithm, model) -> None:
     method cannot satisfy (:class:`~veil.engine.Judgement`)."""
     if algorithm.needs_model and model is None:
         choices = registry.models_for(algorithm)
-        raise BadInput(f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
-                       f"e.g. --model {example_call(registry.get('privacy-model', choices[0]))})" if choices
-                       else f"method {algorithm.name!r} needs a privacy model, and none it works under is installed")
-    for m in (model.models if model else ()):
+        raise BadInput(
+            f"method {algorithm.name!r} needs a privacy model (one of: {', '.join(choices)}; "
+            f"e.g. --model {example_call(registry.get('privacy-model', choices[0]))})"
+            if choices
+            else f"method {algorithm.name!r} needs a privacy model, and none it works under is installed"
+        )
+    for m in model.models if model else ():
         problem = registry.model_mismatch(algorithm, m.plugin)
         if problem:
             raise BadInput(f"method {algorithm.name!r} {problem}")
@@ -192,18 +214,21 @@ def unused_hierarchies(registry, data, call: PluginCall) -> tuple[str, ...]:
     algorithm = registry.get("algorithm", call.name)
     use = algorithm.hierarchy_use(algorithm.params(call.params))
     if use is HierarchyUse.NONE:
-        return (f"method {algorithm.name!r} does not generalise along hierarchies: the hierarchy given for "
-                f"{_listed(attached)} is not used",)
+        return (
+            f"method {algorithm.name!r} does not generalise along hierarchies: the hierarchy given for "
+            f"{_listed(attached)} is not used",
+        )
     qis = set(grouping_columns(data))
     notes = []
     outside = [c for c in attached if c not in qis]
     if outside:
-        notes.append(f"the hierarchy given for {_listed(outside)} is not used: only quasi-identifiers are "
-                     f"generalised")
+        notes.append(f"the hierarchy given for {_listed(outside)} is not used: only quasi-identifiers are generalised")
     numeric = [c for c in attached if c in qis and data.schema[c].kind is Kind.NUMERIC]
     if use is HierarchyUse.CATEGORICAL and numeric:
-        notes.append(f"method {algorithm.name!r} with these parameters generalises numbers to ranges of their "
-                     f"values: the hierarchy given for the numeric column {_listed(numeric)} is not used")
+        notes.append(
+            f"method {algorithm.name!r} with these parameters generalises numbers to ranges of their "
+            f"values: the hierarchy given for the numeric column {_listed(numeric)} is not used"
+        )
     return tuple(notes)
 
 
@@ -230,9 +255,14 @@ def check_feasible(data, model) -> None:
         return
     everyone = np.zeros(data.n_rows, dtype=np.int64)
     sensitive = data.schema.by_role(Role.SENSITIVE)
-    views = [(None, view_of_frame(data.frame, [], None, groups=everyone))] if not sensitive else [
-        (column, view_of_frame(data.frame, [], column, groups=everyone, hierarchy=data.schema[column].hierarchy))
-        for column in sensitive]
+    views = (
+        [(None, view_of_frame(data.frame, [], None, groups=everyone))]
+        if not sensitive
+        else [
+            (column, view_of_frame(data.frame, [], column, groups=everyone, hierarchy=data.schema[column].hierarchy))
+            for column in sensitive
+        ]
+    )
     population = getattr(data, "population", None)
     if population is not None:  # one group written * everywhere: every population record matches it
         views = [(column, view.with_population(np.array([population.n_rows]))) for column, view in views]
@@ -241,14 +271,18 @@ def check_feasible(data, model) -> None:
             continue
         k = getattr(each.params, "k", None)
         if isinstance(k, int) and k > data.n_rows and Judgement.GROUP_SIZE in judgements(each.plugin.judges):
-            raise BadInput(f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
-                           f"the number of records ({data.n_rows}); relax its parameters")
-        for column, view in (views if each.needs_sensitive else views[:1]):
+            raise BadInput(
+                f"{each.name} cannot hold on this data whatever the method does: k = {k} is larger than "
+                f"the number of records ({data.n_rows}); relax its parameters"
+            )
+        for column, view in views if each.needs_sensitive else views[:1]:
             where = f" on the sensitive column {column!r}" if column is not None and each.needs_sensitive else ""
             reason = each.plugin.infeasible(view, each.params) if view.sensitive is not None else ""
             if reason:
-                raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: {reason}; "
-                               f"relax its parameters")
+                raise BadInput(
+                    f"{each.name} cannot hold on this data whatever the method does{where}: {reason}; "
+                    f"relax its parameters"
+                )
             try:
                 verdict = each.check_groups(view)  # a parameter the model refuses is refused here too
             except BadInput as exc:  # e.g. a distance needing a hierarchy the column lacks: say which column
@@ -258,8 +292,10 @@ def check_feasible(data, model) -> None:
             # where the whole table as one group fails
             if not verdict.holds and each.plugin.monotonicity(each.params):
                 said = each.plugin.summary(each.params, verdict)
-                raise BadInput(f"{each.name} cannot hold on this data whatever the method does{where}: with all "
-                               f"{data.n_rows:,} records in one group it still {said}; relax its parameters")
+                raise BadInput(
+                    f"{each.name} cannot hold on this data whatever the method does{where}: with all "
+                    f"{data.n_rows:,} records in one group it still {said}; relax its parameters"
+                )
 
 
 def declared_hierarchies(data, columns) -> dict:
@@ -267,8 +303,7 @@ def declared_hierarchies(data, columns) -> dict:
     if form_of(data) != TABLE:
         return {}
     names = set(data.schema.names)
-    return {c: data.schema[c].hierarchy for c in columns
-            if c in names and data.schema[c].hierarchy is not None}
+    return {c: data.schema[c].hierarchy for c in columns if c in names and data.schema[c].hierarchy is not None}
 
 
 def check_labels(data, algorithm) -> None:
@@ -287,8 +322,7 @@ def check_labels(data, algorithm) -> None:
 
         classes = pd.unique(pd.Series(labels).dropna())
     if len(classes) < 2:
-        raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, "
-                       f"found {len(classes)}")
+        raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, found {len(classes)}")
 
 
 def check_runs(registry, specs, *, max_runs: int) -> None:
@@ -298,8 +332,10 @@ def check_runs(registry, specs, *, max_runs: int) -> None:
     from ..base.errors import BadInput
 
     if len(specs) > max_runs:
-        raise BadInput(f"the project has {len(specs):,} runs, more than the limit of {max_runs:,}; split it, or raise "
-                       f"the limit with --max-runs")
+        raise BadInput(
+            f"the project has {len(specs):,} runs, more than the limit of {max_runs:,}; split it, or raise "
+            f"the limit with --max-runs"
+        )
     for n, spec in enumerate(specs, start=1):
         try:
             algorithm = registry.algorithm(spec.method.name)
@@ -311,8 +347,9 @@ def check_runs(registry, specs, *, max_runs: int) -> None:
             raise BadInput(f"run {n} of {len(specs):,} ({spec.method.name}): {exc}; nothing was run") from None
 
 
-def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "",
-            release_sensitive=None) -> RunResult:
+def execute(
+    registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "", release_sensitive=None
+) -> RunResult:
     """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
 
     ``release_sensitive`` (the columns marked sensitive the user agreed to release), when given,
@@ -332,8 +369,10 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     ctx = ctx or Context(spec.seed)
     released = getattr(data, "released_columns", None)
     if released is not None and not released():
-        raise BadInput("every column is marked identifier, and identifiers are never released: nothing is left to "
-                       "release; give some column another role")
+        raise BadInput(
+            "every column is marked identifier, and identifiers are never released: nothing is left to "
+            "release; give some column another role"
+        )
     if release_sensitive is not None:
         check_acknowledged(data, release_sensitive)
     algorithm = registry.algorithm(spec.method.name)
@@ -345,14 +384,16 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     prepared = prepare(data, algorithm, spec.recipe)
     check_labels(prepared, algorithm)
     if release_sensitive is not None and form_of(prepared) == TABLE:  # known before the run
-        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
-                                           release_sensitive)
+        refused = unacknowledged_sensitive(
+            data, exposed_sensitive(data, prepared, algorithm), algorithm, model, release_sensitive
+        )
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True))
     if release_sensitive is not None and form_of(prepared) != TABLE and algorithm.randomised:
         # which features a randomised method picks is chance, not the data: ask before the work, not after
-        refused = unacknowledged_sensitive(data, exposed_sensitive(data, prepared, algorithm), algorithm, model,
-                                           release_sensitive)
+        refused = unacknowledged_sensitive(
+            data, exposed_sensitive(data, prepared, algorithm), algorithm, model, release_sensitive
+        )
         if refused:
             raise BadInput(refusal(refused, algorithm.name, before=True, by_chance=True))
     shape = shape_of(prepared, ctx.check)
@@ -364,15 +405,23 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
         # the population models count in it, reading the released labels by the hierarchies the method
         # generalised along (a quasi-identifier without one attached: its generated hierarchy)
         used = {c: data.hierarchy(c) for c in release.quasi_identifiers if c in data.frame.columns}
-        release = dataclasses.replace(release, population=data.population.with_hierarchies(
-            used | data.attached_hierarchies()))
+        release = dataclasses.replace(
+            release, population=data.population.with_hierarchies(used | data.attached_hierarchies())
+        )
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
-    release = release.with_provenance(Provenance(
-        method=algorithm.name, params=params_to_dict(params), seed=spec.seed,
-        input_sha256=_input_hash(data), veil_version=version,
-        model=each[0].name if each else None, model_params=params_to_dict(each[0].params) if each else {},
-        models=tuple(m.to_dict() for m in each)))
+    release = release.with_provenance(
+        Provenance(
+            method=algorithm.name,
+            params=params_to_dict(params),
+            seed=spec.seed,
+            input_sha256=_input_hash(data),
+            veil_version=version,
+            model=each[0].name if each else None,
+            model_params=params_to_dict(each[0].params) if each else {},
+            models=tuple(m.to_dict() for m in each),
+        )
+    )
     declared = declared_hierarchies(prepared, release.sensitive)
     if declared:
         release = dataclasses.replace(release, hierarchies={**declared, **release.hierarchies})
@@ -381,14 +430,22 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     if release_sensitive is not None and refused:
         raise BadInput(refusal(refused, algorithm.name, before=False))
     if reached:  # never silent: the release says so, and the manifest and the report list it
-        release = dataclasses.replace(release, notes=(*release.notes, f"released the column"
-                                      f"{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}"),
-                                      details={**release.details, "released_sensitive": reached})
+        release = dataclasses.replace(
+            release,
+            notes=(
+                *release.notes,
+                f"released the column{'s' if len(reached) > 1 else ''} marked sensitive: {', '.join(reached)}",
+            ),
+            details={**release.details, "released_sensitive": reached},
+        )
     ctx.check()
     verdict = conjunction(model.verdicts(release)) if model else None
     if verdict is not None and not verdict.holds:
-        raise PrivacyCheckFailed(f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
-                                 f"failing records: {describe_failures(verdict, release)}", verdict)
+        raise PrivacyCheckFailed(
+            f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
+            f"failing records: {describe_failures(verdict, release)}",
+            verdict,
+        )
     ctx.progress(0.9, "computing metrics")
     check_memory(estimate_metrics([(m, p) for _, m, p in metrics], prepared, release, shape))
     ctx.check()
@@ -398,8 +455,7 @@ def execute(registry, data, spec: RunSpec, ctx: Context | None = None, *, versio
     return RunResult(spec, release, verdict, values, seconds, prepared, data, samples)
 
 
-def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *,
-            samples: dict | None = None) -> dict:
+def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *, samples: dict | None = None) -> dict:
     """The metrics ``spec`` names, computed on ``release`` of ``prepared`` data (as ``execute`` does).
 
     Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's

@@ -26,7 +26,8 @@ A method entry may carry study options: ``"label"`` (its row name; default the m
 ``"model"`` or ``"models"`` (its own privacy models, overriding the study's; ``null`` for none), ``"repeats"`` (for a
 randomised method), ``"sweep"`` (values of its own parameters to sweep, beside the study's sweep),
 ``"features": false`` (a method that takes tables too runs on the table, not on the study's feature
-rules; a method taking only tables never gets them) and ``"fixed": true`` (a baseline the sweep does not change, run once per value).
+rules; a method taking only tables never gets them) and ``"fixed": true`` (a baseline the sweep does not change, run
+once per value).
 
 One planner: :meth:`Study.plan` makes the runs (checked against the data when given), :func:`run_planned`
 runs one, :func:`outcome_rows` turns it into rows and :func:`results_table` into the result table. ``veil
@@ -57,8 +58,20 @@ from .runs import PluginCall, RunSpec, check_feasible, execute, metric_names
 
 from ..base.constants import DEFAULT_MAX_RUNS  # noqa: E402  (re-exported: a study larger is refused unless raised)
 
-RESULT_COLUMNS = ["run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value",
-                  "seconds", "error"]
+RESULT_COLUMNS = [
+    "run",
+    "label",
+    "method",
+    "model",
+    "repeat",
+    "seed",
+    "settings",
+    "holds",
+    "metric",
+    "value",
+    "seconds",
+    "error",
+]
 
 
 @dataclass(frozen=True)
@@ -104,7 +117,9 @@ class Study:
             options=tuple(_options(m) for m in methods),
             data=DataSource.from_dict(get(d, "data", dict, {"demo": True}, where=where), base),
             models=_models_of(d),
-            sweep=dict(sweep), repeats=repeats, seed=get_seed(d, where=where),
+            sweep=dict(sweep),
+            repeats=repeats,
+            seed=get_seed(d, where=where),
             metrics=tuple(str(m) for m in get(d, "metrics", list, [], where=where)),
             charts=tuple(PluginCall.parse(c) for c in get(d, "charts", list, [], where=where)),
             recipe=Recipe.from_dict(recipe) if recipe else None,
@@ -124,13 +139,17 @@ class Study:
             for metric in _chart_metrics(registry, call):
                 if metric not in computed:
                     have = ", ".join(sorted(computed)) or "none"
-                    raise BadInput(f"chart {call.name!r} draws metric {metric!r}, which the study does not "
-                                   f"compute (it computes: {have})")
+                    raise BadInput(
+                        f"chart {call.name!r} draws metric {metric!r}, which the study does not "
+                        f"compute (it computes: {have})"
+                    )
 
     def size(self, registry) -> int:
         """How many runs the grid has: methods × swept values × repeats, counted without making them."""
-        return sum(math.prod(len(v) for v in self.sweep_of(i).values()) * self._repeats(registry, call, i)
-                   for i, call in enumerate(self.methods))
+        return sum(
+            math.prod(len(v) for v in self.sweep_of(i).values()) * self._repeats(registry, call, i)
+            for i, call in enumerate(self.methods)
+        )
 
     @property
     def sweep_keys(self) -> list[str]:
@@ -145,8 +164,9 @@ class Study:
         own = (self.options[i] if i < len(self.options) else {}).get("sweep") or {}
         for key, values in own.items():
             if key in self.sweep and list(self.sweep[key]) != list(values):
-                raise BadInput(f"{key} is swept both by the study and by method {self.methods[i].name!r}; "
-                               f"sweep it in one place")
+                raise BadInput(
+                    f"{key} is swept both by the study and by method {self.methods[i].name!r}; sweep it in one place"
+                )
         return {**self.sweep, **own}
 
     def _repeats(self, registry, call: PluginCall, i: int) -> int:
@@ -157,8 +177,10 @@ class Study:
         """The number of runs; BadInput when it passes ``max_runs`` or the seeds would pass 2³²−1."""
         count = self.size(registry)
         if count > self.max_runs:
-            raise BadInput(f"the study has {count:,} runs, more than the limit of {self.max_runs:,}; make the grid "
-                           f"smaller, or raise the limit (--max-runs or the study's \"max_runs\")")
+            raise BadInput(
+                f"the study has {count:,} runs, more than the limit of {self.max_runs:,}; make the grid "
+                f"smaller, or raise the limit (--max-runs or the study's \"max_runs\")"
+            )
         most = max(self._repeats(registry, call, i) for i, call in enumerate(self.methods))
         if self.seed + most - 1 > MAX_SEED:
             raise BadInput(f"seed {self.seed} + {most} repeats passes the largest seed, {MAX_SEED}; lower the seed")
@@ -181,8 +203,11 @@ class Study:
             grid = list(itertools.product(*sweep.values())) if sweep else [()]
             for values in grid:
                 setting = dict(zip(sweep, values))
-                method = _typed(registry, "algorithm", PluginCall(
-                    call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}}))
+                method = _typed(
+                    registry,
+                    "algorithm",
+                    PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}}),
+                )
                 shared = {k: v for k, v in setting.items() if k not in own}
                 models = tuple(_typed(registry, "privacy-model", _with_swept(registry, m, shared)) for m in base_models)
                 for r in range(self._repeats(registry, call, i)):
@@ -335,8 +360,9 @@ def check_data(registry, data, spec: RunSpec) -> None:
         raise BadInput(f"{name} works on {forms}, not on {describe_form(form)}; choose another method")
     if algorithm.needs_model and not spec.models:
         choices = registry.models_for(algorithm)
-        raise BadInput(f"{name} needs a privacy model ({', '.join(choices or ('none it works under is installed',))}); "
-                       "choose one")
+        raise BadInput(
+            f"{name} needs a privacy model ({', '.join(choices or ('none it works under is installed',))}); choose one"
+        )
     for m in spec.models:
         problem = registry.model_mismatch(algorithm, registry.get("privacy-model", m.name))
         if problem:
@@ -375,37 +401,69 @@ def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") 
             metrics, seconds = {k: float(v) for k, v in reference.metrics.items()}, reference.seconds
         return Outcome(False, str(exc), value, metrics, seconds)
     verdict = result.verdict
-    return Outcome(None if verdict is None else bool(verdict.holds),
-                   "no privacy model: nothing was checked" if verdict is None else verdict.message,
-                   None if verdict is None else float(verdict.value),
-                   {k: float(v) for k, v in result.metrics.items()}, result.seconds, result)
+    return Outcome(
+        None if verdict is None else bool(verdict.holds),
+        "no privacy model: nothing was checked" if verdict is None else verdict.message,
+        None if verdict is None else float(verdict.value),
+        {k: float(v) for k, v in result.metrics.items()},
+        result.seconds,
+        result,
+    )
 
 
 def settings_of(spec: RunSpec) -> str:
     """Everything that defines a run but its seed, as canonical JSON: runs with equal settings are
     repeats of one another; runs with different settings are never averaged together."""
-    return json.dumps({"method": spec.method.to_dict(), "models": [m.to_dict() for m in spec.models],
-                       "recipe": spec.recipe.to_dict() if spec.recipe else None}, sort_keys=True, default=str)
+    return json.dumps(
+        {
+            "method": spec.method.to_dict(),
+            "models": [m.to_dict() for m in spec.models],
+            "recipe": spec.recipe.to_dict() if spec.recipe else None,
+        },
+        sort_keys=True,
+        default=str,
+    )
 
 
 def outcome_rows(run: int, spec: RunSpec, outcome: Outcome, setting: dict, repeat: int) -> list[dict]:
     """The tidy rows of one run (one per metric, plus ``privacy-value`` under a model)."""
-    base = {"run": run, "label": spec.label or spec.method.name, "method": spec.method.name,
-            "model": spec.models_text, **{parameter_column(k): v for k, v in setting.items()}, "repeat": repeat,
-            "seed": spec.seed,
-            "settings": settings_of(spec), "holds": outcome.holds}
+    base = {
+        "run": run,
+        "label": spec.label or spec.method.name,
+        "method": spec.method.name,
+        "model": spec.models_text,
+        **{parameter_column(k): v for k, v in setting.items()},
+        "repeat": repeat,
+        "seed": spec.seed,
+        "settings": settings_of(spec),
+        "holds": outcome.holds,
+    }
     metrics = dict(outcome.metrics)
     if outcome.privacy_value is not None:
         metrics.setdefault("privacy-value", outcome.privacy_value)
     error = outcome.verdict if outcome.holds is False else ""
-    return [{**base, "metric": m, "value": float(v), "seconds": outcome.seconds, "error": error}
-            for m, v in metrics.items()]
+    return [
+        {**base, "metric": m, "value": float(v), "seconds": outcome.seconds, "error": error} for m, v in metrics.items()
+    ]
 
 
 def results_frame(rows: Sequence[dict], sweep: Sequence[str]) -> pd.DataFrame:
     """The tidy result table from :func:`outcome_rows`, in the study's column order."""
-    columns = ["run", "label", "method", "model", *sweep, "repeat", "seed", "settings", "holds", "metric", "value",
-               "seconds", "error"]
+    columns = [
+        "run",
+        "label",
+        "method",
+        "model",
+        *sweep,
+        "repeat",
+        "seed",
+        "settings",
+        "holds",
+        "metric",
+        "value",
+        "seconds",
+        "error",
+    ]
     frame = pd.DataFrame(list(rows), columns=columns)
     frame.attrs["sweep"] = list(sweep)
     return frame
@@ -457,8 +515,10 @@ def results_table(rows: Sequence[dict], sweep: Sequence[str] = ()) -> pd.DataFra
     out = []
     for r in rows:
         parts = widen[r["label"]]
-        label = " · ".join([parts[0]] + [(r["model"] or "no model") if p == "{model}" else
-                                         f"{p} = {_show(value(r, p))}" for p in parts[1:]])
+        label = " · ".join(
+            [parts[0]]
+            + [(r["model"] or "no model") if p == "{model}" else f"{p} = {_show(value(r, p))}" for p in parts[1:]]
+        )
         out.append({**r, "label": label, **{parameter_column(k): value(r, k) for k in keys}})
     return results_frame(out, [parameter_column(k) for k in keys])
 
@@ -506,7 +566,10 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
 def summarise(results: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Mean, standard deviation and count of each metric over repeats (runs with equal ``settings``:
     runs that differ in anything but their seed are never averaged together)."""
-    keys = [k for k in ("label" if "label" in results.columns else "method", *by, "settings", "metric")
-            if k in results.columns]
+    keys = [
+        k
+        for k in ("label" if "label" in results.columns else "method", *by, "settings", "metric")
+        if k in results.columns
+    ]
     out = results.groupby(keys, dropna=False, sort=False)["value"].agg(["mean", "std", "count"]).reset_index()
     return out

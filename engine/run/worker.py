@@ -126,6 +126,7 @@ class _EventToken:
 
 # -- pickling with shared datasets -------------------------------------------------------------
 
+
 def _is_dataset(obj) -> bool:
     from ..data.table import Table
 
@@ -190,6 +191,7 @@ class _Channel:
 
 # -- the worker's side -------------------------------------------------------------------------
 
+
 def serve(conn, cancel_event, registry_recipe: dict) -> None:
     """The worker process's main loop (the target of :class:`WorkerProcess`)."""
     from ..model.registry import make_registry
@@ -248,6 +250,7 @@ def _send_failure(channel: _Channel, job_id: int, exc: BaseException) -> None:
 
 # -- the parent's side -------------------------------------------------------------------------
 
+
 class WorkerProcess:
     """A spawned worker process and the parent's end of its pipe.
 
@@ -264,8 +267,9 @@ class WorkerProcess:
         self._cancel = context.Event()
         parent, child = context.Pipe(duplex=True)
         self._channel = _Channel(parent)
-        self.process = context.Process(target=serve, args=(child, self._cancel, registry_recipe),
-                                       name="veil-worker", daemon=True)
+        self.process = context.Process(
+            target=serve, args=(child, self._cancel, registry_recipe), name="veil-worker", daemon=True
+        )
         self.process.start()
         child.close()
         self._next_key = 1

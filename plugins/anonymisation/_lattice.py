@@ -58,8 +58,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BadInput, GroupView, NodeStatus, NodeValue, SolutionSpace, group_rows, merge_classes,
-                         missing_message)
+from veil.engine import (
+    BadInput,
+    GroupView,
+    NodeStatus,
+    NodeValue,
+    SolutionSpace,
+    group_rows,
+    merge_classes,
+    missing_message,
+)
 
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
@@ -100,8 +108,10 @@ class Attribute:
         self.n_nodes = [len(x) for x in self.labels]
         self.leaf_records = np.bincount(self.leaf, weights=weights, minlength=self.n_leaves).astype(np.int64)
         self.node_leaves = [np.bincount(a, minlength=m) for a, m in zip(self.anc, self.n_nodes)]
-        self.node_records = [np.bincount(a, weights=self.leaf_records, minlength=m).astype(np.int64)
-                             for a, m in zip(self.anc, self.n_nodes)]
+        self.node_records = [
+            np.bincount(a, weights=self.leaf_records, minlength=m).astype(np.int64)
+            for a, m in zip(self.anc, self.n_nodes)
+        ]
         self.present = [int((r > 0).sum()) for r in self.node_records]  # nodes holding a record, per level
         self._up: dict = {}
         self._values: dict = {}
@@ -129,8 +139,11 @@ class Attribute:
         """Each node's cost at ``level`` per record holding it (loss, precision); for entropy the
         cost summed over the node's records (it depends on each record's own value)."""
         if metric == "loss":
-            return (self.node_leaves[level] - 1) / (self.n_leaves - 1) if self.n_leaves > 1 else \
-                np.zeros(self.n_nodes[level])
+            return (
+                (self.node_leaves[level] - 1) / (self.n_leaves - 1)
+                if self.n_leaves > 1
+                else np.zeros(self.n_nodes[level])
+            )
         if metric == "precision":
             return np.full(self.n_nodes[level], level / self.height if self.height else 0.0)
         if metric == "entropy":
@@ -186,8 +199,9 @@ class Classes:
         return len(self.size)
 
 
-def bottom(attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int,
-           weights: np.ndarray | None = None) -> Classes:
+def bottom(
+    attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int, weights: np.ndarray | None = None
+) -> Classes:
     """The class table of the untransformed data (every quasi-identifier at level 0)."""
     return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights)[0]
 
@@ -203,12 +217,18 @@ def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_v
 def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
     """The class table of ``levels`` from that of a specialisation, merging classes (never records)."""
     maps = [a.up(s, t) if s != t else None for a, s, t in zip(attrs, source.levels, levels)]
-    inverse, _, codes, size = merge_classes(source.codes, maps, [a.n_nodes[t] for a, t in zip(attrs, levels)],
-                                            source.size)
+    inverse, _, codes, size = merge_classes(
+        source.codes, maps, [a.n_nodes[t] for a, t in zip(attrs, levels)], source.size
+    )
     table = Classes(levels, size, codes)
     if source.unit_class is not None:
-        _units(table, inverse[source.unit_class], source.unit_sens, source.unit_w,
-               int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1)
+        _units(
+            table,
+            inverse[source.unit_class],
+            source.unit_sens,
+            source.unit_w,
+            int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1,
+        )
     return table
 
 
@@ -248,12 +268,22 @@ class Judge:
         them), each with the classes' counts of matching population records when the run has one."""
         matches = None if self.population is None else self.population.counts(table.levels, table.codes)
         if table.unit_class is None:
-            return [GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size,
-                                         population=matches)]
-        return [GroupView.from_codes(table.unit_class, table.unit_sens if to is None else to[table.unit_sens],
-                                     s.overall, s.values, s.numeric, table.unit_w, hierarchy=s.hierarchy,
-                                     population=matches)
-                for s, to in self.columns]
+            return [
+                GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size, population=matches)
+            ]
+        return [
+            GroupView.from_codes(
+                table.unit_class,
+                table.unit_sens if to is None else to[table.unit_sens],
+                s.overall,
+                s.values,
+                s.numeric,
+                table.unit_w,
+                hierarchy=s.hierarchy,
+                population=matches,
+            )
+            for s, to in self.columns
+        ]
 
     def _ok(self, model, views) -> np.ndarray:
         return np.logical_and.reduce([model.check_groups(v).ok for v in views])
@@ -272,15 +302,29 @@ class Judge:
         written ``*`` in every quasi-identifier, so every population record matches it)."""
         matches = None if self.population is None else np.array([self.population.n])
         if table.unit_class is None:
-            view = GroupView.from_codes(np.zeros(1, dtype=np.int64), None, None,
-                                        weights=np.array([table.size[members].sum()]), population=matches)
+            view = GroupView.from_codes(
+                np.zeros(1, dtype=np.int64),
+                None,
+                None,
+                weights=np.array([table.size[members].sum()]),
+                population=matches,
+            )
             return all(bool(m.check_groups(view).ok.all()) for m in self.models)
         keep = members[table.unit_class]
         codes = table.unit_sens[keep]
-        views = [GroupView.from_codes(np.zeros(int(keep.sum()), dtype=np.int64), codes if to is None else to[codes],
-                                      s.overall, s.values, s.numeric, table.unit_w[keep], hierarchy=s.hierarchy,
-                                      population=matches)
-                 for s, to in self.columns]
+        views = [
+            GroupView.from_codes(
+                np.zeros(int(keep.sum()), dtype=np.int64),
+                codes if to is None else to[codes],
+                s.overall,
+                s.values,
+                s.numeric,
+                table.unit_w[keep],
+                hierarchy=s.hierarchy,
+                population=matches,
+            )
+            for s, to in self.columns
+        ]
         return all(bool(self._ok(m, views).all()) for m in self.models)
 
 
@@ -333,7 +377,7 @@ class Objective:
             order = np.argsort(index, kind="stable")
             cuts = np.searchsorted(index[order], np.arange(len(tables) + 1))
             for combo, (cells, sums, sums2) in enumerate(tables):
-                rows = order[cuts[combo]:cuts[combo + 1]]
+                rows = order[cuts[combo] : cuts[combo + 1]]
                 if not len(rows):
                     continue
                 p = rest[rows]
@@ -359,8 +403,9 @@ class Objective:
         for i in range(len(attrs)):
             for j in range(i + 1, len(attrs)):
                 a, b = attrs[i], attrs[j]
-                joint = np.bincount(a.leaf * b.n_leaves + b.leaf, weights=a.weights,
-                                    minlength=a.n_leaves * b.n_leaves).reshape(a.n_leaves, b.n_leaves)
+                joint = np.bincount(
+                    a.leaf * b.n_leaves + b.leaf, weights=a.weights, minlength=a.n_leaves * b.n_leaves
+                ).reshape(a.n_leaves, b.n_leaves)
                 tables = []
                 for li in range(a.height + 1):
                     rows = np.zeros((a.n_nodes[li], b.n_leaves))
@@ -447,8 +492,9 @@ def written_classes(table: Classes, fail: np.ndarray, stars: list[int]) -> np.nd
     return fail | star_class(table, stars)
 
 
-def classes_at(attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int,
-               weights: np.ndarray | None = None):
+def classes_at(
+    attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int, weights: np.ndarray | None = None
+):
     """The class table of one node grouped from the records, and each record's class (``weights``:
     the records each row stands for, when the rows are a class table's)."""
     cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
@@ -474,9 +520,11 @@ def check_size(attrs: list[Attribute]) -> int:
     size = lattice_size(attrs)
     if size > MAX_NODES:
         shape = " × ".join(f"{a.height + 1}" for a in attrs)
-        raise BadInput(f"the lattice of {len(attrs)} quasi-identifiers has {size:,} transformations ({shape} levels), "
-                       f"more than the {MAX_NODES:,} global recoding searches; choose fewer quasi-identifiers, "
-                       f"hierarchies with fewer levels, or one transformation with levels=")
+        raise BadInput(
+            f"the lattice of {len(attrs)} quasi-identifiers has {size:,} transformations ({shape} levels), "
+            f"more than the {MAX_NODES:,} global recoding searches; choose fewer quasi-identifiers, "
+            f"hierarchies with fewer levels, or one transformation with levels="
+        )
     return size
 
 
@@ -554,7 +602,7 @@ class Search:
         radix = [a.height + 1 for a in attrs]
         self.top = tuple(a.height for a in attrs)
         self.levels = np.stack(np.unravel_index(np.arange(self.size), radix), axis=1).astype(np.int16)
-        self.strides = np.array([math.prod(radix[j + 1:]) for j in range(len(radix))], dtype=np.int64)
+        self.strides = np.array([math.prod(radix[j + 1 :]) for j in range(len(radix))], dtype=np.int64)
         self.cheap = objective.bounds(self.levels.astype(np.int64))
         self.height = self.levels.sum(axis=1, dtype=np.int64)
         self.kept = Kept(base)
@@ -573,7 +621,7 @@ class Search:
     def table(self, levels: tuple) -> Classes:
         """The node's class table, rolled up from the smallest table kept of a specialisation."""
         k = self.kept
-        below = np.flatnonzero((k.levels[:k.count] <= np.asarray(levels, dtype=np.int16)[None, :]).all(axis=1))
+        below = np.flatnonzero((k.levels[: k.count] <= np.asarray(levels, dtype=np.int16)[None, :]).all(axis=1))
         source = k.tables[below[np.argmin(k.sizes[below])]]
         self.ctx.check()
         table = rollup(source, levels, self.attrs)
@@ -618,8 +666,11 @@ class Search:
         if out.solution and (self.best is None or better(out, self.best)):
             self.best = out
             for other in self.known.values():
-                if other is not out and other.levels not in self.dead and \
-                        not self.cone_can_beat(other.lower, other.levels):
+                if (
+                    other is not out
+                    and other.levels not in self.dead
+                    and not self.cone_can_beat(other.lower, other.levels)
+                ):
                     self.dead.above(other.levels)
         if out.levels in self.dead:
             return
@@ -640,8 +691,14 @@ class Search:
         idx = int(np.dot(levels, self.strides))
         while tuple(cur) != self.top:
             steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
-            j = min(steps, key=lambda j: ((self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
-                                          + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine, j))
+            j = min(
+                steps,
+                key=lambda j: (
+                    (self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
+                    + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine,
+                    j,
+                ),
+            )
             cur[j] += 1
             idx += int(self.strides[j])
             chain.append(tuple(cur))
@@ -677,7 +734,7 @@ class Search:
         order, n = np.lexsort((np.arange(self.size), self.height, self.cheap)), self.size
         for start in range(0, n, self.BLOCK):
             self.ctx.progress(start / n, f"global recoding: {len(self.known):,} of {n:,} transformations checked")
-            block = order[start:start + self.BLOCK]
+            block = order[start : start + self.BLOCK]
             alive = block[~(self.cfalse.mask[block] | self.dead.mask[block])]
             for idx in alive:
                 cheap = float(self.cheap[idx])
@@ -732,7 +789,16 @@ def solution_space(search: Search, metric: str, optimum: tuple, limit: int) -> S
             loss[i] = out.value
         if out.condition:
             suppressed[i] = out.suppressed
-    return SolutionSpace(tuple(a.name for a in search.attrs), tuple(a.height for a in search.attrs), metric,
-                         np.asarray(levels, dtype=np.int16), status, loss, suppressed,
-                         tuple(int(x) for x in optimum), complete=search.size <= MAX_LISTED,
-                         lattice_nodes=int(search.size), limit=int(limit))
+    return SolutionSpace(
+        tuple(a.name for a in search.attrs),
+        tuple(a.height for a in search.attrs),
+        metric,
+        np.asarray(levels, dtype=np.int16),
+        status,
+        loss,
+        suppressed,
+        tuple(int(x) for x in optimum),
+        complete=search.size <= MAX_LISTED,
+        lattice_nodes=int(search.size),
+        limit=int(limit),
+    )

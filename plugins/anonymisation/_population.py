@@ -2,7 +2,8 @@
 (δ-presence, k-map; docs/reference.md#presence-map-and-risk-models). Registers nothing.
 
 The engine counts a release's groups by the values it shows (:class:`~veil.engine.Population`'s
-rule, the same on a run's release and on a written file). :class:`LatticeCounts` counts the classes of every node global recoding judges without going back to
+rule, the same on a run's release and on a written file). :class:`LatticeCounts` counts the classes of every node
+global recoding judges without going back to
 the records: each population record's node is found once per column and level by the same rule, and
 a node's class table is matched against the population's combinations of nodes.
 """
@@ -24,8 +25,9 @@ class LatticeCounts:
             c, _ = population.value_masks(a.name, ["*"])  # each record's distinct value
             codes.append(c)
         # the population's distinct combinations of values, each with its count: matched once each
-        combos, self.weight = np.unique(np.stack(codes) if codes else np.zeros((0, self.n), np.int64), axis=1,
-                                        return_counts=True)
+        combos, self.weight = np.unique(
+            np.stack(codes) if codes else np.zeros((0, self.n), np.int64), axis=1, return_counts=True
+        )
         self.nodes, self.spans = [], []
         for j, a in enumerate(attrs):
             per_level = []
@@ -33,8 +35,10 @@ class LatticeCounts:
                 _, masks = population.value_masks(a.name, a.labels[level], a.hierarchy)
                 hits = masks.sum(axis=0)
                 if (hits > 1).any():
-                    raise BadInput(f"the hierarchy of {a.name!r} has overlapping nodes at level {level}: a population "
-                                   f"value matches more than one")
+                    raise BadInput(
+                        f"the hierarchy of {a.name!r} has overlapping nodes at level {level}: a population "
+                        f"value matches more than one"
+                    )
                 node = np.where(hits == 1, masks.argmax(axis=0), -1)
                 per_level.append(node.astype(np.int32)[combos[j]])  # nodes are few: 4 bytes each
             self.nodes.append(per_level)
@@ -48,7 +52,7 @@ class LatticeCounts:
         held = (pop >= 0).all(axis=0)
         pop, weight = pop[:, held], self.weight[held]
         spans = [self.spans[j][l] for j, l in enumerate(levels)]
-        if np.prod([float(x) for x in spans]) < 2.0 ** 62:
+        if np.prod([float(x) for x in spans]) < 2.0**62:
             radix = np.cumprod([1] + spans[:0:-1])[::-1].astype(np.int64)  # mixed radix, last column fastest
             pop_key = radix @ pop.astype(np.int64)
             class_key = radix @ np.asarray(codes, dtype=np.int64)
@@ -56,7 +60,7 @@ class LatticeCounts:
             both = np.concatenate([np.asarray(codes, dtype=np.int64), pop.astype(np.int64)], axis=1)
             _, key = np.unique(both, axis=1, return_inverse=True)
             key = key.ravel()
-            class_key, pop_key = key[:codes.shape[1]], key[codes.shape[1]:]
+            class_key, pop_key = key[: codes.shape[1]], key[codes.shape[1] :]
         keys, inverse = np.unique(pop_key, return_inverse=True)
         tally = np.bincount(inverse.ravel(), weights=weight, minlength=len(keys))
         at = np.searchsorted(keys, class_key)

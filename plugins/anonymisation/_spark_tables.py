@@ -30,8 +30,19 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 
-from veil.engine import (COUNT, BadInput, Cancelled, GroupView, Hierarchy, PartsRelease, Role, Schema, SUPPRESSED, Table,
-                         format_value)
+from veil.engine import (
+    COUNT,
+    BadInput,
+    Cancelled,
+    GroupView,
+    Hierarchy,
+    PartsRelease,
+    Role,
+    Schema,
+    SUPPRESSED,
+    Table,
+    format_value,
+)
 
 from ..io.exporters import escape_formulas
 from ..setvalued._spark import _one_line, spark_session
@@ -53,13 +64,18 @@ def input_files(path: str | Path) -> tuple[list[Path], str]:
         return [p], fmt
     if not p.is_dir():
         raise BadInput(f"no such file or folder: {p}")
-    files = sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith((".", "_"))
-                                                                       for part in f.relative_to(p).parts))
+    files = sorted(
+        f
+        for f in p.rglob("*")
+        if f.is_file() and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+    )
     kinds = {FORMATS.get(f.suffix.lower()) for f in files}
     if not files or None in kinds:
         other = next((f for f in files if FORMATS.get(f.suffix.lower()) is None), None)
-        raise BadInput(f"the folder {p} holds {other.name if other else 'no files'}; a table read on Spark is a "
-                       f"folder of .csv or .parquet files")
+        raise BadInput(
+            f"the folder {p} holds {other.name if other else 'no files'}; a table read on Spark is a "
+            f"folder of .csv or .parquet files"
+        )
     if len(kinds) > 1:
         raise BadInput(f"the folder {p} mixes .csv and .parquet files; give a folder of one format")
     return files, kinds.pop()
@@ -67,6 +83,7 @@ def input_files(path: str | Path) -> tuple[list[Path], str]:
 
 def check_schemas(files: list[Path], fmt: str, delimiter: str = ",") -> list[str]:
     """The columns every file has (Parquet: with their types); BadInput naming two files that differ."""
+
     def schema(f: Path):
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -83,9 +100,11 @@ def check_schemas(files: list[Path], fmt: str, delimiter: str = ",") -> list[str
     for f in files[1:]:
         other = schema(f)
         if other != first:
-            show = (lambda s: ", ".join(f"{n} {t}".strip() for n, t in s))
-            raise BadInput(f"the input's files have different schemas: {files[0].name} has ({show(first)}), "
-                           f"{f.name} has ({show(other)}); give files with the same columns")
+            show = lambda s: ", ".join(f"{n} {t}".strip() for n, t in s)
+            raise BadInput(
+                f"the input's files have different schemas: {files[0].name} has ({show(first)}), "
+                f"{f.name} has ({show(other)}); give files with the same columns"
+            )
     if not first:
         raise BadInput(f"{files[0].name} has no columns")
     return [n for n, _ in first]
@@ -95,10 +114,19 @@ def read_table(session, source):
     """The Spark DataFrame of ``source``'s file or folder, its files and their format."""
     if source.demo or not source.path:
         raise BadInput("a run on Spark reads a file or a folder of files: give --data")
-    if source.append or source.names or source.skip_rows or source.drop_missing or source.missing or \
-            source.columns or source.sheet:
-        raise BadInput("a run on Spark reads the files as they are: names, skipped rows, dropped records and appended "
-                       "files are not supported there")
+    if (
+        source.append
+        or source.names
+        or source.skip_rows
+        or source.drop_missing
+        or source.missing
+        or source.columns
+        or source.sheet
+    ):
+        raise BadInput(
+            "a run on Spark reads the files as they are: names, skipped rows, dropped records and appended "
+            "files are not supported there"
+        )
     files, fmt = input_files(source.path)
     delimiter = source.delimiter or ","
     columns = check_schemas(files, fmt, delimiter)
@@ -107,14 +135,20 @@ def read_table(session, source):
         if fmt == "parquet":
             frame = session.read.option("recursiveFileLookup", True).parquet(*paths)
         else:
-            frame = (session.read.option("recursiveFileLookup", True).option("header", True)
-                     .option("inferSchema", True).option("sep", delimiter)
-                     .option("encoding", source.encoding or "UTF-8").csv(paths))
+            frame = (
+                session.read.option("recursiveFileLookup", True)
+                .option("header", True)
+                .option("inferSchema", True)
+                .option("sep", delimiter)
+                .option("encoding", source.encoding or "UTF-8")
+                .csv(paths)
+            )
     except Exception as exc:
         raise BadInput(f"Spark cannot read {source.path}: {_one_line(exc)}") from None
     if list(frame.columns) != columns:
-        raise BadInput(f"Spark reads the columns of {source.path} as {', '.join(frame.columns)}, not "
-                       f"{', '.join(columns)}")
+        raise BadInput(
+            f"Spark reads the columns of {source.path} as {', '.join(frame.columns)}, not {', '.join(columns)}"
+        )
     return frame, files, fmt
 
 
@@ -143,7 +177,7 @@ def run_job(sc, job, ctx, label: str):
         except BaseException as exc:  # reported on the calling thread
             out["error"] = exc
 
-    stop = (lambda: sc.cancelJobGroup(group))
+    stop = lambda: sc.cancelJobGroup(group)
     unregister = ctx.on_cancel(stop)
     thread = InheritableThread(target=work, daemon=True)
     shown = None
@@ -174,7 +208,7 @@ def tasks(sc, group: str) -> tuple[int, int]:
     done = total = 0
     for job_id in tracker.getJobIdsForGroup(group):
         info = tracker.getJobInfo(job_id)
-        for stage_id in (info.stageIds if info else []):
+        for stage_id in info.stageIds if info else []:
             stage = tracker.getStageInfo(stage_id)
             if stage is not None:
                 done, total = done + stage.numCompletedTasks, total + stage.numTasks
@@ -182,8 +216,9 @@ def tasks(sc, group: str) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------------------ the run
-def weighted_views(counted: pd.DataFrame, sensitive: list[str], weights: np.ndarray, hierarchies=None
-                   ) -> list[GroupView]:
+def weighted_views(
+    counted: pd.DataFrame, sensitive: list[str], weights: np.ndarray, hierarchies=None
+) -> list[GroupView]:
     """One weighted view per sensitive column of the class table (each judged on its own), or one
     without sensitive codes when no model reads them."""
     if not sensitive:
@@ -208,9 +243,14 @@ def weighted_sensitive_view(values: pd.Series | None, weights: np.ndarray, hiera
         rank[order] = np.arange(len(order))
         codes, uniques = rank[codes], uniques[order]
     q = np.bincount(codes, weights=weights, minlength=len(uniques)) / float(weights.sum())
-    return GroupView.from_codes(zeros, codes.astype(np.int64), q,
-                                tuple(v.item() if isinstance(v, np.generic) else v for v in uniques), numeric,
-                                hierarchy=hierarchy)
+    return GroupView.from_codes(
+        zeros,
+        codes.astype(np.int64),
+        q,
+        tuple(v.item() if isinstance(v, np.generic) else v for v in uniques),
+        numeric,
+        hierarchy=hierarchy,
+    )
 
 
 def _hierarchies(table: Table, source, qis: list[str]) -> Table:
@@ -239,16 +279,21 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     sensitive = [c for c, r in roles.items() if r is Role.SENSITIVE]  # every one judged on its own
     qis = [c for c in qis if c not in sensitive]
     if not qis:
-        raise BadInput("global recoding needs quasi-identifiers: mark the columns that identify people as "
-                       "quasi-identifiers")
+        raise BadInput(
+            "global recoding needs quasi-identifiers: mark the columns that identify people as quasi-identifiers"
+        )
     target = next((c for c, r in roles.items() if r is Role.TARGET), None)
     released = [c for c, r in roles.items() if r is not Role.IDENTIFIER]
     chosen = parse_levels(params.levels, qis)
     reads = bool(sensitive) and _reads_sensitive(model)
     keys = qis + (sensitive if reads else [])
 
-    counted = run_job(session.sparkContext, lambda: frame.groupBy(*keys).count().toPandas(), ctx.child(0.0, 0.3),
-                      "counting the classes")
+    counted = run_job(
+        session.sparkContext,
+        lambda: frame.groupBy(*keys).count().toPandas(),
+        ctx.child(0.0, 0.3),
+        "counting the classes",
+    )
     weights = counted.pop("count").to_numpy(dtype=np.int64)
     n = int(weights.sum())
     if n == 0:
@@ -256,8 +301,16 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     ctx.progress(0.3, f"global recoding: {len(counted):,} classes of {n:,} records")
     table = _hierarchies(Table.from_frame(counted.reset_index(drop=True)), source, qis)
     attrs = attributes(table, qis, ctx.check, weights)
-    done = recode(attrs, model, params, weighted_views(counted, sensitive if reads else [], weights), n, chosen,
-                  ctx.child(0.3, 0.8), weights)
+    done = recode(
+        attrs,
+        model,
+        params,
+        weighted_views(counted, sensitive if reads else [], weights),
+        n,
+        chosen,
+        ctx.child(0.3, 0.8),
+        weights,
+    )
 
     # each value's text at its chosen level, and the classes written * (by their nodes)
     texts = {}
@@ -268,7 +321,7 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     starred = {tuple(int(x) for x in done.table.codes[:, c]) for c in np.flatnonzero(done.written)}
     star = format_value(SUPPRESSED)
     spans = [texts[q][2] for q in qis]
-    strides = [int(np.prod(spans[j + 1:], dtype=object)) for j in range(len(spans))]
+    strides = [int(np.prod(spans[j + 1 :], dtype=object)) for j in range(len(spans))]
     starred_keys = None  # the starred classes as mixed-radix keys, when the keys fit in 63 bits
     if starred and int(np.prod(spans, dtype=object)) < 1 << 62:
         starred_keys = np.array(sorted(sum(c * s for c, s in zip(k, strides)) for k in starred), dtype=np.int64)
@@ -299,8 +352,9 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
 
     from pyspark.sql.types import StringType, StructField, StructType
 
-    schema = StructType([StructField(f.name, StringType(), True) if f.name in qis else f
-                         for f in frame.select(*released).schema.fields])
+    schema = StructType(
+        [StructField(f.name, StringType(), True) if f.name in qis else f for f in frame.select(*released).schema.fields]
+    )
 
     def write():
         out = frame.select(*released).mapInPandas(generalise, schema)
@@ -314,13 +368,32 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     parts = sorted(p for p in out_path.glob("part-*") if p.is_file() and not p.name.endswith(".crc"))
     if not parts:
         raise BadInput("Spark wrote no part of the release")
-    details = {**done.details, "executor": "spark", "spark_master": params.spark_master,
-               "classes_read": int(len(counted)), "input_files": len(files)}
-    notes = ((f"{done.suppressed:,} of {n:,} records suppressed: every quasi-identifier written *, the records "
-              f"kept",) if done.suppressed else ())
-    return PartsRelease(tuple(parts), part_fmt, tuple(released), tuple(qis),
-                        tuple(c for c in sensitive if c in released), target, n, n,
-                        details, notes, SparkExecutor(params.spark_master), input_classes(counted, qis, weights))
+    details = {
+        **done.details,
+        "executor": "spark",
+        "spark_master": params.spark_master,
+        "classes_read": int(len(counted)),
+        "input_files": len(files),
+    }
+    notes = (
+        (f"{done.suppressed:,} of {n:,} records suppressed: every quasi-identifier written *, the records kept",)
+        if done.suppressed
+        else ()
+    )
+    return PartsRelease(
+        tuple(parts),
+        part_fmt,
+        tuple(released),
+        tuple(qis),
+        tuple(c for c in sensitive if c in released),
+        target,
+        n,
+        n,
+        details,
+        notes,
+        SparkExecutor(params.spark_master),
+        input_classes(counted, qis, weights),
+    )
 
 
 def input_classes(counted: pd.DataFrame, qis: list[str], weights: np.ndarray) -> np.ndarray:
@@ -348,14 +421,26 @@ def recode_table_on_spark(data, qis: list[str], sensitive: list[str], model, par
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", module="pyspark")
         frame = session.createDataFrame(data.frame[keys].reset_index(drop=True))
-    counted = run_job(session.sparkContext, lambda: frame.groupBy(*keys).count().toPandas(), ctx.child(0.0, 0.3),
-                      "counting the classes")
+    counted = run_job(
+        session.sparkContext,
+        lambda: frame.groupBy(*keys).count().toPandas(),
+        ctx.child(0.0, 0.3),
+        "counting the classes",
+    )
     weights = counted.pop("count").to_numpy(dtype=np.int64)
     table = Table(counted.reset_index(drop=True), Schema(tuple(data.schema[c] for c in keys)))
     attrs = attributes(table, qis, ctx.check, weights)
     hierarchies = {c: data.schema[c].hierarchy for c in sensitive}
-    done = recode(attrs, model, params, weighted_views(counted, sensitive if reads else [], weights, hierarchies),
-                  int(weights.sum()), chosen, ctx.child(0.3, 0.9), weights)
+    done = recode(
+        attrs,
+        model,
+        params,
+        weighted_views(counted, sensitive if reads else [], weights, hierarchies),
+        int(weights.sum()),
+        chosen,
+        ctx.child(0.3, 0.9),
+        weights,
+    )
     return done
 
 
@@ -398,8 +483,9 @@ class SparkExecutor:
         texts = [F.coalesce(F.col(c).cast("string"), F.lit("")).alias(c) for c in columns]
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="pyspark")
-            counted = (frame.select(*texts, F.input_file_name().alias("_file")).groupBy("_file", *columns).count()
-                       .toPandas())
+            counted = (
+                frame.select(*texts, F.input_file_name().alias("_file")).groupBy("_file", *columns).count().toPandas()
+            )
         names = counted.pop("_file").map(lambda uri: unquote(uri.rsplit("/", 1)[-1]))
         per_file = counted[COUNT].groupby(names).sum()
         rows = [int(per_file.get(Path(f).name, 0)) for f in files]
@@ -411,4 +497,3 @@ class SparkExecutor:
 
     def close(self) -> None:
         pass
-

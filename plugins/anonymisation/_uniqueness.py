@@ -79,7 +79,7 @@ def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n
     r = theta / alpha
     spread = special.digamma(r + u) - special.digamma(r + 1)
     d_theta = spread / alpha - (special.digamma(theta + n) - special.digamma(theta + 1))
-    d_alpha = (u - 1) / alpha - theta / alpha ** 2 * spread
+    d_alpha = (u - 1) / alpha - theta / alpha**2 * spread
     d_alpha -= sum(f * (special.digamma(j - alpha) - special.digamma(1 - alpha)) for j, f in freq.items() if j > 1)
     return float(d_theta), float(d_alpha)
 
@@ -104,8 +104,13 @@ def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | Non
         for a0 in (0.2, 0.5, 0.8):
             try:
                 with np.errstate(all="ignore"):
-                    res = optimize.minimize(negative, np.array([math.log(t0), special.logit(a0)]), jac=True,
-                                            method="BFGS", options={"gtol": 1e-8, "maxiter": 500})
+                    res = optimize.minimize(
+                        negative,
+                        np.array([math.log(t0), special.logit(a0)]),
+                        jac=True,
+                        method="BFGS",
+                        options={"gtol": 1e-8, "maxiter": 500},
+                    )
             except (ValueError, FloatingPointError, OverflowError):
                 continue
             if np.all(np.isfinite(res.x)) and np.isfinite(res.fun) and (best is None or res.fun < best.fun):
@@ -136,7 +141,7 @@ def _snb_moments(k: float, a: float, b: float, pi: float) -> tuple[float, float,
     ratio = (b / denominator) ** a
     seen = k * (1 - (1 - pi) * ratio)
     ones = k * pi * ratio * (1 + a * d / denominator)
-    twos = k * pi * pi / 2 * a * (1 - b) * b ** a * denominator ** (-(a + 2)) * (2 - (1 - a) * d)
+    twos = k * pi * pi / 2 * a * (1 - b) * b**a * denominator ** (-(a + 2)) * (2 - (1 - a) * d)
     return seen, ones, twos
 
 
@@ -179,7 +184,7 @@ def snb_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
     if fitted is None:
         return math.nan
     k, a, b = fitted
-    value = k * b ** a
+    value = k * b**a
     return value if 0 <= value <= population_size(n, fraction) else math.nan
 
 

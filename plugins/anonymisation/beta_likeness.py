@@ -32,12 +32,18 @@ VARIANTS = ("basic", "enhanced")
 
 @dataclass(frozen=True)
 class BetaParams:
-    beta: float = param(1.0, minimum=0, exclusive_minimum=True,
-                        help="largest allowed relative gain (p − q) / q of a sensitive value's share in a group "
-                             "over its share q in the whole table")
-    variant: str = param("basic", choices=VARIANTS,
-                         help="basic: every gain at most β; enhanced: at most min(β, −ln q), tighter for values "
-                              "most of the table holds")
+    beta: float = param(
+        1.0,
+        minimum=0,
+        exclusive_minimum=True,
+        help="largest allowed relative gain (p − q) / q of a sensitive value's share in a group "
+        "over its share q in the whole table",
+    )
+    variant: str = param(
+        "basic",
+        choices=VARIANTS,
+        help="basic: every gain at most β; enhanced: at most min(β, −ln q), tighter for values most of the table holds",
+    )
 
 
 def gain_bounds(q: np.ndarray, beta: float, variant: str) -> np.ndarray:
@@ -68,8 +74,10 @@ class BetaLikeness(PrivacyModel):
     name = "beta-likeness"
     title = "β-likeness"
     paper = "cao-karras"
-    description = ("No sensitive value is much more frequent in any group than in the whole table: its share may "
-                   "grow by at most a factor 1 + β (enhanced: 1 + min(β, −ln q), tighter for common values).")
+    description = (
+        "No sensitive value is much more frequent in any group than in the whole table: its share may "
+        "grow by at most a factor 1 + β (enhanced: 1 + min(β, −ln q), tighter for common values)."
+    )
     Params = BetaParams
     judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
@@ -77,8 +85,10 @@ class BetaLikeness(PrivacyModel):
     needs_sensitive = True
     measure = "smallest β the groups meet (largest relative gain)"
     memory_cost = MemoryCost(per_record=48.0, per_cell=0.0, per_record_distinct=16.0)  # the G × S counts
-    caveats = ("β-likeness bounds how much more frequent a sensitive value becomes in a group, not how much rarer: "
-               "learning that a value is less likely is not limited.",)
+    caveats = (
+        "β-likeness bounds how much more frequent a sensitive value becomes in a group, not how much rarer: "
+        "learning that a value is less likely is not limited.",
+    )
 
     def monotonicity(self, params) -> str:
         return "generalisation"  # p_v ≤ q_v (1 + bound_v) is linear in p_v: a union of passing groups passes
@@ -92,8 +102,7 @@ class BetaLikeness(PrivacyModel):
         what = f"{params.variant} β-likeness with β = {params.beta:g}"
         if verdict.holds:
             return f"holds: {what}; the groups meet β = {verdict.worst:.4g}"
-        return (f"fails: {len(verdict.failing_groups)} group(s) break {what} "
-                f"(they meet β = {verdict.worst:.4g} at best)")
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (they meet β = {verdict.worst:.4g} at best)"
 
 
 @hookimpl

@@ -78,7 +78,8 @@ def _covering_level(hierarchy, region: np.ndarray) -> np.ndarray:
     leaves = list(hierarchy.leaves)
     for level in range(hierarchy.height, -1, -1):
         above = pd.Index([n.label for n in hierarchy.nodes(level)]).get_indexer(
-            hierarchy.generalise_series(pd.Series(leaves, dtype=object), level))
+            hierarchy.generalise_series(pd.Series(leaves, dtype=object), level)
+        )
         node = above[first]
         same = ((above[None, :] == node[:, None]) | ~region).all(axis=1)
         found[same] = level
@@ -95,8 +96,10 @@ class Loss(_GeneralisationMetric):
     name = "loss"
     title = "Information loss (Iyengar's LM)"
     paper = IYENGAR
-    description = ("How much each released value widens the record's own: (values in its range or node − 1) / "
-                   "(values of the column − 1), averaged over records and quasi-identifiers (0 = exact, 1 = '*').")
+    description = (
+        "How much each released value widens the record's own: (values in its range or node − 1) / "
+        "(values of the column − 1), averaged over records and quasi-identifiers (0 = exact, 1 = '*')."
+    )
 
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
@@ -116,9 +119,11 @@ class Entropy(_GeneralisationMetric):
     name = "entropy"
     title = "Non-uniform entropy"
     paper = GIONIS
-    description = ("The information a reader lacks to tell each record's value from the others its released value "
-                   "covers: Σ −log2(records with the value / records whose value the released one covers), over "
-                   "records and quasi-identifiers, in bits (0 = exact).")
+    description = (
+        "The information a reader lacks to tell each record's value from the others its released value "
+        "covers: Σ −log2(records with the value / records whose value the released one covers), over "
+        "records and quasi-identifiers, in bits (0 = exact)."
+    )
 
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
@@ -144,8 +149,10 @@ class Precision(_GeneralisationMetric):
     name = "precision"
     title = "Precision loss (Sweeney)"
     paper = SWEENEY
-    description = ("How far up its hierarchy each value is released: level / height, averaged over records and "
-                   "quasi-identifiers (0 = exact, 1 = '*'); Sweeney's precision is 1 minus this.")
+    description = (
+        "How far up its hierarchy each value is released: level / height, averaged over records and "
+        "quasi-identifiers (0 = exact, 1 = '*'); Sweeney's precision is 1 minus this."
+    )
 
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):
@@ -165,8 +172,10 @@ class Height(_GeneralisationMetric):
     name = "height"
     title = "Generalisation height"
     paper = ARX
-    description = ("The transformation's height in the lattice of hierarchy levels: the sum over quasi-identifiers "
-                   "of the level each is released at (for a release that mixes levels, each column's highest).")
+    description = (
+        "The transformation's height in the lattice of hierarchy levels: the sum over quasi-identifiers "
+        "of the level each is released at (for a release that mixes levels, each column's highest)."
+    )
 
     @_nan_when_not_applicable
     def compute(self, original, release, params, ctx):

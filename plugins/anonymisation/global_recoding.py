@@ -18,12 +18,39 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (GENERALISED_TABLE, SUPPRESSED, TABLE, Algorithm, BadInput, HierarchyUse, Judgement, Release,
-                         ReportFact, Role, ScaleOut, format_value, grouping_columns, hookimpl, param, params_to_dict,
-                         register_executor)
+from veil.engine import (
+    GENERALISED_TABLE,
+    SUPPRESSED,
+    TABLE,
+    Algorithm,
+    BadInput,
+    HierarchyUse,
+    Judgement,
+    Release,
+    ReportFact,
+    Role,
+    ScaleOut,
+    format_value,
+    grouping_columns,
+    hookimpl,
+    param,
+    params_to_dict,
+    register_executor,
+)
 
-from ._lattice import (METRICS, Judge, Objective, Search, attributes, bottom, check_size, classes_at,
-                       lattice_size, solution_space, written_classes)
+from ._lattice import (
+    METRICS,
+    Judge,
+    Objective,
+    Search,
+    attributes,
+    bottom,
+    check_size,
+    classes_at,
+    lattice_size,
+    solution_space,
+    written_classes,
+)
 from ._population import LatticeCounts
 from .mondrian import _reads_sensitive, _sensitive_view
 
@@ -35,35 +62,61 @@ LOSS_KEY = "loss"  # the chosen metric's value in details["generalisation"] (doc
 
 @dataclass(frozen=True)
 class GlobalRecodingParams:
-    suppression: float = param(0.0, minimum=0, maximum=1,
-                               help="largest share of the records that may be suppressed (every quasi-identifier "
-                                    "written *), e.g. 0.04 for 4 %; ARX's suppression limit")
-    metric: str = param("loss", choices=METRICS,
-                        help="the information loss the search minimises: loss (Iyengar), entropy (non-uniform "
-                             "entropy), discernibility, average-class-size (ARX's AECS), precision (Sweeney), height")
-    monotonic: bool = param(True, help="for discernibility: true counts the suppressed records as one group (DM*, "
-                                       "Σ|E|²), false charges each of them n (Bayardo and Agrawal's DM)")
-    levels: str = param("", sweepable=False,
-                        help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
-                             "(columns not named stay at level 0)")
-    executor: str = param("local", choices=("local", "spark"), sweepable=False,
-                          help="where the run goes: local (this process, the table loaded in memory) or spark (Apache "
-                               "Spark reads the file or folder of parts, counts the classes, and writes the release "
-                               "in parts; for tables larger than memory; needs veil[spark] and Java 17)")
-    spark_master: str = param("local[*]", sweepable=False,
-                              help="the Spark master URL when the executor is spark: local[*] (this machine's cores), "
-                                   "local[N], spark://host:7077 …")
-    part_format: str = param("csv", choices=("csv", "parquet"), sweepable=False,
-                             help="the format of the release's parts when the executor is spark")
+    suppression: float = param(
+        0.0,
+        minimum=0,
+        maximum=1,
+        help="largest share of the records that may be suppressed (every quasi-identifier "
+        "written *), e.g. 0.04 for 4 %; ARX's suppression limit",
+    )
+    metric: str = param(
+        "loss",
+        choices=METRICS,
+        help="the information loss the search minimises: loss (Iyengar), entropy (non-uniform "
+        "entropy), discernibility, average-class-size (ARX's AECS), precision (Sweeney), height",
+    )
+    monotonic: bool = param(
+        True,
+        help="for discernibility: true counts the suppressed records as one group (DM*, "
+        "Σ|E|²), false charges each of them n (Bayardo and Agrawal's DM)",
+    )
+    levels: str = param(
+        "",
+        sweepable=False,
+        help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
+        "(columns not named stay at level 0)",
+    )
+    executor: str = param(
+        "local",
+        choices=("local", "spark"),
+        sweepable=False,
+        help="where the run goes: local (this process, the table loaded in memory) or spark (Apache "
+        "Spark reads the file or folder of parts, counts the classes, and writes the release "
+        "in parts; for tables larger than memory; needs veil[spark] and Java 17)",
+    )
+    spark_master: str = param(
+        "local[*]",
+        sweepable=False,
+        help="the Spark master URL when the executor is spark: local[*] (this machine's cores), "
+        "local[N], spark://host:7077 …",
+    )
+    part_format: str = param(
+        "csv",
+        choices=("csv", "parquet"),
+        sweepable=False,
+        help="the format of the release's parts when the executor is spark",
+    )
 
 
 class GlobalRecoding(Algorithm):
     name = "global-recoding"
     title = "Global recoding with suppression (ARX)"
     paper = PAPER
-    description = ("Generalises every quasi-identifier to one level of its hierarchy for all records, suppresses the "
-                   "records of groups that still fail the privacy model (within the suppression limit), and finds "
-                   "the levels that lose the least information.")
+    description = (
+        "Generalises every quasi-identifier to one level of its hierarchy for all records, suppresses the "
+        "records of groups that still fail the privacy model (within the suppression limit), and finds "
+        "the levels that lose the least information."
+    )
     accepts = (TABLE,)
     needs_model = True
     satisfies = (Judgement.GROUPS,)  # every transformation is judged by the model's own check_groups
@@ -82,14 +135,25 @@ class GlobalRecoding(Algorithm):
         facts = []
         levels = gen.get("levels")
         if isinstance(levels, dict) and levels:
-            facts.append(ReportFact("Generalisation levels", ", ".join(f"{c} {lv}" for c, lv in levels.items())
-                                    + " (every record at the same level of its column's hierarchy; 0 keeps the values)"))
+            facts.append(
+                ReportFact(
+                    "Generalisation levels",
+                    ", ".join(f"{c} {lv}" for c, lv in levels.items())
+                    + " (every record at the same level of its column's hierarchy; 0 keeps the values)",
+                )
+            )
         suppressed = gen.get("suppressed_records")
         if isinstance(suppressed, int):
             share = f" ({_percent(suppressed / rows)})" if isinstance(rows, int) and rows else ""
             of = f" of {rows:,}" if isinstance(rows, int) else ""
-            facts.append(ReportFact("Suppressed records", f"{suppressed:,}{of}{share}: every quasi-identifier written "
-                                    f"*, the records kept", "generalisation.suppressed_records", suppressed))
+            facts.append(
+                ReportFact(
+                    "Suppressed records",
+                    f"{suppressed:,}{of}{share}: every quasi-identifier written *, the records kept",
+                    "generalisation.suppressed_records",
+                    suppressed,
+                )
+            )
         value = gen.get(LOSS_KEY)
         if isinstance(value, (int, float)):
             text = f"{value:.4g} ({gen.get('metric') or 'metric not recorded'}; lower keeps more)"
@@ -114,8 +178,9 @@ class GlobalRecoding(Algorithm):
         qis = [c for c in grouping_columns(data) if c not in marked]
         sensitive = marked[0] if marked else None
         if not qis:
-            raise BadInput("global recoding needs quasi-identifiers: mark the columns that identify people as "
-                           "quasi-identifiers")
+            raise BadInput(
+                "global recoding needs quasi-identifiers: mark the columns that identify people as quasi-identifiers"
+            )
         n = data.n_rows
         if n == 0:
             raise BadInput("the table has no records to anonymise")
@@ -138,10 +203,20 @@ class GlobalRecoding(Algorithm):
             mine, theirs = done.details["generalisation"], searched.details["generalisation"]
             if (mine["suppressed_records"], mine[LOSS_KEY]) != (theirs["suppressed_records"], theirs[LOSS_KEY]):
                 raise RuntimeError("the records and Spark's class table disagree")  # pragma: no cover - a defect
-            done = dataclasses.replace(done, details={**searched.details, "executor": "spark",
-                                                      "spark_master": params.spark_master})
-        out = release(data, attrs, done.levels, sensitive, done.table, done.record_class, done.written,
-                      done.suppressed, done.details)
+            done = dataclasses.replace(
+                done, details={**searched.details, "executor": "spark", "spark_master": params.spark_master}
+            )
+        out = release(
+            data,
+            attrs,
+            done.levels,
+            sensitive,
+            done.table,
+            done.record_class,
+            done.written,
+            done.suppressed,
+            done.details,
+        )
         return out if done.space is None else dataclasses.replace(out, solution_space=done.space)
 
 
@@ -158,8 +233,9 @@ class Recoding:
     space: object = None  # the SolutionSpace the search walked (None when the levels were chosen)
 
 
-def recode(attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None,
-           population=None) -> Recoding:
+def recode(
+    attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None, population=None
+) -> Recoding:
     """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
 
     The rows are records, or with ``weights`` the rows of a class table each standing for that many
@@ -180,9 +256,11 @@ def recode(attrs, model, params, records, n: int, chosen: dict | None, ctx, weig
         search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
         best = search.run()
         if best is None:
-            raise BadInput(f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
-                           f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
-                           f"model or give coarser hierarchies")
+            raise BadInput(
+                f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
+                f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
+                f"model or give coarser hierarchies"
+            )
         levels, searched = best.levels, len(search.known)
     ctx.progress(0.9, "global recoding: writing the release")
     table, record_class = classes_at(attrs, levels, sens, n_values, weights)
@@ -190,21 +268,33 @@ def recode(attrs, model, params, records, n: int, chosen: dict | None, ctx, weig
     written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
     suppressed = int(table.size[fail].sum())
     if suppressed > limit:
-        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                       f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
-                       f"suppressed")
+        raise BadInput(
+            f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+            f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
+            f"suppressed"
+        )
     if fail.any() and not judge.group_passes(table, written):
-        raise BadInput(f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
-                       f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
-                       f"group in the file, fail it")
+        raise BadInput(
+            f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+            f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
+            f"group in the file, fail it"
+        )
     bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
     value = objective.value(table, written, bound)
-    metric = params.metric if params.metric != "discernibility" or params.monotonic else \
-        "discernibility:monotonic=false"
+    metric = (
+        params.metric if params.metric != "discernibility" or params.monotonic else "discernibility:monotonic=false"
+    )
     space = solution_space(search, metric, levels, limit) if chosen is None else None
-    details = {"generalisation": {"levels": {a.name: int(l) for a, l in zip(attrs, levels)}, "metric": metric,
-                                  LOSS_KEY: float(value), "suppressed_records": suppressed,
-                                  "searched_nodes": int(searched), "lattice_nodes": int(lattice_size(attrs))}}
+    details = {
+        "generalisation": {
+            "levels": {a.name: int(l) for a, l in zip(attrs, levels)},
+            "metric": metric,
+            LOSS_KEY: float(value),
+            "suppressed_records": suppressed,
+            "searched_nodes": int(searched),
+            "lattice_nodes": int(lattice_size(attrs)),
+        }
+    }
     return Recoding(tuple(levels), table, record_class, written, suppressed, details, space)
 
 
@@ -221,11 +311,13 @@ def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:
         name, sep, level = part.rpartition(":")
         name = name.strip()
         if not sep or not name:
-            raise BadInput(f"levels: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got "
-                           f"{part!r}")
+            raise BadInput(
+                f"levels: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got {part!r}"
+            )
         if name not in qis:
-            raise BadInput(f"levels names {name!r}, which is not a quasi-identifier; the quasi-identifiers are "
-                           f"{', '.join(qis)}")
+            raise BadInput(
+                f"levels names {name!r}, which is not a quasi-identifier; the quasi-identifiers are {', '.join(qis)}"
+            )
         try:
             out[name] = int(level.strip())
         except ValueError:
@@ -239,8 +331,10 @@ def _levels_of(chosen: dict, attrs) -> tuple:
     for a in attrs:
         level = chosen.get(a.name, 0)
         if level > a.height:
-            raise BadInput(f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.height} (its "
-                           f"levels run from 0, the values themselves, to {a.height}, {a.labels[a.height][0]!r})")
+            raise BadInput(
+                f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.height} (its "
+                f"levels run from 0, the values themselves, to {a.height}, {a.labels[a.height][0]!r})"
+            )
     return tuple(chosen.get(a.name, 0) for a in attrs)
 
 
@@ -278,15 +372,28 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
     sizes = np.bincount(groups)
     notes = ()
     if suppressed:
-        notes = (f"{suppressed:,} of {len(groups):,} records suppressed: every quasi-identifier written *, the records "
-                 f"kept",)
-    details = {**details, "groups": int(len(sizes)), "smallest_group": int(sizes.min()),
-               "average_group_size": float(sizes.mean())}
+        notes = (
+            f"{suppressed:,} of {len(groups):,} records suppressed: every quasi-identifier written *, the records kept",
+        )
+    details = {
+        **details,
+        "groups": int(len(sizes)),
+        "smallest_group": int(sizes.min()),
+        "average_group_size": float(sizes.mean()),
+    }
     # every sensitive column the release publishes is listed, so the check of the file judges each
     published = tuple(c for c in data.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
-    return Release(GENERALISED_TABLE, frame, tuple(a.name for a in attrs), target=data.schema.target,
-                   sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=group_values,
-                   details=details, notes=notes)
+    return Release(
+        GENERALISED_TABLE,
+        frame,
+        tuple(a.name for a in attrs),
+        target=data.schema.target,
+        sensitive=((sensitive,) if sensitive else ()) + published,
+        groups=groups,
+        group_values=group_values,
+        details=details,
+        notes=notes,
+    )
 
 
 def spark_executor(**options):

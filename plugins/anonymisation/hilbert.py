@@ -93,8 +93,8 @@ def run_costs(cols, order: np.ndarray, ends: np.ndarray, k: int) -> np.ndarray:
         v = col.codes[order]
         pad = np.concatenate([np.zeros(w, dtype=v.dtype), v])
         win = sliding_window_view(pad, w)[ends][:, ::-1]  # row e: the w values before ends[e], nearest first
-        lo = np.minimum.accumulate(win, axis=1)[:, k - 1:]
-        hi = np.maximum.accumulate(win, axis=1)[:, k - 1:]
+        lo = np.minimum.accumulate(win, axis=1)[:, k - 1 :]
+        hi = np.maximum.accumulate(win, axis=1)[:, k - 1 :]
         if col.categorical:
             width = col.width(*col.lca(lo.ravel(), hi.ravel())).reshape(lo.shape)
         else:
@@ -157,18 +157,23 @@ def hilbert_groups(table, k: int, *, qis=None, check=None) -> np.ndarray:
 # ---------------------------------------------------------------------------------- plugin
 @dataclass(frozen=True)
 class HilbertParams:
-    bits: int = param(0, minimum=0, maximum=20,
-                      help="grid cells per axis as a power of two (0: just enough for the column with the most "
-                           "distinct values)")
+    bits: int = param(
+        0,
+        minimum=0,
+        maximum=20,
+        help="grid cells per axis as a power of two (0: just enough for the column with the most distinct values)",
+    )
 
 
 class HilbertCurve(Algorithm):
     name = "hilbert"
     title = "Hilbert curve (1-D optimal)"
     paper = PAPER
-    description = ("Orders the records along a Hilbert curve through the quasi-identifier space and cuts the "
-                   "order optimally (dynamic programming) into groups of k to 2k−1 records; each quasi-identifier "
-                   "is generalised to its group's range or hierarchy node (Ghinita et al. 2007).")
+    description = (
+        "Orders the records along a Hilbert curve through the quasi-identifier space and cuts the "
+        "order optimally (dynamic programming) into groups of k to 2k−1 records; each quasi-identifier "
+        "is generalised to its group's range or hierarchy node (Ghinita et al. 2007)."
+    )
     accepts = (TABLE,)
     needs_model = True
     satisfies = (Judgement.GROUP_SIZE,)  # groups of k to 2k−1 records

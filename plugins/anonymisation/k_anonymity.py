@@ -25,9 +25,11 @@ class KAnonymity(GroupSizeModel):
     # the group sizes, group by group, and on binary data the features that may be released together
     judges = (Judgement.GROUP_SIZE, Judgement.GROUPS, Judgement.FEATURE_SETS)
     preferred = True  # the model a new configuration starts with: the one every data holder knows
-    caveats = ("k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
-               "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
-               "t-closeness protect sensitive columns.",)
+    caveats = (
+        "k-anonymity hides who a record belongs to, not what a group has in common: when everyone in a "
+        "group shares a sensitive value (a diagnosis, say), finding the group reveals it. l-diversity or "
+        "t-closeness protect sensitive columns.",
+    )
 
     def monotonicity(self, params) -> str:
         return "suppression"  # a group holding k records still holds them when more join it
@@ -38,19 +40,25 @@ class KAnonymity(GroupSizeModel):
             return f"holds: the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
         failing = int(verdict.values[~verdict.ok].sum())
         n = int(verdict.values.sum())
-        return (f"fails: {failing} of {n} records are in groups smaller than k = {params.k} "
-                f"(smallest group: {smallest})")  # the engine lists the failing records themselves
+        return (
+            f"fails: {failing} of {n} records are in groups smaller than k = {params.k} "
+            f"(smallest group: {smallest})"
+        )  # the engine lists the failing records themselves
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
         """The verdict in one sentence for the report's headline."""
         k = int(params.get("k", 0))
         if not holds:
-            return f"k-anonymity with k = {k} does not hold: some records share their quasi-identifiers with " \
-                   f"fewer than {k - 1} others."
+            return (
+                f"k-anonymity with k = {k} does not hold: some records share their quasi-identifiers with "
+                f"fewer than {k - 1} others."
+            )
         if k <= 1:
-            return "k-anonymity with k = 1 holds, which protects nothing: a record may be the only one with its " \
-                   "quasi-identifiers."
+            return (
+                "k-anonymity with k = 1 holds, which protects nothing: a record may be the only one with its "
+                "quasi-identifiers."
+            )
         others = "1 other" if k == 2 else f"{k - 1} others"
         return f"k-anonymity with k = {k} holds: every record shares its quasi-identifiers with at least {others}."
 

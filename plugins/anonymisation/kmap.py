@@ -29,9 +29,14 @@ _TOL = 1e-9
 @dataclass(frozen=True)
 class KMapParams:
     k: int = param(5, minimum=1, help="smallest allowed number of population records a released group matches")
-    sample_fraction: float = param(0.1, minimum=0.0, exclusive_minimum=True, maximum=1.0,
-                                   help="the share of the population the data holds, when no population table is "
-                                        "given (1: the data is the population, and k-map is k-anonymity)")
+    sample_fraction: float = param(
+        0.1,
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1.0,
+        help="the share of the population the data holds, when no population table is "
+        "given (1: the data is the population, and k-map is k-anonymity)",
+    )
 
 
 def estimated_population(sizes: np.ndarray, fraction: float) -> np.ndarray:
@@ -43,9 +48,11 @@ class KMap(PrivacyModel):
     name = "k-map"
     title = "k-map"
     paper = "el-emam-dankar"
-    description = ("Every released group matches at least k people of the population the data was sampled from: "
-                   "counted in the population table when one is given, else estimated from the sampling fraction "
-                   "(a group of f records stands for f / π people).")
+    description = (
+        "Every released group matches at least k people of the population the data was sampled from: "
+        "counted in the population table when one is given, else estimated from the sampling fraction "
+        "(a group of f records stands for f / π people)."
+    )
     Params = KMapParams
     judges = (Judgement.GROUPS,)  # the groups' sizes against the population
     judges_groups = True
@@ -53,8 +60,10 @@ class KMap(PrivacyModel):
     reads_population = True
     measure = "population records a group matches"
     memory_cost = MemoryCost(per_record=24.0, per_cell=0.0)
-    caveats = ("k-map estimates each group's population count from the sampling fraction; a population whose "
-               "groups are not proportional to the data's can hold fewer matching people.",)
+    caveats = (
+        "k-map estimates each group's population count from the sampling fraction; a population whose "
+        "groups are not proportional to the data's can hold fewer matching people.",
+    )
 
     def monotonicity(self, params) -> str:
         return "suppression"  # a group of at least k·π records keeps them when others join

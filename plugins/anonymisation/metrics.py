@@ -27,8 +27,23 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import (SUPPRESSED, TABLE, BadInput, BinaryMatrix, Interval, MemoryCost, Metric, NodeValue, Role, Table, group_ids,
-                         hookimpl, param, parse_value, value_label)
+from veil.engine import (
+    SUPPRESSED,
+    TABLE,
+    BadInput,
+    BinaryMatrix,
+    Interval,
+    MemoryCost,
+    Metric,
+    NodeValue,
+    Role,
+    Table,
+    group_ids,
+    hookimpl,
+    param,
+    parse_value,
+    value_label,
+)
 
 PAPER = "001_f1ec36403a5884c8"
 
@@ -95,7 +110,7 @@ class _Anonymised:
 
     # regions: units × leaves (bool) per attribute
     @classmethod
-    def shared(cls, table: Table, release, sensitive: str | None, ctx) -> "_Anonymised":
+    def shared(cls, table: Table, release, sensitive: str | None, ctx) -> _Anonymised:
         """The view of ``table`` and ``release`` the metrics of one measurement share (``ctx.shared``:
         built by the first, then read with its regions), or a view of one's own outside a measurement.
         Callers only read it (its caches are filled once, for every metric alike)."""
@@ -124,13 +139,13 @@ class _Anonymised:
             regions = {}
             for c in self.qis:
                 self.check()
-                regions[c] = self._group_regions(c, gv[c]) if c in gv.columns \
-                    else np.ones((len(gv), len(self.leaves[c])), bool)
+                regions[c] = (
+                    self._group_regions(c, gv[c]) if c in gv.columns else np.ones((len(gv), len(self.leaves[c])), bool)
+                )
             return regions, np.bincount(rel.groups, minlength=len(gv)), "groups"
         released = set(rel.frame.columns)
         regions = {}
         for c in self.qis:
-            L = len(self.leaves[c])
             if c in released:
                 regions[c] = self.record_leaf[c]  # exact: the leaf index itself
             else:
@@ -201,13 +216,13 @@ class _Anonymised:
             raise BadInput(f"the released value {value!r} of {col!r} covers no value of the column")
         return mask
 
-    def estimates(self) -> tuple[dict, "SensitiveSums"]:
+    def estimates(self) -> tuple[dict, SensitiveSums]:
         """What a reader estimates from under the uniform assumption: each unit's region per
         attribute, and what each unit adds to a population's sensitive counts."""
         regions, _, kind = self.unit_regions()
         return regions, self.unit_sensitive(kind)
 
-    def unit_sensitive(self, kind: str) -> "SensitiveSums":
+    def unit_sensitive(self, kind: str) -> SensitiveSums:
         """What each unit adds to a population's sensitive counts, held in O(records) memory."""
         return SensitiveSums(self, kind)
 
@@ -318,6 +333,7 @@ def _nan_when_not_applicable(fn):
             return fn(self, original, release, params, ctx)
         except _NotApplicable:
             return float("nan")
+
     compute.__doc__ = fn.__doc__
     return compute
 
@@ -328,9 +344,11 @@ class PrivacyLoss(Metric):
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Privacy loss (Ploss)"
     paper = PAPER
-    description = ("How much the release teaches about the sensitive column: the largest Jensen–Shannon "
-                   "divergence between the whole table's distribution of the sensitive value and that of any "
-                   "record's group (0 = no group differs from the table; at most ln 2 ≈ 0.693).")
+    description = (
+        "How much the release teaches about the sensitive column: the largest Jensen–Shannon "
+        "divergence between the whole table's distribution of the sensitive value and that of any "
+        "record's group (0 = no group differs from the table; at most ln 2 ≈ 0.693)."
+    )
     category = "privacy"
     higher_is_better = False
 
@@ -350,11 +368,15 @@ class PrivacyLoss(Metric):
 
 @dataclass(frozen=True)
 class UlossParams:
-    min_support: float = param(0.05, minimum=0.001, maximum=1.0,
-                               help="a population counts when at least this fraction of the records is in it")
-    max_populations: int = param(20_000, minimum=1,
-                                 help="evaluate every large population up to this many; past it, Uloss is the mean "
-                                      "over a seeded random sample of them (the report says so)")
+    min_support: float = param(
+        0.05, minimum=0.001, maximum=1.0, help="a population counts when at least this fraction of the records is in it"
+    )
+    max_populations: int = param(
+        20_000,
+        minimum=1,
+        help="evaluate every large population up to this many; past it, Uloss is the mean "
+        "over a seeded random sample of them (the report says so)",
+    )
     sample: int = param(2_000, minimum=100, help="large populations drawn when there are too many to evaluate all")
     seed: int = param(0, minimum=0, help="seed of that sample")
 
@@ -365,10 +387,12 @@ class UtilityLoss(Metric):
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Utility loss (Uloss)"
     paper = PAPER
-    description = ("How wrong a researcher's estimates from the release are: over every large population "
-                   "(records under one hierarchy node of some quasi-identifiers, at least minSup of the table), the "
-                   "mean Jensen–Shannon divergence between the true distribution of the sensitive value and the one "
-                   "estimated from the release (0 = the original table).")
+    description = (
+        "How wrong a researcher's estimates from the release are: over every large population "
+        "(records under one hierarchy node of some quasi-identifiers, at least minSup of the table), the "
+        "mean Jensen–Shannon divergence between the true distribution of the sensitive value and the one "
+        "estimated from the release (0 = the original table)."
+    )
     category = "utility"
     higher_is_better = False
     Params = UlossParams
@@ -384,8 +408,11 @@ class UtilityLoss(Metric):
         counted = walker.count(params.max_populations)
         exact = counted <= params.max_populations
         total = count = 0
-        visited = walker.walk(estimate) if exact else \
-            ((path, rows, estimate.along(path)) for path, rows in walker.sample(params.sample, params.seed))
+        visited = (
+            walker.walk(estimate)
+            if exact
+            else ((path, rows, estimate.along(path)) for path, rows in walker.sample(params.sample, params.seed))
+        )
         for path, rows, state in visited:
             count += 1
             if count % 64 == 0:
@@ -395,8 +422,9 @@ class UtilityLoss(Metric):
             mass = est.sum()
             total += float(js_divergence(true / true.sum(), est / mass if mass > 0 else view.q))
         if not exact:
-            ctx.sampled({"rows": count, "of": counted - 1, "more_than": True, "seed": params.seed,
-                         "unit": "large populations"})
+            ctx.sampled(
+                {"rows": count, "of": counted - 1, "more_than": True, "seed": params.seed, "unit": "large populations"}
+            )
         return total / count if count else float("nan")
 
 
@@ -483,8 +511,7 @@ class _Populations:
                 state[j], holds, member[j] = new, moved, mask
             if step > burn_in and step % thin == 0 and any(s >= 0 for s in state):
                 drawn += 1
-                yield (tuple((view.qis[i], state[i]) for i in range(q) if state[i] >= 0),
-                       np.flatnonzero(holds == q))
+                yield (tuple((view.qis[i], state[i]) for i in range(q) if state[i] >= 0), np.flatnonzero(holds == q))
 
 
 class _Estimate:
@@ -533,13 +560,14 @@ class _Estimate:
             return masks[node].nnz / masks.shape[1]
         if col not in self._overlap:
             small = masks.shape[0] * region.shape[0] <= OVERLAP_CELLS
-            self._overlap[col] = (_overlap(region, masks, masks.shape[1]) if small
-                                  else (sp.csc_matrix(region), region.sum(axis=1)))
+            self._overlap[col] = (
+                _overlap(region, masks, masks.shape[1]) if small else (sp.csc_matrix(region), region.sum(axis=1))
+            )
         table = self._overlap[col]
         if isinstance(table, np.ndarray):
             return table[:, node]
         columns, sizes = table
-        leaves = masks.indices[masks.indptr[node]:masks.indptr[node + 1]]
+        leaves = masks.indices[masks.indptr[node] : masks.indptr[node + 1]]
         return np.asarray(columns[:, leaves].sum(axis=1)).ravel() / sizes
 
 
@@ -548,7 +576,7 @@ OVERLAP_CELLS = 1 << 24  # a units × nodes overlap table larger than this is co
 
 def _leaf_mask(masks: sp.csr_matrix, node: int) -> np.ndarray:
     out = np.zeros(masks.shape[1], dtype=bool)
-    out[masks.indices[masks.indptr[node]:masks.indptr[node + 1]]] = True
+    out[masks.indices[masks.indptr[node] : masks.indptr[node + 1]]] = True
     return out
 
 
@@ -563,8 +591,9 @@ def _node_masks(view: _Anonymised, col: str) -> sp.csr_matrix:
             indices.extend(position[leaf] for leaf in h.leaves_under(node))
             indptr.append(len(indices))
     data = np.ones(len(indices), dtype=np.int64)
-    return sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
-                         shape=(len(indptr) - 1, len(position)))
+    return sp.csr_matrix(
+        (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)), shape=(len(indptr) - 1, len(position))
+    )
 
 
 def _overlap(region, masks: sp.csr_matrix, n_leaves) -> np.ndarray:
@@ -589,16 +618,23 @@ def large_populations(view: _Anonymised, min_support: float, limit: int, ctx) ->
 @dataclass(frozen=True)
 class QueryParams:
     qd: int = param(4, minimum=1, help="how many quasi-identifiers each query restricts")
-    sel: float = param(0.05, minimum=0.001, maximum=1.0,
-                       help="the fraction of each restricted quasi-identifier's values a query selects")
+    sel: float = param(
+        0.05,
+        minimum=0.001,
+        maximum=1.0,
+        help="the fraction of each restricted quasi-identifier's values a query selects",
+    )
     queries: int = param(1000, minimum=1, maximum=1_000_000, help="how many random queries")
     seed: int = param(0, minimum=0, help="seed of the random queries (the same seed asks the same queries)")
-    sel_of: str = param("attribute", choices=("attribute", "query"),
-                        help="attribute: each restricted quasi-identifier keeps a fraction sel of its values and the "
-                             "query asks for one sensitive value (docs/reference.md); "
-                             "query: the query as a whole selects about sel of the records, as in Anatomy (Xiao and "
-                             "Tao 2006): each of the qd quasi-identifiers and the sensitive column keep sel^(1/(qd+1)) "
-                             "of their values")
+    sel_of: str = param(
+        "attribute",
+        choices=("attribute", "query"),
+        help="attribute: each restricted quasi-identifier keeps a fraction sel of its values and the "
+        "query asks for one sensitive value (docs/reference.md); "
+        "query: the query as a whole selects about sel of the records, as in Anatomy (Xiao and "
+        "Tao 2006): each of the qd quasi-identifiers and the sensitive column keep sel^(1/(qd+1)) "
+        "of their values",
+    )
 
 
 class QueryError(Metric):
@@ -607,9 +643,11 @@ class QueryError(Metric):
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Aggregate query error (%)"
     paper = PAPER
-    description = ("How far COUNT queries answered from the release are from the truth: random queries "
-                   "restricting qd quasi-identifiers to a fraction sel of their values and asking for one sensitive "
-                   "value; the mean relative error in percent, estimated under the uniform assumption.")
+    description = (
+        "How far COUNT queries answered from the release are from the truth: random queries "
+        "restricting qd quasi-identifiers to a fraction sel of their values and asking for one sensitive "
+        "value; the mean relative error in percent, estimated under the uniform assumption."
+    )
     category = "utility"
     higher_is_better = False
     Params = QueryParams
@@ -669,7 +707,7 @@ def _random_selection(view: _Anonymised, col: str, sel: float, rng) -> np.ndarra
     size = max(1, int(round(sel * L)))
     start = int(rng.integers(0, L - size + 1))
     mask = np.zeros(L, dtype=bool)
-    mask[view.leaf_order(col)[start:start + size]] = True
+    mask[view.leaf_order(col)[start : start + size]] = True
     return mask
 
 
@@ -699,8 +737,8 @@ def _running_sums(view: _Anonymised, col: str, region: np.ndarray, order: np.nda
         running = np.zeros((region.shape[0], region.shape[1] + 1), dtype=dtype)
         for start in range(0, region.shape[0], 4096):  # in blocks: no int64 temporary of units × leaves
             view.check()
-            block = region[start:start + 4096][:, order]
-            np.cumsum(block, axis=1, dtype=dtype, out=running[start:start + 4096, 1:])
+            block = region[start : start + 4096][:, order]
+            np.cumsum(block, axis=1, dtype=dtype, out=running[start : start + 4096, 1:])
         cache[col] = (running, running[:, -1].astype(float))
     return cache[col]
 
@@ -711,9 +749,11 @@ class Ncp(Metric):
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Normalised certainty penalty (NCP)"
     paper = "002_aa8a8f08b56f3f6d"
-    description = ("How much precision the generalisation costs, averaged over records and quasi-identifiers: "
-                   "a released range counts its width over the column's range, a hierarchy node its leaves over "
-                   "the column's values, '*' counts 1 and an exact value 0 (the relational GCP).")
+    description = (
+        "How much precision the generalisation costs, averaged over records and quasi-identifiers: "
+        "a released range counts its width over the column's range, a hierarchy node its leaves over "
+        "the column's values, '*' counts 1 and an exact value 0 (the relational GCP)."
+    )
     category = "utility"
     higher_is_better = False
 
@@ -748,19 +788,24 @@ def _column_ncp(view, col, region, counts, L) -> float:
 
 @dataclass(frozen=True)
 class DiscernibilityParams:
-    monotonic: bool = param(True, help="true: every group charges its size to each of its records, the records "
-                                       "written * in every quasi-identifier one group like any other (DM*, Σ|E|²); "
-                                       "false: each of those records is charged n instead (Bayardo and Agrawal's DM)")
+    monotonic: bool = param(
+        True,
+        help="true: every group charges its size to each of its records, the records "
+        "written * in every quasi-identifier one group like any other (DM*, Σ|E|²); "
+        "false: each of those records is charged n instead (Bayardo and Agrawal's DM)",
+    )
 
 
 class Discernibility(Metric):
     name = "discernibility"
     title = "Discernibility penalty"
     paper = PAPER
-    description = ("The sum over groups of the squared group size: how many records each record is "
-                   "indistinguishable from, added up (n for the original table of distinct records, n² when "
-                   "everything is one group). Not monotonic: a record suppressed ('*' in every quasi-identifier) "
-                   "is charged n (Bayardo and Agrawal 2005).")
+    description = (
+        "The sum over groups of the squared group size: how many records each record is "
+        "indistinguishable from, added up (n for the original table of distinct records, n² when "
+        "everything is one group). Not monotonic: a record suppressed ('*' in every quasi-identifier) "
+        "is charged n (Bayardo and Agrawal 2005)."
+    )
     category = "utility"
     higher_is_better = False
     Params = DiscernibilityParams

@@ -38,32 +38,64 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, ROOT, TABLE, Algorithm, BadInput, GroupView, Hierarchy,
-                         HierarchyUse, Interval, Judgement, Kind, NodeValue, Release, Role, format_value,
-                         grouping_columns, hookimpl, missing_message, param, value_label)
+from veil.engine import (
+    BUCKETISED_TABLE,
+    GENERALISED_TABLE,
+    ROOT,
+    TABLE,
+    Algorithm,
+    BadInput,
+    GroupView,
+    Hierarchy,
+    HierarchyUse,
+    Interval,
+    Judgement,
+    Kind,
+    NodeValue,
+    Release,
+    Role,
+    format_value,
+    grouping_columns,
+    hookimpl,
+    missing_message,
+    param,
+    value_label,
+)
 
 GROUP_COLUMN = "group"
 
 
 @dataclass(frozen=True)
 class MondrianParams:
-    mode: str = param("generalise", choices=("generalise", "bucketise"),
-                      help="generalise: each quasi-identifier becomes its group's range or hierarchy node; "
-                           "bucketise: values stay exact and the sensitive values are released in a second table, "
-                           "shuffled within each group (Anatomy)")
-    numbers: str = param("hierarchy", choices=("hierarchy", "median"),
-                         help="a numeric quasi-identifier with a hierarchy attached — hierarchy: cut along it, its "
-                              "groups written as the hierarchy's labels; median: cut at the median and written as "
-                              "ranges, the hierarchy unused (numbers without a hierarchy are always cut at the median)")
-    categories: str = param("set", choices=("set", "hierarchy", "star"),
-                            help="a categorical quasi-identifier without a hierarchy — set: its values are ordered "
-                                 "(see order) and cut at the median, each group written as the set of its values; "
-                                 "hierarchy: cut along a binary hierarchy generated over that order; star: the value "
-                                 "stays or becomes * (a column with a hierarchy is always cut along it)")
-    order: str = param("frequency", choices=("frequency", "target"),
-                       help="how the values of a categorical column without a hierarchy are ordered for categories="
-                            "set or hierarchy — frequency: most frequent first; target: by the share of the "
-                            "target's most frequent class among the value's records")
+    mode: str = param(
+        "generalise",
+        choices=("generalise", "bucketise"),
+        help="generalise: each quasi-identifier becomes its group's range or hierarchy node; "
+        "bucketise: values stay exact and the sensitive values are released in a second table, "
+        "shuffled within each group (Anatomy)",
+    )
+    numbers: str = param(
+        "hierarchy",
+        choices=("hierarchy", "median"),
+        help="a numeric quasi-identifier with a hierarchy attached — hierarchy: cut along it, its "
+        "groups written as the hierarchy's labels; median: cut at the median and written as "
+        "ranges, the hierarchy unused (numbers without a hierarchy are always cut at the median)",
+    )
+    categories: str = param(
+        "set",
+        choices=("set", "hierarchy", "star"),
+        help="a categorical quasi-identifier without a hierarchy — set: its values are ordered "
+        "(see order) and cut at the median, each group written as the set of its values; "
+        "hierarchy: cut along a binary hierarchy generated over that order; star: the value "
+        "stays or becomes * (a column with a hierarchy is always cut along it)",
+    )
+    order: str = param(
+        "frequency",
+        choices=("frequency", "target"),
+        help="how the values of a categorical column without a hierarchy are ordered for categories="
+        "set or hierarchy — frequency: most frequent first; target: by the share of the "
+        "target's most frequent class among the value's records",
+    )
 
 
 # ---------------------------------------------------------------------------------- columns
@@ -80,9 +112,11 @@ class _Numeric:
         with np.errstate(over="ignore", invalid="ignore"):
             self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
         if not np.isfinite(self.span):
-            raise BadInput(f"the quasi-identifier {name!r} runs from {float(self.uniques[0]):g} to "
-                           f"{float(self.uniques[-1]):g}: its range is not a finite number, so its intervals cannot "
-                           f"be measured; rescale it, or read it as categorical (--kind {name}=categorical)")
+            raise BadInput(
+                f"the quasi-identifier {name!r} runs from {float(self.uniques[0]):g} to "
+                f"{float(self.uniques[-1]):g}: its range is not a finite number, so its intervals cannot "
+                f"be measured; rescale it, or read it as categorical (--kind {name}=categorical)"
+            )
 
     def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         if self.span <= 0:
@@ -191,8 +225,11 @@ def _py(x):
 def is_numeric(table, name: str) -> bool:
     """Whether Mondrian and its relational kin read a quasi-identifier as a number."""
     series = table.frame[name]
-    return table.schema[name].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(series) \
+    return (
+        table.schema[name].kind is Kind.NUMERIC
+        and pd.api.types.is_numeric_dtype(series)
         and not pd.api.types.is_bool_dtype(series)
+    )
 
 
 def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
@@ -204,8 +241,10 @@ def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
     if order == "target":
         target = table.schema.target
         if target is None or target == name:
-            raise BadInput("order=target orders a column's values by the target: mark a column as the target, "
-                           "or choose order=frequency")
+            raise BadInput(
+                "order=target orders a column's values by the target: mark a column as the target, "
+                "or choose order=frequency"
+            )
         t, _ = pd.factorize(table.frame[target], use_na_sentinel=True)
         if (t < 0).any():
             raise BadInput(f"the target {target!r} has missing values; order=frequency does not need it")
@@ -230,7 +269,7 @@ def ordered_hierarchy(labels: list[str], name: str):
         row = [leaf]
         for level in range(1, height):
             start = (r >> level) << level
-            members = labels[start:min(start + (1 << level), m)]
+            members = labels[start : min(start + (1 << level), m)]
             row.append(members[0] if len(members) == 1 else set_label(members))
         rows.append(row + [ROOT])
     return Hierarchy(rows, name=name)
@@ -391,23 +430,41 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     reads = _reads_sensitive(model)
     views = [_sensitive_view(table, c) for c in columns] if reads and columns else [_sensitive_view(table, None)]
     population = _population_of(table, model, qis)
-    counts = None if population is None else population.matches(
-        _part_values(cols, np.arange(n), np.zeros(n, np.int64)))
+    counts = None if population is None else population.matches(_part_values(cols, np.arange(n), np.zeros(n, np.int64)))
     for column, records in zip(columns or [None], views):
-        whole = GroupView.from_codes(np.zeros(n, dtype=np.int64), records.sensitive, records.overall, records.values,
-                                     records.numeric, hierarchy=records.hierarchy, population=counts)
+        whole = GroupView.from_codes(
+            np.zeros(n, dtype=np.int64),
+            records.sensitive,
+            records.overall,
+            records.values,
+            records.numeric,
+            hierarchy=records.hierarchy,
+            population=counts,
+        )
         if not judge(model, whole).holds:
             on = f" on the sensitive column {column!r}" if column is not None and reads else ""
-            raise BadInput(f"the whole table already fails {model.name}{on}: no partition of it can satisfy the "
-                           f"model; relax its parameters")
+            raise BadInput(
+                f"the whole table already fails {model.name}{on}: no partition of it can satisfy the "
+                f"model; relax its parameters"
+            )
     sens = [v.sensitive for v in views] if reads and columns else []
-    unit, first, weights = _units([c.codes for c in cols] + sens,
-                                  [c.n_codes for c in cols] + [len(v.values) for v in views][:len(sens)])
+    unit, first, weights = _units(
+        [c.codes for c in cols] + sens, [c.n_codes for c in cols] + [len(v.values) for v in views][: len(sens)]
+    )
     ucols = [copy.copy(c) for c in cols]
     for c in ucols:
         c.codes = c.codes[first]
-    bases = [GroupView.from_codes(first, None if v.sensitive is None or not sens else v.sensitive[first],
-                                  v.overall, v.values, v.numeric, hierarchy=v.hierarchy) for v in views]
+    bases = [
+        GroupView.from_codes(
+            first,
+            None if v.sensitive is None or not sens else v.sensitive[first],
+            v.overall,
+            v.values,
+            v.numeric,
+            hierarchy=v.hierarchy,
+        )
+        for v in views
+    ]
     parts = _Partitions(ucols, weights)
     done = 0
     while parts.open.any():
@@ -462,8 +519,7 @@ def _sensitive_view(table, sensitive):
     series = table.frame[sensitive]
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     if (codes < 0).any():
-        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before "
-                       f"anonymising")
+        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before anonymising")
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     values = np.asarray(uniques)
     if numeric:
@@ -472,16 +528,23 @@ def _sensitive_view(table, sensitive):
         rank[order] = np.arange(len(order))
         codes, values = rank[codes], values[order]
     q = np.bincount(codes, minlength=len(values)) / len(codes)
-    return GroupView.from_codes(zeros, codes.astype(np.int64), q, tuple(_py(v) for v in values), numeric,
-                                hierarchy=table.schema[sensitive].hierarchy)
+    return GroupView.from_codes(
+        zeros,
+        codes.astype(np.int64),
+        q,
+        tuple(_py(v) for v in values),
+        numeric,
+        hierarchy=table.schema[sensitive].hierarchy,
+    )
 
 
 def _population_of(table, model, qis):
     """The run's population when a model counts groups in it (δ-presence, k-map), checked to hold the
     data as a sample of it; else None."""
     population = getattr(table, "population", None)
-    if population is None or not any(getattr(m.plugin, "reads_population", False)
-                                     for m in getattr(model, "models", (model,))):
+    if population is None or not any(
+        getattr(m.plugin, "reads_population", False) for m in getattr(model, "models", (model,))
+    ):
         return None
     population.check_covers(table, qis)
     return population
@@ -531,8 +594,16 @@ def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=N
     ok = None
     for base in bases:  # one view per sensitive column: a part stands only when every one passes
         sens = None if base.sensitive is None else base.sensitive[rec]
-        view = GroupView.from_codes(gid, sens, base.overall, base.values, base.numeric, parts.w[rec],
-                                    hierarchy=base.hierarchy, population=matches)
+        view = GroupView.from_codes(
+            gid,
+            sens,
+            base.overall,
+            base.values,
+            base.numeric,
+            parts.w[rec],
+            hierarchy=base.hierarchy,
+            population=matches,
+        )
         passed = judge(model, view).ok
         ok = passed if ok is None else ok & passed
     owner = np.empty(len(ok), dtype=np.int64)
@@ -555,9 +626,11 @@ class Mondrian(Algorithm):
     name = "mondrian"
     title = "Mondrian (generalise or bucketise)"
     paper = "001_f1ec36403a5884c8"
-    description = ("Splits the table into groups of similar records, each satisfying the privacy model, and "
-                   "replaces quasi-identifiers by their group's range or hierarchy node (or keeps them and "
-                   "shuffles the sensitive values within each group).")
+    description = (
+        "Splits the table into groups of similar records, each satisfying the privacy model, and "
+        "replaces quasi-identifiers by their group's range or hierarchy node (or keeps them and "
+        "shuffles the sensitive values within each group)."
+    )
     accepts = (TABLE,)
     needs_model = True
     satisfies = (Judgement.GROUPS,)  # every split is checked by the model's own check_groups
@@ -605,7 +678,9 @@ def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
                 values.append(memo[key])
             out[col.name] = values
             continue
-        a, b = _lca(col, col.codes, groups, count) if col.categorical else _extent(col.codes, groups, count, col.n_codes)
+        a, b = (
+            _lca(col, col.codes, groups, count) if col.categorical else _extent(col.codes, groups, count, col.n_codes)
+        )
         out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
     return pd.DataFrame(out)
 
@@ -620,10 +695,20 @@ def generalised(table, qis, sensitive, groups, values) -> Release:
     sizes = np.bincount(groups)
     # every sensitive column the release publishes is judged, not only the one the search split on
     published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
-    return Release(GENERALISED_TABLE, frame, tuple(qis), target=table.schema.target,
-                   sensitive=((sensitive,) if sensitive else ()) + published, groups=groups, group_values=values,
-                   details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),
-                            "average_group_size": float(sizes.mean())})
+    return Release(
+        GENERALISED_TABLE,
+        frame,
+        tuple(qis),
+        target=table.schema.target,
+        sensitive=((sensitive,) if sensitive else ()) + published,
+        groups=groups,
+        group_values=values,
+        details={
+            "groups": int(len(sizes)),
+            "smallest_group": int(sizes.min()),
+            "average_group_size": float(sizes.mean()),
+        },
+    )
 
 
 def bucketised(table, qis, sensitive, groups, rng) -> Release:
@@ -639,17 +724,30 @@ def bucketised(table, qis, sensitive, groups, rng) -> Release:
     frame = table.frame[columns].reset_index(drop=True).copy()
     frame[GROUP_COLUMN] = groups
     order = np.lexsort((rng.random(len(groups)), groups))  # by group, shuffled within each group
-    part = pd.DataFrame({GROUP_COLUMN: groups[order],
-                         **{c: table.frame[c].to_numpy()[order] for c in columns_sensitive}})
+    part = pd.DataFrame(
+        {GROUP_COLUMN: groups[order], **{c: table.frame[c].to_numpy()[order] for c in columns_sensitive}}
+    )
     sizes = np.bincount(groups)
     # The privacy model judges the buckets (the group column); the quasi-identifiers are released exact.
-    return Release(BUCKETISED_TABLE, frame, (GROUP_COLUMN,), target=table.schema.target,
-                   sensitive=tuple(columns_sensitive), groups=groups, parts={"sensitive": part},
-                   exact_quasi_identifiers=tuple(qis),
-                   notes=(f"Bucketised (Anatomy): the quasi-identifiers {', '.join(qis)} are released exact; the groups "
-                          f"hide only which of its group's sensitive values a record has, not who is in the table.",),
-                   details={"groups": int(len(sizes)), "smallest_group": int(sizes.min()),
-                            "average_group_size": float(sizes.mean())})
+    return Release(
+        BUCKETISED_TABLE,
+        frame,
+        (GROUP_COLUMN,),
+        target=table.schema.target,
+        sensitive=tuple(columns_sensitive),
+        groups=groups,
+        parts={"sensitive": part},
+        exact_quasi_identifiers=tuple(qis),
+        notes=(
+            f"Bucketised (Anatomy): the quasi-identifiers {', '.join(qis)} are released exact; the groups "
+            f"hide only which of its group's sensitive values a record has, not who is in the table.",
+        ),
+        details={
+            "groups": int(len(sizes)),
+            "smallest_group": int(sizes.min()),
+            "average_group_size": float(sizes.mean()),
+        },
+    )
 
 
 @hookimpl

@@ -39,9 +39,26 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, TABLE, Algorithm, BadInput, BinaryMatrix, Feature,
-                         HierarchyUse, Judgement, Longest, Role, SearchOptions, grouping_columns, hookimpl, longest_itemsets, mine,
-                         param, table_to_items)
+from veil.engine import (
+    CLOSED_ITEMSETS,
+    FREQUENT_ITEMSETS,
+    TABLE,
+    Algorithm,
+    BadInput,
+    BinaryMatrix,
+    Feature,
+    HierarchyUse,
+    Judgement,
+    Longest,
+    Role,
+    SearchOptions,
+    grouping_columns,
+    hookimpl,
+    longest_itemsets,
+    mine,
+    param,
+    table_to_items,
+)
 
 from .mondrian import generalised, group_values, qi_columns
 from ..setvalued._grouping import pack_bits, popcount_bits, unpack_bits
@@ -79,7 +96,7 @@ class Loss:
         """NCP(g) of one group: the sum over attributes of its normalised width."""
         block = self.codes[rows]
         lo, hi = block.min(axis=0), block.max(axis=0)
-        return float(sum(self.width(j, lo[j:j + 1], hi[j:j + 1])[0] for j in range(self.d)))
+        return float(sum(self.width(j, lo[j : j + 1], hi[j : j + 1])[0] for j in range(self.d)))
 
     def extents(self, groups: np.ndarray, g: int):
         """Per attribute each group's smallest and largest code (DFS rank for categories)."""
@@ -122,12 +139,24 @@ class RelationalGrouping:
         return len(self.patterns)
 
 
-def relational_groups(table, k: int, *, qis=None, buckets: int = 20, pattern_selection: str = "lexicographic",
-                      seed: int = 0, cache_size: int = 32, closed: bool = True, length_pruning: bool = True,
-                      cache: bool = True, bitset_update: bool = True, max_seconds: float | None = None,
-                      check: Callable[[], None] | None = None,
-                      progress: Callable[[float, str], None] | None = None,
-                      options: SearchOptions = SearchOptions()) -> RelationalGrouping:
+def relational_groups(
+    table,
+    k: int,
+    *,
+    qis=None,
+    buckets: int = 20,
+    pattern_selection: str = "lexicographic",
+    seed: int = 0,
+    cache_size: int = 32,
+    closed: bool = True,
+    length_pruning: bool = True,
+    cache: bool = True,
+    bitset_update: bool = True,
+    max_seconds: float | None = None,
+    check: Callable[[], None] | None = None,
+    progress: Callable[[float, str], None] | None = None,
+    options: SearchOptions = SearchOptions(),
+) -> RelationalGrouping:
     """Group a table's records by relational PatternKa. See the module for the rules and switches.
     ``options``: how the searches may run, above all how many threads (the run passes its context's)."""
     if pattern_selection not in SELECTIONS:
@@ -252,8 +281,9 @@ def _diverse(block: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     return rows[zeta <= threshold]
 
 
-def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarray,
-                    check: Callable[[], None] | None = None) -> None:
+def _join_leftovers(
+    loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarray, check: Callable[[], None] | None = None
+) -> None:
     """Each leftover, in input order, joins the group whose |g|·NCP(g) grows least (ties: the first)."""
     ext = loss.extents(groups, g)
     sizes = np.bincount(groups[groups >= 0], minlength=g).astype(float)
@@ -271,8 +301,9 @@ def _join_leftovers(loss: Loss, groups: np.ndarray, g: int, leftovers: np.ndarra
         groups[i] = best
 
 
-def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check,
-          options: SearchOptions = SearchOptions()) -> Longest:
+def _mine(
+    csr, rows, k, r, closed, length_pruning, max_seconds, check, options: SearchOptions = SearchOptions()
+) -> Longest:
     """The r longest closed patterns of the live records, with the speed-ups switched as asked."""
     if closed and length_pruning:
         return longest_itemsets(csr, k, r, rows=rows, max_seconds=max_seconds, check=check, options=options)
@@ -285,8 +316,11 @@ def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check,
         by_size: dict[int, list] = {}
         for items, _ in found:
             by_size.setdefault(len(items), []).append(set(items))
-        found = [(p, s) for p, s in found
-                 if all(not set(p) <= t or support[tuple(sorted(t))] < s for t in by_size.get(len(p) + 1, []))]
+        found = [
+            (p, s)
+            for p, s in found
+            if all(not set(p) <= t or support[tuple(sorted(t))] < s for t in by_size.get(len(p) + 1, []))
+        ]
     found = sorted(found, key=lambda p: (-len(p[0]), p[0]))
     kept = found[:r]
     return Longest(kept, len(kept[-1][0]) if len(found) > r else 0, 0)
@@ -296,12 +330,16 @@ def _mine(csr, rows, k, r, closed, length_pruning, max_seconds, check,
 @dataclass(frozen=True)
 class RelationalParams:
     buckets: int = param(20, minimum=1, help="equal-width buckets each numeric quasi-identifier is cut into (B)")
-    pattern_selection: str = param("lexicographic", choices=SELECTIONS,
-                                   help="which of several equally good patterns makes the next group: the smallest "
-                                        "item list (reproducible) or one drawn with the run's seed (the paper)")
+    pattern_selection: str = param(
+        "lexicographic",
+        choices=SELECTIONS,
+        help="which of several equally good patterns makes the next group: the smallest "
+        "item list (reproducible) or one drawn with the run's seed (the paper)",
+    )
     cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings")
-    max_seconds: float = param(3600.0, minimum=1.0,
-                               help="stop a pattern search that runs longer than this, with a message")
+    max_seconds: float = param(
+        3600.0, minimum=1.0, help="stop a pattern search that runs longer than this, with a message"
+    )
 
 
 def qis_and_sensitive(table):
@@ -319,10 +357,12 @@ class PatternKaRelational(Algorithm):
     name = "patternka-relational"
     title = "PatternKa (relational)"
     paper = PAPER
-    description = ("k-anonymity for relational tables by frequent patterns (paper 002, §3.2): numbers are "
-                   "bucketed and categories relabelled into items, records are grouped by their longest frequent "
-                   "pattern with a diversity score choosing each group, and each quasi-identifier is generalised "
-                   "to its group's range or hierarchy node.")
+    description = (
+        "k-anonymity for relational tables by frequent patterns (paper 002, §3.2): numbers are "
+        "bucketed and categories relabelled into items, records are grouped by their longest frequent "
+        "pattern with a diversity score choosing each group, and each quasi-identifier is generalised "
+        "to its group's range or hierarchy node."
+    )
     accepts = (TABLE,)
     needs_model = True
     satisfies = (Judgement.GROUP_SIZE,)  # groups of at least k records
@@ -332,18 +372,27 @@ class PatternKaRelational(Algorithm):
 
     def run(self, data, model, params, ctx):
         qis, sensitive = qis_and_sensitive(data)
-        grouping = relational_groups(data, model.params.k, qis=qis, buckets=params.buckets,
-                                     pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
-                                     cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                     check=ctx.check, progress=ctx.progress, options=SearchOptions(threads=ctx.threads))
+        grouping = relational_groups(
+            data,
+            model.params.k,
+            qis=qis,
+            buckets=params.buckets,
+            pattern_selection=params.pattern_selection,
+            seed=ctx.seed or 0,
+            cache_size=params.cache_size,
+            max_seconds=params.max_seconds,
+            check=ctx.check,
+            progress=ctx.progress,
+            options=SearchOptions(threads=ctx.threads),
+        )
         cols = qi_columns(data, qis)
         release = generalised(data, qis, sensitive, grouping.groups, group_values(cols, grouping.groups))
-        release.details.update({"gcp": relational_gcp(cols, grouping.groups), "minings": grouping.minings,
-                                "buckets": params.buckets})
+        release.details.update(
+            {"gcp": relational_gcp(cols, grouping.groups), "minings": grouping.minings, "buckets": params.buckets}
+        )
         return release
 
 
 @hookimpl
 def veil_register_algorithms():
     return [PatternKaRelational]
-

@@ -23,22 +23,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from veil.engine import BadInput, GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
+
 _TOL = 1e-12
 
 
 @dataclass(frozen=True)
 class PresenceParams:
-    dmin: float = param(0.0, minimum=0.0, maximum=1.0,
-                        help="smallest allowed share of a group's matching population records that are in the data")
-    dmax: float = param(0.5, minimum=0.0, maximum=1.0,
-                        help="largest allowed share of a group's matching population records that are in the data")
+    dmin: float = param(
+        0.0,
+        minimum=0.0,
+        maximum=1.0,
+        help="smallest allowed share of a group's matching population records that are in the data",
+    )
+    dmax: float = param(
+        0.5,
+        minimum=0.0,
+        maximum=1.0,
+        help="largest allowed share of a group's matching population records that are in the data",
+    )
 
 
 def needs_population(view, model: str) -> np.ndarray:
     if view.population is None:
-        raise BadInput(f"{model} needs the population the data was drawn from, opened beside the data (on the "
-                       f"command line: --population FILE, or --subset-column NAME marking the data in it; in a study or "
-                       f"project file: \"population\" in its data section)")
+        raise BadInput(
+            f"{model} needs the population the data was drawn from, opened beside the data (on the "
+            f"command line: --population FILE, or --subset-column NAME marking the data in it; in a study or "
+            f"project file: \"population\" in its data section)"
+        )
     return view.population
 
 
@@ -46,8 +57,10 @@ class DeltaPresence(PrivacyModel):
     name = "delta-presence"
     title = "δ-presence"
     paper = "nergiz-presence"
-    description = ("Whoever knows the population cannot tell whether a person is in the data with a probability "
-                   "outside [dmin, dmax]: each group's records are that share of the population records matching it.")
+    description = (
+        "Whoever knows the population cannot tell whether a person is in the data with a probability "
+        "outside [dmin, dmax]: each group's records are that share of the population records matching it."
+    )
     Params = PresenceParams
     judges = (Judgement.GROUPS,)  # each group against the population
     judges_groups = True
@@ -55,8 +68,10 @@ class DeltaPresence(PrivacyModel):
     reads_population = True
     measure = "share of the matching population in the data (δ)"
     memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the population's codes per column beside the data's
-    caveats = ("δ-presence bounds what the release says about who is in the data, given the population; it says "
-               "nothing about sensitive values.",)
+    caveats = (
+        "δ-presence bounds what the release says about who is in the data, given the population; it says "
+        "nothing about sensitive values.",
+    )
 
     def monotonicity(self, params) -> str:
         # Nothing is promised. Merging two groups whose population matches are disjoint keeps δ ≤ dmax
@@ -79,8 +94,7 @@ class DeltaPresence(PrivacyModel):
         low = float(verdict.values.min()) if len(verdict.values) else float("nan")
         if verdict.holds:
             return f"holds: {what}; the groups' δ run from {low:.4g} to {verdict.worst:.4g}"
-        return (f"fails: {len(verdict.failing_groups)} group(s) break {what} (δ from {low:.4g} to "
-                f"{verdict.worst:.4g})")
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (δ from {low:.4g} to {verdict.worst:.4g})"
 
 
 @hookimpl

@@ -34,25 +34,37 @@ def _threshold(help_text: str, default: float):
 
 @dataclass(frozen=True)
 class HighestRiskParams:
-    threshold: float = _threshold("largest allowed re-identification risk of any record, 1 / the size of its "
-                                  "group (0.2: groups of at least 5)", 0.2)
+    threshold: float = _threshold(
+        "largest allowed re-identification risk of any record, 1 / the size of its group (0.2: groups of at least 5)",
+        0.2,
+    )
 
 
 @dataclass(frozen=True)
 class AverageRiskParams:
-    threshold: float = _threshold("largest allowed mean re-identification risk over the records (groups / "
-                                  "records)", 0.05)
+    threshold: float = _threshold(
+        "largest allowed mean re-identification risk over the records (groups / records)", 0.05
+    )
 
 
 @dataclass(frozen=True)
 class UniquenessParams:
-    threshold: float = _threshold("largest allowed estimated share of the population that is unique on the "
-                                  "quasi-identifiers", 0.01)
-    estimator: str = param("dankar", choices=ESTIMATORS,
-                           help="pitman, zayatz or snb (slide negative binomial); dankar: Dankar et al.'s rule "
-                                "choosing among them by the sampling fraction")
-    sample_fraction: float = param(0.1, minimum=0.0, exclusive_minimum=True, maximum=1.0,
-                                   help="the share of the population the data holds (1: the data is the population)")
+    threshold: float = _threshold(
+        "largest allowed estimated share of the population that is unique on the quasi-identifiers", 0.01
+    )
+    estimator: str = param(
+        "dankar",
+        choices=ESTIMATORS,
+        help="pitman, zayatz or snb (slide negative binomial); dankar: Dankar et al.'s rule "
+        "choosing among them by the sampling fraction",
+    )
+    sample_fraction: float = param(
+        0.1,
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1.0,
+        help="the share of the population the data holds (1: the data is the population)",
+    )
 
 
 class _RiskModel(PrivacyModel):
@@ -71,8 +83,10 @@ class HighestRiskModel(_RiskModel):
     name = "highest-risk"
     title = "Highest re-identification risk"
     paper = "el-emam-dankar"
-    description = ("No record's re-identification risk (1 / the size of its group, the prosecutor's) exceeds the "
-                   "threshold: every group holds at least 1 / threshold records.")
+    description = (
+        "No record's re-identification risk (1 / the size of its group, the prosecutor's) exceeds the "
+        "threshold: every group holds at least 1 / threshold records."
+    )
     Params = HighestRiskParams
     measure = "highest re-identification risk"
 
@@ -94,8 +108,10 @@ class AverageRiskModel(_RiskModel):
     name = "average-risk"
     title = "Average re-identification risk"
     paper = "el-emam-dankar"
-    description = ("The mean re-identification risk over the records (the number of groups divided by the number "
-                   "of records, the prosecutor's) is at most the threshold.")
+    description = (
+        "The mean re-identification risk over the records (the number of groups divided by the number "
+        "of records, the prosecutor's) is at most the threshold."
+    )
     Params = AverageRiskParams
     measure = "average re-identification risk"
 
@@ -115,13 +131,17 @@ class PopulationUniquenessModel(_RiskModel):
     name = "population-uniqueness"
     title = "Population uniqueness"
     paper = "dankar-uniqueness"
-    description = ("The estimated share of the population that is unique on the quasi-identifiers is at most the "
-                   "threshold, estimated from the data's group sizes and the share of the population it holds "
-                   "(Pitman, Zayatz, SNB or Dankar et al.'s rule).")
+    description = (
+        "The estimated share of the population that is unique on the quasi-identifiers is at most the "
+        "threshold, estimated from the data's group sizes and the share of the population it holds "
+        "(Pitman, Zayatz, SNB or Dankar et al.'s rule)."
+    )
     Params = UniquenessParams
     measure = "estimated population uniqueness"
-    caveats = ("Population uniqueness is estimated from a model of how the data was sampled from the population: "
-               "it is an expectation under that model, not a count.",)
+    caveats = (
+        "Population uniqueness is estimated from a model of how the data was sampled from the population: "
+        "it is an expectation under that model, not a count.",
+    )
     memory_cost = MemoryCost(fixed=24 * (1 << 20), per_record=24.0, per_cell=0.0)
 
     def check_groups(self, view, params):
@@ -133,8 +153,10 @@ class PopulationUniquenessModel(_RiskModel):
     def summary(self, params, verdict):
         how = f"{params.estimator} estimator, sampling fraction {params.sample_fraction:g}"
         if len(verdict.values) and not math.isfinite(verdict.worst):
-            return (f"fails: the {params.estimator} estimator finds no estimate on these groups ({how}); "
-                    f"estimator=dankar falls back to Zayatz's")
+            return (
+                f"fails: the {params.estimator} estimator finds no estimate on these groups ({how}); "
+                f"estimator=dankar falls back to Zayatz's"
+            )
         return f"{super().summary(params, verdict)}, {how}"
 
 

@@ -105,16 +105,20 @@ def declared_order(view, model: str) -> np.ndarray:
     rank = {leaf: i for i, leaf in enumerate(h.leaves)}
     missing = [v for v in view.values if value_label(v) not in rank]
     if missing:
-        raise BadInput(f"{model}: value {value_label(missing[0])!r} of the sensitive column is not in its hierarchy; "
-                       f"add it to the hierarchy")
+        raise BadInput(
+            f"{model}: value {value_label(missing[0])!r} of the sensitive column is not in its hierarchy; "
+            f"add it to the hierarchy"
+        )
     return np.argsort([rank[value_label(v)] for v in view.values], kind="stable")
 
 
 def _declared(view, model: str, distance: str, what: str):
     if view.hierarchy is None:
-        raise BadInput(f"{model} with distance={distance} needs a hierarchy for the sensitive column {what}: "
-                       f"give one (--hierarchy COLUMN=FILE, or the column's “Hierarchy of …” in the desktop), "
-                       f"or choose distance=emd")
+        raise BadInput(
+            f"{model} with distance={distance} needs a hierarchy for the sensitive column {what}: "
+            f"give one (--hierarchy COLUMN=FILE, or the column's “Hierarchy of …” in the desktop), "
+            f"or choose distance=emd"
+        )
     return view.hierarchy
 
 
@@ -137,16 +141,26 @@ ESTIMATORS = ("shannon", "grassberger")
 @dataclass(frozen=True)
 class LParams:
     l: float = param(2.0, minimum=1, help="how many well-represented sensitive values each group needs")
-    variant: str = param("probabilistic", choices=VARIANTS,
-                         help="probabilistic: no value above 1/l of a group (the paper's); distinct: at least l "
-                              "values; entropy: entropy at least ln l; recursive (c,l): the most frequent value "
-                              "below c times the l-th and rarer ones together")
-    c: float = param(1.0, minimum=0, exclusive_minimum=True,
-                     help="the c of recursive (c, l)-diversity (ignored by the other variants)")
-    estimator: str = param("shannon", choices=ESTIMATORS,
-                           help="how entropy l-diversity estimates a group's entropy: shannon, from the group's "
-                                "shares (the plug-in estimate); grassberger, Grassberger's estimate, which corrects "
-                                "the plug-in's bias on small groups (ignored by the other variants)")
+    variant: str = param(
+        "probabilistic",
+        choices=VARIANTS,
+        help="probabilistic: no value above 1/l of a group (the paper's); distinct: at least l "
+        "values; entropy: entropy at least ln l; recursive (c,l): the most frequent value "
+        "below c times the l-th and rarer ones together",
+    )
+    c: float = param(
+        1.0,
+        minimum=0,
+        exclusive_minimum=True,
+        help="the c of recursive (c, l)-diversity (ignored by the other variants)",
+    )
+    estimator: str = param(
+        "shannon",
+        choices=ESTIMATORS,
+        help="how entropy l-diversity estimates a group's entropy: shannon, from the group's "
+        "shares (the plug-in estimate); grassberger, Grassberger's estimate, which corrects "
+        "the plug-in's bias on small groups (ignored by the other variants)",
+    )
 
 
 def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
@@ -218,17 +232,21 @@ class LDiversity(PrivacyModel):
     name = "l-diversity"
     title = "l-diversity"
     paper = "001_f1ec36403a5884c8"
-    description = ("Every group of indistinguishable records holds at least l well-represented sensitive values, "
-                   "so finding someone's group does not reveal their sensitive value.")
+    description = (
+        "Every group of indistinguishable records holds at least l well-represented sensitive values, "
+        "so finding someone's group does not reveal their sensitive value."
+    )
     Params = LParams
     judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = True
     needs_sensitive = True
     measure = "effective l"
-    caveats = ("l-diversity bounds what can be guessed inside a group, not how far a group's sensitive values are "
-               "from the whole table's: a group with many cancer diagnoses is still l-diverse (t-closeness "
-               "bounds that).",)
+    caveats = (
+        "l-diversity bounds what can be guessed inside a group, not how far a group's sensitive values are "
+        "from the whole table's: a group with many cancer diagnoses is still l-diverse (t-closeness "
+        "bounds that).",
+    )
 
     def monotonicity(self, params) -> str:
         # l distinct values stay when any records join; the other variants hold for a union of
@@ -246,13 +264,17 @@ class LDiversity(PrivacyModel):
         distinct = int((counts > 0).sum())
         grassberger = params.variant == "entropy" and params.estimator == "grassberger"  # may exceed it
         if params.l > distinct * (1 + _TOL) and not grassberger:
-            return (f"l = {params.l:g} is above the number of distinct sensitive values ({distinct}), so no group "
-                    f"can hold {params.l:g} well-represented values")
+            return (
+                f"l = {params.l:g} is above the number of distinct sensitive values ({distinct}), so no group "
+                f"can hold {params.l:g} well-represented values"
+            )
         if params.variant == "probabilistic" and not l_holds(counts, params.variant, params.l).all():
             top = float(counts.max() / counts.sum())
             value = value_label(view.values[int(counts.argmax())]) if view.values else "one value"
-            return (f"l = {params.l:g} allows no value above 1/l = {1 / params.l:.3g} of a group, but {value!r} is "
-                    f"{top:.3g} of the whole table, so some group holds at least that share (at most l = {1 / top:.4g})")
+            return (
+                f"l = {params.l:g} allows no value above 1/l = {1 / params.l:.3g} of a group, but {value!r} is "
+                f"{top:.3g} of the whole table, so some group holds at least that share (at most l = {1 / top:.4g})"
+            )
         return ""
 
     def check_groups(self, view, params):
@@ -260,16 +282,23 @@ class LDiversity(PrivacyModel):
         if params.variant in ("distinct", "recursive") and not float(params.l).is_integer():
             raise BadInput(f"{params.variant} l-diversity needs a whole number l, got {params.l}")
         counts = view.counts()
-        return GroupVerdict(l_values(counts, params.variant, params.c, params.estimator),
-                            l_holds(counts, params.variant, params.l, params.c, params.estimator),
-                            higher_is_safer=True)
+        return GroupVerdict(
+            l_values(counts, params.variant, params.c, params.estimator),
+            l_holds(counts, params.variant, params.l, params.c, params.estimator),
+            higher_is_safer=True,
+        )
 
     def summary(self, params, verdict):
         worst = verdict.worst
-        what = f"{params.variant} l-diversity with l = {params.l:g}" + (
-            f", c = {params.c:g}" if params.variant == "recursive" else "") + (
-            " (Grassberger's entropy estimate)" if params.variant == "entropy" and params.estimator == "grassberger"
-            else "")
+        what = (
+            f"{params.variant} l-diversity with l = {params.l:g}"
+            + (f", c = {params.c:g}" if params.variant == "recursive" else "")
+            + (
+                " (Grassberger's entropy estimate)"
+                if params.variant == "entropy" and params.estimator == "grassberger"
+                else ""
+            )
+        )
         if verdict.holds:
             return f"holds: {what}; the least diverse group has effective l {worst:.4g}"
         return f"fails: {len(verdict.failing_groups)} group(s) break {what} (least diverse: effective l {worst:.4g})"
@@ -281,14 +310,18 @@ DISTANCES = ("emd", "hierarchical", "ordered", "js")
 
 @dataclass(frozen=True)
 class TParams:
-    t: float = param(0.2, minimum=0, help="largest allowed distance between a group's sensitive distribution "
-                                          "and the whole table's")
-    distance: str = param("emd", choices=DISTANCES,
-                          help="emd: earth mover's distance, ordered for numbers and equal between categories (what "
-                               "ARX and pycanon mean by t); hierarchical: EMD whose distance between two categories "
-                               "is the level of their lowest common ancestor in the column's hierarchy; ordered: EMD "
-                               "over the values in order (a category's order is its hierarchy's row order); js: "
-                               "Jensen–Shannon divergence (Li and Li's trade-off paper, at most ln 2)")
+    t: float = param(
+        0.2, minimum=0, help="largest allowed distance between a group's sensitive distribution and the whole table's"
+    )
+    distance: str = param(
+        "emd",
+        choices=DISTANCES,
+        help="emd: earth mover's distance, ordered for numbers and equal between categories (what "
+        "ARX and pycanon mean by t); hierarchical: EMD whose distance between two categories "
+        "is the level of their lowest common ancestor in the column's hierarchy; ordered: EMD "
+        "over the values in order (a category's order is its hierarchy's row order); js: "
+        "Jensen–Shannon divergence (Li and Li's trade-off paper, at most ln 2)",
+    )
 
 
 def t_values(view, distance: str, model: str = "t-closeness") -> np.ndarray:
@@ -308,8 +341,10 @@ class TCloseness(PrivacyModel):
     name = "t-closeness"
     title = "t-closeness"
     paper = "001_f1ec36403a5884c8"
-    description = ("Every group's distribution of the sensitive value lies within distance t of the whole table's, "
-                   "so finding someone's group teaches little beyond what the table as a whole says.")
+    description = (
+        "Every group's distribution of the sensitive value lies within distance t of the whole table's, "
+        "so finding someone's group teaches little beyond what the table as a whole says."
+    )
     Params = TParams
     judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
@@ -340,30 +375,41 @@ _DISTANCE_WORDS = {"emd": "EMD", "hierarchical": "hierarchical EMD", "ordered": 
 # ---------------------------------------------------------------------------------- δ-disclosure
 @dataclass(frozen=True)
 class DeltaParams:
-    delta: float = param(1.0, minimum=0, help="largest allowed |ln(P_group(s) / P_table(s))| for any sensitive value "
-                                              "s a group holds (with sides=1, ln(P_group(s) / P_table(s)) itself)")
-    sides: int = param(2, choices=(2, 1),
-                       help="2: values rarer in a group than in the table count too (Brickell and Shmatikov's, "
-                            "as ARX and pycanon compute it); 1: one-sided, only values more frequent in a group "
-                            "count (Li and Li's trade-off paper)")
+    delta: float = param(
+        1.0,
+        minimum=0,
+        help="largest allowed |ln(P_group(s) / P_table(s))| for any sensitive value "
+        "s a group holds (with sides=1, ln(P_group(s) / P_table(s)) itself)",
+    )
+    sides: int = param(
+        2,
+        choices=(2, 1),
+        help="2: values rarer in a group than in the table count too (Brickell and Shmatikov's, "
+        "as ARX and pycanon compute it); 1: one-sided, only values more frequent in a group "
+        "count (Li and Li's trade-off paper)",
+    )
 
 
 class DeltaDisclosure(PrivacyModel):
     name = "delta-disclosure"
     title = "δ-disclosure (semantic privacy)"
     paper = "001_f1ec36403a5884c8"
-    description = ("No sensitive value a group holds is more than e^δ times as frequent, nor less than e^−δ times as "
-                   "frequent, in the group as in the whole table (sides=1: only the first, one-sided).")
+    description = (
+        "No sensitive value a group holds is more than e^δ times as frequent, nor less than e^−δ times as "
+        "frequent, in the group as in the whole table (sides=1: only the first, one-sided)."
+    )
     Params = DeltaParams
     judges = (Judgement.GROUPS,)  # its sensitive values, group by group
     judges_groups = True
     higher_is_safer = False
     needs_sensitive = True
     measure = "largest log-ratio to the table's distribution"
-    caveats = ("δ-disclosure judges only the values a group holds: a value the group lacks is not counted "
-               "(as ARX and pycanon do).",
-               "One-sided δ-disclosure (sides=1) bounds only values more frequent in a group than in the table: "
-               "a value far rarer in a group is not limited.")
+    caveats = (
+        "δ-disclosure judges only the values a group holds: a value the group lacks is not counted "
+        "(as ARX and pycanon do).",
+        "One-sided δ-disclosure (sides=1) bounds only values more frequent in a group than in the table: "
+        "a value far rarer in a group is not limited.",
+    )
 
     @classmethod
     def display_title(cls, params: dict) -> str:
@@ -390,8 +436,11 @@ class DeltaDisclosure(PrivacyModel):
     def explain(params: dict, holds: bool, value) -> str:
         sides = int(params.get("sides", 2))
         word = "holds" if holds else "does not hold"
-        shown = f" (largest {'|log-ratio|' if sides == 2 else 'log-ratio'} {value:.4g})" \
-            if isinstance(value, (int, float)) and np.isfinite(value) else ""
+        shown = (
+            f" (largest {'|log-ratio|' if sides == 2 else 'log-ratio'} {value:.4g})"
+            if isinstance(value, (int, float)) and np.isfinite(value)
+            else ""
+        )
         return f"{_sides(sides).capitalize()}δ-disclosure with δ = {params.get('delta')} {word}{shown}."
 
 

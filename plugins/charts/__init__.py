@@ -1,2 +1,1 @@
-"""Charts over a study's result table.
-"""
+"""Charts over a study's result table."""

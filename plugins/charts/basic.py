@@ -60,9 +60,16 @@ class MetricBars(Chart):
             for p, mean, failed in zip(pos, means, fails):
                 if np.isnan(mean) or failed:  # the release fails its privacy model: say so (a baseline keeps
                     # its figure as the reference, but is never released)
-                    ax.annotate("fails\nprivacy\nmodel", (p, 0 if np.isnan(mean) else mean), xytext=(0, 4),
-                                textcoords="offset points", ha="center", va="bottom", fontsize="x-small",
-                                color="firebrick")
+                    ax.annotate(
+                        "fails\nprivacy\nmodel",
+                        (p, 0 if np.isnan(mean) else mean),
+                        xytext=(0, 4),
+                        textcoords="offset points",
+                        ha="center",
+                        va="bottom",
+                        fontsize="x-small",
+                        color="firebrick",
+                    )
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)
@@ -112,10 +119,16 @@ def _auc_axis(ax, metric: str, values) -> None:
 class FrontierParams:
     privacy: str = param("privacy-value", help="metric on the x axis: a privacy level or loss (e.g. ploss)")
     utility: str = param("auc", help="metric on the y axis: a utility or its loss (e.g. uloss)")
-    privacy_better: str = param("auto", choices=("auto", "higher", "lower"),
-                                help="which way the x axis is more private (auto: as the metric declares)")
-    utility_better: str = param("auto", choices=("auto", "higher", "lower"),
-                                help="which way the y axis is more useful (auto: as the metric declares)")
+    privacy_better: str = param(
+        "auto",
+        choices=("auto", "higher", "lower"),
+        help="which way the x axis is more private (auto: as the metric declares)",
+    )
+    utility_better: str = param(
+        "auto",
+        choices=("auto", "higher", "lower"),
+        help="which way the y axis is more useful (auto: as the metric declares)",
+    )
     labels: bool = param(True, help="label each frontier point with its setting")
 
 
@@ -139,8 +152,20 @@ def _better(choice: str, metric: str, results) -> bool:
     return bool(declared[metric])
 
 
-SETTING_SKIP = {"run", "label", "method", "model", "repeat", "seed", "settings", "holds", "metric", "value", "seconds",
-                "error"}
+SETTING_SKIP = {
+    "run",
+    "label",
+    "method",
+    "model",
+    "repeat",
+    "seed",
+    "settings",
+    "holds",
+    "metric",
+    "value",
+    "seconds",
+    "error",
+}
 
 
 def _setting(row, keys) -> str:
@@ -161,9 +186,11 @@ class PrivacyUtility(Chart):
     name = "privacy-utility"
     title = "Privacy against utility (efficient frontier)"
     paper = "001_f1ec36403a5884c8"
-    description = ("Every run as a point for any pair of a privacy and a utility metric; the runs no other run "
-                   "beats on both axes are joined as the efficient frontier, the others greyed. Click a point to "
-                   "select its run.")
+    description = (
+        "Every run as a point for any pair of a privacy and a utility metric; the runs no other run "
+        "beats on both axes are joined as the efficient frontier, the others greyed. Click a point to "
+        "select its run."
+    )
     Params = FrontierParams
 
     def draw(self, results, figure, params):
@@ -198,18 +225,32 @@ class PrivacyUtility(Chart):
             mine = (wide["method"] == m).to_numpy()
             on, off = front & mine, dominated & mine
             if on.any():
-                dots = ax.scatter(pts[on, 0], pts[on, 1], color=colours[m], label=m, zorder=3, edgecolor="black",
-                                  linewidth=0.5)
+                dots = ax.scatter(
+                    pts[on, 0], pts[on, 1], color=colours[m], label=m, zorder=3, edgecolor="black", linewidth=0.5
+                )
                 mark_runs(figure, dots, wide.loc[on, "run"])
             if off.any():  # dominated: the method's colour, hollow
-                rings = ax.scatter(pts[off, 0], pts[off, 1], facecolor="none", edgecolor=colours[m], alpha=0.8,
-                                   label=f"{m} (dominated)" if not on.any() else None, zorder=2)
+                rings = ax.scatter(
+                    pts[off, 0],
+                    pts[off, 1],
+                    facecolor="none",
+                    edgecolor=colours[m],
+                    alpha=0.8,
+                    label=f"{m} (dominated)" if not on.any() else None,
+                    zorder=2,
+                )
                 mark_runs(figure, rings, wide.loc[off, "run"])
         if dominated.any():
             ax.scatter([], [], facecolor="none", edgecolor="#707070", label="hollow: dominated")
         if fails.any():
-            failed = ax.scatter(pts[fails, 0], pts[fails, 1], facecolor="none", edgecolor="#c5221f", marker="X",
-                                label="fails its privacy model")
+            failed = ax.scatter(
+                pts[fails, 0],
+                pts[fails, 1],
+                facecolor="none",
+                edgecolor="#c5221f",
+                marker="X",
+                label="fails its privacy model",
+            )
             mark_runs(figure, failed, wide.loc[fails, "run"])
         fp = pts[front][np.argsort(pts[front][:, 0])] if front.any() else np.zeros((0, 2))
         ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
@@ -261,8 +302,15 @@ def place_labels(figure, ax, pts: np.ndarray, texts, lines=()) -> int:
                     placed.append(Bbox.from_extents(px - 1, py - 1, px + 1, py + 1))
     for i, text, colour in texts:
         for dx, dy in LABEL_OFFSETS if renderer is not None else LABEL_OFFSETS[:1]:
-            ann = ax.annotate(text, pts[i], textcoords="offset points", xytext=(dx, dy), fontsize=7, color=colour,
-                              ha="left" if dx >= 0 else "right")
+            ann = ax.annotate(
+                text,
+                pts[i],
+                textcoords="offset points",
+                xytext=(dx, dy),
+                fontsize=7,
+                color=colour,
+                ha="left" if dx >= 0 else "right",
+            )
             if renderer is None:
                 break
             extent = ann.get_window_extent(renderer)

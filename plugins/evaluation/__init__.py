@@ -1,2 +1,1 @@
-"""Metrics of any release: counts, group sizes, classifiers, re-identification risk.
-"""
+"""Metrics of any release: counts, group sizes, classifiers, re-identification risk."""

@@ -26,8 +26,19 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import (BINARY, EXPENSIVE, MemoryCost, Metric, form_of, hookimpl, labels_of, load_cached, param,
-                         source_digest, store_cached)
+from veil.engine import (
+    BINARY,
+    EXPENSIVE,
+    MemoryCost,
+    Metric,
+    form_of,
+    hookimpl,
+    labels_of,
+    load_cached,
+    param,
+    source_digest,
+    store_cached,
+)
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 TOL = 1e-4  # LinearSVC's own default stopping tolerance (the paper's protocol)
@@ -69,14 +80,22 @@ class SmallestGroup(Metric):
 @dataclass(frozen=True)
 class AucParams:
     folds: int = param(5, minimum=2, maximum=20, help="number of stratified cross-validation folds")
-    c: float = param(0.0, minimum=0.0, help="the SVM's C; 0 (the paper's protocol) chooses it per fold from "
-                                            "0.01, 0.1, 1, 10, 100 on an inner 75/25 split")
-    protocol: str = param("paper", choices=("paper", "nested"),
-                          help="paper: the method runs once on all rows and its release is cross-validated; "
-                               "nested: the method runs inside each training fold and is scored on the held-out "
-                               "original rows (the honest estimate)")
-    tol: float = param(TOL, minimum=1e-8, maximum=0.1, help="the SVM solver's stopping tolerance "
-                                                             "(scikit-learn's LinearSVC tol)")
+    c: float = param(
+        0.0,
+        minimum=0.0,
+        help="the SVM's C; 0 (the paper's protocol) chooses it per fold from "
+        "0.01, 0.1, 1, 10, 100 on an inner 75/25 split",
+    )
+    protocol: str = param(
+        "paper",
+        choices=("paper", "nested"),
+        help="paper: the method runs once on all rows and its release is cross-validated; "
+        "nested: the method runs inside each training fold and is scored on the held-out "
+        "original rows (the honest estimate)",
+    )
+    tol: float = param(
+        TOL, minimum=1e-8, maximum=0.1, help="the SVM solver's stopping tolerance (scikit-learn's LinearSVC tol)"
+    )
 
 
 class Auc(Metric):
@@ -84,8 +103,10 @@ class Auc(Metric):
     in_report = True
     title = "ROC AUC (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
-    description = ("Area under the ROC curve of a linear SVM (squared hinge loss, C tuned on an inner split) "
-                   "trained on the released data, stratified cross-validation.")
+    description = (
+        "Area under the ROC curve of a linear SVM (squared hinge loss, C tuned on an inner split) "
+        "trained on the released data, stratified cross-validation."
+    )
     category = "utility"
     Params = AucParams
     cost = EXPENSIVE  # 5 folds × 6 LinearSVC fits (C tuned on an inner split)
@@ -112,8 +133,10 @@ class Accuracy(Metric):
     in_report = True
     title = "Accuracy (LinearSVC, 5-fold CV)"
     paper = "000_0106b4def2026c16"
-    description = ("Share of records a linear SVM (squared hinge loss, C tuned on an inner split) trained on the "
-                   "released data classifies correctly, stratified cross-validation.")
+    description = (
+        "Share of records a linear SVM (squared hinge loss, C tuned on an inner split) trained on the "
+        "released data classifies correctly, stratified cross-validation."
+    )
     category = "utility"
     Params = AucParams
     cost = EXPENSIVE
@@ -139,8 +162,11 @@ def svc_protocol(params) -> str:
     c = f"C = {params.c:g}" if params.c else "C tuned per fold on an inner 75/25 split"
     if params.tol != TOL:
         c += f", tolerance {params.tol:g}"
-    scheme = ("the method rerun inside each training fold (nested)" if params.protocol == "nested"
-              else f"one stratified {params.folds}-fold cross-validation")
+    scheme = (
+        "the method rerun inside each training fold (nested)"
+        if params.protocol == "nested"
+        else f"one stratified {params.folds}-fold cross-validation"
+    )
     return f"LinearSVC (squared hinge, {c}), {scheme}"
 
 
@@ -198,8 +224,9 @@ def cv_score(X: np.ndarray, y: np.ndarray, folds: int, ctx, scorer) -> float:
     return cv_scores(X, y, folds, ctx)[SCORER_NAMES[scorer]]
 
 
-def cv_scores(X: np.ndarray, y: np.ndarray, folds: int, ctx, c: float | None = None,
-              tol: float = TOL) -> dict[str, float]:
+def cv_scores(
+    X: np.ndarray, y: np.ndarray, folds: int, ctx, c: float | None = None, tol: float = TOL
+) -> dict[str, float]:
     """``{"auc": …, "accuracy": …}``: the mean of each score over stratified folds of a LinearSVC
     whose C is chosen per fold, and per score, on an inner 75/25 split (or is ``c``: one fit a fold),
     fitted to the stopping tolerance ``tol``.
@@ -359,8 +386,9 @@ class _FitData:
         return cls(sp.csr_matrix(X), y, row_id, sp.csr_matrix(X[first]), y[first])
 
 
-def _fold_scores(data: _FitData, train: np.ndarray, test: np.ndarray, seed: int,
-                 c: float | None = None, tol: float = TOL) -> dict[str, float]:
+def _fold_scores(
+    data: _FitData, train: np.ndarray, test: np.ndarray, seed: int, c: float | None = None, tol: float = TOL
+) -> dict[str, float]:
     """Both scores of one outer fold: C chosen per score on an inner split of ``train`` (or ``c``)."""
     from sklearn.model_selection import train_test_split
 

@@ -34,8 +34,10 @@ class _PopulationRisk(Metric):
 class JournalistRisk(_PopulationRisk):
     name = "journalist-risk-max"
     title = "Highest journalist risk"
-    description = ("1 / the fewest population records matching a released group (the data itself when no population "
-                   "is given), as ARX reports it.")
+    description = (
+        "1 / the fewest population records matching a released group (the data itself when no population "
+        "is given), as ARX reports it."
+    )
 
     def pick(self, risk):
         return risk.journalist_max
@@ -44,8 +46,10 @@ class JournalistRisk(_PopulationRisk):
 class MarketerRisk(_PopulationRisk):
     name = "marketer-risk"
     title = "Marketer risk"
-    description = ("The expected share of records re-identified by matching every released record against the "
-                   "population (the data itself when no population is given), as ARX reports it.")
+    description = (
+        "The expected share of records re-identified by matching every released record against the "
+        "population (the data itself when no population is given), as ARX reports it."
+    )
 
     def pick(self, risk):
         return risk.marketer

@@ -41,8 +41,10 @@ class _Risk(Metric):
 class HighestRisk(_Risk):
     name = "prosecutor-risk-max"
     title = "Highest re-identification risk"
-    description = ("1 / the size of the smallest group of records sharing their quasi-identifier values "
-                   "(prosecutor model, as ARX reports it).")
+    description = (
+        "1 / the size of the smallest group of records sharing their quasi-identifier values "
+        "(prosecutor model, as ARX reports it)."
+    )
 
     def summarise(self, risks, params):
         return risks.max()
@@ -51,8 +53,10 @@ class HighestRisk(_Risk):
 class AverageRisk(_Risk):
     name = "prosecutor-risk-avg"
     title = "Average re-identification risk"
-    description = ("Mean over records of 1 / the size of their group: the number of groups divided by the number "
-                   "of records (prosecutor model, as ARX reports it).")
+    description = (
+        "Mean over records of 1 / the size of their group: the number of groups divided by the number "
+        "of records (prosecutor model, as ARX reports it)."
+    )
 
     def summarise(self, risks, params):
         return risks.mean()
@@ -60,9 +64,12 @@ class AverageRisk(_Risk):
 
 @dataclass(frozen=True)
 class AtRiskParams:
-    threshold: float = param(0.2, minimum=0.0, maximum=1.0,
-                             help="a record is at risk when its re-identification risk exceeds this "
-                                  "(0.2: groups smaller than 5)")
+    threshold: float = param(
+        0.2,
+        minimum=0.0,
+        maximum=1.0,
+        help="a record is at risk when its re-identification risk exceeds this (0.2: groups smaller than 5)",
+    )
 
 
 class RecordsAtRisk(_Risk):

@@ -67,15 +67,20 @@ def class_matrices(row_class: np.ndarray, n_classes: int, pos: np.ndarray):
     n = len(row_class)
     rows = np.arange(n)
     inside = row_class >= 0
-    ind_pos = sp.csr_matrix((np.ones(int((pos & inside).sum()), dtype=np.int64),
-                             (row_class[pos & inside], rows[pos & inside])), shape=(n_classes, n))
-    ind_neg = sp.csr_matrix((np.ones(int((~pos & inside).sum()), dtype=np.int64),
-                             (row_class[~pos & inside], rows[~pos & inside])), shape=(n_classes, n))
+    ind_pos = sp.csr_matrix(
+        (np.ones(int((pos & inside).sum()), dtype=np.int64), (row_class[pos & inside], rows[pos & inside])),
+        shape=(n_classes, n),
+    )
+    ind_neg = sp.csr_matrix(
+        (np.ones(int((~pos & inside).sum()), dtype=np.int64), (row_class[~pos & inside], rows[~pos & inside])),
+        shape=(n_classes, n),
+    )
     return ind_pos, ind_neg
 
 
-def split_label_counts(matrix: BinaryMatrix, row_class: np.ndarray, n_classes: int, pos: np.ndarray,
-                       csc: sp.csc_matrix | None = None):
+def split_label_counts(
+    matrix: BinaryMatrix, row_class: np.ndarray, n_classes: int, pos: np.ndarray, csc: sp.csc_matrix | None = None
+):
     """For every class g and feature f: positives and negatives of g with f = 1 (sparse g × m), and
     each class's positive and negative totals."""
     csc = matrix.to_sparse().astype(np.int64) if csc is None else csc

@@ -92,8 +92,9 @@ def added_errors(n: np.ndarray, e: np.ndarray, cf: float = PRUNING_CONFIDENCE) -
 
     def normal(n, e):
         f = (e + 0.5) / n
-        r = (f + z * z / (2 * n) + z * np.sqrt(np.maximum(f / n - f * f / n + z * z / (4 * n * n), 0.0))) \
-            / (1 + z * z / n)
+        r = (f + z * z / (2 * n) + z * np.sqrt(np.maximum(f / n - f * f / n + z * z / (4 * n * n), 0.0))) / (
+            1 + z * z / n
+        )
         return np.where(e + 0.5 >= n, np.maximum(n - e, 0.0), r * n - e)
 
     base = n * (1 - cf ** (1 / n))
@@ -121,8 +122,9 @@ class C45Tree:
     def fit(self, X: np.ndarray, y: np.ndarray) -> C45Tree:
         from sklearn.tree import DecisionTreeClassifier
 
-        tree = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=self.min_leaf,
-                                      random_state=self.seed).fit(X, y)
+        tree = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=self.min_leaf, random_state=self.seed).fit(
+            X, y
+        )
         t = tree.tree_
         value = t.value[:, 0, :]
         n = t.weighted_n_node_samples
@@ -176,8 +178,11 @@ class MixedNB:
         self._log_prior = np.log(counts / counts.sum())
         num, cat = ~self.categorical, self.categorical
         self._gauss = GaussianNB().fit(X[:, num], y) if num.any() else None
-        self._cat = (CategoricalNB(alpha=1.0, min_categories=self.n_categories[cat]).fit(X[:, cat].astype(int), y)
-                     if cat.any() else None)
+        self._cat = (
+            CategoricalNB(alpha=1.0, min_categories=self.n_categories[cat]).fit(X[:, cat].astype(int), y)
+            if cat.any()
+            else None
+        )
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -252,8 +257,7 @@ class CrossValidation:
         How many distinct evaluations the run expects at most (for the progress fraction).
     """
 
-    def __init__(self, encoded: Encoded, targets: dict, classifier: str, folds: int, seed: int, ctx,
-                 budget: int = 1):
+    def __init__(self, encoded: Encoded, targets: dict, classifier: str, folds: int, seed: int, ctx, budget: int = 1):
         self.encoded, self.targets, self.classifier = encoded, targets, classifier
         self.seed, self.ctx, self.budget = seed, ctx, max(budget, 1)
         self._splits = {name: self._split(y, folds) for name, y in targets.items()}
@@ -267,8 +271,10 @@ class CrossValidation:
             raise BadInput(f"{folds}-fold cross-validation needs at least {folds} records, got {len(y)}")
         largest = int(np.unique(y, return_counts=True)[1].max())
         if largest < folds:  # stratified folds need one class that fills every fold
-            raise BadInput(f"{folds}-fold cross-validation needs a class with at least {folds} records; "
-                           f"the largest class has {largest} (use fewer folds or more data)")
+            raise BadInput(
+                f"{folds}-fold cross-validation needs a class with at least {folds} records; "
+                f"the largest class has {largest} (use fewer folds or more data)"
+            )
         with warnings.catch_warnings():  # a rare SA value with fewer records than folds is fine
             warnings.simplefilter("ignore", UserWarning)
             skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.seed)
@@ -293,13 +299,16 @@ class CrossValidation:
         self.ctx.check()
         X, categorical = self.encoded.matrix(subset)
         self.ctx.check()
-        n_cat = np.array([self.encoded.categories.get(c, 0) for c in self.encoded.columns if c in subset],
-                         dtype=np.int64)
+        n_cat = np.array(
+            [self.encoded.categories.get(c, 0) for c in self.encoded.columns if c in subset], dtype=np.int64
+        )
         correct, per_fold = 0, []
         splits = self._splits[target]
         for f, (train, test) in enumerate(splits):
-            self.ctx.progress(min((self.evaluations + f / len(splits)) / self.budget, 0.99),
-                              f"cross-validating {target} from {len(subset)} attributes")
+            self.ctx.progress(
+                min((self.evaluations + f / len(splits)) / self.budget, 0.99),
+                f"cross-validating {target} from {len(subset)} attributes",
+            )
             model = make_classifier(self.classifier, categorical, n_cat, self.seed).fit(X[train], y[train])
             hits = int((model.predict(X[test]) == y[test]).sum())
             correct += hits

@@ -61,8 +61,7 @@ def check_weights(weights: Sequence[float]) -> tuple[float, float, float]:
     if any(not np.isfinite(x) or x < 0 for x in w):
         raise BadInput(f"weights must be numbers ≥ 0, got {', '.join(map(str, w))}")
     if abs(sum(w) - 1.0) > WEIGHT_TOLERANCE + 1e-12:
-        raise BadInput(f"the weights w1 + w2 + w3 must sum to 1, got {sum(w):g} "
-                       f"({' + '.join(f'{x:g}' for x in w)})")
+        raise BadInput(f"the weights w1 + w2 + w3 must sum to 1, got {sum(w):g} ({' + '.join(f'{x:g}' for x in w)})")
     return w  # type: ignore[return-value]
 
 
@@ -74,8 +73,11 @@ def _columns(candidates) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not rows:
         raise BadInput("there are no candidate subsets to rank")
     try:
-        return (np.array([float(r["perf"]) for r in rows]), np.array([float(r["pbi"]) for r in rows]),
-                np.array([float(r["size"]) for r in rows]))
+        return (
+            np.array([float(r["perf"]) for r in rows]),
+            np.array([float(r["pbi"]) for r in rows]),
+            np.array([float(r["size"]) for r in rows]),
+        )
     except KeyError as exc:
         raise BadInput(f"every candidate needs 'perf', 'pbi' and 'size'; one lacks {exc}") from None
 
@@ -84,8 +86,11 @@ def factor_ranks(candidates) -> dict:
     """prf (ascending in Perf), prv (descending in PBI) and num (descending in |S|): rank 1 is the
     worst of each, as in the paper's Table 5."""
     perf, pbi_, size = _columns(candidates)
-    return {"prf": competition_ranks(perf, ascending=True), "prv": competition_ranks(pbi_, ascending=False),
-            "num": competition_ranks(size, ascending=False)}
+    return {
+        "prf": competition_ranks(perf, ascending=True),
+        "prv": competition_ranks(pbi_, ascending=False),
+        "num": competition_ranks(size, ascending=False),
+    }
 
 
 def e_scores(candidates, weights: Sequence[float]) -> np.ndarray:
@@ -114,9 +119,18 @@ def rank_candidates(candidates, weights: Sequence[float]) -> list[dict]:
     scores = _weighted(r, w)
     size = np.array([float(x["size"]) for x in rows])
     order = np.lexsort((np.arange(len(rows)), size, -np.round(scores, _DECIMALS)))
-    return [{"index": int(i), "label": rows[i].get("label"), "e": float(scores[i]), "prf": int(r["prf"][i]),
-             "prv": int(r["prv"][i]), "num": int(r["num"][i]), "place": place}
-            for place, i in enumerate(order, start=1)]
+    return [
+        {
+            "index": int(i),
+            "label": rows[i].get("label"),
+            "e": float(scores[i]),
+            "prf": int(r["prf"][i]),
+            "prv": int(r["prv"][i]),
+            "num": int(r["num"][i]),
+            "place": place,
+        }
+        for place, i in enumerate(order, start=1)
+    ]
 
 
 def best_candidate(candidates, weights: Sequence[float]) -> int:
@@ -132,8 +146,9 @@ def pbi(accuracy: float, baseline_accuracy: float) -> float:
 
 
 # -- the ranker (Figure 4) and the generator (Figure 5) ---------------------------------------------------
-def rank_attributes(baseline: Sequence[str], baseline_accuracy: float, accuracy_without: Callable[[str], float],
-                    *, ascending: bool) -> list[tuple[str, float]]:
+def rank_attributes(
+    baseline: Sequence[str], baseline_accuracy: float, accuracy_without: Callable[[str], float], *, ascending: bool
+) -> list[tuple[str, float]]:
     """Each attribute a with baseline_accuracy − Acc(· | BL − a), sorted (stable in BL's order):
     ascending for PrivR (low → high), descending for PerfR (high → low)."""
     drops = [(a, baseline_accuracy - accuracy_without(a)) for a in baseline]
@@ -159,8 +174,16 @@ class Step:
         return d
 
 
-def backward_elimination(ranked: Sequence[str], perf_of: Callable, pbi_of: Callable, *, baseline_perf: float,
-                         alpha: float, significance: float, name: str) -> list[Step]:
+def backward_elimination(
+    ranked: Sequence[str],
+    perf_of: Callable,
+    pbi_of: Callable,
+    *,
+    baseline_perf: float,
+    alpha: float,
+    significance: float,
+    name: str,
+) -> list[Step]:
     """Figure 5 on one ranked list R₁..R_k: from S = BL, for i = k … 1 try S' = S − R_i; keep it when
     Acc(C | S') ≥ Perf_BLC or the difference is not significant (p ≥ ``significance``) and
     PBI(S') ≤ α. ``perf_of(S') → (Perf, p-value)``, ``pbi_of(S') → PBI``; PBI is only asked for when
@@ -174,8 +197,9 @@ def backward_elimination(ranked: Sequence[str], perf_of: Callable, pbi_of: Calla
             continue
         perf, p_value = perf_of(trial)
         if perf < baseline_perf and p_value < significance:
-            steps.append(Step(name, attribute, trial, perf, p_value, None, False,
-                              "accuracy significantly below the baseline"))
+            steps.append(
+                Step(name, attribute, trial, perf, p_value, None, False, "accuracy significantly below the baseline")
+            )
             continue
         value = pbi_of(trial)
         if value > alpha:
@@ -189,8 +213,17 @@ def backward_elimination(ranked: Sequence[str], perf_of: Callable, pbi_of: Calla
 def collect_candidates(baseline: Sequence[str], baseline_perf: float, steps: Sequence[Step]) -> list[dict]:
     """The candidate set: the baseline, then each accepted subset once (a subset both lists reach
     is listed once, under both names), labelled BL, A, B, …"""
-    rows = [{"label": "BL", "subset": list(baseline), "size": len(baseline), "perf": baseline_perf, "pbi": 0.0,
-             "p_value": 1.0, "list": BASELINE}]
+    rows = [
+        {
+            "label": "BL",
+            "subset": list(baseline),
+            "size": len(baseline),
+            "perf": baseline_perf,
+            "pbi": 0.0,
+            "p_value": 1.0,
+            "list": BASELINE,
+        }
+    ]
     seen = {frozenset(baseline): 0}
     for s in steps:
         if not s.accepted:
@@ -202,8 +235,17 @@ def collect_candidates(baseline: Sequence[str], baseline_perf: float, steps: Seq
                 row["list"] = f"{row['list']}, {s.list}"
             continue
         seen[key] = len(rows)
-        rows.append({"label": _letter(len(rows) - 1), "subset": list(s.subset), "size": len(s.subset),
-                     "perf": s.perf, "pbi": s.pbi, "p_value": s.p_value, "list": s.list})
+        rows.append(
+            {
+                "label": _letter(len(rows) - 1),
+                "subset": list(s.subset),
+                "size": len(s.subset),
+                "perf": s.perf,
+                "pbi": s.pbi,
+                "p_value": s.p_value,
+                "list": s.list,
+            }
+        )
     return rows
 
 
@@ -255,20 +297,25 @@ def resolve_roles(table: Table, sensitive_is_class: bool) -> Roles:
     marked = schema.by_role(Role.SENSITIVE)
     if sensitive_is_class:
         if marked:
-            raise BadInput(f"with sensitive_is_class on, the class {target!r} is the sensitive attribute, but "
-                           f"{', '.join(map(repr, marked))} is also marked sensitive: unmark it or turn "
-                           f"sensitive_is_class off")
+            raise BadInput(
+                f"with sensitive_is_class on, the class {target!r} is the sensitive attribute, but "
+                f"{', '.join(map(repr, marked))} is also marked sensitive: unmark it or turn "
+                f"sensitive_is_class off"
+            )
         sensitive = target
     elif len(marked) != 1:
         found = "none is" if not marked else f"{len(marked)} are ({', '.join(marked)})"
-        raise BadInput(f"privacy-aware selection needs exactly one sensitive attribute, but {found} marked "
-                       f"sensitive; mark one, or set sensitive_is_class when the class itself is sensitive")
+        raise BadInput(
+            f"privacy-aware selection needs exactly one sensitive attribute, but {found} marked "
+            f"sensitive; mark one, or set sensitive_is_class when the class itself is sensitive"
+        )
     else:
         sensitive = marked[0]
     baseline = tuple(c for c in table.released_columns() if c not in (target, sensitive))
     if not baseline:
-        raise BadInput("there is no attribute to select: every column is the class, the sensitive attribute "
-                       "or an identifier")
+        raise BadInput(
+            "there is no attribute to select: every column is the class, the sensitive attribute or an identifier"
+        )
     return Roles(sensitive, target, baseline)
 
 

@@ -27,8 +27,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BINARY, SYNTHETIC, Algorithm, BadInput, BinaryMatrix, KacConstraint, Noise, Release,
-                         SeededNoise, hookimpl, param, target_name)
+from veil.engine import (
+    BINARY,
+    SYNTHETIC,
+    Algorithm,
+    BadInput,
+    BinaryMatrix,
+    KacConstraint,
+    Noise,
+    Release,
+    SeededNoise,
+    hookimpl,
+    param,
+    target_name,
+)
 
 from .greedy import greedy_hamdist
 from ._common import hamdist_scores, positive_mask
@@ -41,13 +53,21 @@ MIN_EPSILON, MAX_EPSILON = 0.001, 1000.0
 
 @dataclass(frozen=True)
 class DPParams:
-    epsilon: float = param(1.0, minimum=MIN_EPSILON, maximum=MAX_EPSILON,
-                           help="privacy budget ε: half selects the features, half releases the data "
-                                f"(between {MIN_EPSILON} and {MAX_EPSILON:g}: below, noise drowns every count; "
-                                "above, the guarantee means nothing and the noise underflows)")
-    m: int | None = param(None, minimum=1, maximum=MAX_M,
-                          help="number of features to select (at most 20: the release histogram has 2^m × 2 cells); "
-                               "empty = the count Greedy-HamDist selects at k = 5 under k-ac, as in the paper")
+    epsilon: float = param(
+        1.0,
+        minimum=MIN_EPSILON,
+        maximum=MAX_EPSILON,
+        help="privacy budget ε: half selects the features, half releases the data "
+        f"(between {MIN_EPSILON} and {MAX_EPSILON:g}: below, noise drowns every count; "
+        "above, the guarantee means nothing and the noise underflows)",
+    )
+    m: int | None = param(
+        None,
+        minimum=1,
+        maximum=MAX_M,
+        help="number of features to select (at most 20: the release histogram has 2^m × 2 cells); "
+        "empty = the count Greedy-HamDist selects at k = 5 under k-ac, as in the paper",
+    )
 
 
 # -- selection ------------------------------------------------------------------------------------------
@@ -65,8 +85,9 @@ def _noise(source: Noise | np.random.Generator) -> Noise:
     return source if isinstance(source, Noise) else SeededNoise(source)
 
 
-def select_laplace(scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator,
-                   ctx=None) -> list[int]:
+def select_laplace(
+    scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator, ctx=None
+) -> list[int]:
     """m rounds of report-noisy-max with fresh Lap(Δs/ε₁) noise over the remaining features."""
     noise = _noise(rng)
     remaining = np.arange(len(scores))
@@ -89,8 +110,9 @@ def exponential_probabilities(scores: np.ndarray, eps1: float, delta: float) -> 
     return np.exp(logits - logsumexp(logits))
 
 
-def select_exponential(scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator,
-                       ctx=None) -> list[int]:
+def select_exponential(
+    scores: np.ndarray, m: int, eps1: float, delta: float, rng: Noise | np.random.Generator, ctx=None
+) -> list[int]:
     """m rounds of the exponential mechanism over the remaining features."""
     noise = _noise(rng)
     remaining = np.arange(len(scores))
@@ -130,8 +152,9 @@ def noisy_counts(counts: np.ndarray, epsilon_release: float, rng: Noise | np.ran
     return np.maximum(noisy, 0).astype(np.int64)
 
 
-def synthetic_frame(noisy: np.ndarray, names: list[str], classes: tuple, target: str,
-                    rng: np.random.Generator) -> pd.DataFrame:
+def synthetic_frame(
+    noisy: np.ndarray, names: list[str], classes: tuple, target: str, rng: np.random.Generator
+) -> pd.DataFrame:
     """``noisy[cell, c]`` records of every cell and class, in a random order."""
     m = len(names)
     flat = noisy.ravel()
@@ -171,9 +194,11 @@ def assumptions(m_from_greedy: bool) -> list[str]:
         "and spend no budget; the number of synthetic records is itself a noisy statistic.",
     ]
     if m_from_greedy:
-        said.append("m was not set, so it is the count Greedy-HamDist selects at k = 5 on the same data: a "
-                    "non-private choice, so strictly the release spends more than ε unless m is fixed in advance "
-                    "(set m to make the claim hold).")
+        said.append(
+            "m was not set, so it is the count Greedy-HamDist selects at k = 5 on the same data: a "
+            "non-private choice, so strictly the release spends more than ε unless m is fixed in advance "
+            "(set m to make the claim hold)."
+        )
     return said
 
 
@@ -197,34 +222,48 @@ class _DPFeatureSelection(Algorithm):
         eps1 = epsilon / (2 * m) if m else 0.0
         delta = score_sensitivity(pos)
         picks = self.select(hamdist_scores(data, pos), m, eps1, delta, ctx.noise, ctx.child(0.3, 0.6)) if m else []
-        ctx.progress(0.6, f"{self.title}: noisy histogram of {2 ** m * 2} cells")
+        ctx.progress(0.6, f"{self.title}: noisy histogram of {2**m * 2} cells")
         counts = cell_counts(data, picks, pos)
         noisy = noisy_counts(counts, epsilon / 2, ctx.noise)
         names = [data.feature_names[f] for f in picks]
         target = _free_name(target_name(data), names)  # the target keeps its column name
         classes = (data.labels[~pos][0], data.labels[pos][0])
         frame = synthetic_frame(noisy, names, classes, target, ctx.rng)
-        details = {"epsilon_spent": epsilon, "m": m, "m_source": "greedy-hamdist k=5" if m_from_greedy else "user",
-                   "epsilon_per_pick": eps1, "epsilon_release": epsilon / 2, "score_sensitivity": delta,
-                   "selection_noise_scale": laplace_scale(delta, eps1) if self.mechanism == "laplace" and m else None,
-                   "histogram_noise_scale": histogram_scale(epsilon / 2), "cells": int(counts.size),
-                   "original_records": data.n_rows, "synthetic_records": len(frame),
-                   "selected_indices": picks, "noise_source": ctx.noise.describe(),
-                   "assumptions": assumptions(m_from_greedy)}
-        notes = (f"{self.title}: ε = {epsilon:g}-differential privacy claimed (not k-anonymity); {m} features "
-                 f"selected, {len(frame)} synthetic records from a noisy histogram of {counts.size} cells.",
-                 *details["assumptions"])
+        details = {
+            "epsilon_spent": epsilon,
+            "m": m,
+            "m_source": "greedy-hamdist k=5" if m_from_greedy else "user",
+            "epsilon_per_pick": eps1,
+            "epsilon_release": epsilon / 2,
+            "score_sensitivity": delta,
+            "selection_noise_scale": laplace_scale(delta, eps1) if self.mechanism == "laplace" and m else None,
+            "histogram_noise_scale": histogram_scale(epsilon / 2),
+            "cells": int(counts.size),
+            "original_records": data.n_rows,
+            "synthetic_records": len(frame),
+            "selected_indices": picks,
+            "noise_source": ctx.noise.describe(),
+            "assumptions": assumptions(m_from_greedy),
+        }
+        notes = (
+            f"{self.title}: ε = {epsilon:g}-differential privacy claimed (not k-anonymity); {m} features "
+            f"selected, {len(frame)} synthetic records from a noisy histogram of {counts.size} cells.",
+            *details["assumptions"],
+        )
         ctx.progress(1.0)
-        return Release(SYNTHETIC, frame, tuple(names), target=target, selected_features=tuple(names),
-                       details=details, notes=notes)
+        return Release(
+            SYNTHETIC, frame, tuple(names), target=target, selected_features=tuple(names), details=details, notes=notes
+        )
 
 
 def _check_m(m: int, data: BinaryMatrix, m_from_greedy: bool) -> None:
     source = "the default m (Greedy-HamDist's count at k = 5)" if m_from_greedy else "m"
     if m > MAX_M:
         count = f"more than {MAX_M}" if m_from_greedy else str(m)
-        raise BadInput(f"{source} is {count}, but at most {MAX_M} features can be released this way: the noisy "
-                       f"histogram has 2^m × 2 cells; set m ≤ {MAX_M}")
+        raise BadInput(
+            f"{source} is {count}, but at most {MAX_M} features can be released this way: the noisy "
+            f"histogram has 2^m × 2 cells; set m ≤ {MAX_M}"
+        )
     if m > data.n_features:
         raise BadInput(f"m = {m} but the data has only {data.n_features} features")
 
@@ -248,8 +287,11 @@ class LaplaceDP(_DPFeatureSelection):
     name = "laplace-dp-fs"
     title = "Laplace-DP"
     paper = PAPER
-    description = ("Baseline: picks m features by report-noisy-max with Laplace noise, then releases synthetic "
-                   "records from a histogram noised by the discrete Laplace mechanism (ε-differential privacy; paper 000, Figure 1a).")
+    description = (
+        "Baseline: picks m features by report-noisy-max with Laplace noise, then releases synthetic "
+        "records from a histogram noised by the discrete Laplace mechanism "
+        "(ε-differential privacy; paper 000, Figure 1a)."
+    )
     mechanism = "laplace"
 
     def select(self, scores, m, eps1, delta, rng, ctx):
@@ -267,8 +309,10 @@ class ExponentialDP(_DPFeatureSelection):
     name = "exponential-dp-fs"
     title = "Exponential-DP"
     paper = PAPER
-    description = ("Baseline: picks m features with the exponential mechanism, then releases synthetic records "
-                   "from a histogram noised by the discrete Laplace mechanism (ε-differential privacy; paper 000, Figure 1b).")
+    description = (
+        "Baseline: picks m features with the exponential mechanism, then releases synthetic records "
+        "from a histogram noised by the discrete Laplace mechanism (ε-differential privacy; paper 000, Figure 1b)."
+    )
     mechanism = "exponential"
 
     def select(self, scores, m, eps1, delta, rng, ctx):

@@ -15,15 +15,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BINARY, MAXIMAL_ITEMSETS, Algorithm, BadInput, BinaryMatrix, Judgement, SearchOptions,
-                         feature_subset, have_numba, have_pyfim, hookimpl, longest_itemsets, mine, param,
-                         partition_of)
+from veil.engine import (
+    BINARY,
+    MAXIMAL_ITEMSETS,
+    Algorithm,
+    BadInput,
+    BinaryMatrix,
+    Judgement,
+    SearchOptions,
+    feature_subset,
+    have_numba,
+    have_pyfim,
+    hookimpl,
+    longest_itemsets,
+    mine,
+    param,
+    partition_of,
+)
 
 
 from ..weighting.fwell import private_fwell_weights
 from ..weighting._fwell import PRIVATE_LAMBDA, ranking
-from ._common import (cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask,
-                        split_label_counts)
+from ._common import cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask, split_label_counts
 
 PAPER = "000_0106b4def2026c16"
 SCORES = ("hamdist", "private-fwell")
@@ -38,8 +51,10 @@ def _constraint(model, matrix):
 def _release(matrix: BinaryMatrix, selected: list[int], details: dict, model_name: str):
     notes = []
     if not selected:
-        notes.append(f"no feature can be released under {model_name}: every candidate breaks the privacy "
-                     f"model, so the release holds the class only")
+        notes.append(
+            f"no feature can be released under {model_name}: every candidate breaks the privacy "
+            f"model, so the release holds the class only"
+        )
     details = {**details, "selected_indices": [int(j) for j in selected]}
     return feature_subset(matrix, selected, notes=tuple(notes), details=details)
 
@@ -90,23 +105,46 @@ def _first_feasible(constraint, ordered, alive: np.ndarray, worth, ctx=None) -> 
 # -- Greedy-HamDist (Algorithm 2) ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class HamDistParams:
-    on_violation: str = param("skip", choices=("skip", "stop"),
-                              help="on a feature that breaks the model: skip it and try the next (the paper's "
-                                   "text), or stop (its printed Algorithm 2)")
-    skip_zero_score: bool = param(True, help="never select a feature with HamDist 0 (constant columns separate "
-                                             "no positive–negative pair)")
-    score: str = param("hamdist", choices=SCORES,
-                       help="the order features are tried in: HamDist({f}) (the paper's), or Private FWELL's "
-                            "ε-differentially private weights (paper 003), so the ranking itself is private")
-    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
-                           help="with score = private-fwell: the privacy budget ε of the ranking")
-    lam: float = param(PRIVATE_LAMBDA, minimum=0, exclusive_minimum=True, label="λ",
-                       help="with score = private-fwell: FWELL's λ, fixed in advance (choosing it on the data "
-                            "is not covered by ε)")
+    on_violation: str = param(
+        "skip",
+        choices=("skip", "stop"),
+        help="on a feature that breaks the model: skip it and try the next (the paper's "
+        "text), or stop (its printed Algorithm 2)",
+    )
+    skip_zero_score: bool = param(
+        True, help="never select a feature with HamDist 0 (constant columns separate no positive–negative pair)"
+    )
+    score: str = param(
+        "hamdist",
+        choices=SCORES,
+        help="the order features are tried in: HamDist({f}) (the paper's), or Private FWELL's "
+        "ε-differentially private weights (paper 003), so the ranking itself is private",
+    )
+    epsilon: float = param(
+        1.0,
+        minimum=0,
+        exclusive_minimum=True,
+        label="ε",
+        help="with score = private-fwell: the privacy budget ε of the ranking",
+    )
+    lam: float = param(
+        PRIVATE_LAMBDA,
+        minimum=0,
+        exclusive_minimum=True,
+        label="λ",
+        help="with score = private-fwell: FWELL's λ, fixed in advance (choosing it on the data is not covered by ε)",
+    )
 
 
-def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip", skip_zero_score: bool = True,
-                   ctx=None, order=None, limit: int | None = None) -> tuple[list[int], np.ndarray]:
+def greedy_hamdist(
+    matrix: BinaryMatrix,
+    constraint,
+    on_violation: str = "skip",
+    skip_zero_score: bool = True,
+    ctx=None,
+    order=None,
+    limit: int | None = None,
+) -> tuple[list[int], np.ndarray]:
     """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
     when the model allows; at most ``limit`` of them."""
     pos = positive_mask(matrix)
@@ -135,8 +173,10 @@ def greedy_hamdist(matrix: BinaryMatrix, constraint, on_violation: str = "skip",
 class GreedyHamDist(_Selection):
     name = "greedy-hamdist"
     title = "Greedy-HamDist"
-    description = ("Adds features in order of their Hamming-distance utility, keeping each one the privacy model "
-                   "allows (paper 000, Algorithm 2).")
+    description = (
+        "Adds features in order of their Hamming-distance utility, keeping each one the privacy model "
+        "allows (paper 000, Algorithm 2)."
+    )
     Params = HamDistParams
 
     def select(self, matrix, constraint, params, ctx):
@@ -146,11 +186,13 @@ class GreedyHamDist(_Selection):
         if params.score == "hamdist":
             return super().run(data, model, params, ctx)
         constraint = _constraint(model, data)
-        weights, _, details = private_fwell_weights(data, float(params.epsilon), params.lam, "lbfgs", model.name,
-                                                    ctx.child(0.0, 0.5))
+        weights, _, details = private_fwell_weights(
+            data, float(params.epsilon), params.lam, "lbfgs", model.name, ctx.child(0.0, 0.5)
+        )
         order = [int(f) for f in ranking(weights)]
-        selected = greedy_hamdist(data, constraint, params.on_violation, params.skip_zero_score, ctx.child(0.5, 1.0),
-                                  order)[0]
+        selected = greedy_hamdist(
+            data, constraint, params.on_violation, params.skip_zero_score, ctx.child(0.5, 1.0), order
+        )[0]
         details = {**details, "privacy_value": constraint.value(), "score": "private-fwell"}
         return _release(data, selected, details, model.name)
 
@@ -173,8 +215,10 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
     part = constraint.partition
     while alive.any():
         if ctx is not None:
-            ctx.progress(len(constraint.selected) / max(matrix.n_features, 1),
-                         f"Greedy-DistCnt: {len(constraint.selected)} features selected")
+            ctx.progress(
+                len(constraint.selected) / max(matrix.n_features, 1),
+                f"Greedy-DistCnt: {len(constraint.selected)} features selected",
+            )
         p1, n1, posg, negg = split_label_counts(matrix, part.row_classes(), part.n_classes, pos, csc)
         gains = distcnt_gains(p1, n1, posg, negg)
         candidates = index[alive]
@@ -190,8 +234,10 @@ def greedy_distcnt(matrix: BinaryMatrix, constraint, stop_at_zero_gain: bool = T
 class GreedyDistCnt(_Selection):
     name = "greedy-distcnt"
     title = "Greedy-DistCnt"
-    description = ("Repeatedly adds the feature that distinguishes the most new positive–negative pairs while the "
-                   "privacy model holds (paper 000, Algorithm 3).")
+    description = (
+        "Repeatedly adds the feature that distinguishes the most new positive–negative pairs while the "
+        "privacy model holds (paper 000, Algorithm 3)."
+    )
     Params = DistCntParams
 
     def select(self, matrix, constraint, params, ctx):
@@ -211,8 +257,10 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
     current = cm(pos, part.row_classes(), k)
     while alive.any():
         if ctx is not None:
-            ctx.progress(len(constraint.selected) / max(matrix.n_features, 1),
-                         f"CM Greedy: {len(constraint.selected)} features, CM = {current}")
+            ctx.progress(
+                len(constraint.selected) / max(matrix.n_features, 1),
+                f"CM Greedy: {len(constraint.selected)} features, CM = {current}",
+            )
         candidates = index[alive]
         p1, n1, posg, negg = split_label_counts(matrix, part.row_classes(), part.n_classes, pos, csc[:, candidates])
         p1, n1 = p1.toarray(), n1.toarray()
@@ -232,8 +280,10 @@ def cm_greedy(matrix: BinaryMatrix, constraint, k: int, ctx=None) -> list[int]:
 class CMGreedy(_Selection):
     name = "cm-greedy"
     title = "CM Greedy"
-    description = ("Baseline: greedy forward selection minimising Iyengar's classification metric CM, candidates "
-                   "kept under the privacy model (paper 000, Tables 4–6).")
+    description = (
+        "Baseline: greedy forward selection minimising Iyengar's classification metric CM, candidates "
+        "kept under the privacy model (paper 000, Tables 4–6)."
+    )
     Params = None
 
     def select(self, matrix, constraint, params, ctx):
@@ -243,15 +293,21 @@ class CMGreedy(_Selection):
 # -- Maximal (Algorithm 1) ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MaximalParams:
-    top_r: int = param(50, minimum=1, help="how many of the largest maximal itemsets to score (the paper's value "
-                                           "was lost; 50 by default)")
+    top_r: int = param(
+        50,
+        minimum=1,
+        help="how many of the largest maximal itemsets to score (the paper's value was lost; 50 by default)",
+    )
     criterion: str = param("hamdist", choices=("hamdist", "distcnt"), help="utility used to pick the best itemset")
-    backend: str = param("auto", choices=("auto", "longest", "longest-items", "longest-records", "pyfim", "numpy"),
-                         help="itemset miner: auto chooses by the data (see docs/feature_selection.md#maximal); "
-                              "longest searches only the top_r longest maximal itemsets with length pruning, "
-                              "longest-items by enumerating items (compiled, needs numba), longest-records by "
-                              "enumerating records (Borgelt's C miners, needs pyfim); pyfim and numpy enumerate "
-                              "every maximal itemset (the exhaustive path)")
+    backend: str = param(
+        "auto",
+        choices=("auto", "longest", "longest-items", "longest-records", "pyfim", "numpy"),
+        help="itemset miner: auto chooses by the data (see docs/feature_selection.md#maximal); "
+        "longest searches only the top_r longest maximal itemsets with length pruning, "
+        "longest-items by enumerating items (compiled, needs numba), longest-records by "
+        "enumerating records (Borgelt's C miners, needs pyfim); pyfim and numpy enumerate "
+        "every maximal itemset (the exhaustive path)",
+    )
     max_seconds: float = param(600.0, minimum=1.0, help="the itemset search stops with a message after this long")
 
 
@@ -274,16 +330,26 @@ def maximal_backend(matrix: BinaryMatrix, k: int) -> tuple[str, str]:
     rows = matrix.n_rows
     wide = frequent > RECORDS_SIDE * rows
     if not wide and have_numba():
-        return "longest-items", (f"{frequent} items of support ≥ {k} on {rows} records, at most {RECORDS_SIDE}× as "
-                                 f"many: enumerate the items")
+        return "longest-items", (
+            f"{frequent} items of support ≥ {k} on {rows} records, at most {RECORDS_SIDE}× as many: enumerate the items"
+        )
     if wide and have_pyfim():
-        return "longest-records", (f"{frequent} items of support ≥ {k} on {rows} records, more than "
-                                   f"{RECORDS_SIDE}× as many: enumerate the records")
+        return "longest-records", (
+            f"{frequent} items of support ≥ {k} on {rows} records, more than "
+            f"{RECORDS_SIDE}× as many: enumerate the records"
+        )
     return "longest", "the longest-pattern search's own choice (the library for the chosen side is missing)"
 
 
-def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "hamdist", backend: str = "auto",
-            ctx=None, max_seconds: float | None = None) -> tuple[list[int], list]:
+def maximal(
+    matrix: BinaryMatrix,
+    k: int,
+    top_r: int = 50,
+    criterion: str = "hamdist",
+    backend: str = "auto",
+    ctx=None,
+    max_seconds: float | None = None,
+) -> tuple[list[int], list]:
     """The best of the ``top_r`` largest maximal frequent itemsets (absolute support ≥ k). Every
     frequent itemset is k-AC feasible (Lemma 3). ``backend="auto"`` is :func:`maximal_backend`'s choice."""
     pos = positive_mask(matrix)
@@ -294,8 +360,16 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
     check = ctx.check if ctx is not None else None
     if backend in _LONGEST:
         options = SearchOptions(threads=ctx.threads) if ctx is not None else SearchOptions()
-        found = longest_itemsets(matrix, k, top_r, target=MAXIMAL_ITEMSETS, max_seconds=max_seconds, check=check,
-                                 options=options, backend=_LONGEST[backend]).patterns
+        found = longest_itemsets(
+            matrix,
+            k,
+            top_r,
+            target=MAXIMAL_ITEMSETS,
+            max_seconds=max_seconds,
+            check=check,
+            options=options,
+            backend=_LONGEST[backend],
+        ).patterns
     else:
         found = mine(matrix, k, MAXIMAL_ITEMSETS, backend=backend, largest=top_r, check=check, max_seconds=max_seconds)
     candidates = found[:top_r]  # mine() orders by size descending, then by the items
@@ -307,8 +381,6 @@ def maximal(matrix: BinaryMatrix, k: int, top_r: int = 50, criterion: str = "ham
         hd = hamdist_scores(matrix, pos)
         scores = [int(hd[list(items)].sum()) for items, _ in candidates]
     else:
-
-
         scores = []
         for items, _ in candidates:  # a partition of the records per itemset, refined an item at a time
             scores.append(distcnt(matrix, pos, partition_of(matrix, items, check, containment=False).row_classes()))
@@ -320,8 +392,10 @@ class Maximal(Algorithm):
     name = "maximal"
     title = "Maximal"
     paper = PAPER
-    description = ("Mines the maximal frequent itemsets with support ≥ k and releases the best of the largest ones "
-                   "(paper 000, Algorithm 1). Needs the k-ac model.")
+    description = (
+        "Mines the maximal frequent itemsets with support ≥ k and releases the best of the largest ones "
+        "(paper 000, Algorithm 1). Needs the k-ac model."
+    )
     accepts = (BINARY,)
     needs_labels = True
     needs_model = True
@@ -332,12 +406,18 @@ class Maximal(Algorithm):
         k = model.param("k")
         if k > data.n_rows:
             raise BadInput(f"k = {k} is larger than the number of records ({data.n_rows})")
-        backend, why = (maximal_backend(data, k) if params.backend == "auto"
-                        else (params.backend, "chosen in the parameters"))
+        backend, why = (
+            maximal_backend(data, k) if params.backend == "auto" else (params.backend, "chosen in the parameters")
+        )
         selected, scored = maximal(data, k, params.top_r, params.criterion, backend, ctx, params.max_seconds)
-        details = {"backend": backend, "backend_reason": why,
-                   "candidates": [{"itemset": [data.feature_names[j] for j in items], "support": s, "score": sc}
-                                  for items, s, sc in scored]}
+        details = {
+            "backend": backend,
+            "backend_reason": why,
+            "candidates": [
+                {"itemset": [data.feature_names[j] for j in items], "support": s, "score": sc}
+                for items, s, sc in scored
+            ],
+        }
         return _release(data, selected, details, model.name)
 
 

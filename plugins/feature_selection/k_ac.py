@@ -12,8 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import (BadInput, BinaryMatrix, Judgement, KacConstraint, PrivacyModel, Verdict, hookimpl,
-                         kac_per_record, param)
+from veil.engine import (
+    BadInput,
+    BinaryMatrix,
+    Judgement,
+    KacConstraint,
+    PrivacyModel,
+    Verdict,
+    hookimpl,
+    kac_per_record,
+    param,
+)
 
 
 @dataclass(frozen=True)
@@ -31,8 +40,9 @@ def binary_view(frame) -> BinaryMatrix:
         raise BadInput(f"k-AC needs binary (0/1) columns, but column {bad!r} holds text") from None
     if not np.isin(numeric, (0.0, 1.0)).all():
         r, c = np.argwhere(~np.isin(numeric, (0.0, 1.0)))[0]
-        raise BadInput(f"k-AC needs binary (0/1) columns, but column {frame.columns[c]!r} "
-                       f"row {r + 1} holds {values[r, c]!r}")
+        raise BadInput(
+            f"k-AC needs binary (0/1) columns, but column {frame.columns[c]!r} row {r + 1} holds {values[r, c]!r}"
+        )
     return BinaryMatrix.from_dense(numeric.astype(np.uint8), features=[str(c) for c in frame.columns])
 
 
@@ -48,8 +58,10 @@ class KAnonymityByContainment(PrivacyModel):
     name = "k-ac"
     title = "k-anonymity by containment"
     paper = "000_0106b4def2026c16"
-    description = ("Every record's set of released 1-features is contained in the 1-features of at least k "
-                   "records (itself included).")
+    description = (
+        "Every record's set of released 1-features is contained in the 1-features of at least k "
+        "records (itself included)."
+    )
     Params = KacParams
     judges = (Judgement.CONTAINMENT, Judgement.FEATURE_SETS)
 
@@ -62,25 +74,38 @@ class KAnonymityByContainment(PrivacyModel):
         value = int(per_record.min()) if n else 0
         failing = np.flatnonzero(per_record < params.k)
         if len(failing) == 0:
-            msg = (f"holds: every record's released features are shared by at least {value} records "
-                   f"(k = {params.k})")
+            msg = f"holds: every record's released features are shared by at least {value} records (k = {params.k})"
         else:
-            msg = (f"fails: {len(failing)} of {n} records have kac below k = {params.k} "
-                   f"(smallest kac: {value}; first failing record: row {failing[0] + 1})")
-        return Verdict(self.name, {"k": params.k}, len(failing) == 0, value, msg, per_record, failing,
-                       measure="containment support")
+            msg = (
+                f"fails: {len(failing)} of {n} records have kac below k = {params.k} "
+                f"(smallest kac: {value}; first failing record: row {failing[0] + 1})"
+            )
+        return Verdict(
+            self.name,
+            {"k": params.k},
+            len(failing) == 0,
+            value,
+            msg,
+            per_record,
+            failing,
+            measure="containment support",
+        )
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
         """The verdict in one sentence for the report's headline."""
         k = int(params.get("k", 0))
         if not holds:
-            return (f"k-anonymity by containment with k = {k} does not hold: some records' released features "
-                    f"are shared by fewer than {k} records.")
+            return (
+                f"k-anonymity by containment with k = {k} does not hold: some records' released features "
+                f"are shared by fewer than {k} records."
+            )
         if k <= 1:
             return "k-anonymity by containment with k = 1 holds, which protects nothing."
-        return (f"k-anonymity by containment with k = {k} holds: the released features of every record are also "
-                f"present in at least {k - 1} other records.")
+        return (
+            f"k-anonymity by containment with k = {k} holds: the released features of every record are also "
+            f"present in at least {k - 1} other records."
+        )
 
     def selection_constraint(self, matrix, params):
         if params.k > matrix.n_rows:

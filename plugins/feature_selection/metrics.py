@@ -33,8 +33,9 @@ def release_matrix(release) -> BinaryMatrix | None:
     ones = [np.flatnonzero(release.frame[c].to_numpy()).astype(np.int32) for c in features]
     indptr = np.concatenate(([0], np.cumsum([len(rows) for rows in ones]))).astype(np.int64)
     indices = np.concatenate(ones) if ones else np.zeros(0, dtype=np.int32)
-    matrix = sp.csc_matrix((np.ones(len(indices), dtype=np.uint8), indices, indptr),
-                           shape=(release.n_rows, len(features)))
+    matrix = sp.csc_matrix(
+        (np.ones(len(indices), dtype=np.uint8), indices, indptr), shape=(release.n_rows, len(features))
+    )
     return BinaryMatrix.from_sparse(matrix, features=features, labels=release.frame[release.target].to_numpy())
 
 

@@ -16,9 +16,12 @@ from ._privacy_aware import PAPER, evaluation_frame, pbi, resolve_roles
 class MetricParams:
     classifier: str = param("c4.5", choices=CLASSIFIERS, help="classifier of the cross-validation")
     folds: int = param(10, minimum=2, maximum=20, help="stratified cross-validation folds")
-    form: str = param("auto", choices=("auto", "sensitive-column", "sensitive-class"),
-                      help="SA: the column marked sensitive, or the class (C = SA); auto: the marked "
-                           "column if there is one, else the class")
+    form: str = param(
+        "auto",
+        choices=("auto", "sensitive-column", "sensitive-class"),
+        help="SA: the column marked sensitive, or the class (C = SA); auto: the marked "
+        "column if there is one, else the class",
+    )
 
 
 class _SubsetMetric(Metric):
@@ -56,11 +59,17 @@ class _SubsetMetric(Metric):
         if len(frame) < params.folds:
             return float("nan")
         kinds = {c.name: c.kind for c in original.schema.columns}
-        targets = {roles.target: label_codes(frame[roles.target]),
-                   roles.sensitive: label_codes(frame[roles.sensitive])}
+        targets = {roles.target: label_codes(frame[roles.target]), roles.sensitive: label_codes(frame[roles.sensitive])}
         try:
-            cv = CrossValidation(encode(frame, kinds, roles.baseline), targets, params.classifier, params.folds,
-                                 int(ctx.seed or 0), ctx, 2)
+            cv = CrossValidation(
+                encode(frame, kinds, roles.baseline),
+                targets,
+                params.classifier,
+                params.folds,
+                int(ctx.seed or 0),
+                ctx,
+                2,
+            )
         except BadInput:  # too few records of every class to fill the folds: the value does not apply
             return float("nan")
         return float(self.value(cv, roles, subset))
@@ -92,8 +101,10 @@ def _chosen_value(release, key: str):
 class PbiMetric(_SubsetMetric):
     name = "pbi"
     title = "Privacy Breach Increase (PBI, %)"
-    description = ("How much easier the released attributes make predicting the sensitive attribute than all "
-                   "attributes do: (Acc(SA | S) / Acc(SA | BL) − 1) × 100; with C = SA, of the class.")
+    description = (
+        "How much easier the released attributes make predicting the sensitive attribute than all "
+        "attributes do: (Acc(SA | S) / Acc(SA | BL) − 1) × 100; with C = SA, of the class."
+    )
     category = "privacy"
     higher_is_better = False
     detail_key = "pbi"
@@ -108,8 +119,10 @@ class PbiMetric(_SubsetMetric):
 class DistPPbiMetric(_SubsetMetric):
     name = "distp-pbi"
     title = "DistP_PBI (%)"
-    description = ("The PBI of an attacker who only guesses the sensitive attribute's most frequent value: the "
-                   "most privacy a release of these records can offer.")
+    description = (
+        "The PBI of an attacker who only guesses the sensitive attribute's most frequent value: the "
+        "most privacy a release of these records can offer."
+    )
     category = "privacy"
     higher_is_better = False
     detail_key = "distp_pbi"

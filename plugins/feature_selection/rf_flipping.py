@@ -57,14 +57,16 @@ def hamming_to(bits: np.ndarray, target, check=None) -> np.ndarray:
     out = np.empty(len(bits), dtype=np.int64)
     step = max(CHUNK_WORDS // n_words, 1)
     for start in range(0, len(bits), step):
-        counts = np.bitwise_count(bits[start:start + step] ^ target)
-        out[start:start + step] = counts if bits.ndim == 1 else counts.sum(axis=1, dtype=np.int64)
+        counts = np.bitwise_count(bits[start : start + step] ^ target)
+        out[start : start + step] = counts if bits.ndim == 1 else counts.sum(axis=1, dtype=np.int64)
         if check is not None and len(bits) > step:
             check()
     return out
 
 
-def k_member_clusters(matrix: BinaryMatrix, k: int, rng: np.random.Generator, ctx=None) -> tuple[np.ndarray, np.ndarray]:
+def k_member_clusters(
+    matrix: BinaryMatrix, k: int, rng: np.random.Generator, ctx=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Greedy k-member clustering on Hamming distance (module docstring has the exact rule).
 
     Returns
@@ -120,8 +122,9 @@ def _nearest(dist: np.ndarray, count: int) -> np.ndarray:
     return np.concatenate([below, np.flatnonzero(dist == t)[: count - len(below)]])
 
 
-def _nearest_clusters(packed: np.ndarray, leftovers: np.ndarray, cluster: np.ndarray, n_clusters: int,
-                      check=None) -> np.ndarray:
+def _nearest_clusters(
+    packed: np.ndarray, leftovers: np.ndarray, cluster: np.ndarray, n_clusters: int, check=None
+) -> np.ndarray:
     """For each leftover, the cluster with the smallest mean distance to its members (ties: first)."""
     members = np.flatnonzero(cluster >= 0)
     sizes = np.bincount(cluster[members], minlength=n_clusters)
@@ -145,8 +148,9 @@ def flip_within_clusters(matrix: BinaryMatrix, cluster: np.ndarray, rng: np.rand
     sizes = np.bincount(cluster, minlength=n_clusters)
     row_of = np.repeat(np.arange(n_clusters), np.diff(ones.indptr))
     draws = rng.random(ones.nnz) < ones.data / sizes[row_of]
-    values = sp.csr_matrix((np.ones(int(draws.sum()), dtype=np.uint8),
-                            (row_of[draws], ones.indices[draws])), shape=(n_clusters, m))
+    values = sp.csr_matrix(
+        (np.ones(int(draws.sum()), dtype=np.uint8), (row_of[draws], ones.indices[draws])), shape=(n_clusters, m)
+    )
     return values[cluster]
 
 
@@ -161,8 +165,9 @@ def run_k_required(model) -> int:
     ks = [k for k in (getattr(getattr(m, "params", None), "k", None) for m in each) if k is not None]
     k = max(ks) if ks else None  # under combined models, the largest k keeps every one of them
     if k is None:
-        raise BadInput("RF makes every cluster of k records identical; choose a privacy model with a k "
-                       "(k-anonymity or k-ac)")
+        raise BadInput(
+            "RF makes every cluster of k records identical; choose a privacy model with a k (k-anonymity or k-ac)"
+        )
     return int(k)
 
 
@@ -179,9 +184,11 @@ class RandomisationFlipping(Algorithm):
     memory_cost = MemoryCost(per_record_column=24)  # the records × features matrix it flips, dense
     title = "RF (randomisation flipping)"
     paper = PAPER
-    description = ("Baseline: clusters records into groups of at least k by Hamming distance and sets each group's "
-                   "features to one randomly drawn value, so every group is identical (Byun et al. 2007; paper 000, "
-                   "Tables 4–6). Keeps all features; reports the share of flipped cells.")
+    description = (
+        "Baseline: clusters records into groups of at least k by Hamming distance and sets each group's "
+        "features to one randomly drawn value, so every group is identical (Byun et al. 2007; paper 000, "
+        "Tables 4–6). Keeps all features; reports the share of flipped cells."
+    )
     accepts = (BINARY,)
     needs_labels = False
     needs_model = True
@@ -197,16 +204,24 @@ class RandomisationFlipping(Algorithm):
             raise BadInput(f"k = {k} is larger than the number of records ({n})")
         cluster, seeds = k_member_clusters(data, k, ctx.rng, ctx)
         ctx.progress(0.95, "RF: flipping")
-        flipped = BinaryMatrix.from_sparse(flip_within_clusters(data, cluster, ctx.rng), features=data.features,
-                                           labels=data.labels)
+        flipped = BinaryMatrix.from_sparse(
+            flip_within_clusters(data, cluster, ctx.rng), features=data.features, labels=data.labels
+        )
         ctx.check()
         changed = flipped_cells(data, flipped)
         sizes = np.bincount(cluster)
-        details = {"flip_rate": changed / (n * m) if n and m else 0.0, "flipped_cells": changed,
-                   "clusters": len(seeds), "k": k, "smallest_cluster": int(sizes.min()) if n else 0,
-                   "largest_cluster": int(sizes.max()) if n else 0}
-        notes = (f"RF: {len(seeds)} clusters of at least {k} records; {100 * details['flip_rate']:.2f} % of the "
-                 f"cells were flipped. Randomised: the paper reports mean ± std over 10 repeats.",)
+        details = {
+            "flip_rate": changed / (n * m) if n and m else 0.0,
+            "flipped_cells": changed,
+            "clusters": len(seeds),
+            "k": k,
+            "smallest_cluster": int(sizes.min()) if n else 0,
+            "largest_cluster": int(sizes.max()) if n else 0,
+        }
+        notes = (
+            f"RF: {len(seeds)} clusters of at least {k} records; {100 * details['flip_rate']:.2f} % of the "
+            f"cells were flipped. Randomised: the paper reports mean ± std over 10 repeats.",
+        )
         ctx.progress(1.0)
         return feature_subset(flipped, list(range(m)), notes=notes, details=details)
 

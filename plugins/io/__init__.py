@@ -1,2 +1,1 @@
-"""Reading and writing files: importers and exporters.
-"""
+"""Reading and writing files: importers and exporters."""

@@ -100,8 +100,8 @@ def csv_bytes(frame: pd.DataFrame, sep: str, escape: bool = False) -> bytes | No
     lines = pc.binary_join_element_wise(lines, "", "\r\n")  # every record ends with CRLF
     body = pa.concat_arrays(lines.chunks) if isinstance(lines, pa.ChunkedArray) else lines
     offsets = np.frombuffer(body.buffers()[1], dtype=np.int32 if body.type == pa.string() else np.int64)
-    offsets = offsets[body.offset: body.offset + len(body) + 1]
-    data = body.buffers()[2].to_pybytes()[offsets[0]: offsets[-1]]
+    offsets = offsets[body.offset : body.offset + len(body) + 1]
+    data = body.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
     return header.encode("utf-8") + data
 
 
@@ -184,8 +184,9 @@ def read_delimited_back(path, sep: str) -> pd.DataFrame:
         else:
             careful.append(i)
     if careful:
-        again = pd.read_csv(path, sep=sep, keep_default_na=False, na_values=[""], dtype_backend="numpy_nullable",
-                            usecols=careful)
+        again = pd.read_csv(
+            path, sep=sep, keep_default_na=False, na_values=[""], dtype_backend="numpy_nullable", usecols=careful
+        )
         again = unescape_formulas(_plain_dtypes(again))
         for j, i in enumerate(careful):
             frame.isetitem(i, again.iloc[:, j])
@@ -230,8 +231,10 @@ class ExcelExporter(SpreadsheetText, Exporter):
             raise BadInput("the release is larger than an Excel sheet allows; export CSV or Parquet instead")
         for c in frame.columns:
             if "\r" in str(c) or _EXCEL_ILLEGAL.search(str(c)):
-                raise BadInput(f"the column name {str(c)!r} holds a carriage return or control character that an "
-                               f"Excel header cannot keep; rename the column, or export CSV or Parquet instead")
+                raise BadInput(
+                    f"the column name {str(c)!r} holds a carriage return or control character that an "
+                    f"Excel header cannot keep; rename the column, or export CSV or Parquet instead"
+                )
         escape_formulas(excel_text(frame)).to_excel(path, index=False, engine="openpyxl")
 
     def read_back(self, path):
@@ -252,8 +255,10 @@ def excel_text(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         for i, v in enumerate(out[c]):
             if isinstance(v, str) and _EXCEL_ILLEGAL.search(v):
-                raise BadInput(f"row {i + 1}, column {c!r} holds a control character that Excel cannot store; "
-                               f"export CSV or Parquet instead")
+                raise BadInput(
+                    f"row {i + 1}, column {c!r} holds a control character that Excel cannot store; "
+                    f"export CSV or Parquet instead"
+                )
         out[c] = out[c].map(lambda v: v.replace("\r\n", "\n").replace("\r", "\n") if isinstance(v, str) else v)
     return out
 
@@ -288,8 +293,8 @@ def _item_parts(label: str) -> tuple[str, str | None]:
     parts, current, i = [], [], 0
     while i < len(label):
         ch = label[i]
-        if ch == "\\" and label[i + 1:i + 2] == "u" and len(label) >= i + 6:
-            current.append(chr(int(label[i + 2:i + 6], 16)))
+        if ch == "\\" and label[i + 1 : i + 2] == "u" and len(label) >= i + 6:
+            current.append(chr(int(label[i + 2 : i + 6], 16)))
             i += 6
             continue
         if ch == "\\" and i + 1 < len(label):
@@ -329,8 +334,10 @@ class SpmfExporter(Exporter):
         names = [str(n) for n in sets.item_names]
         for n in names:
             if _SPMF_BREAKS.search(n):
-                raise BadInput(f"the item {n!r} holds a line break or control character that SPMF item names "
-                               f"cannot hold; export the itemsets format instead")
+                raise BadInput(
+                    f"the item {n!r} holds a line break or control character that SPMF item names "
+                    f"cannot hold; export the itemsets format instead"
+                )
         numbered = all(_SPMF_ID.fullmatch(n) for n in names)
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(self.SETS_MARK + "\n")
@@ -343,14 +350,17 @@ class SpmfExporter(Exporter):
         if names:
             cells = frame[ITEMS_COLUMN].cat
             frame[ITEMS_COLUMN] = cells.rename_categories(
-                [" ".join(sorted(names.get(i, i) for i in text.split())) for text in cells.categories])
+                [" ".join(sorted(names.get(i, i) for i in text.split())) for text in cells.categories]
+            )
         return frame
 
     def write(self, frame, path, params):
         for c in frame.columns:
             if _SPMF_BREAKS.search(str(c)):
-                raise BadInput(f"the column name {str(c)!r} holds a line break or control character that SPMF "
-                               f"item names cannot hold; rename it or export another format")
+                raise BadInput(
+                    f"the column name {str(c)!r} holds a line break or control character that SPMF "
+                    f"item names cannot hold; rename it or export another format"
+                )
         features, encoded = [], []
         for c in frame.columns:
             col = frame[c]

@@ -19,8 +19,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import (BadInput, ImportOptions, Importer, Role, Table, check_column_names, hookimpl,
-                         open_regular, read_transactions)
+from veil.engine import (
+    BadInput,
+    ImportOptions,
+    Importer,
+    Role,
+    Table,
+    check_column_names,
+    hookimpl,
+    open_regular,
+    read_transactions,
+)
 
 MISSING = ("", "?")  # cell texts that mean "no value"
 MAX_DENSE_CELLS = 100_000_000  # LIBSVM and sparse .mat data are held densely: refuse beyond ~800 MB
@@ -38,6 +47,7 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codec
 
 
 # -- text decoding ------------------------------------------------------------------------------
+
 
 def decode_text(data: bytes, name: str, encoding: str | None = None) -> str:
     """Decode a file's bytes: the given encoding, else a BOM's, else UTF-8, else cp1252.
@@ -57,8 +67,10 @@ def decode_text(data: bytes, name: str, encoding: str | None = None) -> str:
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError as exc:
-        raise BadInput(f"{name}: byte 0x{data[exc.start]:02x} at offset {exc.start} is neither UTF-8 nor "
-                       f"cp1252 text; choose the file's encoding") from None
+        raise BadInput(
+            f"{name}: byte 0x{data[exc.start]:02x} at offset {exc.start} is neither UTF-8 nor "
+            f"cp1252 text; choose the file's encoding"
+        ) from None
 
 
 def _decode(data: bytes, name: str, encoding: str) -> str:
@@ -68,8 +80,10 @@ def _decode(data: bytes, name: str, encoding: str) -> str:
         raise BadInput(f"unknown encoding {encoding!r} for {name}; choose another encoding") from None
     except UnicodeDecodeError as exc:
         shift = len(codecs.BOM_UTF8) if encoding.replace("_", "-").lower() == "utf-8-sig" else 0
-        raise BadInput(f"{name} is not valid {encoding}: the byte at offset {exc.start + shift} does not decode; "
-                       f"choose another encoding") from None
+        raise BadInput(
+            f"{name} is not valid {encoding}: the byte at offset {exc.start + shift} does not decode; "
+            f"choose another encoding"
+        ) from None
 
 
 def _head_text(head: bytes) -> str:
@@ -85,6 +99,7 @@ def _looks_binary(head: bytes) -> bool:
 
 
 # -- cells to a typed frame (shared by the text and Excel importers) ----------------------------
+
 
 def _is_missing(cell) -> bool:
     if cell is None:
@@ -197,6 +212,7 @@ def _wrap(name: str, exc: Exception, what: str) -> BadInput:
 
 # -- delimited text -----------------------------------------------------------------------------
 
+
 def _sample(text: str) -> str:
     if len(text) <= SAMPLE_BYTES:
         return text
@@ -274,8 +290,10 @@ def check_rectangular(text: str, delimiter: str, name: str) -> int:
     expected = Counter(k for _, k in counts).most_common(1)[0][0]
     for line, k in counts:
         if k != expected:
-            raise BadInput(f"{name} line {line} has {k} fields, but the other lines have {expected}; "
-                           f"every line needs the same number of fields")
+            raise BadInput(
+                f"{name} line {line} has {k} fields, but the other lines have {expected}; "
+                f"every line needs the same number of fields"
+            )
     return expected
 
 
@@ -287,10 +305,12 @@ def read_delimited(path: Path, options: ImportOptions) -> Table:
         lines = text.splitlines(keepends=True)
         if options.skip_rows >= len(lines):
             raise BadInput(f"{name} has {len(lines)} lines; skipping {options.skip_rows} leaves nothing to read")
-        text = "".join(lines[options.skip_rows:])
+        text = "".join(lines[options.skip_rows :])
     if "\x00" in text:
-        raise BadInput(f"{name} contains NUL characters, so it is not delimited text in this encoding; "
-                       f"choose its encoding (UTF-16 without a byte-order mark?) or its format")
+        raise BadInput(
+            f"{name} contains NUL characters, so it is not delimited text in this encoding; "
+            f"choose its encoding (UTF-16 without a byte-order mark?) or its format"
+        )
     delimiter = _delimiter_option(options.delimiter, name) or detect_delimiter(text)
     raw = _parse_plain(text, delimiter)
     if raw is None:  # quotes, blank or ragged lines: the careful reader, which names a bad line
@@ -344,12 +364,12 @@ def _parse_plain(text: str, delimiter: str) -> pd.DataFrame | None:
     except ImportError:
         return None
     try:
-        table = pcsv.read_csv(io.BytesIO(text.encode("utf-8")),
-                              read_options=pcsv.ReadOptions(autogenerate_column_names=True),
-                              parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False,
-                                                              ignore_empty_lines=True),
-                              convert_options=pcsv.ConvertOptions(strings_can_be_null=False,
-                                                                  column_types=_all_text(text, delimiter, pa)))
+        table = pcsv.read_csv(
+            io.BytesIO(text.encode("utf-8")),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(strings_can_be_null=False, column_types=_all_text(text, delimiter, pa)),
+        )
     except (pa.ArrowInvalid, ValueError):
         return None
     if table.num_rows == 0:
@@ -367,14 +387,25 @@ def _all_text(text: str, delimiter: str, pa) -> dict:
 def _parse(text: str, delimiter: str, n_fields: int, name: str) -> pd.DataFrame:
     sep = r"\s+" if delimiter == _WHITESPACE else delimiter
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, header=None, names=range(n_fields), dtype=str,
-                           keep_default_na=False, skipinitialspace=True, skip_blank_lines=True,
-                           quotechar='"', engine="c")
+        return pd.read_csv(
+            io.StringIO(text),
+            sep=sep,
+            header=None,
+            names=range(n_fields),
+            dtype=str,
+            keep_default_na=False,
+            skipinitialspace=True,
+            skip_blank_lines=True,
+            quotechar='"',
+            engine="c",
+        )
     except pd.errors.ParserError as exc:
         found = re.search(r"line (\d+), saw (\d+)", str(exc))
         if found:
-            raise BadInput(f"{name} line {found[1]} has {found[2]} fields, but the other lines have "
-                           f"{n_fields}; every line needs the same number of fields") from None
+            raise BadInput(
+                f"{name} line {found[1]} has {found[2]} fields, but the other lines have "
+                f"{n_fields}; every line needs the same number of fields"
+            ) from None
         raise _wrap(name, exc, "delimited text") from None
 
 
@@ -422,6 +453,7 @@ class CsvImporter(Importer):
 
 # -- Excel --------------------------------------------------------------------------------------
 
+
 class ExcelImporter(Importer):
     """An Excel workbook (.xlsx, .xlsm) read through openpyxl: one sheet (``options.sheet``, else
     the first), with the header detected as for text and typed cells kept (numbers, dates, booleans)."""
@@ -445,9 +477,11 @@ class ExcelImporter(Importer):
         if raw.isna().to_numpy().any():  # an empty cell may be a formula whose value was never computed
             cell = _uncomputed_formula(path, sheet)
             if cell:
-                raise BadInput(f"{where} cell {cell} holds a formula whose value was never computed (the program "
-                               f"that wrote the file does not calculate), so Veil would read it as empty; open and "
-                               f"save the workbook in a spreadsheet program, or export the sheet as CSV")
+                raise BadInput(
+                    f"{where} cell {cell} holds a formula whose value was never computed (the program "
+                    f"that wrote the file does not calculate), so Veil would read it as empty; open and "
+                    f"save the workbook in a spreadsheet program, or export the sheet as CSV"
+                )
         raw = raw.dropna(how="all").dropna(axis=1, how="all")
         if raw.empty:
             raise BadInput(f"{where} holds no data")
@@ -487,6 +521,7 @@ def _sheet(sheets: list[str], wanted: str | None, name: str) -> str:
 
 # -- Parquet ------------------------------------------------------------------------------------
 
+
 class ParquetImporter(Importer):
     """An Apache Parquet file read through pyarrow; a stored index (named, or other than 0 … n-1)
     becomes leading columns."""
@@ -505,8 +540,14 @@ class ParquetImporter(Importer):
             import pyarrow.parquet as pq
 
             schema = pq.read_schema(path)
-            nested = next((f for f in schema if f.type.num_fields or str(f.type).startswith(("list", "large_list",
-                                                                                               "map", "struct"))), None)
+            nested = next(
+                (
+                    f
+                    for f in schema
+                    if f.type.num_fields or str(f.type).startswith(("list", "large_list", "map", "struct"))
+                ),
+                None,
+            )
             if nested is None:
                 frame = pd.read_parquet(path, engine="pyarrow")
         except MemoryError:
@@ -514,13 +555,17 @@ class ParquetImporter(Importer):
         except Exception as exc:
             raise _wrap(path.name, exc, "Parquet") from None
         if nested is not None:
-            raise BadInput(f"{path.name}: column {nested.name!r} holds {_arrow_kind(nested.type)}, not one value per "
-                           f"record; Veil reads flat columns only (flatten or drop it before reading)")
+            raise BadInput(
+                f"{path.name}: column {nested.name!r} holds {_arrow_kind(nested.type)}, not one value per "
+                f"record; Veil reads flat columns only (flatten or drop it before reading)"
+            )
         if frame.shape[1] == 0:
             raise BadInput(f"{path.name} has no columns: there is nothing to read")
         if len(frame) == 0:
-            raise BadInput(f"{path.name} has columns ({', '.join(map(str, frame.columns[:5]))}"
-                           f"{', …' if frame.shape[1] > 5 else ''}) but no records: there is nothing to anonymise")
+            raise BadInput(
+                f"{path.name} has columns ({', '.join(map(str, frame.columns[:5]))}"
+                f"{', …' if frame.shape[1] > 5 else ''}) but no records: there is nothing to anonymise"
+            )
         if any(n is not None for n in frame.index.names) or not frame.index.equals(pd.RangeIndex(len(frame))):
             frame = frame.reset_index()  # a stored index is data (pandas writes it as columns)
         try:
@@ -532,8 +577,13 @@ class ParquetImporter(Importer):
 
 def _arrow_kind(t) -> str:
     text = str(t)
-    for prefix, what in (("struct", "records (a struct)"), ("map", "key–value maps (a map)"),
-                         ("large_list", "lists"), ("list", "lists"), ("fixed_size_list", "lists")):
+    for prefix, what in (
+        ("struct", "records (a struct)"),
+        ("map", "key–value maps (a map)"),
+        ("large_list", "lists"),
+        ("list", "lists"),
+        ("fixed_size_list", "lists"),
+    ):
         if text.startswith(prefix):
             return what
     return f"values of the nested type {text}"
@@ -646,11 +696,15 @@ def transaction_grammar(head: bytes, truncated: bool, spmf: bool = False) -> tup
             odd = odd or (i, t.decode("utf-8", "replace"), what)
     if odd is not None:
         if len(lengths) == 1:
-            return "table", (f"a table of {lengths.pop()} columns: line {odd[0]} holds {odd[1]!r}, {odd[2]}, so its "
-                             f"lines are rows, not item sets")
-        return "neither", (f"line {odd[0]} holds {odd[1]!r}, {odd[2]}: item ids are whole numbers 0 or more, so it "
-                           f"is no list of transactions, and its lines have {min(lengths)} to {max(lengths)} fields, "
-                           f"so it is no table either")
+            return "table", (
+                f"a table of {lengths.pop()} columns: line {odd[0]} holds {odd[1]!r}, {odd[2]}, so its "
+                f"lines are rows, not item sets"
+            )
+        return "neither", (
+            f"line {odd[0]} holds {odd[1]!r}, {odd[2]}: item ids are whole numbers 0 or more, so it "
+            f"is no list of transactions, and its lines have {min(lengths)} to {max(lengths)} fields, "
+            f"so it is no table either"
+        )
     ids = [[int(t) for t in r] for _, r in rows]
     repeats = next(((i, r) for (i, _), r in zip(rows, ids) if len(set(r)) != len(r)), None)
     if len(lengths) > 1:
@@ -662,9 +716,11 @@ def transaction_grammar(head: bytes, truncated: bool, spmf: bool = False) -> tup
         return "transactions", "transactions: one item set per line (an SPMF file)"
     if max(lengths) > 1 and not repeats and all(a < b for r in ids for a, b in zip(r, r[1:])):
         return "transactions", "transactions: one item set per line, each listing its items in increasing order"
-    reason = (f"line {repeats[0]} repeats a number" if repeats else "some line lists its numbers out of order")
-    return "table", (f"a table of {lengths.pop()} columns: its lines have one length and {reason}, so they are rows "
-                     f"(give --input-format transactions to read each line as an item set)")
+    reason = f"line {repeats[0]} repeats a number" if repeats else "some line lists its numbers out of order"
+    return "table", (
+        f"a table of {lengths.pop()} columns: its lines have one length and {reason}, so they are rows "
+        f"(give --input-format transactions to read each line as an item set)"
+    )
 
 
 def looks_like_transactions(head: bytes, truncated: bool) -> bool:
@@ -706,8 +762,7 @@ class TransactionsImporter(Importer):
             if sep.isspace():
                 sep = " "
             if sep not in (" ", ","):
-                raise BadInput(f"transactions in {Path(path).name} are separated by spaces or commas, "
-                               f"not {sep!r}")
+                raise BadInput(f"transactions in {Path(path).name} are separated by spaces or commas, not {sep!r}")
         matrix = read_transactions(path, sep=sep)
         matrix.meta["read_as"] = why if kind == "transactions" else "transactions (as asked)"
         return matrix
@@ -761,8 +816,9 @@ def _svm_error(path: Path, exc: Exception) -> BadInput:
 def _dense(x, name: str) -> np.ndarray:
     n, m = x.shape
     if n * m > MAX_DENSE_CELLS:
-        raise BadInput(f"{name} has {n} rows and {m} features, more than Veil holds densely "
-                       f"({MAX_DENSE_CELLS:,} cells)")
+        raise BadInput(
+            f"{name} has {n} rows and {m} features, more than Veil holds densely ({MAX_DENSE_CELLS:,} cells)"
+        )
     return x.toarray() if hasattr(x, "toarray") else np.asarray(x)
 
 
@@ -774,6 +830,7 @@ def _labels(y) -> np.ndarray:
 
 
 # -- MATLAB -------------------------------------------------------------------------------------
+
 
 class MatImporter(Importer):
     """A MATLAB (v4–v7.2) ``.mat`` file with a samples × features matrix ``X`` and a class vector
@@ -800,8 +857,9 @@ class MatImporter(Importer):
         present = sorted(k for k in variables if not k.startswith("__"))
         for key, what in (("X", "data matrix"), ("Y", "class vector")):
             if key not in variables:
-                raise BadInput(f"{path.name} has no variable {key} (the {what}); it holds "
-                               f"{', '.join(present) or 'no variables'}")
+                raise BadInput(
+                    f"{path.name} has no variable {key} (the {what}); it holds {', '.join(present) or 'no variables'}"
+                )
         x = variables["X"]
         if x.ndim != 2:
             raise BadInput(f"{path.name}: X has {x.ndim} dimensions, but a samples × features matrix has 2")
@@ -818,5 +876,12 @@ class MatImporter(Importer):
 
 @hookimpl
 def veil_register_importers():
-    return [CsvImporter, ExcelImporter, ParquetImporter, ArffImporter, TransactionsImporter,
-            LibsvmImporter, MatImporter]
+    return [
+        CsvImporter,
+        ExcelImporter,
+        ParquetImporter,
+        ArffImporter,
+        TransactionsImporter,
+        LibsvmImporter,
+        MatImporter,
+    ]

@@ -1,5 +1,6 @@
 """What the set-valued groupings share: a grouping (each record's group and each group's centre), its
-release (each record publishes its group's centre), its information loss (the GCP of docs/reference.md#set-valued-data), packed bit
+release (each record publishes its group's centre), its information loss (the GCP of
+docs/reference.md#set-valued-data), packed bit
 sets, and the names of paper 002 and of a grouped-sets release's one column. PatternKa
 (:mod:`.patternka`), the top-down baseline (:mod:`.top_down`), the GCP metric (:mod:`.metrics`), the
 item-set exporter (:mod:`veil.plugins.io.itemsets`) and relational PatternKa use it.
@@ -49,7 +50,8 @@ def popcount_bits(bits: np.ndarray) -> int:
 
 
 def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:
-    """the GCP of docs/reference.md#set-valued-data of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω (the fraction of items suppressed)."""
+    """the GCP of docs/reference.md#set-valued-data of a set-valued release: 1 − Σ_g |g|·|C_g| / Ω
+    (the fraction of items suppressed)."""
     omega = sets.nnz
     if omega == 0:
         return 0.0

@@ -92,13 +92,17 @@ def spark_session(master: str = "local[*]"):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-                session = (SparkSession.builder.master(master).appName("veil")
-                           .config("spark.ui.enabled", "false")
-                           .config("spark.ui.showConsoleProgress", "false")
-                           .getOrCreate())
+                session = (
+                    SparkSession.builder.master(master)
+                    .appName("veil")
+                    .config("spark.ui.enabled", "false")
+                    .config("spark.ui.showConsoleProgress", "false")
+                    .getOrCreate()
+                )
         except Exception as exc:  # no Java, a bad master URL, an unreachable cluster
-            raise BadInput(f"Spark could not start with master {master!r}: {_one_line(exc)} "
-                           f"(Spark needs Java 17 on the PATH)") from None
+            raise BadInput(
+                f"Spark could not start with master {master!r}: {_one_line(exc)} (Spark needs Java 17 on the PATH)"
+            ) from None
         session.sparkContext.setLogLevel("ERROR")
         _SESSION = session
         return session
@@ -111,7 +115,9 @@ def java_problem() -> str:
     if home:
         java = os.path.join(home, "bin", "java")
         if not (os.path.isfile(java) and os.access(java, os.X_OK)):
-            return f"Spark needs Java 17: JAVA_HOME is {home}, which has no bin/java; point it at a Java 17 installation"
+            return (
+                f"Spark needs Java 17: JAVA_HOME is {home}, which has no bin/java; point it at a Java 17 installation"
+            )
         return ""
     if shutil.which("java") is None:
         return "Spark needs Java 17: no java on the PATH and JAVA_HOME is not set; install Java 17 or set JAVA_HOME"
@@ -124,7 +130,7 @@ def master_problem(master: str, timeout: float = CONNECT_SECONDS) -> str:
     if not master.startswith("spark://"):
         return ""
     reasons = []
-    for address in master[len("spark://"):].split(","):
+    for address in master[len("spark://") :].split(","):
         host, _, port = address.strip().rpartition(":")
         if not host or not port.isdigit():
             return f"the Spark master {master} is not a URL spark://HOST:PORT"
@@ -133,8 +139,10 @@ def master_problem(master: str, timeout: float = CONNECT_SECONDS) -> str:
                 return ""
         except OSError as exc:
             reasons.append(exc.strerror or type(exc).__name__)
-    return (f"cannot reach the Spark master {master}: {reasons[0].lower() if reasons else 'no address'} "
-            f"(waited at most {timeout:g} s)")
+    return (
+        f"cannot reach the Spark master {master}: {reasons[0].lower() if reasons else 'no address'} "
+        f"(waited at most {timeout:g} s)"
+    )
 
 
 def _running(session) -> bool:
@@ -160,7 +168,7 @@ def _prefixes(record, rank, alive, frequent):
     if len(items) == 0:
         return []
     items = items[np.argsort(rank[items], kind="stable")]
-    return [(int(items[j]), items[:j + 1].tobytes()) for j in range(len(items))]
+    return [(int(items[j]), items[: j + 1].tobytes()) for j in range(len(items))]
 
 
 def _mine_key(key, prefixes, k, r, max_seconds):
@@ -173,8 +181,9 @@ def _mine_key(key, prefixes, k, r, max_seconds):
     flat = np.concatenate(rows)
     codes = np.unique(flat)  # ascending, so local column order is item-code order (the tie rule)
     indptr = np.concatenate(([0], np.cumsum([len(t) for t in rows])))
-    m = sp.csr_matrix((np.ones(len(flat), dtype=bool), np.searchsorted(codes, flat), indptr),
-                      shape=(len(rows), len(codes)))
+    m = sp.csr_matrix(
+        (np.ones(len(flat), dtype=bool), np.searchsorted(codes, flat), indptr), shape=(len(rows), len(codes))
+    )
     try:
         found = longest_itemsets(m, k, r, max_seconds=max_seconds, options=SearchOptions(threads=1))
     except MiningLimit as exc:
@@ -206,10 +215,17 @@ class SparkMiner:
     is told the job's finished tasks.
     """
 
-    def __init__(self, sets: SetValued, session, *, max_seconds: float | None = None,
-                 partitions: int | None = None, check: Callable[[], None] | None = None,
-                 on_cancel: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
-                 progress: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        sets: SetValued,
+        session,
+        *,
+        max_seconds: float | None = None,
+        partitions: int | None = None,
+        check: Callable[[], None] | None = None,
+        on_cancel: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
+        progress: Callable[[str], None] | None = None,
+    ):
         self.session, self.sc = session, session.sparkContext
         self.n, self.n_items = sets.n_rows, sets.n_items
         self.indptr, self.indices = sets.indptr, sets.indices.astype(np.int32)
@@ -219,7 +235,7 @@ class SparkMiner:
         self.rank[order] = np.arange(self.n_items)
         self.max_seconds, self.check, self.on_cancel, self.progress = max_seconds, check, on_cancel, progress
         slices = partitions or self.sc.defaultParallelism
-        records = [(i, self.indices[self.indptr[i]:self.indptr[i + 1]]) for i in range(self.n)]
+        records = [(i, self.indices[self.indptr[i] : self.indptr[i + 1]]) for i in range(self.n)]
         self.records = self.sc.parallelize(records, max(1, min(slices, self.n))).cache()
         self.jobs = 0
         self.nodes = 0
@@ -265,7 +281,7 @@ class SparkMiner:
             except BaseException as exc:  # reported on the calling thread
                 out["error"] = exc
 
-        stop = (lambda: self.sc.cancelJobGroup(group))
+        stop = lambda: self.sc.cancelJobGroup(group)
         unregister = self.on_cancel(stop) if self.on_cancel is not None else (lambda: None)
         thread = InheritableThread(target=work, daemon=True)
         try:
@@ -293,7 +309,7 @@ class SparkMiner:
         done = total = 0
         for job_id in tracker.getJobIdsForGroup(group):
             info = tracker.getJobInfo(job_id)
-            for stage_id in (info.stageIds if info else []):
+            for stage_id in info.stageIds if info else []:
                 stage = tracker.getStageInfo(stage_id)
                 if stage is not None:
                     done, total = done + stage.numCompletedTasks, total + stage.numTasks
@@ -303,9 +319,19 @@ class SparkMiner:
         self.records.unpersist()
 
 
-def spark_patternka_groups(sets: SetValued, k: int, *, master: str = "local[*]", session=None,
-                           pattern_selection: str = "lexicographic", seed: int = 0, cache_size: int = 32,
-                           max_seconds: float | None = None, partitions: int | None = None, ctx=None):
+def spark_patternka_groups(
+    sets: SetValued,
+    k: int,
+    *,
+    master: str = "local[*]",
+    session=None,
+    pattern_selection: str = "lexicographic",
+    seed: int = 0,
+    cache_size: int = 32,
+    max_seconds: float | None = None,
+    partitions: int | None = None,
+    ctx=None,
+):
     """:func:`patternka_groups` with its mining on Spark (``session``, else :func:`spark_session`)."""
     from .patternka import SELECTIONS, patternka_groups
 
@@ -320,12 +346,25 @@ def spark_patternka_groups(sets: SetValued, k: int, *, master: str = "local[*]",
     def mining_progress(message):
         ctx.progress(state["fraction"], message)
 
-    miner = SparkMiner(sets, session or spark_session(master), max_seconds=max_seconds, partitions=partitions,
-                       check=ctx.check if ctx else None, on_cancel=ctx.on_cancel if ctx else None,
-                       progress=mining_progress if ctx else None)
+    miner = SparkMiner(
+        sets,
+        session or spark_session(master),
+        max_seconds=max_seconds,
+        partitions=partitions,
+        check=ctx.check if ctx else None,
+        on_cancel=ctx.on_cancel if ctx else None,
+        progress=mining_progress if ctx else None,
+    )
     try:
-        return patternka_groups(sets, k, pattern_selection=pattern_selection, seed=seed, cache_size=cache_size,
-                                check=ctx.check if ctx else None, progress=grouping_progress if ctx else None,
-                                miner=miner)
+        return patternka_groups(
+            sets,
+            k,
+            pattern_selection=pattern_selection,
+            seed=seed,
+            cache_size=cache_size,
+            check=ctx.check if ctx else None,
+            progress=grouping_progress if ctx else None,
+            miner=miner,
+        )
     finally:
         miner.close()

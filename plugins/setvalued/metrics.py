@@ -1,4 +1,5 @@
-"""The utility metric of a set-valued grouped release: its information loss (the GCP of docs/reference.md#set-valued-data)."""
+"""The utility metric of a set-valued grouped release: its information loss (the GCP of
+docs/reference.md#set-valued-data)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ class SetGcp(Metric):
     name = "gcp"
     title = "Global certainty penalty (GCP)"
     paper = PAPER
-    description = ("Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
-                   "fraction of items suppressed (docs/reference.md#set-valued-data).")
+    description = (
+        "Information lost by a grouped release, 0 (none) to 1 (everything): for set-valued data the "
+        "fraction of items suppressed (docs/reference.md#set-valued-data)."
+    )
     higher_is_better = False
     category = "utility"
     accepts = (SETS,)

@@ -1,4 +1,5 @@
-"""PatternKa's grouping (docs/reference.md#set-valued-data, paper 002 Algorithm 1) on set-valued records, and the algorithm
+"""PatternKa's grouping (docs/reference.md#set-valued-data, paper 002 Algorithm 1) on set-valued records, and the
+algorithm
 plugin that runs it (its privacy model, metric and exporter are :mod:`.set_k_anonymity`,
 :mod:`.metrics` and :mod:`veil.plugins.io.itemsets`).
 
@@ -68,9 +69,26 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, SETS, Algorithm, MemoryCost, ScaleOut, BadInput, BinaryMatrix, Feature,
-                         LengthBounds, Longest, RecordIndex, SearchOptions, SetValued, hookimpl, longest_itemsets, mine,
-                         param)
+from veil.engine import (
+    CLOSED_ITEMSETS,
+    FREQUENT_ITEMSETS,
+    SETS,
+    Algorithm,
+    MemoryCost,
+    ScaleOut,
+    BadInput,
+    BinaryMatrix,
+    Feature,
+    LengthBounds,
+    Longest,
+    RecordIndex,
+    SearchOptions,
+    SetValued,
+    hookimpl,
+    longest_itemsets,
+    mine,
+    param,
+)
 
 from ._grouping import PAPER, Grouping, grouped_sets_release, information_loss, pack_bits, unpack_bits
 
@@ -99,8 +117,15 @@ class _Cache:
     patterns kept are cut, in their order, to stay within ``CACHE_BYTES``. Without, supports are
     recounted from the item columns."""
 
-    def __init__(self, rec: _Records, found: Longest, alive: np.ndarray, bitset_update: bool, random: bool,
-                 options: SearchOptions = SearchOptions()):
+    def __init__(
+        self,
+        rec: _Records,
+        found: Longest,
+        alive: np.ndarray,
+        bitset_update: bool,
+        random: bool,
+        options: SearchOptions = SearchOptions(),
+    ):
         patterns = sorted(found.patterns, key=lambda p: (-len(p[0]), p[0]))
         self.cut = found.cut
         self.bits = None
@@ -117,15 +142,22 @@ class _Cache:
             where[self.span] = np.arange(len(self.span))
             words = (len(self.span) + 63) >> 6
             # how much of the mining the cache holds, and its memory
-            log.debug("cache: %d patterns, kept %d, records %d, span %d, bits %.1f MiB", len(found.patterns), kept,
-                      int(ptr[-1]), len(self.span), kept * words * 8 / 2**20)
+            log.debug(
+                "cache: %d patterns, kept %d, records %d, span %d, bits %.1f MiB",
+                len(found.patterns),
+                kept,
+                int(ptr[-1]),
+                len(self.span),
+                kept * words * 8 / 2**20,
+            )
             self.bits = np.zeros((kept, words), dtype=np.uint64)
             if len(rows):  # each pattern's records ascending, so its words come in order: OR each run of one word
                 pos = where[rows]
                 word = np.repeat(np.arange(kept) * words, np.diff(ptr)) + (pos >> 6)
                 runs = np.flatnonzero(np.diff(word, prepend=-1))
                 self.bits.reshape(-1)[word[runs]] = np.bitwise_or.reduceat(
-                    np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)), runs)
+                    np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)), runs
+                )
             self.live = pack_bits(np.ones(len(self.span), dtype=bool))
             self.support = np.diff(ptr).astype(np.int64)
         else:
@@ -134,8 +166,9 @@ class _Cache:
         self.length = np.array([len(p) for p in self.items], dtype=np.int64)
 
     @staticmethod
-    def _holders(rec: _Records, patterns: list, alive: np.ndarray, random: bool,
-                 options: SearchOptions = SearchOptions()):
+    def _holders(
+        rec: _Records, patterns: list, alive: np.ndarray, random: bool, options: SearchOptions = SearchOptions()
+    ):
         """(kept, ptr, rows): the live records of the first ``kept`` patterns, as many, in order, as keep
         these lists and their bit sets (patterns × the records holding any of them) within
         ``CACHE_BYTES``, half each; at least one, and every one of the longest length when the group's
@@ -148,7 +181,7 @@ class _Cache:
         ptr, rows, spans = rec.holders([p[0] for p in patterns[:listed]], alive, spans=True, options=options)
         cost = np.arange(1, listed + 1) * ((spans + 63) >> 6) * 8
         kept = max(must, int(np.searchsorted(cost > CACHE_BYTES // 2, True)))
-        return kept, ptr[:kept + 1], rows[:ptr[kept]]
+        return kept, ptr[: kept + 1], rows[: ptr[kept]]
 
     def choose(self, k: int, random: bool, rng) -> int | None:
         """The cached pattern of the next group (its index), or None when the cache cannot tell."""
@@ -188,15 +221,27 @@ class _Cache:
             self.support[open_] -= np.bitwise_count(hit).sum(axis=1, dtype=np.int64)
 
 
-def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexicographic", seed: int = 0,
-                     cache_size: int = 32, closed: bool = True, length_pruning: bool = True, cache: bool = True,
-                     bitset_update: bool = True, carry_bounds: bool = True, deep_bounds: bool | int = DEEP,
-                     greedy_floor: bool = True, all_ties: bool = True,
-                     max_seconds: float | None = None,
-                     check: Callable[[], None] | None = None,
-                     progress: Callable[[float, str], None] | None = None,
-                     miner: Callable[[np.ndarray, int, int], Longest] | None = None,
-                     options: SearchOptions = SearchOptions()) -> Grouping:
+def patternka_groups(
+    sets: SetValued,
+    k: int,
+    *,
+    pattern_selection: str = "lexicographic",
+    seed: int = 0,
+    cache_size: int = 32,
+    closed: bool = True,
+    length_pruning: bool = True,
+    cache: bool = True,
+    bitset_update: bool = True,
+    carry_bounds: bool = True,
+    deep_bounds: bool | int = DEEP,
+    greedy_floor: bool = True,
+    all_ties: bool = True,
+    max_seconds: float | None = None,
+    check: Callable[[], None] | None = None,
+    progress: Callable[[float, str], None] | None = None,
+    miner: Callable[[np.ndarray, int, int], Longest] | None = None,
+    options: SearchOptions = SearchOptions(),
+) -> Grouping:
     """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches. ``options``: how the
     searches may run, above all how many threads (the run passes its context's).
 
@@ -222,8 +267,11 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     random = pattern_selection == "random"
 
     def searching(taken, children, length):  # a long mining's progress, between two groups
-        progress(1.0 - remaining / n, f"mining {state['minings']}: {taken:,} of {children:,} items searched for "
-                                      f"patterns of {length}+ items; {len(patterns)} groups, {remaining:,} records left")
+        progress(
+            1.0 - remaining / n,
+            f"mining {state['minings']}: {taken:,} of {children:,} items searched for "
+            f"patterns of {length}+ items; {len(patterns)} groups, {remaining:,} records left",
+        )
 
     def mine():
         rows = np.flatnonzero(alive)
@@ -234,9 +282,22 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
             if miner is None:
                 # after a removal nothing is longer than the last cut (every longer pattern's closure was cached)
                 longest = (last.cut if last is not None else 0) or None
-                found = _mine(rec, rows, k, size, closed, length_pruning, max_seconds, check, longest, bounds,
-                              None if progress is None else searching, greedy_floor,
-                              cache and all_ties and bitset_update, options)
+                found = _mine(
+                    rec,
+                    rows,
+                    k,
+                    size,
+                    closed,
+                    length_pruning,
+                    max_seconds,
+                    check,
+                    longest,
+                    bounds,
+                    None if progress is None else searching,
+                    greedy_floor,
+                    cache and all_ties and bitset_update,
+                    options,
+                )
             else:
                 found = miner(rows, k, size)
             ties_cut = found.cut and found.patterns and len(found.patterns[0][0]) == found.cut
@@ -275,21 +336,49 @@ def patternka_groups(sets: SetValued, k: int, *, pattern_selection: str = "lexic
     leftovers = np.flatnonzero(groups < 0)
     if len(leftovers):
         groups, centres = _join_leftovers(rec, groups, centres, leftovers)
-    return Grouping(groups, SetValued(centres.indptr, centres.indices, sets.item_names,
-                                      meta={"source": sets.meta.get("source")}), patterns, state["minings"])
+    return Grouping(
+        groups,
+        SetValued(centres.indptr, centres.indices, sets.item_names, meta={"source": sets.meta.get("source")}),
+        patterns,
+        state["minings"],
+    )
 
 
-def _mine(rec: _Records, rows, k, r, closed, length_pruning, max_seconds, check, max_length=None, bounds=None,
-          progress=None, greedy_floor=False, ties=False, options: SearchOptions = SearchOptions()):
+def _mine(
+    rec: _Records,
+    rows,
+    k,
+    r,
+    closed,
+    length_pruning,
+    max_seconds,
+    check,
+    max_length=None,
+    bounds=None,
+    progress=None,
+    greedy_floor=False,
+    ties=False,
+    options: SearchOptions = SearchOptions(),
+):
     """The r longest patterns of the live records (with the speed-ups switched as asked)."""
     if closed and length_pruning:
-        return longest_itemsets(rec.csr, k, r, rows=rows, max_seconds=max_seconds, check=check,
-                                max_length=max_length, bounds=bounds, progress=progress, partial=greedy_floor,
-                                ties=ties, options=options)
+        return longest_itemsets(
+            rec.csr,
+            k,
+            r,
+            rows=rows,
+            max_seconds=max_seconds,
+            check=check,
+            max_length=max_length,
+            bounds=bounds,
+            progress=progress,
+            partial=greedy_floor,
+            ties=ties,
+            options=options,
+        )
     sub = rec.csr[rows].tocsc()
     sub.sort_indices()
-    matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0],
-                          [Feature(str(j)) for j in range(sub.shape[1])])
+    matrix = BinaryMatrix(sub.indptr, sub.indices, sub.shape[0], [Feature(str(j)) for j in range(sub.shape[1])])
     found = mine(matrix, k, CLOSED_ITEMSETS if closed else FREQUENT_ITEMSETS)
     if not closed:  # the longest frequent itemsets are closed; keep those that are
         found = _closed_only(found)
@@ -320,14 +409,16 @@ def _centres(rec: _Records, groups: np.ndarray, g: int) -> sp.csr_matrix:
     sizes = np.bincount(groups[member], minlength=g)
     sub = rec.csr[member]
     row_group = np.repeat(groups[member], np.diff(sub.indptr))
-    counts = sp.csr_matrix((np.ones(len(row_group), dtype=np.int64), (row_group, sub.indices)),
-                           shape=(g, rec.csr.shape[1]))
+    counts = sp.csr_matrix(
+        (np.ones(len(row_group), dtype=np.int64), (row_group, sub.indices)), shape=(g, rec.csr.shape[1])
+    )
     counts.sum_duplicates()
     row_of = np.repeat(np.arange(g), np.diff(counts.indptr))
     full = counts.data == sizes[row_of]
     indptr = np.concatenate(([0], np.cumsum(np.bincount(row_of[full], minlength=g))))
-    out = sp.csr_matrix((np.ones(int(full.sum()), dtype=bool), counts.indices[full], indptr),
-                        shape=(g, rec.csr.shape[1]))
+    out = sp.csr_matrix(
+        (np.ones(int(full.sum()), dtype=bool), counts.indices[full], indptr), shape=(g, rec.csr.shape[1])
+    )
     out.sort_indices()
     return out
 
@@ -359,20 +450,34 @@ def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
 
 @dataclass(frozen=True)
 class PatternKaParams:
-    pattern_selection: str = param("lexicographic", choices=SELECTIONS,
-                                   help="which of several longest patterns makes the next group: the smallest "
-                                        "item list (reproducible) or one drawn with the run's seed (the paper)")
-    cache_size: int = param(32, minimum=1, help="longest closed patterns kept and revalidated between minings "
-                                                "(and every one as long as the last of them)")
-    max_seconds: float = param(3600.0, minimum=1.0,
-                               help="stop a pattern search that runs longer than this, with a message")
-    executor: str = param("local", choices=EXECUTORS, sweepable=False,
-                          help="where the longest patterns are mined: this process (the default, and the faster "
-                               "wherever the data fits) or Apache Spark (Algorithm 5, for data one machine cannot "
-                               "hold; needs veil[spark] and Java 17). The grouping is the same.")
-    spark_master: str = param("local[*]", sweepable=False,
-                              help="the Spark master URL when the executor is spark: local[*] (this machine's "
-                                   "cores), local[N], spark://host:7077, yarn …")
+    pattern_selection: str = param(
+        "lexicographic",
+        choices=SELECTIONS,
+        help="which of several longest patterns makes the next group: the smallest "
+        "item list (reproducible) or one drawn with the run's seed (the paper)",
+    )
+    cache_size: int = param(
+        32,
+        minimum=1,
+        help="longest closed patterns kept and revalidated between minings (and every one as long as the last of them)",
+    )
+    max_seconds: float = param(
+        3600.0, minimum=1.0, help="stop a pattern search that runs longer than this, with a message"
+    )
+    executor: str = param(
+        "local",
+        choices=EXECUTORS,
+        sweepable=False,
+        help="where the longest patterns are mined: this process (the default, and the faster "
+        "wherever the data fits) or Apache Spark (Algorithm 5, for data one machine cannot "
+        "hold; needs veil[spark] and Java 17). The grouping is the same.",
+    )
+    spark_master: str = param(
+        "local[*]",
+        sweepable=False,
+        help="the Spark master URL when the executor is spark: local[*] (this machine's "
+        "cores), local[N], spark://host:7077, yarn …",
+    )
 
 
 class PatternKa(Algorithm):
@@ -380,8 +485,10 @@ class PatternKa(Algorithm):
     memory_cost = MemoryCost(fixed=256 * 2**20, per_cell=96)  # the compiled search, its caches of patterns' records
     title = "PatternKa"
     paper = PAPER
-    description = ("k-anonymity for sparse set-valued data (paper 002, Algorithm 1): groups records by their "
-                   "longest frequent pattern and publishes each group's centre (the items all members hold).")
+    description = (
+        "k-anonymity for sparse set-valued data (paper 002, Algorithm 1): groups records by their "
+        "longest frequent pattern and publishes each group's centre (the items all members hold)."
+    )
     accepts = (SETS,)
     needs_model = True
     satisfies = ("group-size",)  # Judgement.GROUP_SIZE: groups of at least k records
@@ -394,18 +501,37 @@ class PatternKa(Algorithm):
         if params.executor == "spark":  # pyspark is imported only here, when the user picks Spark
             from ._spark import spark_patternka_groups
 
-            grouping = spark_patternka_groups(data, k, master=params.spark_master,
-                                              pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
-                                              cache_size=params.cache_size, max_seconds=params.max_seconds, ctx=ctx)
+            grouping = spark_patternka_groups(
+                data,
+                k,
+                master=params.spark_master,
+                pattern_selection=params.pattern_selection,
+                seed=ctx.seed or 0,
+                cache_size=params.cache_size,
+                max_seconds=params.max_seconds,
+                ctx=ctx,
+            )
         else:
-            grouping = patternka_groups(data, k, pattern_selection=params.pattern_selection, seed=ctx.seed or 0,
-                                        cache_size=params.cache_size, max_seconds=params.max_seconds,
-                                        check=ctx.check, progress=ctx.progress,
-                                        options=SearchOptions(threads=ctx.threads))
+            grouping = patternka_groups(
+                data,
+                k,
+                pattern_selection=params.pattern_selection,
+                seed=ctx.seed or 0,
+                cache_size=params.cache_size,
+                max_seconds=params.max_seconds,
+                check=ctx.check,
+                progress=ctx.progress,
+                options=SearchOptions(threads=ctx.threads),
+            )
         loss = information_loss(data, grouping.groups, grouping.centres)
         names = data.item_names
-        details = {"groups": grouping.n_groups, "gcp": loss, "minings": grouping.minings, "executor": params.executor,
-                   "largest_patterns": [[names[j] for j in p] for p in grouping.patterns[:10]]}
+        details = {
+            "groups": grouping.n_groups,
+            "gcp": loss,
+            "minings": grouping.minings,
+            "executor": params.executor,
+            "largest_patterns": [[names[j] for j in p] for p in grouping.patterns[:10]],
+        }
         notes = ["every item is a quasi-identifier; each record is published as its group's centre"]
         if data.labels is not None:
             notes.append("the target of set-valued records is not released")

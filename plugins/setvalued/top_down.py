@@ -102,9 +102,11 @@ class TopDown(Algorithm):
     name = "top-down"
     title = "Top-down partitioning (set-valued)"
     paper = PAPER
-    description = ("Splits the records again and again on the item whose split keeps both parts at k or more "
-                   "records and suppresses the fewest items; each record is published as its group's centre "
-                   "(the items every member holds). No item hierarchy is used.")
+    description = (
+        "Splits the records again and again on the item whose split keeps both parts at k or more "
+        "records and suppresses the fewest items; each record is published as its group's centre "
+        "(the items every member holds). No item hierarchy is used."
+    )
     accepts = (SETS,)
     needs_model = True
     satisfies = (Judgement.GROUP_SIZE,)  # groups of at least k records

@@ -1,2 +1,1 @@
-"""Feature weighting: FWELL and Private FWELL, their evaluation and charts.
-"""
+"""Feature weighting: FWELL and Private FWELL, their evaluation and charts."""

@@ -166,8 +166,10 @@ def check_labels(y: np.ndarray) -> np.ndarray:
         raise BadInput(f"FWELL needs at least two classes in the target, found {len(classes)}")
     counts = np.bincount(codes)
     if counts.min() < 2:
-        raise BadInput(f"class {classes[int(np.argmin(counts))]!r} has a single record: FWELL needs a nearest "
-                       f"record of the same class for every record")
+        raise BadInput(
+            f"class {classes[int(np.argmin(counts))]!r} has a single record: FWELL needs a nearest "
+            f"record of the same class for every record"
+        )
     return codes
 
 
@@ -259,9 +261,15 @@ def solve_lbfgs(z: np.ndarray, lam: float, w0: np.ndarray | None = None, check=N
     # L-BFGS-B calls BLAS on tiny vectors thousands of times; threaded BLAS on a busy machine turns each
     # call into milliseconds of thread wake-ups, so it runs single-threaded
     with threadpool_limits(1, user_api="blas"):
-        res = minimize(objective, w, args=(z, lam), jac=True, method="L-BFGS-B",
-                       options={"gtol": GRADIENT_TOLERANCE / 10, "ftol": 0.0, "maxiter": 20_000, "maxcor": 20},
-                       callback=None if check is None else lambda _w: check())
+        res = minimize(
+            objective,
+            w,
+            args=(z, lam),
+            jac=True,
+            method="L-BFGS-B",
+            options={"gtol": GRADIENT_TOLERANCE / 10, "ftol": 0.0, "maxiter": 20_000, "maxcor": 20},
+            callback=None if check is None else lambda _w: check(),
+        )
     w, iterations = res.x, int(res.nit)
     value, grad = objective(w, z, lam)
     for _ in range(50):
@@ -313,8 +321,9 @@ def solve(z: np.ndarray, lam: float, solver: str = "lbfgs", check=None) -> Solut
     raise BadInput(f"unknown solver {solver!r}; choose lbfgs or paper-gd")
 
 
-def choose_lambda(z: np.ndarray, codes: np.ndarray, grid=LAMBDA_GRID, folds: int = 5, seed: int = 0,
-                  check=None) -> tuple[float, dict]:
+def choose_lambda(
+    z: np.ndarray, codes: np.ndarray, grid=LAMBDA_GRID, folds: int = 5, seed: int = 0, check=None
+) -> tuple[float, dict]:
     """λ from ``grid`` with the smallest mean held-out logistic loss of the margins, by stratified
     cross-validation over the rows of z (ties: the larger λ, the smaller sensitivity)."""
     from sklearn.model_selection import StratifiedKFold
@@ -346,8 +355,7 @@ class Weights:
     lambda_losses: dict | None = None
 
 
-def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None,
-          progress=None) -> Weights:
+def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, check=None, progress=None) -> Weights:
     """FWELL's weights of ``data`` (a Table or BinaryMatrix with a target); ``progress``: see
     :func:`nearest_hit_miss`."""
     x, names, y = feature_matrix(data)
@@ -360,8 +368,9 @@ def fwell(data, lam: float | None = None, solver: str = "lbfgs", seed: int = 0, 
     return Weights(names, sol.w, float(lam), sol, len(codes), losses)
 
 
-def fold_weights(x, codes: np.ndarray, train: np.ndarray, lam: float | None = None, solver: str = "lbfgs",
-                 seed: int = 0) -> Weights:
+def fold_weights(
+    x, codes: np.ndarray, train: np.ndarray, lam: float | None = None, solver: str = "lbfgs", seed: int = 0
+) -> Weights:
     """FWELL's weights of the training rows ``train`` of (x, codes) alone: the margins are built among the
     training records and, when ``lam`` is empty, λ is cross-validated on those margins only, so nothing of
     the held-out records reaches the ranking (the paper's protocol: λ tuned inside each training fold)."""
@@ -406,7 +415,7 @@ class SecureSource:
 
     def uniform(self, size: int) -> np.ndarray:
         bits = np.frombuffer(os.urandom(8 * size), dtype=np.uint64) >> np.uint64(11)
-        return (bits.astype(np.float64) + 0.5) * 2.0 ** -53
+        return (bits.astype(np.float64) + 0.5) * 2.0**-53
 
     def standard_normal(self, size: int) -> np.ndarray:
         return ndtri(self.uniform(size))

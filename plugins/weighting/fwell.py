@@ -17,11 +17,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
-from veil.engine import (BINARY, TABLE, Algorithm, BadInput, BinaryMatrix, Judgement, MemoryCost, Recipe, Table,
-                         feature_subset,
-                         feature_weights, hookimpl, param)
+from veil.engine import (
+    BINARY,
+    TABLE,
+    Algorithm,
+    BadInput,
+    BinaryMatrix,
+    Judgement,
+    MemoryCost,
+    Recipe,
+    Table,
+    feature_subset,
+    feature_weights,
+    hookimpl,
+    param,
+)
 
 from . import _fwell as core
 
@@ -32,30 +43,57 @@ MAX_REPORTED_WEIGHTS = 20_000  # details["weights"] lists every feature up to th
 # -- parameters -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FwellParams:
-    lam: float | None = param(None, minimum=0, exclusive_minimum=True, label="λ",
-                              help="regularisation λ of (1/n)Σ log(1 + exp(−wᵀz)) + (λ/2)‖w‖²; empty = chosen by "
-                                   "5-fold cross-validation from 1e-4, 1e-3, 1e-2, 1e-1, 1")
-    solver: str = param("lbfgs", choices=("lbfgs", "paper-gd"),
-                        help="lbfgs: solved to optimality (gradient below 1e-8); paper-gd: the paper's normalised "
-                             "gradient steps (Algorithm 1, one pass)")
-    top: int | None = param(None, minimum=1,
-                            help="release only the m highest-weighted features (empty: all); with a privacy "
-                                 "model, release the records on at most m features")
+    lam: float | None = param(
+        None,
+        minimum=0,
+        exclusive_minimum=True,
+        label="λ",
+        help="regularisation λ of (1/n)Σ log(1 + exp(−wᵀz)) + (λ/2)‖w‖²; empty = chosen by "
+        "5-fold cross-validation from 1e-4, 1e-3, 1e-2, 1e-1, 1",
+    )
+    solver: str = param(
+        "lbfgs",
+        choices=("lbfgs", "paper-gd"),
+        help="lbfgs: solved to optimality (gradient below 1e-8); paper-gd: the paper's normalised "
+        "gradient steps (Algorithm 1, one pass)",
+    )
+    top: int | None = param(
+        None,
+        minimum=1,
+        help="release only the m highest-weighted features (empty: all); with a privacy "
+        "model, release the records on at most m features",
+    )
 
 
 @dataclass(frozen=True)
 class PrivateFwellParams:
-    epsilon: float = param(1.0, minimum=0, exclusive_minimum=True, label="ε",
-                           help="privacy budget ε of the weights: noise ‖b‖ ~ Gamma(d, 2/(nελ))")
-    lam: float = param(core.PRIVATE_LAMBDA, minimum=0, exclusive_minimum=True, label="λ",
-                       help="regularisation λ, fixed in advance (choosing it on the data is not covered by ε); "
-                            "a larger λ means less noise relative to the weights")
-    solver: str = param("lbfgs", choices=("lbfgs", "paper-gd"),
-                        help="lbfgs: the exact minimiser the sensitivity proof needs; paper-gd: the paper's steps "
-                             "(not a minimiser, so the sensitivity bound is not guaranteed)")
-    top: int | None = param(None, minimum=1,
-                            help="release only the m highest-weighted features (empty: all); with a privacy "
-                                 "model, release the records on at most m features")
+    epsilon: float = param(
+        1.0,
+        minimum=0,
+        exclusive_minimum=True,
+        label="ε",
+        help="privacy budget ε of the weights: noise ‖b‖ ~ Gamma(d, 2/(nελ))",
+    )
+    lam: float = param(
+        core.PRIVATE_LAMBDA,
+        minimum=0,
+        exclusive_minimum=True,
+        label="λ",
+        help="regularisation λ, fixed in advance (choosing it on the data is not covered by ε); "
+        "a larger λ means less noise relative to the weights",
+    )
+    solver: str = param(
+        "lbfgs",
+        choices=("lbfgs", "paper-gd"),
+        help="lbfgs: the exact minimiser the sensitivity proof needs; paper-gd: the paper's steps "
+        "(not a minimiser, so the sensitivity bound is not guaranteed)",
+    )
+    top: int | None = param(
+        None,
+        minimum=1,
+        help="release only the m highest-weighted features (empty: all); with a privacy "
+        "model, release the records on at most m features",
+    )
 
 
 # -- shared steps ---------------------------------------------------------------------------------------
@@ -65,8 +103,9 @@ def _weights(data, lam, solver, ctx) -> core.Weights:
     def searched(done: int, total: int) -> None:
         ctx.progress(0.7 * done / total, f"FWELL: nearest hits and misses of {done:,} of {total:,} records")
 
-    return core.fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check,
-                      progress=searched)
+    return core.fwell(
+        data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check, progress=searched
+    )
 
 
 def select_in_order(matrix: BinaryMatrix, model, order: list[int], limit: int | None, ctx) -> list[int]:
@@ -111,14 +150,17 @@ class Fwell(Algorithm):
 
     No privacy claim: the weights are computed from every record.
     """
+
     provides = ("feature-ranking",)
 
     name = "fwell"
     memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "FWELL feature weights"
     paper = PAPER
-    description = ("Weighs every feature by local learning (nearest hit and miss, logistic loss, L2) and releases "
-                   "the weights and ranking instead of records (paper 003, Algorithm 1). No privacy claim.")
+    description = (
+        "Weighs every feature by local learning (nearest hit and miss, logistic loss, L2) and releases "
+        "the weights and ranking instead of records (paper 003, Algorithm 1). No privacy claim."
+    )
     accepts = (TABLE, BINARY)
     needs_labels = True
     satisfies = (Judgement.FEATURE_SETS,)  # with a model: records on the features its selection constraint allows
@@ -128,10 +170,18 @@ class Fwell(Algorithm):
         data = binary_for_records(data) if model is not None else data
         found = _weights(data, params.lam, params.solver, ctx)
         sol = found.solution
-        details = {"lambda": found.lam, "lambda_source": "user" if params.lam is not None else "cross-validation",
-                   "lambda_losses": found.lambda_losses, "solver": sol.solver, "objective": sol.objective,
-                   "gradient_norm": sol.gradient_norm, "iterations": sol.iterations, "records": found.n,
-                   "features": len(found.names), "weights": _weight_table(found.names, found.w)}
+        details = {
+            "lambda": found.lam,
+            "lambda_source": "user" if params.lam is not None else "cross-validation",
+            "lambda_losses": found.lambda_losses,
+            "solver": sol.solver,
+            "objective": sol.objective,
+            "gradient_norm": sol.gradient_norm,
+            "iterations": sol.iterations,
+            "records": found.n,
+            "features": len(found.names),
+            "weights": _weight_table(found.names, found.w),
+        }
         notes = ("FWELL weights computed from every record: this release makes no privacy claim.",)
         ctx.progress(0.8, "FWELL: release")
         if model is not None:
@@ -155,23 +205,28 @@ def assumptions(source, model_name: str | None, solver: str) -> list[str]:
         "not strictly for neighbouring datasets.",
         "Neighbouring datasets have the same number of records n (public; it sets the noise scale) and differ in "
         "one record; the weights' sensitivity is 2/(nλ) (objective with λ/2, every ‖z_i‖ ≤ 1).",
-        "Features are scaled to [0, 1] by their minimum and maximum in the data; those bounds are treated as "
-        "public.",
+        "Features are scaled to [0, 1] by their minimum and maximum in the data; those bounds are treated as public.",
         "Each run spends ε: several runs on the same data (a sweep, repeats) spend the sum, and choosing one of "
         "several runs by its utility on the private data is not covered.",
     ]
     if solver != "lbfgs":
-        said.append("The weights come from the paper's gradient steps, not from the exact minimiser the "
-                    "sensitivity bound is proved for: the ε claim needs solver = lbfgs.")
+        said.append(
+            "The weights come from the paper's gradient steps, not from the exact minimiser the "
+            "sensitivity bound is proved for: the ε claim needs solver = lbfgs."
+        )
     if isinstance(source, core.SeededSource):
-        said.append("The noise came from the seeded generator (study mode): anyone who knows the seed, which "
-                    "the manifest records, can remove it. Such a release is for studies only, never for "
-                    "publication; `veil run` and the desktop draw from the operating system's secure source.")
+        said.append(
+            "The noise came from the seeded generator (study mode): anyone who knows the seed, which "
+            "the manifest records, can remove it. Such a release is for studies only, never for "
+            "publication; `veil run` and the desktop draw from the operating system's secure source."
+        )
     if model_name is not None:
-        said.append(f"Two guarantees: ε-differential privacy covers only the noisy weights that set the order in "
-                    f"which features were tried; the released records are protected by {model_name} (checked on "
-                    f"the written file), not by differential privacy, and which features were kept also depends "
-                    f"on those non-private {model_name} checks.")
+        said.append(
+            f"Two guarantees: ε-differential privacy covers only the noisy weights that set the order in "
+            f"which features were tried; the released records are protected by {model_name} (checked on "
+            f"the written file), not by differential privacy, and which features were kept also depends "
+            f"on those non-private {model_name} checks."
+        )
     return said
 
 
@@ -180,19 +235,28 @@ def private_fwell_weights(data, epsilon: float, lam: float, solver: str, model_n
     drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``. λ is fixed in
     advance, never chosen on the data (that choice would not be covered by ε)."""
     if lam is None or not float(lam) > 0:
-        raise BadInput("Private FWELL needs λ fixed in advance (a positive number): choosing it on the data is "
-                       "not covered by ε")
+        raise BadInput(
+            "Private FWELL needs λ fixed in advance (a positive number): choosing it on the data is not covered by ε"
+        )
     found = _weights(data, float(lam), solver, ctx)
     ctx.progress(0.7, "Private FWELL: noise")
     source = noise_source(ctx)
     noisy = core.private_weights(found.w, found.n, epsilon, found.lam, source)
     said = assumptions(source, model_name, solver)
-    details = {"epsilon_spent": epsilon, "assumptions": said, "noise_source": source.name,
-               "context_mode": getattr(ctx, "mode", "study"), "lambda": found.lam,
-               "lambda_source": "fixed in advance",
-               "sensitivity": 2.0 / (found.n * found.lam), "noise_scale": core.noise_scale(found.n, epsilon, found.lam),
-               "records": found.n, "features": len(found.names), "solver": solver,
-               "weights": _weight_table(found.names, noisy)}
+    details = {
+        "epsilon_spent": epsilon,
+        "assumptions": said,
+        "noise_source": source.name,
+        "context_mode": getattr(ctx, "mode", "study"),
+        "lambda": found.lam,
+        "lambda_source": "fixed in advance",
+        "sensitivity": 2.0 / (found.n * found.lam),
+        "noise_scale": core.noise_scale(found.n, epsilon, found.lam),
+        "records": found.n,
+        "features": len(found.names),
+        "solver": solver,
+        "weights": _weight_table(found.names, noisy),
+    }
     return noisy, found.names, details
 
 
@@ -201,14 +265,17 @@ class PrivateFwell(Algorithm):
     ∝ exp(−(nελ/2)‖b‖) — ‖b‖ ~ Gamma(d, 2/(nελ)) in a uniform direction — for ε-differential privacy of
     the weights (under the assumptions in ``release.details["assumptions"]``).
     """
+
     provides = ("feature-ranking",)
 
     name = "private-fwell"
     memory_cost = MemoryCost(fixed=192 * 2**20)  # the neighbour search's distance chunks (working memory)
     title = "Private FWELL (ε-DP feature weights)"
     paper = PAPER
-    description = ("Releases FWELL's feature weights and ranking with ε-differential privacy (Gamma-norm noise; "
-                   "paper 003). With a privacy model, also the records on features tried in DP-weight order.")
+    description = (
+        "Releases FWELL's feature weights and ranking with ε-differential privacy (Gamma-norm noise; "
+        "paper 003). With a privacy model, also the records on features tried in DP-weight order."
+    )
     accepts = (TABLE, BINARY)
     needs_labels = True
     satisfies = (Judgement.FEATURE_SETS,)  # with a model: records on the features its selection constraint allows
@@ -218,10 +285,14 @@ class PrivateFwell(Algorithm):
     def run(self, data, model, params, ctx):
         data = binary_for_records(data) if model is not None else data
         epsilon = float(params.epsilon)
-        noisy, names, details = private_fwell_weights(data, epsilon, params.lam, params.solver,
-                                                      model.name if model is not None else None, ctx)
-        notes = (f"Private FWELL: the weights are ε = {epsilon:g}-differentially private under the assumptions "
-                 f"listed; noise from the {details['noise_source']}.", *details["assumptions"])
+        noisy, names, details = private_fwell_weights(
+            data, epsilon, params.lam, params.solver, model.name if model is not None else None, ctx
+        )
+        notes = (
+            f"Private FWELL: the weights are ε = {epsilon:g}-differentially private under the assumptions "
+            f"listed; noise from the {details['noise_source']}.",
+            *details["assumptions"],
+        )
         if model is not None:
             return _records_release(data, model, noisy, params.top, details, notes, ctx)
         return feature_weights(names, noisy, top=params.top, notes=notes, details=details)

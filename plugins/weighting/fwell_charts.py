@@ -20,15 +20,21 @@ PAPER = "003_5ee0bd0faa8a52c8"
 @dataclass(frozen=True)
 class EpsilonParams:
     metric: str = param("weights-accuracy", help="the metric on the y axis (as the study names it)")
-    x: str = param("", help="the swept privacy budget on the x axis, drawn as log10 (default: the study's first "
-                            "swept parameter, e.g. epsilon)")
+    x: str = param(
+        "",
+        help="the swept privacy budget on the x axis, drawn as log10 (default: the study's first "
+        "swept parameter, e.g. epsilon)",
+    )
 
 
 @dataclass(frozen=True)
 class FeaturesParams:
     metric: str = param("weights-accuracy", help="the metric on the y axis (as the study names it)")
-    x: str = param("", help="the swept number of features on the x axis, e.g. the methods' top (default: the "
-                            "study's first swept parameter)")
+    x: str = param(
+        "",
+        help="the swept number of features on the x axis, e.g. the methods' top (default: the "
+        "study's first swept parameter)",
+    )
 
 
 def _curves(results: pd.DataFrame, metric: str, x: str) -> pd.DataFrame:

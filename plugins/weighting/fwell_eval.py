@@ -29,13 +29,21 @@ CLASSIFIERS = ("linear-svc", "3-nn")
 
 @dataclass(frozen=True)
 class AccuracyParams:
-    classifier: str = param("linear-svc", choices=CLASSIFIERS,
-                            help="LinearSVC(C = 1) or the 3-nearest-neighbour classifier, as in the paper")
-    fraction: float = param(0.1, minimum=0, exclusive_minimum=True, maximum=1,
-                            help="share of the features to keep (the paper's 10 %), unless features is set")
-    features: int | None = param(None, minimum=1,
-                                 help="number of top-ranked features to keep (empty: the method's top when set, "
-                                      "else fraction)")
+    classifier: str = param(
+        "linear-svc",
+        choices=CLASSIFIERS,
+        help="LinearSVC(C = 1) or the 3-nearest-neighbour classifier, as in the paper",
+    )
+    fraction: float = param(
+        0.1,
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=1,
+        help="share of the features to keep (the paper's 10 %), unless features is set",
+    )
+    features: int | None = param(
+        None, minimum=1, help="number of top-ranked features to keep (empty: the method's top when set, else fraction)"
+    )
     folds: int = param(10, minimum=2, help="stratified cross-validation folds (the paper's 10)")
 
 
@@ -82,8 +90,10 @@ class WeightsAccuracy(Metric):
     name = "weights-accuracy"
     title = "Accuracy on the top-ranked features (10-fold CV, method rerun per fold)"
     paper = PAPER
-    description = ("Stratified 10-fold CV; the method reruns on each training part, its ranking keeps the top "
-                   "features, LinearSVC(C = 1) or 3-NN is scored by accuracy (paper 003's evaluation).")
+    description = (
+        "Stratified 10-fold CV; the method reruns on each training part, its ranking keeps the top "
+        "features, LinearSVC(C = 1) or 3-NN is scored by accuracy (paper 003's evaluation)."
+    )
     Params = AccuracyParams
     requires = "feature-ranking"
 
@@ -131,9 +141,18 @@ _MEMO_SIZE = 256
 
 def _fold_ranking(original, release, train, fold, folds, ctx) -> list[str]:
     prov = release.provenance
-    key = (_fingerprint(original), prov.method, json.dumps(prov.params, sort_keys=True, default=str), prov.model,
-           json.dumps(prov.model_params, sort_keys=True, default=str), ctx.seed, fold, folds,
-           hashlib.sha256(np.asarray(train, dtype=np.int64).tobytes()).hexdigest(), getattr(ctx, "mode", ""))
+    key = (
+        _fingerprint(original),
+        prov.method,
+        json.dumps(prov.params, sort_keys=True, default=str),
+        prov.model,
+        json.dumps(prov.model_params, sort_keys=True, default=str),
+        ctx.seed,
+        fold,
+        folds,
+        hashlib.sha256(np.asarray(train, dtype=np.int64).tobytes()).hexdigest(),
+        getattr(ctx, "mode", ""),
+    )
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)

@@ -46,8 +46,15 @@ def veil_process(tmp_path):
     def run(*argv, script: bool = False) -> Outcome:
         cmd = [str(_veil_script())] if script else [sys.executable, "-m", "veil.desktop"]
         env = {**os.environ, "PYTHONWARNINGS": "default"}  # a stray warning would add a stderr line
-        done = subprocess.run([*cmd, *map(str, argv)], capture_output=True, text=True, cwd=tmp_path, env=env,
-                              timeout=120, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [*cmd, *map(str, argv)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         return Outcome(done.returncode, done.stdout, done.stderr)
 
     return run

@@ -67,7 +67,7 @@ def assert_bad_input(result: Outcome) -> None:
     """Exit 2, exactly one non-empty line on stderr, no traceback anywhere."""
     assert result.code == 2, (result.code, result.out, result.err)
     assert len(result.err_lines) == 1, result.err
-    assert result.err.startswith("veil: error: ") and result.err_lines[0][len("veil: error: "):].strip(), result.err
+    assert result.err.startswith("veil: error: ") and result.err_lines[0][len("veil: error: ") :].strip(), result.err
     assert "Traceback" not in result.out + result.err
 
 

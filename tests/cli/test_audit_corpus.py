@@ -27,7 +27,7 @@ from veil.cli import commands as cli
 from veil.engine import make_registry
 from veil.cli import main
 
-from .helpers import SMALL_CSV, Outcome, all_files, sha256
+from .helpers import SMALL_CSV, Outcome, sha256
 
 PEOPLE = SMALL_CSV.encode()
 RUN = ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--out", "{d}/out")
@@ -55,7 +55,7 @@ def case(name: str, *args, **kwargs) -> None:
     CASES[name] = Case(*args, **kwargs)
 
 
-# -- data files given to `veil run` and `veil inspect` --------------------------------------------------------
+# -- data files given to `veil run` and `veil inspect` -----------------------------------------------------------------
 BAD_DATA = {
     "empty": b"",
     "blank lines": b"\n\n \n\t\n",
@@ -80,25 +80,41 @@ BAD_DATA = {
     "header only no newline": b"age,sex,zip",
     "unterminated quote": b'a,b\n1,"never closed\n2,3\n',
     "quote in the middle": b'a,b\n1,2"3"4,5\n',
-    "5,000 columns, one row short": (",".join(f"c{i}" for i in range(5000)) + "\n" + ",".join("1" * 5000) + "\n"
-                                      + ",".join("2" * 4999) + "\n").encode(),
+    "5,000 columns, one row short": (
+        ",".join(f"c{i}" for i in range(5000)) + "\n" + ",".join("1" * 5000) + "\n" + ",".join("2" * 4999) + "\n"
+    ).encode(),
     "5,000 duplicate columns": (",".join(["c"] * 5000) + "\n" + ",".join("1" * 5000) + "\n").encode(),
     "huge cell in a ragged file": b"a,b\n1," + b"x" * 2_000_000 + b",extra\n2,3\n",
     "only quotes": b'""\n""\n',
 }
 for name, content in BAD_DATA.items():
     case(f"run: {name}", {"in.csv": content}, FILE_RUN)
-for name in ("empty", "random binary", "ragged short row", "duplicate names", "header only", "invalid utf-8 bytes",
-             "5,000 duplicate columns", "unterminated quote"):
+for name in (
+    "empty",
+    "random binary",
+    "ragged short row",
+    "duplicate names",
+    "header only",
+    "invalid utf-8 bytes",
+    "5,000 duplicate columns",
+    "unterminated quote",
+):
     case(f"inspect: {name}", {"in.csv": BAD_DATA[name]}, ("inspect", "{d}/in.csv"))
 for ext in ("xlsx", "parquet", "json", "tsv", "arff", "libsvm", "mat", "dat"):
-    case(f"garbage named .{ext}", {f"in.{ext}": bytes((i * 91 + 7) % 256 for i in range(3000))},
-         ("inspect", f"{{d}}/in.{ext}"))
+    case(
+        f"garbage named .{ext}",
+        {f"in.{ext}": bytes((i * 91 + 7) % 256 for i in range(3000))},
+        ("inspect", f"{{d}}/in.{ext}"),
+    )
 case("truncated xlsx", {"in.xlsx": b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(60)}, ("inspect", "{d}/in.xlsx"))
 case("parquet magic without body", {"in.parquet": b"PAR1garbagePAR1"}, ("inspect", "{d}/in.parquet"))
 case("unknown extension", {"in.xyz": b"\x00\x01\x02" * 10}, ("inspect", "{d}/in.xyz"))
-case("latin-1 file read as utf-8", {"in.csv": "name,town\nZoë,Besançon\n".encode("latin-1")},
-     ("inspect", "{d}/in.csv", "--encoding", "utf-8"), hint="utf-8")
+case(
+    "latin-1 file read as utf-8",
+    {"in.csv": "name,town\nZoë,Besançon\n".encode("latin-1")},
+    ("inspect", "{d}/in.csv", "--encoding", "utf-8"),
+    hint="utf-8",
+)
 case("utf-16 without a mark", {"in.csv": "a,b\n1,2\n".encode("utf-16-le")}, FILE_RUN)
 case("unknown encoding", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--encoding", "klingon-8"))
 case("two-character delimiter", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--delimiter", ";;"))
@@ -108,7 +124,7 @@ case("skip-rows past the end", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--
 case("too few --names", {"in.csv": b"1,2,3\n4,5,6\n"}, ("inspect", "{d}/in.csv", "--names", "a,b"))
 case("duplicate --names", {"in.csv": b"1,2,3\n4,5,6\n"}, ("inspect", "{d}/in.csv", "--names", "a,b,a"))
 
-# -- paths: missing, folders, links, too long -------------------------------------------------------------------
+# -- paths: missing, folders, links, too long --------------------------------------------------------------------------
 case("missing file", {}, ("inspect", "{d}/nowhere.csv"), hint="nowhere.csv")
 case("missing folder in the path", {}, ("inspect", "{d}/no/such/folder/in.csv"))
 case("a folder as data", {"folder.csv/keep.txt": b"x"}, ("inspect", "{d}/folder.csv"))
@@ -117,14 +133,40 @@ case("link loop", {}, ("inspect", "{d}/a.csv"), links={"a.csv": "b.csv", "b.csv"
 case("link to a folder", {"sub/keep.txt": b"x"}, ("inspect", "{d}/link.csv"), links={"link.csv": "sub"})
 case("a name too long", {}, ("inspect", "{d}/" + "n" * 300 + ".csv"))
 case("a data path that is empty text", {}, ("inspect", ""))
-case("--out is a file", {"in.csv": PEOPLE, "taken": b"keep me"},
-     ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv",
-      "--out", "{d}/taken"))
-case("--out below a file", {"in.csv": PEOPLE, "taken": b"keep me"},
-     ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv",
-      "--out", "{d}/taken/out"))
+case(
+    "--out is a file",
+    {"in.csv": PEOPLE, "taken": b"keep me"},
+    (
+        "run",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--no-report",
+        "--data",
+        "{d}/in.csv",
+        "--out",
+        "{d}/taken",
+    ),
+)
+case(
+    "--out below a file",
+    {"in.csv": PEOPLE, "taken": b"keep me"},
+    (
+        "run",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--no-report",
+        "--data",
+        "{d}/in.csv",
+        "--out",
+        "{d}/taken/out",
+    ),
+)
 
-# -- arguments: roles, ε, seeds, parameters -----------------------------------------------------------------------
+# -- arguments: roles, ε, seeds, parameters ----------------------------------------------------------------------------
 ROLE_CONFLICTS = {
     "quasi and target": ("--quasi", "sex", "--target", "sex"),
     "identifier and quasi": ("--identifier", "name", "--quasi", "name"),
@@ -138,12 +180,18 @@ ROLE_CONFLICTS = {
 for name, flags in ROLE_CONFLICTS.items():
     column = flags[-1].split(",")[0]
     case(f"role conflict: {name}", {"in.csv": PEOPLE}, (*FILE_RUN, *flags), hint=repr(column))
-case("verify role conflict: target and quasi", {"r.csv": PEOPLE},
-     ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--target", "sex", "--quasi", "sex,age_band"),
-     hint="'sex'")
-case("verify role conflict: sensitive and quasi", {"r.csv": PEOPLE},
-     ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--sensitive", "smoker", "--quasi", "smoker"),
-     hint="'smoker'")
+case(
+    "verify role conflict: target and quasi",
+    {"r.csv": PEOPLE},
+    ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--target", "sex", "--quasi", "sex,age_band"),
+    hint="'sex'",
+)
+case(
+    "verify role conflict: sensitive and quasi",
+    {"r.csv": PEOPLE},
+    ("verify", "{d}/r.csv", "--model", "k-anonymity:k=2", "--sensitive", "smoker", "--quasi", "smoker"),
+    hint="'smoker'",
+)
 
 DP = ("run", "--demo", "--metrics", "sfc", "--no-report", "--out", "{d}/out", "--method")
 for eps in ("inf", "-inf", "nan", "1e-300", "1e300", "0", "-1", "abc", "", "0x10"):
@@ -156,15 +204,25 @@ case("m of 21", {}, (*DP, "laplace-dp-fs:m=21"), hint="'m'")
 for seed in (str(2**32), str(2**64), "-1", "1.5", "abc", "1e3"):
     case(f"seed {seed}", {"in.csv": PEOPLE}, (*FILE_RUN, "--seed", seed), hint="seed")
 PARAMETERS = {
-    "k 0": ("--model", "k-anonymity:k=0"), "k 13 of 12 rows": ("--model", "k-anonymity:k=13"),
-    "k text": ("--model", "k-anonymity:k=abc"), "k fraction": ("--model", "k-anonymity:k=2.5"),
-    "k huge": ("--model", "k-anonymity:k=" + "9" * 400), "model without name": ("--model", ":k=2"),
-    "model parameter without value": ("--model", "k-anonymity:k"), "unknown model": ("--model", "no-such-model"),
-    "unknown model parameter": ("--model", "k-anonymity:l=2"), "unknown method": ("--method", "no-such-method"),
-    "unknown method parameter": ("--method", "all-features:foo=1"), "unknown metric": ("--metrics", "sfc,beauty"),
-    "unknown format": ("--format", "docx"), "unknown flag": ("--frobnicate",), "risk threshold 2": ("--risk-threshold", "2"),
-    "risk threshold nan": ("--risk-threshold", "nan"), "unknown target": ("--target", "nope"),
-    "unknown identifier": ("--identifier", "nope"), "unknown quasi": ("--quasi", "nope"),
+    "k 0": ("--model", "k-anonymity:k=0"),
+    "k 13 of 12 rows": ("--model", "k-anonymity:k=13"),
+    "k text": ("--model", "k-anonymity:k=abc"),
+    "k fraction": ("--model", "k-anonymity:k=2.5"),
+    "k huge": ("--model", "k-anonymity:k=" + "9" * 400),
+    "model without name": ("--model", ":k=2"),
+    "model parameter without value": ("--model", "k-anonymity:k"),
+    "unknown model": ("--model", "no-such-model"),
+    "unknown model parameter": ("--model", "k-anonymity:l=2"),
+    "unknown method": ("--method", "no-such-method"),
+    "unknown method parameter": ("--method", "all-features:foo=1"),
+    "unknown metric": ("--metrics", "sfc,beauty"),
+    "unknown format": ("--format", "docx"),
+    "unknown flag": ("--frobnicate",),
+    "risk threshold 2": ("--risk-threshold", "2"),
+    "risk threshold nan": ("--risk-threshold", "nan"),
+    "unknown target": ("--target", "nope"),
+    "unknown identifier": ("--identifier", "nope"),
+    "unknown quasi": ("--quasi", "nope"),
     "unknown sensitive": ("--sensitive", "nope"),
 }
 for name, flags in PARAMETERS.items():
@@ -173,18 +231,30 @@ case("no command", {}, ())
 case("unknown command", {}, ("frobnicate",))
 case("run without input", {}, RUN)
 case("run without method", {"in.csv": PEOPLE}, ("run", "--data", "{d}/in.csv", "--out", "{d}/out"))
-case("project and --data together", {"p.json": {"veil_project": 1, "runs": []}, "in.csv": PEOPLE},
-     ("run", "{d}/p.json", "--data", "{d}/in.csv", "--out", "{d}/out"))
-case("project with --method", {"p.json": {"veil_project": 1, "runs": []}},
-     ("run", "{d}/p.json", "--method", "all-features", "--out", "{d}/out"))
+case(
+    "project and --data together",
+    {"p.json": {"veil_project": 1, "runs": []}, "in.csv": PEOPLE},
+    ("run", "{d}/p.json", "--data", "{d}/in.csv", "--out", "{d}/out"),
+)
+case(
+    "project with --method",
+    {"p.json": {"veil_project": 1, "runs": []}},
+    ("run", "{d}/p.json", "--method", "all-features", "--out", "{d}/out"),
+)
 
-# -- project files ------------------------------------------------------------------------------------------------------
+# -- project files -----------------------------------------------------------------------------------------------------
 DEEP_LIST = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
 BAD_JSON_TEXT = {
-    "empty": "", "not json": "veil_project = 1", "truncated": '{"veil_project": 1, "runs": [',
-    "nested 100,000 deep in lists": DEEP_LIST, "nested 100,000 deep in objects": DEEP_OBJECT,
-    "a list": "[1, 2]", "a string": '"project"', "a number": "1", "null": "null",
+    "empty": "",
+    "not json": "veil_project = 1",
+    "truncated": '{"veil_project": 1, "runs": [',
+    "nested 100,000 deep in lists": DEEP_LIST,
+    "nested 100,000 deep in objects": DEEP_OBJECT,
+    "a list": "[1, 2]",
+    "a string": '"project"',
+    "a number": "1",
+    "null": "null",
     "an integer of 5,000 digits": '{"veil_project": ' + "9" * 5000 + "}",
     "invalid utf-8": b'{"veil_project": 1, "x": "\xff\xfe"}',
     "NaN literal": '{"veil_project": 1, "runs": [{"method": "all-features", "seed": NaN}]}',
@@ -257,14 +327,19 @@ for name, text in BAD_JSON_TEXT.items():
 for name, obj in BAD_PROJECTS.items():
     case(f"project: {name}", {"p.json": obj, "in.csv": PEOPLE}, ("run", "{d}/p.json", "--out", "{d}/out"))
 
-# -- study files --------------------------------------------------------------------------------------------------------
-STUDY_DATA = {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": ["age_band", "sex"],
-              "target": "outcome"}
+# -- study files -------------------------------------------------------------------------------------------------------
+STUDY_DATA = {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": ["age_band", "sex"], "target": "outcome"}
 
 
 def study(**fields) -> dict:
-    return {"data": STUDY_DATA, "model": "k-anonymity", "methods": ["all-features"], "sweep": {"k": [1, 2]},
-            "metrics": ["sfc"], **fields}
+    return {
+        "data": STUDY_DATA,
+        "model": "k-anonymity",
+        "methods": ["all-features"],
+        "sweep": {"k": [1, 2]},
+        "metrics": ["sfc"],
+        **fields,
+    }
 
 
 BAD_STUDIES = {
@@ -306,13 +381,20 @@ for name, text in BAD_JSON_TEXT.items():
     case(f"study: {name}", {"s.json": content}, ("study", "{d}/s.json", "--out", "{d}/out"))
 for name, obj in BAD_STUDIES.items():
     case(f"study: {name}", {"s.json": obj, "in.csv": PEOPLE}, ("study", "{d}/s.json", "--out", "{d}/out"))
-case("study: --max-runs 0", {"s.json": study(), "in.csv": PEOPLE},
-     ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "0"))
-case("study: grid above --max-runs", {"s.json": study(), "in.csv": PEOPLE},
-     ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "1"), hint="2 runs")
+case(
+    "study: --max-runs 0",
+    {"s.json": study(), "in.csv": PEOPLE},
+    ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "0"),
+)
+case(
+    "study: grid above --max-runs",
+    {"s.json": study(), "in.csv": PEOPLE},
+    ("study", "{d}/s.json", "--out", "{d}/out", "--max-runs", "1"),
+    hint="2 runs",
+)
 
 
-# -- manifests: hostile, malformed, and releases tampered with -----------------------------------------------------
+# -- manifests: hostile, malformed, and releases tampered with ---------------------------------------------------------
 DELETE = object()
 
 
@@ -359,10 +441,19 @@ BAD_MANIFESTS = {  # refused by both `veil verify` and `veil report`
 }
 for name, make in BAD_MANIFESTS.items():
     for command in ("verify", "report"):
-        case(f"manifest {command}: {name}", {}, (command, "{d}", *(("--no-utility",) if command == "report" else ())),
-             from_release=make)
-case("manifest verify: released file missing", {}, ("verify", "{d}"), code=1,
-     from_release=edited(output__path="gone.csv"))
+        case(
+            f"manifest {command}: {name}",
+            {},
+            (command, "{d}", *(("--no-utility",) if command == "report" else ())),
+            from_release=make,
+        )
+case(
+    "manifest verify: released file missing",
+    {},
+    ("verify", "{d}"),
+    code=1,
+    from_release=edited(output__path="gone.csv"),
+)
 VERIFY_ONLY = {  # `veil report` writes a report that says what it could not check (tested elsewhere)
     "privacy_model unknown": edited(privacy_model__name="no-such-model"),
     "privacy_model k text": edited(privacy_model__params={"k": "many"}),
@@ -386,8 +477,12 @@ REPORT_ONLY = {
 for name, make in REPORT_ONLY.items():
     case(f"manifest report: {name}", {}, ("report", "{d}", "--no-utility"), from_release=make)
 for name, text in BAD_JSON_TEXT.items():
-    case(f"manifest verify: {name}", {}, ("verify", "{d}"),
-         from_release=replaced("manifest.json", text if isinstance(text, bytes) else text.encode()))
+    case(
+        f"manifest verify: {name}",
+        {},
+        ("verify", "{d}"),
+        from_release=replaced("manifest.json", text if isinstance(text, bytes) else text.encode()),
+    )
 
 
 def _tamper(release: dict) -> dict:
@@ -395,18 +490,26 @@ def _tamper(release: dict) -> dict:
 
 
 case("tampered release: verify", {}, ("verify", "{d}"), code=1, from_release=_tamper)
-case("manifest pointing outside its folder", {"elsewhere.csv": PEOPLE}, ("verify", "{d}/rel"), hint="plain file name",
-     from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()})
-case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"),
-     from_release=lambda r: r)
+case(
+    "manifest pointing outside its folder",
+    {"elsewhere.csv": PEOPLE},
+    ("verify", "{d}/rel"),
+    hint="plain file name",
+    from_release=lambda r: {f"rel/{k}": v for k, v in edited(output__path="../elsewhere.csv")(r).items()},
+)
+case("verify with --model on a manifest", {}, ("verify", "{d}", "--model", "k-anonymity:k=2"), from_release=lambda r: r)
 
-# -- signed manifests: an edit since signing, and the key that signed ------------------------------------------------
+
+# -- signed manifests: an edit since signing, and the key that signed --------------------------------------------------
 def _other_key_pem() -> bytes:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    return Ed25519PrivateKey.generate().public_key().public_bytes(serialization.Encoding.PEM,
-                                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+    return (
+        Ed25519PrivateKey.generate()
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
 
 
 def _signer_key(release: dict) -> bytes:
@@ -425,30 +528,79 @@ SIGNED_EDITS = {  # each weakens or changes the claim; the signature no longer m
 }
 for name, make in SIGNED_EDITS.items():
     case(f"signed manifest edited: {name}", {}, ("verify", "{d}"), code=1, from_release=make)
-    case(f"signed manifest edited, report: {name}", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
-         from_release=lambda r, make=make: {**make(r), "key.pub": _signer_key(r)})
-case("--public-key: the signature taken out", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
-     hint="not signed", from_release=lambda r: {**edited()(r), "key.pub": _signer_key(r)})
-case("--public-key: another key", {}, ("verify", "{d}", "--public-key", "{d}/key.pub"), code=1,
-     hint="not by the given key", from_release=lambda r: {**r, "key.pub": _other_key_pem()})
-case("--public-key: missing", {}, ("verify", "{d}", "--public-key", "{d}/none.pub"), hint="none.pub",
-     from_release=lambda r: r)
-case("--public-key: garbage", {"key.pub": bytes(range(256))}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
-     hint="public key", from_release=lambda r: r)
-case("--public-key: a private key", {"key.pub": b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n"
-                                                 b"-----END PRIVATE KEY-----\n"},
-     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
-case("--public-key: 31 bytes", {"key.pub": b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQQ=="},
-     ("verify", "{d}", "--public-key", "{d}/key.pub"), hint="public key", from_release=lambda r: r)
-case("--public-key: a folder", {"key.pub/x": b"x"}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
-     from_release=lambda r: r)
-case("--public-key: 1 MB", {"key.pub": b"A" * 1_000_000}, ("verify", "{d}", "--public-key", "{d}/key.pub"),
-     hint="public key", from_release=lambda r: r)
-case("--public-key with a bare file", {"r.csv": PEOPLE, "key.pub": b"x"},
-     ("verify", "{d}/r.csv", *("--model", "k-anonymity:k=2"), "--public-key", "{d}/key.pub"), hint="--public-key")
+    case(
+        f"signed manifest edited, report: {name}",
+        {},
+        ("verify", "{d}", "--public-key", "{d}/key.pub"),
+        code=1,
+        from_release=lambda r, make=make: {**make(r), "key.pub": _signer_key(r)},
+    )
+case(
+    "--public-key: the signature taken out",
+    {},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    code=1,
+    hint="not signed",
+    from_release=lambda r: {**edited()(r), "key.pub": _signer_key(r)},
+)
+case(
+    "--public-key: another key",
+    {},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    code=1,
+    hint="not by the given key",
+    from_release=lambda r: {**r, "key.pub": _other_key_pem()},
+)
+case(
+    "--public-key: missing",
+    {},
+    ("verify", "{d}", "--public-key", "{d}/none.pub"),
+    hint="none.pub",
+    from_release=lambda r: r,
+)
+case(
+    "--public-key: garbage",
+    {"key.pub": bytes(range(256))},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    hint="public key",
+    from_release=lambda r: r,
+)
+case(
+    "--public-key: a private key",
+    {"key.pub": b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n"},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    hint="public key",
+    from_release=lambda r: r,
+)
+case(
+    "--public-key: 31 bytes",
+    {"key.pub": b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQQ=="},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    hint="public key",
+    from_release=lambda r: r,
+)
+case(
+    "--public-key: a folder",
+    {"key.pub/x": b"x"},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    from_release=lambda r: r,
+)
+case(
+    "--public-key: 1 MB",
+    {"key.pub": b"A" * 1_000_000},
+    ("verify", "{d}", "--public-key", "{d}/key.pub"),
+    hint="public key",
+    from_release=lambda r: r,
+)
+case(
+    "--public-key with a bare file",
+    {"r.csv": PEOPLE, "key.pub": b"x"},
+    ("verify", "{d}/r.csv", *("--model", "k-anonymity:k=2"), "--public-key", "{d}/key.pub"),
+    hint="--public-key",
+)
 
 
-# -- verify on bare damaged files -------------------------------------------------------------------------------------
+# -- verify on bare damaged files --------------------------------------------------------------------------------------
 VERIFY = ("--model", "k-anonymity:k=2")
 case("verify garbage parquet", {"r.parquet": bytes(range(256)) * 4}, ("verify", "{d}/r.parquet", *VERIFY))
 case("verify parquet magic only", {"r.parquet": b"PAR1garbagePAR1"}, ("verify", "{d}/r.parquet", *VERIFY))
@@ -459,37 +611,56 @@ case("verify binary csv", {"r.csv": bytes(range(256)) * 4}, ("verify", "{d}/r.cs
 case("verify without model", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv"))
 case("verify unknown format", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--format", "docx"))
 case("verify unknown extension", {"r.zzz": PEOPLE}, ("verify", "{d}/r.zzz", *VERIFY))
-case("verify missing quasi column", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", "nope"),
-     hint="'nope'")
+case(
+    "verify missing quasi column", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", "nope"), hint="'nope'"
+)
 case("verify missing file", {}, ("verify", "{d}/gone.csv", *VERIFY))
 case("verify folder without manifest", {"keep.txt": b"x"}, ("verify", "{d}"))
 case("report folder without manifest", {"keep.txt": b"x"}, ("report", "{d}"))
 
 
-# -- what a killed export leaves: a journal Veil did not write is refused, and nothing is touched -------------------
+# -- what a killed export leaves: a journal Veil did not write is refused, and nothing is touched ----------------------
 # The export folder sits two levels below the case's folder, so "../../victim.txt" is a file of the case.
 OUT = "a/b/out"
 STAGING = ".veil-staging-planted"
 PID = 4242  # the process a planted lock names
 VICTIM = b"a file outside the export folder\n"
 NOTES = b"the user's own notes, inside the export folder\n"
-OUT_RUN = ("run", "--method", "all-features", "--metrics", "sfc", "--no-report", "--data", "{d}/in.csv", *ROLES,
-           "--out", f"{{d}}/{OUT}")
+OUT_RUN = (
+    "run",
+    "--method",
+    "all-features",
+    "--metrics",
+    "sfc",
+    "--no-report",
+    "--data",
+    "{d}/in.csv",
+    *ROLES,
+    "--out",
+    f"{{d}}/{OUT}",
+)
 OUT_VERIFY = ("verify", f"{{d}}/{OUT}")
 
 
 def in_out(release: dict) -> dict:
     """A real export's files in the export folder, with the victims around it."""
-    return {**{f"{OUT}/{k}": v for k, v in release.items()}, "in.csv": PEOPLE, "victim.txt": VICTIM,
-            "a/victim.txt": VICTIM, f"{OUT}/notes.txt": NOTES, f"{OUT}/sub/notes.txt": NOTES}
+    return {
+        **{f"{OUT}/{k}": v for k, v in release.items()},
+        "in.csv": PEOPLE,
+        "victim.txt": VICTIM,
+        "a/victim.txt": VICTIM,
+        f"{OUT}/notes.txt": NOTES,
+        f"{OUT}/sub/notes.txt": NOTES,
+    }
 
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def planted(entries: Callable, *, bind: bool = True, pid: int = PID, extra: Callable | None = None,
-            mode: int = 0o700) -> Callable:
+def planted(
+    entries: Callable, *, bind: bool = True, pid: int = PID, extra: Callable | None = None, mode: int = 0o700
+) -> Callable:
     """A maker of a stale staging folder in the export folder: a lock naming ``PID`` that no process
     holds, an ``old`` folder, and a journal of a commit under way whose fields are ``entries(d)``.
     With ``bind`` the journal names its folder as Veil's does (name and inode) and the lock's process,
@@ -514,46 +685,104 @@ def planted(entries: Callable, *, bind: bool = True, pid: int = PID, extra: Call
 UNFINISHED = {"release.zzz": "0" * 64}  # a file the commit had not moved yet: Veil would roll the commit back
 
 
-def journal_case(name: str, plant: Callable, hint: str, *, commands=("run", "verify"), process: bool = False,
-                 files: dict | None = None) -> None:
+def journal_case(
+    name: str,
+    plant: Callable,
+    hint: str,
+    *,
+    commands=("run", "verify"),
+    process: bool = False,
+    files: dict | None = None,
+) -> None:
     for command in commands:
-        case(f"journal {command}: {name}", files or {}, OUT_RUN if command == "run" else OUT_VERIFY, hint=hint,
-             from_release=in_out, plant=plant, process=process)
+        case(
+            f"journal {command}: {name}",
+            files or {},
+            OUT_RUN if command == "run" else OUT_VERIFY,
+            hint=hint,
+            from_release=in_out,
+            plant=plant,
+            process=process,
+        )
 
 
-journal_case("an absolute path", planted(lambda d: {"new": {str(d / "victim.txt"): digest(d / "victim.txt"),
-                                                             **UNFINISHED}}), "plain file name")
-journal_case("a path two levels up", planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"),
-                                                                 **UNFINISHED}}), "plain file name")
-journal_case("a backup put back outside the folder",
-             planted(lambda d: {"new": {"../../victim.txt": "0" * 64}, "backed_up": ["../../victim.txt"]},
-                     extra=lambda d, staging: (d / OUT / "victim.txt").write_bytes(b"attacker's content\n")),
-             "plain file name")
+journal_case(
+    "an absolute path",
+    planted(lambda d: {"new": {str(d / "victim.txt"): digest(d / "victim.txt"), **UNFINISHED}}),
+    "plain file name",
+)
+journal_case(
+    "a path two levels up",
+    planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"), **UNFINISHED}}),
+    "plain file name",
+)
+journal_case(
+    "a backup put back outside the folder",
+    planted(
+        lambda d: {"new": {"../../victim.txt": "0" * 64}, "backed_up": ["../../victim.txt"]},
+        extra=lambda d, staging: (d / OUT / "victim.txt").write_bytes(b"attacker's content\n"),
+    ),
+    "plain file name",
+)
 journal_case("/dev/zero", planted(lambda d: {"new": {"/dev/zero": "0" * 64}}), "plain file name", process=True)
-journal_case("a NUL in a name", planted(lambda d: {"new": {"release.csv\x00../../victim.txt": "0" * 64,
-                                                            **UNFINISHED}}), "plain file name")
-journal_case("a path separator", planted(lambda d: {"new": {"sub/notes.txt": digest(d / OUT / "sub/notes.txt"),
-                                                             **UNFINISHED}}), "plain file name")
+journal_case(
+    "a NUL in a name",
+    planted(lambda d: {"new": {"release.csv\x00../../victim.txt": "0" * 64, **UNFINISHED}}),
+    "plain file name",
+)
+journal_case(
+    "a path separator",
+    planted(lambda d: {"new": {"sub/notes.txt": digest(d / OUT / "sub/notes.txt"), **UNFINISHED}}),
+    "plain file name",
+)
 journal_case("a backslash", planted(lambda d: {"new": {"..\\..\\victim.txt": "0" * 64}}), "plain file name")
 journal_case("a staging folder's name", planted(lambda d: {"new": {STAGING: "0" * 64}}), "plain file name")
-journal_case("a journal of another folder",
-             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED},
-                                "folder": {"name": ".veil-staging-elsewhere", "inode": 12345}}), "another folder")
-journal_case("a journal without its folder", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
-                                                                        **UNFINISHED}}, bind=False), "folder")
-journal_case("a journal of another process", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
-                                                                         **UNFINISHED}}, pid=777), "lock")
-journal_case("a staging folder others may write to",
-             planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, mode=0o777),
-             "other users")
-journal_case("a journal that is not JSON", planted(lambda d: {}, extra=lambda d, staging: (
-    staging / "journal.json").write_bytes(b"{not json")), "journal")
-journal_case("a journal with a key twice", planted(lambda d: {}, extra=lambda d, staging: (
-    staging / "journal.json").write_bytes(b'{"state": "committed", "state": "committing"}')), "journal")
-journal_case("a huge journal", planted(lambda d: {"new": {f"file-{i:07d}.csv": "0" * 64 for i in range(30_000)}}),
-             "bytes")
-journal_case("a journal naming thousands of files",
-             planted(lambda d: {"new": {f"f{i}": "0" * 64 for i in range(5000)}}), "1,000")
+journal_case(
+    "a journal of another folder",
+    planted(
+        lambda d: {
+            "new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED},
+            "folder": {"name": ".veil-staging-elsewhere", "inode": 12345},
+        }
+    ),
+    "another folder",
+)
+journal_case(
+    "a journal without its folder",
+    planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, bind=False),
+    "folder",
+)
+journal_case(
+    "a journal of another process",
+    planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, pid=777),
+    "lock",
+)
+journal_case(
+    "a staging folder others may write to",
+    planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, mode=0o777),
+    "other users",
+)
+journal_case(
+    "a journal that is not JSON",
+    planted(lambda d: {}, extra=lambda d, staging: (staging / "journal.json").write_bytes(b"{not json")),
+    "journal",
+)
+journal_case(
+    "a journal with a key twice",
+    planted(
+        lambda d: {},
+        extra=lambda d, staging: (staging / "journal.json").write_bytes(
+            b'{"state": "committed", "state": "committing"}'
+        ),
+    ),
+    "journal",
+)
+journal_case(
+    "a huge journal", planted(lambda d: {"new": {f"file-{i:07d}.csv": "0" * 64 for i in range(30_000)}}), "bytes"
+)
+journal_case(
+    "a journal naming thousands of files", planted(lambda d: {"new": {f"f{i}": "0" * 64 for i in range(5000)}}), "1,000"
+)
 
 
 def _link_journal(d: Path, staging: Path) -> None:
@@ -564,9 +793,11 @@ def _link_journal(d: Path, staging: Path) -> None:
     (staging / "journal.json").symlink_to(d / "evil.json")
 
 
-journal_case("a journal that is a link",
-             planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"), **UNFINISHED}},
-                     extra=_link_journal), "symbolic link")
+journal_case(
+    "a journal that is a link",
+    planted(lambda d: {"new": {"../../victim.txt": digest(d / "a/victim.txt"), **UNFINISHED}}, extra=_link_journal),
+    "symbolic link",
+)
 
 
 def _link_lock(d: Path, staging: Path) -> None:
@@ -574,8 +805,11 @@ def _link_lock(d: Path, staging: Path) -> None:
     (staging / "lock").symlink_to(d / "victim.txt")
 
 
-journal_case("a lock that is a link", planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"),
-                                                                  **UNFINISHED}}, extra=_link_lock), "symbolic link")
+journal_case(
+    "a lock that is a link",
+    planted(lambda d: {"new": {"notes.txt": digest(d / OUT / "notes.txt"), **UNFINISHED}}, extra=_link_lock),
+    "symbolic link",
+)
 
 
 def _link_old(d: Path, staging: Path) -> None:
@@ -586,9 +820,11 @@ def _link_old(d: Path, staging: Path) -> None:
     (staging / "old").symlink_to(d / "stash")
 
 
-journal_case("an old folder that is a link",
-             planted(lambda d: {"new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"]}, extra=_link_old),
-             "symbolic link")
+journal_case(
+    "an old folder that is a link",
+    planted(lambda d: {"new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"]}, extra=_link_old),
+    "symbolic link",
+)
 
 
 def _staging_link(d: Path) -> None:
@@ -597,9 +833,18 @@ def _staging_link(d: Path) -> None:
     (elsewhere / "old").mkdir(parents=True)
     (elsewhere / "old/release.csv").write_bytes(VICTIM)
     (elsewhere / "lock").write_text(str(PID))
-    (elsewhere / "journal.json").write_text(json.dumps({
-        "state": "committing", "new": {"release.csv": "0" * 64}, "backed_up": ["release.csv"], "remove": [],
-        "pid": PID, "folder": {"name": STAGING, "inode": os.lstat(elsewhere).st_ino}}))
+    (elsewhere / "journal.json").write_text(
+        json.dumps(
+            {
+                "state": "committing",
+                "new": {"release.csv": "0" * 64},
+                "backed_up": ["release.csv"],
+                "remove": [],
+                "pid": PID,
+                "folder": {"name": STAGING, "inode": os.lstat(elsewhere).st_ino},
+            }
+        )
+    )
     (d / OUT / STAGING).symlink_to(elsewhere)
 
 
@@ -621,8 +866,13 @@ def _release_fifo(d: Path, staging: Path | None = None) -> None:
     os.mkfifo(d / OUT / "release.csv")
 
 
-journal_case("an entry that is a FIFO", planted(lambda d: {"new": {"release.csv": "0" * 64}}, extra=_release_fifo),
-             "named pipe", commands=("verify",), process=True)
+journal_case(
+    "an entry that is a FIFO",
+    planted(lambda d: {"new": {"release.csv": "0" * 64}}, extra=_release_fifo),
+    "named pipe",
+    commands=("verify",),
+    process=True,
+)
 
 # -- never open a FIFO, a socket or a device: `veil verify` and `veil report` would wait forever -----------------------
 FIFO = "named pipe"
@@ -640,106 +890,279 @@ def fifo(*names: str) -> Callable:
 
 for command in ("verify", "report"):
     extra = ("--no-utility",) if command == "report" else ()
-    case(f"fifo {command}: the release", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
-         plant=fifo("release.csv"), process=True)
-    case(f"fifo {command}: the manifest", {}, (command, "{d}", *extra), hint=FIFO, from_release=lambda r: r,
-         plant=fifo("manifest.json"), process=True)
-    case(f"device {command}: the release a link to /dev/zero", {}, (command, "{d}", *extra), hint="character device",
-         from_release=lambda r: {k: v for k, v in r.items() if k != "release.csv"}, links={"release.csv": "/dev/zero"},
-         process=True)
-case("fifo verify: a report beside the release", {}, ("verify", "{d}"), hint=FIFO, from_release=lambda r: r,
-     plant=fifo("report.html"), process=True)
+    case(
+        f"fifo {command}: the release",
+        {},
+        (command, "{d}", *extra),
+        hint=FIFO,
+        from_release=lambda r: r,
+        plant=fifo("release.csv"),
+        process=True,
+    )
+    case(
+        f"fifo {command}: the manifest",
+        {},
+        (command, "{d}", *extra),
+        hint=FIFO,
+        from_release=lambda r: r,
+        plant=fifo("manifest.json"),
+        process=True,
+    )
+    case(
+        f"device {command}: the release a link to /dev/zero",
+        {},
+        (command, "{d}", *extra),
+        hint="character device",
+        from_release=lambda r: {k: v for k, v in r.items() if k != "release.csv"},
+        links={"release.csv": "/dev/zero"},
+        process=True,
+    )
+case(
+    "fifo verify: a report beside the release",
+    {},
+    ("verify", "{d}"),
+    hint=FIFO,
+    from_release=lambda r: r,
+    plant=fifo("report.html"),
+    process=True,
+)
 case("fifo verify: a bare release", {}, ("verify", "{d}/r.csv", *VERIFY), hint=FIFO, plant=fifo("r.csv"), process=True)
 HIERARCHY = "20-29;*\n30-39;*\n40-49;*\n"
-case("fifo run: a hierarchy file", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h.csv"),
-     hint=FIFO, plant=fifo("h.csv"), process=True)
-case("fifo run: a project file", {"in.csv": PEOPLE}, ("run", "{d}/p.json", "--out", "{d}/out"), hint=FIFO,
-     plant=fifo("p.json"), process=True)
-case("fifo study: the study file", {"in.csv": PEOPLE}, ("study", "{d}/s.json", "--out", "{d}/out"), hint=FIFO,
-     plant=fifo("s.json"), process=True)
+case(
+    "fifo run: a hierarchy file",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h.csv"),
+    hint=FIFO,
+    plant=fifo("h.csv"),
+    process=True,
+)
+case(
+    "fifo run: a project file",
+    {"in.csv": PEOPLE},
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint=FIFO,
+    plant=fifo("p.json"),
+    process=True,
+)
+case(
+    "fifo study: the study file",
+    {"in.csv": PEOPLE},
+    ("study", "{d}/s.json", "--out", "{d}/out"),
+    hint=FIFO,
+    plant=fifo("s.json"),
+    process=True,
+)
 case("fifo inspect: the data", {}, ("inspect", "{d}/in.csv"), hint=FIFO, plant=fifo("in.csv"), process=True)
-case("fifo run: --names-from", {"in.csv": PEOPLE.split(b"\n", 1)[1]},
-     (*FILE_RUN, "--names-from", "{d}/names.txt"), hint=FIFO, plant=fifo("names.txt"), process=True)
+case(
+    "fifo run: --names-from",
+    {"in.csv": PEOPLE.split(b"\n", 1)[1]},
+    (*FILE_RUN, "--names-from", "{d}/names.txt"),
+    hint=FIFO,
+    plant=fifo("names.txt"),
+    process=True,
+)
 
-# -- an input of the run where the export would write: refused, naming it ------------------------------------------
+# -- an input of the run where the export would write: refused, naming it ----------------------------------------------
 HEADER, BODY = PEOPLE.split(b"\n", 1)
 for member in ("release.csv", "manifest.json"):
-    case(f"input in the output folder: a hierarchy as {member}", {"in.csv": PEOPLE, f"out/{member}": HIERARCHY},
-         (*FILE_RUN, *ROLES, "--hierarchy", f"age_band={{d}}/out/{member}"), hint=f"hierarchy file {{d}}/out/{member}")
-case("input in the output folder: --names-from as release.csv", {"in.csv": BODY, "out/release.csv": HEADER + b"\n"},
-     (*FILE_RUN, *ROLES, "--names-from", "{d}/out/release.csv"), hint="input file {d}/out/release.csv")
-case("input in the output folder: a project's hierarchy as release.csv",
-     {"in.csv": PEOPLE, "out/release.csv": HIERARCHY,
-      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}})},
-     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/release.csv")
-case("input in the output folder: a project of two runs, a hierarchy as run-2/release.parquet",
-     {"in.csv": PEOPLE, "out/run-2/release.parquet": HIERARCHY,
-      "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/run-2/release.parquet"}},
-                        runs=[OK_RUN, OK_RUN])},
-     ("run", "{d}/p.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/run-2/release.parquet")
-case("input in the output folder: the data as report.pdf", {"out/report.pdf": PEOPLE},
-     ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/out/report.pdf", "--input-format", "csv",
-      *ROLES, "--out", "{d}/out"), hint="input file {d}/out/report.pdf")
-case("input in the output folder: a study's data as results.csv",
-     {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
-     ("study", "{d}/s.json", "--out", "{d}/out"), hint="input file {d}/out/results.csv")
-case("input in the output folder: a study's hierarchy as a chart's data",
-     {"in.csv": PEOPLE, "out/chart-1-metric-bars.csv": HIERARCHY,
-      "s.json": study(data={**STUDY_DATA, "hierarchies": {"age_band": "out/chart-1-metric-bars.csv"}},
-                      charts=[{"name": "metric-bars", "params": {"metric": "sfc"}}])},
-     ("study", "{d}/s.json", "--out", "{d}/out"), hint="hierarchy file {d}/out/chart-1-metric-bars.csv")
-case("input in the output folder: the study file as results.csv", {"in.csv": PEOPLE, "out/results.csv": study()},
-     ("study", "{d}/out/results.csv", "--out", "{d}/out"), hint="study file {d}/out/results.csv")
+    case(
+        f"input in the output folder: a hierarchy as {member}",
+        {"in.csv": PEOPLE, f"out/{member}": HIERARCHY},
+        (*FILE_RUN, *ROLES, "--hierarchy", f"age_band={{d}}/out/{member}"),
+        hint=f"hierarchy file {{d}}/out/{member}",
+    )
+case(
+    "input in the output folder: --names-from as release.csv",
+    {"in.csv": BODY, "out/release.csv": HEADER + b"\n"},
+    (*FILE_RUN, *ROLES, "--names-from", "{d}/out/release.csv"),
+    hint="input file {d}/out/release.csv",
+)
+case(
+    "input in the output folder: a project's hierarchy as release.csv",
+    {
+        "in.csv": PEOPLE,
+        "out/release.csv": HIERARCHY,
+        "p.json": project(data={**OK_DATA, "hierarchies": {"age_band": "out/release.csv"}}),
+    },
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint="hierarchy file {d}/out/release.csv",
+)
+case(
+    "input in the output folder: a project of two runs, a hierarchy as run-2/release.parquet",
+    {
+        "in.csv": PEOPLE,
+        "out/run-2/release.parquet": HIERARCHY,
+        "p.json": project(
+            data={**OK_DATA, "hierarchies": {"age_band": "out/run-2/release.parquet"}}, runs=[OK_RUN, OK_RUN]
+        ),
+    },
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint="hierarchy file {d}/out/run-2/release.parquet",
+)
+case(
+    "input in the output folder: the data as report.pdf",
+    {"out/report.pdf": PEOPLE},
+    (
+        "run",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--data",
+        "{d}/out/report.pdf",
+        "--input-format",
+        "csv",
+        *ROLES,
+        "--out",
+        "{d}/out",
+    ),
+    hint="input file {d}/out/report.pdf",
+)
+case(
+    "input in the output folder: a study's data as results.csv",
+    {"out/results.csv": PEOPLE, "s.json": study(data={**STUDY_DATA, "path": "out/results.csv"})},
+    ("study", "{d}/s.json", "--out", "{d}/out"),
+    hint="input file {d}/out/results.csv",
+)
+case(
+    "input in the output folder: a study's hierarchy as a chart's data",
+    {
+        "in.csv": PEOPLE,
+        "out/chart-1-metric-bars.csv": HIERARCHY,
+        "s.json": study(
+            data={**STUDY_DATA, "hierarchies": {"age_band": "out/chart-1-metric-bars.csv"}},
+            charts=[{"name": "metric-bars", "params": {"metric": "sfc"}}],
+        ),
+    },
+    ("study", "{d}/s.json", "--out", "{d}/out"),
+    hint="hierarchy file {d}/out/chart-1-metric-bars.csv",
+)
+case(
+    "input in the output folder: the study file as results.csv",
+    {"in.csv": PEOPLE, "out/results.csv": study()},
+    ("study", "{d}/out/results.csv", "--out", "{d}/out"),
+    hint="study file {d}/out/results.csv",
+)
 
-# -- a parameter given twice, an empty --quasi, a line break as delimiter ------------------------------------------
-case("parameter twice: k=50,k=2", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=50,k=2"),
-     hint="'k' is given twice")
-case("parameter twice: in a method", {"in.csv": PEOPLE}, ("run", "--method", "all-features:a=1, a=2", "--data",
-                                                         "{d}/in.csv", "--out", "{d}/out"), hint="'a' is given twice")
-case("parameter twice: in a verified model", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", "--model",
-                                                                 "k-anonymity:k=13,k=1"), hint="'k' is given twice")
-for flag, values in {"--seed": ("1", "2"), "--out": ("{d}/out", "{d}/other"), "--format": ("csv", "tsv"),
-                     "--risk-threshold": ("0.2", "0.5"), "--target": ("outcome", "smoker"),
-                     "--delimiter": (",", ";"), "--encoding": ("utf-8", "latin-1"), "--skip-rows": ("0", "1"),
-                     "--metrics": ("sfc", "auc")}.items():
-    case(f"option twice: {flag}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, values[0], flag, values[1]),
-         hint=f"{flag} is given twice")
-case("option twice: --data", {"in.csv": PEOPLE, "other.csv": PEOPLE}, (*FILE_RUN, "--data", "{d}/other.csv"),
-     hint="--data is given twice")
-case("option twice: --method", {"in.csv": PEOPLE}, (*FILE_RUN, "--method", "laplace-dp-fs"),
-     hint="--method is given twice")
-case("option twice: verify --format", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--format", "csv",
-                                                           "--format", "tsv"), hint="--format is given twice")
-case("two hierarchies for one column", {"in.csv": PEOPLE, "h1.csv": HIERARCHY, "h2.csv": HIERARCHY},
-     (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h1.csv", "--hierarchy", "age_band={d}/h2.csv"),
-     hint="'age_band'")
+# -- a parameter given twice, an empty --quasi, a line break as delimiter ----------------------------------------------
+case(
+    "parameter twice: k=50,k=2",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=50,k=2"),
+    hint="'k' is given twice",
+)
+case(
+    "parameter twice: in a method",
+    {"in.csv": PEOPLE},
+    ("run", "--method", "all-features:a=1, a=2", "--data", "{d}/in.csv", "--out", "{d}/out"),
+    hint="'a' is given twice",
+)
+case(
+    "parameter twice: in a verified model",
+    {"r.csv": PEOPLE},
+    ("verify", "{d}/r.csv", "--model", "k-anonymity:k=13,k=1"),
+    hint="'k' is given twice",
+)
+for flag, values in {
+    "--seed": ("1", "2"),
+    "--out": ("{d}/out", "{d}/other"),
+    "--format": ("csv", "tsv"),
+    "--risk-threshold": ("0.2", "0.5"),
+    "--target": ("outcome", "smoker"),
+    "--delimiter": (",", ";"),
+    "--encoding": ("utf-8", "latin-1"),
+    "--skip-rows": ("0", "1"),
+    "--metrics": ("sfc", "auc"),
+}.items():
+    case(
+        f"option twice: {flag}",
+        {"in.csv": PEOPLE},
+        (*FILE_RUN, flag, values[0], flag, values[1]),
+        hint=f"{flag} is given twice",
+    )
+case(
+    "option twice: --data",
+    {"in.csv": PEOPLE, "other.csv": PEOPLE},
+    (*FILE_RUN, "--data", "{d}/other.csv"),
+    hint="--data is given twice",
+)
+case(
+    "option twice: --method",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, "--method", "laplace-dp-fs"),
+    hint="--method is given twice",
+)
+case(
+    "option twice: verify --format",
+    {"r.csv": PEOPLE},
+    ("verify", "{d}/r.csv", *VERIFY, "--format", "csv", "--format", "tsv"),
+    hint="--format is given twice",
+)
+case(
+    "two hierarchies for one column",
+    {"in.csv": PEOPLE, "h1.csv": HIERARCHY, "h2.csv": HIERARCHY},
+    (*FILE_RUN, *ROLES, "--hierarchy", "age_band={d}/h1.csv", "--hierarchy", "age_band={d}/h2.csv"),
+    hint="'age_band'",
+)
 for flag in ("--quasi", "--identifier", "--sensitive"):
     for empty in ("", ",", " , "):
         case(f"empty {flag} {empty!r}", {"in.csv": PEOPLE}, (*FILE_RUN, flag, empty), hint=flag)
 case("empty verify --quasi", {"r.csv": PEOPLE}, ("verify", "{d}/r.csv", *VERIFY, "--quasi", ""), hint="--quasi")
 case("empty --names", {"in.csv": BODY}, ("inspect", "{d}/in.csv", "--names", ""), hint="--names")
 for delimiter in ("\n", "\r", "\r\n", "\x0b", "\x0c", "\x1e", "\x85", "\u2028", "a\nb"):
-    case(f"delimiter {delimiter!r}: inspect", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--delimiter", delimiter),
-         hint="line break")
+    case(
+        f"delimiter {delimiter!r}: inspect",
+        {"in.csv": PEOPLE},
+        ("inspect", "{d}/in.csv", "--delimiter", delimiter),
+        hint="line break",
+    )
 case("delimiter line break: run", {"in.csv": PEOPLE}, (*FILE_RUN, "--delimiter", "\n"), hint="line break")
-case("delimiter line break: transactions", {"in.dat": b"1 2 3\n2 3\n"}, ("inspect", "{d}/in.dat", "--delimiter",
-                                                                          "\n"), hint="line break")
-case("delimiter line break: a project", {"in.csv": PEOPLE, "p.json": project(data={**OK_DATA, "delimiter": "\n"})},
-     ("run", "{d}/p.json", "--out", "{d}/out"), hint="line break")
-DUPLICATE_K = ('{"veil_project": 1, "data": {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": '
-               '["age_band", "sex"], "target": "outcome"}, "runs": [{"method": "all-features", "metrics": ["sfc"], '
-               '"model": {"name": "k-anonymity", "params": {"k": 50, "k": 2}}}]}')
-case("project: a parameter twice", {"in.csv": PEOPLE, "p.json": DUPLICATE_K}, ("run", "{d}/p.json", "--out", "{d}/out"),
-     hint="'k' is given twice")
-case("study: a key twice", {"in.csv": PEOPLE, "s.json": json.dumps(study())[:-1] + ', "model": "k-anonymity"}'},
-     ("study", "{d}/s.json", "--out", "{d}/out"), hint="'model' is given twice")
-for flag, value in {"--seed": "3", "--quasi": "sex", "--target": "outcome", "--delimiter": ";",
-                    "--hierarchy": "age_band={d}/h.csv", "--drop-missing": None}.items():
-    case(f"project with {flag}", {"in.csv": PEOPLE, "p.json": project(), "h.csv": HIERARCHY},
-         ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())), hint=flag)
+case(
+    "delimiter line break: transactions",
+    {"in.dat": b"1 2 3\n2 3\n"},
+    ("inspect", "{d}/in.dat", "--delimiter", "\n"),
+    hint="line break",
+)
+case(
+    "delimiter line break: a project",
+    {"in.csv": PEOPLE, "p.json": project(data={**OK_DATA, "delimiter": "\n"})},
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint="line break",
+)
+DUPLICATE_K = (
+    '{"veil_project": 1, "data": {"path": "in.csv", "identifiers": ["name"], "quasi_identifiers": '
+    '["age_band", "sex"], "target": "outcome"}, "runs": [{"method": "all-features", "metrics": ["sfc"], '
+    '"model": {"name": "k-anonymity", "params": {"k": 50, "k": 2}}}]}'
+)
+case(
+    "project: a parameter twice",
+    {"in.csv": PEOPLE, "p.json": DUPLICATE_K},
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint="'k' is given twice",
+)
+case(
+    "study: a key twice",
+    {"in.csv": PEOPLE, "s.json": json.dumps(study())[:-1] + ', "model": "k-anonymity"}'},
+    ("study", "{d}/s.json", "--out", "{d}/out"),
+    hint="'model' is given twice",
+)
+for flag, value in {
+    "--seed": "3",
+    "--quasi": "sex",
+    "--target": "outcome",
+    "--delimiter": ";",
+    "--hierarchy": "age_band={d}/h.csv",
+    "--drop-missing": None,
+}.items():
+    case(
+        f"project with {flag}",
+        {"in.csv": PEOPLE, "p.json": project(), "h.csv": HIERARCHY},
+        ("run", "{d}/p.json", "--out", "{d}/out", flag, *((value,) if value else ())),
+        hint=flag,
+    )
 
 
-# -- item-set files: read by their grammar, refused when they are neither transactions nor a table ------------------
+# -- item-set files: read by their grammar, refused when they are neither transactions nor a table ---------------------
 NEITHER = {  # lines of different lengths (so no table) holding a field no transaction holds
     "a negative id": (b"1 2 3\n4 -5\n6 7 8 9\n", "'-5', a negative number"),
     "a fractional id": (b"1 2 3\n4 5.5\n6 7 8 9\n", "'5.5', not a whole number"),
@@ -751,15 +1174,28 @@ NEITHER = {  # lines of different lengths (so no table) holding a field no trans
 for name, (content, hint) in NEITHER.items():
     for ext in ("dat", "spmf", "txt"):
         case(f"item sets: {name} (.{ext})", {f"in.{ext}": content}, ("inspect", f"{{d}}/in.{ext}"), hint=hint)
-    case(f"item sets: {name}, run", {"in.dat": content},
-         ("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", "{d}/in.dat", "--out", "{d}/out"), hint=hint)
-case("skip-rows 10**30", {"in.csv": PEOPLE}, ("inspect", "{d}/in.csv", "--skip-rows", str(10**30)),
-     hint="leaves nothing to read", process=True)
-case("skip-rows 10**30 on item sets", {"in.dat": b"1 2\n3\n"}, ("inspect", "{d}/in.dat", "--skip-rows", str(10**30)),
-     process=True)
+    case(
+        f"item sets: {name}, run",
+        {"in.dat": content},
+        ("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", "{d}/in.dat", "--out", "{d}/out"),
+        hint=hint,
+    )
+case(
+    "skip-rows 10**30",
+    {"in.csv": PEOPLE},
+    ("inspect", "{d}/in.csv", "--skip-rows", str(10**30)),
+    hint="leaves nothing to read",
+    process=True,
+)
+case(
+    "skip-rows 10**30 on item sets",
+    {"in.dat": b"1 2\n3\n"},
+    ("inspect", "{d}/in.dat", "--skip-rows", str(10**30)),
+    process=True,
+)
 
 
-# -- internal errors that must be one line: nested parquet, no columns, only identifiers, ±1e308 ---------------------
+# -- internal errors that must be one line: nested parquet, no columns, only identifiers, ±1e308 -----------------------
 def _parquet(columns: dict, types: dict | None = None) -> bytes:
     import io
 
@@ -781,82 +1217,199 @@ def _map_type():
 PARQUETS = {
     "a list column": (lambda: _parquet({"a": [[1, 2], [3]], "b": [1, 2]}), "'a' holds lists"),
     "a struct column": (lambda: _parquet({"a": [{"x": 1}, {"x": 2}], "b": [1, 2]}), "'a' holds records"),
-    "a map column": (lambda: _parquet({"a": [[("k", 1)], [("j", 2)]], "b": [1, 2]}, {"a": _map_type()}),
-                     "'a' holds key–value maps"),
+    "a map column": (
+        lambda: _parquet({"a": [[("k", 1)], [("j", 2)]], "b": [1, 2]}, {"a": _map_type()}),
+        "'a' holds key–value maps",
+    ),
     "a list of lists column": (lambda: _parquet({"b": [1, 2], "a": [[[1]], [[2]]]}), "'a' holds lists"),
     "no columns": (lambda: _parquet({}), "no columns"),
     "no records": (lambda: _parquet({"a": []}, {"a": __import__("pyarrow").int64()}), "no records"),
 }
 for name, (make, hint) in PARQUETS.items():
     case(f"parquet with {name}: inspect", {"in.parquet": make()}, ("inspect", "{d}/in.parquet"), hint=hint)
-    case(f"parquet with {name}: run", {"in.parquet": make()},
-         ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/in.parquet", "--out", "{d}/out"),
-         hint=hint)
-case("every column an identifier", {"in.csv": PEOPLE},
-     (*FILE_RUN, "--identifier", "name,age_band,sex,postcode,smoker,outcome"), hint="every column is marked identifier")
+    case(
+        f"parquet with {name}: run",
+        {"in.parquet": make()},
+        ("run", "--method", "all-features", "--metrics", "sfc", "--data", "{d}/in.parquet", "--out", "{d}/out"),
+        hint=hint,
+    )
+case(
+    "every column an identifier",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, "--identifier", "name,age_band,sex,postcode,smoker,outcome"),
+    hint="every column is marked identifier",
+)
 HUGE = b"x,y,z\n1e308,a,0\n-1e308,b,1\n1e308,a,0\n-1e308,b,1\n5,a,1\n6,b,0\n"
 for method in ("mondrian", "global-recoding"):
-    case(f"±1e308 in a numeric quasi-identifier: {method}", {"in.csv": HUGE},
-         ("run", "--data", "{d}/in.csv", "--quasi", "x,y", "--method", method, "--model", "k-anonymity:k=2",
-          "--no-report", "--out", "{d}/out"), hint="'x'", process=True)
+    case(
+        f"±1e308 in a numeric quasi-identifier: {method}",
+        {"in.csv": HUGE},
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--quasi",
+            "x,y",
+            "--method",
+            method,
+            "--model",
+            "k-anonymity:k=2",
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        hint="'x'",
+        process=True,
+    )
 for params in ("l=1e308", "l=1e308,variant=recursive,c=1e308", "l=1e308,variant=entropy"):
-    case(f"l-diversity {params}: no warning", {"in.csv": PEOPLE},
-         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--quasi", "age_band,sex", "--sensitive", "outcome",
-          "--method", "mondrian", "--model", f"l-diversity:{params}", "--release-sensitive", "outcome",
-          "--no-report", "--out", "{d}/out"), hint="l-diversity", process=True)
+    case(
+        f"l-diversity {params}: no warning",
+        {"in.csv": PEOPLE},
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--sensitive",
+            "outcome",
+            "--method",
+            "mondrian",
+            "--model",
+            f"l-diversity:{params}",
+            "--release-sensitive",
+            "outcome",
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        hint="l-diversity",
+        process=True,
+    )
 
 
-# -- a randomised method that may release a sensitive column: asked before the run ----------------------------------
+# -- a randomised method that may release a sensitive column: asked before the run -------------------------------------
 for method in ("laplace-dp-fs", "exponential-dp-fs", "laplace-dp-fs:m=1"):
-    case(f"unagreed sensitive column, {method}: refused before the run", {"in.csv": PEOPLE},
-         ("run", "--data", "{d}/in.csv", "--identifier", "name", "--sensitive", "smoker", "--target", "outcome",
-          "--method", method, "--no-report", "--out", "{d}/out"), hint="asked before the run")
+    case(
+        f"unagreed sensitive column, {method}: refused before the run",
+        {"in.csv": PEOPLE},
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--identifier",
+            "name",
+            "--sensitive",
+            "smoker",
+            "--target",
+            "outcome",
+            "--method",
+            method,
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        hint="asked before the run",
+    )
 
 
-# -- a project's runs: counted and each checked before the first starts ----------------------------------------------
+# -- a project's runs: counted and each checked before the first starts ------------------------------------------------
 MANY = [OK_RUN] * 10_001
-case("project of 10,001 runs", {"in.csv": PEOPLE, "p.json": project(runs=MANY)}, ("run", "{d}/p.json", "--out", "{d}/out"),
-     hint="more than the limit of 10,000")
-case("project above its --max-runs", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 3)},
-     ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs", "2"), hint="more than the limit of 2")
+case(
+    "project of 10,001 runs",
+    {"in.csv": PEOPLE, "p.json": project(runs=MANY)},
+    ("run", "{d}/p.json", "--out", "{d}/out"),
+    hint="more than the limit of 10,000",
+)
+case(
+    "project above its --max-runs",
+    {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 3)},
+    ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs", "2"),
+    hint="more than the limit of 2",
+)
 case("--max-runs without a project", {"in.csv": PEOPLE}, (*FILE_RUN, "--max-runs", "5"), hint="--max-runs")
-case("--max-runs 0", {"in.csv": PEOPLE, "p.json": project()}, ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs",
-                                                              "0"), hint="--max-runs")
-for what, last in {"an unknown method": {"method": "no-such-method"},
-                   "an unknown metric": {**OK_RUN, "metrics": ["beauty"]},
-                   "a bad method parameter": {"method": {"name": "laplace-dp-fs", "params": {"m": 99}}},
-                   "an unknown model": {**OK_RUN, "model": "no-such-model"},
-                   "a method without its model": {"method": "mondrian"}}.items():
-    case(f"project whose last run has {what}", {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 5 + [last])},
-         ("run", "{d}/p.json", "--out", "{d}/out"), hint="run 6 of 6")
+case(
+    "--max-runs 0",
+    {"in.csv": PEOPLE, "p.json": project()},
+    ("run", "{d}/p.json", "--out", "{d}/out", "--max-runs", "0"),
+    hint="--max-runs",
+)
+for what, last in {
+    "an unknown method": {"method": "no-such-method"},
+    "an unknown metric": {**OK_RUN, "metrics": ["beauty"]},
+    "a bad method parameter": {"method": {"name": "laplace-dp-fs", "params": {"m": 99}}},
+    "an unknown model": {**OK_RUN, "model": "no-such-model"},
+    "a method without its model": {"method": "mondrian"},
+}.items():
+    case(
+        f"project whose last run has {what}",
+        {"in.csv": PEOPLE, "p.json": project(runs=[OK_RUN] * 5 + [last])},
+        ("run", "{d}/p.json", "--out", "{d}/out"),
+        hint="run 6 of 6",
+    )
 
 
 # -- messages that misled ----------------------------------------------------------------------------------------------
 HIERARCHY_RUN = (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=2", "--hierarchy", "age_band={d}/h.csv")
-for name, content, hint in (("random bytes", bytes((i * 37 + 11) % 256 for i in range(3000)), "binary data"),
-                            ("an xlsx workbook", b"PK\x03\x04\x14\x00\x06\x00" + bytes(200), "Excel workbook"),
-                            ("a PDF", b"%PDF-1.4\n" + bytes(100), "a PDF document"),
-                            ("NUL bytes and carriage returns", b"20-29\x00;*\r\n30-39;*\r", "binary data")):
+for name, content, hint in (
+    ("random bytes", bytes((i * 37 + 11) % 256 for i in range(3000)), "binary data"),
+    ("an xlsx workbook", b"PK\x03\x04\x14\x00\x06\x00" + bytes(200), "Excel workbook"),
+    ("a PDF", b"%PDF-1.4\n" + bytes(100), "a PDF document"),
+    ("NUL bytes and carriage returns", b"20-29\x00;*\r\n30-39;*\r", "binary data"),
+):
     case(f"hierarchy file of {name}", {"in.csv": PEOPLE, "h.csv": content}, HIERARCHY_RUN, hint=hint)
-case("hierarchy /dev/zero", {"in.csv": PEOPLE}, (*FILE_RUN, *ROLES, "--hierarchy", "age_band=/dev/zero"),
-     hint="character device", process=True)
-case("--out a symbolic link loop", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/loop"), links={"loop": "loop2",
-                                                                                         "loop2": "loop"},
-     hint="symbolic link loop")
-case("--out a dangling symbolic link", {"in.csv": PEOPLE}, (*FILE_RUN[:-1], "{d}/gone"), links={"gone": "nowhere"},
-     hint="does not exist")
+case(
+    "hierarchy /dev/zero",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, *ROLES, "--hierarchy", "age_band=/dev/zero"),
+    hint="character device",
+    process=True,
+)
+case(
+    "--out a symbolic link loop",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN[:-1], "{d}/loop"),
+    links={"loop": "loop2", "loop2": "loop"},
+    hint="symbolic link loop",
+)
+case(
+    "--out a dangling symbolic link",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN[:-1], "{d}/gone"),
+    links={"gone": "nowhere"},
+    hint="does not exist",
+)
 
 
-case("verify a bucketised release without its second file",
-     {"r.csv": b"group,age,zip\n1,20,1\n1,21,1\n2,30,2\n2,31,2\n"},
-     ("verify", "{d}/r.csv", "--model", "l-diversity:l=2", "--sensitive", "disease"), hint="r.sensitive.csv")
+case(
+    "verify a bucketised release without its second file",
+    {"r.csv": b"group,age,zip\n1,20,1\n1,21,1\n2,30,2\n2,31,2\n"},
+    ("verify", "{d}/r.csv", "--model", "l-diversity:l=2", "--sensitive", "disease"),
+    hint="r.sensitive.csv",
+)
 
 
-case("hierarchy of 400,000 leaves and 3 levels", {"in.csv": PEOPLE, "h.csv": "".join(
-    f"v{i};g{i // 1000};*\n" for i in range(400_000))}, HIERARCHY_RUN, hint="1,000,000 cells", process=True)
-case("hierarchy of 1,000 levels", {"in.csv": PEOPLE, "h.csv": "".join(
-    ";".join([band, *(f"l{j}" for j in range(999)), "*"]) + "\n" for band in ("20-29", "30-39", "40-49"))},
-     HIERARCHY_RUN, hint="1,000 levels", process=True)
+case(
+    "hierarchy of 400,000 leaves and 3 levels",
+    {"in.csv": PEOPLE, "h.csv": "".join(f"v{i};g{i // 1000};*\n" for i in range(400_000))},
+    HIERARCHY_RUN,
+    hint="1,000,000 cells",
+    process=True,
+)
+case(
+    "hierarchy of 1,000 levels",
+    {
+        "in.csv": PEOPLE,
+        "h.csv": "".join(
+            ";".join([band, *(f"l{j}" for j in range(999)), "*"]) + "\n" for band in ("20-29", "30-39", "40-49")
+        ),
+    },
+    HIERARCHY_RUN,
+    hint="1,000 levels",
+    process=True,
+)
 
 
 def _workbook(rows: list, formula_at: str | None = None) -> bytes:
@@ -874,8 +1427,12 @@ def _workbook(rows: list, formula_at: str | None = None) -> bytes:
     return buffer.getvalue()
 
 
-case("xlsx formula cell without a computed value", {"in.xlsx": lambda: _workbook(
-    [["age", "sex"], [20, "F"], [30, "M"]], formula_at="A3")}, ("inspect", "{d}/in.xlsx"), hint="cell A3")
+case(
+    "xlsx formula cell without a computed value",
+    {"in.xlsx": lambda: _workbook([["age", "sex"], [20, "F"], [30, "M"]], formula_at="A3")},
+    ("inspect", "{d}/in.xlsx"),
+    hint="cell A3",
+)
 
 
 def _left_by_a_killed_first_export(d: Path) -> None:
@@ -886,18 +1443,38 @@ def _left_by_a_killed_first_export(d: Path) -> None:
     (staging / "new" / "release.csv").write_bytes(PEOPLE)
 
 
-case("verify after a killed first export", {}, ("verify", "{d}/out"), hint=".veil-staging-killed",
-     plant=_left_by_a_killed_first_export)
+case(
+    "verify after a killed first export",
+    {},
+    ("verify", "{d}/out"),
+    hint=".veil-staging-killed",
+    plant=_left_by_a_killed_first_export,
+)
 
 
-# -- running the cases ------------------------------------------------------------------------------------------------
+# -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
     """The files of a real export of the twelve-record table (2-anonymous on age band and sex)."""
     folder = tmp_path_factory.mktemp("release")
     (folder / "in.csv").write_bytes(PEOPLE)
-    code = main(["run", "--data", str(folder / "in.csv"), *ROLES, "--method", "all-features", "--metrics", "sfc",
-                 "--model", "k-anonymity:k=2", "--no-report", "--out", str(folder / "out")])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(folder / "in.csv"),
+            *ROLES,
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--model",
+            "k-anonymity:k=2",
+            "--no-report",
+            "--out",
+            str(folder / "out"),
+        ]
+    )
     assert code == 0
     return {p.name: p.read_bytes() for p in (folder / "out").iterdir()}
 
@@ -940,7 +1517,7 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
         # one error line; a note said before the run (a hierarchy the method will not use) may precede it
         lines = result.err.splitlines()
         notes = [line for line in lines if line.startswith("note: ")]
-        assert lines[:len(notes)] == notes and len(lines) == len(notes) + 1, result.err
+        assert lines[: len(notes)] == notes and len(lines) == len(notes) + 1, result.err
         assert lines[-1].startswith("veil: error: ") and all("hierarch" in n for n in notes), result.err
     else:  # a release that fails verification: one FAILED line, or one line saying what changed
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
@@ -989,9 +1566,10 @@ def test_the_corpus_is_large():
     assert len(CASES) >= 150
 
 
-# -- a few through real processes: the installed entry point, stdin closed, no terminal -----------------------------
-@pytest.mark.parametrize("name", ["project: nested 100,000 deep in lists", "role conflict: quasi and target",
-                                  "verify truncated xlsx"])
+# -- a few through real processes: the installed entry point, stdin closed, no terminal --------------------------------
+@pytest.mark.parametrize(
+    "name", ["project: nested 100,000 deep in lists", "role conflict: quasi and target", "verify truncated xlsx"]
+)
 def test_through_a_real_process(name, tmp_path, veil_process):
     c = CASES[name]
     write_case(tmp_path, c)
@@ -1009,7 +1587,7 @@ def test_symbolic_links_are_followed_not_replaced(tmp_path, capsys):
     assert snapshot(tmp_path) == before and (tmp_path / "link.csv").is_symlink()
 
 
-# -- the output folder: links replaced, never written through; a report never opens a FIFO --------------------------
+# -- the output folder: links replaced, never written through; a report never opens a FIFO -----------------------------
 def changed(before: dict, after: dict) -> dict:
     """Every entry added, removed or changed between two snapshots: what a command wrote."""
     return {p: after.get(p) for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
@@ -1024,8 +1602,20 @@ def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path, v
         (tmp_path / f"victim-{name}").write_bytes(b"not Veil's to write\n")
         (out / name).symlink_to(tmp_path / f"victim-{name}")
     before = snapshot(tmp_path)
-    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                  "--model", "k-anonymity:k=2", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     written = changed(before, snapshot(tmp_path))
     assert sorted(written) == [Path("out") / n for n in sorted(members)]  # the four links, and nothing else
@@ -1037,8 +1627,24 @@ def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path, v
 def test_a_report_never_opens_an_input_that_became_a_fifo(tmp_path, veil, veil_process):
     (tmp_path / "in.csv").write_bytes(PEOPLE)
     out = tmp_path / "out"
-    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                "--model", "k-anonymity:k=2", "--no-report", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            tmp_path / "in.csv",
+            *ROLES,
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--model",
+            "k-anonymity:k=2",
+            "--no-report",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     (tmp_path / "in.csv").unlink()
     os.mkfifo(tmp_path / "in.csv")  # a reader would wait for a writer that never comes
     before = snapshot(tmp_path)
@@ -1048,7 +1654,7 @@ def test_a_report_never_opens_an_input_that_became_a_fifo(tmp_path, veil, veil_p
     assert "The input file is no longer a regular file" in (out / "report.html").read_text(encoding="utf-8")
 
 
-# -- a real killed export: recovered in its own folder, refused anywhere else -------------------------------------------
+# -- a real killed export: recovered in its own folder, refused anywhere else ------------------------------------------
 class Killed(BaseException):
     """Stands for SIGKILL at a rename: nothing after it runs, and the kernel drops the lock."""
 
@@ -1057,8 +1663,19 @@ def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_else
     from veil.engine.release import staging
 
     (tmp_path / "in.csv").write_bytes(PEOPLE)
-    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-           "--model", "k-anonymity:k=2", "--no-report")
+    run = (
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--no-report",
+    )
     for folder in ("out", "copy"):
         assert veil(*run, "--out", tmp_path / folder).code == 0
     renames, real = [], staging._replace
@@ -1093,7 +1710,7 @@ def test_a_killed_export_is_recovered_in_its_folder_and_its_journal_refused_else
     assert json.loads((tmp_path / "out/manifest.json").read_bytes())["seed"] == 2
 
 
-# -- a manifest planted in the output folder never decides what an export removes ---------------------------------
+# -- a manifest planted in the output folder never decides what an export removes --------------------------------------
 THESIS = b"the user's thesis, in the export folder\n"
 
 
@@ -1112,8 +1729,11 @@ def _planted_manifest(release: dict, victims: dict, sign_with=None) -> bytes:
         from veil.engine.release.signing import ALGORITHM, canonical, fingerprint
 
         raw = sign_with.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        m["signed_by"] = {"algorithm": ALGORITHM, "public_key": base64.b64encode(raw).decode(),
-                          "fingerprint": fingerprint(raw)}
+        m["signed_by"] = {
+            "algorithm": ALGORITHM,
+            "public_key": base64.b64encode(raw).decode(),
+            "fingerprint": fingerprint(raw),
+        }
         m["signature"] = base64.b64encode(sign_with.sign(canonical(m))).decode()
     return json.dumps(m).encode()
 
@@ -1128,8 +1748,9 @@ def test_a_planted_manifest_never_makes_an_export_remove_a_file(tmp_path, veil, 
         m["export"]["files"].update({n: hashlib.sha256(c).hexdigest() for n, c in victims.items()})
         planted_manifest = json.dumps(m).encode()
     else:
-        planted_manifest = _planted_manifest(release_files, victims,
-                                             Ed25519PrivateKey.generate() if how != "unsigned" else None)
+        planted_manifest = _planted_manifest(
+            release_files, victims, Ed25519PrivateKey.generate() if how != "unsigned" else None
+        )
     out = tmp_path / "out"
     out.mkdir()
     (out / "manifest.json").write_bytes(planted_manifest)
@@ -1137,8 +1758,23 @@ def test_a_planted_manifest_never_makes_an_export_remove_a_file(tmp_path, veil, 
         (out / name).write_bytes(content)
     (tmp_path / "in.csv").write_bytes(PEOPLE)
     before = snapshot(tmp_path)
-    result = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                  "--model", "k-anonymity:k=2", "--no-report", "--format", "csv", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--no-report",
+        "--format",
+        "csv",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     written = changed(before, snapshot(tmp_path))
     assert sorted(written) == [Path("out/manifest.json"), Path("out/release.csv")]  # only the export's own files
@@ -1149,8 +1785,20 @@ def test_an_export_made_here_is_replaced_whole(tmp_path, veil):
     """The files an earlier export made in this folder (its signed manifest lists them) give way to the
     next export's: a release of another format and a report it no longer writes."""
     (tmp_path / "in.csv").write_bytes(PEOPLE)
-    run = ("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-           "--model", "k-anonymity:k=2", "--out", tmp_path / "out")
+    run = (
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "out",
+    )
     assert veil(*run, "--format", "tsv").code == 0
     assert sorted(os.listdir(tmp_path / "out")) == ["manifest.json", "release.tsv", "report.html", "report.pdf"]
     assert veil(*run, "--format", "csv", "--no-report").code == 0
@@ -1158,7 +1806,7 @@ def test_an_export_made_here_is_replaced_whole(tmp_path, veil):
     assert veil("verify", tmp_path / "out").code == 0
 
 
-# -- the workstation's signing key ------------------------------------------------------------------------------------
+# -- the workstation's signing key -------------------------------------------------------------------------------------
 def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_path, veil, monkeypatch):
     settings = tmp_path / "settings"
     monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
@@ -1166,8 +1814,23 @@ def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_
     out = tmp_path / "out"
     assert not settings.exists()
     assert veil("verify", tmp_path / "nowhere").code == 2 and not settings.exists()  # only an export makes it
-    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                "--model", "k-anonymity:k=2", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            tmp_path / "in.csv",
+            *ROLES,
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--model",
+            "k-anonymity:k=2",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     key = settings / "release-signing-key.pem"
     assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600
     manifest = json.loads((out / "manifest.json").read_bytes())
@@ -1177,8 +1840,24 @@ def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_
     assert given.code == 0 and "signed by the given key" in given.out
     assert manifest["signed_by"]["fingerprint"] in (out / "report.html").read_text(encoding="utf-8")
     first = key.read_bytes()
-    assert veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "again").code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            tmp_path / "in.csv",
+            *ROLES,
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--model",
+            "k-anonymity:k=2",
+            "--no-report",
+            "--out",
+            tmp_path / "again",
+        ).code
+        == 0
+    )
     assert key.read_bytes() == first  # the same key, not a new one per export
 
     # another workstation (another settings folder) sees a key that is not its own
@@ -1190,15 +1869,29 @@ def test_the_signing_key_is_made_on_first_export_readable_by_the_user_alone(tmp_
     monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
     os.chmod(key, 0o644)
     before = snapshot(tmp_path)
-    refused = veil("run", "--data", tmp_path / "in.csv", *ROLES, "--method", "all-features", "--metrics", "sfc",
-                   "--model", "k-anonymity:k=2", "--no-report", "--out", tmp_path / "third")
+    refused = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--no-report",
+        "--out",
+        tmp_path / "third",
+    )
     assert refused.code == 2 and len(refused.err_lines) == 1 and "chmod 600" in refused.err, refused.err
     assert snapshot(tmp_path) == before
 
 
 # -- an input in the output folder is refused before the method runs ---------------------------------------------------
-@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("input in the output folder")
-                                        and CASES[n].argv[0] == "run"))
+@pytest.mark.parametrize(
+    "name", sorted(n for n in CASES if n.startswith("input in the output folder") and CASES[n].argv[0] == "run")
+)
 def test_an_input_in_the_output_folder_is_refused_before_the_method_runs(name, tmp_path, capsys, monkeypatch):
     from veil.engine.run import runs
 
@@ -1212,19 +1905,24 @@ def test_an_input_in_the_output_folder_is_refused_before_the_method_runs(name, t
     check(c, run_case(c, tmp_path, capsys), tmp_path, before)
 
 
-
-
-# -- item-set files: what was read, said ---------------------------------------------------------------------------
+# -- item-set files: what was read, said -------------------------------------------------------------------------------
 READ_AS = {  # file -> (what inspect says it read, rows, features or columns)
     "eq.dat": (b"1 2 3\n4 5 6\n7 8 9\n2 5 8\n", "transactions: one item set per line, each listing", 4, "features  9"),
     "ragged-repeat.dat": (b"1 2 2\n4 5\n7 8 9\n", "line 1 repeats an item: it counts once", 3, "features  7"),
-    "unsorted.spmf": (b"3 1 2\n6 4 5\n9 7 8\n", "transactions: one item set per line (an SPMF file)", 3,
-                      "features  9"),
-    "unsorted.dat": (b"3 1 2\n6 4 5\n9 7 8\n", "a table of 3 columns: its lines have one length and some line lists",
-                     3, "columns  3"),
+    "unsorted.spmf": (b"3 1 2\n6 4 5\n9 7 8\n", "transactions: one item set per line (an SPMF file)", 3, "features  9"),
+    "unsorted.dat": (
+        b"3 1 2\n6 4 5\n9 7 8\n",
+        "a table of 3 columns: its lines have one length and some line lists",
+        3,
+        "columns  3",
+    ),
     "negative.dat": (b"1 -2 3\n4 5 6\n", "a table of 3 columns: line 1 holds '-2', a negative number", 2, "columns  3"),
-    "quoted.dat": (b'1 2 "3"\n4 5 6\n7 8 9\n', "a table of 3 columns: line 1 holds '\"3\"', a quoted field", 3,
-                   "columns  3"),
+    "quoted.dat": (
+        b'1 2 "3"\n4 5 6\n7 8 9\n',
+        "a table of 3 columns: line 1 holds '\"3\"', a quoted field",
+        3,
+        "columns  3",
+    ),
 }
 
 
@@ -1235,7 +1933,7 @@ def test_an_item_set_file_says_how_it_was_read(name, tmp_path, veil):
     before = snapshot(tmp_path)
     result = veil("inspect", tmp_path / name)
     assert result.code == 0, result.err
-    assert said in result.out and f"rows" in result.out and shape.split()[0] in result.out, result.out
+    assert said in result.out and "rows" in result.out and shape.split()[0] in result.out, result.out
     facts = {line.split()[0]: line.split()[-1] for line in result.out.splitlines() if line.strip()}
     assert facts["rows"] == str(rows) and facts[shape.split()[0]] == shape.split()[-1], result.out
     assert snapshot(tmp_path) == before
@@ -1247,16 +1945,27 @@ def test_equal_lines_of_increasing_ids_are_released_as_item_sets(tmp_path, veil)
     lines = [ln for ln in lines if len(ln) == 3]
     (tmp_path / "in.dat").write_bytes("".join(" ".join(map(str, ln)) + "\n" for ln in lines).encode())
     before = sha256(tmp_path / "in.dat")
-    result = veil("run", "--method", "patternka", "--model", "set-k-anonymity:k=2", "--data", tmp_path / "in.dat", "--out", tmp_path / "out")
+    result = veil(
+        "run",
+        "--method",
+        "patternka",
+        "--model",
+        "set-k-anonymity:k=2",
+        "--data",
+        tmp_path / "in.dat",
+        "--out",
+        tmp_path / "out",
+    )
     assert result.code == 0, result.err
     released = (tmp_path / "out" / "release.dat").read_text()
     assert "=" not in released and "col" not in released
     assert sha256(tmp_path / "in.dat") == before
 
 
-# -- a generalised release whose values need formula escaping, in every format -------------------------------------
-FORMULAS = (b"age,zip,disease\n-5,=1+1,flu\n-5,=1+1,cold\n-5,@x,flu\n-5,@x,cold\n10,-2,flu\n12,-2,cold\n"
-            b"-7,+3,flu\n-7,+3,cold\n")
+# -- a generalised release whose values need formula escaping, in every format -----------------------------------------
+FORMULAS = (
+    b"age,zip,disease\n-5,=1+1,flu\n-5,=1+1,cold\n-5,@x,flu\n-5,@x,cold\n10,-2,flu\n12,-2,cold\n-7,+3,flu\n-7,+3,cold\n"
+)
 
 
 @pytest.mark.parametrize("fmt", ["xlsx", "csv", "tsv", "parquet"])
@@ -1266,12 +1975,32 @@ def test_mondrian_values_needing_escapes_export_in_every_format(fmt, tmp_path, v
     (tmp_path / "in.csv").write_bytes(FORMULAS)
     before = snapshot(tmp_path)
     out = tmp_path / "out"
-    result = veil("run", "--data", tmp_path / "in.csv", "--quasi", "age,zip", "--sensitive", "disease", "--method",
-                  "mondrian", "--model", "k-anonymity:k=2", "--release-sensitive", "disease", "--format", fmt,
-                  "--no-report", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "disease",
+        "--method",
+        "mondrian",
+        "--model",
+        "k-anonymity:k=2",
+        "--release-sensitive",
+        "disease",
+        "--format",
+        fmt,
+        "--no-report",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
-    assert sorted(changed(before, snapshot(tmp_path))) == [Path("out"), Path("out/manifest.json"),
-                                                           Path(f"out/release.{fmt}")]
+    assert sorted(changed(before, snapshot(tmp_path))) == [
+        Path("out"),
+        Path("out/manifest.json"),
+        Path(f"out/release.{fmt}"),
+    ]
     assert veil("verify", out).code == 0
     if fmt == "xlsx":
         import openpyxl
@@ -1281,7 +2010,7 @@ def test_mondrian_values_needing_escapes_export_in_every_format(fmt, tmp_path, v
         assert "'-5" in {c.value for c in cells} and "'=1+1" in {c.value for c in cells}
 
 
-# -- names holding terminal escapes are shown, never obeyed -----------------------------------------------------------
+# -- names holding terminal escapes are shown, never obeyed ------------------------------------------------------------
 ESC_NAME, BEL_NAME = "na\x1b[31mme\x1b]0;owned\x07", "age\x07"
 ESCAPES = ("\x1b", "\x07", "\x9b")
 
@@ -1290,17 +2019,66 @@ def _escaped_table() -> bytes:
     return (f"{ESC_NAME},{BEL_NAME},sex,outcome\nA,1,F,0\nB,1,F,1\nC,2,M,0\nD,2,M,1\n").encode()
 
 
-@pytest.mark.parametrize("argv", [
-    ("inspect", "{d}/in.csv"),
-    ("run", "--data", "{d}/in.csv", "--sensitive", ESC_NAME, "--method", "all-features", "--metrics", "sfc",
-     "--no-report", "--out", "{d}/out"),
-    ("run", "--data", "{d}/in.csv", "--quasi", BEL_NAME, "--model", "k-anonymity:k=3", "--method", "all-features",
-     "--metrics", "sfc", "--no-report", "--out", "{d}/out"),
-    ("run", "--data", "{d}/in.csv", "--identifier", "sex", "--sensitive", ESC_NAME, "--release-sensitive", ESC_NAME,
-     "--quasi", BEL_NAME, "--target", "outcome", "--method", "all-features", "--metrics", "sfc", "--no-report",
-     "--out", "{d}/out"),
-    ("run", "--data", "{d}/in.csv", "--quasi", f"{BEL_NAME},nope", "--method", "all-features", "--out", "{d}/out"),
-], ids=["inspect", "refused sensitive", "failed model", "released with notes", "unknown column"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("inspect", "{d}/in.csv"),
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--sensitive",
+            ESC_NAME,
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--quasi",
+            BEL_NAME,
+            "--model",
+            "k-anonymity:k=3",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        (
+            "run",
+            "--data",
+            "{d}/in.csv",
+            "--identifier",
+            "sex",
+            "--sensitive",
+            ESC_NAME,
+            "--release-sensitive",
+            ESC_NAME,
+            "--quasi",
+            BEL_NAME,
+            "--target",
+            "outcome",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            "{d}/out",
+        ),
+        ("run", "--data", "{d}/in.csv", "--quasi", f"{BEL_NAME},nope", "--method", "all-features", "--out", "{d}/out"),
+    ],
+    ids=["inspect", "refused sensitive", "failed model", "released with notes", "unknown column"],
+)
 def test_escape_sequences_in_names_never_reach_the_terminal(argv, tmp_path, capsys):
     (tmp_path / "in.csv").write_bytes(_escaped_table())
     result = run_case(Case({}, argv), tmp_path, capsys)
@@ -1316,8 +2094,20 @@ def test_spmf_item_lines_hold_no_control_character(tmp_path, veil):
     """``@ITEM`` lines name column and value with printable escapes (no \\x1f separator), and read back."""
     (tmp_path / "in.csv").write_bytes(b'a,b,c\n"x=1\ny",0,1\n"x=1\ny",1,1\nz\\w,0,0\nz\\w,1,0\n')
     out = tmp_path / "out"
-    result = veil("run", "--data", tmp_path / "in.csv", "--method", "all-features", "--metrics", "sfc", "--format",
-                  "spmf", "--no-report", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--format",
+        "spmf",
+        "--no-report",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     text = (out / "release.txt").read_text(encoding="utf-8")
     assert not [c for c in text if not c.isprintable() and c != "\n"], repr(text)
@@ -1333,8 +2123,20 @@ def test_xlsx_dates_as_a_quasi_identifier_without_a_hierarchy(tmp_path, veil):
     (tmp_path / "in.xlsx").write_bytes(_workbook(rows))
     for method in ("mondrian", "global-recoding"):
         out = tmp_path / method
-        result = veil("run", "--data", tmp_path / "in.xlsx", "--quasi", "when,sex", "--method", method, "--model",
-                      "k-anonymity:k=2", "--no-report", "--out", out)
+        result = veil(
+            "run",
+            "--data",
+            tmp_path / "in.xlsx",
+            "--quasi",
+            "when,sex",
+            "--method",
+            method,
+            "--model",
+            "k-anonymity:k=2",
+            "--no-report",
+            "--out",
+            out,
+        )
         assert result.code == 0, result.err
         assert veil("verify", out).code == 0
 

@@ -8,8 +8,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BINARY, Algorithm, BadInput, PluginCall, Recipe, RunSpec, Step, Table, demo_path, execute,
-                         feature_subset, hookimpl, make_registry)
+from veil.engine import (
+    BINARY,
+    Algorithm,
+    BadInput,
+    PluginCall,
+    Recipe,
+    RunSpec,
+    Step,
+    Table,
+    demo_path,
+    execute,
+    feature_subset,
+    hookimpl,
+    make_registry,
+)
 from veil.cli import main
 
 from .helpers import SMALL_CSV, all_files, assert_bad_input, read_manifest, sha256
@@ -149,18 +162,44 @@ def test_data_and_demo_together(veil, small_csv, tmp_path):
     assert_bad_input(veil(*RUN, "--demo", "--data", small_csv, "--out", tmp_path / "out"))
 
 
-@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["--frobnicate"], ["run", "--demo", "--bogus"],
-                                  ["plugins", "--yaml"], ["verify"], ["study"], ["inspect"]],
-                         ids=["nothing", "unknown command", "unknown flag", "unknown run flag",
-                              "unknown plugins flag", "verify without path", "study without file",
-                              "inspect without path"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["--frobnicate"],
+        ["run", "--demo", "--bogus"],
+        ["plugins", "--yaml"],
+        ["verify"],
+        ["study"],
+        ["inspect"],
+    ],
+    ids=[
+        "nothing",
+        "unknown command",
+        "unknown flag",
+        "unknown run flag",
+        "unknown plugins flag",
+        "verify without path",
+        "study without file",
+        "inspect without path",
+    ],
+)
 def test_bad_command_lines(veil, argv):
     assert_bad_input(veil(*argv))
 
 
 def test_k_larger_than_the_demo(veil, tmp_path):
-    result = veil(*RUN, "--demo", "--release-sensitive", "diagnosis_group", "--model", "k-anonymity:k=5001",
-                  "--out", tmp_path / "out")
+    result = veil(
+        *RUN,
+        "--demo",
+        "--release-sensitive",
+        "diagnosis_group",
+        "--model",
+        "k-anonymity:k=5001",
+        "--out",
+        tmp_path / "out",
+    )
     assert_bad_input(result)
     assert "5000" in result.err
     assert all_files(tmp_path / "out") == []
@@ -171,8 +210,9 @@ def test_one_class_target_gives_no_auc_rather_than_a_crash(veil, write_file, imp
     simply undefined (null in the manifest)."""
     data = write_file("one_class.csv", "age,sex,label\n30,F,yes\n40,M,yes\n30,F,yes\n40,M,yes\n50,F,yes\n")
     out = tmp_path / "out"
-    result = veil("run", "--data", data, "--target", "label", "--method", "all-features", "--metrics", "auc,sfc",
-                  "--out", out)
+    result = veil(
+        "run", "--data", data, "--target", "label", "--method", "all-features", "--metrics", "auc,sfc", "--out", out
+    )
     assert result.code == 0, result.err
     m = read_manifest(out)
     assert m["metrics"]["auc"] is None
@@ -180,6 +220,7 @@ def test_one_class_target_gives_no_auc_rather_than_a_crash(veil, write_file, imp
 
 
 # -- engine-level rules the CLI cannot reach with the built-in plugins ---------------------------
+
 
 class NeedsTwoClasses(Algorithm):
     """A test method that needs labels (no built-in one does yet)."""
@@ -215,8 +256,19 @@ def test_one_class_target_for_a_method_that_needs_labels(veil, write_file, impor
     monkeypatch.setattr(cli, "make_registry", lambda: make_registry(modules=[_TestPlugins]))
     data = write_file("one_class.csv", "age,smoker,label\n30,0,yes\n40,1,yes\n30,0,yes\n")
     before = sha256(data)
-    result = veil("run", "--data", data, "--target", "label", "--method", "needs-two-classes", "--metrics", "sfc",
-                  "--out", tmp_path / "out")
+    result = veil(
+        "run",
+        "--data",
+        data,
+        "--target",
+        "label",
+        "--method",
+        "needs-two-classes",
+        "--metrics",
+        "sfc",
+        "--out",
+        tmp_path / "out",
+    )
     assert_bad_input(result)
     assert "two classes" in result.err
     assert sha256(data) == before
@@ -234,8 +286,9 @@ def test_binary_step_on_a_non_binary_column():
     registry = make_registry(modules=[_TestPlugins])
     labelled = Table.from_frame(pd.DataFrame({"x": [0, 1, 2, 1], "label": [0, 1, 0, 1]}), roles={"label": "target"})
     with pytest.raises(BadInput, match="binary"):
-        execute(registry, labelled, RunSpec(PluginCall("needs-two-classes"), recipe=Recipe((Step("x", "binary"),),
-                                                                                            "label")))
+        execute(
+            registry, labelled, RunSpec(PluginCall("needs-two-classes"), recipe=Recipe((Step("x", "binary"),), "label"))
+        )
 
 
 def test_a_binary_step_accepts_zeros_and_ones():
@@ -252,10 +305,20 @@ def test_main_never_raises_for_the_demo_with_bad_arguments(tmp_path, capsys):
 
 def test_demo_input_is_untouched_by_a_failing_run(veil, tmp_path):
     before = sha256(demo_path())
-    assert veil(*RUN, "--demo", "--release-sensitive", "diagnosis_group", "--model", "k-anonymity:k=5",
-                "--out", tmp_path / "out").code == 1
+    assert (
+        veil(
+            *RUN,
+            "--demo",
+            "--release-sensitive",
+            "diagnosis_group",
+            "--model",
+            "k-anonymity:k=5",
+            "--out",
+            tmp_path / "out",
+        ).code
+        == 1
+    )
     assert sha256(demo_path()) == before
-
 
 
 def test_negative_seed(veil, tmp_path):
@@ -289,25 +352,53 @@ def test_internal_error_is_one_line_with_a_log(tmp_path, capsys, monkeypatch):
 SIX = "age,zip,disease\n30,1,flu\n31,1,flu\n32,2,cold\n33,2,flu\n34,3,hiv\n35,3,flu\n"
 
 
-@pytest.mark.parametrize("model, reason, methods", [
-    ("k-anonymity:k=50", "k = 50 is larger than the number of records (6)", ("mondrian", "hilbert")),
-    ("l-diversity:l=5", "on the sensitive column 'disease': l = 5 is above the number of distinct sensitive values "
-                        "(3)", ("mondrian", "global-recoding")),
-    ("l-diversity:l=4,variant=distinct", "l = 4 is above the number of distinct sensitive values (3)",
-     ("mondrian",)),
-    # 'flu' is 4/6 of the table: no l above 1.5
-    ("l-diversity:l=2", "l = 2 allows no value above 1/l = 0.5 of a group, but 'flu' is 0.667 of the whole table",
-     ("mondrian",)),
-    ("l-diversity:l=2,variant=recursive,c=1", "with all 6 records in one group it still fails", ("mondrian",)),
-])
-def test_parameters_no_release_can_meet_are_refused_before_the_run(veil, write_file, importers, tmp_path, model,
-                                                                   reason, methods):
+@pytest.mark.parametrize(
+    "model, reason, methods",
+    [
+        ("k-anonymity:k=50", "k = 50 is larger than the number of records (6)", ("mondrian", "hilbert")),
+        (
+            "l-diversity:l=5",
+            "on the sensitive column 'disease': l = 5 is above the number of distinct sensitive values (3)",
+            ("mondrian", "global-recoding"),
+        ),
+        (
+            "l-diversity:l=4,variant=distinct",
+            "l = 4 is above the number of distinct sensitive values (3)",
+            ("mondrian",),
+        ),
+        # 'flu' is 4/6 of the table: no l above 1.5
+        (
+            "l-diversity:l=2",
+            "l = 2 allows no value above 1/l = 0.5 of a group, but 'flu' is 0.667 of the whole table",
+            ("mondrian",),
+        ),
+        ("l-diversity:l=2,variant=recursive,c=1", "with all 6 records in one group it still fails", ("mondrian",)),
+    ],
+)
+def test_parameters_no_release_can_meet_are_refused_before_the_run(
+    veil, write_file, importers, tmp_path, model, reason, methods
+):
     """k above the records, l above what the sensitive column can give: refused up front, naming why,
     for every method (not each run failing later with "relax its parameters")."""
     data = write_file("six.csv", SIX)
     for method in methods:
-        result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease", "--method", method,
-                      "--model", model, "--release-sensitive", "disease", "--out", tmp_path / method)
+        result = veil(
+            "run",
+            "--data",
+            data,
+            "--quasi",
+            "age,zip",
+            "--sensitive",
+            "disease",
+            "--method",
+            method,
+            "--model",
+            model,
+            "--release-sensitive",
+            "disease",
+            "--out",
+            tmp_path / method,
+        )
         assert result.code == 2 and "cannot hold on this data whatever the method does" in result.err, result.err
         assert reason in result.err and not (tmp_path / method).exists()
 
@@ -336,18 +427,58 @@ def test_a_column_kind_is_set_on_the_command_line(veil, write_file, importers, t
     """--kind COL=KIND overrides the detected kind (here a numeric code read as categories); an unknown
     kind or a column given twice is one clear line."""
     data = write_file("six.csv", SIX)
-    as_numbers = veil("run", "--data", data, "--quasi", "age,zip", "--method", "mondrian", "--model",
-                      "k-anonymity:k=2", "--out", tmp_path / "numbers", "--no-report")
-    as_codes = veil("run", "--data", data, "--quasi", "age,zip", "--kind", "zip=categorical", "--method", "mondrian",
-                    "--model", "k-anonymity:k=2", "--out", tmp_path / "codes", "--no-report")
+    as_numbers = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--method",
+        "mondrian",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "numbers",
+        "--no-report",
+    )
+    as_codes = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--kind",
+        "zip=categorical",
+        "--method",
+        "mondrian",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "codes",
+        "--no-report",
+    )
     assert as_numbers.code == as_codes.code == 0
     numbers = read_manifest(tmp_path / "numbers")["input"]["schema"]
     codes = read_manifest(tmp_path / "codes")["input"]["schema"]
     kind = {c["name"]: c["kind"] for c in codes}
     assert kind["zip"] == "categorical" and {c["name"]: c["kind"] for c in numbers}["zip"] == "numeric"
-    for flags, words in ((["--kind", "zip=colour"], "unknown column kind 'colour'"),
-                         (["--kind", "zip=numeric", "--kind", "zip=categorical"], "--kind is given twice")):
-        result = veil("run", "--data", data, "--quasi", "age,zip", *flags, "--method", "mondrian", "--model",
-                      "k-anonymity:k=2", "--out", tmp_path / "bad")
+    for flags, words in (
+        (["--kind", "zip=colour"], "unknown column kind 'colour'"),
+        (["--kind", "zip=numeric", "--kind", "zip=categorical"], "--kind is given twice"),
+    ):
+        result = veil(
+            "run",
+            "--data",
+            data,
+            "--quasi",
+            "age,zip",
+            *flags,
+            "--method",
+            "mondrian",
+            "--model",
+            "k-anonymity:k=2",
+            "--out",
+            tmp_path / "bad",
+        )
         assert_bad_input(result)
         assert words in result.err and not (tmp_path / "bad").exists()

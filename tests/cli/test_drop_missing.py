@@ -15,8 +15,9 @@ from veil.cli import main
 def _table(tmp_path):
     rng = np.random.default_rng(5)
     n = 240
-    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "work": rng.choice(["a", "b", "c"], n),
-                          "y": rng.choice(["yes", "no"], n)}).astype(object)
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 80, n), "work": rng.choice(["a", "b", "c"], n), "y": rng.choice(["yes", "no"], n)}
+    ).astype(object)
     gaps = rng.choice(n, 17, replace=False)
     frame.loc[gaps[:9], "work"] = "?"
     frame.loc[gaps[9:], "age"] = ""
@@ -27,8 +28,24 @@ def _table(tmp_path):
 
 def test_mondrian_on_missing_values_names_the_way_out(tmp_path, capsys):
     path, _ = _table(tmp_path)
-    code = main(["run", "--data", str(path), "--quasi", "age,work", "--target", "y", "--method", "mondrian",
-                 "--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x")])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(path),
+            "--quasi",
+            "age,work",
+            "--target",
+            "y",
+            "--method",
+            "mondrian",
+            "--model",
+            "k-anonymity:k=5",
+            "--no-report",
+            "--out",
+            str(tmp_path / "x"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--drop-missing" in err and "Traceback" not in err
     assert not (tmp_path / "x").exists()
@@ -38,8 +55,29 @@ def test_drop_missing_drops_them_and_the_report_says_so(tmp_path):
     path, kept = _table(tmp_path)
     before = path.read_bytes()
     out = tmp_path / "o"
-    assert main(["run", "--data", str(path), "--drop-missing", "--quasi", "age,work", "--target", "y",
-                 "--method", "mondrian", "--model", "k-anonymity:k=5", "--metrics", "ncp", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(path),
+                "--drop-missing",
+                "--quasi",
+                "age,work",
+                "--target",
+                "y",
+                "--method",
+                "mondrian",
+                "--model",
+                "k-anonymity:k=5",
+                "--metrics",
+                "ncp",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert path.read_bytes() == before  # the input is never modified
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["input"]["rows"] == kept and manifest["input"]["read"]["drop_missing"] is True
@@ -50,8 +88,24 @@ def test_drop_missing_drops_them_and_the_report_says_so(tmp_path):
 
 def test_the_refusal_names_every_column_with_blanks(tmp_path, capsys):
     path, _ = _table(tmp_path)
-    main(["run", "--data", str(path), "--quasi", "age,work", "--target", "y", "--method", "mondrian",
-          "--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x")])
+    main(
+        [
+            "run",
+            "--data",
+            str(path),
+            "--quasi",
+            "age,work",
+            "--target",
+            "y",
+            "--method",
+            "mondrian",
+            "--model",
+            "k-anonymity:k=5",
+            "--no-report",
+            "--out",
+            str(tmp_path / "x"),
+        ]
+    )
     err = capsys.readouterr().err
     assert "'age' (8 records) and 'work' (9 records)" in err and "--fill-missing" in err
 
@@ -60,9 +114,30 @@ def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsy
     path, kept = _table(tmp_path)
     for how, words in (("impute", "imputed"), ("value", "kept as a value of its own")):
         out = tmp_path / how
-        assert main(["run", "--data", str(path), "--fill-missing", how, "--quasi", "age,work", "--target", "y",
-                     "--method", "mondrian", "--model", "k-anonymity:k=5", "--metrics", "ncp", "--out",
-                     str(out)]) == 0, capsys.readouterr().err
+        assert (
+            main(
+                [
+                    "run",
+                    "--data",
+                    str(path),
+                    "--fill-missing",
+                    how,
+                    "--quasi",
+                    "age,work",
+                    "--target",
+                    "y",
+                    "--method",
+                    "mondrian",
+                    "--model",
+                    "k-anonymity:k=5",
+                    "--metrics",
+                    "ncp",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        ), capsys.readouterr().err
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["input"]["rows"] == 240 and manifest["input"]["read"]["fill_missing"] == how
         assert words in (out / "report.html").read_text()
@@ -71,8 +146,28 @@ def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsy
 
 def test_dropping_and_filling_together_is_refused(tmp_path, capsys):
     path, _ = _table(tmp_path)
-    code = main(["run", "--data", str(path), "--fill-missing", "value", "--drop-missing", "--method", "mondrian",
-                 "--quasi", "age,work", "--model", "k-anonymity:k=5", "--out", str(tmp_path / "x")])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(path),
+            "--fill-missing",
+            "value",
+            "--drop-missing",
+            "--method",
+            "mondrian",
+            "--quasi",
+            "age,work",
+            "--model",
+            "k-anonymity:k=5",
+            "--out",
+            str(tmp_path / "x"),
+        ]
+    )
     assert code == 2 and "dropped or filled, not both" in capsys.readouterr().err
-    assert main(["run", "--data", str(path), "--fill-missing", "mean", "--method", "mondrian",
-                 "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            ["run", "--data", str(path), "--fill-missing", "mean", "--method", "mondrian", "--out", str(tmp_path / "x")]
+        )
+        == 2
+    )

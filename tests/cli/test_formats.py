@@ -25,12 +25,32 @@ def released_input_rows(columns: list[str]) -> list[tuple[str, ...]]:
 @pytest.mark.parametrize("fmt", EXTENSIONS)
 def test_format_writes_a_release_verify_accepts(veil, small_csv, tmp_path, fmt):
     out = tmp_path / "out"
-    result = veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band,sex", "--target", "outcome",
-                  "--method", "all-features", "--model", "k-anonymity:k=2", "--metrics", "sfc", "--format", fmt,
-                  "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        small_csv,
+        "--identifier",
+        "name",
+        "--quasi",
+        "age_band,sex",
+        "--target",
+        "outcome",
+        "--method",
+        "all-features",
+        "--model",
+        "k-anonymity:k=2",
+        "--metrics",
+        "sfc",
+        "--format",
+        fmt,
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     release = out / f"release.{EXTENSIONS[fmt]}"
-    assert sorted(p.name for p in all_files(out)) == sorted(["manifest.json", release.name, "report.html", "report.pdf"])
+    assert sorted(p.name for p in all_files(out)) == sorted(
+        ["manifest.json", release.name, "report.html", "report.pdf"]
+    )
     m = read_manifest(out)
     assert m["output"]["path"] == release.name and m["output"]["format"] == fmt
     columns = m["output"]["columns"]
@@ -46,8 +66,28 @@ def test_format_writes_a_release_verify_accepts(veil, small_csv, tmp_path, fmt):
 @pytest.mark.parametrize("fmt", ["xlsx", "parquet", "spmf"])
 def test_tampered_binary_formats_fail_verification(veil, small_csv, tmp_path, fmt):
     out = tmp_path / "out"
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--method", "all-features", "--metrics", "sfc",
-                "--model", "k-anonymity:k=2", "--quasi", "age_band,sex", "--format", fmt, "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--model",
+            "k-anonymity:k=2",
+            "--quasi",
+            "age_band,sex",
+            "--format",
+            fmt,
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     release = out / f"release.{EXTENSIONS[fmt]}"
     data = bytearray(release.read_bytes())
     data[-3] ^= 0x01
@@ -58,8 +98,25 @@ def test_tampered_binary_formats_fail_verification(veil, small_csv, tmp_path, fm
 def test_formula_cells_are_escaped_and_round_trip(veil, write_file, importers, tmp_path):
     data = write_file("formulas.csv", "q,note\na,=1+1\na,@SUM(A1)\nb,+cmd\nb,plain\n")
     out = tmp_path / "out"
-    assert veil("run", "--data", data, "--quasi", "q", "--model", "k-anonymity:k=2", "--method", "all-features",
-                "--metrics", "sfc", "--no-shuffle", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            data,
+            "--quasi",
+            "q",
+            "--model",
+            "k-anonymity:k=2",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-shuffle",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     text = (out / "release.csv").read_text(encoding="utf-8")
     assert "'=1+1" in text and "'@SUM(A1)" in text and "'+cmd" in text
     assert "\n=" not in text and ",=" not in text
@@ -71,13 +128,32 @@ def test_a_set_valued_release_exports_as_spmf_with_the_items_it_was_read_with(tm
     """Issue 39 item 17: SPMF is one item set per line; a user who opened an SPMF file gets SPMF back,
     with the same integer items, read again by the SPMF importer, and `veil verify` holds."""
     rng = np.random.default_rng(3)
-    lines = [" ".join(map(str, sorted(rng.choice(np.arange(1, 30), rng.integers(1, 6), replace=False))))
-             for _ in range(200)]
+    lines = [
+        " ".join(map(str, sorted(rng.choice(np.arange(1, 30), rng.integers(1, 6), replace=False)))) for _ in range(200)
+    ]
     data = tmp_path / "baskets.txt"
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    assert main(["run", "--data", str(data), "--method", "patternka", "--model", "set-k-anonymity:k=3",
-                 "--format", "spmf", "--no-report", "--no-shuffle", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(data),
+                "--method",
+                "patternka",
+                "--model",
+                "set-k-anonymity:k=3",
+                "--format",
+                "spmf",
+                "--no-report",
+                "--no-shuffle",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     written = (out / "release.txt").read_text(encoding="utf-8").splitlines()
     assert written[0].startswith("%") and not any(ln.startswith("@") for ln in written)  # the ids kept as read
     records = written[1:]

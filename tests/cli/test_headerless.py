@@ -13,8 +13,9 @@ def headerless(write_file, importers):
 
 
 def run(veil, data, out, *extra):
-    result = veil("run", "--data", data, "--method", "all-features", "--metrics", "sfc", "--no-shuffle",
-                  *extra, "--out", out)
+    result = veil(
+        "run", "--data", data, "--method", "all-features", "--metrics", "sfc", "--no-shuffle", *extra, "--out", out
+    )
     assert result.code == 0, result.err
     return read_manifest(out)
 
@@ -51,8 +52,19 @@ def test_no_target(veil, headerless, tmp_path):
 
 
 def test_target_by_a_name_the_file_does_not_have(veil, headerless, tmp_path):
-    result = veil("run", "--data", headerless, "--names", "a,b,score,label", "--target", "col4",
-                  "--method", "all-features", "--out", tmp_path / "out")
+    result = veil(
+        "run",
+        "--data",
+        headerless,
+        "--names",
+        "a,b,score,label",
+        "--target",
+        "col4",
+        "--method",
+        "all-features",
+        "--out",
+        tmp_path / "out",
+    )
     assert result.code == 2 and "col4" in result.err
 
 
@@ -80,8 +92,9 @@ def test_pima_with_default_names(veil, datasets_dir, importers, tmp_path):
 
 def test_names_from_a_uci_names_file(veil, headerless, write_file, tmp_path):
     """Issue 13 item 1: the names of a headerless file from a UCI .names file (the class last)."""
-    names = write_file("numbers.names", "| comment: not a name\n1, 0.\n\na: continuous.\nb: x, y.\n"
-                                        "score: continuous.\n")
+    names = write_file(
+        "numbers.names", "| comment: not a name\n1, 0.\n\na: continuous.\nb: x, y.\nscore: continuous.\n"
+    )
     m = run(veil, headerless, tmp_path / "out", "--names-from", names, "--target", "class")
     assert m["output"]["columns"] == ["a", "b", "score", "class"]
     assert veil("inspect", headerless, "--names-from", names, "--names", "a,b,c,d").code == 2

@@ -25,8 +25,10 @@ from veil.engine import make_registry, verify_manifest
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
-FINISHED = {signal.SIGINT: "veil: finished before the interrupt took effect",
-            signal.SIGTERM: "veil: finished before the termination took effect"}
+FINISHED = {
+    signal.SIGINT: "veil: finished before the interrupt took effect",
+    signal.SIGTERM: "veil: finished before the termination took effect",
+}
 STOPPED = {signal.SIGINT: "veil: interrupted", signal.SIGTERM: "veil: terminated"}
 
 # The child: `veil run` with one step of the export wrapped so that it signals its own process once,
@@ -72,8 +74,8 @@ elif POINT == "reporting the finished run":
 elif POINT == "outside":  # the parent sends the signal; each rename takes a little while
     import time
     staging._replace = (lambda replace: lambda *a: (time.sleep(0.15), replace(*a)))(staging._replace)
-sys.exit(cli.main(program=True, argv=["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc", "--no-report",
-                   "--seed", "2", "--out", {out!r}]))
+sys.exit(cli.main(program=True, argv=["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc",
+                   "--no-report", "--seed", "2", "--out", {out!r}]))
 """
 
 # point -> (how many calls of the step come before the signalled one, what the run must end with)
@@ -91,8 +93,9 @@ POINTS = {
 
 def snapshot(folder: Path) -> dict:
     """Every entry of ``folder`` (hidden ones too) with its bytes."""
-    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else "dir")
-            for p in sorted(folder.rglob("*"))}
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else "dir") for p in sorted(folder.rglob("*"))
+    }
 
 
 @pytest.fixture
@@ -102,8 +105,25 @@ def earlier(tmp_path, capsys):
     data = tmp_path / "data.csv"
     pd.DataFrame({"a": [i % 7 for i in range(300)], "b": [i % 2 for i in range(300)]}).to_csv(data, index=False)
     out = tmp_path / "out"
-    assert main(["run", "--data", str(data), "--method", "all-features", "--metrics", "sfc", "--no-report",
-                 "--seed", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(data),
+                "--method",
+                "all-features",
+                "--metrics",
+                "sfc",
+                "--no-report",
+                "--seed",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     return data, out, snapshot(out)
 
@@ -127,7 +147,7 @@ def run_child(data: Path, out: Path, point: str, nth: int, signum: int, send_aft
 
 
 def outcome(out: Path, before: dict, code: int, err: list[str], signum: int) -> str:
-    """"finished" or "stopped" (or "ran" when the signal came after the command had ended), after
+    """ "finished" or "stopped" (or "ran" when the signal came after the command had ended), after
     checking that the folder agrees with what the run said."""
     assert not list(out.glob(".veil-staging-*")), (code, err)  # never a staging folder left
     if code == 128 + signum:

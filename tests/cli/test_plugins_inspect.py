@@ -67,8 +67,11 @@ def test_inspect_headerless_with_names(veil, write_file, importers):
     assert "col4" in default.out
 
 
-@pytest.mark.parametrize("content, extra", [(b"", ()), (b"a,b\n1,2,3\n4\n", ()), (b"1,2\n", ("--names", "a"))],
-                         ids=["empty", "ragged", "names mismatch"])
+@pytest.mark.parametrize(
+    "content, extra",
+    [(b"", ()), (b"a,b\n1,2,3\n4\n", ()), (b"1,2\n", ("--names", "a"))],
+    ids=["empty", "ragged", "names mismatch"],
+)
 def test_inspect_bad_file(veil, write_file, importers, content, extra):
     data = write_file("bad.csv", content)
     assert_bad_input(veil("inspect", data, *extra))
@@ -86,6 +89,7 @@ def test_failed_third_party_plugin_is_listed_not_fatal(monkeypatch, capsys):
     from veil.cli import commands as cli
 
     from veil.engine import hookimpl, make_registry
+
     broken = types.ModuleType("broken_plugin")
 
     def hook():

@@ -20,8 +20,14 @@ def files(tmp_path):
     """A population of 400 people in a subfolder, a 30 % sample of it, and the sample marked in it."""
     rng = np.random.default_rng(0)
     n = 400
-    pop = pd.DataFrame({"town": rng.choice(list("abcd"), n), "age": rng.integers(20, 70, n),
-                        "sex": rng.choice(list("FM"), n), "dx": rng.choice(["flu", "cold", "hiv"], n)})
+    pop = pd.DataFrame(
+        {
+            "town": rng.choice(list("abcd"), n),
+            "age": rng.integers(20, 70, n),
+            "sex": rng.choice(list("FM"), n),
+            "dx": rng.choice(["flu", "cold", "hiv"], n),
+        }
+    )
     pop["in_study"] = (rng.random(n) < 0.3).astype(int)
     (tmp_path / "people").mkdir()
     pop.to_csv(tmp_path / "people" / "marked.csv", index=False)
@@ -29,19 +35,25 @@ def files(tmp_path):
     pop.drop(columns=["in_study", "sex"]).to_csv(tmp_path / "people" / "no_sex.csv", index=False)
     pop[pop.in_study == 1].drop(columns="in_study").to_csv(tmp_path / "sample.csv", index=False)
     (tmp_path / "town.csv").write_text("a;north;*\nb;north;*\nc;south;*\nd;south;*\n")
-    (tmp_path / "age.csv").write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'20-49' if a < 50 else '50-79'};*\n"
-                                              for a in range(20, 80)))
+    (tmp_path / "age.csv").write_text(
+        "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'20-49' if a < 50 else '50-79'};*\n" for a in range(20, 80))
+    )
     return tmp_path
 
 
-DATA = {"path": "sample.csv", "quasi_identifiers": ["town", "age", "sex"],
-        "hierarchies": {"age": "age.csv", "town": "town.csv"}}
+DATA = {
+    "path": "sample.csv",
+    "quasi_identifiers": ["town", "age", "sex"],
+    "hierarchies": {"age": "age.csv", "town": "town.csv"},
+}
 
 
 def _study(files, data, model="delta-presence:dmax=0.5"):
     path = files / "study.json"
-    path.write_text(json.dumps({"data": data, "models": [model], "methods": ["global-recoding"], "sweep": {},
-                                "metrics": ["loss"]}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"data": data, "models": [model], "methods": ["global-recoding"], "sweep": {}, "metrics": ["loss"]}),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -49,8 +61,10 @@ def _rows(out):
     return list(csv.DictReader(io.StringIO((out / "results.csv").read_text(encoding="utf-8"))))
 
 
-@pytest.mark.parametrize("population", [{"path": "people/pop.csv"}, "people/pop.csv",
-                                        {"path": "people/marked.csv", "subset_column": "in_study"}])
+@pytest.mark.parametrize(
+    "population",
+    [{"path": "people/pop.csv"}, "people/pop.csv", {"path": "people/marked.csv", "subset_column": "in_study"}],
+)
 def test_a_study_judges_delta_presence_against_its_population(veil, files, population, monkeypatch):
     data = {**DATA, "population": population}
     if isinstance(population, dict) and population.get("subset_column"):
@@ -72,13 +86,16 @@ def test_a_study_without_its_population_cannot_judge_delta_presence(veil, files)
     assert all_files(out) == []
 
 
-@pytest.mark.parametrize("population, said", [
-    ({"path": "people/no_sex.csv"}, "the population has no column 'sex', a quasi-identifier of the data"),
-    ({"path": "people/gone.csv"}, "gone.csv"),
-    ({"path": "people/pop.csv", "subset": "in_study"}, "unknown key 'subset'"),
-    ({"subset_column": "in_study"}, "give its file as \"path\""),
-    (3, "'population' must be an object"),
-])
+@pytest.mark.parametrize(
+    "population, said",
+    [
+        ({"path": "people/no_sex.csv"}, "the population has no column 'sex', a quasi-identifier of the data"),
+        ({"path": "people/gone.csv"}, "gone.csv"),
+        ({"path": "people/pop.csv", "subset": "in_study"}, "unknown key 'subset'"),
+        ({"subset_column": "in_study"}, "give its file as \"path\""),
+        (3, "'population' must be an object"),
+    ],
+)
 def test_a_bad_population_in_a_study_is_refused_in_one_line(veil, files, population, said):
     out = files / "out"
     result = veil("study", _study(files, {**DATA, "population": population}), "--out", out)
@@ -88,12 +105,25 @@ def test_a_bad_population_in_a_study_is_refused_in_one_line(veil, files, populat
 
 
 def _project(files, population):
-    run = {"method": {"name": "global-recoding", "params": {}},
-           "model": {"name": "delta-presence", "params": {"dmin": 0.0, "dmax": 0.5}}, "seed": 0, "metrics": []}
+    run = {
+        "method": {"name": "global-recoding", "params": {}},
+        "model": {"name": "delta-presence", "params": {"dmin": 0.0, "dmax": 0.5}},
+        "seed": 0,
+        "metrics": [],
+    }
     path = files / "project.json"
-    path.write_text(json.dumps({"veil_project": 1, "data": {**DATA, "sha256": sha256(files / "sample.csv"),
-                                                             "population": population},
-                                "schema": None, "recipe": None, "runs": [run]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "veil_project": 1,
+                "data": {**DATA, "sha256": sha256(files / "sample.csv"), "population": population},
+                "schema": None,
+                "recipe": None,
+                "runs": [run],
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -134,9 +164,22 @@ def test_global_recoding_against_a_population_without_attached_hierarchies(veil,
     ``veil verify`` from the manifest (which records it). The search used to fail with an
     IndexError: no population value matched a generated label."""
     out = files / "out"
-    result = veil("run", "--data", files / "sample.csv", "--quasi", "town,age,sex", "--population",
-                  files / "people" / "pop.csv", "--model", "delta-presence:dmax=0.5", "--method",
-                  "global-recoding", "--out", out, "--no-report")
+    result = veil(
+        "run",
+        "--data",
+        files / "sample.csv",
+        "--quasi",
+        "town,age,sex",
+        "--population",
+        files / "people" / "pop.csv",
+        "--model",
+        "delta-presence:dmax=0.5",
+        "--method",
+        "global-recoding",
+        "--out",
+        out,
+        "--no-report",
+    )
     assert result.code == 0, result.err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["verdict"]["holds"]

@@ -16,9 +16,14 @@ RUN = {"method": {"name": "all-features", "params": {}}, "model": None, "seed": 
 
 
 def project_file(folder: Path, data: Path, *, runs=(RUN,), **fields) -> Path:
-    project = {"veil_project": 1, "data": {"path": data.name, "sha256": sha256(data),
-                                           "roles": {"name": "identifier"}},
-               "schema": None, "recipe": None, "runs": list(runs), **fields}
+    project = {
+        "veil_project": 1,
+        "data": {"path": data.name, "sha256": sha256(data), "roles": {"name": "identifier"}},
+        "schema": None,
+        "recipe": None,
+        "runs": list(runs),
+        **fields,
+    }
     path = folder / "project.json"
     path.write_text(json.dumps(project), encoding="utf-8")
     return path
@@ -108,8 +113,9 @@ def test_project_whose_data_is_gone(veil, small_csv, tmp_path):
     assert_bad_input(veil("run", project, "--out", tmp_path / "out"))
 
 
-@pytest.mark.parametrize("content", ["", "{", "[]", '{"data": {}}'],
-                         ids=["empty", "truncated", "a list", "not a project"])
+@pytest.mark.parametrize(
+    "content", ["", "{", "[]", '{"data": {}}'], ids=["empty", "truncated", "a list", "not a project"]
+)
 def test_not_a_project(veil, write_file, tmp_path, content):
     assert_bad_input(veil("run", write_file("project.json", content), "--out", tmp_path / "out"))
 
@@ -118,25 +124,43 @@ def test_project_file_missing(veil, tmp_path):
     assert_bad_input(veil("run", tmp_path / "nowhere.json", "--out", tmp_path / "out"))
 
 
-@pytest.mark.parametrize("fields", [{"veil_project": "one"}, {"runs": [{**RUN, "seed": "x"}]},
-                                    {"runs": [{**RUN, "method": 5}]}],
-                         ids=["version a string", "seed a string", "method a number"])
+@pytest.mark.parametrize(
+    "fields",
+    [{"veil_project": "one"}, {"runs": [{**RUN, "seed": "x"}]}, {"runs": [{**RUN, "method": 5}]}],
+    ids=["version a string", "seed a string", "method a number"],
+)
 def test_project_fields_of_the_wrong_type(veil, small_csv, tmp_path, fields):
     assert_bad_input(veil("run", project_file(tmp_path, small_csv, **fields), "--out", tmp_path / "out"))
 
 
 def test_save_load_round_trip(small_csv, tmp_path):
-    schema = Schema.from_dict([{"name": n, "kind": k, "role": r} for n, k, r in [
-        ("name", "categorical", "identifier"), ("age_band", "categorical", "quasi-identifier"),
-        ("sex", "categorical", "quasi-identifier"), ("postcode", "categorical", "insensitive"),
-        ("smoker", "binary", "insensitive"), ("outcome", "binary", "target")]])
-    recipe = Recipe((Step("age_band", "one-hot", values=("20-29", "30-39", "40-49")), Step("smoker", "binary")),
-                    "outcome", fitted=True)
-    runs = (RunSpec(PluginCall("all-features"), None, 3, ("sfc",)),
-            RunSpec(PluginCall("all-features", {}), PluginCall("k-anonymity", {"k": 2}), 5, ("sfc", "min-group-size"),
-                    recipe))
-    source = DataSource(path=str(small_csv.resolve()), names=None, delimiter=",", encoding="utf-8",
-                        roles={"name": "identifier"})
+    schema = Schema.from_dict(
+        [
+            {"name": n, "kind": k, "role": r}
+            for n, k, r in [
+                ("name", "categorical", "identifier"),
+                ("age_band", "categorical", "quasi-identifier"),
+                ("sex", "categorical", "quasi-identifier"),
+                ("postcode", "categorical", "insensitive"),
+                ("smoker", "binary", "insensitive"),
+                ("outcome", "binary", "target"),
+            ]
+        ]
+    )
+    recipe = Recipe(
+        (Step("age_band", "one-hot", values=("20-29", "30-39", "40-49")), Step("smoker", "binary")),
+        "outcome",
+        fitted=True,
+    )
+    runs = (
+        RunSpec(PluginCall("all-features"), None, 3, ("sfc",)),
+        RunSpec(
+            PluginCall("all-features", {}), PluginCall("k-anonymity", {"k": 2}), 5, ("sfc", "min-group-size"), recipe
+        ),
+    )
+    source = DataSource(
+        path=str(small_csv.resolve()), names=None, delimiter=",", encoding="utf-8", roles={"name": "identifier"}
+    )
     project = Project(source, schema, recipe, runs, sha256(small_csv), [{"note": "kept as is"}])
     path = project.save(tmp_path / "saved.json")
     loaded = Project.load(path)
@@ -151,8 +175,11 @@ def test_save_load_round_trip(small_csv, tmp_path):
 
 def test_saved_project_runs_from_another_folder(veil, small_csv, tmp_path, monkeypatch):
     """The data path is relative to the project file, not to the current folder."""
-    project = Project(DataSource(path=str(small_csv), roles={"name": "identifier"}),
-                      runs=(RunSpec(PluginCall("all-features"), None, 3, ("sfc",)),), sha256=sha256(small_csv))
+    project = Project(
+        DataSource(path=str(small_csv), roles={"name": "identifier"}),
+        runs=(RunSpec(PluginCall("all-features"), None, 3, ("sfc",)),),
+        sha256=sha256(small_csv),
+    )
     (tmp_path / "sub").mkdir()
     path = project.save(tmp_path / "sub" / "p.json")
     elsewhere = tmp_path / "elsewhere"
@@ -165,8 +192,12 @@ def test_saved_project_runs_from_another_folder(veil, small_csv, tmp_path, monke
 
 def test_demo_project(veil, tmp_path):
     path = tmp_path / "demo.json"
-    path.write_text(json.dumps({"veil_project": 1, "data": {"demo": True}, "runs": [RUN],
-                                "release_sensitive": ["diagnosis_group"]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {"veil_project": 1, "data": {"demo": True}, "runs": [RUN], "release_sensitive": ["diagnosis_group"]}
+        ),
+        encoding="utf-8",
+    )
     assert veil("run", path, "--out", tmp_path / "out").code == 0
     assert read_manifest(tmp_path / "out")["input"]["rows"] == 5000
 
@@ -189,8 +220,23 @@ def test_the_manifest_records_the_project_file_and_the_report_reads_its_data_aga
 
 def test_a_run_without_a_project_records_none(veil, small_csv, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--method", "all-features", "--metrics", "sfc",
-                "--no-report", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     assert read_manifest(out)["project"] is None
     assert sorted(p.name for p in all_files(out)) == ["manifest.json", "release.csv"]
 

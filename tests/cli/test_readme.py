@@ -30,8 +30,7 @@ def test_the_readme_shows_the_commands_this_test_runs():
     commands = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     assert "veil" in commands  # the desktop: opened by the GUI tests, not here
     assert sum(c.startswith("veil run ") for c in commands) >= 3
-    assert {c.split()[1] for c in commands if c != "veil"} >= {"inspect", "plugins", "run", "study", "verify",
-                                                                "report"}
+    assert {c.split()[1] for c in commands if c != "veil"} >= {"inspect", "plugins", "run", "study", "verify", "report"}
 
 
 @pytest.mark.dataset

@@ -12,12 +12,30 @@ from pathlib import Path
 
 import pytest
 
-from veil.engine import (ExportOptions, PluginCall, PrivacyCheckFailed, RunSpec, demo_path, execute, load_demo,
-                         make_registry, write_release)
+from veil.engine import (
+    ExportOptions,
+    PluginCall,
+    PrivacyCheckFailed,
+    RunSpec,
+    demo_path,
+    execute,
+    load_demo,
+    make_registry,
+    write_release,
+)
 from veil.engine import __version__
 from veil.cli import main
 
-from .helpers import SMALL_CSV, SMALL_QUASI, SMALL_ROWS, all_files, assert_bad_input, demo_columns, read_manifest, sha256
+from .helpers import (
+    SMALL_CSV,
+    SMALL_QUASI,
+    SMALL_ROWS,
+    all_files,
+    assert_bad_input,
+    demo_columns,
+    read_manifest,
+    sha256,
+)
 
 
 def read_rows(path: Path) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -37,14 +55,42 @@ def input_rows_as(path: Path, columns: list[str]) -> list[tuple[str, ...]]:
 def demo_release(tmp_path_factory) -> Path:
     """One run of all-features on the demo with seed 7 (no privacy model)."""
     out = tmp_path_factory.mktemp("demo") / "out"
-    assert main(["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--seed", "7",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--demo",
+                "--release-sensitive",
+                "diagnosis_group",
+                "--method",
+                "all-features",
+                "--metrics",
+                "sfc",
+                "--seed",
+                "7",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return out
 
 
 def test_demo_run_prints_the_folder_and_warns_no_privacy_claim(veil, tmp_path):
     out = tmp_path / "out"
-    result = veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out)
+    result = veil(
+        "run",
+        "--demo",
+        "--release-sensitive",
+        "diagnosis_group",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     assert result.out.strip() == str(out)
     assert "no privacy" in result.err
@@ -59,8 +105,11 @@ def test_manifest_describes_the_run(demo_release, demo_schema):
     assert m["privacy_model"]["params"] == {}
     assert "no privacy claim" in m["privacy_model"]["note"]
     assert m["seed"] == 7
-    assert {k: m["input"][k] for k in ("path", "sha256", "rows")} == {"path": str(demo_path()),
-                                                                     "sha256": sha256(demo_path()), "rows": 5000}
+    assert {k: m["input"][k] for k in ("path", "sha256", "rows")} == {
+        "path": str(demo_path()),
+        "sha256": sha256(demo_path()),
+        "rows": 5000,
+    }
     assert m["input"]["read"]["demo"] is True  # how to read it again, for `veil report`
     assert [c["name"] for c in m["input"]["schema"]] == [c["name"] for c in demo_schema["columns"]]
     released = demo_columns(demo_schema, "quasi-identifier", "sensitive", "insensitive", "target")
@@ -98,8 +147,22 @@ def test_rows_are_shuffled_but_the_same_records(demo_release):
 
 def test_no_shuffle_keeps_the_input_order(veil, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--no-shuffle",
-                "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--demo",
+            "--release-sensitive",
+            "diagnosis_group",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-shuffle",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     header, rows = read_rows(out / "release.csv")
     assert rows == input_rows_as(demo_path(), header)
     assert read_manifest(out)["shuffled"] is False
@@ -108,8 +171,23 @@ def test_no_shuffle_keeps_the_input_order(veil, tmp_path):
 def test_same_seed_same_bytes_other_seed_other_order(veil, tmp_path, demo_release):
     again, other = tmp_path / "again", tmp_path / "other"
     for out, seed in ((again, 7), (other, 8)):
-        assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--seed", seed,
-                    "--out", out).code == 0
+        assert (
+            veil(
+                "run",
+                "--demo",
+                "--release-sensitive",
+                "diagnosis_group",
+                "--method",
+                "all-features",
+                "--metrics",
+                "sfc",
+                "--seed",
+                seed,
+                "--out",
+                out,
+            ).code
+            == 0
+        )
     assert (again / "release.csv").read_bytes() == (demo_release / "release.csv").read_bytes()
     _, first = read_rows(demo_release / "release.csv")
     _, second = read_rows(other / "release.csv")
@@ -119,8 +197,20 @@ def test_same_seed_same_bytes_other_seed_other_order(veil, tmp_path, demo_releas
 
 def test_failing_model_writes_nothing(veil, tmp_path):
     out = tmp_path / "out"
-    result = veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
-                  "--out", out)
+    result = veil(
+        "run",
+        "--demo",
+        "--release-sensitive",
+        "diagnosis_group",
+        "--method",
+        "all-features",
+        "--model",
+        "k-anonymity:k=5",
+        "--metrics",
+        "sfc",
+        "--out",
+        out,
+    )
     assert result.code == 1
     assert "privacy check failed" in result.err and "k-anonymity" in result.err
     assert len(result.err.splitlines()) == 1
@@ -131,10 +221,41 @@ def test_failing_model_writes_nothing(veil, tmp_path):
 
 def test_failing_model_keeps_an_earlier_release(veil, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--demo",
+            "--release-sensitive",
+            "diagnosis_group",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     before = {p.name: sha256(p) for p in all_files(out)}
-    assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--model", "k-anonymity:k=5", "--metrics", "sfc",
-                "--seed", 1, "--out", out).code == 1
+    assert (
+        veil(
+            "run",
+            "--demo",
+            "--release-sensitive",
+            "diagnosis_group",
+            "--method",
+            "all-features",
+            "--model",
+            "k-anonymity:k=5",
+            "--metrics",
+            "sfc",
+            "--seed",
+            1,
+            "--out",
+            out,
+        ).code
+        == 1
+    )
     assert {p.name: sha256(p) for p in all_files(out)} == before
 
 
@@ -155,9 +276,27 @@ def test_release_failing_its_recheck_leaves_no_file(tmp_path):
 def test_model_that_holds_releases_and_verifies(veil, small_csv, tmp_path):
     out = tmp_path / "out"
     before = sha256(small_csv)
-    result = veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band", "--quasi", "sex",
-                  "--target", "outcome", "--model", "k-anonymity:k=2", "--method", "all-features",
-                  "--metrics", "sfc,min-group-size", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        small_csv,
+        "--identifier",
+        "name",
+        "--quasi",
+        "age_band",
+        "--quasi",
+        "sex",
+        "--target",
+        "outcome",
+        "--model",
+        "k-anonymity:k=2",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc,min-group-size",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     assert sha256(small_csv) == before
     m = read_manifest(out)
@@ -173,9 +312,28 @@ def test_model_that_holds_releases_and_verifies(veil, small_csv, tmp_path):
 
 
 def _release_of(veil, small_csv, out: Path) -> Path:
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band", "--quasi", "sex",
-                "--model", "k-anonymity:k=2", "--method", "all-features", "--metrics", "sfc",
-                "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band",
+            "--quasi",
+            "sex",
+            "--model",
+            "k-anonymity:k=2",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     return out / "release.csv"
 
 
@@ -202,21 +360,66 @@ def test_verify_fails_after_a_row_is_deleted(veil, small_csv, tmp_path):
 
 def test_role_flags_take_comma_lists_like_verify(veil, small_csv, tmp_path):
     out = tmp_path / "out"
-    result = veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band,sex",
-                  "--model", "k-anonymity:k=2", "--method", "all-features", "--metrics", "sfc", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        small_csv,
+        "--identifier",
+        "name",
+        "--quasi",
+        "age_band,sex",
+        "--model",
+        "k-anonymity:k=2",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     assert read_manifest(out)["roles"]["quasi_identifiers"] == SMALL_QUASI
-    failing = veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band,sex",
-                   "--quasi", "postcode", "--model", "k-anonymity:k=2", "--method", "all-features",
-                   "--metrics", "sfc", "--out", tmp_path / "other")
+    failing = veil(
+        "run",
+        "--data",
+        small_csv,
+        "--identifier",
+        "name",
+        "--quasi",
+        "age_band,sex",
+        "--quasi",
+        "postcode",
+        "--model",
+        "k-anonymity:k=2",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--out",
+        tmp_path / "other",
+    )
     assert failing.code == 1
 
 
 def test_input_and_output_folder_may_be_the_same(veil, small_csv):
     """Writing release.csv beside people.csv must leave people.csv alone."""
     before = sha256(small_csv)
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--method", "all-features",
-                "--metrics", "sfc", "--out", small_csv.parent).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--out",
+            small_csv.parent,
+        ).code
+        == 0
+    )
     assert sha256(small_csv) == before
 
 
@@ -224,8 +427,19 @@ def test_the_input_file_is_never_the_output(veil, write_file, importers):
     """An input named release.csv in the output folder is refused, not overwritten."""
     data = write_file("release.csv", SMALL_CSV)
     before = sha256(data)
-    result = veil("run", "--data", data, "--identifier", "name", "--method", "all-features", "--metrics", "sfc",
-                  "--out", data.parent)
+    result = veil(
+        "run",
+        "--data",
+        data,
+        "--identifier",
+        "name",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--out",
+        data.parent,
+    )
     assert result.code == 2 and "input" in result.err
     assert sha256(data) == before
 
@@ -233,21 +447,46 @@ def test_the_input_file_is_never_the_output(veil, write_file, importers):
 def test_a_table_without_identifiers_keeps_every_column(veil, write_file, importers, tmp_path):
     data = write_file("plain.csv", "a,b,c\n1,x,0\n2,y,1\n")
     out = tmp_path / "out"
-    assert veil("run", "--data", data, "--method", "all-features", "--metrics", "sfc", "--no-shuffle",
-                "--out", out).code == 0
+    assert (
+        veil("run", "--data", data, "--method", "all-features", "--metrics", "sfc", "--no-shuffle", "--out", out).code
+        == 0
+    )
     assert read_rows(out / "release.csv") == (["a", "b", "c"], [("1", "x", "0"), ("2", "y", "1")])
 
 
 def test_quotes_commas_newlines_and_unicode_round_trip(veil, write_file, importers, tmp_path):
-    data = write_file("quoted.csv", 'city,note,q\n"Zürich, CH","line1\nline2",a\n"Zürich, CH","x""y",a\n'
-                                    'Köln,plain,b\nKöln,-5 units,b\n')
+    data = write_file(
+        "quoted.csv",
+        'city,note,q\n"Zürich, CH","line1\nline2",a\n"Zürich, CH","x""y",a\nKöln,plain,b\nKöln,-5 units,b\n',
+    )
     out = tmp_path / "out"
-    assert veil("run", "--data", data, "--quasi", "city", "--model", "k-anonymity:k=2", "--method", "all-features",
-                "--metrics", "sfc", "--no-shuffle", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            data,
+            "--quasi",
+            "city",
+            "--model",
+            "k-anonymity:k=2",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-shuffle",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     header, rows = read_rows(out / "release.csv")
     assert header == ["city", "note", "q"]
-    assert rows == [("Zürich, CH", "line1\nline2", "a"), ("Zürich, CH", 'x"y', "a"), ("Köln", "plain", "b"),
-                    ("Köln", "'-5 units", "b")]  # a leading minus is escaped for spreadsheets
+    assert rows == [
+        ("Zürich, CH", "line1\nline2", "a"),
+        ("Zürich, CH", 'x"y', "a"),
+        ("Köln", "plain", "b"),
+        ("Köln", "'-5 units", "b"),
+    ]  # a leading minus is escaped for spreadsheets
     assert veil("verify", out).code == 0
 
 
@@ -256,7 +495,21 @@ def test_release_files_honour_the_umask(veil, tmp_path):
     out = tmp_path / "out"
     previous = os.umask(0o022)
     try:
-        assert veil("run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "all-features", "--metrics", "sfc", "--out", out).code == 0
+        assert (
+            veil(
+                "run",
+                "--demo",
+                "--release-sensitive",
+                "diagnosis_group",
+                "--method",
+                "all-features",
+                "--metrics",
+                "sfc",
+                "--out",
+                out,
+            ).code
+            == 0
+        )
     finally:
         os.umask(previous)
     for name in ("release.csv", "manifest.json", "report.html", "report.pdf"):
@@ -278,12 +531,36 @@ def test_the_report_says_which_classifier_protocol_it_used(tmp_path, small_csv):
 
     from veil.cli import main
 
-    for flags, words in (([], "C = 1, tolerance 0.001), one stratified 5-fold cross-validation"),
-                         (["--tuned-report"], "C tuned per fold on an inner 75/25 split")):
+    for flags, words in (
+        ([], "C = 1, tolerance 0.001), one stratified 5-fold cross-validation"),
+        (["--tuned-report"], "C tuned per fold on an inner 75/25 split"),
+    ):
         out = tmp_path / ("tuned" if flags else "fixed")
-        assert main(["run", "--data", str(small_csv), "--identifier", "name", "--quasi", "age_band,sex", "--target",
-                     "outcome", "--method", "all-features", "--model", "k-anonymity:k=2", "--metrics", "sfc",
-                     *flags, "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--data",
+                    str(small_csv),
+                    "--identifier",
+                    "name",
+                    "--quasi",
+                    "age_band,sex",
+                    "--target",
+                    "outcome",
+                    "--method",
+                    "all-features",
+                    "--model",
+                    "k-anonymity:k=2",
+                    "--metrics",
+                    "sfc",
+                    *flags,
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
         assert words in manifest["utility"]["classifier"]
         assert words in (out / "report.html").read_text(encoding="utf-8")

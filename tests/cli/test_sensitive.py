@@ -20,16 +20,33 @@ def table_file(tmp_path):
     rng = np.random.default_rng(5)
     n = 120
     dx = rng.choice(["flu", "cold"], n)
-    frame = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "town": rng.choice(["a", "b", "c"], n),
-                          "dx": dx, "y": np.where(dx == "flu", "yes", "no")})
+    frame = pd.DataFrame(
+        {
+            "age": rng.choice([30, 40, 50, 60], n),
+            "town": rng.choice(["a", "b", "c"], n),
+            "dx": dx,
+            "y": np.where(dx == "flu", "yes", "no"),
+        }
+    )
     path = tmp_path / "in.csv"
     frame.to_csv(path, index=False)
     return path
 
 
 def roles(path):
-    return ("--data", path, "--quasi", "age,town", "--sensitive", "dx", "--target", "y", "--no-report",
-            "--metrics", "sfc")
+    return (
+        "--data",
+        path,
+        "--quasi",
+        "age,town",
+        "--sensitive",
+        "dx",
+        "--target",
+        "y",
+        "--no-report",
+        "--metrics",
+        "sfc",
+    )
 
 
 def assert_refused(result, out, column="dx"):
@@ -43,8 +60,9 @@ def assert_refused(result, out, column="dx"):
 def test_a_method_releasing_the_column_as_it_is_is_refused_before_it_runs(veil, table_file, tmp_path):
     out = tmp_path / "out"
     assert_refused(veil("run", *roles(table_file), "--method", "all-features", "--out", out), out)
-    assert veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "dx",
-                "--out", out).code == 0
+    assert (
+        veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "dx", "--out", out).code == 0
+    )
     assert read_manifest(out)["released_sensitive"] == ["dx"]
 
 
@@ -63,8 +81,7 @@ def test_a_run_that_does_not_release_the_column_needs_no_acknowledgement(veil, t
     out = tmp_path / "out"
     frame = pd.read_csv(table_file).drop(columns=["dx"]).assign(dx="flu")  # a constant dx: never selected
     frame.to_csv(table_file, index=False)
-    assert veil("run", *roles(table_file), "--method", "greedy-hamdist", "--model", "k-ac:k=2",
-                "--out", out).code == 0
+    assert veil("run", *roles(table_file), "--method", "greedy-hamdist", "--model", "k-ac:k=2", "--out", out).code == 0
     assert read_manifest(out)["released_sensitive"] == []
 
 
@@ -73,17 +90,19 @@ def test_a_model_protecting_the_column_releases_it_without_asking(veil, table_fi
     would leave every record's value as it is, so it must be acknowledged."""
     out = tmp_path / "out"
     pd.read_csv(table_file).assign(dx=lambda f: np.tile(["flu", "cold", "hiv"], 40)).to_csv(table_file, index=False)
-    assert veil("run", *roles(table_file), "--method", "mondrian", "--model", "l-diversity:l=2",
-                "--out", out).code == 0
-    assert_refused(veil("run", *roles(table_file), "--method", "mondrian", "--model", "k-anonymity:k=5",
-                        "--out", tmp_path / "k"), tmp_path / "k")
+    assert veil("run", *roles(table_file), "--method", "mondrian", "--model", "l-diversity:l=2", "--out", out).code == 0
+    assert_refused(
+        veil("run", *roles(table_file), "--method", "mondrian", "--model", "k-anonymity:k=5", "--out", tmp_path / "k"),
+        tmp_path / "k",
+    )
 
 
 def test_the_project_file_remembers_the_acknowledgement(veil, table_file, tmp_path):
     from veil.engine import DataSource, PluginCall, Project, RunSpec
 
-    source = DataSource.from_dict({"path": str(table_file), "quasi_identifiers": ["age", "town"],
-                                   "sensitive": ["dx"], "target": "y"})
+    source = DataSource.from_dict(
+        {"path": str(table_file), "quasi_identifiers": ["age", "town"], "sensitive": ["dx"], "target": "y"}
+    )
     runs = (RunSpec(PluginCall("all-features"), metrics=("sfc",)),)
     project = tmp_path / "p.veil.json"
     Project(source, runs=runs).save(project)
@@ -95,8 +114,9 @@ def test_the_project_file_remembers_the_acknowledgement(veil, table_file, tmp_pa
 
 
 def test_acknowledging_a_column_not_marked_sensitive_is_refused(veil, table_file, tmp_path):
-    result = veil("run", *roles(table_file), "--method", "all-features", "--release-sensitive", "town",
-                  "--out", tmp_path / "o")
+    result = veil(
+        "run", *roles(table_file), "--method", "all-features", "--release-sensitive", "town", "--out", tmp_path / "o"
+    )
     assert result.code == 2 and "town" in result.err and "not a column marked sensitive" in result.err
 
 
@@ -116,8 +136,14 @@ def test_every_sensitive_column_is_judged_whatever_their_order(veil, write_file,
 
 def _two_columns(write_file):
     rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"age": rng.integers(20, 60, 200), "zip": rng.integers(1, 6, 200),
-                          "disease": rng.choice(["flu", "cold", "hiv"], 200), "salary": rng.choice([10, 20, 30, 40], 200)})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, 200),
+            "zip": rng.integers(1, 6, 200),
+            "disease": rng.choice(["flu", "cold", "hiv"], 200),
+            "salary": rng.choice([10, 20, 30, 40], 200),
+        }
+    )
     return write_file("two_big.csv", frame.to_csv(index=False)), frame
 
 
@@ -128,9 +154,23 @@ def test_mondrian_splits_on_every_sensitive_column(veil, write_file, importers, 
     report give the model's value on each column; the written file verifies on each."""
     data, frame = _two_columns(write_file)
     out = tmp_path / "out"
-    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method",
-                  f"mondrian:mode={mode}", "--model", "l-diversity:l=3,variant=distinct", "--release-sensitive",
-                  "disease,salary", "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "disease,salary",
+        "--method",
+        f"mondrian:mode={mode}",
+        "--model",
+        "l-diversity:l=3,variant=distinct",
+        "--release-sensitive",
+        "disease,salary",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     manifest = json.loads((out / "manifest.json").read_text())
     by_column = manifest["verdict"]["by_column"]
@@ -142,8 +182,16 @@ def test_mondrian_splits_on_every_sensitive_column(veil, write_file, importers, 
     assert veil("verify", out / "manifest.json").code == 0
     if mode == "generalise":
         for column in ("disease", "salary"):
-            checked = veil("verify", out / "release.csv", "--quasi", "age,zip", "--sensitive", column,
-                           "--model", "l-diversity:l=3,variant=distinct")
+            checked = veil(
+                "verify",
+                out / "release.csv",
+                "--quasi",
+                "age,zip",
+                "--sensitive",
+                column,
+                "--model",
+                "l-diversity:l=3,variant=distinct",
+            )
             assert checked.code == 0, checked.out
     else:  # Anatomy: one sensitive table holding both columns (the written rows are shuffled)
         written = pd.read_csv(out / "release.csv")
@@ -155,8 +203,10 @@ def test_mondrian_splits_on_every_sensitive_column(veil, write_file, importers, 
             assert part.groupby("group")[column].nunique().min() >= 3
 
 
-DX_HIERARCHY = ("flu;respiratory;*\npneumonia;respiratory;*\nbronchitis;respiratory;*\n"
-                "gastritis;digestive;*\nulcer;digestive;*\ncolitis;digestive;*\n")
+DX_HIERARCHY = (
+    "flu;respiratory;*\npneumonia;respiratory;*\nbronchitis;respiratory;*\n"
+    "gastritis;digestive;*\nulcer;digestive;*\ncolitis;digestive;*\n"
+)
 
 
 def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, write_file, importers, tmp_path):
@@ -164,14 +214,37 @@ def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, writ
     run holds, the manifest keeps the hierarchy so the export verifies alone, and a bare file needs
     --hierarchy again (refused in one line without it)."""
     rng = np.random.default_rng(2)
-    frame = pd.DataFrame({"age": rng.integers(20, 70, 300), "zip": rng.integers(1, 9, 300),
-                          "dx": rng.choice(["flu", "pneumonia", "bronchitis", "gastritis", "ulcer", "colitis"], 300)})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, 300),
+            "zip": rng.integers(1, 9, 300),
+            "dx": rng.choice(["flu", "pneumonia", "bronchitis", "gastritis", "ulcer", "colitis"], 300),
+        }
+    )
     data = write_file("h.csv", frame.to_csv(index=False))
     tree = write_file("dx.csv", DX_HIERARCHY)
     out = tmp_path / "out"
     model = "t-closeness:t=0.15,distance=hierarchical"
-    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--hierarchy", f"dx={tree}",
-                  "--method", "mondrian", "--model", model, "--release-sensitive", "dx", "--out", out, "--no-report")
+    result = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "dx",
+        "--hierarchy",
+        f"dx={tree}",
+        "--method",
+        "mondrian",
+        "--model",
+        model,
+        "--release-sensitive",
+        "dx",
+        "--out",
+        out,
+        "--no-report",
+    )
     assert result.code == 0, result.err
     manifest = json.loads((out / "manifest.json").read_text())
     assert list(manifest["sensitive_hierarchies"]) == ["dx"]
@@ -183,8 +256,24 @@ def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, writ
     assert len(refused.err.strip().splitlines()) == 1
     assert veil(*bare, "--hierarchy", f"dx={tree}").code == 0
     # without the hierarchy the run is refused before it starts, in one line
-    missing = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "dx", "--method", "mondrian",
-                   "--model", model, "--release-sensitive", "dx", "--out", tmp_path / "none", "--no-report")
+    missing = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "dx",
+        "--method",
+        "mondrian",
+        "--model",
+        model,
+        "--release-sensitive",
+        "dx",
+        "--out",
+        tmp_path / "none",
+        "--no-report",
+    )
     assert missing.code == 2 and "distance=hierarchical needs a hierarchy" in missing.err
     assert not (tmp_path / "none").exists()
 
@@ -192,9 +281,23 @@ def test_hierarchical_t_closeness_runs_and_verifies_from_its_manifest(veil, writ
 def test_one_sided_delta_disclosure_says_so_in_the_report(veil, write_file, importers, tmp_path):
     data, _ = _two_columns(write_file)
     out = tmp_path / "out"
-    result = veil("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease", "--method", "mondrian",
-                  "--model", "delta-disclosure:delta=1.5,sides=1", "--release-sensitive", "disease",
-                  "--out", out)
+    result = veil(
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "disease",
+        "--method",
+        "mondrian",
+        "--model",
+        "delta-disclosure:delta=1.5,sides=1",
+        "--release-sensitive",
+        "disease",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     report = (out / "report.html").read_text()
     assert "One-sided δ-disclosure with δ = 1.5 holds" in report
@@ -205,8 +308,18 @@ def test_a_model_judging_every_sensitive_column_protects_them_all(veil, write_fi
     """Mondrian under l-diversity releases both sensitive columns as attributes the model judges: no
     agreement is asked for either; under k-anonymity alone both must be agreed to."""
     data, _ = _two_columns(write_file)
-    args = ("run", "--data", data, "--quasi", "age,zip", "--sensitive", "disease,salary", "--method", "mondrian",
-            "--no-report")
+    args = (
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,zip",
+        "--sensitive",
+        "disease,salary",
+        "--method",
+        "mondrian",
+        "--no-report",
+    )
     assert veil(*args, "--model", "l-diversity:l=2,variant=distinct", "--out", tmp_path / "l").code == 0
     refused = veil(*args, "--model", "k-anonymity:k=5", "--out", tmp_path / "k")
     assert refused.code == 2 and "disease" in refused.err and "salary" in refused.err

@@ -15,13 +15,23 @@ from veil.engine import demo_path
 from .helpers import PNG_MAGIC, all_files, assert_bad_input
 
 DATA = {"path": "people.csv", "identifiers": ["name"], "quasi_identifiers": ["age_band", "sex"], "target": "outcome"}
-CHARTS = [{"name": "metric-bars", "params": {"metric": "sfc", "x": "k"}},
-          {"name": "metric-lines", "params": {"metric": "min-group-size", "x": "k"}}]
+CHARTS = [
+    {"name": "metric-bars", "params": {"metric": "sfc", "x": "k"}},
+    {"name": "metric-lines", "params": {"metric": "min-group-size", "x": "k"}},
+]
 
 
 def study_file(folder: Path, **fields) -> Path:
-    study = {"name": "k sweep", "data": DATA, "model": "k-anonymity", "methods": ["all-features"],
-             "sweep": {"k": [1, 2]}, "metrics": ["sfc", "min-group-size"], "charts": CHARTS, **fields}
+    study = {
+        "name": "k sweep",
+        "data": DATA,
+        "model": "k-anonymity",
+        "methods": ["all-features"],
+        "sweep": {"k": [1, 2]},
+        "metrics": ["sfc", "min-group-size"],
+        "charts": CHARTS,
+        **fields,
+    }
     path = folder / "study.json"
     path.write_text(json.dumps(study), encoding="utf-8")
     return path
@@ -153,18 +163,20 @@ def test_study_without_out(veil, small_csv, tmp_path):
     assert_bad_input(veil("study", study_file(tmp_path)))
 
 
-@pytest.mark.parametrize("fields", [{"seed": "x"}, {"repeats": "many"}, {"sweep": [1]}, {"methods": [5]},
-                                    {"model": 5}, {"data": "people.csv"}],
-                         ids=["seed text", "repeats text", "sweep a list", "method a number", "model a number",
-                              "data a string"])
+@pytest.mark.parametrize(
+    "fields",
+    [{"seed": "x"}, {"repeats": "many"}, {"sweep": [1]}, {"methods": [5]}, {"model": 5}, {"data": "people.csv"}],
+    ids=["seed text", "repeats text", "sweep a list", "method a number", "model a number", "data a string"],
+)
 def test_study_fields_of_the_wrong_type(veil, small_csv, tmp_path, fields):
     assert_bad_input(veil("study", study_file(tmp_path, **fields), "--out", tmp_path / "out"))
 
 
 def test_chart_of_a_metric_not_computed_is_refused_before_running(veil, small_csv, tmp_path):
     out = tmp_path / "out"
-    result = veil("study", study_file(tmp_path, charts=[{"name": "metric-bars", "params": {"metric": "auc"}}]),
-                  "--out", out)
+    result = veil(
+        "study", study_file(tmp_path, charts=[{"name": "metric-bars", "params": {"metric": "auc"}}]), "--out", out
+    )
     assert_bad_input(result)
     assert all_files(out) == []
 
@@ -186,16 +198,23 @@ def test_a_method_sweeping_its_own_parameter(veil, small_csv, tmp_path):
     assert result.code == 0, result.err
     rows = results(out)
     runs = {(r["method"], r["k"], r["on_violation"]) for r in rows}
-    assert runs == {("greedy-hamdist", k, v) for k in "12" for v in ("skip", "stop")} | \
-        {("all-features", k, "") for k in "12"}
+    assert runs == {("greedy-hamdist", k, v) for k in "12" for v in ("skip", "stop")} | {
+        ("all-features", k, "") for k in "12"
+    }
 
 
 def test_a_method_under_a_model_it_cannot_satisfy_is_refused_before_any_run(veil, small_csv, tmp_path):
     """Hilbert makes groups of at least k records; l-diversity judges the sensitive values in each
     group, which such a method does not make: the study says which models it works under."""
     out = tmp_path / "out"
-    path = study_file(tmp_path, methods=["hilbert"], model={"name": "l-diversity", "params": {"l": 2}}, sweep={},
-                      charts=[], data={**DATA, "sensitive": ["smoker"]})
+    path = study_file(
+        tmp_path,
+        methods=["hilbert"],
+        model={"name": "l-diversity", "params": {"l": 2}},
+        sweep={},
+        charts=[],
+        data={**DATA, "sensitive": ["smoker"]},
+    )
     result = veil("study", path, "--out", out)
     assert_bad_input(result)
     assert "works under k-anonymity" in result.err and "not l-diversity" in result.err, result.err

@@ -41,8 +41,10 @@ def test_failure_message_says_how_many_records_fail(veil, bare):
 def test_failure_message_lists_a_few_failing_records_and_why(veil, bare):
     result = veil("verify", bare, "--model", "k-anonymity:k=3", "--quasi", "a,b")
     assert result.code == 1 and len(result.out.splitlines()) == 1
-    assert ("failing records: row 1 (a=1, b=x: a group of 2), row 2 (a=1, b=x: a group of 2), "
-            "row 3 (a=2, b=y: a group of 2) and 3 more") in result.out
+    assert (
+        "failing records: row 1 (a=1, b=x: a group of 2), row 2 (a=1, b=x: a group of 2), "
+        "row 3 (a=2, b=y: a group of 2) and 3 more"
+    ) in result.out
 
 
 def test_bare_binary_file_against_k_ac_with_a_target(veil, write_file):
@@ -60,18 +62,31 @@ def test_bare_file_in_another_format(veil, write_file):
     assert veil("verify", odd, "--format", "csv", "--model", "k-anonymity:k=2", "--quasi", "a,b").code == 0
 
 
-@pytest.mark.parametrize("extra", [
-    (),
-    ("--model", "k-anonymity:k=7"),
-    ("--model", "k-anonymity:k=0"),
-    ("--model", "k-anonymity:k=two"),
-    ("--model", "l-diversity:l=2"),
-    ("--model", "k-anonymity:k=2", "--quasi", "a,nope"),
-    ("--model", "k-anonymity:k=2", "--target", "nope"),
-    ("--model", "k-anonymity:k=2", "--format", "docx"),
-    ("--model", "k-anonymity:k=2", "--frobnicate"),
-], ids=["no model", "k above rows", "k zero", "k text", "unknown model", "unknown quasi", "unknown target",
-        "unknown format", "unknown flag"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        ("--model", "k-anonymity:k=7"),
+        ("--model", "k-anonymity:k=0"),
+        ("--model", "k-anonymity:k=two"),
+        ("--model", "l-diversity:l=2"),
+        ("--model", "k-anonymity:k=2", "--quasi", "a,nope"),
+        ("--model", "k-anonymity:k=2", "--target", "nope"),
+        ("--model", "k-anonymity:k=2", "--format", "docx"),
+        ("--model", "k-anonymity:k=2", "--frobnicate"),
+    ],
+    ids=[
+        "no model",
+        "k above rows",
+        "k zero",
+        "k text",
+        "unknown model",
+        "unknown quasi",
+        "unknown target",
+        "unknown format",
+        "unknown flag",
+    ],
+)
 def test_bad_bare_verification(veil, bare, extra):
     before = sha256(bare)
     assert_bad_input(veil("verify", bare, *extra))
@@ -82,8 +97,11 @@ def test_missing_bare_file(veil, tmp_path):
     assert_bad_input(veil("verify", tmp_path / "gone.csv", "--model", "k-anonymity:k=2"))
 
 
-@pytest.mark.parametrize("content", ["", "{not json", "[1, 2]", '{"output": {}}', "\ufeff\x00"],
-                         ids=["empty", "invalid json", "a list", "missing keys", "junk"])
+@pytest.mark.parametrize(
+    "content",
+    ["", "{not json", "[1, 2]", '{"output": {}}', "\ufeff\x00"],
+    ids=["empty", "invalid json", "a list", "missing keys", "junk"],
+)
 def test_bad_manifest(veil, write_file, content):
     manifest = write_file("manifest.json", content)
     assert_bad_input(veil("verify", manifest))
@@ -104,8 +122,26 @@ def test_manifest_with_a_model_flag(veil, write_file):
 
 def _released(veil, small_csv, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--quasi", "age_band,sex", "--method",
-                "all-features", "--model", "k-anonymity:k=2", "--metrics", "sfc", "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--method",
+            "all-features",
+            "--model",
+            "k-anonymity:k=2",
+            "--metrics",
+            "sfc",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     return out
 
 
@@ -119,8 +155,22 @@ def test_manifest_whose_release_is_missing(veil, small_csv, tmp_path):
 
 def test_release_of_no_privacy_claim_verifies_its_hash_only(veil, small_csv, tmp_path):
     out = tmp_path / "out"
-    assert veil("run", "--data", small_csv, "--identifier", "name", "--method", "all-features", "--metrics", "sfc",
-                "--out", out).code == 0
+    assert (
+        veil(
+            "run",
+            "--data",
+            small_csv,
+            "--identifier",
+            "name",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--out",
+            out,
+        ).code
+        == 0
+    )
     result = veil("verify", out)
     assert result.code == 0 and "no privacy claim" in result.out
     with open(out / "release.csv", "a", encoding="utf-8") as f:
@@ -140,9 +190,11 @@ def test_a_tampered_manifest_model_is_caught(veil, small_csv, tmp_path):
 @pytest.mark.parametrize("broken", ["output", "privacy_model"])
 def test_manifest_with_wrong_types(veil, write_file, broken):
     release = write_file("release.csv", "a\n1\n")
-    manifest = {"output": {"path": "release.csv", "format": "csv", "sha256": sha256(release)},
-                "privacy_model": {"name": "k-anonymity", "params": {"k": 1}},
-                "roles": {"quasi_identifiers": ["a"]}}
+    manifest = {
+        "output": {"path": "release.csv", "format": "csv", "sha256": sha256(release)},
+        "privacy_model": {"name": "k-anonymity", "params": {"k": 1}},
+        "roles": {"quasi_identifiers": ["a"]},
+    }
     manifest[broken] = 1 if broken == "output" else "k-anonymity"
     assert_bad_input(veil("verify", write_file("manifest.json", json.dumps(manifest))))
 

@@ -26,7 +26,7 @@ class SlowCsv(Exporter):
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(",".join(map(str, frame.columns)) + "\n")
             for start in range(0, len(frame), 50):
-                frame.iloc[start:start + 50].to_csv(f, header=False, index=False, lineterminator="\n")
+                frame.iloc[start : start + 50].to_csv(f, header=False, index=False, lineterminator="\n")
                 f.flush()
                 os.fsync(f.fileno())
                 time.sleep(self.pause)
@@ -73,10 +73,18 @@ class FakeDp(Algorithm):
 
     def run(self, data, model, params, ctx):
         cols = [c for c in data.released_columns() if c != data.schema.target]
-        return feature_subset(data, cols, details={
-            "epsilon_spent": np.float64(0.5), "assumptions": ("class sizes are public", "one record changes"),
-            "noise": np.array([0.25, np.nan]), "picks": (1, 2), "table": pd.DataFrame({"a": [1, 2]}),
-            "inf": float("inf")})
+        return feature_subset(
+            data,
+            cols,
+            details={
+                "epsilon_spent": np.float64(0.5),
+                "assumptions": ("class sizes are public", "one record changes"),
+                "noise": np.array([0.25, np.nan]),
+                "picks": (1, 2),
+                "table": pd.DataFrame({"a": [1, 2]}),
+                "inf": float("inf"),
+            },
+        )
 
 
 @hookimpl

@@ -11,7 +11,8 @@ from hypothesis.extra.numpy import arrays
 from veil.engine import BadInput, BinaryMatrix, pack_rows, popcount, unpack_rows
 
 dense_matrices = st.tuples(st.integers(1, 150), st.integers(1, 12)).flatmap(
-    lambda s: arrays(np.uint8, s, elements=st.integers(0, 1)))
+    lambda s: arrays(np.uint8, s, elements=st.integers(0, 1))
+)
 
 
 @given(dense_matrices)

@@ -10,9 +10,24 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (BadInput, BinaryMatrix, GroupVerdict, GroupView, KacConstraint, KAnonymityConstraint,
-                         PluginCall, PrivacyCheckFailed, PrivacyModel, RunSpec, Study, execute, hookimpl,
-                         make_registry, param, run_study)
+from veil.engine import (
+    BadInput,
+    BinaryMatrix,
+    GroupVerdict,
+    GroupView,
+    KacConstraint,
+    KAnonymityConstraint,
+    PluginCall,
+    PrivacyCheckFailed,
+    PrivacyModel,
+    RunSpec,
+    Study,
+    execute,
+    hookimpl,
+    make_registry,
+    param,
+    run_study,
+)
 from veil.engine.model.bound import CombinedModel, bind_models
 from veil.engine.kernels.containment import AllOf, class_sizes_per_record, kac
 
@@ -102,8 +117,10 @@ def test_a_run_under_two_models_satisfies_both_and_records_a_verdict_each():
     for call in spec.models:  # each model alone also holds on the release
         assert bind_models(REGISTRY, [call]).check(result.release).holds
     alone = execute(REGISTRY, _matrix(), RunSpec(PluginCall("greedy-hamdist"), ["k-anonymity:k=4"]))
-    assert set(result.release.selected_features) <= set(alone.release.selected_features) or \
-        bind_models(REGISTRY, [PluginCall("k-ac", {"k": 6})]).check(alone.release).holds is False
+    assert (
+        set(result.release.selected_features) <= set(alone.release.selected_features)
+        or bind_models(REGISTRY, [PluginCall("k-ac", {"k": 6})]).check(alone.release).holds is False
+    )
 
 
 def test_a_release_failing_one_of_two_models_is_refused_naming_it():
@@ -113,8 +130,14 @@ def test_a_release_failing_one_of_two_models_is_refused_naming_it():
 
 
 def test_a_study_with_models_sweeps_the_model_that_declares_the_value():
-    study = Study.from_dict({"methods": ["greedy-hamdist"], "models": ["k-anonymity:k=2", "k-ac"],
-                             "sweep": {"k": [3, 5]}, "metrics": ["sfc"]})
+    study = Study.from_dict(
+        {
+            "methods": ["greedy-hamdist"],
+            "models": ["k-anonymity:k=2", "k-ac"],
+            "sweep": {"k": [3, 5]},
+            "metrics": ["sfc"],
+        }
+    )
     specs = study.runs(REGISTRY)
     assert [[m.params.get("k") for m in s.models] for s in specs] == [[3, 3], [5, 5]]
     results = run_study(REGISTRY, study, data=_matrix())
@@ -126,8 +149,22 @@ def test_cli_runs_and_verifies_under_repeated_models(tmp_path, capsys):
     from veil.cli import main
 
     out = tmp_path / "out"
-    code = main(["run", "--demo", "--method", "greedy-hamdist", "--model", "k-anonymity:k=3", "--model", "k-ac:k=5",
-                 "--metrics", "sfc", "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--demo",
+            "--method",
+            "greedy-hamdist",
+            "--model",
+            "k-anonymity:k=3",
+            "--model",
+            "k-ac:k=5",
+            "--metrics",
+            "sfc",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "all 2 privacy models" in report and "containment" in report
@@ -137,8 +174,21 @@ def test_cli_runs_and_verifies_under_repeated_models(tmp_path, capsys):
     assert all(v["holds"] for v in manifest["verdicts"])
     assert main(["verify", str(out)]) == 0
     released = out / manifest["output"]["path"]
-    assert main(["verify", str(released), "--target", manifest["roles"]["target"], "--model", "k-anonymity:k=3",
-                 "--model", "k-ac:k=5"]) == 0
+    assert (
+        main(
+            [
+                "verify",
+                str(released),
+                "--target",
+                manifest["roles"]["target"],
+                "--model",
+                "k-anonymity:k=3",
+                "--model",
+                "k-ac:k=5",
+            ]
+        )
+        == 0
+    )
     manifest["privacy_models"][1]["params"]["k"] = 10**6  # a tampered second model is checked too
     (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     assert main(["verify", str(out)]) != 0
@@ -155,7 +205,9 @@ def test_a_project_keeps_every_model(tmp_path):
 def test_runs_with_different_settings_are_never_averaged_as_repeats():
     from veil.engine import summarise
 
-    same_label = [{"name": "greedy-hamdist", "params": {"on_violation": v}, "label": "greedy"} for v in ("skip", "stop")]
+    same_label = [
+        {"name": "greedy-hamdist", "params": {"on_violation": v}, "label": "greedy"} for v in ("skip", "stop")
+    ]
     study = Study.from_dict({"methods": same_label, "model": "k-ac:k=3", "metrics": ["sfc"], "repeats": 2})
     results = run_study(REGISTRY, study, data=_matrix())
     sfc = summarise(results, [])

@@ -6,8 +6,16 @@ import threading
 
 import pytest
 
-from veil.engine import (BadInput, Cancelled, CancelToken, Context, InProcessExecutor, executor_names,
-                         make_executor, register_executor)
+from veil.engine import (
+    BadInput,
+    Cancelled,
+    CancelToken,
+    Context,
+    InProcessExecutor,
+    executor_names,
+    make_executor,
+    register_executor,
+)
 
 
 def test_a_blocking_backend_is_stopped_by_its_cancel_callback():

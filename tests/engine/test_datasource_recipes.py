@@ -13,9 +13,16 @@ def _write(tmp_path):
 
 def test_append_missing_columns_and_hierarchies(tmp_path):
     _write(tmp_path)
-    spec = {"path": "a.csv", "append": [{"path": "b.csv", "skip_rows": 1, "header": False}],
-            "missing": ["?"], "drop_missing": True, "columns": ["age", "city", "dx"],
-            "hierarchies": {"city": "city.csv"}, "sensitive": "dx", "quasi_identifiers": ["age", "city"]}
+    spec = {
+        "path": "a.csv",
+        "append": [{"path": "b.csv", "skip_rows": 1, "header": False}],
+        "missing": ["?"],
+        "drop_missing": True,
+        "columns": ["age", "city", "dx"],
+        "hierarchies": {"city": "city.csv"},
+        "sensitive": "dx",
+        "quasi_identifiers": ["age", "city"],
+    }
     source = DataSource.from_dict(spec, tmp_path)
     table = source.load(make_registry())
     assert table.frame["age"].tolist() == [30, 50, 60] and table.columns == ["age", "city", "dx"]
@@ -32,17 +39,21 @@ def test_bad_recipes_are_refused_naming_the_field(tmp_path):
     with pytest.raises(BadInput, match="no column named 'zzz'"):
         DataSource.from_dict({"path": "a.csv", "columns": ["zzz"], "missing": ["?"]}, tmp_path).load(make_registry())
     with pytest.raises(BadInput, match="3 columns, but 4 column names"):
-        DataSource.from_dict({"path": "a.csv", "append": [{"path": "city.csv", "header": False}]},
-                             tmp_path).load(make_registry())
-
+        DataSource.from_dict({"path": "a.csv", "append": [{"path": "city.csv", "header": False}]}, tmp_path).load(
+            make_registry()
+        )
 
 
 def test_recode_maps_cell_texts_after_appending(tmp_path):
     # adult.test's labels carry a trailing dot: recoding merges them with adult.data's
     (tmp_path / "a.csv").write_text("age,income\n30,<=50K\n40,>50K\n")
     (tmp_path / "b.csv").write_text("|1x3 Cross validator\n50,<=50K.\n60,>50K.\n70,>50K\n")
-    spec = {"path": "a.csv", "append": [{"path": "b.csv", "skip_rows": 1, "header": False}],
-            "recode": {"income": {"<=50K.": "<=50K", ">50K.": ">50K"}}, "target": "income"}
+    spec = {
+        "path": "a.csv",
+        "append": [{"path": "b.csv", "skip_rows": 1, "header": False}],
+        "recode": {"income": {"<=50K.": "<=50K", ">50K.": ">50K"}},
+        "target": "income",
+    }
     source = DataSource.from_dict(spec, tmp_path)
     table = source.load(make_registry())
     assert table.frame["income"].tolist() == ["<=50K", ">50K", "<=50K", ">50K", ">50K"]
@@ -55,6 +66,7 @@ def test_recode_maps_cell_texts_after_appending(tmp_path):
         DataSource.from_dict({"path": "a.csv", "recode": {"salary": {"a": "b"}}}, tmp_path).load(make_registry())
     with pytest.raises(BadInput, match="recode of 'income' must map cell texts"):
         DataSource.from_dict({"path": "a.csv", "recode": {"income": ["<=50K."]}}, tmp_path)
+
 
 @pytest.mark.dataset
 def test_the_paper_001_adult_table_has_45222_records(datasets_dir):

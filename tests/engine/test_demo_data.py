@@ -89,8 +89,14 @@ def test_flags_are_correlated_as_in_a_real_hospital(frame):
     def lift(drug: str, condition: str) -> float:
         return frame.loc[frame[condition] == 1, drug].mean() / frame.loc[frame[condition] == 0, drug].mean()
 
-    for drug, condition in [("metformin", "diabetes"), ("insulin", "diabetes"), ("ace_inhibitor", "hypertension"),
-                            ("statin", "hypertension"), ("inhaler", "copd"), ("anticoagulant", "atrial_fibrillation")]:
+    for drug, condition in [
+        ("metformin", "diabetes"),
+        ("insulin", "diabetes"),
+        ("ace_inhibitor", "hypertension"),
+        ("statin", "hypertension"),
+        ("inhaler", "copd"),
+        ("anticoagulant", "atrial_fibrillation"),
+    ]:
         assert lift(drug, condition) > 3, (drug, condition)
     old = frame["age"] >= 70
     assert frame.loc[old, "heart_failure"].mean() > 3 * frame.loc[~old, "heart_failure"].mean()

@@ -17,8 +17,22 @@ import pandas as pd
 import pytest
 
 import export_plugins
-from veil.engine import (BadInput, CancelToken, Context, ExportOptions, PluginCall, ReportOptions, RunSpec, Table,
-                         execute, export_release, make_registry, read_manifest, verify_manifest, write_release)
+from veil.engine import (
+    BadInput,
+    CancelToken,
+    Context,
+    ExportOptions,
+    PluginCall,
+    ReportOptions,
+    RunSpec,
+    Table,
+    execute,
+    export_release,
+    make_registry,
+    read_manifest,
+    verify_manifest,
+    write_release,
+)
 from veil.engine.release import staging
 from veil.engine.base.errors import Cancelled
 from veil.engine.release.report import regenerate_report
@@ -36,13 +50,15 @@ def snapshot(folder: Path) -> dict:
     """Every entry of ``folder`` (hidden ones too) with its bytes; None when it does not exist."""
     if not folder.exists():
         return None
-    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else "dir")
-            for p in sorted(folder.rglob("*"))}
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else "dir") for p in sorted(folder.rglob("*"))
+    }
 
 
 def small_result(seed: int = 0, n: int = 24):
-    frame = pd.DataFrame({"age": [20 + 10 * (i % 3) for i in range(n)], "sex": ["F", "M"] * (n // 2),
-                          "y": [i % 2 for i in range(n)]})
+    frame = pd.DataFrame(
+        {"age": [20 + 10 * (i % 3) for i in range(n)], "sex": ["F", "M"] * (n // 2), "y": [i % 2 for i in range(n)]}
+    )
     table = Table.from_frame(frame, roles={"age": "quasi-identifier", "sex": "quasi-identifier", "y": "target"})
     return execute(REGISTRY, table, RunSpec(PluginCall("all-features"), PluginCall("k-anonymity", {"k": 2}), seed))
 
@@ -50,8 +66,9 @@ def small_result(seed: int = 0, n: int = 24):
 # -- 1. header cells are escaped like data cells ------------------------------------------------------
 def hostile_result(names: list[str]):
     n = 12
-    frame = pd.DataFrame({name: (["=cmd", "@x"] * n)[:n] if i % 2 else [i % 3 for i in range(n)]
-                          for i, name in enumerate(names)})
+    frame = pd.DataFrame(
+        {name: (["=cmd", "@x"] * n)[:n] if i % 2 else [i % 3 for i in range(n)] for i, name in enumerate(names)}
+    )
     frame["ok"] = [0, 1] * (n // 2)
     table = Table.from_frame(frame, roles={names[0]: "quasi-identifier", names[1]: "quasi-identifier", "ok": "target"})
     return execute(REGISTRY, table, RunSpec(PluginCall("all-features"), PluginCall("k-anonymity", {"k": 2}), 1))
@@ -207,8 +224,9 @@ def _simulate_kill(monkeypatch, i: int):
 
 
 @pytest.mark.parametrize("i", [1, 2, 3])
-def test_a_kill_at_each_rename_is_named_an_incomplete_export_and_the_next_export_restores(earlier_export,
-                                                                                          monkeypatch, i):
+def test_a_kill_at_each_rename_is_named_an_incomplete_export_and_the_next_export_restores(
+    earlier_export, monkeypatch, i
+):
     out, earlier = earlier_export
     _simulate_kill(monkeypatch, i)
     with pytest.raises(Killed):
@@ -222,9 +240,10 @@ def test_a_kill_at_each_rename_is_named_an_incomplete_export_and_the_next_export
     else:
         assert not check.holds
         assert check.message.startswith("incomplete export:"), check.message
-        assert {2: "release.csv belongs to the interrupted export, manifest.json and report.html to an earlier one",
-                3: "release.csv and report.html belong to the interrupted export, manifest.json to an earlier one",
-                }[i] in check.message
+        assert {
+            2: "release.csv belongs to the interrupted export, manifest.json and report.html to an earlier one",
+            3: "release.csv and report.html belong to the interrupted export, manifest.json to an earlier one",
+        }[i] in check.message
         assert "changed after export" not in check.message
     assert staging.remove_stale(out) == [out / left[0]]
     assert snapshot(out) == earlier  # the earlier export, whole again
@@ -326,9 +345,12 @@ def test_a_signal_during_veil_run_cleans_up_at_once(tmp_path, signum):
     earlier = snapshot(out)
     data = tmp_path / "data.csv"
     pd.DataFrame({"a": [i % 7 for i in range(500)], "b": [i % 2 for i in range(500)]}).to_csv(data, index=False)
-    child = subprocess.Popen([sys.executable, "-c", CHILD.format(here=str(HERE), out=str(out), data=str(data))],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env={**os.environ, "VEIL_TEST_SLOW_PAUSE": "0.3"})  # 10 chunks: 3 s of writing
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(here=str(HERE), out=str(out), data=str(data))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "VEIL_TEST_SLOW_PAUSE": "0.3"},
+    )  # 10 chunks: 3 s of writing
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -346,8 +368,9 @@ def test_a_signal_during_veil_run_cleans_up_at_once(tmp_path, signum):
             child.kill()
             child.wait()
     assert child.returncode == 128 + signum, err
-    assert err.decode().strip().splitlines() == ["veil: terminated" if signum == signal.SIGTERM
-                                                 else "veil: interrupted"]
+    assert err.decode().strip().splitlines() == [
+        "veil: terminated" if signum == signal.SIGTERM else "veil: interrupted"
+    ]
     assert snapshot(out) == earlier  # no staging folder, no part file, the earlier file untouched
 
 
@@ -357,9 +380,17 @@ def test_only_files_that_are_provably_the_earlier_exports_are_removed(tmp_path):
 
     (tmp_path / "report.html").write_text("<p>my own notes</p>", encoding="utf-8")
     (tmp_path / "notes.txt").write_text("keep me", encoding="utf-8")
-    (tmp_path / "manifest.json").write_text(json.dumps({
-        "output": {"path": "notes.txt", "sha256": "0" * 64}, "privacy_model": {}, "roles": {},
-        "export": {"files": {"notes.txt": "0" * 64}}}), encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "output": {"path": "notes.txt", "sha256": "0" * 64},
+                "privacy_model": {},
+                "roles": {},
+                "export": {"files": {"notes.txt": "0" * 64}},
+            }
+        ),
+        encoding="utf-8",
+    )
     write_release(REGISTRY, small_result(), tmp_path)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == "<p>my own notes</p>"
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "keep me"

@@ -12,27 +12,46 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, export_release,
-                         make_registry)
+from veil.engine import (
+    Context,
+    ExportOptions,
+    PluginCall,
+    Release,
+    RunSpec,
+    Table,
+    execute,
+    export_release,
+    make_registry,
+)
 from veil.engine.release.assessment import ReportOptions
 
 REGISTRY = make_registry()
 
 rng = np.random.default_rng(3)
 N = 300
-PEOPLE = pd.DataFrame({
-    "id": np.arange(N),
-    "age": rng.choice(["20-39", "40-59", "60+"], N),
-    "sex": rng.choice(["F", "M"], N),
-    "zip": rng.choice(["1000", "2000"], N),
-    "smoker": rng.integers(0, 2, N),
-    "outcome": rng.integers(0, 2, N),
-})
+PEOPLE = pd.DataFrame(
+    {
+        "id": np.arange(N),
+        "age": rng.choice(["20-39", "40-59", "60+"], N),
+        "sex": rng.choice(["F", "M"], N),
+        "zip": rng.choice(["1000", "2000"], N),
+        "smoker": rng.integers(0, 2, N),
+        "outcome": rng.integers(0, 2, N),
+    }
+)
 
 
 def table() -> Table:
-    return Table.from_frame(PEOPLE, roles={"id": "identifier", "age": "quasi-identifier", "sex": "quasi-identifier",
-                                           "zip": "quasi-identifier", "outcome": "target"})
+    return Table.from_frame(
+        PEOPLE,
+        roles={
+            "id": "identifier",
+            "age": "quasi-identifier",
+            "sex": "quasi-identifier",
+            "zip": "quasi-identifier",
+            "outcome": "target",
+        },
+    )
 
 
 @pytest.fixture
@@ -56,8 +75,12 @@ def test_an_export_groups_each_release_once(tmp_path, grouping_calls):
     the manifest's roles) are grouped by their quasi-identifiers once each, however many figures
     (model check, risk, class sizes) use them; the release in memory keeps the grouping its run's
     model check made."""
-    result = execute(REGISTRY, table(), RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"),
-                                                0, ("min-group-size",)), Context(0))
+    result = execute(
+        REGISTRY,
+        table(),
+        RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"), 0, ("min-group-size",)),
+        Context(0),
+    )
     grouping_calls.clear()
     export_release(REGISTRY, result, tmp_path / "out", ExportOptions("csv"), report=ReportOptions(utility=False))
     assert len(grouping_calls) == 3, grouping_calls
@@ -96,15 +119,17 @@ def test_the_shuffle_takes_rows_exactly_as_iloc(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 80))
     words = ["a", "b,c", "", "é", "=1"]
-    frame = pd.DataFrame({
-        "text": pd.Series(np.where(rng.random(n) < 0.2, None, rng.choice(words, n)), dtype="str"),
-        "objects": pd.Series(list(rng.choice(words, n)), dtype=object),
-        "ints": rng.integers(0, 9, n),
-        "nullable": pd.array(np.where(rng.random(n) < 0.3, None, rng.integers(0, 9, n)).tolist(), dtype="Int64"),
-        "floats": rng.normal(size=n),
-        "category": pd.Categorical(rng.choice(["x", "y"], n)),
-        "when": pd.to_datetime(rng.integers(0, 10**9, n), unit="s"),
-    })
+    frame = pd.DataFrame(
+        {
+            "text": pd.Series(np.where(rng.random(n) < 0.2, None, rng.choice(words, n)), dtype="str"),
+            "objects": pd.Series(list(rng.choice(words, n)), dtype=object),
+            "ints": rng.integers(0, 9, n),
+            "nullable": pd.array(np.where(rng.random(n) < 0.3, None, rng.integers(0, 9, n)).tolist(), dtype="Int64"),
+            "floats": rng.normal(size=n),
+            "category": pd.Categorical(rng.choice(["x", "y"], n)),
+            "when": pd.to_datetime(rng.integers(0, 10**9, n), unit="s"),
+        }
+    )
     frame.insert(2, "text", frame["text"].iloc[::-1].to_numpy(), allow_duplicates=True)
     frame.attrs["note"] = "kept"
     order = rng.permutation(n)
@@ -120,8 +145,12 @@ def test_an_exports_utility_figures_digest_each_release_once(tmp_path, monkeypat
     hashed = []
     real = assessment.content_digest
     monkeypatch.setattr(assessment, "content_digest", lambda frame: hashed.append(len(frame)) or real(frame))
-    result = execute(REGISTRY, table(), RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"),
-                                                0, ("min-group-size",)), Context(0))
+    result = execute(
+        REGISTRY,
+        table(),
+        RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"), 0, ("min-group-size",)),
+        Context(0),
+    )
     export_release(REGISTRY, result, tmp_path / "out", ExportOptions("csv"), report=ReportOptions(utility=True))
     in_report = len(assessment.utility_metrics(REGISTRY))
     assert in_report >= 2 and len(hashed) == 2, hashed  # the input and the release: one digest each

@@ -20,8 +20,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import export_plugins
-from veil.engine import (BadInput, CancelToken, Context, ExportOptions, ImportOptions, PluginCall, PrivacyCheckFailed, Role,
-                         RunSpec, Table, execute, make_registry, read_data, verify_manifest, write_release)
+from veil.engine import (
+    BadInput,
+    CancelToken,
+    Context,
+    ExportOptions,
+    ImportOptions,
+    PluginCall,
+    PrivacyCheckFailed,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    read_data,
+    verify_manifest,
+    write_release,
+)
 from veil.engine.base.errors import Cancelled
 
 HERE = Path(__file__).resolve().parent
@@ -52,8 +67,9 @@ def tables_with_identifiers(draw):
         roles[f"ident{i}"] = Role.IDENTIFIER
     for j in range(n_other):
         binary = draw(st.booleans())
-        frame[f"c{j}"] = draw(st.lists(st.integers(0, 1) if binary else st.sampled_from(["a", "b", "c"]),
-                                       min_size=n, max_size=n))
+        frame[f"c{j}"] = draw(
+            st.lists(st.integers(0, 1) if binary else st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n)
+        )
         roles[f"c{j}"] = draw(ROLES)
     targets = [c for c, r in roles.items() if r is Role.TARGET]
     for extra in targets[1:]:
@@ -118,8 +134,12 @@ def _staged(out: Path) -> list[Path]:
 def _kill_mid_write(out: Path) -> list[Path]:
     """Start an export of the demo (5,000 rows, 100 chunks of 50 ms) and SIGKILL it once part of
     the release is on disk in its private staging folder; return the staged files left behind."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD.format(here=str(HERE), out=str(out))],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "VEIL_TEST_SLOW_PAUSE": "0.05"})
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(here=str(HERE), out=str(out))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "VEIL_TEST_SLOW_PAUSE": "0.05"},
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -231,8 +251,10 @@ def _failing_result():
     """12 records; on (age, sex) the groups have sizes 1, 1, 2, 3, 5: k = 3 fails for 4 records."""
     ages = [30, 40, 50, 50, 60, 60, 60, 70, 70, 70, 70, 70]
     sexes = ["F", "M", "F", "F", "M", "M", "M", "F", "F", "F", "F", "F"]
-    table = Table.from_frame(pd.DataFrame({"age": ages, "sex": sexes, "x": range(12)}),
-                             roles={"age": "quasi-identifier", "sex": "quasi-identifier"})
+    table = Table.from_frame(
+        pd.DataFrame({"age": ages, "sex": sexes, "x": range(12)}),
+        roles={"age": "quasi-identifier", "sex": "quasi-identifier"},
+    )
     ran = execute(REGISTRY, table, RunSpec(PluginCall("all-features"), seed=5))
     import dataclasses
 
@@ -255,8 +277,9 @@ def test_a_failing_release_lists_its_failing_records_and_writes_nothing(tmp_path
 def test_a_file_that_reads_back_wrong_is_refused_with_release_row_numbers(tmp_path):
     """The lossy exporter changes the first *written* row; after the shuffle that is some other
     release row, and the message must name that one."""
-    table = Table.from_frame(pd.DataFrame({"q": ["a", "a", "b", "b", "c", "c"], "v": range(6)}),
-                             roles={"q": "quasi-identifier"})
+    table = Table.from_frame(
+        pd.DataFrame({"q": ["a", "a", "b", "b", "c", "c"], "v": range(6)}), roles={"q": "quasi-identifier"}
+    )
     result = execute(REGISTRY, table, RunSpec(PluginCall("all-features"), PluginCall("k-anonymity", {"k": 2}), 11))
     order = np.random.default_rng(11).permutation(6)
     with pytest.raises(PrivacyCheckFailed, match="written release") as failed:
@@ -286,8 +309,10 @@ def test_the_shuffle_seed_is_recorded_and_reproduces(tmp_path):
 def test_a_dp_release_records_its_budget_and_json_safe_details(tmp_path):
     table = Table.from_frame(pd.DataFrame({"a": [0, 1] * 5, "y": [0, 1] * 5}), roles={"y": "target"})
     m = write_release(REGISTRY, execute(REGISTRY, table, RunSpec(PluginCall("fake-dp"))), tmp_path)
-    assert m["privacy_budget"] == {"epsilon_spent": 0.5,
-                                   "assumptions": ["class sizes are public", "one record changes"]}
+    assert m["privacy_budget"] == {
+        "epsilon_spent": 0.5,
+        "assumptions": ["class sizes are public", "one record changes"],
+    }
     assert m["details"]["noise"] == [0.25, None] and m["details"]["picks"] == [1, 2]
     assert m["details"]["table"] == [{"a": 1}, {"a": 2}] and m["details"]["inf"] is None
     json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))  # strict JSON: no NaN

@@ -17,13 +17,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veil.engine import (BadInput, ImportOptions, Project, Study, make_registry, read_data, read_manifest,
-                         verify_manifest)
+from veil.engine import (
+    BadInput,
+    ImportOptions,
+    Project,
+    Study,
+    make_registry,
+    read_data,
+    read_manifest,
+    verify_manifest,
+)
 
 SMALL_CSV = "name,age_band,sex,outcome\nAnn,20-29,F,1\nBob,20-29,F,0\nCid,30-39,M,0\nDee,30-39,M,1\n"
 
-FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                         HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 REGISTRY = make_registry()
 
 
@@ -60,7 +69,7 @@ def mutated(draw, base: bytes) -> bytes:
         if op == "flip":
             data[i] = draw(st.integers(0, 255))
         elif op == "cut":
-            del data[i:i + draw(st.integers(1, 64))]
+            del data[i : i + draw(st.integers(1, 64))]
         elif op == "splice":
             data[i:i] = draw(st.binary(min_size=1, max_size=32))
         else:
@@ -99,18 +108,95 @@ def test_detection_raises_nothing_but_bad_input(importer, content):
 
 
 # -- JSON -------------------------------------------------------------------------------------------------------
-KEYS = ["veil_project", "data", "schema", "recipe", "runs", "results", "path", "demo", "names", "fmt", "delimiter",
-        "encoding", "header", "skip_rows", "roles", "kinds", "target", "sensitive", "identifiers",
-        "quasi_identifiers", "sha256", "method", "model", "seed", "metrics", "name", "params", "kind", "role",
-        "steps", "column", "rule", "bins", "cuts", "values", "value", "fitted", "methods", "sweep", "repeats",
-        "charts", "label", "fixed", "features", "max_runs", "output", "privacy_model", "format", "risk", "threshold",
-        "before", "after", "utility", "verdict", "input", "read", "quasi", "k", "epsilon", "m"]
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**33), st.floats(allow_nan=True),
-                    st.sampled_from(["", "in.csv", "k-anonymity", "all-features", "one-hot", "numeric", "target",
-                                     "sex", "csv", "0" * 64, "../etc", "k-anonymity:k=2"]))
-JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(st.sampled_from(KEYS), inner, max_size=6)),
-                    max_leaves=25)
+KEYS = [
+    "veil_project",
+    "data",
+    "schema",
+    "recipe",
+    "runs",
+    "results",
+    "path",
+    "demo",
+    "names",
+    "fmt",
+    "delimiter",
+    "encoding",
+    "header",
+    "skip_rows",
+    "roles",
+    "kinds",
+    "target",
+    "sensitive",
+    "identifiers",
+    "quasi_identifiers",
+    "sha256",
+    "method",
+    "model",
+    "seed",
+    "metrics",
+    "name",
+    "params",
+    "kind",
+    "role",
+    "steps",
+    "column",
+    "rule",
+    "bins",
+    "cuts",
+    "values",
+    "value",
+    "fitted",
+    "methods",
+    "sweep",
+    "repeats",
+    "charts",
+    "label",
+    "fixed",
+    "features",
+    "max_runs",
+    "output",
+    "privacy_model",
+    "format",
+    "risk",
+    "threshold",
+    "before",
+    "after",
+    "utility",
+    "verdict",
+    "input",
+    "read",
+    "quasi",
+    "k",
+    "epsilon",
+    "m",
+]
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 2**33),
+    st.floats(allow_nan=True),
+    st.sampled_from(
+        [
+            "",
+            "in.csv",
+            "k-anonymity",
+            "all-features",
+            "one-hot",
+            "numeric",
+            "target",
+            "sex",
+            "csv",
+            "0" * 64,
+            "../etc",
+            "k-anonymity:k=2",
+        ]
+    ),
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=6)),
+    max_leaves=25,
+)
 
 
 def document(required: dict) -> st.SearchStrategy:
@@ -127,8 +213,11 @@ def write_json(folder: Path, name: str, value) -> Path:
 
 
 @FUZZ
-@given(value=st.one_of(JSON, document({"veil_project": 1, "data": {"path": "in.csv"},
-                                       "runs": [{"method": "all-features"}]})))
+@given(
+    value=st.one_of(
+        JSON, document({"veil_project": 1, "data": {"path": "in.csv"}, "runs": [{"method": "all-features"}]})
+    )
+)
 def test_a_project_file_raises_nothing_but_bad_input(value):
     with tempfile.TemporaryDirectory() as folder:
         path = write_json(Path(folder), "p.json", value)
@@ -141,8 +230,14 @@ def test_a_project_file_raises_nothing_but_bad_input(value):
 
 
 @FUZZ
-@given(value=st.one_of(JSON, document({"methods": ["all-features"], "data": {"path": "in.csv"},
-                                       "sweep": {"k": [1, 2]}, "model": "k-anonymity"})))
+@given(
+    value=st.one_of(
+        JSON,
+        document(
+            {"methods": ["all-features"], "data": {"path": "in.csv"}, "sweep": {"k": [1, 2]}, "model": "k-anonymity"}
+        ),
+    )
+)
 def test_a_study_file_raises_nothing_but_bad_input(value):
     with tempfile.TemporaryDirectory() as folder:
         path = write_json(Path(folder), "s.json", value)
@@ -156,9 +251,18 @@ def test_a_study_file_raises_nothing_but_bad_input(value):
 
 
 @FUZZ
-@given(value=st.one_of(JSON, document({"output": {"path": "in.csv", "sha256": "0" * 64, "format": "csv"},
-                                       "privacy_model": {"name": "k-anonymity", "params": {"k": 2}},
-                                       "roles": {"quasi_identifiers": ["sex"]}})))
+@given(
+    value=st.one_of(
+        JSON,
+        document(
+            {
+                "output": {"path": "in.csv", "sha256": "0" * 64, "format": "csv"},
+                "privacy_model": {"name": "k-anonymity", "params": {"k": 2}},
+                "roles": {"quasi_identifiers": ["sex"]},
+            }
+        ),
+    )
+)
 def test_a_manifest_raises_nothing_but_bad_input(value):
     with tempfile.TemporaryDirectory() as folder:
         path = write_json(Path(folder), "manifest.json", value)

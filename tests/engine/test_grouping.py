@@ -66,7 +66,7 @@ def test_a_key_space_beyond_62_bits_still_merges_exactly(merge):
     rng = np.random.default_rng(3)
     g = 500
     codes = np.stack([rng.integers(0, 3, g) for _ in range(5)]).astype(np.int32)
-    spans = [2 ** 20] * 5  # 2¹⁰⁰ keys: the codes are small, the declared spans are not
+    spans = [2**20] * 5  # 2¹⁰⁰ keys: the codes are small, the declared spans are not
     maps = [None] * 5
     _check(merge(codes, maps, spans, np.ones(g, dtype=np.int64)), codes, maps, np.ones(g, dtype=np.int64))
 
@@ -74,8 +74,9 @@ def test_a_key_space_beyond_62_bits_still_merges_exactly(merge):
 @pytest.mark.parametrize("merge", WAYS)
 def test_every_column_mapped_to_one_code_merges_everything(merge):
     codes = np.array([[0, 1, 2, 1], [3, 3, 0, 1]], dtype=np.int32)
-    inverse, first, merged, merged_size = merge(codes, [np.zeros(3, int), np.zeros(4, int)], [1, 1],
-                                                np.array([1, 2, 3, 4]))
+    inverse, first, merged, merged_size = merge(
+        codes, [np.zeros(3, int), np.zeros(4, int)], [1, 1], np.array([1, 2, 3, 4])
+    )
     assert inverse.tolist() == [0, 0, 0, 0] and merged.tolist() == [[0], [0]] and merged_size.tolist() == [10]
     assert first.tolist() in ([0], [1], [2], [3])
 
@@ -101,7 +102,9 @@ def test_the_compiled_kernel_merges_as_its_python_does():
         count = got[-1]
         assert count == expected[-1]
         for a, b in zip(got[:-1], expected[:-1]):  # beyond ``count``, first and the sizes are scratch
-            assert np.array_equal(a[..., :count] if a.ndim == 2 else a[:count], b[..., :count] if b.ndim == 2 else b[:count])
+            assert np.array_equal(
+                a[..., :count] if a.ndim == 2 else a[:count], b[..., :count] if b.ndim == 2 else b[:count]
+            )
         assert np.array_equal(got[0], expected[0])
 
 

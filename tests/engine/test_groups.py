@@ -5,11 +5,23 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (SUPPRESSED, BadInput, GroupView, Interval, NodeValue, SetValued, Table, convert,
-                         format_value, parse_value, table_to_items, view_of_frame)
+from veil.engine import (
+    SUPPRESSED,
+    BadInput,
+    GroupView,
+    Interval,
+    NodeValue,
+    SetValued,
+    Table,
+    convert,
+    format_value,
+    parse_value,
+    table_to_items,
+    view_of_frame,
+)
 
 
-@given(st.integers(-10**6, 10**6), st.integers(0, 10**6), st.booleans())
+@given(st.integers(-(10**6), 10**6), st.integers(0, 10**6), st.booleans())
 def test_integer_intervals_round_trip(lo, width, closed):
     iv = Interval(lo, lo + width, closed)
     text = format_value(iv)
@@ -27,7 +39,11 @@ def test_float_intervals_round_trip(lo, width):
     back = parse_value(format_value(iv))
     if lo == hi:
         return
-    assert isinstance(back, Interval) and back.lo == pytest.approx(lo, rel=1e-12) and back.hi == pytest.approx(hi, rel=1e-12)
+    assert (
+        isinstance(back, Interval)
+        and back.lo == pytest.approx(lo, rel=1e-12)
+        and back.hi == pytest.approx(hi, rel=1e-12)
+    )
 
 
 def test_arx_notations_and_plain_values():
@@ -69,8 +85,14 @@ def test_view_of_a_part_uses_the_whole_tables_q():
 
 
 def test_view_of_frame_groups_on_quasi_identifiers_only():
-    frame = pd.DataFrame({"age": ["[20, 29]", "[20, 29]", "[30, 39]"], "zip": ["1*", "1*", "1*"],
-                          "other": [1, 2, 3], "dx": ["flu", "hiv", "flu"]})
+    frame = pd.DataFrame(
+        {
+            "age": ["[20, 29]", "[20, 29]", "[30, 39]"],
+            "zip": ["1*", "1*", "1*"],
+            "other": [1, 2, 3],
+            "dx": ["flu", "hiv", "flu"],
+        }
+    )
     view = view_of_frame(frame, ["age", "zip"], "dx")
     assert view.sizes.tolist() == [2, 1]
 

@@ -22,8 +22,15 @@ ADULT = DATASETS / "adult_arx"
 
 # rows / levels per file, from adult_arx/SOURCE.md ("Verified counts")
 ARX_FILES = {
-    "age": (100, 5), "education": (16, 4), "marital-status": (7, 3), "native-country": (41, 3),
-    "occupation": (14, 3), "race": (5, 2), "salary-class": (2, 2), "sex": (2, 2), "workclass": (8, 3),
+    "age": (100, 5),
+    "education": (16, 4),
+    "marital-status": (7, 3),
+    "native-country": (41, 3),
+    "occupation": (14, 3),
+    "race": (5, 2),
+    "salary-class": (2, 2),
+    "sex": (2, 2),
+    "workclass": (8, 3),
 }
 
 
@@ -60,7 +67,15 @@ def test_arx_age_facts():
     assert [h.generalise(39, level) for level in range(5)] == ["39", "35-39", "30-39", "20-39", "*"]
     # ARX's file is shifted by one against its labels: 36..40 sit under "35-39", 96..100 under "95-99"
     assert [h.generalise(v, 1) for v in (1, 5, 6, 35, 36, 40, 41, 100)] == [
-        "0-4", "0-4", "5-9", "30-34", "35-39", "35-39", "40-44", "95-99"]
+        "0-4",
+        "0-4",
+        "5-9",
+        "30-34",
+        "35-39",
+        "35-39",
+        "40-44",
+        "95-99",
+    ]
     assert h.children(Node(3, "20-39")) == (Node(2, "20-29"), Node(2, "30-39"))
     assert h.parent("35-39") == Node(2, "30-39")
     assert h.leaves_under("30-39") == tuple(str(v) for v in range(31, 41))
@@ -77,7 +92,10 @@ def test_arx_categorical_facts():
     assert edu.node_of("Masters", 1) == Node(1, "Graduate")
     assert edu.generalise("Masters", 2) == "Higher education"
     assert edu.children("Higher education") == (
-        Node(1, "Undergraduate"), Node(1, "Professional Education"), Node(1, "Graduate"))
+        Node(1, "Undergraduate"),
+        Node(1, "Professional Education"),
+        Node(1, "Graduate"),
+    )
     assert edu.lca(["Bachelors", "Masters"]) == Node(2, "Higher education")
     assert edu.ncp(["Bachelors", "Masters"]) == pytest.approx(7 / 16)
     assert edu.ncp(["Bachelors", "Preschool"]) == 1.0
@@ -215,8 +233,12 @@ def assert_interval_shape(h: Hierarchy, values):
 
 
 @settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.integers(-1000, 1000), min_size=1, max_size=40),
-       width=st.integers(1, 50), fanout=st.integers(2, 4), start=st.integers(-50, 50))
+@given(
+    values=st.lists(st.integers(-1000, 1000), min_size=1, max_size=40),
+    width=st.integers(1, 50),
+    fanout=st.integers(2, 4),
+    start=st.integers(-50, 50),
+)
 def test_integer_intervals_contain_and_nest(values, width, fanout, start):
     h = Hierarchy.intervals(values, width=width, fanout=fanout, start=start)
     assert_interval_shape(h, values)
@@ -233,8 +255,11 @@ def test_integer_intervals_contain_and_nest(values, width, fanout, start):
 
 
 @settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.floats(-1000, 1000, allow_nan=False), min_size=1, max_size=40),
-       width=st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.5, 7.0]), fanout=st.integers(2, 3))
+@given(
+    values=st.lists(st.floats(-1000, 1000, allow_nan=False), min_size=1, max_size=40),
+    width=st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.5, 7.0]),
+    fanout=st.integers(2, 3),
+)
 def test_float_intervals_contain_and_nest(values, width, fanout):
     h = Hierarchy.intervals(values, width=width, fanout=fanout)
     assert_interval_shape(h, values)
@@ -251,21 +276,36 @@ def test_float_intervals_contain_and_nest(values, width, fanout):
 
 def test_decimal_edges_and_labels():
     h = Hierarchy.intervals([0.1, 0.2, 0.3, 0.35], width=0.1)
-    assert [h.generalise(v, 1) for v in (0.1, 0.2, 0.3, 0.35)] == ["[0.1, 0.2)", "[0.2, 0.3)", "[0.3, 0.4)",
-                                                                    "[0.3, 0.4)"]
+    assert [h.generalise(v, 1) for v in (0.1, 0.2, 0.3, 0.35)] == [
+        "[0.1, 0.2)",
+        "[0.2, 0.3)",
+        "[0.3, 0.4)",
+        "[0.3, 0.4)",
+    ]
     around_zero = Hierarchy.intervals([-7, -3, 0, 12], width=5)
     assert [around_zero.generalise(-7, level) for level in range(around_zero.height + 1)] == [
-        "-7", "-10--6", "-10--1", "-20--1", "*"]  # stops at the first level wider than the range
+        "-7",
+        "-10--6",
+        "-10--1",
+        "-20--1",
+        "*",
+    ]  # stops at the first level wider than the range
     ages = Hierarchy.intervals(range(17, 91), width=5)  # anchored at 0, like ARX's age file
     assert [ages.generalise(39, level) for level in range(ages.height + 1)] == [
-        "39", "35-39", "30-39", "20-39", "0-39", "0-79", "*"]
+        "39",
+        "35-39",
+        "30-39",
+        "20-39",
+        "0-39",
+        "0-79",
+        "*",
+    ]
     explicit = Hierarchy.intervals([1, 2, 3], widths=[10])
     assert explicit.height == 2 and explicit.generalise(2, 1) == "0-9"
 
 
 @settings(max_examples=40, deadline=None)
-@given(values=st.lists(st.integers(0, 60), min_size=1, max_size=80), bins=st.integers(1, 6),
-       fanout=st.integers(2, 3))
+@given(values=st.lists(st.integers(0, 60), min_size=1, max_size=80), bins=st.integers(1, 6), fanout=st.integers(2, 3))
 def test_quantile_intervals_contain_and_nest(values, bins, fanout):
     h = Hierarchy.quantile_intervals(values, bins, fanout=fanout)
     assert_interval_shape(h, values)
@@ -350,15 +390,18 @@ def test_value_semantics():
 
 
 # --------------------------------------------------------------------------------- malformed input
-@pytest.mark.parametrize("text, message", [
-    ("a;x;*\nb;*\n", r"line 2: 2 levels, but line 1 has 3"),
-    ("a;x;*\nb;x;*\na;y;*\n", r"line 3: the value 'a' is already listed on line 1"),
-    ("a;x;p;*\nb;x;q;*\n", r"line 2: 'x' at level 1 has parent 'q', but line 1 gives it parent 'p'"),
-    ("a;x;*\nb;y;ALL\n", r"line 2: the top level holds 'ALL'.*single root"),
-    ("a;x;*\n\nb;;*\n", r"line 3: level 1 is empty"),
-    ("\n\n", r"no hierarchy rows"),
-    ('a;"x;*\nb;x;*\n', r"line \d"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a;x;*\nb;*\n", r"line 2: 2 levels, but line 1 has 3"),
+        ("a;x;*\nb;x;*\na;y;*\n", r"line 3: the value 'a' is already listed on line 1"),
+        ("a;x;p;*\nb;x;q;*\n", r"line 2: 'x' at level 1 has parent 'q', but line 1 gives it parent 'p'"),
+        ("a;x;*\nb;y;ALL\n", r"line 2: the top level holds 'ALL'.*single root"),
+        ("a;x;*\n\nb;;*\n", r"line 3: level 1 is empty"),
+        ("\n\n", r"no hierarchy rows"),
+        ('a;"x;*\nb;x;*\n', r"line \d"),
+    ],
+)
 def test_malformed_text_is_refused(text, message):
     with pytest.raises(BadInput, match=message):
         Hierarchy.from_arx_csv(text)
@@ -375,19 +418,22 @@ def test_malformed_file_names_the_file(tmp_path):
     assert Hierarchy.from_arx_csv(str(path)).leaves == ("é", "b")  # BOM dropped, CRLF accepted
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: Hierarchy.from_dict({"format": "other", "rows": []}),
-    lambda: Hierarchy.from_dict({"format": "veil.hierarchy", "version": 9, "rows": []}),
-    lambda: Hierarchy.from_dict({"format": "veil.hierarchy", "version": 1, "rows": "a;*"}),
-    lambda: Hierarchy([]),
-    lambda: Hierarchy.intervals(["a", "b"], width=5),
-    lambda: Hierarchy.intervals([1, 2], width=0),
-    lambda: Hierarchy.intervals([1, 2], widths=[5, 7]),
-    lambda: Hierarchy.intervals([1, 2], width=5, widths=[5]),
-    lambda: Hierarchy.intervals([1, 2], width=5, fanout=1),
-    lambda: Hierarchy.intervals([np.nan], width=5),
-    lambda: Hierarchy.quantile_intervals([1, 2], 0),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: Hierarchy.from_dict({"format": "other", "rows": []}),
+        lambda: Hierarchy.from_dict({"format": "veil.hierarchy", "version": 9, "rows": []}),
+        lambda: Hierarchy.from_dict({"format": "veil.hierarchy", "version": 1, "rows": "a;*"}),
+        lambda: Hierarchy([]),
+        lambda: Hierarchy.intervals(["a", "b"], width=5),
+        lambda: Hierarchy.intervals([1, 2], width=0),
+        lambda: Hierarchy.intervals([1, 2], widths=[5, 7]),
+        lambda: Hierarchy.intervals([1, 2], width=5, widths=[5]),
+        lambda: Hierarchy.intervals([1, 2], width=5, fanout=1),
+        lambda: Hierarchy.intervals([np.nan], width=5),
+        lambda: Hierarchy.quantile_intervals([1, 2], 0),
+    ],
+)
 def test_bad_parameters_are_refused(bad):
     with pytest.raises(BadInput):
         bad()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import BadInput, DataSource, Hierarchy, Project, Schema, Table, load_demo
+from veil.engine import BadInput, DataSource, Hierarchy, Project, Schema, load_demo
 from veil.cli import main
 
 
@@ -61,19 +61,38 @@ def test_a_hierarchy_is_kept_in_the_schema_and_the_project_file(tmp_path):
 
 
 def test_cli_hierarchy_flag_reaches_the_manifest(tmp_path, capsys):
-    frame = pd.DataFrame({"zip": ["13053", "13068", "13053", "14850", "14853", "14850"] * 3,
-                          "y": [0, 1] * 9})
+    frame = pd.DataFrame({"zip": ["13053", "13068", "13053", "14850", "14853", "14850"] * 3, "y": [0, 1] * 9})
     data = tmp_path / "d.csv"
     frame.to_csv(data, index=False)
     arx = tmp_path / "zip.csv"
     arx.write_text(Hierarchy.masking(frame["zip"]).to_arx_csv(), encoding="utf-8")
     out = tmp_path / "out"
-    assert main(["run", "--data", str(data), "--target", "y", "--quasi", "zip", "--hierarchy", f"zip={arx}",
-                 "--method", "all-features", "--metrics", "sfc", "--no-report", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(data),
+                "--target",
+                "y",
+                "--quasi",
+                "zip",
+                "--hierarchy",
+                f"zip={arx}",
+                "--method",
+                "all-features",
+                "--metrics",
+                "sfc",
+                "--no-report",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     schema = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["input"]["schema"]
     assert {e["name"]: e.get("hierarchy") is not None for e in schema} == {"zip": True, "y": False}
-    assert main(["run", "--data", str(data), "--hierarchy", "zip", "--method", "all-features",
-                 "--out", str(out)]) == 2
+    assert main(["run", "--data", str(data), "--hierarchy", "zip", "--method", "all-features", "--out", str(out)]) == 2
     assert "COLUMN=FILE" in capsys.readouterr().err
 
 

@@ -14,7 +14,7 @@ def _rows(report: str) -> dict[str, list[str]]:
     """The per-column lines of a table report, keyed by column name."""
     lines = report.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["column", "kind"])
-    return {line.split()[0]: line.split() for line in lines[start + 1:] if not line.startswith("…")}
+    return {line.split()[0]: line.split() for line in lines[start + 1 :] if not line.startswith("…")}
 
 
 def _facts(report: str) -> dict[str, str]:
@@ -29,13 +29,15 @@ def _facts(report: str) -> dict[str, str]:
 
 @pytest.fixture
 def patients() -> Table:
-    frame = pd.DataFrame({
-        "name": ["Ann", "Bob", "Cy", "Di", "Ed"],
-        "age": [34, 51, np.nan, 62, 45],
-        "zip": ["02139", "02139", "10001", None, "10001"],
-        "smoker": [1, 0, 0, 1, 0],
-        "income": [">50K", "<=50K", "<=50K", ">50K", None],
-    })
+    frame = pd.DataFrame(
+        {
+            "name": ["Ann", "Bob", "Cy", "Di", "Ed"],
+            "age": [34, 51, np.nan, 62, 45],
+            "zip": ["02139", "02139", "10001", None, "10001"],
+            "smoker": [1, 0, 0, 1, 0],
+            "income": [">50K", "<=50K", "<=50K", ">50K", None],
+        }
+    )
     return Table.from_frame(frame)
 
 
@@ -71,9 +73,9 @@ def test_a_role_already_set_wins_and_only_one_target_is_suggested():
 def test_table_report_is_aligned():
     frame = pd.DataFrame({"a": [1, 2], "a_much_longer_name": ["x", "y"]})
     lines = inspect_report(Table.from_frame(frame)).splitlines()
-    grid = lines[lines.index("") + 1:]
+    grid = lines[lines.index("") + 1 :]
     kind_at = grid[0].index("kind")
-    assert all(line[kind_at - 2:kind_at] == "  " and line[kind_at] != " " for line in grid)
+    assert all(line[kind_at - 2 : kind_at] == "  " and line[kind_at] != " " for line in grid)
     missing_end = len(grid[0])
     assert all(len(line) == missing_end for line in grid)  # numbers right-aligned under "missing"
 

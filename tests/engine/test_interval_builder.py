@@ -111,9 +111,14 @@ def test_the_text_spec():
     h = hierarchy_from_spec("intervals:width=10,fanout=2,bottom=20,top=80", range(0, 100), name="age")
     assert h == Hierarchy.intervals(range(0, 100), width=10, fanout=2, bottom=20, top=80, name="age")
     assert hierarchy_from_spec("quantiles:bins=4", range(100)).height >= 2
-    for bad, words in [("intervals:fanout=2", "give the width"), ("intervals:width=10,widht=3", "not a setting"),
-                       ("intervals:width=ten", "must be a number"), ("intervals:width=10,width=5", "given twice"),
-                       ("intervals:width=10,fanout=2.5", "whole number"), ("spirals:width=1", "unknown kind")]:
+    for bad, words in [
+        ("intervals:fanout=2", "give the width"),
+        ("intervals:width=10,widht=3", "not a setting"),
+        ("intervals:width=ten", "must be a number"),
+        ("intervals:width=10,width=5", "given twice"),
+        ("intervals:width=10,fanout=2.5", "whole number"),
+        ("spirals:width=1", "unknown kind"),
+    ]:
         with pytest.raises(BadInput, match=words):
             hierarchy_from_spec(bad, range(100))
 
@@ -135,7 +140,26 @@ def test_veil_hierarchy_writes_arx_format_and_run_generates_one(tmp_path, capsys
     assert main(["hierarchy", str(data), "--column", "age", "--build", spec, "--out", str(data)]) == 2
     assert data.read_text().startswith("age,sex\n")  # the input is never written over
     release = tmp_path / "r"
-    assert main(["run", "--data", str(data), "--quasi", "age,sex", "--hierarchy", f"age={spec}", "--method",
-                 "global-recoding", "--model", "k-anonymity:k=5", "--no-report", "--out", str(release)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(data),
+                "--quasi",
+                "age,sex",
+                "--hierarchy",
+                f"age={spec}",
+                "--method",
+                "global-recoding",
+                "--model",
+                "k-anonymity:k=5",
+                "--no-report",
+                "--out",
+                str(release),
+            ]
+        )
+        == 0
+    )
     ages = {line.split(",")[0] for line in next(release.glob("*.csv")).read_text().splitlines()[1:]}
     assert ages <= {n.label for level in range(written.height + 1) for n in written.nodes(level)}

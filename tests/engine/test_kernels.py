@@ -111,9 +111,9 @@ def test_support_counts_refuse_unknown_features(bad):
 
 def test_a_partition_without_containment_takes_memory_in_proportion_to_the_rows():
     """Splitting 20,000 records into thousands of classes: a bitset of rows per class would take
-    classes × rows / 8 bytes (tens of MB); the class index per row and the classes' patterns take far
-less. With
-    containment (k-AC) the bitsets are kept, and the two partitions agree on the classes."""
+        classes × rows / 8 bytes (tens of MB); the class index per row and the classes' patterns take far
+    less. With
+        containment (k-AC) the bitsets are kept, and the two partitions agree on the classes."""
     import tracemalloc
 
     from veil.engine import KAnonymityConstraint, partition_of

@@ -9,11 +9,26 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from veil.engine import (CLOSED_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, Cancelled, MiningLimit,
-                         SearchOptions, SetValued, have_pyfim, longest_itemsets, mine)
+from veil.engine import (
+    CLOSED_ITEMSETS,
+    MAXIMAL_ITEMSETS,
+    BadInput,
+    BinaryMatrix,
+    Cancelled,
+    MiningLimit,
+    SearchOptions,
+    SetValued,
+    have_pyfim,
+    longest_itemsets,
+    mine,
+)
 from veil.engine.kernels.longest_dfs import NO_LIMIT, have_numba
 
-BACKENDS = ["python", "dfs", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))]
+BACKENDS = [
+    "python",
+    "dfs",
+    pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed")),
+]
 ONE = SearchOptions(threads=1)
 
 
@@ -146,8 +161,10 @@ def test_the_c_search_is_ended_by_its_limits():
         longest_itemsets(x, 2, 10**9, check=cancel, backend="pyfim")
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("pyfim", marks=pytest.mark.skipif(
-    not have_pyfim(), reason="pyfim not installed"))])
+@pytest.mark.parametrize(
+    "backend",
+    ["numpy", pytest.param("pyfim", marks=pytest.mark.skipif(not have_pyfim(), reason="pyfim not installed"))],
+)
 def test_the_exhaustive_miner_is_ended_by_its_time_limit(backend):
     matrix = BinaryMatrix.from_dense(_hard().astype(np.uint8))
     with pytest.raises(MiningLimit, match="the itemset miner stopped after 0.5 s"):
@@ -307,8 +324,10 @@ def test_branches_on_bit_masks_and_on_item_lists_find_the_same_patterns():
 
     sets = power_law_sets(3000, 600, mean_items=30.0, exponent=0.4, seed=9)
     for k, r, target in ((8, 30, CLOSED_ITEMSETS), (20, 10, CLOSED_ITEMSETS), (20, 10, MAXIMAL_ITEMSETS)):
-        found = [longest_itemsets(sets, k, r, target=target, backend="dfs", options=SearchOptions(mask_words=words))
-                 for words in (1, 2, SearchOptions().mask_words)]
+        found = [
+            longest_itemsets(sets, k, r, target=target, backend="dfs", options=SearchOptions(mask_words=words))
+            for words in (1, 2, SearchOptions().mask_words)
+        ]
         assert len({(repr(f.patterns), f.cut) for f in found}) == 1, (k, target)
         assert len(found[0].patterns[0][0]) >= 3
         if have_pyfim() and k == 20:
@@ -425,8 +444,9 @@ def test_the_pair_graph_joins_exactly_the_items_k_live_records_hold_together():
         _adjacency(cols, alive, cols.shape[1], n_alive, k, live, cnt, adj)
         together = held[alive_rows].T.astype(np.int64) @ held[alive_rows].astype(np.int64)
         for b in range(WORD):
-            want = sum(1 << b2 for b2 in range(WORD)
-                       if b2 != b and live_bits[b] and live_bits[b2] and together[b, b2] >= k)
+            want = sum(
+                1 << b2 for b2 in range(WORD) if b2 != b and live_bits[b] and live_bits[b2] and together[b, b2] >= k
+            )
             assert int(adj[b]) == want, (trial, b)
             for b2 in range(b + 1, WORD):
                 if live_bits[b] and live_bits[b2]:
@@ -456,7 +476,9 @@ def test_the_item_pair_bounds_change_no_pattern(target, monkeypatch):
     if have_numba():
         from benchmarks.synthetic import power_law_sets
 
-        sets = power_law_sets(2000, 100, mean_items=14.0, exponent=0.4, seed=11)  # items past bit 64: both kinds of branch
+        sets = power_law_sets(
+            2000, 100, mean_items=14.0, exponent=0.4, seed=11
+        )  # items past bit 64: both kinds of branch
         prunes.clear()
         pairs = longest_itemsets(sets, 10, 20, target=target, backend="dfs")
         assert sum(prunes) > 0
@@ -612,8 +634,9 @@ def test_a_full_pattern_store_runs_the_search_again_with_more_room(n_threads):
         answers = []
         for capacity in (None, 2):
             bounds = LengthBounds(deep=2)
-            got = longest_itemsets(sets, 5, 40, backend="dfs", bounds=bounds,
-                                   options=threads(n_threads, capacity=capacity))
+            got = longest_itemsets(
+                sets, 5, 40, backend="dfs", bounds=bounds, options=threads(n_threads, capacity=capacity)
+            )
             answers.append((got.patterns, got.cut, bounds.below.tolist()))
         assert len(answers[0][0]) >= 40
         assert answers[0] == answers[1], seed
@@ -715,8 +738,9 @@ def test_a_long_search_reports_its_progress_from_its_process():
 
     sets = power_law_sets(20_000)
     seen = []
-    got = longest_itemsets(sets, 100, 32, backend="dfs", check=lambda: None,
-                           progress=lambda *report: seen.append(report))
+    got = longest_itemsets(
+        sets, 100, 32, backend="dfs", check=lambda: None, progress=lambda *report: seen.append(report)
+    )
     assert seen, "no progress reported"
     for taken, children, length in seen:
         assert 0 <= taken <= children and children > 100 and length >= 1

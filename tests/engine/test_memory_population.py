@@ -7,8 +7,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BadInput, Context, PluginCall, Population, Role, RunSpec, Table, check_memory,
-                         estimate_method, execute, make_registry)
+from veil.engine import (
+    BadInput,
+    Context,
+    PluginCall,
+    Population,
+    Role,
+    RunSpec,
+    Table,
+    check_memory,
+    estimate_method,
+    execute,
+    make_registry,
+)
 
 REGISTRY = make_registry()
 METHOD = PluginCall.parse("global-recoding:suppression=0.05")
@@ -17,11 +28,15 @@ METHOD = PluginCall.parse("global-recoding:suppression=0.05")
 def _drawn(population_rows: int, seed: int = 0) -> Table:
     """A tenth of a generated population of five quasi-identifiers, with that population attached."""
     rng = np.random.default_rng(seed)
-    people = pd.DataFrame({"age": rng.integers(18, 90, population_rows),
-                           "zip": rng.choice([f"Z{i:03d}" for i in range(60)], population_rows),
-                           "sex": rng.choice(["f", "m"], population_rows),
-                           "job": rng.choice([f"job{i}" for i in range(25)], population_rows),
-                           "hours": rng.integers(10, 60, population_rows)})
+    people = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, population_rows),
+            "zip": rng.choice([f"Z{i:03d}" for i in range(60)], population_rows),
+            "sex": rng.choice(["f", "m"], population_rows),
+            "job": rng.choice([f"job{i}" for i in range(25)], population_rows),
+            "hours": rng.integers(10, 60, population_rows),
+        }
+    )
     sample = people.sample(frac=0.1, random_state=seed).reset_index(drop=True)
     table = Table.from_frame(sample, roles={c: Role.QUASI_IDENTIFIER for c in people.columns})
     return table.with_population(Population(people))

@@ -7,8 +7,22 @@ import hashlib
 
 import pytest
 
-from veil.engine import (CHEAP, EXPENSIVE, TABLE, Context, ExportOptions, Metric, PluginCall, RunSpec,
-                         default_metrics, execute, export_release, hookimpl, load_demo, make_registry, read_manifest)
+from veil.engine import (
+    CHEAP,
+    EXPENSIVE,
+    Context,
+    ExportOptions,
+    Metric,
+    PluginCall,
+    RunSpec,
+    default_metrics,
+    execute,
+    export_release,
+    hookimpl,
+    load_demo,
+    make_registry,
+    read_manifest,
+)
 
 
 class RowsSeen(Metric):

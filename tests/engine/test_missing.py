@@ -7,15 +7,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (MISSING_VALUE, BadInput, DataSource, fill_missing, make_registry, missing_counts,
-                         missing_message)
+from veil.engine import (
+    MISSING_VALUE,
+    BadInput,
+    DataSource,
+    fill_missing,
+    make_registry,
+    missing_counts,
+    missing_message,
+)
 
 
 def random_frame(seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 40))
-    frame = pd.DataFrame({"x": rng.integers(0, 9, n).astype(float), "c": rng.choice(list("abcd"), n).astype(object),
-                          "full": rng.integers(0, 3, n)})
+    frame = pd.DataFrame(
+        {
+            "x": rng.integers(0, 9, n).astype(float),
+            "c": rng.choice(list("abcd"), n).astype(object),
+            "full": rng.integers(0, 3, n),
+        }
+    )
     for col in ("x", "c"):
         frame.loc[rng.random(n) < 0.3, col] = np.nan
     return frame

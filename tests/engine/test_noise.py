@@ -95,11 +95,27 @@ def test_veil_run_draws_its_dp_noise_from_the_secure_source(tmp_path, monkeypatc
         return original(self, counts, scale)
 
     monkeypatch.setattr(noise_module.SecureNoise, "discrete_laplace", recording)
-    monkeypatch.setattr(noise_module.SeededNoise, "discrete_laplace",
-                        lambda *a: pytest.fail("a release drew its noise from the seeded generator"))
+    monkeypatch.setattr(
+        noise_module.SeededNoise,
+        "discrete_laplace",
+        lambda *a: pytest.fail("a release drew its noise from the seeded generator"),
+    )
     out = tmp_path / "out"
-    code = main(["run", "--demo", "--release-sensitive", "diagnosis_group", "--method", "exponential-dp-fs:epsilon=1,m=3",
-                 "--metrics", "sfc", "--no-report", "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--demo",
+            "--release-sensitive",
+            "diagnosis_group",
+            "--method",
+            "exponential-dp-fs:epsilon=1,m=3",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert calls == [pytest.approx(4.0)]  # one histogram, scale 2/(ε/2)
     budget = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["privacy_budget"]

@@ -29,11 +29,20 @@ def test_strings_convert():
     assert parse_params(P, params_to_dict(p)) == p
 
 
-@pytest.mark.parametrize("values, words", [
-    ({"k": "0"}, "≥ 1"), ({"k": "1001"}, "≤ 1000"), ({"eps": "0"}, "> 0.0"), ({"eps": "-1"}, "> 0.0"),
-    ({"mode": "halt"}, "one of skip, stop"), ({"k": "abc"}, "must be int"), ({"k": "2.5"}, "must be int"),
-    ({"flag": "maybe"}, "must be bool"), ({"nope": 1}, "no parameter 'nope'"),
-])
+@pytest.mark.parametrize(
+    "values, words",
+    [
+        ({"k": "0"}, "≥ 1"),
+        ({"k": "1001"}, "≤ 1000"),
+        ({"eps": "0"}, "> 0.0"),
+        ({"eps": "-1"}, "> 0.0"),
+        ({"mode": "halt"}, "one of skip, stop"),
+        ({"k": "abc"}, "must be int"),
+        ({"k": "2.5"}, "must be int"),
+        ({"flag": "maybe"}, "must be bool"),
+        ({"nope": 1}, "no parameter 'nope'"),
+    ],
+)
 def test_bad_values_name_the_problem(values, words):
     with pytest.raises(BadInput, match=words):
         parse_params(P, values)

@@ -12,9 +12,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (GENERALISED_TABLE, TABLE, Algorithm, BadInput, Context, PartsRelease, PluginCall,
-                         PrivacyCheckFailed, Release, RunSpec, ScaleOut, bind_models, hookimpl, make_registry, param,
-                         verify_manifest)
+from veil.engine import (
+    GENERALISED_TABLE,
+    TABLE,
+    Algorithm,
+    BadInput,
+    Context,
+    PartsRelease,
+    PluginCall,
+    PrivacyCheckFailed,
+    Release,
+    RunSpec,
+    ScaleOut,
+    bind_models,
+    hookimpl,
+    make_registry,
+    param,
+    verify_manifest,
+)
 from veil.engine.data.datasource import DataSource
 from veil.engine.base.io import sha256_file
 from veil.engine.release import part_counts
@@ -25,8 +40,13 @@ from veil.engine.release.report import regenerate_report
 from veil.engine.release.signing import sign
 from veil.engine.run.executors import read_counts
 
-MODELS = [["k-anonymity:k=6"], ["l-diversity:l=3,variant=distinct"], ["t-closeness:t=0.2"],
-          ["delta-disclosure:delta=0.6"], ["k-anonymity:k=4", "l-diversity:l=2"]]
+MODELS = [
+    ["k-anonymity:k=6"],
+    ["l-diversity:l=3,variant=distinct"],
+    ["t-closeness:t=0.2"],
+    ["delta-disclosure:delta=0.6"],
+    ["k-anonymity:k=4", "l-diversity:l=2"],
+]
 
 
 @pytest.mark.parametrize("calls", MODELS)
@@ -36,9 +56,13 @@ def test_groups_counted_from_files_are_judged_as_the_release_in_memory(registry,
     for seed in range(8):  # up to 16 small groups: every model both holds and fails on some
         rng = np.random.default_rng(seed)
         n = int(rng.integers(15, 90))
-        frame = pd.DataFrame({"a": rng.choice(["x", "y", "z", "w"][:rng.integers(1, 5)], n),
-                              "b": rng.integers(0, rng.integers(1, 5), n).astype(str),
-                              "s": rng.choice(["p", "q", "r", "t"][:rng.integers(2, 5)], n)})
+        frame = pd.DataFrame(
+            {
+                "a": rng.choice(["x", "y", "z", "w"][: rng.integers(1, 5)], n),
+                "b": rng.integers(0, rng.integers(1, 5), n).astype(str),
+                "s": rng.choice(["p", "q", "r", "t"][: rng.integers(2, 5)], n),
+            }
+        )
         files = []
         for i, part in enumerate(np.array_split(np.arange(n), 3)):
             files.append(tmp_path / f"{seed}-{i}.csv")
@@ -81,8 +105,9 @@ class WritesParts(Algorithm):
         for i, part in enumerate(np.array_split(np.arange(len(frame)), 2)):
             files.append(scratch / f"out-{i}.csv")
             frame.iloc[part].to_csv(files[-1], index=False)
-        return PartsRelease(tuple(files), "csv", tuple(frame.columns), ("q",), records=len(frame),
-                            input_rows=len(frame))
+        return PartsRelease(
+            tuple(files), "csv", tuple(frame.columns), ("q",), records=len(frame), input_rows=len(frame)
+        )
 
 
 @dataclass(frozen=True)
@@ -108,8 +133,16 @@ class CoarsensParts(WritesParts):
             files.append(scratch / f"out-{i}.csv")
             written.iloc[part].to_csv(files[-1], index=False)
         classes = frame.groupby("a").size().to_numpy() if params.count_input else None
-        return PartsRelease(tuple(files), "csv", ("a", "s"), ("a",), ("s",), records=len(frame),
-                            input_rows=len(frame), input_classes=classes)
+        return PartsRelease(
+            tuple(files),
+            "csv",
+            ("a", "s"),
+            ("a",),
+            ("s",),
+            records=len(frame),
+            input_rows=len(frame),
+            input_classes=classes,
+        )
 
 
 @dataclass(frozen=True)
@@ -130,8 +163,15 @@ class WritesTwoSensitive(WritesParts):
     def run_parts(self, source, model, params, ctx, scratch):
         frame = pd.read_csv(source.path)
         frame.to_csv(scratch / "out-0.csv", index=False)
-        return PartsRelease((scratch / "out-0.csv",), "csv", ("a", "s", "t"), ("a",),
-                            ("s", "t") if params.judge_both else ("s",), records=len(frame), input_rows=len(frame))
+        return PartsRelease(
+            (scratch / "out-0.csv",),
+            "csv",
+            ("a", "s", "t"),
+            ("a",),
+            ("s", "t") if params.judge_both else ("s",),
+            records=len(frame),
+            input_rows=len(frame),
+        )
 
 
 @hookimpl
@@ -143,8 +183,12 @@ def _export(tmp_path, size, k):
     registry = make_registry(modules=[sys.modules[__name__]])
     data = tmp_path / "in.csv"
     pd.DataFrame({"v": [str(i) for i in range(12)]}).to_csv(data, index=False)
-    spec = RunSpec(PluginCall("writes-parts", {"executor": "elsewhere", "size": size}),
-                   [PluginCall("k-anonymity", {"k": k})], 0, ())
+    spec = RunSpec(
+        PluginCall("writes-parts", {"executor": "elsewhere", "size": size}),
+        [PluginCall("k-anonymity", {"k": k})],
+        0,
+        (),
+    )
     return registry, export_parts(registry, spec, DataSource(path=str(data)), Context(0), tmp_path / "out")
 
 
@@ -159,8 +203,12 @@ def test_the_manifest_covers_every_part_and_verify_checks_them(tmp_path):
     parts = manifest["output"]["parts_of"]
     assert [p["path"] for p in parts] == ["release.part-00000.csv", "release.part-00001.csv"]
     assert [p["rows"] for p in parts] == [6, 6] and manifest["output"]["rows"] == 12
-    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == ["manifest.json", *[p["path"] for p in parts],
-                                                                   "report.html", "report.pdf"]
+    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
+        "manifest.json",
+        *[p["path"] for p in parts],
+        "report.html",
+        "report.pdf",
+    ]
     assert verify_manifest(registry, tmp_path / "out").holds
     second = tmp_path / "out" / parts[1]["path"]
     second.write_text(second.read_text() + "12,99\n")
@@ -195,16 +243,27 @@ def test_a_new_export_replaces_the_earlier_ones_files_and_nothing_else(tmp_path)
     _export(tmp_path, 4, 3)
     assert mine.read_text() == "keep me" and not extra.exists()
     assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
-        "manifest.json", "release.notes.txt", "release.part-00000.csv", "release.part-00001.csv", "report.html",
-        "report.pdf"]
+        "manifest.json",
+        "release.notes.txt",
+        "release.part-00000.csv",
+        "release.part-00001.csv",
+        "report.html",
+        "report.pdf",
+    ]
 
 
 def _brute_risk(frame: pd.DataFrame, column: str, threshold: float = 0.2) -> dict:
     """The report's risk figures counted by hand: the records alike on ``column``."""
     sizes = frame.groupby(column).size()
     n = int(sizes.sum())
-    return {"records": n, "groups": len(sizes), "smallest_group": int(sizes.min()), "max": 1 / sizes.min(),
-            "avg": len(sizes) / n, "at_risk": float(sizes[1 / sizes > threshold].sum() / n)}
+    return {
+        "records": n,
+        "groups": len(sizes),
+        "smallest_group": int(sizes.min()),
+        "max": 1 / sizes.min(),
+        "avg": len(sizes) / n,
+        "at_risk": float(sizes[1 / sizes > threshold].sum() / n),
+    }
 
 
 def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_path):
@@ -220,8 +279,15 @@ def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_pa
         data = tmp_path / f"in-{seed}.csv"
         frame.to_csv(data, index=False)
         out = tmp_path / f"out-{seed}"
-        spec = RunSpec(PluginCall("coarsens-parts", {"executor": "elsewhere", "width": (1, 10, 25)[seed % 3],
-                                                     "count_input": seed % 2 == 0}), calls, 0, ())
+        spec = RunSpec(
+            PluginCall(
+                "coarsens-parts",
+                {"executor": "elsewhere", "width": (1, 10, 25)[seed % 3], "count_input": seed % 2 == 0},
+            ),
+            calls,
+            0,
+            (),
+        )
         try:
             manifest = export_parts(registry, spec, DataSource(path=str(data)), Context(0), out)
         except PrivacyCheckFailed:
@@ -243,11 +309,18 @@ def test_a_release_in_parts_is_reported_as_its_manifest_and_its_parts_say(tmp_pa
         html = (out / "report.html").read_text(encoding="utf-8")
         shown = parse(html)
         assert "${" not in html and "None" not in "".join(shown.text)
-        for key in ("risk.after.smallest_group", "risk.after.groups", "risk.after.max", "risk.after.at_risk",
-                    "risk.before.smallest_group", "risk.before.groups"):
+        for key in (
+            "risk.after.smallest_group",
+            "risk.after.groups",
+            "risk.after.max",
+            "risk.after.at_risk",
+            "risk.before.smallest_group",
+            "risk.before.groups",
+        ):
             expected = lookup(manifest, key.rsplit(".", 1)[0]) or {}
-            assert shown.values[key] == ("" if expected.get(key.rsplit(".", 1)[1]) is None
-                                         else repr(expected[key.rsplit(".", 1)[1]])), key
+            assert shown.values[key] == (
+                "" if expected.get(key.rsplit(".", 1)[1]) is None else repr(expected[key.rsplit(".", 1)[1]])
+            ), key
         text = " ".join(" ".join(shown.text).split())
         assert 'data-status="holds"' in html and "k-anonymity with k = 2 holds" in text
         assert "l-diversity, on each sensitive column: s, effective l" in text
@@ -269,8 +342,9 @@ def test_veil_report_recounts_a_release_in_parts_and_verify_names_a_report_of_an
     assert done.checks["release"] == "matches" and done.checks["recheck"].startswith("holds")
     assert done.checks["differences"] == [] and done.manifest["risk"]["after"] == manifest["risk"]["after"]
     assert verify_manifest(registry, out).holds  # a regenerated report still belongs to its export
-    (out / "report.html").write_text((tmp_path / "out" / "report.html").read_text().replace(
-        manifest_digest(manifest), "0" * 64))
+    (out / "report.html").write_text(
+        (tmp_path / "out" / "report.html").read_text().replace(manifest_digest(manifest), "0" * 64)
+    )
     named = verify_manifest(registry, out)
     assert not named.holds and "report.html belongs to" in named.message
     part = out / manifest["output"]["parts_of"][0]["path"]
@@ -289,16 +363,31 @@ def test_every_column_marked_sensitive_is_judged_in_parts_and_released_without_a
     source = DataSource(path=str(data), roles={"a": "quasi-identifier", "s": "sensitive", "t": "sensitive"})
     model = [PluginCall.parse("l-diversity:l=2,variant=distinct")]
     with pytest.raises(PrivacyCheckFailed, match="t"):  # t has one value in the group a = 2
-        export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0, ()),
-                     source, Context(0), tmp_path / "both")
+        export_parts(
+            registry,
+            RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0, ()),
+            source,
+            Context(0),
+            tmp_path / "both",
+        )
     assert not (tmp_path / "both").exists()
     pd.DataFrame({"a": [1, 1, 2, 2], "s": ["p", "q", "p", "q"], "t": ["x", "y", "x", "y"]}).to_csv(data, index=False)
-    manifest = export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0,
-                                              ()), source, Context(0), tmp_path / "both")
+    manifest = export_parts(
+        registry,
+        RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere"}), model, 0, ()),
+        source,
+        Context(0),
+        tmp_path / "both",
+    )
     assert set(manifest["verdicts"][0]["by_column"]) == {"s", "t"} and manifest["verdict"]["holds"]
     with pytest.raises(BadInput, match="marked sensitive t"):
-        export_parts(registry, RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere", "judge_both": False}),
-                                       model, 0, ()), source, Context(0), tmp_path / "one")
+        export_parts(
+            registry,
+            RunSpec(PluginCall("two-sensitive-parts", {"executor": "elsewhere", "judge_both": False}), model, 0, ()),
+            source,
+            Context(0),
+            tmp_path / "one",
+        )
     assert not (tmp_path / "one").exists()
 
 

@@ -14,9 +14,16 @@ from veil.engine import BadInput, Recipe, Role, Step, Table, binarise
 @pytest.fixture
 def table():
     rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"id": range(200), "age": rng.integers(18, 90, 200), "sex": rng.choice(["F", "M"], 200),
-                          "dose": rng.normal(0, 1, 200).round(3), "flag": rng.integers(0, 2, 200),
-                          "y": rng.choice(["yes", "no"], 200)})
+    frame = pd.DataFrame(
+        {
+            "id": range(200),
+            "age": rng.integers(18, 90, 200),
+            "sex": rng.choice(["F", "M"], 200),
+            "dose": rng.normal(0, 1, 200).round(3),
+            "flag": rng.integers(0, 2, 200),
+            "y": rng.choice(["yes", "no"], 200),
+        }
+    )
     return Table.from_frame(frame, roles={"id": Role.IDENTIFIER, "y": Role.TARGET})
 
 

@@ -9,9 +9,13 @@ import pytest
 from veil.engine import Algorithm, BadInput, Metric, PluginError, hookimpl, make_registry
 from veil.engine.model.registry import BUILTIN_DIST
 
-BUILTINS = {"algorithm": {"all-features"}, "privacy-model": {"k-anonymity"},
-            "exporter": {"csv", "tsv", "xlsx", "parquet", "spmf"}, "metric": {"auc", "sfc", "min-group-size"},
-            "chart": {"metric-bars", "metric-lines", "privacy-utility"}}
+BUILTINS = {
+    "algorithm": {"all-features"},
+    "privacy-model": {"k-anonymity"},
+    "exporter": {"csv", "tsv", "xlsx", "parquet", "spmf"},
+    "metric": {"auc", "sfc", "min-group-size"},
+    "chart": {"metric-bars", "metric-lines", "privacy-utility"},
+}
 
 
 def _module(name, **hooks):
@@ -66,13 +70,16 @@ class Clash(Algorithm):
     name = "all-features"
 
 
-@pytest.mark.parametrize("hook, classes, words", [
-    ("veil_register_algorithms", _raises, "raised RuntimeError"),
-    ("veil_register_algorithms", lambda: [NotAPlugin], "not a Veil plugin"),
-    ("veil_register_algorithms", lambda: [BadName], "invalid name"),
-    ("veil_register_algorithms", lambda: [WrongKind], "registered as algorithm"),
-    ("veil_register_algorithms", lambda: [Clash], "already taken"),
-])
+@pytest.mark.parametrize(
+    "hook, classes, words",
+    [
+        ("veil_register_algorithms", _raises, "raised RuntimeError"),
+        ("veil_register_algorithms", lambda: [NotAPlugin], "not a Veil plugin"),
+        ("veil_register_algorithms", lambda: [BadName], "invalid name"),
+        ("veil_register_algorithms", lambda: [WrongKind], "registered as algorithm"),
+        ("veil_register_algorithms", lambda: [Clash], "already taken"),
+    ],
+)
 def test_failing_third_party_plugin_is_recorded_not_fatal(hook, classes, words):
     reg = make_registry(modules=[_module("thirdparty", **{hook: classes})])
     assert len(reg.failures) == 1

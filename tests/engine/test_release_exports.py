@@ -17,9 +17,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BINARY, SETS, TABLE, BadInput, ExportOptions, Hierarchy, Interval, NodeValue, PluginCall,
-                         Role, RunSpec, SetValued, Table, execute, make_registry, parse_value, read_manifest,
-                         verify_file, write_release)
+from veil.engine import (
+    BINARY,
+    SETS,
+    TABLE,
+    BadInput,
+    ExportOptions,
+    Hierarchy,
+    Interval,
+    NodeValue,
+    PluginCall,
+    Role,
+    RunSpec,
+    SetValued,
+    Table,
+    execute,
+    make_registry,
+    parse_value,
+    read_manifest,
+    verify_file,
+    write_release,
+)
 from veil.cli import main as veil
 from veil.engine.data.generalised import SUPPRESSED
 from veil.engine.release.parts import GROUP_COLUMN, read_parts
@@ -31,18 +49,28 @@ MODEL_K = 3
 def _table(n=60, seed=0) -> Table:
     rng = np.random.default_rng(seed)
     codes = [f"HD{i}" for i in range(6)] + [f"HX{i}" for i in range(3)]
-    frame = pd.DataFrame({
-        "pid": [f"P{i:03d}" for i in range(n)],
-        "age": rng.integers(20, 70, n),
-        "ward": rng.choice(codes, n),
-        "sex": rng.choice(["F", "M"], n),
-        "flag": rng.integers(0, 2, n),
-        "diagnosis": rng.choice(["x", "y", "z"], n),
-        "outcome": rng.integers(0, 2, n),
-    })
-    table = Table.from_frame(frame, roles={"pid": Role.IDENTIFIER, "age": Role.QUASI_IDENTIFIER,
-                                           "ward": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
-                                           "diagnosis": Role.SENSITIVE, "outcome": Role.TARGET})
+    frame = pd.DataFrame(
+        {
+            "pid": [f"P{i:03d}" for i in range(n)],
+            "age": rng.integers(20, 70, n),
+            "ward": rng.choice(codes, n),
+            "sex": rng.choice(["F", "M"], n),
+            "flag": rng.integers(0, 2, n),
+            "diagnosis": rng.choice(["x", "y", "z"], n),
+            "outcome": rng.integers(0, 2, n),
+        }
+    )
+    table = Table.from_frame(
+        frame,
+        roles={
+            "pid": Role.IDENTIFIER,
+            "age": Role.QUASI_IDENTIFIER,
+            "ward": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "diagnosis": Role.SENSITIVE,
+            "outcome": Role.TARGET,
+        },
+    )
     return table.with_hierarchy("ward", Hierarchy.masking(codes))  # generalised to typed hierarchy nodes
 
 
@@ -114,8 +142,11 @@ def _canon(value):
     if value is SUPPRESSED:
         return "*"
     if isinstance(value, Interval):
-        return float(value.lo) if value.lo == value.hi and value.closed else (float(value.lo), float(value.hi),
-                                                                              value.closed)
+        return (
+            float(value.lo)
+            if value.lo == value.hi and value.closed
+            else (float(value.lo), float(value.hi), value.closed)
+        )
     if isinstance(value, NodeValue):
         return value.label
     if isinstance(value, (bool, np.bool_)):
@@ -171,8 +202,7 @@ def test_every_release_kind_through_every_exporter_that_accepts_it(registry, tmp
     if release.sets is not None:
         names = back.attrs.get("item_names") or {}
         written = [{names.get(t, t) for t in cell.split()} for cell in back["items"]]
-        expected = [set(np.asarray(release.sets.item_names, dtype=object)[release.sets.row(g)])
-                    for g in release.groups]
+        expected = [set(np.asarray(release.sets.item_names, dtype=object)[release.sets.row(g)]) for g in release.groups]
         assert written == expected
     else:
         frame = release.frame
@@ -184,7 +214,7 @@ def test_every_release_kind_through_every_exporter_that_accepts_it(registry, tmp
                 typed = [_canon(release.group_values[column].iloc[g]) for g in release.groups]
             got = [_canon(v) for v in back[column]]
             assert got == typed or all(_same_number(a, b) for a, b in zip(got, typed)), column
-    parts = read_parts(exporter, path, list((manifest["output"].get("parts") or {})))
+    parts = read_parts(exporter, path, list(manifest["output"].get("parts") or {}))
     assert set(parts) == set(release.parts)
     for name, part in parts.items():
         assert len(part) == len(release.parts[name])

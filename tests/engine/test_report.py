@@ -18,8 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import export_plugins
-from veil.engine import (Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, make_registry,
-                         sha256_file)
+from veil.engine import Context, PluginCall, Release, RunSpec, Table, execute, make_registry, sha256_file
 from veil.engine.release.assessment import ReportOptions, group_size_shares
 from veil.cli import main
 from veil.engine.release.export import export_release
@@ -29,13 +28,15 @@ REGISTRY = make_registry(modules=[export_plugins])
 
 # 24 records: every (age_band, sex) pair occurs 4 times.
 rng = np.random.default_rng(0)
-PEOPLE = pd.DataFrame({
-    "name": [f"Person{i:02d}" for i in range(24)],
-    "age_band": ["20-39", "40-59", "60+"] * 8,
-    "sex": (["F"] * 3 + ["M"] * 3) * 4,
-    "smoker": rng.integers(0, 2, 24),
-    "outcome": [0, 1] * 12,
-})
+PEOPLE = pd.DataFrame(
+    {
+        "name": [f"Person{i:02d}" for i in range(24)],
+        "age_band": ["20-39", "40-59", "60+"] * 8,
+        "sex": (["F"] * 3 + ["M"] * 3) * 4,
+        "smoker": rng.integers(0, 2, 24),
+        "outcome": [0, 1] * 12,
+    }
+)
 
 
 def people_csv(folder: Path) -> Path:
@@ -54,9 +55,30 @@ def exported(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     data = people_csv(folder)
     out = folder / "out"
-    assert run_cli("run", "--data", data, "--identifier", "name", "--quasi", "age_band,sex", "--target", "outcome",
-                   "--model", "k-anonymity:k=2", "--method", "all-features", "--metrics", "sfc,auc", "--seed", 2,
-                   "--out", out) == 0
+    assert (
+        run_cli(
+            "run",
+            "--data",
+            data,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--target",
+            "outcome",
+            "--model",
+            "k-anonymity:k=2",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc,auc",
+            "--seed",
+            2,
+            "--out",
+            out,
+        )
+        == 0
+    )
     return out
 
 
@@ -131,8 +153,10 @@ def test_the_report_leads_with_the_verdict_and_holds_both_hashes(exported):
     m = manifest_of(exported)
     verdict = re.search(r'<section class="verdict (\w+)".*?<p class="headline">(.*?)</p>', html, re.S)
     assert verdict.group(1) == "holds"
-    assert verdict.group(2) == "k-anonymity with k = 2 holds: every record shares its quasi-identifiers with at " \
-                               "least 1 other."
+    assert (
+        verdict.group(2) == "k-anonymity with k = 2 holds: every record shares its quasi-identifiers with at "
+        "least 1 other."
+    )
     assert html.index('class="verdict') < html.index("<h2>")  # first, before any section
     hashes = parse(html).hashes
     assert hashes["sha256.Released file"] == m["output"]["sha256"] == sha256_file(exported / "release.csv")
@@ -158,8 +182,9 @@ def test_the_pdf_has_pages_with_the_verdict_and_hashes(exported):
     assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type /Page\b", pdf)) >= 2
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is not installed: the PDF's text is not checked")
-    text = subprocess.run(["pdftotext", "-layout", str(exported / "report.pdf"), "-"], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(exported / "report.pdf"), "-"], capture_output=True, text=True, check=True
+    ).stdout
     m = manifest_of(exported)
     flat = " ".join(text.split())
     assert "k-anonymity with k = 2 holds" in flat
@@ -187,8 +212,27 @@ def test_regenerating_recomputes_the_same_figures(exported, tmp_path):
 def test_a_missing_input_leaves_out_the_before_figures(tmp_path):
     data = people_csv(tmp_path)
     out = tmp_path / "out"
-    assert run_cli("run", "--data", data, "--identifier", "name", "--quasi", "age_band,sex", "--method",
-                   "all-features", "--model", "k-anonymity:k=2", "--metrics", "sfc", "--no-report", "--out", out) == 0
+    assert (
+        run_cli(
+            "run",
+            "--data",
+            data,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--method",
+            "all-features",
+            "--model",
+            "k-anonymity:k=2",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            out,
+        )
+        == 0
+    )
     assert not (out / "report.html").exists()
     data.unlink()
     assert run_cli("report", out, "--no-utility") == 0
@@ -201,8 +245,25 @@ def test_a_missing_input_leaves_out_the_before_figures(tmp_path):
 def test_a_changed_input_is_said(tmp_path):
     data = people_csv(tmp_path)
     out = tmp_path / "out"
-    assert run_cli("run", "--data", data, "--identifier", "name", "--quasi", "age_band,sex", "--method",
-                   "all-features", "--metrics", "sfc", "--no-report", "--out", out) == 0
+    assert (
+        run_cli(
+            "run",
+            "--data",
+            data,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            out,
+        )
+        == 0
+    )
     data.write_text(data.read_text(encoding="utf-8").replace("Person00", "Someone"), encoding="utf-8")
     done = regenerate_report(REGISTRY, out, utility=False)
     assert done.checks["input"] == "changed" and done.manifest["risk"]["before"] is None
@@ -243,8 +304,12 @@ def test_a_dp_release_shows_its_budget_and_assumptions(tmp_path):
 
 def test_no_privacy_model_is_said_first(tmp_path):
     table = Table.from_frame(PEOPLE.drop(columns=["name"]))
-    done = export_release(REGISTRY, execute(REGISTRY, table, RunSpec(PluginCall("all-features"))), tmp_path,
-                          report=ReportOptions(utility=False, pdf=False))
+    done = export_release(
+        REGISTRY,
+        execute(REGISTRY, table, RunSpec(PluginCall("all-features"))),
+        tmp_path,
+        report=ReportOptions(utility=False, pdf=False),
+    )
     html = done.report_html.read_text(encoding="utf-8")
     assert 'class="verdict none"' in html and "makes no privacy claim" in html
 
@@ -256,11 +321,17 @@ def brute_force_risks(frame: pd.DataFrame) -> np.ndarray:
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 25), m=st.integers(0, 3), threshold=st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 1.0]),
-       seed=st.integers(0, 2**16))
+@given(
+    n=st.integers(1, 25),
+    m=st.integers(0, 3),
+    threshold=st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 1.0]),
+    seed=st.integers(0, 2**16),
+)
 def test_risk_metrics_equal_brute_force(n, m, threshold, seed):
     r = np.random.default_rng(seed)
-    frame = pd.DataFrame({f"q{j}": r.choice(["a", "b", None] if j % 2 else [1, 2, 3], n) for j in range(m)}, index=range(n))
+    frame = pd.DataFrame(
+        {f"q{j}": r.choice(["a", "b", None] if j % 2 else [1, 2, 3], n) for j in range(m)}, index=range(n)
+    )
     release = Release("test", frame, tuple(frame.columns))
     risks = brute_force_risks(frame) if m else np.full(n, 1.0 / n)
     ctx = Context(0)
@@ -282,21 +353,31 @@ def test_risk_metrics_have_arx_semantics():
     """Groups of 1, 2 and 5: highest 1, average = groups / records, at risk = records in groups < 5."""
     frame = pd.DataFrame({"q": ["a"] + ["b"] * 2 + ["c"] * 5})
     release = Release("test", frame, ("q",))
-    values = {name: REGISTRY.metric(name).compute(None, release, REGISTRY.metric(name).params(), Context(0))
-              for name in ("prosecutor-risk-max", "prosecutor-risk-avg", "records-at-risk")}
-    assert values == {"prosecutor-risk-max": 1.0, "prosecutor-risk-avg": pytest.approx(3 / 8),
-                      "records-at-risk": pytest.approx(3 / 8)}
+    values = {
+        name: REGISTRY.metric(name).compute(None, release, REGISTRY.metric(name).params(), Context(0))
+        for name in ("prosecutor-risk-max", "prosecutor-risk-avg", "records-at-risk")
+    }
+    assert values == {
+        "prosecutor-risk-max": 1.0,
+        "prosecutor-risk-avg": pytest.approx(3 / 8),
+        "records-at-risk": pytest.approx(3 / 8),
+    }
 
 
 def test_a_shuffled_release_scores_exactly_as_unshuffled():
     table = Table.from_frame(PEOPLE.drop(columns=["name"]), roles={"outcome": "target"})
     release = execute(REGISTRY, table, RunSpec(PluginCall("all-features"))).release
-    shuffled = Release("test", release.frame.sample(frac=1, random_state=3).reset_index(drop=True),
-                       release.quasi_identifiers, target="outcome")
+    shuffled = Release(
+        "test",
+        release.frame.sample(frac=1, random_state=3).reset_index(drop=True),
+        release.quasi_identifiers,
+        target="outcome",
+    )
     for name in ("auc", "accuracy"):
         metric = REGISTRY.metric(name)
-        assert metric.compute(None, release, metric.params(), Context(4)) == \
-               metric.compute(None, shuffled, metric.params(), Context(4))
+        assert metric.compute(None, release, metric.params(), Context(4)) == metric.compute(
+            None, shuffled, metric.params(), Context(4)
+        )
 
 
 def test_an_input_read_differently_is_not_compared(tmp_path):
@@ -305,9 +386,27 @@ def test_an_input_read_differently_is_not_compared(tmp_path):
     data = tmp_path / "people.data"
     PEOPLE.drop(columns=["name"]).to_csv(data, index=False, header=False)
     out = tmp_path / "out"
-    assert run_cli("run", "--data", data, "--input-format", "csv", "--names", "age_band,sex,smoker,outcome",
-                   "--quasi", "age_band,sex", "--method", "all-features", "--metrics", "sfc", "--no-report",
-                   "--out", out) == 0
+    assert (
+        run_cli(
+            "run",
+            "--data",
+            data,
+            "--input-format",
+            "csv",
+            "--names",
+            "age_band,sex,smoker,outcome",
+            "--quasi",
+            "age_band,sex",
+            "--method",
+            "all-features",
+            "--metrics",
+            "sfc",
+            "--no-report",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = manifest_of(out)
     assert manifest["input"]["read"]["names"] == ["age_band", "sex", "smoker", "outcome"]
     done = regenerate_report(REGISTRY, out, utility=False)
@@ -326,7 +425,7 @@ def test_the_recheck_says_holds_once(exported, tmp_path):
     done = regenerate_report(REGISTRY, copy, utility=False)
     assert done.checks["recheck"].startswith("holds: ")
     assert "holds: holds" not in (copy / "report.html").read_text(encoding="utf-8")
-    assert "holds:" not in done.checks["recheck"][len("holds: "):]
+    assert "holds:" not in done.checks["recheck"][len("holds: ") :]
 
 
 def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_take_one_line(tmp_path):
@@ -337,14 +436,38 @@ def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_t
 
     data = people_csv(tmp_path)
     out = tmp_path / "out"
-    assert run_cli("run", "--data", data, "--identifier", "name", "--quasi", "age_band,sex", "--sensitive", "smoker",
-                   "--target", "outcome", "--model", "k-anonymity:k=2", "--model", "l-diversity:l=2,variant=distinct",
-                   "--method", "mondrian", "--metrics", "ncp,weights-accuracy", "--out", out) == 0
+    assert (
+        run_cli(
+            "run",
+            "--data",
+            data,
+            "--identifier",
+            "name",
+            "--quasi",
+            "age_band,sex",
+            "--sensitive",
+            "smoker",
+            "--target",
+            "outcome",
+            "--model",
+            "k-anonymity:k=2",
+            "--model",
+            "l-diversity:l=2,variant=distinct",
+            "--method",
+            "mondrian",
+            "--metrics",
+            "ncp,weights-accuracy",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     doc = build_document(REGISTRY, manifest)
     facts = dict(next(s for s in doc.sections if s.heading == "Parameters").blocks[0].content)
-    assert facts["Privacy models"] == ("k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0, "
-                                       "estimator = shannon)")
+    assert facts["Privacy models"] == (
+        "k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0, estimator = shannon)"
+    )
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "does not apply" not in html
     assert re.search(r"Not applicable to this release, so not shown: [^.]*Accuracy on the top-ranked", html)

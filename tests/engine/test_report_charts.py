@@ -15,12 +15,21 @@ from veil.engine.release.assessment import GROUP_SIZE_BINS
 
 from test_report_pdf import page_texts  # noqa: E402 (beside this file)
 
-RISK = {"threshold": 0.2,
-        "before": {"max": 1.0, "avg": 0.43, "at_risk": 0.71,
-                   "group_sizes": {"1": 0.3, "2": 0.2, "3-4": 0.2, "5-9": 0.1, "10-19": 0.1, "20+": 0.1}},
-        "after": {"max": 0.1, "avg": 0.03, "at_risk": 0.0, "group_sizes": {"10-19": 0.6, "20+": 0.4}}}
-UTILITY = {"titles": {"auc": "AUC (LinearSVC)", "accuracy": "Accuracy (LinearSVC)"},
-           "before": {"auc": 0.906, "accuracy": 0.852}, "after": {"auc": 0.821, "accuracy": 0.787}}
+RISK = {
+    "threshold": 0.2,
+    "before": {
+        "max": 1.0,
+        "avg": 0.43,
+        "at_risk": 0.71,
+        "group_sizes": {"1": 0.3, "2": 0.2, "3-4": 0.2, "5-9": 0.1, "10-19": 0.1, "20+": 0.1},
+    },
+    "after": {"max": 0.1, "avg": 0.03, "at_risk": 0.0, "group_sizes": {"10-19": 0.6, "20+": 0.4}},
+}
+UTILITY = {
+    "titles": {"auc": "AUC (LinearSVC)", "accuracy": "Accuracy (LinearSVC)"},
+    "before": {"auc": 0.906, "accuracy": 0.852},
+    "after": {"auc": 0.821, "accuracy": 0.787},
+}
 
 
 def bars(d: rc.Drawing, colour: str) -> list[tuple]:
@@ -41,17 +50,35 @@ def test_nice_ticks_are_the_round_values_within_the_limits():
 def test_the_risk_chart_shows_its_titles_axes_legend_and_values():
     d = rc.draw_risk(RISK)
     texts = d.texts()
-    for label in ("before (the input)", "after (the release)", "Highest risk", "Average risk", "Records at risk",
-                  "re-identification risk (%)", "threshold 20 %", "records sharing their values (size of the group)",
-                  "share of records (%)", "100.0 %", "43.0 %", "71.0 %", "10.0 %", "3.0 %", "0.0 %",
-                  *(b[2] for b in GROUP_SIZE_BINS), *("0", "20", "40", "60", "80", "100")):
+    for label in (
+        "before (the input)",
+        "after (the release)",
+        "Highest risk",
+        "Average risk",
+        "Records at risk",
+        "re-identification risk (%)",
+        "threshold 20 %",
+        "records sharing their values (size of the group)",
+        "share of records (%)",
+        "100.0 %",
+        "43.0 %",
+        "71.0 %",
+        "10.0 %",
+        "3.0 %",
+        "0.0 %",
+        *(b[2] for b in GROUP_SIZE_BINS),
+        *("0", "20", "40", "60", "80", "100"),
+    ):
         assert label in texts, label
     assert [t for t in d.items if t[0] == "text" and t[8]][0][3] == "share of records (%)"  # the one turned
     # three before-bars of risk, proportional to 1.0, 0.43, 0.71 (horizontal: their widths)
     left_before = [b for b in bars(d, rc.BEFORE) if b[0] < d.width / 2]  # the left panel's
     widths = sorted(b[2] for b in left_before)
-    assert len(left_before) == 3 and widths[0] / widths[2] == pytest.approx(0.43) \
+    assert (
+        len(left_before) == 3
+        and widths[0] / widths[2] == pytest.approx(0.43)
         and widths[1] / widths[2] == pytest.approx(0.71)
+    )
     # the group sizes (vertical bars): 6 before, and after only its two non-empty bins, 60 % and 40 %
     upright = [b for b in bars(d, rc.AFTER) if b[0] > d.width / 2]
     assert len(upright) == 2 and upright[0][3] / upright[1][3] == pytest.approx(0.6 / 0.4)
@@ -70,9 +97,20 @@ def test_a_side_without_figures_says_so():
 
 def test_the_utility_chart_shows_each_figure_before_and_after():
     d = rc.draw_utility(UTILITY)
-    for label in ("trained on the original", "trained on the release", "AUC (LinearSVC)", "Accuracy (LinearSVC)",
-                  "0.906", "0.852", "0.821", "0.787", "score (1.0 is perfect; an AUC of 0.5 is guessing)",
-                  "0.0", "0.2", "1.0"):
+    for label in (
+        "trained on the original",
+        "trained on the release",
+        "AUC (LinearSVC)",
+        "Accuracy (LinearSVC)",
+        "0.906",
+        "0.852",
+        "0.821",
+        "0.787",
+        "score (1.0 is perfect; an AUC of 0.5 is guessing)",
+        "0.0",
+        "0.2",
+        "1.0",
+    ):
         assert label in d.texts(), label
     before, after = sorted(b[2] for b in bars(d, rc.BEFORE)), sorted(b[2] for b in bars(d, rc.AFTER))
     assert after[1] / before[1] == pytest.approx(0.821 / 0.906) and after[0] / before[0] == pytest.approx(0.787 / 0.852)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import Context, ExportOptions, PluginCall, Release, RunSpec, Table, execute, make_registry
+from veil.engine import Context, ExportOptions, PluginCall, RunSpec, Table, execute, make_registry
 from veil.engine.release import pdf as pdfdoc
 from veil.engine.release.assessment import ReportOptions
 from veil.engine.release.export import export_release
@@ -31,8 +31,8 @@ def objects(data: bytes) -> dict[int, bytes]:
 
 
 def stream_of(body: bytes) -> bytes:
-    raw = body[body.index(b"stream\n") + 7:body.rindex(b"\nendstream")]
-    return zlib.decompress(raw) if b"/FlateDecode" in body[:body.index(b"stream\n")] else raw
+    raw = body[body.index(b"stream\n") + 7 : body.rindex(b"\nendstream")]
+    return zlib.decompress(raw) if b"/FlateDecode" in body[: body.index(b"stream\n")] else raw
 
 
 def page_texts(data: bytes) -> list[str]:
@@ -43,8 +43,10 @@ def page_texts(data: bytes) -> list[str]:
         m = re.search(rb"/Subtype /Type0 .*?/ToUnicode (\d+) 0 R", body)
         if m:
             cmap = stream_of(objs[int(m.group(1))]).decode()
-            unicode_of[num] = {int(g, 16): bytes.fromhex(u).decode("utf-16-be")
-                               for g, u in re.findall(r"<([0-9A-F]{4})> <([0-9A-F]+)>", cmap)}
+            unicode_of[num] = {
+                int(g, 16): bytes.fromhex(u).decode("utf-16-be")
+                for g, u in re.findall(r"<([0-9A-F]{4})> <([0-9A-F]+)>", cmap)
+            }
     pages = []
     for body in objs.values():
         if not body.startswith(b"<< /Type /Page "):
@@ -54,7 +56,7 @@ def page_texts(data: bytes) -> list[str]:
         lines = []
         for font, hexed in re.findall(r"/(F\d+) [\d.]+ Tf .*?<([0-9A-F]*)> Tj", content):
             table = unicode_of[fonts[font]]
-            lines.append("".join(table.get(int(hexed[i:i + 4], 16), "\ufffd") for i in range(0, len(hexed), 4)))
+            lines.append("".join(table.get(int(hexed[i : i + 4], 16), "\ufffd") for i in range(0, len(hexed), 4)))
         pages.append("\n".join(lines))
     return pages
 
@@ -85,10 +87,10 @@ def test_text_rectangles_and_images_round_trip_and_the_xref_is_right():
     assert first.splitlines() == ["Highest risk — 20.0 % (age∈[48,90], café, •)", "right-aligned 0.842"]
     assert second.splitlines() == ["0f3a" * 16, "an italic caption"]
     # every object where the cross-reference table says it is
-    xref = int(data[data.rindex(b"startxref") + 10:].split()[0])
+    xref = int(data[data.rindex(b"startxref") + 10 :].split()[0])
     table = data[xref:].split(b"trailer")[0].split(b"\n")[2:-1]
     for i, row in enumerate(table[1:], start=1):
-        assert data[int(row[:10]):].startswith(f"{i} 0 obj".encode())
+        assert data[int(row[:10]) :].startswith(f"{i} 0 obj".encode())
     image = next(b for b in objects(data).values() if b"/Subtype /Image" in b)
     assert b"/Width 30 /Height 20" in image and b"/Predictor 15 /Colors 3" in image
 
@@ -123,11 +125,16 @@ def exported(tmp_path, monkeypatch):
     monkeypatch.setenv("VEIL_CACHE_DIR", str(tmp_path / "cache"))
     rng = np.random.default_rng(1)
     n = 60
-    frame = pd.DataFrame({"age": rng.choice(["20-39", "40-59", "60+"], n), "sex": rng.choice(["F", "M"], n),
-                          "y": rng.integers(0, 2, n)})
+    frame = pd.DataFrame(
+        {"age": rng.choice(["20-39", "40-59", "60+"], n), "sex": rng.choice(["F", "M"], n), "y": rng.integers(0, 2, n)}
+    )
     table = Table.from_frame(frame, roles={"age": "quasi-identifier", "sex": "quasi-identifier", "y": "target"})
-    result = execute(REGISTRY, table, RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"),
-                                              0, ("sfc",)), Context(0))
+    result = execute(
+        REGISTRY,
+        table,
+        RunSpec(PluginCall.parse("all-features"), PluginCall.parse("k-anonymity:k=2"), 0, ("sfc",)),
+        Context(0),
+    )
     out = tmp_path / "out"
     export_release(REGISTRY, result, out, ExportOptions("csv"), report=ReportOptions(utility=False))
     return out
@@ -144,5 +151,7 @@ def test_the_report_pdf_has_every_section_and_the_binding(exported):
         assert " ".join(heading.split()) in text, heading
     assert " ".join(doc.verdict.headline.split()[:4]) in text
     assert manifest["output"]["sha256"] in text
-    assert read_binding(exported / "report.pdf")["manifest-sha256"] == read_binding(exported / "report.html")[
-        "manifest-sha256"]
+    assert (
+        read_binding(exported / "report.pdf")["manifest-sha256"]
+        == read_binding(exported / "report.html")["manifest-sha256"]
+    )

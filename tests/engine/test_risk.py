@@ -7,8 +7,16 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (PluginCall, Recipe, RunSpec, execute, load_demo, make_registry, reidentification_risk,
-                         release_risk)
+from veil.engine import (
+    PluginCall,
+    Recipe,
+    RunSpec,
+    execute,
+    load_demo,
+    make_registry,
+    reidentification_risk,
+    release_risk,
+)
 
 
 @settings(max_examples=50, deadline=None)
@@ -56,8 +64,11 @@ def test_the_risk_metrics_and_the_report_agree_with_the_engine():
     registry = make_registry()
     result = execute(registry, load_demo(), RunSpec(PluginCall("all-features")))
     r = release_risk(result.release, threshold=0.2)
-    for name, value in (("prosecutor-risk-max", r.prosecutor_max), ("prosecutor-risk-avg", r.prosecutor_avg),
-                        ("records-at-risk", r.records_at_risk)):
+    for name, value in (
+        ("prosecutor-risk-max", r.prosecutor_max),
+        ("prosecutor-risk-avg", r.prosecutor_avg),
+        ("records-at-risk", r.records_at_risk),
+    ):
         metric = registry.metric(name)
         assert metric.compute(result.data, result.release, metric.params(), None) == pytest.approx(value)
     assert np.isnan(reidentification_risk([]).prosecutor_max)
@@ -68,11 +79,16 @@ def test_the_target_keeps_its_column_name_in_a_binary_release_and_verify_finds_i
 
     registry = make_registry()
     for method in ("greedy-hamdist", "all-features"):
-        spec = RunSpec(PluginCall(method), PluginCall("k-ac", {"k": 5}) if method != "all-features" else None,
-                       recipe=Recipe.default_for(load_demo()))  # both on the recipe's binary features
+        spec = RunSpec(
+            PluginCall(method),
+            PluginCall("k-ac", {"k": 5}) if method != "all-features" else None,
+            recipe=Recipe.default_for(load_demo()),
+        )  # both on the recipe's binary features
         result = execute(registry, load_demo(), spec)
         assert result.release.target == "readmitted_30d" and "readmitted_30d" in result.release.frame.columns
     out = tmp_path / "out"
-    assert main(["run", "--demo", "--method", "greedy-hamdist", "--model", "k-ac:k=5", "--no-report",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["run", "--demo", "--method", "greedy-hamdist", "--model", "k-ac:k=5", "--no-report", "--out", str(out)])
+        == 0
+    )
     assert main(["verify", str(out / "release.csv"), "--target", "readmitted_30d", "--model", "k-ac:k=5"]) == 0

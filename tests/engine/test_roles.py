@@ -8,8 +8,17 @@ import numpy as np
 import pandas as pd
 from hypothesis import assume, given, settings, strategies as st
 
-from veil.engine import (PluginCall, Recipe, Role, RunSpec, Table, execute, make_registry, may_release_sensitive,
-                         write_release)
+from veil.engine import (
+    PluginCall,
+    Recipe,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    may_release_sensitive,
+    write_release,
+)
 from veil.engine.release.assessment import before_release, release_as_written
 
 REGISTRY = make_registry()
@@ -40,8 +49,11 @@ def _reached(table, result) -> set[str]:
 @given(schemas(), st.sampled_from(["all-features", "greedy-hamdist"]))
 def test_no_run_releases_a_sensitive_column_silently(table, method):
     binary = method != "all-features"
-    spec = RunSpec(PluginCall(method), PluginCall("k-ac", {"k": 1}) if binary else None,
-                   recipe=Recipe.default_for(table) if binary else None)
+    spec = RunSpec(
+        PluginCall(method),
+        PluginCall("k-ac", {"k": 1}) if binary else None,
+        recipe=Recipe.default_for(table) if binary else None,
+    )
     result = execute(REGISTRY, table, spec)
     reached = _reached(table, result)
     assert set(result.release.details.get("released_sensitive") or []) == reached
@@ -60,10 +72,12 @@ def test_the_manifest_and_report_list_a_released_sensitive_column(tmp_path):
 
 
 def test_risk_before_and_after_use_the_same_quasi_identifiers():
-    frame = pd.DataFrame({"zip": list("aabbccdd") * 3, "age": list("12121212") * 3, "x": list("pq" * 12),
-                          "y": [0, 1] * 12})
-    table = Table.from_frame(frame, roles={"zip": Role.QUASI_IDENTIFIER, "age": Role.QUASI_IDENTIFIER,
-                                           "y": Role.TARGET})
+    frame = pd.DataFrame(
+        {"zip": list("aabbccdd") * 3, "age": list("12121212") * 3, "x": list("pq" * 12), "y": [0, 1] * 12}
+    )
+    table = Table.from_frame(
+        frame, roles={"zip": Role.QUASI_IDENTIFIER, "age": Role.QUASI_IDENTIFIER, "y": Role.TARGET}
+    )
     result = execute(REGISTRY, table, RunSpec(PluginCall("all-features")))
     before = before_release(result.data)
     after = release_as_written(result.release.frame, result.release.roles())
@@ -80,9 +94,13 @@ def test_no_run_releases_an_unacknowledged_sensitive_column(table, method, draw)
     sensitive = table.schema.by_role(Role.SENSITIVE)
     agreed = draw.draw(st.lists(st.sampled_from(sensitive), unique=True)) if sensitive else []
     binary = method == "greedy-hamdist"
-    model = {"all-features": None, "greedy-hamdist": PluginCall("k-ac", {"k": 1}),
-             "mondrian": draw.draw(st.sampled_from([PluginCall("k-anonymity", {"k": 2}),
-                                                    PluginCall("l-diversity", {"l": 1})]))}[method]
+    model = {
+        "all-features": None,
+        "greedy-hamdist": PluginCall("k-ac", {"k": 1}),
+        "mondrian": draw.draw(
+            st.sampled_from([PluginCall("k-anonymity", {"k": 2}), PluginCall("l-diversity", {"l": 1})])
+        ),
+    }[method]
     if method == "mondrian" and model.name == "l-diversity" and not sensitive:
         model = PluginCall("k-anonymity", {"k": 2})
     spec = RunSpec(PluginCall(method), model, recipe=Recipe.default_for(table) if binary else None)

@@ -8,17 +8,43 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (Algorithm, BadInput, BinaryMatrix, CancelToken, Cancelled, Context, Judgement, PluginCall,
-                         PrivacyCheckFailed, Role, RunSpec, Study, Table, check_data, execute, feature_subset,
-                         hookimpl, make_registry, run_study)
+from veil.engine import (
+    Algorithm,
+    BadInput,
+    BinaryMatrix,
+    CancelToken,
+    Cancelled,
+    Context,
+    Judgement,
+    PluginCall,
+    PrivacyCheckFailed,
+    Role,
+    RunSpec,
+    Study,
+    Table,
+    check_data,
+    execute,
+    feature_subset,
+    hookimpl,
+    make_registry,
+    run_study,
+)
 from veil.engine.run.study import summarise
 
 
 def small_table():
-    frame = pd.DataFrame({"name": list("abcdefgh"), "zip": ["1", "1", "2", "2", "1", "1", "2", "2"],
-                          "sex": list("FMFMFMFM"), "y": [0, 1, 0, 1, 0, 1, 0, 1]})
-    return Table.from_frame(frame, roles={"name": Role.IDENTIFIER, "zip": Role.QUASI_IDENTIFIER,
-                                          "sex": Role.QUASI_IDENTIFIER, "y": Role.TARGET})
+    frame = pd.DataFrame(
+        {
+            "name": list("abcdefgh"),
+            "zip": ["1", "1", "2", "2", "1", "1", "2", "2"],
+            "sex": list("FMFMFMFM"),
+            "y": [0, 1, 0, 1, 0, 1, 0, 1],
+        }
+    )
+    return Table.from_frame(
+        frame,
+        roles={"name": Role.IDENTIFIER, "zip": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "y": Role.TARGET},
+    )
 
 
 class Slow(Algorithm):
@@ -106,14 +132,25 @@ def test_labels_required(reg):
 
 def test_progress_is_monotone_and_reaches_one(reg):
     seen = []
-    execute(reg, small_table(), RunSpec(PluginCall("all-features"), metrics=("sfc",)),
-            Context(0, lambda f, m: seen.append(f)))
+    execute(
+        reg,
+        small_table(),
+        RunSpec(PluginCall("all-features"), metrics=("sfc",)),
+        Context(0, lambda f, m: seen.append(f)),
+    )
     assert seen == sorted(seen) and seen[-1] == 1.0
 
 
 def test_study_is_tidy_and_sweeps_the_model(reg):
-    study = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity", "sweep": {"k": [1, 2, 3]},
-                             "repeats": 2, "metrics": ["sfc"]})
+    study = Study.from_dict(
+        {
+            "methods": ["all-features"],
+            "model": "k-anonymity",
+            "sweep": {"k": [1, 2, 3]},
+            "repeats": 2,
+            "metrics": ["sfc"],
+        }
+    )
     results = run_study(reg, study, data=small_table())
     assert len(results) == 3 * 2 * 2  # k values × repeats × (sfc + privacy-value)
     k3 = results[results["k"] == 3]
@@ -176,9 +213,13 @@ def test_an_explicit_recipe_makes_a_table_binary_for_methods_that_take_both(reg)
 
 
 def test_a_study_without_repeats_uses_each_methods_default(reg):
-    study = Study.from_dict({"methods": [{"name": "all-features", "fixed": True},
-                                         {"name": "rf-flipping", "model": "k-anonymity"}],
-                             "sweep": {"k": [2]}, "metrics": ["sfc"]})
+    study = Study.from_dict(
+        {
+            "methods": [{"name": "all-features", "fixed": True}, {"name": "rf-flipping", "model": "k-anonymity"}],
+            "sweep": {"k": [2]},
+            "metrics": ["sfc"],
+        }
+    )
     runs = study.runs(reg)
     assert [r.method.name for r in runs].count("rf-flipping") == 10
     assert [r.method.name for r in runs].count("all-features") == 1
@@ -190,7 +231,9 @@ def test_a_parameter_typed_on_a_command_line_makes_the_same_run_as_in_a_study_fi
     from veil.engine import settings_of
 
     typed = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity:k=2"}).runs(reg)
-    filed = Study.from_dict({"methods": ["all-features"], "model": {"name": "k-anonymity", "params": {"k": 2}}}).runs(reg)
+    filed = Study.from_dict({"methods": ["all-features"], "model": {"name": "k-anonymity", "params": {"k": 2}}}).runs(
+        reg
+    )
     assert typed[0].model.params == {"k": 2} and type(typed[0].model.params["k"]) is int
     assert settings_of(typed[0]) == settings_of(filed[0])
     swept = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity", "sweep": {"k": ["3"]}}).runs(reg)
@@ -255,8 +298,9 @@ def test_a_method_is_refused_under_a_model_that_judges_what_it_does_not_make(jud
         assert f"works under {' or '.join(fitting)}" in line and "not k-anonymity" in line
         assert Judgement.CONTAINMENT.words in line
     # a method making groups of k is refused under a model that judges the groups' sensitive values
-    l_diversity = next(n for n in judged.names("privacy-model")
-                       if set(judged.get("privacy-model", n).judges) == {Judgement.GROUPS})
+    l_diversity = next(
+        n for n in judged.names("privacy-model") if set(judged.get("privacy-model", n).judges) == {Judgement.GROUPS}
+    )
     assert "works under" in _refusal(judged, "group-size-only", l_diversity)
     assert f"not {l_diversity}" in _refusal(judged, "group-size-only", l_diversity)
 

@@ -124,9 +124,33 @@ def test_arbitrary_text_matches_the_reference(text, sep, block_bytes):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([b"1", b"0", b"9", b" ", b",", b"\n", b"\r", b"\x0b", b"\x1f", b"#", b"@", b"\x00",
-                                 b"\xef\xbb\xbf", b"\xe9", b"\xc3\xa9", b"a", b";"]), max_size=40).map(b"".join),
-       st.sampled_from([None, ";"]))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"1",
+                b"0",
+                b"9",
+                b" ",
+                b",",
+                b"\n",
+                b"\r",
+                b"\x0b",
+                b"\x1f",
+                b"#",
+                b"@",
+                b"\x00",
+                b"\xef\xbb\xbf",
+                b"\xe9",
+                b"\xc3\xa9",
+                b"a",
+                b";",
+            ]
+        ),
+        max_size=40,
+    ).map(b"".join),
+    st.sampled_from([None, ";"]),
+)
 def test_arbitrary_bytes_match_the_reference(data, sep):
     check(data, sep)
 
@@ -322,5 +346,6 @@ def test_distinct_item_sets_match_a_brute_force_grouping(seed):
     expected = [first.setdefault(frozenset(r), len(first)) for r in records]
     assert groups.tolist() == expected
     names = sets.item_names
-    assert [frozenset(names[j] for j in distinct.row(g)) for g in range(distinct.n_rows)] == \
-        [frozenset(str(i) for i in key) for key in first]
+    assert [frozenset(names[j] for j in distinct.row(g)) for g in range(distinct.n_rows)] == [
+        frozenset(str(i) for i in key) for key in first
+    ]

@@ -24,8 +24,11 @@ def pytest_collection_modifyitems(items):
         if HERE in Path(item.path).parents:
             item.add_marker(pytest.mark.gui)
             # matplotlib's Qt backend reads a Qt attribute that Qt 6 deprecates: not Veil's warning
-            item.add_marker(pytest.mark.filterwarnings(
-                "ignore:Enum value .Qt..ApplicationAttribute.AA_UseHighDpiPixmaps.:DeprecationWarning"))
+            item.add_marker(
+                pytest.mark.filterwarnings(
+                    "ignore:Enum value .Qt..ApplicationAttribute.AA_UseHighDpiPixmaps.:DeprecationWarning"
+                )
+            )
 
 
 @pytest.fixture(autouse=True)
@@ -42,8 +45,11 @@ def no_thread_left():
     before = set(threading.enumerate())
     yield
     assert live_workers() == [], "a Veil worker thread is still running"
-    extra = [t for t in threading.enumerate() if t not in before and t.is_alive()
-             and not isinstance(t, threading._DummyThread)]
+    extra = [
+        t
+        for t in threading.enumerate()
+        if t not in before and t.is_alive() and not isinstance(t, threading._DummyThread)
+    ]
     assert extra == [], f"threads left running: {extra}"
 
 

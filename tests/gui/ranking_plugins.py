@@ -9,8 +9,22 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from veil.engine import (TABLE, Algorithm, BadInput, Candidate, RankedCandidate, Ranker, Ranking, RankingColumn,
-                         Role, Weight, feature_subset, hookimpl, param, params_to_dict)
+from veil.engine import (
+    TABLE,
+    Algorithm,
+    BadInput,
+    Candidate,
+    RankedCandidate,
+    Ranker,
+    Ranking,
+    RankingColumn,
+    Role,
+    Weight,
+    feature_subset,
+    hookimpl,
+    param,
+    params_to_dict,
+)
 
 NAME = "toy-ranking-test"
 COLUMNS = (RankingColumn("gain", "Gain"), RankingColumn("cost", "Cost"), RankingColumn("score", "Score"))
@@ -28,10 +42,18 @@ def toy_ranking(candidates: Sequence[Candidate], weights: Sequence[float]) -> Ra
     a, b, c = check(weights)
     scores = [a * k.values["gain"] - b * k.values["cost"] + c * len(k.subset) for k in candidates]
     order = sorted(range(len(candidates)), key=lambda i: (-round(scores[i], 9), i))
-    ranked = tuple(RankedCandidate(place, i, candidates[i], {"score": scores[i]})
-                   for place, i in enumerate(order, start=1))
-    return Ranking(tuple(candidates), ranked, (a, b, c), COLUMNS, label_header="Option",
-                   subset_header="Columns kept", about="A toy ranking for the tests.")
+    ranked = tuple(
+        RankedCandidate(place, i, candidates[i], {"score": scores[i]}) for place, i in enumerate(order, start=1)
+    )
+    return Ranking(
+        tuple(candidates),
+        ranked,
+        (a, b, c),
+        COLUMNS,
+        label_header="Option",
+        subset_header="Columns kept",
+        about="A toy ranking for the tests.",
+    )
 
 
 class ToyRanker(Ranker):
@@ -45,11 +67,13 @@ class ToyRanker(Ranker):
 
     def reselect(self, data, release, weights):
         ranking = toy_ranking(release.ranking.candidates, weights)
-        new = feature_subset(data, list(ranking.chosen.subset), ranking=ranking,
-                             details={"chosen": ranking.chosen.label})
+        new = feature_subset(
+            data, list(ranking.chosen.subset), ranking=ranking, details={"chosen": ranking.chosen.label}
+        )
         values = {**release.provenance.params, **dict(zip(self.params, check(weights)))}
-        return new.with_provenance(dataclasses.replace(release.provenance,
-                                                       params=params_to_dict(ToyRanked.params(values))))
+        return new.with_provenance(
+            dataclasses.replace(release.provenance, params=params_to_dict(ToyRanked.params(values)))
+        )
 
 
 def _weight(default: float, what: str):
@@ -78,14 +102,19 @@ class ToyRanked(Algorithm):
 
     def run(self, data, model, params, ctx):
         qis = data.schema.by_role(Role.QUASI_IDENTIFIER)[:4]
-        pairs = [(x, y) for i, x in enumerate(qis) for y in qis[i + 1:]]
-        candidates = [Candidate(f"option {i + 1}", pair,
-                                {"gain": sum(int(data.frame[c].nunique()) for c in pair) / 10,
-                                 "cost": sum(len(c) for c in pair)})
-                      for i, pair in enumerate(pairs)]
+        pairs = [(x, y) for i, x in enumerate(qis) for y in qis[i + 1 :]]
+        candidates = [
+            Candidate(
+                f"option {i + 1}",
+                pair,
+                {"gain": sum(int(data.frame[c].nunique()) for c in pair) / 10, "cost": sum(len(c) for c in pair)},
+            )
+            for i, pair in enumerate(pairs)
+        ]
         ranking = toy_ranking(candidates, (params.a, params.b, params.c))
-        return feature_subset(data, list(ranking.chosen.subset), ranking=ranking,
-                              details={"chosen": ranking.chosen.label})
+        return feature_subset(
+            data, list(ranking.chosen.subset), ranking=ranking, details={"chosen": ranking.chosen.label}
+        )
 
 
 class RankingPlugins:

@@ -12,8 +12,9 @@ from veil.engine import BadInput
 def with_results(demo_window, qtbot):
     c = demo_window.controller
     c.dataset.set_roles(["age", "postcode_district", "admission_month"], "insensitive")
-    demo_window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "2, 5, 300"},
-                                    metrics=["sfc", "min-group-size"])
+    demo_window.config_panel.choose(
+        "k-anonymity", ["all-features"], sweep={"k": "2, 5, 300"}, metrics=["sfc", "min-group-size"]
+    )
     with qtbot.waitSignal(c.batch_finished, timeout=20_000):
         c.run()
     return demo_window
@@ -73,8 +74,11 @@ def test_save_chart_and_data(with_results, qtbot, tmp_path):
     panel.save_data(csv)
     assert png.read_bytes().startswith(b"\x89PNG") and b"<svg" in svg.read_bytes()[:400]
     data = pd.read_csv(csv)
-    assert sorted(data["k"].unique()) == [2, 5, 300] and set(data["metric"]) == {"sfc", "min-group-size",
-                                                                                  "privacy-value"}
+    assert sorted(data["k"].unique()) == [2, 5, 300] and set(data["metric"]) == {
+        "sfc",
+        "min-group-size",
+        "privacy-value",
+    }
     with pytest.raises(BadInput, match="png or .svg"):
         panel.save_chart(tmp_path / "c.bmp")
 
@@ -83,8 +87,9 @@ def test_the_save_buttons_ask_for_a_file(with_results, qtbot, tmp_path, monkeypa
     panel = with_results.chart_panel
     drawn(panel, qtbot)
     target = tmp_path / "bars"
-    monkeypatch.setattr("veil.desktop.chart_panel.QFileDialog.getSaveFileName",
-                        lambda *a: (str(target), "SVG drawing (*.svg)"))
+    monkeypatch.setattr(
+        "veil.desktop.chart_panel.QFileDialog.getSaveFileName", lambda *a: (str(target), "SVG drawing (*.svg)")
+    )
     panel.save_chart_button.click()
     assert (tmp_path / "bars.svg").exists()
     panel.save_data_button.click()

@@ -41,13 +41,15 @@ def test_the_master_url_is_a_setting_and_sends_only_methods_that_scale_out(demo_
     config = window.controller.config
     assert config.cluster == "local[2]"
     window.config_panel.choose("k-anonymity", ["global-recoding", "mondrian"])
-    runs = {r.spec.method.name: r.spec.method.params
-            for r in config.plan(window.registry, window.controller.dataset.table)}
+    runs = {
+        r.spec.method.name: r.spec.method.params for r in config.plan(window.registry, window.controller.dataset.table)
+    }
     assert runs["global-recoding"]["executor"] == "spark" and runs["global-recoding"]["spark_master"] == "local[2]"
     assert "executor" not in runs["mondrian"]  # it declares no way to scale out: it runs here
     _settings(window, qtbot, "")  # empty: every run here again
-    runs = {r.spec.method.name: r.spec.method.params
-            for r in config.plan(window.registry, window.controller.dataset.table)}
+    runs = {
+        r.spec.method.name: r.spec.method.params for r in config.plan(window.registry, window.controller.dataset.table)
+    }
     assert runs["global-recoding"].get("executor", "local") == "local"
 
 
@@ -102,4 +104,3 @@ def test_cancel_stops_the_spark_job_and_keeps_the_worker(qtbot):
     assert entry.status == "cancelled"
     assert window.controller.runner.worker_pid() == pid  # the job stopped; the worker was not killed
     window.close()
-

@@ -9,7 +9,9 @@ def test_a_second_model_is_added_and_every_run_carries_both(demo_window, qtbot):
     panel.choose("k-anonymity", ["greedy-hamdist"], values={"k": 3}, metrics=["sfc"], also={"k-ac": {"k": 4}})
     assert panel.also_forms["k-ac"].isVisibleTo(panel) and not panel.also_checks["k-anonymity"].isVisibleTo(panel)
     planned = c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())
-    assert [[(m.name, m.params.get("k")) for m in p.spec.models] for p in planned] == [[("k-anonymity", 3), ("k-ac", 4)]]
+    assert [[(m.name, m.params.get("k")) for m in p.spec.models] for p in planned] == [
+        [("k-anonymity", 3), ("k-ac", 4)]
+    ]
     with qtbot.waitSignal(c.batch_finished, timeout=60_000):
         c.run()
     entry = c.runs.entries[-1]
@@ -31,10 +33,12 @@ def test_a_method_says_which_models_it_works_under_by_what_they_judge(demo_windo
     from veil.engine import Judgement
 
     panel, registry = demo_window.config_panel, demo_window.registry
-    groups_only = next(n for n in registry.names("privacy-model")
-                       if set(registry.get("privacy-model", n).judges) == {Judgement.GROUPS})
-    makes_groups = next(c for c in registry.classes("algorithm") if set(c.satisfies) == {Judgement.GROUP_SIZE}
-                        and c.name in panel.rows)
+    groups_only = next(
+        n for n in registry.names("privacy-model") if set(registry.get("privacy-model", n).judges) == {Judgement.GROUPS}
+    )
+    makes_groups = next(
+        c for c in registry.classes("algorithm") if set(c.satisfies) == {Judgement.GROUP_SIZE} and c.name in panel.rows
+    )
     steers_by_none = next(c for c in registry.classes("algorithm") if not c.satisfies and c.name in panel.rows)
     panel.choose(groups_only, [makes_groups.name, steers_by_none.name])
     note = panel.rows[makes_groups.name].note

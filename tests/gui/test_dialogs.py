@@ -19,8 +19,9 @@ class _Broken:
         raise RuntimeError("this plugin is broken")
 
 
-@pytest.mark.parametrize("action, keys", [("open", "Ctrl+O"), ("save", "Ctrl+S"), ("run", "Ctrl+R"),
-                                          ("cancel", "Esc"), ("export", "Ctrl+E")])
+@pytest.mark.parametrize(
+    "action, keys", [("open", "Ctrl+O"), ("save", "Ctrl+S"), ("run", "Ctrl+R"), ("cancel", "Esc"), ("export", "Ctrl+E")]
+)
 def test_shortcuts(window, action, keys):
     assert getattr(window.actions, action).shortcut() == QKeySequence(keys)
 

@@ -71,8 +71,7 @@ def test_flow_all_features_under_k_anonymity(demo_window, qtbot, registry, tmp_p
     window = demo_window
     for column in ("age", "postcode_district", "admission_month"):
         set_role(window, column, "insensitive")
-    window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "1, 2"},
-                               metrics=["sfc", "min-group-size"])
+    window.config_panel.choose("k-anonymity", ["all-features"], sweep={"k": "1, 2"}, metrics=["sfc", "min-group-size"])
     run_and_wait(window, qtbot, 2)
 
     results = window.runs_panel.results_model

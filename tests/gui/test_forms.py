@@ -79,10 +79,10 @@ def test_a_sweep_list_is_parsed_checked_and_replaces_the_single_value(form):
 
 
 def test_set_values_round_trips(form):
-    form.set_values({"k": 9, "epsilon": 0.5, "mode": "stop", "strict": True, "label": "x", "top": 4},
-                    {"epsilon": [0.1, 0.2]})
-    assert form.values() == {"k": 9, "epsilon": 0.5, "mode": "stop", "strict": True, "label": "x", "top": 4,
-                             "fixed": 3}
+    form.set_values(
+        {"k": 9, "epsilon": 0.5, "mode": "stop", "strict": True, "label": "x", "top": 4}, {"epsilon": [0.1, 0.2]}
+    )
+    assert form.values() == {"k": 9, "epsilon": 0.5, "mode": "stop", "strict": True, "label": "x", "top": 4, "fixed": 3}
     assert form.sweeps() == {"epsilon": [0.1, 0.2]}
 
 

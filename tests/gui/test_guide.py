@@ -13,9 +13,21 @@ def test_the_guide_covers_workflow_plugins_and_glossary(demo_window, registry):
     dialog = demo_window.actions.show_guide()
     assert demo_window.actions.guide.shortcut().toString()  # F1 (or the platform's help key)
     text = dialog.browser.toPlainText()
-    for words in ("The workflow", "Task: release a table with hierarchies, step by step", "Task: choose between methods",
-                  "Task: read the report", "Glossary", "k-anonymity", "k-AC", "l-diversity", "t-closeness", "NCP", "PBI",
-                  "E(S)", "ε (epsilon)"):
+    for words in (
+        "The workflow",
+        "Task: release a table with hierarchies, step by step",
+        "Task: choose between methods",
+        "Task: read the report",
+        "Glossary",
+        "k-anonymity",
+        "k-AC",
+        "l-diversity",
+        "t-closeness",
+        "NCP",
+        "PBI",
+        "E(S)",
+        "ε (epsilon)",
+    ):
         assert words in text, words
     for kind in ("privacy-model", "algorithm", "metric"):
         for cls in registry.classes(kind):

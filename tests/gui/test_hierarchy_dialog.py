@@ -38,8 +38,10 @@ def test_interval_builder_codes_the_ends_previews_live_and_saves_arx_format(demo
     dialog.bottom.setText("30")
     dialog.top.setText("80")
     dialog.level.setValue(1)
-    shown = {dialog.preview.item(i, 0).text(): int(dialog.preview.item(i, 1).text())
-             for i in range(dialog.preview.rowCount())}
+    shown = {
+        dialog.preview.item(i, 0).text(): int(dialog.preview.item(i, 1).text())
+        for i in range(dialog.preview.rowCount())
+    }
     assert shown["<30"] == int((ages < 30).sum()) and shown[">=80"] == int((ages >= 80).sum())
     assert shown["30-39"] == int(((ages >= 30) & (ages < 40)).sum()) and sum(shown.values()) == len(ages)
     dialog.top.setText("twenty")
@@ -63,8 +65,9 @@ def test_an_attached_hierarchy_is_shown_and_reopened_as_it_is(window, qtbot, tmp
     columns table says which columns have one, and the file chooser starts beside the data."""
     data = tmp_path / "data" / "towns.csv"
     data.parent.mkdir()
-    data.write_text("town,n\n" + "\n".join(f"{t},{i}" for i, t in enumerate(["Lyon", "Paris", "Nice"] * 5)) + "\n",
-                    encoding="utf-8")
+    data.write_text(
+        "town,n\n" + "\n".join(f"{t},{i}" for i, t in enumerate(["Lyon", "Paris", "Nice"] * 5)) + "\n", encoding="utf-8"
+    )
     arx = tmp_path / "town.csv"
     arx.write_text("Lyon;South-East;*\nNice;South-East;*\nParis;North;*\n", encoding="utf-8")
     with qtbot.waitSignal(window.controller.data_loaded, timeout=20_000):

@@ -14,8 +14,10 @@ def test_the_plan_names_a_hierarchy_a_method_will_not_use(demo_window, qtbot):
     panel.choose("k-anonymity", ["mondrian"])
     assert "not used" not in panel.plan_label.text()  # Mondrian cuts age along its hierarchy
     panel.choose("k-anonymity", ["mondrian"], values={"numbers": "median"})
-    assert ("Note: Method 'mondrian' with these parameters generalises numbers to ranges of their values: the "
-            "hierarchy given for the numeric column 'age' is not used.") in panel.plan_label.text()
+    assert (
+        "Note: Method 'mondrian' with these parameters generalises numbers to ranges of their values: the "
+        "hierarchy given for the numeric column 'age' is not used."
+    ) in panel.plan_label.text()
     assert panel.run_button.isEnabled()  # told, not refused
     panel.choose(None, ["all-features"])
     assert "Note: Method 'all-features' does not generalise along hierarchies" in panel.plan_label.text()

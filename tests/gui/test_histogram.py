@@ -16,4 +16,3 @@ def test_a_label_that_fits_is_never_elided(qtbot):
     for label in SHORT:
         assert fitted_label(fm, label, fm.horizontalAdvance(label)) == label
     assert fitted_label(fm, "a much longer category name", 30).endswith("…")
-

@@ -24,8 +24,10 @@ hours-per-week: continuous.
 @pytest.fixture
 def uci_test(tmp_path):
     """Like UCI's adult.test: a banner line, then headerless rows whose last field is the class."""
-    rows = [f"{20 + i % 40}, {'Male' if i % 3 else 'Female'}, {30 + i % 20}, {'>50K.' if i % 4 else '<=50K.'}"
-            for i in range(60)]
+    rows = [
+        f"{20 + i % 40}, {'Male' if i % 3 else 'Female'}, {30 + i % 20}, {'>50K.' if i % 4 else '<=50K.'}"
+        for i in range(60)
+    ]
     path = tmp_path / "people.test"
     path.write_text("|1x3 Cross validator\n" + "\n".join(rows) + "\n", encoding="utf-8")
     (tmp_path / "people.names").write_text(NAMES, encoding="utf-8")

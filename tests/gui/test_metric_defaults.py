@@ -59,8 +59,9 @@ def test_a_metric_that_says_nothing_of_the_chosen_methods_is_greyed_out_and_not_
     panel.choose("k-anonymity", ["mondrian"])
     assert not box.isEnabled() and not box.isChecked()
     assert "weights-accuracy" in demo_window.controller.config.metrics  # the choice is kept
-    planned = demo_window.controller.config.plan(registry, demo_window.controller.dataset.data,
-                                                 demo_window.controller.dataset.recipe())
+    planned = demo_window.controller.config.plan(
+        registry, demo_window.controller.dataset.data, demo_window.controller.dataset.recipe()
+    )
     assert all("weights-accuracy" not in p.spec.metrics and "min-group-size" in p.spec.metrics for p in planned)
     panel.choose("k-anonymity", ["fwell"])
     assert box.isEnabled() and box.isChecked()

@@ -11,8 +11,9 @@ from veil.engine import Hierarchy, Kind, Role
 
 def _open_with_blanks(window, qtbot, tmp_path):
     path = tmp_path / "people.csv"
-    rows = ["age,town,code,class"] + [f"{20 + i % 30},{'' if i % 7 == 0 else 'AB'[i % 2]},{i % 4},{'yn'[i % 2]}"
-                                      for i in range(40)]
+    rows = ["age,town,code,class"] + [
+        f"{20 + i % 30},{'' if i % 7 == 0 else 'AB'[i % 2]},{i % 4},{'yn'[i % 2]}" for i in range(40)
+    ]
     rows[5] = "?,A,1,y"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     dialog = window.actions.ask_import(path)
@@ -42,7 +43,9 @@ def test_imputing_keeps_the_roles_kinds_and_hierarchies(window, qtbot, tmp_path)
     dataset.set_roles(["code", "town"], Role.QUASI_IDENTIFIER)
     dataset.set_roles(["class"], Role.TARGET)
     dataset.set_kind("code", Kind.CATEGORICAL)
-    dataset.set_hierarchy("code", Hierarchy.from_levels({"0": ["low", "*"], "1": ["low", "*"], "2": ["high", "*"], "3": ["high", "*"]}))
+    dataset.set_hierarchy(
+        "code", Hierarchy.from_levels({"0": ["low", "*"], "1": ["low", "*"], "2": ["high", "*"], "3": ["high", "*"]})
+    )
     dataset.set_roles(["age"], Role.SENSITIVE)
     roles = {c.name: c.role for c in dataset.table.schema.columns}
     with qtbot.waitSignal(window.controller.data_loaded, timeout=20_000):

@@ -11,8 +11,17 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from veil.desktop.models import (ColumnsModel, FeaturesModel, MatrixModel, PluginsModel, ResultsModel, RunsModel,
-                                 StepsModel, TableModel, format_value)
+from veil.desktop.models import (
+    ColumnsModel,
+    FeaturesModel,
+    MatrixModel,
+    PluginsModel,
+    ResultsModel,
+    RunsModel,
+    StepsModel,
+    TableModel,
+    format_value,
+)
 from veil.desktop.state import DatasetState, PlannedRun, RunsState
 from veil.desktop.tasks import Loaded, RunOutcome, table_stats
 from veil.desktop.widgets import fast_table
@@ -85,7 +94,10 @@ def test_runs_and_results_models(qtmodeltester):
     runs = RunsState()
     spec = RunSpec(PluginCall("all-features"), PluginCall("k-anonymity", {"k": 2}), metrics=("sfc",))
     entry = runs.add([PlannedRun(spec, {"k": 2})])[0]
-    queue, results, = RunsModel(runs), ResultsModel(runs)
+    (
+        queue,
+        results,
+    ) = RunsModel(runs), ResultsModel(runs)
     runs.start(entry)
     runs.progress(entry, 0.5, "half way")
     queue.tick()
@@ -109,8 +121,15 @@ def test_plugins_model_lists_the_registry(qtmodeltester, registry):
 
 
 def test_format_value():
-    assert [format_value(v) for v in (None, np.nan, pd.NA, 3, 2.5, 1 / 3, np.datetime64("2024-01-02"))] == \
-        ["", "", "", "3", "2.5", "0.333333", "2024-01-02 00:00:00"]
+    assert [format_value(v) for v in (None, np.nan, pd.NA, 3, 2.5, 1 / 3, np.datetime64("2024-01-02"))] == [
+        "",
+        "",
+        "",
+        "3",
+        "2.5",
+        "0.333333",
+        "2024-01-02 00:00:00",
+    ]
 
 
 class CountingModel(TableModel):
@@ -124,8 +143,14 @@ class CountingModel(TableModel):
 def test_100k_rows_format_only_the_visible_cells(qtbot):
     rng = np.random.default_rng(0)
     n = 100_000
-    frame = pd.DataFrame({"id": np.arange(n), "age": rng.integers(18, 95, n), "score": rng.random(n),
-                          **{f"c{i}": rng.choice(["a", "b", "c"], n) for i in range(7)}})
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.integers(18, 95, n),
+            "score": rng.random(n),
+            **{f"c{i}": rng.choice(["a", "b", "c"], n) for i in range(7)},
+        }
+    )
     model = CountingModel(Table.from_frame(frame))
     view = fast_table(QTableView())
     view.setModel(model)
@@ -143,8 +168,10 @@ def test_100k_rows_format_only_the_visible_cells(qtbot):
         view.grab()
         times.append(time.perf_counter() - started)
     per_page = CountingModel.calls / 20
-    print(f"\n100k rows: first paint {first} data() calls; scrolling {per_page:.0f} calls and "
-          f"{1000 * np.median(times):.1f} ms (median; max {1000 * max(times):.1f} ms) per page")
+    print(
+        f"\n100k rows: first paint {first} data() calls; scrolling {per_page:.0f} calls and "
+        f"{1000 * np.median(times):.1f} ms (median; max {1000 * max(times):.1f} ms) per page"
+    )
     visible_cells = (view.height() // view.verticalHeader().defaultSectionSize() + 2) * model.columnCount()
     assert per_page < 20 * visible_cells  # a few roles per visible cell, never per row of the model
     # the time per page is printed, not asserted: the machines are shared (docs/benchmarks.md has it)

@@ -41,11 +41,24 @@ def desktop_config() -> ConfigState:
 def study_file(tmp_path, recipe: Recipe) -> Study:
     """The same study as a command-line user writes it."""
     path = tmp_path / "study.json"
-    path.write_text(json.dumps({
-        "data": {"demo": True}, "model": "k-anonymity", "sweep": {"k": [3, 40]},
-        "methods": [{"name": "greedy-hamdist", "sweep": {"on_violation": ["skip", "stop"]}}, "all-features",
-                    "mondrian"],
-        "recipe": recipe.to_dict(), "repeats": 2, "seed": 5, "metrics": ["min-group-size"]}))
+    path.write_text(
+        json.dumps(
+            {
+                "data": {"demo": True},
+                "model": "k-anonymity",
+                "sweep": {"k": [3, 40]},
+                "methods": [
+                    {"name": "greedy-hamdist", "sweep": {"on_violation": ["skip", "stop"]}},
+                    "all-features",
+                    "mondrian",
+                ],
+                "recipe": recipe.to_dict(),
+                "repeats": 2,
+                "seed": 5,
+                "metrics": ["min-group-size"],
+            }
+        )
+    )
     return Study.load(path)
 
 
@@ -87,8 +100,7 @@ def test_the_plan_refuses_a_model_the_data_cannot_meet_naming_why(registry):
     same one line as ``veil run`` (the column and the reason), on every column marked sensitive."""
     from veil.engine import BadInput, Role, Table
 
-    frame = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35], "dx": ["flu", "cold", "hiv"] * 2,
-                          "pay": [1, 1, 1, 1, 2, 2]})
+    frame = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35], "dx": ["flu", "cold", "hiv"] * 2, "pay": [1, 1, 1, 1, 2, 2]})
     table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE, "pay": Role.SENSITIVE})
     config = ConfigState()
     config.set_model("l-diversity")
@@ -96,6 +108,9 @@ def test_the_plan_refuses_a_model_the_data_cannot_meet_naming_why(registry):
     config.select("mondrian")
     assert len(config.plan(registry, table)) == 1  # two values in each column: l = 2 can hold
     config.set_params("privacy-model", "l-diversity", {"l": 3, "variant": "distinct"}, {})
-    with pytest.raises(BadInput, match="on the sensitive column 'pay': l = 3 is above the number of distinct "
-                                       r"sensitive values \(2\)"):
+    with pytest.raises(
+        BadInput,
+        match="on the sensitive column 'pay': l = 3 is above the number of distinct "
+        r"sensitive values \(2\)",
+    ):
         config.plan(registry, table)

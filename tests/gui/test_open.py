@@ -57,8 +57,7 @@ def test_the_open_dialog_offers_every_importer(registry):
         assert cls.title in text and all(f"*{e}" in text for e in cls.extensions)
 
 
-def test_accepting_the_dialog_loads_on_the_worker_and_remembers_the_file(window, qtbot, semicolon_csv,
-                                                                        monkeypatch):
+def test_accepting_the_dialog_loads_on_the_worker_and_remembers_the_file(window, qtbot, semicolon_csv, monkeypatch):
     threads = []
     real = tasks.table_stats
     monkeypatch.setattr(tasks, "table_stats", lambda *a: threads.append(threading.get_ident()) or real(*a))
@@ -123,5 +122,6 @@ def test_transaction_data_opens_as_items(window, qtbot, tmp_path):
     assert view_model.rowCount() == 3 and view_model.data(view_model.index(1, 0)) == "2, 3"
     assert not window.dataset_panel.tabs.isTabEnabled(0)
     offered = set(window.config_panel.rows)
-    assert offered and all({"binary", "transactions", "sets"} & set(window.registry.get("algorithm", n).accepts)
-                           for n in offered)
+    assert offered and all(
+        {"binary", "transactions", "sets"} & set(window.registry.get("algorithm", n).accepts) for n in offered
+    )

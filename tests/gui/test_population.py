@@ -30,8 +30,9 @@ def open_population(window, qtbot, path):
 
 
 @pytest.mark.parametrize("model, values", [("delta-presence", {"dmax": 0.4}), ("k-map", {"k": 6})])
-def test_a_run_judges_against_the_population_opened_beside_the_data(demo_window, qtbot, registry, population_csv,
-                                                                    tmp_path, model, values):
+def test_a_run_judges_against_the_population_opened_beside_the_data(
+    demo_window, qtbot, registry, population_csv, tmp_path, model, values
+):
     window, c = demo_window, demo_window.controller
     panel = window.dataset_panel
     assert not panel.close_population_button.isVisibleTo(panel) and "none" in panel.population_label.text()
@@ -104,8 +105,11 @@ def test_a_quasi_identifier_marked_later_is_checked_by_the_plan(demo_window, qtb
     afterwards that it lacks stops δ-presence in the plan, in one sentence."""
     window, c = demo_window, demo_window.controller
     demo = pd.read_csv(demo_path())
-    spare = next(col for col in c.dataset.table.columns
-                 if c.dataset.column(col).role.value == "insensitive" and col in demo.columns)
+    spare = next(
+        col
+        for col in c.dataset.table.columns
+        if c.dataset.column(col).role.value == "insensitive" and col in demo.columns
+    )
     path = tmp_path / "pop.csv"
     pd.concat([demo, demo], ignore_index=True).drop(columns=spare).to_csv(path, index=False)
     open_population(window, qtbot, path)

@@ -59,8 +59,9 @@ def test_a_project_whose_data_changed_is_refused(qtbot, registry, tmp_path, wind
     path = tmp_path / "small.veil.json"
     assert window.controller.save_project(path)
     assert Project.load(path).sha256
-    data.write_text(data.read_text(encoding="utf-8") + data.read_text(encoding="utf-8").splitlines()[1] + "\n",
-                    encoding="utf-8")
+    data.write_text(
+        data.read_text(encoding="utf-8") + data.read_text(encoding="utf-8").splitlines()[1] + "\n", encoding="utf-8"
+    )
     with qtbot.waitSignal(window.controller.error, timeout=10_000) as blocker:
         window.controller.open_project(path)
     assert "has changed since the project was saved" in blocker.args[1]

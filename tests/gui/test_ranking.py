@@ -15,18 +15,29 @@ from PySide6.QtCore import Qt
 import veil.plugins.feature_selection._cv as privacy_aware_cv
 from veil.desktop.ranking import rebalance
 from veil.desktop.ranking_panel import show_cell
+from veil.engine import BadInput, DataSource, verify_manifest
 
 METHOD = "privacy-aware-candidates"  # tests may name plugins; the desktop may not
 WEIGHTS = ("w1", "w2", "w3")
-from veil.engine import BadInput, DataSource, verify_manifest
 
-SMALL = ["age", "sex", "smoker", "diabetes", "hypertension", "copd", "statin", "length_of_stay",
-         "diagnosis_group", "readmitted_30d"]
+SMALL = [
+    "age",
+    "sex",
+    "smoker",
+    "diabetes",
+    "hypertension",
+    "copd",
+    "statin",
+    "length_of_stay",
+    "diagnosis_group",
+    "readmitted_30d",
+]
 ROLES = {"diagnosis_group": "sensitive", "readmitted_30d": "target"}
 METRICS = ["sfc", "pbi", "cv-accuracy"]
 
 
 # -- the linked weights, without Qt -------------------------------------------------------------
+
 
 def test_moving_one_weight_rescales_the_other_two_in_proportion():
     assert rebalance((0.333, 0.333, 0.333), 0, 0.5) == (0.5, 0.25, 0.25)
@@ -51,6 +62,7 @@ def test_the_weights_always_sum_to_one_in_thousandths():
 
 
 # -- the configuration panel ------------------------------------------------------------------------
+
 
 def test_the_weights_are_three_linked_sliders_bound_to_w1_w2_w3(demo_window):
     panel, config = demo_window.config_panel, demo_window.controller.config
@@ -86,7 +98,9 @@ def test_the_roles_name_the_sensitive_attribute_and_the_class(demo_window):
     assert not row.roles_problem.isVisible() and panel.run_button.isEnabled()
 
     dataset.set_roles(["diagnosis_group"], "insensitive")
-    assert row.roles_problem.isVisible() and row.roles_problem.text().startswith("Needs the sensitive attribute: mark one")
+    assert row.roles_problem.isVisible() and row.roles_problem.text().startswith(
+        "Needs the sensitive attribute: mark one"
+    )
     assert not panel.run_button.isEnabled() and "sensitive attribute" in panel.plan_error.text()
 
     dataset.set_roles(["diagnosis_group", "sex"], "sensitive")
@@ -103,6 +117,7 @@ def test_the_roles_name_the_sensitive_attribute_and_the_class(demo_window):
 
 
 # -- a finished run --------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def ranked(window, qtbot, tmp_path, demo_table):
@@ -150,8 +165,15 @@ def test_the_ranking_shows_when_the_run_finishes(ranked, qtbot):
     run = window.controller.ranking.run_ranking()
     details = window.controller.runs.entries[-1].outcome.result.release.details
     assert shown(panel) == [r.label for r in run.order] == [r["label"] for r in details["ranking"]]
-    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == \
-        ["Place", "Subset", "Attributes", "Perf %", "PBI %", "E(S)", "Attributes kept"]
+    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == [
+        "Place",
+        "Subset",
+        "Attributes",
+        "Perf %",
+        "PBI %",
+        "E(S)",
+        "Attributes kept",
+    ]
     first = panel.model.row(0)
     assert first.label == run.chosen.label == details["chosen"] and first.place == 1
     assert panel.run.currentData() == window.controller.runs.entries[-1].id
@@ -232,6 +254,7 @@ def test_the_ranking_saves_its_charts_and_data(ranked, qtbot, tmp_path):
 
 # -- any method declaring a ranker: the tab reads what it declares, never its keys ------------------------
 
+
 @pytest.fixture
 def toy(qtbot):
     """A window whose registry also holds a method ranking by other weights, columns and headers."""
@@ -258,8 +281,14 @@ def test_a_ranking_with_other_columns_weights_and_title_is_shown_and_exported(to
         window.controller.run()
     assert window.tabs.currentWidget() is panel
     assert window.tabs.tabText(window.tabs.indexOf(panel)) == "Toy ranking"
-    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == \
-        ["Place", "Option", "Gain", "Cost", "Score", "Columns kept"]
+    assert [panel.model.headerData(i, Qt.Horizontal) for i in range(panel.model.columnCount())] == [
+        "Place",
+        "Option",
+        "Gain",
+        "Cost",
+        "Score",
+        "Columns kept",
+    ]
     run = state.run_ranking()
     assert shown(panel) == [r.label for r in run.order]
     best = panel.model.row(0)

@@ -13,8 +13,7 @@ from veil.engine import format_value
 
 def test_a_mondrian_run_is_previewed_as_its_groups(demo_window, qtbot):
     c = demo_window.controller
-    demo_window.config_panel.choose("l-diversity", ["mondrian"], sweep={"l": "2, 3"},
-                                    metrics=["average-class-size"])
+    demo_window.config_panel.choose("l-diversity", ["mondrian"], sweep={"l": "2, 3"}, metrics=["average-class-size"])
     with qtbot.waitSignal(c.batch_finished, timeout=60_000):
         c.run()
 
@@ -38,8 +37,10 @@ def test_a_mondrian_run_is_previewed_as_its_groups(demo_window, qtbot):
     for j, column in enumerate(rows.columns):
         if column == SIZE:
             continue
-        assert panel.model.data(panel.model.index(0, j)) == format_value(release.group_values[column].iloc[smallest]) \
-            or np.bincount(release.groups)[smallest] == rows[SIZE].iloc[1]  # ties in size may swap rows
+        assert (
+            panel.model.data(panel.model.index(0, j)) == format_value(release.group_values[column].iloc[smallest])
+            or np.bincount(release.groups)[smallest] == rows[SIZE].iloc[1]
+        )  # ties in size may swap rows
 
 
 def test_each_quasi_identifiers_hierarchy_is_at_hand_in_the_preview(demo_window, qtbot):
@@ -67,8 +68,7 @@ def test_a_metric_no_run_could_compute_has_no_results_column(demo_window, qtbot)
     """GCP measures item-set releases: for a generalised table it does not apply, so it is not computed
     and the results table shows no column of dashes for it."""
     c = demo_window.controller
-    demo_window.config_panel.choose("k-anonymity", ["mondrian"], values={"k": 5},
-                                    metrics=["average-class-size", "gcp"])
+    demo_window.config_panel.choose("k-anonymity", ["mondrian"], values={"k": 5}, metrics=["average-class-size", "gcp"])
     with qtbot.waitSignal(c.batch_finished, timeout=60_000):
         c.run()
     results = demo_window.runs_panel.results_model

@@ -83,11 +83,15 @@ def test_a_summary_gives_each_failure_one_short_line():
 
     from veil.desktop.tasks import SUMMARY_CHARS, Failure, failures_summary
 
-    long = ("An attempt has been made to start a new process before the current process has finished its "
-            "bootstrapping phase.\n\n        This probably means that you are not using fork to start your\n"
-            "        child processes and you have forgotten to use the proper idiom\n" + "x" * 500)
-    failed = [SimpleNamespace(id=i, label=f"run {i}", failure=Failure(long if i % 2 else "k is too large"))
-              for i in range(1, 7)]
+    long = (
+        "An attempt has been made to start a new process before the current process has finished its "
+        "bootstrapping phase.\n\n        This probably means that you are not using fork to start your\n"
+        "        child processes and you have forgotten to use the proper idiom\n" + "x" * 500
+    )
+    failed = [
+        SimpleNamespace(id=i, label=f"run {i}", failure=Failure(long if i % 2 else "k is too large"))
+        for i in range(1, 7)
+    ]
     title, message = failures_summary(failed, 6)
     lines = message.splitlines()
     assert title == "6 of 6 runs failed" and len(lines) == 6
@@ -100,8 +104,9 @@ def test_details_give_the_model_on_each_sensitive_column(window, qtbot):
     say each column's effective l (issue 41 item 1)."""
     window.controller.dataset.set_roles(["marital_status"], "sensitive")
     window.controller.dataset.release_sensitive = {"diagnosis_group", "marital_status"}
-    window.config_panel.choose("l-diversity", ["mondrian"], values={"l": 2, "variant": "distinct"},
-                               metrics=["min-group-size"])
+    window.config_panel.choose(
+        "l-diversity", ["mondrian"], values={"l": 2, "variant": "distinct"}, metrics=["min-group-size"]
+    )
     with qtbot.waitSignal(window.controller.batch_finished, timeout=60_000):
         window.controller.run()
     entry = window.controller.runs.entries[0]

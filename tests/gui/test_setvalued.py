@@ -93,8 +93,7 @@ def k_sweep(window, qtbot, baskets, registry):
     open_file(window, qtbot, baskets[0])
     method = sets_method(registry)
     c = window.controller
-    window.config_panel.choose(sets_model(window), [method.name], sweep={"k": "2, 4, 8"},
-                               metrics=["gcp"])
+    window.config_panel.choose(sets_model(window), [method.name], sweep={"k": "2, 4, 8"}, metrics=["gcp"])
     with qtbot.waitSignal(c.batch_finished, timeout=120_000):
         c.run()
     done = [e for e in c.batch if e.outcome is not None and e.outcome.result is not None]
@@ -162,8 +161,11 @@ def export_and_read_back(window, done, qtbot, tmp_path, sets):
     assert chosen.writes_sets  # the table formats cannot write item sets: they are not offered
     # the report's checkbox says what it will compute: item sets without a class train no classifier
     assert "trains a classifier" not in dialog.report.text() and "no target column" in dialog.report.text()
-    assert not any(dialog.fmt.model().item(i).isEnabled() for i in range(dialog.fmt.count())
-                   if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets)
+    assert not any(
+        dialog.fmt.model().item(i).isEnabled()
+        for i in range(dialog.fmt.count())
+        if not window.registry.get("exporter", dialog.fmt.itemData(i)).writes_sets
+    )
     dialog.folder.setText(str(tmp_path / "release"))
     dialog.shuffle.setChecked(False)
     dialog.report.setChecked(False)
@@ -181,8 +183,9 @@ def export_and_read_back(window, done, qtbot, tmp_path, sets):
 def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp_path, registry):
     sets = random_sets(3)
     path = tmp_path / "visits.csv"
-    pd.DataFrame({"visit": range(len(sets)), "pages": [" ".join(f"p{i}" for i in s) for s in sets]}) \
-        .to_csv(path, index=False)
+    pd.DataFrame({"visit": range(len(sets)), "pages": [" ".join(f"p{i}" for i in s) for s in sets]}).to_csv(
+        path, index=False
+    )
     open_file(window, qtbot, path)
     c, panel = window.controller, window.dataset_panel
     assert not panel.tabs.isTabEnabled(2)  # no column of item sets yet
@@ -196,8 +199,9 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
     panel.use_sets_button.click()
     data = c.dataset.data
     assert isinstance(data, SetValued) and data.n_rows == len(sets)
-    assert [sorted(data.item_names[j] for j in data.row(i)) for i in range(3)] == \
-        [sorted(f"p{i}" for i in s) for s in sets[:3]]
+    assert [sorted(data.item_names[j] for j in data.row(i)) for i in range(3)] == [
+        sorted(f"p{i}" for i in s) for s in sets[:3]
+    ]
     assert method.name in window.config_panel.rows
     assert panel.tabs.currentIndex() == 2
     window.config_panel.choose(sets_model(window), [method.name], values={"k": 10}, metrics=["gcp"])
@@ -226,6 +230,7 @@ def test_a_column_of_item_sets_is_shown_and_can_be_anonymised(window, qtbot, tmp
 
 def test_the_views_never_make_the_records_dense(window, qtbot, baskets, monkeypatch):
     """Memory O(items held): opening, viewing and previewing never build a records × items matrix."""
+
     def refuse(*_, **__):
         raise AssertionError("a dense records × items matrix was built")
 

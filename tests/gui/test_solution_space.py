@@ -27,8 +27,10 @@ def _pick(view, qtbot, row: int) -> None:
     artist, rows = next((a, r) for a, r in view._points.items() if row in r)
     mouse = MouseEvent("button_press_event", view._canvas, 0, 0)
     with qtbot.waitSignal(view.node_selected) as chosen:
-        view._canvas.callbacks.process("pick_event", PickEvent("pick_event", view._canvas, mouse, artist,
-                                                               ind=[int(np.flatnonzero(rows == row)[0])]))
+        view._canvas.callbacks.process(
+            "pick_event",
+            PickEvent("pick_event", view._canvas, mouse, artist, ind=[int(np.flatnonzero(rows == row)[0])]),
+        )
     assert chosen.args == [row]
 
 
@@ -46,7 +48,8 @@ def test_the_lattice_is_shown_and_a_chosen_node_is_released(demo_window, qtbot, 
     assert f"{space.lattice_nodes:,} transformations" in view.summary.text()
     lattice, frontier = view.figure.axes
     assert sum(len(rows) for rows in view._points.values()) == space.n_nodes + int(
-        (space.status == NodeStatus.SOLUTION).sum())  # every node on the lattice, every solution on the frontier
+        (space.status == NodeStatus.SOLUTION).sum()
+    )  # every node on the lattice, every solution on the frontier
     window.tabs.setCurrentWidget(view)
     window.resize(1500, 950)
     view.grab().save(str(tmp_path / "solution-space.png"))

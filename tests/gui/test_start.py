@@ -22,8 +22,12 @@ class FirstPaint(QObject):
         self.window, self.events = window, events
 
     def eventFilter(self, obj, event):
-        if (event.type() == QEvent.Type.Paint and obj.isWidgetType() and obj.window() is self.window
-                and "paint" not in self.events):
+        if (
+            event.type() == QEvent.Type.Paint
+            and obj.isWidgetType()
+            and obj.window() is self.window
+            and "paint" not in self.events
+        ):
             self.events.append("paint")
             self.events.append("panels" if self.window.controller is not None else "frame")
         return False
@@ -56,8 +60,16 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
     assert window.config_dock.widget().text() == WAITING_DOCKS["Configuration"]
     assert window.busy.isVisible() and window.statusBar().currentMessage() == "Starting Veil…"
     assert window.actions.quit.isEnabled()
-    assert not any(a.isEnabled() for a in (window.actions.run, window.actions.open, window.actions.save,
-                                           window.actions.export, window.actions.undo))
+    assert not any(
+        a.isEnabled()
+        for a in (
+            window.actions.run,
+            window.actions.open,
+            window.actions.save,
+            window.actions.export,
+            window.actions.undo,
+        )
+    )
     titles = []
     window.attached.connect(lambda: window.controller.data_loaded.connect(lambda: titles.append(window.windowTitle())))
     with qtbot.waitSignal(starter.finished, timeout=60_000):
@@ -68,7 +80,12 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
     assert window.config_dock.widget() is window.config_panel
     assert window.runs_dock.widget() is window.runs_panel
     assert [window.tabs.widget(i) for i in range(window.tabs.count())] == [
-        window.dataset_panel, window.chart_panel, window.ranking_panel, window.release_panel, window.lattice_view]
+        window.dataset_panel,
+        window.chart_panel,
+        window.ranking_panel,
+        window.release_panel,
+        window.lattice_view,
+    ]
     assert not window.tabs.isTabVisible(window.tabs.indexOf(window.ranking_panel))  # nothing ranked yet
     assert not window.tabs.isTabVisible(window.tabs.indexOf(window.lattice_view))  # no lattice searched yet
     assert not [w for w in window.findChildren(QObject, "waiting") if w.isVisible()]
@@ -137,10 +154,20 @@ def test_the_lighter_pyside_import_check_answers_as_pysides_own():
         return
     import veil.engine.data.table  # noqa: F401
 
-    named = ["veil.desktop.app", "veil.desktop.window", "veil.engine.data.table", "json", "sys", "pandas.core.frame",
-             "numpy", "PySide6.QtCore", "shiboken6"]
-    modules = [sys.modules[n] for n in named] + [m for name, m in list(sys.modules.items())
-                                                 if name.startswith(("veil.", "pandas.core.", "numpy."))][:100]
+    named = [
+        "veil.desktop.app",
+        "veil.desktop.window",
+        "veil.engine.data.table",
+        "json",
+        "sys",
+        "pandas.core.frame",
+        "numpy",
+        "PySide6.QtCore",
+        "shiboken6",
+    ]
+    modules = [sys.modules[n] for n in named] + [
+        m for name, m in list(sys.modules.items()) if name.startswith(("veil.", "pandas.core.", "numpy."))
+    ][:100]
     answers = {m.__name__: names_pyside(m) for m in modules}
     assert answers == {m.__name__: own(m) for m in modules}
     assert answers["veil.desktop.app"] and not answers["veil.engine.data.table"] and not answers["json"]

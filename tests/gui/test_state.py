@@ -6,10 +6,9 @@ import math
 
 import pytest
 
-from veil.desktop.state import (LEAVE_OUT, ConfigState, DatasetState, RunsState, offered_methods, project_of)
+from veil.desktop.state import LEAVE_OUT, ConfigState, DatasetState, RunsState, offered_methods, project_of
 from veil.desktop.tasks import Loaded, RunOutcome, column_stats, table_stats
-from veil.engine import (BadInput, BinaryMatrix, Context, DataSource, Kind, PluginCall, Role, RunSpec, Step,
-                         load_demo)
+from veil.engine import BadInput, BinaryMatrix, Context, DataSource, Kind, PluginCall, Role, RunSpec, Step, load_demo
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +84,11 @@ def test_offered_methods_follow_the_data(registry, demo):
     assert "all-features" in on_table
     matrix = BinaryMatrix.from_transactions([["a", "b"], ["b"]])
     on_matrix = {c.name for c in offered_methods(registry, matrix)}
-    assert all({"binary", "transactions", "sets"} & set(c.accepts)
-               for c in registry.classes("algorithm") if c.name in on_matrix)
+    assert all(
+        {"binary", "transactions", "sets"} & set(c.accepts)
+        for c in registry.classes("algorithm")
+        if c.name in on_matrix
+    )
     assert "patternka" in on_matrix  # item sets go to the methods that take them as sets
     assert not any(c.needs_labels for c in registry.classes("algorithm") if c.name in on_matrix)  # no labels here
 
@@ -105,11 +107,16 @@ def test_a_sweep_becomes_one_run_per_value(registry, demo):
     assert config.describe(planned) == "6 runs: all-features × k ∈ {2, 5, 10} × 2 repeats"
 
 
-@pytest.mark.parametrize("setup, message", [
-    (lambda c: None, "choose at least one method"),
-    (lambda c: (c.select("all-features"), c.set_params("privacy-model", "k-anonymity", {"k": 0}, {})),
-     "must be ≥ 1"),
-])
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda c: None, "choose at least one method"),
+        (
+            lambda c: (c.select("all-features"), c.set_params("privacy-model", "k-anonymity", {"k": 0}, {})),
+            "must be ≥ 1",
+        ),
+    ],
+)
 def test_a_configuration_that_cannot_run_says_why(registry, demo, setup, message):
     config = ConfigState()
     config.set_model("k-anonymity")
@@ -135,8 +142,12 @@ def test_methods_that_need_a_model_or_a_target(registry, demo):
 
 
 def test_load_runs_turns_varying_values_back_into_sweeps():
-    runs = [RunSpec(PluginCall("m", {"a": 1, "b": v}), PluginCall("k-anonymity", {"k": k}), seed,
-                    ("sfc", "auc:folds=3")) for v in (0.5, 0.7) for k in (5, 8) for seed in (3, 4)]
+    runs = [
+        RunSpec(PluginCall("m", {"a": 1, "b": v}), PluginCall("k-anonymity", {"k": k}), seed, ("sfc", "auc:folds=3"))
+        for v in (0.5, 0.7)
+        for k in (5, 8)
+        for seed in (3, 4)
+    ]
     config = ConfigState()
     config.load_runs(runs)
     assert config.model == "k-anonymity" and config.selected == ["m"]
@@ -165,8 +176,21 @@ def test_results_are_tidy_like_a_study(registry, demo):
     _finish(runs, planned[0])
     _finish(runs, planned[1], holds=False)
     frame = runs.results()
-    assert list(frame.columns) == ["run", "label", "method", "model", "k", "repeat", "seed", "settings", "holds",
-                                   "metric", "value", "seconds", "error"]  # as the engine's planner makes it
+    assert list(frame.columns) == [
+        "run",
+        "label",
+        "method",
+        "model",
+        "k",
+        "repeat",
+        "seed",
+        "settings",
+        "holds",
+        "metric",
+        "value",
+        "seconds",
+        "error",
+    ]  # as the engine's planner makes it
     assert frame["settings"].nunique() == 2  # k = 2 and k = 5: two settings, never averaged together
     assert frame.attrs["sweep"] == ["k"] and len(frame) == 4  # auc and privacy-value per run
     failed = frame[frame["holds"] == False]  # noqa: E712
@@ -220,8 +244,11 @@ def test_runs_with_different_settings_are_never_repeats(registry, demo):
         planned = config.plan(registry, demo)
         labels.append(planned[0].label)
         _finish(runs, planned[0], value=0.7 + k / 100)
-    assert labels == ["greedy-hamdist (k-anonymity k = 5)", "greedy-hamdist (k-anonymity k = 8)",
-                      "greedy-hamdist (k-ac k = 5)"]
+    assert labels == [
+        "greedy-hamdist (k-anonymity k = 5)",
+        "greedy-hamdist (k-anonymity k = 8)",
+        "greedy-hamdist (k-ac k = 5)",
+    ]
     frame = runs.results()
     assert frame.attrs["sweep"] == ["k"]
     auc = frame[frame.metric == "auc"]

@@ -102,8 +102,9 @@ class SparkSleep(Algorithm):
             from veil.plugins.setvalued._spark import spark_session
 
             sc = spark_session(params.spark_master).sparkContext
-            run_job(sc, lambda: sc.parallelize(range(2), 2).map(lambda x: time.sleep(600) or x).collect(), ctx,
-                    "sleeping")
+            run_job(
+                sc, lambda: sc.parallelize(range(2), 2).map(lambda x: time.sleep(600) or x).collect(), ctx, "sleeping"
+            )
         return feature_subset(data, [], details={"pid": os.getpid()})
 
 
@@ -114,4 +115,3 @@ class SparkTestPlugins:
     @hookimpl
     def veil_register_algorithms():
         return [SparkSleep]
-

@@ -7,18 +7,48 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, SUPPRESSED, Context, Hierarchy, Interval, NodeValue, Release, Table,
-                         make_registry)
-from veil.plugins.anonymisation.metrics import (_Anonymised, _leaf_mask, answer_query, js_divergence, large_populations,
-                                                random_queries)
+from veil.engine import (
+    BUCKETISED_TABLE,
+    GENERALISED_TABLE,
+    SUPPRESSED,
+    Context,
+    Hierarchy,
+    Interval,
+    NodeValue,
+    Release,
+    Table,
+    make_registry,
+)
+from veil.plugins.anonymisation.metrics import (
+    _Anonymised,
+    answer_query,
+    js_divergence,
+    large_populations,
+    random_queries,
+)
 
-Q_ADULT = [0.0314, 0.1331, 0.1063, 0.1196, 0.1323, 0.1329, 0.0452, 0.0657, 0.1225, 0.0327, 0.0512, 0.0052,
-           0.0216, 0.0003]
+Q_ADULT = [
+    0.0314,
+    0.1331,
+    0.1063,
+    0.1196,
+    0.1323,
+    0.1329,
+    0.0452,
+    0.0657,
+    0.1225,
+    0.0327,
+    0.0512,
+    0.0052,
+    0.0216,
+    0.0003,
+]
 
 
 def js_ref(p, q):
     def kl(a, b):
         return sum(x * math.log(x / y) for x, y in zip(a, b) if x > 0)
+
     m = [(x + y) / 2 for x, y in zip(p, q)]
     return (kl(p, m) + kl(q, m)) / 2
 
@@ -33,15 +63,21 @@ def test_js_golden_values_of_the_paper():
 
 def _random_case(seed, n=40):
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "age": rng.integers(20, 40, n),
-        "city": rng.choice(["A1", "A2", "B1", "B2", "B3"], n),
-        "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.2, 0.3]),
-    })
-    city = Hierarchy([["A1", "A", "*"], ["A2", "A", "*"], ["B1", "B", "*"], ["B2", "B", "*"], ["B3", "B", "*"]],
-                     name="city")
-    table = (Table.from_frame(frame).with_roles({"age": "quasi-identifier", "city": "quasi-identifier",
-                                                 "dx": "sensitive"}).with_hierarchy("city", city))
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 40, n),
+            "city": rng.choice(["A1", "A2", "B1", "B2", "B3"], n),
+            "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.2, 0.3]),
+        }
+    )
+    city = Hierarchy(
+        [["A1", "A", "*"], ["A2", "A", "*"], ["B1", "B", "*"], ["B2", "B", "*"], ["B3", "B", "*"]], name="city"
+    )
+    table = (
+        Table.from_frame(frame)
+        .with_roles({"age": "quasi-identifier", "city": "quasi-identifier", "dx": "sensitive"})
+        .with_hierarchy("city", city)
+    )
     groups = rng.integers(0, 6, n)
     groups = pd.factorize(groups)[0]
     G = groups.max() + 1
@@ -59,10 +95,12 @@ def _random_case(seed, n=40):
         else:
             values["city"].append(SUPPRESSED)
     gv = pd.DataFrame(values)
-    out = pd.DataFrame({"age": [str(gv.age[g]) for g in groups], "city": [str(gv.city[g]) for g in groups],
-                        "dx": frame.dx})
-    gv["city"] = [v if not (isinstance(v, NodeValue) and not v.leaves) else NodeValue(v.label, (v.label,))
-                  for v in gv.city]
+    out = pd.DataFrame(
+        {"age": [str(gv.age[g]) for g in groups], "city": [str(gv.city[g]) for g in groups], "dx": frame.dx}
+    )
+    gv["city"] = [
+        v if not (isinstance(v, NodeValue) and not v.leaves) else NodeValue(v.label, (v.label,)) for v in gv.city
+    ]
     release = Release(GENERALISED_TABLE, out, ("age", "city"), sensitive=("dx",), groups=groups, group_values=gv)
     return table, release, frame, groups, gv
 
@@ -127,8 +165,14 @@ def test_uloss_of_a_bucketised_release_matches_a_plain_computation(seed):
     """Bucketised (Anatomy): quasi-identifiers exact, each record's sensitive value its bucket's
     distribution; the estimate of a population sums those distributions over its records."""
     table, _, frame, groups, _ = _random_case(seed)
-    rel = Release(BUCKETISED_TABLE, frame[["age", "city"]].assign(group=groups), ("group",), sensitive=("dx",),
-                  groups=groups, parts={"sensitive": pd.DataFrame({"group": groups, "dx": frame.dx})})
+    rel = Release(
+        BUCKETISED_TABLE,
+        frame[["age", "city"]].assign(group=groups),
+        ("group",),
+        sensitive=("dx",),
+        groups=groups,
+        parts={"sensitive": pd.DataFrame({"group": groups, "dx": frame.dx})},
+    )
     reg = make_registry()
     got = reg.metric("uloss").compute(table, rel, reg.metric("uloss").params({"min_support": 0.1}), Context(0))
     values = sorted(frame.dx.unique())
@@ -158,7 +202,7 @@ def test_ploss_ncp_and_group_sizes_match_plain_computations(seed):
         ncp += len(region["city"]) / 5 if len(region["city"]) > 1 else 0.0
     assert run("ncp") == pytest.approx(ncp / (2 * len(frame)), rel=1e-9)
     sizes = np.bincount(groups)
-    assert run("discernibility") == float((sizes ** 2).sum())
+    assert run("discernibility") == float((sizes**2).sum())
     assert run("average-class-size") == pytest.approx(len(frame) / len(sizes))
 
 
@@ -221,8 +265,11 @@ def test_query_answers_match_a_plain_computation(seed, sel_of):
         act, est = answer_query(view, regions, unit_sa, selections, s)
         chosen = {c: {leaves[c][j] for j in np.flatnonzero(m)} for c, m in selections.items()}
         values = {view.sa_values[j] for j in np.atleast_1d(s)}
-        act_ref = sum(1 for r in frame.itertuples() if r.dx in values
-                      and all((str(r.age) if c == "age" else r.city) in chosen[c] for c in chosen))
+        act_ref = sum(
+            1
+            for r in frame.itertuples()
+            if r.dx in values and all((str(r.age) if c == "age" else r.city) in chosen[c] for c in chosen)
+        )
         est_ref = 0.0
         for i, r in enumerate(frame.itertuples()):
             if r.dx not in values:
@@ -260,21 +307,34 @@ def test_metrics_are_nan_where_they_do_not_apply():
 def test_uloss_of_the_trivially_anonymised_adult_table_is_the_papers(datasets_dir):
     """docs/reference.md#anonymising-tables: with every quasi-identifier suppressed, Uloss ≈ 0.05 on Adult (45,222
     records)."""
-    names = ("age workclass fnlwgt education education-num marital-status occupation relationship race sex "
-             "capital-gain capital-loss hours-per-week native-country income").split()
+    names = (
+        "age workclass fnlwgt education education-num marital-status occupation relationship race sex "
+        "capital-gain capital-loss hours-per-week native-country income"
+    ).split()
     read = dict(header=None, names=names, skipinitialspace=True)
-    frame = pd.concat([pd.read_csv(datasets_dir / "adult/adult.data", **read),
-                       pd.read_csv(datasets_dir / "adult/adult.test", skiprows=1, **read)])
+    frame = pd.concat(
+        [
+            pd.read_csv(datasets_dir / "adult/adult.data", **read),
+            pd.read_csv(datasets_dir / "adult/adult.test", skiprows=1, **read),
+        ]
+    )
     qis = ["age", "workclass", "education", "marital-status", "race", "sex"]
     frame = frame.replace("?", np.nan).dropna()[qis + ["occupation"]].reset_index(drop=True)
     assert len(frame) == 45_222
     table = Table.from_frame(frame).with_roles({**{q: "quasi-identifier" for q in qis}, "occupation": "sensitive"})
     for q in qis:
-        table = table.with_hierarchy(q, Hierarchy.from_arx_csv(datasets_dir / f"adult_arx/adult_hierarchy_{q}.csv", name=q))
+        table = table.with_hierarchy(
+            q, Hierarchy.from_arx_csv(datasets_dir / f"adult_arx/adult_hierarchy_{q}.csv", name=q)
+        )
     out = pd.DataFrame({**{q: ["*"] * len(frame) for q in qis}, "occupation": frame.occupation})
-    release = Release(GENERALISED_TABLE, out, tuple(qis), sensitive=("occupation",),
-                      groups=np.zeros(len(frame), dtype=np.int64),
-                      group_values=pd.DataFrame({q: [SUPPRESSED] for q in qis}))
+    release = Release(
+        GENERALISED_TABLE,
+        out,
+        tuple(qis),
+        sensitive=("occupation",),
+        groups=np.zeros(len(frame), dtype=np.int64),
+        group_values=pd.DataFrame({q: [SUPPRESSED] for q in qis}),
+    )
     reg = make_registry()
     uloss = reg.metric("uloss").compute(table, release, reg.metric("uloss").params({}), Context(0))
     assert uloss == pytest.approx(0.05, abs=0.004)
@@ -314,8 +374,9 @@ def test_the_population_sample_is_uniform_over_the_large_populations():
     reg = make_registry()
     metric = reg.metric("uloss")
     full = metric.compute(table, release, metric.params({"min_support": 0.1}), Context(0))
-    sampled = metric.compute(table, release, metric.params({"min_support": 0.1, "max_populations": 1,
-                                                              "sample": 20_000}), Context(0))
+    sampled = metric.compute(
+        table, release, metric.params({"min_support": 0.1, "max_populations": 1, "sample": 20_000}), Context(0)
+    )
     assert sampled == pytest.approx(full, rel=0.05)
 
 
@@ -330,8 +391,13 @@ def test_uloss_and_query_error_stay_small_on_a_survey_with_many_populations():
     reg = make_registry()
     tracemalloc.start()
     try:
-        result = execute(reg, table, RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5}),
-                                             metrics=("uloss", "query-error")), Context(0), release_sensitive=("dx",))
+        result = execute(
+            reg,
+            table,
+            RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5}), metrics=("uloss", "query-error")),
+            Context(0),
+            release_sensitive=("dx",),
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

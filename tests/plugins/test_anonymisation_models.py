@@ -17,8 +17,9 @@ from veil.plugins.anonymisation.sensitive_models import js_divergence
 REGISTRY = make_registry()
 
 # Q of Adult's occupation as printed in paper 001 §5.1 (the last value reads "00003" there: 0.0003)
-ADULT_Q = np.array([0.0314, 0.1331, 0.1063, 0.1196, 0.1323, 0.1329, 0.0452, 0.0657, 0.1225, 0.0327, 0.0512,
-                    0.0052, 0.0216, 0.0003])
+ADULT_Q = np.array(
+    [0.0314, 0.1331, 0.1063, 0.1196, 0.1323, 0.1329, 0.0452, 0.0657, 0.1225, 0.0327, 0.0512, 0.0052, 0.0216, 0.0003]
+)
 
 
 def test_golden_js_values_of_spec():
@@ -44,6 +45,7 @@ def _dist(values, domain):
 def _js(p, q):
     def kl(a, b):
         return sum(x * math.log(x / y) for x, y in zip(a, b) if x > 0)
+
     m = [(x + y) / 2 for x, y in zip(p, q)]
     return (kl(p, m) + kl(q, m)) / 2
 
@@ -68,7 +70,7 @@ def _l_oracle(values, variant, l, c):
         return len(counts) >= l
     if variant == "entropy":
         return -sum(x / n * math.log(x / n) for x in counts) >= math.log(l) - 1e-12
-    tail = sum(counts[int(l) - 1:])
+    tail = sum(counts[int(l) - 1 :])
     return counts[0] < c * tail
 
 
@@ -87,8 +89,12 @@ def _by_group(view, groups):
 
 
 @settings(max_examples=60, deadline=None)
-@given(records, st.sampled_from(["probabilistic", "distinct", "entropy", "recursive"]),
-       st.sampled_from([1.0, 2.0, 3.0, 1.5, 2.5]), st.sampled_from([0.5, 1.0, 2.0, 3.0]))
+@given(
+    records,
+    st.sampled_from(["probabilistic", "distinct", "entropy", "recursive"]),
+    st.sampled_from([1.0, 2.0, 3.0, 1.5, 2.5]),
+    st.sampled_from([0.5, 1.0, 2.0, 3.0]),
+)
 def test_l_diversity_matches_oracle(recs, variant, l, c):
     if variant in ("distinct", "recursive"):
         l = float(math.ceil(l))
@@ -162,27 +168,41 @@ def _lp_emd(p, q, ground):
     m = len(p)
     a_eq = np.zeros((2 * m, m * m))
     for i in range(m):
-        a_eq[i, i * m:(i + 1) * m] = 1  # what leaves i
+        a_eq[i, i * m : (i + 1) * m] = 1  # what leaves i
         a_eq[m + i, i::m] = 1  # what reaches i
-    res = linprog(np.asarray(ground, dtype=float).ravel(), A_eq=a_eq, b_eq=np.r_[p, q], bounds=(0, None),
-                  method="highs")
+    res = linprog(
+        np.asarray(ground, dtype=float).ravel(), A_eq=a_eq, b_eq=np.r_[p, q], bounds=(0, None), method="highs"
+    )
     return res.fun
 
 
-DISEASE = Hierarchy([  # Li, Li and Venkatasubramanian's (2007) disease hierarchy, H = 3
-    ["flu", "respiratory infection", "respiratory system", "*"],
-    ["pneumonia", "respiratory infection", "respiratory system", "*"],
-    ["bronchitis", "respiratory infection", "respiratory system", "*"],
-    ["pulmonary edema", "vascular lung", "respiratory system", "*"],
-    ["pulmonary embolism", "vascular lung", "respiratory system", "*"],
-    ["gastric ulcer", "stomach", "digestive system", "*"],
-    ["gastritis", "stomach", "digestive system", "*"],
-    ["stomach cancer", "stomach", "digestive system", "*"],
-    ["colitis", "colon", "digestive system", "*"],
-    ["diarrhea", "colon", "digestive system", "*"],
-    ["colon cancer", "colon", "digestive system", "*"]], name="disease")
-NINE = ["gastric ulcer", "gastritis", "stomach cancer", "colitis", "diarrhea", "colon cancer", "flu", "pneumonia",
-        "bronchitis"]
+DISEASE = Hierarchy(
+    [  # Li, Li and Venkatasubramanian's (2007) disease hierarchy, H = 3
+        ["flu", "respiratory infection", "respiratory system", "*"],
+        ["pneumonia", "respiratory infection", "respiratory system", "*"],
+        ["bronchitis", "respiratory infection", "respiratory system", "*"],
+        ["pulmonary edema", "vascular lung", "respiratory system", "*"],
+        ["pulmonary embolism", "vascular lung", "respiratory system", "*"],
+        ["gastric ulcer", "stomach", "digestive system", "*"],
+        ["gastritis", "stomach", "digestive system", "*"],
+        ["stomach cancer", "stomach", "digestive system", "*"],
+        ["colitis", "colon", "digestive system", "*"],
+        ["diarrhea", "colon", "digestive system", "*"],
+        ["colon cancer", "colon", "digestive system", "*"],
+    ],
+    name="disease",
+)
+NINE = [
+    "gastric ulcer",
+    "gastritis",
+    "stomach cancer",
+    "colitis",
+    "diarrhea",
+    "colon cancer",
+    "flu",
+    "pneumonia",
+    "bronchitis",
+]
 
 
 def _lca_level(h, a, b):
@@ -261,11 +281,13 @@ def test_ordered_emd_follows_the_declared_order():
     values = model.check_groups(view, model.params({"t": 1, "distance": "ordered"})).values
     assert values == pytest.approx([0.5, 0.5, 1 / 3])  # high, low, mid
     with pytest.raises(BadInput, match="distance=ordered needs a hierarchy"):
-        model.check_groups(GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]),
-                           model.params({"t": 1, "distance": "ordered"}))
+        model.check_groups(
+            GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]), model.params({"t": 1, "distance": "ordered"})
+        )
     with pytest.raises(BadInput, match="distance=hierarchical needs a hierarchy"):
-        model.check_groups(GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]),
-                           model.params({"t": 1, "distance": "hierarchical"}))
+        model.check_groups(
+            GroupView.from_labels([0, 1, 2], ["high", "low", "mid"]), model.params({"t": 1, "distance": "hierarchical"})
+        )
 
 
 def test_t_closeness_defaults_to_emd():
@@ -325,18 +347,27 @@ def test_models_need_a_sensitive_column_and_say_so(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------------- veil verify
 def _written(tmp_path, dx):
-    frame = pd.DataFrame({"age": ["[20, 29]"] * 4 + ["[30, 39]"] * 4,
-                          "sex": ["*"] * 8, "dx": dx})
+    frame = pd.DataFrame({"age": ["[20, 29]"] * 4 + ["[30, 39]"] * 4, "sex": ["*"] * 8, "dx": dx})
     path = tmp_path / "release.csv"
     frame.to_csv(path, index=False)
     return path
 
 
-@pytest.mark.parametrize("model, passes", [
-    ("l-diversity:l=2", True), ("l-diversity:l=3", False), ("l-diversity:l=2,variant=distinct", True),
-    ("l-diversity:l=2,variant=entropy", True), ("l-diversity:l=2,variant=recursive,c=2", True),
-    ("t-closeness:t=0.2", True), ("t-closeness:t=0.01", False), ("t-closeness:t=0.3,distance=emd", True),
-    ("delta-disclosure:delta=0.5", True), ("delta-disclosure:delta=0.2", False)])
+@pytest.mark.parametrize(
+    "model, passes",
+    [
+        ("l-diversity:l=2", True),
+        ("l-diversity:l=3", False),
+        ("l-diversity:l=2,variant=distinct", True),
+        ("l-diversity:l=2,variant=entropy", True),
+        ("l-diversity:l=2,variant=recursive,c=2", True),
+        ("t-closeness:t=0.2", True),
+        ("t-closeness:t=0.01", False),
+        ("t-closeness:t=0.3,distance=emd", True),
+        ("delta-disclosure:delta=0.5", True),
+        ("delta-disclosure:delta=0.2", False),
+    ],
+)
 def test_verify_checks_a_written_file(tmp_path, capsys, model, passes):
     # both groups hold flu, flu, hiv, cold / flu, hiv, hiv, cold: Q = (3/8, 3/8, 2/8)
     path = _written(tmp_path, ["flu", "flu", "hiv", "cold", "flu", "hiv", "hiv", "cold"])
@@ -354,9 +385,11 @@ def test_the_papers_studies_ask_for_js_and_one_sided_delta():
     from veil.engine import Study
 
     studies = Path(__file__).resolve().parents[2] / "resources" / "studies"
-    for name, model, params in [("paper001_t", "t-closeness", {"distance": "js"}),
-                                ("paper001_t_queries", "t-closeness", {"distance": "js"}),
-                                ("paper001_delta", "delta-disclosure", {"sides": 1})]:
+    for name, model, params in [
+        ("paper001_t", "t-closeness", {"distance": "js"}),
+        ("paper001_t_queries", "t-closeness", {"distance": "js"}),
+        ("paper001_delta", "delta-disclosure", {"sides": 1}),
+    ]:
         study = Study.load(studies / f"{name}.json")
         (call,) = study.models
         plugin = REGISTRY.privacy_model(call.name)

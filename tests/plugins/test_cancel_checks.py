@@ -23,8 +23,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (EXPENSIVE, BinaryMatrix, Cancelled, Context, PluginCall, Role, RunSpec, Table, execute,
-                         make_registry)
+from veil.engine import (
+    EXPENSIVE,
+    BinaryMatrix,
+    Cancelled,
+    Context,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+)
 
 REGISTRY = make_registry()
 
@@ -33,13 +43,29 @@ REGISTRY = make_registry()
 def table(scale=1, seed=0) -> Table:
     n = 1500 * scale
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "age": rng.integers(18, 90, n), "zip": rng.choice([f"z{i}" for i in range(30)], n),
-        "sex": rng.choice(["F", "M"], n), "job": rng.choice(list("abcdefgh"), n),
-        "flag": rng.integers(0, 2, n), "dx": rng.choice(["x", "y", "z", "w"], n), "y": rng.integers(0, 2, n)})
-    return Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "zip": Role.QUASI_IDENTIFIER,
-                                          "sex": Role.QUASI_IDENTIFIER, "job": Role.QUASI_IDENTIFIER,
-                                          "flag": Role.INSENSITIVE, "dx": Role.SENSITIVE, "y": Role.TARGET})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "zip": rng.choice([f"z{i}" for i in range(30)], n),
+            "sex": rng.choice(["F", "M"], n),
+            "job": rng.choice(list("abcdefgh"), n),
+            "flag": rng.integers(0, 2, n),
+            "dx": rng.choice(["x", "y", "z", "w"], n),
+            "y": rng.integers(0, 2, n),
+        }
+    )
+    return Table.from_frame(
+        frame,
+        roles={
+            "age": Role.QUASI_IDENTIFIER,
+            "zip": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "job": Role.QUASI_IDENTIFIER,
+            "flag": Role.INSENSITIVE,
+            "dx": Role.SENSITIVE,
+            "y": Role.TARGET,
+        },
+    )
 
 
 def matrix(scale=1, m=60, density=0.3, seed=0) -> BinaryMatrix:
@@ -71,13 +97,21 @@ CASES = [
     ("greedy-hamdist-fwell", PluginCall("greedy-hamdist", {"score": "private-fwell", "lam": 0.01}), KAC, matrix),
     ("maximal", PluginCall("maximal", {"backend": "numpy"}), PluginCall("k-ac", {"k": 30}), matrix),
     ("maximal-longest", PluginCall("maximal", {"backend": "longest"}), PluginCall("k-ac", {"k": 30}), matrix),
-    ("maximal-distcnt", PluginCall("maximal", {"backend": "numpy", "criterion": "distcnt"}), PluginCall("k-ac", {"k": 30}),
-     matrix),
+    (
+        "maximal-distcnt",
+        PluginCall("maximal", {"backend": "numpy", "criterion": "distcnt"}),
+        PluginCall("k-ac", {"k": 30}),
+        matrix,
+    ),
     ("mondrian", PluginCall("mondrian"), K5, table),
     ("mondrian-bucketise", PluginCall("mondrian", {"mode": "bucketise"}), PluginCall("l-diversity", {"l": 2}), table),
     ("patternka", PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
-    ("patternka-spark", PluginCall("patternka", {"executor": "spark"}), PluginCall("set-k-anonymity", {"k": 5}),
-     baskets),
+    (
+        "patternka-spark",
+        PluginCall("patternka", {"executor": "spark"}),
+        PluginCall("set-k-anonymity", {"k": 5}),
+        baskets,
+    ),
     ("privacy-aware-candidates", PluginCall("privacy-aware-candidates", {"folds": 3}), None, table),
     ("rf-flipping", PluginCall("rf-flipping"), K5, matrix),
     ("hilbert", PluginCall("hilbert"), K5, table),
@@ -90,10 +124,15 @@ CASES = [
 FOLDED = ("accuracy", "auc", "cv-accuracy")  # three folds instead of five or ten: the same loop, shorter
 METRIC_CASES = [
     (f"metric:{name}", PluginCall(method), model, table, (f"{name}:folds=3" if name in FOLDED else name,))
-    for name, method, model in [("accuracy", "all-features", None), ("auc", "all-features", None),
-                                ("cv-accuracy", "all-features", None), ("distp-pbi", "all-features", None),
-                                ("pbi", "all-features", None), ("uloss", "mondrian", K5),
-                                ("query-error", "mondrian", K5)]
+    for name, method, model in [
+        ("accuracy", "all-features", None),
+        ("auc", "all-features", None),
+        ("cv-accuracy", "all-features", None),
+        ("distp-pbi", "all-features", None),
+        ("pbi", "all-features", None),
+        ("uloss", "mondrian", K5),
+        ("query-error", "mondrian", K5),
+    ]
 ]
 SPARK = importlib.util.find_spec("pyspark") is not None
 RUNNABLE_IDS = [c[0] for c in CASES] + [c[0] for c in METRIC_CASES]
@@ -105,12 +144,32 @@ RUNNABLE_IDS = [c[0] for c in CASES] + [c[0] for c in METRIC_CASES]
 # dtype parsing) is longer than 100 ms of the method's average, heavier call, and the benchmark's direct
 # timing of the longest interval between two checks shows it under 100 ms (docs/benchmarks.md).
 BUDGETS = {
-    "all-features": 7_800, "cm-greedy": 22_000, "exponential-dp-fs": 13_000, "laplace-dp-fs": 12_000,
-    "fwell": 3_100, "fwell-cv": 6_500, "private-fwell": 3_500, "greedy-distcnt": 20_000, "greedy-hamdist": 12_000,
-    "greedy-hamdist-fwell": 3_800, "maximal": 37_000, "maximal-longest": 23_000, "maximal-distcnt": 37_000, "mondrian": 20_000,
-    "mondrian-bucketise": 15_000, "patternka": 22_000, "patternka-spark": 22_000, "privacy-aware-candidates": 12_000,
-    "rf-flipping": 33_000, "hilbert": 61_000, "global-recoding": 137_000, "patternka-relational": 54_000, "top-down": 133_000,
-    "metric:accuracy": 10_000, "metric:auc": 11_000, "metric:pbi": 13_000,
+    "all-features": 7_800,
+    "cm-greedy": 22_000,
+    "exponential-dp-fs": 13_000,
+    "laplace-dp-fs": 12_000,
+    "fwell": 3_100,
+    "fwell-cv": 6_500,
+    "private-fwell": 3_500,
+    "greedy-distcnt": 20_000,
+    "greedy-hamdist": 12_000,
+    "greedy-hamdist-fwell": 3_800,
+    "maximal": 37_000,
+    "maximal-longest": 23_000,
+    "maximal-distcnt": 37_000,
+    "mondrian": 20_000,
+    "mondrian-bucketise": 15_000,
+    "patternka": 22_000,
+    "patternka-spark": 22_000,
+    "privacy-aware-candidates": 12_000,
+    "rf-flipping": 33_000,
+    "hilbert": 61_000,
+    "global-recoding": 137_000,
+    "patternka-relational": 54_000,
+    "top-down": 133_000,
+    "metric:accuracy": 10_000,
+    "metric:auc": 11_000,
+    "metric:pbi": 13_000,
     "metric:uloss": 26_000,
     "metric:cv-accuracy": 10_000,  # rate: 8,100; encoding the table for the classifier, 9,300 calls, 67–87 ms
     "metric:distp-pbi": 10_000,  # rate: 8,300; the same encoding, 9,400 calls, 39–49 ms
@@ -220,8 +279,10 @@ def test_the_calls_between_two_checks_stay_within_the_budget(case_id):
     meter = counted(case_id)
     budget = BUDGETS[case_id]
     assert len(meter.gaps) > 2, f"{case_id}: the method never checks"
-    assert max(meter.gaps) <= budget, (f"{case_id}: {max(meter.gaps):,} calls without a check "
-                                       f"(budget {budget:,}; {len(meter.gaps) - 1} checks in {meter.calls:,} calls)")
+    assert max(meter.gaps) <= budget, (
+        f"{case_id}: {max(meter.gaps):,} calls without a check "
+        f"(budget {budget:,}; {len(meter.gaps) - 1} checks in {meter.calls:,} calls)"
+    )
 
 
 @pytest.mark.parametrize("case_id", RUNNABLE)
@@ -249,7 +310,6 @@ def test_the_meter_sees_a_loop_that_never_checks():
             np.count_nonzero(rows > 3)
         ctx.check()
     assert max(meter.gaps) > 20_000
-
 
 
 def planted(n=300, m=40, block=24, rows=60, density=0.1, seed=1) -> BinaryMatrix:

@@ -9,9 +9,26 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from veil.engine import (BINARY, TABLE, BinaryMatrix, Context, Judgement, PluginCall, PrivacyCheckFailed, Role, RunSpec,
-                         Table, draw_chart, execute, form_of, make_registry, params_to_dict, parse_params, run_study,
-                         Study)
+from veil.engine import (
+    BINARY,
+    TABLE,
+    BinaryMatrix,
+    Context,
+    Judgement,
+    PluginCall,
+    PrivacyCheckFailed,
+    Role,
+    RunSpec,
+    Table,
+    draw_chart,
+    execute,
+    form_of,
+    make_registry,
+    params_to_dict,
+    parse_params,
+    run_study,
+    Study,
+)
 
 REGISTRY = make_registry()
 ALL = [(i.cls.kind, i.cls.name) for i in REGISTRY.all()]
@@ -19,18 +36,27 @@ ALL = [(i.cls.kind, i.cls.name) for i in REGISTRY.all()]
 
 def tiny_table(seed=0, n=60) -> Table:
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "pid": [f"P{i:03d}" for i in range(n)],
-        "age": rng.choice([30, 40, 50], n),
-        "sex": rng.choice(["F", "M"], n),
-        "flag_a": rng.integers(0, 2, n),
-        "flag_b": rng.integers(0, 2, n),
-        "diagnosis": rng.choice(["x", "y", "z"], n),
-        "outcome": rng.integers(0, 2, n),
-    })
-    return Table.from_frame(frame, roles={"pid": Role.IDENTIFIER, "age": Role.QUASI_IDENTIFIER,
-                                          "sex": Role.QUASI_IDENTIFIER, "diagnosis": Role.SENSITIVE,
-                                          "outcome": Role.TARGET})
+    frame = pd.DataFrame(
+        {
+            "pid": [f"P{i:03d}" for i in range(n)],
+            "age": rng.choice([30, 40, 50], n),
+            "sex": rng.choice(["F", "M"], n),
+            "flag_a": rng.integers(0, 2, n),
+            "flag_b": rng.integers(0, 2, n),
+            "diagnosis": rng.choice(["x", "y", "z"], n),
+            "outcome": rng.integers(0, 2, n),
+        }
+    )
+    return Table.from_frame(
+        frame,
+        roles={
+            "pid": Role.IDENTIFIER,
+            "age": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "diagnosis": Role.SENSITIVE,
+            "outcome": Role.TARGET,
+        },
+    )
 
 
 def tiny_matrix(seed=0, n=60, m=6) -> BinaryMatrix:
@@ -105,8 +131,9 @@ METRIC_FORMS = [(n, f) for k, n in ALL if k == "metric" for f in REGISTRY.get("m
 def test_metric_returns_a_number_on_what_it_accepts(name, form):
     data = tiny_table() if form == TABLE else tiny_matrix()
     needs = REGISTRY.get("metric", name).requires  # a declared precondition: a method that provides it
-    method = next((a.name for a in REGISTRY.classes("algorithm") if needs in a.provides), None) if needs else \
-        "all-features"
+    method = (
+        next((a.name for a in REGISTRY.classes("algorithm") if needs in a.provides), None) if needs else "all-features"
+    )
     assert method is not None, f"no method provides what {name} requires ({needs})"
     algorithm = REGISTRY.get("algorithm", method)
     model = PluginCall(model_for(algorithm), {"k": 2}) if algorithm.needs_model else None
@@ -117,8 +144,15 @@ def test_metric_returns_a_number_on_what_it_accepts(name, form):
 
 @pytest.mark.parametrize("name", [n for k, n in ALL if k == "chart"])
 def test_chart_draws_a_study(name):
-    study = Study.from_dict({"methods": ["all-features"], "model": "k-anonymity", "sweep": {"k": [1, 2]},
-                             "metrics": ["sfc", "auc", "min-group-size"], "data": {"demo": True}})
+    study = Study.from_dict(
+        {
+            "methods": ["all-features"],
+            "model": "k-anonymity",
+            "sweep": {"k": [1, 2]},
+            "metrics": ["sfc", "auc", "min-group-size"],
+            "data": {"demo": True},
+        }
+    )
     results = run_study(REGISTRY, study, Context(0), data=tiny_table())
     chart = REGISTRY.chart(name)
     fig = Figure()

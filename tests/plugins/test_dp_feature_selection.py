@@ -9,9 +9,16 @@ import pytest
 from scipy import stats
 
 from veil.engine import SYNTHETIC, BadInput, BinaryMatrix, Context, PluginCall, RunSpec, SeededNoise, execute
-from veil.plugins.feature_selection.dp import (MAX_EPSILON, ExponentialDP, LaplaceDP, cell_counts,
-                                               exponential_probabilities, noisy_counts, select_exponential,
-                                               select_laplace)
+from veil.plugins.feature_selection.dp import (
+    MAX_EPSILON,
+    ExponentialDP,
+    LaplaceDP,
+    cell_counts,
+    exponential_probabilities,
+    noisy_counts,
+    select_exponential,
+    select_laplace,
+)
 from veil.plugins.feature_selection._common import hamdist_scores, positive_mask
 
 METHODS = [LaplaceDP, ExponentialDP]
@@ -19,8 +26,9 @@ METHODS = [LaplaceDP, ExponentialDP]
 
 def random_matrix(seed=0, n=120, m=8, density=0.4) -> BinaryMatrix:
     rng = np.random.default_rng(seed)
-    return BinaryMatrix.from_dense((rng.random((n, m)) < density).astype(np.uint8),
-                                   labels=np.where(rng.random(n) < 0.6, 1, -1))
+    return BinaryMatrix.from_dense(
+        (rng.random((n, m)) < density).astype(np.uint8), labels=np.where(rng.random(n) < 0.6, 1, -1)
+    )
 
 
 def run(cls, matrix, seed=0, **values):
@@ -57,7 +65,7 @@ def test_laplace_dp_noise_scales_follow_spec(epsilon, m):
     assert [s for s, _ in picks] == pytest.approx([delta / eps1] * m)
     assert [size for _, size in picks] == [(8 - i,) for i in range(m)]  # fresh noise over the remaining features
     assert len(histogram) == 1 and histogram[0][0] == pytest.approx(2 / (epsilon / 2))
-    assert histogram[0][1] == (2 ** m, 2)
+    assert histogram[0][1] == (2**m, 2)
 
 
 def test_exponential_dp_draws_no_selection_noise_and_the_same_histogram_noise():
@@ -136,8 +144,9 @@ def test_huge_epsilon_reproduces_the_projected_histogram(cls):
     pos = positive_mask(matrix)
     picks = release.details["selected_indices"]
     synthetic = BinaryMatrix.from_dense(release.frame[names].to_numpy(), features=names)
-    assert (cell_counts(synthetic, [0, 1, 2], release.frame["class"].to_numpy() == 1)
-            == cell_counts(matrix, picks, pos)).all()
+    assert (
+        cell_counts(synthetic, [0, 1, 2], release.frame["class"].to_numpy() == 1) == cell_counts(matrix, picks, pos)
+    ).all()
 
 
 @pytest.mark.parametrize("cls", METHODS)

@@ -22,21 +22,27 @@ TEXT_FORMATS = ["csv", "tsv", "xlsx", "parquet"]
 # like a number or a boolean to a reader that infers types), then anything printable, with line
 # breaks, tabs and quotes.
 first = st.sampled_from([*DANGEROUS, "'", "x", "Ü", "q"])
-rest = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF, exclude_categories=("Cs",)) | st.sampled_from(["\n", "\r", "\t", '"', ",", "'"]),
-               max_size=8)
+rest = st.text(
+    st.characters(min_codepoint=32, max_codepoint=0x2FF, exclude_categories=("Cs",))
+    | st.sampled_from(["\n", "\r", "\t", '"', ",", "'"]),
+    max_size=8,
+)
 cells = st.builds(lambda a, b: a + b, first, rest)
 
 
 @st.composite
 def frames(draw):
     n = draw(st.integers(1, 8))
-    return pd.DataFrame({
-        "text": draw(st.lists(cells, min_size=n, max_size=n)),
-        "maybe": draw(st.lists(st.none() | cells, min_size=n, max_size=n)),
-        "count": draw(st.lists(st.integers(-10**6, 10**6), min_size=n, max_size=n)),
-        "ratio": draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: round(v, 3)), min_size=n,
-                               max_size=n)),
-    })
+    return pd.DataFrame(
+        {
+            "text": draw(st.lists(cells, min_size=n, max_size=n)),
+            "maybe": draw(st.lists(st.none() | cells, min_size=n, max_size=n)),
+            "count": draw(st.lists(st.integers(-(10**6), 10**6), min_size=n, max_size=n)),
+            "ratio": draw(
+                st.lists(st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: round(v, 3)), min_size=n, max_size=n)
+            ),
+        }
+    )
 
 
 def expected_in(fmt: str, frame: pd.DataFrame) -> pd.DataFrame:
@@ -81,8 +87,9 @@ def assert_no_live_formula(fmt: str, path, text_columns) -> None:
 
 
 def test_formula_cells_are_escaped_with_an_apostrophe(tmp_path):
-    frame = pd.DataFrame({"note": ["=HYPERLINK(\"http://x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'=already",
-                                   "plain"]})
+    frame = pd.DataFrame(
+        {"note": ["=HYPERLINK(\"http://x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'=already", "plain"]}
+    )
     for fmt in ("csv", "xlsx"):
         exporter = REGISTRY.exporter(fmt)
         path = tmp_path / f"f.{exporter.extension}"
@@ -135,14 +142,16 @@ def test_fast_csv_writer_matches_pandas_byte_for_byte():
     for _ in range(60):
         n = int(rng.integers(0, 30))
         floats = rng.choice([1.0, -0.0, 0.1, 1e20, 1e16, 123456789.0, 2.5e-7, np.inf, 3.0], n)
-        frame = pd.DataFrame({
-            "i": rng.integers(-10**6, 10**6, n),
-            "f": np.where(rng.random(n) < 0.2, np.nan, floats * rng.choice([1, 1e-3, 1e5, -1], n)),
-            "b": rng.random(n) < 0.5,
-            "s": pd.Series(np.where(rng.random(n) < 0.2, None, rng.choice(words, n)), dtype="str"),
-            "o": pd.Series(list(np.where(rng.random(n) < 0.2, None, rng.choice(words, n))), dtype=object),
-            "I": pd.array(np.where(rng.random(n) < 0.3, None, rng.integers(0, 9, n)).tolist(), dtype="Int64"),
-        })
+        frame = pd.DataFrame(
+            {
+                "i": rng.integers(-(10**6), 10**6, n),
+                "f": np.where(rng.random(n) < 0.2, np.nan, floats * rng.choice([1, 1e-3, 1e5, -1], n)),
+                "b": rng.random(n) < 0.5,
+                "s": pd.Series(np.where(rng.random(n) < 0.2, None, rng.choice(words, n)), dtype="str"),
+                "o": pd.Series(list(np.where(rng.random(n) < 0.2, None, rng.choice(words, n))), dtype=object),
+                "I": pd.array(np.where(rng.random(n) < 0.3, None, rng.integers(0, 9, n)).tolist(), dtype="Int64"),
+            }
+        )
         for sep in (",", "\t"):
             assert csv_bytes(frame, sep) == frame.to_csv(index=False, sep=sep, lineterminator="\r\n").encode()
     dates = pd.DataFrame({"d": pd.to_datetime(["2020-01-01"])})

@@ -11,8 +11,27 @@ import pytest
 
 from veil.plugins.io.exporters import CsvExporter, TsvExporter, read_delimited_back, read_delimited_back_nullable
 
-TEXT = ["plain", "=SUM(A1)", "+1", "-x", "@home", "'quoted", "''twice", "a,b", 'say "hi"', "two\nlines",
-        "tab\there", "", " space", "ünïcode", "NA", "null", "007", "1e5", "True"]
+TEXT = [
+    "plain",
+    "=SUM(A1)",
+    "+1",
+    "-x",
+    "@home",
+    "'quoted",
+    "''twice",
+    "a,b",
+    'say "hi"',
+    "two\nlines",
+    "tab\there",
+    "",
+    " space",
+    "ünïcode",
+    "NA",
+    "null",
+    "007",
+    "1e5",
+    "True",
+]
 
 
 def random_frame(rng, n: int) -> pd.DataFrame:

@@ -10,10 +10,31 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.engine import (CLOSED_ITEMSETS, FREQUENT_ITEMSETS, MAXIMAL_ITEMSETS, BadInput, BinaryMatrix, KacConstraint,
-                         KAnonymityConstraint, PluginCall, RunSpec, execute, kac, kac_per_record, make_registry, mine, partition_of)
+from veil.engine import (
+    CLOSED_ITEMSETS,
+    FREQUENT_ITEMSETS,
+    MAXIMAL_ITEMSETS,
+    BadInput,
+    BinaryMatrix,
+    KacConstraint,
+    KAnonymityConstraint,
+    PluginCall,
+    RunSpec,
+    execute,
+    kac,
+    kac_per_record,
+    make_registry,
+    mine,
+    partition_of,
+)
 from veil.plugins.feature_selection.greedy import cm_greedy, greedy_distcnt, greedy_hamdist, maximal, maximal_backend
-from veil.plugins.feature_selection._common import distcnt_gains, hamdist, hamdist_scores, positive_mask, split_label_counts
+from veil.plugins.feature_selection._common import (
+    distcnt_gains,
+    hamdist,
+    hamdist_scores,
+    positive_mask,
+    split_label_counts,
+)
 
 REGISTRY = make_registry()
 
@@ -79,8 +100,11 @@ def ref_greedy_distcnt(D, y, k, model, stop_at_zero_gain=True):
     hd = [bf_hamdist(D, y, [f]) for f in range(D.shape[1])]
     S = []
     while True:
-        options = [(bf_distcnt(D, y, S + [f]) - bf_distcnt(D, y, S), f) for f in range(D.shape[1])
-                   if f not in S and feasible(D, S + [f], k, model)]
+        options = [
+            (bf_distcnt(D, y, S + [f]) - bf_distcnt(D, y, S), f)
+            for f in range(D.shape[1])
+            if f not in S and feasible(D, S + [f], k, model)
+        ]
         if not options:
             return S
         gain, f = min(options, key=lambda o: (-o[0], -hd[o[1]], o[1]))
@@ -94,8 +118,9 @@ def ref_cm_greedy(D, y, k, model):
     S = []
     current = bf_cm(D, y, S, k)
     while True:
-        options = [(bf_cm(D, y, S + [f], k), f) for f in range(D.shape[1])
-                   if f not in S and feasible(D, S + [f], k, model)]
+        options = [
+            (bf_cm(D, y, S + [f], k), f) for f in range(D.shape[1]) if f not in S and feasible(D, S + [f], k, model)
+        ]
         if not options:
             return S
         value, f = min(options, key=lambda o: (o[0], -hd[o[1]], o[1]))
@@ -109,8 +134,11 @@ def labelled(D, y):
     return BinaryMatrix.from_dense(D, labels=np.where(y, 1, -1))
 
 
-matrices = st.tuples(st.integers(4, 24), st.integers(1, 6), st.integers(0, 2**31 - 1), st.floats(0.15, 0.7)).map(
-    lambda t: np.random.default_rng(t[2]).random((t[0], t[1])) < t[3]).map(lambda a: a.astype(np.uint8))
+matrices = (
+    st.tuples(st.integers(4, 24), st.integers(1, 6), st.integers(0, 2**31 - 1), st.floats(0.15, 0.7))
+    .map(lambda t: np.random.default_rng(t[2]).random((t[0], t[1])) < t[3])
+    .map(lambda a: a.astype(np.uint8))
+)
 
 
 def with_labels(D, seed=0):
@@ -135,7 +163,8 @@ def test_kac_and_k_anonymity_against_definitions(D, data):
     release = Release("feature-subset", frame, tuple(frame.columns))
     kac_verdict = REGISTRY.privacy_model("k-ac").check(release, REGISTRY.get("privacy-model", "k-ac").params({"k": k}))
     kan_verdict = REGISTRY.privacy_model("k-anonymity").check(
-        release, REGISTRY.get("privacy-model", "k-anonymity").params({"k": k}))
+        release, REGISTRY.get("privacy-model", "k-anonymity").params({"k": k})
+    )
     assert kac_verdict.holds == (bf_kac(D, S) >= k) and kac_verdict.value == bf_kac(D, S)
     assert kan_verdict.holds == (bf_k_anonymity(D, S) >= k)
     assert not kan_verdict.holds or kac_verdict.holds, "Lemma 1: k-anonymity implies k-AC"
@@ -226,8 +255,12 @@ def test_cm_greedy_equals_reference(D, k, model):
 # -- mining and Maximal -------------------------------------------------------------------------------
 def bf_frequent(D, k):
     m = D.shape[1]
-    return {S: int(np.all(D[:, list(S)] == 1, axis=1).sum()) for r in range(1, m + 1)
-            for S in itertools.combinations(range(m), r) if np.all(D[:, list(S)] == 1, axis=1).sum() >= k}
+    return {
+        S: int(np.all(D[:, list(S)] == 1, axis=1).sum())
+        for r in range(1, m + 1)
+        for S in itertools.combinations(range(m), r)
+        if np.all(D[:, list(S)] == 1, axis=1).sum() >= k
+    }
 
 
 @pytest.mark.parametrize("backend", ["pyfim", "numpy"])

@@ -18,8 +18,20 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from veil.engine import (FEATURE_SUBSET, FEATURE_WEIGHTS, BinaryMatrix, Context, ExportOptions, PluginCall, Role,
-                         RunSpec, Table, execute, export_release, verify_manifest)
+from veil.engine import (
+    FEATURE_SUBSET,
+    FEATURE_WEIGHTS,
+    BinaryMatrix,
+    Context,
+    ExportOptions,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    export_release,
+    verify_manifest,
+)
 from veil.plugins.weighting import _fwell as core
 
 
@@ -92,8 +104,9 @@ def test_gradient_matches_finite_differences():
     z, w, lam = random_margins(rng, 50, 6), rng.normal(size=6), 0.3
     _, grad = core.objective(w, z, lam)
     eps = 1e-6
-    numeric = [(core.objective(w + eps * e, z, lam)[0] - core.objective(w - eps * e, z, lam)[0]) / (2 * eps)
-               for e in np.eye(6)]
+    numeric = [
+        (core.objective(w + eps * e, z, lam)[0] - core.objective(w - eps * e, z, lam)[0]) / (2 * eps) for e in np.eye(6)
+    ]
     np.testing.assert_allclose(grad, numeric, atol=1e-7)
 
 
@@ -238,8 +251,13 @@ def test_lambda_tuned_in_a_training_fold_never_sees_the_held_out_records():
     assert found.lam == again.lam and found.lambda_losses == again.lambda_losses
     np.testing.assert_array_equal(found.w, again.w)
     # the same as FWELL on the training records alone, λ chosen by the same rule
-    alone = core.fwell(Table.from_frame(pd.DataFrame(x[train], columns=[f"f{i}" for i in range(d)])
-                                        .assign(label=codes[train]), roles={"label": Role.TARGET}), seed=0)
+    alone = core.fwell(
+        Table.from_frame(
+            pd.DataFrame(x[train], columns=[f"f{i}" for i in range(d)]).assign(label=codes[train]),
+            roles={"label": Role.TARGET},
+        ),
+        seed=0,
+    )
     assert alone.lam == found.lam
     np.testing.assert_allclose(alone.w, found.w, atol=1e-9)
     # and the oracle: had the search seen every row, λ's losses would differ
@@ -300,8 +318,11 @@ def test_records_on_the_top_features_pass_kac_and_keep_both_guarantees_apart(reg
 
 def test_greedy_hamdist_ranked_by_private_fwell(registry):
     data = binary_data(2)
-    spec = RunSpec(PluginCall("greedy-hamdist", {"score": "private-fwell", "epsilon": 1.0, "lam": 0.1}),
-                   PluginCall("k-ac", {"k": 10}), seed=2)
+    spec = RunSpec(
+        PluginCall("greedy-hamdist", {"score": "private-fwell", "epsilon": 1.0, "lam": 0.1}),
+        PluginCall("k-ac", {"k": 10}),
+        seed=2,
+    )
     result = execute(registry, data, spec)
     assert result.verdict.holds and result.release.details["epsilon_spent"] == 1.0
     weights = result.release.details["weights"]
@@ -328,11 +349,14 @@ def test_weights_release_exports_unshuffled_and_verifies_as_dp(registry, tmp_pat
 
 def test_weights_accuracy_reruns_the_method_per_fold(registry):
     table = labelled_table(10, n=100)
-    metrics = ("weights-accuracy:classifier=linear-svc,features=1,folds=5",
-               "weights-accuracy:classifier=3-nn,features=1,folds=5")
+    metrics = (
+        "weights-accuracy:classifier=linear-svc,features=1,folds=5",
+        "weights-accuracy:classifier=3-nn,features=1,folds=5",
+    )
     good = execute(registry, table, RunSpec(PluginCall("fwell", {"lam": 0.1}), metrics=metrics)).metrics
-    noisy = execute(registry, table, RunSpec(PluginCall("private-fwell", {"lam": 0.1, "epsilon": 1e-6}),
-                                             metrics=metrics, seed=1)).metrics
+    noisy = execute(
+        registry, table, RunSpec(PluginCall("private-fwell", {"lam": 0.1, "epsilon": 1e-6}), metrics=metrics, seed=1)
+    ).metrics
     assert min(good.values()) > 0.75  # f0 alone separates the classes well
     assert good[metrics[0]] > noisy[metrics[0]]  # at ε = 1e-6 the ranking is noise
 
@@ -344,9 +368,13 @@ def test_the_two_curves_from_a_study(registry):
 
     table = labelled_table(11, n=60)
     metric = "weights-accuracy:classifier=3-nn,folds=3"
-    base = {"methods": [{"name": "private-fwell", "params": {"lam": 0.1}, "label": "Private FWELL"},
-                        {"name": "fwell", "params": {"lam": 0.1}, "label": "FWELL", "fixed": True}],
-            "metrics": [metric]}
+    base = {
+        "methods": [
+            {"name": "private-fwell", "params": {"lam": 0.1}, "label": "Private FWELL"},
+            {"name": "fwell", "params": {"lam": 0.1}, "label": "FWELL", "fixed": True},
+        ],
+        "metrics": [metric],
+    }
     by_eps = run_study(registry, Study.from_dict({**base, "sweep": {"epsilon": [1e-6, 1.0]}}), Context(0), data=table)
     by_top = run_study(registry, Study.from_dict({**base, "sweep": {"top": [1, 3]}}), Context(0), data=table)
     assert set(by_top[by_top["label"] == "FWELL"]["top"]) == {1, 3}
@@ -360,8 +388,9 @@ def test_the_two_curves_from_a_study(registry):
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("recipe", ["paper003_sonar_epsilon", "paper003_sonar_features",
-                                    "paper003_dp_ranking_spambase"])
+@pytest.mark.parametrize(
+    "recipe", ["paper003_sonar_epsilon", "paper003_sonar_features", "paper003_dp_ranking_spambase"]
+)
 def test_paper003_recipes_resolve_their_data_and_run(recipe, datasets_dir, registry):
     import dataclasses
     from pathlib import Path
@@ -372,7 +401,9 @@ def test_paper003_recipes_resolve_their_data_and_run(recipe, datasets_dir, regis
     assert datasets_dir.resolve() in Path(study.data.path).resolve().parents
     specs = study.runs(registry)
     data = study.data.load(registry)
-    private = next(s for s in specs if s.method.name == "private-fwell" or s.method.params.get("score") == "private-fwell")
+    private = next(
+        s for s in specs if s.method.name == "private-fwell" or s.method.params.get("score") == "private-fwell"
+    )
     spec = dataclasses.replace(private, metrics=())  # the method itself; the metrics' CV is the slow part
     result = execute(registry, data, spec)
     assert result.holds and result.release.selected_features

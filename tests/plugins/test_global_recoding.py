@@ -17,12 +17,32 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (SUPPRESSED, BadInput, GroupView, Hierarchy, Kind, Node, PluginCall, Role, RunSpec, Table,
-                         bind_models, execute, make_registry)
+from veil.engine import (
+    SUPPRESSED,
+    BadInput,
+    GroupView,
+    Hierarchy,
+    Kind,
+    Node,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    bind_models,
+    execute,
+    make_registry,
+)
 
 REGISTRY = make_registry()
-METRICS = ["loss", "entropy", "precision", "height", "discernibility", "discernibility:monotonic=false",
-           "average-class-size"]
+METRICS = [
+    "loss",
+    "entropy",
+    "precision",
+    "height",
+    "discernibility",
+    "discernibility:monotonic=false",
+    "average-class-size",
+]
 MODELS = [
     ["k-anonymity:k=3"],
     ["k-anonymity:k=2", "t-closeness:t=0.25"],
@@ -62,14 +82,23 @@ def random_table(seed: int) -> Table:
     n = int(rng.integers(24, 48))
     towns = [f"t{i}" for i in range(int(rng.integers(4, 8)))]
     jobs = [f"j{i}" for i in range(int(rng.integers(3, 6)))]
-    frame = pd.DataFrame({
-        "town": rng.choice(towns, n, p=rng.dirichlet(np.ones(len(towns)) * 2)),
-        "age": rng.integers(20, 60, n),
-        "job": rng.choice(jobs, n),
-        "dx": rng.choice(["flu", "cold", "hiv", "cancer"], n, p=[0.4, 0.3, 0.2, 0.1]),
-    })
-    table = Table.from_frame(frame, roles={"town": Role.QUASI_IDENTIFIER, "age": Role.QUASI_IDENTIFIER,
-                                           "job": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
+    frame = pd.DataFrame(
+        {
+            "town": rng.choice(towns, n, p=rng.dirichlet(np.ones(len(towns)) * 2)),
+            "age": rng.integers(20, 60, n),
+            "job": rng.choice(jobs, n),
+            "dx": rng.choice(["flu", "cold", "hiv", "cancer"], n, p=[0.4, 0.3, 0.2, 0.1]),
+        }
+    )
+    table = Table.from_frame(
+        frame,
+        roles={
+            "town": Role.QUASI_IDENTIFIER,
+            "age": Role.QUASI_IDENTIFIER,
+            "job": Role.QUASI_IDENTIFIER,
+            "dx": Role.SENSITIVE,
+        },
+    )
     table = table.with_hierarchy("town", _tree(rng, towns, int(rng.integers(2, 4)), bool(rng.integers(0, 2))))
     table = table.with_hierarchy("job", _tree(rng, jobs, 2, seed % 3 == 0))
     if seed % 2:  # a numeric column with a supplied hierarchy; otherwise Veil generates one
@@ -126,10 +155,16 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
         sizes = np.bincount(groups)
         starred = np.unique(groups[star])
         kept = np.setdiff1d(np.arange(len(sizes)), starred)
-        out[levels] = {"loss": loss / (n * len(qis)), "entropy": entropy, "precision": precision / (n * len(qis)),
-                       "height": float(sum(levels)), "discernibility": float((sizes.astype(float) ** 2).sum()),
-                       "discernibility:monotonic=false": float((sizes[kept].astype(float) ** 2).sum() + n * star.sum()),
-                       "average-class-size": n / len(sizes), "suppressed": int(failing.sum())}
+        out[levels] = {
+            "loss": loss / (n * len(qis)),
+            "entropy": entropy,
+            "precision": precision / (n * len(qis)),
+            "height": float(sum(levels)),
+            "discernibility": float((sizes.astype(float) ** 2).sum()),
+            "discernibility:monotonic=false": float((sizes[kept].astype(float) ** 2).sum() + n * star.sum()),
+            "average-class-size": n / len(sizes),
+            "suppressed": int(failing.sum()),
+        }
     return out
 
 
@@ -145,8 +180,11 @@ def optimum(results: dict, metric: str):
         if r is None:
             continue
         key = (r[metric], sum(levels), levels)
-        if best is None or r[metric] < best[0] - 1e-9 * max(1, abs(best[0])) or (
-                abs(r[metric] - best[0]) <= 1e-9 * max(1, abs(best[0])) and key[1:] < best[1:]):
+        if (
+            best is None
+            or r[metric] < best[0] - 1e-9 * max(1, abs(best[0]))
+            or (abs(r[metric] - best[0]) <= 1e-9 * max(1, abs(best[0])) and key[1:] < best[1:])
+        ):
             best = key
     return best
 
@@ -158,8 +196,9 @@ def search(table, models, suppression, metric, levels=""):
         params["monotonic"] = False
     if levels:
         params["levels"] = levels
-    spec = RunSpec(PluginCall("global-recoding", params), models=[PluginCall.parse(m) for m in models],
-                   metrics=(metric,))
+    spec = RunSpec(
+        PluginCall("global-recoding", params), models=[PluginCall.parse(m) for m in models], metrics=(metric,)
+    )
     return execute(REGISTRY, table, spec)
 
 
@@ -210,7 +249,7 @@ def test_the_search_evaluates_few_nodes_where_pruning_is_sound():
     for c in "abcd":
         table = table.with_hierarchy(c, Hierarchy.intervals(frame[c], widths=[2, 4, 8, 16, 32]))
     gen = search(table, ["k-anonymity:k=5"], 0.02, "loss").release.details["generalisation"]
-    assert gen["lattice_nodes"] == 7 ** 4
+    assert gen["lattice_nodes"] == 7**4
     assert gen["searched_nodes"] < gen["lattice_nodes"] / 4
 
 
@@ -222,11 +261,20 @@ def _merge_cases(rng, S=4, trials=400):
             yield a, b
 
 
-@pytest.mark.parametrize("call", ["k-anonymity:k=3", "l-diversity:l=2,variant=distinct",
-                                  "l-diversity:l=2,variant=probabilistic", "l-diversity:l=1.8,variant=entropy",
-                                  "l-diversity:l=2,variant=recursive,c=1.5", "t-closeness:t=0.2",
-                                  "t-closeness:t=0.15,distance=emd", "t-closeness:t=0.2,distance=js",
-                                  "delta-disclosure:delta=0.7,sides=1"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "k-anonymity:k=3",
+        "l-diversity:l=2,variant=distinct",
+        "l-diversity:l=2,variant=probabilistic",
+        "l-diversity:l=1.8,variant=entropy",
+        "l-diversity:l=2,variant=recursive,c=1.5",
+        "t-closeness:t=0.2",
+        "t-closeness:t=0.15,distance=emd",
+        "t-closeness:t=0.2,distance=js",
+        "delta-disclosure:delta=0.7,sides=1",
+    ],
+)
 def test_declared_monotonicity_holds(call):
     """What each model declares is what merging groups does to its verdict: "generalisation", a union
     of passing groups passes; "suppression", a group holding a passing one passes."""
@@ -237,8 +285,9 @@ def test_declared_monotonicity_holds(call):
     q = np.array([0.4, 0.3, 0.2, 0.1])
     for a, b in _merge_cases(rng):
         counts = np.vstack([a, b, a + b])
-        view = GroupView.from_codes(np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)),
-                                    False, counts.ravel())
+        view = GroupView.from_codes(
+            np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)), False, counts.ravel()
+        )
         ok = model.check_groups(view).ok
         if ok[0] and ok[1]:
             assert ok[2], (call, a, b)
@@ -246,8 +295,9 @@ def test_declared_monotonicity_holds(call):
             assert ok[2], (call, a, b)
 
 
-@pytest.mark.parametrize("call", ["delta-disclosure:delta=0.7",
-                                  "l-diversity:l=2.5,variant=entropy,estimator=grassberger"])
+@pytest.mark.parametrize(
+    "call", ["delta-disclosure:delta=0.7", "l-diversity:l=2.5,variant=entropy,estimator=grassberger"]
+)
 def test_a_model_that_promises_nothing_has_merges_that_break_it(call):
     """Two-sided δ-disclosure and Grassberger's entropy declare no monotonicity (nothing is pruned), and
     rightly: two passing groups whose union fails exist."""
@@ -259,8 +309,9 @@ def test_a_model_that_promises_nothing_has_merges_that_break_it(call):
     # (1, 1) and (1, 1): Grassberger's estimate e^1.96 each, their union (2, 2) e^0.66
     for a, b in [(np.array([1, 1, 0, 0]), np.array([1, 1, 0, 0])), *_merge_cases(rng)]:
         counts = np.vstack([a, b, a + b])
-        view = GroupView.from_codes(np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)),
-                                    False, counts.ravel())
+        view = GroupView.from_codes(
+            np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)), False, counts.ravel()
+        )
         ok = model.check_groups(view).ok
         broken += bool(ok[0] and ok[1] and not ok[2])
     assert broken
@@ -312,7 +363,7 @@ def test_the_partition_metrics_bound_never_exceeds_the_metric(seed):
     for row, levels in enumerate(nodes):
         labels = [table.hierarchy(c).generalise_series(frame[c], int(l)) for c, l in zip(qis, levels)]
         sizes = pd.DataFrame(dict(zip(qis, labels))).value_counts().to_numpy().astype(float)
-        assert dm[row] <= (sizes ** 2).sum() * (1 + 1e-12), (levels, dm[row], (sizes ** 2).sum())
+        assert dm[row] <= (sizes**2).sum() * (1 + 1e-12), (levels, dm[row], (sizes**2).sum())
         assert aecs[row] <= n / len(sizes) * (1 + 1e-12), (levels, aecs[row], n / len(sizes))
     assert dm[-1] == pytest.approx(float(n) ** 2) and aecs[-1] == pytest.approx(n)
     counts = frame[qis].value_counts()  # one row per distinct record, weighted by how many there are
@@ -331,8 +382,9 @@ def test_suppression_is_not_monotonic_for_entropy_l_diversity():
     with a failing one can fail (entropy l-diversity)."""
     model = bind_models(REGISTRY, [PluginCall.parse("l-diversity:l=2,variant=entropy")])
     counts = np.array([[2, 2, 0, 0], [9, 0, 0, 0], [11, 2, 0, 0]])
-    view = GroupView.from_codes(np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), np.full(4, 0.25),
-                                tuple(range(4)), False, counts.ravel())
+    view = GroupView.from_codes(
+        np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), np.full(4, 0.25), tuple(range(4)), False, counts.ravel()
+    )
     assert model.check_groups(view).ok.tolist() == [True, False, False]
 
 
@@ -341,8 +393,9 @@ def _seven() -> Table:
     """Seven records; town a, b → north, c → south → *; sex F, M → * (generated)."""
     frame = pd.DataFrame({"town": ["a", "a", "b", "b", "c", "c", "c"], "sex": ["F", "F", "F", "M", "M", "M", "F"]})
     table = Table.from_frame(frame, roles={"town": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER})
-    return table.with_hierarchy("town", Hierarchy.from_levels({"a": ["north", "*"], "b": ["north", "*"],
-                                                               "c": ["south", "*"]}))
+    return table.with_hierarchy(
+        "town", Hierarchy.from_levels({"a": ["north", "*"], "b": ["north", "*"], "c": ["south", "*"]})
+    )
 
 
 # town:1, sex:0 under k = 2: (north, F) = a a b, (south, M) = c c, and the classes (north, M) = b and
@@ -357,8 +410,8 @@ HAND = {
     # level / height: town 1/2 for the five kept, sex 0; the suppressed 1 per cell: (5 × 0.5 + 4) / 14
     "precision": 6.5 / 14,
     "height": 1.0,
-    "discernibility": 3 ** 2 + 2 ** 2 + 2 ** 2,  # the groups as written: 3, 2 and the two '*'
-    "discernibility:monotonic=false": 3 ** 2 + 2 ** 2 + 7 * 2,  # each suppressed record charged n = 7
+    "discernibility": 3**2 + 2**2 + 2**2,  # the groups as written: 3, 2 and the two '*'
+    "discernibility:monotonic=false": 3**2 + 2**2 + 7 * 2,  # each suppressed record charged n = 7
     "average-class-size": 7 / 3,
 }
 
@@ -385,9 +438,15 @@ HAND_REPORTED = {
 
 @pytest.mark.parametrize("metric", sorted(HAND_REPORTED))
 def test_every_reported_metric_counts_suppressed_records(metric):
-    result = execute(REGISTRY, _seven(), RunSpec(
-        PluginCall("global-recoding", {"suppression": 0.3, "levels": "town:1;sex:0"}),
-        models=[PluginCall.parse("k-anonymity:k=2")], metrics=(metric,)))
+    result = execute(
+        REGISTRY,
+        _seven(),
+        RunSpec(
+            PluginCall("global-recoding", {"suppression": 0.3, "levels": "town:1;sex:0"}),
+            models=[PluginCall.parse("k-anonymity:k=2")],
+            metrics=(metric,),
+        ),
+    )
     assert result.release.details["generalisation"]["suppressed_records"] == 2
     assert result.metrics[metric] == pytest.approx(HAND_REPORTED[metric])
 
@@ -439,17 +498,23 @@ def test_no_solution_is_one_clear_error():
     """k above the records: no transformation can satisfy it (the lattice's top puts every record in
     one group), which the run says before it starts."""
     table = _two_towns(2)
-    with pytest.raises(BadInput, match=r"k-anonymity cannot hold on this data whatever the method does: k = 50 is "
-                                        r"larger than the number of records \(42\)"):
+    with pytest.raises(
+        BadInput,
+        match=r"k-anonymity cannot hold on this data whatever the method does: k = 50 is "
+        r"larger than the number of records \(42\)",
+    ):
         search(table, ["k-anonymity:k=50"], 0.0, "loss")
 
 
-@pytest.mark.parametrize("levels, message", [
-    ("country:1", "'country', which is not a quasi-identifier"),
-    ("town:2", "level 2 of 'town' is above its hierarchy's height 1"),
-    ("town=2", "COLUMN:LEVEL"),
-    ("town:x", "whole number"),
-])
+@pytest.mark.parametrize(
+    "levels, message",
+    [
+        ("country:1", "'country', which is not a quasi-identifier"),
+        ("town:2", "level 2 of 'town' is above its hierarchy's height 1"),
+        ("town=2", "COLUMN:LEVEL"),
+        ("town:x", "whole number"),
+    ],
+)
 def test_bad_levels_are_refused(levels, message):
     with pytest.raises(BadInput, match=message):
         search(_two_towns(6), ["k-anonymity:k=5"], 0.2, "loss", levels)
@@ -545,11 +610,19 @@ def test_the_solution_space_says_what_the_exhaustive_oracle_says(seed, models, s
     listed = np.flatnonzero(space.status == NodeStatus.SOLUTION)
     frontier = set(space.frontier().tolist())
     for i in listed:  # on the frontier exactly when no listed solution is at least as good on both and better on one
-        beaten = any(space.suppressed[j] <= space.suppressed[i] and space.loss[j] < space.loss[i] or
-                     space.suppressed[j] < space.suppressed[i] and space.loss[j] <= space.loss[i] for j in listed)
-        assert (i in frontier) == (not beaten) or (not beaten and any(
-            space.suppressed[j] == space.suppressed[i] and space.loss[j] == space.loss[i] for j in frontier)), i
+        beaten = any(
+            space.suppressed[j] <= space.suppressed[i]
+            and space.loss[j] < space.loss[i]
+            or space.suppressed[j] < space.suppressed[i]
+            and space.loss[j] <= space.loss[i]
+            for j in listed
+        )
+        assert (i in frontier) == (not beaten) or (
+            not beaten
+            and any(space.suppressed[j] == space.suppressed[i] and space.loss[j] == space.loss[i] for j in frontier)
+        ), i
     assert space.params_for(best[2]) == {"levels": ";".join(f"{c}:{l}" for c, l in zip(space.columns, best[2]))}
     again = search(table, models, suppression, "loss", levels=space.params_for(best[2])["levels"]).release
     assert again.solution_space is None and again.details["generalisation"]["levels"] == dict(
-        zip(space.columns, best[2]))
+        zip(space.columns, best[2])
+    )

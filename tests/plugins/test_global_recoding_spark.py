@@ -38,13 +38,15 @@ def veil(capsys, *argv) -> tuple[int, str, str]:
 
 def random_table(seed: int, n: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "age": rng.integers(18, 90, n),
-        "sex": rng.choice(["f", "m"], n),
-        "zip": rng.choice([f"7{i:02d}" for i in range(rng.integers(3, 12))], n),
-        "disease": rng.choice(["flu", "cold", "hiv", "cancer", "asthma"][:rng.integers(2, 6)], n),
-        "income": rng.integers(0, 5, n) * 1000,
-    })
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "sex": rng.choice(["f", "m"], n),
+            "zip": rng.choice([f"7{i:02d}" for i in range(rng.integers(3, 12))], n),
+            "disease": rng.choice(["flu", "cold", "hiv", "cancer", "asthma"][: rng.integers(2, 6)], n),
+            "income": rng.integers(0, 5, n) * 1000,
+        }
+    )
 
 
 def rows(path: Path) -> list[tuple]:
@@ -72,9 +74,22 @@ CASES = [  # (seed, records, method parameters, models, sensitive)
 
 def test_an_unprotected_sensitive_column_is_refused_before_spark_starts(capsys, tmp_path):
     data = _inputs(tmp_path)
-    code, _, err = veil(capsys, "run", "--data", data, "--quasi", "age,sex", "--sensitive", "disease", "--method",
-                        "global-recoding:executor=spark,spark_master=spark://127.0.0.1:1", "--model",
-                        "k-anonymity:k=2", "--out", tmp_path / "out")
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,sex",
+        "--sensitive",
+        "disease",
+        "--method",
+        "global-recoding:executor=spark,spark_master=spark://127.0.0.1:1",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "out",
+    )
     assert code == 2 and "releases the column marked sensitive disease" in err and "--release-sensitive" in err, err
     assert not (tmp_path / "out").exists()
 
@@ -91,14 +106,35 @@ def test_spark_equals_the_in_memory_path(spark, capsys, tmp_path, seed, n, metho
         frame.iloc[part].to_parquet(folder / ("year=1" if i else ".") / f"part-{i}.parquet", index=False)
     roles = ["--quasi", "age,sex,zip", *(["--sensitive", sensitive] if sensitive else ["--identifier", "disease"])]
     model_args = [a for m in models for a in ("--model", m)]
-    code, _, err = veil(capsys, "run", "--data", data, *roles, "--method", f"global-recoding:{method}", *model_args,
-                        "--out", tmp_path / "memory", "--no-report", "--no-shuffle")
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        data,
+        *roles,
+        "--method",
+        f"global-recoding:{method}",
+        *model_args,
+        "--out",
+        tmp_path / "memory",
+        "--no-report",
+        "--no-shuffle",
+    )
     assert code == 0, err
     source = folder if parquet else data
     fmt = "parquet" if seed == 1 else "csv"
-    code, out, err = veil(capsys, "run", "--data", source, *roles, "--method",
-                          f"global-recoding:{method},{SPARK},part_format={fmt}", *model_args,
-                          "--out", tmp_path / "spark")
+    code, out, err = veil(
+        capsys,
+        "run",
+        "--data",
+        source,
+        *roles,
+        "--method",
+        f"global-recoding:{method},{SPARK},part_format={fmt}",
+        *model_args,
+        "--out",
+        tmp_path / "spark",
+    )
     assert code == 0, err
     assert out.strip() == str(tmp_path / "spark")
     memory = json.loads((tmp_path / "memory" / "manifest.json").read_text())
@@ -108,7 +144,8 @@ def test_spark_equals_the_in_memory_path(spark, capsys, tmp_path, seed, n, metho
     parts = spread["output"]["parts_of"]
     assert sum(p["rows"] for p in parts) == spread["output"]["rows"] == n == memory["output"]["rows"]
     assert {p["path"] for p in parts} | {"manifest.json", "report.html", "report.pdf"} == {
-        f.name for f in (tmp_path / "spark").iterdir()}
+        f.name for f in (tmp_path / "spark").iterdir()
+    }
     assert spread["verdict"]["holds"] and all(v["holds"] for v in spread["verdicts"])
     assert "disease" not in spread["output"]["columns"] or sensitive  # an identifier never reaches the release
     assert spread["removed_identifiers"] == memory["removed_identifiers"]  # and the report names it
@@ -120,9 +157,24 @@ def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
     folder.mkdir()
     for i, part in enumerate(np.array_split(np.arange(len(frame)), 4)):
         frame.iloc[part].to_csv(folder / f"p{i}.csv", index=False)
-    code, _, err = veil(capsys, "run", "--data", folder, "--quasi", "age,sex,zip", "--sensitive", "disease",
-                        "--method", f"global-recoding:suppression=0.05,{SPARK}", "--model", "k-anonymity:k=4",
-                        "--release-sensitive", "disease", "--out", tmp_path / "out")
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        folder,
+        "--quasi",
+        "age,sex,zip",
+        "--sensitive",
+        "disease",
+        "--method",
+        f"global-recoding:suppression=0.05,{SPARK}",
+        "--model",
+        "k-anonymity:k=4",
+        "--release-sensitive",
+        "disease",
+        "--out",
+        tmp_path / "out",
+    )
     assert code == 0, err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert len(manifest["output"]["parts_of"]) >= 2
@@ -155,8 +207,10 @@ def test_verify_rechecks_every_part_here_and_on_spark(spark, capsys, tmp_path):
 def _check_report(out: Path, manifest: dict, frame: pd.DataFrame, qis: list[str]) -> None:
     """The report of a release in parts gives the figures a count by hand of its parts (after) and of
     the input (before, on the quasi-identifiers) gives, as its manifest does."""
-    written = pd.concat([pd.read_csv(out / p["path"], dtype=str, keep_default_na=False)
-                         for p in manifest["output"]["parts_of"]], ignore_index=True)
+    written = pd.concat(
+        [pd.read_csv(out / p["path"], dtype=str, keep_default_na=False) for p in manifest["output"]["parts_of"]],
+        ignore_index=True,
+    )
     suppressed = int((written[qis] == "*").all(axis=1).sum())
     assert suppressed == manifest["details"]["generalisation"]["suppressed_records"] > 0
     html = (out / "report.html").read_text(encoding="utf-8")
@@ -165,7 +219,10 @@ def _check_report(out: Path, manifest: dict, frame: pd.DataFrame, qis: list[str]
         sizes = table.groupby(qis).size()
         figures = manifest["risk"][side]
         assert (figures["groups"], figures["smallest_group"], figures["records"]) == (
-            len(sizes), sizes.min(), len(frame))
+            len(sizes),
+            sizes.min(),
+            len(frame),
+        )
         assert figures["avg"] == pytest.approx(len(sizes) / len(frame))
         for key in ("groups", "smallest_group"):
             assert f'data-key="risk.{side}.{key}" data-value="{figures[key]!r}"' in html
@@ -186,9 +243,28 @@ def test_without_java_a_spark_run_says_so_in_one_line(tmp_path):
     for home in (str(tmp_path / "no-java"), None):
         if home is None:
             env.pop("JAVA_HOME")
-        done = subprocess.run([sys.executable, "-m", "veil.cli", "run", "--data", data, "--quasi", "age,sex",
-                               "--method", f"global-recoding:{SPARK}", "--model", "k-anonymity:k=2",
-                               "--out", tmp_path / "out"], capture_output=True, text=True, env=env, timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "veil.cli",
+                "run",
+                "--data",
+                data,
+                "--quasi",
+                "age,sex",
+                "--method",
+                f"global-recoding:{SPARK}",
+                "--model",
+                "k-anonymity:k=2",
+                "--out",
+                tmp_path / "out",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "Spark needs Java 17" in done.stderr, done.stderr
         assert not (tmp_path / "out").exists()
@@ -200,9 +276,20 @@ def test_an_unreachable_master_is_named_at_once(capsys, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"spark://127.0.0.1:{port}"
-    code, _, err = veil(capsys, "run", "--data", data, "--quasi", "age,sex", "--method",
-                        f"global-recoding:executor=spark,spark_master={url}", "--model", "k-anonymity:k=2",
-                        "--out", tmp_path / "out")
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        data,
+        "--quasi",
+        "age,sex",
+        "--method",
+        f"global-recoding:executor=spark,spark_master={url}",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "out",
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"cannot reach the Spark master {url}" in err and "waited at most" in err
     assert not (tmp_path / "out").exists()
@@ -219,8 +306,20 @@ def test_a_folder_of_files_with_different_schemas_is_refused(spark, capsys, tmp_
             frame.to_csv(folder / f"{name}.csv", index=False)
         else:
             frame.to_parquet(folder / f"{name}.parquet", index=False)
-    code, _, err = veil(capsys, "run", "--data", folder, "--quasi", "age,sex", "--method",
-                        f"global-recoding:{SPARK}", "--model", "k-anonymity:k=2", "--out", tmp_path / "out")
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        folder,
+        "--quasi",
+        "age,sex",
+        "--method",
+        f"global-recoding:{SPARK}",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        tmp_path / "out",
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "different schemas" in err and f"a.{fmt}" in err and f"b.{fmt}" in err
     assert not (tmp_path / "out").exists()
@@ -238,7 +337,7 @@ def test_the_counts_read_here_equal_the_counts_read_on_spark(spark, tmp_path):
     columns = ["age", "zip", "disease"]
     here, here_rows = read_counts(files, pd.read_parquet, columns)
     there, there_rows = SparkExecutor(MASTER).class_counts(files, "parquet", columns)
-    key = (lambda f: f.sort_values(columns).reset_index(drop=True)[columns + ["count"]].astype(str))
+    key = lambda f: f.sort_values(columns).reset_index(drop=True)[columns + ["count"]].astype(str)
     assert here_rows == there_rows == [200, 200, 200]
     assert key(here).equals(key(there))
     assert here["count"].sum() == len(frame)
@@ -248,8 +347,10 @@ def test_the_counts_read_here_equal_the_counts_read_on_spark(spark, tmp_path):
 def _loaded(seed: int, n: int):
     from veil.engine import Table
 
-    return Table.from_frame(random_table(seed, n), roles={"age": "quasi-identifier", "sex": "quasi-identifier",
-                                                          "zip": "quasi-identifier", "disease": "sensitive"})
+    return Table.from_frame(
+        random_table(seed, n),
+        roles={"age": "quasi-identifier", "sex": "quasi-identifier", "zip": "quasi-identifier", "disease": "sensitive"},
+    )
 
 
 def test_a_loaded_table_sent_to_spark_is_released_as_in_memory(spark, registry):
@@ -259,8 +360,12 @@ def test_a_loaded_table_sent_to_spark_is_released_as_in_memory(spark, registry):
     models = [PluginCall("k-anonymity", {"k": 4}), PluginCall("l-diversity", {"l": 2, "variant": "distinct"})]
     releases, messages = {}, []
     for executor in ("local", "spark"):
-        spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.03, "executor": executor,
-                                                      "spark_master": MASTER}), models, 0, ())
+        spec = RunSpec(
+            PluginCall("global-recoding", {"suppression": 0.03, "executor": executor, "spark_master": MASTER}),
+            models,
+            0,
+            (),
+        )
         ctx = Context(0, lambda fraction, message: messages.append(message))
         releases[executor] = execute(registry, data, spec, ctx).release
     local, spread = releases["local"], releases["spark"]
@@ -283,8 +388,12 @@ def test_cancel_stops_the_class_count_on_spark(spark):
     timer = threading.Thread(target=lambda: (started.wait(120), ctx.token.cancel()))
     timer.start()
     with pytest.raises(Cancelled):  # tasks sleeping far longer than the test: only the cancel ends them
-        run_job(spark.sparkContext, lambda: slow.map(lambda x: __import__("time").sleep(300) or x).collect(), ctx,
-                "sleeping")
+        run_job(
+            spark.sparkContext,
+            lambda: slow.map(lambda x: __import__("time").sleep(300) or x).collect(),
+            ctx,
+            "sleeping",
+        )
     timer.join()
     assert spark.sparkContext.parallelize(range(10), 2).sum() == 45  # the session still works
 
@@ -294,10 +403,33 @@ def test_csv_parts_escape_formulas_as_veils_csv_does(spark, capsys, tmp_path):
     data = tmp_path / "t.csv"
     frame.to_csv(data, index=False)
     args = ["--quasi", "age,sex", "--identifier", "zip,disease", "--model", "k-anonymity:k=2"]
-    assert veil(capsys, "run", "--data", data, *args, "--method", "global-recoding:levels=age:1", "--out",
-                tmp_path / "memory", "--no-report", "--no-shuffle")[0] == 0
-    code, _, err = veil(capsys, "run", "--data", data, *args, "--method", f"global-recoding:levels=age:1,{SPARK}",
-                        "--out", tmp_path / "spark")
+    assert (
+        veil(
+            capsys,
+            "run",
+            "--data",
+            data,
+            *args,
+            "--method",
+            "global-recoding:levels=age:1",
+            "--out",
+            tmp_path / "memory",
+            "--no-report",
+            "--no-shuffle",
+        )[0]
+        == 0
+    )
+    code, _, err = veil(
+        capsys,
+        "run",
+        "--data",
+        data,
+        *args,
+        "--method",
+        f"global-recoding:levels=age:1,{SPARK}",
+        "--out",
+        tmp_path / "spark",
+    )
     assert code == 0, err
     written = rows(tmp_path / "spark")
     assert written == rows(tmp_path / "memory")

@@ -40,15 +40,18 @@ def importer(registry, name):
     return registry.create("importer", name)
 
 
-PEOPLE = pd.DataFrame({
-    "age": [34, 51, 27, 62, 45],
-    "sex": ["female", "male", "male", "female", "male"],
-    "weight": [61.5, 80.25, np.nan, 70.0, 93.125],
-    "city": ["Zürich", "Köln", "Paris", "Málaga", "Paris"],
-})
+PEOPLE = pd.DataFrame(
+    {
+        "age": [34, 51, 27, 62, 45],
+        "sex": ["female", "male", "male", "female", "male"],
+        "weight": [61.5, 80.25, np.nan, 70.0, 93.125],
+        "city": ["Zürich", "Köln", "Paris", "Málaga", "Paris"],
+    }
+)
 
 
 # -- delimited text -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "utf-16"])
 @pytest.mark.parametrize("delimiter", [",", ";", "\t", "|"])
@@ -97,13 +100,16 @@ def test_headerless_names_option(registry, tmp_path):
     assert table.frame["score"].tolist() == [2.5, 3.5]
 
 
-@pytest.mark.parametrize("text, header", [
-    ("sex;age\nmale;30\nfemale;41\n", True),                       # text over a numeric column
-    ("sex,race\nmale,white\nfemale,black\nmale,black\n", True),   # all text, names never recur
-    ("male,white\nfemale,white\nmale,black\n", False),             # all text, 'white' recurs
-    ("1,2\n3,4\n", False),                                         # numbers first
-    ("a,b\n1,x\n2,y\n", True),
-])
+@pytest.mark.parametrize(
+    "text, header",
+    [
+        ("sex;age\nmale;30\nfemale;41\n", True),  # text over a numeric column
+        ("sex,race\nmale,white\nfemale,black\nmale,black\n", True),  # all text, names never recur
+        ("male,white\nfemale,white\nmale,black\n", False),  # all text, 'white' recurs
+        ("1,2\n3,4\n", False),  # numbers first
+        ("a,b\n1,x\n2,y\n", True),
+    ],
+)
 def test_header_detection(registry, tmp_path, text, header):
     path = tmp_path / "t.csv"
     path.write_text(text)
@@ -143,7 +149,8 @@ def test_quoted_line_break_keeps_line_numbers_right(registry, tmp_path):
 
 
 TEXT = st.text(alphabet="abcdefXYZ éüßä,;|\"", min_size=1, max_size=8).filter(
-    lambda s: s == s.strip() and s.lower() not in ("nan", "inf", "infinity"))
+    lambda s: s == s.strip() and s.lower() not in ("nan", "inf", "infinity")
+)
 
 
 @st.composite
@@ -153,7 +160,7 @@ def small_frames(draw):
     for j in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["int", "float", "text"]))
         if kind == "int":
-            columns[f"c{j}"] = draw(st.lists(st.integers(-10**12, 10**12), min_size=n, max_size=n))
+            columns[f"c{j}"] = draw(st.lists(st.integers(-(10**12), 10**12), min_size=n, max_size=n))
         elif kind == "float":
             values = st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=64), st.just(np.nan))
             columns[f"c{j}"] = pd.Series(draw(st.lists(values, min_size=n, max_size=n)), dtype=float)
@@ -163,8 +170,11 @@ def small_frames(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(frame=small_frames(), delimiter=st.sampled_from([",", ";", "\t", "|"]),
-       encoding=st.sampled_from(["utf-8", "utf-8-sig", "cp1252", "utf-16"]))
+@given(
+    frame=small_frames(),
+    delimiter=st.sampled_from([",", ";", "\t", "|"]),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "cp1252", "utf-16"]),
+)
 def test_random_frames_round_trip_through_csv(registry, frame, delimiter, encoding):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "random.csv"
@@ -226,6 +236,7 @@ def test_empty_file_through_the_importer_itself(registry, tmp_path):
 
 # -- Excel, Parquet, ARFF ---------------------------------------------------------------------------
 
+
 def test_excel_round_trip_with_typed_cells(registry, tmp_path):
     admitted = pd.to_datetime(["2020-01-02", "2021-03-04", "2019-12-31", "2022-07-08", "2020-05-06"])
     frame = PEOPLE.assign(smoker=[True, False, False, True, False], admitted=admitted)
@@ -275,24 +286,29 @@ def test_arff_round_trip_with_nominal_and_missing_values(registry, tmp_path):
     path = tmp_path / "people.arff"
     path.write_text(ARFF, encoding="utf-8")
     table = read(registry, path)
-    expected = pd.DataFrame({
-        "age": np.array([34, 51, 27], dtype=np.int64),
-        "home city": pd.Categorical(["Zürich", "Köln", None], categories=["Zürich", "Köln", "Paris"]),
-        "weight": [61.5, np.nan, 80.25],
-        "class": pd.Categorical(["yes", "no", "no"], categories=["yes", "no"]),
-    })
+    expected = pd.DataFrame(
+        {
+            "age": np.array([34, 51, 27], dtype=np.int64),
+            "home city": pd.Categorical(["Zürich", "Köln", None], categories=["Zürich", "Köln", "Paris"]),
+            "weight": [61.5, np.nan, 80.25],
+            "class": pd.Categorical(["yes", "no", "no"], categories=["yes", "no"]),
+        }
+    )
     pd.testing.assert_frame_equal(table.frame, expected)
     assert table.schema["home city"].kind is Kind.CATEGORICAL
 
 
-@pytest.mark.parametrize("name, content, through, message", [
-    ("broken.xlsx", b"PK\x03\x04 not really a workbook", "excel", "broken.xlsx is not a readable Excel"),
-    ("broken.parquet", b"PAR1 garbage", "parquet", "broken.parquet is not a readable Parquet"),
-    ("broken.arff", b"@relation x\n@attribute a {p,q}\n@data\nr\n", "arff", "broken.arff is not a readable ARFF"),
-    ("broken.svm", b"1 1:0.5 3:2\nnot libsvm at all\n", "libsvm", "broken.svm line 2 is not 'label index:value"),
-    ("broken.mat", b"MATLAB 5.0 MAT-file, but nothing else", "mat", "broken.mat is not a readable MATLAB"),
-    ("items.dat", b"1 2 3\n", "transactions", "separated by spaces or commas, not ';'"),
-])
+@pytest.mark.parametrize(
+    "name, content, through, message",
+    [
+        ("broken.xlsx", b"PK\x03\x04 not really a workbook", "excel", "broken.xlsx is not a readable Excel"),
+        ("broken.parquet", b"PAR1 garbage", "parquet", "broken.parquet is not a readable Parquet"),
+        ("broken.arff", b"@relation x\n@attribute a {p,q}\n@data\nr\n", "arff", "broken.arff is not a readable ARFF"),
+        ("broken.svm", b"1 1:0.5 3:2\nnot libsvm at all\n", "libsvm", "broken.svm line 2 is not 'label index:value"),
+        ("broken.mat", b"MATLAB 5.0 MAT-file, but nothing else", "mat", "broken.mat is not a readable MATLAB"),
+        ("items.dat", b"1 2 3\n", "transactions", "separated by spaces or commas, not ';'"),
+    ],
+)
 def test_broken_files_are_refused_and_left_untouched(registry, tmp_path, name, content, through, message):
     path = tmp_path / name
     path.write_bytes(content)
@@ -301,6 +317,7 @@ def test_broken_files_are_refused_and_left_untouched(registry, tmp_path, name, c
 
 
 # -- LIBSVM, MATLAB -----------------------------------------------------------------------------
+
 
 def test_libsvm_round_trip_gives_dense_features_and_target_label(registry, tmp_path):
     from sklearn.datasets import dump_svmlight_file
@@ -334,11 +351,14 @@ def test_mat_round_trip_gives_features_and_target_y(registry, tmp_path, sparse):
     assert all(table.schema[f"f{j}"].role is Role.INSENSITIVE for j in range(1, 6))
 
 
-@pytest.mark.parametrize("variables, message", [
-    ({"X": np.eye(3)}, r"small\.mat has no variable Y \(the class vector\); it holds X"),
-    ({"Y": np.ones((3, 1))}, r"small\.mat has no variable X"),
-    ({"X": np.eye(3), "Y": np.ones((4, 1))}, r"Y has 4 labels for the 3 rows of X"),
-])
+@pytest.mark.parametrize(
+    "variables, message",
+    [
+        ({"X": np.eye(3)}, r"small\.mat has no variable Y \(the class vector\); it holds X"),
+        ({"Y": np.ones((3, 1))}, r"small\.mat has no variable X"),
+        ({"X": np.eye(3), "Y": np.ones((4, 1))}, r"Y has 4 labels for the 3 rows of X"),
+    ],
+)
 def test_mat_without_x_or_y_is_refused(registry, tmp_path, variables, message):
     path = tmp_path / "small.mat"
     scipy.io.savemat(path, variables)
@@ -350,12 +370,15 @@ def test_mat_without_x_or_y_is_refused(registry, tmp_path, variables, message):
 TRANSACTIONS = [[1, 2, 5], [2, 4], [1, 2, 3, 4, 5], [3]]
 
 
-@pytest.mark.parametrize("name, layout", [
-    ("fimi.dat", "{} \n"),                       # FIMI: space-separated, trailing space
-    ("spmf.txt", "{}\n"),
-    ("bms.txt", "{}\n"),                         # comma-separated (BMS-WebView in SPMF)
-    ("comments.spmf", "{}\n"),
-])
+@pytest.mark.parametrize(
+    "name, layout",
+    [
+        ("fimi.dat", "{} \n"),  # FIMI: space-separated, trailing space
+        ("spmf.txt", "{}\n"),
+        ("bms.txt", "{}\n"),  # comma-separated (BMS-WebView in SPMF)
+        ("comments.spmf", "{}\n"),
+    ],
+)
 def test_transactions_round_trip(registry, tmp_path, name, layout):
     sep = "," if name == "bms.txt" else " "
     lines = [layout.format(sep.join(map(str, t))) for t in TRANSACTIONS]
@@ -370,15 +393,18 @@ def test_transactions_round_trip(registry, tmp_path, name, layout):
     assert matrix.meta["sha256"] == sha256_file(path)
 
 
-@pytest.mark.parametrize("name, content, expected", [
-    ("items.dat", "3 7 9\n1 2\n4 5 6\n", BinaryMatrix),       # lengths vary
-    ("items.txt", "1 2 3\n2 3 4\n1 3 4\n", BinaryMatrix),     # equal lengths, items increasing
-    ("table.dat", "3 1 2\n2 2 4\n1 3 4\n", Table),             # repeated item in a row: a table
-    ("table.txt", "3 1 2\n2 3 1\n1 3 4\n", Table),             # equal lengths, not increasing
-    ("decimals.dat", "1.5 2\n3.5 4\n", Table),
-    ("numbers.csv", "1,2,3\n4\n", None),                       # .csv is never transactions
-    ("sonar.all-data", "0.1,0.2,R\n0.3,0.4,M\n", Table),       # unknown extension, delimited text
-])
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("items.dat", "3 7 9\n1 2\n4 5 6\n", BinaryMatrix),  # lengths vary
+        ("items.txt", "1 2 3\n2 3 4\n1 3 4\n", BinaryMatrix),  # equal lengths, items increasing
+        ("table.dat", "3 1 2\n2 2 4\n1 3 4\n", Table),  # repeated item in a row: a table
+        ("table.txt", "3 1 2\n2 3 1\n1 3 4\n", Table),  # equal lengths, not increasing
+        ("decimals.dat", "1.5 2\n3.5 4\n", Table),
+        ("numbers.csv", "1,2,3\n4\n", None),  # .csv is never transactions
+        ("sonar.all-data", "0.1,0.2,R\n0.3,0.4,M\n", Table),  # unknown extension, delimited text
+    ],
+)
 def test_sniffing_tells_transactions_from_tables(registry, tmp_path, name, content, expected):
     path = tmp_path / name
     path.write_text(content)
@@ -403,6 +429,7 @@ def test_every_importer_is_registered_with_a_kebab_name(registry):
 
 # -- the real benchmark files -----------------------------------------------------------------------
 
+
 @pytest.mark.dataset
 def test_adult_data_is_headerless_with_15_columns(registry, datasets_dir):
     path = datasets_dir / "adult" / "adult.data"
@@ -419,8 +446,17 @@ def test_adult_data_is_headerless_with_15_columns(registry, datasets_dir):
 def test_adult_arx_csv_has_a_semicolon_header(registry, datasets_dir):
     table = read(registry, datasets_dir / "adult_arx" / "adult.csv")
     assert table.n_rows == 30162
-    assert table.columns == ["sex", "age", "race", "marital-status", "education", "native-country",
-                             "workclass", "occupation", "salary-class"]
+    assert table.columns == [
+        "sex",
+        "age",
+        "race",
+        "marital-status",
+        "education",
+        "native-country",
+        "workclass",
+        "occupation",
+        "salary-class",
+    ]
     assert table.schema["age"].kind is Kind.NUMERIC
 
 
@@ -441,10 +477,13 @@ def test_basehock_mat(registry, datasets_dir):
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("relative, n, m", [
-    ("fimi_T10I4D100K/T10I4D100K.dat", 100_000, 870),
-    ("bms_webview_1/BMS1_itemset_mining.txt", 59_602, 497),
-])
+@pytest.mark.parametrize(
+    "relative, n, m",
+    [
+        ("fimi_T10I4D100K/T10I4D100K.dat", 100_000, 870),
+        ("bms_webview_1/BMS1_itemset_mining.txt", 59_602, 497),
+    ],
+)
 def test_transaction_benchmarks(registry, datasets_dir, relative, n, m):
     matrix = read(registry, datasets_dir / relative)
     assert isinstance(matrix, BinaryMatrix) and matrix.shape == (n, m)

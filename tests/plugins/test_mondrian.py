@@ -9,16 +9,39 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (BUCKETISED_TABLE, GENERALISED_TABLE, BadInput, Context, GroupView, Hierarchy, PluginCall, Role,
-                         RunSpec, Table, execute, make_registry, view_of_frame)
+from veil.engine import (
+    BUCKETISED_TABLE,
+    GENERALISED_TABLE,
+    BadInput,
+    Context,
+    GroupView,
+    Hierarchy,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    view_of_frame,
+)
 from veil.engine.run.runs import bind_model
 from veil.plugins.anonymisation.mondrian import partition
 
 REGISTRY = make_registry()
-MODELS = ["k-anonymity:k=2", "k-anonymity:k=4", "l-diversity:l=1.5", "l-diversity:l=2,variant=distinct",
-          "l-diversity:l=1.5,variant=entropy", "l-diversity:l=2,variant=recursive,c=3", "t-closeness:t=0.15",
-          "t-closeness:t=0.3,distance=emd", "t-closeness:t=0.15,distance=js", "delta-disclosure:delta=0.8",
-          "delta-disclosure:delta=0.8,sides=1", "l-diversity:l=1.5,variant=entropy,estimator=grassberger"]
+MODELS = [
+    "k-anonymity:k=2",
+    "k-anonymity:k=4",
+    "l-diversity:l=1.5",
+    "l-diversity:l=2,variant=distinct",
+    "l-diversity:l=1.5,variant=entropy",
+    "l-diversity:l=2,variant=recursive,c=3",
+    "t-closeness:t=0.15",
+    "t-closeness:t=0.3,distance=emd",
+    "t-closeness:t=0.15,distance=js",
+    "delta-disclosure:delta=0.8",
+    "delta-disclosure:delta=0.8,sides=1",
+    "l-diversity:l=1.5,variant=entropy,estimator=grassberger",
+]
 
 
 @st.composite
@@ -28,12 +51,23 @@ def tables(draw):
     leaves = ["a", "b", "c", "d", "e", "f"][: draw(st.integers(2, 6))]
     mids = rng.integers(0, draw(st.integers(1, 3)), len(leaves))
     hierarchy = Hierarchy.from_levels({leaf: [f"m{m}", "*"] for leaf, m in zip(leaves, mids)})
-    frame = pd.DataFrame({"age": rng.integers(20, 20 + draw(st.integers(1, 30)), n),
-                          "town": rng.choice(leaves, n),
-                          "sex": rng.choice(["F", "M"], n),
-                          "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.3, 0.2])})
-    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "town": Role.QUASI_IDENTIFIER,
-                                           "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 20 + draw(st.integers(1, 30)), n),
+            "town": rng.choice(leaves, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.3, 0.2]),
+        }
+    )
+    table = Table.from_frame(
+        frame,
+        roles={
+            "age": Role.QUASI_IDENTIFIER,
+            "town": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "dx": Role.SENSITIVE,
+        },
+    )
     return table.with_hierarchy("town", hierarchy)
 
 
@@ -178,26 +212,36 @@ def test_bucketisation_keeps_each_groups_sensitive_multiset(table, seed):
     for g in np.unique(release.groups):
         original = sorted(table.frame["dx"][release.groups == g])
         assert sorted(part.loc[part["group"] == g, "dx"]) == original
-        assert sorted(release.frame.loc[release.frame["group"] == g].index) == \
-            np.flatnonzero(release.groups == g).tolist()
+        assert (
+            sorted(release.frame.loc[release.frame["group"] == g].index) == np.flatnonzero(release.groups == g).tolist()
+        )
 
 
 def test_a_model_the_whole_table_fails_is_refused():
     frame = pd.DataFrame({"age": [30, 31, 32, 33], "dx": ["flu", "flu", "flu", "hiv"]})
     table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
     # the model's own reason when it gives one: 'flu' is 3/4 of the table, so l = 2 (no value above 1/2) cannot hold
-    with pytest.raises(BadInput, match=r"l-diversity cannot hold on this data whatever the method does on the "
-                                       r"sensitive column 'dx': l = 2 allows no value above 1/l = 0.5 of a group, "
-                                       r"but 'flu' is 0.75 of the whole table.*at most l = 1.333\); relax"):
+    with pytest.raises(
+        BadInput,
+        match=r"l-diversity cannot hold on this data whatever the method does on the "
+        r"sensitive column 'dx': l = 2 allows no value above 1/l = 0.5 of a group, "
+        r"but 'flu' is 0.75 of the whole table.*at most l = 1.333\); relax",
+    ):
         execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 2})))
     with pytest.raises(BadInput, match="l = 3 is above the number of distinct sensitive values \\(2\\)"):
-        execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 3,
-                                                                                          "variant": "distinct"})))
+        execute(
+            REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 3, "variant": "distinct"}))
+        )
     # else its verdict on the one group: recursive (2, 2) needs 3 < 2 · 1
-    with pytest.raises(BadInput, match="whatever the method does on the sensitive column 'dx': with all 4 records in "
-                                       "one group it still fails"):
-        execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {
-            "l": 2, "variant": "recursive", "c": 2})))
+    with pytest.raises(
+        BadInput,
+        match="whatever the method does on the sensitive column 'dx': with all 4 records in one group it still fails",
+    ):
+        execute(
+            REGISTRY,
+            table,
+            RunSpec(PluginCall("mondrian"), PluginCall("l-diversity", {"l": 2, "variant": "recursive", "c": 2})),
+        )
 
 
 def test_cancel_stops_a_run():
@@ -209,23 +253,35 @@ def test_cancel_stops_a_run():
     token = CancelToken()
     token.cancel()
     with pytest.raises(Cancelled):
-        execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5})),
-                Context(0, token=token))
+        execute(
+            REGISTRY,
+            table,
+            RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 5})),
+            Context(0, token=token),
+        )
 
 
 def _two_sensitive(seed):
     rng = np.random.default_rng(seed)
     n = 60
-    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
-                          "dx": rng.choice(["flu", "hiv", "cold"], n),
-                          "pay": np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), 9)})
-    return frame, Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
-                                                 "dx": Role.SENSITIVE, "pay": Role.SENSITIVE})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "hiv", "cold"], n),
+            "pay": np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), 9),
+        }
+    )
+    return frame, Table.from_frame(
+        frame,
+        roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE, "pay": Role.SENSITIVE},
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("model", ["l-diversity:l=2,variant=distinct", "t-closeness:t=0.25",
-                                   "delta-disclosure:delta=1.2,sides=1"])
+@pytest.mark.parametrize(
+    "model", ["l-diversity:l=2,variant=distinct", "t-closeness:t=0.25", "delta-disclosure:delta=1.2,sides=1"]
+)
 def test_every_sensitive_column_steers_the_search(seed, model):
     """With two sensitive columns, every partition Mondrian makes passes the model on each (the
     model's verdict on the final groups, one column at a time), and it still splits."""
@@ -257,12 +313,24 @@ def test_mondrian_under_a_distance_that_follows_the_sensitive_hierarchy(distance
     recomputed from the final groups."""
     rng = np.random.default_rng(3)
     n = 200
-    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
-                          "dx": rng.choice(["flu", "cold", "ulcer", "colitis"], n)})
-    tree = Hierarchy.from_levels({"flu": ["respiratory", "*"], "cold": ["respiratory", "*"],
-                                  "ulcer": ["digestive", "*"], "colitis": ["digestive", "*"]}).with_name("dx")
-    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
-                                           "dx": Role.SENSITIVE}).with_hierarchy("dx", tree)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "cold", "ulcer", "colitis"], n),
+        }
+    )
+    tree = Hierarchy.from_levels(
+        {
+            "flu": ["respiratory", "*"],
+            "cold": ["respiratory", "*"],
+            "ulcer": ["digestive", "*"],
+            "colitis": ["digestive", "*"],
+        }
+    ).with_name("dx")
+    table = Table.from_frame(
+        frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
+    ).with_hierarchy("dx", tree)
     call = PluginCall("t-closeness", {"t": 0.1, "distance": distance})
     result = execute(REGISTRY, table, RunSpec(PluginCall("mondrian"), call))
     assert result.verdict.holds and result.release.hierarchies["dx"] == tree

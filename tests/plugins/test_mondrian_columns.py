@@ -11,8 +11,20 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import (BadInput, Context, GroupView, Hierarchy, NodeValue, PluginCall, Role, RunSpec, Table, execute,
-                         make_registry, unused_hierarchies)
+from veil.engine import (
+    BadInput,
+    Context,
+    GroupView,
+    Hierarchy,
+    NodeValue,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    unused_hierarchies,
+)
 from veil.engine.run.runs import bind_model
 from veil.plugins.anonymisation.mondrian import Mondrian, ordered_hierarchy, partition, set_label, value_order
 
@@ -28,13 +40,25 @@ def tables(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**31)))
     top = 20 + draw(st.integers(1, 30))
     towns = ["a", "b", "c", "d", "e", "f", "g"][: draw(st.integers(2, 7))]
-    frame = pd.DataFrame({"age": rng.integers(20, top + 1, n),
-                          "town": rng.choice(towns, n, p=rng.dirichlet(np.ones(len(towns)))),
-                          "sex": rng.choice(["F", "M"], n),
-                          "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.3, 0.2]),
-                          "y": rng.choice(["no", "yes"], n)})
-    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "town": Role.QUASI_IDENTIFIER,
-                                           "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE, "y": Role.TARGET})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, top + 1, n),
+            "town": rng.choice(towns, n, p=rng.dirichlet(np.ones(len(towns)))),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.3, 0.2]),
+            "y": rng.choice(["no", "yes"], n),
+        }
+    )
+    table = Table.from_frame(
+        frame,
+        roles={
+            "age": Role.QUASI_IDENTIFIER,
+            "town": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "dx": Role.SENSITIVE,
+            "y": Role.TARGET,
+        },
+    )
     width, fanout = draw(st.integers(1, 6)), draw(st.integers(2, 3))
     return table.with_hierarchy("age", Hierarchy.intervals(range(20, top + 1), width=width, fanout=fanout))
 
@@ -110,9 +134,13 @@ def _as_sets(groups):
     return sorted(tuple(np.flatnonzero(groups == g).tolist()) for g in np.unique(groups))
 
 
-PARAMS = st.fixed_dictionaries({"numbers": st.sampled_from(["hierarchy", "median"]),
-                                "categories": st.sampled_from(["set", "hierarchy", "star"]),
-                                "order": st.sampled_from(["frequency", "target"])})
+PARAMS = st.fixed_dictionaries(
+    {
+        "numbers": st.sampled_from(["hierarchy", "median"]),
+        "categories": st.sampled_from(["set", "hierarchy", "star"]),
+        "order": st.sampled_from(["frequency", "target"]),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -178,8 +206,9 @@ def test_value_order_by_frequency_and_by_target():
     labels, _ = value_order(table, "c", "target")  # class 1 (5 of 8) shares: y 1/3, z 2/3, x 1
     assert labels == ["y", "z", "x"]
     frame["t"] = [0, 0, 0, 1, 1, 1, 0, 0]  # class 0 most frequent: x 1, y 1, z 0
-    labels, _ = value_order(Table.from_frame(frame, roles={"c": Role.QUASI_IDENTIFIER, "t": Role.TARGET}), "c",
-                            "target")
+    labels, _ = value_order(
+        Table.from_frame(frame, roles={"c": Role.QUASI_IDENTIFIER, "t": Role.TARGET}), "c", "target"
+    )
     assert labels == ["z", "x", "y"]
     with pytest.raises(BadInput, match="order=target"):
         value_order(Table.from_frame(frame[["c"]], roles={"c": Role.QUASI_IDENTIFIER}), "c", "target")
@@ -187,10 +216,14 @@ def test_value_order_by_frequency_and_by_target():
 
 # ---------------------------------------------------------------------------------- hierarchies never ignored silently
 def _adult_like():
-    frame = pd.DataFrame({"age": [23, 37, 41, 58, 23, 37], "edu": ["a", "b", "a", "b", "a", "b"],
-                          "dx": ["flu", "hiv", "flu", "cold", "hiv", "flu"]})
-    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "edu": Role.INSENSITIVE,
-                                           "dx": Role.SENSITIVE})
+    frame = pd.DataFrame(
+        {
+            "age": [23, 37, 41, 58, 23, 37],
+            "edu": ["a", "b", "a", "b", "a", "b"],
+            "dx": ["flu", "hiv", "flu", "cold", "hiv", "flu"],
+        }
+    )
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "edu": Role.INSENSITIVE, "dx": Role.SENSITIVE})
     table = table.with_hierarchy("age", Hierarchy.intervals(range(0, 100), width=10, fanout=2))
     return table.with_hierarchy("edu", Hierarchy.flat(["a", "b"]))
 
@@ -204,8 +237,8 @@ def test_every_unused_hierarchy_is_named_before_the_run():
     for method in ("hilbert", "patternka-relational", "global-recoding"):
         assert unused_hierarchies(REGISTRY, table, PluginCall(method)) == notes
     assert unused_hierarchies(REGISTRY, table, PluginCall("all-features")) == (
-        "method 'all-features' does not generalise along hierarchies: the hierarchy given for 'age', 'edu' is "
-        "not used",)
+        "method 'all-features' does not generalise along hierarchies: the hierarchy given for 'age', 'edu' is not used",
+    )
     bare = Table.from_frame(table.frame, roles={"age": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
     assert unused_hierarchies(REGISTRY, bare, PluginCall("all-features")) == ()
 
@@ -218,8 +251,18 @@ def test_the_command_line_says_so_before_it_runs(tmp_path, capsys):
     data.write_text("\n".join(rows) + "\n")
     hierarchy = tmp_path / "age.csv"
     hierarchy.write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(0, 100)))
-    common = ["run", "--data", str(data), "--quasi", "age,sex", "--hierarchy", f"age={hierarchy}", "--model",
-              "k-anonymity:k=3", "--no-report"]
+    common = [
+        "run",
+        "--data",
+        str(data),
+        "--quasi",
+        "age,sex",
+        "--hierarchy",
+        f"age={hierarchy}",
+        "--model",
+        "k-anonymity:k=3",
+        "--no-report",
+    ]
     assert main([*common, "--method", "mondrian:numbers=median", "--out", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
     assert err.startswith("note: method 'mondrian' with these parameters generalises numbers to ranges")
@@ -238,15 +281,27 @@ def test_a_study_names_the_unused_hierarchy_once_before_its_runs(tmp_path, capsy
     data = tmp_path / "t.csv"
     data.write_text("age,sex\n" + "".join(f"{20 + i % 30},{'FM'[i % 2]}\n" for i in range(60)))
     study = tmp_path / "s.json"
-    study.write_text(json.dumps({
-        "data": {"path": "t.csv", "quasi_identifiers": ["age", "sex"],
-                 "hierarchies": {"age": "intervals:width=10,fanout=2,bottom=25"}},
-        "model": "k-anonymity", "sweep": {"k": [2, 3]}, "metrics": ["ncp"],
-        "methods": [{"name": "mondrian", "params": {"numbers": "median"}}, "mondrian"]}))
+    study.write_text(
+        json.dumps(
+            {
+                "data": {
+                    "path": "t.csv",
+                    "quasi_identifiers": ["age", "sex"],
+                    "hierarchies": {"age": "intervals:width=10,fanout=2,bottom=25"},
+                },
+                "model": "k-anonymity",
+                "sweep": {"k": [2, 3]},
+                "metrics": ["ncp"],
+                "methods": [{"name": "mondrian", "params": {"numbers": "median"}}, "mondrian"],
+            }
+        )
+    )
     assert main(["study", str(study), "--out", str(tmp_path / "out")]) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
-    assert notes == ["note: method 'mondrian' with these parameters generalises numbers to ranges of their values: "
-                     "the hierarchy given for the numeric column 'age' is not used"]
+    assert notes == [
+        "note: method 'mondrian' with these parameters generalises numbers to ranges of their values: "
+        "the hierarchy given for the numeric column 'age' is not used"
+    ]
 
 
 @pytest.mark.parametrize("method", ["hilbert", "patternka-relational", "mondrian"])

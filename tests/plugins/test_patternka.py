@@ -7,8 +7,17 @@ import itertools
 import numpy as np
 import pytest
 
-from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, verify_file,
-                         verify_manifest, write_release)
+from veil.engine import (
+    Context,
+    ExportOptions,
+    PluginCall,
+    RunSpec,
+    SetValued,
+    execute,
+    verify_file,
+    verify_manifest,
+    write_release,
+)
 from veil.plugins.setvalued._grouping import information_loss
 from veil.plugins.setvalued.patternka import patternka_groups
 
@@ -35,8 +44,9 @@ def brute_patternka(rows: list[set], m: int, k: int):
         alive = [i for i in alive if i not in members]
     for i in alive:  # leftovers, in input order, to the group whose loss grows least
         sizes = [groups.count(g) for g in range(len(centres))]
-        growth = [sizes[g] * (len(c) - len(c & rows[i])) + len(rows[i]) - len(c & rows[i])
-                  for g, c in enumerate(centres)]
+        growth = [
+            sizes[g] * (len(c) - len(c & rows[i])) + len(rows[i]) - len(c & rows[i]) for g, c in enumerate(centres)
+        ]
         g = growth.index(min(growth))
         groups[i] = g
         centres[g] = centres[g] & rows[i]
@@ -45,8 +55,11 @@ def brute_patternka(rows: list[set], m: int, k: int):
 
 def random_sets(rng, n, m, p):
     rows = [{j for j in range(m) if rng.random() < p[j]} for _ in range(n)]
-    return rows, SetValued(np.concatenate(([0], np.cumsum([len(r) for r in rows]))),
-                           [j for r in rows for j in sorted(r)], [f"i{j:02d}" for j in range(m)])
+    return rows, SetValued(
+        np.concatenate(([0], np.cumsum([len(r) for r in rows]))),
+        [j for r in rows for j in sorted(r)],
+        [f"i{j:02d}" for j in range(m)],
+    )
 
 
 @pytest.mark.parametrize("dfs_rows", [None, 0])
@@ -68,8 +81,20 @@ def test_matches_brute_force_algorithm_1(dfs_rows, monkeypatch):
         assert np.bincount(got.groups).min() >= k
 
 
-@pytest.mark.parametrize("off", ["closed", "length_pruning", "cache", "bitset_update", "compiled_search", "carry_bounds",
-                                 "deep_bounds", "greedy_floor", "all_ties"])
+@pytest.mark.parametrize(
+    "off",
+    [
+        "closed",
+        "length_pruning",
+        "cache",
+        "bitset_update",
+        "compiled_search",
+        "carry_bounds",
+        "deep_bounds",
+        "greedy_floor",
+        "all_ties",
+    ],
+)
 def test_each_speed_up_changes_no_output(off, monkeypatch):
     rng = np.random.default_rng(5)
     if off in ("carry_bounds", "deep_bounds", "greedy_floor", "all_ties"):  # the compiled search's own: every mining
@@ -165,6 +190,7 @@ def test_a_set_valued_release_needs_an_item_set_format(registry, tmp_path):
     sets = SetValued.from_sets([["a"], ["a"], ["b"], ["b"]])
     result = execute(registry, sets, RunSpec(PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 2})))
     from veil.engine import BadInput
+
     with pytest.raises(BadInput, match="itemsets"):
         write_release(registry, result, tmp_path, ExportOptions("csv"))
 
@@ -185,8 +211,15 @@ def test_netflix_shaped_generator_at_a_tenth_has_the_statistics_of_the_papers_ta
     own probabilities, not the draw); a tenth of the records keeps the mean (within four standard
     errors of the law's spread), holds every item, stays within the largest, and its item counts follow
     BMS-WebView-2's Zipf exponent."""
-    from benchmarks.synthetic import (COUNTS_EXPONENT, NETFLIX, length_law, length_mean, length_probabilities,
-                                      power_law_sets, zipf_exponent)
+    from benchmarks.synthetic import (
+        COUNTS_EXPONENT,
+        NETFLIX,
+        length_law,
+        length_mean,
+        length_probabilities,
+        power_law_sets,
+        zipf_exponent,
+    )
 
     assert NETFLIX == {"records": 410_201, "items": 4_496, "max_items": 2_060, "mean_items": 13.4}
     mu, sigma = length_law(13.4, 2_060, 410_201)
@@ -232,6 +265,8 @@ def test_the_generator_draws_distinct_items_as_one_at_a_time_would():
     share = np.mean((first == 0) & (second == 1))
     assert abs(share - (6 / 11 * 3 / 5 + 3 / 11 * 6 / 8)) < 4 * np.sqrt(0.25 / two.sum())
     assert 19_000 < two.sum() < 21_000
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
 def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(registry, tmp_path, monkeypatch, chunk):
     """Whatever the chunk size (one line, lines cut mid-chunk, the whole file), the streamed read-back
@@ -240,8 +275,10 @@ def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(regis
 
     monkeypatch.setattr(itemsets, "READ_CHUNK_BYTES", chunk)
     rng = np.random.default_rng(chunk)
-    rows = [sorted({f"it em{j}" if j % 3 == 0 else f"i{j}" for j in rng.choice(12, rng.integers(0, 6), False)})
-            for _ in range(40)]
+    rows = [
+        sorted({f"it em{j}" if j % 3 == 0 else f"i{j}" for j in rng.choice(12, rng.integers(0, 6), False)})
+        for _ in range(40)
+    ]
     centres = SetValued.from_sets(rows)
     path = tmp_path / "r.dat"
     exporter = registry.exporter("itemsets")
@@ -295,8 +332,9 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
         for selection in ("lexicographic", "random"):
             # (without every tie cached: with it, fewer minings are left to stop short)
             short = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, all_ties=False)
-            filled = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False,
-                                      all_ties=False)
+            filled = patternka_groups(
+                sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False, all_ties=False
+            )
             assert short.groups.tolist() == filled.groups.tolist(), (k, selection)
             assert short.patterns == filled.patterns
     assert sum(f > 0 for f in floors) >= 10, floors
@@ -353,23 +391,30 @@ def test_the_records_holding_many_itemsets_at_once_match_brute_force():
         n, m = int(rng.integers(1, 200)), int(rng.integers(1, 200))
         rows, sets = random_sets(rng, n, m, rng.uniform(0.05, 0.9, size=m))
         alive = rng.random(n) < 0.8
-        itemsets = [tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
-                    for _ in range(60)]
+        itemsets = [
+            tuple(sorted(rng.choice(m, size=int(rng.integers(0, min(m, 6) + 1)), replace=False).tolist()))
+            for _ in range(60)
+        ]
         # and nested ones (a chain of prefixes, some with one more item), repeated, shuffled in among the others
-        chain = rng.permutation(m)[:min(m, 9)].tolist()
-        itemsets += [tuple(sorted(chain[:int(rng.integers(0, len(chain) + 1))] + extra))
-                     for extra in ([], [], [int(rng.integers(m))]) for _ in range(8)]
+        chain = rng.permutation(m)[: min(m, 9)].tolist()
+        itemsets += [
+            tuple(sorted(chain[: int(rng.integers(0, len(chain) + 1))] + extra))
+            for extra in ([], [], [int(rng.integers(m))])
+            for _ in range(8)
+        ]
         itemsets = [tuple(sorted(set(s))) for s in rng.permutation(np.array(itemsets, dtype=object))]
         wide += len({j for s in itemsets for j in s}) > 64  # items past the 64 of one mask: bisected in the rows
         index = RecordIndex(sets)
-        for ptr, held, spans in (index.holders(itemsets, alive, spans=True),
-                                 index.holders(itemsets, alive, spans=True, parts=2),  # two threads
-                                 index.holders(itemsets, alive, spans=True, parts=5),
-                                 index._holders_numpy(itemsets, alive, True)):  # without numba
+        for ptr, held, spans in (
+            index.holders(itemsets, alive, spans=True),
+            index.holders(itemsets, alive, spans=True, parts=2),  # two threads
+            index.holders(itemsets, alive, spans=True, parts=5),
+            index._holders_numpy(itemsets, alive, True),
+        ):  # without numba
             seen = set()
             for i, items in enumerate(itemsets):
                 want = [r for r in range(n) if alive[r] and set(items) <= rows[r]]
-                assert held[ptr[i]:ptr[i + 1]].tolist() == want
+                assert held[ptr[i] : ptr[i + 1]].tolist() == want
                 seen |= set(want)
                 assert spans[i] == len(seen)
     assert wide >= 5, wide

@@ -11,8 +11,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (Context, ExportOptions, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry,
-                         table_to_items, verify_manifest, write_release)
+from veil.engine import (
+    Context,
+    ExportOptions,
+    Hierarchy,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    table_to_items,
+    verify_manifest,
+    write_release,
+)
 from veil.plugins.anonymisation.patternka_relational import relational_gcp, relational_groups
 from veil.plugins.anonymisation.mondrian import qi_columns
 
@@ -26,12 +38,23 @@ def random_table(seed: int, n: int | None = None) -> Table:
     leaves = ["a", "b", "c", "d", "e"][: int(rng.integers(2, 6))]
     mids = rng.integers(0, 2, len(leaves))
     hierarchy = Hierarchy.from_levels({leaf: [f"m{m}", "*"] for leaf, m in zip(leaves, mids)})
-    frame = pd.DataFrame({"age": rng.integers(20, 20 + int(rng.integers(2, 40)), n),
-                          "town": rng.choice(leaves, n, p=rng.dirichlet(np.ones(len(leaves)))),
-                          "sex": rng.choice(["F", "M"], n),
-                          "dx": rng.choice(["flu", "hiv", "cold"], n)})
-    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "town": Role.QUASI_IDENTIFIER,
-                                           "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 20 + int(rng.integers(2, 40)), n),
+            "town": rng.choice(leaves, n, p=rng.dirichlet(np.ones(len(leaves)))),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "hiv", "cold"], n),
+        }
+    )
+    table = Table.from_frame(
+        frame,
+        roles={
+            "age": Role.QUASI_IDENTIFIER,
+            "town": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "dx": Role.SENSITIVE,
+        },
+    )
     return table.with_hierarchy("town", hierarchy)
 
 
@@ -124,15 +147,15 @@ def test_random_selection_is_seeded_and_still_k_anonymous():
 def test_gcp_is_size_weighted_ncp():
     table = random_table(3, n=25)
     g = relational_groups(table, 4, qis=QIS).groups
-    expected = sum(naive_ncp(table, np.flatnonzero(g == x).tolist()) * int((g == x).sum())
-                   for x in range(g.max() + 1)) / (len(QIS) * table.n_rows)
+    expected = sum(
+        naive_ncp(table, np.flatnonzero(g == x).tolist()) * int((g == x).sum()) for x in range(g.max() + 1)
+    ) / (len(QIS) * table.n_rows)
     assert relational_gcp(qi_columns(table, QIS), g) == pytest.approx(expected)
 
 
 def test_release_verified_from_the_file_and_ncp_equals_gcp(tmp_path):
     table = random_table(11, n=80)
-    spec = RunSpec(PluginCall("patternka-relational", {"buckets": 5}), PluginCall("k-anonymity", {"k": 5}), 0,
-                   ("ncp",))
+    spec = RunSpec(PluginCall("patternka-relational", {"buckets": 5}), PluginCall("k-anonymity", {"k": 5}), 0, ("ncp",))
     result = execute(REGISTRY, table, spec, Context(0))
     assert result.holds
     assert result.metrics["ncp"] == pytest.approx(result.release.details["gcp"])
@@ -154,7 +177,11 @@ def test_adult_recipe_is_the_papers_adult_and_patternka_is_k_anonymous_on_it(dat
     items = table_to_items(table, buckets=20, columns=qis)
     ages = [name for name in items.item_names if name.startswith("age=")]
     assert 1 < len(ages) <= 20
-    result = execute(REGISTRY, table, RunSpec(PluginCall("patternka-relational"), PluginCall("k-anonymity", {"k": 1000}),
-                                              0, ("ncp",)), Context(0))
+    result = execute(
+        REGISTRY,
+        table,
+        RunSpec(PluginCall("patternka-relational"), PluginCall("k-anonymity", {"k": 1000}), 0, ("ncp",)),
+        Context(0),
+    )
     assert result.holds and np.bincount(result.release.groups).min() >= 1000
     assert result.metrics["ncp"] == pytest.approx(result.release.details["gcp"])

@@ -11,20 +11,35 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from veil.engine import (BadInput, Cancelled, Context, PluginCall, RunSpec, SetValued, execute, longest_itemsets,
-                         read_transactions)
+from veil.engine import (
+    BadInput,
+    Cancelled,
+    Context,
+    PluginCall,
+    RunSpec,
+    SetValued,
+    execute,
+    longest_itemsets,
+    read_transactions,
+)
 from veil.plugins.setvalued.patternka import patternka_groups
 from veil.plugins.setvalued._spark import _mine_key, _prefixes, merge_longest, pyspark_available
 
 
 def random_sets(rng, n, m, p):
     rows = [{j for j in range(m) if rng.random() < p[j]} for _ in range(n)]
-    return rows, SetValued(np.concatenate(([0], np.cumsum([len(r) for r in rows]))),
-                           [j for r in rows for j in sorted(r)], [f"i{j:02d}" for j in range(m)])
+    return rows, SetValued(
+        np.concatenate(([0], np.cumsum([len(r) for r in rows]))),
+        [j for r in rows for j in sorted(r)],
+        [f"i{j:02d}" for j in range(m)],
+    )
+
 
 # skipped where pyspark is absent, except on CI, where the fixture fails instead (`make test` installs it)
-needs_spark = pytest.mark.skipif(not pyspark_available() and os.environ.get("CI") != "true",
-                                 reason="pyspark is not installed (pip install veil[spark])")
+needs_spark = pytest.mark.skipif(
+    not pyspark_available() and os.environ.get("CI") != "true",
+    reason="pyspark is not installed (pip install veil[spark])",
+)
 
 
 def algorithm_5_here(sets: SetValued, rows, k, r, rank=None):
@@ -32,8 +47,9 @@ def algorithm_5_here(sets: SetValued, rows, k, r, rank=None):
     n, m = sets.n_rows, sets.n_items
     alive = np.zeros(n, dtype=bool)
     alive[rows] = True
-    counts = np.bincount(np.concatenate([sets.row(i) for i in rows] + [np.zeros(0, np.int64)]).astype(np.int64),
-                         minlength=m)
+    counts = np.bincount(
+        np.concatenate([sets.row(i) for i in rows] + [np.zeros(0, np.int64)]).astype(np.int64), minlength=m
+    )
     if rank is None:
         rank = np.arange(m)
     by_key = defaultdict(list)
@@ -79,8 +95,14 @@ def test_grouping_with_the_distributed_miner_is_the_single_machine_grouping():
         selection = ("lexicographic", "random")[trial % 2]
         size = int(rng.integers(1, 6))
         want = patternka_groups(sets, k, pattern_selection=selection, seed=trial, cache_size=size)
-        got = patternka_groups(sets, k, pattern_selection=selection, seed=trial, cache_size=size,
-                               miner=lambda rows, kk, r: algorithm_5_here(sets, rows, kk, r))
+        got = patternka_groups(
+            sets,
+            k,
+            pattern_selection=selection,
+            seed=trial,
+            cache_size=size,
+            miner=lambda rows, kk, r: algorithm_5_here(sets, rows, kk, r),
+        )
         assert got.groups.tolist() == want.groups.tolist()
         assert got.patterns == want.patterns
         assert got.centres.fingerprint() == want.centres.fingerprint()

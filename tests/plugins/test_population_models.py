@@ -11,8 +11,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BadInput, GroupView, Hierarchy, Node, PluginCall, Population, Role, RunSpec, Table,
-                         bind_models, execute, make_registry, value_label)
+from veil.engine import (
+    BadInput,
+    GroupView,
+    Hierarchy,
+    Node,
+    PluginCall,
+    Population,
+    Role,
+    RunSpec,
+    Table,
+    bind_models,
+    execute,
+    make_registry,
+    value_label,
+)
 
 from test_global_recoding import oracle as plain_oracle, random_table
 
@@ -39,36 +52,53 @@ def _matches_one(label: str, value, hierarchy) -> bool:
     return value_label(value) == label
 
 
-@pytest.mark.parametrize("disjoint", [False, True, "with *"],
-                         ids=["overlapping labels", "one label per value", "one label per value, and *"])
+@pytest.mark.parametrize(
+    "disjoint", [False, True, "with *"], ids=["overlapping labels", "one label per value", "one label per value, and *"]
+)
 @pytest.mark.parametrize("seed", range(8))
 def test_population_matches_against_record_by_record(seed, disjoint):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 60))
     towns = [f"t{i}" for i in range(6)]
-    frame = pd.DataFrame({"town": rng.choice(towns, n), "age": rng.integers(18, 70, n), "sex": rng.choice(["F", "M"], n)})
+    frame = pd.DataFrame(
+        {"town": rng.choice(towns, n), "age": rng.integers(18, 70, n), "sex": rng.choice(["F", "M"], n)}
+    )
     hierarchy = Hierarchy.from_levels({t: [f"r{i // 2}", f"z{i // 4}", "*"] for i, t in enumerate(towns)}, name="town")
     population = Population(frame, hierarchies={"town": hierarchy})
-    labels = {"town": towns + ["r0", "r1", "r2", "z0", "z1", "*", "nowhere"],
-              "age": ["*", "[20, 30)", "[20, 30]", "[25, 40[", "33", "[18, 69]", "40"],
-              "sex": ["F", "M", "*"]}
+    labels = {
+        "town": towns + ["r0", "r1", "r2", "z0", "z1", "*", "nowhere"],
+        "age": ["*", "[20, 30)", "[20, 30]", "[25, 40[", "33", "[18, 69]", "40"],
+        "sex": ["F", "M", "*"],
+    }
     if disjoint:  # as a full-domain generalisation releases them: each value under one label per column
-        labels = {"town": ["r0", "r1", "r2", "nowhere"], "age": ["[18, 30)", "[30, 50)", "[50, 60]", "61"],
-                  "sex": ["F", "M"]}
+        labels = {
+            "town": ["r0", "r1", "r2", "nowhere"],
+            "age": ["[18, 30)", "[30, 50)", "[50, 60]", "61"],
+            "sex": ["F", "M"],
+        }
         if disjoint == "with *":  # suppressed records, and a column at the top of its hierarchy
             labels = {c: v + ["*"] for c, v in labels.items()}
     # a released group holds records of the population, so each of its values matches some record
-    labels = {c: [x for x in v if any(_matches_one(x, r, hierarchy if c == "town" else None) for r in frame[c])]
-              for c, v in labels.items()}
+    labels = {
+        c: [x for x in v if any(_matches_one(x, r, hierarchy if c == "town" else None) for r in frame[c])]
+        for c, v in labels.items()
+    }
     groups = pd.DataFrame({c: rng.choice(v, 25) for c, v in labels.items()})
     if disjoint == "with *":
         groups.iloc[:3] = "*"  # the suppressed records' group
     from veil.engine.data import population as module
 
     per_column = [(*population.value_masks(c, sorted(set(groups[c]))), None) for c in groups.columns]
-    assert (module._disjoint_counts([(c, m, np.zeros(0, int)) for c, m, _ in per_column], 0) is not None) == bool(disjoint)
-    expect = [sum(all(_matches_one(str(g[c]), r[c], hierarchy if c == "town" else None) for c in groups.columns)
-                  for _, r in frame.iterrows()) for _, g in groups.iterrows()]
+    assert (module._disjoint_counts([(c, m, np.zeros(0, int)) for c, m, _ in per_column], 0) is not None) == bool(
+        disjoint
+    )
+    expect = [
+        sum(
+            all(_matches_one(str(g[c]), r[c], hierarchy if c == "town" else None) for c in groups.columns)
+            for _, r in frame.iterrows()
+        )
+        for _, g in groups.iterrows()
+    ]
     assert population.matches(groups).tolist() == expect
 
 
@@ -79,9 +109,12 @@ def test_a_value_matching_no_one_asks_for_its_hierarchy():
     with pytest.raises(BadInput) as info:
         population.matches(pd.DataFrame({"age": ["20-29"], "sex": ["F"]}))
     assert "'20-29' of column 'age' matches no record" in str(info.value) and "--hierarchy age=FILE" in str(info.value)
-    hierarchy = Hierarchy.from_levels({str(a): ["20-29" if a < 30 else "30-39", "*"] for a in range(20, 40)}, name="age")
+    hierarchy = Hierarchy.from_levels(
+        {str(a): ["20-29" if a < 30 else "30-39", "*"] for a in range(20, 40)}, name="age"
+    )
     assert population.with_hierarchies({"age": hierarchy}).matches(
-        pd.DataFrame({"age": ["20-29"], "sex": ["F"]})).tolist() == [1]
+        pd.DataFrame({"age": ["20-29"], "sex": ["F"]})
+    ).tolist() == [1]
 
 
 def test_delta_presence_and_k_map_by_hand():
@@ -131,8 +164,9 @@ def _population_oracle(population: Table, data: Table, call: str) -> dict:
     out = {}
     for levels in itertools.product(*(range(hier[c].height + 1) for c in QIS)):
         mine = pd.DataFrame({c: hier[c].generalise_series(data.frame[c], l).to_numpy() for c, l in zip(QIS, levels)})
-        theirs = pd.DataFrame({c: hier[c].generalise_series(population.frame[c], l).to_numpy()
-                               for c, l in zip(QIS, levels)})
+        theirs = pd.DataFrame(
+            {c: hier[c].generalise_series(population.frame[c], l).to_numpy() for c, l in zip(QIS, levels)}
+        )
         tally = theirs.value_counts()
         ids, keys = pd.factorize(pd.MultiIndex.from_frame(mine))
         counts = np.array([int(tally.get(k, 0)) for k in keys])
@@ -150,8 +184,11 @@ def test_global_recoding_finds_the_optimum_the_population_allows(seed, call):
     population, data = _sample(seed)
     solutions = _population_oracle(population, data, call)
     losses = plain_oracle(data, ["k-anonymity:k=1"], 0.0)  # every node's loss with nothing suppressed
-    best = min(((losses[lv]["loss"], sum(lv), lv) for lv, ok in solutions.items() if ok),
-               key=lambda x: (round(x[0], 9), x[1], x[2]), default=None)
+    best = min(
+        ((losses[lv]["loss"], sum(lv), lv) for lv, ok in solutions.items() if ok),
+        key=lambda x: (round(x[0], 9), x[1], x[2]),
+        default=None,
+    )
     spec = RunSpec(PluginCall("global-recoding", {"metric": "loss"}), models=[PluginCall.parse(call)])
     if best is None:
         with pytest.raises(BadInput):
@@ -174,8 +211,9 @@ def _suppression_oracle(population: Table, data: Table, call: str, suppression: 
     out = {}
     for levels in itertools.product(*(range(hier[c].height + 1) for c in QIS)):
         mine = pd.DataFrame({c: hier[c].generalise_series(data.frame[c], l).to_numpy() for c, l in zip(QIS, levels)})
-        theirs = pd.DataFrame({c: hier[c].generalise_series(population.frame[c], l).to_numpy()
-                               for c, l in zip(QIS, levels)})
+        theirs = pd.DataFrame(
+            {c: hier[c].generalise_series(population.frame[c], l).to_numpy() for c, l in zip(QIS, levels)}
+        )
         tally = theirs.value_counts()
         ids, keys = pd.factorize(pd.MultiIndex.from_frame(mine))
         counts = np.array([int(tally.get(k, 0)) for k in keys])
@@ -223,8 +261,9 @@ def test_each_release_passes_a_check_from_scratch(seed, method):
     hier = {c: population.attached_hierarchies().get(c) for c in QIS}
     for g in np.unique(groups):
         first = frame.iloc[int(np.flatnonzero(groups == g)[0])]
-        matching = sum(all(_matches_one(str(first[c]), r[c], hier[c]) for c in QIS)
-                       for _, r in population.frame.iterrows())
+        matching = sum(
+            all(_matches_one(str(first[c]), r[c], hier[c]) for c in QIS) for _, r in population.frame.iterrows()
+        )
         delta = int((groups == g).sum()) / matching
         assert 0.1 - 1e-12 <= delta <= 0.9 + 1e-12, (g, delta)
 
@@ -266,16 +305,22 @@ def test_a_population_that_cannot_hold_the_data_is_named():
 @pytest.mark.parametrize("seed", range(3))
 def test_journalist_and_marketer_risk_against_the_population(seed):
     population, data = _sample(seed, 0.5)
-    spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.1}), models=[PluginCall.parse("k-anonymity:k=2")],
-                   metrics=("journalist-risk-max", "marketer-risk", "prosecutor-risk-max"))
+    spec = RunSpec(
+        PluginCall("global-recoding", {"suppression": 0.1}),
+        models=[PluginCall.parse("k-anonymity:k=2")],
+        metrics=("journalist-risk-max", "marketer-risk", "prosecutor-risk-max"),
+    )
     result = execute(REGISTRY, data, spec)
     frame, groups = result.release.frame, result.release.group_ids()
     hier = population.attached_hierarchies()
     people = []
     for g in groups:
         first = frame.iloc[int(np.flatnonzero(groups == g)[0])]
-        people.append(sum(all(_matches_one(str(first[c]), r[c], hier.get(c)) for c in QIS)
-                          for _, r in population.frame.iterrows()))
+        people.append(
+            sum(
+                all(_matches_one(str(first[c]), r[c], hier.get(c)) for c in QIS) for _, r in population.frame.iterrows()
+            )
+        )
     people = np.array(people, dtype=float)
     assert result.metrics["journalist-risk-max"] == pytest.approx(1 / people.min())
     assert result.metrics["marketer-risk"] == pytest.approx(np.mean(1 / people))
@@ -293,12 +338,15 @@ def test_suppressed_records_match_the_whole_population_so_delta_presence_does_no
     table as one group has 6/10 > 1/2, so a search that took δ-presence as monotone would stop at
     the top and find nothing."""
     people = pd.DataFrame({"town": ["a"] * 8 + ["b"] * 2})
-    data = Table.from_frame(people.iloc[[0, 1, 2, 3, 8, 9]].reset_index(drop=True),
-                            roles={"town": Role.QUASI_IDENTIFIER})
+    data = Table.from_frame(
+        people.iloc[[0, 1, 2, 3, 8, 9]].reset_index(drop=True), roles={"town": Role.QUASI_IDENTIFIER}
+    )
     data = data.with_hierarchy("town", Hierarchy.from_levels({"a": ["*"], "b": ["*"]})).with_population(
-        Population(people))
-    spec = RunSpec(PluginCall("global-recoding", {"suppression": 0.4}),
-                   models=[PluginCall.parse("delta-presence:dmin=0,dmax=0.5")])
+        Population(people)
+    )
+    spec = RunSpec(
+        PluginCall("global-recoding", {"suppression": 0.4}), models=[PluginCall.parse("delta-presence:dmin=0,dmax=0.5")]
+    )
     result = execute(REGISTRY, data, spec)
     gen = result.release.details["generalisation"]
     assert gen["levels"] == {"town": 0} and gen["suppressed_records"] == 2
@@ -313,11 +361,16 @@ def test_the_data_short_in_the_population_is_found_as_by_counting_labels(seed):
     from veil.engine.data.population import _shortfall
 
     rng = np.random.default_rng(seed)
-    people = pd.DataFrame({"age": rng.choice([20, 20.0, 31, 45], 80), "town": rng.choice(["a", "b", "c"], 80),
-                           "sex": rng.choice(["F", "M"], 80)})
+    people = pd.DataFrame(
+        {
+            "age": rng.choice([20, 20.0, 31, 45], 80),
+            "town": rng.choice(["a", "b", "c"], 80),
+            "sex": rng.choice(["F", "M"], 80),
+        }
+    )
     data = people.sample(30, random_state=seed).reset_index(drop=True)
     if seed % 2:  # records the population does not hold as often
-        data = pd.concat([data, data.iloc[:int(rng.integers(1, 4))]], ignore_index=True)
+        data = pd.concat([data, data.iloc[: int(rng.integers(1, 4))]], ignore_index=True)
     count = lambda f: f.apply(lambda s: s.map(value_label)).value_counts()
     mine, theirs = count(data), count(people)
     gap = mine.sub(theirs.reindex(mine.index, fill_value=0))

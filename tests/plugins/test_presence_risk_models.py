@@ -117,8 +117,10 @@ def test_risk_models_and_k_map_against_the_definitions(seed):
         km = _bound(f"k-map:k={k},sample_fraction={pi}").check_groups(view)
         assert km.ok.tolist() == [s / pi >= k - 1e-9 for s in sizes]
     # with the data as its own population, k-map is k-anonymity
-    assert (_bound("k-map:k=3,sample_fraction=1").check_groups(view).ok.tolist()
-            == _bound("k-anonymity:k=3").check_groups(view).ok.tolist())
+    assert (
+        _bound("k-map:k=3,sample_fraction=1").check_groups(view).ok.tolist()
+        == _bound("k-anonymity:k=3").check_groups(view).ok.tolist()
+    )
 
 
 # ---------------------------------------------------------------------------------- uniqueness
@@ -160,7 +162,7 @@ def test_pitman_is_the_maximum_likelihood_fit():
     for t, a in itertools.product(np.linspace(0.5, 3 * theta + 1, 25), np.linspace(0.02, 0.98, 25)):
         assert _pitman_loglik_by_sum(t, a, freq, n) <= best + 1e-6
     big = round(n / 0.05)
-    expect = math.exp(special.gammaln(theta + 1) - special.gammaln(theta + alpha)) * big ** alpha
+    expect = math.exp(special.gammaln(theta + 1) - special.gammaln(theta + alpha)) * big**alpha
     assert uq.pitman_uniques(freq, n, 0.05) == pytest.approx(expect)
 
 
@@ -214,15 +216,18 @@ def test_population_uniqueness_model_and_its_edges():
         assert _bound(f"population-uniqueness:threshold=0.001,estimator={e}").check_groups(none).worst == 0.0
 
 
-@pytest.mark.parametrize("call, words", [
-    ("beta-likeness:beta=0", "'beta' must be > 0"),
-    ("k-map:k=0", "'k' must be ≥ 1"),
-    ("k-map:k=5,sample_fraction=0", "'sample_fraction' must be > 0"),
-    ("k-map:k=5,sample_fraction=1.5", "≤ 1.0, got 1.5"),
-    ("population-uniqueness:estimator=guess", "'estimator' must be one of"),
-    ("average-risk:threshold=0", "'threshold' must be > 0"),
-    ("highest-risk:threshold=2", "≤ 1"),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        ("beta-likeness:beta=0", "'beta' must be > 0"),
+        ("k-map:k=0", "'k' must be ≥ 1"),
+        ("k-map:k=5,sample_fraction=0", "'sample_fraction' must be > 0"),
+        ("k-map:k=5,sample_fraction=1.5", "≤ 1.0, got 1.5"),
+        ("population-uniqueness:estimator=guess", "'estimator' must be one of"),
+        ("average-risk:threshold=0", "'threshold' must be > 0"),
+        ("highest-risk:threshold=2", "≤ 1"),
+    ],
+)
 def test_bad_parameters_are_refused(call, words):
     with pytest.raises(BadInput) as info:
         _bound(call)
@@ -230,8 +235,15 @@ def test_bad_parameters_are_refused(call, words):
 
 
 # ---------------------------------------------------------------------------------- monotonicity
-@pytest.mark.parametrize("call", ["beta-likeness:beta=0.8", "beta-likeness:beta=1.5,variant=enhanced",
-                                  "highest-risk:threshold=0.25", "k-map:k=6,sample_fraction=0.5"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "beta-likeness:beta=0.8",
+        "beta-likeness:beta=1.5,variant=enhanced",
+        "highest-risk:threshold=0.25",
+        "k-map:k=6,sample_fraction=0.5",
+    ],
+)
 def test_declared_monotonicity_holds(call):
     model = _bound(call)
     kind = model.plugin.monotonicity(model.params)
@@ -243,8 +255,9 @@ def test_declared_monotonicity_holds(call):
         if not (a.sum() and b.sum()):
             continue
         counts = np.vstack([a, b, a + b])
-        view = GroupView.from_codes(np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)),
-                                    False, counts.ravel())
+        view = GroupView.from_codes(
+            np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), q, tuple(range(4)), False, counts.ravel()
+        )
         ok = model.check_groups(view).ok
         if ok[0] and ok[1]:
             assert ok[2], (call, a, b)
@@ -253,7 +266,7 @@ def test_declared_monotonicity_holds(call):
 
 
 def test_average_risk_holds_on_every_coarser_partition():
-    """"generalisation" for a whole-release model: merging groups of a passing release passes."""
+    """ "generalisation" for a whole-release model: merging groups of a passing release passes."""
     model = _bound("average-risk:threshold=0.3")
     assert model.plugin.monotonicity(model.params) == "generalisation"
     rng = np.random.default_rng(4)

@@ -8,11 +8,30 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import (BadInput, Cancelled, Context, PluginCall, Role, RunSpec, Table, execute, make_registry,
-                         parse_params)
-from veil.plugins.feature_selection._privacy_aware import (PAPER_WEIGHTS, backward_elimination, best_candidate,
-                                                          candidate_frame, check_weights, competition_ranks, e_scores,
-                                                          factor_ranks, pbi, rank_candidates)
+from veil.engine import (
+    BadInput,
+    Cancelled,
+    Context,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+    parse_params,
+)
+from veil.plugins.feature_selection._privacy_aware import (
+    PAPER_WEIGHTS,
+    backward_elimination,
+    best_candidate,
+    candidate_frame,
+    check_weights,
+    competition_ranks,
+    e_scores,
+    factor_ranks,
+    pbi,
+    rank_candidates,
+)
 from veil.plugins.feature_selection.privacy_aware import Params
 from veil.plugins.feature_selection._cv import C45Tree, added_errors, paired_p_value
 
@@ -37,9 +56,19 @@ TABLE_5 = [
 ]
 # Table 6: E(S) for (w1 = w2 = w3 = 0.333), (w1 = 2·w2: 0.5, 0.25, 0.25), (w2 = 3·w1: 0.2, 0.6, 0.2)
 TABLE_6 = [
-    (5.328, 6.0, 6.0), (5.661, 7.75, 3.8), (6.327, 8.0, 4.6), (6.993, 8.25, 5.4), (7.326, 7.75, 6.4),
-    (7.992, 8.25, 6.8), (8.991, 9.5, 7.0), (9.324, 8.0, 9.6),
-    (5.661, 4.5, 9.0), (6.327, 6.5, 7.0), (6.993, 6.0, 9.0), (7.659, 6.25, 9.8), (8.325, 7.75, 8.6),
+    (5.328, 6.0, 6.0),
+    (5.661, 7.75, 3.8),
+    (6.327, 8.0, 4.6),
+    (6.993, 8.25, 5.4),
+    (7.326, 7.75, 6.4),
+    (7.992, 8.25, 6.8),
+    (8.991, 9.5, 7.0),
+    (9.324, 8.0, 9.6),
+    (5.661, 4.5, 9.0),
+    (6.327, 6.5, 7.0),
+    (6.993, 6.0, 9.0),
+    (7.659, 6.25, 9.8),
+    (8.325, 7.75, 8.6),
     (8.658, 7.5, 9.2),
 ]
 
@@ -103,10 +132,12 @@ def test_competition_ranks_brute_force(seed):
 
 def test_ties_go_to_the_smallest_subset():
     # Pima-N.B. (§6): {skin, pedi, plas}, {pedi, plas} and {plas} share the best E(S); {plas} is chosen.
-    rows = [{"label": "skin_pedi_plas", "size": 3, "pbi": -1.0, "perf": 75.0},
-            {"label": "pedi_plas", "size": 2, "pbi": -1.0, "perf": 75.0},
-            {"label": "plas", "size": 1, "pbi": -1.0, "perf": 75.0},
-            {"label": "baseline", "size": 8, "pbi": 0.0, "perf": 74.0}]
+    rows = [
+        {"label": "skin_pedi_plas", "size": 3, "pbi": -1.0, "perf": 75.0},
+        {"label": "pedi_plas", "size": 2, "pbi": -1.0, "perf": 75.0},
+        {"label": "plas", "size": 1, "pbi": -1.0, "perf": 75.0},
+        {"label": "baseline", "size": 8, "pbi": 0.0, "perf": 74.0},
+    ]
     for w in ((1.0, 0.0, 0.0), (0.5, 0.5, 0.0), (0.2, 0.6, 0.2)):
         assert rows[best_candidate(rows, w)]["label"] == "plas"
 
@@ -114,8 +145,10 @@ def test_ties_go_to_the_smallest_subset():
 @pytest.mark.parametrize("seed", range(5))
 def test_ranking_order_on_random_candidates(seed):
     rng = np.random.default_rng(seed)
-    rows = [{"size": int(rng.integers(1, 5)), "pbi": float(rng.integers(-3, 3)), "perf": float(rng.integers(70, 74))}
-            for _ in range(12)]
+    rows = [
+        {"size": int(rng.integers(1, 5)), "pbi": float(rng.integers(-3, 3)), "perf": float(rng.integers(70, 74))}
+        for _ in range(12)
+    ]
     ranking = rank_candidates(rows, (0.4, 0.4, 0.2))
     for a, b in zip(ranking, ranking[1:]):
         assert a["e"] > b["e"] - 1e-12
@@ -167,8 +200,9 @@ def _fake(seed, n_attrs=6):
 def test_generator_guarantees(seed):
     ranked, perf_of, pbi_of = _fake(seed)
     alpha, sig, base = 1.0, 0.05, 73.0
-    steps = backward_elimination(ranked, perf_of, pbi_of, baseline_perf=base, alpha=alpha, significance=sig,
-                                 name="PerfR")
+    steps = backward_elimination(
+        ranked, perf_of, pbi_of, baseline_perf=base, alpha=alpha, significance=sig, name="PerfR"
+    )
     assert [s.removed for s in steps] == ranked[::-1], "the list is walked from its bottom"
     current = set(ranked)
     for s in steps:
@@ -190,9 +224,17 @@ def synthetic(n=240, seed=0, sensitive=True) -> Table:
     signal = rng.normal(size=n)
     leak = rng.choice(["a", "b", "c"], n)
     sa = np.where(rng.random(n) < 0.85, leak, rng.choice(["a", "b", "c"], n))
-    frame = pd.DataFrame({"pid": [f"p{i}" for i in range(n)], "signal": signal.round(2), "leak": leak,
-                          "noise": rng.integers(0, 4, n), "mix": (signal + rng.normal(size=n)).round(1),
-                          "sa": sa, "c": np.where((signal > 0) ^ (rng.random(n) < 0.1), "yes", "no")})
+    frame = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(n)],
+            "signal": signal.round(2),
+            "leak": leak,
+            "noise": rng.integers(0, 4, n),
+            "mix": (signal + rng.normal(size=n)).round(1),
+            "sa": sa,
+            "c": np.where((signal > 0) ^ (rng.random(n) < 0.1), "yes", "no"),
+        }
+    )
     roles = {"pid": Role.IDENTIFIER, "c": Role.TARGET}
     if sensitive:
         roles["sa"] = Role.SENSITIVE
@@ -266,8 +308,10 @@ def test_missing_class(registry):
         run(registry, no_class)
 
 
-@pytest.mark.parametrize("values", [{"alpha": -101}, {"significance": 0}, {"significance": 0.7},
-                                    {"classifier": "svm"}, {"folds": 1}, {"w1": 1.0}])
+@pytest.mark.parametrize(
+    "values",
+    [{"alpha": -101}, {"significance": 0}, {"significance": 0.7}, {"classifier": "svm"}, {"folds": 1}, {"w1": 1.0}],
+)
 def test_bad_parameters(values):
     with pytest.raises(BadInput):
         parse_params(Params, values)
@@ -299,8 +343,9 @@ def test_same_seed_same_result_and_rerank(registry):
     assert a.details == b.details and a.frame.equals(b.frame)
     ranker = registry.get("algorithm", METHOD).ranker
     assert ranker.rerank(a.ranking, a.details["weights"]) == a.ranking == b.ranking
-    assert [(r.label, r.value("e"), r.place) for r in a.ranking.order] == \
-        [(r["label"], r["e"], r["place"]) for r in a.details["ranking"]]
+    assert [(r.label, r.value("e"), r.place) for r in a.ranking.order] == [
+        (r["label"], r["e"], r["place"]) for r in a.details["ranking"]
+    ]
     assert a.ranking.chosen.label == a.details["chosen"] and list(a.ranking.chosen.subset) == list(a.selected_features)
     frame = ranker.table(a)
     assert frame["chosen"].sum() == 1 and frame.loc[frame["chosen"], "label"].item() == a.details["chosen"]
@@ -445,11 +490,16 @@ def test_charts_draw_a_study_of_runs(registry):
 
     from veil.engine import Study, run_study
 
-    study = Study.from_dict({
-        "methods": [{"name": METHOD, "label": "tree", "params": {"classifier": "c4.5"}},
-                    {"name": METHOD, "label": "bayes", "params": {"classifier": "naive-bayes"}}],
-        "metrics": ["pbi", "cv-accuracy", "distp-pbi", "sfc"],
-        "charts": [{"name": "privacy-aware-regions"}, {"name": "privacy-aware-es"}]})
+    study = Study.from_dict(
+        {
+            "methods": [
+                {"name": METHOD, "label": "tree", "params": {"classifier": "c4.5"}},
+                {"name": METHOD, "label": "bayes", "params": {"classifier": "naive-bayes"}},
+            ],
+            "metrics": ["pbi", "cv-accuracy", "distp-pbi", "sfc"],
+            "charts": [{"name": "privacy-aware-regions"}, {"name": "privacy-aware-es"}],
+        }
+    )
     results = run_study(registry, study, Context(0), data=synthetic())
     fig = Figure()
     chart = registry.chart("privacy-aware-regions")

@@ -18,8 +18,13 @@ pytestmark = pytest.mark.dataset
 
 
 def test_there_is_a_recipe_per_dataset():
-    assert {p.stem for p in RECIPES} >= {"privacy_aware_pima_preg", "privacy_aware_pima", "privacy_aware_adult",
-                                         "privacy_aware_ilpd", "privacy_aware_diabetes"}
+    assert {p.stem for p in RECIPES} >= {
+        "privacy_aware_pima_preg",
+        "privacy_aware_pima",
+        "privacy_aware_adult",
+        "privacy_aware_ilpd",
+        "privacy_aware_diabetes",
+    }
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.stem)
@@ -57,8 +62,19 @@ def test_pima_c45_baseline_over_seeds(datasets_dir, registry):
     roles = resolve_roles(table, True)
     frame = evaluation_frame(table, roles, "drop-rows", 0, 0)
     kinds = {c.name: c.kind for c in table.schema.columns}
-    accs = [CrossValidation(encode(frame, kinds, roles.baseline), {"class": label_codes(frame["class"])}, "c4.5", 10,
-                            seed, Context(seed)).accuracy("class", roles.baseline).accuracy for seed in range(5)]
+    accs = [
+        CrossValidation(
+            encode(frame, kinds, roles.baseline),
+            {"class": label_codes(frame["class"])},
+            "c4.5",
+            10,
+            seed,
+            Context(seed),
+        )
+        .accuracy("class", roles.baseline)
+        .accuracy
+        for seed in range(5)
+    ]
     assert abs(np.mean(accs) - 73.835) < 1.5, "Table 4's C4.5 baseline on all eight attributes is 73.835 %"
 
 

@@ -53,8 +53,9 @@ class FixedStart:
 def run_rf(matrix, k=3, model="k-anonymity", seed=0, registry=None):
     from veil.engine import make_registry
 
-    return execute(registry or make_registry(), matrix, RunSpec(PluginCall("rf-flipping"), PluginCall(model, {"k": k}),
-                                                                seed=seed))
+    return execute(
+        registry or make_registry(), matrix, RunSpec(PluginCall("rf-flipping"), PluginCall(model, {"k": k}), seed=seed)
+    )
 
 
 # -- clustering -------------------------------------------------------------------------------------------

@@ -9,8 +9,17 @@ import itertools
 import numpy as np
 import pytest
 
-from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, SetValued, execute, make_registry,
-                         verify_manifest, write_release)
+from veil.engine import (
+    Context,
+    ExportOptions,
+    PluginCall,
+    RunSpec,
+    SetValued,
+    execute,
+    make_registry,
+    verify_manifest,
+    write_release,
+)
 from veil.plugins.anonymisation.hilbert import hilbert_order, optimal_runs
 from veil.plugins.anonymisation.mondrian import qi_columns
 from veil.plugins.setvalued.top_down import top_down_groups
@@ -28,7 +37,7 @@ def test_hilbert_order_walks_the_grid_one_step_at_a_time(d, bits):
     rng = np.random.default_rng(d * 10 + bits)
     grid = grid[rng.permutation(len(grid))]
     walk = grid[hilbert_order(grid, bits)].astype(np.int64)
-    assert len({tuple(p) for p in walk}) == side ** d
+    assert len({tuple(p) for p in walk}) == side**d
     assert (walk[0] == 0).all()  # the curve starts at the origin
     assert (np.abs(np.diff(walk, axis=0)).sum(axis=1) == 1).all()  # every step moves to a neighbouring cell
 
@@ -59,7 +68,7 @@ def test_optimal_runs_match_brute_force(seed):
     def cost(sizes):
         total, start = 0.0, 0
         for s in sizes:
-            total += s * naive_ncp(table, order[start:start + s].tolist())
+            total += s * naive_ncp(table, order[start : start + s].tolist())
             start += s
         return total
 
@@ -157,8 +166,16 @@ def test_all_features_releases_item_sets_as_they_are_in_memory_of_the_items_held
     import tracemalloc
 
     from benchmarks.synthetic import power_law_sets
-    from veil.engine import (Context, ExportOptions, PluginCall, RunSpec, execute, make_registry,
-                             parse_transactions, write_release)
+    from veil.engine import (
+        Context,
+        ExportOptions,
+        PluginCall,
+        RunSpec,
+        execute,
+        make_registry,
+        parse_transactions,
+        write_release,
+    )
 
     sets = power_law_sets(20_000, 4_500, mean_items=6.0, seed=2)
     text = "\n".join(" ".join(sets.item_names[j] for j in sets.row(i)) for i in range(sets.n_rows)) + "\n"
@@ -166,8 +183,12 @@ def test_all_features_releases_item_sets_as_they_are_in_memory_of_the_items_held
     registry = make_registry()
     tracemalloc.start()
     try:
-        result = execute(registry, data, RunSpec(PluginCall("all-features"), metrics=("min-group-size",
-                                                                                     "discernibility")), Context(0))
+        result = execute(
+            registry,
+            data,
+            RunSpec(PluginCall("all-features"), metrics=("min-group-size", "discernibility")),
+            Context(0),
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -180,4 +201,4 @@ def test_all_features_releases_item_sets_as_they_are_in_memory_of_the_items_held
     assert written == sorted(" ".join(sorted(line.split())) for line in text.splitlines())
     sizes = np.bincount(release.groups)
     distinct = {frozenset(line.split()) for line in text.splitlines()}
-    assert len(sizes) == len(distinct) and result.metrics["discernibility"] == float((sizes ** 2).sum())
+    assert len(sizes) == len(distinct) and result.metrics["discernibility"] == float((sizes**2).sum())

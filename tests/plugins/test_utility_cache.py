@@ -52,6 +52,7 @@ def uncached(monkeypatch, X, y, folds, seed):
 def no_fitting(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("fitted although the figures were cached")
+
     monkeypatch.setattr(bm, "_fold_scores", refuse)
 
 
@@ -94,8 +95,9 @@ def test_anything_the_figures_depend_on_is_computed_afresh(cache, monkeypatch, c
     assert len(entries(cache)) == 2
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "other key", "out of range", "missing score",
-                                    "not a number", "old format"])
+@pytest.mark.parametrize(
+    "damage", ["garbage", "truncated", "other key", "out of range", "missing score", "not a number", "old format"]
+)
 def test_a_damaged_or_foreign_entry_is_ignored(cache, monkeypatch, damage):
     X, y = data(3)
     first = bm.cv_scores(X, y, FOLDS, Context(0))
@@ -143,8 +145,18 @@ def test_a_cache_that_cannot_be_written_only_means_computing(tmp_path, monkeypat
 def test_store_and_load_round_trip_and_keys_differ_by_every_part(tmp_path, monkeypatch):
     monkeypatch.setenv("VEIL_CACHE_DIR", str(tmp_path))
     key = cache_key("a", 1, b"\x00")
-    assert len({key, cache_key("a", 1, b"\x01"), cache_key("a", 2, b"\x00"), cache_key("a1", b"\x00"),
-                cache_key("a", "1", b"\x00")}) == 5
+    assert (
+        len(
+            {
+                key,
+                cache_key("a", 1, b"\x01"),
+                cache_key("a", 2, b"\x00"),
+                cache_key("a1", b"\x00"),
+                cache_key("a", "1", b"\x00"),
+            }
+        )
+        == 5
+    )
     assert load_cached("ns", key) is None
     assert store_cached("ns", key, {"x": [1, 2.5, None]})
     assert load_cached("ns", key) == {"x": [1, 2.5, None]}
