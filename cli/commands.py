@@ -696,31 +696,34 @@ def _run_one(registry, data, spec, target: Path, args, source, executor=None) ->
 
     progress = _Progress(spec.method.name)
     token = args.stop.token() if hasattr(args, "stop") else None
-    try:
-        # a release draws its DP noise from the OS's secure source; the seed still drives everything else
-        ctx = Context(spec.seed, progress, token, noise_source=SECURE, executor=executor)
-        result = execute(registry, data, spec, ctx, version=__version__, release_sensitive=args.release_sensitive)
-    finally:
-        progress.close()
     report = (
         None
         if args.no_report
         else ReportOptions(risk_threshold=args.risk_threshold, tuned=getattr(args, "tuned_report", False))
     )
-    fmt = args.format or _default_format(registry, result)
     read = (getattr(args, "names_from", None), getattr(args, "population", None))  # never written over
-    return export_release(
-        registry,
-        result,
-        target,
-        ExportOptions(fmt, not args.no_shuffle),
-        report=report,
-        source=source,
-        project=args.project,
-        version=__version__,
-        ctx=Context(spec.seed, token=token),
-        inputs=tuple(f for f in read if f),
-    ).manifest
+    try:
+        # one context for the run and its export; a release draws its DP noise from the OS's secure
+        # source, the seed still drives everything else
+        ctx = Context(spec.seed, progress, token, noise_source=SECURE, executor=executor)
+        result = execute(
+            registry, data, spec, ctx.child(0.0, 0.8), version=__version__, release_sensitive=args.release_sensitive
+        )
+        fmt = args.format or _default_format(registry, result)
+        return export_release(
+            registry,
+            result,
+            target,
+            ExportOptions(fmt, not args.no_shuffle),
+            report=report,
+            source=source,
+            project=args.project,
+            version=__version__,
+            ctx=ctx.child(0.8, 1.0),
+            inputs=tuple(f for f in read if f),
+        ).manifest
+    finally:
+        progress.close()
 
 
 def _default_format(registry, result) -> str:

@@ -9,7 +9,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     {
         "charts": ["draw_chart=draw", "mark_runs", "orientations", "picked_run", "save_chart"],
         "assessment": ["classifier_skipped", "ReportOptions"],
-        "export": ["Export", "export_release", "write_release"],
+        "export": ["Export", "ExportRequest", "export_release", "write_release"],
         "manifest": ["ExportOptions", "read_manifest"],
         "verify": ["verify_file", "verify_manifest"],
         "partitioned": ["export_parts"],

@@ -25,7 +25,6 @@ report. :func:`write_release` does the first two.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import secrets
 from dataclasses import dataclass
@@ -40,7 +39,8 @@ from ..data.datasource import input_path as data_input_path, input_rows as data_
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
 from ..run.memory import check_memory, estimate_export
-from ..run.runs import BoundModel, RunResult, bind_model
+from ..model.bound import BoundModel, CombinedModel
+from ..run.runs import RunResult, bind_model
 from .assessment import ReportOptions, assess, before_release, release_as_written
 from .manifest import (
     MANIFEST_NAME,
@@ -52,6 +52,7 @@ from .manifest import (
     identifier_columns,
     input_data,
     manifest_digest,
+    manifest_text,
     read_binding,
     read_manifest,
     source_path,
@@ -134,6 +135,46 @@ def with_frame(release: Release, frame: pd.DataFrame) -> Release:
     return dataclasses.replace(release, frame=frame)
 
 
+@dataclass(frozen=True)
+class ExportRequest:
+    """What one export of a release in one file writes, where, and which files of the run it must
+    never write over (:func:`export_release`, :func:`write_release`).
+
+    ``assessment`` says what the manifest measures (None: re-identification risk only, no
+    classifier); ``report`` which report files are written (None: none). ``input_path`` and
+    ``input_rows`` describe the input when the run's data does not (a library caller's own data).
+    """
+
+    out_dir: Path
+    options: ExportOptions = ExportOptions()
+    assessment: ReportOptions | None = None
+    report: ReportOptions | None = None
+    input_path: str | None = None
+    input_rows: int | None = None
+    version: str = ""
+    extra: dict | None = None
+    source: object = None  # the DataSource the input was read with, recorded so `veil report` reads it again
+    project: str | os.PathLike | None = None
+    ctx: Context | None = None
+    also_writes: tuple[str, ...] = ()  # other files the caller will write in out_dir
+    inputs: tuple = ()  # other files the run read (a file of column names)
+
+    @property
+    def report_names(self) -> tuple[str, ...]:
+        """The report files this export writes."""
+        return tuple(REPORT_FILES[k] for k in ("html", "pdf") if self.report is not None and getattr(self.report, k))
+
+    def protected(self, result: RunResult | None = None) -> list:
+        """The files of the run an export never writes over, each with what it is."""
+        given = (self.input_path or source_path(result)) if result is not None else None
+        return [
+            given,
+            (self.project, "project file"),
+            *_source_files(self.source),
+            *((f, "input file") for f in self.inputs),
+        ]
+
+
 def write_release(
     registry,
     result: RunResult,
@@ -175,23 +216,21 @@ def write_release(
     Cancelled
         ``ctx`` was cancelled; nothing is written.
     """
-    return _export(
-        registry,
-        result,
-        out_dir,
+    request = ExportRequest(
+        Path(out_dir),
         options,
+        assessment=report,
         input_path=input_path,
         input_rows=input_rows,
         version=version,
         extra=extra,
         source=source,
         project=project,
-        assessment=report,
-        report_files=None,
         ctx=ctx,
         also_writes=also_writes,
         inputs=inputs,
-    ).manifest
+    )
+    return export(registry, result, request).manifest
 
 
 def export_release(
@@ -228,61 +267,42 @@ def export_release(
         ``ctx`` was cancelled before the files took their names: nothing was written.
     """
     data = input_data(result)
-    return _export(
-        registry,
-        result,
-        out_dir,
+    request = ExportRequest(
+        Path(out_dir),
         options,
+        assessment=report,
+        report=report,
         input_path=data_input_path(data),
         input_rows=data_input_rows(data),
         version=version,
         source=source,
         project=project,
-        assessment=report,
-        report_files=report,
         ctx=ctx,
         inputs=inputs,
     )
+    return export(registry, result, request)
 
 
-def _export(
-    registry,
-    result: RunResult,
-    out_dir,
-    options: ExportOptions,
-    *,
-    input_path=None,
-    input_rows=None,
-    version="",
-    extra=None,
-    source=None,
-    project=None,
-    assessment: ReportOptions | None = None,
-    report_files: ReportOptions | None = None,
-    ctx: Context | None = None,
-    also_writes: tuple[str, ...] = (),
-    inputs: tuple = (),
-) -> Export:
-
-    ctx = ctx or Context(result.spec.seed)
+def export(registry, result: RunResult, request: ExportRequest) -> Export:
+    """The export of ``result`` as ``request`` says (see :func:`export_release` for what it raises):
+    the release in one file (and its further parts), checked in memory and as read back, then
+    :func:`finish` (the export's id, the report, the signed manifest, the commit)."""
+    ctx = request.ctx or Context(result.spec.seed)
     ctx.check()
-    options = dataclasses.replace(options, fmt=options.fmt or registry.preferred("exporter"))
-    out = Path(out_dir)
+    options = dataclasses.replace(request.options, fmt=request.options.fmt or registry.preferred("exporter"))
+    out = request.out_dir
     check_output_folder(out)
     exporter = registry.exporter(options.fmt)
     target = out / f"{options.filename}.{exporter.extension}"
-    report_names = tuple(
-        REPORT_FILES[k] for k in ("html", "pdf") if report_files is not None and getattr(report_files, k)
-    )
-    protected = [
-        input_path or source_path(result),
-        (project, "project file"),
-        *_source_files(source),
-        *((f, "input file") for f in inputs),
-    ]
+    protected = request.protected(result)
     part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
     refuse_overwriting(
-        [target, out / MANIFEST_NAME, *(out / n for n in (*report_names, *part_files, *also_writes))], protected
+        [
+            target,
+            out / MANIFEST_NAME,
+            *(out / n for n in (*request.report_names, *part_files, *request.also_writes)),
+        ],
+        protected,
     )
     shuffle_seed = result.spec.seed if options.shuffle_seed is None else options.shuffle_seed
     records = holds_records(result.release)
@@ -290,7 +310,7 @@ def _export(
         options = dataclasses.replace(options, shuffle=False)
     check_memory(estimate_export(result.release))  # before the frame is copied, written and read back
     frame, order = released_frame(result, options.shuffle, shuffle_seed)
-    model = bind_model(registry, result.spec.models)
+    model = run_model(registry, result)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     sets = result.release.sets
     refused = exporter.refuses(result.release)
@@ -329,12 +349,13 @@ def _export(
             )
             if records
             else None,
-            (assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
-            ctx.child(0.2, 0.75 if report_names else 0.95),
+            (request.assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
+            ctx.child(0.2, 0.75 if request.report_names else 0.95),
         )
         if not records:
             figures["risk"]["after_note"] = NO_RECORDS
             figures["utility"] = {"before": None, "after": None, "note": NO_RECORDS_UTILITY}
+        part_entries = manifest_entry(target, parts) if parts else None
         manifest = build_manifest(
             result,
             target,
@@ -342,40 +363,75 @@ def _export(
             len(frame),
             list(frame.columns),
             options,
-            input_path=input_path,
-            input_rows=input_rows,
-            version=version,
-            extra=extra,
-            source=source,
-            project=project,
+            input_path=request.input_path,
+            input_rows=request.input_rows,
+            version=request.version,
+            extra=request.extra,
+            source=request.source,
+            project=request.project,
             shuffle_seed=shuffle_seed,
             assessment=figures,
             output_sha256=sha256_file(tmp),
             written=written_names(exporter, frame.columns),
+            parts=part_entries,
         )
-        manifest["export"] = {"id": secrets.token_hex(16), "files": {target.name: manifest["output"]["sha256"]}}
-        manifest["signed_by"] = signer()  # the report shows the key's fingerprint
-        if parts:
-            manifest["output"]["parts"] = manifest_entry(target, parts)
-            manifest["export"]["files"].update({e["path"]: e["sha256"] for e in manifest["output"]["parts"].values()})
-        paths = {}
-        if report_names:
-            ctx.progress(0.75, "writing the report")
-            paths = render_report_files(
-                registry, manifest, stage, report_files, binding(manifest), ctx=ctx.child(0.75, 0.98)
-            )
-            manifest["export"]["files"].update(
-                {stage_path.name: sha256_file(stage_path) for stage_path in paths.values()}
-            )
-        sign(manifest)  # last: it covers every field, the files' hashes included
-        stage.file(MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
-        keep = {target.name, MANIFEST_NAME, *report_names, *part_files}
-        stage.commit(remove=_earlier_members(out, keep, protected), last=MANIFEST_NAME)
+        files = {target.name: manifest["output"]["sha256"]}
+        files.update({e["path"]: e["sha256"] for e in (part_entries or {}).values()})
+        keep = {target.name, MANIFEST_NAME, *request.report_names, *part_files}
+        paths = finish(
+            registry, stage, manifest, files, request.report, ctx, keep=keep, protected=protected, report_at=0.75
+        )
     ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
     return Export(
         manifest, target, out / MANIFEST_NAME, *(out / REPORT_FILES[k] if k in paths else None for k in ("html", "pdf"))
     )
+
+
+def run_model(registry, result: RunResult) -> BoundModel | CombinedModel | None:
+    """The privacy model of the run, as :func:`~veil.engine.execute` bound it (a result made without
+    it, by a library caller, binds its spec's models here)."""
+    if result.model is not None or not result.spec.models:
+        return result.model
+    return bind_model(registry, result.spec.models)
+
+
+def finish(
+    registry,
+    stage: Staging,
+    manifest: dict,
+    files: dict[str, str],
+    report: ReportOptions | None,
+    ctx: Context,
+    *,
+    keep: set,
+    protected=(),
+    report_at: float = 0.75,
+) -> dict[str, Path]:
+    """The last steps of every export, a release in one file or in parts, once its files are staged
+    and checked and ``manifest`` is complete (:func:`~veil.engine.release.manifest.complete_manifest`):
+
+    1. the export's id and the files it wrote (name → SHA-256, ``files``), and the signing key;
+    2. the report files ``report`` asks for, bound to this manifest, and their hashes;
+    3. the signature, last, over every field, the files' hashes included;
+    4. ``manifest.json`` (:func:`~veil.engine.release.manifest.manifest_text`);
+    5. the commit: every staged file takes its name, the manifest last, and the files of an earlier
+       export in the folder that this one does not replace (:func:`_earlier_members`) go.
+
+    Returns the report files written, by kind (``"html"``, ``"pdf"``)."""
+    manifest["export"] = {"id": secrets.token_hex(16), "files": dict(files)}
+    manifest["signed_by"] = signer()  # the report shows the key's fingerprint
+    paths = {}
+    if report is not None and (report.html or report.pdf):
+        ctx.progress(report_at, "writing the report")
+        paths = render_report_files(
+            registry, manifest, stage, report, binding(manifest), ctx=ctx.child(report_at, 0.98)
+        )
+        manifest["export"]["files"].update({p.name: sha256_file(p) for p in paths.values()})
+    sign(manifest)
+    stage.file(MANIFEST_NAME).write_text(manifest_text(manifest), encoding="utf-8")
+    ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
+    stage.commit(remove=_earlier_members(stage.folder, keep, protected), last=MANIFEST_NAME)
+    return paths
 
 
 def check_output_folder(out: Path) -> None:

@@ -26,7 +26,8 @@ from ..base.validate import NULL, check_shape, get, read_json_object
 from ..data.binary import BinaryMatrix
 from ..data.datasource import input_path as data_input_path
 from ..data.table import Role, Table
-from ..model.release import FEATURE_WEIGHTS, Release, Verdict
+from ..model.params import params_to_dict
+from ..model.release import FEATURE_WEIGHTS, GENERALISED_TABLE, Release, Verdict
 from ..run.runs import RunResult
 from .staging import plain_name
 
@@ -121,6 +122,73 @@ def source_path(result: RunResult) -> str | None:
     return data_input_path(input_data(result))
 
 
+def manifest_header(version: str) -> dict:
+    """The fields every manifest opens with: its format, the Veil that wrote it, when and where."""
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "veil_version": version,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
+    }
+
+
+# Every manifest's fields in the one order they are written, each with its value when an export has
+# nothing to say about it (a release in parts has no metrics, no recipe, no population, ...).
+MANIFEST_LAYOUT = {
+    "manifest_version": MANIFEST_VERSION,
+    "veil_version": "",
+    "created": None,
+    "platform": None,
+    "method": None,
+    "privacy_model": None,
+    "seed": None,
+    "shuffled": False,
+    "shuffle_seed": None,
+    "input": None,
+    "project": None,
+    "output": None,
+    "roles": None,
+    "sensitive_hierarchies": {},
+    "population": None,
+    "removed_identifiers": [],
+    "release_kind": None,
+    "verdict": None,
+    "privacy_models": [],
+    "verdicts": [],
+    "privacy_budget": None,
+    "selected_features": None,
+    "released_sensitive": [],
+    "metrics": {},
+    "metric_samples": {},
+    "recipe": None,
+    "details": {},
+    "notes": [],
+    "seconds": None,
+}
+
+
+def complete_manifest(fields: dict, assessment: dict | None = None, extra: dict | None = None) -> dict:
+    """The manifest of an export, in one place for a release in one file and in parts: ``fields`` laid
+    out in :data:`MANIFEST_LAYOUT`'s order, every field present (its empty value where the export
+    gives none), then the assessment's figures (``risk``, ``utility``) and ``extra``, as plain JSON.
+    What only the export's last steps know (its id, the reports' hashes, the signature) is added by
+    :func:`veil.engine.release.export.finish`."""
+    unknown = set(fields) - set(MANIFEST_LAYOUT)
+    if unknown:  # a field outside the layout would be written in no agreed place
+        raise ValueError(f"not a manifest field: {', '.join(sorted(unknown))}")
+    manifest = {key: fields.get(key, empty) for key, empty in MANIFEST_LAYOUT.items()}
+    if assessment is not None:
+        manifest.update(assessment)
+    if extra:
+        manifest.update(extra)
+    return json_safe(manifest)
+
+
 def build_manifest(
     result: RunResult,
     target: Path,
@@ -139,20 +207,25 @@ def build_manifest(
     assessment=None,
     output_sha256=None,
     written=None,
+    parts=None,
 ) -> dict:
+    """The manifest of a release in one file (``parts``: its further files, e.g. Anatomy's sensitive
+    table, as :func:`veil.engine.release.parts.manifest_entry` lists them)."""
     release = result.release
     prov = release.provenance
     spec = result.spec
-    manifest = {
-        "manifest_version": MANIFEST_VERSION,
-        "veil_version": version,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "platform": {
-            "system": platform.system(),
-            "release": platform.release(),
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-        },
+    output = {
+        "path": target.name,
+        "format": options.fmt,
+        "sha256": output_sha256 or sha256_file(target),
+        "rows": rows,
+        "columns": columns,
+        "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c},
+    }
+    if parts:
+        output["parts"] = parts
+    fields = {
+        **manifest_header(version),
         "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
         "privacy_model": (
             {"name": prov.model, "params": prov.model_params}
@@ -164,14 +237,7 @@ def build_manifest(
         "shuffle_seed": shuffle_seed if options.shuffle else None,
         "input": _input_entry(result, input_path, input_rows, source),
         "project": _project_entry(project),
-        "output": {
-            "path": target.name,
-            "format": options.fmt,
-            "sha256": output_sha256 or sha256_file(target),
-            "rows": rows,
-            "columns": columns,
-            "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c},
-        },
+        "output": output,
         "roles": release.roles(),
         # the hierarchies declared for sensitive columns: a model's distance may follow one, and the
         # file is verified from the manifest alone
@@ -203,11 +269,71 @@ def build_manifest(
         "notes": list(release.notes),
         "seconds": round(result.seconds, 4),
     }
-    if assessment is not None:
-        manifest.update(assessment)
-    if extra:
-        manifest.update(extra)
-    return json_safe(manifest)
+    return complete_manifest(fields, assessment, extra)
+
+
+def build_parts_manifest(
+    spec, params, model, source, result, parts: list[dict], verdict, assessment: dict, *, version: str = ""
+) -> dict:
+    """The manifest of a release in parts (:mod:`veil.engine.release.partitioned`): ``result`` a
+    :class:`~veil.engine.PartsRelease`, ``parts`` each part's ``{"path", "sha256", "rows"}``,
+    ``verdict`` the models' judgement of the groups counted from the parts."""
+    first = model.models[0]
+    fields = {
+        **manifest_header(version),
+        "method": {"name": spec.method.name, "params": params_to_dict(params)},
+        "privacy_model": {"name": first.name, "params": params_to_dict(first.params)},
+        "seed": spec.seed,
+        "input": {
+            "path": _absolute(source.path),
+            "sha256": input_digest(source.path),
+            "rows": result.input_rows,
+        },
+        "output": {
+            "path": parts[0]["path"],
+            "format": result.fmt,
+            "sha256": parts[0]["sha256"],
+            "rows": int(sum(p["rows"] for p in parts)),
+            "columns": list(result.columns),
+            "written_columns": {},
+            "parts_of": parts,
+        },
+        "roles": {
+            "quasi_identifiers": list(result.quasi_identifiers),
+            "target": result.target,
+            "sensitive": list(result.sensitive),
+        },
+        "removed_identifiers": [c for c, r in source.roles.items() if r == Role.IDENTIFIER and c not in result.columns],
+        "release_kind": GENERALISED_TABLE,
+        "verdict": {"holds": verdict.holds, "value": None, "message": verdict.message},
+        "privacy_models": [m.to_dict() for m in model.models],
+        "verdicts": list(verdict.each),
+        "released_sensitive": [c for c in result.sensitive if c in result.columns],  # the report names them
+        "details": result.details,
+        "notes": list(result.notes),
+    }
+    return complete_manifest(fields, assessment)
+
+
+def input_digest(path) -> str | None:
+    """The input's fingerprint: a file's SHA-256; a folder's (a table in parts), the SHA-256 of its
+    files' relative names and SHA-256s, one per line in name order, so that it changes when any file
+    does, is added or goes; None without a path."""
+    if not path:
+        return None
+    path = Path(path)
+    if not path.is_dir():
+        return sha256_file(path)
+    h = hashlib.sha256()
+    for file in sorted(f for f in path.rglob("*") if f.is_file()):
+        h.update(f"{file.relative_to(path).as_posix()}\t{sha256_file(file)}\n".encode())
+    return h.hexdigest()
+
+
+def manifest_text(manifest: dict) -> str:
+    """The manifest file's text, for every export alike: two-space indents, ASCII (other characters
+    escaped), no NaN, one closing newline."""
+    return json.dumps(manifest, indent=2, allow_nan=False) + "\n"
 
 
 def _no_model_note(release: Release) -> str:

@@ -156,6 +156,8 @@ class RunResult:
     data: object  # what the method ran on (Table or BinaryMatrix)
     original: object = None  # the data as given to execute (a Table before binarisation), when known
     samples: dict = field(default_factory=dict)  # metric -> {"rows", "of", "seed"} when it ran on a sample
+    # the privacy model as the run bound it (None without one): the export checks the release with it
+    model: BoundModel | CombinedModel | None = field(default=None, compare=False, repr=False)
 
     @property
     def holds(self) -> bool:
@@ -450,12 +452,14 @@ def execute(
     check_memory(estimate_metrics([(m, p) for _, m, p in metrics], prepared, release, shape))
     ctx.check()
     samples: dict = {}
-    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples)
+    values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples, model=model)
     ctx.progress(1.0, "done")
-    return RunResult(spec, release, verdict, values, seconds, prepared, data, samples)
+    return RunResult(spec, release, verdict, values, seconds, prepared, data, samples, model)
 
 
-def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *, samples: dict | None = None) -> dict:
+def measure(
+    registry, spec: RunSpec, prepared, release: Release, ctx: Context, *, samples: dict | None = None, model=None
+) -> dict:
     """The metrics ``spec`` names, computed on ``release`` of ``prepared`` data (as ``execute`` does).
 
     Metrics that re-run the method (nested protocols) get ``ctx.rerun``, which runs the spec's
@@ -464,10 +468,12 @@ def measure(registry, spec: RunSpec, prepared, release: Release, ctx: Context, *
     seed; ``samples`` (when given) receives, per metric, ``{"rows", "of", "seed"}``. The metrics
     share ``ctx.shared``, a dict for this measurement only: where several derive the same thing from
     the same data and release (a generalised release's regions), the first keeps it there.
+    ``model`` is the spec's models as the run bound them (bound here when not given).
     """
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
-    model = bind_models(registry, spec.models)
+    if model is None:
+        model = bind_models(registry, spec.models)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     values = {}
     shared: dict = {}  # what the metrics compute alike (ctx.shared), dropped with this measurement

@@ -174,9 +174,26 @@ class WritesTwoSensitive(WritesParts):
         )
 
 
+class Coarsens(Algorithm):
+    """:class:`CoarsensParts`' release, made in memory: the same records in one file."""
+
+    name = "coarsens"
+    title = "Coarsens in memory (tests)"
+    accepts = (TABLE,)
+    needs_model = True
+    Params = CoarsenParams
+
+    def run(self, data, model, params, ctx):
+        frame = data.frame
+        written = pd.DataFrame(
+            {"a": [f"{int(v) // params.width * params.width}+" for v in frame["a"]], "s": frame["s"].astype(str)}
+        )
+        return Release(GENERALISED_TABLE, written, ("a",), sensitive=("s",))
+
+
 @hookimpl
 def veil_register_algorithms():
-    return [WritesParts, CoarsensParts, WritesTwoSensitive]
+    return [WritesParts, CoarsensParts, WritesTwoSensitive, Coarsens]
 
 
 def _export(tmp_path, size, k):
@@ -407,3 +424,46 @@ def test_the_input_of_a_release_in_parts_is_fingerprinted_file_or_folder(tmp_pat
     (folder / "part" / "b.csv").write_text("v\n2\n")
     (folder / "c.csv").write_text("")
     assert len({first, changed, input_digest(folder)}) == 3  # a file changed, then one added
+
+
+def _shape(manifest: dict) -> dict:
+    """The manifest's fields in order, with those of its sections every export writes."""
+    sections = ("method", "privacy_model", "input", "output", "roles", "verdict", "export")
+    return {
+        "fields": list(manifest),
+        **{k: [f for f in manifest[k] if f not in ("read", "schema", "parts", "parts_of")] for k in sections},
+    }
+
+
+def test_a_release_in_parts_and_in_one_file_have_manifests_of_one_shape_written_alike(tmp_path):
+    from veil.engine import execute, export_release
+
+    registry = make_registry(modules=[sys.modules[__name__]])
+    data = tmp_path / "données.csv"  # its path, in both manifests, is not ASCII
+    pd.DataFrame({"a": [i % 20 for i in range(60)], "s": ["p", "q", "r"] * 20}).to_csv(data, index=False)
+    model = [PluginCall.parse("k-anonymity:k=2")]
+    params = {"width": 10, "count_input": False}
+    source = DataSource(path=str(data))
+    in_parts = export_parts(
+        registry,
+        RunSpec(PluginCall("coarsens-parts", {**params, "executor": "elsewhere"}), model, 0, ()),
+        source,
+        Context(0),
+        tmp_path / "parts",
+    )
+    result = execute(registry, source.load(registry), RunSpec(PluginCall("coarsens", params), model, 0, ()))
+    in_one = export_release(registry, result, tmp_path / "one", source=source).manifest
+
+    assert _shape(in_parts) == _shape(in_one)
+    for folder, manifest in ((tmp_path / "parts", in_parts), (tmp_path / "one", in_one)):
+        text = (folder / "manifest.json").read_text(encoding="utf-8")
+        assert json.loads(text) == manifest
+        assert text == json.dumps(manifest, indent=2, allow_nan=False) + "\n"  # the same JSON settings
+        assert text.isascii() and "donn\\u00e9es.csv" in text  # the input's path, escaped alike
+    # the same records, judged alike
+    written = pd.concat(
+        [pd.read_csv(tmp_path / "parts" / p["path"], dtype=str) for p in in_parts["output"]["parts_of"]]
+    )
+    one = pd.read_csv(tmp_path / "one" / in_one["output"]["path"], dtype=str)
+    assert sorted(map(tuple, written.to_numpy())) == sorted(map(tuple, one.to_numpy()))
+    assert in_parts["verdict"]["holds"] is in_one["verdict"]["holds"] is True
