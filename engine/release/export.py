@@ -19,7 +19,9 @@ The rules (docs/design.md, "The export transaction"; docs/release.md):
   written names are recorded in the manifest).
 
 :func:`export_release` is the one call the desktop and ``veil run`` make: release, manifest and
-report. :func:`write_release` does the first two.
+report. :func:`write_release` does the first two. Both state an :class:`ExportRequest` and call
+:func:`export`; a release in parts (:mod:`.partitioned`) states one too, and every export ends in
+the same :func:`finish` (its id, the report, the signed manifest, the commit).
 """
 
 from __future__ import annotations
@@ -36,10 +38,10 @@ import pandas as pd
 from ..base.errors import BadInput, PrivacyCheckFailed
 from ..base.io import missing_reason, sha256_file
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
+from ..model.bound import BoundModel, CombinedModel
 from ..model.release import Release, Verdict, describe_failures
 from ..run.jobs import Context
 from ..run.memory import check_memory, estimate_export
-from ..model.bound import BoundModel, CombinedModel
 from ..run.runs import RunResult, bind_model
 from .assessment import ReportOptions, assess, before_release, release_as_written
 from .manifest import (
@@ -137,8 +139,9 @@ def with_frame(release: Release, frame: pd.DataFrame) -> Release:
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """What one export of a release in one file writes, where, and which files of the run it must
-    never write over (:func:`export_release`, :func:`write_release`).
+    """What one export writes, where, and which files of the run it must never write over: a release
+    in one file (:func:`export`) or in parts (:func:`~veil.engine.release.partitioned.export_parts`,
+    which uses ``out_dir``, ``report``, ``version``, ``source`` and ``ctx``).
 
     ``assessment`` says what the manifest measures (None: re-identification risk only, no
     classifier); ``report`` which report files are written (None: none). ``input_path`` and

@@ -8,10 +8,13 @@ then, before anything takes its final name:
 * reads them back (on the method's executor or here, a chunk at a time) to count the records of
   every part and of every combination of quasi-identifier and sensitive values, and judges those
   groups with each privacy model's own ``check_groups``: a release that fails is never written;
-* writes ``report.html`` and ``report.pdf`` from the class counts (:func:`.part_counts.parts_assessment`: risk
-  after from the parts' classes, before from the input's when the method counted them) and the
-  manifest, which lists every part with its SHA-256 and its records and every report with its
-  hash, and commits the whole export as one transaction (:mod:`.staging`).
+* builds the manifest (:func:`.manifest.build_parts_manifest`, laid out as every manifest is), which
+  lists every part with its SHA-256 and its records, with the risk figures from the class counts
+  (:func:`.part_counts.parts_assessment`: risk after from the parts' classes, before from the
+  input's when the method counted them);
+* finishes as a release in one file does (:func:`.export.finish`): the export's id, ``report.html``
+  and ``report.pdf`` with their hashes, the signature, ``manifest.json``, and the commit of the
+  whole export as one transaction (:mod:`.staging`).
 
 ``veil verify`` checks every part's hash and records and judges the groups again
 (:func:`.part_counts.verify_parts`), on the executor asked for. Groups are records equal on every written
