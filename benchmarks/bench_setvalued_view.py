@@ -56,8 +56,8 @@ def grouped_release(sets: SetValued, k: int = 100) -> Release:
 
 def views_peak(data, release: Release) -> tuple[int, float]:
     from veil.desktop.models import MatrixModel
-    from veil.desktop.release_preview import preview
-    from veil.desktop.setvalued_view import summarise
+    from veil.desktop.state.release_preview import preview
+    from veil.desktop.state.setvalued_view import summarise
 
     tracemalloc.start()
     started = time.perf_counter()

@@ -469,7 +469,7 @@ def cmd_run(args, registry) -> int:
     from veil.engine.release.export import refuse_inputs_in_output
     from veil.engine.release.signing import signer
     from veil.engine.run.project import Project
-    from veil.engine.run.runs import check_runs
+    from veil.engine.run.runs import check_runs, unfit
     from veil.engine.run.runs import PluginCall, RunSpec, default_metrics
 
     if args.project:
@@ -543,6 +543,12 @@ def cmd_run(args, registry) -> int:
         check_runs(registry, specs, max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs)
     elif args.max_runs is not None:
         raise BadInput("--max-runs applies to a project file, whose runs it counts")
+    for n, spec in enumerate(specs, start=1):  # what the desktop would not offer on this data is refused
+        reason = unfit(registry, data, spec)
+        if reason and len(specs) > 1:
+            raise BadInput(f"run {n} of {len(specs):,} ({spec.method.name}): {reason}; nothing was run")
+        if reason:
+            raise BadInput(reason)
     names_from = getattr(args, "names_from", None)
     for target in [out] if len(specs) == 1 else [out / f"run-{n}" for n in range(1, len(specs) + 1)]:
         refuse_inputs_in_output(

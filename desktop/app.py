@@ -82,7 +82,7 @@ def load_registry():
     and the plugin registry. Touches no Qt object, so it may run on a thread."""
     from veil.engine import WorkerProcess, make_registry  # noqa: F401  (the Runner's worker, with multiprocessing)
 
-    from . import history, ranking, state, tasks  # noqa: F401  (Qt-free; the panels import them)
+    from .state import history, ranking, tasks  # noqa: F401  (Qt-free; the panels import them)
     from .launcher import import_data_libraries
 
     import_data_libraries()

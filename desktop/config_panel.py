@@ -34,9 +34,9 @@ from veil.engine import (
 )
 
 from .forms import ParamForm
-from .ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
+from .state.ranking import has_weight_sliders, role_problem, roles_text, weight_params, weights_in
 from .ranking_panel import WeightSliders
-from .state import memory_note, metric_cost_note, metric_fits, model_fits, model_for, offered_methods
+from .state import memory_note, metric_cost_note, metric_fits, model_for
 from .widgets import ErrorLabel, muted
 
 NO_MODEL = "None: no privacy claim"
@@ -411,7 +411,7 @@ class ConfigPanel(QScrollArea):
 
     def _rebuild_methods(self) -> None:
         data = self.controller.dataset.data
-        offered = offered_methods(self.registry, data)
+        offered = self.registry.methods_for(data)
         for name in [n for n in self.rows if n not in {c.name for c in offered}]:
             row = self.rows.pop(name)
             row.setParent(None)
@@ -441,11 +441,11 @@ class ConfigPanel(QScrollArea):
         data = self.controller.dataset.data
         items = self.model_combo.model()
         for i in range(1, self.model_combo.count()):
-            fits = model_fits(self.registry.get("privacy-model", self.model_combo.itemData(i)), data)
-            items.item(i).setEnabled(fits)
-            items.item(i).setToolTip("" if fits else "needs a sensitive column: set-valued records have none")
+            fit = self.registry.model_fit(self.model_combo.itemData(i), data)
+            items.item(i).setEnabled(fit.fits)
+            items.item(i).setToolTip("" if fit else f"{fit.reason[:1].upper()}{fit.reason[1:]}")
         for name, check in self.also_checks.items():
-            fits = model_fits(self.registry.get("privacy-model", name), data)
+            fits = self.registry.model_fit(name, data).fits
             check.setEnabled(fits)
             if not fits and check.isChecked():
                 check.setChecked(False)

@@ -16,11 +16,11 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, PluginCall, Project, Remote, RunSpec
 
-from . import tasks
-from .history import History
-from .ranking import RankingState
+from .state import tasks
+from .state.history import History
+from .state.ranking import RankingState
 from .runner import Runner
-from .setvalued_view import shape_text
+from .state.setvalued_view import shape_text
 from .state import (
     ChartState,
     ConfigState,
@@ -31,7 +31,7 @@ from .state import (
     project_of,
     sensitive_to_confirm,
 )
-from .tasks import Failure, Loaded
+from .state.tasks import Failure, Loaded
 
 
 class Controller(QObject):

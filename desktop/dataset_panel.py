@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from veil.engine import BadInput, Role, Table
 
 from .models import ROLE_COLOURS, ColumnsModel, FeaturesModel, MatrixModel, StepsModel, TableModel
-from .setvalued_view import draw_items
+from .state.setvalued_view import draw_items
 from .state import DatasetState
 from .widgets import ComboDelegate, ErrorLabel, Histogram, fast_table, fit_columns, muted
 

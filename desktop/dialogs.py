@@ -41,7 +41,7 @@ from veil.engine import (
     read_column_names,
 )
 
-from . import tasks
+from .state import tasks
 from .models import PluginsModel, TableModel
 from .widgets import ErrorLabel, fast_table, fit_columns, muted
 

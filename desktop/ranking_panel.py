@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from veil.engine import BadInput, PluginCall, draw_chart, write_atomic
 
 from .models import HOLDS, INK
-from .ranking import SCALE, RankingState, rebalance, same_weights, show_weights, weighted_methods
+from .state.ranking import SCALE, RankingState, rebalance, same_weights, show_weights, weighted_methods
 from .widgets import ErrorLabel, fast_table, fit_columns, muted
 
 RERANK_NOTE = "Moving a weight re-ranks the run's candidates: the method does not run again."

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .release_preview import SIZE, GroupPreview, preview
+from .state.release_preview import SIZE, GroupPreview, preview
 from .widgets import fast_table
 
 SMALL, MIDDLE, LARGE = QColor("#f4c7c3"), QColor("#fce8b2"), QColor("#b7e1cd")

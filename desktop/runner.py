@@ -37,7 +37,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from veil.engine import CancelToken, Cancelled, Context, Remote, WorkerDied, WorkerProcess
 
-from .tasks import Failure
+from .state.tasks import Failure
 
 _workers: weakref.WeakSet = weakref.WeakSet()
 _stuck: list = []  # workers whose job ignored cancellation at shutdown (see Runner.shutdown)

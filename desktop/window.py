@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
         return self.last_error
 
     def show_run_details(self, entry):
-        from . import tasks
+        from .state import tasks
         from .dialogs import RunDetailsDialog
 
         text = tasks.run_details(entry)
@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
             self.controller.run_with(self._shown_entry, params)
 
     def _data_loaded(self) -> None:
-        from .setvalued_view import shape_text
+        from .state.setvalued_view import shape_text
 
         c, data = self.controller, self.controller.dataset.data
         name = c.project_path.name if c.project_path else c.dataset.name
@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
         return box
 
     def _batch_finished(self) -> None:
-        from .ranking import run_ranking
+        from .state.ranking import run_ranking
 
         if any(
             run_ranking(e, self.controller.registry) is not None for e in self.controller.batch

@@ -35,6 +35,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         ],
         "lattice": ["NodeStatus", "SolutionSpace"],
         "ranking": ["Candidate", "RankedCandidate", "Ranker", "Ranking", "RankingColumn", "Weight"],
+        "fits": ["Conversion", "Fit", "set_valued"],
         "registry": ["make_registry", "PluginFailure", "Registry"],
         "release": [
             "BUCKETISED_TABLE",

@@ -18,6 +18,7 @@ import pluggy
 
 from . import hookspecs
 from ..base.errors import BadInput, PluginError
+from .fits import Conversion, Fit, conversions, method_fit, metric_fit, model_fit
 from .plugin import KINDS, Judgement, Plugin, judgement_words, judgements
 
 BUILTIN_DIST = "veil"
@@ -130,10 +131,35 @@ class Registry:
     def algorithm(self, name: str):
         return self.create("algorithm", name)
 
-    # -- which models a method works under: by the kinds of judgement they share, never by name ----
-    def models_for(self, algorithm: type) -> list[str]:
-        """The installed privacy models ``algorithm`` works under (see :class:`~veil.engine.Judgement`)."""
-        return [n for n in self.names("privacy-model") if algorithm.works_under(self.get("privacy-model", n))]
+    # -- what fits what: by what plugins declare, never by name (see fits.py) ----------------------
+    def _cls(self, kind: str, plugin) -> type:
+        return self.get(kind, plugin) if isinstance(plugin, str) else plugin
+
+    def conversions(self, data) -> tuple[Conversion, ...]:
+        """The forms ``data`` is handed to a method in (:func:`~veil.engine.model.fits.conversions`)."""
+        return conversions(data)
+
+    def method_fit(self, algorithm, data) -> Fit:
+        """Whether method ``algorithm`` (a class or a name) takes ``data``, and if not, why."""
+        return method_fit(self._cls("algorithm", algorithm), data)
+
+    def methods_for(self, data) -> list[type]:
+        """The installed methods that take ``data`` (none before there is data), by name."""
+        return [cls for cls in self.classes("algorithm") if method_fit(cls, data)]
+
+    def model_fit(self, model, data=None, algorithm=None) -> Fit:
+        """Whether privacy model ``model`` (a class or a name) can judge a release of ``data`` and,
+        given ``algorithm``, the method works under it (see :class:`~veil.engine.Judgement`)."""
+        model = self._cls("privacy-model", model)
+        algorithm = None if algorithm is None else self._cls("algorithm", algorithm)
+        mismatch = self.model_mismatch(algorithm, model) if algorithm is not None else ""
+        return model_fit(model, data, algorithm, mismatch=mismatch)
+
+    def models_for(self, algorithm=None, data=None) -> list[str]:
+        """The installed privacy models ``algorithm`` works under that can judge ``data`` (either
+        may be None: no condition)."""
+        algorithm = None if algorithm is None else self._cls("algorithm", algorithm)
+        return [n for n in self.names("privacy-model") if model_fit(self.get("privacy-model", n), data, algorithm)]
 
     def model_mismatch(self, algorithm: type, model) -> str:
         """Why ``algorithm`` cannot run under privacy model ``model`` (a class or an instance), as the
@@ -146,6 +172,16 @@ class Registry:
         if not fitting:
             return f"needs {kinds}, which {model.name} is not, and no installed privacy model is"
         return f"works under {' or '.join(fitting)} ({kinds}), not {model.name}"
+
+    def metric_fit(self, metric, algorithm, model=None) -> Fit:
+        """Whether ``metric`` (a class or a name) says something of a run of ``algorithm`` under
+        ``model`` (classes or names; ``model`` may be None), and if not, why."""
+        model = None if model is None else self._cls("privacy-model", model)
+        return metric_fit(self._cls("metric", metric), self._cls("algorithm", algorithm), model)
+
+    def metrics_for(self, algorithm, model=None) -> list[type]:
+        """The installed metrics that say something of a run of ``algorithm`` under ``model``."""
+        return [cls for cls in self.classes("metric") if self.metric_fit(cls, algorithm, model)]
 
     def privacy_model(self, name: str):
         return self.create("privacy-model", name)

@@ -22,13 +22,16 @@ __all__, __getattr__, __dir__ = lazy_exports(
         ],
         "runs": [
             "BoundModel",
+            "check_fits",
             "default_metrics",
             "execute",
+            "fitting_metrics",
             "measure",
             "PluginCall",
             "prepare",
             "RunResult",
             "RunSpec",
+            "unfit",
             "unused_hierarchies",
         ],
         "study": [

@@ -204,6 +204,42 @@ def check_models(registry, algorithm, model) -> None:
             raise BadInput(f"method {algorithm.name!r} {problem}")
 
 
+def unfit(registry, data, spec: RunSpec) -> str:
+    """Why run ``spec`` is not one the desktop offers on ``data``, in one line ("" when it is): the
+    method does not take the data, a privacy model cannot judge it, or a metric says nothing of the
+    method (the registry's :meth:`~veil.engine.Registry.method_fit`, ``model_fit``, ``metric_fit``).
+    Whether the method works under its models is :func:`check_models`'s to say."""
+    fit = registry.method_fit(spec.method.name, data)
+    if not fit:
+        return f"method {spec.method.name!r} {fit.reason}"
+    for call in spec.models:
+        fit = registry.model_fit(call.name, data)
+        if not fit:
+            return f"privacy model {call.name!r} {fit.reason}"
+    model = spec.models[0].name if spec.models else None
+    for text in spec.metrics:
+        name = PluginCall.parse(text).name
+        fit = registry.metric_fit(name, spec.method.name, model)
+        if not fit:
+            return f"metric {name!r} {fit.reason}; leave it out"
+    return ""
+
+
+def check_fits(registry, data, spec: RunSpec) -> None:
+    """Refuse, in one line, a run the desktop would not offer on ``data`` (see :func:`unfit`)."""
+    reason = unfit(registry, data, spec)
+    if reason:
+        raise BadInput(reason)
+
+
+def fitting_metrics(registry, spec: RunSpec) -> RunSpec:
+    """The run with only the metrics that say something of its method: a Mondrian run does not
+    compute (nor report as "does not apply") a feature ranking's accuracy."""
+    model = spec.models[0].name if spec.models else None
+    kept = tuple(m for m in spec.metrics if registry.metric_fit(PluginCall.parse(m).name, spec.method.name, model))
+    return spec if kept == tuple(spec.metrics) else dataclasses.replace(spec, metrics=kept)
+
+
 def unused_hierarchies(registry, data, call: PluginCall) -> tuple[str, ...]:
     """Before a run of ``call``'s method on ``data``: one line for each group of hierarchies the user
     attached that the run will not generalise along (the method's :class:`HierarchyUse`), so a

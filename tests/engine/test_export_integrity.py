@@ -166,7 +166,7 @@ def test_a_cancel_at_any_step_of_an_export_leaves_the_folder_as_it_was(tmp_path)
 def test_a_cancel_that_comes_while_the_files_move_into_place_is_too_late_to_undo_them(tmp_path, monkeypatch):
     """The desktop's export task: once the files are in place the export is done, and is reported
     done (verified), not "cancelled" beside a folder that holds it."""
-    from veil.desktop import tasks
+    from veil.desktop.state import tasks
 
     token = CancelToken()
     real = staging._replace

@@ -38,7 +38,7 @@ def test_the_estimate_says_a_large_input_is_sampled(registry):
 def test_the_plan_says_what_the_runs_need_of_memory_and_refuses_more_than_there_is(demo_window, monkeypatch):
     """Before the run: the engine's estimate beside what the worker may allocate; when that is too
     little the plan says so in the engine's words and Run is disabled."""
-    import veil.desktop.state as state
+    import veil.desktop.state.notes as state
 
     panel = demo_window.config_panel
     panel.choose("k-anonymity", ["mondrian"])

@@ -23,7 +23,7 @@ from veil.desktop.models import (
     format_value,
 )
 from veil.desktop.state import DatasetState, PlannedRun, RunsState
-from veil.desktop.tasks import Loaded, RunOutcome, table_stats
+from veil.desktop.state.tasks import Loaded, RunOutcome, table_stats
 from veil.desktop.widgets import fast_table
 from veil.engine import BinaryMatrix, Context, DataSource, PluginCall, RunSpec, Table, load_demo
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.desktop import tasks
+from veil.desktop.state import tasks
 from veil.desktop.state import ConfigState, RunsState
 from veil.engine import Context, Recipe, Study, load_demo, run_study
 

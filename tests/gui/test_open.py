@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from veil.desktop import tasks
+from veil.desktop.state import tasks
 from veil.desktop.dialogs import ImportDialog, file_filter
 from veil.engine import BinaryMatrix, Table
 

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 import veil.plugins.feature_selection._cv as privacy_aware_cv
-from veil.desktop.ranking import rebalance
+from veil.desktop.state.ranking import rebalance
 from veil.desktop.ranking_panel import show_cell
 from veil.engine import BadInput, DataSource, verify_manifest
 

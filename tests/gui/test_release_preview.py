@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 
 from veil.desktop.release_panel import SMALL
-from veil.desktop.release_preview import SIZE
+from veil.desktop.state.release_preview import SIZE
 from veil.engine import format_value
 
 

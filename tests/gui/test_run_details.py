@@ -81,7 +81,7 @@ def test_several_failures_make_one_summary_without_a_traceback(window, qtbot):
 def test_a_summary_gives_each_failure_one_short_line():
     from types import SimpleNamespace
 
-    from veil.desktop.tasks import SUMMARY_CHARS, Failure, failures_summary
+    from veil.desktop.state.tasks import SUMMARY_CHARS, Failure, failures_summary
 
     long = (
         "An attempt has been made to start a new process before the current process has finished its "

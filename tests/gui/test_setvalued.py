@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.desktop.release_preview import CENTRE, CENTRE_SIZE, SIZE, centre_text
-from veil.desktop.state import takes
+from veil.desktop.state.release_preview import CENTRE, CENTRE_SIZE, SIZE, centre_text
 from veil.engine import SETS, BinaryMatrix, Kind, SetValued
 
 N_RECORDS, N_ITEMS = 120, 14
@@ -82,7 +81,7 @@ def test_a_transaction_file_shows_its_item_sets_and_the_methods_for_them(window,
     assert method.name in offered
     for cls in registry.classes("algorithm"):  # exactly the methods that take the records and need no labels
         fits = bool({"sets", "binary", "transactions"} & set(cls.accepts)) and not cls.needs_labels
-        assert (cls.name in offered) == fits == takes(cls, data), cls.name
+        assert (cls.name in offered) == fits == registry.method_fit(cls, data).fits, cls.name
     # the model shown is one the set-valued method works under
     assert window.controller.config.model in registry.models_for(method)
     assert window.controller.config.model == sets_model(window)
@@ -252,7 +251,9 @@ def test_a_long_centre_is_cut(registry):
 def test_a_model_that_can_judge_item_sets_is_chosen(registry, demo_table):
     """Capabilities decide: models needing a sensitive column cannot judge set-valued records; the
     model shown for them is one a method taking item sets works under; a table keeps its model."""
-    from veil.desktop.state import model_fits, model_for
+    from veil.desktop.state import model_for
+
+    model_fits = lambda cls, data: registry.model_fit(cls, data).fits
 
     matrix = BinaryMatrix.from_transactions([["a", "b"], ["b"], ["a", "c"]])
     method = sets_method(registry)

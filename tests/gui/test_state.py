@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from veil.desktop.state import LEAVE_OUT, ConfigState, DatasetState, RunsState, offered_methods, project_of
-from veil.desktop.tasks import Loaded, RunOutcome, column_stats, table_stats
+from veil.desktop.state import LEAVE_OUT, ConfigState, DatasetState, RunsState, project_of
+from veil.desktop.state.tasks import Loaded, RunOutcome, column_stats, table_stats
 from veil.engine import BadInput, BinaryMatrix, Context, DataSource, Kind, PluginCall, Role, RunSpec, Step, load_demo
 
 
@@ -80,10 +80,10 @@ def test_column_stats_count_and_bin():
 
 
 def test_offered_methods_follow_the_data(registry, demo):
-    on_table = {c.name for c in offered_methods(registry, demo)}
+    on_table = {c.name for c in registry.methods_for(demo)}
     assert "all-features" in on_table
     matrix = BinaryMatrix.from_transactions([["a", "b"], ["b"]])
-    on_matrix = {c.name for c in offered_methods(registry, matrix)}
+    on_matrix = {c.name for c in registry.methods_for(matrix)}
     assert all(
         {"binary", "transactions", "sets"} & set(c.accepts)
         for c in registry.classes("algorithm")

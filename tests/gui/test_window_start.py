@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 from veil.desktop import app as desktop_app
 
-FIRST = ("pandas", "numpy", "pyarrow", "scipy", "veil.engine.model.registry", "veil.desktop.state",
+FIRST = ("pandas", "numpy", "pyarrow", "scipy", "veil.engine.model.registry", "veil.desktop.state.config",
          "veil.desktop.config_panel", "matplotlib", "sklearn")
 LATE = ("matplotlib", "sklearn", "scipy.stats")
 

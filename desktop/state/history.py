@@ -13,7 +13,9 @@ import copy
 from dataclasses import dataclass
 
 from .events import Event
-from .state import ConfigState, DatasetState, RunsState
+from .config import ConfigState
+from .dataset import DatasetState
+from .runs import RunsState
 
 CONFIG_FIELDS = ("model", "models", "methods", "selected", "metrics", "metric_params", "seed", "repeats", "binary")
 LIMIT = 500

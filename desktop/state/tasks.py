@@ -38,12 +38,13 @@ from veil.engine import (
     export_release,
     read_data,
     read_population,
+    set_valued,
     run_planned,
     verify_manifest,
 )
 
 from .ranking import reselected
-from .setvalued_view import is_set_valued, summarise
+from .setvalued_view import summarise
 
 HISTOGRAM_BINS = 20
 TOP_CATEGORIES = 12
@@ -159,7 +160,7 @@ def load(registry, source: DataSource, ctx: Context, *, project=None, suggest_ro
     ctx.check()
     if not isinstance(data, Table):
         ctx.progress(0.8, "counting the items")
-        sets = summarise(data) if is_set_valued(data) else None
+        sets = summarise(data) if set_valued(data) else None
         return Loaded(data, source, {}, {}, time.perf_counter() - started, sets=sets)
     suggested = False
     if project is None and suggest_roles and not source.demo and not source.roles:
@@ -249,7 +250,7 @@ def export(
 
     ``source`` (how the data was read) goes into the manifest, so ``veil report`` can read the input
     again. ``weights`` export a run whose method ranks candidates at other weights than it was made
-    with: the top of the ranking at those weights (see :func:`veil.desktop.ranking.reselected`).
+    with: the top of the ranking at those weights (see :func:`veil.desktop.state.ranking.reselected`).
     """
     folder = Path(folder)
     if weights is not None:

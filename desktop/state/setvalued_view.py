@@ -57,11 +57,6 @@ class SetSummary:
         return out
 
 
-def is_set_valued(data) -> bool:
-    """Whether ``data`` is records of item sets (a transaction matrix or set-valued records)."""
-    return isinstance(data, (BinaryMatrix, SetValued))
-
-
 def itemset_columns(table: Table | None) -> list[str]:
     """The columns of kind "item set" of a table."""
     if table is None:

@@ -1,0 +1,59 @@
+"""What the panels' states make together: a project file's content, and the sensitive columns a
+planned run may release that the user has not agreed to yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from veil.engine import BadInput, Project, Role, bind_models, may_release_sensitive, unacknowledged_sensitive
+
+from .config import ConfigState
+from .dataset import DatasetState
+from .runs import RunsState
+
+
+def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsState) -> Project:
+    """A project file's content: the data's source and schema, the recipe, the planned runs and
+    the results so far. A configuration that cannot run yet is saved without runs."""
+    if dataset.data is None or dataset.source is None:
+        raise BadInput("there is no data to save a project of")
+    table = dataset.table if dataset.table is not None else dataset.origin  # item sets keep their table's schema
+    try:
+        planned = config.plan(registry, dataset.data, dataset.recipe())
+    except BadInput:
+        planned = []
+    sha = table.sha256 if table is not None else dataset.data.meta.get("sha256")
+    source = dataclasses.replace(dataset.source, roles={}, kinds={})
+    item_sets = dataset.data.meta.get("item_column") if dataset.origin is not None else None
+    return Project(
+        source,
+        table.schema if table is not None else None,
+        dataset.recipe(),
+        tuple(p.spec for p in planned),
+        None if source.demo else sha,
+        runs.records(),
+        tuple(sorted(dataset.release_sensitive)),
+        item_sets,
+    )
+
+
+def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:
+    """The columns marked sensitive the planned runs may release, which no chosen privacy model
+    protects and the user has not agreed to release yet (asked once, remembered in the project)."""
+    table = dataset.table
+    if table is None or not table.schema.by_role(Role.SENSITIVE):
+        return []
+    try:
+        planned = config.plan(registry, table, dataset.recipe())
+    except BadInput:
+        return []  # the run itself explains what to fix
+    columns: list[str] = []
+    for p in planned:
+        cls = registry.get("algorithm", p.spec.method.name)
+        may = may_release_sensitive(table, cls, on_features=p.spec.recipe is not None, recipe=p.spec.recipe)
+        model = bind_models(registry, p.spec.models)
+        columns += [
+            c for c in unacknowledged_sensitive(table, may, cls, model, dataset.release_sensitive) if c not in columns
+        ]
+    return columns
