@@ -113,5 +113,7 @@ def metric_fit(metric: type, algorithm: type, model: type | None = None) -> Fit:
     if metric.requires and metric.requires not in getattr(algorithm, "provides", ()):
         return Fit(metric, f"needs releases that carry a {metric.requires}, which {algorithm.name} does not make")
     forms = metric.fits_forms if metric.fits_forms is not None else metric.accepts
-    measured = " or ".join(dict.fromkeys(describe_form(f) for f in forms))
-    return Fit(metric, f"measures releases of methods working on {measured}, which {algorithm.name} does not take")
+    if not set(forms) & set(algorithm.accepts):
+        measured = " or ".join(dict.fromkeys(describe_form(f) for f in forms))
+        return Fit(metric, f"measures releases of methods working on {measured}, which {algorithm.name} does not take")
+    return Fit(metric, f"says nothing of a release of {algorithm.name}")  # the metric's own fits says so
