@@ -73,6 +73,43 @@ def test_desktop_never_imports_a_plugin():
     assert bad == []
 
 
+def qt_in_the_desktop_state() -> list[tuple[str, str]]:
+    """Where a module of the desktop's state (desktop/state/) imports Qt, or a desktop module
+    outside the state (every one of which may bring Qt with it)."""
+    return [
+        (p.name, m)
+        for p, m in imports_of("desktop")
+        if (ROOT / "desktop" / "state") in p.parents
+        and (
+            _top(m) in ("PySide6", "shiboken6", "PyQt5", "PyQt6")
+            or m.startswith("veil.desktop")
+            and not m.startswith("veil.desktop.state")
+        )
+    ]
+
+
+def test_the_desktop_state_imports_no_qt():
+    """Qt-free by its imports, not by its docstring: the rules of the panels are tested without a window."""
+    assert (ROOT / "desktop" / "state" / "__init__.py").is_file()
+    assert qt_in_the_desktop_state() == []
+
+
+def test_the_state_check_finds_qt_and_a_widget_module(tmp_path):
+    state = tmp_path / "desktop" / "state"
+    state.mkdir(parents=True)
+    (state / "bad.py").write_text(
+        "from PySide6.QtCore import QObject\nfrom ..widgets import muted\nfrom .events import Event\n"
+    )
+    (tmp_path / "desktop" / "window.py").write_text("from PySide6.QtWidgets import QWidget\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = qt_in_the_desktop_state()
+    finally:
+        ROOT = saved
+    assert found == [("bad.py", "PySide6.QtCore"), ("bad.py", "veil.desktop.widgets")]
+
+
 def engine_internals(folder: str) -> list[tuple[str, str]]:
     """Where ``folder`` imports a module inside the engine (``veil.engine.<layer>…``) rather than
     the names ``veil.engine`` publishes."""
