@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data.forms import BINARY, SETS, TABLE, TRANSACTIONS, describe_form, form_of, labels_of
+from ..data.forms import BINARY, labels_of
 from ..data.datasource import DataSource
 from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
@@ -345,19 +345,19 @@ class PlannedRun:
 
 
 # the forms a dataset of each form converts to (engine/data.py's convert, without converting)
-_CONVERTS = {TABLE: (TABLE, BINARY, SETS), BINARY: (BINARY, TRANSACTIONS, SETS), SETS: (SETS, BINARY, TRANSACTIONS)}
-
-
 def check_data(registry, data, spec: RunSpec) -> None:
     """BadInput saying what to fix when ``spec`` cannot run on ``data``: a method that does not take
     its form, that needs a privacy model or one it cannot work under, a target, or column roles it
     lacks. The same checks for ``veil study`` and the desktop, made before any run starts."""
     algorithm = registry.get("algorithm", spec.method.name)
     name = algorithm.title or algorithm.name
-    form = form_of(data)
-    if not any(f in algorithm.accepts for f in _CONVERTS.get(form, (form,))):
-        forms = " or ".join(describe_form(a) for a in algorithm.accepts)
-        raise BadInput(f"{name} works on {forms}, not on {describe_form(form)}; choose another method")
+    fit = registry.method_fit(algorithm, data)  # what the desktop offers and veil run takes
+    if not fit:
+        raise BadInput(f"{name} {fit.reason}; choose another method")
+    for m in spec.models:
+        fit = registry.model_fit(m.name, data)
+        if not fit:
+            raise BadInput(f"privacy model {m.name!r} {fit.reason}; choose another privacy model")
     if algorithm.needs_model and not spec.models:
         choices = registry.models_for(algorithm)
         raise BadInput(

@@ -1,6 +1,7 @@
 """The command line and the desktop agree on what fits: for every installed method and each data form
 the desktop offers exactly the registry's answer, and ``veil run`` refuses, in one line with exit 2
-and the same reason, a method, privacy model or metric the desktop would not offer."""
+and the same reason, a method, privacy model or metric the desktop would not offer (``veil study``'s
+check before any run gives the same reason for a method)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from veil.desktop.state import ConfigState, metric_fits
-from veil.engine import BadInput, DataSource, PluginCall, RunSpec, make_registry, unfit
+from veil.engine import BadInput, DataSource, PluginCall, RunSpec, check_data, make_registry, unfit
 
 from .helpers import SMALL_CSV, assert_bad_input
 
@@ -63,6 +64,9 @@ def test_the_desktop_offers_the_registrys_methods_and_the_cli_refuses_the_others
             continue
         reason = REGISTRY.method_fit(name, data).reason
         assert reason in said, (name, said)
+        with pytest.raises(BadInput) as planned:  # veil study's check before any run says the same
+            check_data(REGISTRY, data, RunSpec(PluginCall(name)))
+        assert reason in str(planned.value)
         result = veil("run", *given, "--method", name, "--out", tmp_path / name)
         assert_bad_input(result)
         assert f"method {name!r} {reason}" in result.err, result.err
