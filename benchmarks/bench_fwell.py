@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 from _bench import dataset, machine, markdown_table, median_times
-from veil.plugins.weighting import _fwell as core
+from veil.plugins import _fwell as core
 
 ROWS = 600
 

@@ -31,7 +31,7 @@ import pytest
 from _bench import dataset, machine, markdown_table
 from veil.engine import Context, Hierarchy, PluginCall, Role, RunSpec, Table, bind_models, execute, make_registry
 from veil.plugins.anonymisation import _lattice
-from veil.plugins.anonymisation.mondrian import _sensitive_view
+from veil.plugins.anonymisation._sensitive import sensitive_view
 
 REGISTRY = make_registry()
 MODEL = "k-anonymity:k=5"
@@ -69,7 +69,7 @@ def search_only(table: Table, metric: str, lattice=_lattice, bounds: bool = Fals
     name, _, rest = metric.partition(":")
     model = bind_models(REGISTRY, [PluginCall.parse(MODEL)])
     attrs = lattice.attributes(table, list(table.frame.columns))
-    judge = lattice.Judge(model, math.floor(SUPPRESSION * table.n_rows + 1e-9), _sensitive_view(table, None))
+    judge = lattice.Judge(model, math.floor(SUPPRESSION * table.n_rows + 1e-9), sensitive_view(table, None))
     base = lattice.bottom(attrs, None, 1)
     wall, cpu = time.perf_counter(), time.process_time()
     objective = lattice.Objective(name, attrs, table.n_rows, monotonic="monotonic=false" not in rest)

@@ -161,7 +161,7 @@ def one(
     import veil.engine.kernels.longest as longest
     from veil.engine import SearchOptions
     from veil.plugins.setvalued._grouping import information_loss
-    from veil.plugins.setvalued.patternka import patternka_groups
+    from veil.plugins.setvalued._patternka import patternka_groups
 
     if old:
         longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before

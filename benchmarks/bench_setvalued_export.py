@@ -23,7 +23,7 @@ from _bench import machine, markdown_table
 from synthetic import power_law_sets
 from veil.engine import ExportOptions, PluginCall, RunResult, RunSpec, make_registry, write_release
 from veil.plugins.setvalued._grouping import Grouping, grouped_sets_release
-from veil.plugins.setvalued.patternka import _centres, _Records
+from veil.plugins.setvalued._patternka import _centres, _Records
 
 
 def release_of(sets, k=100):

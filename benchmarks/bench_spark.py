@@ -22,13 +22,14 @@ import pytest
 
 from _bench import dataset, machine, markdown_table
 from veil.engine import SetValued, read_transactions
-from veil.plugins.setvalued.patternka import patternka_groups
+from veil.plugins.setvalued._patternka import patternka_groups
 
 MASTER = "local[2]"
 
 
 def measure(k: int, netflix: int | None = None) -> dict:
-    from veil.plugins.setvalued._spark import spark_patternka_groups, spark_session
+    from veil.plugins._spark.patterns import spark_patternka_groups
+    from veil.plugins._spark.session import spark_session
 
     if netflix:
         from synthetic import power_law_sets

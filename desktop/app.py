@@ -83,7 +83,7 @@ def load_registry():
     from veil.engine import WorkerProcess, make_registry  # noqa: F401  (the Runner's worker, with multiprocessing)
 
     from .state import history, ranking, tasks  # noqa: F401  (Qt-free; the panels import them)
-    from .launcher import import_data_libraries
+    from .data_libraries import import_data_libraries
 
     import_data_libraries()
     return make_registry()

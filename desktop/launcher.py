@@ -16,15 +16,6 @@ def wants_desktop(argv: Sequence[str]) -> bool:
     return not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
 
 
-def import_data_libraries() -> None:
-    """The data libraries the window's panels need. The desktop imports them after its window is on
-    screen (``app.Starter``), on a thread; PySide6's ``__feature__`` import hook reads the source of
-    every module imported after Qt, which makes them dearer there (docs/benchmarks.md (l))."""
-    import pandas  # noqa: F401
-    import pyarrow  # noqa: F401
-    import scipy.sparse  # noqa: F401
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     program = argv is None  # the process's entry point (the `veil` script, `python -m veil.desktop`)
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -35,7 +35,7 @@ import pandas as pd  # noqa: E402
 import scipy.io as sio  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-from veil.plugins.weighting import _fwell as core  # noqa: E402
+from veil.plugins import _fwell as core  # noqa: E402
 from veil.plugins.weighting.fwell_eval import fold_accuracy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -60,7 +60,7 @@ def no_network(monkeypatch) -> list[str]:
 def spark_local():
     """One Spark session on ``local[2]`` for every Spark test of the run (a JVM takes seconds to start);
     skipped where pyspark is absent, but a failure on CI (CI=true), where `make test` installs it."""
-    from veil.plugins.setvalued._spark import pyspark_available, spark_session
+    from veil.plugins._spark.session import pyspark_available, spark_session
 
     if not pyspark_available():
         if os.environ.get("CI") == "true":

@@ -7,7 +7,7 @@ from ..base.lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "binary": ["BinaryMatrix", "Feature", "pack_rows", "popcount", "unpack_rows"],
+        "binary": ["BinaryMatrix", "Feature", "pack_mask", "pack_rows", "popcount", "unpack_mask", "unpack_rows"],
         "hierarchy": [
             "build_hierarchy",
             "Hierarchy",

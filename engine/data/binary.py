@@ -57,6 +57,19 @@ def pack_rows(rows: np.ndarray, n: int) -> np.ndarray:
     return words
 
 
+def pack_mask(mask: np.ndarray) -> np.ndarray:
+    """A boolean vector as a bitset (bit i of word i // 64, as :func:`pack_rows` of its true rows)."""
+    n = len(mask)
+    padded = np.zeros(((n + WORD - 1) // WORD) * WORD, dtype=bool)
+    padded[:n] = mask
+    return np.packbits(padded, bitorder="little").view(np.uint64)
+
+
+def unpack_mask(bits: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` bits of a bitset as a boolean vector."""
+    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
+
+
 def popcount(bits: np.ndarray) -> int:
     """Number of set bits in a bitset (or in every row of a 2-D stack, summed)."""
     return int(np.bitwise_count(bits).sum(dtype=np.int64))

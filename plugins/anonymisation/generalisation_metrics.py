@@ -27,7 +27,7 @@ import pandas as pd
 
 from veil.engine import SUPPRESSED, Metric, TABLE, hookimpl
 
-from .metrics import _Anonymised, _nan_when_not_applicable, _table_and_sensitive
+from ._view import Anonymised, nan_when_not_applicable, table_and_sensitive
 
 IYENGAR, GIONIS, SWEENEY, ARX = "iyengar", "gionis-tassa", "sweeney", "arx"  # keys of the engine's papers
 
@@ -37,8 +37,8 @@ class _Regions:
     None when withheld), the records per unit, and the levels a global recoding recorded."""
 
     def __init__(self, original, release, ctx):
-        table, _ = _table_and_sensitive(original, release, need_sensitive=False)
-        self.view = _Anonymised.shared(table, release, None, ctx)
+        table, _ = table_and_sensitive(original, release, need_sensitive=False)
+        self.view = Anonymised.shared(table, release, None, ctx)
         self.regions, self.counts, self.kind = self.view.unit_regions()
         self.n, self.qis = self.view.n, self.view.qis
         gen = (release.details or {}).get("generalisation") or {}
@@ -101,7 +101,7 @@ class Loss(_GeneralisationMetric):
         "(values of the column − 1), averaged over records and quasi-identifiers (0 = exact, 1 = '*')."
     )
 
-    @_nan_when_not_applicable
+    @nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         r = _Regions(original, release, ctx)
         total = 0.0
@@ -125,7 +125,7 @@ class Entropy(_GeneralisationMetric):
         "records and quasi-identifiers, in bits (0 = exact)."
     )
 
-    @_nan_when_not_applicable
+    @nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         r = _Regions(original, release, ctx)
         total = 0.0
@@ -154,7 +154,7 @@ class Precision(_GeneralisationMetric):
         "quasi-identifiers (0 = exact, 1 = '*'); Sweeney's precision is 1 minus this."
     )
 
-    @_nan_when_not_applicable
+    @nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         r = _Regions(original, release, ctx)
         total = 0.0
@@ -177,7 +177,7 @@ class Height(_GeneralisationMetric):
         "of the level each is released at (for a release that mixes levels, each column's highest)."
     )
 
-    @_nan_when_not_applicable
+    @nan_when_not_applicable
     def compute(self, original, release, params, ctx):
         r = _Regions(original, release, ctx)
         if r.levels is not None and all(c in r.levels for c in r.qis):

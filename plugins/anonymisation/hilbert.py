@@ -26,8 +26,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from veil.engine import TABLE, Algorithm, BadInput, HierarchyUse, Judgement, hookimpl, param
 
-from .mondrian import generalised, group_values, qi_columns
-from .patternka_relational import qis_and_sensitive, relational_gcp
+from ._regions import generalised, group_values, qi_columns, qis_and_sensitive, relational_gcp
 
 PAPER = "002_aa8a8f08b56f3f6d"
 BLOCK_CELLS = 1 << 21  # run costs computed per block of ends: ends × window cells at a time

@@ -40,6 +40,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from veil.engine import (
+    pack_mask,
+    popcount,
+    unpack_mask,
     CLOSED_ITEMSETS,
     FREQUENT_ITEMSETS,
     TABLE,
@@ -50,7 +53,6 @@ from veil.engine import (
     HierarchyUse,
     Judgement,
     Longest,
-    Role,
     SearchOptions,
     grouping_columns,
     hookimpl,
@@ -60,71 +62,10 @@ from veil.engine import (
     table_to_items,
 )
 
-from .mondrian import generalised, group_values, qi_columns
-from ..setvalued._grouping import pack_bits, popcount_bits, unpack_bits
+from ._regions import Loss, generalised, group_values, qi_columns, qis_and_sensitive, relational_gcp
 
 PAPER = "002_aa8a8f08b56f3f6d"
 SELECTIONS = ("lexicographic", "random")
-
-
-# ----------------------------------------------------------------------------------------- NCP
-class Loss:
-    """NCP of groups of a table's records on its quasi-identifiers (original values,
-    docs/reference.md#set-valued-data).
-
-    Widths come from lookup tables: a number's by its smallest and largest value's rank, a
-    category's by its first and last leaf in depth-first order (their lowest common ancestor is
-    that of the whole set, since the leaves under a node are one run)."""
-
-    def __init__(self, cols):
-        self.cols = cols
-        self.d = len(cols)
-        self.codes = np.column_stack([col.codes for col in cols])  # record × attribute ranks
-        self.tables = []
-        for col in cols:
-            if col.categorical:
-                first, last = np.meshgrid(np.arange(col.n_leaves), np.arange(col.n_leaves), indexing="ij")
-                self.tables.append(col.width(*col.lca(first.ravel(), last.ravel())).reshape(first.shape))
-            else:
-                self.tables.append(None)
-
-    def width(self, j: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        table = self.tables[j]
-        return table[lo, hi] if table is not None else self.cols[j].width(lo, hi)
-
-    def widths(self, rows: np.ndarray) -> float:
-        """NCP(g) of one group: the sum over attributes of its normalised width."""
-        block = self.codes[rows]
-        lo, hi = block.min(axis=0), block.max(axis=0)
-        return float(sum(self.width(j, lo[j : j + 1], hi[j : j + 1])[0] for j in range(self.d)))
-
-    def extents(self, groups: np.ndarray, g: int):
-        """Per attribute each group's smallest and largest code (DFS rank for categories)."""
-        return [_extent(col.codes[groups >= 0], groups[groups >= 0], g) for col in self.cols]
-
-    def ncp_from_extents(self, ext) -> np.ndarray:
-        out = np.zeros(len(ext[0][0]))
-        for j, (lo, hi) in enumerate(ext):
-            out += self.width(j, lo, hi)
-        return out
-
-
-def relational_gcp(cols, groups: np.ndarray) -> float:
-    """The relational GCP of docs/reference.md#set-valued-data: Σ_g |g|·NCP(g) / (d·n)."""
-    loss = Loss(cols)
-    g = int(groups.max()) + 1
-    sizes = np.bincount(groups, minlength=g)
-    return float((sizes * loss.ncp_from_extents(loss.extents(groups, g))).sum() / (loss.d * len(groups)))
-
-
-def _extent(values: np.ndarray, local: np.ndarray, count: int):
-    """Smallest and largest value of each of ``count`` groups (``local`` numbers them; a group
-    with no record keeps the empty extent max > min)."""
-    lo = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(lo, local, values)
-    np.maximum.at(hi, local, values)
-    return lo, hi
 
 
 # ---------------------------------------------------------------------------------- grouping
@@ -199,7 +140,7 @@ def relational_groups(
                 state["r"] *= 2  # the longest length is cut: every longest pattern is needed (and kept room for)
                 continue
             break
-        state["cached"] = [[p, s, pack_bits(holding(p)) if bitset_update else None] for p, s in found.patterns]
+        state["cached"] = [[p, s, pack_mask(holding(p)) if bitset_update else None] for p, s in found.patterns]
         state["cut"] = found.cut
 
     def candidates():
@@ -217,7 +158,7 @@ def relational_groups(
         for c in tied:
             if check is not None:
                 check()  # many tied patterns on a large table: each is a pass over its records
-            raw = np.flatnonzero(unpack_bits(c[2], n) & alive) if bitset_update else np.flatnonzero(holding(c[0]))
+            raw = np.flatnonzero(unpack_mask(c[2], n) & alive) if bitset_update else np.flatnonzero(holding(c[0]))
             members = _diverse(codes[raw], raw, k)
             ncp = loss.widths(members)
             if ncp < best_ncp:
@@ -248,12 +189,12 @@ def relational_groups(
         alive &= ~gone
         remaining -= len(members)
         if cache and pattern:
-            packed = pack_bits(gone) if bitset_update else None
+            packed = pack_mask(gone) if bitset_update else None
             for c in state["cached"]:
                 if c[1] < k:
                     continue
                 if bitset_update:
-                    c[1] -= popcount_bits(c[2] & packed)
+                    c[1] -= popcount(c[2] & packed)
                     c[2] &= ~packed
                 else:
                     c[1] = int(holding(c[0]).sum())
@@ -340,17 +281,6 @@ class RelationalParams:
     max_seconds: float = param(
         3600.0, minimum=1.0, help="stop a pattern search that runs longer than this, with a message"
     )
-
-
-def qis_and_sensitive(table):
-    """The columns to group on (the quasi-identifiers marked, without the sensitive one) and the first
-    column marked sensitive (None without one); shared with the Hilbert baseline."""
-    qis = list(grouping_columns(table))
-    marked = table.schema.by_role(Role.SENSITIVE)
-    sensitive = marked[0] if marked else None
-    if sensitive in qis:
-        qis.remove(sensitive)
-    return qis, sensitive
 
 
 class PatternKaRelational(Algorithm):

@@ -1,6 +1,6 @@
 """Shared pieces of the feature-selection methods of paper 000 (docs/reference.md#feature-selection): labels,
-HamDist, DistCnt
-and CM scores on a BinaryMatrix."""
+HamDist, DistCnt and CM scores on a BinaryMatrix, and Greedy-HamDist (Algorithm 2, :func:`greedy_hamdist`),
+which the DP selection also runs."""
 
 from __future__ import annotations
 
@@ -119,3 +119,37 @@ def cm(pos: np.ndarray, row_class: np.ndarray, k: int) -> int:
     posg = np.bincount(row_class[pos], minlength=n_classes)
     negg = np.bincount(row_class[~pos], minlength=n_classes)
     return int(cm_penalty(posg, negg, k).sum())
+
+
+def greedy_hamdist(
+    matrix: BinaryMatrix,
+    constraint,
+    on_violation: str = "skip",
+    skip_zero_score: bool = True,
+    ctx=None,
+    order=None,
+    limit: int | None = None,
+) -> tuple[list[int], np.ndarray]:
+    """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
+    when the model allows; at most ``limit`` of them."""
+    pos = positive_mask(matrix)
+    scores = hamdist_scores(matrix, pos)
+    by_score = order is None
+    if by_score:
+        order = np.lexsort((np.arange(matrix.n_features), -scores))
+    for i, f in enumerate(order):
+        if limit is not None and len(constraint.selected) >= limit:
+            break
+        if ctx is not None:  # a feasibility test is a pass over the records: check before each
+            ctx.check()
+            if i % 64 == 0:
+                ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
+        if skip_zero_score and scores[f] <= 0:
+            if by_score:
+                break  # sorted descending: every later feature scores 0 too
+            continue
+        if constraint.feasible(int(f)):
+            constraint.add(int(f))
+        elif on_violation == "stop":
+            break
+    return constraint.selected, scores

@@ -42,7 +42,7 @@ from veil.engine import (
     target_name,
 )
 
-from .greedy import greedy_hamdist
+from ._common import greedy_hamdist
 from ._common import hamdist_scores, positive_mask
 
 PAPER = "000_0106b4def2026c16"

@@ -34,9 +34,17 @@ from veil.engine import (
 )
 
 
-from ..weighting.fwell import private_fwell_weights
-from ..weighting._fwell import PRIVATE_LAMBDA, ranking
-from ._common import cm, cm_penalty, distcnt, distcnt_gains, hamdist_scores, positive_mask, split_label_counts
+from .._fwell import PRIVATE_LAMBDA, private_fwell_weights, ranking
+from ._common import (
+    cm,
+    cm_penalty,
+    distcnt,
+    distcnt_gains,
+    greedy_hamdist,
+    hamdist_scores,
+    positive_mask,
+    split_label_counts,
+)
 
 PAPER = "000_0106b4def2026c16"
 SCORES = ("hamdist", "private-fwell")
@@ -134,40 +142,6 @@ class HamDistParams:
         label="λ",
         help="with score = private-fwell: FWELL's λ, fixed in advance (choosing it on the data is not covered by ε)",
     )
-
-
-def greedy_hamdist(
-    matrix: BinaryMatrix,
-    constraint,
-    on_violation: str = "skip",
-    skip_zero_score: bool = True,
-    ctx=None,
-    order=None,
-    limit: int | None = None,
-) -> tuple[list[int], np.ndarray]:
-    """Features by HamDist({f}) descending (ties: lower index), or in the given ``order``, each kept
-    when the model allows; at most ``limit`` of them."""
-    pos = positive_mask(matrix)
-    scores = hamdist_scores(matrix, pos)
-    by_score = order is None
-    if by_score:
-        order = np.lexsort((np.arange(matrix.n_features), -scores))
-    for i, f in enumerate(order):
-        if limit is not None and len(constraint.selected) >= limit:
-            break
-        if ctx is not None:  # a feasibility test is a pass over the records: check before each
-            ctx.check()
-            if i % 64 == 0:
-                ctx.progress(i / len(order), f"Greedy-HamDist: {len(constraint.selected)} features selected")
-        if skip_zero_score and scores[f] <= 0:
-            if by_score:
-                break  # sorted descending: every later feature scores 0 too
-            continue
-        if constraint.feasible(int(f)):
-            constraint.add(int(f))
-        elif on_violation == "stop":
-            break
-    return constraint.selected, scores
 
 
 class GreedyHamDist(_Selection):

@@ -1,9 +1,8 @@
 """What the set-valued groupings share: a grouping (each record's group and each group's centre), its
 release (each record publishes its group's centre), its information loss (the GCP of
-docs/reference.md#set-valued-data), packed bit
-sets, and the names of paper 002 and of a grouped-sets release's one column. PatternKa
-(:mod:`.patternka`), the top-down baseline (:mod:`.top_down`), the GCP metric (:mod:`.metrics`), the
-item-set exporter (:mod:`veil.plugins.io.itemsets`) and relational PatternKa use it.
+docs/reference.md#set-valued-data) and the name of paper 002. PatternKa (:mod:`.patternka`), the
+top-down baseline (:mod:`.top_down`), the privacy model (:mod:`.set_k_anonymity`) and the GCP metric
+(:mod:`.metrics`) use it; packed bit sets are the engine's (``pack_mask``, ``popcount``).
 """
 
 from __future__ import annotations
@@ -29,24 +28,6 @@ class Grouping:
     @property
     def n_groups(self) -> int:
         return self.centres.n_rows
-
-
-def pack_bits(mask: np.ndarray) -> np.ndarray:
-    """A boolean vector as packed uint64 words."""
-    n = len(mask)
-    padded = np.zeros(((n + 63) // 64) * 64, dtype=bool)
-    padded[:n] = mask
-    return np.packbits(padded, bitorder="little").view(np.uint64)
-
-
-def unpack_bits(bits: np.ndarray, n: int) -> np.ndarray:
-    """The first n bits of packed uint64 words as a boolean vector."""
-    return np.unpackbits(bits.view(np.uint8), bitorder="little", count=n).astype(bool)
-
-
-def popcount_bits(bits: np.ndarray) -> int:
-    """The number of set bits in packed words."""
-    return int(np.bitwise_count(bits).sum(dtype=np.int64))
 
 
 def information_loss(sets: SetValued, groups: np.ndarray, centres: SetValued) -> float:

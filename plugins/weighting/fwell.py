@@ -9,7 +9,7 @@ on features tried in weight order, each kept while the model holds (the feature-
 of paper 000, on the data binarised by its default recipe when it is a table): the model covers
 the records, ε covers the order.
 
-The mathematics lives in :mod:`.fwell_core`; the evaluation metric of the paper
+The mathematics lives in :mod:`veil.plugins._fwell`; the evaluation metric of the paper
 (``weights-accuracy``) in :mod:`.fwell_eval`.
 """
 
@@ -22,7 +22,6 @@ from veil.engine import (
     BINARY,
     TABLE,
     Algorithm,
-    BadInput,
     BinaryMatrix,
     Judgement,
     MemoryCost,
@@ -34,10 +33,10 @@ from veil.engine import (
     param,
 )
 
-from . import _fwell as core
+from .. import _fwell as core
+from .._fwell import fwell_weights, private_fwell_weights, weight_table
 
 PAPER = "003_5ee0bd0faa8a52c8"
-MAX_REPORTED_WEIGHTS = 20_000  # details["weights"] lists every feature up to this many
 
 
 # -- parameters -----------------------------------------------------------------------------------------
@@ -96,18 +95,6 @@ class PrivateFwellParams:
     )
 
 
-# -- shared steps ---------------------------------------------------------------------------------------
-def _weights(data, lam, solver, ctx) -> core.Weights:
-    ctx.progress(0.0, "FWELL: nearest hits and misses")
-
-    def searched(done: int, total: int) -> None:
-        ctx.progress(0.7 * done / total, f"FWELL: nearest hits and misses of {done:,} of {total:,} records")
-
-    return core.fwell(
-        data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check, progress=searched
-    )
-
-
 def select_in_order(matrix: BinaryMatrix, model, order: list[int], limit: int | None, ctx) -> list[int]:
     """Features tried in ``order``, each kept while ``model`` holds (at most ``limit``), through the
     model's incremental selection constraint (k-AC, k-anonymity) as in paper 000."""
@@ -137,12 +124,6 @@ def _records_release(data, model, w, limit, details, notes, ctx):
     return feature_subset(data, chosen, notes=tuple(notes), details=details)
 
 
-def _weight_table(names, w) -> dict | None:
-    if len(names) > MAX_REPORTED_WEIGHTS:
-        return None
-    return {str(n): float(v) for n, v in zip(names, w)}
-
-
 # -- FWELL ----------------------------------------------------------------------------------------------
 class Fwell(Algorithm):
     """FWELL (paper 003, Algorithm 1; docs/reference.md#feature-weighting): weights minimising the local-margin
@@ -168,7 +149,7 @@ class Fwell(Algorithm):
 
     def run(self, data, model, params, ctx):
         data = binary_for_records(data) if model is not None else data
-        found = _weights(data, params.lam, params.solver, ctx)
+        found = fwell_weights(data, params.lam, params.solver, ctx)
         sol = found.solution
         details = {
             "lambda": found.lam,
@@ -180,84 +161,13 @@ class Fwell(Algorithm):
             "iterations": sol.iterations,
             "records": found.n,
             "features": len(found.names),
-            "weights": _weight_table(found.names, found.w),
+            "weights": weight_table(found.names, found.w),
         }
         notes = ("FWELL weights computed from every record: this release makes no privacy claim.",)
         ctx.progress(0.8, "FWELL: release")
         if model is not None:
             return _records_release(data, model, found.w, params.top, details, notes, ctx)
         return feature_weights(found.names, found.w, top=params.top, notes=notes, details=details)
-
-
-# -- Private FWELL --------------------------------------------------------------------------------------
-def noise_source(ctx):
-    """The OS's cryptographic source in release mode; the run's seeded generator in study mode."""
-    return core.SecureSource() if getattr(ctx, "mode", "study") == "release" else core.SeededSource(ctx.rng)
-
-
-def assumptions(source, model_name: str | None, solver: str) -> list[str]:
-    """Plain sentences stating what the ε guarantee rests on (the caveat of docs/reference.md#feature-weighting
-    first)."""
-    said = [
-        "The paper's proof assumes each margin z_i depends on record x_i only; here z_i is built from x_i's "
-        "nearest hit and nearest miss, so changing one record can also change the margins of the records whose "
-        "nearest neighbour it was. The ε guarantee is exact for neighbouring margin matrices (one z_i changed), "
-        "not strictly for neighbouring datasets.",
-        "Neighbouring datasets have the same number of records n (public; it sets the noise scale) and differ in "
-        "one record; the weights' sensitivity is 2/(nλ) (objective with λ/2, every ‖z_i‖ ≤ 1).",
-        "Features are scaled to [0, 1] by their minimum and maximum in the data; those bounds are treated as public.",
-        "Each run spends ε: several runs on the same data (a sweep, repeats) spend the sum, and choosing one of "
-        "several runs by its utility on the private data is not covered.",
-    ]
-    if solver != "lbfgs":
-        said.append(
-            "The weights come from the paper's gradient steps, not from the exact minimiser the "
-            "sensitivity bound is proved for: the ε claim needs solver = lbfgs."
-        )
-    if isinstance(source, core.SeededSource):
-        said.append(
-            "The noise came from the seeded generator (study mode): anyone who knows the seed, which "
-            "the manifest records, can remove it. Such a release is for studies only, never for "
-            "publication; `veil run` and the desktop draw from the operating system's secure source."
-        )
-    if model_name is not None:
-        said.append(
-            f"Two guarantees: ε-differential privacy covers only the noisy weights that set the order in "
-            f"which features were tried; the released records are protected by {model_name} (checked on "
-            f"the written file), not by differential privacy, and which features were kept also depends "
-            f"on those non-private {model_name} checks."
-        )
-    return said
-
-
-def private_fwell_weights(data, epsilon: float, lam: float, solver: str, model_name: str | None, ctx):
-    """(noisy weights, feature names, details) of Private FWELL on ``data``: the one place the noise is
-    drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``. λ is fixed in
-    advance, never chosen on the data (that choice would not be covered by ε)."""
-    if lam is None or not float(lam) > 0:
-        raise BadInput(
-            "Private FWELL needs λ fixed in advance (a positive number): choosing it on the data is not covered by ε"
-        )
-    found = _weights(data, float(lam), solver, ctx)
-    ctx.progress(0.7, "Private FWELL: noise")
-    source = noise_source(ctx)
-    noisy = core.private_weights(found.w, found.n, epsilon, found.lam, source)
-    said = assumptions(source, model_name, solver)
-    details = {
-        "epsilon_spent": epsilon,
-        "assumptions": said,
-        "noise_source": source.name,
-        "context_mode": getattr(ctx, "mode", "study"),
-        "lambda": found.lam,
-        "lambda_source": "fixed in advance",
-        "sensitivity": 2.0 / (found.n * found.lam),
-        "noise_scale": core.noise_scale(found.n, epsilon, found.lam),
-        "records": found.n,
-        "features": len(found.names),
-        "solver": solver,
-        "weights": _weight_table(found.names, noisy),
-    }
-    return noisy, found.names, details
 
 
 class PrivateFwell(Algorithm):

@@ -21,7 +21,7 @@ import numpy as np
 
 from veil.engine import FEATURE_WEIGHTS, BadInput, BinaryMatrix, Metric, Table, hookimpl, param
 
-from ._fwell import feature_matrix, scale_unit
+from .._fwell import feature_matrix, scale_unit
 
 PAPER = "003_5ee0bd0faa8a52c8"
 CLASSIFIERS = ("linear-svc", "3-nn")

@@ -12,7 +12,7 @@ import shiboken6
 from PySide6.QtCore import Qt
 
 from veil.desktop.settings import Settings
-from veil.plugins.setvalued._spark import pyspark_available
+from veil.plugins._spark.session import pyspark_available
 
 from .test_flow import set_role
 

@@ -98,8 +98,8 @@ class SparkSleep(Algorithm):
 
     def run(self, data, model, params, ctx):
         if params.executor == "spark":
-            from veil.plugins.anonymisation._spark_tables import run_job
-            from veil.plugins.setvalued._spark import spark_session
+            from veil.plugins._spark.tables import run_job
+            from veil.plugins._spark.session import spark_session
 
             sc = spark_session(params.spark_master).sparkContext
             run_job(

@@ -19,8 +19,8 @@ from veil.engine import (
     Table,
     make_registry,
 )
+from veil.plugins.anonymisation._view import Anonymised
 from veil.plugins.anonymisation.metrics import (
-    _Anonymised,
     answer_query,
     js_divergence,
     large_populations,
@@ -241,8 +241,8 @@ def test_one_measurement_builds_each_view_once(monkeypatch):
 
     table, release, *_ = _random_case(3)
     built = []
-    real = _Anonymised.__init__
-    monkeypatch.setattr(_Anonymised, "__init__", lambda self, *a, **k: built.append(a[2]) or real(self, *a, **k))
+    real = Anonymised.__init__
+    monkeypatch.setattr(Anonymised, "__init__", lambda self, *a, **k: built.append(a[2]) or real(self, *a, **k))
     spec = RunSpec(PluginCall.parse("mondrian"), PluginCall.parse("k-anonymity:k=2"), 0, VIEW_METRICS)
     values = measure(make_registry(), spec, table, release, Context(0))
     assert sorted(built, key=str) == [None, "dx"]
@@ -256,7 +256,7 @@ def test_query_answers_match_a_plain_computation(seed, sel_of):
     table, release, frame, groups, gv = _random_case(seed)
     reg = make_registry()
     params = reg.metric("query-error").params({"qd": 2, "sel": 0.3, "queries": 30, "seed": seed, "sel_of": sel_of})
-    view = _Anonymised(table, release, "dx")
+    view = Anonymised(table, release, "dx")
     regions, _, kind = view.unit_regions()
     unit_sa = view.unit_sensitive(kind)
     leaves = {c: list(view.leaves[c]) for c in view.qis}
@@ -288,7 +288,7 @@ def test_query_answers_match_a_plain_computation(seed, sel_of):
 
 def test_large_populations_hold_one_node_per_column_and_enough_records():
     table, release, frame, *_ = _random_case(1, n=60)
-    view = _Anonymised(table, release, "dx")
+    view = Anonymised(table, release, "dx")
     pops = large_populations(view, 0.2, 10_000, Context(0))
     ref = _populations_ref(table, math.ceil(0.2 * len(frame)))
     assert len(pops) == len(ref) and all(len({c for c, _ in p}) == len(p) for p in pops)
@@ -359,7 +359,7 @@ def test_the_population_sample_is_uniform_over_the_large_populations():
     from veil.plugins.anonymisation.metrics import _Populations
 
     table, release, frame, *_ = _random_case(2, n=60)
-    view = _Anonymised(table, release, "dx")
+    view = Anonymised(table, release, "dx")
     walker = _Populations(view, 0.1, Context(0))
     every = {path: rows for path, rows, _ in walker.walk()}
     drawn = Counter()

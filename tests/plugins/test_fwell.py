@@ -32,7 +32,7 @@ from veil.engine import (
     export_release,
     verify_manifest,
 )
-from veil.plugins.weighting import _fwell as core
+from veil.plugins import _fwell as core
 
 
 def random_margins(rng, n, d, spread=2.0):
@@ -281,7 +281,7 @@ def test_large_lambda_limit_is_where_the_noise_norm_meets_the_weights():
 
 def test_private_fwell_fixes_lambda_in_advance(registry):
     from veil.engine import BadInput
-    from veil.plugins.weighting.fwell import private_fwell_weights
+    from veil.plugins._fwell import private_fwell_weights
 
     result = execute(registry, labelled_table(12), RunSpec(PluginCall("private-fwell", {"epsilon": 1.0}), seed=2))
     details = result.release.details

@@ -324,12 +324,12 @@ def test_the_condition_the_search_prunes_by_is_monotone_and_necessary(seed, mode
     """C, as the method computes it from the models' declarations, holds on every generalisation of a
     node where it holds, and at every solution the oracle finds."""
     from veil.plugins.anonymisation import _lattice
-    from veil.plugins.anonymisation.mondrian import _sensitive_view
+    from veil.plugins.anonymisation._sensitive import sensitive_view
 
     table = random_table(seed)
     model = bind_models(REGISTRY, [PluginCall.parse(m) for m in models])
     attrs = _lattice.attributes(table, ["town", "age", "job"])
-    records = _sensitive_view(table, "dx")
+    records = sensitive_view(table, "dx")
     judge = _lattice.Judge(model, math.floor(suppression * table.n_rows + 1e-9), records)
     condition = {}
     for levels in itertools.product(*(range(a.height + 1) for a in attrs)):

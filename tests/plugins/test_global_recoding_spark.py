@@ -327,7 +327,7 @@ def test_a_folder_of_files_with_different_schemas_is_refused(spark, capsys, tmp_
 
 def test_the_counts_read_here_equal_the_counts_read_on_spark(spark, tmp_path):
     from veil.engine.run.executors import read_counts
-    from veil.plugins.anonymisation._spark_tables import SparkExecutor
+    from veil.plugins._spark.tables import SparkExecutor
 
     frame = random_table(5, 600)
     files = []
@@ -379,7 +379,7 @@ def test_cancel_stops_the_class_count_on_spark(spark):
     import threading
 
     from veil.engine import Cancelled, Context
-    from veil.plugins.anonymisation._spark_tables import run_job
+    from veil.plugins._spark.tables import run_job
 
     ctx = Context()
     started = threading.Event()

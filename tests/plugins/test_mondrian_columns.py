@@ -26,7 +26,8 @@ from veil.engine import (
     unused_hierarchies,
 )
 from veil.engine.run.runs import bind_model
-from veil.plugins.anonymisation.mondrian import Mondrian, ordered_hierarchy, partition, set_label, value_order
+from veil.plugins.anonymisation._regions import ordered_hierarchy, set_label, value_order
+from veil.plugins.anonymisation.mondrian import Mondrian, partition
 
 REGISTRY = make_registry()
 MODELS = ["k-anonymity:k=2", "k-anonymity:k=3", "l-diversity:l=1.5", "t-closeness:t=0.3"]

@@ -19,7 +19,7 @@ from veil.engine import (
     write_release,
 )
 from veil.plugins.setvalued._grouping import information_loss
-from veil.plugins.setvalued.patternka import patternka_groups
+from veil.plugins.setvalued._patternka import patternka_groups
 
 
 def brute_patternka(rows: list[set], m: int, k: int):

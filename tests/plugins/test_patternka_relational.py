@@ -25,8 +25,8 @@ from veil.engine import (
     verify_manifest,
     write_release,
 )
-from veil.plugins.anonymisation.patternka_relational import relational_gcp, relational_groups
-from veil.plugins.anonymisation.mondrian import qi_columns
+from veil.plugins.anonymisation.patternka_relational import relational_groups
+from veil.plugins.anonymisation._regions import qi_columns, relational_gcp
 
 REGISTRY = make_registry()
 QIS = ["age", "town", "sex"]

@@ -22,8 +22,9 @@ from veil.engine import (
     longest_itemsets,
     read_transactions,
 )
-from veil.plugins.setvalued.patternka import patternka_groups
-from veil.plugins.setvalued._spark import _mine_key, _prefixes, merge_longest, pyspark_available
+from veil.plugins.setvalued._patternka import patternka_groups
+from veil.plugins._spark.patterns import _mine_key, _prefixes, merge_longest
+from veil.plugins._spark.session import pyspark_available
 
 
 def random_sets(rng, n, m, p):
@@ -122,7 +123,7 @@ def test_cancel_callbacks_run_once_and_can_be_withdrawn():
 
 
 def test_without_pyspark_spark_is_refused_with_how_to_install(monkeypatch):
-    from veil.plugins.setvalued._spark import spark_session
+    from veil.plugins._spark.session import spark_session
 
     monkeypatch.setitem(sys.modules, "pyspark", None)
     monkeypatch.setitem(sys.modules, "pyspark.sql", None)
@@ -134,7 +135,7 @@ def test_only_the_spark_modules_import_pyspark_and_only_inside_functions():
     import re
     from pathlib import Path
 
-    import veil.plugins.setvalued._spark as module
+    import veil.plugins._spark.session as module
 
     root = Path(module.__file__).resolve().parents[2]
     importing = {}
@@ -142,7 +143,7 @@ def test_only_the_spark_modules_import_pyspark_and_only_inside_functions():
         for line in path.read_text(encoding="utf-8").splitlines():
             if re.match(r"\s*(from|import)\s+pyspark\b", line):
                 importing.setdefault(path.name, []).append(line)
-    assert set(importing) == {"_spark.py", "_spark_tables.py"}, importing  # plugins own Spark; never the engine
+    assert set(importing) == {"session.py", "patterns.py", "tables.py"}, importing  # plugins/_spark only
     assert all(line.startswith(" ") for lines in importing.values() for line in lines)  # never at import time
 
 
@@ -158,7 +159,7 @@ def spark(spark_local):
 
 @needs_spark
 def test_spark_grouping_equals_the_single_machine_grouping_on_random_data(spark):
-    from veil.plugins.setvalued._spark import spark_patternka_groups
+    from veil.plugins._spark.patterns import spark_patternka_groups
 
     rng = np.random.default_rng(23)
     for trial in range(2):  # about 8 minings each: every mining is a Spark job of a few seconds
@@ -192,7 +193,7 @@ def test_spark_run_equals_the_single_machine_run_on_bms_webview_1(spark, registr
 
 @needs_spark
 def test_cancel_stops_the_spark_job(spark):
-    from veil.plugins.setvalued._spark import spark_patternka_groups
+    from veil.plugins._spark.patterns import spark_patternka_groups
 
     rng = np.random.default_rng(3)
     _, sets = random_sets(rng, 2000, 40, np.full(40, 0.5))  # dense: mining takes far longer than the cancel

@@ -21,7 +21,7 @@ from veil.engine import (
     write_release,
 )
 from veil.plugins.anonymisation.hilbert import hilbert_order, optimal_runs
-from veil.plugins.anonymisation.mondrian import qi_columns
+from veil.plugins.anonymisation._regions import qi_columns
 from veil.plugins.setvalued.top_down import top_down_groups
 
 from test_patternka_relational import QIS, naive_ncp, random_table

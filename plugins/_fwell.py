@@ -1,4 +1,6 @@
-"""FWELL and Private FWELL, the mathematics (paper 003, docs/reference.md#feature-weighting), free of plugin plumbing.
+"""FWELL and Private FWELL, the mathematics (paper 003, docs/reference.md#feature-weighting), shared by the
+weighting plugins (:mod:`veil.plugins.weighting.fwell`, :mod:`veil.plugins.weighting.fwell_eval`) and
+Greedy-HamDist ranked by Private FWELL (:mod:`veil.plugins.feature_selection.greedy`).
 
 * :func:`feature_matrix` turns a Table or BinaryMatrix into numbers (sparse where the input is);
   :func:`scale_unit` maps every feature to [0, 1].
@@ -457,3 +459,92 @@ def private_weights(w: np.ndarray, n: int, epsilon: float, lam: float, source) -
 def ranking(w: np.ndarray) -> np.ndarray:
     """Feature indices by weight descending (ties: lower index first)."""
     return np.lexsort((np.arange(len(w)), -np.asarray(w)))
+
+
+# -- the plugins' shared steps: weights with a run's progress, Private FWELL's noisy weights ---------------
+MAX_REPORTED_WEIGHTS = 20_000  # details["weights"] lists every feature up to this many
+
+
+def fwell_weights(data, lam, solver, ctx) -> Weights:
+    ctx.progress(0.0, "FWELL: nearest hits and misses")
+
+    def searched(done: int, total: int) -> None:
+        ctx.progress(0.7 * done / total, f"FWELL: nearest hits and misses of {done:,} of {total:,} records")
+
+    return fwell(data, lam, solver, seed=ctx.seed if ctx.seed is not None else 0, check=ctx.check, progress=searched)
+
+
+def weight_table(names, w) -> dict | None:
+    if len(names) > MAX_REPORTED_WEIGHTS:
+        return None
+    return {str(n): float(v) for n, v in zip(names, w)}
+
+
+def noise_source(ctx):
+    """The OS's cryptographic source in release mode; the run's seeded generator in study mode."""
+    return SecureSource() if getattr(ctx, "mode", "study") == "release" else SeededSource(ctx.rng)
+
+
+def assumptions(source, model_name: str | None, solver: str) -> list[str]:
+    """Plain sentences stating what the ε guarantee rests on (the caveat of docs/reference.md#feature-weighting
+    first)."""
+    said = [
+        "The paper's proof assumes each margin z_i depends on record x_i only; here z_i is built from x_i's "
+        "nearest hit and nearest miss, so changing one record can also change the margins of the records whose "
+        "nearest neighbour it was. The ε guarantee is exact for neighbouring margin matrices (one z_i changed), "
+        "not strictly for neighbouring datasets.",
+        "Neighbouring datasets have the same number of records n (public; it sets the noise scale) and differ in "
+        "one record; the weights' sensitivity is 2/(nλ) (objective with λ/2, every ‖z_i‖ ≤ 1).",
+        "Features are scaled to [0, 1] by their minimum and maximum in the data; those bounds are treated as public.",
+        "Each run spends ε: several runs on the same data (a sweep, repeats) spend the sum, and choosing one of "
+        "several runs by its utility on the private data is not covered.",
+    ]
+    if solver != "lbfgs":
+        said.append(
+            "The weights come from the paper's gradient steps, not from the exact minimiser the "
+            "sensitivity bound is proved for: the ε claim needs solver = lbfgs."
+        )
+    if isinstance(source, SeededSource):
+        said.append(
+            "The noise came from the seeded generator (study mode): anyone who knows the seed, which "
+            "the manifest records, can remove it. Such a release is for studies only, never for "
+            "publication; `veil run` and the desktop draw from the operating system's secure source."
+        )
+    if model_name is not None:
+        said.append(
+            f"Two guarantees: ε-differential privacy covers only the noisy weights that set the order in "
+            f"which features were tried; the released records are protected by {model_name} (checked on "
+            f"the written file), not by differential privacy, and which features were kept also depends "
+            f"on those non-private {model_name} checks."
+        )
+    return said
+
+
+def private_fwell_weights(data, epsilon: float, lam: float, solver: str, model_name: str | None, ctx):
+    """(noisy weights, feature names, details) of Private FWELL on ``data``: the one place the noise is
+    drawn, shared by ``private-fwell`` and by Greedy-HamDist's ``score = private-fwell``. λ is fixed in
+    advance, never chosen on the data (that choice would not be covered by ε)."""
+    if lam is None or not float(lam) > 0:
+        raise BadInput(
+            "Private FWELL needs λ fixed in advance (a positive number): choosing it on the data is not covered by ε"
+        )
+    found = fwell_weights(data, float(lam), solver, ctx)
+    ctx.progress(0.7, "Private FWELL: noise")
+    source = noise_source(ctx)
+    noisy = private_weights(found.w, found.n, epsilon, found.lam, source)
+    said = assumptions(source, model_name, solver)
+    details = {
+        "epsilon_spent": epsilon,
+        "assumptions": said,
+        "noise_source": source.name,
+        "context_mode": getattr(ctx, "mode", "study"),
+        "lambda": found.lam,
+        "lambda_source": "fixed in advance",
+        "sensitivity": 2.0 / (found.n * found.lam),
+        "noise_scale": noise_scale(found.n, epsilon, found.lam),
+        "records": found.n,
+        "features": len(found.names),
+        "solver": solver,
+        "weights": weight_table(found.names, noisy),
+    }
+    return noisy, found.names, details

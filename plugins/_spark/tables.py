@@ -1,13 +1,13 @@
 """Global recoding on Apache Spark: tables larger than one process holds
 (docs/anonymisation.md#global-recoding-on-spark).
 
-Three Spark steps around the very search of the in-memory path (:func:`.global_recoding.recode`):
+Three Spark steps around the very search of the in-memory path (:func:`veil.plugins.anonymisation._recoding.recode`):
 
 1. **read**: the input, one CSV or Parquet file or a folder of them (a partitioned table; every file
    must have the same columns), and count its *class table*: the records per combination of the
    quasi-identifiers and the sensitive value. Its rows, not the records, reach the driver;
 2. **search** on the driver: the hierarchies and the lattice search run on the class table, each
-   row weighted by its records (:class:`._lattice.Attribute`, :func:`._lattice.classes_at`), so
+   row weighted by its records (``Attribute`` and ``classes_at`` of :mod:`veil.plugins.anonymisation._lattice`), so
    levels, suppression and metric are those of the in-memory path on the same records;
 3. **write**: every record generalised to the chosen levels, the records of the classes written
    ``*`` suppressed in every quasi-identifier, as part files (one per Spark partition) in the
@@ -44,9 +44,11 @@ from veil.engine import (
     format_value,
 )
 
-from ..io.exporters import escape_formulas
-from ..setvalued._spark import _one_line, spark_session
-from ._lattice import attributes
+from .._formulas import escape_formulas
+from ..anonymisation._lattice import attributes
+from ..anonymisation._recoding import parse_levels, recode
+from ..anonymisation._sensitive import reads_sensitive
+from .session import one_line, spark_session
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 ARROW_BATCH = 100_000  # records per batch the release's writer generalises at once
@@ -91,7 +93,7 @@ def check_schemas(files: list[Path], fmt: str, delimiter: str = ",") -> list[str
             try:
                 s = pq.read_schema(f)
             except Exception as exc:  # pyarrow's own errors on a damaged footer
-                raise BadInput(f"{f.name} cannot be read as parquet: {_one_line(exc)}") from None
+                raise BadInput(f"{f.name} cannot be read as parquet: {one_line(exc)}") from None
             return [(n, str(t)) for n, t in zip(s.names, s.types)]
         with open(f, newline="", encoding="utf-8") as handle:
             return [(n, "") for n in next(csv.reader(handle, delimiter=delimiter), [])]
@@ -144,7 +146,7 @@ def read_table(session, source):
                 .csv(paths)
             )
     except Exception as exc:
-        raise BadInput(f"Spark cannot read {source.path}: {_one_line(exc)}") from None
+        raise BadInput(f"Spark cannot read {source.path}: {one_line(exc)}") from None
     if list(frame.columns) != columns:
         raise BadInput(
             f"Spark reads the columns of {source.path} as {', '.join(frame.columns)}, not {', '.join(columns)}"
@@ -198,7 +200,7 @@ def run_job(sc, job, ctx, label: str):
         unregister()
     if "error" in out:
         ctx.check()  # a job stopped by a cancel says Cancelled, not the Java error
-        raise BadInput(f"the Spark job ({label}) failed: {_one_line(out['error'])}") from None
+        raise BadInput(f"the Spark job ({label}) failed: {one_line(out['error'])}") from None
     return out["value"]
 
 
@@ -266,8 +268,6 @@ def _hierarchies(table: Table, source, qis: list[str]) -> Table:
 
 def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     """Global recoding of ``source`` on Spark (module docstring), the release written into ``scratch``."""
-    from .global_recoding import parse_levels, recode
-    from .mondrian import _reads_sensitive
 
     ctx.progress(0.0, f"starting Spark ({params.spark_master})")
     session = spark_session(params.spark_master)
@@ -285,7 +285,7 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     target = next((c for c, r in roles.items() if r is Role.TARGET), None)
     released = [c for c, r in roles.items() if r is not Role.IDENTIFIER]
     chosen = parse_levels(params.levels, qis)
-    reads = bool(sensitive) and _reads_sensitive(model)
+    reads = bool(sensitive) and reads_sensitive(model)
     keys = qis + (sensitive if reads else [])
 
     counted = run_job(
@@ -410,12 +410,10 @@ def recode_table_on_spark(data, qis: list[str], sensitive: list[str], model, par
     on Spark (``params.spark_master``) and the search on it; the release is made here from the
     records, as the in-memory path makes it. Returns the :class:`.global_recoding.Recoding` of the
     class table (its levels, suppression and details: the search's)."""
-    from .global_recoding import parse_levels, recode
-    from .mondrian import _reads_sensitive
 
     ctx.progress(0.0, f"starting Spark ({params.spark_master})")
     session = spark_session(params.spark_master)
-    reads = bool(sensitive) and _reads_sensitive(model)
+    reads = bool(sensitive) and reads_sensitive(model)
     keys = qis + (list(sensitive) if reads else [])
     chosen = parse_levels(params.levels, qis)
     with warnings.catch_warnings():
@@ -476,7 +474,7 @@ class SparkExecutor:
             else:
                 frame = session.read.option("recursiveFileLookup", True).parquet(*paths)
         except Exception as exc:
-            raise BadInput(f"Spark cannot read the release: {_one_line(exc)}") from None
+            raise BadInput(f"Spark cannot read the release: {one_line(exc)}") from None
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise BadInput(f"the release lacks the column {missing[0]!r}")

@@ -1,7 +1,7 @@
 """Distributed PatternKa (docs/reference.md#set-valued-data, paper 002 Algorithm 5): the longest-pattern search on
 Apache Spark.
 
-Only the mining moves to Spark; the grouping is :func:`.patternka.patternka_groups` itself, given
+Only the mining moves to Spark; the grouping is :func:`veil.plugins.setvalued._patternka.patternka_groups` itself, given
 :class:`SparkMiner` as its ``miner``, so the two paths share every line of Algorithm 1 (the cache,
 its revalidation, the tie rule, the leftovers) and differ only in where the r longest closed
 patterns of the remaining records are found.
@@ -28,20 +28,12 @@ its key's list by r closed patterns of D ranking above it, and then p ranks belo
 
 Memory: the driver holds the records once (CSR and CSC, as the single-machine path) and the cache's
 bitsets; the conditional databases, Σ|t|²/2 items per mining, live on the executors, one key at a
-time per task. Spark starts only through :func:`spark_session`, the one place pyspark is imported;
-nothing else in Veil imports it.
+time per task. Spark starts only through :func:`.session.spark_session`; pyspark is imported inside functions only.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import socket
-import sys
-import threading
 import uuid
-import warnings
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -50,112 +42,7 @@ import scipy.sparse as sp
 
 from veil.engine import BadInput, Cancelled, Longest, MiningLimit, SearchOptions, SetValued, longest_itemsets
 
-_SESSION_LOCK = threading.Lock()
-_SESSION = None  # the session spark_session made, reused by later runs on any thread
-INSTALL_HINT = "install it with: pip install 'veil[spark]' (Spark also needs Java 17 on the PATH)"
-CONNECT_SECONDS = 5.0  # how long to wait for a cluster's master to answer before saying it cannot be reached
-
-
-def pyspark_available() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def spark_session(master: str = "local[*]"):
-    """The Spark session of this process for ``master`` (created on first use, then reused: a JVM
-    takes seconds to start). A session running with another master is stopped first."""
-    try:
-        with warnings.catch_warnings():  # pyspark's notice about pandas 3 concerns its pandas API, unused here
-            warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-            from pyspark.sql import SparkSession
-    except ImportError:
-        raise BadInput(f"running on Spark needs pyspark; {INSTALL_HINT}") from None
-    global _SESSION
-    with _SESSION_LOCK:
-        if _SESSION is None or not _running(_SESSION) or _SESSION.sparkContext.master != master:
-            problem = java_problem() or master_problem(master)  # before a working session is stopped
-            if problem:
-                raise BadInput(problem)
-        active = _SESSION if _SESSION is not None and _running(_SESSION) else SparkSession.getActiveSession()
-        if active is not None:
-            if active.sparkContext.master == master:
-                _SESSION = active
-                return active
-            active.stop()
-        if master.startswith("local"):
-            # executors of a local master are this machine's Python: the one running Veil
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-                session = (
-                    SparkSession.builder.master(master)
-                    .appName("veil")
-                    .config("spark.ui.enabled", "false")
-                    .config("spark.ui.showConsoleProgress", "false")
-                    .getOrCreate()
-                )
-        except Exception as exc:  # no Java, a bad master URL, an unreachable cluster
-            raise BadInput(
-                f"Spark could not start with master {master!r}: {_one_line(exc)} (Spark needs Java 17 on the PATH)"
-            ) from None
-        session.sparkContext.setLogLevel("ERROR")
-        _SESSION = session
-        return session
-
-
-def java_problem() -> str:
-    """Why Spark cannot start its Java side here, in one line ("" when a java is found where Spark
-    looks: JAVA_HOME's bin/java when JAVA_HOME is set, else java on the PATH)."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        java = os.path.join(home, "bin", "java")
-        if not (os.path.isfile(java) and os.access(java, os.X_OK)):
-            return (
-                f"Spark needs Java 17: JAVA_HOME is {home}, which has no bin/java; point it at a Java 17 installation"
-            )
-        return ""
-    if shutil.which("java") is None:
-        return "Spark needs Java 17: no java on the PATH and JAVA_HOME is not set; install Java 17 or set JAVA_HOME"
-    return ""
-
-
-def master_problem(master: str, timeout: float = CONNECT_SECONDS) -> str:
-    """Why a standalone cluster's master (``spark://host:port``, several separated by commas) cannot be
-    reached, in one line naming the URL ("" when one of them answers, or for other masters)."""
-    if not master.startswith("spark://"):
-        return ""
-    reasons = []
-    for address in master[len("spark://") :].split(","):
-        host, _, port = address.strip().rpartition(":")
-        if not host or not port.isdigit():
-            return f"the Spark master {master} is not a URL spark://HOST:PORT"
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-                return ""
-        except OSError as exc:
-            reasons.append(exc.strerror or type(exc).__name__)
-    return (
-        f"cannot reach the Spark master {master}: {reasons[0].lower() if reasons else 'no address'} "
-        f"(waited at most {timeout:g} s)"
-    )
-
-
-def _running(session) -> bool:
-    """Whether the session's context is still up (a stopped one has no Java context)."""
-    return getattr(session.sparkContext, "_jsc", None) is not None
-
-
-def _one_line(exc: BaseException) -> str:
-    """The line of a (Java-wrapped) error that says what went wrong."""
-    text = str(exc)
-    found = re.findall(r"^\s*(\w+(?:Error|Exception|Limit): .+)$", text, flags=re.MULTILINE)
-    line = found[-1] if found else (text.strip().splitlines() or [type(exc).__name__])[0]
-    return line.strip()[:300]
+from .session import one_line, spark_session
 
 
 # -- the map and reduce steps (run on the executors) ------------------------------------------------
@@ -301,7 +188,7 @@ class SparkMiner:
         if "error" in out:
             if self.check is not None:
                 self.check()  # a job stopped by a cancel: say Cancelled, not the Java error
-            raise BadInput(f"the Spark job failed: {_one_line(out['error'])}") from None
+            raise BadInput(f"the Spark job failed: {one_line(out['error'])}") from None
         return out["value"]
 
     def _tasks(self, group: str) -> str:
@@ -333,7 +220,7 @@ def spark_patternka_groups(
     ctx=None,
 ):
     """:func:`patternka_groups` with its mining on Spark (``session``, else :func:`spark_session`)."""
-    from .patternka import SELECTIONS, patternka_groups
+    from ..setvalued._patternka import SELECTIONS, patternka_groups
 
     if k < 1 or k > sets.n_rows or pattern_selection not in SELECTIONS:
         return patternka_groups(sets, k, pattern_selection=pattern_selection)  # its message, before Spark starts

@@ -1,0 +1,204 @@
+"""The recoding core of global recoding (:mod:`.global_recoding`), shared with its Spark path
+(:mod:`veil.plugins._spark.tables`): search the lattice of level combinations (or take the levels
+the user chose), settle which classes are suppressed (:func:`recode`), and write the release at the
+chosen levels (:func:`release`). docs/reference.md and docs/anonymisation.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import GENERALISED_TABLE, SUPPRESSED, BadInput, Release, Role, format_value, params_to_dict
+
+from ._lattice import (
+    Judge,
+    Objective,
+    Search,
+    bottom,
+    check_size,
+    classes_at,
+    lattice_size,
+    solution_space,
+    written_classes,
+)
+from ._population import LatticeCounts
+from ._sensitive import reads_sensitive
+
+
+LOSS_KEY = "loss"  # the chosen metric's value in details["generalisation"] (docs/reference.md)
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """The transformation chosen and its class table: each row's class, the classes written ``*``."""
+
+    levels: tuple
+    table: object  # the class table at ``levels`` (_lattice.Classes)
+    record_class: np.ndarray  # each row's class
+    written: np.ndarray  # mask of the classes written * in every quasi-identifier
+    suppressed: int
+    details: dict
+    space: object = None  # the SolutionSpace the search walked (None when the levels were chosen)
+
+
+def recode(
+    attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None, population=None
+) -> Recoding:
+    """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
+
+    The rows are records, or with ``weights`` the rows of a class table each standing for that many
+    records (the Spark path: :mod:`veil.plugins._spark.tables`); ``records`` is the rows' sensitive view (codes,
+    Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
+    records; ``population``: the population δ-presence and k-map count in. Both paths share every
+    step from here on."""
+    limit = math.floor(params.suppression * n + 1e-9)
+    judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
+    sens = judge.codes if reads_sensitive(model) else None
+    n_values = judge.n_codes if sens is not None else 1
+    objective = Objective(params.metric, attrs, n, params.monotonic)
+    if chosen is not None:
+        levels = _levels_of(chosen, attrs)
+        searched = 1
+    else:
+        check_size(attrs)  # before the records are grouped
+        search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
+        best = search.run()
+        if best is None:
+            raise BadInput(
+                f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
+                f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
+                f"model or give coarser hierarchies"
+            )
+        levels, searched = best.levels, len(search.known)
+    ctx.progress(0.9, "global recoding: writing the release")
+    table, record_class = classes_at(attrs, levels, sens, n_values, weights)
+    fail = judge.failing(table)[0]
+    written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
+    suppressed = int(table.size[fail].sum())
+    if suppressed > limit:
+        raise BadInput(
+            f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+            f"{suppressed:,} records are in groups that fail it, more than the {limit:,} that may be "
+            f"suppressed"
+        )
+    if fail.any() and not judge.group_passes(table, written):
+        raise BadInput(
+            f"the transformation {_levels_text(attrs, levels)} does not satisfy {_models_text(model)}: "
+            f"its {int(table.size[written].sum()):,} records written * in every quasi-identifier, one "
+            f"group in the file, fail it"
+        )
+    bound = float(objective.bounds(np.asarray([levels], dtype=np.int64))[0])
+    value = objective.value(table, written, bound)
+    metric = (
+        params.metric if params.metric != "discernibility" or params.monotonic else "discernibility:monotonic=false"
+    )
+    space = solution_space(search, metric, levels, limit) if chosen is None else None
+    details = {
+        "generalisation": {
+            "levels": {a.name: int(l) for a, l in zip(attrs, levels)},
+            "metric": metric,
+            LOSS_KEY: float(value),
+            "suppressed_records": suppressed,
+            "searched_nodes": int(searched),
+            "lattice_nodes": int(lattice_size(attrs)),
+        }
+    }
+    return Recoding(tuple(levels), table, record_class, written, suppressed, details, space)
+
+
+def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:
+    """``age:2;sex:0`` → {"age": 2, "sex": 0}; None for an empty text (search instead)."""
+    if not text.strip():
+        return None
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, level = part.rpartition(":")
+        name = name.strip()
+        if not sep or not name:
+            raise BadInput(
+                f"levels: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got {part!r}"
+            )
+        if name not in qis:
+            raise BadInput(
+                f"levels names {name!r}, which is not a quasi-identifier; the quasi-identifiers are {', '.join(qis)}"
+            )
+        try:
+            out[name] = int(level.strip())
+        except ValueError:
+            raise BadInput(f"levels: the level of {name!r} must be a whole number, got {level.strip()!r}") from None
+        if out[name] < 0:
+            raise BadInput(f"levels: the level of {name!r} must be 0 or more, got {out[name]}")
+    return out
+
+
+def _levels_of(chosen: dict, attrs) -> tuple:
+    for a in attrs:
+        level = chosen.get(a.name, 0)
+        if level > a.height:
+            raise BadInput(
+                f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.height} (its "
+                f"levels run from 0, the values themselves, to {a.height}, {a.labels[a.height][0]!r})"
+            )
+    return tuple(chosen.get(a.name, 0) for a in attrs)
+
+
+def _levels_text(attrs, levels) -> str:
+    return ";".join(f"{a.name}:{l}" for a, l in zip(attrs, levels))
+
+
+def _models_text(model) -> str:
+    parts = []
+    for m in getattr(model, "models", (model,)):
+        args = ", ".join(f"{k}={v}" for k, v in params_to_dict(m.params).items())
+        parts.append(f"{m.name} ({args})" if args else m.name)
+    return " and ".join(parts)
+
+
+def release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details) -> Release:
+    """The records with each quasi-identifier at its level, the written classes as ``*``; the groups are
+    the classes kept and, as one more group, the records written ``*``."""
+    kept = np.flatnonzero(~written)
+    group_of = np.empty(table.n_classes, dtype=np.int64)
+    group_of[kept] = np.arange(len(kept))
+    group_of[written] = len(kept)
+    groups = group_of[record_class]
+    values = {}
+    for j, (a, level) in enumerate(zip(attrs, levels)):
+        column = [a.value(level, int(c)) for c in table.codes[j, kept]]
+        values[a.name] = column + ([SUPPRESSED] if written.any() else [])
+    group_values = pd.DataFrame(values)
+    frame = data.frame[data.released_columns()].reset_index(drop=True).copy()
+    for a in attrs:
+        distinct, per_group = pd.factorize(group_values[a.name])  # format each distinct value once
+        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
+        codes, cats = pd.factorize(pd.Series(text, dtype=object))
+        frame[a.name] = pd.Categorical.from_codes(codes[groups], categories=cats)
+    sizes = np.bincount(groups)
+    notes = ()
+    if suppressed:
+        notes = (
+            f"{suppressed:,} of {len(groups):,} records suppressed: every quasi-identifier written *, the records kept",
+        )
+    details = {
+        **details,
+        "groups": int(len(sizes)),
+        "smallest_group": int(sizes.min()),
+        "average_group_size": float(sizes.mean()),
+    }
+    # every sensitive column the release publishes is listed, so the check of the file judges each
+    published = tuple(c for c in data.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
+    return Release(
+        GENERALISED_TABLE,
+        frame,
+        tuple(a.name for a in attrs),
+        target=data.schema.target,
+        sensitive=((sensitive,) if sensitive else ()) + published,
+        groups=groups,
+        group_values=group_values,
+        details=details,
+        notes=notes,
+    )

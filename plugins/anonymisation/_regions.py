@@ -1,0 +1,385 @@
+"""Regions of the quasi-identifier space, as the partitioning methods (Mondrian, Hilbert-curve
+k-anonymity, relational PatternKa) and global recoding measure and release them: each
+quasi-identifier as a column of codes (:func:`qi_columns`: a number's ranks, a hierarchy's leaves in
+depth-first order, or an ordered set of values), each group's generalised value
+(:func:`group_values`: the range, the lowest common ancestor or the set its records span), the
+generalised release (:func:`generalised`), and the relational NCP and GCP of groups (:class:`Loss`,
+:func:`relational_gcp`, docs/reference.md#set-valued-data). docs/anonymisation.md#mondrian-and-hierarchies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import (
+    GENERALISED_TABLE,
+    ROOT,
+    BadInput,
+    Hierarchy,
+    Interval,
+    Kind,
+    NodeValue,
+    Release,
+    Role,
+    format_value,
+    grouping_columns,
+    missing_message,
+    value_label,
+)
+
+
+# ---------------------------------------------------------------------------------- columns
+class NumericColumn:
+    """A numeric quasi-identifier: each record's rank among the distinct values."""
+
+    categorical = False
+
+    def __init__(self, name: str, series: pd.Series):
+        self.name = name
+        self.uniques, codes = np.unique(series.to_numpy(), return_inverse=True)
+        self.codes = codes.astype(np.int64)
+        self.n_codes = len(self.uniques)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
+        if not np.isfinite(self.span):
+            raise BadInput(
+                f"the quasi-identifier {name!r} runs from {float(self.uniques[0]):g} to "
+                f"{float(self.uniques[-1]):g}: its range is not a finite number, so its intervals cannot "
+                f"be measured; rescale it, or read it as categorical (--kind {name}=categorical)"
+            )
+
+    def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        if self.span <= 0:
+            return np.zeros(len(lo))
+        return (self.uniques[hi].astype(float) - self.uniques[lo].astype(float)) / self.span
+
+    def value(self, lo: int, hi: int):
+        return Interval(python_value(self.uniques[lo]), python_value(self.uniques[hi]))
+
+
+class CategoricalColumn:
+    """A categorical quasi-identifier: each record's leaf, and the leaves' ancestors level by level."""
+
+    categorical = True
+
+    def __init__(self, name: str, series: pd.Series, hierarchy):
+        self.name = name
+        self.hierarchy = hierarchy
+        leaves = list(hierarchy.leaves)
+        where = {leaf: i for i, leaf in enumerate(leaves)}
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        if (codes < 0).any():
+            raise BadInput(f"column {name!r} has missing values; fill or remove them before anonymising")
+        table = np.array([where.get(value_label(u), -1) for u in uniques], dtype=np.int64)
+        if (table < 0).any():
+            bad = value_label(uniques[int(np.flatnonzero(table < 0)[0])])
+            raise BadInput(f"value {bad!r} of column {name!r} is not in its hierarchy; add it to the hierarchy")
+        # leaves renumbered in depth-first order: the leaves under any node are then one run, so
+        # the lowest common ancestor of a set is that of its first and last leaf
+        dfs = list(hierarchy.in_order())
+        rank = {leaf: i for i, leaf in enumerate(dfs)}
+        self.codes = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)[table[codes]]
+        self.labels, ancestors = [], []
+        row_rank = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)
+        for level in range(hierarchy.height + 1):
+            nodes = hierarchy.nodes(level)
+            above = np.empty(len(dfs), dtype=np.int64)
+            above[row_rank] = hierarchy.ancestor_codes(level)  # one pass, not one per node (quadratic)
+            ancestors.append(above)
+            self.labels.append([node.label for node in nodes])
+        self.ancestors = np.vstack(ancestors)  # (levels, leaves in DFS order): index of each leaf's ancestor
+        self.n_leaves = self.n_codes = len(dfs)
+        sizes = [np.bincount(a, minlength=len(lab)) for a, lab in zip(ancestors, self.labels)]
+        self.flat_sizes = np.concatenate(sizes)  # leaves under each node, level after level
+        self.offsets = np.cumsum([0] + [len(x) for x in sizes[:-1]])
+        self.leaves = dfs
+        self._values = {}
+
+    def lca(self, first: np.ndarray, last: np.ndarray):
+        """(level, node) of the lowest common ancestor of the leaves first … last (DFS ranks)."""
+        level = np.full(len(first), -1, dtype=np.int64)
+        for lv in range(self.ancestors.shape[0]):
+            same = (self.ancestors[lv][first] == self.ancestors[lv][last]) & (level < 0)
+            level[same] = lv
+        return level, self.ancestors[level, first]
+
+    def width(self, level: np.ndarray, node: np.ndarray) -> np.ndarray:
+        size = self.flat_sizes[self.offsets[level] + node]
+        return np.where(level > 0, size / max(self.n_leaves, 1), 0.0)
+
+    def value(self, level: int, node: int):
+        key = (level, node)
+        if key not in self._values:
+            under = tuple(self.leaves[i] for i in np.flatnonzero(self.ancestors[level] == node))
+            self._values[key] = NodeValue(self.labels[level][node], under)
+        return self._values[key]
+
+
+class ValueSetColumn:
+    """A categorical quasi-identifier without a hierarchy, its values put in an order (most frequent
+    first, or by the target): cut at the median of that order like a number, each group released as
+    the set of values it holds (``{a, b}``; ``*`` when it holds them all)."""
+
+    categorical = False
+    sets = True
+
+    def __init__(self, name: str, labels: list[str], codes: np.ndarray):
+        self.name = name
+        self.labels = labels  # the values in their order
+        self.codes = codes.astype(np.int64)  # each record's rank in that order
+        self.n_codes = len(labels)
+
+    def width(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        # the share of the column's values a group may hold: its set's size over the domain, as NCP counts it
+        return np.where(hi > lo, (hi - lo + 1) / max(self.n_codes, 1), 0.0)
+
+    def values(self, ranks) -> NodeValue:
+        """The released value of a group holding the values of these ranks (ascending)."""
+        under = tuple(self.labels[int(r)] for r in ranks)
+        if len(under) == 1:
+            return NodeValue(under[0], under)
+        if len(under) == self.n_codes:
+            return NodeValue(ROOT, under)
+        return NodeValue(set_label(under), under)
+
+
+def set_label(values) -> str:
+    """How a set of categorical values is written: ``{a, b, c}``."""
+    return "{" + ", ".join(values) + "}"
+
+
+def python_value(x):
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def is_numeric(table, name: str) -> bool:
+    """Whether Mondrian and its relational kin read a quasi-identifier as a number."""
+    series = table.frame[name]
+    return (
+        table.schema[name].kind is Kind.NUMERIC
+        and pd.api.types.is_numeric_dtype(series)
+        and not pd.api.types.is_bool_dtype(series)
+    )
+
+
+def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
+    """A categorical column's values in the chosen order (``frequency``: most frequent first;
+    ``target``: by the share of the target's most frequent class among each value's records), ties
+    in order of first appearance; and each record's rank in it."""
+    codes, uniques = pd.factorize(table.frame[name], use_na_sentinel=True)
+    counts = np.bincount(codes, minlength=len(uniques)).astype(float)
+    if order == "target":
+        target = table.schema.target
+        if target is None or target == name:
+            raise BadInput(
+                "order=target orders a column's values by the target: mark a column as the target, "
+                "or choose order=frequency"
+            )
+        t, _ = pd.factorize(table.frame[target], use_na_sentinel=True)
+        if (t < 0).any():
+            raise BadInput(f"the target {target!r} has missing values; order=frequency does not need it")
+        top = int(np.bincount(t).argmax())
+        key = np.bincount(codes, weights=(t == top).astype(float), minlength=len(uniques)) / counts
+    else:
+        key = -counts
+    ranked = np.lexsort((np.arange(len(uniques)), key))
+    rank = np.empty(len(ranked), dtype=np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    return [value_label(uniques[i]) for i in ranked], rank[codes]
+
+
+def ordered_hierarchy(labels: list[str], name: str):
+    """A binary hierarchy over values in a given order: level l joins the values whose ranks agree
+    but for their last l bits (halves, quarters, … of the order), each node labelled by its set of
+    values; the root ``*`` above the level where one node holds them all."""
+    m = len(labels)
+    height = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
+    rows = []
+    for r, leaf in enumerate(labels):
+        row = [leaf]
+        for level in range(1, height):
+            start = (r >> level) << level
+            members = labels[start : min(start + (1 << level), m)]
+            row.append(members[0] if len(members) == 1 else set_label(members))
+        rows.append(row + [ROOT])
+    return Hierarchy(rows, name=name)
+
+
+def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "star", order: str = "frequency"):
+    """Each quasi-identifier as Mondrian measures it; a clear message for a column with missing
+    values. Shared with the relational baselines (Hilbert, relational PatternKa), which measure NCP
+    the same way.
+
+    A column with a hierarchy attached is cut along it (a numeric one too, unless ``numbers`` is
+    ``median``); a number without one by its range; a category without one as ``categories`` says:
+    ``star`` (its generated hierarchy, the value or ``*``), ``set`` (:class:`ValueSetColumn`) or
+    ``hierarchy`` (:func:`ordered_hierarchy`)."""
+    blanks = missing_message(table.frame, qis)
+    if blanks:  # every column with blanks named at once
+        raise BadInput(blanks)
+    cols = []
+    for name in qis:
+        series = table.frame[name]
+        attached = table.schema[name].hierarchy
+        if is_numeric(table, name):
+            use = attached is not None and numbers == "hierarchy"
+            cols.append(CategoricalColumn(name, series, attached) if use else NumericColumn(name, series))
+        elif attached is not None or categories == "star":
+            cols.append(CategoricalColumn(name, series, table.hierarchy(name)))
+        elif categories == "set":
+            cols.append(ValueSetColumn(name, *value_order(table, name, order)))
+        else:
+            labels, _ = value_order(table, name, order)
+            cols.append(CategoricalColumn(name, series, ordered_hierarchy(labels, name)))
+    return cols
+
+
+def small_table(count: int, span: int, n: int) -> bool:
+    """Whether a count × span table of codes per group is cheap next to sorting n records."""
+    return count * span <= 4 * n + (1 << 16)
+
+
+def extent(values: np.ndarray, local: np.ndarray, count: int, span: int):
+    """Smallest and largest code (0 … span−1) of each of ``count`` groups (``local`` numbers them):
+    from a table of which codes each group holds when that table is small, else from one sort."""
+    if small_table(count, span, len(values)):
+        held = np.bincount(local * span + values, minlength=count * span).reshape(count, span) > 0
+        return held.argmax(axis=1), span - 1 - held[:, ::-1].argmax(axis=1)
+    key = np.sort(local * span + values)
+    first = np.searchsorted(key, np.arange(count) * span)
+    last = np.searchsorted(key, np.arange(1, count + 1) * span) - 1
+    base = np.arange(count) * span
+    return key[first] - base, key[last] - base
+
+
+def lca(col: CategoricalColumn, leaves: np.ndarray, local: np.ndarray, count: int):
+    """(level, node) of the lowest common ancestor of each group's leaves."""
+    first, last = extent(leaves, local, count, col.n_leaves)
+    return col.lca(first, last)
+
+
+def released_columns(table) -> list[str]:
+    return [c for c in table.released_columns()]
+
+
+def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
+    """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
+    called every few hundred groups)."""
+    count = int(groups.max()) + 1
+    out = {}
+    for col in cols:
+        check()
+        if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
+            pairs = np.unique(groups * col.n_codes + col.codes)
+            cuts = np.searchsorted(pairs, np.arange(1, count) * col.n_codes)
+            values, memo = [], {}
+            for i, p in enumerate(np.split(pairs, cuts)):
+                if i % 256 == 0:
+                    check()
+                key = (p % col.n_codes).tobytes()  # groups often hold the same set: build its value once
+                if key not in memo:
+                    memo[key] = col.values(p % col.n_codes)
+                values.append(memo[key])
+            out[col.name] = values
+            continue
+        a, b = lca(col, col.codes, groups, count) if col.categorical else extent(col.codes, groups, count, col.n_codes)
+        out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
+    return pd.DataFrame(out)
+
+
+def generalised(table, qis, sensitive, groups, values) -> Release:
+    frame = table.frame[released_columns(table)].reset_index(drop=True).copy()
+    for name in qis:
+        distinct, per_group = pd.factorize(values[name])  # format each distinct value once
+        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
+        codes, cats = pd.factorize(pd.Series(text, dtype=object))
+        frame[name] = pd.Categorical.from_codes(codes[groups], categories=cats)
+    sizes = np.bincount(groups)
+    # every sensitive column the release publishes is judged, not only the one the search split on
+    published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
+    return Release(
+        GENERALISED_TABLE,
+        frame,
+        tuple(qis),
+        target=table.schema.target,
+        sensitive=((sensitive,) if sensitive else ()) + published,
+        groups=groups,
+        group_values=values,
+        details={
+            "groups": int(len(sizes)),
+            "smallest_group": int(sizes.min()),
+            "average_group_size": float(sizes.mean()),
+        },
+    )
+
+
+# ----------------------------------------------------------------------------------------- NCP
+class Loss:
+    """NCP of groups of a table's records on its quasi-identifiers (original values,
+    docs/reference.md#set-valued-data).
+
+    Widths come from lookup tables: a number's by its smallest and largest value's rank, a
+    category's by its first and last leaf in depth-first order (their lowest common ancestor is
+    that of the whole set, since the leaves under a node are one run)."""
+
+    def __init__(self, cols):
+        self.cols = cols
+        self.d = len(cols)
+        self.codes = np.column_stack([col.codes for col in cols])  # record × attribute ranks
+        self.tables = []
+        for col in cols:
+            if col.categorical:
+                first, last = np.meshgrid(np.arange(col.n_leaves), np.arange(col.n_leaves), indexing="ij")
+                self.tables.append(col.width(*col.lca(first.ravel(), last.ravel())).reshape(first.shape))
+            else:
+                self.tables.append(None)
+
+    def width(self, j: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        table = self.tables[j]
+        return table[lo, hi] if table is not None else self.cols[j].width(lo, hi)
+
+    def widths(self, rows: np.ndarray) -> float:
+        """NCP(g) of one group: the sum over attributes of its normalised width."""
+        block = self.codes[rows]
+        lo, hi = block.min(axis=0), block.max(axis=0)
+        return float(sum(self.width(j, lo[j : j + 1], hi[j : j + 1])[0] for j in range(self.d)))
+
+    def extents(self, groups: np.ndarray, g: int):
+        """Per attribute each group's smallest and largest code (DFS rank for categories)."""
+        return [group_min_max(col.codes[groups >= 0], groups[groups >= 0], g) for col in self.cols]
+
+    def ncp_from_extents(self, ext) -> np.ndarray:
+        out = np.zeros(len(ext[0][0]))
+        for j, (lo, hi) in enumerate(ext):
+            out += self.width(j, lo, hi)
+        return out
+
+
+def relational_gcp(cols, groups: np.ndarray) -> float:
+    """The relational GCP of docs/reference.md#set-valued-data: Σ_g |g|·NCP(g) / (d·n)."""
+    loss = Loss(cols)
+    g = int(groups.max()) + 1
+    sizes = np.bincount(groups, minlength=g)
+    return float((sizes * loss.ncp_from_extents(loss.extents(groups, g))).sum() / (loss.d * len(groups)))
+
+
+def group_min_max(values: np.ndarray, local: np.ndarray, count: int):
+    """Smallest and largest value of each of ``count`` groups (``local`` numbers them; a group
+    with no record keeps the empty extent max > min)."""
+    lo = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo, local, values)
+    np.maximum.at(hi, local, values)
+    return lo, hi
+
+
+def qis_and_sensitive(table):
+    """The columns to group on (the quasi-identifiers marked, without the sensitive one) and the first
+    column marked sensitive (None without one); shared with the Hilbert baseline."""
+    qis = list(grouping_columns(table))
+    marked = table.schema.by_role(Role.SENSITIVE)
+    sensitive = marked[0] if marked else None
+    if sensitive in qis:
+        qis.remove(sensitive)
+    return qis, sensitive
