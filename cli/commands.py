@@ -558,7 +558,7 @@ def cmd_run(args, registry) -> int:
             inputs=(names_from,) if names_from else (),
         )
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
-    executor = _executor(args)
+    executor = _executor(args, registry)
     _hierarchy_notes(registry, data, [spec.method for spec in specs])
     failed = []
     for n, spec in enumerate(specs, start=1):
@@ -686,10 +686,10 @@ def _run_parts(registry, spec, source, args) -> int:
     return EXIT_OK
 
 
-def _executor(args):
+def _executor(args, registry):
     from veil.engine.run.executors import make_executor
 
-    return make_executor(args.executor)
+    return make_executor(args.executor, registry)
 
 
 def _run_one(registry, data, spec, target: Path, args, source, executor=None) -> dict:
@@ -766,7 +766,11 @@ def cmd_study(args, registry) -> int:
     progress = _Progress(study.name)
     try:
         results = run_study(
-            registry, study, Context(study.seed, progress, executor=_executor(args)), data=data, version=__version__
+            registry,
+            study,
+            Context(study.seed, progress, executor=_executor(args, registry)),
+            data=data,
+            version=__version__,
         )
     finally:
         progress.close()
@@ -847,7 +851,7 @@ def cmd_verify(args, registry) -> int:
             raise BadInput(
                 "--master names a cluster's master: give it with --executor spark (or another cluster executor)"
             )
-        executor = make_executor(args.executor, **({"master": args.master} if args.master else {}))
+        executor = make_executor(args.executor, registry, **({"master": args.master} if args.master else {}))
         result = verify_manifest(registry, path, key, executor)
     else:
         if not args.model:

@@ -86,3 +86,16 @@ def veil_register_exporters() -> list[type]:
     ... def veil_register_exporters():
     ...     return [CsvExporter]
     """
+
+
+@hookspec
+def veil_register_executors() -> list[type]:
+    """Return executor service classes (:class:`~veil.engine.Executor`): each has a ``name`` (what
+    ``--executor NAME`` chooses; ``in-process`` is the engine's own) and is made with the user's
+    keyword options (such as a cluster's ``master``). Registering one imports no backend: a class
+    imports its library (pyspark, …) when it is made or used.
+
+    >>> @hookimpl
+    ... def veil_register_executors():
+    ...     return [SparkExecutor]
+    """

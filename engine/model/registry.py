@@ -22,6 +22,7 @@ from .fits import Conversion, Fit, conversions, method_fit, metric_fit, model_fi
 from .plugin import KINDS, Judgement, Plugin, judgement_words, judgements
 
 BUILTIN_DIST = "veil"
+IN_PROCESS = "in-process"  # the engine's own executor service (veil.engine.run.executors.InProcessExecutor)
 _HOOK_OF_KIND = {
     "algorithm": "veil_register_algorithms",
     "privacy-model": "veil_register_privacy_models",
@@ -69,6 +70,7 @@ class Registry:
         # how to build the same registry elsewhere (the worker process): make_registry's arguments
         self.recipe: dict = {"entry_points": True, "modules": ()}
         self._by_kind: dict[str, dict[str, PluginInfo]] = {k: {} for k in KINDS}
+        self._executors: dict[str, PluginInfo] = {}  # executor services, by name (veil_register_executors)
 
     def _collect(self, sources: dict[str, tuple[str, str]]) -> None:
         for kind, hook_name in _HOOK_OF_KIND.items():
@@ -82,6 +84,27 @@ class Registry:
                     continue
                 for cls in classes or []:
                     self._add(kind, cls, src, version)
+        for impl in self.manager.hook.veil_register_executors.get_hookimpls():
+            src, version = sources.get(impl.plugin_name, (impl.plugin_name, ""))
+            try:
+                classes = impl.function()
+            except Exception as exc:  # a third-party hook that raises
+                self._fail(src, f"veil_register_executors raised {exc!r}", traceback.format_exc())
+                continue
+            for cls in classes or []:
+                self._add_executor(cls, src, version)
+
+    def _add_executor(self, cls, source: str, version: str) -> None:
+        name = getattr(cls, "name", None)
+        if not isinstance(cls, type) or not isinstance(name, str) or not name or name != name.strip():
+            problem = f"{cls!r} is not an executor service class with a plain name"
+        elif name == IN_PROCESS or name in self._executors:
+            other = BUILTIN_DIST if name == IN_PROCESS else self._executors[name].source
+            problem = f"executor name {name!r} is already taken by {other}"
+        else:
+            self._executors[name] = PluginInfo(cls, source, version)
+            return
+        self._fail(source, problem)
 
     def _add(self, kind: str, cls, source: str, version: str) -> None:
         problem = _problem(kind, cls)
@@ -130,6 +153,15 @@ class Registry:
 
     def algorithm(self, name: str):
         return self.create("algorithm", name)
+
+    def executor_names(self) -> list[str]:
+        """The executor services a run may choose: the engine's ``in-process`` and the plugins'."""
+        return sorted([IN_PROCESS, *self._executors])
+
+    def executor_class(self, name: str) -> type | None:
+        """The class of the executor service a plugin registered under ``name`` (None for another name)."""
+        info = self._executors.get(name)
+        return None if info is None else info.cls
 
     # -- what fits what: by what plugins declare, never by name (see fits.py) ----------------------
     def _cls(self, kind: str, plugin) -> type:

@@ -9,7 +9,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     {
         "jobs": ["CancelToken", "Context"],
         "noise": ["Noise", "NOISE_SOURCES", "SECURE", "SecureNoise", "SEEDED", "SeededNoise"],
-        "executors": ["COUNT", "Executor", "executor_names", "InProcessExecutor", "make_executor", "register_executor"],
+        "executors": ["COUNT", "Executor", "executor_names", "InProcessExecutor", "make_executor"],
         "project": ["Project"],
         "memory": [
             "MemoryEstimate",

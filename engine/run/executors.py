@@ -3,8 +3,9 @@
 A method that maps one function over many items (partitions of a set-valued table, folds, repeats)
 calls ``ctx.executor.map(fn, items)`` and never asks where the work runs. The default is
 :class:`InProcessExecutor` (this process, in order, checking for cancellation between items); an
-optional backend — a Spark session for PatternKa's scale-out, a process pool — registers a factory
-under a name with :func:`register_executor`, and the user chooses it (``veil run --executor NAME``).
+optional backend — a Spark session for PatternKa's scale-out, a process pool — is a class a plugin
+returns from the ``veil_register_executors`` hook, and the user chooses it by its name
+(``veil run --executor NAME``; :func:`make_executor` with the registry).
 
 A backend that blocks (a Spark job, a C miner) registers how to stop itself with
 ``ctx.on_cancel(fn)``, so cancelling the run stops it at once instead of at the next progress call.
@@ -114,24 +115,17 @@ def _fold(held: list, columns: list[str]) -> pd.Series:
     return pd.concat(held).groupby(level=list(range(len(columns))), sort=False).sum()
 
 
-_FACTORIES: dict[str, Callable[..., Executor]] = {"in-process": InProcessExecutor}
+def executor_names(registry=None) -> list[str]:
+    """The executor services a run may choose: ``in-process`` and those ``registry``'s plugins register."""
+    return registry.executor_names() if registry is not None else [InProcessExecutor.name]
 
 
-def register_executor(name: str, factory: Callable[..., Executor]) -> None:
-    """Make an executor service available under ``name`` (a plugin module calls this on import)."""
-    if not name or name != name.strip():
-        raise ValueError(f"an executor needs a plain name, got {name!r}")
-    _FACTORIES[name] = factory
-
-
-def executor_names() -> list[str]:
-    return sorted(_FACTORIES)
-
-
-def make_executor(name: str = "in-process", **options) -> Executor:
-    """A new executor service by its registered name; BadInput naming the known ones otherwise."""
-    try:
-        factory = _FACTORIES[name]
-    except KeyError:
-        raise BadInput(f"unknown executor {name!r}; available: {', '.join(executor_names())}") from None
-    return factory(**options)
+def make_executor(name: str = "in-process", registry=None, **options) -> Executor:
+    """A new executor service by its name: ``in-process``, or one a plugin of ``registry`` registers
+    (hook ``veil_register_executors``), made with ``options``; BadInput naming the known ones otherwise."""
+    if name == InProcessExecutor.name:
+        return InProcessExecutor(**options)
+    cls = registry.executor_class(name) if registry is not None else None
+    if cls is None:
+        raise BadInput(f"unknown executor {name!r}; available: {', '.join(executor_names(registry))}")
+    return cls(**options)

@@ -27,7 +27,6 @@ from veil.engine import (
     grouping_columns,
     hookimpl,
     param,
-    register_executor,
 )
 
 from ._lattice import (
@@ -200,16 +199,6 @@ class GlobalRecoding(Algorithm):
         return out if done.space is None else dataclasses.replace(out, solution_space=done.space)
 
 
-def spark_executor(**options):
-    """The ``spark`` executor service (``veil verify --executor spark``): pyspark is imported when used."""
-    from .._spark.tables import SparkExecutor
-
-    return SparkExecutor(**options)
-
-
-register_executor("spark", spark_executor)
-
-
 def _percent(share: float) -> str:
     return f"{100 * share:.1f} %" if share >= 0.001 or share == 0 else f"{100 * share:.3f} %"
 
@@ -217,3 +206,11 @@ def _percent(share: float) -> str:
 @hookimpl
 def veil_register_algorithms():
     return [GlobalRecoding]
+
+
+@hookimpl
+def veil_register_executors():
+    """The ``spark`` executor service (``veil verify --executor spark``): pyspark is imported when it is used."""
+    from .._spark.tables import SparkExecutor
+
+    return [SparkExecutor]

@@ -13,8 +13,9 @@ from veil.engine import (
     Context,
     InProcessExecutor,
     executor_names,
+    hookimpl,
     make_executor,
-    register_executor,
+    make_registry,
 )
 
 
@@ -61,21 +62,64 @@ def test_the_default_executor_runs_here_in_order_and_honours_cancel():
     assert seen == [1, 2]
 
 
-def test_executors_are_chosen_by_name_and_shared_by_children():
-    class Recording(InProcessExecutor):
-        name = "recording"
-        used = 0
+class Recording(InProcessExecutor):
+    name = "recording"
+    used = 0
 
-        def map(self, fn, items):
-            Recording.used += 1
-            return super().map(fn, items)
+    def map(self, fn, items):
+        Recording.used += 1
+        return super().map(fn, items)
 
-    register_executor("recording", Recording)
-    assert "recording" in executor_names() and "in-process" in executor_names()
-    ctx = Context(0, executor=make_executor("recording"))
+
+class RecordingPlugin:
+    """A plugin registering an executor service through the hook, as every plugin kind registers."""
+
+    @staticmethod
+    @hookimpl
+    def veil_register_executors():
+        return [Recording]
+
+
+def test_executors_are_registered_by_a_hook_chosen_by_name_and_shared_by_children():
+    registry = make_registry(entry_points=False, modules=[RecordingPlugin])
+    assert executor_names(registry) == ["in-process", "recording"]
+    assert executor_names() == ["in-process"]  # without a registry only the engine's own
+    ctx = Context(0, executor=make_executor("recording", registry))
     assert ctx.child(0.2, 0.4).executor.map(str, [1]) == ["1"] and Recording.used == 1
+    with pytest.raises(BadInput, match="unknown executor 'recording'; available: in-process"):
+        make_executor("recording")  # a plugin's executor needs the registry that loaded it
     with pytest.raises(BadInput, match="unknown executor"):
-        make_executor("no-such-backend")
+        make_executor("no-such-backend", registry)
+
+
+def test_an_executor_name_taken_twice_is_refused_as_a_plugin_failure():
+    class Again(Recording):
+        pass
+
+    class AgainPlugin:
+        @staticmethod
+        @hookimpl
+        def veil_register_executors():
+            return [Again]
+
+    class InProcessAgain:
+        @staticmethod
+        @hookimpl
+        def veil_register_executors():
+            return [type("Mine", (InProcessExecutor,), {})]  # named in-process: the engine's own
+
+    registry = make_registry(entry_points=False, modules=[RecordingPlugin, AgainPlugin, InProcessAgain])
+    assert executor_names(registry) == ["in-process", "recording"]
+    errors = [f.error for f in registry.failures]
+    assert any("'recording' is already taken" in e for e in errors), errors
+    assert any("'in-process' is already taken by veil" in e for e in errors), errors
+    assert registry.executor_class("recording") is Recording
+
+
+def test_the_built_in_spark_executor_comes_through_the_hook():
+    registry = make_registry()
+    assert "spark" in executor_names(registry)
+    assert registry.executor_class("spark").name == "spark"
 
 
 def test_the_cli_refuses_an_unknown_executor(tmp_path, capsys):

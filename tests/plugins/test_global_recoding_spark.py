@@ -441,6 +441,6 @@ def test_csv_parts_escape_formulas_as_veils_csv_does(spark, capsys, tmp_path):
 def test_the_spark_executor_service_maps_in_order(spark, registry):
     from veil.engine import make_executor
 
-    executor = make_executor("spark", master=MASTER)  # registered when the plugins are loaded (registry)
+    executor = make_executor("spark", registry, master=MASTER)  # a plugin registers it (veil_register_executors)
     assert executor.name == "spark" and executor.map(lambda x: x * x, range(7)) == [0, 1, 4, 9, 16, 25, 36]
     assert executor.map(abs, []) == []
