@@ -227,7 +227,7 @@ def split_time():
     import atexit
 
     import veil.engine.kernels.longest_dfs as dfs
-    import veil.plugins.setvalued.patternka as patternka
+    import veil.plugins.setvalued._patternka as patternka
 
     spent, calls = {}, {}
     for owner, name, label in (
@@ -390,7 +390,7 @@ if __name__ == "__main__":
         if "--narrow-masks" in argv:
             options = dataclasses.replace(options, mask_words=4)
         if "--small-cache" in argv:
-            import veil.plugins.setvalued.patternka as patternka
+            import veil.plugins.setvalued._patternka as patternka
 
             patternka.CACHE_BYTES = 64 << 20
         if "--split" in argv:

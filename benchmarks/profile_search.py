@@ -59,7 +59,7 @@ class _Enough(Exception):
 
 
 def main(n: int, minings: int, options) -> None:
-    import veil.plugins.setvalued.patternka as patternka
+    import veil.plugins.setvalued._patternka as patternka
     from synthetic import power_law_sets
     from veil.engine.kernels.longest_dfs import _warm
 

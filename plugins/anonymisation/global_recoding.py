@@ -206,11 +206,3 @@ def _percent(share: float) -> str:
 @hookimpl
 def veil_register_algorithms():
     return [GlobalRecoding]
-
-
-@hookimpl
-def veil_register_executors():
-    """The ``spark`` executor service (``veil verify --executor spark``): pyspark is imported when it is used."""
-    from .._spark.tables import SparkExecutor
-
-    return [SparkExecutor]

@@ -162,7 +162,7 @@ def test_release_written_in_order_and_verified_from_the_file(registry, tmp_path)
 def test_a_run_searches_with_the_threads_its_context_allows(registry, monkeypatch):
     """The number of threads comes from the run (its context), not from the environment: each mining
     and each cache's lookup of its patterns' records is told it."""
-    import veil.plugins.setvalued.patternka as patternka
+    import veil.plugins.setvalued._patternka as patternka
     from veil.engine import RecordIndex
 
     told = []
@@ -271,7 +271,7 @@ def test_the_generator_draws_distinct_items_as_one_at_a_time_would():
 def test_the_read_back_is_streamed_in_chunks_and_equals_a_whole_file_parse(registry, tmp_path, monkeypatch, chunk):
     """Whatever the chunk size (one line, lines cut mid-chunk, the whole file), the streamed read-back
     gives every record its set as a whole-file parse does, @ITEM names included."""
-    import veil.plugins.io.itemsets as itemsets
+    import veil.plugins.io._item_lines as itemsets
 
     monkeypatch.setattr(itemsets, "READ_CHUNK_BYTES", chunk)
     rng = np.random.default_rng(chunk)
@@ -314,7 +314,7 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
     (``greedy_floor``, on by default) gives the groups of minings that fill the cache, lexicographic
     and drawn with a seed; on power-law records it does stop short, many times."""
     import veil.engine.kernels.longest as longest
-    import veil.plugins.setvalued.patternka as patternka
+    import veil.plugins.setvalued._patternka as patternka
     from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
@@ -345,7 +345,7 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     are those of a cache of cache_size patterns, lexicographic and drawn, and of a cache cut short by
     its memory budget; the minings that only found again what the cache had cut are spared."""
     import veil.engine.kernels.longest as longest
-    import veil.plugins.setvalued.patternka as patternka
+    import veil.plugins.setvalued._patternka as patternka
     from benchmarks.synthetic import power_law_sets
 
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
