@@ -28,6 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from veil.engine import (
+    CHEAP,
     SUPPRESSED,
     TABLE,
     BadInput,
@@ -340,6 +341,7 @@ def _nan_when_not_applicable(fn):
 
 # ------------------------------------------------------------------------------------ the metrics
 class PrivacyLoss(Metric):
+    cost = CHEAP
     name = "ploss"
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Privacy loss (Ploss)"
@@ -382,6 +384,7 @@ class UlossParams:
 
 
 class UtilityLoss(Metric):
+    cost = CHEAP
     name = "uloss"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -638,6 +641,7 @@ class QueryParams:
 
 
 class QueryError(Metric):
+    cost = CHEAP
     name = "query-error"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -744,6 +748,7 @@ def _running_sums(view: _Anonymised, col: str, region: np.ndarray, order: np.nda
 
 
 class Ncp(Metric):
+    cost = CHEAP
     name = "ncp"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -797,6 +802,7 @@ class DiscernibilityParams:
 
 
 class Discernibility(Metric):
+    cost = CHEAP
     name = "discernibility"
     title = "Discernibility penalty"
     paper = PAPER
@@ -838,6 +844,7 @@ def _suppressed_groups(release, count: int) -> np.ndarray:
 
 
 class AverageClassSize(Metric):
+    cost = CHEAP
     name = "average-class-size"
     title = "Average group size"
     paper = PAPER
