@@ -10,6 +10,8 @@ panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_fir
 
 from __future__ import annotations
 
+import functools
+
 import sys
 import threading
 import traceback
@@ -77,16 +79,17 @@ def _excepthook(window: MainWindow):
     return hook
 
 
-def load_registry():
+def load_registry(plugins: Sequence[str] = ()):
     """What the panels need and Qt does not: the data libraries, the Qt-free modules of the desktop
-    and the plugin registry. Touches no Qt object, so it may run on a thread."""
-    from veil.engine import WorkerProcess, make_registry  # noqa: F401  (the Runner's worker, with multiprocessing)
+    and the plugin registry, with the plugins being tried out (``veil --plugin``, ``VEIL_PLUGINS``).
+    Touches no Qt object, so it may run on a thread."""
+    from veil.engine import WorkerProcess, make_registry, plugins_to_try  # noqa: F401  (WorkerProcess: the Runner's)
 
     from .state import history, ranking, tasks  # noqa: F401  (Qt-free; the panels import them)
     from .launcher import import_data_libraries
 
     import_data_libraries()
-    return make_registry()
+    return make_registry(extra=plugins_to_try(plugins))
 
 
 class Starter(QObject):
@@ -193,11 +196,11 @@ def lighten_pyside_import_hook() -> bool:
     return True
 
 
-def run_desktop(argv: Sequence[str]) -> int:
+def run_desktop(argv: Sequence[str], plugins: Sequence[str] = ()) -> int:
     app = create_app()
     lighten_pyside_import_hook()
     window = MainWindow(None, Settings())
     sys.excepthook = _excepthook(window)
-    window.starter = Starter(window, argv)
+    window.starter = Starter(window, argv, functools.partial(load_registry, tuple(plugins)))
     window.show()
     return app.exec()
