@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plugin",
         action="append",
         metavar="MODULE",
-        help="load a plugin without installing it: a module's import name or a .py file (repeatable; also VEIL_PLUGINS)",
+        help="load a plugin without installing it: a module's name or a .py file (repeatable; also VEIL_PLUGINS)",
     )
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
