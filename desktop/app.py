@@ -2,7 +2,7 @@
 what it opens first: the file or project named on the command line, else the last session, else
 the bundled demo data, so a first run needs no file.
 
-The window is on screen first (issue 13 item 17): :func:`run_desktop` shows the main window's
+The window is on screen first: :func:`run_desktop` shows the main window's
 frame, built from Qt alone, and only after its first paint does :class:`Starter` import the data
 libraries and make the plugin registry on a thread (the frame's busy bar moves meanwhile), build the
 panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_first` chooses.
