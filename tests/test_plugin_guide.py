@@ -248,3 +248,12 @@ def test_the_launcher_hands_plugins_before_a_command_to_the_command_line():
     assert not wants_desktop(["--plugin", "a.py", "run"])
     assert wants_desktop(["--plugin", "a.py"]) and wants_desktop(["--plugin", "a.py", "data.csv"])
     assert tried_plugins(["data.csv", "--plugin", "a.py"]) == ([], ["data.csv", "--plugin", "a.py"])
+
+
+def test_the_desktop_loads_the_plugins_it_is_given():
+    pytest.importorskip("PySide6")
+    from veil.desktop.app import load_registry
+
+    registry = load_registry((str(EXAMPLES / "common_first.py"),))
+    assert "common-first" in registry.names("algorithm")
+    assert registry.recipe["extra"] == (str(EXAMPLES / "common_first.py"),)  # the worker process loads it too
