@@ -11,7 +11,6 @@ panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_fir
 from __future__ import annotations
 
 import functools
-
 import sys
 import threading
 import traceback

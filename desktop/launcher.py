@@ -19,7 +19,7 @@ def wants_desktop(argv: Sequence[str]) -> bool:
 
 def tried_plugins(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """The plugins the leading ``--plugin MODULE`` options name (loaded without installing them,
-    docs/design.md#trying-a-plugin-out), and the arguments after them."""
+    docs/design.md's plugin guide, "Trying one out"), and the arguments after them."""
     plugins, rest = [], list(argv)
     while rest and (rest[0] == "--plugin" and len(rest) > 1 or rest[0].startswith("--plugin=")):
         option = rest.pop(0)

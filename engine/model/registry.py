@@ -293,9 +293,6 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = (), 
     return registry
 
 
-PLUGINS_VARIABLE = "VEIL_PLUGINS"
-
-
 def plugins_to_try(given: Iterable[str] | None = (), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The plugins to load without installing them: those given (``veil --plugin``), then those of
     the ``VEIL_PLUGINS`` environment variable (separated by ``os.pathsep``), each once."""
