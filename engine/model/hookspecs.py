@@ -17,6 +17,9 @@ and implements one or more hooks::
     @hookimpl
     def veil_register_algorithms():
         return [MyMethod]
+
+To try a module without installing it: ``veil --plugin my_method.py …`` (``make_registry(extra=…)``).
+docs/examples/ holds one example of each kind (docs/design.md's plugin guide).
 """
 
 from __future__ import annotations
