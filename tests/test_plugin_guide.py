@@ -257,3 +257,31 @@ def test_the_desktop_loads_the_plugins_it_is_given():
     registry = load_registry((str(EXAMPLES / "common_first.py"),))
     assert "common-first" in registry.names("algorithm")
     assert registry.recipe["extra"] == (str(EXAMPLES / "common_first.py"),)  # the worker process loads it too
+
+
+def test_a_model_that_needs_the_whole_table_passes_mondrians_cuts_and_fails_its_release():
+    """What the guide warns of: Mondrian asks a model about the parts of each cut it tries, so a rule
+    on a share of *all* records (judged from the view's own records) lets cuts stand whose release
+    then fails the same rule, and the run is refused, never written."""
+    from veil.engine import GroupVerdict, Judgement, PrivacyCheckFailed, PrivacyModel, hookimpl
+
+    class WholeTableShare(PrivacyModel):
+        name = "whole-table-share-test"
+        title = "Groups of at least a share of all records (test)"
+        judges = (Judgement.GROUPS,)
+        judges_groups = True
+
+        def check_groups(self, view, params):
+            share = view.sizes / view.sizes.sum()
+            return GroupVerdict(share, share >= 0.02, higher_is_safer=True)
+
+    class Hooks:
+        @staticmethod
+        @hookimpl
+        def veil_register_privacy_models():
+            return [WholeTableShare]
+
+    registry = make_registry(modules=[Hooks])
+    spec = RunSpec(PluginCall("mondrian"), (PluginCall("whole-table-share-test"),), 0, ())
+    with pytest.raises(PrivacyCheckFailed, match="the release of 'mondrian' fails whole-table-share-test"):
+        execute(registry, load_demo().with_roles({"diagnosis_group": "insensitive"}), spec, Context(0))
