@@ -330,7 +330,7 @@ sys.path.insert(0, {here!r})
 import export_plugins
 from veil.cli import commands as cli
 from veil.engine import make_registry
-cli.make_registry = lambda: make_registry(modules=[export_plugins])
+cli.make_registry = lambda plugins=(): make_registry(modules=[export_plugins])
 sys.exit(cli.main(["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc", "--format", "slow-csv",
                    "--no-report", "--out", {out!r}]))
 """
