@@ -1,4 +1,4 @@
-"""How often every method checks for cancellation (issue 15, item 2), in calls and in milliseconds.
+"""How often every method checks for cancellation, in calls and in milliseconds.
 
 For each case of ``tests/plugins/test_cancel_checks.py``, at the test's size (×1; ``SCALES`` takes
 larger ones, e.g. 2, at a cost: Maximal's itemsets grow steeply): the calls the method makes (counted once under a

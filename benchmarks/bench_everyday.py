@@ -1,4 +1,4 @@
-"""The everyday path (issue 13, items 16 and 17), measured as ratios in one run.
+"""The everyday path, measured as ratios in one run.
 
 (a) ``veil --help`` against a bare ``python -c pass`` (process start-up included in both);
 (b) ``veil run`` on UCI Adult (32,561 rows), Greedy-HamDist under k-anonymity k = 5, the default

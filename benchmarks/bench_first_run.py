@@ -1,4 +1,4 @@
-"""Issue 39 item 20: a user's first PatternKa or Maximal run never waits for numba's compiler.
+"""A user's first PatternKa or Maximal run never waits for numba's compiler.
 
 In a fresh numba cache (``NUMBA_CACHE_DIR``), ``scripts/compile_kernels.py`` (what ``make`` runs at
 set-up) is timed; then, in another process, a PatternKa and a Maximal run on other generated baskets

@@ -1,4 +1,4 @@
-"""Issue 39 item 3: every method, with its default metrics, on the bundled demo and on generated data
+"""Every method, with its default metrics, on the bundled demo and on generated data
 of growing size, each run the real ``veil run`` in its own process under a 4 GB address-space limit
 (``RLIMIT_AS``): a clean success, a clean refusal (the estimate's "not enough memory: this run needs
 …", or another one-line reason), never a kill by the operating system, never an internal error, and

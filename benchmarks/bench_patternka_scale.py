@@ -1,4 +1,5 @@
-"""PatternKa at k = 100 on the Netflix-shaped synthetic records at growing sizes (issue 11's scale goal).
+"""PatternKa at k = 100 on the Netflix-shaped synthetic records at growing sizes, up to the
+scale PatternKa is meant for.
 
 Each size runs in its own child process (so its peak memory is its own): ``power_law_sets(n)``
 (n records over 4,496 items, seed 0, shaped by paper 002's Table 6: 13.4 items a record on average,

@@ -1,4 +1,4 @@
-"""The release report's classifier check (issue 39 item 18): one stratified cross-validation with a
+"""The release report's classifier check: one stratified cross-validation with a
 fixed C and stopping tolerance 0.001 (the report's default) against the same C at LinearSVC's default
 tolerance (10⁻⁴) and the studies' protocol (C tuned per fold on an inner split),
 on UCI Adult (32,561 rows) released by Greedy-HamDist under k-anonymity (k = 5). All three are timed in

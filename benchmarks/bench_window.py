@@ -1,4 +1,4 @@
-"""Time to the desktop's window (issue 13 item 17): `veil --demo` started as a process, offscreen,
+"""Time to the desktop's window: `veil --demo` started as a process, offscreen,
 until its main window paints for the first time, against a bare PySide6 window painted the same
 way and against `python -c pass` (process start-up included in all three); and until the demo
 data is in the window (the panels built, the data read and shown). Also where the time goes inside

@@ -33,11 +33,12 @@ from veil.engine.base.validate import MAX_SEED
 EXIT_OK, EXIT_PRIVACY, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def make_registry():
-    """The plugin registry (imported when a command runs, not for --help)."""
-    from veil.engine.model.registry import make_registry as make
+def make_registry(plugins: Sequence[str] | None = ()):
+    """The plugin registry (imported when a command runs, not for --help), with the plugins being
+    tried out (``--plugin``, ``VEIL_PLUGINS``)."""
+    from veil.engine.model.registry import make_registry as make, plugins_to_try
 
-    return make()
+    return make(extra=plugins_to_try(plugins))
 
 
 class _StoreOnce(argparse.Action):
@@ -123,6 +124,12 @@ def _columns(text: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="veil", description="Release sensitive tables safely. With no command, opens the desktop.")
     p.add_argument("--version", action="version", version=f"veil {__version__}")
+    p.add_argument(
+        "--plugin",
+        action="append",
+        metavar="MODULE",
+        help="load a plugin without installing it: a module's name or a .py file (repeatable; also VEIL_PLUGINS)",
+    )
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     r = sub.add_parser("run", help="run one method and write the release and its manifest")
@@ -1119,7 +1126,7 @@ def main(argv: Sequence[str] | None = None, *, program: bool | None = None) -> i
             if args.command is None:
                 raise BadInput("no command given (see `veil --help`)")
             args.stop = stop
-            registry = make_registry()
+            registry = make_registry(args.plugin)
             code = COMMANDS[args.command](args, registry)
         if stop.deferred is not None:  # the signal came while the export's files were moved into place
             what = "termination" if stop.deferred == signal.SIGTERM else "interrupt"

@@ -2,7 +2,7 @@
 what it opens first: the file or project named on the command line, else the last session, else
 the bundled demo data, so a first run needs no file.
 
-The window is on screen first (issue 13 item 17): :func:`run_desktop` shows the main window's
+The window is on screen first: :func:`run_desktop` shows the main window's
 frame, built from Qt alone, and only after its first paint does :class:`Starter` import the data
 libraries and make the plugin registry on a thread (the frame's busy bar moves meanwhile), build the
 panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_first` chooses.
@@ -10,6 +10,7 @@ panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_fir
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import traceback
@@ -77,16 +78,17 @@ def _excepthook(window: MainWindow):
     return hook
 
 
-def load_registry():
+def load_registry(plugins: Sequence[str] = ()):
     """What the panels need and Qt does not: the data libraries, the Qt-free modules of the desktop
-    and the plugin registry. Touches no Qt object, so it may run on a thread."""
-    from veil.engine import WorkerProcess, make_registry  # noqa: F401  (the Runner's worker, with multiprocessing)
+    and the plugin registry, with the plugins being tried out (``veil --plugin``, ``VEIL_PLUGINS``).
+    Touches no Qt object, so it may run on a thread."""
+    from veil.engine import WorkerProcess, make_registry, plugins_to_try  # noqa: F401  (WorkerProcess: the Runner's)
 
     from .state import history, ranking, tasks  # noqa: F401  (Qt-free; the panels import them)
     from .data_libraries import import_data_libraries
 
     import_data_libraries()
-    return make_registry()
+    return make_registry(extra=plugins_to_try(plugins))
 
 
 class Starter(QObject):
@@ -193,11 +195,11 @@ def lighten_pyside_import_hook() -> bool:
     return True
 
 
-def run_desktop(argv: Sequence[str]) -> int:
+def run_desktop(argv: Sequence[str], plugins: Sequence[str] = ()) -> int:
     app = create_app()
     lighten_pyside_import_hook()
     window = MainWindow(None, Settings())
     sys.excepthook = _excepthook(window)
-    window.starter = Starter(window, argv)
+    window.starter = Starter(window, argv, functools.partial(load_registry, tuple(plugins)))
     window.show()
     return app.exec()

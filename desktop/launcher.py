@@ -13,7 +13,18 @@ from veil.cli import main as cli_main
 
 
 def wants_desktop(argv: Sequence[str]) -> bool:
+    argv = tried_plugins(argv)[1]
     return not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
+
+
+def tried_plugins(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The plugins the leading ``--plugin MODULE`` options name (loaded without installing them,
+    docs/design.md's plugin guide, "Trying one out"), and the arguments after them."""
+    plugins, rest = [], list(argv)
+    while rest and (rest[0] == "--plugin" and len(rest) > 1 or rest[0].startswith("--plugin=")):
+        option = rest.pop(0)
+        plugins.append(option.partition("=")[2] if "=" in option else rest.pop(0))
+    return plugins, rest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"veil: error: the desktop needs PySide6 ({exc}); install with `pip install veil[gui]`", file=sys.stderr
             )
             return 2
-        return run_desktop(argv)
+        plugins, rest = tried_plugins(argv)
+        return run_desktop(rest, plugins)
     return cli_main(argv, program=program)
 
 

@@ -1,6 +1,6 @@
 """The main window: it assembles the four panels (docs/design.md, "The desktop's start") and nothing more.
 
-It can paint before there is anything to put in it (issue 13 item 17): ``MainWindow(None)`` is the
+It can paint before there is anything to put in it: ``MainWindow(None)`` is the
 frame alone (menus, toolbar, tabs and docks saying what they are waiting for, the status bar), built
 from Qt and a few light modules, and :meth:`MainWindow.attach` builds the panels into it once the
 plugin registry is there (see ``app.run_desktop``, which shows the frame first). ``MainWindow(registry)``

@@ -1,4 +1,4 @@
-"""Issue 13 item 2: scripts/check_system.py names the xcb libraries a real window needs and prints
+"""`scripts/check_system.py` names the xcb libraries a real window needs and prints
 the exact install line (a warning for the tests, an error for `make run`)."""
 
 from __future__ import annotations

@@ -12,7 +12,15 @@ ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
 
 # The user settings docs/guide.md lists (and nothing else in engine/ reads the environment).
-USER_SETTINGS = {"VEIL_SETTINGS_DIR", "VEIL_CACHE_DIR", "XDG_CACHE_HOME", "LOCALAPPDATA", "XDG_CONFIG_HOME", "APPDATA"}
+USER_SETTINGS = {
+    "VEIL_SETTINGS_DIR",
+    "VEIL_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "LOCALAPPDATA",
+    "XDG_CONFIG_HOME",
+    "APPDATA",
+    "VEIL_PLUGINS",
+}
 
 
 def module_name(path: Path, root: Path = ENGINE, package: str = "veil.engine") -> str:

@@ -28,6 +28,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "METRIC_SAMPLE_ROWS",
             "Plugin",
             "PrivacyModel",
+            "RunContext",
             "ScaleOut",
             "SETS",
             "TABLE",
@@ -36,7 +37,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "lattice": ["NodeStatus", "SolutionSpace"],
         "ranking": ["Candidate", "RankedCandidate", "Ranker", "Ranking", "RankingColumn", "Weight"],
         "fits": ["Conversion", "Fit", "set_valued"],
-        "registry": ["make_registry", "PluginFailure", "Registry"],
+        "registry": ["make_registry", "PluginFailure", "plugins_to_try", "Registry"],
         "release": [
             "BUCKETISED_TABLE",
             "class_sizes",

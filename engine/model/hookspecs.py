@@ -17,11 +17,19 @@ and implements one or more hooks::
     @hookimpl
     def veil_register_algorithms():
         return [MyMethod]
+
+To try a module without installing it: ``veil --plugin my_method.py …`` (``make_registry(extra=…)``).
+docs/examples/ holds one example of each kind (docs/design.md's plugin guide).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:
+    from .plugin import Algorithm, Chart, Exporter, Importer, Metric, PrivacyModel
 
 PROJECT = "veil"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -29,7 +37,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def veil_register_algorithms() -> list[type]:
+def veil_register_algorithms() -> list[type[Algorithm]]:
     """Return :class:`~veil.engine.plugin.Algorithm` subclasses.
 
     >>> @hookimpl
@@ -39,7 +47,7 @@ def veil_register_algorithms() -> list[type]:
 
 
 @hookspec
-def veil_register_privacy_models() -> list[type]:
+def veil_register_privacy_models() -> list[type[PrivacyModel]]:
     """Return :class:`~veil.engine.plugin.PrivacyModel` subclasses.
 
     >>> @hookimpl
@@ -49,7 +57,7 @@ def veil_register_privacy_models() -> list[type]:
 
 
 @hookspec
-def veil_register_metrics() -> list[type]:
+def veil_register_metrics() -> list[type[Metric]]:
     """Return :class:`~veil.engine.plugin.Metric` subclasses.
 
     >>> @hookimpl
@@ -59,7 +67,7 @@ def veil_register_metrics() -> list[type]:
 
 
 @hookspec
-def veil_register_charts() -> list[type]:
+def veil_register_charts() -> list[type[Chart]]:
     """Return :class:`~veil.engine.plugin.Chart` subclasses.
 
     >>> @hookimpl
@@ -69,7 +77,7 @@ def veil_register_charts() -> list[type]:
 
 
 @hookspec
-def veil_register_importers() -> list[type]:
+def veil_register_importers() -> list[type[Importer]]:
     """Return :class:`~veil.engine.plugin.Importer` subclasses.
 
     >>> @hookimpl
@@ -79,7 +87,7 @@ def veil_register_importers() -> list[type]:
 
 
 @hookspec
-def veil_register_exporters() -> list[type]:
+def veil_register_exporters() -> list[type[Exporter]]:
     """Return :class:`~veil.engine.plugin.Exporter` subclasses.
 
     >>> @hookimpl

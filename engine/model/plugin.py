@@ -3,6 +3,10 @@
 A plugin is a small class with a stable kebab-case ``name``, a ``title``, the ``paper`` it comes
 from, a ``Params`` dataclass (see :mod:`veil.engine.params`) and one method. Plugins are stateless:
 everything a call needs comes in through its arguments.
+
+Every method a plugin implements is annotated here; ``tests/engine/test_plugin_types.py`` checks that
+each registered plugin's declarations have the declared types and its methods the declared
+parameters. What a method's run receives as ``ctx`` is described by :class:`RunContext`.
 """
 
 from __future__ import annotations
@@ -10,12 +14,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, runtime_checkable
 
 from .params import param_specs, parse_params
 
 if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from ..base.io import ImportOptions
+    from ..data.binary import BinaryMatrix
+    from ..data.datasource import DataSource
+    from ..data.setvalued import SetValued
+    from ..data.table import Table
+    from ..kernels.containment import SelectionConstraint
+    from .bound import BoundModel, CombinedModel
+    from .groups import GroupVerdict, GroupView
     from .ranking import Ranker
+    from .release import PartsRelease, Release, Verdict
+
+    Data: TypeAlias = Table | BinaryMatrix | SetValued  # what a method runs on, in one of its forms
+    Model: TypeAlias = BoundModel | CombinedModel  # the privacy model(s) a method runs under, bound
 
 KINDS = ("algorithm", "privacy-model", "metric", "chart", "importer", "exporter")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -93,6 +115,32 @@ class MemoryCost:
         )
 
 
+@runtime_checkable
+class RunContext(Protocol):
+    """What a method or a metric receives as ``ctx`` (the engine's ``Context``, docs/design.md#the-run-context):
+    progress and cancellation, the run's random generator and noise source, the executor service,
+    how a blocking backend stops itself, and a context for a slice of the work."""
+
+    seed: int
+    mode: str  # "release" or "study"
+    rng: np.random.Generator
+    noise: Any  # the run's Noise (engine/run/noise.py): secure in a release, seeded in a study
+
+    @property
+    def executor(self) -> Any:  # the chosen executor service (engine/run/executors.py)
+        ...
+
+    def progress(self, fraction: float, message: str = "", *, check: bool = True) -> None: ...
+
+    def check(self) -> None: ...
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]: ...
+
+    def child(self, start: float, end: float, seed: int | None = None) -> RunContext: ...
+
+    def spawn_seed(self) -> int: ...
+
+
 # What data an algorithm accepts.
 BINARY = "binary"  # a BinaryMatrix (a Table is binarised by the run's recipe first)
 TABLE = "table"  # a relational Table
@@ -139,13 +187,13 @@ class HierarchyUse(str, Enum):
     ALL = "all"
 
 
-def judgements(kinds) -> frozenset[Judgement]:
+def judgements(kinds: Iterable[Judgement | str]) -> frozenset[Judgement]:
     """Declared kinds of judgement as :class:`Judgement` members (a member or its value each);
     ValueError names one that is neither."""
     return frozenset(Judgement(k) for k in kinds)
 
 
-def judgement_words(kinds) -> str:
+def judgement_words(kinds: Iterable[Judgement | str]) -> str:
     """``kinds`` in words: "a model judging A" or "a model judging A or B"."""
     return "a model judging " + " or ".join(Judgement(k).words for k in kinds)
 
@@ -161,22 +209,22 @@ class Plugin:
     memory_cost: ClassVar[MemoryCost] = MemoryCost()  # beyond the input: see MemoryCost
 
     @classmethod
-    def memory(cls, shape: DataShape, params=None) -> int:
+    def memory(cls, shape: DataShape, params: Any = None) -> int:
         """Bytes the plugin needs beyond its input on data of ``shape`` (with ``params``): its declared
         :attr:`memory_cost`; a plugin whose cost depends on its parameters overrides this."""
         return cls.memory_cost.bytes(shape)
 
     @classmethod
-    def params(cls, values=None):
+    def params(cls, values: dict[str, Any] | None = None) -> Any:
         """Validated parameters from a mapping of names to values or strings."""
         return parse_params(cls.Params, values, owner=f"{cls.kind} {cls.name!r}")
 
     @classmethod
-    def param_specs(cls):
+    def param_specs(cls) -> list:
         return param_specs(cls.Params)
 
     @classmethod
-    def describe(cls) -> dict:
+    def describe(cls) -> dict[str, Any]:
         return {
             "kind": cls.kind,
             "name": cls.name,
@@ -204,7 +252,7 @@ class ScaleOut:
     master_param: str = "spark_master"
     reads_files: bool = False
 
-    def chosen(self, params) -> bool:
+    def chosen(self, params: Any) -> bool:
         """Whether ``params`` send the run to the cluster."""
         return getattr(params, self.executor_param, None) == self.value
 
@@ -249,48 +297,50 @@ class Algorithm(Plugin):
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
 
     @classmethod
-    def hierarchy_use(cls, params) -> HierarchyUse:
+    def hierarchy_use(cls, params: Any) -> HierarchyUse:
         """Which attached hierarchies a run with ``params`` generalises along: :attr:`uses_hierarchies`
         unless a parameter changes it (Mondrian's ``numbers``)."""
         return cls.uses_hierarchies
 
-    def run(self, data, model, params, ctx):  # pragma: no cover - interface
+    def run(self, data: Data, model: Model | None, params: Any, ctx: RunContext) -> Release:  # pragma: no cover
         raise NotImplementedError
 
     @classmethod
-    def reads_files(cls, params) -> bool:
+    def reads_files(cls, params: Any) -> bool:
         """Whether a run with ``params`` reads its input files itself (:meth:`run_parts`) instead of
         being handed a table loaded here."""
         return cls.scale_out is not None and cls.scale_out.reads_files and cls.scale_out.chosen(params)
 
-    def run_parts(self, source, model, params, ctx, scratch):  # pragma: no cover - interface
+    def run_parts(  # pragma: no cover - interface
+        self, source: DataSource, model: Model | None, params: Any, ctx: RunContext, scratch: Path
+    ) -> PartsRelease:
         """Read ``source`` (a DataSource naming a file or a folder of parts), anonymise it and write the
         release into the empty folder ``scratch`` as part files: a :class:`~veil.engine.PartsRelease`.
         The engine then names, hashes, counts and re-checks the parts before any is released."""
         raise NotImplementedError
 
     @classmethod
-    def describe(cls) -> dict:
+    def describe(cls) -> dict[str, Any]:
         return {**super().describe(), "satisfies": [Judgement(j).value for j in cls.satisfies]}
 
     @classmethod
-    def works_under(cls, model) -> bool:
+    def works_under(cls, model: type[PrivacyModel] | PrivacyModel | Model) -> bool:
         """Whether the method can run under privacy model ``model`` (a class or an instance): it
         satisfies a kind of judgement the model makes, or it steers by no model at all."""
         return not cls.satisfies or bool(judgements(cls.satisfies) & judgements(getattr(model, "judges", ())))
 
     @classmethod
-    def role_problem(cls, data, values) -> str:
+    def role_problem(cls, data: Data, values: dict[str, Any]) -> str:
         """What the column roles lack for a run with parameter ``values`` ("" when nothing does)."""
         return ""
 
     @classmethod
-    def roles_text(cls, data, values) -> str:
+    def roles_text(cls, data: Data, values: dict[str, Any]) -> str:
         """Which columns a run takes in which role, in one sentence ("" when there is nothing to say)."""
         return ""
 
     @classmethod
-    def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:
+    def report_facts(cls, details: dict[str, Any], rows: int | None) -> list[ReportFact]:
         """What the report's "What was released" section says of a release's ``details`` (as the
         manifest keeps them; ``rows``: the records released), beyond what every release shows."""
         return []
@@ -324,10 +374,10 @@ class PrivacyModel(Plugin):
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
 
     @classmethod
-    def describe(cls) -> dict:
+    def describe(cls) -> dict[str, Any]:
         return {**super().describe(), "judges": [Judgement(j).value for j in cls.judges]}
 
-    def check(self, release, params):
+    def check(self, release: Release, params: Any) -> Verdict:
         """Judge a release; group-judging models build the groups from it and call check_groups."""
         if not self.judges_groups:  # pragma: no cover - interface
             raise NotImplementedError
@@ -348,7 +398,7 @@ class PrivacyModel(Plugin):
         ]
         return worst_of(judged, self.higher_is_safer)
 
-    def infeasible(self, view, params) -> str:
+    def infeasible(self, view: GroupView, params: Any) -> str:
         """Why no release of these records can satisfy the model with ``params``, in words naming the
         reason (e.g. "l = 5 is above the number of distinct sensitive values (3)"), or "" when the
         model sees none. ``view`` holds every record in one group (the coarsest release of all), with
@@ -356,11 +406,11 @@ class PrivacyModel(Plugin):
         on that view."""
         return ""
 
-    def check_groups(self, view, params):
+    def check_groups(self, view: GroupView, params: Any) -> GroupVerdict:
         """Each group's value and verdict: a :class:`~veil.engine.GroupVerdict`."""
         raise NotImplementedError(f"privacy model {self.name!r} does not judge groups")
 
-    def summary(self, params, verdict) -> str:
+    def summary(self, params: Any, verdict: Verdict) -> str:
         """One sentence on the verdict (the Verdict's message); override for the model's words."""
         k = "holds" if verdict.holds else "fails"
         failing = len(verdict.failing_groups)
@@ -371,7 +421,7 @@ class PrivacyModel(Plugin):
         )
         return f"{k}: worst {self.measure or 'value'} {verdict.worst:.4g}{tail}"
 
-    def monotonicity(self, params) -> str:
+    def monotonicity(self, params: Any) -> str:
         """What merging groups does to the verdict, which lets a search over generalisations prune
         soundly (docs/anonymisation.md#global-recoding): ``"generalisation"`` when a group made of
         passing groups passes, ``"suppression"`` when a group holding any passing group passes
@@ -380,17 +430,17 @@ class PrivacyModel(Plugin):
         return ""
 
     @classmethod
-    def display_title(cls, params: dict) -> str:
+    def display_title(cls, params: dict[str, Any]) -> str:
         """The model's title as its parameters (a mapping of names to values) make it, where they change
         what it is (e.g. "one-sided δ-disclosure"); its ``title`` by default."""
         return cls.title
 
     @staticmethod
-    def explain(params: dict, holds: bool, value) -> str:
+    def explain(params: dict[str, Any], holds: bool, value: Any) -> str:
         """The verdict in one sentence for the report's headline ("" lets the report word it)."""
         return ""
 
-    def selection_constraint(self, matrix, params):
+    def selection_constraint(self, matrix: BinaryMatrix, params: Any) -> SelectionConstraint:
         """The rule a feature-selection method grows S under (a SelectionConstraint).
 
         Models that cannot guide feature selection on binary data keep this default.
@@ -415,14 +465,14 @@ class GroupSizeModel(PrivacyModel):
     judges_groups = True
     measure = "group size"
 
-    def check(self, release, params):
+    def check(self, release: Release, params: Any) -> Verdict:
         from ..base.errors import BadInput
 
         if params.k > release.n_rows:
             raise BadInput(f"k = {params.k} is larger than the number of records ({release.n_rows})")
         return super().check(release, params)
 
-    def check_groups(self, view, params):
+    def check_groups(self, view: GroupView, params: Any) -> GroupVerdict:
         from .groups import GroupVerdict
 
         sizes = view.sizes
@@ -432,12 +482,14 @@ class GroupSizeModel(PrivacyModel):
 class Metric(Plugin):
     """A metric: ``compute(original, release, ctx) → float``; ``higher_is_better`` orients charts.
 
-    A metric declares what it costs. ``cost = "cheap"`` (time linear in the records: counts, group
-    sizes, distances over a release's columns) is computed by default for every run it fits;
-    ``cost = "expensive"`` (it trains classifiers or re-runs the method) is computed only when the
-    user chooses it, with an estimate shown beforehand (:meth:`estimate_seconds`), and on an input
-    of more than :data:`METRIC_SAMPLE_ROWS` records on a seeded sample of that many (the run's
-    manifest and report say so).
+    A metric must declare what it costs; there is no default, and the registry refuses a metric
+    that does not say (a new metric would otherwise join every user's default runs unasked).
+    ``cost = CHEAP`` (time linear in the records: counts, group sizes, distances over a release's
+    columns) is computed by default for every run it fits; ``cost = EXPENSIVE`` (it trains
+    classifiers or re-runs the method) is computed only when the user chooses it, with an estimate
+    shown beforehand (:meth:`estimate_seconds`), and on an input of more than
+    :data:`METRIC_SAMPLE_ROWS` records on a seeded sample of that many (the run's manifest and
+    report say so).
     """
 
     kind = "metric"
@@ -451,7 +503,7 @@ class Metric(Plugin):
     # the parameters a report asks for when the user wants the study's protocol there too
     tuned_report_params: ClassVar[dict] = {}
     requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
-    cost: ClassVar[str] = CHEAP  # or EXPENSIVE
+    cost: ClassVar[str]  # CHEAP or EXPENSIVE, declared by every metric (no default)
     # expensive metrics: seconds per record and released column, from which the estimate before a run
     # is made
     seconds_per_cell: ClassVar[float] = 0.0
@@ -460,7 +512,7 @@ class Metric(Plugin):
     fits_forms: ClassVar[tuple[str, ...] | None] = None
 
     @classmethod
-    def fits(cls, algorithm: type, model: type | None) -> bool:
+    def fits(cls, algorithm: type[Algorithm], model: type[PrivacyModel] | None) -> bool:
         """Whether this metric says something of a run of ``algorithm`` under ``model`` (classes): it
         gives a number on a form the method takes, and the method's releases carry what it requires
         (``requires`` among the method's ``provides``)."""
@@ -468,7 +520,7 @@ class Metric(Plugin):
         carried = not cls.requires or cls.requires in getattr(algorithm, "provides", ())
         return carried and any(f in algorithm.accepts for f in forms)
 
-    def protocol(self, params) -> str:
+    def protocol(self, params: Any) -> str:
         """How this metric was computed with ``params``, in words for the report ("" when there is
         nothing to say)."""
         return ""
@@ -478,7 +530,7 @@ class Metric(Plugin):
         """About how long one computation takes on data of this shape (0 for cheap metrics)."""
         return cls.seconds_per_cell * min(n_rows, METRIC_SAMPLE_ROWS) * max(n_columns, 1)
 
-    def compute(self, original, release, params, ctx):  # pragma: no cover - interface
+    def compute(self, original: Data, release: Release, params: Any, ctx: RunContext) -> float:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -487,7 +539,7 @@ class Chart(Plugin):
 
     kind = "chart"
 
-    def draw(self, results, figure, params):  # pragma: no cover - interface
+    def draw(self, results: pd.DataFrame, figure: Figure, params: Any) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -498,11 +550,11 @@ class Importer(Plugin):
     extensions: ClassVar[tuple[str, ...]] = ()
     priority: ClassVar[int] = 0  # which importer wins when several recognise a file (higher first)
 
-    def sniff(self, path, head: bytes) -> bool:
+    def sniff(self, path: Path, head: bytes) -> bool:
         """Whether this importer recognises the file (by extension by default)."""
         return str(path).lower().endswith(self.extensions)
 
-    def read(self, path, options):  # pragma: no cover - interface
+    def read(self, path: Path, options: ImportOptions) -> Table | BinaryMatrix:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -513,11 +565,11 @@ class Exporter(Plugin):
     extension: ClassVar[str] = ""
     writes_sets: ClassVar[bool] = False  # can stream a set-valued release (write_sets)
 
-    def write(self, frame, path, params):  # pragma: no cover - interface
+    def write(self, frame: pd.DataFrame, path: Path, params: Any) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     @classmethod
-    def refuses(cls, release) -> str:
+    def refuses(cls, release: Release) -> str:
         """Why this format cannot hold ``release`` ("" when it can): declared, so the engine and the
         tests know which release kinds an exporter accepts without trying. By default a set-valued
         release needs an exporter that ``writes_sets``; anything else is a table this writes."""
@@ -525,15 +577,17 @@ class Exporter(Plugin):
             return f"a set-valued release is written one item set per line, which {cls.name} does not do"
         return ""
 
-    def write_sets(self, sets, rows, path, params):  # pragma: no cover - interface
+    def write_sets(  # pragma: no cover - interface
+        self, sets: SetValued, rows: np.ndarray, path: Path, params: Any
+    ) -> None:
         """Write a set-valued release: line i is ``sets`` row ``rows[i]`` (a group's centre), in chunks."""
         raise NotImplementedError
 
-    def read_back(self, path):  # pragma: no cover - interface
+    def read_back(self, path: Path) -> pd.DataFrame:  # pragma: no cover - interface
         """Read a file this exporter wrote, for verification (with the column names as given to ``write``)."""
         raise NotImplementedError
 
-    def header(self, names):
+    def header(self, names: Sequence[object]) -> list[str]:
         """The column names as the file shows them, e.g. escaped so a spreadsheet cannot run one as a
         formula; recorded in the manifest (``output.written_columns``) where they differ."""
         return [str(n) for n in names]

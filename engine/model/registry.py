@@ -2,24 +2,31 @@
 
 Built-in plugins come through the ``veil`` entry-point group exactly like third-party ones. A
 built-in that fails to load fails loudly; a third-party plugin that fails is recorded in
-:attr:`Registry.failures` and shown to the user, and Veil carries on without it.
+:attr:`Registry.failures` and shown to the user, and Veil carries on without it. A plugin being
+tried out without installing it (``veil --plugin MODULE``, ``VEIL_PLUGINS``: :func:`plugins_to_try`)
+is loaded by name or from a ``.py`` file's path, and one that fails stops with one line saying why.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata as md
+import importlib.util
+import os
+import re
+import sys
 import traceback
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pluggy
 
 from . import hookspecs
 from ..base.errors import BadInput, PluginError
 from .fits import Conversion, Fit, conversions, method_fit, metric_fit, model_fit
-from .plugin import KINDS, Judgement, Plugin, judgement_words, judgements
+from .plugin import CHEAP, EXPENSIVE, KINDS, Judgement, Plugin, judgement_words, judgements
 
 BUILTIN_DIST = "veil"
 IN_PROCESS = "in-process"  # the engine's own executor service (veil.engine.run.executors.InProcessExecutor)
@@ -68,7 +75,7 @@ class Registry:
         self.manager = manager
         self.failures: list[PluginFailure] = []
         # how to build the same registry elsewhere (the worker process): make_registry's arguments
-        self.recipe: dict = {"entry_points": True, "modules": ()}
+        self.recipe: dict = {"entry_points": True, "modules": (), "extra": ()}
         self._by_kind: dict[str, dict[str, PluginInfo]] = {k: {} for k in KINDS}
         self._executors: dict[str, PluginInfo] = {}  # executor services, by name (veil_register_executors)
 
@@ -239,6 +246,11 @@ def _problem(kind: str, cls) -> str | None:
         cls.param_specs()
     except Exception as exc:
         return f"{cls.__name__} declares its parameters wrongly: {exc}"
+    if kind == "metric" and getattr(cls, "cost", None) not in (CHEAP, EXPENSIVE):
+        return (
+            f"metric {cls.__name__} ({cls.name!r}) declares no cost: set cost = CHEAP (computed by default for"
+            f" every run it fits) or cost = EXPENSIVE (only when chosen), got {getattr(cls, 'cost', None)!r}"
+        )
     declared = {"algorithm": getattr(cls, "satisfies", ()), "privacy-model": getattr(cls, "judges", ())}.get(kind, ())
     try:
         judgements(declared)
@@ -250,7 +262,7 @@ def _problem(kind: str, cls) -> str | None:
     return None
 
 
-def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) -> Registry:
+def make_registry(*, entry_points: bool = True, modules: Iterable[object] = (), extra: Iterable[str] = ()) -> Registry:
     """Build a fresh registry.
 
     Parameters
@@ -259,8 +271,13 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) 
         Load every plugin of the ``veil`` entry-point group (built-ins included).
     modules : iterable of modules or import paths
         Extra plugin modules to register (tests use this for plugins defined on the fly).
+    extra : iterable of str
+        Plugins being tried out without installing them (``veil --plugin``, ``VEIL_PLUGINS``): each a
+        module's import name or a ``.py`` file's path. One that fails to import, registers nothing
+        or registers a plugin the registry refuses raises :class:`PluginError` in one line.
     """
     modules = tuple(modules)
+    extra = tuple(extra)
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry(pm)
@@ -287,9 +304,69 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = ()) 
             registry._fail(name, f"plugin {name} failed to register: {exc!r}", traceback.format_exc())
             continue
         sources[name] = (name, "")
+    for spec in extra:
+        module = _try_out(spec)
+        try:
+            _register(pm, module, module.__name__)
+        except Exception as exc:
+            raise PluginError(f"plugin {spec} cannot be registered: {_in_words(exc)}") from None
+        if not any(pm.parse_hookimpl_opts(module, n) for n in dir(module)):
+            raise PluginError(f"plugin {spec} registers nothing: it has no @hookimpl veil_register_… function")
+        sources[module.__name__] = (spec, "")
     registry._collect(sources)
-    registry.recipe = {"entry_points": entry_points, "modules": tuple(_by_reference(m) for m in modules)}
+    tried = [f for f in registry.failures if f.source in extra]
+    if tried:
+        raise PluginError(f"plugin {tried[0].source} is refused: {tried[0].error}")
+    registry.recipe = {
+        "entry_points": entry_points,
+        "modules": tuple(_by_reference(m) for m in modules),
+        "extra": extra,
+    }
     return registry
+
+
+def plugins_to_try(given: Iterable[str] | None = (), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The plugins to load without installing them: those given (``veil --plugin``), then those of
+    the ``VEIL_PLUGINS`` environment variable (separated by ``os.pathsep``), each once."""
+    environ = os.environ if environ is None else environ
+    listed = [*(given or ()), *environ.get("VEIL_PLUGINS", "").split(os.pathsep)]
+    return tuple(dict.fromkeys(s.strip() for s in listed if s.strip()))
+
+
+def _try_out(spec: str) -> types.ModuleType:
+    """Import a plugin module given by its import name or by a ``.py`` file's path; PluginError in
+    one line if it cannot be. A file is imported as ``veil_tried.<stem>`` (its own name could shadow
+    a library's), the same way in the worker process, so its classes pickle by reference."""
+    try:
+        if not spec.endswith(".py") and "/" not in spec and os.sep not in spec:
+            return importlib.import_module(spec)
+        path = Path(spec).expanduser().resolve()
+        if not path.is_file():
+            raise PluginError(f"plugin {spec}: no such file")
+        name = "veil_tried." + re.sub(r"\W", "_", path.stem)
+        loaded = sys.modules.get(name)
+        if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path:
+            return loaded
+        sys.modules.setdefault("veil_tried", types.ModuleType("veil_tried"))
+        found = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        try:
+            found.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    except PluginError:
+        raise
+    except Exception as exc:  # an import error, a syntax error, an exception the module raises
+        raise PluginError(f"plugin {spec} failed to load: {_in_words(exc)}") from None
+
+
+def _in_words(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    text = " ".join(str(exc).split("\n")[0].split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _by_reference(mod):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.engine import SUPPRESSED, Metric, TABLE, hookimpl
+from veil.engine import CHEAP, SUPPRESSED, Metric, TABLE, hookimpl
 
 from ._view import Anonymised, nan_when_not_applicable, table_and_sensitive
 
@@ -87,6 +87,7 @@ def _covering_level(hierarchy, region: np.ndarray) -> np.ndarray:
 
 
 class _GeneralisationMetric(Metric):
+    cost = CHEAP
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     category = "utility"
     higher_is_better = False

@@ -28,6 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from veil.engine import (
+    CHEAP,
     SUPPRESSED,
     TABLE,
     BadInput,
@@ -59,6 +60,7 @@ def _kl(p, m):
 
 # ------------------------------------------------------------------------------------ the metrics
 class PrivacyLoss(Metric):
+    cost = CHEAP
     name = "ploss"
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
     title = "Privacy loss (Ploss)"
@@ -101,6 +103,7 @@ class UlossParams:
 
 
 class UtilityLoss(Metric):
+    cost = CHEAP
     name = "uloss"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -357,6 +360,7 @@ class QueryParams:
 
 
 class QueryError(Metric):
+    cost = CHEAP
     name = "query-error"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -463,6 +467,7 @@ def _running_sums(view: Anonymised, col: str, region: np.ndarray, order: np.ndar
 
 
 class Ncp(Metric):
+    cost = CHEAP
     name = "ncp"
     memory_cost = MemoryCost(per_cell=16.0, per_group_distinct=2)  # each published group's region over a column
     accepts = (TABLE,)  # a table's records (generalised or not); NaN on binary features
@@ -516,6 +521,7 @@ class DiscernibilityParams:
 
 
 class Discernibility(Metric):
+    cost = CHEAP
     name = "discernibility"
     title = "Discernibility penalty"
     paper = PAPER
@@ -557,6 +563,7 @@ def _suppressed_groups(release, count: int) -> np.ndarray:
 
 
 class AverageClassSize(Metric):
+    cost = CHEAP
     name = "average-class-size"
     title = "Average group size"
     paper = PAPER

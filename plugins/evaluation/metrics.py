@@ -27,6 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from veil.engine import (
+    CHEAP,
     BINARY,
     EXPENSIVE,
     MemoryCost,
@@ -47,6 +48,7 @@ SVC_SECONDS_PER_CELL = 4e-5  # the cross-validated classifiers' seconds per reco
 
 
 class FeatureCount(Metric):
+    cost = CHEAP
     name = "sfc"
     title = "Selected-feature count"
     paper = "000_0106b4def2026c16"
@@ -61,6 +63,7 @@ class FeatureCount(Metric):
 
 
 class SmallestGroup(Metric):
+    cost = CHEAP
     name = "min-group-size"
     title = "Smallest group size"
     description = "The smallest number of records sharing one combination of quasi-identifier values."

@@ -12,10 +12,11 @@ features of a feature selection) has no figure against it (NaN).
 from __future__ import annotations
 
 
-from veil.engine import BadInput, MemoryCost, Metric, hookimpl, population_sizes, reidentification_risk
+from veil.engine import CHEAP, BadInput, MemoryCost, Metric, hookimpl, population_sizes, reidentification_risk
 
 
 class _PopulationRisk(Metric):
+    cost = CHEAP
     category = "privacy"
     higher_is_better = False
     memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import MemoryCost, Metric, hookimpl, param, prosecutor_risks as risks_of_sizes
+from veil.engine import CHEAP, MemoryCost, Metric, hookimpl, param, prosecutor_risks as risks_of_sizes
 
 
 def prosecutor_risks(release) -> np.ndarray:
@@ -28,6 +28,7 @@ def prosecutor_risks(release) -> np.ndarray:
 
 
 class _Risk(Metric):
+    cost = CHEAP
     category = "privacy"
     higher_is_better = False
     memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from veil.engine import BINARY, BinaryMatrix, MemoryCost, Metric, hookimpl, param, partition_of
+from veil.engine import CHEAP, BINARY, BinaryMatrix, MemoryCost, Metric, hookimpl, param, partition_of
 
 from ._common import cm, distcnt, hamdist, positive_mask
 
@@ -44,6 +44,7 @@ def _two_classes(matrix: BinaryMatrix | None) -> bool:
 
 
 class HamDistMetric(Metric):
+    cost = CHEAP
     name = "hamdist"
     accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "HamDist (mean Hamming distance of positive–negative pairs)"
@@ -60,6 +61,7 @@ class HamDistMetric(Metric):
 
 
 class DistCntMetric(Metric):
+    cost = CHEAP
     name = "distcnt"
     accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "DistCnt (distinguishable positive–negative pairs)"
@@ -83,6 +85,7 @@ class CMParams:
 
 
 class CMMetric(Metric):
+    cost = CHEAP
     name = "cm"
     accepts = (BINARY,)  # a feature subset of a binary matrix
     title = "CM (Iyengar's classification metric)"
@@ -102,6 +105,7 @@ class CMMetric(Metric):
 
 
 class FlipRate(Metric):
+    cost = CHEAP
     name = "flip-rate"
     title = "Flip rate (share of cells changed)"
     paper = PAPER

@@ -3,12 +3,13 @@ docs/reference.md#set-valued-data)."""
 
 from __future__ import annotations
 
-from veil.engine import SETS, Metric, hookimpl
+from veil.engine import CHEAP, SETS, Metric, hookimpl
 
 from ._grouping import PAPER, information_loss
 
 
 class SetGcp(Metric):
+    cost = CHEAP
     name = "gcp"
     title = "Global certainty penalty (GCP)"
     paper = PAPER

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import FEATURE_WEIGHTS, BadInput, BinaryMatrix, Metric, Table, hookimpl, param
+from veil.engine import CHEAP, FEATURE_WEIGHTS, BadInput, BinaryMatrix, Metric, Table, hookimpl, param
 
 from .._fwell import feature_matrix, scale_unit
 
@@ -87,6 +87,7 @@ def expand(ranked_names, index: dict, names: list[str]) -> list[int]:
 
 
 class WeightsAccuracy(Metric):
+    cost = CHEAP
     name = "weights-accuracy"
     title = "Accuracy on the top-ranked features (10-fold CV, method rerun per fold)"
     paper = PAPER

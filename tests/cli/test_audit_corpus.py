@@ -1549,7 +1549,9 @@ def registry():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, registry, monkeypatch, veil_process):
     c = materialise(CASES[name], release_files)
-    monkeypatch.setattr(cli, "make_registry", lambda: registry)  # loading the plugins 300 times would dominate
+    monkeypatch.setattr(
+        cli, "make_registry", lambda plugins=(): registry
+    )  # loading the plugins 300 times would dominate
     monkeypatch.chdir(tmp_path)
     write_case(tmp_path, c)
     if c.plant is not None:

@@ -253,7 +253,7 @@ def test_one_class_target_for_a_method_that_needs_labels(veil, write_file, impor
     # and through the CLI, with the test method registered
     from veil.cli import commands as cli
 
-    monkeypatch.setattr(cli, "make_registry", lambda: make_registry(modules=[_TestPlugins]))
+    monkeypatch.setattr(cli, "make_registry", lambda plugins=(): make_registry(modules=[_TestPlugins]))
     data = write_file("one_class.csv", "age,smoker,label\n30,0,yes\n40,1,yes\n30,0,yes\n")
     before = sha256(data)
     result = veil(

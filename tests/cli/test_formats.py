@@ -125,7 +125,7 @@ def test_formula_cells_are_escaped_and_round_trip(veil, write_file, importers, t
 
 
 def test_a_set_valued_release_exports_as_spmf_with_the_items_it_was_read_with(tmp_path, capsys):
-    """Issue 39 item 17: SPMF is one item set per line; a user who opened an SPMF file gets SPMF back,
+    """SPMF is one item set per line; a user who opened an SPMF file gets SPMF back,
     with the same integer items, read again by the SPMF importer, and `veil verify` holds."""
     rng = np.random.default_rng(3)
     lines = [

@@ -91,7 +91,7 @@ def test_pima_with_default_names(veil, datasets_dir, importers, tmp_path):
 
 
 def test_names_from_a_uci_names_file(veil, headerless, write_file, tmp_path):
-    """Issue 13 item 1: the names of a headerless file from a UCI .names file (the class last)."""
+    """The names of a headerless file from a UCI .names file (the class last)."""
     names = write_file(
         "numbers.names", "| comment: not a name\n1, 0.\n\na: continuous.\nb: x, y.\nscore: continuous.\n"
     )

@@ -1,4 +1,4 @@
-"""Issue 39 item 4: a signal that reaches ``veil run`` while its export's files are being moved into
+"""A signal that reaches ``veil run`` while its export's files are being moved into
 place. Either the commit finishes and the run says so with exit 0 ("finished before the interrupt
 took effect"), or the folder is left as it was with exit 130 and "interrupted"; never both, never a
 staging folder left behind.

@@ -96,7 +96,7 @@ def test_failed_third_party_plugin_is_listed_not_fatal(monkeypatch, capsys):
         raise RuntimeError("cannot start")
 
     broken.veil_register_algorithms = hookimpl(hook)
-    monkeypatch.setattr(cli, "make_registry", lambda: make_registry(modules=[broken]))
+    monkeypatch.setattr(cli, "make_registry", lambda plugins=(): make_registry(modules=[broken]))
     assert cli.main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "FAILED" in out and "broken_plugin" in out and "all-features" in out

@@ -242,7 +242,7 @@ def test_a_run_without_a_project_records_none(veil, small_csv, tmp_path):
 
 
 def test_a_failing_run_does_not_stop_the_others(veil, small_csv, tmp_path):
-    """Issue 13 item 14: every run is run and reported; the exit code says one failed."""
+    """Every run is run and reported; the exit code says one failed."""
     failing = {**RUN, "model": {"name": "k-anonymity", "params": {"k": 2}}}
     guarded = {**RUN, "model": {"name": "k-anonymity", "params": {"k": 1}}, "seed": 4}
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Issue 13 item 13: every `veil …` command in the README's code blocks runs as shown (exit 0), in
+"""Every `veil …` command in the README's code blocks runs as shown (exit 0), in
 a folder holding UCI's adult.data and adult.names (from ../shared/datasets) and the repository's
 resources/ folder, in the order the README lists them."""
 

@@ -525,7 +525,7 @@ def test_a_method_under_a_model_it_cannot_satisfy_is_refused(veil, tmp_path):
 
 
 def test_the_report_says_which_classifier_protocol_it_used(tmp_path, small_csv):
-    """Issue 39 item 18: a release's report cross-validates once with a fixed C by default, tunes C
+    """A release's report cross-validates once with a fixed C by default, tunes C
     per fold when asked, and says which."""
     import json
 

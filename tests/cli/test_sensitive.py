@@ -1,4 +1,4 @@
-"""`veil run` never releases a column marked sensitive without the user agreeing (issue 9, item 4):
+"""`veil run` never releases a column marked sensitive without the user agreeing:
 a run that would release one no privacy model protects is refused (one line, exit 2, nothing
 written) unless ``--release-sensitive COLUMN`` or the project's ``release_sensitive`` names it."""
 

@@ -1,4 +1,4 @@
-"""Issue 13 item 17: `veil --help` answers without importing the heavy libraries (the speed is
+"""`veil --help` answers without importing the heavy libraries (the speed is
 measured in benchmarks/bench_everyday.py; here only what cannot fail by load)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_registering_the_plugins_imports_no_learner_and_no_plotting():
 
 
 def test_a_second_export_of_the_same_input_trains_and_draws_nothing(tmp_path):
-    """Issue 13 item 16: the report's classifier figures come from the user's cache the second time,
+    """The report's classifier figures come from the user's cache the second time,
     in a fresh process: the same figures, and scikit-learn is not imported (what made a report cost
     seconds); its charts are vector drawings, so neither run imports matplotlib or Pillow."""
     import json

@@ -86,7 +86,7 @@ def test_a_run_that_fails_its_model_is_recorded(veil, small_csv, tmp_path):
     assert all(r["holds"] == "True" for r in by_k["1"])
     assert by_k["2"] and all(r["holds"] == "False" and "k-anonymity" in r["error"] for r in by_k["2"])
     value = {r["metric"]: r["value"] for r in by_k["2"]}
-    # issue 13 item 9: the no-privacy baseline keeps its figures though its release is refused
+    # the no-privacy baseline keeps its figures though its release is refused
     assert float(value["sfc"]) == 4 and float(value["min-group-size"]) == 1.0
     assert by_k["2"][0]["seconds"] != ""
     assert float(value.get("privacy-value", "1")) == 1.0  # every record is unique on the postcode

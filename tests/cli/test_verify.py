@@ -149,7 +149,7 @@ def test_manifest_whose_release_is_missing(veil, small_csv, tmp_path):
     out = _released(veil, small_csv, tmp_path)
     (out / "release.csv").unlink()
     result = veil("verify", out)
-    assert result.code == 1, result  # the export is incomplete: it fails verification (issue 16)
+    assert result.code == 1, result  # the export is incomplete: it fails verification
     assert result.out.strip() == "FAILED: incomplete export: release.csv is missing"
 
 
@@ -201,6 +201,6 @@ def test_manifest_with_wrong_types(veil, write_file, broken):
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_the_verdict_is_said_once(veil, bare, k):
-    """Issue 13 item 15: never "OK: holds: …" or "FAILED: fails: …"."""
+    """Never "OK: holds: …" or "FAILED: fails: …"."""
     out = veil("verify", bare, "--model", f"k-anonymity:k={k}", "--quasi", "a,b").out.lower()
     assert "holds:" not in out and "fails:" not in out

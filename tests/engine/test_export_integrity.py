@@ -1,4 +1,4 @@
-"""Export integrity (issue 16, and the killed-export part of issue 14): no header can run as a
+"""Export integrity, a killed export included: no header can run as a
 formula, a cancelled or failed export leaves the folder as it was, an interrupted commit is named
 by ``veil verify`` as an incomplete export (not as tampering) and undone by the next export, and
 SIGINT/SIGTERM during ``veil run`` leave no staging folder behind."""
@@ -330,7 +330,7 @@ sys.path.insert(0, {here!r})
 import export_plugins
 from veil.cli import commands as cli
 from veil.engine import make_registry
-cli.make_registry = lambda: make_registry(modules=[export_plugins])
+cli.make_registry = lambda plugins=(): make_registry(modules=[export_plugins])
 sys.exit(cli.main(["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc", "--format", "slow-csv",
                    "--no-report", "--out", {out!r}]))
 """

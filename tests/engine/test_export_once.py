@@ -1,4 +1,4 @@
-"""Issue 15 item 4 / issue 13 item 16: an export computes each costly figure once.
+"""An export computes each costly figure once.
 
 The speed itself is measured in benchmarks/bench_scale.py and bench_everyday.py; here only what
 cannot fail by load: how many times the work is done, and that the shared results are right.

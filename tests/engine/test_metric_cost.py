@@ -1,5 +1,6 @@
-"""Metrics declare their cost: runs compute the cheap ones that fit by default; an expensive metric
-of a large input runs on a stated, seeded sample (issue 15)."""
+"""Metrics declare their cost, with no default: runs compute the cheap ones that fit by default; an
+expensive metric of a large input runs on a stated, seeded sample; a metric that declares no cost is
+refused at registration with a message naming it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from veil.engine import (
     ExportOptions,
     Metric,
     PluginCall,
+    PluginError,
     RunSpec,
     default_metrics,
     execute,
@@ -43,6 +45,7 @@ class RowsSeen(Metric):
 class BinaryOnly(Metric):
     name = "binary-only-test"
     title = "Binary only (test)"
+    cost = CHEAP
     fits_forms = ("binary",)
 
     def compute(self, original, release, params, ctx):
@@ -110,3 +113,50 @@ def test_a_cheap_metric_sees_every_record(registry, monkeypatch):
     monkeypatch.setattr(runs, "METRIC_SAMPLE_ROWS", 300)
     result = execute(registry, load_demo(), RunSpec(PluginCall("all-features"), None, 0, ("min-group-size",)))
     assert result.samples == {}
+
+
+class Undeclared(Metric):
+    """Declares no cost: it must not silently join every run's default metrics."""
+
+    name = "undeclared-cost-test"
+    title = "Undeclared cost (test)"
+
+    def compute(self, original, release, params, ctx):
+        return 0.0
+
+
+class Misspelt(Undeclared):
+    name = "misspelt-cost-test"
+    cost = "cheapish"
+
+
+class _Undeclared:
+    @staticmethod
+    @hookimpl
+    def veil_register_metrics():
+        return [Undeclared, Misspelt, RowsSeen]
+
+
+def test_a_metric_without_a_declared_cost_is_refused_by_name():
+    registry = make_registry(modules=[_Undeclared])
+    assert "undeclared-cost-test" not in registry.names("metric")
+    assert "misspelt-cost-test" not in registry.names("metric")
+    assert "rows-seen-test" in registry.names("metric")  # the same module's declared metric still loads
+    errors = [f.error for f in registry.failures]
+    assert any("Undeclared ('undeclared-cost-test') declares no cost" in e for e in errors), errors
+    assert any("Misspelt ('misspelt-cost-test') declares no cost" in e and "'cheapish'" in e for e in errors), errors
+    for method in registry.names("algorithm"):
+        assert "undeclared-cost-test" not in default_metrics(registry, method)
+
+
+def test_the_base_metric_has_no_cost_to_inherit():
+    assert "cost" not in vars(Metric) and not hasattr(Metric, "cost")
+    assert Metric.__annotations__["cost"]  # declared as an interface, not given
+
+
+def test_a_built_in_metric_without_a_cost_stops_the_registry(monkeypatch):
+    import veil.plugins.evaluation.metrics as built_in
+
+    monkeypatch.delattr(built_in.FeatureCount, "cost")
+    with pytest.raises(PluginError, match=r"FeatureCount \('sfc'\) declares no cost"):
+        make_registry()

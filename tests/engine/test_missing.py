@@ -1,4 +1,4 @@
-"""Missing values at reading (issue 39 item 8): every column with blanks named, and the two ways of
+"""Missing values at reading: every column with blanks named, and the two ways of
 filling them, checked against a plain recomputation on random frames."""
 
 from __future__ import annotations

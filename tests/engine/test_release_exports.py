@@ -1,4 +1,4 @@
-"""Every release kind × every exporter that accepts it (issue 9): write, read back, ``veil verify``
+"""Every release kind × every exporter that accepts it: write, read back, ``veil verify``
 from the files alone (typed generalised values included); a tampered cell is caught.
 
 Both sides come from the plugin manager: the release kinds are those the registered methods make

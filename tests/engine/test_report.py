@@ -419,7 +419,7 @@ def test_an_input_read_differently_is_not_compared(tmp_path):
 
 
 def test_the_recheck_says_holds_once(exported, tmp_path):
-    """Issue 13 item 15: the regenerated report said "holds: holds: the smallest group …"."""
+    """The regenerated report says "holds: the smallest group …" once, never "holds: holds: …"."""
     copy = tmp_path / "once"
     shutil.copytree(exported, copy)
     done = regenerate_report(REGISTRY, copy, utility=False)
@@ -429,7 +429,7 @@ def test_the_recheck_says_holds_once(exported, tmp_path):
 
 
 def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_take_one_line(tmp_path):
-    """Issue 39 item 11: a release under k-anonymity and l-diversity lists both in its parameters;
+    """A release under k-anonymity and l-diversity lists both in its parameters;
     a metric that does not apply to the release (a feature ranking's accuracy for Mondrian) is named
     once, not given a row of "does not apply"."""
     from veil.engine.release.report import build_document

@@ -1,4 +1,4 @@
-"""Issue 13 item 16: the report's PDF is written directly (engine/pdf.py), not through matplotlib.
+"""The report's PDF is written directly (engine/pdf.py), not through matplotlib.
 
 Its text is read back through the ToUnicode maps it carries (as a viewer's search does): every
 section of a report and its verdict are there, with the binding `veil verify` reads; the embedded

@@ -155,7 +155,7 @@ def test_study_is_tidy_and_sweeps_the_model(reg):
     assert len(results) == 3 * 2 * 2  # k values × repeats × (sfc + privacy-value)
     k3 = results[results["k"] == 3]
     assert (k3["holds"] == False).all()  # noqa: E712
-    assert (k3[k3["metric"] == "sfc"]["value"] == 2).all()  # the baseline keeps its figures (issue 13 item 9)
+    assert (k3[k3["metric"] == "sfc"]["value"] == 2).all()  # the baseline keeps its figures
     assert (k3[k3["metric"] == "privacy-value"]["value"] == 2).all(), "the smallest group is still reported"
     ok = results[(results["k"] < 3) & (results["metric"] == "sfc")]
     assert (ok["value"] == 2).all() and set(ok["seed"]) == {0, 1}

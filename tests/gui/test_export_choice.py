@@ -1,4 +1,4 @@
-"""Issue 13 item 11: Export preselects the run clicked in the results table (a click on any cell),
+"""Export preselects the run clicked in the results table (a click on any cell),
 also after more results arrive, and its progress says what it is doing."""
 
 from __future__ import annotations

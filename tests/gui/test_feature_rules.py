@@ -1,4 +1,4 @@
-"""Issue 13 items 3 and 4: changing a feature rule keeps the table where it was (scroll position,
+"""Changing a feature rule keeps the table where it was (scroll position,
 selection, the open editor), and default cut points on a whole-number column are whole numbers."""
 
 from __future__ import annotations

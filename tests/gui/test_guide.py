@@ -1,4 +1,4 @@
-"""Issue 13 item 12: Help ▸ User guide is inside the app (offline): the workflow, every installed
+"""Help ▸ User guide is inside the app (offline): the workflow, every installed
 privacy model and method in its own words, a glossary, and papers by authors, title and year."""
 
 from __future__ import annotations

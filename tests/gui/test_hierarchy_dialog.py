@@ -61,7 +61,7 @@ def test_interval_builder_codes_the_ends_previews_live_and_saves_arx_format(demo
 
 
 def test_an_attached_hierarchy_is_shown_and_reopened_as_it_is(window, qtbot, tmp_path):
-    """Issue 39 item 9: the dialog reopens on the attached ARX file's hierarchy (OK keeps it), the
+    """The dialog reopens on the attached ARX file's hierarchy (OK keeps it), the
     columns table says which columns have one, and the file chooser starts beside the data."""
     data = tmp_path / "data" / "towns.csv"
     data.parent.mkdir()

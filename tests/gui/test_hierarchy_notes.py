@@ -1,5 +1,5 @@
 """A hierarchy the user attached is never ignored silently: the plan names each one a chosen method
-will not generalise along, before Run (issue 40 item 6)."""
+will not generalise along, before Run."""
 
 from __future__ import annotations
 

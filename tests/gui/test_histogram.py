@@ -1,4 +1,4 @@
-"""Issue 39 item 15: the column summary's bars show short category values whole, never "…"."""
+"""The column summary's bars show short category values whole, never "…"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 item 1: the import dialog names the columns of a headerless file (typed, from a UCI
+"""The import dialog names the columns of a headerless file (typed, from a UCI
 .names file or a one-line header file), skips leading rows, and every option it shows reaches the
 data source (and so the recent files and the project)."""
 

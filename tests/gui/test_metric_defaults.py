@@ -1,5 +1,5 @@
 """The configuration ticks the cheap metrics by default; an expensive one, once chosen, shows an
-estimate before the run starts, and says when a large input will be sampled (issue 15)."""
+estimate before the run starts, and says when a large input will be sampled."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_the_plan_says_what_the_runs_need_of_memory_and_refuses_more_than_there_
 
 
 def test_a_metric_that_says_nothing_of_the_chosen_methods_is_greyed_out_and_not_computed(demo_window, registry):
-    """Issue 39 item 11: a feature ranking's accuracy is not ticked (nor computed) for Mondrian, and
+    """A feature ranking's accuracy is not ticked (nor computed) for Mondrian, and
     comes back as it was chosen when a method it measures is chosen."""
     panel = demo_window.config_panel
     box = panel.metric_boxes["weights-accuracy"]

@@ -1,4 +1,4 @@
-"""Issue 39 item 8: missing values are found when the file is opened, every column holding some is
+"""Missing values are found when the file is opened, every column holding some is
 named, the choices are offered there (drop, a value of its own, impute), and reading the file again
 keeps the roles, kinds and hierarchies the user gave its columns."""
 

@@ -1,4 +1,4 @@
-"""Issue 39 item 10: opening other data clears the runs, results, charts and release preview of the
+"""Opening other data clears the runs, results, charts and release preview of the
 data before (they were runs on it); a project brings back its own results."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One planner (issue 9 item 7): the desktop's configuration and the ``veil study`` file describing the
+"""One planner: the desktop's configuration and the ``veil study`` file describing the
 same study plan the same runs with the same settings and give the same result rows, a run whose
 release fails its model included. Qt-free: the desktop's states against the engine's study."""
 

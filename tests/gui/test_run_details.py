@@ -1,4 +1,4 @@
-"""Issue 13 items 8, 9 and 10: Details… for every run, the no-privacy baseline keeps its utility
+"""Details… for every run, the no-privacy baseline keeps its utility
 when it fails the model, and a sweep with several failures says so once, without a traceback."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_a_summary_gives_each_failure_one_short_line():
 
 def test_details_give_the_model_on_each_sensitive_column(window, qtbot):
     """Two columns marked sensitive: Mondrian's run under l-diversity holds on both, and its details
-    say each column's effective l (issue 41 item 1)."""
+    say each column's effective l."""
     window.controller.dataset.set_roles(["marital_status"], "sensitive")
     window.controller.dataset.release_sensitive = {"diagnosis_group", "marital_status"}
     window.config_panel.choose(

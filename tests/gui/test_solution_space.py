@@ -1,5 +1,5 @@
 """The solution space of a global-recoding run: the lattice and the frontier drawn from the release's
-typed SolutionSpace, a node chosen by clicking it, and that node released as a new run (issue 40 item 8)."""
+typed SolutionSpace, a node chosen by clicking it, and that node released as a new run."""
 
 from __future__ import annotations
 

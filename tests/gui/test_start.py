@@ -1,4 +1,4 @@
-"""Issue 13 item 17: the window is on screen before the plugin registry and the data libraries are
+"""The window is on screen before the plugin registry and the data libraries are
 loaded (app.Starter); the panels and the data arrive afterwards, and the window then works as a
 window built with its registry does (the other GUI tests build it that way)."""
 

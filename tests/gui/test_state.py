@@ -231,7 +231,7 @@ def test_a_project_keeps_roles_recipe_runs_and_results(registry, dataset, tmp_pa
 
 
 def test_runs_with_different_settings_are_never_repeats(registry, demo):
-    """Issue 13 item 7: two batches that differ in a fixed parameter or the model show it in their
+    """Two batches that differ in a fixed parameter or the model show it in their
     labels and results, and a chart groups them apart."""
     runs = RunsState()
     labels = []

@@ -1,4 +1,4 @@
-"""Issue 13 item 5: Edit ▸ Undo (Ctrl+Z) and Redo (Ctrl+Shift+Z) for roles, kinds, feature rules,
+"""Edit ▸ Undo (Ctrl+Z) and Redo (Ctrl+Shift+Z) for roles, kinds, feature rules,
 the configuration and the results list."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13 item 6: closing or opening other data with unsaved changes asks first, and the next
+"""Closing or opening other data with unsaved changes asks first, and the next
 start reopens the last session as it was, not as it was last saved."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_closing_with_unsaved_changes_asks_and_cancel_keeps_the_window(demo_wind
     assert window.controller.history.dirty
     assert not window.close()  # asked first
     qtbot.waitUntil(lambda: getattr(window, "unsaved_box", None) is not None and window.unsaved_box.isVisible())
-    # issue 39 item 14: what Save writes is a project, never the data file
+    # what Save writes is a project, never the data file
     assert window.unsaved_box.text() == "Save your work on demo hospital admissions as a project first?"
     assert "The data file itself is never changed" in window.unsaved_box.informativeText()
     answer(window, qtbot, QMessageBox.Cancel)

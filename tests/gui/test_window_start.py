@@ -1,4 +1,4 @@
-"""Issue 13 item 17: `veil --demo` paints its window before the data libraries, the plugin registry
+"""`veil --demo` paints its window before the data libraries, the plugin registry
 or the panels are there (they come right after, app.Starter), and before matplotlib, scikit-learn
 or SciPy's statistics are imported (they come when a chart first draws). The time to the window
 is measured in benchmarks/bench_window.py; here only what cannot fail by load: what was imported

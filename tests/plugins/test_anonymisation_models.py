@@ -146,7 +146,7 @@ def test_delta_disclosure_matches_oracle(recs, delta, sides):
 def test_delta_disclosure_golden_one_and_two_sided():
     """Worked by hand: 112 records, group A = 55 × a + 1 × b, group B = 1 × a + 55 × b, so Q = (½, ½).
     One-sided, A's largest ratio is (55/56)/(1/2) = 110/56: ln = 0.675, within δ = 1.5. Two-sided,
-    A's b is (1/56)/(1/2) = 1/28 of the table's share: |ln| = ln 28 = 3.33 (issue 41's figure)."""
+    A's b is (1/56)/(1/2) = 1/28 of the table's share: |ln| = ln 28 = 3.33."""
     view = GroupView.from_labels([0] * 56 + [1] * 56, ["a"] * 55 + ["b"] + ["a"] + ["b"] * 55)
     model = REGISTRY.privacy_model("delta-disclosure")
     one = model.check_groups(view, model.params({"delta": 1.5, "sides": 1}))

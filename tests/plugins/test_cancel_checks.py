@@ -1,4 +1,4 @@
-"""Every method checks for cancellation often enough (issue 15, item 2), counted, never timed.
+"""Every method checks for cancellation often enough, counted, never timed.
 
 The unit of work is a function call — a Python call or a call into C (NumPy, SciPy, pyfim) — made
 while the method runs: a loop over records, candidates or patterns makes calls every round, so a loop
@@ -321,11 +321,11 @@ def planted(n=300, m=40, block=24, rows=60, density=0.1, seed=1) -> BinaryMatrix
 
 
 def test_maximal_distcnt_scoring_checks_between_every_refinement(monkeypatch):
-    """Issue 39 item 5, in work units: DistCnt scores an itemset by refining a partition of the
-    records one item at a time (a pass over the records each); a check comes before every
-    refinement, so a cancel during the scoring of a long itemset is seen at the next refinement.
-    Checking once per itemset, as before, let all 24 refinements of the planted itemset pass
-    between two checks."""
+    """DistCnt checks for cancellation per refinement, counted in work units: it scores an itemset
+    by refining a partition of the records one item at a time (a pass over the records each); a
+    check comes before every refinement, so a cancel during the scoring of a long itemset is seen at
+    the next refinement. Checking once per itemset would let all 24 refinements of the planted
+    itemset pass between two checks."""
     from veil.engine.kernels import containment
     from veil.plugins.feature_selection import greedy
 

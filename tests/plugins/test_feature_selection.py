@@ -424,7 +424,7 @@ def test_largest_keeps_the_same_top_as_a_full_sort(D, k, count):
     assert mine(M, k, MAXIMAL_ITEMSETS, backend="numpy", largest=count) == full[:count]
 
 
-# -- cancellation is checked per unit of work (issue 15): counted, never timed ---------------------
+# -- cancellation is checked per unit of work: counted, never timed ---------------------
 class CountingContext:
     """A Context stand-in that counts cancellation checks (``progress`` checks too)."""
 

@@ -425,7 +425,7 @@ def test_each_metric_against_a_table_computed_by_hand(metric):
     assert result.metrics[metric] == pytest.approx(HAND[metric])  # the metric plugin on the release
 
 
-# The other metrics Veil reports on the same release, its two suppressed records included (issue 41 item 10).
+# The other metrics Veil reports on the same release, its two suppressed records included.
 HAND_REPORTED = {
     # NCP: north covers 2 of town's 3 values (2/3) for a a b, south one value (0), sex exact; a suppressed
     # cell covers every value (1): (3 × 2/3 + 2 × 1 + 2 × 1) / 14

@@ -1,4 +1,4 @@
-"""Issue 13 item 16: the classifier figures are remembered across processes in the user's cache,
+"""The classifier figures are remembered across processes in the user's cache,
 keyed by everything they depend on. A later process (here: the in-process memo cleared) reads the
 same figures back without fitting; other data, another seed, other folds, another C grid or other
 code is computed afresh and equals the computation without any cache; a corrupt, foreign or

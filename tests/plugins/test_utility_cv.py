@@ -1,4 +1,4 @@
-"""Issue 13 item 16: the classifier metrics computed once, in parallel folds, with equal records
+"""The classifier metrics computed once, in parallel folds, with equal records
 fitted once at their count's weight, give exactly the figures of the plain protocol (an oracle:
 each score cross-validated on its own, every record fitted, C tuned per score)."""
 
@@ -72,7 +72,7 @@ def test_the_figures_are_remembered_by_content_not_row_order():
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("distinct", [True, False])
 def test_the_reports_fixed_c_check_equals_sklearns_cross_val_score(seed, distinct):
-    """Issue 39 item 18: the report's protocol (one stratified 5-fold cross-validation, C = 1,
+    """The report's protocol (one stratified 5-fold cross-validation, C = 1,
     tolerance 0.001) scores what scikit-learn's own cross_val_score scores with the same
     settings on the rows in canonical order: equal records fitted once with their count as weight
     and the folds in threads change nothing."""
