@@ -53,7 +53,9 @@ The search is in parts by concern: its state and constants (:mod:`.dfs_state`), 
 and whether its pattern is its own (:mod:`.dfs_emit`), branches on item lists (:mod:`.dfs_lists`), on
 one-word bit masks (:mod:`.dfs_masks`) and on several words (:mod:`.dfs_wide`), the walks that go
 down them (:mod:`.dfs_walk`), and which records hold each pattern found (:mod:`.dfs_holders`); this
-module starts a search, runs it in threads and keeps the r longest.
+module starts a search, runs it in threads and keeps the r longest. numba keys each compiled function's
+cache on its own file, not on the files of the functions it calls: after editing one part, delete the
+kernels' cache (``engine/kernels/__pycache__/*.nbi`` and ``*.nbc``) so that its callers compile again.
 
 The kernel is compiled with numba when it is installed (``veil[mining]``); without numba the same
 code runs as plain Python, correct but slow. The search's counts (branches, copies, prunes, how the
