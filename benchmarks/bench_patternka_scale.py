@@ -8,17 +8,17 @@ Each size runs in its own child process (so its peak memory is its own): ``power
 largest record, the Zipf exponent of the item counts). Two miners, in the same run:
 
 * **new**: the defaults (``longest_itemsets(backend="auto")``: the compiled length-bounded search of
-  ``engine/longest_dfs.py`` from ``DFS_ROWS`` records on, when numba is installed);
+  ``engine/kernels/longest_dfs.py`` from ``DFS_ROWS`` records on, when numba is installed);
 * **old**: the same with the compiled search switched off (pyfim's falling-floor search throughout), on
   the sizes given with ``--old`` only, each stopped after ``--old-timeout`` seconds; with
   ``--baseline no-bounds``, the compiled search but without the length bounds carried from one mining to
-  the next (``patternka_groups(carry_bounds=False)``); with ``--baseline filled-cache``, every mining
-  searching on until the cache is full (``patternka_groups(greedy_floor=False)``); with ``--baseline
-  deep-bounds``, bounds that say each item's longest pattern (``patternka_groups(deep_bounds=True)``), and
+  the next (``_Tuning(carry_bounds=False)``); with ``--baseline filled-cache``, every mining
+  searching on until the cache is full (``_Tuning(greedy_floor=False)``); with ``--baseline
+  deep-bounds``, bounds that say each item's longest pattern (``_Tuning(deep_bounds=True)``), and
   with ``--baseline shallow-bounds``, bounds that say only what each mining needed, not two lengths
-  below it (``patternka_groups(deep_bounds=False)``); with ``--baseline cut-cache``, the cache holding
+  below it (``_Tuning(deep_bounds=False)``); with ``--baseline cut-cache``, the cache holding
   the ``cache_size`` longest patterns only, not every one as long as the last of them
-  (``patternka_groups(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
+  (``_Tuning(all_ties=False)``); with ``--baseline narrow-masks``, the compiled search keeping
   bit masks for branches of at most 4 words of candidates (256) and item lists above
   (``SearchOptions(mask_words=4)``); with ``--baseline small-cache``, PatternKa's cache within 64 MiB
   (``patternka.CACHE_BYTES``).
@@ -162,7 +162,7 @@ def one(
     import veil.engine.kernels.longest as longest
     from veil.engine import SearchOptions
     from veil.plugins.setvalued._grouping import information_loss
-    from veil.plugins.setvalued._patternka import patternka_groups
+    from veil.plugins.setvalued._patternka import _Tuning, patternka_groups
 
     if old:
         longest.DFS_ROWS = 1 << 62  # never the compiled search: pyfim's path as before
@@ -191,6 +191,7 @@ def one(
     done = threading.Event()
     threading.Thread(target=heartbeat, daemon=True).start()
     deep = {} if deep_bounds is None else {"deep_bounds": deep_bounds}  # None: PatternKa's default
+    tuning = _Tuning(carry_bounds=carry_bounds, greedy_floor=greedy_floor, all_ties=all_ties, **deep)
     if top_down:
         from veil.plugins.setvalued.top_down import top_down_groups
 
@@ -200,11 +201,8 @@ def one(
             sets,
             k,
             progress=progress,
-            carry_bounds=carry_bounds,
-            greedy_floor=greedy_floor,
-            all_ties=all_ties,
+            tuning=tuning,
             options=options or SearchOptions(),
-            **deep,
         )
     done.set()
     seconds = time.perf_counter() - start

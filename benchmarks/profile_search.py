@@ -4,7 +4,7 @@ numba's machine code carries no symbols ``perf`` can read. This script runs Patt
 ``MININGS`` minings on ``N`` Netflix-shaped records (``power_law_sets(N)``, k = 100, ``--threads``
 threads, two by default), prints each mining's seconds, and at the end writes ``/tmp/perf-PID.map``, the map ``perf
 report``
-reads for code made at run time: each compiled function of ``engine/longest_dfs.py`` at its address,
+reads for code made at run time: each compiled function of the search (``compiled_kernels()``) at its address,
 sized up to the next one (functions LLVM inlined count with their caller).
 
 Code numba loads from its cache has no functions to list, so the search is compiled afresh into a
@@ -36,8 +36,7 @@ def write_perf_map() -> int:
     import veil.engine.kernels.longest_dfs as search
 
     found = set()
-    for name in dir(search):
-        dispatcher = getattr(search, name)
+    for dispatcher in search.compiled_kernels():
         for result in getattr(dispatcher, "overloads", {}).values():
             library = result.library
             for function in library._final_module.functions:

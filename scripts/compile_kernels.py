@@ -1,6 +1,6 @@
 """Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
 
-The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``) and global
+The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``, in parts) and global
 recoding's roll-up of classes (``veil.engine.kernels.grouping``) are compiled by numba on first use
 and kept in numba's cache beside their modules. ``make run`` and ``make test`` run
 this script once after installing (the environment's stamp): a PatternKa and a Maximal run on
@@ -28,9 +28,7 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    return [v for v in vars(longest_dfs).values() if hasattr(v, "py_func") and hasattr(v, "stats")] + [
-        grouping.compiled()
-    ]
+    return [*longest_dfs.compiled_kernels(), grouping.compiled()]
 
 
 def paths():

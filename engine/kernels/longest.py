@@ -42,15 +42,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.binary import pack_rows
 from ..base.errors import BadInput
+from ..data.binary import pack_rows
+from . import longest_fim
+from .limits import LengthBounds, MiningLimit
+from .longest_fim import longest_by_fim
 from .mining import CLOSED_ITEMSETS as CLOSED
 from .mining import MAXIMAL_ITEMSETS as MAXIMAL
 from .mining import have_pyfim
-from .limits import LengthBounds, MiningLimit
 from .options import SearchOptions
-from . import longest_fim
-from .longest_fim import longest_by_fim
 
 
 # The compiled search lives in longest_dfs, whose import imports numba (docs/benchmarks.md): it is
@@ -63,7 +63,7 @@ def have_numba() -> bool:
 
 
 def holders_in_parts(*args, **kwargs):
-    from .longest_dfs import holders_in_parts as holders
+    from .dfs_holders import holders_in_parts as holders
 
     return holders(*args, **kwargs)
 

@@ -7,8 +7,8 @@ remove it. When no non-empty itemset is frequent, the remaining records form the
 fewer than k records left over then join, one at a time in input order, the group whose loss
 (items suppressed, the numerator of GCP) grows least.
 
-The four speed-ups the paper requires are switches of :func:`patternka_groups`, so a test can show that
-each changes no output:
+The four speed-ups the paper requires are switches of :class:`_Tuning`, the one tuning argument of
+:func:`patternka_groups` (every switch on by default), so a test can show that each changes no output:
 
 ``closed``
     mine closed patterns rather than every frequent one (off: the longest frequent itemset is
@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -213,6 +214,21 @@ class _Cache:
             self.support[open_] -= np.bitwise_count(hit).sum(axis=1, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _Tuning:
+    """PatternKa's speed-ups (the module says what each does), all on: a test turns one off to show
+    that it changes no output, a benchmark to measure what it saves."""
+
+    closed: bool = True
+    length_pruning: bool = True
+    cache: bool = True
+    bitset_update: bool = True
+    carry_bounds: bool = True
+    deep_bounds: bool | int = DEEP
+    greedy_floor: bool = True
+    all_ties: bool = True
+
+
 def patternka_groups(
     sets: SetValued,
     k: int,
@@ -220,22 +236,16 @@ def patternka_groups(
     pattern_selection: str = "lexicographic",
     seed: int = 0,
     cache_size: int = 32,
-    closed: bool = True,
-    length_pruning: bool = True,
-    cache: bool = True,
-    bitset_update: bool = True,
-    carry_bounds: bool = True,
-    deep_bounds: bool | int = DEEP,
-    greedy_floor: bool = True,
-    all_ties: bool = True,
+    tuning: _Tuning = _Tuning(),
     max_seconds: float | None = None,
     check: Callable[[], None] | None = None,
     progress: Callable[[float, str], None] | None = None,
     miner: Callable[[np.ndarray, int, int], Longest] | None = None,
     options: SearchOptions = SearchOptions(),
 ) -> Grouping:
-    """Group ``sets`` by PatternKa (Algorithm 1). See the module for the switches. ``options``: how the
-    searches may run, above all how many threads (the run passes its context's).
+    """Group ``sets`` by PatternKa (Algorithm 1). ``tuning``: the speed-ups (see the module), all on
+    unless a test or benchmark turns one off. ``options``: how the searches may run, above all how many
+    threads (the run passes its context's).
 
     ``miner(rows, k, r)``, when given, finds the r longest closed patterns of those records in place
     of the in-process miner (exactly as :func:`longest_itemsets` would without ``ties``: same patterns,
@@ -254,8 +264,10 @@ def patternka_groups(
     groups = np.full(n, -1, dtype=np.int64)
     patterns: list[tuple] = []
     state = {"cache": None, "minings": 0}
+    cache = tuning.cache
     r = cache_size if cache else 1
-    bounds = LengthBounds(deep=deep_bounds, deepen_first=deep_bounds is True) if carry_bounds else None
+    deep_bounds = tuning.deep_bounds
+    bounds = LengthBounds(deep=deep_bounds, deepen_first=deep_bounds is True) if tuning.carry_bounds else None
     random = pattern_selection == "random"
 
     def searching(taken, children, length):  # a long mining's progress, between two groups
@@ -279,15 +291,12 @@ def patternka_groups(
                     rows,
                     k,
                     size,
-                    closed,
-                    length_pruning,
+                    tuning,
                     max_seconds,
                     check,
                     longest,
                     bounds,
                     None if progress is None else searching,
-                    greedy_floor,
-                    cache and all_ties and bitset_update,
                     options,
                 )
             else:
@@ -297,7 +306,7 @@ def patternka_groups(
                 size *= 2  # every longest pattern is needed to draw among them
                 continue
             break
-        state["cache"] = _Cache(rec, found, alive, bitset_update, random, options)
+        state["cache"] = _Cache(rec, found, alive, tuning.bitset_update, random, options)
 
     remaining = n
     while remaining >= k:
@@ -341,19 +350,17 @@ def _mine(
     rows,
     k,
     r,
-    closed,
-    length_pruning,
+    tuning: _Tuning,
     max_seconds,
     check,
     max_length=None,
     bounds=None,
     progress=None,
-    greedy_floor=False,
-    ties=False,
     options: SearchOptions = SearchOptions(),
 ):
-    """The r longest patterns of the live records (with the speed-ups switched as asked)."""
-    if closed and length_pruning:
+    """The r longest patterns of the live records (with the speed-ups switched as ``tuning`` says)."""
+    closed = tuning.closed
+    if closed and tuning.length_pruning:
         return longest_itemsets(
             rec.csr,
             k,
@@ -364,8 +371,8 @@ def _mine(
             max_length=max_length,
             bounds=bounds,
             progress=progress,
-            partial=greedy_floor,
-            ties=ties,
+            partial=tuning.greedy_floor,
+            ties=tuning.cache and tuning.all_ties and tuning.bitset_update,
             options=options,
         )
     sub = rec.csr[rows].tocsc()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from veil.cli import commands as cli
+from veil.cli import program as cli
 from veil.engine import make_registry
 from veil.cli import main
 

@@ -251,7 +251,7 @@ def test_one_class_target_for_a_method_that_needs_labels(veil, write_file, impor
     with pytest.raises(BadInput, match="two classes"):
         execute(registry, _one_class_table(), RunSpec(PluginCall("needs-two-classes")))
     # and through the CLI, with the test method registered
-    from veil.cli import commands as cli
+    from veil.cli import program as cli
 
     monkeypatch.setattr(cli, "make_registry", lambda plugins=(): make_registry(modules=[_TestPlugins]))
     data = write_file("one_class.csv", "age,smoker,label\n30,0,yes\n40,1,yes\n30,0,yes\n")
@@ -338,12 +338,12 @@ def test_project_runs_refuse_a_method_flag(tmp_path, capsys):
 
 
 def test_internal_error_is_one_line_with_a_log(tmp_path, capsys, monkeypatch):
-    from veil.cli import commands as cli
+    from veil.cli import program as cli
 
-    def broken(args, registry):
+    def broken(options, registry, stop):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setitem(cli.COMMANDS, "plugins", broken)
+    monkeypatch.setattr(cli.COMMANDS["plugins"], "execute", broken)
     assert cli.main(["plugins"]) == cli.EXIT_INTERNAL
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "internal error: ZeroDivisionError" in err[0] and "details in" in err[0]

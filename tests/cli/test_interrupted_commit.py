@@ -35,7 +35,7 @@ STOPPED = {signal.SIGINT: "veil: interrupted", signal.SIGTERM: "veil: terminated
 # at the n-th call of that step (before or after the step itself).
 CHILD = """
 import os, signal, sys
-from veil.cli import commands as cli
+from veil.cli import program as cli, run as cli_run
 from veil.engine.release import staging
 
 POINT, NTH, SIGNUM = {point!r}, {nth!r}, {signum!r}
@@ -70,7 +70,7 @@ elif POINT == "marking the journal committed":
 elif POINT == "removing the staging folder":
     staging.Staging.discard = signalling(staging.Staging.discard, only=lambda self: self.committed)
 elif POINT == "reporting the finished run":
-    cli._summary = signalling(cli._summary)
+    cli_run._summary = signalling(cli_run._summary)
 elif POINT == "outside":  # the parent sends the signal; each rename takes a little while
     import time
     staging._replace = (lambda replace: lambda *a: (time.sleep(0.15), replace(*a)))(staging._replace)

@@ -86,7 +86,7 @@ def test_failed_third_party_plugin_is_listed_not_fatal(monkeypatch, capsys):
     import json
     import types
 
-    from veil.cli import commands as cli
+    from veil.cli import program as cli
 
     from veil.engine import hookimpl, make_registry
 

@@ -328,7 +328,7 @@ CHILD = """
 import sys
 sys.path.insert(0, {here!r})
 import export_plugins
-from veil.cli import commands as cli
+from veil.cli import program as cli
 from veil.engine import make_registry
 cli.make_registry = lambda plugins=(): make_registry(modules=[export_plugins])
 sys.exit(cli.main(["run", "--data", {data!r}, "--method", "all-features", "--metrics", "sfc", "--format", "slow-csv",

@@ -124,7 +124,7 @@ def test_the_text_spec():
 
 
 def test_veil_hierarchy_writes_arx_format_and_run_generates_one(tmp_path, capsys):
-    from veil.cli.commands import main
+    from veil.cli import main
 
     data = tmp_path / "t.csv"
     data.write_text("age,sex\n" + "".join(f"{15 + i % 80},{'FM'[i % 2]}\n" for i in range(200)))

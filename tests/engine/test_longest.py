@@ -402,7 +402,8 @@ def test_the_bit_mask_columns_are_the_records_holding_each_bit():
     """A bit-mask branch counts and pairs its items on columns (the records holding each bit, as bit sets)
     made by 64 × 64 bit transposes: every bit of every column against the masks, for record counts on
     and off a word's edge."""
-    from veil.engine.kernels.longest_dfs import WORD, _columns
+    from veil.engine.kernels.dfs_masks import _columns
+    from veil.engine.kernels.dfs_state import WORD
 
     rng = np.random.default_rng(3)
     for n in (1, 63, 64, 65, 200, 1000):
@@ -421,7 +422,8 @@ def test_the_pair_graph_joins_exactly_the_items_k_live_records_hold_together():
     """A bit-mask branch's pair graph, whose pairs are counted on the columns except where the two items'
     counts alone prove k shared records (c + c' - n ≥ k): against the pairs counted by brute force, on
     records where that shortcut decides many pairs and others it must leave to the count."""
-    from veil.engine.kernels.longest_dfs import WORD, _adjacency, _columns
+    from veil.engine.kernels.dfs_masks import _adjacency, _columns
+    from veil.engine.kernels.dfs_state import WORD
 
     rng = np.random.default_rng(17)
     shortcut = counted = 0

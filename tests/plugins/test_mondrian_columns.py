@@ -245,7 +245,7 @@ def test_every_unused_hierarchy_is_named_before_the_run():
 
 
 def test_the_command_line_says_so_before_it_runs(tmp_path, capsys):
-    from veil.cli.commands import main
+    from veil.cli import main
 
     data = tmp_path / "t.csv"
     rows = ["age,sex,dx"] + [f"{20 + i % 30},{'FM'[i % 2]},{['flu', 'hiv'][i % 3 == 0]}" for i in range(60)]
@@ -277,7 +277,7 @@ def test_the_command_line_says_so_before_it_runs(tmp_path, capsys):
 def test_a_study_names_the_unused_hierarchy_once_before_its_runs(tmp_path, capsys):
     import json
 
-    from veil.cli.commands import main
+    from veil.cli import main
 
     data = tmp_path / "t.csv"
     data.write_text("age,sex\n" + "".join(f"{20 + i % 30},{'FM'[i % 2]}\n" for i in range(60)))

@@ -19,7 +19,7 @@ from veil.engine import (
     write_release,
 )
 from veil.plugins.setvalued._grouping import information_loss
-from veil.plugins.setvalued._patternka import patternka_groups
+from veil.plugins.setvalued._patternka import _Tuning, patternka_groups
 
 
 def brute_patternka(rows: list[set], m: int, k: int):
@@ -107,7 +107,7 @@ def test_each_speed_up_changes_no_output(off, monkeypatch):
         monkeypatch.setattr(longest, "DFS_ROWS", 0)
         fast_off, off = {}, None
     else:
-        fast_off = {off: False}
+        fast_off = {"tuning": _Tuning(**{off: False})}
     for _ in range(2):
         rows, sets = random_sets(rng, 50, 10, rng.uniform(0.1, 0.8, size=10))
         for k in (3, 7):
@@ -301,9 +301,9 @@ def test_carried_bounds_change_no_grouping_on_power_law_records(monkeypatch):
     monkeypatch.setattr(longest, "DFS_ROWS", 0)  # the compiled search for every mining
     sets = power_law_sets(1200, 80, mean_items=10.0, seed=3)
     for k in (4, 12):  # (every tie cached would leave fewer minings to carry bounds between)
-        fresh = patternka_groups(sets, k, cache_size=2, carry_bounds=False, all_ties=False)
+        fresh = patternka_groups(sets, k, cache_size=2, tuning=_Tuning(carry_bounds=False, all_ties=False))
         for deep in (False, 1, 2, True):  # shallow, one or two lengths deeper after the first mining, exact
-            carried = patternka_groups(sets, k, cache_size=2, deep_bounds=deep, all_ties=False)
+            carried = patternka_groups(sets, k, cache_size=2, tuning=_Tuning(deep_bounds=deep, all_ties=False))
             assert carried.groups.tolist() == fresh.groups.tolist(), deep
             assert carried.patterns == fresh.patterns, deep
             assert carried.minings > 20, carried.minings
@@ -331,9 +331,16 @@ def test_minings_stopped_at_the_greedy_length_change_no_grouping(monkeypatch):
     for k in (4, 12):
         for selection in ("lexicographic", "random"):
             # (without every tie cached: with it, fewer minings are left to stop short)
-            short = patternka_groups(sets, k, cache_size=8, pattern_selection=selection, seed=k, all_ties=False)
+            short = patternka_groups(
+                sets, k, cache_size=8, pattern_selection=selection, seed=k, tuning=_Tuning(all_ties=False)
+            )
             filled = patternka_groups(
-                sets, k, cache_size=8, pattern_selection=selection, seed=k, greedy_floor=False, all_ties=False
+                sets,
+                k,
+                cache_size=8,
+                pattern_selection=selection,
+                seed=k,
+                tuning=_Tuning(greedy_floor=False, all_ties=False),
             )
             assert short.groups.tolist() == filled.groups.tolist(), (k, selection)
             assert short.patterns == filled.patterns
@@ -364,14 +371,18 @@ def test_every_tie_cached_changes_no_grouping_and_spares_minings(monkeypatch):
     budget_before = patternka.CACHE_BYTES
     for k in (4, 12):
         for selection in ("lexicographic", "random"):
-            few = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k, all_ties=False)
+            few = patternka_groups(
+                sets, k, cache_size=2, pattern_selection=selection, seed=k, tuning=_Tuning(all_ties=False)
+            )
             every = patternka_groups(sets, k, cache_size=2, pattern_selection=selection, seed=k)
             assert every.groups.tolist() == few.groups.tolist(), (k, selection)
             assert every.patterns == few.patterns
             spared += few.minings - every.minings
             assert every.minings <= few.minings
             # bit sets cut by the budget: at the longest length's end, and within a later length
-            few = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k, all_ties=False)
+            few = patternka_groups(
+                sets, k, cache_size=6, pattern_selection=selection, seed=k, tuning=_Tuning(all_ties=False)
+            )
             for budget in (8, 64, 512, 2048):
                 monkeypatch.setattr(patternka, "CACHE_BYTES", budget)
                 tight = patternka_groups(sets, k, cache_size=6, pattern_selection=selection, seed=k)
