@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from veil.engine import BadInput, draw_chart, picked_run, write_atomic
+from veil.engine import BadInput, draw_chart, first_chart, fitting_charts, picked_run, write_atomic
 
 from .forms import ParamForm
 
@@ -33,9 +33,9 @@ class ChartPanel(QWidget):
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.chooser.setMinimumContentsLength(30)
-        for cls in self.registry.classes("chart"):
-            self.chooser.addItem(cls.title or cls.name, cls.name)
-            self.chooser.setItemData(self.chooser.count() - 1, cls.description, 3)  # 3 = Qt.ToolTipRole
+        self._offered: list[str] = []  # the charts in the chooser: those that apply to the results
+        self._seen_runs: set[int] = set()  # runs drawn before: new ones may call for their own chart
+        self._by_hand = False  # the user chose the chart: runs arriving no longer choose it
         self.form_holder = QHBoxLayout()
         self.form: ParamForm | None = None
         self.save_chart_button = QPushButton("Save chart…")
@@ -57,11 +57,58 @@ class ChartPanel(QWidget):
         self._scheduled = False
         self._drawn_message = ""
         self._pending = False  # a draw asked for before the canvas existed, while the panel was hidden
+        self._offer(self.runs.results())
         self.chooser.currentIndexChanged.connect(self._chosen)
-        self.runs.results_changed.connect(self.schedule)
+        self.chooser.activated.connect(self._chosen_by_hand)
+        self.runs.results_changed.connect(self._results_changed)
         i = self.chooser.findData(self.state.name)
         self.chooser.setCurrentIndex(max(i, 0))
         self._chosen()
+
+    # -- which charts apply ---------------------------------------------------------------------
+    def _offer(self, results) -> None:
+        """Fill the chooser with the charts that apply to ``results`` (as each declares), keeping
+        the current one chosen when it still applies."""
+        offered = fitting_charts(self.registry, results) or list(self.registry.names("chart"))
+        if offered == self._offered:
+            return
+        current = self.chooser.currentData()
+        self._offered = offered
+        blocked = self.chooser.blockSignals(True)
+        self.chooser.clear()
+        for name in offered:
+            cls = self.registry.get("chart", name)
+            self.chooser.addItem(cls.title or cls.name, cls.name)
+            self.chooser.setItemData(self.chooser.count() - 1, cls.description, 3)  # 3 = Qt.ToolTipRole
+        keep = self.chooser.findData(current)
+        preferred = self.chooser.findData(self.registry.preferred("chart"))
+        self.chooser.setCurrentIndex(keep if keep >= 0 else max(preferred, 0))
+        self.chooser.blockSignals(blocked)
+        if self.form is not None and self.chooser.currentData() != current:
+            self._chosen()
+
+    def _chosen_by_hand(self, *_) -> None:
+        self._by_hand = True
+
+    def _results_changed(self) -> None:
+        """Offer the charts that apply; when new runs arrived and the user has not chosen a chart,
+        show the one that answers what they decide (their method's declared trade-off)."""
+        results = self.runs.results()
+        runs = set(results["run"]) if len(results) else set()
+        new, self._seen_runs = runs - self._seen_runs, runs
+        if not runs:
+            self._by_hand = False
+        self._offer(results)
+        call = first_chart(self.registry, results, new) if new and not self._by_hand else None
+        if call is not None:
+            self.state.values[call.name] = {**self.state.values.get(call.name, {}), **call.params}
+            i = self.chooser.findData(call.name)
+            if i >= 0 and i != self.chooser.currentIndex():
+                self.chooser.setCurrentIndex(i)  # _chosen takes the values just set
+            elif i >= 0:
+                self.form.set_values(self.state.values[call.name])
+                self.state.set(call.name, self.form.values())
+        self.schedule()
 
     # -- the matplotlib canvas, made on first use -------------------------------------------------
     @property

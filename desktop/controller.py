@@ -242,7 +242,13 @@ class Controller(QObject):
         method = PluginCall(spec.method.name, {**spec.method.params, **params})
         again = RunSpec(method, spec.models, spec.seed, spec.metrics, spec.recipe, spec.label, spec.setting)
         chosen = tuple(f"{k} = {v}" for k, v in params.items())
-        planned = PlannedRun(again, dict(entry.planned.setting), entry.planned.repeat, (*entry.planned.fixed, *chosen))
+        planned = PlannedRun(
+            again,
+            dict(entry.planned.setting),
+            entry.planned.repeat,
+            (*entry.planned.fixed, *chosen),
+            entry.planned.data,
+        )
         entries = self._queue([planned])
         self.message.emit(f"Run #{entries[0].id} queued: {', '.join(chosen)}")
         return entries

@@ -22,6 +22,7 @@ from veil.engine import (
     RunSpec,
     Study,
     Table,
+    data_setting,
     fitting_metrics,
     set_valued,
 )
@@ -84,6 +85,7 @@ class PlannedRun:
     setting: dict  # swept parameter -> value of this run
     repeat: int = 0
     fixed: tuple[str, ...] = ()  # what else sets this run apart: the model and non-default parameters
+    data: dict = field(default_factory=dict)  # the roles and hierarchies it ran with (engine's data_setting)
 
     @property
     def label(self) -> str:
@@ -184,13 +186,13 @@ class ConfigState:
         """Every run of the configuration (methods × swept values × repeats), planned by the engine
         exactly as ``veil study`` plans :meth:`study`; BadInput says what to fix first."""
         study = self.study(registry, data, recipe)
-        fixed = self._fixed(registry, study)
+        fixed, setup = self._fixed(registry, study), data_setting(data)
         population = getattr(data, "population", None)
         if population is not None and any(registry.get("privacy-model", m.name).reads_population for m in study.models):
             # the roles may have changed since the population was opened: each quasi-identifier must be in it
             population.check_covers(data, data.schema.by_role(Role.QUASI_IDENTIFIER))
         return [
-            PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name])
+            PlannedRun(fitting_metrics(registry, run.spec), run.setting, run.repeat, fixed[run.spec.method.name], setup)
             for run in study.plan(registry, data)
         ]
 

@@ -278,5 +278,5 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
         "seed": spec.seed,
         "seconds": outcome.seconds,
         "verdict": _verdict_text(outcome.holds, message),
-        "rows": outcome_rows(entry.id, spec, outcome, dict(planned.setting), planned.repeat),
+        "rows": outcome_rows(entry.id, spec, outcome, dict(planned.setting), planned.repeat, planned.data),
     }

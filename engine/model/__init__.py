@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "ScaleOut",
             "SETS",
             "TABLE",
+            "TradeOff",
             "TRANSACTIONS",
         ],
         "lattice": ["NodeStatus", "SolutionSpace"],

@@ -257,6 +257,26 @@ class ScaleOut:
         return getattr(params, self.executor_param, None) == self.value
 
 
+@dataclass(frozen=True)
+class TradeOff:
+    """What a method's runs trade against each other, drawn first after they finish: a metric on the
+    x axis (what is given up for privacy, e.g. suppressed records, or the privacy model's own value)
+    against one on the y axis (the information lost). Each is a list of metric names in order of
+    preference; the first one the results computed is drawn. ``swept``: only when the runs sweep a
+    parameter (one run is one point, and a single point answers nothing)."""
+
+    x: tuple[str, ...]
+    y: tuple[str, ...]
+    swept: bool = False
+
+    def pick(self, computed) -> tuple[str, str] | None:
+        """(x metric, y metric): the first of each this trade-off prefers that is ``computed``."""
+        names = {str(m).split(":")[0]: str(m) for m in reversed(list(computed))}
+        x = next((names[m] for m in self.x if m in names), None)
+        y = next((names[m] for m in self.y if m in names), None)
+        return (x, y) if x and y else None
+
+
 class Algorithm(Plugin):
     """A method: ``run(data, model, params, ctx) → Release``.
 
@@ -295,6 +315,7 @@ class Algorithm(Plugin):
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
     scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
+    trade_off: ClassVar[TradeOff | None] = None  # the chart that answers what its runs decide (see TradeOff)
 
     @classmethod
     def hierarchy_use(cls, params: Any) -> HierarchyUse:
@@ -535,9 +556,37 @@ class Metric(Plugin):
 
 
 class Chart(Plugin):
-    """A chart: ``draw(results, figure, params)`` from a tidy result table onto a matplotlib Figure."""
+    """A chart: ``draw(results, figure, params)`` from a tidy result table onto a matplotlib Figure.
+
+    What it draws is declared, so the desktop offers it only for results it applies to (:meth:`fits`):
+    ``needs_metrics``, metrics of which the results must have computed at least one (empty: any);
+    ``needs_sweep``, whether it draws against a swept parameter; ``draws_trade_off``, whether it
+    draws one metric against another (a method's :class:`TradeOff`), with the parameters
+    :meth:`trade_off_params` gives."""
 
     kind = "chart"
+    needs_metrics: ClassVar[tuple[str, ...]] = ()
+    needs_sweep: ClassVar[bool] = False
+    draws_trade_off: ClassVar[bool] = False
+
+    @classmethod
+    def fits(cls, results) -> str:
+        """Why this chart does not apply to ``results`` (a tidy result table), "" when it does."""
+        if results is None or "metric" not in getattr(results, "columns", ()):
+            return "there are no results"
+        computed = set(results.loc[results["value"].notna(), "metric"].astype(str).str.split(":").str[0])
+        if cls.needs_metrics and not computed & set(cls.needs_metrics):
+            return f"no run computed {' or '.join(cls.needs_metrics)}"
+        if cls.needs_sweep and not results.attrs.get("sweep"):
+            return "the runs sweep no parameter"
+        if cls.draws_trade_off and len(computed) < 2:
+            return "the runs computed fewer than two metrics"
+        return ""
+
+    @classmethod
+    def trade_off_params(cls, x: str, y: str) -> dict:
+        """This chart's parameters drawing metric ``x`` against ``y`` (only where it ``draws_trade_off``)."""
+        raise NotImplementedError
 
     def draw(self, results: pd.DataFrame, figure: Figure, params: Any) -> None:  # pragma: no cover - interface
         raise NotImplementedError

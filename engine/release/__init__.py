@@ -7,7 +7,15 @@ from ..base.lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "charts": ["draw_chart=draw", "mark_runs", "orientations", "picked_run", "save_chart"],
+        "charts": [
+            "draw_chart=draw",
+            "first_chart",
+            "fitting_charts",
+            "mark_runs",
+            "orientations",
+            "picked_run",
+            "save_chart",
+        ],
         "assessment": ["classifier_skipped", "ReportOptions"],
         "export": ["Export", "ExportRequest", "export_release", "write_release"],
         "manifest": ["ExportOptions", "read_manifest"],

@@ -19,15 +19,48 @@ def draw(registry, call: PluginCall, results: pd.DataFrame, figure: Figure) -> F
     """Draw chart ``call`` of ``results`` onto ``figure``.
 
     The chart sees, in ``results.attrs["higher_is_better"]``, each metric's declared orientation
-    (``privacy-value``: the run's privacy model's), so no chart guesses which way is better; it may
+    (``privacy-value``: the run's privacy model's), so no chart guesses which way is better, and in
+    ``results.attrs["category"]`` whether it measures privacy or utility; it may
     tag what it draws with :func:`mark_runs` so a click on a point selects the run.
     """
     chart = registry.chart(call.name)
     results = results.copy()
     results.attrs["higher_is_better"] = orientations(registry, results)
+    results.attrs["category"] = categories(registry, results)
     figure.veil_runs = []
     chart.draw(results, figure, chart.params(call.params))
     return figure
+
+
+def fitting_charts(registry, results: pd.DataFrame) -> list[str]:
+    """The charts that apply to ``results``, as each chart declares (:meth:`Chart.fits`); with no
+    results yet, those that need nothing in particular."""
+    charts = registry.classes("chart")
+    if results is None or results.empty:
+        return [c.name for c in charts if not (c.needs_metrics or c.needs_sweep or c.draws_trade_off)]
+    return [c.name for c in charts if not c.fits(results)]
+
+
+def first_chart(registry, results: pd.DataFrame, runs=None) -> PluginCall | None:
+    """The chart that answers what the latest runs decide: the :class:`~veil.engine.TradeOff` their
+    method declares (for runs ``runs``, default every run), drawn by the first chart that draws a
+    trade-off, when the results computed its metrics; None when no method declares one that
+    applies (the preferred chart then stays)."""
+    if results is None or results.empty or "method" not in results.columns:
+        return None
+    latest = results if runs is None else results[results["run"].isin(list(runs))]
+    computed = list(dict.fromkeys(latest.loc[latest["value"].notna(), "metric"].astype(str)))
+    charts = [c for c in registry.classes("chart") if c.draws_trade_off and not c.fits(results)]
+    for method in dict.fromkeys(latest["method"]):
+        if method not in registry.names("algorithm") or not charts:
+            continue
+        trade = registry.get("algorithm", method).trade_off
+        if trade is None or (trade.swept and latest[latest["method"] == method]["run"].nunique() < 2):
+            continue
+        pair = trade.pick(computed)
+        if pair is not None:
+            return PluginCall(charts[0].name, charts[0].trade_off_params(*pair))
+    return None
 
 
 def orientations(registry, results: pd.DataFrame) -> dict:
@@ -45,6 +78,18 @@ def orientations(registry, results: pd.DataFrame) -> dict:
                 out[text] = found.pop()
         elif name in registry.names("metric"):
             out[text] = bool(registry.metric(name).higher_is_better)
+    return out
+
+
+def categories(registry, results: pd.DataFrame) -> dict:
+    """Each metric's declared category ("privacy" or "utility"); ``privacy-value`` is privacy."""
+    out = {}
+    for text in pd.unique(results["metric"]) if "metric" in results.columns else ():
+        name = str(text).split(":")[0]
+        if name == "privacy-value":
+            out[text] = "privacy"
+        elif name in registry.names("metric"):
+            out[text] = registry.metric(name).category
     return out
 
 

@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "run_planned",
             "run_study",
             "settings_of",
+            "data_setting",
             "Study",
             "summarise",
         ],

@@ -52,6 +52,7 @@ from ..base.errors import BadInput, PrivacyCheckFailed
 from .jobs import Context
 from ..model.params import param_specs
 from ..data.recipe import Recipe
+from ..data.table import Role
 from ..base.validate import MAX_SEED, get, get_seed, in_file, read_json_object
 from ..model.bound import bind_models
 from .runs import PluginCall, RunSpec, check_feasible, execute, metric_names
@@ -411,22 +412,47 @@ def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") 
     )
 
 
-def settings_of(spec: RunSpec) -> str:
+def settings_of(spec: RunSpec, data: dict | None = None) -> str:
     """Everything that defines a run but its seed, as canonical JSON: runs with equal settings are
-    repeats of one another; runs with different settings are never averaged together."""
-    return json.dumps(
-        {
-            "method": spec.method.to_dict(),
-            "models": [m.to_dict() for m in spec.models],
-            "recipe": spec.recipe.to_dict() if spec.recipe else None,
-        },
-        sort_keys=True,
-        default=str,
-    )
+    repeats of one another; runs with different settings are never averaged together. ``data``: what
+    the run's data was set up with (:func:`data_setting`), where runs of one batch may differ in it
+    (the desktop's runs, between which the user may change a hierarchy or a role)."""
+    out = {
+        "method": spec.method.to_dict(),
+        "models": [m.to_dict() for m in spec.models],
+        "recipe": spec.recipe.to_dict() if spec.recipe else None,
+    }
+    if data:
+        out["data"] = data
+    return json.dumps(out, sort_keys=True, default=str)
 
 
-def outcome_rows(run: int, spec: RunSpec, outcome: Outcome, setting: dict, repeat: int) -> list[dict]:
-    """The tidy rows of one run (one per metric, plus ``privacy-value`` under a model)."""
+def data_setting(data) -> dict:
+    """What defines a run in its data beyond the records: the quasi-identifiers, the sensitive
+    columns and each attached hierarchy (its height and a short digest of its content)."""
+    schema = getattr(data, "schema", None)
+    if schema is None:
+        return {}
+    import hashlib
+
+    hierarchies = {}
+    for column in schema.columns:
+        if column.hierarchy is not None:
+            text = json.dumps(column.hierarchy.to_dict(), sort_keys=True, default=str)
+            digest = hashlib.sha256(text.encode()).hexdigest()[:4]
+            hierarchies[column.name] = f"{column.hierarchy.height} levels #{digest}"
+    return {
+        "quasi-identifiers": list(schema.by_role(Role.QUASI_IDENTIFIER)),
+        "sensitive": list(schema.by_role(Role.SENSITIVE)),
+        "hierarchies": hierarchies,
+    }
+
+
+def outcome_rows(
+    run: int, spec: RunSpec, outcome: Outcome, setting: dict, repeat: int, data: dict | None = None
+) -> list[dict]:
+    """The tidy rows of one run (one per metric, plus ``privacy-value`` under a model); ``data``: see
+    :func:`settings_of`."""
     base = {
         "run": run,
         "label": spec.label or spec.method.name,
@@ -435,7 +461,7 @@ def outcome_rows(run: int, spec: RunSpec, outcome: Outcome, setting: dict, repea
         **{parameter_column(k): v for k, v in setting.items()},
         "repeat": repeat,
         "seed": spec.seed,
-        "settings": settings_of(spec),
+        "settings": settings_of(spec, data),
         "holds": outcome.holds,
     }
     metrics = dict(outcome.metrics)
@@ -541,6 +567,13 @@ def _parameters(settings) -> dict | None:
 
         text = json.dumps(d["recipe"], sort_keys=True, default=str)
         out["features"] = f"rules {hashlib.sha256(text.encode()).hexdigest()[:6]}"
+    setup = d.get("data") or {}
+    for key in ("quasi-identifiers", "sensitive"):
+        if key in setup:
+            out[key] = ", ".join(setup[key]) or "none"
+    hierarchies = setup.get("hierarchies") or {}
+    for column in dict.fromkeys([*setup.get("quasi-identifiers", []), *hierarchies]):
+        out[f"hierarchy of {column}"] = hierarchies.get(column, "generated")
     return out
 
 

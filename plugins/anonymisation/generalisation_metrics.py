@@ -12,7 +12,8 @@ leaves, a range the values in it, ``*`` every leaf, an exact value itself):
   value lies in the region, in bits;
 * ``precision`` (Sweeney 2002): level / height of the column's hierarchy, averaged; ``*`` counts
   1. Sweeney's precision is 1 minus this;
-* ``height``: Σ over quasi-identifiers of the level, the transformation's height in the lattice.
+* ``height``: Σ over quasi-identifiers of the level, the transformation's height in the lattice;
+* ``suppressed``: the share of the records written ``*`` in every quasi-identifier.
 
 The levels are those of a global recoding (``details["generalisation"]["levels"]``, ``*`` at the
 top); for another release, each value's lowest hierarchy node covering it (``height`` takes each
@@ -190,6 +191,24 @@ class Height(_GeneralisationMetric):
         return total
 
 
+class Suppressed(_GeneralisationMetric):
+    name = "suppressed"
+    title = "Suppressed records (share)"
+    paper = ARX
+    description = (
+        "The share of the records written * in every quasi-identifier (suppressed, the records kept), "
+        "what a global recoding gives up to lose less elsewhere: 0 when none is."
+    )
+
+    def compute(self, original, release, params, ctx):
+        values, groups = release.group_values, release.groups
+        qis = [c for c in release.quasi_identifiers if values is not None and c in values.columns]
+        if groups is None or not qis or not len(groups):
+            return float("nan")  # no groups with written values: nothing is suppressed as a group
+        starred = np.logical_and.reduce([np.array([v is SUPPRESSED for v in values[c]], dtype=bool) for c in qis])
+        return float(starred[np.asarray(groups)].mean())
+
+
 @hookimpl
 def veil_register_metrics():
-    return [Loss, Entropy, Precision, Height]
+    return [Loss, Entropy, Precision, Height, Suppressed]

@@ -22,6 +22,7 @@ from veil.engine import (
     HierarchyUse,
     Judgement,
     ReportFact,
+    TradeOff,
     Role,
     ScaleOut,
     grouping_columns,
@@ -103,6 +104,8 @@ class GlobalRecoding(Algorithm):
     Params = GlobalRecodingParams
     uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
     scale_out = ScaleOut("spark", reads_files=True)
+    # what a run decides: suppressing records to lose less in the others (ARX's trade-off)
+    trade_off = TradeOff(("suppressed",), ("loss", "entropy", "precision", "height", "discernibility"))
 
     @classmethod
     def report_facts(cls, details: dict, rows: int | None) -> list[ReportFact]:

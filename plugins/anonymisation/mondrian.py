@@ -48,6 +48,7 @@ from veil.engine import (
     Judgement,
     Release,
     Role,
+    TradeOff,
     grouping_columns,
     hookimpl,
     param,
@@ -356,6 +357,10 @@ class Mondrian(Algorithm):
     releases_sensitive = True
     Params = MondrianParams
     uses_hierarchies = HierarchyUse.ALL
+    # a sweep of the model's parameter traces the privacy–utility frontier (paper 001 §4)
+    trade_off = TradeOff(
+        ("ploss", "privacy-value"), ("uloss", "ncp", "loss", "discernibility", "average-class-size"), swept=True
+    )
 
     @classmethod
     def hierarchy_use(cls, params) -> HierarchyUse:

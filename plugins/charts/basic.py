@@ -17,7 +17,13 @@ class MetricParams:
     x: str = param("", help="the swept parameter on the x axis (default: the study's first)")
 
 
+NOT_SET = "(not set)"  # the x of a run that has no value for the parameter on the x axis
+
+
 def _metric_table(results: pd.DataFrame, params) -> tuple[pd.DataFrame, str]:
+    """Mean and standard deviation of the metric per (method, x), with whether a run of it failed
+    its privacy model. Only repeats are averaged: runs whose ``settings`` differ (in anything but
+    their seed) that share a method label and an x are told apart by a numbered label."""
     if results.empty:
         raise BadInput("there are no results to draw yet")
     if "label" in results.columns:  # a study's row names (e.g. "k-anonymity HamDist") group the bars
@@ -30,18 +36,49 @@ def _metric_table(results: pd.DataFrame, params) -> tuple[pd.DataFrame, str]:
     x = params.x or (sweep[0] if sweep else "method")
     if x not in data.columns:
         raise BadInput(f"the results have no parameter {x!r}")
+    if x != "method":
+        data = data.assign(**{x: data[x].astype(object).where(data[x].notna() & (data[x] != ""), NOT_SET)})
+    data = _apart(data, x)
     keys = ["method", x] if x != "method" else ["method"]
     table = data.groupby(keys, sort=False, dropna=False)["value"].agg(["mean", "std"]).reset_index()
-    fails = (data["holds"] == False) if "holds" in data.columns else pd.Series(False, index=data.index)  # noqa: E712
+    holds = data["holds"] if "holds" in data.columns else pd.Series(None, index=data.index, dtype=object)
+    fails = holds.map(_failed).astype(bool)
     table["fails"] = fails.groupby([data[k] for k in keys], sort=False, dropna=False).any().to_numpy()
     return table, x
+
+
+def _apart(data: pd.DataFrame, x: str) -> pd.DataFrame:
+    """``data`` with the method label of runs that share a (label, x) slot but not their settings
+    numbered ("global-recoding [2]"): never averaged as if they were repeats."""
+    if "settings" not in data.columns:
+        return data
+    slot = [data["method"], data[x]] if x != "method" else [data["method"]]
+    settings = data["settings"].astype(object).where(data["settings"].notna(), "")
+    rank = settings.groupby(slot, sort=False, dropna=False).transform(lambda s: pd.factorize(s)[0])
+    many = settings.groupby(slot, sort=False, dropna=False).transform("nunique") > 1
+    if not many.any():
+        return data
+    label = data["method"].astype(str).where(~many, data["method"].astype(str) + " [" + (rank + 1).astype(str) + "]")
+    return data.assign(method=label)
+
+
+def _tick_text(value, width: int = 14) -> str:
+    """A tick label wrapped to lines of about ``width`` characters (at most three), so it never runs
+    into its neighbour."""
+    import textwrap
+
+    lines = textwrap.wrap(_short(value), width) or [""]
+    return "\n".join(lines[:3]) + ("…" if len(lines) > 3 else "")
 
 
 class MetricBars(Chart):
     name = "metric-bars"
     preferred = True  # the chart the desktop shows first
     title = "Metric per parameter value (grouped bars)"
-    description = "One group of bars per parameter value, one bar per method; error bars over repeats."
+    description = (
+        "One group of bars per parameter value, one bar per method; error bars over repeats (runs whose "
+        "settings differ are never averaged). A slot with no run is left empty."
+    )
     Params = MetricParams
 
     def draw(self, results, figure, params):
@@ -52,14 +89,16 @@ class MetricBars(Chart):
         width = 0.8 / max(len(methods), 1)
         for i, m in enumerate(methods):
             sub = table[table["method"] == m]
-            means = [sub[sub[x] == v]["mean"].mean() if x != "method" else sub["mean"].mean() for v in xs]
-            stds = [sub[sub[x] == v]["std"].mean() if x != "method" else sub["std"].mean() for v in xs]
-            fails = [bool(sub[sub[x] == v]["fails"].any()) if x != "method" else bool(sub["fails"].any()) for v in xs]
+            rows = [sub[sub[x] == v] if x != "method" else sub for v in xs]
+            means = [r["mean"].iloc[0] if len(r) else np.nan for r in rows]  # no run: an empty slot
+            stds = [r["std"].iloc[0] if len(r) else np.nan for r in rows]
+            fails = [bool(r["fails"].any()) for r in rows]
             pos = np.arange(len(xs)) + (i - (len(methods) - 1) / 2) * width
-            ax.bar(pos, means, width, yerr=np.nan_to_num(stds), label=m, capsize=3)
+            held = ~np.isnan(means)  # a slot with no run of m stays empty: no bar, no mark
+            ax.bar(pos[held], np.asarray(means)[held], width, yerr=np.nan_to_num(stds)[held], label=m, capsize=3)
             for p, mean, failed in zip(pos, means, fails):
-                if np.isnan(mean) or failed:  # the release fails its privacy model: say so (a baseline keeps
-                    # its figure as the reference, but is never released)
+                if failed:  # a run of this slot made a release that fails its privacy model: say so (a
+                    # baseline keeps its figure as the reference, but is never released)
                     ax.annotate(
                         "fails\nprivacy\nmodel",
                         (p, 0 if np.isnan(mean) else mean),
@@ -70,7 +109,15 @@ class MetricBars(Chart):
                         fontsize="x-small",
                         color="firebrick",
                     )
-        ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
+        texts = [_tick_text(v) for v in xs]
+        crowded = len(xs) > 6 or max((len(t) for t in texts), default=0) > 14 * max(1, 10 // max(len(xs), 1))
+        ax.set_xticks(
+            np.arange(len(xs)),
+            texts,
+            rotation=30 if crowded else 0,
+            ha="right" if crowded else "center",
+            fontsize="small",
+        )
         ax.set_xlabel(x)
         ax.set_ylabel(params.metric)
         _auc_axis(ax, params.metric, table["mean"])
@@ -83,6 +130,7 @@ class MetricLines(Chart):
     title = "Metric against a parameter (lines)"
     description = "One line per method; shaded band ± one standard deviation over repeats."
     Params = MetricParams
+    needs_sweep = True  # a line runs along a swept parameter
 
     def draw(self, results, figure, params):
         table, x = _metric_table(results, params)
@@ -173,6 +221,12 @@ def _setting(row, keys) -> str:
     return ", ".join(parts)
 
 
+def _point_label(row, keys) -> str:
+    """A point's label: the setting that sets its run apart, else its run's number (as the results
+    table shows it), so every point can be told from the others."""
+    return _setting(row, keys) or f"#{int(row['run'])}"
+
+
 def _failed(holds) -> bool:
     """Whether a run's ``holds`` says its release failed its model (None or NaN: no model, not a failure)."""
     return holds is not None and not pd.isna(holds) and not bool(holds)
@@ -192,6 +246,11 @@ class PrivacyUtility(Chart):
         "select its run."
     )
     Params = FrontierParams
+    draws_trade_off = True
+
+    @classmethod
+    def trade_off_params(cls, x: str, y: str) -> dict:
+        return {"privacy": x, "utility": y}
 
     def draw(self, results, figure, params):
         if results.empty:
@@ -254,7 +313,8 @@ class PrivacyUtility(Chart):
             mark_runs(figure, failed, wide.loc[fails, "run"])
         fp = pts[front][np.argsort(pts[front][:, 0])] if front.any() else np.zeros((0, 2))
         ax.plot(fp[:, 0], fp[:, 1], color="black", lw=1.2, ls="--", label="efficient frontier", zorder=2)
-        ax.set_xlabel(f"{x} ({'higher' if maximise[0] else 'lower'} is more private)")
+        private = results.attrs.get("category", {}).get(x, "privacy") == "privacy"
+        ax.set_xlabel(f"{x} ({'higher' if maximise[0] else 'lower'} is {'more private' if private else 'better'})")
         ax.set_ylabel(f"{y} ({'higher' if maximise[1] else 'lower'} is better)")
         _legend_outside(ax)
         ax.grid(alpha=0.3)
@@ -262,8 +322,8 @@ class PrivacyUtility(Chart):
             # frontier points first, then the dominated ones (greyer); a label that would overlap one
             # already placed tries other sides of its point, and is left out when none is free
             order = [*np.flatnonzero(front), *np.flatnonzero(dominated)]
-            texts = [(i, _setting(wide.iloc[i], keys), "black" if front[i] else "#707070") for i in order]
-            figure.veil_hidden_labels = place_labels(figure, ax, pts, [t for t in texts if t[1]], lines=[fp])
+            texts = [(i, _point_label(wide.iloc[i], keys), "black" if front[i] else "#707070") for i in order]
+            figure.veil_hidden_labels = place_labels(figure, ax, pts, texts, lines=[fp])
 
 
 LABEL_OFFSETS = ((4, 4), (4, -11), (-4, 4), (-4, -11), (5, -3), (-5, -3), (4, 12), (-4, 12), (4, -19), (-4, -19))

@@ -126,6 +126,7 @@ class PrivacyRegions(Chart):
         "(I NW worst … IV SE best), the α line and the DistP_PBI line (paper 004, Figure 6)."
     )
     Params = RegionParams
+    needs_metrics = ("pbi",)  # a study's runs are candidates only when their PBI was computed
 
     def draw(self, results, figure, params):
         frame, missing = as_candidates(results, params.utility, params.privacy)
@@ -246,6 +247,7 @@ class EsPerCandidate(Chart):
         "setting; a star marks each setting's argmax (paper 004, Figures 9–11)."
     )
     Params = EsParams
+    needs_metrics = ("pbi",)
 
     def draw(self, results, figure, params):
         settings = parse_weight_settings(params.weights)

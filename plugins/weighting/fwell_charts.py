@@ -74,6 +74,8 @@ class AccuracyVsEpsilon(Chart):
     paper = PAPER
     description = "One line per method: accuracy as ε grows (paper 003, Figures 1–2)."
     Params = EpsilonParams
+    needs_metrics = ("weights-accuracy",)
+    needs_sweep = True
 
     def draw(self, results, figure, params):
         table = _curves(results, params.metric, params.x)
@@ -92,6 +94,8 @@ class AccuracyVsFeatures(Chart):
     paper = PAPER
     description = "One line per method: accuracy as more top-ranked features are kept (paper 003, Figures 3–4)."
     Params = FeaturesParams
+    needs_metrics = ("weights-accuracy",)
+    needs_sweep = True
 
     def draw(self, results, figure, params):
         table = _curves(results, params.metric, params.x)
