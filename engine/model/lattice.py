@@ -53,6 +53,12 @@ class SolutionSpace:
     complete: bool = True
     lattice_nodes: int = 0
     limit: int = field(default=0)  # records that may be suppressed
+    # the levels the search was allowed, per column (lowest, highest); None: 0 to the height
+    lowest: tuple[int, ...] | None = None
+    highest: tuple[int, ...] | None = None
+    weights: tuple[float, ...] | None = None  # the attributes' weights in the metric (None: equal)
+    also_metric: str = ""  # a second metric measured at every solution, shown beside ``metric``
+    also: np.ndarray | None = None  # per node, its value at a solution, else NaN
 
     def __post_init__(self):
         n = len(self.levels)
@@ -60,6 +66,20 @@ class SolutionSpace:
             raise ValueError("a solution space needs one level per column for every node")
         if not (len(self.status) == len(self.loss) == len(self.suppressed) == n):
             raise ValueError("a solution space needs a status, a loss and a suppressed count for every node")
+        if self.also is not None and len(self.also) != n:
+            raise ValueError("a solution space's second metric needs a value (or NaN) for every node")
+
+    def limits_text(self) -> str:
+        """The level limits and weights the search honoured, in words ("" when there were none)."""
+        parts = []
+        lo = self.lowest or (0,) * len(self.columns)
+        hi = self.highest or self.heights
+        for c, a, b, top in zip(self.columns, lo, hi, self.heights):
+            if (a, b) != (0, top):
+                parts.append(f"{c} levels {a}–{b} of 0–{top}")
+        if self.weights is not None and len(set(self.weights)) > 1:
+            parts.append("weights " + ", ".join(f"{c} {w:g}" for c, w in zip(self.columns, self.weights)))
+        return "; ".join(parts)
 
     @property
     def n_nodes(self) -> int:
@@ -86,7 +106,10 @@ class SolutionSpace:
         if tuple(int(x) for x in self.levels[i]) == self.optimum:
             text += " (the optimum)"
         if status is NodeStatus.SOLUTION:
-            text += f"; {self.metric} {float(self.loss[i]):.4g}; {int(self.suppressed[i]):,} records suppressed"
+            text += f"; {self.metric} {float(self.loss[i]):.4g}"
+            if self.also is not None and not np.isnan(self.also[i]):
+                text += f" ({self.also_metric} {float(self.also[i]):.4g})"
+            text += f"; {int(self.suppressed[i]):,} records suppressed"
         elif int(self.suppressed[i]) >= 0:
             text += f"; {int(self.suppressed[i]):,} records in groups failing the model (limit {self.limit:,})"
         return text

@@ -314,7 +314,7 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
 
     # each value's text at its chosen level, and the classes written * (by their nodes)
     texts = {}
-    for a, level in zip(attrs, done.levels):
+    for a, level in zip(done.attrs, done.levels):
         node_text = np.array([format_value(a.value(level, i)) for i in range(a.n_nodes[level])], dtype=object)
         leaf = dict(zip(table.frame[a.name].tolist(), a.leaf.tolist()))
         texts[a.name] = ({v: int(a.anc[level][leaf[v]]) for v in leaf}, node_text, a.n_nodes[level])

@@ -72,7 +72,8 @@ from veil.engine import (
 MAX_NODES = 1_000_000  # lattices larger than this are refused: the search keeps every node's levels
 STAR = "*"
 _CACHE_CELLS = 40_000_000  # class-table cells (classes × quasi-identifiers) kept for rolling up
-METRICS = ("loss", "entropy", "discernibility", "average-class-size", "precision", "height")
+METRICS = ("loss", "arx-loss", "entropy", "discernibility", "average-class-size", "precision", "height")
+WEIGHTED = ("loss", "arx-loss", "entropy", "precision", "height")  # the metrics summed over attributes
 GENERALISATION = "generalisation"
 SUPPRESSION = "suppression"
 
@@ -113,8 +114,29 @@ class Attribute:
             for a, m in zip(self.anc, self.n_nodes)
         ]
         self.present = [int((r > 0).sum()) for r in self.node_records]  # nodes holding a record, per level
+        self.offset, self.full_height = 0, self.height  # see window
         self._up: dict = {}
         self._values: dict = {}
+
+    def window(self, lo: int, hi: int) -> Attribute:
+        """This attribute with only the levels ``lo`` … ``hi`` of its hierarchy, for a search limited
+        to them: its level 0 is the hierarchy's ``lo`` (``offset``), its ``height`` ``hi - lo``
+        (``full_height`` stays the hierarchy's)."""
+        if not 0 <= lo <= hi <= self.full_height:
+            raise BadInput(
+                f"the levels of {self.name!r} may not run from {lo} to {hi}: its hierarchy's levels run "
+                f"from 0 to {self.full_height}"
+            )
+        if (lo, hi) == (self.offset, self.offset + self.height):
+            return self
+        import copy
+
+        out = copy.copy(self)
+        keep = slice(lo - self.offset, hi - self.offset + 1)
+        for attr in ("anc", "labels", "star", "n_nodes", "node_leaves", "node_records", "present"):
+            setattr(out, attr, getattr(self, attr)[keep])
+        out.offset, out.height, out._up, out._values = lo, hi - lo, {}, {}
+        return out
 
     def up(self, a: int, b: int) -> np.ndarray:
         """Node index at level b of every node of level a (b ≥ a)."""
@@ -144,8 +166,9 @@ class Attribute:
                 if self.n_leaves > 1
                 else np.zeros(self.n_nodes[level])
             )
-        if metric == "precision":
-            return np.full(self.n_nodes[level], level / self.height if self.height else 0.0)
+        if metric == "precision":  # of the hierarchy's own level and height
+            top = self.full_height
+            return np.full(self.n_nodes[level], (self.offset + level) / top if top else 0.0)
         if metric == "entropy":
             held = self.leaf_records > 0
             leaf_cost = np.zeros(self.n_leaves)
@@ -331,25 +354,64 @@ class Judge:
 # ---------------------------------------------------------------------------------- metrics
 class Objective:
     """The search's metric on a node: a cheap bound for many nodes at once, the exact bound from a
-    class table, and the value with suppression. Definitions: docs/reference.md#global-recoding."""
+    class table, and the value with suppression. Definitions: docs/reference.md#global-recoding.
 
-    def __init__(self, metric: str, attrs: list[Attribute], n: int, monotonic: bool = True):
+    ``weights`` (one per attribute, default 1 each) weigh the attributes in the metrics summed over
+    them (``WEIGHTED``): Veil's loss and precision are then the weighted mean over attributes,
+    entropy and height the weighted sum. ``arx-loss`` is ARX's loss: per attribute the share of its
+    domain each value covers, normalised between the least and the most loss, weighted by each
+    weight over the largest, and aggregated by ARX's geometric mean; ``gs_factor`` is ARX's factor
+    between generalisation (1) and suppression (0), 0.5 counting both alike."""
+
+    def __init__(
+        self, metric: str, attrs: list[Attribute], n: int, monotonic: bool = True, weights=None, gs_factor=0.5
+    ):
         if metric not in METRICS:
             raise BadInput(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
         self.metric, self.attrs, self.n, self.monotonic = metric, attrs, n, monotonic
-        self.separable = metric in ("loss", "entropy", "precision")
         d = max(len(attrs), 1)
-        self.scale = 1.0 / (n * d) if metric in ("loss", "precision") else 1.0
+        self.w = np.ones(len(attrs)) if weights is None else np.asarray(weights, dtype=float)
+        self.offset = float(sum(w * a.offset for w, a in zip(self.w, attrs)))  # height: levels below the window
+        self.arx = metric == "arx-loss"
+        self.separable = metric in ("loss", "entropy", "precision")
+        self.scale = 1.0 / (n * float(self.w.sum() or d)) if metric in ("loss", "precision") else 1.0
         if self.separable:
-            self.totals = [np.array([a.total(metric, l) for l in range(a.height + 1)]) for a in attrs]
-            self.penalties = [[a.penalty(metric, l) for l in range(a.height + 1)] for a in attrs]
+            self.totals = [
+                w * np.array([a.total(metric, l) for l in range(a.height + 1)]) for w, a in zip(self.w, attrs)
+            ]
+            self.penalties = [[w * a.penalty(metric, l) for l in range(a.height + 1)] for w, a in zip(self.w, attrs)]
+        if self.arx:
+            self.g = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)  # ARX's generalisation factor
+            self.s = 2.0 * gs_factor if gs_factor < 0.5 else 1.0  # and its suppression factor
+            self.shares = [[a.node_leaves[l] / a.n_leaves for l in range(a.height + 1)] for a in attrs]
+            self.share_sums = [
+                np.array([float(sh @ a.node_records[l]) for l, sh in enumerate(sh_)])
+                for a, sh_ in zip(attrs, self.shares)
+            ]
+            top = float(self.w.max()) if len(self.w) and self.w.max() > 0 else 1.0
+            self.arx_w = self.w / top if self.w.max() > 0 else np.ones(len(attrs))
         self.present = [np.array(a.present, dtype=float) for a in attrs]
+        self.companion: Objective | None = None  # a second metric measured at every solution, shown beside
+
+    def _arx_aggregate(self, per_attribute: np.ndarray) -> np.ndarray:
+        """ARX's loss from each attribute's summed shares (rows: nodes; columns: attributes):
+        normalised to [0, 1] between the least loss (every value its own leaf, g·n/|domain|) and the
+        most (n), weighted, then Π (v_j·w_j + 1)^(1/d) − 1."""
+        n, d = float(self.n), max(len(self.attrs), 1)
+        least = np.array([self.g * n / a.n_leaves for a in self.attrs])
+        span = n - least
+        v = np.where(span > 0, (per_attribute - least) / np.where(span > 0, span, 1.0), 0.0)
+        v = np.maximum(v, 0.0)
+        return np.prod((v * self.arx_w + 1.0) ** (1.0 / d), axis=1) - 1.0
 
     def bounds(self, levels: np.ndarray) -> np.ndarray:
         """A lower bound of the metric at each node (rows of ``levels``) and every generalisation of it,
         from the hierarchies and the column counts alone."""
         if self.metric == "height":
-            return levels.sum(axis=1).astype(float)
+            return levels @ self.w + self.offset
+        if self.arx:  # nothing suppressed: every record costs g × its share
+            sums = np.column_stack([self.g * t[levels[:, j]] for j, t in enumerate(self.share_sums)])
+            return self._arx_aggregate(sums.reshape(len(levels), len(self.attrs)))
         if self.separable:
             total = np.zeros(len(levels))
             for j, t in enumerate(self.totals):
@@ -432,6 +494,15 @@ class Objective:
             return bound
         size = table.size
         out = int(size[written].sum())
+        if self.arx:  # a suppressed record costs its share + s × the rest, a kept one g × its share
+            sums = np.empty((1, len(self.attrs)))
+            for j, (a, level) in enumerate(zip(self.attrs, table.levels)):
+                share = self.shares[j][level][table.codes[j, written]]
+                gone = size[written].astype(float)
+                sums[0, j] = self.g * (self.share_sums[j][level] - float(share @ gone)) + float(
+                    (gone * (share + self.s * (1.0 - share))).sum()
+                )
+            return float(self._arx_aggregate(sums)[0])
         if self.separable:
             if not out:
                 return bound
@@ -460,6 +531,7 @@ class Outcome:
     solution: bool = False
     value: float = math.inf
     suppressed: int = 0
+    also: float = math.nan  # the companion metric's value at a solution (Objective.companion)
 
 
 def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
@@ -474,6 +546,9 @@ def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, s
     out.solution = out.suppressed <= judge.limit and (not fail.any() or judge.group_passes(table, written))
     if out.solution:
         out.value = objective.value(table, written, bound)
+        other = objective.companion
+        if other is not None:
+            out.also = other.value(table, written, float(other.bounds(np.asarray([table.levels], dtype=np.int64))[0]))
     return out
 
 
@@ -770,7 +845,8 @@ MAX_LISTED = 50_000  # lattices up to this many nodes are listed whole in the so
 def solution_space(search: Search, metric: str, optimum: tuple, limit: int) -> SolutionSpace:
     """What the search learnt of every node, as the engine's typed :class:`SolutionSpace`: a node it
     evaluated is a solution or not; one below a node failing the necessary condition is not a
-    solution; any other was pruned by the metric's bound (not checked)."""
+    solution; any other was pruned by the metric's bound (not checked). Levels are the hierarchies'
+    own (a column's window of allowed levels shifted back); ``optimum`` is given in them too."""
     known = search.known
     if search.size <= MAX_LISTED:
         levels = search.levels
@@ -781,19 +857,24 @@ def solution_space(search: Search, metric: str, optimum: tuple, limit: int) -> S
         status = np.full(len(levels), NodeStatus.NOT_CHECKED, dtype=np.int8)
         rows = {levels_: i for i, levels_ in enumerate(known)}
     loss = np.full(len(levels), np.nan)
+    also = np.full(len(levels), np.nan)
     suppressed = np.full(len(levels), -1, dtype=np.int64)
     for node, out in known.items():
         i = rows[node]
         status[i] = NodeStatus.SOLUTION if out.solution else NodeStatus.NOT_SOLUTION
         if out.solution:
-            loss[i] = out.value
+            loss[i], also[i] = out.value, out.also
         if out.condition:
             suppressed[i] = out.suppressed
+    attrs = search.attrs
+    offsets = np.array([a.offset for a in attrs], dtype=np.int16)
+    objective = search.objective
+    companion = objective.companion
     return SolutionSpace(
-        tuple(a.name for a in search.attrs),
-        tuple(a.height for a in search.attrs),
+        tuple(a.name for a in attrs),
+        tuple(a.full_height for a in attrs),
         metric,
-        np.asarray(levels, dtype=np.int16),
+        np.asarray(levels, dtype=np.int16) + offsets[None, :],
         status,
         loss,
         suppressed,
@@ -801,4 +882,9 @@ def solution_space(search: Search, metric: str, optimum: tuple, limit: int) -> S
         complete=search.size <= MAX_LISTED,
         lattice_nodes=int(search.size),
         limit=int(limit),
+        lowest=tuple(a.offset for a in attrs),
+        highest=tuple(a.offset + a.height for a in attrs),
+        weights=tuple(float(w) for w in objective.w),
+        also_metric=companion.metric if companion is not None else "",
+        also=also if companion is not None else None,
     )

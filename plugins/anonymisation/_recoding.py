@@ -15,6 +15,7 @@ import pandas as pd
 from veil.engine import GENERALISED_TABLE, SUPPRESSED, BadInput, Release, Role, format_value, params_to_dict
 
 from ._lattice import (
+    WEIGHTED,
     Judge,
     Objective,
     Search,
@@ -43,6 +44,7 @@ class Recoding:
     suppressed: int
     details: dict
     space: object = None  # the SolutionSpace the search walked (None when the levels were chosen)
+    attrs: tuple = ()  # the attributes ``levels`` count in: within their limits (see limited)
 
 
 def recode(
@@ -55,11 +57,17 @@ def recode(
     Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
     records; ``population``: the population δ-presence and k-map count in. Both paths share every
     step from here on."""
+    attrs = limited(attrs, params)
     limit = math.floor(params.suppression * n + 1e-9)
     judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
     sens = judge.codes if reads_sensitive(model) else None
     n_values = judge.n_codes if sens is not None else 1
-    objective = Objective(params.metric, attrs, n, params.monotonic)
+    weighed = parse_weights(params.weights, [a.name for a in attrs], params.metric)  # the attributes'
+    objective = Objective(params.metric, attrs, n, params.monotonic, weighed, params.gs_factor)
+    if params.metric in ("loss", "arx-loss"):  # ARX's loss beside Veil's, and Veil's beside ARX's
+        objective.companion = Objective(
+            "arx-loss" if params.metric == "loss" else "loss", attrs, n, weights=weighed, gs_factor=params.gs_factor
+        )
     if chosen is not None:
         levels = _levels_of(chosen, attrs)
         searched = 1
@@ -96,22 +104,31 @@ def recode(
     metric = (
         params.metric if params.metric != "discernibility" or params.monotonic else "discernibility:monotonic=false"
     )
-    space = solution_space(search, metric, levels, limit) if chosen is None else None
+    absolute = tuple(a.offset + int(l) for a, l in zip(attrs, levels))  # the hierarchies' own levels
+    space = solution_space(search, metric, absolute, limit) if chosen is None else None
+    also = {}
+    if objective.companion is not None:
+        other = objective.companion
+        also[other.metric] = float(other.value(table, written, float(other.bounds(np.asarray([levels]))[0])))
     details = {
         "generalisation": {
-            "levels": {a.name: int(l) for a, l in zip(attrs, levels)},
+            "levels": {a.name: int(l) for a, l in zip(attrs, absolute)},
             "metric": metric,
             LOSS_KEY: float(value),
+            **({"also": also} if also else {}),
+            **({"weights": dict(zip([a.name for a in attrs], weighed.tolist()))} if weighed is not None else {}),
+            **({"level_limits": {a.name: [a.offset, a.offset + a.height] for a in attrs}} if _windowed(attrs) else {}),
             "suppressed_records": suppressed,
             "searched_nodes": int(searched),
             "lattice_nodes": int(lattice_size(attrs)),
         }
     }
-    return Recoding(tuple(levels), table, record_class, written, suppressed, details, space)
+    return Recoding(tuple(levels), table, record_class, written, suppressed, details, space, tuple(attrs))
 
 
-def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:
-    """``age:2;sex:0`` → {"age": 2, "sex": 0}; None for an empty text (search instead)."""
+def parse_levels(text: str, qis: list[str], what: str = "levels") -> dict[str, int] | None:
+    """``age:2;sex:0`` → {"age": 2, "sex": 0}; None for an empty text (search instead). ``what``:
+    the parameter's name, for the messages."""
     if not text.strip():
         return None
     out = {}
@@ -120,34 +137,82 @@ def parse_levels(text: str, qis: list[str]) -> dict[str, int] | None:
         name = name.strip()
         if not sep or not name:
             raise BadInput(
-                f"levels: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got {part!r}"
+                f"{what}: write each column as COLUMN:LEVEL, separated by ';' (e.g. age:2;sex:0), got {part!r}"
             )
         if name not in qis:
             raise BadInput(
-                f"levels names {name!r}, which is not a quasi-identifier; the quasi-identifiers are {', '.join(qis)}"
+                f"{what} names {name!r}, which is not a quasi-identifier; the quasi-identifiers are {', '.join(qis)}"
             )
         try:
             out[name] = int(level.strip())
         except ValueError:
-            raise BadInput(f"levels: the level of {name!r} must be a whole number, got {level.strip()!r}") from None
+            raise BadInput(f"{what}: the level of {name!r} must be a whole number, got {level.strip()!r}") from None
         if out[name] < 0:
-            raise BadInput(f"levels: the level of {name!r} must be 0 or more, got {out[name]}")
+            raise BadInput(f"{what}: the level of {name!r} must be 0 or more, got {out[name]}")
     return out
 
 
 def _levels_of(chosen: dict, attrs) -> tuple:
+    """The chosen levels (the hierarchies' own) as the attributes count them (from their window's
+    lowest level); BadInput for one outside the hierarchy or the limits."""
     for a in attrs:
-        level = chosen.get(a.name, 0)
-        if level > a.height:
+        level = chosen.get(a.name, a.offset)
+        top = a.offset + a.height
+        if level > a.full_height:
             raise BadInput(
-                f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.height} (its "
-                f"levels run from 0, the values themselves, to {a.height}, {a.labels[a.height][0]!r})"
+                f"levels: level {level} of {a.name!r} is above its hierarchy's height {a.full_height} (its "
+                f"levels run from 0, the values themselves, to {a.full_height}, {a.labels[a.height][0]!r})"
             )
-    return tuple(chosen.get(a.name, 0) for a in attrs)
+        if not a.offset <= level <= top:
+            raise BadInput(f"levels: level {level} of {a.name!r} is outside its limits {a.offset}–{top}")
+    return tuple(chosen.get(a.name, a.offset) - a.offset for a in attrs)
+
+
+def limited(attrs, params) -> list:
+    """The attributes with only the levels ``min_levels`` … ``max_levels`` allow (ARX's minimum and
+    maximum generalisation per attribute)."""
+    names = [a.name for a in attrs]
+    lows = parse_levels(params.min_levels, names, "min_levels") or {}
+    highs = parse_levels(params.max_levels, names, "max_levels") or {}
+    return [a.window(lows.get(a.name, 0), highs.get(a.name, a.full_height)) for a in attrs]
+
+
+def _windowed(attrs) -> bool:
+    return any((a.offset, a.height) != (0, a.full_height) for a in attrs)
+
+
+def parse_weights(text: str, qis: list[str], metric: str) -> np.ndarray | None:
+    """``age:2;sex:0.5`` → each quasi-identifier's weight (1 where not named); None for an empty text."""
+    if not text.strip():
+        return None
+    if metric not in WEIGHTED:
+        raise BadInput(f"weights apply to {', '.join(WEIGHTED)}, not to {metric}, which does not add up attributes")
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, value = part.rpartition(":")
+        name = name.strip()
+        if not sep or not name:
+            raise BadInput(
+                f"weights: write each column as COLUMN:WEIGHT, separated by ';' (e.g. age:2;sex:1), got {part!r}"
+            )
+        if name not in qis:
+            raise BadInput(
+                f"weights names {name!r}, which is not a quasi-identifier; the quasi-identifiers are {', '.join(qis)}"
+            )
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise BadInput(f"weights: the weight of {name!r} must be a number, got {value.strip()!r}") from None
+        if not math.isfinite(out[name]) or out[name] < 0:
+            raise BadInput(f"weights: the weight of {name!r} must be 0 or more, got {value.strip()}")
+    weights = np.array([out.get(q, 1.0) for q in qis])
+    if not weights.any():
+        raise BadInput("weights: at least one quasi-identifier must weigh more than 0")
+    return weights
 
 
 def _levels_text(attrs, levels) -> str:
-    return ";".join(f"{a.name}:{l}" for a, l in zip(attrs, levels))
+    return ";".join(f"{a.name}:{a.offset + l}" for a, l in zip(attrs, levels))
 
 
 def _models_text(model) -> str:

@@ -52,8 +52,34 @@ class GlobalRecodingParams:
     metric: str = param(
         "loss",
         choices=METRICS,
-        help="the information loss the search minimises: loss (Iyengar), entropy (non-uniform "
-        "entropy), discernibility, average-class-size (ARX's AECS), precision (Sweeney), height",
+        help="the information loss the search minimises: loss (Iyengar, the arithmetic mean over "
+        "attributes), arx-loss (ARX's loss: its geometric aggregate over attributes and its "
+        "generalisation/suppression factor), entropy (non-uniform entropy), discernibility, "
+        "average-class-size (ARX's AECS), precision (Sweeney), height",
+    )
+    weights: str = param(
+        "",
+        sweepable=False,
+        help="each quasi-identifier's weight in the loss, COLUMN:WEIGHT;… e.g. age:2;sex:0.5 (columns "
+        "not named weigh 1), as ARX weighs attributes; for loss, arx-loss, entropy, precision, height",
+    )
+    gs_factor: float = param(
+        0.5,
+        minimum=0,
+        maximum=1,
+        help="for arx-loss: ARX's factor between generalisation and suppression (0.5 counts both "
+        "alike; towards 0 suppression costs less, towards 1 generalisation does)",
+    )
+    min_levels: str = param(
+        "",
+        sweepable=False,
+        help="the lowest level the search may use per column, COLUMN:LEVEL;… e.g. age:1 (default 0)",
+    )
+    max_levels: str = param(
+        "",
+        sweepable=False,
+        help="the highest level the search may use per column, COLUMN:LEVEL;… e.g. zip:2 (default the "
+        "hierarchy's height)",
     )
     monotonic: bool = param(
         True,
@@ -190,7 +216,7 @@ class GlobalRecoding(Algorithm):
             )
         out = release(
             data,
-            attrs,
+            done.attrs,
             done.levels,
             sensitive,
             done.table,

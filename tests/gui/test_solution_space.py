@@ -80,3 +80,56 @@ def test_a_node_that_is_no_solution_cannot_be_released(demo_window, qtbot):
     assert len(bad)
     _pick(view, qtbot, int(bad[0]))
     assert "not a solution" in view.node_text.text() and not view.apply_button.isEnabled()
+
+
+def test_the_transformations_table_sorts_filters_and_chooses(demo_window, qtbot):
+    from matplotlib.backend_bases import MouseEvent
+
+    entry = _run(demo_window, qtbot, k=5, suppression=0.05, min_levels="", max_levels="")
+    demo_window.runs_panel.select_run(entry.id)
+    view = demo_window.lattice_view
+    space = view.space
+    assert view.proxy.rowCount() == space.n_nodes  # every node a row
+    headers = view.model.headers()
+    assert headers[: len(space.columns)] == list(space.columns)
+    assert {"status", space.metric, "suppressed", "height"} <= set(headers)
+    # sorted by the loss: the solutions' losses in order, the optimum first
+    loss_column = headers.index(space.metric)
+    view.table.sortByColumn(loss_column, Qt.AscendingOrder)
+    view.status_filter.setCurrentText("solutions")
+    solutions = np.flatnonzero(space.status == NodeStatus.SOLUTION)
+    assert view.proxy.rowCount() == len(solutions)
+    shown = [float(space.loss[view.proxy.source_row(r)]) for r in range(view.proxy.rowCount())]
+    assert shown == sorted(shown) and shown[0] == min(space.loss[solutions])
+    # the text filter keeps the nodes with that level
+    column = space.columns[0]
+    view.status_filter.setCurrentText("all transformations")
+    view.text_filter.setText(f"{column} 1")
+    assert view.proxy.rowCount() == int((space.levels[:, 0] == 1).sum())
+    # a row chooses its node; choosing a node selects its row
+    row = view.proxy.source_row(0)
+    view.table.selectRow(0)
+    assert view.selected == row and view.node_text.text() == space.describe(row)
+    view.text_filter.clear()
+    view.select(int(solutions[-1]))
+    assert view.proxy.source_row(view.table.currentIndex().row()) == int(solutions[-1])
+    # hovering a node finds it
+    view.figure.canvas.draw()
+    lattice = view.figure.axes[0]
+    rows, x, y = view._where[lattice]
+    px, py = lattice.transData.transform((x[3], y[3]))
+    event = MouseEvent("motion_notify_event", view._canvas, px, py)
+    assert view._node_at(event) == int(rows[3])
+
+
+def test_level_limits_and_weights_are_shown(demo_window, qtbot):
+    entry = _run(demo_window, qtbot, k=5, suppression=0.05)
+    space = entry.outcome.result.release.solution_space
+    column = space.columns[0]
+    limited = _run(demo_window, qtbot, k=5, suppression=0.05, min_levels=f"{column}:1", weights=f"{column}:3")
+    demo_window.runs_panel.select_run(limited.id)
+    view = demo_window.lattice_view
+    assert view.space.lowest[0] == 1 and (view.space.levels[:, 0] >= 1).all()
+    assert f"{column} levels 1–{space.heights[0]}" in view.summary.text()
+    assert f"{column} 3" in view.summary.text()
+    assert view.space.n_nodes == space.n_nodes * space.heights[0] // (space.heights[0] + 1)
