@@ -72,6 +72,14 @@ class Actions(QObject):
             "Open the population the data was drawn from, read like the data: δ-presence "
             "and k-map judge each released group against it",
         )
+        self.load_hierarchies = act(
+            "Load &hierarchies from a folder…",
+            lambda: self.window.dataset_panel.load_hierarchy_folder(),
+            None,
+            None,
+            "Attach every hierarchy file of a folder whose name matches a column (ARX's "
+            "<data>_hierarchy_<column>.csv, or <column>.csv), after showing what matched",
+        )
         self.open_project = act("Open &project…", self.open_project_file, QKeySequence("Ctrl+Shift+O"))
         self.save = act(
             "&Save project",
@@ -175,6 +183,7 @@ class Actions(QObject):
             file.addAction(a)
         file.addMenu(self.recent_menu)
         file.addAction(self.open_population)
+        file.addAction(self.load_hierarchies)
         file.addSeparator()
         for a in (self.open_project, self.save, self.save_as):
             file.addAction(a)

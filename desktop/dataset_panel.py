@@ -111,12 +111,22 @@ class DatasetPanel(QWidget):
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(role_legend())
-        layout.addWidget(
+        self.hierarchy_folder_button = QPushButton("Load hierarchies from a folder…")
+        self.hierarchy_folder_button.setToolTip(
+            "Attach the hierarchy files of a folder whose names match columns (ARX's "
+            "<data>_hierarchy_<column>.csv, or <column>.csv), after showing what matched"
+        )
+        self.hierarchy_folder_button.clicked.connect(lambda: self.load_hierarchy_folder())
+        hint = QHBoxLayout()
+        hint.addWidget(
             muted(
                 "Click a kind or role to change it; select several rows (or data columns) and "
                 "right-click to give them one role."
-            )
+            ),
+            1,
         )
+        hint.addWidget(self.hierarchy_folder_button)
+        layout.addLayout(hint)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.columns_view)
         split.addWidget(box)
@@ -389,6 +399,9 @@ class DatasetPanel(QWidget):
                     "δ-presence and k-map judge against"
                 )
                 subset.triggered.connect(lambda _=False: self.subset_marked.emit(names[0]))
+        menu.addAction("Load hierarchies from a folder…").triggered.connect(
+            lambda _=False: self.load_hierarchy_folder()
+        )
         menu.popup(global_pos)
 
     def edit_hierarchy(self, column: str, in_use: bool = False) -> None:
@@ -400,6 +413,45 @@ class DatasetPanel(QWidget):
         dialog.accepted.connect(lambda: self._apply_hierarchy(column, dialog.hierarchy))
         self.hierarchy_dialog = dialog
         dialog.open()
+
+    def load_hierarchy_folder(self, folder: str | None = None):
+        """Match the hierarchy files of a folder to the columns by name and show what matched;
+        attaching the ticked ones (``folder`` None: ask for it). Returns the dialog shown."""
+        from PySide6.QtWidgets import QFileDialog
+
+        from .hierarchy_folder import HierarchyFolderDialog, read_folder
+
+        table = self.dataset.table
+        if table is None:
+            self.column_problem.show_message("open a table first: hierarchies belong to its columns")
+            return None
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "Folder of hierarchy files", self._hierarchy_folder())
+            if not folder:
+                return None
+        source = self.dataset.source
+        skip = [source.path] if source is not None and source.path else []
+        try:
+            rows, match = read_folder(table, folder, skip)
+        except BadInput as exc:
+            self.column_problem.show_message(str(exc))
+            return None
+        if not rows:
+            self.column_problem.show_message(
+                f"no file in {folder} names a column (ARX's <data>_hierarchy_<column>.csv, or <column>.csv)"
+            )
+            return None
+        dialog = HierarchyFolderDialog(rows, match, self)
+        dialog.accepted.connect(lambda: self._attach_all(dialog.chosen()))
+        self.folder_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _attach_all(self, hierarchies: dict) -> None:
+        try:
+            self.dataset.set_hierarchies(hierarchies)
+        except BadInput as exc:
+            self.column_problem.show_message(str(exc))
 
     def _hierarchy_folder(self) -> str:
         """Where the hierarchy file chooser starts: beside a hierarchy file the data already uses, else

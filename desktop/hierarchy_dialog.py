@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -42,6 +43,7 @@ KIND_WORDS = {
 }
 IN_USE = "in-use"  # the hierarchy methods use now (a release was generalised by it)
 TREE_LIMIT = 2000  # nodes shown in the tree; a larger hierarchy is shown in part (its groups stay exact)
+EXPAND_LIMIT = 300  # a tree of at most this many nodes opens fully expanded; a larger one, its top levels
 
 
 def tree_model(hierarchy: Hierarchy) -> QStandardItemModel:
@@ -102,7 +104,7 @@ class HierarchyDialog(QDialog):
         ):
             field.setToolTip(tip)
         self.bins = QSpinBox(minimum=2, maximum=100, value=4)
-        self.groups = QLineEdit(placeholderText="Europe: FR, DE; Asia: JP")
+        self.groups = QLineEdit(placeholderText="Europe: FR, DE; Asia: JP (none yet: each value under * alone)")
         self.path = QLineEdit(placeholderText="an ARX hierarchy CSV")
         browse = QPushButton("Choose…")
         browse.clicked.connect(self._browse)
@@ -135,8 +137,13 @@ class HierarchyDialog(QDialog):
         }
         self.form = form
         self.tree = QTreeView()
+        self.tree.setUniformRowHeights(True)
+        self.tree.header().setStretchLastSection(False)  # labels are never cut: the tree scrolls instead
+        self.tree.header().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.preview = QTableWidget(0, 2)
         self.preview.setHorizontalHeaderLabels(["Group", "Records"])
+        self.preview.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.preview.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
         self.problem = ErrorLabel()
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         self.save_button = self.buttons.addButton("Save as ARX file…", QDialogButtonBox.ActionRole)
@@ -146,6 +153,10 @@ class HierarchyDialog(QDialog):
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.tree)
         split.addWidget(self.preview)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.setSizeGripEnabled(True)
+        self.resize(900, 680)  # room for the whole tree; the dialog resizes and the tree scrolls
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(
@@ -181,7 +192,7 @@ class HierarchyDialog(QDialog):
             return "intervals"
         if pd.api.types.is_datetime64_any_dtype(self.values):
             return "dates"
-        return "masking"
+        return "masking" if looks_like_codes(self.values) else "grouping"
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -209,6 +220,9 @@ class HierarchyDialog(QDialog):
         try:
             if kind == IN_USE:
                 self.hierarchy = self.in_use
+            elif kind == "grouping" and not self.groups.text().strip():
+                # no group named yet: each value under * alone, a level to add groups to
+                self.hierarchy = Hierarchy.flat(self.values.dropna(), name=self.column)
             else:
                 numbers = (
                     {
@@ -243,8 +257,12 @@ class HierarchyDialog(QDialog):
         self.problem.show_message("")
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(True)
         self.save_button.setEnabled(True)
-        self.tree.setModel(tree_model(self.hierarchy))
-        self.tree.expandToDepth(0)
+        model = tree_model(self.hierarchy)
+        self.tree.setModel(model)
+        if _count_nodes(model) <= EXPAND_LIMIT:
+            self.tree.expandAll()
+        else:
+            self.tree.expandToDepth(1)
         self.level.setMaximum(self.hierarchy.height)
         self.level.setValue(min(max(self.level.value(), 1), self.hierarchy.height))
         self._show_groups()
@@ -270,6 +288,27 @@ class HierarchyDialog(QDialog):
         for i, (label, n) in enumerate(zip(groups["group"], groups["records"])):
             self.preview.setItem(i, 0, QTableWidgetItem(str(label)))
             self.preview.setItem(i, 1, QTableWidgetItem(str(int(n))))
+
+
+def looks_like_codes(values) -> bool:
+    """Whether a column's values read as codes whose right-hand characters can be masked (postcodes,
+    ICD codes: HD4 → HD* → *): each holds a digit, and all are equally long. Words (sex, race,
+    country) are grouped instead: masking them makes ``Male`` into ``Male**``-like nonsense."""
+    import pandas as pd
+
+    text = pd.Series(pd.unique(values.dropna()), dtype=object).astype(str)
+    if text.empty:
+        return False
+    return bool(text.str.contains(r"\d").all() and text.str.len().nunique() == 1)
+
+
+def _count_nodes(model) -> int:
+    count, stack = 0, [model.invisibleRootItem()]
+    while stack:
+        item = stack.pop()
+        count += item.rowCount()
+        stack += [item.child(i) for i in range(item.rowCount())]
+    return count
 
 
 def _number(field: QLineEdit, what: str):

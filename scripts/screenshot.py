@@ -8,7 +8,8 @@ States: the demo opened, roles set, the feature recipe, the configuration, a run
 results with a chart (and the privacy–utility frontier), the export dialog, the E(S) ranking of
 privacy-aware candidate subsets with its weight sliders. With ``--mondrian``: Mondrian in the
 configuration panel, the release preview and a hierarchy opened from it (10–12). With
-``--solution-space``: global recoding's solution space on ARX's adult.csv (14). Settings go to a
+``--solution-space``: global recoding's solution space on ARX's adult.csv, its table sorted by
+loss, and the first chart after its runs, loss against suppression (14, 15). Settings go to a
 temporary folder, so the developer's own are neither read nor changed.
 """
 
@@ -199,16 +200,27 @@ def shoot_solution_space(out_dir: str) -> int:
     c = window.controller
     c.open_source(source)
     wait(c.data_loaded)
-    window.config_panel.choose(
-        "k-anonymity", ["global-recoding"], values={"k": 5, "suppression": 0.04}, metrics=["min-group-size"]
-    )
-    c.run()
-    wait(c.batch_finished)
+    metrics = ["loss", "suppressed", "average-class-size", "min-group-size"]
+    for values in (
+        {"k": 5, "suppression": 0.04},
+        {"k": 5, "suppression": 0.1},
+        {"k": 5, "suppression": 0.04, "metric": "arx-loss", "weights": "age:2;education:2", "max_levels": "age:3"},
+    ):
+        window.config_panel.choose("k-anonymity", ["global-recoding"], values=values, metrics=metrics)
+        c.run()
+        wait(c.batch_finished)
     window.runs_panel.select_run(c.runs.entries[-1].id)
     window.tabs.setCurrentWidget(window.lattice_view)
+    view = window.lattice_view
+    view.table.sortByColumn(view.model.headers().index(view.space.metric), 0)  # 0: ascending
+    view.status_filter.setCurrentText("solutions")
     pump(500)
-    window.lattice_view.grab().save(str(out / "14-solution-space.png"))  # the view alone, whatever the screen's size
+    view.grab().save(str(out / "14-solution-space.png"))  # the view alone, whatever the screen's size
     print(out / "14-solution-space.png")
+    window.tabs.setCurrentWidget(window.chart_panel)  # the chart global recoding's runs answer with
+    pump(800)
+    window.chart_panel.grab().save(str(out / "15-loss-against-suppression.png"))
+    print(out / "15-loss-against-suppression.png")
     window.close()
     return 0
 

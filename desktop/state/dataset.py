@@ -236,7 +236,14 @@ class DatasetState:
 
     def set_hierarchy(self, name: str, hierarchy) -> None:
         """Attach a generalisation hierarchy to a column (kept in the project file and manifest)."""
-        self.data = self._require_table().with_hierarchy(name, hierarchy)
+        self.set_hierarchies({name: hierarchy})
+
+    def set_hierarchies(self, hierarchies: Mapping) -> None:
+        """Attach several hierarchies at once (all or, when one does not fit its column, none)."""
+        table = self._require_table()
+        for name, hierarchy in hierarchies.items():
+            table = table.with_hierarchy(name, hierarchy)
+        self.data = table
         self.changed.emit("schema")
 
     def _require_table(self) -> Table:

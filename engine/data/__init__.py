@@ -18,6 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "ROOT",
             "value_label",
         ],
+        "hierarchy_files": ["HierarchyFiles", "match_hierarchy_files"],
         "inspect": ["inspect_report"],
         "missing": [
             "describe_missing",

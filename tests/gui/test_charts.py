@@ -25,9 +25,19 @@ def drawn(panel, qtbot):
     return panel.figure.axes[0] if panel.figure.axes else None
 
 
-def test_the_chooser_offers_every_chart_plugin(window, registry):
-    chooser = window.chart_panel.chooser
-    assert [chooser.itemData(i) for i in range(chooser.count())] == registry.names("chart")
+def _offered(panel) -> list[str]:
+    return [panel.chooser.itemData(i) for i in range(panel.chooser.count())]
+
+
+def test_the_chooser_offers_the_charts_that_apply(window, registry):
+    assert _offered(window.chart_panel) == ["metric-bars"]  # nothing to set against anything yet
+
+
+def test_after_runs_only_fitting_charts_are_offered(with_results, registry):
+    offered = _offered(with_results.chart_panel)
+    assert {"metric-bars", "metric-lines", "privacy-utility"} <= set(offered)  # a sweep of k, two metrics
+    for name in set(registry.names("chart")) - set(offered):  # each chart left out says why
+        assert registry.get("chart", name).fits(with_results.controller.runs.results())
 
 
 def test_no_results_yet_says_so(window, qtbot):
