@@ -39,6 +39,7 @@ class Controller(QObject):
     load_progress = Signal(float, str)
     batch_finished = Signal()
     population_opened = Signal()  # a population is held with the data
+    schema_offered = Signal(str)  # other data with the same columns opened: keep the setup of (file name)?
     exported = Signal(object)  # tasks.Exported
     export_progress = Signal(float, str)  # what the export is doing
     project_saved = Signal(str)
@@ -59,6 +60,8 @@ class Controller(QObject):
         self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
         self._rereads: dict[int, tuple] = {}  # load job -> (schema, rules, released sensitive) to keep
+        self._related: dict[int, tuple] = {}  # load job -> (name, schema, rules) of the data open before it
+        self.offered: tuple | None = None  # (name, schema, rules) the user may keep on the data just opened
         self._populations: dict[int, DataSource] = {}  # jobs reading a population -> the data it is for
         self._runs: dict[int, RunEntry] = {}
         self._run_sources: dict[int, DataSource | None] = {}  # run id -> where its data was read from
@@ -96,6 +99,8 @@ class Controller(QObject):
                 dict(self.dataset.rules),
                 set(self.dataset.release_sensitive),
             )
+        elif project is None and self.dataset.table is not None:  # another file: its columns may be these
+            self._related[job] = (self.dataset.name, self.dataset.table.schema, dict(self.dataset.rules))
         self.busy_changed.emit(True)
         self.message.emit(f"Opening {label}…")
         return job
@@ -333,6 +338,7 @@ class Controller(QObject):
             self.runs.finish(self._runs.pop(job), value)
         elif job in self._loads:
             self._loaded(self._loads.pop(job), value, self._rereads.pop(job, None))
+            self._offer_schema(self._related.pop(job, None))
         elif job in self._populations:
             if _same_data(self._populations.pop(job), self.dataset.source):
                 self._population_read(value)  # else other data was opened meanwhile: it is not theirs
@@ -374,6 +380,35 @@ class Controller(QObject):
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")
         self.data_loaded.emit()
 
+    def _offer_schema(self, related: tuple | None) -> None:
+        """Other data whose columns are those of the data open before: offer to keep the kinds, roles,
+        hierarchies and rules set on them (a sample beside its population, this year's extract
+        beside last year's)."""
+        self.offered = None
+        table = self.dataset.table
+        if related is None or table is None:
+            return
+        name, schema, rules = related
+        if set(schema.names) != set(table.schema.names) or schema == table.schema:
+            return
+        self.offered = related
+        self.schema_offered.emit(name)
+
+    def keep_offered_schema(self) -> list[str]:
+        """Give the data just opened the kinds, roles, hierarchies and rules of the data open before
+        (the offer of :attr:`schema_offered`); returns the columns whose hierarchy did not fit."""
+        if self.offered is None:
+            return []
+        name, schema, rules = self.offered
+        self.offered = None
+        lost = self.dataset.keep_schema(schema, rules)
+        self.history.mark_dirty()
+        text = f"The columns keep the kinds, roles and hierarchies they had in {name}"
+        if lost:
+            text += f" (not the hierarchy of {', '.join(map(repr, lost))}, which its values no longer fit)"
+        self.message.emit(text)
+        return lost
+
     def _forget_runs(self) -> None:
         """New data: the runs on the data before are cancelled and their results leave the tables and
         charts (a project brings back its own)."""
@@ -391,6 +426,7 @@ class Controller(QObject):
         elif job in self._loads:
             self._loads.pop(job)
             self._rereads.pop(job, None)
+            self._related.pop(job, None)
             self.error.emit("Cannot open the data", failure.message, tasks.details_for_user([failure]))
         elif job in self._populations:
             self._populations.pop(job)
@@ -406,6 +442,7 @@ class Controller(QObject):
         elif job in self._loads:
             self._loads.pop(job)
             self._rereads.pop(job, None)
+            self._related.pop(job, None)
             self.message.emit("Opening cancelled")
         elif job in self._populations:
             self._populations.pop(job)

@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         c.error.connect(self.show_error)
         c.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         c.data_loaded.connect(self._data_loaded)
+        c.schema_offered.connect(self.ask_keep_schema)
         c.data_loaded.connect(c.history.reset)  # after every panel has shown the new data
         c.load_progress.connect(self._load_progress)
         c.export_progress.connect(self._export_progress)
@@ -225,6 +226,30 @@ class MainWindow(QMainWindow):
             self.settings.remember_session("data", source.path, import_options(source))
             if not (source.drop_missing or source.fill_missing) and c.dataset.missing():
                 self.ask_missing(c.dataset.missing())
+
+    def ask_keep_schema(self, previous: str) -> QMessageBox:
+        """The data just opened has the columns of ``previous``: offer to keep what was set on them."""
+        c = self.controller
+        box = QMessageBox(
+            QMessageBox.Question,
+            "Same columns",
+            f"{c.dataset.name} has the columns of {previous}. Keep their roles, kinds and hierarchies?",
+            QMessageBox.Yes | QMessageBox.No,
+            self,
+        )
+        box.setObjectName("keep-schema")
+        box.setInformativeText(
+            "Yes gives every column the role, kind, hierarchy and feature rule it had in "
+            f"{previous}; No keeps the roles suggested for the new file."
+        )
+        box.setDefaultButton(QMessageBox.Yes)
+        box.finished.connect(
+            lambda _: c.keep_offered_schema() if box.clickedButton() is box.button(QMessageBox.Yes) else None
+        )
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.keep_schema_box = box
+        return box
 
     def ask_missing(self, counts: dict[str, int]) -> QMessageBox:
         """The file has missing values: name every column holding some, and offer the ways to deal

@@ -198,6 +198,7 @@ def shoot_solution_space(out_dir: str) -> int:
     window.resize(1500, 950)
     window.show()
     c = window.controller
+    c.error.connect(lambda title, text, _detail: print(f"{title}: {text}", file=sys.stderr))
     c.open_source(source)
     wait(c.data_loaded)
     metrics = ["loss", "suppressed", "average-class-size", "min-group-size"]
@@ -207,8 +208,9 @@ def shoot_solution_space(out_dir: str) -> int:
         {"k": 5, "suppression": 0.04, "metric": "arx-loss", "weights": "age:2;education:2", "max_levels": "age:3"},
     ):
         window.config_panel.choose("k-anonymity", ["global-recoding"], values=values, metrics=metrics)
-        c.run()
-        wait(c.batch_finished)
+        if not c.run():
+            return 1  # the controller said why in its error signal
+        wait(c.batch_finished, 900_000)
     window.runs_panel.select_run(c.runs.entries[-1].id)
     window.tabs.setCurrentWidget(window.lattice_view)
     view = window.lattice_view

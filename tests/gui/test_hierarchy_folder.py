@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
 
 from veil.engine import Hierarchy, match_hierarchy_files
 from veil.desktop.hierarchy_dialog import looks_like_codes
@@ -81,3 +81,37 @@ def test_codes_are_masked_and_words_grouped():
     assert looks_like_codes(pd.Series(["HD4", "HD7", "AB1"]))
     assert not looks_like_codes(pd.Series(["Male", "Female"]))
     assert not looks_like_codes(pd.Series(["HD4", "HD47"]))
+
+
+def test_opening_a_file_with_the_same_columns_offers_to_keep_their_setup(demo_window, qtbot, tmp_path):
+    from veil.engine import Role
+
+    c = demo_window.controller
+    frame = c.dataset.table.frame
+    sample = tmp_path / "sample.csv"
+    frame.sample(400, random_state=1).to_csv(sample, index=False)
+    c.dataset.set_roles(["smoker"], Role.QUASI_IDENTIFIER)
+    c.dataset.set_hierarchy("sex", Hierarchy.flat(frame["sex"]))
+    before = c.dataset.table.schema
+    with qtbot.waitSignal(c.schema_offered) as offered:
+        c.open_path(sample)
+    assert offered.args[0]  # names the data open before
+    box = demo_window.keep_schema_box
+    assert "Keep their roles, kinds and hierarchies" in box.text()
+    assert c.dataset.column("smoker").role is not Role.QUASI_IDENTIFIER  # nothing kept until the user says so
+    box.button(QMessageBox.Yes).click()
+    schema = c.dataset.table.schema
+    assert schema["smoker"].role is Role.QUASI_IDENTIFIER
+    assert schema["sex"].hierarchy == before["sex"].hierarchy
+    assert {col.name: col.role for col in schema.columns} == {col.name: col.role for col in before.columns}
+
+
+def test_a_file_with_other_columns_is_not_offered_the_setup(demo_window, qtbot, tmp_path):
+    c = demo_window.controller
+    other = tmp_path / "other.csv"
+    c.dataset.table.frame[["age", "sex"]].to_csv(other, index=False)
+    offers = []
+    c.schema_offered.connect(offers.append)
+    with qtbot.waitSignal(c.data_loaded):
+        c.open_path(other)
+    assert offers == [] and c.offered is None
