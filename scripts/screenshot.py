@@ -9,7 +9,9 @@ results with a chart (and the privacy–utility frontier), the export dialog, th
 privacy-aware candidate subsets with its weight sliders. With ``--mondrian``: Mondrian in the
 configuration panel, the release preview and a hierarchy opened from it (10–12). With
 ``--solution-space``: global recoding's solution space on ARX's adult.csv, its table sorted by
-loss, and the first chart after its runs, loss against suppression (14, 15). Settings go to a
+loss, and the first chart after its runs, loss against suppression (14, 15). With
+``--hierarchies``: ARX's folder of hierarchy files matched to adult.csv's columns, and a hierarchy's
+tree (16, 17). Settings go to a
 temporary folder, so the developer's own are neither read nor changed.
 """
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
 
 from veil.desktop.app import MainWindow, create_app  # noqa: E402
 from veil.engine import make_registry  # noqa: E402
@@ -173,7 +175,8 @@ def shoot_solution_space(out_dir: str) -> int:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    folder = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult_arx"
+    datasets = os.environ.get("VEIL_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    folder = Path(datasets) / "adult_arx"  # VEIL_DATASETS: where ../shared/datasets is elsewhere
     qis = [
         "sex",
         "age",
@@ -200,7 +203,7 @@ def shoot_solution_space(out_dir: str) -> int:
     c = window.controller
     c.error.connect(lambda title, text, _detail: print(f"{title}: {text}", file=sys.stderr))
     c.open_source(source)
-    wait(c.data_loaded)
+    wait(c.data_loaded, 900_000)
     metrics = ["loss", "suppressed", "average-class-size", "min-group-size"]
     for values in (
         {"k": 5, "suppression": 0.04},
@@ -214,7 +217,7 @@ def shoot_solution_space(out_dir: str) -> int:
     window.runs_panel.select_run(c.runs.entries[-1].id)
     window.tabs.setCurrentWidget(window.lattice_view)
     view = window.lattice_view
-    view.table.sortByColumn(view.model.headers().index(view.space.metric), 0)  # 0: ascending
+    view.table.sortByColumn(view.model.headers().index(view.space.metric), Qt.AscendingOrder)
     view.status_filter.setCurrentText("solutions")
     pump(500)
     view.grab().save(str(out / "14-solution-space.png"))  # the view alone, whatever the screen's size
@@ -227,9 +230,44 @@ def shoot_solution_space(out_dir: str) -> int:
     return 0
 
 
+def shoot_hierarchies(out_dir: str) -> int:
+    """ARX's adult.csv opened bare, its folder of ARX hierarchy files matched to the columns (16),
+    and one attached hierarchy's tree in the resizable dialog (17). Reads ../shared/datasets."""
+    from veil.engine import DataSource
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    datasets = os.environ.get("VEIL_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    folder = Path(datasets) / "adult_arx"
+    app = create_app()  # noqa: F841  (the application must outlive the window)
+    window = MainWindow(make_registry())
+    window.move(0, 0)
+    window.resize(1400, 900)
+    window.show()
+    c = window.controller
+    c.open_source(DataSource.from_dict({"path": str(folder / "adult.csv")}))
+    wait(c.data_loaded)
+    dialog = window.dataset_panel.load_hierarchy_folder(str(folder))
+    pump(500)
+    dialog.grab().save(str(out / "16-hierarchies-from-folder.png"))
+    print(out / "16-hierarchies-from-folder.png")
+    dialog.accept()
+    pump(300)
+    window.dataset_panel.edit_hierarchy("education")
+    tree = window.dataset_panel.hierarchy_dialog
+    pump(500)
+    tree.grab().save(str(out / "17-hierarchy-tree.png"))
+    print(out / "17-hierarchy-tree.png")
+    tree.reject()
+    window.close()
+    return 0
+
+
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     where = args[0] if args else "docs/screenshots"
     if "--solution-space" in sys.argv:
         sys.exit(shoot_solution_space(where))
+    if "--hierarchies" in sys.argv:
+        sys.exit(shoot_hierarchies(where))
     sys.exit(shoot_mondrian(where) if "--mondrian" in sys.argv else main(where))

@@ -166,6 +166,19 @@ class GlobalRecoding(Algorithm):
         if isinstance(value, (int, float)):
             text = f"{value:.4g} ({gen.get('metric') or 'metric not recorded'}; lower keeps more)"
             facts.append(ReportFact("Information loss", text, f"generalisation.{LOSS_KEY}", value))
+        for name, other in (gen.get("also") or {}).items():  # ARX's loss beside Veil's, or Veil's beside ARX's
+            if isinstance(other, (int, float)):
+                words = (
+                    "ARX's loss, its geometric aggregate" if name == "arx-loss" else "Veil's loss, the arithmetic mean"
+                )
+                facts.append(ReportFact(f"Also ({name})", f"{other:.4g} ({words} over the attributes)"))
+        limits = gen.get("level_limits")
+        if isinstance(limits, dict) and limits:
+            text = ", ".join(f"{c} {lo}–{hi}" for c, (lo, hi) in limits.items())
+            facts.append(ReportFact("Levels allowed", text + " (the search looked at no other)"))
+        weights = gen.get("weights")
+        if isinstance(weights, dict) and weights:
+            facts.append(ReportFact("Attribute weights", ", ".join(f"{c} {w:g}" for c, w in weights.items())))
         searched, size = gen.get("searched_nodes"), gen.get("lattice_nodes")
         if isinstance(searched, int) and isinstance(size, int):
             facts.append(ReportFact("Transformations checked", f"{searched:,} of the {size:,} level combinations"))

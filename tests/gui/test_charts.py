@@ -132,3 +132,24 @@ def test_a_resized_chart_is_drawn_again_at_its_new_size(with_results, qtbot):
     panel.canvas.resize(size.width() // 2 + 50, size.height() // 2 + 50)
     qtbot.waitUntil(lambda: panel.figure.axes and panel.figure.axes[0] is not first, timeout=5_000)
     assert drawn(panel, qtbot) is not first
+
+
+def test_after_global_recoding_the_chart_is_loss_against_suppression(demo_window, qtbot):
+    c, panel = demo_window.controller, demo_window.chart_panel
+    demo_window.config_panel.choose(
+        "k-anonymity", ["global-recoding"], values={"k": 5, "suppression": 0.05}, metrics=["loss", "suppressed"]
+    )
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    qtbot.waitUntil(lambda: panel.chooser.currentData() == "privacy-utility")
+    assert panel.form.values()["privacy"] == "suppressed" and panel.form.values()["utility"] == "loss"
+    ax = drawn(panel, qtbot)
+    assert panel.drawn_message == "" and ax.get_xlabel().startswith("suppressed (lower is better)")
+    # a chart the user chose stays chosen when more runs arrive
+    panel.chooser.setCurrentIndex(panel.chooser.findData("metric-bars"))
+    panel.chooser.activated.emit(panel.chooser.currentIndex())
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    qtbot.waitUntil(lambda: not panel._scheduled)
+    assert panel.chooser.currentData() == "metric-bars"

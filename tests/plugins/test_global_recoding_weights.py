@@ -252,3 +252,14 @@ def test_arx_loss_finds_arx_optimum_and_value_on_its_adult(datasets_dir, model, 
     assert tuple(gen["levels"][q] for q in ARX_QIS) == levels
     assert gen["loss"] == pytest.approx(value, abs=1e-9)  # ARX rounds each attribute's share
     assert gen["also"]["loss"] > gen["loss"]  # the arithmetic mean is never below the geometric one
+
+
+def test_the_report_says_both_losses_the_limits_and_the_weights():
+    from veil.engine import make_registry as _registry
+
+    table = random_table(3)
+    release = run(table, 2, 0.2, "loss", weights="age:2", max_levels="town:1")
+    facts = {f.label: f.text for f in _registry().get("algorithm", "global-recoding").report_facts(release.details, 40)}
+    gen = release.details["generalisation"]
+    assert f"{gen['also']['arx-loss']:.4g}" in facts["Also (arx-loss)"]
+    assert "town 0–1" in facts["Levels allowed"] and facts["Attribute weights"] == "town 1, age 2, job 1"
