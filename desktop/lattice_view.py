@@ -128,6 +128,7 @@ class SolutionSpaceView(QWidget):
         self.text_filter.setPlaceholderText("filter, e.g. age 2")
         self.text_filter.setToolTip("Keep the rows whose levels or description contain this text")
         self.text_filter.setClearButtonEnabled(True)
+        self.text_filter.setMinimumWidth(140)
         self.text_filter.textChanged.connect(self._filtered)
         self.shown = QLabel("")
         top = QHBoxLayout()
@@ -285,8 +286,11 @@ class SolutionSpaceView(QWidget):
 
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # heights are whole numbers
         ax.set_xticks([])
-        limits = space.limits_text()
-        ax.set_title("Lattice of transformations" + (f"\n({limits})" if limits else ""), fontsize=10)
+        limited = space.lowest is not None and (space.lowest, space.highest) != (
+            (0,) * len(space.columns),
+            space.heights,
+        )
+        ax.set_title("Lattice of transformations" + (" (levels limited)" if limited else ""), fontsize=10)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=5, fontsize=8, frameon=False)
 
     def _draw_frontier(self, ax, space: SolutionSpace) -> None:

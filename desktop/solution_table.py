@@ -43,7 +43,7 @@ class SpaceTableModel(QAbstractTableModel):
         if space is None:
             return []
         extra = [space.also_metric] if space.also is not None else []
-        return [*space.columns, "status", space.metric, *extra, "suppressed", "height"]
+        return [*space.columns, "status", space.metric, *extra, "suppressed records", "levels summed"]
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() or self.space is None else self.space.n_nodes
@@ -68,9 +68,9 @@ class SpaceTableModel(QAbstractTableModel):
         name = self.headers()[column]
         if name == "status":
             return NodeStatus(int(space.status[row]))
-        if name == "suppressed":
+        if name == "suppressed records":
             return int(space.suppressed[row])
-        if name == "height":
+        if name == "levels summed":
             return int(space.levels[row].sum())
         if column == d + 1:
             return float(space.loss[row])
@@ -100,7 +100,7 @@ class SpaceTableModel(QAbstractTableModel):
             return value.words + (" (the optimum)" if index.row() == self._optimum else "")
         if isinstance(value, float):
             return "" if math.isnan(value) else f"{value:.4g}"
-        if self.headers()[index.column()] == "suppressed" and value < 0:
+        if self.headers()[index.column()] == "suppressed records" and value < 0:
             return ""
         return f"{value:,}"
 

@@ -77,8 +77,8 @@ class SolutionSpace:
         for c, a, b, top in zip(self.columns, lo, hi, self.heights):
             if (a, b) != (0, top):
                 parts.append(f"{c} levels {a}–{b} of 0–{top}")
-        if self.weights is not None and len(set(self.weights)) > 1:
-            parts.append("weights " + ", ".join(f"{c} {w:g}" for c, w in zip(self.columns, self.weights)))
+        if self.weights is not None and len(set(self.weights)) > 1:  # the columns weighing other than 1
+            parts.append("weights " + ", ".join(f"{c} {w:g}" for c, w in zip(self.columns, self.weights) if w != 1))
         return "; ".join(parts)
 
     @property

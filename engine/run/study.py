@@ -578,6 +578,8 @@ def _parameters(settings) -> dict | None:
 
 
 def _show(value) -> str:
+    if isinstance(value, str) and not value:
+        return "(none)"  # an empty parameter (no weights, no levels named) said, not left blank
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

@@ -92,7 +92,7 @@ def test_the_transformations_table_sorts_filters_and_chooses(demo_window, qtbot)
     assert view.proxy.rowCount() == space.n_nodes  # every node a row
     headers = view.model.headers()
     assert headers[: len(space.columns)] == list(space.columns)
-    assert {"status", space.metric, "suppressed", "height"} <= set(headers)
+    assert {"status", space.metric, "suppressed records", "levels summed"} <= set(headers)
     # sorted by the loss: the solutions' losses in order, the optimum first
     loss_column = headers.index(space.metric)
     view.table.sortByColumn(loss_column, Qt.AscendingOrder)
