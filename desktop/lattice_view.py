@@ -95,8 +95,9 @@ class SolutionSpaceView(QWidget):
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(plot)
         self.splitter.addWidget(self._table_panel())
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self._sized = False  # the splitter's first sizes are set when the view is first shown
         bottom = QHBoxLayout()
         bottom.addWidget(self.node_text, 1)
         bottom.addWidget(self.apply_button)
@@ -105,6 +106,13 @@ class SolutionSpaceView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(bottom)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized:  # two thirds for the plots, a third for the table
+            self._sized = True
+            width = max(self.width(), 900)
+            self.splitter.setSizes([2 * width // 3, width // 3])
 
     def _table_panel(self) -> QWidget:
         """The transformations as a table: sorted by clicking a header, filtered by status and text."""
@@ -159,8 +167,7 @@ class SolutionSpaceView(QWidget):
     def show_space(self, title: str, space: SolutionSpace | None) -> None:
         """Show ``space`` (None: the run searched no lattice)."""
         self.space, self.selected = space, None
-        self.model.set_space(space)
-        self.proxy.sort(-1)
+        self.model.set_space(space)  # the table keeps the sort and filter the user chose
         self._count()
         if space is None:
             self.summary.setText(

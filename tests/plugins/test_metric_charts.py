@@ -176,3 +176,20 @@ def test_frontier_labels_show_even_when_no_setting_differs():
     draw_chart(REGISTRY, PluginCall("privacy-utility", {"privacy": "ploss", "utility": "uloss"}), _frame(rows), figure)
     texts = {t.get_text() for t in figure.axes[0].texts}
     assert texts == {"#1", "#2"}
+
+
+def test_long_x_labels_are_wrapped_and_never_overlap():
+    long = [f"hierarchy of native-country = {n} levels #a{n}b{n}" for n in range(2, 7)]
+    rows = [_row(i, "m", 0.1 * i, setting=v) for i, v in enumerate(long, start=1)]
+    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    draw_chart(
+        REGISTRY, PluginCall("metric-bars", {"metric": "loss", "x": "setting"}), _frame(rows, ["setting"]), figure
+    )
+    figure.canvas.draw()
+    ticks = figure.axes[0].get_xticklabels()
+    assert all(max(len(line) for line in t.get_text().split("\n")) <= 16 for t in ticks)
+    boxes = [t.get_window_extent() for t in ticks]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+    page = figure.bbox
+    assert all(page.x0 <= b.x0 and b.x1 <= page.x1 for b in boxes)  # inside the figure
