@@ -298,7 +298,7 @@ class SolutionSpaceView(QWidget):
             space.heights,
         )
         ax.set_title("Lattice of transformations" + (" (levels limited)" if limited else ""), fontsize=10)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=5, fontsize=8, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3, fontsize=8, frameon=False)
 
     def _draw_frontier(self, ax, space: SolutionSpace) -> None:
         rows = np.flatnonzero(space.status == NodeStatus.SOLUTION)
@@ -322,7 +322,7 @@ class SolutionSpaceView(QWidget):
         self._mark(ax, x, y, space)
         ax.set_xlabel("records suppressed")
         ax.set_ylabel(f"{space.metric} (lower keeps more)")
-        ax.set_title("Solutions: suppression against information loss", fontsize=10)
+        ax.set_title("Solutions: suppressed against loss", fontsize=10)
         ax.legend(loc="upper right", fontsize=8, frameon=False)
 
     def _mark(self, ax, x, y, space: SolutionSpace) -> None:

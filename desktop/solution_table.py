@@ -1,6 +1,6 @@
 """The checked transformations of a solution space as a table to sort and filter: one row per node
-(its level in each column, what the search knows of it, its loss, the second loss where measured,
-its suppressed records and its height). The model reads the engine's typed
+(what the search knows of it, its loss, the second loss where measured, its suppressed records, its
+height, then its level in each column). The model reads the engine's typed
 :class:`~veil.engine.SolutionSpace` lazily, cell by cell; a proxy sorts by the numbers and filters by
 status and by text."""
 
@@ -43,7 +43,7 @@ class SpaceTableModel(QAbstractTableModel):
         if space is None:
             return []
         extra = [space.also_metric] if space.also is not None else []
-        return [*space.columns, "status", space.metric, *extra, "suppressed records", "levels summed"]
+        return ["status", space.metric, *extra, "suppressed records", "levels summed", *space.columns]
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() or self.space is None else self.space.n_nodes
@@ -62,9 +62,9 @@ class SpaceTableModel(QAbstractTableModel):
     def value(self, row: int, column: int):
         """The raw value of a cell (a number, or the status as a NodeStatus)."""
         space = self.space
-        d = len(space.columns)
-        if column < d:
-            return int(space.levels[row, column])
+        first = len(self.headers()) - len(space.columns)  # the columns' levels come last
+        if column >= first:
+            return int(space.levels[row, column - first])
         name = self.headers()[column]
         if name == "status":
             return NodeStatus(int(space.status[row]))
@@ -72,9 +72,7 @@ class SpaceTableModel(QAbstractTableModel):
             return int(space.suppressed[row])
         if name == "levels summed":
             return int(space.levels[row].sum())
-        if column == d + 1:
-            return float(space.loss[row])
-        return float(space.also[row])
+        return float(space.loss[row] if column == 1 else space.also[row])
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid() or self.space is None:
