@@ -128,6 +128,7 @@ class SolutionSpaceView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.selectionModel().currentRowChanged.connect(self._row_chosen)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(lambda *_: self._sync_table(self.selected))
         self.status_filter = QComboBox()
         self.status_filter.addItems(list(SHOWN))
         self.status_filter.setToolTip("Show only the transformations the search found to be solutions, or not")
@@ -154,6 +155,7 @@ class SolutionSpaceView(QWidget):
         self.proxy.set_statuses(self.status_filter.currentText())
         self.proxy.set_text(self.text_filter.text())
         self._count()
+        self._sync_table(self.selected)  # the chosen node's row stays in sight
 
     def _count(self) -> None:
         total = self.model.rowCount()

@@ -204,7 +204,7 @@ class Suppressed(_GeneralisationMetric):
         values, groups = release.group_values, release.groups
         qis = [c for c in release.quasi_identifiers if values is not None and c in values.columns]
         if groups is None or not qis or not len(groups):
-            return float("nan")  # no groups with written values: nothing is suppressed as a group
+            return 0.0  # no group written * in every quasi-identifier: no record is suppressed
         starred = np.logical_and.reduce([np.array([v is SUPPRESSED for v in values[c]], dtype=bool) for c in qis])
         return float(starred[np.asarray(groups)].mean())
 
