@@ -324,7 +324,7 @@ class SolutionSpaceView(QWidget):
         self._mark(ax, x, y, space)
         ax.set_xlabel("records suppressed")
         ax.set_ylabel(f"{space.metric} (lower keeps more)")
-        ax.set_title("Solutions: suppressed against loss", fontsize=10)
+        ax.set_title("Solutions and their frontier", fontsize=10)
         ax.legend(loc="upper right", fontsize=8, frameon=False)
 
     def _mark(self, ax, x, y, space: SolutionSpace) -> None:
