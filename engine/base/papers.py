@@ -104,6 +104,19 @@ PAPERS = {
         2012,
         "BMC Medical Informatics and Decision Making",
     ),
+    # cell-level methods (docs/reference.md#protecting-cells)
+    "mdav": Citation(
+        ("Josep Domingo-Ferrer", "Vicenç Torra"),
+        "Ordinal, Continuous and Heterogeneous k-Anonymity Through Microaggregation",
+        2005,
+        "Data Mining and Knowledge Discovery",
+    ),
+    "sdcmicro": Citation(
+        ("Matthias Templ", "Alexander Kowarik", "Bernhard Meindl"),
+        "Statistical Disclosure Control for Micro-Data Using the R Package sdcMicro",
+        2015,
+        "Journal of Statistical Software",
+    ),
 }
 
 

@@ -136,7 +136,7 @@ class DataSource:
                 )
                 data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
-                data = Table(data.frame, data.schema.with_kinds(self.kinds), data.source, data.sha256)
+                data = Table(data.frame, data.schema, data.source, data.sha256).with_kinds(self.kinds)
             if self.roles:
                 data = data.with_roles(self.roles)
         elif self.roles:

@@ -9,8 +9,10 @@ taken):
 ``drop``
     drop every record with a missing value in any column (what the papers do with Adult);
 ``value``
-    treat a missing cell as a value of its own, :data:`MISSING_VALUE` (a numeric column holding
-    blanks then becomes a column of text);
+    treat a missing cell of a text column as a value of its own, :data:`MISSING_VALUE`; a numeric
+    column keeps its blanks, so numbers stay numbers (what a blank quasi-identifier means when
+    groups are counted is the run's rule, engine/model/blanks.py; a blank sensitive value is never a
+    value);
 ``impute``
     fill a numeric column's blanks with its median and any other column's with its most frequent
     value (the smallest of those tied, as text, so the result does not depend on row order); a
@@ -65,9 +67,8 @@ def fill_missing(frame: pd.DataFrame, how: str) -> pd.DataFrame:
         series = frame[name]
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         if how == "value":
-            out[name] = series.astype(object).where(series.notna(), MISSING_VALUE)
-            if numeric:  # numbers and a word: text throughout, as a file holding both would read
-                out[name] = out[name].map(_text)
+            if not numeric:  # a number column keeps its blanks: a word would make it text
+                out[name] = series.astype(object).where(series.notna(), MISSING_VALUE)
         elif numeric:
             out[name] = series.fillna(series.median()) if series.notna().any() else series
         else:
@@ -79,9 +80,3 @@ def _mode(series: pd.Series):
     counts = series.dropna().value_counts()
     top = counts[counts == counts.max()].index
     return min(top, key=lambda v: (str(v), repr(v)))
-
-
-def _text(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

@@ -240,6 +240,29 @@ class Table:
             roles[extra] = Role.INSENSITIVE
         return self.with_roles(roles)
 
+    def with_kinds(self, kinds: Mapping[str, Kind | str]) -> Table:
+        """The table with the given columns read as the given kinds; a numeric column's values become
+        numbers (blanks stay blank). BadInput names a value a column cannot take as its kind."""
+        frame = self.frame
+        for name, kind in kinds.items():
+            if Kind(kind) is not Kind.NUMERIC or name not in frame.columns:
+                continue
+            series = frame[name]
+            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+                continue
+            numbers = pd.to_numeric(series, errors="coerce")
+            wrong = series[numbers.isna() & series.notna()]
+            if len(wrong):
+                first = wrong.iloc[0]
+                raise BadInput(
+                    f"column {name!r} cannot be numeric: {len(wrong):,} record{'s' if len(wrong) != 1 else ''} "
+                    f"hold{'s' if len(wrong) == 1 else ''} values that are not numbers, such as {first!r}; keep the "
+                    f"column categorical, or have such values read as blanks (a missing-value marker when "
+                    f"opening the file) and keep the blanks rather than filling them with a word"
+                )
+            frame = frame.assign(**{name: numbers.astype(float)})
+        return dataclasses.replace(self, frame=frame, schema=self.schema.with_kinds(kinds))
+
     def with_hierarchy(self, column: str, hierarchy) -> Table:
         """Attach a generalisation hierarchy (e.g. ``Hierarchy.from_arx_csv(path)``) to a column."""
         col = self.schema[column]

@@ -8,6 +8,17 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "hookspecs": ["hookimpl"],
+        "blanks": [
+            "ANY_VALUE",
+            "BLANK_RULES",
+            "BLANK_WORDS",
+            "blank_codes",
+            "blank_view",
+            "compatible_sizes",
+            "has_blanks",
+            "is_suppressed",
+            "OWN_VALUE",
+        ],
         "params": ["param", "param_specs", "params_to_dict", "ParamSpec", "parse_params", "parse_spec"],
         "plugin": [
             "Algorithm",

@@ -34,7 +34,9 @@ class GroupView:
     groups : int array (n,)
         Group id of every record, 0 … G−1.
     sensitive : int array (n,), optional
-        Code of every record's sensitive value, 0 … S−1 (None when no sensitive column is marked).
+        Code of every record's sensitive value, 0 … S−1, or −1 where it is blank: a blank is no
+        value, so counts, distributions and Q hold known values only (None when no sensitive
+        column is marked).
     values : tuple
         The sensitive value of each code, in code order (ordered ascending for a numeric column).
     overall : float array (S,), optional
@@ -75,17 +77,21 @@ class GroupView:
         if sensitive is None:
             return cls(gid.astype(np.int64))
         sens = pd.Series(sensitive, copy=False)
-        if sens.isna().any():
-            raise BadInput("the sensitive column has missing values; fill or remove them before judging groups")
         base = pd.Series(overall, copy=False) if overall is not None else sens
         numeric = pd.api.types.is_numeric_dtype(base) and not pd.api.types.is_bool_dtype(base)
-        domain = np.sort(pd.unique(base)) if numeric else pd.unique(base)
-        codes = pd.Index(domain).get_indexer(sens)
-        if (codes < 0).any():
+        known = base.dropna()
+        domain = np.sort(pd.unique(known)) if numeric else pd.unique(known)
+        codes = pd.Index(domain).get_indexer(sens)  # a blank is never a value: code −1, counted nowhere
+        if (codes[sens.notna().to_numpy()] < 0).any():
             raise BadInput("a sensitive value of the part is not in the whole table")
-        q = np.bincount(pd.Index(domain).get_indexer(base), minlength=len(domain)).astype(float)
+        q = np.bincount(pd.Index(domain).get_indexer(known), minlength=len(domain)).astype(float)
         return cls(
-            gid.astype(np.int64), codes.astype(np.int64), tuple(domain), q / q.sum(), numeric, hierarchy=hierarchy
+            gid.astype(np.int64),
+            codes.astype(np.int64),
+            tuple(domain),
+            q / max(q.sum(), 1.0),
+            numeric,
+            hierarchy=hierarchy,
         )
 
     @classmethod
@@ -147,7 +153,12 @@ class GroupView:
         """G × S matrix: how many records of each group hold each sensitive value."""
         if "counts" not in self._cache:
             g, s = self.n_groups, self.n_values
-            flat = _count(self.groups * s + self.sensitive, self.weights, g * s)
+            known = self.sensitive >= 0
+            if known.all():
+                flat = _count(self.groups * s + self.sensitive, self.weights, g * s)
+            else:
+                weights = None if self.weights is None else self.weights[known]
+                flat = _count(self.groups[known] * s + self.sensitive[known], weights, g * s)
             self._cache["counts"] = flat.reshape(g, s)
         return self._cache["counts"]
 
@@ -161,7 +172,9 @@ class GroupView:
     def q(self) -> np.ndarray:
         if self.overall is not None:
             return self.overall
-        c = _count(self.sensitive, self.weights, self.n_values).astype(float)
+        known = self.sensitive >= 0
+        weights = None if self.weights is None else self.weights[known]
+        c = _count(self.sensitive[known], weights, self.n_values).astype(float)
         return c / max(c.sum(), 1.0)
 
     def per_record(self, per_group: np.ndarray) -> np.ndarray:
@@ -225,10 +238,6 @@ def view_of_frame(
     gid = group_ids(frame[list(quasi_identifiers)]) if groups is None else np.asarray(groups)
     if sensitive is None:
         return GroupView.from_codes(gid, None, None)
-    if frame[sensitive].isna().any():
-        raise BadInput(
-            f"the sensitive column {sensitive!r} has missing values; fill or remove them before judging groups"
-        )
     return GroupView.from_labels(gid, frame[sensitive], overall=overall, hierarchy=hierarchy)
 
 
@@ -283,13 +292,19 @@ def view_of_release(
         return GroupView.from_labels(
             part["group"].to_numpy(), part[sensitive], hierarchy=release.hierarchies.get(sensitive)
         )
-    return view_of_frame(
+    codes = release.blank_codes()
+    view = view_of_frame(
         frame,
         release.quasi_identifiers,
         sensitive,
-        groups=release.group_ids(),
+        groups=release.group_ids() if codes is None else np.zeros(len(frame), dtype=np.int64),
         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
     )
+    if codes is None:
+        return view
+    from .blanks import blank_view
+
+    return blank_view(codes, view)
 
 
 def population_of_release(release, view: GroupView) -> np.ndarray | None:

@@ -93,6 +93,10 @@ class Release:
         the groups hide which sensitive value is a record's, not who the record is. An attacker
         links a person to records on these columns, so the re-identification risk groups on them
         (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
+    blanks : str, optional
+        What a blank or suppressed quasi-identifier cell means when the release's records are
+        counted in groups (:mod:`~veil.engine.model.blanks`): ``"any-value"`` (it matches any value)
+        or ``"own-value"``; the run sets it, the manifest records it among the roles.
     population : Population, optional
         The population the data was drawn from (``--population``), where the run had one: the
         population models (δ-presence, k-map) count each group's matches in it.
@@ -128,6 +132,9 @@ class Release:
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     solution_space: SolutionSpace | None = None  # the lattice a full-domain search walked (engine/model/lattice.py)
     population: object | None = None  # a veil.engine.Population
+    # what a blank or suppressed quasi-identifier cell means when groups are counted: "any-value" or
+    # "own-value" (engine/model/blanks.py); None: records are grouped by equal written values
+    blanks: str | None = None
 
     @property
     def n_rows(self) -> int:
@@ -173,9 +180,27 @@ class Release:
             object.__setattr__(self, "_qi_group_ids", ids)  # a cache, not a field: eq and replace ignore it
         return ids
 
+    def blank_codes(self) -> np.ndarray | None:
+        """The quasi-identifiers as codes with −1 where a cell matches any value, when the release's
+        rule on blanks makes any cell do so (None: its groups are a partition)."""
+        if self.blanks is None or self.parts or self.exact_quasi_identifiers or self.sets is not None:
+            return None
+        from .blanks import blank_codes, has_blanks
+
+        qis = [c for c in self.quasi_identifiers if c in self.frame.columns]
+        if not has_blanks(self.frame, qis, self.blanks):
+            return None
+        return blank_codes(self.frame, qis, self.blanks)
+
     def class_sizes(self) -> np.ndarray:
         """Size of each record's equivalence class: its group's size when the release knows its
-        groups, else the records equal to it on the quasi-identifiers."""
+        groups, else the records equal to it on the quasi-identifiers; where a blank matches any
+        value, every record it could share a group with (:mod:`~veil.engine.model.blanks`)."""
+        codes = self.blank_codes()
+        if codes is not None:
+            from .blanks import compatible_sizes
+
+            return compatible_sizes(codes)
         ids = self.group_ids()
         if len(ids) == 0:
             return np.zeros(0, dtype=np.int64)
@@ -202,6 +227,8 @@ class Release:
         }
         if self.exact_quasi_identifiers:
             roles["exact_quasi_identifiers"] = list(self.exact_quasi_identifiers)
+        if self.blanks is not None:
+            roles["blanks"] = self.blanks
         return roles
 
 

@@ -23,6 +23,7 @@ from ..base.errors import BadInput
 from ..base.constants import DEFAULT_RISK_THRESHOLD
 from ..run.jobs import Context
 from ..model.groups import population_sizes
+from ..model.blanks import check_rule
 from ..model.release import Release, feature_subset
 from ..model.risk import reidentification_risk
 from ..data.table import Table
@@ -99,6 +100,7 @@ def release_as_written(
         sensitive=tuple(roles.get("sensitive") or ()),
         exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
         hierarchies=dict(hierarchies or {}),
+        blanks=None if roles.get("blanks") is None else check_rule(roles["blanks"]),
     )
 
 

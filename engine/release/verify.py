@@ -17,6 +17,7 @@ from ..data.hierarchy import Hierarchy
 from ..data.datasource import DataSource
 from ..data.population import Population
 from ..data.table import Schema
+from ..model.blanks import BLANK_WORDS
 from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
@@ -71,6 +72,8 @@ def verify_file(
     model = bind_model(registry, model_call)
     verdict = model.check(release)
     message = verdict.message
+    if release.blanks is not None and release.blank_codes() is not None:  # say how groups were counted
+        message += f"; groups counted by the {release.blanks} rule: {BLANK_WORDS[release.blanks]}"
     if not verdict.holds:
         message += f"; failing records: {describe_failures(verdict, release)}"
     return Verification(verdict.holds, message, verdict, None)

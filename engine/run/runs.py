@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data.forms import BINARY, TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
 from ..data.table import Kind, Role
+from ..model.blanks import ANY_VALUE
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..model.groups import view_of_frame
 from ..base.errors import BadInput, PrivacyCheckFailed
@@ -24,7 +25,7 @@ from .memory import check_memory, estimate_conversion, estimate_method, estimate
 from ..model.params import params_to_dict, parse_spec
 from ..model.plugin import CHEAP, EXPENSIVE, METRIC_SAMPLE_ROWS, HierarchyUse, Judgement, judgements
 from ..data.recipe import Recipe
-from ..model.release import Provenance, Release, Verdict, describe_failures
+from ..model.release import GENERALISED_TABLE, Provenance, Release, Verdict, describe_failures
 from ..model.roles import check_acknowledged, exposed_sensitive, refusal, released_sensitive, unacknowledged_sensitive
 from ..base.validate import get, get_seed
 
@@ -446,6 +447,10 @@ def execute(
         release = dataclasses.replace(
             release, population=data.population.with_hierarchies(used | data.attached_hierarchies())
         )
+    if release.kind == GENERALISED_TABLE and release.blanks is None:
+        # a cell Veil suppressed matches any value (engine/model/blanks.py); a method keeping the
+        # input's blanks says what they mean itself
+        release = dataclasses.replace(release, blanks=ANY_VALUE)
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(

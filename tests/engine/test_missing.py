@@ -15,6 +15,7 @@ from veil.engine import (
     make_registry,
     missing_counts,
     missing_message,
+    Table,
 )
 
 
@@ -56,16 +57,24 @@ def test_impute_is_the_median_and_the_smallest_most_frequent_value(seed):
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_value_makes_a_blank_its_own_value(seed):
+def test_value_makes_a_blank_its_own_value_and_numbers_stay_numbers(seed):
     frame = random_frame(seed)
     filled = fill_missing(frame, "value")
-    for col in ("x", "c"):
-        for old, new in zip(frame[col], filled[col]):
-            if pd.isna(old):
-                assert new == MISSING_VALUE
-            else:
-                assert new == (str(int(old)) if col == "x" else old)
-    assert not missing_counts(filled)
+    for old, new in zip(frame["c"], filled["c"]):
+        assert new == (MISSING_VALUE if pd.isna(old) else old)
+    # a numeric column keeps its blanks as blanks: never a word that would make it text
+    assert pd.api.types.is_float_dtype(filled["x"])
+    assert filled["x"].isna().tolist() == frame["x"].isna().tolist()
+    assert missing_counts(filled).keys() <= {"x"}
+
+
+def test_a_kind_a_column_cannot_take_is_refused_with_its_value():
+    table = Table.from_frame(pd.DataFrame({"age": ["30", "missing", "41", None]}))
+    with pytest.raises(BadInput, match="'age' cannot be numeric.*'missing'"):
+        table.with_kinds({"age": "numeric"})
+    fine = Table.from_frame(pd.DataFrame({"age": ["30", None, "41"]})).with_kinds({"age": "numeric"})
+    assert fine.schema["age"].kind.value == "numeric"
+    assert fine.frame["age"].tolist()[::2] == [30.0, 41.0] and fine.frame["age"].isna().tolist() == [False, True, False]
 
 
 def test_the_message_names_every_column_that_has_blanks_and_only_those():
