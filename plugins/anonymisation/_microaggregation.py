@@ -1,0 +1,395 @@
+"""Microaggregation's kernels: MDAV, its variable-size improvement, aggregation functions and the
+information loss statisticians report for it (docs/reference.md#microaggregation).
+
+MDAV (Domingo-Ferrer and Mateo-Sanz 2002; the generic form for several columns together,
+Domingo-Ferrer and Torra 2005), on records as points (each numeric column standardised, each
+category a one-hot block scaled so that two different categories are at distance 1):
+
+1. while at least 3k records remain: take the record r farthest from the remaining records'
+   centroid and the record s farthest from r; r and its k − 1 nearest remaining records form a
+   group, then s's point and its k nearest remaining records another;
+2. if at least 2k remain: the record farthest from their centroid and its k − 1 nearest form a
+   group;
+3. the rest (k … 2k − 1 records) form the last group.
+
+Ties are broken by the record's position in the input (the first wins), so a run is a pure
+function of its input. The *variable-size* variant starts from MDAV's groups and moves single
+records to a neighbouring group whenever that lowers the within-group sum of squares while every
+group keeps between k and 2k − 1 records: it is never worse than fixed-size MDAV, by construction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import BadInput
+
+_PAIRS_PER_CALL = 64  # MDAV steps between two cancel checks (each a few passes over the records)
+
+
+# ---------------------------------------------------------------------------------------- points
+def standardised(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> np.ndarray:
+    """The records as points: numeric columns centred and divided by their standard deviation
+    (a blank at the centre), each categorical column a one-hot block scaled by 1/√2 (two different
+    categories at distance 1). float64, C order."""
+    parts = []
+    for name in numeric:
+        x = frame[name].to_numpy(dtype=float)
+        known = ~np.isnan(x)
+        mean = x[known].mean() if known.any() else 0.0
+        sd = x[known].std(ddof=1) if known.sum() > 1 else 0.0
+        z = (x - mean) / (sd if sd > 0 else 1.0)
+        parts.append(np.where(known, z, 0.0)[:, None])
+    for name in categorical:
+        codes, uniques = pd.factorize(frame[name])
+        block = np.zeros((len(frame), max(len(uniques), 1)))
+        seen = codes >= 0
+        block[np.flatnonzero(seen), codes[seen]] = 1 / math.sqrt(2)
+        parts.append(block)
+    if not parts:
+        return np.zeros((len(frame), 0))
+    return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------- MDAV
+def _farthest(x, idx, m, point):
+    best, at = -1.0, -1
+    for p in range(m):
+        i = idx[p]
+        d = 0.0
+        for j in range(x.shape[1]):
+            t = x[i, j] - point[j]
+            d += t * t
+        if d > best or (d == best and i < idx[at]):
+            best, at = d, p
+    return at
+
+
+def _nearest(x, idx, m, point, k, out_pos, out_dist):
+    """The k remaining records nearest ``point`` (ties: the earlier record), as positions in idx."""
+    filled = 0
+    for p in range(m):
+        i = idx[p]
+        d = 0.0
+        for j in range(x.shape[1]):
+            t = x[i, j] - point[j]
+            d += t * t
+        if filled == k:
+            last = out_pos[k - 1]
+            if d > out_dist[k - 1] or (d == out_dist[k - 1] and i > idx[last]):
+                continue
+            q = k - 1
+        else:
+            q = filled
+            filled += 1
+        while q > 0 and (out_dist[q - 1] > d or (out_dist[q - 1] == d and idx[out_pos[q - 1]] > i)):
+            out_dist[q] = out_dist[q - 1]
+            out_pos[q] = out_pos[q - 1]
+            q -= 1
+        out_dist[q] = d
+        out_pos[q] = p
+
+
+def _take(x, idx, m, point, k, labels, group, sums, pos, dist):
+    """Group ``point``'s k nearest remaining records as ``group``; return how many remain."""
+    _nearest(x, idx, m, point, k, pos, dist)
+    chosen = np.sort(pos[:k])[::-1]  # remove from the end first, so positions stay valid
+    for c in chosen:
+        i = idx[c]
+        labels[i] = group
+        for j in range(x.shape[1]):
+            sums[j] -= x[i, j]
+        m -= 1
+        idx[c] = idx[m]
+        idx[m] = i
+    return m
+
+
+def _mdav_steps(x, idx, m, labels, group, sums, k, pairs):
+    """Up to ``pairs`` steps of MDAV's loop from the given state; returns (remaining, next group).
+    The last groups (steps 2 and 3) are made once fewer than 3k records remain."""
+    pos = np.empty(k, dtype=np.int64)
+    dist = np.empty(k, dtype=np.float64)
+    centre = np.empty(x.shape[1], dtype=np.float64)
+    done = 0
+    while m >= 3 * k and done < pairs:
+        for j in range(x.shape[1]):
+            centre[j] = sums[j] / m
+        r = idx[_farthest(x, idx, m, centre)]
+        xr = x[r].copy()
+        xs = x[idx[_farthest(x, idx, m, xr)]].copy()
+        m = _take(x, idx, m, xr, k, labels, group, sums, pos, dist)
+        m = _take(x, idx, m, xs, k, labels, group + 1, sums, pos, dist)
+        group += 2
+        done += 1
+    if m < 3 * k:
+        if m >= 2 * k:
+            for j in range(x.shape[1]):
+                centre[j] = sums[j] / m
+            xr = x[idx[_farthest(x, idx, m, centre)]].copy()
+            m = _take(x, idx, m, xr, k, labels, group, sums, pos, dist)
+            group += 1
+        for p in range(m):
+            labels[idx[p]] = group
+        if m:
+            group += 1
+        m = 0
+    return m, group
+
+
+_COMPILED: dict = {}
+
+
+def _kernel(name: str):
+    """The numba-compiled kernel (cached beside this module), or the Python one without numba."""
+    if not _COMPILED:
+        fns = {"farthest": _farthest, "nearest": _nearest, "take": _take, "steps": _mdav_steps, "moves": _moves}
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - where numba is not installed
+            _COMPILED.update(fns)
+        else:
+            g = globals()
+            for key, fn in fns.items():  # compiled callees first: each kernel calls the compiled ones
+                compiled = njit(cache=True, nogil=True)(fn)
+                g[fn.__name__] = compiled
+                _COMPILED[key] = compiled
+    return _COMPILED[name]
+
+
+def mdav(x: np.ndarray, k: int, check: Callable[[float], None] = lambda f: None) -> np.ndarray:
+    """Each record's MDAV group (numbered in the order MDAV forms them) for points ``x`` (n × d);
+    ``check(fraction done)`` is called between steps (and stops the run on a cancel)."""
+    n = len(x)
+    if n < k:
+        raise BadInput(f"microaggregation needs at least k = {k} records, the data has {n}")
+    steps = _kernel("steps")
+    idx = np.arange(n, dtype=np.int64)
+    labels = np.full(n, -1, dtype=np.int64)
+    sums = x.sum(axis=0)
+    m, group = n, 0
+    while m:
+        m, group = steps(x, idx, m, labels, group, sums, k, _PAIRS_PER_CALL)
+        check(1 - (m / n) ** 2)
+    return labels
+
+
+def blocks(x: np.ndarray, size: int) -> list[np.ndarray]:
+    """The records cut into blocks of at most ``size`` (≥ 2k) by halving at the median of the
+    widest coordinate (a k-d tree), so MDAV can run block by block on very large tables."""
+    out, todo = [], [np.arange(len(x))]
+    while todo:
+        rows = todo.pop()
+        if len(rows) <= size:
+            out.append(rows)
+            continue
+        part = x[rows]
+        axis = int(np.argmax(part.max(axis=0) - part.min(axis=0))) if part.shape[1] else 0
+        half = len(rows) // 2
+        order = np.argpartition(part[:, axis], half, kind="introselect") if part.shape[1] else np.arange(len(rows))
+        todo += [rows[order[half:]], rows[order[:half]]]
+    return out
+
+
+def mdav_blocks(x: np.ndarray, k: int, size: int, check: Callable[[float], None] = lambda f: None) -> np.ndarray:
+    """MDAV on the whole table when it holds at most ``size`` records, else within each block of
+    :func:`blocks`; group ids 0 … G − 1."""
+    if len(x) <= size:
+        return mdav(x, k, check)
+    labels = np.empty(len(x), dtype=np.int64)
+    done, offset = 0, 0
+    for rows in blocks(x, size):
+        own = mdav(np.ascontiguousarray(x[rows]), k)
+        labels[rows] = own + offset
+        offset += int(own.max()) + 1
+        done += len(rows)
+        check(done / len(x))
+    return labels
+
+
+# ------------------------------------------------------------------------------ variable size
+def _moves(x, labels, sums, sizes, candidates, k, passes):
+    """Move single records to a candidate group while the sum of squares falls and every group
+    keeps k … 2k − 1 records; returns how many moves were made."""
+    n, d = x.shape
+    moved = 0
+    for _ in range(passes):
+        changed = 0
+        for i in range(n):
+            a = labels[i]
+            na = sizes[a]
+            if na <= k:
+                continue
+            da = 0.0
+            for j in range(d):
+                t = x[i, j] - sums[a, j] / na
+                da += t * t
+            gain_out = na / (na - 1.0) * da
+            best, best_b = -1e-12, -1
+            for c in range(candidates.shape[1]):
+                b = candidates[a, c]
+                if b == a or b < 0 or sizes[b] >= 2 * k - 1:
+                    continue
+                nb = sizes[b]
+                db = 0.0
+                for j in range(d):
+                    t = x[i, j] - sums[b, j] / nb
+                    db += t * t
+                delta = nb / (nb + 1.0) * db - gain_out
+                if delta < best:
+                    best, best_b = delta, b
+            if best_b >= 0:
+                for j in range(d):
+                    sums[a, j] -= x[i, j]
+                    sums[best_b, j] += x[i, j]
+                sizes[a] -= 1
+                sizes[best_b] += 1
+                labels[i] = best_b
+                changed += 1
+        moved += changed
+        if changed == 0:
+            break
+    return moved
+
+
+def improve(x: np.ndarray, labels: np.ndarray, k: int, neighbours: int = 6, passes: int = 8) -> np.ndarray:
+    """MDAV's groups improved by single-record moves between neighbouring groups (each group's
+    ``neighbours`` nearest centroids): every move lowers the sum of squares and keeps every group
+    between k and 2k − 1 records, so the result is never worse than ``labels``."""
+    from scipy.spatial import cKDTree
+
+    labels = labels.copy()
+    g = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=g).astype(np.int64)
+    sums = np.zeros((g, x.shape[1]))
+    np.add.at(sums, labels, x)
+    if g < 2 or x.shape[1] == 0:
+        return labels
+    q = min(neighbours + 1, g)
+    _, near = cKDTree(sums / sizes[:, None]).query(sums / sizes[:, None], k=q)
+    candidates = np.ascontiguousarray(np.asarray(near, dtype=np.int64).reshape(g, q))
+    _kernel("moves")(x, labels, sums, sizes, candidates, k, passes)
+    return renumber(labels)
+
+
+def renumber(labels: np.ndarray) -> np.ndarray:
+    """Group ids 0 … G − 1 in order of each group's first record."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
+
+# ------------------------------------------------------------------------------- information loss
+def sse(x: np.ndarray, labels: np.ndarray) -> float:
+    """Within-group sum of squared distances to each group's centroid."""
+    g = int(labels.max()) + 1 if len(labels) else 0
+    sizes = np.bincount(labels, minlength=g)
+    sums = np.zeros((g, x.shape[1]))
+    np.add.at(sums, labels, x)
+    return float(((x - (sums / np.maximum(sizes, 1)[:, None])[labels]) ** 2).sum())
+
+
+def sst(x: np.ndarray) -> float:
+    """Total sum of squared distances to the centroid of all records."""
+    return float(((x - x.mean(axis=0)) ** 2).sum()) if len(x) else 0.0
+
+
+def il1s(original: pd.DataFrame, released: pd.DataFrame, columns: list[str]) -> float:
+    """IL1s (Yancey, Winkler and Creecy 2002): the mean over records and numeric columns of
+    |x − x'| / (√2 · S), S the column's standard deviation (n − 1); cells blank in either are left out."""
+    total, cells = 0.0, 0
+    for name in columns:
+        x = original[name].to_numpy(dtype=float)
+        y = pd.to_numeric(released[name], errors="coerce").to_numpy(dtype=float)
+        known = ~np.isnan(x) & ~np.isnan(y)
+        sd = x[~np.isnan(x)].std(ddof=1) if (~np.isnan(x)).sum() > 1 else 0.0
+        if sd > 0:
+            total += float((np.abs(x[known] - y[known]) / (math.sqrt(2) * sd)).sum())
+        cells += int(known.sum())
+    return total / cells if cells else 0.0
+
+
+# ------------------------------------------------------------------------------- aggregation
+AGGREGATES = ("mean", "geometric-mean", "median", "mode", "interval", "set")
+NUMERIC_AGGREGATES = ("mean", "geometric-mean", "median")
+
+
+def aggregate(
+    series: pd.Series, groups: np.ndarray, how: str, *, keep_blanks: bool = True, check=lambda: None
+) -> pd.Series:
+    """Each record's value replaced by its group's aggregate of the known values (ARX's
+    microaggregation functions): ``mean``, ``geometric-mean``, ``median`` (numbers stay numbers),
+    ``mode`` (the most frequent, the smallest of those tied), ``interval`` (``[min, max]``) or
+    ``set`` (``{a, b, …}``). A blank stays blank (``keep_blanks``, where a blank matches any value)
+    or takes its group's aggregate; a group with no known value keeps its blanks."""
+    if how not in AGGREGATES:
+        raise BadInput(f"an aggregate is one of {', '.join(AGGREGATES)}, not {how!r}")
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if how in NUMERIC_AGGREGATES and not numeric:
+        raise BadInput(f"column {series.name!r} is not numeric: {how} needs numbers; use mode, interval or set")
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    frame = pd.DataFrame({"g": groups, "v": series.to_numpy()}).dropna(subset=["v"])
+    by = frame.groupby("g", sort=True)["v"]
+    if how == "mean":
+        per_group = by.mean()
+    elif how == "median":
+        per_group = by.median()
+    elif how == "geometric-mean":
+        if (frame["v"] <= 0).any():
+            raise BadInput(f"column {series.name!r} holds values ≤ 0: the geometric mean needs positive numbers")
+        per_group = np.exp(frame.assign(v=np.log(frame["v"].astype(float))).groupby("g", sort=True)["v"].mean())
+    elif how == "mode":
+        per_group = _modes(frame)
+    elif how == "interval":
+        per_group = _intervals(frame, numeric)
+    else:
+        per_group = _sets(frame, numeric, check)
+    values = pd.Series(per_group).reindex(np.arange(n_groups)).to_numpy()[groups]
+    out = pd.Series(values, name=series.name, index=series.index)
+    if numeric and how in NUMERIC_AGGREGATES + ("mode",):
+        out = out.astype(float)
+    blank = series.isna().to_numpy()
+    if keep_blanks and blank.any():
+        out = out.where(~blank)
+    return out
+
+
+def _modes(frame: pd.DataFrame) -> pd.Series:
+    """Each group's most frequent value, the smallest of those tied."""
+    counts = frame.groupby(["g", "v"], sort=True).size().rename("n").reset_index()
+    counts = counts.sort_values(["g", "n"], ascending=[True, False], kind="stable")  # values ascending within ties
+    return counts.drop_duplicates("g").set_index("g")["v"]
+
+
+def _intervals(frame: pd.DataFrame, numeric: bool) -> pd.Series:
+    by = frame.groupby("g", sort=True)["v"]
+    low, high = by.min(), by.max()
+    lt, ht = _texts(low, numeric), _texts(high, numeric)
+    return pd.Series(np.where(low.to_numpy() == high.to_numpy(), lt, "[" + lt + ", " + ht + "]"), index=low.index)
+
+
+def _sets(frame: pd.DataFrame, numeric: bool, check) -> pd.Series:
+    pairs = frame.drop_duplicates().sort_values(["g", "v"], kind="stable")
+    text = _texts(pairs["v"], numeric)
+    starts = np.flatnonzero(np.r_[True, np.diff(pairs["g"].to_numpy()) != 0])
+    ends = np.r_[starts[1:], len(pairs)]
+    out = np.empty(len(starts), dtype=object)
+    for i, (a, b) in enumerate(zip(starts, ends)):
+        out[i] = "{" + ", ".join(text[a:b]) + "}"
+        if i % 4096 == 0:
+            check()
+    return pd.Series(out, index=pairs["g"].to_numpy()[starts])
+
+
+def _texts(values: pd.Series, numeric: bool) -> np.ndarray:
+    """Values as written: a whole number without its decimal point."""
+    if not numeric:
+        return values.astype(str).to_numpy(dtype=object)
+    x = values.to_numpy(dtype=float)
+    whole = np.isfinite(x) & (x == np.round(x))
+    return np.where(whole, np.round(x).astype(np.int64).astype(str), x.astype(str)).astype(object)
