@@ -53,8 +53,9 @@ def missing_message(frame: pd.DataFrame, columns: Iterable[str], doing: str = "a
     which = "column" if len(counts) == 1 else "columns"
     return (
         f"{which} {describe_missing(counts)} {'has' if len(counts) == 1 else 'have'} missing values: when "
-        f"opening the file, drop those records, treat a blank as a value or impute it (the import options; "
-        f"--drop-missing or --fill-missing on the command line) before {doing}"
+        f"opening the file, drop those records, treat a blank in a text column as a value or impute it (the "
+        f"import options; --drop-missing or --fill-missing on the command line) before {doing}, or use a "
+        f"method that keeps blanks, where a blank matches any value"
     )
 
 

@@ -13,10 +13,13 @@ from veil.engine import (
     ANY_VALUE,
     BLANK_RULES,
     GENERALISED_TABLE,
+    SUPPRESSED,
     BadInput,
     Release,
     Role,
+    group_ids,
     grouping_columns,
+    is_suppressed,
     param,
 )
 
@@ -51,16 +54,36 @@ def released_frame(table) -> pd.DataFrame:
     return table.frame[table.released_columns()].reset_index(drop=True).copy()
 
 
-def cell_release(table, frame, columns: Columns, blanks: str, *, groups=None, details=None, notes=()) -> Release:
-    """The release of a cell-level method: ``frame`` as it is written, its blanks meaning ``blanks``."""
+def written_groups(frame: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """(each record's group of equal written quasi-identifiers, each group's typed values): a blank
+    or ``*`` is :data:`SUPPRESSED` (it covers every value, as the metrics charge it), any other value
+    itself."""
+    groups = group_ids(frame[qis])
+    first = np.full(int(groups.max()) + 1 if len(groups) else 0, -1, dtype=np.int64)
+    first[groups[::-1]] = np.arange(len(groups))[::-1]
+    values = frame.iloc[first][qis].reset_index(drop=True)
+    for c in qis:
+        out = values[c].astype(object)
+        values[c] = out.where(~(out.isna() | is_suppressed(out)), SUPPRESSED)
+    return groups, values
+
+
+def cell_release(
+    table, frame, columns: Columns, blanks: str, *, groups=None, group_values=None, details=None, notes=()
+) -> Release:
+    """The release of a cell-level method: ``frame`` as it is written, its blanks meaning ``blanks``;
+    without ``groups``, the records equal on the written quasi-identifiers, each group's values typed."""
     published = tuple(c for c in columns.sensitive if c in frame.columns)
+    if groups is None:
+        groups, group_values = written_groups(frame, columns.quasi_identifiers)
     return Release(
         GENERALISED_TABLE,
         frame,
         tuple(columns.quasi_identifiers),
         target=table.schema.target,
         sensitive=published,
-        groups=None if groups is None else np.asarray(groups, dtype=np.int64),
+        groups=np.asarray(groups, dtype=np.int64),
+        group_values=group_values,
         details=dict(details or {}),
         notes=tuple(notes),
         blanks=blanks,

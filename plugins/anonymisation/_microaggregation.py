@@ -32,10 +32,11 @@ _PAIRS_PER_CALL = 64  # MDAV steps between two cancel checks (each a few passes 
 
 
 # ---------------------------------------------------------------------------------------- points
-def standardised(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> np.ndarray:
+def standardised(frame: pd.DataFrame, numeric: list[str], categorical: list[str] = ()) -> np.ndarray:
     """The records as points: numeric columns centred and divided by their standard deviation
     (a blank at the centre), each categorical column a one-hot block scaled by 1/√2 (two different
-    categories at distance 1). float64, C order."""
+    categories at distance 1; the kernel measures categories by their codes, :func:`categories`,
+    the same distances without the block). float64, C order."""
     parts = []
     for name in numeric:
         x = frame[name].to_numpy(dtype=float)
@@ -56,28 +57,51 @@ def standardised(frame: pd.DataFrame, numeric: list[str], categorical: list[str]
 
 
 # ---------------------------------------------------------------------------------------- MDAV
-def _farthest(x, idx, m, point):
+def categories(frame: pd.DataFrame, categorical: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(n × c codes of the categorical columns, a blank its own code; each column's first slot in a
+    table of every column's categories, with the total last)."""
+    codes = np.zeros((len(frame), len(categorical)), dtype=np.int64)
+    offsets = np.zeros(len(categorical) + 1, dtype=np.int64)
+    for j, name in enumerate(categorical):
+        own, uniques = pd.factorize(frame[name])
+        codes[:, j] = np.where(own < 0, len(uniques), own)
+        offsets[j + 1] = offsets[j] + len(uniques) + 1
+    return codes, offsets
+
+
+# A point is a record's values (px, pc) or the remaining records' centroid: numbers at their mean
+# and each category v at its share p_v, a record of category v then at squared distance
+# ½(1 − 2p_v + Σ p²) from it (the one-hot block scaled by 1/√2), held per category in ``table``.
+def _distance(x, c, i, px, pc, table, offsets, centroid):
+    d = 0.0
+    for j in range(x.shape[1]):
+        t = x[i, j] - px[j]
+        d += t * t
+    for j in range(c.shape[1]):
+        if centroid:
+            d += table[offsets[j] + c[i, j]]
+        elif c[i, j] != pc[j]:
+            d += 1.0
+    return d
+
+
+def _farthest(x, c, idx, m, px, pc, table, offsets, centroid):
     best, at = -1.0, -1
     for p in range(m):
         i = idx[p]
-        d = 0.0
-        for j in range(x.shape[1]):
-            t = x[i, j] - point[j]
-            d += t * t
+        d = _distance(x, c, i, px, pc, table, offsets, centroid)
         if d > best or (d == best and i < idx[at]):
             best, at = d, p
     return at
 
 
-def _nearest(x, idx, m, point, k, out_pos, out_dist):
-    """The k remaining records nearest ``point`` (ties: the earlier record), as positions in idx."""
+def _nearest(x, c, idx, m, px, pc, table, offsets, k, out_pos, out_dist):
+    """The k remaining records nearest the record point (px, pc) (ties: the earlier record), as
+    positions in idx."""
     filled = 0
     for p in range(m):
         i = idx[p]
-        d = 0.0
-        for j in range(x.shape[1]):
-            t = x[i, j] - point[j]
-            d += t * t
+        d = _distance(x, c, i, px, pc, table, offsets, False)
         if filled == k:
             last = out_pos[k - 1]
             if d > out_dist[k - 1] or (d == out_dist[k - 1] and i > idx[last]):
@@ -94,44 +118,60 @@ def _nearest(x, idx, m, point, k, out_pos, out_dist):
         out_pos[q] = p
 
 
-def _take(x, idx, m, point, k, labels, group, sums, pos, dist):
-    """Group ``point``'s k nearest remaining records as ``group``; return how many remain."""
-    _nearest(x, idx, m, point, k, pos, dist)
+def _take(x, c, idx, m, px, pc, table, offsets, k, labels, group, sums, freq, pos, dist):
+    """Group the record point's k nearest remaining records as ``group``; return how many remain."""
+    _nearest(x, c, idx, m, px, pc, table, offsets, k, pos, dist)
     chosen = np.sort(pos[:k])[::-1]  # remove from the end first, so positions stay valid
-    for c in chosen:
-        i = idx[c]
+    for q in chosen:
+        i = idx[q]
         labels[i] = group
         for j in range(x.shape[1]):
             sums[j] -= x[i, j]
+        for j in range(c.shape[1]):
+            freq[offsets[j] + c[i, j]] -= 1
         m -= 1
-        idx[c] = idx[m]
+        idx[q] = idx[m]
         idx[m] = i
     return m
 
 
-def _mdav_steps(x, idx, m, labels, group, sums, k, pairs):
+def _centroid(sums, freq, offsets, m, centre, table):
+    for j in range(sums.shape[0]):
+        centre[j] = sums[j] / m
+    for j in range(offsets.shape[0] - 1):
+        squares = 0.0
+        for v in range(offsets[j], offsets[j + 1]):
+            share = freq[v] / m
+            squares += share * share
+        for v in range(offsets[j], offsets[j + 1]):
+            table[v] = 0.5 * (1.0 - 2.0 * freq[v] / m + squares)
+
+
+def _mdav_steps(x, c, offsets, idx, m, labels, group, sums, freq, k, pairs):
     """Up to ``pairs`` steps of MDAV's loop from the given state; returns (remaining, next group).
     The last groups (steps 2 and 3) are made once fewer than 3k records remain."""
     pos = np.empty(k, dtype=np.int64)
     dist = np.empty(k, dtype=np.float64)
     centre = np.empty(x.shape[1], dtype=np.float64)
+    table = np.zeros(offsets[-1], dtype=np.float64)
+    none = np.zeros(c.shape[1], dtype=np.int64)
     done = 0
     while m >= 3 * k and done < pairs:
-        for j in range(x.shape[1]):
-            centre[j] = sums[j] / m
-        r = idx[_farthest(x, idx, m, centre)]
-        xr = x[r].copy()
-        xs = x[idx[_farthest(x, idx, m, xr)]].copy()
-        m = _take(x, idx, m, xr, k, labels, group, sums, pos, dist)
-        m = _take(x, idx, m, xs, k, labels, group + 1, sums, pos, dist)
+        _centroid(sums, freq, offsets, m, centre, table)
+        r = idx[_farthest(x, c, idx, m, centre, none, table, offsets, True)]
+        rx, rc = x[r].copy(), c[r].copy()
+        s = idx[_farthest(x, c, idx, m, rx, rc, table, offsets, False)]
+        sx, sc = x[s].copy(), c[s].copy()
+        m = _take(x, c, idx, m, rx, rc, table, offsets, k, labels, group, sums, freq, pos, dist)
+        m = _take(x, c, idx, m, sx, sc, table, offsets, k, labels, group + 1, sums, freq, pos, dist)
         group += 2
         done += 1
     if m < 3 * k:
         if m >= 2 * k:
-            for j in range(x.shape[1]):
-                centre[j] = sums[j] / m
-            xr = x[idx[_farthest(x, idx, m, centre)]].copy()
-            m = _take(x, idx, m, xr, k, labels, group, sums, pos, dist)
+            _centroid(sums, freq, offsets, m, centre, table)
+            r = idx[_farthest(x, c, idx, m, centre, none, table, offsets, True)]
+            rx, rc = x[r].copy(), c[r].copy()
+            m = _take(x, c, idx, m, rx, rc, table, offsets, k, labels, group, sums, freq, pos, dist)
             group += 1
         for p in range(m):
             labels[idx[p]] = group
@@ -147,7 +187,15 @@ _COMPILED: dict = {}
 def _kernel(name: str):
     """The numba-compiled kernel (cached beside this module), or the Python one without numba."""
     if not _COMPILED:
-        fns = {"farthest": _farthest, "nearest": _nearest, "take": _take, "steps": _mdav_steps, "moves": _moves}
+        fns = {
+            "distance": _distance,
+            "farthest": _farthest,
+            "nearest": _nearest,
+            "take": _take,
+            "centroid": _centroid,
+            "steps": _mdav_steps,
+            "moves": _moves,
+        }
         try:
             from numba import njit
         except ImportError:  # pragma: no cover - where numba is not installed
@@ -161,26 +209,44 @@ def _kernel(name: str):
     return _COMPILED[name]
 
 
-def mdav(x: np.ndarray, k: int, check: Callable[[float], None] = lambda f: None) -> np.ndarray:
-    """Each record's MDAV group (numbered in the order MDAV forms them) for points ``x`` (n × d);
+def _no_categories(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((n, 0), dtype=np.int64), np.zeros(1, dtype=np.int64)
+
+
+def mdav(
+    x: np.ndarray,
+    k: int,
+    check: Callable[[float], None] = lambda f: None,
+    codes: np.ndarray | None = None,
+    offsets: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each record's MDAV group (numbered in the order MDAV forms them) for numeric points ``x``
+    (n × d) and categorical ``codes`` with their ``offsets`` (:func:`categories`);
     ``check(fraction done)`` is called between steps (and stops the run on a cancel)."""
     n = len(x)
     if n < k:
         raise BadInput(f"microaggregation needs at least k = {k} records, the data has {n}")
+    if codes is None:
+        codes, offsets = _no_categories(n)
     steps = _kernel("steps")
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
     idx = np.arange(n, dtype=np.int64)
     labels = np.full(n, -1, dtype=np.int64)
     sums = x.sum(axis=0)
+    freq = np.zeros(int(offsets[-1]), dtype=np.int64)
+    for j in range(codes.shape[1]):
+        freq[offsets[j] : offsets[j + 1]] = np.bincount(codes[:, j], minlength=int(offsets[j + 1] - offsets[j]))
     m, group = n, 0
     while m:
-        m, group = steps(x, idx, m, labels, group, sums, k, _PAIRS_PER_CALL)
+        m, group = steps(x, codes, offsets, idx, m, labels, group, sums, freq, k, _PAIRS_PER_CALL)
         check(1 - (m / n) ** 2)
     return labels
 
 
 def blocks(x: np.ndarray, size: int) -> list[np.ndarray]:
     """The records cut into blocks of at most ``size`` (≥ 2k) by halving at the median of the
-    widest coordinate (a k-d tree), so MDAV can run block by block on very large tables."""
+    widest numeric coordinate (a k-d tree), so MDAV can run block by block on very large tables."""
     out, todo = [], [np.arange(len(x))]
     while todo:
         rows = todo.pop()
@@ -188,22 +254,34 @@ def blocks(x: np.ndarray, size: int) -> list[np.ndarray]:
             out.append(rows)
             continue
         part = x[rows]
-        axis = int(np.argmax(part.max(axis=0) - part.min(axis=0))) if part.shape[1] else 0
         half = len(rows) // 2
-        order = np.argpartition(part[:, axis], half, kind="introselect") if part.shape[1] else np.arange(len(rows))
+        if part.shape[1]:
+            axis = int(np.argmax(part.max(axis=0) - part.min(axis=0)))
+            order = np.argpartition(part[:, axis], half, kind="introselect")
+        else:
+            order = np.arange(len(rows))
         todo += [rows[order[half:]], rows[order[:half]]]
     return out
 
 
-def mdav_blocks(x: np.ndarray, k: int, size: int, check: Callable[[float], None] = lambda f: None) -> np.ndarray:
+def mdav_blocks(
+    x: np.ndarray,
+    k: int,
+    size: int,
+    check: Callable[[float], None] = lambda f: None,
+    codes: np.ndarray | None = None,
+    offsets: np.ndarray | None = None,
+) -> np.ndarray:
     """MDAV on the whole table when it holds at most ``size`` records, else within each block of
     :func:`blocks`; group ids 0 … G − 1."""
+    if codes is None:
+        codes, offsets = _no_categories(len(x))
     if len(x) <= size:
-        return mdav(x, k, check)
+        return mdav(x, k, check, codes, offsets)
     labels = np.empty(len(x), dtype=np.int64)
     done, offset = 0, 0
     for rows in blocks(x, size):
-        own = mdav(np.ascontiguousarray(x[rows]), k)
+        own = mdav(x[rows], k, codes=codes[rows], offsets=offsets)
         labels[rows] = own + offset
         offset += int(own.max()) + 1
         done += len(rows)

@@ -7,11 +7,14 @@ counts (:class:`SensitiveSums`), and the NaN a metric returns where it does not 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from veil.engine import (
+    ANY_VALUE,
     SUPPRESSED,
     BadInput,
     BinaryMatrix,
@@ -34,6 +37,7 @@ class Anonymised:
     """
 
     def __init__(self, table: Table, release, sensitive: str | None, check=None):
+        release = blanks_as_suppressed(release)
         self.table, self.release = table, release
         self.check = check or (lambda: None)  # cancellation: called per quasi-identifier (a pass over the records)
         self.qis = [c for c in release_qis(table, release)]
@@ -42,6 +46,8 @@ class Anonymised:
         frame = table.frame
         self.n = table.n_rows
         self.hier, self.leaves, self.record_leaf = {}, {}, {}
+        if frame[self.qis].isna().any().any():  # an input blank has no leaf: its loss is not defined
+            raise NotApplicable
         for c in self.qis:
             self.check()
             self.hier[c] = table.hierarchy(c)
@@ -250,6 +256,24 @@ def release_qis(table: Table, release) -> list[str]:
         return declared
     qis = set(release.quasi_identifiers)
     return [c for c in table.columns if c in qis]
+
+
+def blanks_as_suppressed(release):
+    """The release with each blank quasi-identifier cell written ``*`` where a blank matches any
+    value: a blank is charged as a suppressed cell, as ARX charges suppression
+    (docs/reference.md#blanks)."""
+    if release.blanks != ANY_VALUE or release.blank_codes() is None:
+        return release
+    frame = release.frame.copy()
+    for c in release.quasi_identifiers:
+        if c in frame.columns and frame[c].isna().any():
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), "*")
+    values = release.group_values
+    if values is not None:
+        values = values.copy()
+        for c in values.columns:
+            values[c] = values[c].astype(object).where(values[c].notna(), SUPPRESSED)
+    return dataclasses.replace(release, frame=frame, group_values=values)
 
 
 def groups_of(release, n: int) -> np.ndarray | None:

@@ -537,6 +537,8 @@ class Discernibility(Metric):
     memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
+        if release.blank_codes() is not None:  # a record is indistinguishable from every record it could join
+            return float(release.class_sizes().sum())
         groups = _release_groups(release)
         if not len(groups):
             return float("nan")

@@ -16,10 +16,32 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import TABLE, Algorithm, BadInput, Judgement, Kind, MemoryCost, hookimpl, param
+from veil.engine import (
+    SUPPRESSED,
+    TABLE,
+    Algorithm,
+    BadInput,
+    Interval,
+    Judgement,
+    Kind,
+    MemoryCost,
+    hookimpl,
+    param,
+)
 
 from ._cells import Columns, blanks_param, cell_release, group_summary, released_frame
-from ._microaggregation import AGGREGATES, aggregate, il1s, improve, mdav_blocks, renumber, sse, sst, standardised
+from ._microaggregation import (
+    AGGREGATES,
+    aggregate,
+    categories,
+    il1s,
+    improve,
+    mdav_blocks,
+    renumber,
+    sse,
+    sst,
+    standardised,
+)
 
 
 @dataclass(frozen=True)
@@ -46,9 +68,6 @@ class Params:
     blanks: str = blanks_param()
 
 
-MAX_CATEGORIES = 64  # a categorical quasi-identifier in the distance: at most this many values (one-hot)
-
-
 class Microaggregation(Algorithm):
     name = "microaggregation"
     title = "Microaggregation (MDAV)"
@@ -63,14 +82,8 @@ class Microaggregation(Algorithm):
     satisfies = (Judgement.GROUP_SIZE,)
     releases_sensitive = True
     Params = Params
-    # the points (8 bytes a numeric cell), the groups, positions and copies of the quasi-identifiers
+    # the points and category codes (8 bytes a cell), the groups, positions and copies of the columns
     memory_cost = MemoryCost(per_record=256, per_cell=96, per_record_column=32)
-
-    @classmethod
-    def memory(cls, shape, params=None) -> int:
-        # a categorical column in the distance is a one-hot block of up to MAX_CATEGORIES numbers
-        width = min(max(shape.max_distinct, 1), MAX_CATEGORIES)
-        return cls.memory_cost.bytes(shape) + 8 * shape.rows * shape.columns * width
 
     def run(self, data, model, params, ctx):
         k = model.param("k") if model is not None else None
@@ -87,17 +100,15 @@ class Microaggregation(Algorithm):
         strata = categorical if params.categorical == "strata" else []
         blended = [] if strata else categorical
         frame = released_frame(data)
-        for name in blended:
-            distinct = frame[name].nunique(dropna=True)
-            if distinct > MAX_CATEGORIES:
-                raise BadInput(
-                    f"microaggregation measures the categorical quasi-identifier {name!r} by its {distinct:,} "
-                    f"values; at most {MAX_CATEGORIES} are measured: generalise it first, or group within its "
-                    f"values (categorical=strata)"
-                )
+        if blended and params.variant == "variable":
+            raise BadInput(
+                "the variable-size variant moves records by the numbers' sum of squares: group within the "
+                "categorical quasi-identifiers' values (categorical=strata) or use variant=fixed"
+            )
         ctx.progress(0.0, "microaggregation: standardising")
-        points = standardised(frame, numeric, blended)
-        groups = _groups(frame, points, strata, k, params, ctx)
+        points = standardised(frame, numeric)
+        codes, offsets = categories(frame, blended)
+        groups = _groups(frame, points, codes, offsets, strata, k, params, ctx)
         ctx.check()
         fixed_loss = None
         if params.variant == "variable":
@@ -132,7 +143,24 @@ class Microaggregation(Algorithm):
             f"MDAV ({params.variant}) grouped {len(frame):,} records on {', '.join(numeric + blended)} into "
             f"{details['groups']:,} groups of at least {k}; SSE/SST = {details['sse_sst']:.4f}",
         )
-        return cell_release(data, frame, columns, params.blanks, groups=groups, details=details, notes=notes)
+        values = _ranges(original, groups, frame, numeric, blended)
+        return cell_release(
+            data, frame, columns, params.blanks, groups=groups, group_values=values, details=details, notes=notes
+        )
+
+
+def _ranges(original, groups, frame, numeric, categorical) -> pd.DataFrame:
+    """Each group's typed values for the generalisation metrics: a numeric column as the interval of
+    the group's original values (what its aggregate stands for), a categorical one as its value."""
+    by = pd.DataFrame({"g": groups, **{c: original[c] for c in numeric}}).groupby("g", sort=True)
+    low, high = by.min(), by.max()
+    out = {}
+    for c in numeric:
+        out[c] = [SUPPRESSED if np.isnan(a) else Interval(float(a), float(b), True) for a, b in zip(low[c], high[c])]
+    for c in categorical:  # the group's value (first() skips a blank kept as it was)
+        known = frame[c].groupby(groups, sort=True).first()
+        out[c] = [SUPPRESSED if pd.isna(v) else v for v in known]
+    return pd.DataFrame(out)
 
 
 def _numeric(table, column: str) -> bool:
@@ -150,7 +178,7 @@ def _strata(frame: pd.DataFrame, strata: list[str]) -> list[np.ndarray]:
     return np.split(order, cuts)
 
 
-def _groups(frame, points, strata, k, params, ctx) -> np.ndarray:
+def _groups(frame, points, codes, offsets, strata, k, params, ctx) -> np.ndarray:
     parts = _strata(frame, strata)
     small = [rows for rows in parts if len(rows) < k]
     if small:
@@ -169,7 +197,7 @@ def _groups(frame, points, strata, k, params, ctx) -> np.ndarray:
         def check(fraction, start=start, share=share):
             ctx.progress(0.05 + 0.8 * (start + share * fraction), "microaggregation: MDAV")
 
-        own = mdav_blocks(np.ascontiguousarray(points[rows]), k, params.block, check)
+        own = mdav_blocks(points[rows], k, params.block, check, codes[rows], offsets)
         labels[rows] = own + offset
         offset += int(own.max()) + 1
         done += len(rows)

@@ -74,6 +74,8 @@ class SmallestGroup(Metric):
         qi = release.quasi_identifier_frame()
         if len(qi) == 0:
             return float("nan")
+        if release.blank_codes() is not None:  # a blank matches any value: every record it could join
+            return float(release.class_sizes().min())
         if qi.shape[1] == 0:
             return float(len(qi))
         groups = qi.groupby(list(qi.columns), dropna=False, sort=False).ngroup().to_numpy()

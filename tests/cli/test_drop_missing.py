@@ -112,7 +112,12 @@ def test_the_refusal_names_every_column_with_blanks(tmp_path, capsys):
 
 def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsys):
     path, kept = _table(tmp_path)
-    for how, words in (("impute", "imputed"), ("value", "kept as a value of its own")):
+    # a blank kept as a value: text columns get a value of their own, numbers stay numbers with their
+    # blanks, which a method keeping blanks (local suppression) counts as matching any value
+    for how, words, method in (
+        ("impute", "imputed", "mondrian"),
+        ("value", "kept as a value of its own", "local-suppression"),
+    ):
         out = tmp_path / how
         assert (
             main(
@@ -127,7 +132,7 @@ def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsy
                     "--target",
                     "y",
                     "--method",
-                    "mondrian",
+                    method,
                     "--model",
                     "k-anonymity:k=5",
                     "--metrics",
@@ -142,6 +147,15 @@ def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsy
         assert manifest["input"]["rows"] == 240 and manifest["input"]["read"]["fill_missing"] == how
         assert words in (out / "report.html").read_text()
         assert main(["verify", str(out)]) == 0
+
+
+def test_numbers_with_blanks_stay_numbers_and_a_grouping_method_says_so(tmp_path, capsys):
+    path, _ = _table(tmp_path)
+    args = ["run", "--data", str(path), "--fill-missing", "value", "--quasi", "age,work", "--target", "y"]
+    args += ["--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x"), "--method", "mondrian"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "'age' (8 records)" in err and "keeps blanks" in err and "Traceback" not in err
 
 
 def test_dropping_and_filling_together_is_refused(tmp_path, capsys):

@@ -68,6 +68,16 @@ def table(scale=1, seed=0) -> Table:
     )
 
 
+def numeric_table(scale=1, seed=0) -> Table:
+    """The table with its one numeric quasi-identifier and a second numeric one (microaggregation's
+    variable-size variant measures numbers only)."""
+    data = table(scale, seed)
+    frame = data.frame.assign(stay=np.random.default_rng(seed + 1).integers(1, 30, data.n_rows))
+    return Table.from_frame(frame).with_roles(
+        {"age": Role.QUASI_IDENTIFIER, "stay": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE, "y": Role.TARGET}
+    )
+
+
 def matrix(scale=1, m=60, density=0.3, seed=0) -> BinaryMatrix:
     n = 600 * scale
     rng = np.random.default_rng(seed)
@@ -116,7 +126,19 @@ CASES = [
     ("rf-flipping", PluginCall("rf-flipping"), K5, matrix),
     ("hilbert", PluginCall("hilbert"), K5, table),
     ("microaggregation", PluginCall("microaggregation"), K5, table),
-    ("microaggregation-variable", PluginCall("microaggregation", {"variant": "variable"}), K5, table),
+    ("local-suppression", PluginCall("local-suppression"), K5, table),
+    (
+        "local-suppression-l-diversity",
+        PluginCall("local-suppression"),
+        PluginCall("l-diversity", {"l": 2}),
+        table,
+    ),
+    (
+        "microaggregation-variable",
+        PluginCall("microaggregation", {"variant": "variable"}),
+        K5,
+        numeric_table,
+    ),
     ("global-recoding", PluginCall("global-recoding", {"suppression": 0.02}), K5, table),
     ("patternka-relational", PluginCall("patternka-relational"), K5, table),
     ("top-down", PluginCall("top-down"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
@@ -167,6 +189,8 @@ BUDGETS = {
     "rf-flipping": 33_000,
     "hilbert": 61_000,
     "microaggregation": 61_000,
+    "local-suppression": 61_000,
+    "local-suppression-l-diversity": 61_000,
     "microaggregation-variable": 61_000,
     "global-recoding": 137_000,
     "patternka-relational": 54_000,

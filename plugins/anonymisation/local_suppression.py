@@ -1,0 +1,217 @@
+"""Local suppression: blank single quasi-identifier cells, as few as it can, until the privacy
+models hold when a blank matches any value (sdcMicro's ``localSuppression``;
+docs/reference.md#local-suppression).
+
+A record counts in every group it could join (the any-value rule, engine/model/blanks.py), so a
+record with a blank needs no group of its own. The cells are chosen by the user's importance order
+(the least important column first) or, without one, where a blank joins the most records; within
+strata (columns never blanked, records compared only within their values); and, on a small table,
+by trying every set of cells, which gives the fewest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import (
+    ANY_VALUE,
+    SUPPRESSED,
+    TABLE,
+    Algorithm,
+    BadInput,
+    Judgement,
+    MemoryCost,
+    blank_codes,
+    hookimpl,
+    param,
+    blank_view,
+    view_of_frame,
+)
+
+from ._cells import Columns, blanks_param, cell_release, released_frame
+from ._suppression import exact, gains_kernel, greedy
+
+EXACT_CELLS = 12  # search=auto tries every set of cells up to this many cells
+
+
+@dataclass(frozen=True)
+class Params:
+    importance: str = param(
+        "",
+        help="the quasi-identifiers from the most to the least important, joined by + (age+sex+zip): the least "
+        "important is blanked first; empty: blank where it joins the most records",
+    )
+    strata: str = param(
+        "", help="columns never blanked, joined by +: records are compared only with those of the same values"
+    )
+    search: str = param(
+        "auto",
+        choices=("auto", "greedy", "exact"),
+        help=f"greedy, or exact (every set of cells, the fewest; small tables); auto: exact up to {EXACT_CELLS} cells",
+    )
+    blanks: str = blanks_param()
+
+
+class LocalSuppression(Algorithm):
+    name = "local-suppression"
+    title = "Local suppression (cells)"
+    paper = "sdcmicro"
+    description = (
+        "Blanks single quasi-identifier cells, as few as it can, until the privacy models hold when a blank "
+        "matches any value; by an importance order of the columns, within strata. Other cells are released "
+        "as they are."
+    )
+    accepts = (TABLE,)
+    needs_model = True
+    satisfies = (Judgement.GROUPS,)
+    releases_sensitive = True
+    Params = Params
+    memory_cost = MemoryCost(per_record=256, per_cell=96, per_record_column=16)
+
+    def run(self, data, model, params, ctx):
+        columns = Columns.of(data, "local suppression")
+        qis = columns.quasi_identifiers
+        strata = _names(params.strata, data, "strata")
+        extra = [c for c in strata if c not in qis]
+        keys = qis + extra
+        frame = released_frame(data)
+        codes = blank_codes(frame, keys, params.blanks)
+        blankable = np.array([c not in strata for c in keys])
+        rank = _ranks(_names(params.importance, data, "importance"), keys)
+        k = model.param("k", 1) if model is not None else 1
+        k = k if isinstance(k, int) else 1
+        original = codes.copy()
+        ctx.progress(0.0, "local suppression: counting records")
+        cells = int(blankable.sum()) * len(frame)
+        if params.search == "exact" or (params.search == "auto" and cells <= EXACT_CELLS):
+            judge = _Judge(frame, columns, model, keys)
+
+            def holds(trial):
+                ctx.check()
+                return judge.failing(trial) is None
+
+            codes = exact(codes, holds, blankable, max(EXACT_CELLS, 16))
+        else:
+            codes = self._greedy(codes, k, rank, blankable, params, ctx)
+            codes = self._until_models_hold(data, frame, columns, params, original, codes, keys, rank, model, ctx)
+        return self._release(data, frame, columns, params, original, codes, keys)
+
+    def _greedy(self, codes, k, rank, blankable, params, ctx):
+        ids, patterns, weights = _patterns(codes)
+        greedy(patterns, weights, k, rank, blankable, bool(params.importance), lambda f: ctx.progress(0.8 * f))
+        return patterns[ids]
+
+    def _until_models_hold(self, data, frame, columns, params, original, codes, keys, rank, model, ctx):
+        """Blank further cells where a model judging more than group sizes (l-diversity, …) still
+        fails: one cell of each failing pattern at a time, where its blank joins the most records."""
+        kernel = gains_kernel()
+        judge = _Judge(frame, columns, model, keys)
+        blankable = np.array([c in columns.quasi_identifiers for c in keys])
+        for step in range(codes.size + 1):
+            records = judge.failing(codes)
+            if records is None:
+                return codes
+            ctx.progress(0.8 + 0.2 * min(step / 100, 1), "local suppression: meeting the models")
+            ids, patterns, weights = _patterns(codes)
+            gain = np.zeros(len(keys), dtype=np.int64)
+            candidates = [int(p) for p in np.unique(ids[records]) if (patterns[p, blankable] >= 0).any()]
+            if not candidates:
+                raise BadInput(
+                    "the privacy models fail even with every quasi-identifier of the failing records blanked: "
+                    "relax their parameters"
+                )
+            for p in candidates:
+                ctx.check()
+                kernel(patterns, weights, p, gain)
+                open_ = [j for j in range(len(keys)) if patterns[p, j] >= 0 and blankable[j]]
+                j = max(open_, key=lambda j: (gain[j], -rank[j], -j))
+                patterns[p, j] = -1
+            codes = patterns[ids]
+        raise BadInput("local suppression could not make the models hold")  # pragma: no cover - bounded above
+
+    def _release(self, data, frame, columns, params, original, codes, keys):
+        out = frame.copy()
+        counts = {}
+        for j, name in enumerate(keys):
+            newly = (codes[:, j] < 0) & (original[:, j] >= 0)
+            if name not in columns.quasi_identifiers:
+                continue
+            counts[name] = int(newly.sum())
+            if newly.any():
+                out[name] = _blank(out[name], newly, params.blanks)
+        total = sum(counts.values())
+        notes = (
+            f"{total:,} quasi-identifier cell{'s' if total != 1 else ''} blanked: "
+            + ", ".join(f"{c} {n:,}" for c, n in counts.items() if n)
+            if total
+            else "no cell needed blanking",
+        )
+        details = {"blanked_cells": counts, "blanked_total": total, "importance": params.importance or None}
+        return cell_release(data, out, columns, params.blanks, details=details, notes=notes)
+
+
+class _Judge:
+    """The run's models judged on codes directly (the any-value view of each sensitive column), the
+    way the engine judges the release: what the searches ask after every change."""
+
+    def __init__(self, frame: pd.DataFrame, columns: Columns, model, keys: list[str]):
+        self.model = model
+        self.qis = [keys.index(c) for c in columns.quasi_identifiers]
+        everyone = np.zeros(len(frame), dtype=np.int64)
+        sensitive = [c for c in columns.sensitive if c in frame.columns] or [None]
+        self.bases = {c: view_of_frame(frame, [], c, groups=everyone) for c in sensitive}
+
+    def failing(self, codes: np.ndarray) -> np.ndarray | None:
+        """The records of the failing groups of the first model that fails (fewest compatible records
+        first), or None when every model holds."""
+        qi_codes = codes[:, self.qis]
+        for bound in self.model.models:
+            columns = list(self.bases) if bound.plugin.needs_sensitive else list(self.bases)[:1]
+            for column in columns:
+                view = blank_view(qi_codes, self.bases[column])
+                bad = bound.check_groups(view).failing_groups
+                if len(bad):
+                    bad = bad[np.argsort(view.sizes[bad], kind="stable")]
+                    return np.flatnonzero(np.isin(view.groups, bad))
+        return None
+
+
+def _blank(series: pd.Series, where: np.ndarray, rule: str) -> pd.Series:
+    """The column with the cells ``where`` blanked: missing under any-value (numbers stay numbers),
+    ``*`` under own-value (an input blank then stays a value of its own, and ``*`` matches any)."""
+    if rule == ANY_VALUE:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            series = series.astype(object)
+        return series.mask(pd.Series(where, index=series.index))
+    return series.astype(object).where(~where, SUPPRESSED)
+
+
+def _names(text: str, data, what: str) -> list[str]:
+    names = [n.strip() for n in text.split("+") if n.strip()]
+    missing = [n for n in names if n not in data.frame.columns]
+    if missing:
+        raise BadInput(f"{what}: no column named {missing[0]!r}; columns are {', '.join(map(str, data.frame.columns))}")
+    if len(set(names)) != len(names):
+        raise BadInput(f"{what}: a column is named twice in {text!r}")
+    return names
+
+
+def _ranks(order: list[str], keys: list[str]) -> np.ndarray:
+    """Importance per key column: the first named the highest; columns not named the lowest."""
+    return np.array([len(order) - order.index(c) if c in order else 0 for c in keys], dtype=np.int64)
+
+
+def _patterns(codes: np.ndarray):
+    """(each record's pattern, the distinct patterns' codes (a copy), records per pattern)."""
+    ids = pd.DataFrame(codes).groupby(list(range(codes.shape[1])), sort=False).ngroup().to_numpy(np.int64)
+    first = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids))[::-1]
+    return ids, np.ascontiguousarray(codes[first]), np.bincount(ids).astype(np.int64)
+
+
+@hookimpl
+def veil_register_algorithms():
+    return [LocalSuppression]
