@@ -166,8 +166,9 @@ class DataSource:
             frame = frame.mask(frame.isin(list(self.missing)))
         if self.drop_missing:
             frame = frame.dropna().reset_index(drop=True)
-        elif self.fill_missing:
-            frame = fill_missing(frame, self.fill_missing)
+        elif self.fill_missing:  # a blank is never a sensitive value: those columns keep their blanks
+            sensitive = [c for c, r in self.roles.items() if str(getattr(r, "value", r)) == "sensitive"]
+            frame = fill_missing(frame, self.fill_missing, keep=sensitive)
         if self.columns:
             missing_cols = [c for c in self.columns if c not in frame.columns]
             if missing_cols:

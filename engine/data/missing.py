@@ -8,6 +8,9 @@ taken):
 
 ``drop``
     drop every record with a missing value in any column (what the papers do with Adult);
+A column marked sensitive keeps its blanks whatever the choice: a blank is never a sensitive value
+(diversity and closeness are judged on the known values).
+
 ``value``
     treat a missing cell of a text column as a value of its own, :data:`MISSING_VALUE`; a numeric
     column keeps its blanks, so numbers stay numbers (what a blank quasi-identifier means when
@@ -59,12 +62,16 @@ def missing_message(frame: pd.DataFrame, columns: Iterable[str], doing: str = "a
     )
 
 
-def fill_missing(frame: pd.DataFrame, how: str) -> pd.DataFrame:
-    """A copy of ``frame`` with its missing cells filled as ``how`` (``"value"`` or ``"impute"``) says."""
+def fill_missing(frame: pd.DataFrame, how: str, keep: Iterable[str] = ()) -> pd.DataFrame:
+    """A copy of ``frame`` with its missing cells filled as ``how`` (``"value"`` or ``"impute"``) says;
+    the columns in ``keep`` (those marked sensitive: a blank is never a sensitive value) keep theirs."""
     if how not in FILL_CHOICES:
         raise BadInput(f"missing values are filled by one of {', '.join(FILL_CHOICES)}, not {how!r}")
     out = frame.copy()
+    kept = set(keep)
     for name in missing_counts(frame):
+        if name in kept:
+            continue
         series = frame[name]
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         if how == "value":

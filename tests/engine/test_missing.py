@@ -97,3 +97,13 @@ def test_a_data_source_fills_on_reading_and_keeps_the_choice(tmp_path):
     assert path.read_text().count("\n") == 5  # the file is untouched
     with pytest.raises(BadInput, match="not both"):
         DataSource(path=str(path), fill_missing="value", drop_missing=True).load(make_registry())
+
+
+def test_a_sensitive_column_keeps_its_blanks_whatever_the_fill(tmp_path):
+    frame = pd.DataFrame({"age": [30, 40, None, 50], "dx": ["flu", None, "hiv", None], "job": ["a", None, "b", "c"]})
+    path = tmp_path / "survey.csv"
+    frame.to_csv(path, index=False)
+    for how in ("value", "impute"):
+        table = DataSource(path=str(path), fill_missing=how, roles={"dx": "sensitive"}).load(make_registry())
+        assert table.frame["dx"].isna().tolist() == [False, True, False, True]  # never the word or a mode
+        assert table.frame["job"].notna().all()
