@@ -127,6 +127,7 @@ CASES = [
     ("hilbert", PluginCall("hilbert"), K5, table),
     ("microaggregation", PluginCall("microaggregation"), K5, table),
     ("local-suppression", PluginCall("local-suppression"), K5, table),
+    ("local-recoding", PluginCall("local-recoding", {"suppression": 0.02}), K5, table),
     (
         "local-suppression-l-diversity",
         PluginCall("local-suppression"),
@@ -190,6 +191,7 @@ BUDGETS = {
     "hilbert": 61_000,
     "microaggregation": 61_000,
     "local-suppression": 61_000,
+    "local-recoding": 137_000,  # global recoding's budget: each pass is its search
     "local-suppression-l-diversity": 61_000,
     "microaggregation-variable": 61_000,
     "global-recoding": 137_000,

@@ -1,0 +1,155 @@
+"""Local recoding: global recoding again on the records the previous pass suppressed (ARX's
+iterative local transformation; docs/reference.md#local-recoding), so different records may be
+published at different generalisation levels.
+
+Each pass runs the installed global recoding (its optimal search, the same suppression limit and
+metric) on the records still suppressed; the records it publishes keep that pass's levels, the ones
+it suppresses go to the next pass. The hierarchies are those of the whole table (a numeric column's
+generated intervals do not change from pass to pass), and the records left suppressed after the
+last pass stay ``*`` in every quasi-identifier, which matches any value.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.engine import (
+    ANY_VALUE,
+    TABLE,
+    Algorithm,
+    BadInput,
+    Judgement,
+    Role,
+    grouping_columns,
+    hookimpl,
+    is_suppressed,
+    param,
+)
+
+from ._cells import Columns, cell_release
+
+RECODING = "global-recoding"  # the method each pass runs, found by its entry point
+
+
+@dataclass(frozen=True)
+class Params:
+    passes: int = param(5, minimum=1, maximum=100, help="at most this many passes of global recoding")
+    suppression: float = param(
+        0.1,
+        minimum=0,
+        maximum=1,
+        help="the share of each pass's records its global recoding may suppress (they go to the next pass)",
+    )
+    metric: str = param("loss", help="the information loss each pass's search minimises (global recoding's)")
+
+
+class LocalRecoding(Algorithm):
+    name = "local-recoding"
+    title = "Local recoding (iterated global recoding)"
+    paper = "arx"
+    description = (
+        "Runs global recoding, then again on the records it suppressed, pass after pass: records may be "
+        "published at different generalisation levels (ARX's local transformation)."
+    )
+    accepts = (TABLE,)
+    needs_model = True
+    satisfies = (Judgement.GROUPS,)
+    releases_sensitive = True
+    Params = Params
+
+    def run(self, data, model, params, ctx):
+        columns = Columns.of(data, "local recoding")
+        recoding = _recoding()
+        ctx.check()
+        each = recoding.params({"suppression": params.suppression, "metric": params.metric})
+        table = _with_whole_hierarchies(data, columns.quasi_identifiers, ctx.check)
+        remaining = np.arange(table.n_rows)
+        frame = table.frame[table.released_columns()].reset_index(drop=True).astype(object)
+        levels, done = [], 0
+        for step in range(params.passes):
+            ctx.check()
+            try:
+                release = recoding.run(
+                    table.take(remaining), model, each, ctx.child(step / params.passes, (step + 1) / params.passes)
+                )
+            except BadInput as exc:  # these records cannot be published at any level: they stay suppressed
+                levels.append({"records": int(len(remaining)), "published": 0, "stopped": str(exc)})
+                break
+            written = release.frame
+            out = _suppressed(written, columns.quasi_identifiers)
+            publish = ~out if step < params.passes - 1 else np.ones(len(written), dtype=bool)
+            rows = remaining[publish]
+            for c in written.columns:
+                if c in frame.columns:
+                    frame.loc[rows, c] = written[c].to_numpy(dtype=object)[publish]
+            gen = release.details.get("generalisation") or {}
+            levels.append(
+                {"records": int(len(remaining)), "published": int(publish.sum()), "levels": gen.get("levels")}
+            )
+            done += int(publish.sum())
+            remaining = remaining[~publish]
+            if not len(remaining):
+                break
+        if len(remaining):  # left after the last pass that could run: suppressed in every quasi-identifier
+            frame.loc[remaining, columns.quasi_identifiers] = "*"
+        frame = _typed(frame, table)
+        details = {
+            "passes": levels,
+            "published_records": done,
+            "suppressed_records": int(len(remaining)),
+            "mixed_levels": len({str(p.get("levels")) for p in levels if p.get("published")}) > 1,
+        }
+        notes = (
+            f"local recoding: {len([p for p in levels if p.get('published')])} pass(es) of global recoding published "
+            f"{done:,} records at their own levels; {len(remaining):,} stay suppressed",
+        )
+        return cell_release(table, frame, columns, ANY_VALUE, details=details, notes=notes)
+
+
+@functools.cache
+def _installed(name: str):
+    """The installed method ``name``'s class, from its entry point (a registry would load every plugin)."""
+    for entry in importlib.metadata.entry_points(group="veil"):
+        if entry.name == name:
+            for cls in entry.load().veil_register_algorithms():
+                if cls.name == name:
+                    return cls
+    raise BadInput(f"local recoding runs the method {name!r}, which is not installed")
+
+
+def _recoding():
+    return _installed(RECODING)()
+
+
+def _with_whole_hierarchies(table, qis, check):
+    """The table with every quasi-identifier's hierarchy fixed from all its records."""
+    for c in qis:
+        check()
+        if table.schema[c].hierarchy is None:
+            table = table.with_hierarchy(c, table.hierarchy(c))
+    return table
+
+
+def _suppressed(frame: pd.DataFrame, qis) -> np.ndarray:
+    """Records written ``*`` in every quasi-identifier."""
+    marks = [is_suppressed(frame[c].astype(object)) for c in qis if c in frame.columns]
+    return np.logical_and.reduce(marks) if marks else np.zeros(len(frame), dtype=bool)
+
+
+def _typed(frame: pd.DataFrame, table) -> pd.DataFrame:
+    """Columns no pass changed back to their own kind (the quasi-identifiers stay text)."""
+    qis = set(grouping_columns(table)) - set(table.schema.by_role(Role.SENSITIVE))
+    for c in frame.columns:
+        if c not in qis:
+            frame[c] = frame[c].astype(table.frame[c].dtype)
+    return frame
+
+
+@hookimpl
+def veil_register_algorithms():
+    return [LocalRecoding]
