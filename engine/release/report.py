@@ -29,6 +29,7 @@ from ..base.io import check_regular, sha256_file
 from .staging import Staging
 from ..run.jobs import Context
 from ..data.recipe import Recipe
+from ..model.blanks import BLANK_WORDS
 from ..model.release import FEATURE_WEIGHTS
 from ..model.bound import bind_models
 from ..run.runs import PluginCall, prepare
@@ -514,6 +515,11 @@ def _caveats(registry, manifest: dict) -> Section:
             items.append(
                 f"The guarantee covers the quasi-identifiers: {_names(qis) or 'none'}. If someone could "
                 "know other columns of a person, those columns are not protected by it."
+            )
+        if roles.get("blanks") in BLANK_WORDS:  # how blank and suppressed cells were counted
+            items.append(
+                f"Groups were counted by the {roles['blanks']} rule: {BLANK_WORDS[roles['blanks']]}. A blank "
+                "sensitive value counts as no value."
             )
     elif manifest.get("release_kind") == FEATURE_WEIGHTS:
         items.append(

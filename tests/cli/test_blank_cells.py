@@ -65,3 +65,12 @@ def test_microaggregation_on_blanks_releases_numbers(tmp_path, capsys):
     # the file's records are in another order: the blanks are counted
     assert released["age"].isna().sum() == frame["age"].isna().sum() and released["age"].notna().any()
     assert main(["verify", str(out)]) == 0
+
+
+def test_the_report_names_the_rule_blanks_were_counted_by(tmp_path, capsys):
+    path, _ = _survey(tmp_path)
+    out = tmp_path / "report"
+    args = ["run", "--data", str(path), "--fill-missing", "value", "--quasi", "age,income,region", "--sensitive"]
+    args += ["dx", "--release-sensitive", "dx", "--method", "local-suppression", "--model", "k-anonymity:k=3"]
+    assert main(args + ["--out", str(out)]) == 0, capsys.readouterr().err
+    assert "counted by the any-value rule" in (out / "report.html").read_text()
