@@ -5,7 +5,8 @@ Two rules, chosen per run:
 ``any-value`` (sdcMicro's ``freqCalc`` rule)
     a blank matches any value: a record is counted in every group it could join, so the size of a
     record's "group" is the number of records that agree with it on every column where neither is
-    blank. A record Veil suppressed (every quasi-identifier ``*``) matches every record.
+    blank. A record blank in every quasi-identifier (one Veil suppressed) is left out of the other
+    records' groups, as ARX leaves suppressed records out, and its own "group" is the whole table.
 ``own-value``
     a blank is a value of its own, equal only to another blank; cells Veil itself suppressed
     (``*``) still match any value.
@@ -95,8 +96,10 @@ def _row_keys(rows: np.ndarray) -> np.ndarray:
 
 def _compatible_sums(patterns: np.ndarray, mass: np.ndarray) -> np.ndarray:
     """Per pattern, the sum of ``mass`` (P × c) over every pattern compatible with it: equal on
-    every column where neither is blank. Patterns are compared mask by mask: for two masks of blank
-    columns, the patterns of each are keyed on the columns blank in neither."""
+    every column where neither is blank; a pattern blank everywhere (a suppressed record) is
+    compatible with every pattern but counted in none but its own kind. Patterns are compared mask
+    by mask: for two masks of blank columns, the patterns of each are keyed on the columns blank in
+    neither."""
     blank = patterns < 0
     bits = (
         (blank * (1 << np.arange(blank.shape[1], dtype=np.int64))).sum(axis=1)
@@ -106,9 +109,12 @@ def _compatible_sums(patterns: np.ndarray, mass: np.ndarray) -> np.ndarray:
     masks = np.unique(bits)
     out = np.zeros_like(mass)
     members = {int(m): np.flatnonzero(bits == m) for m in masks}
+    everything = (1 << blank.shape[1]) - 1 if blank.shape[1] else -1
     for a in masks:
         ia = members[int(a)]
         for b in masks:
+            if b == everything and a != everything:  # a suppressed record joins no other record's group
+                continue
             ib = members[int(b)]
             free = ~(blank[ia[0]] | blank[ib[0]])
             keys = _row_keys(np.concatenate([patterns[ia][:, free], patterns[ib][:, free]]))

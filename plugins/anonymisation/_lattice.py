@@ -16,10 +16,10 @@ such table at hand is used.
 
 **Suppression.** The classes a privacy model fails are suppressed: every quasi-identifier of
 their records is written ``*``, the records kept, as ARX writes them. A node is a *solution* when
-at most ``limit`` records are suppressed *and* the suppressed records, as one group, satisfy the
-model too. ARX (``HashGroupify``) checks only the limit and leaves the suppressed records out of
-the check; Veil judges them, because the file shows them as one group of look-alike records (every
-quasi-identifier ``*``), and ``veil verify`` judges every group of the file as written. A class
+at most ``limit`` records are suppressed. As in ARX (``HashGroupify``), the suppressed records are
+left out of the check: a record written ``*`` everywhere matches any value and forms no group of
+its own (docs/reference.md#blanks), which ``veil verify`` follows too. Under a population model
+(δ-presence, k-map) they are still judged as one group, every population record matching it. A class
 whose every value is already labelled ``*`` (the top of every hierarchy) is written the same way:
 it joins that group, and the metrics count its records as suppressed, as the file shows them.
 
@@ -322,7 +322,11 @@ class Judge:
 
     def group_passes(self, table: Classes, members: np.ndarray) -> bool:
         """Whether the classes ``members`` (a mask), taken as one group, satisfy every model (the group is
-        written ``*`` in every quasi-identifier, so every population record matches it)."""
+        written ``*`` in every quasi-identifier, so every population record matches it). Without a
+        population model they need not: a suppressed record matches any value and forms no group of
+        its own (docs/reference.md#blanks), as ARX leaves suppressed records out of the check."""
+        if self.population is None and not any(m.plugin.reads_population for m in self.models):
+            return True
         matches = None if self.population is None else np.array([self.population.n])
         if table.unit_class is None:
             view = GroupView.from_codes(

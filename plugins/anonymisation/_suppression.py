@@ -20,15 +20,30 @@ import numpy as np
 from veil.engine import BadInput, compatible_sizes
 
 
-def _gains(u, w, p, out):
+def _gains(u, w, qi, p, out):
     """(records compatible with pattern p, and per column the records that become compatible when
-    p's cell there is blanked) over the patterns ``u`` with weights ``w``."""
+    p's cell there is blanked) over the patterns ``u`` with weights ``w``. A pattern blank in every
+    quasi-identifier (``qi``: which columns are) joins no other pattern's group, and its own is every
+    record (engine/model/blanks.py)."""
     n, m = u.shape
     for j in range(m):
         out[j] = 0
+    p_full = True
+    for j in range(m):
+        if qi[j] and u[p, j] >= 0:
+            p_full = False
     base = 0
     for q in range(n):
         if w[q] == 0:
+            continue
+        if p_full:
+            base += w[q]
+            continue
+        q_full = True
+        for j in range(m):
+            if qi[j] and u[q, j] >= 0:
+                q_full = False
+        if q_full:
             continue
         mismatches = 0
         col = -1
@@ -69,12 +84,17 @@ def greedy(
     blankable: np.ndarray,
     by_importance: bool,
     check: Callable[[float], None] = lambda f: None,
+    qi: np.ndarray | None = None,
 ) -> np.ndarray:
     """Blank cells of the patterns (in place, −1) until every pattern has at least k compatible
     records; returns the records blanked per column. ``rank[j]``: column j's importance (higher is
-    more important, blanked later); ``blankable[j]``: whether column j may be blanked (not a stratum)."""
+    more important, blanked later); ``blankable[j]``: whether column j may be blanked (not a stratum);
+    ``qi[j]``: whether column j is a quasi-identifier (a pattern blank in all of them is suppressed).
+    A pattern suppressed late leaves the groups it counted in, which the models' check afterwards
+    catches (local_suppression blanks further cells where a model fails)."""
     kernel = gains_kernel()
     m = patterns.shape[1]
+    qi = np.ones(m, dtype=np.bool_) if qi is None else np.asarray(qi, dtype=np.bool_)
     blanked = np.zeros(m, dtype=np.int64)
     sizes = compatible_sizes(patterns, weights)
     order = [int(p) for p in np.lexsort((np.arange(len(sizes)), sizes)) if sizes[p] < k and weights[p] > 0]
@@ -83,7 +103,7 @@ def greedy(
         if step % 64 == 0:
             check(step / max(len(order), 1))
         while True:
-            base = kernel(patterns, weights, p, gain)
+            base = kernel(patterns, weights, qi, p, gain)
             if base >= k:
                 break
             open_ = [j for j in range(m) if patterns[p, j] >= 0 and blankable[j]]

@@ -95,13 +95,14 @@ class LocalSuppression(Algorithm):
 
             codes = exact(codes, holds, blankable, max(EXACT_CELLS, 16))
         else:
-            codes = self._greedy(codes, k, rank, blankable, params, ctx)
+            qi = np.array([c in qis for c in keys])
+            codes = self._greedy(codes, k, rank, blankable, qi, params, ctx)
             codes = self._until_models_hold(data, frame, columns, params, original, codes, keys, rank, model, ctx)
         return self._release(data, frame, columns, params, original, codes, keys)
 
-    def _greedy(self, codes, k, rank, blankable, params, ctx):
+    def _greedy(self, codes, k, rank, blankable, qi, params, ctx):
         ids, patterns, weights = _patterns(codes)
-        greedy(patterns, weights, k, rank, blankable, bool(params.importance), lambda f: ctx.progress(0.8 * f))
+        greedy(patterns, weights, k, rank, blankable, bool(params.importance), lambda f: ctx.progress(0.8 * f), qi)
         return patterns[ids]
 
     def _until_models_hold(self, data, frame, columns, params, original, codes, keys, rank, model, ctx):
@@ -123,9 +124,10 @@ class LocalSuppression(Algorithm):
                     "the privacy models fail even with every quasi-identifier of the failing records blanked: "
                     "relax their parameters"
                 )
+            qi = np.array([c in columns.quasi_identifiers for c in keys])
             for p in candidates:
                 ctx.check()
-                kernel(patterns, weights, p, gain)
+                kernel(patterns, weights, qi, p, gain)
                 open_ = [j for j in range(len(keys)) if patterns[p, j] >= 0 and blankable[j]]
                 j = max(open_, key=lambda j: (gain[j], -rank[j], -j))
                 patterns[p, j] = -1

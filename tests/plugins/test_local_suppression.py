@@ -12,6 +12,10 @@ from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
 
 
 def _compatible(a, b):
+    """Equal wherever neither is blank; a record blank everywhere (suppressed) joins no other record's
+    group, while its own group is every record."""
+    if all(x < 0 for x in b) and not all(x < 0 for x in a):
+        return False
     return all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
 
 
