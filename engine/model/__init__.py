@@ -18,6 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "has_blanks",
             "is_suppressed",
             "OWN_VALUE",
+            "suppressed_records",
         ],
         "params": ["param", "param_specs", "params_to_dict", "ParamSpec", "parse_params", "parse_spec"],
         "plugin": [

@@ -8,8 +8,8 @@ Two rules, chosen per run:
     blank. A record blank in every quasi-identifier (one Veil suppressed) is left out of the other
     records' groups, as ARX leaves suppressed records out, and its own "group" is the whole table.
 ``own-value``
-    a blank is a value of its own, equal only to another blank; cells Veil itself suppressed
-    (``*``) still match any value.
+    a blank is a value of its own, equal only to another blank; a record Veil suppressed (``*`` in
+    every quasi-identifier) still matches any value.
 
 Under ``any-value`` the records' groups overlap, so they are no partition. :func:`blank_view` gives
 a privacy model what it judges all the same: one "group" per distinct pattern of quasi-identifier
@@ -28,7 +28,6 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..data.generalised import SUPPRESSED
-from .groups import GroupView
 
 ANY_VALUE = "any-value"
 OWN_VALUE = "own-value"
@@ -36,7 +35,7 @@ BLANK_RULES = (ANY_VALUE, OWN_VALUE)
 SUPPRESSED_MARK = "*"
 BLANK_WORDS = {
     ANY_VALUE: "a blank quasi-identifier matches any value (a record counts in every group it could join)",
-    OWN_VALUE: "a blank quasi-identifier is a value of its own; a suppressed cell (*) matches any value",
+    OWN_VALUE: "a blank quasi-identifier is a value of its own; a suppressed record (* throughout) matches any value",
 }
 
 
@@ -54,27 +53,31 @@ def is_suppressed(series: pd.Series) -> np.ndarray:
     return series.isin([SUPPRESSED_MARK, SUPPRESSED] if typed else [SUPPRESSED_MARK]).to_numpy(dtype=bool)
 
 
+def suppressed_records(frame: pd.DataFrame, columns) -> np.ndarray:
+    """Records written ``*`` in every one of ``columns`` (records Veil suppressed)."""
+    if not len(columns):
+        return np.zeros(len(frame), dtype=bool)
+    return np.logical_and.reduce([is_suppressed(frame[c]) for c in columns])
+
+
 def blank_codes(frame: pd.DataFrame, columns, rule: str) -> np.ndarray:
-    """n × m codes of the quasi-identifiers, −1 where a cell matches any value under ``rule``
-    (missing cells under ``any-value``, suppressed cells under both)."""
+    """n × m codes of the quasi-identifiers, −1 where a cell matches any value under ``rule``:
+    a missing cell under ``any-value``, every cell of a record suppressed throughout under both (a
+    single ``*`` cell is a generalised value, the top of its hierarchy, equal to another ``*``)."""
     check_rule(rule)
     out = np.empty((len(frame), len(columns)), dtype=np.int64)
     for j, name in enumerate(columns):
-        series = frame[name]
-        codes, _ = pd.factorize(series, use_na_sentinel=rule == ANY_VALUE)
-        codes = codes.astype(np.int64)
-        codes[is_suppressed(series)] = -1
-        out[:, j] = codes
+        codes, _ = pd.factorize(frame[name], use_na_sentinel=rule == ANY_VALUE)
+        out[:, j] = codes.astype(np.int64)
+    out[suppressed_records(frame, columns)] = -1
     return out
 
 
 def has_blanks(frame: pd.DataFrame, columns, rule: str) -> bool:
     """Whether any quasi-identifier cell matches any value under ``rule``."""
-    for name in columns:
-        series = frame[name]
-        if (rule == ANY_VALUE and series.isna().any()) or is_suppressed(series).any():
-            return True
-    return False
+    if rule == ANY_VALUE and any(frame[name].isna().any() for name in columns):
+        return True
+    return bool(suppressed_records(frame, columns).any())
 
 
 def _patterns(codes: np.ndarray):
@@ -134,7 +137,7 @@ def compatible_sizes(codes: np.ndarray, weights: np.ndarray | None = None) -> np
     return _compatible_sums(patterns, mass)[:, 0][ids]
 
 
-def blank_view(codes: np.ndarray, base: GroupView) -> GroupView:
+def blank_view(codes: np.ndarray, base):
     """The view a group-judging model checks under the any-value rule: one group per distinct
     pattern of ``codes`` (n × m, −1 matching any value), its size and sensitive counts those of
     every record compatible with it; ``base`` gives the sensitive codes, Q and weights."""
@@ -142,7 +145,7 @@ def blank_view(codes: np.ndarray, base: GroupView) -> GroupView:
     n_groups = len(patterns)
     w = base.weights
     sizes = np.bincount(ids, weights=w, minlength=n_groups).astype(np.int64)
-    view = GroupView.from_codes(
+    view = type(base).from_codes(  # a GroupView, as ``base`` is
         ids,
         base.sensitive,
         base.q() if base.sensitive is not None else None,

@@ -257,10 +257,16 @@ def _same_groups(records: pd.Series, values: pd.Series) -> None:
         )
 
 
-def views_of_release(release, *, needs_sensitive: bool = False, model: str = "this model") -> list:
+def views_of_release(
+    release, *, needs_sensitive: bool = False, model: str = "this model", as_written: bool = False
+) -> list:
     """(sensitive column, view) for every sensitive column of the release, each judged on its own
     (a model on sensitive values holds only when it holds for every one); one view without a
-    sensitive column when the model needs none or the release has none."""
+    sensitive column when the model needs none or the release has none. ``as_written``: the groups
+    of equal written values whatever the release's rule on blanks (the population models, which
+    count the population records matching each group as written)."""
+    if as_written and release.blanks is not None:  # the groups of equal written values
+        release = dataclasses.replace(release, blanks=None)
     if not needs_sensitive or len(release.sensitive) <= 1:
         view = view_of_release(release, needs_sensitive=needs_sensitive, model=model)
         return [(release.sensitive[0] if release.sensitive else None, view)]

@@ -405,7 +405,9 @@ class PrivacyModel(Plugin):
         from .groups import views_of_release
         from .release import verdict_from_groups, worst_of
 
-        views = views_of_release(release, needs_sensitive=self.needs_sensitive, model=self.name)
+        views = views_of_release(
+            release, needs_sensitive=self.needs_sensitive, model=self.name, as_written=self.reads_population
+        )
         if self.reads_population and getattr(release, "population", None) is not None:
             from .groups import population_of_release
 

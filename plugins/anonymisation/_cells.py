@@ -55,16 +55,16 @@ def released_frame(table) -> pd.DataFrame:
 
 
 def written_groups(frame: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """(each record's group of equal written quasi-identifiers, each group's typed values): a blank
-    or ``*`` is :data:`SUPPRESSED` (it covers every value, as the metrics charge it), any other value
-    itself."""
+    """(each record's group of equal written quasi-identifiers, each group's typed values): ``*`` is
+    :data:`SUPPRESSED`, a blank stays blank (the metrics charge it as suppressed under the any-value
+    rule), any other value itself."""
     groups = group_ids(frame[qis])
     first = np.full(int(groups.max()) + 1 if len(groups) else 0, -1, dtype=np.int64)
     first[groups[::-1]] = np.arange(len(groups))[::-1]
     values = frame.iloc[first][qis].reset_index(drop=True)
     for c in qis:
         out = values[c].astype(object)
-        values[c] = out.where(~(out.isna() | is_suppressed(out)), SUPPRESSED)
+        values[c] = out.where(~is_suppressed(out), SUPPRESSED).where(out.notna(), None)
     return groups, values
 
 

@@ -2,8 +2,9 @@
 models hold when a blank matches any value (sdcMicro's ``localSuppression``;
 docs/reference.md#local-suppression).
 
-A record counts in every group it could join (the any-value rule, engine/model/blanks.py), so a
-record with a blank needs no group of its own. The cells are chosen by the user's importance order
+A record counts in every group it could join (the any-value rule, engine/model/blanks.py, which
+this method always follows: the cells it blanks must match any value, and so does an input
+blank), so a record with a blank needs no group of its own. The cells are chosen by the user's importance order
 (the least important column first) or, without one, where a blank joins the most records; within
 strata (columns never blanked, records compared only within their values); and, on a small table,
 by trying every set of cells, which gives the fewest.
@@ -18,7 +19,6 @@ import pandas as pd
 
 from veil.engine import (
     ANY_VALUE,
-    SUPPRESSED,
     TABLE,
     Algorithm,
     BadInput,
@@ -31,7 +31,7 @@ from veil.engine import (
     view_of_frame,
 )
 
-from ._cells import Columns, blanks_param, cell_release, released_frame
+from ._cells import Columns, cell_release, released_frame
 from ._suppression import exact, gains_kernel, greedy
 
 EXACT_CELLS = 12  # search=auto tries every set of cells up to this many cells
@@ -52,7 +52,6 @@ class Params:
         choices=("auto", "greedy", "exact"),
         help=f"greedy, or exact (every set of cells, the fewest; small tables); auto: exact up to {EXACT_CELLS} cells",
     )
-    blanks: str = blanks_param()
 
 
 class LocalSuppression(Algorithm):
@@ -69,7 +68,8 @@ class LocalSuppression(Algorithm):
     satisfies = (Judgement.GROUPS,)
     releases_sensitive = True
     Params = Params
-    memory_cost = MemoryCost(per_record=256, per_cell=96, per_record_column=16)
+    # the fixed part holds loading the compiled kernel the first time in a process
+    memory_cost = MemoryCost(fixed=48 * 2**20, per_record=256, per_cell=96, per_record_column=16)
 
     def run(self, data, model, params, ctx):
         columns = Columns.of(data, "local suppression")
@@ -78,7 +78,7 @@ class LocalSuppression(Algorithm):
         extra = [c for c in strata if c not in qis]
         keys = qis + extra
         frame = released_frame(data)
-        codes = blank_codes(frame, keys, params.blanks)
+        codes = blank_codes(frame, keys, ANY_VALUE)
         blankable = np.array([c not in strata for c in keys])
         rank = _ranks(_names(params.importance, data, "importance"), keys)
         k = model.param("k", 1) if model is not None else 1
@@ -143,7 +143,7 @@ class LocalSuppression(Algorithm):
                 continue
             counts[name] = int(newly.sum())
             if newly.any():
-                out[name] = _blank(out[name], newly, params.blanks)
+                out[name] = _blank(out[name], newly)
         total = sum(counts.values())
         notes = (
             f"{total:,} quasi-identifier cell{'s' if total != 1 else ''} blanked: "
@@ -152,7 +152,7 @@ class LocalSuppression(Algorithm):
             else "no cell needed blanking",
         )
         details = {"blanked_cells": counts, "blanked_total": total, "importance": params.importance or None}
-        return cell_release(data, out, columns, params.blanks, details=details, notes=notes)
+        return cell_release(data, out, columns, ANY_VALUE, details=details, notes=notes)
 
 
 class _Judge:
@@ -181,14 +181,11 @@ class _Judge:
         return None
 
 
-def _blank(series: pd.Series, where: np.ndarray, rule: str) -> pd.Series:
-    """The column with the cells ``where`` blanked: missing under any-value (numbers stay numbers),
-    ``*`` under own-value (an input blank then stays a value of its own, and ``*`` matches any)."""
-    if rule == ANY_VALUE:
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            series = series.astype(object)
-        return series.mask(pd.Series(where, index=series.index))
-    return series.astype(object).where(~where, SUPPRESSED)
+def _blank(series: pd.Series, where: np.ndarray) -> pd.Series:
+    """The column with the cells ``where`` blanked (missing: numbers stay numbers)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        series = series.astype(object)
+    return series.mask(pd.Series(where, index=series.index))
 
 
 def _names(text: str, data, what: str) -> list[str]:

@@ -82,8 +82,9 @@ class Microaggregation(Algorithm):
     satisfies = (Judgement.GROUP_SIZE,)
     releases_sensitive = True
     Params = Params
-    # the points and category codes (8 bytes a cell), the groups, positions and copies of the columns
-    memory_cost = MemoryCost(per_record=256, per_cell=96, per_record_column=32)
+    # the points and category codes (8 bytes a cell), the groups, positions and copies of the columns;
+    # the fixed part holds loading the compiled kernels (about 33 MB the first time in a process)
+    memory_cost = MemoryCost(fixed=48 * 2**20, per_record=256, per_cell=96, per_record_column=32)
 
     def run(self, data, model, params, ctx):
         k = model.param("k") if model is not None else None

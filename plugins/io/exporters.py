@@ -304,6 +304,17 @@ class SpmfExporter(Exporter):
             )
         return frame
 
+    @classmethod
+    def refuses(cls, release) -> str:
+        refused = super().refuses(release)
+        qis = [c for c in release.quasi_identifiers if c in release.frame.columns]
+        if refused or getattr(release, "sets", None) is not None or not release.frame[qis].isna().any().any():
+            return refused
+        return (
+            "a blank quasi-identifier cell has no item to stand for it in SPMF, so the file would not "
+            "read back to the release; export csv, tsv, xlsx or parquet"
+        )
+
     def write(self, frame, path, params):
         for c in frame.columns:
             if _SPMF_BREAKS.search(str(c)):

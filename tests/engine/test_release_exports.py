@@ -137,7 +137,10 @@ def registry():
 
 
 def _canon(value):
-    """A cell as a comparable typed value: an interval, a node's label, ``*``, a number or text."""
+    """A cell as a comparable typed value: an interval, a node's label, ``*``, a number, text or a
+    blank (``""``)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return ""
     value = parse_value(value)
     if value is SUPPRESSED:
         return "*"
