@@ -73,9 +73,7 @@ def test_any_value_view_matches_brute_force(seed):
 
 
 def test_codes_follow_the_rule():
-    frame = pd.DataFrame(
-        {"age": [30.0, np.nan, 30.0, 41.0, "*"], "zip": ["1", "1", "*", "1", "*"]}, dtype=object
-    )
+    frame = pd.DataFrame({"age": [30.0, np.nan, 30.0, 41.0, "*"], "zip": ["1", "1", "*", "1", "*"]}, dtype=object)
     anyv = blank_codes(frame, ["age", "zip"], ANY_VALUE)
     own = blank_codes(frame, ["age", "zip"], OWN_VALUE)
     assert anyv[1, 0] == -1 and own[1, 0] >= 0  # a missing age: any value, or its own
