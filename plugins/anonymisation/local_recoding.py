@@ -32,6 +32,7 @@ from veil.engine import (
 )
 
 from ._cells import Columns, cell_release
+from ._lattice import METRICS
 
 RECODING = "global-recoding"  # the method each pass runs, found by its entry point
 
@@ -45,7 +46,9 @@ class Params:
         maximum=1,
         help="the share of each pass's records its global recoding may suppress (they go to the next pass)",
     )
-    metric: str = param("loss", help="the information loss each pass's search minimises (global recoding's)")
+    metric: str = param(
+        "loss", choices=METRICS, help="the information loss each pass's search minimises (global recoding's)"
+    )
 
 
 class LocalRecoding(Algorithm):
