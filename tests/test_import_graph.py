@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,9 +29,11 @@ def source_modules(folders: dict[Path, str]) -> dict[str, Path]:
     return {module_name(p, root, package): p for root, package in folders.items() for p in sorted(root.rglob("*.py"))}
 
 
-def imported_names(name: str, path: Path) -> set[str]:
+def imported_names(name: str, path: Path, modules: Collection[str] = ()) -> set[str]:
     """Every dotted name ``path`` imports anywhere in its source, relative imports resolved; for
-    ``from a import b`` both ``a`` and ``a.b`` (``b`` may be a module)."""
+    ``from a import b`` both ``a`` and ``a.b`` (``b`` may be a module), but only ``a.b`` when every name
+    is a module of ``modules`` (``from . import run`` imports the module ``run``, as ``import a.b``
+    imports ``a.b``: the package itself is already initialised as its parent)."""
     here = name if path.name == "__init__.py" else name.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -40,8 +43,10 @@ def imported_names(name: str, path: Path) -> set[str]:
                 base = f"{base}.{node.module}" if node.module else base
             else:
                 base = node.module or ""
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
+            submodules = {f"{base}.{alias.name}" for alias in node.names}
+            if not submodules <= set(modules):
+                names.add(base)
+            names.update(submodules)
         elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
     return names
@@ -51,7 +56,8 @@ def import_graph(folders: dict[Path, str]) -> dict[str, set[str]]:
     """Module -> the modules of the tree it imports anywhere in its source (functions included)."""
     modules = source_modules(folders)
     return {
-        name: {m for m in imported_names(name, path) if m in modules and m != name} for name, path in modules.items()
+        name: {m for m in imported_names(name, path, modules) if m in modules and m != name}
+        for name, path in modules.items()
     }
 
 
