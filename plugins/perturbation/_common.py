@@ -13,6 +13,8 @@ import numpy as np
 from veil.engine import PERTURBED_TABLE, BadInput, Kind, Release, Role
 
 PROVIDES = "perturbed-values"  # what a perturbed release carries: the metrics of this area require it
+PERTURBED_NUMBERS = "perturbed-numbers"  # … with numeric columns perturbed (noise, rank swapping)
+PERTURBED_CATEGORIES = "perturbed-categories"  # … with categorical columns perturbed (PRAM)
 SEEDED, ENTROPY = "seeded", "entropy"
 CHUNK = 1 << 16  # records between two progress reports of a vectorised pass
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from veil.engine import TABLE, Kind, MemoryCost, Metric, hookimpl, param
 
 from . import _measures as measures
-from ._common import PROVIDES
+from ._common import PERTURBED_CATEGORIES, PERTURBED_NUMBERS, PROVIDES
 
 LINKAGE_SAMPLE = 5_000  # records linked by default: the distances are a sample × sample matrix, in blocks
 
@@ -26,9 +27,30 @@ def perturbed_columns(release) -> list[str]:
     return list(((release.details or {}).get("perturbation") or {}).get("columns") or [])
 
 
+def numeric_columns(original, release) -> list[str]:
+    """Every column of numbers the release publishes (numeric, or binary held as numbers): the
+    relations between columns that the structure measures compare."""
+    frame = release.frame
+    return [
+        c
+        for c in frame.columns
+        if c in original.schema.names
+        and (
+            original.schema[c].kind is Kind.NUMERIC
+            or (original.schema[c].kind is Kind.BINARY and pd.api.types.is_numeric_dtype(original.frame[c]))
+        )
+    ]
+
+
 def numeric_pair(original, release, columns) -> tuple[np.ndarray, np.ndarray]:
     """The input's and the release's values of the numeric ``columns`` as float arrays."""
-    numeric = [c for c in columns if original.schema[c].kind is Kind.NUMERIC and c in release.frame.columns]
+    numeric = [
+        c
+        for c in columns
+        if c in release.frame.columns
+        and original.schema[c].kind in (Kind.NUMERIC, Kind.BINARY)
+        and pd.api.types.is_numeric_dtype(original.frame[c])
+    ]
     x = (
         np.column_stack([original.frame[c].to_numpy(dtype=float, na_value=np.nan) for c in numeric])
         if numeric
@@ -39,15 +61,18 @@ def numeric_pair(original, release, columns) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _NumericMeasure(Metric):
-    """A measure of the perturbed numeric columns; NaN for a release with none."""
+    """A measure of the perturbed numeric columns (``structure``: of every numeric column released,
+    perturbed or not, whose relations the perturbation changes); NaN for a release with none."""
 
     accepts = (TABLE,)
-    requires = PROVIDES
+    requires = PERTURBED_NUMBERS
     memory_cost = MemoryCost(per_record=32.0, per_cell=48.0)  # both sides' columns as floats, and their difference
     measure = staticmethod(measures.il1s)
+    structure = False
 
     def compute(self, original, release, params, ctx):
-        x, y = numeric_pair(original, release, perturbed_columns(release))
+        columns = numeric_columns(original, release) if self.structure else perturbed_columns(release)
+        x, y = numeric_pair(original, release, columns)
         if x is None or len(x) != len(y):
             return float("nan")
         return type(self).measure(x, y)
@@ -67,8 +92,9 @@ class IL1s(_NumericMeasure):
 class EigenLoss(_NumericMeasure):
     name = "eigen-loss"
     title = "Eigenvalue loss"
-    description = "Σ |λ − λ'| / λ over the eigenvalues of the perturbed numeric columns' correlation matrices."
+    description = "Σ |λ − λ'| / λ over the eigenvalues of the released numeric columns' correlation matrices."
     higher_is_better = False
+    structure = True
     measure = staticmethod(measures.eigen_loss)
 
 
@@ -91,8 +117,9 @@ class VarianceDifference(_NumericMeasure):
 class CorrelationDifference(_NumericMeasure):
     name = "correlation-difference"
     title = "Difference of correlations"
-    description = "Mean of |r' − r| over pairs of perturbed numeric columns."
+    description = "Mean of |r' − r| over pairs of released numeric columns."
     higher_is_better = False
+    structure = True
     measure = staticmethod(measures.correlation_difference)
 
 
@@ -100,9 +127,10 @@ class RegressionDifference(_NumericMeasure):
     name = "regression-difference"
     title = "Difference of regression coefficients"
     description = (
-        "Mean |β' − β| of the standardised coefficients of each perturbed numeric column regressed on the others."
+        "Mean |β' − β| of the standardised coefficients of each released numeric column regressed on the others."
     )
     higher_is_better = False
+    structure = True
     measure = staticmethod(measures.regression_difference)
 
 
@@ -111,7 +139,7 @@ class FrequencyDifference(Metric):
     title = "Difference of category shares"
     description = "Mean over perturbed categorical columns of the total variation distance between category shares."
     accepts = (TABLE,)
-    requires = PROVIDES
+    requires = PERTURBED_CATEGORIES
     higher_is_better = False
     memory_cost = MemoryCost(per_record=48.0, per_cell=48.0)
 
@@ -141,7 +169,7 @@ class IntervalDisclosure(Metric):
     )
     category = "privacy"
     accepts = (TABLE,)
-    requires = PROVIDES
+    requires = PERTURBED_NUMBERS
     higher_is_better = False
     Params = IntervalParams
     memory_cost = MemoryCost(per_record=32.0, per_cell=48.0)

@@ -24,7 +24,16 @@ import numpy as np
 
 from veil.engine import TABLE, Algorithm, BadInput, MemoryCost, ReportFact, hookimpl, param
 
-from ._common import CHUNK, NUMERIC_KINDS, PROVIDES, chosen_columns, generator, perturbed_release, released_frame
+from ._common import (
+    PERTURBED_NUMBERS,
+    CHUNK,
+    NUMERIC_KINDS,
+    PROVIDES,
+    chosen_columns,
+    generator,
+    perturbed_release,
+    released_frame,
+)
 
 METHODS = ("additive", "correlated", "correlated-exact")
 EIGEN_FLOOR = 1e-12  # eigenvalues below this share of the largest are taken as zero (constant columns)
@@ -106,7 +115,7 @@ class Noise(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
-    provides = (PROVIDES,)
+    provides = (PROVIDES, PERTURBED_NUMBERS)
     Params = NoiseParams
     release_variants = {m: {"method": m} for m in METHODS}
     # the columns as floats, the noise and the noisy copy per record and perturbed column, the frame's copy

@@ -22,6 +22,7 @@ import pandas as pd
 from veil.engine import TABLE, Algorithm, BadInput, MemoryCost, ReportFact, hookimpl, param
 
 from ._common import (
+    PERTURBED_CATEGORIES,
     CATEGORICAL_KINDS,
     PROVIDES,
     chosen_columns,
@@ -138,7 +139,7 @@ class Pram(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
-    provides = (PROVIDES,)
+    provides = (PROVIDES, PERTURBED_CATEGORIES)
     Params = PramParams
     # the codes, one uniform and the drawn codes per record and column, the output frame's copy
     memory_cost = MemoryCost(per_record=64.0, per_cell=48.0)

@@ -16,7 +16,16 @@ import numpy as np
 
 from veil.engine import TABLE, Algorithm, MemoryCost, ReportFact, hookimpl, param
 
-from ._common import CHUNK, NUMERIC_KINDS, PROVIDES, chosen_columns, generator, perturbed_release, released_frame
+from ._common import (
+    PERTURBED_NUMBERS,
+    CHUNK,
+    NUMERIC_KINDS,
+    PROVIDES,
+    chosen_columns,
+    generator,
+    perturbed_release,
+    released_frame,
+)
 
 TRIES = 4  # uniform draws in the window before the unswapped records in it are listed
 
@@ -110,7 +119,7 @@ class RankSwap(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
-    provides = (PROVIDES,)
+    provides = (PROVIDES, PERTURBED_NUMBERS)
     Params = RankSwapParams
     # the values, rank order and partners per record and column, the frame's copy
     memory_cost = MemoryCost(per_record=64.0, per_cell=96.0)
