@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import TABLE, Kind, MemoryCost, Metric, hookimpl, param
+from veil.engine import CHEAP, TABLE, Kind, MemoryCost, Metric, hookimpl, param
 
 from . import _measures as measures
 from ._common import PERTURBED_CATEGORIES, PERTURBED_NUMBERS, PROVIDES
@@ -65,6 +65,7 @@ class _NumericMeasure(Metric):
     perturbed or not, whose relations the perturbation changes); NaN for a release with none."""
 
     accepts = (TABLE,)
+    cost = CHEAP  # linear in the records (the linkage risk: a sample of fixed size)
     requires = PERTURBED_NUMBERS
     memory_cost = MemoryCost(per_record=32.0, per_cell=48.0)  # both sides' columns as floats, and their difference
     measure = staticmethod(measures.il1s)
@@ -139,6 +140,7 @@ class FrequencyDifference(Metric):
     title = "Difference of category shares"
     description = "Mean over perturbed categorical columns of the total variation distance between category shares."
     accepts = (TABLE,)
+    cost = CHEAP  # linear in the records (the linkage risk: a sample of fixed size)
     requires = PERTURBED_CATEGORIES
     higher_is_better = False
     memory_cost = MemoryCost(per_record=48.0, per_cell=48.0)
@@ -169,6 +171,7 @@ class IntervalDisclosure(Metric):
     )
     category = "privacy"
     accepts = (TABLE,)
+    cost = CHEAP  # linear in the records (the linkage risk: a sample of fixed size)
     requires = PERTURBED_NUMBERS
     higher_is_better = False
     Params = IntervalParams
@@ -197,6 +200,7 @@ class LinkageRisk(Metric):
     )
     category = "privacy"
     accepts = (TABLE,)
+    cost = CHEAP  # linear in the records (the linkage risk: a sample of fixed size)
     requires = PROVIDES
     higher_is_better = False
     Params = LinkageParams
