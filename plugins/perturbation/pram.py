@@ -245,8 +245,10 @@ def _as_column(values: pd.Series, categories: np.ndarray, codes: np.ndarray) -> 
     """The drawn ``codes`` as values of the input column's type; missing values (code −1) stay."""
     result = pd.Series(categories[np.maximum(codes, 0)], dtype=object)
     result[codes < 0] = values[codes < 0]
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return result.astype(values.dtype)
+    if isinstance(values.dtype, pd.CategoricalDtype):  # a matrix's extra categories join the column's
+        known = list(values.cat.categories)
+        extra = [c for c in pd.unique(result.dropna()) if c not in set(known)]
+        return pd.Series(pd.Categorical(result, categories=known + extra, ordered=values.cat.ordered))
     if values.dtype == object:
         return result
     return result.astype(values.dtype)

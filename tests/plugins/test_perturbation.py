@@ -332,3 +332,23 @@ def test_pairs_of_methods_and_columns():
         release = execute(REGISTRY, data, RunSpec(PluginCall(method, {"columns": columns}))).release
         other = "income" if columns == "age" else "age"
         assert release.frame[other].equals(data.frame[other]) and release.frame["region"].equals(data.frame["region"])
+
+
+def test_pram_keeps_the_column_type_and_missing_values(tmp_path):
+    """A categorical column stays categorical (gaining the categories a user's matrix adds), an
+    integer column stays integer, and a missing value stays missing."""
+    frame = pd.DataFrame(
+        {
+            "grade": pd.Categorical(["a", "b", None, "a", "b", "a"] * 20),
+            "level": [1, 2, 3, 1, 2, 3] * 20,
+        }
+    )
+    data = Table.from_frame(frame)
+    path = tmp_path / "matrix.csv"
+    path.write_text(",a,b,c\na,0,0,1\nb,0,0,1\nc,0,0,1\n")
+    release = run(Pram(), data, columns="grade", matrix=str(path))
+    grade = release.frame["grade"]
+    assert isinstance(grade.dtype, pd.CategoricalDtype) and set(grade.cat.categories) == {"a", "b", "c"}
+    assert grade.isna().sum() == 20 and set(grade.dropna()) == {"c"}
+    level = run(Pram(), data, columns="level", retention=0.5).frame["level"]
+    assert level.dtype == frame["level"].dtype and set(level) <= {1, 2, 3}
