@@ -1,7 +1,8 @@
 """Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
 
-The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``, in parts) and global
-recoding's roll-up of classes (``veil.engine.kernels.grouping``) are compiled by numba on first use
+The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``, in parts), global
+recoding's roll-up of classes (``veil.engine.kernels.grouping``) and rank swapping's pairing of ranks
+(``veil.plugins.perturbation.rank_swap``) are compiled by numba on first use
 and kept in numba's cache beside their modules. ``make run`` and ``make test`` run
 this script once after installing (the environment's stamp): a PatternKa and a Maximal run on
 generated baskets, the roll-up, then the search's other paths on small inputs (maximal and all patterns, one
@@ -28,7 +29,9 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    return [*longest_dfs.compiled_kernels(), grouping.compiled()]
+    from veil.plugins.perturbation import rank_swap
+
+    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_block]
 
 
 def paths():
@@ -44,6 +47,7 @@ def paths():
     return [
         ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
         ("global recoding's roll-up of classes", roll_up),
+        ("rank swapping's pairing of ranks", swap_ranks),
         ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
         (
             "all frequent itemsets, one thread",
@@ -88,6 +92,13 @@ def roll_up() -> None:
     size = np.ones(2_000, dtype=np.int64)
     merge_classes(codes, [None, np.arange(50) // 10, None], [50, 5, 50], size)  # 12,500 keys: dense
     merge_classes(codes, [None, None, None], [50, 50, 50], size)  # 125,000 keys: hashed
+
+
+def swap_ranks() -> None:
+    """A column rank-swapped within a window, the pairing loop compiled."""
+    from veil.plugins.perturbation.rank_swap import swap_column
+
+    swap_column(np.random.default_rng(0).random(1_000), 5.0, np.random.default_rng(1))
 
 
 def compiled_now(found) -> int:

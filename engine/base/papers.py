@@ -117,6 +117,31 @@ PAPERS = {
         2015,
         "Journal of Statistical Software",
     ),
+    # perturbation (docs/perturbation.md)
+    "gouweleeuw-pram": Citation(
+        ("J. M. Gouweleeuw", "P. Kooiman", "L. C. R. J. Willenborg", "P.-P. de Wolf"),
+        "Post Randomisation for Statistical Disclosure Control: Theory and Implementation",
+        1998,
+        "Journal of Official Statistics",
+    ),
+    "brand-noise": Citation(
+        ("Ruth Brand",),
+        "Microdata Protection through Noise Addition",
+        2002,
+        "Inference Control in Statistical Databases",
+    ),
+    "moore-rank-swap": Citation(
+        ("Richard A. Moore",),
+        "Controlled Data-Swapping Techniques for Masking Public Use Microdata Sets",
+        1996,
+        "U.S. Bureau of the Census, Statistical Research Division Report rr96/04",
+    ),
+    "mateo-sanz-il": Citation(
+        ("Josep M. Mateo-Sanz", "Francesc Sebé", "Josep Domingo-Ferrer"),
+        "Outlier Protection in Continuous Microdata Masking",
+        2004,
+        "Privacy in Statistical Databases",
+    ),
 }
 
 

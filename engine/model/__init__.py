@@ -64,6 +64,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "grouped_sets",
             "ITEMS_COLUMN",
             "PartsRelease",
+            "PERTURBED_TABLE",
             "Provenance",
             "Release",
             "SYNTHETIC",

@@ -20,6 +20,7 @@ BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
 FEATURE_WEIGHTS = "feature-weights"  # a weight and rank per feature; no records
+PERTURBED_TABLE = "perturbed-table"  # every record kept, some values replaced at random (docs/perturbation.md)
 ITEMS_COLUMN = "items"  # the one quasi-identifier of a grouped-sets release: each record's published set
 
 
@@ -47,9 +48,10 @@ class Release:
     Attributes
     ----------
     kind : str
-        feature-subset, generalised-table, bucketised-table, grouped-sets, synthetic or
-        feature-weights (one row per feature: ``feature, weight, rank``; no records are released,
-        so no record-level privacy model applies: see :func:`feature_weights`).
+        feature-subset, generalised-table, bucketised-table, grouped-sets, synthetic,
+        perturbed-table (every record, some columns perturbed: no groups) or feature-weights (one
+        row per feature: ``feature, weight, rank``; no records are released, so no record-level
+        privacy model applies: see :func:`feature_weights`).
     frame : pandas.DataFrame
         The records as they would be exported (identifiers never included).
     quasi_identifiers : list of str

@@ -143,6 +143,9 @@ CASES = [
     ("global-recoding", PluginCall("global-recoding", {"suppression": 0.02}), K5, table),
     ("patternka-relational", PluginCall("patternka-relational"), K5, table),
     ("top-down", PluginCall("top-down"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
+    ("pram", PluginCall("pram", {"strata": "sex"}), None, table),
+    ("noise", PluginCall("noise", {"method": "correlated-exact"}), None, table),
+    ("rank-swap", PluginCall("rank-swap", {"p": 10}), None, table),
 ]
 # the metrics that can run long (EXPENSIVE: cross-validated classifiers, PBI) and the utility losses
 # computed over many populations or queries, each after the cheapest method that fits it
@@ -197,6 +200,9 @@ BUDGETS = {
     "global-recoding": 137_000,
     "patternka-relational": 54_000,
     "top-down": 133_000,
+    "pram": 20_000,
+    "noise": 16_000,
+    "rank-swap": 17_000,
     "metric:accuracy": 10_000,
     "metric:auc": 11_000,
     "metric:pbi": 13_000,

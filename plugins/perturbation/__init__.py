@@ -1,0 +1,2 @@
+"""Perturbation: PRAM, noise addition and rank swapping, and the utility and risk measures of a
+perturbed release (docs/perturbation.md)."""
