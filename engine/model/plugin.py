@@ -572,7 +572,7 @@ class Chart(Plugin):
     draws_trade_off: ClassVar[bool] = False
 
     @classmethod
-    def fits(cls, results) -> str:
+    def fits(cls, results: pd.DataFrame | None) -> str:
         """Why this chart does not apply to ``results`` (a tidy result table), "" when it does."""
         if results is None or "metric" not in getattr(results, "columns", ()):
             return "there are no results"
