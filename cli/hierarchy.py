@@ -42,10 +42,12 @@ class Options(ReadOptions):
 
 
 def execute(options: Options, registry, stop: Stop) -> int:
-    from veil.engine.base.io import write_text_atomic
+    from veil.engine.base.io import check_output_path, write_text_atomic
     from veil.engine.data.hierarchy import hierarchy_from_spec, preview_groups
     from veil.engine.data.table import Table
 
+    if options.out:
+        check_output_path(options.out)  # before any work: a device, FIFO, link or folder is refused
     data = source(options, options.path).load(registry)
     if not isinstance(data, Table):
         raise BadInput("a hierarchy generalises a table's column; this file holds item sets")

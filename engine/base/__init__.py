@@ -18,6 +18,9 @@ __all__, __getattr__, __dir__ = lazy_exports(
         ],
         "io": [
             "atomic_path",
+            "check_output_file",
+            "check_output_path",
+            "check_private_folder",
             "check_readable",
             "check_regular",
             "ImportOptions",

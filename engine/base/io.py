@@ -185,25 +185,77 @@ def read_data(registry, path: str | os.PathLike, options: ImportOptions | None =
     return data
 
 
+def check_private_folder(folder: str | os.PathLike, what: str = "the folder") -> os.stat_result:
+    """The ``stat`` of ``folder`` when Veil may put files in it; BadInput saying why not otherwise.
+
+    Refused: something that is not a folder, a folder of another user (root's excepted: only root
+    can write there), and a folder anyone may write to without the sticky bit (``/tmp`` has it),
+    where another user could swap a link or a FIFO in place of what Veil writes (docs/security.md)."""
+    folder = Path(folder)
+    st = os.stat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise BadInput(f"{what} {folder} is {file_kind(st.st_mode)}, not a folder")
+    if hasattr(os, "geteuid") and st.st_uid not in (os.geteuid(), 0):
+        raise BadInput(
+            f"{what} {folder} belongs to another user (uid {st.st_uid}), who could replace what Veil writes "
+            f"there; choose a folder of yours"
+        )
+    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+        raise BadInput(
+            f"{what} {folder} may be written by anyone (mode {stat.filemode(st.st_mode)}, no sticky bit): "
+            f"another user could replace what Veil writes there; chmod o-w it or choose another folder"
+        )
+    return st
+
+
+def check_output_file(target: str | os.PathLike) -> None:
+    """BadInput unless ``target`` is absent or a regular file: Veil replaces only a regular file,
+    never a link (it is not written through either), a device, a FIFO, a socket or a folder."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise BadInput(f"{target} is {file_kind(mode)}; Veil writes over only a regular file: name another file")
+
+
+def check_output_path(target: str | os.PathLike) -> None:
+    """Before any work: BadInput when ``target`` could not be written by :func:`atomic_path`
+    (not a regular file, or in an existing folder another user may write)."""
+    check_output_file(target)
+    parent = Path(target).parent
+    if parent.exists():
+        check_private_folder(parent)
+
+
 @contextmanager
 def atomic_path(target: str | os.PathLike):
     """Yield a temporary path next to ``target``; on success rename it onto ``target``.
 
     A failure (or a kill) before the rename leaves ``target`` as it was: a previous file stays
-    intact, and no partial file ever appears under the target's name.
+    intact, and no partial file ever appears under the target's name. ``target`` must be absent or a
+    regular file, in a folder no other user may write (:func:`check_output_file`,
+    :func:`check_private_folder`); the temporary file is made new (``O_EXCL``, never through a link)
+    and the target checked again just before the rename.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    check_output_file(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot make the folder {target.parent}: {exc.strerror or exc}") from None
+    check_private_folder(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)  # O_EXCL|O_NOFOLLOW
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would survive the rename
     try:
         yield Path(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        check_output_file(target)  # nothing but a regular file swapped in meanwhile
         os.replace(tmp, target)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
 
 

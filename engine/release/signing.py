@@ -26,11 +26,12 @@ import json
 import os
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import BadInput
-from ..base.io import open_regular
+from ..base.io import check_output_file, file_kind, open_regular
 
 ALGORITHM = "Ed25519"
 PRIVATE_NAME = "release-signing-key.pem"
@@ -84,9 +85,9 @@ def _raw_public(key) -> bytes:
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def _read_key_file(path: Path, what: str) -> bytes:
+def _read_key_file(path: Path, what: str, follow_symlinks: bool = True) -> bytes:
     try:
-        with open_regular(path) as f:  # never a FIFO or a device
+        with open_regular(path, follow_symlinks=follow_symlinks) as f:  # never a FIFO or a device
             data = f.read(MAX_KEY_BYTES + 1)
     except OSError as exc:
         raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
@@ -95,13 +96,95 @@ def _read_key_file(path: Path, what: str) -> bytes:
     return data
 
 
+def _settings_folder(create: bool) -> Path | None:
+    """The settings folder, checked: a folder of the user's that no one else may write to (made,
+    mode 0700, when ``create``); None when it does not exist and ``create`` is false."""
+    folder = settings_dir()
+    if not os.path.lexists(folder):
+        if not create:
+            return None
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise BadInput(f"cannot make the settings folder {folder}: {exc.strerror or exc}") from None
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        raise BadInput(f"the settings folder {folder} cannot be used: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise BadInput(
+            f"the settings folder {folder} is {file_kind(st.st_mode)}, not a folder; Veil keeps its signing key there"
+        )
+    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
+        raise BadInput(
+            f"the settings folder {folder} may be written by other users (mode {stat.filemode(st.st_mode)}, "
+            f"owner uid {st.st_uid}): they could swap the signing key or plant a link there; make it yours "
+            f"alone with chmod 700"
+        )
+    return folder
+
+
+def _pem_public(key) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _write_public(folder: Path, key) -> None:
+    """Write the public half beside the private key: through a new temporary file (``O_EXCL``, never
+    through a link), renamed onto ``release-signing-key.pub`` only when that is absent or a regular file."""
+    target = folder / PUBLIC_NAME
+    check_output_file(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{PUBLIC_NAME}.", suffix=".part", dir=folder)  # O_EXCL|O_NOFOLLOW
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_pem_public(key))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        check_output_file(target)
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _check_public(folder: Path, key) -> None:
+    """The public key handed to recipients must be the private key's own half: made again when it was
+    deleted, refused when it is another key (recipients would reject this workstation's releases and
+    accept whatever the other key signs)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
+    path = folder / PUBLIC_NAME
+    if not os.path.lexists(path):
+        _write_public(folder, key)
+        return
+    data = _read_key_file(path, "public key", follow_symlinks=False)
+    try:
+        public = serialization.load_pem_public_key(data)
+        matches = _raw_public(public) == _raw_public(key.public_key())
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        matches = False
+    if not matches:
+        raise BadInput(
+            f"the public key {path} is not the half of the signing key {folder / PRIVATE_NAME}: recipients "
+            f"checking with it would reject this workstation's releases; remove it (it is made again from the "
+            f"signing key on the next export)"
+        )
+
+
 def _private_key(create: bool):
-    """The workstation's private key; made (with its public half) on first use when ``create``.
-    None when there is none and ``create`` is false."""
+    """The workstation's private key; made (with its public half) on first use when ``create``, and
+    then its public half checked (made again when deleted). None when there is none and ``create``
+    is false."""
+    from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    folder = settings_dir()
+    folder = _settings_folder(create)
+    if folder is None:
+        return None
     path = folder / PRIVATE_NAME
     if not os.path.lexists(path):
         if not create:
@@ -110,23 +193,17 @@ def _private_key(create: bool):
         pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
-        public = key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         except FileExistsError:  # another export made it meanwhile: use that one
-            return _private_key(create=False)
+            return _private_key(create=create)
         except OSError as exc:
             raise BadInput(f"cannot make the signing key {path}: {exc.strerror or exc}") from None
         with os.fdopen(fd, "wb") as f:
             f.write(pem)
             f.flush()
             os.fsync(f.fileno())
-        tmp = folder / (PUBLIC_NAME + ".tmp")
-        tmp.write_bytes(public)
-        os.replace(tmp, folder / PUBLIC_NAME)
+        _write_public(folder, key)
         return key
     st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
@@ -139,14 +216,18 @@ def _private_key(create: bool):
             f"{stat.filemode(st.st_mode)}); make it yours alone with chmod 600"
         )
     try:
-        key = serialization.load_pem_private_key(_read_key_file(path, "signing key"), password=None)
-    except (ValueError, TypeError):
+        key = serialization.load_pem_private_key(
+            _read_key_file(path, "signing key", follow_symlinks=False), password=None
+        )
+    except (ValueError, TypeError, UnsupportedAlgorithm):
         raise BadInput(
             f"the signing key {path} is damaged; move it away (a new key is made on the next export, "
             f"and releases signed with the old one no longer say 'this workstation')"
         ) from None
     if not isinstance(key, Ed25519PrivateKey):
         raise BadInput(f"the signing key {path} is not an {ALGORITHM} key")
+    if create:
+        _check_public(folder, key)
     return key
 
 

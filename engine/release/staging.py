@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import BadInput
-from ..base.io import file_kind, open_regular, sha256_file
+from ..base.io import check_private_folder, file_kind, open_regular, sha256_file
 
 try:
     import fcntl
@@ -167,6 +167,7 @@ class Staging:
             missing.append(parent)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._made = missing
+        check_private_folder(self.folder, "the output folder")
         remove_stale(self.folder)
         self.path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self.folder))  # mode 0700
         self._lock_fd = _lock(self.path / LOCK)
@@ -217,6 +218,13 @@ class Staging:
             _fsync_file(self.files[name])
             os.chmod(self.files[name], 0o666 & ~_umask())  # as any new file would be (mkstemp's 0600 is not)
         remove = tuple(n for n in dict.fromkeys(remove) if n not in self.files and (self.folder / n).exists())
+        for name in names:  # a link is replaced (never written through); a device, FIFO or folder is refused
+            mode = _mode(self.folder / name)
+            if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                raise BadInput(
+                    f"{self.folder / name} is {file_kind(mode)}; an export replaces only a regular file there: "
+                    f"move it away"
+                )
         old = self.path / OLD
         old.mkdir(mode=0o700)
         backed_up = []

@@ -45,6 +45,7 @@ class Case:
     from_release: Callable | None = None  # the files of a real export -> this case's files (added to ``files``)
     plant: Callable | None = None  # makes what files cannot say (a staging folder, a FIFO) in the case's folder
     process: bool = False  # run as a real process: a regression would hang, and its time limit catches that
+    env: dict = field(default_factory=dict)  # environment variables set for the case ("{d}" as in argv)
 
 
 CASES: dict[str, Case] = {}
@@ -1452,6 +1453,140 @@ case(
 )
 
 
+# -- files Veil writes: only a regular file replaced, never through a link, never in a folder others may write ---------
+SIGNED_RUN = (*FILE_RUN, *ROLES, "--model", "k-anonymity:k=2")
+SETTINGS = {"VEIL_SETTINGS_DIR": "{d}/settings"}
+
+
+def settings_folder(mode: int = 0o700, pub: bytes | None = None, pub_link: str | None = None) -> Callable:
+    """A settings folder of the given mode holding a signing key; its public half ``pub`` (another
+    key's when None and no link) or a link to ``pub_link``."""
+
+    def plant(d: Path) -> None:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        folder = d / "settings"
+        folder.mkdir(mode=0o700)
+        key = Ed25519PrivateKey.generate()
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        (folder / "release-signing-key.pem").write_bytes(pem)
+        os.chmod(folder / "release-signing-key.pem", 0o600)
+        if pub_link is not None:
+            (folder / "release-signing-key.pub").symlink_to(pub_link.replace("{d}", str(d)))
+        else:
+            other = pub or Ed25519PrivateKey.generate().public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            (folder / "release-signing-key.pub").write_bytes(other)
+        os.chmod(folder, mode)
+
+    return plant
+
+
+def made(kind: str, name: str, mode: int = 0o755) -> Callable:
+    """Plant a FIFO, a character device (a copy of /dev/null's numbers), a folder or a mode-``mode`` folder."""
+
+    def plant(d: Path) -> None:
+        path = d / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "device":
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        else:
+            path.mkdir(exist_ok=True)
+            os.chmod(path, mode)
+
+    return plant
+
+
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+case(
+    "settings: a folder anyone may write",
+    {"in.csv": PEOPLE},
+    SIGNED_RUN,
+    hint="may be written by other users",
+    env=SETTINGS,
+    plant=made("folder", "settings", 0o777),
+)
+case("settings: a file", {"in.csv": PEOPLE, "settings": b"not a folder"}, SIGNED_RUN, hint="not a folder", env=SETTINGS)
+case(
+    "settings: /dev/null",
+    {"in.csv": PEOPLE},
+    SIGNED_RUN,
+    hint="character device",
+    env={"VEIL_SETTINGS_DIR": "/dev/null"},
+)
+case(
+    "settings: the public key another key's",
+    {"in.csv": PEOPLE},
+    SIGNED_RUN,
+    hint="is not the half of the signing key",
+    env=SETTINGS,
+    plant=settings_folder(),
+)
+case(
+    "settings: the public key not a key",
+    {"in.csv": PEOPLE},
+    SIGNED_RUN,
+    hint="is not the half of the signing key",
+    env=SETTINGS,
+    plant=settings_folder(pub=b"-----BEGIN PUBLIC KEY-----\ngarbage\n-----END PUBLIC KEY-----\n"),
+)
+case(
+    "settings: the public key a link to a file outside",
+    {"in.csv": PEOPLE, "victim.txt": b"not Veil's\n"},
+    SIGNED_RUN,
+    hint="symbolic link",
+    env=SETTINGS,
+    plant=settings_folder(pub_link="{d}/victim.txt"),
+)
+HIERARCHY_OUT = ("hierarchy", "{d}/in.csv", "--column", "age_band", "--build", "masking", "--out")
+for kind, hint in (("fifo", FIFO), ("device", "character device"), ("folder", "a folder")):
+    if kind != "device" or IS_ROOT:
+        case(
+            f"hierarchy --out a {kind}",
+            {"in.csv": PEOPLE},
+            (*HIERARCHY_OUT, "{d}/h.csv"),
+            hint=hint,
+            plant=made(kind, "h.csv"),
+        )
+case(
+    "hierarchy --out a link to a file outside",
+    {"in.csv": PEOPLE, "victim.txt": b"not Veil's\n"},
+    (*HIERARCHY_OUT, "{d}/h.csv"),
+    hint="symbolic link",
+    links={"h.csv": "victim.txt"},
+)
+case("hierarchy --out .", {"in.csv": PEOPLE}, (*HIERARCHY_OUT, "."), hint="a folder")
+case(
+    "hierarchy --out in a folder anyone may write",
+    {"in.csv": PEOPLE},
+    (*HIERARCHY_OUT, "{d}/shared/h.csv"),
+    hint="may be written by anyone",
+    plant=made("folder", "shared", 0o777),
+)
+case(
+    "run --out a folder anyone may write",
+    {"in.csv": PEOPLE},
+    (*RUN[:-1], "{d}/shared", "--data", "{d}/in.csv", *ROLES),
+    hint="may be written by anyone",
+    plant=made("folder", "shared", 0o777),
+)
+for kind, hint in (("fifo", FIFO), ("device", "character device"), ("folder", "a folder")):
+    if kind != "device" or IS_ROOT:
+        case(
+            f"run: release.csv in the output folder a {kind}",
+            {"in.csv": PEOPLE},
+            (*FILE_RUN, *ROLES),
+            hint=hint,
+            plant=made(kind, "out/release.csv"),
+        )
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
@@ -1553,6 +1688,8 @@ def test_bad_input_gets_a_clear_answer(name, tmp_path, capsys, release_files, re
         cli, "make_registry", lambda plugins=(): registry
     )  # loading the plugins 300 times would dominate
     monkeypatch.chdir(tmp_path)
+    for variable, value in c.env.items():
+        monkeypatch.setenv(variable, value.replace("{d}", str(tmp_path)))
     write_case(tmp_path, c)
     if c.plant is not None:
         c.plant(tmp_path)

@@ -1,0 +1,86 @@
+"""What the security audit found, through the real command line: files written only as regular files
+of the user's own folders, the signing key's public half, what ``veil verify`` takes in."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .helpers import SMALL_CSV
+from .test_audit_corpus import ROLES, changed, snapshot
+
+KEY, PUB = "release-signing-key.pem", "release-signing-key.pub"
+
+
+def _export(veil, folder: Path, out: str = "out", *extra):
+    return veil(
+        "run",
+        "--data",
+        folder / "in.csv",
+        *ROLES,
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--model",
+        "k-anonymity:k=2",
+        "--no-report",
+        *extra,
+        "--out",
+        folder / out,
+    )
+
+
+def test_a_link_planted_in_the_settings_folder_is_never_written_through(tmp_path, veil, monkeypatch):
+    """The public key's temporary file is made new: a link planted where an earlier Veil put it (or any
+    other name) leads nowhere, and the file outside keeps its content."""
+    settings = tmp_path / "settings"
+    settings.mkdir(mode=0o700)
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    (tmp_path / "victim.txt").write_bytes(b"not Veil's to write\n")
+    (settings / (PUB + ".tmp")).symlink_to(tmp_path / "victim.txt")
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    before = snapshot(tmp_path)
+    result = _export(veil, tmp_path)
+    assert result.code == 0, result.err
+    assert sorted(changed(before, snapshot(tmp_path))) == [
+        Path("out"),
+        Path("out/manifest.json"),
+        Path("out/release.csv"),
+        Path("settings") / KEY,
+        Path("settings") / PUB,
+    ]
+    assert (tmp_path / "victim.txt").read_bytes() == b"not Veil's to write\n"
+    assert stat.S_ISREG(os.lstat(settings / PUB).st_mode)
+    given = veil("verify", tmp_path / "out", "--public-key", settings / PUB)
+    assert given.code == 0 and "signed by the given key" in given.out, given.out
+
+
+def test_a_deleted_public_key_is_made_again_from_the_signing_key(tmp_path, veil, monkeypatch):
+    settings = tmp_path / "settings"
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(settings))
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    assert _export(veil, tmp_path, "first").code == 0
+    first = (settings / PUB).read_bytes()
+    (settings / PUB).unlink()
+    assert _export(veil, tmp_path, "second").code == 0
+    assert (settings / PUB).read_bytes() == first  # the same half, of the same key
+    for out in ("first", "second"):
+        given = veil("verify", tmp_path / out, "--public-key", settings / PUB)
+        assert given.code == 0 and "signed by the given key" in given.out, given.out
+
+
+def test_an_output_folder_with_the_sticky_bit_is_used(tmp_path, veil):
+    """A folder anyone may write to is refused, unless its sticky bit keeps others from replacing files
+    they do not own (as /tmp does)."""
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    assert _export(veil, tmp_path, "shared/out").code == 0
+    hierarchy = veil(
+        "hierarchy", tmp_path / "in.csv", "--column", "age_band", "--build", "masking", "--out", shared / "h.csv"
+    )
+    assert hierarchy.code == 0, hierarchy.err
+    assert stat.S_ISREG(os.lstat(shared / "h.csv").st_mode)
