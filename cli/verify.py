@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,19 @@ def add_arguments(v: argparse.ArgumentParser) -> None:
         "--public-key",
         help="the signer's public key (a release-signing-key.pub): refuse a manifest this key did not sign",
     )
+    v.add_argument(
+        "--require-signature",
+        action="store_true",
+        help="fail (exit 1) unless the manifest is signed by this workstation's key or the one given with "
+        "--public-key; without it an unsigned or foreign-signed manifest is said to be so and may pass",
+    )
     v.add_argument("--format", help="format of a bare file (default from its extension)")
+    v.add_argument(
+        "--with-parts",
+        action="store_true",
+        help="for a bare file: read its parts beside it as one release (a bucketised release's "
+        "NAME.sensitive.EXT); never read otherwise",
+    )
     v.add_argument("--target", help="the target column of a bare file")
     v.add_argument(
         "--sensitive",
@@ -71,7 +84,9 @@ class Options:
     path: str
     model: list[str] | None
     public_key: str | None
+    require_signature: bool
     format: str | None
+    with_parts: bool
     target: str | None
     sensitive: list[str]
     population: str | None
@@ -117,39 +132,47 @@ def _verify_manifest(registry, path: Path, options: Options):
     if options.master and options.executor == "in-process":
         raise BadInput("--master names a cluster's master: give it with --executor spark (or another cluster executor)")
     executor = make_executor(options.executor, registry, **({"master": options.master} if options.master else {}))
-    return verify_manifest(registry, path, key, executor)
+    return verify_manifest(registry, path, key, executor, require_signature=options.require_signature)
 
 
 def _verify_bare_file(registry, path: Path, options: Options):
     """A released file with no manifest, checked against the ``--model`` flags, its columns' roles
     given by ``--target``, ``--sensitive`` and ``--quasi``."""
     from veil.engine import Hierarchy
-    from veil.engine.release.parts import read_parts
+    from veil.engine.release.parts import part_path, parts_beside, read_parts
     from veil.engine.release.verify import read_released, verify_file
 
     if not options.model:
         raise BadInput("a bare file needs --model NAME[:key=value,...] to check against")
-    if options.public_key is not None:
-        raise BadInput("--public-key checks a manifest's signature; a bare file has none (verify its folder)")
+    if options.public_key is not None or options.require_signature:
+        flag = "--public-key" if options.public_key is not None else "--require-signature"
+        raise BadInput(f"{flag} checks a manifest's signature; a bare file has none (verify its folder)")
     if not path.exists():
         raise BadInput(missing_reason(path))
     fmt = options.format or _format_of(registry, path)
     frame_cols = list(read_released(registry, fmt, path).columns)
-    part_cols = [c for part in read_parts(registry.exporter(fmt), path).values() for c in part.columns]
+    beside = parts_beside(path)
+    if options.with_parts and not beside:
+        raise BadInput(f"--with-parts: no part file lies beside {path.name} ({part_path(path, 'sensitive').name})")
+    names = beside if options.with_parts else []
+    part_cols = [c for part in read_parts(registry.exporter(fmt), path, names).values() for c in part.columns]
     quasi_given = options.quasi or []
     _check_verify_roles(options.target, options.sensitive, quasi_given)
     excluded = {options.target, *options.sensitive}
     for col in [options.target, *options.sensitive, *quasi_given]:
         if col and col not in frame_cols and (col not in part_cols or col in quasi_given):
-            beside = (
+            part = part_path(path, "sensitive").name
+            hint = (
                 ""
                 if part_cols or col in quasi_given
+                else f"; {part} lies beside it: give --with-parts to read the two as one release"
+                if beside
                 else (
                     f", and no part file beside it holds it (a bucketised release keeps its sensitive values in "
-                    f"{path.stem}.sensitive{path.suffix}, which is not there)"
+                    f"{part}, which is not there)"
                 )
             )
-            raise BadInput(f"{path.name} has no column {col!r}{beside}")
+            raise BadInput(f"{path.name} has no column {col!r}{hint}")
     quasi = quasi_given or [c for c in frame_cols if c not in excluded]
     roles = {"quasi_identifiers": quasi, "target": options.target, "sensitive": options.sensitive}
     sensitive_hierarchies = {}
@@ -163,15 +186,24 @@ def _verify_bare_file(registry, path: Path, options: Options):
             raise BadInput(missing_reason(Path(file), "hierarchy file"))
         if column in options.sensitive:
             sensitive_hierarchies[column] = Hierarchy.from_arx_csv(file, name=column)
-    return verify_file(
+    result = verify_file(
         registry,
         path,
         fmt,
         models(options.model),
         roles,
+        parts=names,
         hierarchies=sensitive_hierarchies,
         population=_bare_population(registry, options),
     )
+    unread = [part_path(path, n).name for n in beside if n not in names]
+    if unread:  # never read silently, never left unsaid: whoever hands over a file may ship one beside it
+        result = dataclasses.replace(
+            result,
+            message=f"{result.message}; note: {', '.join(unread)} lies beside it and was not read "
+            f"(--with-parts reads it as part of the release)",
+        )
+    return result
 
 
 def _bare_population(registry, options: Options):

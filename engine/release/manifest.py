@@ -516,6 +516,12 @@ def read_manifest(path: str | os.PathLike) -> dict:
             raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
     if not plain_name(manifest["output"]["path"]):
         raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
+    parts = get(manifest["output"], "parts", dict, {}, where=f"{p.name} output")
+    for name, entry in parts.items():  # each part is read as release.NAME.EXT beside the release
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name) or not isinstance(entry, dict):
+            raise BadInput(f"{p} is not a valid manifest: output parts must map plain words to their files")
+        if not plain_name(entry.get("path")):
+            raise BadInput(f"{p} is not a valid manifest: a part's path must be a plain file name")
     manifest["_dir"] = str(p.parent)
     return manifest
 

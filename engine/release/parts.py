@@ -3,13 +3,14 @@
 A release with ``parts`` (e.g. ``{"sensitive": DataFrame(group, SA)}``) is written as the main file
 plus one file per part, named after it: ``release.csv`` and ``release.sensitive.csv``. Each part is
 written by the same exporter and read back; the privacy model is checked on the release rebuilt
-from all the files, and ``veil verify`` rebuilds it from the files alone (a bare file finds its
-parts beside it by name).
+from all the files, and ``veil verify`` rebuilds it from the files alone (a bare file's parts
+beside it only when ``--with-parts`` asks: a file shipped beside it never changes its check).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -73,14 +74,17 @@ def as_written(release, frame: pd.DataFrame, parts: dict):
 KNOWN_PARTS = ("sensitive",)  # the parts a bare file may have beside it (Anatomy's sensitive table)
 
 
+def parts_beside(path: Path) -> list[str]:
+    """The known parts whose ``<stem>.<name><suffix>`` lies beside ``path`` (read only when asked:
+    whoever hands over a file must not change its check by shipping a file beside it)."""
+    return [n for n in KNOWN_PARTS if os.path.lexists(part_path(Path(path), n))]
+
+
 def read_parts(exporter, path: Path, names=None) -> dict:
-    """The part files beside ``path``: the ones named (each must exist), or, for a bare file, each
-    known part whose ``<stem>.<name><suffix>`` is present."""
+    """The part files beside ``path`` that ``names`` lists (each must exist); none when None."""
     path = Path(path)
-    if names is None:
-        names = [n for n in KNOWN_PARTS if part_path(path, n).exists()]
     parts = {}
-    for name in names:
+    for name in names or ():
         p = part_path(path, name)
         if not p.exists():
             raise BadInput(f"the release's part {p.name} is missing beside {path.name}")

@@ -856,6 +856,7 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
                 manifest["output"].get("format") or registry.preferred("exporter"),
                 models,
                 manifest.get("roles") or {},
+                parts=list(manifest["output"].get("parts") or {}),
                 population=population,
             )
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..model.release import FEATURE_WEIGHTS, Verdict, describe_failures
 from ..run.runs import PluginCall, bind_model
 from .assessment import release_as_written
 from .manifest import MANIFEST_NAME, REPORT_FILES, manifest_digest, read_binding, read_manifest
-from .parts import read_parts, with_parts
+from .parts import KNOWN_PARTS, read_parts, with_parts
 from .signing import PublicKey, workstation_key
 from .signing import check as check_signature
 from .staging import leftovers
@@ -111,6 +112,9 @@ def verify_manifest(
     signed, trusted = _signature(manifest, public_key)
     if not trusted:
         return Verification(False, signed, None, None)
+    strays = stray_files(folder, manifest)
+    if strays:  # whatever reads the folder's parts (Spark does) would take them in
+        return Verification(False, "; ".join(strays), None, None)
     if "parts_of" in out:
         from .part_counts import verify_parts
 
@@ -210,6 +214,27 @@ def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]
         f"signed by the key {result.key.fingerprint}, which is not this workstation's (give its public key "
         f"with --public-key to check whose it is)"
     ), True
+
+
+def stray_files(folder: Path, manifest: dict) -> list[str]:
+    """Files named like the release's own (``release.EXT``, ``release.part-N.EXT``,
+    ``release.sensitive.EXT``: the release in another format, a part, a part file) that its manifest
+    does not list, in words: a reader of the folder's parts would take them in."""
+    out = manifest["output"]
+    listed = set((manifest.get("export") or {}).get("files") or {}) | {out.get("path")}
+    for entry in [*(out.get("parts_of") or []), *((out.get("parts") or {}).values())]:
+        if isinstance(entry, dict):
+            listed.add(entry.get("path"))
+    stem = str(out.get("path") or "").split(".")[0]
+    if not stem:
+        return []
+    named = re.compile(re.escape(stem) + r"(\.part-\d+|" + "".join(rf"|\.{p}" for p in KNOWN_PARTS) + r")\.[^.]+")
+    strays = sorted(n for n in os.listdir(folder) if named.fullmatch(n) and n not in listed)
+    return [
+        f"{name} lies beside the release but is not part of the export (its manifest does not list it): "
+        f"whatever reads the folder's files would take it in; remove it"
+        for name in strays
+    ]
 
 
 def member_problems(folder: Path, manifest: dict) -> list[str]:

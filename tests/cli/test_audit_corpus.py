@@ -1587,6 +1587,55 @@ for kind, hint in (("fifo", FIFO), ("device", "character device"), ("folder", "a
         )
 
 
+# -- what `veil verify` takes in: a file beside the release is never read silently, and is named -----------------------
+UNIQUE_IN_GROUPS = "group,age,sex,zip\n" + "".join(
+    f"{i // 5 + 1},{20 + i},{'FM'[i % 2]},{1000 + i}\n" for i in range(20)
+)
+case(
+    "verify a bare file: a part beside it regroups 20 unique records",
+    {
+        "release.csv": UNIQUE_IN_GROUPS,
+        "release.sensitive.csv": "group,disease\n" + "1,flu\n2,cold\n3,flu\n4,cold\n" * 5,
+    },
+    ("verify", "{d}/release.csv", "--model", "k-anonymity:k=5", "--quasi", "age,sex,zip"),
+    code=1,
+    hint="release.sensitive.csv lies beside it and was not read",
+)
+case(
+    "verify a bare file: --with-parts without a part",
+    {"release.csv": UNIQUE_IN_GROUPS},
+    ("verify", "{d}/release.csv", "--model", "k-anonymity:k=5", "--with-parts"),
+    hint="no part file lies beside release.csv",
+)
+for stray, content in (
+    ("release.tsv", b"name\tage_band\nAnn\t20-29\n"),
+    ("release.sensitive.csv", b"group,outcome\n1,0\n"),
+    ("release.part-99999.csv", SMALL_CSV.encode()),
+):
+    case(
+        f"verify an export with a stray {stray} beside it",
+        {stray: content},
+        ("verify", "{d}"),
+        code=1,
+        hint=f"{stray} lies beside the release but is not part of the export",
+        from_release=lambda r: r,
+    )
+case(
+    "manifest verify: a part named ../..",
+    {},
+    ("verify", "{d}"),
+    hint="output parts must map plain words",
+    from_release=edited(output__parts={"../..": {"path": "x.csv", "sha256": "0" * 64}}),
+)
+case(
+    "manifest verify: a part's path ../in.csv",
+    {},
+    ("verify", "{d}"),
+    hint="a part's path must be a plain file name",
+    from_release=edited(output__parts={"sensitive": {"path": "../in.csv", "sha256": "0" * 64}}),
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:

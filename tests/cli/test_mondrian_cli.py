@@ -86,7 +86,17 @@ def test_bucketised_release_is_two_files_checked_together(table_file, tmp_path, 
     assert main(["verify", str(out)]) == 0
     assert (
         main(
-            ["verify", str(out / "release.csv"), "--model", "l-diversity:l=2", "--sensitive", "dx", "--quasi", "group"]
+            [
+                "verify",
+                str(out / "release.csv"),
+                "--model",
+                "l-diversity:l=2",
+                "--sensitive",
+                "dx",
+                "--quasi",
+                "group",
+                "--with-parts",
+            ]
         )
         == 0
     )
@@ -98,7 +108,17 @@ def test_bucketised_release_is_two_files_checked_together(table_file, tmp_path, 
     assert main(["verify", str(out)]) == 1
     assert (
         main(
-            ["verify", str(out / "release.csv"), "--model", "l-diversity:l=2", "--sensitive", "dx", "--quasi", "group"]
+            [
+                "verify",
+                str(out / "release.csv"),
+                "--model",
+                "l-diversity:l=2",
+                "--sensitive",
+                "dx",
+                "--quasi",
+                "group",
+                "--with-parts",
+            ]
         )
         == 1
     )

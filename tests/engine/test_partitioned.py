@@ -467,3 +467,17 @@ def test_a_release_in_parts_and_in_one_file_have_manifests_of_one_shape_written_
     one = pd.read_csv(tmp_path / "one" / in_one["output"]["path"], dtype=str)
     assert sorted(map(tuple, written.to_numpy())) == sorted(map(tuple, one.to_numpy()))
     assert in_parts["verdict"]["holds"] is in_one["verdict"]["holds"] is True
+
+
+def test_verify_names_a_stray_part_in_the_folder(tmp_path, capsys):
+    """A part the manifest does not list (a raw record in ``release.part-99999.csv``) is taken in by
+    whatever reads the folder's parts: ``veil verify`` names it and fails."""
+    from veil.cli import main
+
+    _export(tmp_path, 3, 3)
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "out")]) == 0
+    (tmp_path / "out" / "release.part-99999.csv").write_text("v\n99\n")
+    assert main(["verify", str(tmp_path / "out")]) == 1
+    said = capsys.readouterr().out
+    assert "release.part-99999.csv lies beside the release but is not part of the export" in said, said
