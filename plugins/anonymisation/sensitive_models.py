@@ -163,32 +163,35 @@ class LParams:
     )
 
 
-def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
-    """Grassberger's (2003) estimate of each row's entropy (nats) from its counts n_i, N = Σ n_i:
-    Ĥ = ln N − (1/N) Σ n_i G(n_i), G(n) = ψ(n) + ½ (−1)^n (ψ((n+1)/2) − ψ(n/2)), ψ the digamma
-    function (docs/reference.md#l-diversity).
-
-    >>> round(float(grassberger_entropy(np.array([[2, 1]]))[0]), 4)  # ln 3 − 4/3 + γ + ln 2
-    1.0356
-    """
+def _grassberger_g(n: np.ndarray) -> np.ndarray:
+    """G(n) = ψ(n) + ½ (−1)^n (ψ((n+1)/2) − ψ(n/2)), ψ the digamma function (G(2m+1) = G(2m))."""
     from scipy.special import digamma  # here: scipy.special is not loaded to register the plugins
 
+    sign = np.where(n % 2 == 0, 1.0, -1.0)
+    return digamma(n) + 0.5 * sign * (digamma((n + 1) / 2) - digamma(n / 2))
+
+
+def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
+    """Grassberger's estimate of each row's entropy (nats) from its counts n_i, N = Σ n_i, in the form
+    Stammler et al. (2016) give for entropy l-diversity and ARX computes: Ĥ = G(N) − (1/N) Σ n_i G(n_i)
+    (docs/reference.md#l-diversity). A row holding one value has Ĥ = 0.
+
+    >>> round(float(grassberger_entropy(np.array([[2, 1]]))[0]), 4)  # G(3) − (2 G(2) + G(1))/3 = 2/3
+    0.6667
+    """
     counts = np.atleast_2d(np.asarray(counts, dtype=float))
     sizes = counts.sum(axis=1)
-    n = np.where(counts > 0, counts, 1.0)
-    sign = np.where(n % 2 == 0, 1.0, -1.0)
-    g = digamma(n) + 0.5 * sign * (digamma((n + 1) / 2) - digamma(n / 2))
-    terms = np.where(counts > 0, counts * g, 0.0).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sizes > 0, np.log(np.maximum(sizes, 1)) - terms / np.maximum(sizes, 1), 0.0)
+    terms = np.where(counts > 0, counts * _grassberger_g(np.where(counts > 0, counts, 1.0)), 0.0).sum(axis=1)
+    whole = _grassberger_g(np.maximum(sizes, 1.0))
+    return np.where(sizes > 0, whole - terms / np.maximum(sizes, 1), 0.0)
 
 
 def l_values(counts: np.ndarray, variant: str, c: float = 1.0, estimator: str = "shannon") -> np.ndarray:
     """Each group's effective l (higher is safer) under ``variant``, from its sensitive counts.
 
     probabilistic: 1 / max_s P_g(s); distinct: number of values present; entropy: exp(H(P_g)), H the
-    plug-in (``shannon``) or Grassberger's estimate; recursive: the largest l for which
-    r_1 < c (r_l + … + r_m) holds (r sorted descending, 0 if none).
+    plug-in (``shannon``) or Grassberger's estimate, then never above the number of values present;
+    recursive: the largest l for which r_1 < c (r_l + … + r_m) holds (r sorted descending, 0 if none).
     """
     counts = np.asarray(counts, dtype=float)
     sizes = counts.sum(axis=1)
@@ -199,8 +202,10 @@ def l_values(counts: np.ndarray, variant: str, c: float = 1.0, estimator: str = 
     if variant == "distinct":
         return (counts > 0).sum(axis=1).astype(float)
     if variant == "entropy":
-        if estimator == "grassberger":
-            return np.exp(grassberger_entropy(counts)) if len(counts) else np.zeros(0)
+        if estimator == "grassberger":  # never weaker than distinct l-diversity (as ARX requires l values)
+            if not len(counts):
+                return np.zeros(0)
+            return np.minimum(np.exp(grassberger_entropy(counts)), (counts > 0).sum(axis=1))
         p = counts / np.maximum(sizes, 1)[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
@@ -262,8 +267,7 @@ class LDiversity(PrivacyModel):
     def infeasible(self, view, params) -> str:
         counts = view.counts().sum(axis=0, keepdims=True)
         distinct = int((counts > 0).sum())
-        grassberger = params.variant == "entropy" and params.estimator == "grassberger"  # may exceed it
-        if params.l > distinct * (1 + _TOL) and not grassberger:
+        if params.l > distinct * (1 + _TOL):
             return (
                 f"l = {params.l:g} is above the number of distinct sensitive values ({distinct}), so no group "
                 f"can hold {params.l:g} well-represented values"

@@ -1636,6 +1636,28 @@ case(
 )
 
 
+# -- an estimator never makes a model weaker than its plainest form ---------------------------------------------------
+case(
+    "verify entropy l-diversity by Grassberger's estimate on groups of one record",
+    {
+        "r.csv": "age,sex,zip,occupation\n"
+        + "".join(f"{20 + i},{'FM'[i % 2]},{1000 + i},job{i % 4}\n" for i in range(20))
+    },
+    (
+        "verify",
+        "{d}/r.csv",
+        "--quasi",
+        "age,sex,zip",
+        "--sensitive",
+        "occupation",
+        "--model",
+        "l-diversity:l=3,variant=entropy,estimator=grassberger",
+    ),
+    code=1,
+    hint="effective l 1",
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:

@@ -300,16 +300,19 @@ EULER = 0.5772156649015329
 
 
 def test_grassberger_golden_by_hand():
-    """Ĥ = ln N − (1/N) Σ n_i G(n_i), G(1) = −γ − ln 2, G(2) = 2 − γ − ln 2 (ψ(1) = −γ, ψ(½) = −γ − 2 ln 2,
-    ψ(3/2) = 2 − γ − 2 ln 2, ψ(2) = 1 − γ). Counts (2, 1): ln 3 − (2 G(2) + G(1))/3 = ln 3 − 4/3 + γ +
-    ln 2; (1, 1): 2 ln 2 + γ; (2): 2 ln 2 − 2 + γ."""
+    """Ĥ = G(N) − (1/N) Σ n_i G(n_i), G(1) = −γ − ln 2, G(2) = G(3) = 2 − γ − ln 2, G(4) = 8/3 − γ − ln 2
+    (ψ(1) = −γ, ψ(½) = −γ − 2 ln 2, ψ(3/2) = 2 − γ − 2 ln 2, ψ(2) = 1 − γ). Counts (2, 1):
+    G(3) − (2 G(2) + G(1))/3 = 2/3; (1, 1): G(2) − G(1) = 2, e² capped at its 2 values; (2): 0;
+    (2, 2): G(4) − G(2) = 2/3."""
     model = REGISTRY.privacy_model("l-diversity")
-    view = GroupView.from_labels([0, 0, 0, 1, 1, 2, 2], ["a", "a", "b", "a", "b", "a", "a"])
+    view = GroupView.from_labels(
+        [0, 0, 0, 1, 1, 2, 2, 3, 3, 3, 3], ["a", "a", "b", "a", "b", "a", "a", "a", "a", "b", "b"]
+    )
     params = model.params({"l": 1, "variant": "entropy", "estimator": "grassberger"})
-    expected = [math.log(3) - 4 / 3 + EULER + math.log(2), 2 * math.log(2) + EULER, 2 * math.log(2) - 2 + EULER]
-    assert model.check_groups(view, params).values == pytest.approx(np.exp(expected), rel=1e-12)
+    expected = [math.exp(2 / 3), 2, 1, math.exp(2 / 3)]
+    assert model.check_groups(view, params).values == pytest.approx(expected, rel=1e-12)
     shannon = model.check_groups(view, model.params({"l": 1, "variant": "entropy"})).values
-    assert shannon == pytest.approx([math.exp(-(2 / 3) * math.log(2 / 3) - (1 / 3) * math.log(1 / 3)), 2, 1])
+    assert shannon == pytest.approx([math.exp(-(2 / 3) * math.log(2 / 3) - (1 / 3) * math.log(1 / 3)), 2, 1, 2])
 
 
 @settings(max_examples=40, deadline=None)
@@ -323,13 +326,20 @@ def test_grassberger_matches_a_slow_oracle(recs, l):
     groups, sens, view = _view(recs, False)
     model = REGISTRY.privacy_model("l-diversity")
     verdict = model.check_groups(view, model.params({"l": l, "variant": "entropy", "estimator": "grassberger"}))
+    distinct = (
+        model.check_groups(view, model.params({"l": l, "variant": "distinct"})) if float(l).is_integer() else None
+    )
     per_group = _groups(groups, sens)
     for i, key in enumerate(_by_group(view, groups)):
         values = per_group[key]
         n = len(values)
-        h = math.log(n) - sum(values.count(v) * g(values.count(v)) for v in set(values)) / n
-        assert verdict.values[i] == pytest.approx(math.exp(h), rel=1e-9)
-        assert bool(verdict.ok[i]) == (math.exp(h) >= l * (1 - 1e-12))
+        h = g(n) - sum(values.count(v) * g(values.count(v)) for v in set(values)) / n
+        effective = min(math.exp(h), len(set(values)))
+        assert verdict.values[i] == pytest.approx(effective, rel=1e-9)
+        assert bool(verdict.ok[i]) == (effective >= l * (1 - 1e-12))
+        assert bool(verdict.ok[i]) <= (len(set(values)) >= l)  # never weaker than distinct l-diversity
+        if distinct is not None:
+            assert bool(verdict.ok[i]) <= bool(distinct.ok[i])
 
 
 def test_orientation_is_declared():
