@@ -1658,6 +1658,21 @@ case(
 )
 
 
+# -- a population model never judges by an assumption the user did not make -------------------------------------------
+case(
+    "k-map without a population or a sampling fraction",
+    {"in.csv": PEOPLE},
+    (*FILE_RUN, "--quasi", "postcode", "--model", "k-map:k=5"),
+    hint="never assumes",
+)
+case(
+    "verify k-map without a population or a sampling fraction",
+    {"r.csv": PEOPLE},
+    ("verify", "{d}/r.csv", "--quasi", "postcode", "--model", "k-map:k=5"),
+    hint="never assumes",
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
