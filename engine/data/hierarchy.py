@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import warnings
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
@@ -73,6 +74,19 @@ def _number(label: str):
     if _FLOAT.fullmatch(label):
         return float(label)
     return None
+
+
+# A cell a spreadsheet would run as a formula starts with one of these; Veil writes it after a ``'``
+# (and a cell starting with ``'`` gets one more), as its exports do (docs/security.md).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def _escape_formula(cell: str) -> str:
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
+
+
+def _unescape_formula(cell: str) -> str:
+    return cell[1:] if len(cell) > 1 and cell[0] == "'" and cell[1:].startswith(_FORMULA_STARTS) else cell
 
 
 class Hierarchy:
@@ -160,7 +174,7 @@ class Hierarchy:
         try:
             for row in reader:
                 if row and any(field.strip() for field in row):
-                    rows.append(row)
+                    rows.append([_unescape_formula(field) for field in row])
                     where.append(f"{source}line {reader.line_num}")
                     cells += len(row)
                     if len(row) > MAX_LEVELS + 1 or cells > MAX_CELLS:
@@ -195,6 +209,7 @@ class Hierarchy:
         if not leaves:
             raise BadInput("no values to build a masking hierarchy from")
         width = max(len(v) for v in leaves)
+        _check_size(len(leaves), width, "masking")
         rows = []
         for leaf in leaves:
             padded = leaf.ljust(width, mask)
@@ -211,8 +226,10 @@ class Hierarchy:
         """
         leaves = _distinct(values)
         try:
-            days = pd.to_datetime(pd.Series([value_label(v) for v in leaves]), errors="raise")
-        except (ValueError, TypeError) as exc:
+            with warnings.catch_warnings():  # pandas' guess at a format warns, naming its own source file
+                warnings.simplefilter("ignore")
+                days = pd.to_datetime(pd.Series([value_label(v) for v in leaves]), errors="raise")
+        except (ValueError, TypeError, OverflowError) as exc:
             raise BadInput(f"not a date: {exc}") from None
         rows = [[value_label(leaf), d.strftime("%Y-%m"), d.strftime("%Y"), ROOT] for leaf, d in zip(leaves, days)]
         return cls(rows, name=name)
@@ -309,6 +326,12 @@ class Hierarchy:
         below = np.array([low_edge is not None and x < low_edge for x in exact], dtype=bool)
         above = np.array([high_edge is not None and x >= high_edge for x in exact], dtype=bool)
         middle = ~(below | above)
+        far = max(abs(exact[0] - anchor), abs(exact[-1] - anchor)) / w0 if exact else Decimal(0)
+        if far >= 2**62:  # level-1 interval numbers past 64 bits: no hierarchy Veil could use
+            raise BadInput(
+                f"intervals: a width of {width} from {anchor} makes {far:.3g} intervals to reach the values; "
+                f"choose a larger width (or a start nearer the values)"
+            )
         if integer:
             first = (np.asarray(leaves, dtype=np.int64) - int(anchor)) // int(w0)
         else:
@@ -318,6 +341,7 @@ class Hierarchy:
             level_widths = _auto_widths(w0, fanout, first[middle], inner[-1] - inner[0]) if inner else []
             if not level_widths and codings and len(leaves) > 1:
                 level_widths = [w0]  # the codings still make a level below the root
+        _check_size(len(leaves), len(level_widths) + 1, "intervals")
         lo_label = None if low_edge is None else f"<{_bound(low_edge, integer)}"
         hi_label = None if high_edge is None else f">={_bound(high_edge, integer)}"
 
@@ -386,10 +410,12 @@ class Hierarchy:
         return cls(rows, name=data.get("name"))
 
     def to_arx_csv(self, delimiter: str = ";") -> str:
-        """The hierarchy in ARX's format (one line per leaf, in the original order)."""
+        """The hierarchy in ARX's format (one line per leaf, in the original order), every cell a
+        spreadsheet would run as a formula escaped with ``'`` as Veil's exports do (read back by
+        :meth:`from_arx_csv`)."""
         out = io.StringIO()
         writer = csv.writer(out, delimiter=delimiter, quotechar='"', lineterminator="\n")
-        writer.writerows(self._rows)
+        writer.writerows([_escape_formula(cell) for cell in row] for row in self._rows)
         return out.getvalue()
 
     def with_name(self, name: str | None) -> Hierarchy:
@@ -624,6 +650,17 @@ def _numeric_index(labels: Sequence[str]) -> dict:
 
 MAX_LEVELS = 100  # above the leaves; real hierarchies have a handful (ZIP codes: 6)
 MAX_CELLS = 1_000_000  # leaves × levels: ICD-10 (some 70,000 codes, 5 levels) and ZIP codes fit
+
+
+def _check_size(leaves: int, levels: int, kind: str) -> None:
+    """Before a generated hierarchy is built: BadInput when it would pass the limits a hierarchy file
+    has (:data:`MAX_LEVELS` levels, :data:`MAX_CELLS` cells), saying why."""
+    if levels > MAX_LEVELS or leaves * (levels + 1) > MAX_CELLS:
+        raise BadInput(
+            f"{kind}: the hierarchy would have {leaves:,} values and {levels:,} levels above them "
+            f"({leaves * (levels + 1):,} cells), more than the {MAX_LEVELS} levels and {MAX_CELLS:,} cells Veil "
+            f"works with; choose a larger width, or generalise fewer distinct values"
+        )
 
 
 def _too_large(source: str, rows: int, width: int, cells: int) -> str:

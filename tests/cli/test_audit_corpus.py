@@ -1673,6 +1673,29 @@ case(
 )
 
 
+# -- generated hierarchies: the limits a hierarchy file has, and numbers a build cannot use ----------------------------
+MANY_NUMBERS = "x,y\n" + "".join(f"{i * 0.37 + 0.001:.3f},{i % 2}\n" for i in range(30_000))
+FEW_NUMBERS = "x,y\n" + "".join(f"{i * 1.5},{i % 2}\n" for i in range(50))
+case(
+    "hierarchy of intervals too fine for 30,000 numbers",
+    {"in.csv": MANY_NUMBERS},
+    ("hierarchy", "{d}/in.csv", "--column", "x", "--build", "intervals:width=0.000001", "--out", "{d}/h.csv"),
+    hint="1,000,000 cells",
+)
+for build, hint in (
+    ("intervals:width=1e-300", "choose a larger width"),
+    ("intervals:width=1,start=1e308", "choose a larger width"),
+    ("dates", "not a date"),  # a real process: pandas' warning would reach its stderr
+):
+    case(
+        f"hierarchy {build} on numbers",
+        {"in.csv": FEW_NUMBERS},
+        ("hierarchy", "{d}/in.csv", "--column", "x", "--build", build, "--out", "{d}/h.csv"),
+        hint=hint,
+        process=build == "dates",
+    )
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:

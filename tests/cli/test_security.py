@@ -84,3 +84,38 @@ def test_an_output_folder_with_the_sticky_bit_is_used(tmp_path, veil):
     )
     assert hierarchy.code == 0, hierarchy.err
     assert stat.S_ISREG(os.lstat(shared / "h.csv").st_mode)
+
+
+def test_a_generated_hierarchy_escapes_formulas_and_reads_back(tmp_path, veil):
+    """Cells a spreadsheet would run (``=HYPERLINK(…)``, ``@SUM(…)``, ``+…``, ``-…``) are written after a
+    ``'``, as every export writes them, and the file still generalises the data it was built from."""
+    import csv
+
+    values = ['=HYPERLINK("http://x")', "@SUM(1+1)", "+44 1", "-3", "'quoted", "plain"]
+    with open(tmp_path / "in.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["code", "sex"], *([v, "FM"[i % 2]] for i, v in enumerate(values * 2))])
+    out = tmp_path / "h.csv"
+    result = veil("hierarchy", tmp_path / "in.csv", "--column", "code", "--build", "masking", "--out", out)
+    assert result.code == 0, result.err
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter=";"))
+    assert not [c for row in rows for c in row if c.startswith(("=", "+", "-", "@"))], rows
+    assert {row[0] for row in rows} == {"'" + v if v[0] in "=+-@'" else v for v in values}
+    run = veil(
+        "run",
+        "--data",
+        tmp_path / "in.csv",
+        "--quasi",
+        "code",
+        "--hierarchy",
+        f"code={out}",
+        "--method",
+        "global-recoding",
+        "--model",
+        "k-anonymity:k=2",
+        "--no-report",
+        "--out",
+        tmp_path / "out",
+    )
+    assert run.code == 0, run.err
+    assert veil("verify", tmp_path / "out").code == 0
