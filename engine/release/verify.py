@@ -81,7 +81,11 @@ def verify_file(
 
 
 def verify_manifest(
-    registry, manifest_path: str | os.PathLike, public_key: PublicKey | None = None, executor=None
+    registry,
+    manifest_path: str | os.PathLike,
+    public_key: PublicKey | None = None,
+    executor=None,
+    require_signature: bool = False,
 ) -> Verification:
     """Re-check the export a manifest describes, as a whole: its signature (whose key made it: this
     workstation's, ``public_key``, or another; any edit since fails), every member file (the release
@@ -90,6 +94,8 @@ def verify_manifest(
 
     A member of another export (a report left by an earlier export, files of a commit that a kill
     cut short) is named as an *incomplete export*, not as a change: nobody tampered with it.
+    ``require_signature``: an unsigned manifest, or one signed by a key that is neither this
+    workstation's nor ``public_key``, fails instead of being said to be so.
 
     A release in parts (:mod:`.partitioned`) is checked part by part, its groups counted on
     ``executor`` when it counts tables (a cluster's), else here a chunk at a time.
@@ -109,7 +115,7 @@ def verify_manifest(
     folder = Path(manifest["_dir"])
     out = manifest["output"]
     path = folder / out["path"]
-    signed, trusted = _signature(manifest, public_key)
+    signed, trusted = _signature(manifest, public_key, require_signature)
     if not trusted:
         return Verification(False, signed, None, None)
     strays = stray_files(folder, manifest)
@@ -188,9 +194,10 @@ def manifest_population(registry, manifest: dict):
     return Population(frame, str(path), entry.get("sha256"), hierarchies, entry.get("subset_column")), ""
 
 
-def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]:
+def _signature(manifest: dict, public_key: PublicKey | None, required: bool = False) -> tuple[str, bool]:
     """Whose key signed the manifest, in words, and whether that is acceptable: an edit since it was
-    signed never is, nor, when ``public_key`` is given, a manifest that key did not sign."""
+    signed never is, nor, when ``public_key`` is given, a manifest that key did not sign, nor, when
+    ``required``, a manifest unsigned or signed by a key neither this workstation's nor given."""
     result = check_signature(manifest)
     if result.state == "invalid":
         return result.why, False
@@ -199,6 +206,8 @@ def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]
             return (
                 f"the manifest is not signed, so the given key ({public_key.fingerprint}) cannot have signed it"
             ), False
+        if required:
+            return "the manifest is not signed, and --require-signature asks for a signature", False
         return "the manifest is not signed (made by a Veil that did not sign, or its signature was taken out)", True
     if public_key is not None:
         if public_key.raw != result.key.raw:
@@ -210,6 +219,11 @@ def _signature(manifest: dict, public_key: PublicKey | None) -> tuple[str, bool]
     mine = workstation_key()
     if mine is not None and mine.raw == result.key.raw:
         return f"signed by this workstation's key {mine.fingerprint}", True
+    if required:
+        return (
+            f"the manifest was signed by the key {result.key.fingerprint}, which is not this workstation's, and "
+            f"--require-signature accepts only this workstation's key or the one given with --public-key"
+        ), False
     return (
         f"signed by the key {result.key.fingerprint}, which is not this workstation's (give its public key "
         f"with --public-key to check whose it is)"

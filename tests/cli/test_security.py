@@ -119,3 +119,32 @@ def test_a_generated_hierarchy_escapes_formulas_and_reads_back(tmp_path, veil):
     )
     assert run.code == 0, run.err
     assert veil("verify", tmp_path / "out").code == 0
+
+
+def test_a_recipient_can_require_a_signature(tmp_path, veil, monkeypatch):
+    """Without --require-signature an unsigned or foreign-signed manifest passes, said to be so; with it,
+    only this workstation's key or the given one passes (exit 1 otherwise)."""
+    import json
+
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "maker"))
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    assert _export(veil, tmp_path).code == 0
+    out = tmp_path / "out"
+    assert veil("verify", out, "--require-signature").code == 0  # the maker's own key
+
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "recipient"))  # another workstation
+    assert veil("verify", out).code == 0
+    foreign = veil("verify", out, "--require-signature")
+    assert foreign.code == 1 and "not this workstation's" in foreign.out, foreign.out
+    given = veil("verify", out, "--require-signature", "--public-key", tmp_path / "maker" / PUB)
+    assert given.code == 0 and "signed by the given key" in given.out
+
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["signature"], manifest["signed_by"]
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    unsigned = veil("verify", out)
+    assert unsigned.code == 0 and "the manifest is not signed" in unsigned.out
+    required = veil("verify", out, "--require-signature")
+    assert required.code == 1 and "--require-signature asks for a signature" in required.out, required.out
+    bare = veil("verify", out / "release.csv", "--model", "k-anonymity:k=2", "--require-signature")
+    assert bare.code == 2 and "a bare file has none" in bare.err
