@@ -502,6 +502,8 @@ def read_manifest(path: str | os.PathLike) -> dict:
     if p.is_dir():
         p = p / MANIFEST_NAME
     manifest = read_json_object(p, "manifest")
+    if "_dir" in manifest:  # Veil sets it on reading, to the manifest's folder
+        raise BadInput(f"{p} is not a valid manifest: it holds '_dir', a field Veil never writes")
     for key in ("output", "privacy_model", "roles"):
         if key not in manifest:
             raise BadInput(f"{p} is not a Veil manifest (no {key!r})")

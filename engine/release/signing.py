@@ -54,9 +54,13 @@ def fingerprint(raw: bytes) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(raw).digest()).decode().rstrip("=")
 
 
+READ_KEYS = ("_dir",)  # what reading a manifest adds (never in the file: read_manifest refuses it there)
+
+
 def canonical(manifest: dict) -> bytes:
-    """The bytes a signature covers: every field but ``signature`` (and Veil's own ``_`` keys)."""
-    body = {k: v for k, v in manifest.items() if k != "signature" and not k.startswith("_")}
+    """The bytes a signature covers: every field but ``signature`` (and what reading added), so a
+    field added after signing, whatever its name, makes the signature fail."""
+    body = {k: v for k, v in manifest.items() if k != "signature" and k not in READ_KEYS}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
 
 

@@ -1696,6 +1696,24 @@ for build, hint in (
     )
 
 
+# -- a signed manifest: a field added under any name is an edit --------------------------------------------------------
+case(
+    "manifest verify: a field starting with _ added to a signed manifest",
+    {},
+    ("verify", "{d}"),
+    code=1,
+    hint="changed after it was signed",
+    from_release=edited(signed=True, _note="k was 50"),
+)
+case(
+    "manifest verify: a _dir field in the file",
+    {},
+    ("verify", "{d}"),
+    hint="'_dir'",
+    from_release=edited(_dir="/etc"),
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
