@@ -123,15 +123,19 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20, *, follow_symlink
 
 
 def missing_reason(path: str | os.PathLike, what: str = "file") -> str:
-    """Why ``path`` cannot be opened, in words: a symbolic link loop, a link to nothing, or not found."""
+    """Why ``path`` cannot be opened, in words: a symbolic link loop, a link to nothing, not a regular
+    file (a folder, a device, a FIFO), or not found."""
     p = Path(path)
     try:
-        os.stat(p)
+        st = os.stat(p)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return f"{p} is a symbolic link loop (a link that leads back to itself): it reaches no {what}"
         if p.is_symlink():
             return f"{p} is a symbolic link to {os.readlink(p)}, which does not exist"
+        return f"{what} not found: {p}"
+    if not stat.S_ISREG(st.st_mode):  # there, but a folder, a device or a FIFO: never "not found"
+        return f"{p} is {file_kind(st.st_mode)}, not a {what}; Veil reads only regular files"
     return f"{what} not found: {p}"
 
 

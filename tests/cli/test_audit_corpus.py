@@ -1714,6 +1714,37 @@ case(
 )
 
 
+# -- a population that is not a regular file is named for what it is ---------------------------------------------------
+POPULATION_RUN = (*FILE_RUN, "--quasi", "age_band,sex", "--model", "k-map:k=2")
+case(
+    "--population a folder",
+    {"in.csv": PEOPLE, "pop/keep.txt": b"x"},
+    (*POPULATION_RUN, "--population", "{d}/pop"),
+    hint="is a folder",
+)
+case(
+    "--population /dev/zero",
+    {"in.csv": PEOPLE},
+    (*POPULATION_RUN, "--population", "/dev/zero"),
+    hint="character device",
+    process=True,
+)
+case(
+    "--population a FIFO",
+    {"in.csv": PEOPLE},
+    (*POPULATION_RUN, "--population", "{d}/pop.csv"),
+    hint=FIFO,
+    plant=fifo("pop.csv"),
+    process=True,
+)
+case(
+    "verify --population a folder",
+    {"r.csv": PEOPLE, "pop/keep.txt": b"x"},
+    ("verify", "{d}/r.csv", "--quasi", "age_band,sex", "--model", "k-map:k=2", "--population", "{d}/pop"),
+    hint="is a folder",
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
