@@ -5,16 +5,26 @@ Qt is imported only when the desktop opens, so every headless command works with
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from veil.cli import COMMANDS
 from veil.cli import main as cli_main
 
 
 def wants_desktop(argv: Sequence[str]) -> bool:
+    """No arguments, or a file to open: the desktop. A command, a request for help anywhere
+    (``veil risk --help``), or a bare word that names no file (a mistyped command): the CLI, which
+    prints help or says the command is unknown. Leading ``--plugin MODULE`` options are set aside."""
     argv = tried_plugins(argv)[1]
-    return not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")
+    if not argv:
+        return True
+    first = argv[0]
+    if first in COMMANDS or first in ("-h", "--help", "--version") or "-h" in argv or "--help" in argv:
+        return False
+    return first.startswith("-") or os.path.lexists(first) or bool(Path(first).suffix)
 
 
 def tried_plugins(argv: Sequence[str]) -> tuple[list[str], list[str]]:
