@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..base.errors import BadInput
+from ..base.errors import BadInput, printable
 from ..base.io import ImportOptions, read_data, sha256_file
 from .hierarchy import Hierarchy, hierarchy_from_spec, is_hierarchy_spec
 from .missing import FILL_CHOICES, fill_missing
@@ -136,6 +136,7 @@ class DataSource:
                 )
                 data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
+                _check_kinds(data.frame, self.kinds)
                 data = Table(data.frame, data.schema, data.source, data.sha256).with_kinds(self.kinds)
             if self.roles:
                 data = data.with_roles(self.roles)
@@ -365,3 +366,24 @@ def input_rows(data) -> int:
 
 def input_path(data) -> str | None:
     return data.source if isinstance(data, Table) else data.meta.get("source")
+
+
+def _check_kinds(frame, kinds: Mapping) -> None:
+    """Each kind the user sets names a column of the data, and a binary one holds only 0 and 1
+    (missing ones aside; a numeric one is checked by :meth:`Table.with_kinds`): BadInput naming the
+    first value that is not."""
+    for column, given in kinds.items():
+        if column not in frame.columns:
+            raise BadInput(
+                f"a kind is given for {column!r}, but the data has no such column; columns are "
+                f"{', '.join(map(str, frame.columns))}"
+            )
+        if Kind(given) is Kind.BINARY:
+            values = frame[column].dropna()
+            numbers = pd.to_numeric(values, errors="coerce")
+            wrong = values[~numbers.isin((0, 1))]
+            if len(wrong):
+                raise BadInput(
+                    f"column {column!r} is given the kind binary, but it holds {printable(str(wrong.iloc[0]))!r}, "
+                    f"which is not 0 or 1"
+                )

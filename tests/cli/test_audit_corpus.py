@@ -1745,6 +1745,21 @@ case(
 )
 
 
+# -- a column kind set by the user names a column that holds values of that kind ---------------------------------------
+for given, hint in (
+    ("sex=numeric", "such as 'F'"),
+    ("nope=numeric", "no such column"),
+    ("outcome=numeric,name=numeric", "such as 'Ann'"),
+    ("sex=binary", "which is not 0 or 1"),
+):
+    case(
+        f"--kind {given}",
+        {"in.csv": PEOPLE},
+        (*FILE_RUN, *[a for kind in given.split(",") for a in ("--kind", kind)]),
+        hint=hint,
+    )
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
