@@ -38,6 +38,8 @@ def execute(options: Options, registry, stop: Stop) -> int:
     )
     for path in done.paths.values():
         print(path)
+    if done.checks.get("input") == "not read":  # a manifest from elsewhere: the input it names was not read
+        print(f"note: {done.checks['input_note']}", file=sys.stderr)
     if not done.release_intact:
         state = "has changed since it was exported" if done.checks.get("release") == "changed" else "is missing"
         print(f"veil: the released file {state}; the report says so", file=sys.stderr)

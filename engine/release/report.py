@@ -25,6 +25,7 @@ from ..base.errors import BadInput, VeilError
 from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
 from .staging import plain_name, refuse_overwriting
 from .verify import manifest_population, read_released, verify_file
+from .signing import check as check_signature, made_here
 from ..base.io import check_regular, sha256_file
 from .staging import Staging
 from ..run.jobs import Context
@@ -644,6 +645,7 @@ def _check_text(key: str, state: str | None) -> str | None:
         "demo": "The input is Veil's bundled demo data.",
         "not recorded": f"{what}'s location was not recorded.",
         "is no longer a regular file": f"{what} is no longer a regular file: it was not read.",
+        "not read": f"{what} was not read: the manifest is not signed by this workstation's key.",
     }.get(state, f"{what}: {state}.")
 
 
@@ -739,6 +741,9 @@ def regenerate_report(
 
     manifest = read_manifest(folder)
     out = Path(manifest.pop("_dir"))
+    signature = check_signature(manifest)
+    if signature.state == "invalid":  # the claims it would show are not the ones the export made
+        raise BadInput(f"{out / 'manifest.json'}: {signature.why}; veil report regenerates only an intact manifest")
     recorded_risk = manifest.get("risk") or {}
     if risk_threshold is None:
         risk_threshold = recorded_risk.get("threshold", DEFAULT_RISK_THRESHOLD)
@@ -748,7 +753,7 @@ def regenerate_report(
     if _parts(manifest):
         return _regenerate_parts(registry, manifest, out, risk_threshold, checks, ctx)
     after = _reload_release(registry, manifest, out, checks)
-    original, before = _reload_input(registry, manifest, checks)
+    original, before = _reload_input(registry, manifest, checks, trusted=made_here(manifest))
     records = manifest.get("release_kind") != FEATURE_WEIGHTS
     if not records:  # feature weights: the released file holds no records to assess
         after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
@@ -869,14 +874,22 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
     return dataclasses.replace(release, population=population) if population is not None else release
 
 
-def _reload_input(registry, manifest: dict, checks: dict):
+def _reload_input(registry, manifest: dict, checks: dict, trusted: bool = True):
     """The data the method ran on, read again as the manifest recorded; (None, None) with a note in
-    ``checks`` when it is gone, changed or unreadable."""
+    ``checks`` when it is gone, changed or unreadable, or when the manifest is not one this
+    workstation signed (``trusted``): a path named by a manifest from elsewhere is never read."""
     inp = manifest.get("input") or {}
     read = dict(inp.get("read") or {})
     path, digest = inp.get("path"), inp.get("sha256")
     if read.get("demo"):
         checks["input"] = "demo"
+    elif not trusted and path:
+        checks["input"] = "not read"
+        checks["input_note"] = (
+            "The manifest is not signed by this workstation's key, so the input file it names was not read "
+            "and the “before” figures are left out (only an export made here says which file to read)."
+        )
+        return None, None
     elif not path:
         checks["input"] = "not recorded"
     elif not Path(path).exists():
@@ -897,6 +910,7 @@ def _reload_input(registry, manifest: dict, checks: dict):
         data = DataSource.from_dict({**read, "path": None if read.get("demo") else path}).load(registry)
         if isinstance(data, Table) and inp.get("schema"):
             schema = Schema.from_dict(inp["schema"])
+            data = _marked_subset(data, (manifest.get("population") or {}).get("subset_column"))
             if schema.names != data.schema.names:  # read with other options than at export: other data
                 raise BadInput("its columns differ from those recorded in the manifest")
             data = Table(data.frame, schema, data.source, data.sha256)
@@ -908,6 +922,19 @@ def _reload_input(registry, manifest: dict, checks: dict):
         checks["input_note"] = f"The input could not be read again ({why}), so there are no “before” figures."
         return None, None
     return prepared, before_release(prepared)
+
+
+def _marked_subset(data: Table, subset_column: str | None) -> Table:
+    """The records a ``--subset-column`` marks in the population file read again, the column dropped:
+    the data the export ran on (the whole file, as read, has the column and every record)."""
+    if not subset_column or subset_column not in data.frame.columns:
+        return data
+    from ..data.population import subset_mask
+
+    chosen = subset_mask(data.frame[subset_column], subset_column)
+    keep = tuple(c for c in data.schema.columns if c.name != subset_column)
+    frame = data.frame.loc[chosen, [c.name for c in keep]].reset_index(drop=True)
+    return Table(frame, Schema(keep), data.source, data.sha256)
 
 
 def _merge(fresh: dict | None, recorded: dict, have_after: bool, have_before: bool) -> dict | None:

@@ -1760,6 +1760,16 @@ for given, hint in (
     )
 
 
+# -- `veil report` regenerates only an intact manifest -----------------------------------------------------------------
+case(
+    "report of a signed manifest edited since",
+    {},
+    ("report", "{d}", "--no-utility"),
+    hint="regenerates only an intact manifest",
+    from_release=edited(signed=True, privacy_model__params={"k": 1}),
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:

@@ -120,6 +120,32 @@ def test_the_data_marked_in_the_population_with_k_map_and_mondrian(veil, files):
     assert veil("verify", files / "out").code == 0
 
 
+def test_the_report_of_a_subset_column_export_reads_the_marked_records_again(veil, files):
+    """The input of a ``--subset-column`` export is the population file's marked records: read again
+    by ``veil report``, its columns are the recorded ones and the "before" figures are recomputed."""
+    result = veil(
+        "run",
+        "--population",
+        files / "pop_marked.csv",
+        "--subset-column",
+        "in_study",
+        "--quasi",
+        "town,age,sex",
+        *_hier(files),
+        "--model",
+        "k-map:k=8",
+        "--method",
+        "global-recoding",
+        "--out",
+        files / "out",
+    )
+    assert result.code == 0, result.err
+    assert veil("report", files / "out").code == 0
+    html = (files / "out" / "report.html").read_text()
+    assert "columns differ" not in html and "The input file matches its fingerprint" in html
+    assert "“before” figures are left out" not in html and "no “before” figures" not in html
+
+
 @pytest.mark.parametrize(
     "model",
     [

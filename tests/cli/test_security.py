@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from .helpers import SMALL_CSV
+from .helpers import sha256 as sha256_of
 from .test_audit_corpus import ROLES, changed, snapshot
 
 KEY, PUB = "release-signing-key.pem", "release-signing-key.pub"
@@ -160,3 +161,26 @@ def test_an_unknown_command_never_opens_the_desktop(tmp_path, veil_process):
             continue
         assert result.code == 2 and "invalid choice: 'risk'" in result.err, (argv, result.code, result.err)
         assert len(result.err.splitlines()) == 1
+
+
+def test_a_report_never_reads_the_input_an_unsigned_manifest_names(tmp_path, veil):
+    """An unsigned manifest (or one another key signed) may name any file as its input: ``veil report``
+    leaves it unread, says so on stderr and in the report, and leaves out the "before" figures."""
+    import json
+
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    assert _export(veil, tmp_path).code == 0
+    out = tmp_path / "out"
+    secret = tmp_path / "secret.csv"
+    secret.write_text("name,age_band,sex,postcode,smoker,outcome\n" + "Zed,90-99,M,ZZ9,1,1\n" * 3, encoding="utf-8")
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["signature"], manifest["signed_by"]
+    manifest["input"]["path"] = str(secret)
+    manifest["input"]["sha256"] = sha256_of(secret)
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = veil("report", out, "--no-utility")
+    assert result.code == 0, result.err
+    assert result.err.startswith("note: The manifest is not signed by this workstation's key"), result.err
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "input file was not read: the manifest is not signed by this workstation&#x27;s key" in html
+    assert "90-99" not in html and "ZZ9" not in html
