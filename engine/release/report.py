@@ -491,6 +491,13 @@ def _budget_section(manifest: dict) -> Section:
         "A smaller ε is a stronger guarantee. The guarantee holds only under these assumptions:",
     )
     sec.add("list", budget.get("assumptions") or ["the method stated none"])
+    rows_in, rows_out = (manifest.get("input") or {}).get("rows"), (manifest.get("output") or {}).get("rows")
+    if isinstance(rows_in, int) and isinstance(rows_out, int) and rows_in != rows_out:
+        sec.add(
+            "p",
+            f"The release holds {rows_out:,} records made from {rows_in:,}: the mechanism draws noisy counts, "
+            "so the number of released records is not the input's.",
+        )
     return sec
 
 

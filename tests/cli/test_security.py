@@ -184,3 +184,18 @@ def test_a_report_never_reads_the_input_an_unsigned_manifest_names(tmp_path, vei
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "input file was not read: the manifest is not signed by this workstation&#x27;s key" in html
     assert "90-99" not in html and "ZZ9" not in html
+
+
+def test_the_report_of_noisy_counts_says_the_records_are_not_the_inputs(tmp_path, veil):
+    """A differentially private release drawing noisy counts holds another number of records than its
+    input; the report says so, with both numbers as the manifest records them."""
+    import json
+
+    out = tmp_path / "out"
+    result = veil("run", "--demo", "--method", "laplace-dp-fs", "--release-sensitive", "diagnosis_group", "--out", out)
+    assert result.code == 0, result.err
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    rows_in, rows_out = manifest["input"]["rows"], manifest["output"]["rows"]
+    assert rows_in != rows_out
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert f"The release holds {rows_out:,} records made from {rows_in:,}: the mechanism draws noisy counts" in html

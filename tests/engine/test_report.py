@@ -411,7 +411,10 @@ def test_an_input_read_differently_is_not_compared(tmp_path):
     assert manifest["input"]["read"]["names"] == ["age_band", "sex", "smoker", "outcome"]
     done = regenerate_report(REGISTRY, out, utility=False)
     assert done.checks["input"] == "matches" and done.manifest["risk"]["before"] == manifest["risk"]["before"]
-    del manifest["input"]["read"]  # as written by a caller that did not pass its DataSource
+    from veil.engine.release.signing import sign
+
+    del manifest["input"]["read"]  # as written (and signed) by a caller that did not pass its DataSource
+    sign(manifest)
     (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     done = regenerate_report(REGISTRY, out, utility=False)
     assert done.checks["input"].startswith("could not be read again (its columns differ")
