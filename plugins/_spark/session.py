@@ -47,7 +47,7 @@ def spark_session(master: str = "local[*]"):
     global _SESSION
     with _SESSION_LOCK:
         if _SESSION is None or not _running(_SESSION) or _SESSION.sparkContext.master != master:
-            problem = java_problem() or master_problem(master)  # before a working session is stopped
+            problem = master_problem(master) or java_problem()  # before a working session is stopped
             if problem:
                 raise BadInput(problem)
         active = _SESSION if _SESSION is not None and _running(_SESSION) else SparkSession.getActiveSession()
@@ -95,9 +95,21 @@ def java_problem() -> str:
     return ""
 
 
+_MASTER = re.compile(
+    r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|spark://[\w.\-:\[\],]+"
+    r"|(k8s|mesos)://[\w.\-:/\[\]@]+"
+)
+
+
 def master_problem(master: str, timeout: float = CONNECT_SECONDS) -> str:
     """Why a standalone cluster's master (``spark://host:port``, several separated by commas) cannot be
-    reached, in one line naming the URL ("" when one of them answers, or for other masters)."""
+    reached, in one line naming the URL ("" when one of them answers, or for other masters); and why a
+    master is none Spark takes (a shell command, a typo) before Spark is started to find out."""
+    if not _MASTER.fullmatch(master):
+        return (
+            f"{master!r} is not a Spark master: give local, local[N], local[*], spark://HOST:PORT, yarn, "
+            f"k8s://URL or mesos://URL"
+        )
     if not master.startswith("spark://"):
         return ""
     reasons = []

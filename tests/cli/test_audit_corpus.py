@@ -1770,6 +1770,26 @@ case(
 )
 
 
+# -- a Spark master that is none Spark takes is refused before Spark starts --------------------------------------------
+case(
+    "spark master a shell command",
+    {"in.dat": b"1 2 3\n1 2\n2 3 4\n1 3\n"},
+    (
+        "run",
+        "--data",
+        "{d}/in.dat",
+        "--method",
+        "patternka:executor=spark,spark_master=$(touch pwned)",
+        "--model",
+        "set-k-anonymity:k=2",
+        "--no-report",
+        "--out",
+        "{d}/out",
+    ),
+    hint="is not a Spark master",
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
