@@ -42,6 +42,8 @@ from veil.engine import (
     SUPPRESSED,
     Table,
     format_value,
+    hierarchy_from_spec,
+    is_hierarchy_spec,
 )
 
 from .._formulas import escape_formulas
@@ -260,9 +262,14 @@ def _hierarchies(table: Table, source, qis: list[str]) -> Table:
     generated ones then come from the distinct values, as on the records)."""
     if source.kinds:
         table = Table(table.frame, table.schema.with_kinds({c: k for c, k in source.kinds.items() if c in qis}))
-    for column, path in source.hierarchies.items():
-        if column in qis:
-            table = table.with_hierarchy(column, Hierarchy.from_arx_csv(path, name=column))
+    for column, given in source.hierarchies.items():
+        if column in qis:  # a file, or a text spec generated over the column's values in the class table
+            hierarchy = (
+                hierarchy_from_spec(given, table.frame[column], name=column)
+                if is_hierarchy_spec(given)
+                else Hierarchy.from_arx_csv(given, name=column)
+            )
+            table = table.with_hierarchy(column, hierarchy)
     return table
 
 

@@ -444,3 +444,21 @@ def test_the_spark_executor_service_maps_in_order(spark, registry):
     executor = make_executor("spark", registry, master=MASTER)  # a plugin registers it (veil_register_executors)
     assert executor.name == "spark" and executor.map(lambda x: x * x, range(7)) == [0, 1, 4, 9, 16, 25, 36]
     assert executor.map(abs, []) == []
+
+
+def test_a_generated_hierarchy_on_spark_is_the_in_memory_one(spark, capsys, tmp_path):
+    """``--hierarchy age=intervals:…`` on Spark is generated over the column's values, as in memory (it
+    was looked for as a file named after the text, after Spark had started)."""
+    frame = random_table(3, 300)
+    data = tmp_path / "table.csv"
+    frame.to_csv(data, index=False)
+    common = ["--data", data, "--quasi", "age,sex,zip", "--identifier", "disease", "--model", "k-anonymity:k=3"]
+    common += ["--hierarchy", "age=intervals:width=5,fanout=2", "--no-report", "--no-shuffle"]
+    code, _, err = veil(capsys, "run", *common, "--method", "global-recoding", "--out", tmp_path / "memory")
+    assert code == 0, err
+    code, _, err = veil(capsys, "run", *common, "--method", f"global-recoding:{SPARK}", "--out", tmp_path / "spark")
+    assert code == 0, err
+    memory = json.loads((tmp_path / "memory" / "manifest.json").read_text())
+    spread = json.loads((tmp_path / "spark" / "manifest.json").read_text())
+    assert spread["details"]["generalisation"] == memory["details"]["generalisation"]
+    assert rows(tmp_path / "spark") == rows(tmp_path / "memory")
