@@ -121,6 +121,11 @@ def verify_manifest(
     strays = stray_files(folder, manifest)
     if strays:  # whatever reads the folder's parts (Spark does) would take them in
         return Verification(False, "; ".join(strays), None, None)
+    if executor is not None and getattr(executor, "name", "in-process") != "in-process" and "parts_of" not in out:
+        raise BadInput(
+            f"--executor {executor.name} counts a release in parts; {folder} holds a release of one file, "
+            f"checked here: drop --executor"
+        )
     if "parts_of" in out:
         from .part_counts import verify_parts
 

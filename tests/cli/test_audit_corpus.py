@@ -1790,6 +1790,15 @@ case(
 )
 
 
+case(
+    "verify a release of one file --executor spark",
+    {},
+    ("verify", "{d}", "--executor", "spark"),
+    hint="counts a release in parts",
+    from_release=lambda r: r,
+)
+
+
 # -- running the cases -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_files(tmp_path_factory) -> dict:
