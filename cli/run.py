@@ -179,6 +179,10 @@ def execute(options: Options, registry, stop: Stop) -> int:
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = make_executor(options.executor, registry)
     hierarchy_notes(registry, data, [spec.method for spec in specs])
+    read_as = (getattr(data, "meta", None) or {}).get("read_as")  # an item-set file's grammar decided
+    if read_as:
+        where = getattr(data, "source", None) or data.meta.get("source") or "the data"
+        print(printable(f"note: {where} was read as {read_as}"), file=sys.stderr)
     return _run_all(registry, data, specs, out, options, data_source, executor, stop)
 
 

@@ -199,3 +199,24 @@ def test_the_report_of_noisy_counts_says_the_records_are_not_the_inputs(tmp_path
     assert rows_in != rows_out
     html = (out / "report.html").read_text(encoding="utf-8")
     assert f"The release holds {rows_out:,} records made from {rows_in:,}: the mechanism draws noisy counts" in html
+
+
+def test_a_run_says_how_an_item_set_file_was_read(tmp_path, veil):
+    """Equal lines holding a negative id are a table, not item sets: ``veil run`` says so, as
+    ``veil inspect`` does, rather than reading it one way without a word."""
+    (tmp_path / "in.dat").write_bytes(b"1 -2 3\n4 5 6\n1 -2 3\n4 5 6\n")
+    result = veil(
+        "run",
+        "--data",
+        tmp_path / "in.dat",
+        "--method",
+        "all-features",
+        "--metrics",
+        "sfc",
+        "--no-report",
+        "--out",
+        tmp_path / "out",
+    )
+    assert result.code == 0, result.err
+    said = f"note: {tmp_path / 'in.dat'} was read as a table of 3 columns: line 1 holds '-2', a negative number"
+    assert result.err.startswith(said), result.err
