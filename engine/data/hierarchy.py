@@ -332,7 +332,7 @@ class Hierarchy:
                 f"intervals: a width of {width} from {anchor} makes {far:.3g} intervals to reach the values; "
                 f"choose a larger width (or a start nearer the values)"
             )
-        if integer:
+        if integer and abs(anchor) < 2**62 and w0 < 2**62:  # in 64 bits, vectorised
             first = (np.asarray(leaves, dtype=np.int64) - int(anchor)) // int(w0)
         else:
             first = np.array([_floor_div(x - anchor, w0) for x in exact], dtype=np.int64)

@@ -220,3 +220,14 @@ def test_a_run_says_how_an_item_set_file_was_read(tmp_path, veil):
     assert result.code == 0, result.err
     said = f"note: {tmp_path / 'in.dat'} was read as a table of 3 columns: line 1 holds '-2', a negative number"
     assert result.err.startswith(said), result.err
+
+
+def test_intervals_wider_than_64_bits_over_whole_numbers(tmp_path, veil):
+    """A width of 1e308 over whole numbers puts every value in one interval (it overflowed 64 bits)."""
+    (tmp_path / "in.csv").write_text(SMALL_CSV, encoding="utf-8")
+    out = tmp_path / "h.csv"
+    result = veil(
+        "hierarchy", tmp_path / "in.csv", "--column", "smoker", "--build", "intervals:width=1e308", "--out", out
+    )
+    assert result.code == 0, result.err
+    assert out.read_text(encoding="utf-8").splitlines() == ["0;*", "1;*"]
