@@ -1861,11 +1861,14 @@ def check(c: Case, result: Outcome, folder: Path, before: dict) -> None:
     assert "Traceback" not in text and "internal error" not in text, text
     assert result.code == c.code, (result.code, text)
     if c.code == 2:
-        # one error line; a note said before the run (a hierarchy the method will not use) may precede it
+        # one error line; a note said before the run (a hierarchy the method will not use, how a file was read)
+        # may precede it
         lines = result.err.splitlines()
         notes = [line for line in lines if line.startswith("note: ")]
         assert lines[: len(notes)] == notes and len(lines) == len(notes) + 1, result.err
-        assert lines[-1].startswith("veil: error: ") and all("hierarch" in n for n in notes), result.err
+        assert lines[-1].startswith("veil: error: ") and all("hierarch" in n or " was read as " in n for n in notes), (
+            result.err
+        )
     else:  # a release that fails verification: one FAILED line, or one line saying what changed
         lines = [line for line in text.splitlines() if not line.startswith(str(folder))]
         assert len(lines) == 1, text
