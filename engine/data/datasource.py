@@ -136,7 +136,7 @@ class DataSource:
                 )
                 data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
-                data = Table(data.frame, data.schema, data.source, data.sha256).with_kinds(self.kinds)
+                data = Table(data.frame, data.schema, data.source, data.sha256, dict(data.meta)).with_kinds(self.kinds)
             if self.roles:
                 data = data.with_roles(self.roles)
         elif self.roles:
@@ -175,7 +175,8 @@ class DataSource:
                 raise BadInput(f"no column named {missing_cols[0]!r}; columns are {', '.join(frame.columns)}")
             frame = frame[list(self.columns)]
         sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
-        return Table.from_frame(frame, source=table.source, sha256=sha)
+        reshaped = Table.from_frame(frame, source=table.source, sha256=sha)
+        return dataclasses.replace(reshaped, meta=dict(table.meta))  # a labelled file's labels stay
 
     def files(self) -> tuple[str, ...]:
         """Every file this source reads (the data, the files appended to it, the hierarchy files):
