@@ -264,14 +264,22 @@ def _labels_of(frame: pd.DataFrame) -> dict:
     return dict(frame.attrs.get(FILE_LABELS) or {})
 
 
-def _refuse_names(frame: pd.DataFrame, what: str, pattern: str, longest: int):
-    for c in frame.columns:
+def _bad_name(columns, what: str, pattern: str, longest: int) -> str:
+    """Why ``what`` cannot hold one of the column names ("" when it holds them all)."""
+    for c in columns:
         name = str(c)
         if not re.fullmatch(pattern, name) or len(name.encode("utf-8")) > longest:
-            raise BadInput(
+            return (
                 f"{what} cannot hold the column name {name!r} (letters, digits and _ only, starting with a "
-                f"letter, at most {longest} bytes); rename the column or export another format"
+                f"letter, at most {longest} bytes); rename the column"
             )
+    return ""
+
+
+def _refuse_names(frame: pd.DataFrame, what: str, pattern: str, longest: int):
+    why = _bad_name(frame.columns, what, pattern, longest)
+    if why:
+        raise BadInput(f"{why} or export another format")
 
 
 def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -289,6 +297,18 @@ def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 class _ReadStatExporter(Exporter):
     importer = _ReadStatImporter
+    name_rule: tuple[str, str, int] = ("", r".+", 1 << 20)  # what the file is, its names' pattern, longest
+
+    @classmethod
+    def refuses(cls, release) -> str:
+        why = super().refuses(release)
+        frame = getattr(release, "frame", None)
+        if why or frame is None:
+            return why
+        return _bad_name(frame.columns, *cls.name_rule)
+
+    def write_checked_names(self, frame):
+        _refuse_names(frame, *self.name_rule)
 
     def read_back(self, path):
         table = self.importer().read(Path(path))
@@ -303,9 +323,10 @@ class SpssExporter(_ReadStatExporter):
     title = "SPSS (.sav)"
     extension = "sav"
     importer = SpssImporter
+    name_rule = ("an SPSS file", r"[A-Za-z@][A-Za-z0-9_.@#$]*", 64)
 
     def write(self, frame, path, params):
-        _refuse_names(frame, "an SPSS file", r"[A-Za-z@][A-Za-z0-9_.@#$]*", 64)
+        self.write_checked_names(frame)
         data, values, variables, missing = written_frame(frame, _labels_of(frame))
         try:
             _pyreadstat().write_sav(
@@ -327,9 +348,10 @@ class StataExporter(_ReadStatExporter):
     title = "Stata (.dta)"
     extension = "dta"
     importer = StataImporter
+    name_rule = ("a Stata file", r"[A-Za-z_][A-Za-z0-9_]*", 32)
 
     def write(self, frame, path, params):
-        _refuse_names(frame, "a Stata file", r"[A-Za-z_][A-Za-z0-9_]*", 32)
+        self.write_checked_names(frame)
         data, values, variables, _ = written_frame(frame, _labels_of(frame), integer_codes=True)
         try:
             _pyreadstat().write_dta(
@@ -351,9 +373,10 @@ class XportExporter(_ReadStatExporter):
     title = "SAS transport (.xpt)"
     extension = "xpt"
     importer = XportImporter
+    name_rule = ("a SAS transport file", r"[A-Za-z_][A-Za-z0-9_]*", 32)
 
     def write(self, frame, path, params):
-        _refuse_names(frame, "a SAS transport file", r"[A-Za-z_][A-Za-z0-9_]*", 32)
+        self.write_checked_names(frame)
         variables = {c: e["label"] for c, e in _labels_of(frame).items() if c in frame.columns and e.get("label")}
         try:
             _pyreadstat().write_xport(
