@@ -76,3 +76,24 @@ def test_bad_files_get_one_line(tmp_path):
     assert "is not a readable R data file" in _one_line(not_r)
 
     assert "holds no data frame 'other'" in _one_line(FIXTURES / "survey.RData", ImportOptions(sheet="other"))
+
+
+def test_inspect_shows_labels_missing_codes_and_the_file_s_metadata(tmp_path):
+    from veil.engine.data.inspect import inspect_report
+
+    pyreadstat = pytest.importorskip("pyreadstat")
+    frame = pd.DataFrame({"smoker": [1.0, 2.0, -9.0, 1.0], "age": [30.0, 41.0, 99.0, 52.0]})
+    path = tmp_path / "smoking.sav"
+    pyreadstat.write_sav(
+        frame,
+        str(path),
+        column_labels={"smoker": "Smokes"},
+        variable_value_labels={"smoker": {1: "yes", 2: "no", -9: "refused"}, "age": {99: "not asked"}},
+        missing_ranges={"smoker": [-9], "age": [{"lo": 98, "hi": 99}]},
+    )
+    text = inspect_report(read_data(REGISTRY, path))
+    assert "program   SPSS DATA FILE - https://github.com/WizardMac/ReadStat" in text
+    assert "encoding  UTF-8" in text
+    assert "smoker: Smokes\n  values (the cells show the labels): 1 = yes; 2 = no; -9 = refused\n" in text
+    assert "  missing codes (read as missing): -9\n" in text
+    assert "age: (no variable label)\n  values: 99 = not asked\n  missing codes (read as missing): 98 to 99" in text
