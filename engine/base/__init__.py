@@ -20,6 +20,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "atomic_path",
             "check_readable",
             "check_regular",
+            "choose_importer",
             "ImportOptions",
             "open_regular",
             "read_data",

@@ -64,7 +64,10 @@ class SqliteImporter(Importer):
     def sniff(self, path, head: bytes) -> bool:
         return head.startswith(MAGIC) or super().sniff(path, head)
 
-    def read(self, path, options=None) -> Table:
+    def head(self, path, options, rows: int) -> Table:
+        return self.read(path, options, limit=rows)
+
+    def read(self, path, options=None, limit: int | None = None) -> Table:
         path, options = Path(path), options or ImportOptions()
         if options.sheet and options.query:
             raise BadInput(f"{path.name}: give a table or a query, not both")
@@ -88,7 +91,11 @@ class SqliteImporter(Importer):
                             f"{path.name} has no table {table!r}; its tables are {', '.join(names) or 'none'}"
                         )
                     sql, what = f"SELECT * FROM {_quoted(table)}", f"table {table!r}"
-                frame = pd.read_sql_query(sql, conn)
+                cursor = conn.execute(sql)
+                rows = cursor.fetchall() if limit is None else cursor.fetchmany(limit)
+                if cursor.description is None:
+                    raise BadInput(f"{path.name}: {what} returns no rows to read")
+                frame = pd.DataFrame.from_records(rows, columns=[d[0] for d in cursor.description])
             finally:
                 conn.close()
         except BadInput:

@@ -112,9 +112,12 @@ class _ReadStatImporter(Importer):
             info["table"] = meta.table_name
         return info
 
-    def read(self, path, options=None) -> Table:
+    def head(self, path, options, rows: int) -> Table:
+        return self.read(path, options, row_limit=rows)
+
+    def read(self, path, options=None, row_limit: int = 0) -> Table:
         path, options = Path(path), options or ImportOptions()
-        raw, meta = self._read(path, options)
+        raw, meta = self._read(path, options, row_limit=row_limit)
         missing = {}
         for c, ranges in (getattr(meta, "missing_ranges", None) or {}).items():
             missing[c] = [(r["lo"], r["hi"]) for r in ranges]
@@ -171,7 +174,7 @@ class StataImporter(_ReadStatImporter):
     what = "Stata"
     reader = "read_dta"
 
-    def read(self, path, options=None):
+    def read(self, path, options=None, row_limit: int = 0):
         path = Path(path)
         release = stata_release(path)
         if release is not None and release not in _DTA_READS:
@@ -180,7 +183,7 @@ class StataImporter(_ReadStatImporter):
                 f"read (it reads formats {_DTA_READS.start} to {_DTA_READS.stop - 1}); save it from Stata "
                 f"with saveold, or export CSV"
             )
-        return super().read(path, options)
+        return super().read(path, options, row_limit)
 
     def file_info(self, path, meta):
         info = super().file_info(path, meta)
