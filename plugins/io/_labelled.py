@@ -76,9 +76,8 @@ def labelled_frame(raw: pd.DataFrame, value_labels: dict, variable_labels: dict,
             texts = list(keep.values())
             if present and all(v in keep for v in present) and len(set(texts)) == len(texts):
                 order = sorted(keep, key=_sort_key)
-                cat = pd.Categorical(
-                    [None if v != v else keep[_plain_code(v)] for v in s], categories=[keep[k] for k in order]
-                )
+                codes = pd.Index(order).get_indexer(s.to_numpy())  # each cell's code's place; missing: -1
+                cat = pd.Categorical.from_codes(codes, categories=[keep[k] for k in order])
                 s, coded = pd.Series(cat, index=s.index), True
         if not coded and pd.api.types.is_float_dtype(s) and s.notna().all() and len(s):
             x = s.to_numpy()
@@ -108,6 +107,10 @@ def _is_missing_code(code, missing: list) -> bool:
         elif code == m:
             return True
     return False
+
+
+def _text(v):
+    return None if v is None else str(v)
 
 
 def _sort_key(v):
@@ -147,8 +150,10 @@ def written_frame(frame: pd.DataFrame, labels: dict, *, integer_codes: bool = Fa
                 if code is None or isinstance(code, str):
                     code, nxt = nxt, nxt + 1
                 kept[code] = text
-            to_code = {t: k for k, t in kept.items()}
-            s = pd.Series([np.nan if v is None or v != v else float(to_code[str(v)]) for v in s.astype(object)])
+            texts_kept = list(kept.values())
+            place = pd.Index(texts_kept).get_indexer(s.astype(object).where(s.notna(), None).map(_text))
+            codes = np.array([float(k) for k in kept] + [np.nan])
+            s = pd.Series(codes[place], index=s.index)  # place -1 (missing) picks the NaN
         elif pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and values:
             present = {_plain_code(v) for v in pd.unique(s.dropna())}
             kept = {k: v for k, v in values.items() if k in present}
