@@ -7,10 +7,13 @@ away (an identifier's label set, rare villages' names)."""
 from __future__ import annotations
 
 import gzip
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from veil.engine.release.report import _labelled_names
 
 pyreadstat = pytest.importorskip(
     "pyreadstat", reason="the statistics-file readers are an extra: pip install veil[statfiles]"
@@ -176,6 +179,9 @@ def test_a_labelled_file_round_trips_through_a_release(veil, tmp_path, fmt, expo
     assert b"Surname" not in raw and b"Village" not in raw and b"Atlantis" not in raw
     if fmt != "rds":  # R data frames carry no variable labels
         assert variable == {c: VARIABLE_LABELS[c] for c in expected.columns}
+        manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+        assert manifest["output"]["variable_labels"] == variable  # what the report shows beside the names
+        assert "age (Age at interview, years)" in _labelled_names(manifest["output"])
     smoking = got["smoker"]
     assert int(pd.isna(smoking).sum()) == 3  # the three refusals are missing, not a value
     if ext == "sav":
