@@ -43,6 +43,13 @@ def _pyreadstat():
     return pyreadstat
 
 
+def _missing_library(name: str) -> str:
+    """Why a format cannot be written here: its library is not installed ("" when it is)."""
+    import importlib.util
+
+    return "" if importlib.util.find_spec(name) else f"writing it needs {name}; {_INSTALL}"
+
+
 def _pyreadr():
     try:
         import pyreadr
@@ -304,7 +311,7 @@ class _ReadStatExporter(Exporter):
 
     @classmethod
     def refuses(cls, release) -> str:
-        why = super().refuses(release)
+        why = super().refuses(release) or _missing_library("pyreadstat")
         frame = getattr(release, "frame", None)
         if why or frame is None:
             return why
@@ -396,6 +403,10 @@ class RdsExporter(Exporter):
     name = "r"
     title = "R data (.rds)"
     extension = "rds"
+
+    @classmethod
+    def refuses(cls, release) -> str:
+        return super().refuses(release) or _missing_library("pyreadr")
 
     def write(self, frame, path, params):
         labels = _labels_of(frame)
