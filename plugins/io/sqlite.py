@@ -127,14 +127,12 @@ class SqliteExporter(Exporter):
 
     def write(self, frame, path, params):
         path = Path(path)
-        if path.exists() and path.stat().st_size:
-            raise BadInput(f"{path.name} exists; a release is written as a new database")
         out = frame.copy()
         for c in out.columns:
             s = out[c]
             if isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s):
                 out[c] = s.astype(object).where(s.notna(), None)
-        path.unlink(missing_ok=True)  # the staged empty file becomes a database
+        path.unlink(missing_ok=True)  # a new database: the staged file (never the user's) is made afresh
         conn = sqlite3.connect(str(path))
         try:
             out.to_sql(TABLE, conn, index=False)
