@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) scripts/check_system.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[gui,mining,spark,test]"
+	$(BIN)/python -m pip install --quiet -e ".[gui,mining,spark,statfiles,test]"
 	$(BIN)/python scripts/compile_kernels.py
 	@touch $(STAMP)
 

@@ -83,6 +83,10 @@ def read_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delimiter", help="field separator (default: detected)")
     p.add_argument("--encoding", help="text encoding (default: detected)")
     p.add_argument(
+        "--table", help="the table of a database (SQLite), the data frame of an R file or the sheet of a workbook"
+    )
+    p.add_argument("--query", help='a database\'s rows as a read-only query gives them ("SELECT …")')
+    p.add_argument(
         "--skip-rows",
         dest="skip_rows",
         type=int,
@@ -157,6 +161,8 @@ class ReadOptions:
     input_format: str | None
     delimiter: str | None
     encoding: str | None
+    table: str | None
+    query: str | None
     skip_rows: int
     drop_missing: bool
     fill_missing: str | None
@@ -193,6 +199,8 @@ def source(options: ReadOptions, path: str | None, demo: bool = False):
         "delimiter": options.delimiter,
         "encoding": options.encoding,
         "skip_rows": options.skip_rows,
+        "sheet": options.table,
+        "query": options.query,
         "drop_missing": options.drop_missing,
         "fill_missing": options.fill_missing,
         "target": roles.target if roles else None,

@@ -215,6 +215,8 @@ def _refuse_flags_of_a_project(options: Options) -> None:
             ("--delimiter", options.delimiter),
             ("--encoding", options.encoding),
             ("--skip-rows", options.skip_rows),
+            ("--table", options.table),
+            ("--query", options.query),
             ("--drop-missing", options.drop_missing),
             ("--fill-missing", options.fill_missing),
             ("--target", options.target),

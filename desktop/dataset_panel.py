@@ -24,7 +24,15 @@ from PySide6.QtWidgets import (
 
 from veil.engine import BadInput, Role, Table
 
-from .models import ROLE_COLOURS, ColumnsModel, FeaturesModel, MatrixModel, StepsModel, TableModel
+from .models import (
+    ROLE_COLOURS,
+    ColumnsModel,
+    FeaturesModel,
+    MatrixModel,
+    StepsModel,
+    TableModel,
+    has_variable_labels,
+)
 from .state.setvalued_view import draw_items
 from .state import DatasetState
 from .widgets import ComboDelegate, ErrorLabel, Histogram, fast_table, fit_columns, muted
@@ -314,6 +322,7 @@ class DatasetPanel(QWidget):
             fit_columns(self.columns_view, sample_rows=500, max_width=150)
             # kinds, roles and counts keep their full width; the names give way (elided, full in the tooltip)
             self.columns_view.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+            self.columns_view.setColumnHidden(ColumnsModel.LABEL, not has_variable_labels(data))
             self.tabs.setTabEnabled(0, isinstance(data, Table))
             self._refresh_sets_tab()
             self.tabs.setCurrentIndex(0 if isinstance(data, Table) else 2)

@@ -140,7 +140,10 @@ class ImportDialog(QDialog):
         self.header = QComboBox()
         for label, value in HEADERS:
             self.header.addItem(label, value)
-        self.sheet = QLineEdit(placeholderText="the first sheet")
+        self.sheet = QLineEdit(placeholderText="the first sheet, or a database's only table")
+        self.sheet.setToolTip("An Excel sheet, an R file's data frame or an SQLite database's table")
+        self.query = QLineEdit(placeholderText="SELECT … (an SQLite database's rows; read-only)")
+        self.query.setObjectName("import-query")
         self.skip_rows = QSpinBox(minimum=0, maximum=10_000)
         self.skip_rows.setToolTip(
             "Lines to skip at the top before anything is read (a title line, like the one that opens UCI's adult.test)"
@@ -174,7 +177,8 @@ class ImportDialog(QDialog):
         self.names_source.hide()
         self.names.textEdited.connect(lambda _: self.names_source.hide())  # the user's own names now
         form.addRow("", self.names_source)
-        form.addRow("Excel sheet", self.sheet)
+        form.addRow("Sheet or table", self.sheet)
+        form.addRow("Query", self.query)
         form.addRow("Missing values", self.missing)
         self.preview_model = TableModel()
         self.preview_view = fast_table(QTableView(), stretch_last=False)
@@ -198,6 +202,7 @@ class ImportDialog(QDialog):
             combo.currentIndexChanged.connect(self.refresh)
         self.encoding.currentTextChanged.connect(self.refresh)
         self.sheet.editingFinished.connect(self.refresh)
+        self.query.editingFinished.connect(self.refresh)
         self.names.editingFinished.connect(self.refresh)
         self.skip_rows.valueChanged.connect(self.refresh)
         self.refresh()
@@ -235,6 +240,7 @@ class ImportDialog(QDialog):
             header=self.header.currentData(),
             names=names,
             sheet=self.sheet.text().strip() or None,
+            query=self.query.text().strip() or None,
             fmt=self.fmt.currentData(),
             skip_rows=self.skip_rows.value() if self.text else 0,
             drop_missing=self.missing.currentData() == "drop",
@@ -266,6 +272,7 @@ class ImportDialog(QDialog):
         for w in (self.delimiter, self.encoding, self.header, self.skip_rows):
             w.setEnabled(self.text)
         self.sheet.setEnabled(not self.text)
+        self.query.setEnabled(not self.text)
         try:
             table = tasks.preview(self.registry, self.path, self.options())
         except (BadInput, OSError) as exc:

@@ -10,7 +10,7 @@ import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 
-from veil.engine import BadInput, BinaryMatrix, Kind, Role, Table
+from veil.engine import FILE_LABELS, BadInput, BinaryMatrix, Kind, Role, Table
 
 from .state import LEAVE_OUT, DatasetState, RunsState, rules_for
 
@@ -114,7 +114,8 @@ class TableModel(QAbstractTableModel):
             if role == Qt.DisplayRole:
                 return col.name
             if role == Qt.ToolTipRole:
-                return f"{col.name}: {col.kind.value}, {col.role.value}"
+                label = variable_label(self._table, col.name)
+                return f"{col.name}{f' ({label})' if label else ''}: {col.kind.value}, {col.role.value}"
             return _coloured(role, self._colours[section])
         if role == Qt.DisplayRole:
             return str(section + 1)
@@ -163,8 +164,8 @@ class MatrixModel(QAbstractTableModel):
 class ColumnsModel(QAbstractTableModel):
     """The schema: a row per column with its kind and role (both editable) and its counts."""
 
-    HEADERS = ("column", "kind", "role", "distinct", "missing")
-    KIND, ROLE = 1, 2
+    HEADERS = ("column", "kind", "role", "distinct", "missing", "label")
+    KIND, ROLE, LABEL = 1, 2, 5  # label: a labelled file's variable label ("Age at interview, years")
     problem = Signal(str)
 
     def __init__(self, dataset: DatasetState, parent=None):
@@ -202,10 +203,11 @@ class ColumnsModel(QAbstractTableModel):
                 col.role.value,
                 f"{stats.distinct:,}" if stats else "",
                 f"{stats.missing:,}" if stats else "",
+                variable_label(self._dataset.table, col.name),
             )[c]
         if role == CHOICES:
             return [k.value for k in Kind] if c == self.KIND else [r.value for r in Role] if c == self.ROLE else None
-        if role == Qt.TextAlignmentRole and c >= 3:
+        if role == Qt.TextAlignmentRole and c in (3, 4):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role in (Qt.BackgroundRole, Qt.ForegroundRole) and c in (0, self.ROLE):
             return _coloured(role, ROLE_COLOURS[col.role])
@@ -247,6 +249,16 @@ class ColumnsModel(QAbstractTableModel):
 
     def name(self, row: int) -> str:
         return self._columns()[row].name
+
+
+def variable_label(table, name: str) -> str:
+    """A column's variable label from a labelled file (SPSS, Stata, SAS), "" without one."""
+    entry = ((getattr(table, "meta", None) or {}).get(FILE_LABELS) or {}).get(name) or {}
+    return entry.get("label") or ""
+
+
+def has_variable_labels(table) -> bool:
+    return any(e.get("label") for e in ((getattr(table, "meta", None) or {}).get(FILE_LABELS) or {}).values())
 
 
 def _hierarchy_words(hierarchy) -> str:

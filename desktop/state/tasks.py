@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    choose_importer,
     BadInput,
     BinaryMatrix,
     Context,
@@ -189,13 +190,16 @@ def is_text_file(path: str | os.PathLike) -> bool:
     return b"\x00" not in head or head.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
+PREVIEW_RECORDS = 200  # records a binary format's preview reads
+
+
 def preview(registry, path: str | os.PathLike, options: ImportOptions, max_bytes: int = PREVIEW_BYTES):
     """The first lines of a text file read with ``options`` (the importer sees only a copy of the
-    file's head, so a preview of a huge file costs what 64 KB cost). Binary formats return None:
-    they can only be read whole."""
+    file's head, so a preview of a huge file costs what 64 KB cost). A binary format gives its first
+    records when its importer can read them alone (``Importer.head``), None when it is read whole."""
     p = Path(path)
-    if not is_text_file(p):
-        return None
+    if not is_text_file(p):  # a binary format previews its first records when its importer reads them cheaply
+        return choose_importer(registry, p, options).head(p, options, PREVIEW_RECORDS)
     with open(p, "rb") as f:
         head = f.read(max_bytes + 1)
     if len(head) > max_bytes:

@@ -23,6 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "check_private_folder",
             "check_readable",
             "check_regular",
+            "choose_importer",
             "ImportOptions",
             "open_regular",
             "read_data",

@@ -30,7 +30,9 @@ class ImportOptions:
     names : tuple of str, optional
         Column names for a headerless file (default ``col1`` … ``colN``).
     sheet : str, optional
-        Worksheet of an Excel file (default the first).
+        Worksheet of an Excel file (default the first), data frame of an R file, table of a database.
+    query : str, optional
+        A database's rows as a read-only query selects them (``SELECT …``), instead of a table.
     fmt : str, optional
         Importer name, overriding detection by extension and content.
     skip_rows : int
@@ -50,6 +52,7 @@ class ImportOptions:
     header: bool | None = None
     names: tuple[str, ...] | None = None
     sheet: str | None = None
+    query: str | None = None
     fmt: str | None = None
     skip_rows: int = 0
     drop_missing: bool = False

@@ -53,6 +53,7 @@ class DataSource:
     header: bool | None = None
     skip_rows: int = 0
     sheet: str | None = None
+    query: str | None = None  # a database's rows as a read-only SELECT gives them (instead of a table)
     roles: dict = field(default_factory=dict)
     kinds: dict = field(default_factory=dict)
     append: tuple = ()  # further DataSources with the same columns, their rows appended (adult.data + adult.test)
@@ -78,6 +79,7 @@ class DataSource:
             fmt=self.fmt,
             skip_rows=self.skip_rows,
             sheet=self.sheet,
+            query=self.query,
             drop_missing=self.drop_missing,
             fill_missing=self.fill_missing,
         )
@@ -94,6 +96,7 @@ class DataSource:
             header=options.header,
             skip_rows=options.skip_rows,
             sheet=options.sheet,
+            query=options.query,
             drop_missing=options.drop_missing,
             fill_missing=options.fill_missing,
         )
@@ -137,7 +140,7 @@ class DataSource:
                 data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
                 _check_kinds(data.frame, self.kinds)
-                data = Table(data.frame, data.schema, data.source, data.sha256).with_kinds(self.kinds)
+                data = Table(data.frame, data.schema, data.source, data.sha256, dict(data.meta)).with_kinds(self.kinds)
             if self.roles:
                 data = data.with_roles(self.roles)
         elif self.roles:
@@ -176,7 +179,8 @@ class DataSource:
                 raise BadInput(f"no column named {missing_cols[0]!r}; columns are {', '.join(frame.columns)}")
             frame = frame[list(self.columns)]
         sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
-        return Table.from_frame(frame, source=table.source, sha256=sha)
+        reshaped = Table.from_frame(frame, source=table.source, sha256=sha)
+        return dataclasses.replace(reshaped, meta=dict(table.meta))  # a labelled file's labels stay
 
     def files(self) -> tuple[str, ...]:
         """Every file this source reads (the data, the files appended to it, the hierarchy files):
@@ -200,6 +204,7 @@ class DataSource:
             "header": self.header,
             "skip_rows": self.skip_rows or None,
             "sheet": self.sheet,
+            "query": self.query,
             "roles": dict(self.roles),
             "kinds": dict(self.kinds),
             "append": [a.to_dict() for a in self.append] or None,
@@ -261,6 +266,7 @@ class DataSource:
             header=get(d, "header", bool, where="data"),
             skip_rows=_skip_rows(d.get("skip_rows")),
             sheet=_sheet(d.get("sheet")),
+            query=get(d, "query", str, where="data"),
             roles=roles,
             kinds=kinds,
             append=tuple(cls.from_dict(a, base) for a in append),

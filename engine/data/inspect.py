@@ -10,7 +10,7 @@ import numpy as np
 
 from ..base.errors import printable
 from .binary import BinaryMatrix
-from .table import Role, Table, suggest_role
+from .table import FILE_LABELS, Role, Table, suggest_role
 
 _HEADINGS = ("column", "kind", "suggested role", "distinct", "missing")
 _RIGHT = {"distinct", "missing"}
@@ -65,11 +65,44 @@ def _table_report(table: Table, max_columns: int | None) -> str:
     for c in shown:
         s = table.frame[c.name]
         rows.append((c.name, c.kind.value, roles[c.name].value, int(s.nunique(dropna=True)), int(s.isna().sum())))
-    lines = _facts(facts) + [""] + _grid(_HEADINGS, rows)
+    file_facts = [(k, v) for k, v in (table.meta.get("file") or {}).items() if v not in (None, "")]
+    lines = _facts(facts + file_facts) + [""] + _grid(_HEADINGS, rows)
     hidden = len(table.schema.columns) - len(shown)
     if hidden:
         lines.append(f"… {hidden} more columns")
+    labels = table.meta.get(FILE_LABELS) or {}
+    described = [c.name for c in shown if c.name in labels]
+    if described:
+        lines += ["", "labels (the file's own: variable label; value labels; user-defined missing codes)"]
+        for name in described:
+            lines += _label_lines(name, labels[name])
     return "\n".join(lines)
+
+
+def _label_lines(name: str, entry: dict, most: int = 12) -> list[str]:
+    """A column's labels as ``veil inspect`` shows them: at most ``most`` value labels."""
+    out = [f"{name}: {entry.get('label') or '(no variable label)'}"]
+    values = list((entry.get("values") or {}).items())
+    if values:
+        shown = "; ".join(f"{_code(k)} = {v}" for k, v in values[:most])
+        more = f"; … {len(values) - most} more" if len(values) > most else ""
+        how = " (the cells show the labels)" if entry.get("coded") else ""
+        out.append(f"  values{how}: {shown}{more}")
+    missing = entry.get("missing") or []
+    if missing:
+        codes = [_code(m[0]) if m[0] == m[1] else f"{_code(m[0])} to {_code(m[1])}" for m in map(_pair, missing)]
+        out.append(f"  missing codes (read as missing): {', '.join(codes)}")
+    return out
+
+
+def _pair(m):
+    return tuple(m) if isinstance(m, (list, tuple)) else (m, m)
+
+
+def _code(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return f".{v}" if isinstance(v, str) else str(v)
 
 
 def _matrix_report(matrix: BinaryMatrix) -> str:

@@ -177,6 +177,12 @@ def suggest_role(name: str, series: pd.Series, kind: Kind) -> Role:
     return Role.INSENSITIVE
 
 
+FILE_LABELS = "labels"
+"""The key of ``Table.meta`` holding what a labelled file (SPSS, Stata, SAS, R) says of each column:
+column → ``{"label", "values", "coded", "missing"}`` (docs/formats.md, "Labelled files"). The export
+hands the released columns' entries to the exporter in ``frame.attrs[FILE_LABELS]``."""
+
+
 @dataclass(frozen=True)
 class Table:
     """A DataFrame with a :class:`Schema`.

@@ -608,6 +608,11 @@ class Importer(Plugin):
     def read(self, path: Path, options: ImportOptions) -> Table | BinaryMatrix:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def head(self, path: Path, options: ImportOptions, rows: int) -> Table | None:
+        """The file's first ``rows`` records read at little cost, for a preview (labels applied as
+        :meth:`read` applies them); None when this format is only read whole."""
+        return None
+
 
 class Exporter(Plugin):
     """Writes a released DataFrame: ``write(frame, path, params)`` (the engine makes it atomic)."""

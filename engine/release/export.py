@@ -37,6 +37,7 @@ import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
 from ..base.io import missing_reason, sha256_file
+from ..data.table import FILE_LABELS
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.bound import BoundModel, CombinedModel
 from ..model.release import Release, Verdict, describe_failures
@@ -94,6 +95,11 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
     if shuffle:
         order = np.random.default_rng(seed).permutation(len(frame))
         frame = take_rows(frame, order)
+    labels = (getattr(result.data, "meta", None) or {}).get(FILE_LABELS) or {}
+    kept = {str(c): labels[str(c)] for c in frame.columns if str(c) in labels}
+    if kept:  # a labelled file's labels, for a format that writes them (each keeps only the released values')
+        frame = frame.copy(deep=False)
+        frame.attrs = {FILE_LABELS: kept}
     return frame, order
 
 

@@ -25,7 +25,7 @@ from ..base.io import open_regular, sha256_file
 from ..base.validate import NULL, check_shape, get, read_json_object
 from ..data.binary import BinaryMatrix
 from ..data.datasource import input_path as data_input_path
-from ..data.table import Role, Table
+from ..data.table import FILE_LABELS, Role, Table
 from ..model.params import params_to_dict
 from ..model.release import FEATURE_WEIGHTS, GENERALISED_TABLE, Release, Verdict
 from ..run.runs import RunResult
@@ -189,6 +189,13 @@ def complete_manifest(fields: dict, assessment: dict | None = None, extra: dict 
     return json_safe(manifest)
 
 
+def variable_labels(data, columns) -> dict:
+    """Column → variable label, for the ``columns`` a labelled input file gave one
+    (:data:`~veil.engine.data.table.FILE_LABELS`)."""
+    labels = ((getattr(data, "meta", None) or {}).get(FILE_LABELS)) or {}
+    return {str(c): labels[str(c)]["label"] for c in columns if (labels.get(str(c)) or {}).get("label")}
+
+
 def build_manifest(
     result: RunResult,
     target: Path,
@@ -222,6 +229,9 @@ def build_manifest(
         "columns": columns,
         "written_columns": {c: w for c, w in zip(columns, written or columns) if w != c},
     }
+    labels = variable_labels(result.data, columns)
+    if labels:  # a labelled file's variable labels of the released columns (never a value's label)
+        output["variable_labels"] = labels
     if parts:
         output["parts"] = parts
     fields = {

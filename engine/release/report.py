@@ -247,7 +247,7 @@ def _released(registry, manifest: dict) -> Section:
         )
         if len(parts) > 1
         else ("Released file", f"{out.get('path')} ({shape})"),
-        ("Columns released", _names(out.get("columns") or []) or "none"),
+        ("Columns released", _labelled_names(out) or "none"),
         ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
         ("Privacy model", _model_fact(registry, manifest)),
     ]
@@ -1016,6 +1016,13 @@ def _count(n, word: str) -> str:
     if n is None:
         return f"? {word}s"
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _labelled_names(output: dict) -> str:
+    """The released columns, each with the variable label its input file gave it ("age (Age at
+    interview, years)")."""
+    labels = output.get("variable_labels") or {}
+    return _names(f"{c} ({labels[c]})" if labels.get(c) else c for c in output.get("columns") or [])
 
 
 def _names(names, limit: int = 12) -> str:

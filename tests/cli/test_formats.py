@@ -14,7 +14,18 @@ from veil.engine import make_registry
 
 from .helpers import SMALL_CSV, SMALL_QUASI, all_files, read_manifest
 
-EXTENSIONS = {"csv": "csv", "tsv": "tsv", "xlsx": "xlsx", "parquet": "parquet", "spmf": "txt"}
+EXTENSIONS = {
+    "csv": "csv",
+    "tsv": "tsv",
+    "xlsx": "xlsx",
+    "parquet": "parquet",
+    "spmf": "txt",
+    "spss": "sav",
+    "stata": "dta",
+    "sas-xport": "xpt",
+    "r": "rds",
+    "sqlite": "sqlite",
+}
 
 
 def released_input_rows(columns: list[str]) -> list[tuple[str, ...]]:

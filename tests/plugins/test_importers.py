@@ -422,7 +422,22 @@ def test_unknown_binary_file_is_refused(registry, tmp_path):
 
 def test_every_importer_is_registered_with_a_kebab_name(registry):
     names = registry.names("importer")
-    assert names == ["arff", "csv", "excel", "libsvm", "mat", "parquet", "transactions"]
+    assert names == [
+        "arff",
+        "csv",
+        "excel",
+        "libsvm",
+        "mat",
+        "parquet",
+        "r",
+        "sas",
+        "sas-xport",
+        "spss",
+        "spss-portable",
+        "sqlite",
+        "stata",
+        "transactions",
+    ]
     priorities = {n: getattr(registry.get("importer", n), "priority", 0) for n in names}
     assert priorities["csv"] == min(priorities.values()) < max(priorities.values())
 
