@@ -432,45 +432,44 @@ def test_the_recheck_says_holds_once(exported, tmp_path):
 
 
 def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_take_one_line(tmp_path):
-    """A release under k-anonymity and l-diversity lists both in its parameters;
-    a metric that does not apply to the release (a feature ranking's accuracy for Mondrian) is named
-    once, not given a row of "does not apply"."""
+    """A release under k-anonymity and l-diversity lists both in its parameters; a metric the run
+    asked for that gave no value on this release (None in the manifest) is named once, not given a
+    row of "does not apply". ``veil run`` itself refuses a metric that cannot say anything of the
+    method (a feature ranking's accuracy for Mondrian), as the desktop never offers it."""
     from veil.engine.release.report import build_document
+    from veil.engine.release.report_render import render_html
 
     data = people_csv(tmp_path)
     out = tmp_path / "out"
-    assert (
-        run_cli(
-            "run",
-            "--data",
-            data,
-            "--identifier",
-            "name",
-            "--quasi",
-            "age_band,sex",
-            "--sensitive",
-            "smoker",
-            "--target",
-            "outcome",
-            "--model",
-            "k-anonymity:k=2",
-            "--model",
-            "l-diversity:l=2,variant=distinct",
-            "--method",
-            "mondrian",
-            "--metrics",
-            "ncp,weights-accuracy",
-            "--out",
-            out,
-        )
-        == 0
-    )
+    common = [
+        "run",
+        "--data",
+        data,
+        "--identifier",
+        "name",
+        "--quasi",
+        "age_band,sex",
+        "--sensitive",
+        "smoker",
+        "--target",
+        "outcome",
+        "--model",
+        "k-anonymity:k=2",
+        "--model",
+        "l-diversity:l=2,variant=distinct",
+        "--method",
+        "mondrian",
+    ]
+    assert run_cli(*common, "--metrics", "ncp,weights-accuracy", "--out", tmp_path / "refused") == 2
+    assert not (tmp_path / "refused").exists()
+    assert run_cli(*common, "--metrics", "ncp", "--out", out) == 0
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest["metrics"]["weights-accuracy"] = None  # asked for, no value on this release
     doc = build_document(REGISTRY, manifest)
     facts = dict(next(s for s in doc.sections if s.heading == "Parameters").blocks[0].content)
     assert facts["Privacy models"] == (
         "k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0, estimator = shannon)"
     )
-    html = (out / "report.html").read_text(encoding="utf-8")
+    html = render_html(doc)
     assert "does not apply" not in html
     assert re.search(r"Not applicable to this release, so not shown: [^.]*Accuracy on the top-ranked", html)

@@ -115,6 +115,9 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
     frame = table.frame
     n, limit = len(frame), math.floor(suppression * len(frame) + 1e-9)
     sens = frame["dx"]
+    # a population model (k-map, δ-presence) judges the suppressed records as one group; any other
+    # model leaves them out: a suppressed record matches any value (docs/reference.md#blanks)
+    population_model = any(m.plugin.reads_population for m in getattr(model, "models", (model,)))
     # per column and level: each record's label, its node's leaves, the records sharing its label
     label, star_code, under, covered = {}, {}, {}, {}
     for c in qis:
@@ -136,6 +139,10 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
         if failing.sum() > limit:
             out[levels] = None
             continue
+        if failing.any() and population_model:  # written '*' everywhere: one group every population record matches
+            if not model.check_groups(GroupView.from_labels(np.zeros(int(failing.sum()), int), sens[failing])).holds:
+                out[levels] = None
+                continue
         stars = np.array([star_code[c, l] for c, l in zip(qis, levels)])
         written = labels.copy()
         written[failing] = stars  # every quasi-identifier written '*': they match any value, no group
