@@ -138,7 +138,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
         )
         data_source = project.data
         data = project.load_data(registry)
-        specs = list(project.runs)
+        specs = list(project.all_runs)  # the configured runs, then the transformations chosen one by one
         if not specs:
             raise BadInput(f"{options.project} has no runs to execute")
     else:

@@ -331,6 +331,7 @@ class Actions(QObject):
             self.window,
             stem=stem,
             describe=self.controller.ranking.export_note,
+            not_restored=self.controller.not_restored,
         )
         dialog.accepted.connect(lambda: self._export_chosen(dialog))
         dialog.setAttribute(Qt.WA_DeleteOnClose)

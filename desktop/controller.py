@@ -14,7 +14,19 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from veil.engine import BadInput, DataSource, ExportOptions, ImportOptions, PluginCall, Project, Remote, RunSpec
+from veil.engine import (
+    BadInput,
+    DataSource,
+    ExportOptions,
+    ImportOptions,
+    PluginCall,
+    Project,
+    Remote,
+    RunSpec,
+    __version__,
+    keep_results,
+    restore_results,
+)
 
 from .state import tasks
 from .state.history import History
@@ -31,6 +43,7 @@ from .state import (
     project_of,
     sensitive_to_confirm,
 )
+from .state.project import input_key
 from .state.tasks import Failure, Loaded
 
 
@@ -57,6 +70,8 @@ class Controller(QObject):
         self.chart = ChartState(registry.preferred("chart") if registry.names("chart") else None)
         self.ranking = RankingState(registry, self.config, self.runs)
         self.project_path: Path | None = None
+        self.chosen: list[RunSpec] = []  # transformations released one by one: runs of the project too
+        self.not_restored = ""  # why the reopened project's runs have no release in memory (empty: they do)
         self.runner = Runner(self, registry_recipe=registry.recipe)
         self._loads: dict[int, Project | None] = {}
         self._rereads: dict[int, tuple] = {}  # load job -> (schema, rules, released sensitive) to keep
@@ -211,14 +226,17 @@ class Controller(QObject):
         if self.dataset.data is None or self.dataset.source is None:
             return None
         try:
-            return project_of(self.registry, self.dataset, self.config, self.runs).save(path)
+            saved = project_of(self.registry, self.dataset, self.config, self.runs, self.chosen).save(path)
+            self._keep(saved)
+            return saved
         except (BadInput, OSError):
             return None  # a session that cannot be kept is not worth an error at closing time
 
     def save_project(self, path: str | Path) -> bool:
         try:
-            project = project_of(self.registry, self.dataset, self.config, self.runs)
+            project = project_of(self.registry, self.dataset, self.config, self.runs, self.chosen)
             saved = project.save(path)
+            self._keep(saved)
         except (BadInput, OSError) as exc:
             self.error.emit("Cannot save the project", str(exc), "")
             return False
@@ -227,6 +245,19 @@ class Controller(QObject):
         self.project_saved.emit(str(saved))
         self.message.emit(f"Saved {Path(saved).name}")
         return True
+
+    def _keep(self, project_file: Path) -> None:
+        """Keep the finished runs' results beside the project file, so reopening it shows their
+        releases, solution spaces and exports without running them again."""
+        keep_results(project_file, self.runs.kept(), input_sha256=input_key(self.dataset), version=__version__)
+
+    def _restore(self, project_file: Path) -> None:
+        """Bring back the runs kept beside the project file that can be trusted; say why not otherwise."""
+        restored = restore_results(project_file, input_sha256=input_key(self.dataset), version=__version__)
+        for run_id, (planned, outcome) in sorted(restored.results.items()):
+            self.runs.adopt(run_id, planned, outcome)
+            self._run_sources[run_id] = self.dataset.source
+        self.not_restored = restored.why_not
 
     # -- running --------------------------------------------------------------------------------
     def run(self) -> list[RunEntry]:
@@ -255,6 +286,8 @@ class Controller(QObject):
             entry.planned.data,
         )
         entries = self._queue([planned])
+        self.chosen.append(again)  # the project repeats it (veil run)
+        self.history.mark_dirty()
         self.message.emit(f"Run #{entries[0].id} queued: {', '.join(chosen)}")
         return entries
 
@@ -363,7 +396,10 @@ class Controller(QObject):
                     self.error.emit("Cannot use the project's item sets", str(exc), "")
             self.dataset.release_sensitive = set(project.release_sensitive)
             self.config.load_runs(project.runs)
+            self.chosen = list(project.chosen)
             self.runs.restore(project.results)
+            if self.project_path is not None:
+                self._restore(self.project_path)
         else:
             self.project_path = None
         data = self.dataset.data  # a project's item sets, when it worked on a column's
@@ -377,6 +413,8 @@ class Controller(QObject):
             hint = "; the columns keep their kinds, roles and hierarchies"
             if lost:
                 hint += f" (not the hierarchy of {', '.join(map(repr, lost))}, which its values no longer fit)"
+        if self.not_restored:
+            hint += f"; {self.not_restored}"
         self.message.emit(f"Opened {self.dataset.name}: {shape}{hint}")
         self.data_loaded.emit()
 
@@ -417,6 +455,7 @@ class Controller(QObject):
         self._runs.clear()
         self._run_sources.clear()
         self.batch, self._batch = [], False
+        self.chosen, self.not_restored = [], ""
         self.runs.reset()
 
     @Slot(int, object)

@@ -320,6 +320,7 @@ class ExportDialog(QDialog):
         *,
         stem: str = "release",
         describe: Callable[[int | None], str] | None = None,
+        not_restored: str = "",
     ):
         super().__init__(parent)
         self._base, self._stem, self._describe = base, stem, describe
@@ -374,7 +375,9 @@ class ExportDialog(QDialog):
         if self.run.count() == 0:
             layout.addWidget(ErrorLabel())
             layout.itemAt(layout.count() - 1).widget().show_message(
-                "No run has a release to export yet: run a configuration whose release holds."
+                f"No run has a release to export: {not_restored}."
+                if not_restored
+                else "No run has a release to export yet: run a configuration whose release holds."
             )
         layout.addWidget(buttons)
         self._describe_run()

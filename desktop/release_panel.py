@@ -155,6 +155,11 @@ class ReleasePanel(QWidget):
         self._set_columns([])
         self.summary.setText("Select a finished run to preview its release.")
 
+    def show_absent(self, text: str) -> None:
+        """Show no release, saying why (the selected run has none)."""
+        self.clear()
+        self.summary.setText(text)
+
     def show_release(self, label: str, release, columns=None) -> None:
         """Preview ``release``; ``columns`` (the data's columns) limits the hierarchy chooser to
         quasi-identifiers the data has (a bucketised release's ``group`` column has no hierarchy)."""

@@ -185,18 +185,38 @@ class MainWindow(QMainWindow):
         return dialog
 
     def _preview_run(self, run_id) -> None:
+        """The release preview and the solution space show the selected run, or say why they cannot."""
         entry = self.controller.runs.entry(run_id) if run_id is not None else None
         result = entry.outcome.result if entry is not None and entry.outcome is not None else None
-        if result is not None:
-            self._shown_entry = entry
-            self.release_panel.show_release(
-                f"Run #{entry.id} {entry.label}",
-                result.release,
-                list(getattr(self.controller.dataset.data, "columns", [])),
-            )
-            self.lattice_view.show_space(f"Run #{entry.id} {entry.label}", result.release.solution_space)
-            if result.release.solution_space is not None:
-                self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
+        self._shown_entry = entry if result is not None else None
+        if result is None:
+            why = self._no_release(run_id, entry)
+            self.release_panel.show_absent(why)
+            self.lattice_view.show_space("", None)
+            self.lattice_view.summary.setText(why)
+            return
+        title = f"Run #{entry.id} {entry.label}"
+        self.release_panel.show_release(
+            title, result.release, list(getattr(self.controller.dataset.data, "columns", []))
+        )
+        self.lattice_view.show_space(title, result.release.solution_space)
+        if result.release.solution_space is not None:
+            self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
+
+    def _no_release(self, run_id, entry) -> str:
+        """Why the selected run (or none) has no release to show."""
+        if run_id is None:
+            return "Select a finished run to see its release."
+        if entry is None:  # a row of a reopened project whose result could not be kept or trusted
+            why = self.controller.not_restored or "its release was not kept with the project"
+            return f"Run #{run_id} has no release in memory: {why}."
+        if not entry.finished:
+            return f"Run #{run_id} is {entry.status}: its release shows here when it finishes."
+        if entry.failure is not None:
+            return f"Run #{run_id} failed: {entry.failure.message}"
+        if entry.outcome is not None and entry.outcome.holds is False:
+            return f"Run #{run_id}'s release fails its privacy model, so it is not kept: {entry.outcome.verdict}"
+        return f"Run #{run_id} has no release ({entry.status})."
 
     def _release_node(self, params: dict) -> None:
         """Run the shown run's method again on the transformation chosen in its solution space."""

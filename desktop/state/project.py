@@ -13,9 +13,10 @@ from .dataset import DatasetState
 from .runs import RunsState
 
 
-def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsState) -> Project:
-    """A project file's content: the data's source and schema, the recipe, the planned runs and
-    the results so far. A configuration that cannot run yet is saved without runs."""
+def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsState, chosen=()) -> Project:
+    """A project file's content: the data's source and schema, the recipe, the planned runs, the
+    runs ``chosen`` one by one (a transformation released from a solution space) and the results so
+    far. A configuration that cannot run yet is saved without runs."""
     if dataset.data is None or dataset.source is None:
         raise BadInput("there is no data to save a project of")
     table = dataset.table if dataset.table is not None else dataset.origin  # item sets keep their table's schema
@@ -35,7 +36,19 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
         runs.records(),
         tuple(sorted(dataset.release_sensitive)),
         item_sets,
+        tuple(chosen),
     )
+
+
+def input_key(dataset: DatasetState) -> str | None:
+    """What a kept result was made from: the SHA-256 of the data, and of the population when one is
+    open (k-map and δ-presence judge against it). None when the data has no hash to compare."""
+    table = dataset.table if dataset.table is not None else dataset.origin
+    sha = table.sha256 if table is not None else (dataset.data.meta.get("sha256") if dataset.data else None)
+    if not sha:
+        return None
+    population = dataset.population
+    return sha if population is None else f"{sha}+population:{population.sha256}"
 
 
 def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:

@@ -113,6 +113,25 @@ class RunsState:
             entry.started = entry.ended
         self.changed.emit(entry)
 
+    def adopt(self, run_id: int, planned: PlannedRun, outcome: RunOutcome) -> RunEntry:
+        """Bring back a finished run kept with a project (its release, solution space and export as
+        they were), under its own number; the saved results row stays as it was saved."""
+        entry = RunEntry(run_id, planned, DONE, 1.0, outcome=outcome)
+        entry.started = entry.ended = time.monotonic()
+        entry.ended += outcome.seconds if math.isfinite(outcome.seconds) else 0.0
+        self.entries = sorted([e for e in self.entries if e.id != run_id] + [entry], key=lambda e: e.id)
+        if run_id not in self._records:
+            self._records[run_id] = _record(entry, outcome)
+            self._records = dict(sorted(self._records.items()))
+        self._next = max(self._next, run_id + 1)
+        self.changed.emit(None)
+        self.results_changed.emit()
+        return entry
+
+    def kept(self) -> dict[int, tuple[PlannedRun, RunOutcome]]:
+        """The finished runs whose release can be kept with a project, by run number."""
+        return {e.id: (e.planned, e.outcome) for e in self.exportable() if e.id in self._records}
+
     def reset(self) -> None:
         """Forget every run and result (other data was opened: they were runs on the data before).
         Run numbers go on counting, so a number never names two runs."""

@@ -23,5 +23,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "partitioned": ["export_parts"],
         "part_counts": ["judge_counts", "verify_parts"],
         "report": ["regenerate_report"],
+        "kept": ["Restored", "keep_results", "kept_folder", "restore_results"],
     },
 )

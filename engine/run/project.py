@@ -7,8 +7,13 @@ Schema version 1::
      "schema": [{"name": "age", "kind": "numeric", "role": "quasi-identifier"}, …],
      "recipe": {"target": "readmitted_30d", "steps": […]} | null,
      "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}],
+     "chosen": [{"method": …, …}],
      "release_sensitive": ["diagnosis"],
      "item_sets": "diagnoses" | null}
+
+``chosen`` are runs the user picked one by one rather than configured: a transformation chosen in a
+run's solution space ("Release this transformation": the method's parameters fixed to that node).
+``veil run`` runs them after ``runs``, so the project repeats the release the user chose.
 
 ``release_sensitive`` lists the columns marked sensitive the user agreed to release (asked once by
 the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
@@ -51,6 +56,12 @@ class Project:
     results: list = field(default_factory=list)
     release_sensitive: tuple[str, ...] = ()
     item_sets: str | None = None
+    chosen: tuple[RunSpec, ...] = ()
+
+    @property
+    def all_runs(self) -> tuple[RunSpec, ...]:
+        """What ``veil run`` repeats: the configured runs, then the chosen ones."""
+        return (*self.runs, *self.chosen)
 
     def to_dict(self, base: Path | None = None) -> dict:
         data = self.data.to_dict()
@@ -65,6 +76,7 @@ class Project:
             "schema": self.schema.to_dict() if self.schema else None,
             "recipe": self.recipe.to_dict() if self.recipe else None,
             "runs": [r.to_dict() for r in self.runs],
+            "chosen": [r.to_dict() for r in self.chosen],
             "results": self.results,
             "release_sensitive": list(self.release_sensitive),
             "item_sets": self.item_sets,
@@ -86,6 +98,7 @@ class Project:
             raise BadInput(f"{p} is not a Veil project file")
         version = get(d, "veil_project", int, where=p.name, required=True)
         runs_list = get(d, "runs", list, [], where=p.name)
+        chosen_list = get(d, "chosen", list, [], where=p.name)
         sha256 = get(get(d, "data", dict, {}, where=p.name), "sha256", str, where="data")
         get(d, "schema", list, None, where=p.name)
         get(d, "recipe", dict, None, where=p.name)
@@ -100,7 +113,8 @@ class Project:
         schema = Schema.from_dict(d["schema"]) if d.get("schema") else None
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
         runs = tuple(RunSpec.from_dict(r) for r in runs_list)
-        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed), item_sets)
+        chosen = tuple(RunSpec.from_dict(r) for r in chosen_list)
+        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed), item_sets, chosen)
 
     def load_data(self, registry, *, as_sets: bool = True):
         """Read the dataset, check it is the one the project was made with, apply the schema; with
