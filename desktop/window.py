@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         from .ranking_panel import RankingPanel
         from .release_panel import ReleasePanel
         from .runs_panel import RunsPanel
+        from .utility_panel import UtilityPanel
 
         if self.controller is not None:
             raise RuntimeError("the window's panels are already built")
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         self.ranking_panel = RankingPanel(self.controller)
         self.release_panel = ReleasePanel()
         self.lattice_view = SolutionSpaceView()
+        self.utility_panel = UtilityPanel()
         self.lattice_view.apply_requested.connect(self._release_node)
         self._shown_entry = None  # the run the release preview and the solution space show
         self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
@@ -105,6 +107,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.chart_panel, "Charts")
         self.tabs.addTab(self.ranking_panel, self.controller.ranking.title())
         self.tabs.addTab(self.release_panel, "Release preview")
+        self.tabs.addTab(self.utility_panel, "Utility")
         self.tabs.addTab(self.lattice_view, "Solution space")
         self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), False)  # until a run searched a lattice
         self._ranking_offered()
@@ -192,6 +195,7 @@ class MainWindow(QMainWindow):
         if result is None:
             why = self._no_release(run_id, entry)
             self.release_panel.show_absent(why)
+            self.utility_panel.clear(why)
             self.lattice_view.show_space("", None)
             self.lattice_view.summary.setText(why)
             return
@@ -200,6 +204,8 @@ class MainWindow(QMainWindow):
             title, result.release, list(getattr(self.controller.dataset.data, "columns", []))
         )
         self.lattice_view.show_space(title, result.release.solution_space)
+        original = result.original if result.original is not None else self.controller.dataset.table
+        self.utility_panel.show_release(title, original, result.release)
         if result.release.solution_space is not None:
             self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
 
@@ -232,7 +238,9 @@ class MainWindow(QMainWindow):
         shape = shape_text(data)
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
-        self.release_panel.clear()  # the runs it previewed were on the data before
+        # the runs previewed were on the data before: show the selected run of these (a reopened
+        # project's, restored with its release) or say there is none
+        self._preview_run(self.runs_panel.selected_run())
         source = c.dataset.source
         if c.project_path is not None and c.project_path.resolve() == self.settings.session_file().resolve():
             pass  # the last session reopening: not a file the user chose

@@ -23,6 +23,15 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "partitioned": ["export_parts"],
         "part_counts": ["judge_counts", "verify_parts"],
         "report": ["regenerate_report"],
+        "utility": [
+            "ColumnUtility",
+            "FolderUtility",
+            "Utility",
+            "contingency",
+            "read_folder_utility",
+            "release_utility=utility",
+            "released_value",
+        ],
         "kept": ["Restored", "keep_results", "kept_folder", "restore_results"],
     },
 )

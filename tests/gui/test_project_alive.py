@@ -60,6 +60,9 @@ def test_a_reopened_project_shows_and_exports_its_runs_without_running_them(demo
     assert back.frame.equals(released.frame)
     assert back.details["generalisation"]["levels"] == released.details["generalisation"]["levels"]
 
+    selected = window.runs_panel.selected_run()  # what is selected on opening is what the tabs show
+    if selected is not None:
+        assert window.release_panel.summary.text().startswith(f"Run #{selected}")
     window.runs_panel.select_run(first.id)  # the tabs follow the selection
     assert window.lattice_view.space is not None and window.lattice_view.space.optimum is not None
     assert window.release_panel.summary.text().startswith(f"Run #{first.id}")

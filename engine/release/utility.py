@@ -1,0 +1,394 @@
+"""How useful a release still is, column by column: ARX's utility perspective (docs/reference.md,
+"Utility of a release").
+
+For every released column: the input's distribution and the release's (at the released
+generalisation, suppressed records counted apart), summary statistics of both, and the loss of the
+column; and for any two columns, their contingency table before and after. The desktop's Utility tab
+and ``veil utility`` show exactly these figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data.generalised import SUPPRESSED, Interval, NodeValue, format_value, parse_value
+
+SUPPRESSED_TEXT = "*"
+
+
+@dataclass(frozen=True)
+class ColumnUtility:
+    """One released column: ``before`` and ``after`` map each value (as text, in order) to its
+    number of records; ``suppressed`` records are counted apart (written ``*`` or not released at
+    all); ``summary_before`` / ``summary_after`` are the statistics named in docs/reference.md;
+    ``loss`` is the column's share of the `loss` metric (0 exact, 1 suppressed)."""
+
+    name: str
+    numeric: bool
+    generalised: bool
+    before: pd.Series
+    after: pd.Series
+    suppressed: int
+    summary_before: dict
+    summary_after: dict
+    loss: float
+
+
+@dataclass(frozen=True)
+class Utility:
+    """The released columns' utility, in the release's column order."""
+
+    rows_before: int
+    rows_after: int
+    columns: dict[str, ColumnUtility] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "rows_before": self.rows_before,
+            "rows_after": self.rows_after,
+            "columns": {
+                name: {
+                    "numeric": c.numeric,
+                    "generalised": c.generalised,
+                    "suppressed": c.suppressed,
+                    "attribute_loss": c.loss,
+                    "summary_before": c.summary_before,
+                    "summary_after": c.summary_after,
+                    "before": {str(k): int(v) for k, v in c.before.items()},
+                    "after": {str(k): int(v) for k, v in c.after.items()},
+                }
+                for name, c in self.columns.items()
+            },
+        }
+
+    def summary_table(self) -> pd.DataFrame:
+        """One row per column, statistic and side (``before``/``after``): the numbers to export as CSV."""
+        rows = []
+        for name, c in self.columns.items():
+            rows.append({"column": name, "statistic": "attribute loss", "before": 0.0, "after": c.loss})
+            rows.append({"column": name, "statistic": "suppressed", "before": 0, "after": c.suppressed})
+            for key in dict.fromkeys([*c.summary_before, *c.summary_after]):
+                rows.append(
+                    {
+                        "column": name,
+                        "statistic": key,
+                        "before": c.summary_before.get(key),
+                        "after": c.summary_after.get(key),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["column", "statistic", "before", "after"])
+
+    def write_csv(self, folder, pair: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list:
+        """Write ``summary.csv``, ``distributions.csv`` and, given a pair's tables (:func:`contingency`),
+        ``contingency-before.csv`` and ``contingency-after.csv`` into ``folder`` (each file atomically)."""
+        from pathlib import Path
+
+        from ..base.io import write_text_atomic
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = [
+            write_text_atomic(folder / "summary.csv", self.summary_table().to_csv(index=False)),
+            write_text_atomic(folder / "distributions.csv", self.distribution_table().to_csv(index=False)),
+        ]
+        for side, table in zip(("before", "after"), pair or ()):
+            written.append(write_text_atomic(folder / f"contingency-{side}.csv", table.to_csv()))
+        return written
+
+    def distribution_table(self) -> pd.DataFrame:
+        """One row per column, side and value with its records (suppressed ones as value ``*``)."""
+        rows = []
+        for name, c in self.columns.items():
+            rows += [
+                {"column": name, "side": "before", "value": str(k), "records": int(v)} for k, v in c.before.items()
+            ]
+            rows += [{"column": name, "side": "after", "value": str(k), "records": int(v)} for k, v in c.after.items()]
+            if c.suppressed:
+                rows.append({"column": name, "side": "after", "value": SUPPRESSED_TEXT, "records": c.suppressed})
+        return pd.DataFrame(rows, columns=["column", "side", "value", "records"])
+
+
+def released_value(value, numeric: bool):
+    """A released cell as a typed value: an Interval, SUPPRESSED, a number (numeric columns) or text."""
+    if value is SUPPRESSED or isinstance(value, (Interval, NodeValue)):
+        return value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return SUPPRESSED
+    if isinstance(value, str):
+        value = parse_value(value)
+        if numeric and isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                return value
+            return int(number) if number.is_integer() else number
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value
+
+
+def _order_key(value):
+    """The order of released values: by lower bound, then upper (an exact number x is [x, x]); text
+    after numbers, alphabetically; suppressed last."""
+    if value is SUPPRESSED:
+        return (2, 0.0, 0.0, "")
+    if isinstance(value, Interval):
+        return (0, float(value.lo), float(value.hi), "")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), float(value), "")
+    return (1, 0.0, 0.0, str(value))
+
+
+def _numbers_summary(values: np.ndarray) -> dict:
+    """The statistics of exact numbers (ARX's ratio scale): count, distinct, mode, median (the mean
+    of the two middle values when the count is even), min, max, mean, sample standard deviation,
+    range."""
+    n = len(values)
+    if n == 0:
+        return {"count": 0, "distinct": 0}
+    uniques, counts = np.unique(values, return_counts=True)
+    return {
+        "count": int(n),
+        "distinct": len(uniques),
+        "mode": _plain(uniques[int(np.argmax(counts))]),
+        "median": _plain(np.median(values)),
+        "min": _plain(values.min()),
+        "max": _plain(values.max()),
+        "mean": float(values.mean()),
+        "std": float(values.std(ddof=1)) if n > 1 else float("nan"),
+        "range": _plain(values.max() - values.min()),
+    }
+
+
+def _ordinal_summary(values: list) -> dict:
+    """ARX's statistics of a generalised number (an ordinal scale: its values ordered, never
+    averaged): count, distinct, mode, median (the middle value; with an even count the two middle
+    values if they are the same, else none), min, max."""
+    n = len(values)
+    if n == 0:
+        return {"count": 0, "distinct": 0}
+    ordered = sorted(values, key=_order_key)
+    counts: dict = {}
+    for v in ordered:
+        counts[v] = counts.get(v, 0) + 1
+    mode = max(counts, key=lambda v: counts[v])  # the first of the most frequent, in order
+    if n % 2:
+        median = ordered[n // 2]
+    else:
+        a, b = ordered[n // 2 - 1], ordered[n // 2]
+        median = a if a == b else None
+    return {
+        "count": n,
+        "distinct": len(counts),
+        "mode": format_value(mode),
+        "median": None if median is None else format_value(median),
+        "min": format_value(ordered[0]),
+        "max": format_value(ordered[-1]),
+    }
+
+
+def _nominal_summary(values: pd.Series) -> dict:
+    """Statistics of categories: count, distinct, mode (the first of the most frequent, in order)."""
+    if not len(values):
+        return {"count": 0, "distinct": 0}
+    counts = values.value_counts(sort=False).sort_index()
+    return {"count": int(len(values)), "distinct": int(len(counts)), "mode": str(counts.idxmax())}
+
+
+def _plain(x):
+    x = x.item() if hasattr(x, "item") else x
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def _region_size(value, uniques: np.ndarray, numeric: bool, hierarchy) -> int:
+    """How many of the column's input values (or hierarchy leaves) a released value covers."""
+    if isinstance(value, Interval):
+        if not numeric:
+            return 1
+        inside = (uniques >= value.lo) & ((uniques <= value.hi) if value.closed else (uniques < value.hi))
+        return max(int(inside.sum()), 1)
+    if isinstance(value, NodeValue) and value.leaves:
+        return len(value.leaves)
+    if isinstance(value, str) and len(value) > 1 and value[0] == "{" and value[-1] == "}":
+        return len({m.strip() for m in value[1:-1].split(",") if m.strip()})  # a set of categories
+    label = value.label if isinstance(value, NodeValue) else value
+    if hierarchy is not None and str(label) not in set(map(str, uniques)):
+        try:
+            return int(hierarchy.leaf_count(str(label)))
+        except Exception:  # a label the hierarchy does not hold: taken as exact
+            return 1
+    return 1
+
+
+def column_utility(name: str, before: pd.Series, after: pd.Series, rows_before: int, hierarchy=None) -> ColumnUtility:
+    """The utility of one column: ``before`` its input values, ``after`` its released cells (records
+    the release left out count as suppressed: ``rows_before`` is the input's record count)."""
+    numeric = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
+    typed = [released_value(v, numeric) for v in after.tolist()]
+    kept = [v for v in typed if v is not SUPPRESSED]
+    suppressed = (len(typed) - len(kept)) + max(rows_before - len(typed), 0)
+    present = before.dropna()
+    uniques = np.unique(present.to_numpy()) if numeric else np.unique(present.astype(str).to_numpy())
+    inputs = set(uniques.tolist()) if numeric else set(map(str, uniques))
+    generalised = any(
+        isinstance(v, (Interval, NodeValue)) or (v not in inputs if numeric else str(v) not in inputs) for v in kept
+    )
+    before_counts = present.value_counts(sort=False)
+    before_counts = before_counts.sort_index() if numeric else before_counts.sort_index(key=lambda s: s.astype(str))
+    before_counts.index = [format_value(_plain(v)) if numeric else str(v) for v in before_counts.index]
+    after_counts: dict = {}
+    for v in sorted(kept, key=_order_key):
+        text = format_value(v)
+        after_counts[text] = after_counts.get(text, 0) + 1
+    if numeric:
+        summary_before = _numbers_summary(present.to_numpy(dtype=float))
+        if generalised:
+            summary_after = _ordinal_summary(kept)
+        else:
+            summary_after = _numbers_summary(np.asarray(kept, dtype=float))
+    else:
+        summary_before = _nominal_summary(present.astype(str))
+        summary_after = _nominal_summary(pd.Series([format_value(v) for v in kept], dtype=object))
+    leaves = len(uniques) if hierarchy is None or numeric else max(len(uniques), _leaves(hierarchy))
+    if leaves <= 1:
+        loss = float(suppressed) / rows_before if rows_before else 0.0
+    else:
+        sizes: dict = {}
+        total = 0.0
+        for v in kept:
+            key = format_value(v)
+            if key not in sizes:
+                sizes[key] = (_region_size(v, uniques, numeric, hierarchy) - 1) / (leaves - 1)
+            total += sizes[key]
+        loss = (total + suppressed) / rows_before if rows_before else 0.0
+    return ColumnUtility(
+        name,
+        numeric,
+        generalised,
+        pd.Series(before_counts, dtype=np.int64),
+        pd.Series(after_counts, dtype=np.int64),
+        int(suppressed),
+        summary_before,
+        summary_after,
+        float(loss),
+    )
+
+
+def _leaves(hierarchy) -> int:
+    try:
+        return len(hierarchy.leaves)
+    except Exception:
+        return 0
+
+
+def utility(before: pd.DataFrame, after: pd.DataFrame, hierarchies: Mapping | None = None, columns=None) -> Utility:
+    """The utility of every released column present in the input (``columns``: these only)."""
+    hierarchies = dict(hierarchies or {})
+    names = [c for c in (columns or after.columns) if c in before.columns and c in after.columns]
+    return Utility(
+        len(before),
+        len(after),
+        {c: column_utility(c, before[c], after[c], len(before), hierarchies.get(c)) for c in names},
+    )
+
+
+def contingency(before: pd.DataFrame, after: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The contingency tables of columns ``a`` and ``b`` before and after (records by value pair;
+    a suppressed cell is ``*``; rows and columns in the values' order)."""
+    for column in (a, b):
+        for frame, side in ((before, "input"), (after, "release")):
+            if column not in frame.columns:
+                from ..base.errors import BadInput
+
+                raise BadInput(f"the {side} has no column {column!r}")
+    return _crosstab(before, a, b, exact=True), _crosstab(after, a, b, exact=False)
+
+
+def _crosstab(frame: pd.DataFrame, a: str, b: str, *, exact: bool) -> pd.DataFrame:
+    def texts(column: str) -> tuple[list[str], list[str]]:
+        series = frame[column]
+        numeric = exact and pd.api.types.is_numeric_dtype(series.dtype)
+        values = [
+            SUPPRESSED if (v is None or (isinstance(v, float) and math.isnan(v))) else released_value(v, numeric)
+            for v in series.tolist()
+        ]
+        if exact:
+            values = [_plain(v) if not isinstance(v, str) else v for v in values]
+        order = [format_value(v) for v in sorted(set(values), key=_order_key)]
+        return [format_value(v) for v in values], order
+
+    left, rows = texts(a)
+    right, cols = texts(b)
+    table = pd.crosstab(pd.Series(left, name=a), pd.Series(right, name=b))
+    return table.reindex(index=rows, columns=cols, fill_value=0)
+
+
+@dataclass(frozen=True)
+class FolderUtility:
+    """An export folder read for its utility: the input and the released records, the hierarchies
+    of the input's columns, and the released columns that came from the input."""
+
+    before: pd.DataFrame
+    after: pd.DataFrame
+    hierarchies: dict
+    columns: list[str]
+
+    def utility(self) -> Utility:
+        return utility(self.before, self.after, self.hierarchies, self.columns)
+
+    def contingency(self, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        return contingency(self.before, self.after, a, b)
+
+
+def read_folder_utility(registry, folder) -> FolderUtility:
+    """Read an export folder's released file and its input (as the manifest recorded them, both
+    checked against their SHA-256) for :func:`utility`. BadInput when either is missing or changed:
+    the figures would describe other data."""
+    from pathlib import Path
+
+    from ..base.errors import BadInput
+    from ..base.io import sha256_file
+    from ..data.datasource import DataSource
+    from ..data.table import Schema, Table
+    from .manifest import read_manifest
+    from .verify import read_released
+
+    manifest = read_manifest(folder)
+    out = Path(manifest.pop("_dir"))
+    output = manifest.get("output") or {}
+    if output.get("parts_of") or not output.get("path"):
+        raise BadInput("the utility of a release in parts is not computed: give a release in one file")
+    path = out / output["path"]
+    if not path.is_file():
+        raise BadInput(f"the released file {path.name} is missing from {out}")
+    if sha256_file(path) != output.get("sha256"):
+        raise BadInput(f"the released file {path.name} has changed since it was exported")
+    fmt = output.get("format") or registry.preferred("exporter")
+    after = read_released(registry, fmt, path)
+    inp = manifest.get("input") or {}
+    read = dict(inp.get("read") or {})
+    where, digest = inp.get("path"), inp.get("sha256")
+    if not read.get("demo"):
+        if not where or not Path(where).is_file():
+            raise BadInput(
+                f"the input {where or '(not recorded)'} is missing: the utility compares the release with it"
+            )
+        if digest and sha256_file(where) != digest:
+            raise BadInput(f"the input {where} has changed since the export: its figures would describe other data")
+    data = DataSource.from_dict({**read, "path": None if read.get("demo") else where}).load(registry)
+    if not isinstance(data, Table):
+        raise BadInput("the utility perspective compares tables: this release's input is not a table")
+    if inp.get("schema"):
+        schema = Schema.from_dict(inp["schema"])
+        if schema.names == data.schema.names:
+            data = Table(data.frame, schema, data.source, data.sha256)
+    hierarchies = {c.name: c.hierarchy for c in data.schema.columns if getattr(c, "hierarchy", None) is not None}
+    columns = [c for c in after.columns if c in data.frame.columns]
+    return FolderUtility(data.frame, after, hierarchies, columns)
