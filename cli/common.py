@@ -126,11 +126,13 @@ class Progress:
             self.bar.close()
 
 
-def hierarchy_notes(registry, data, calls) -> None:
-    """Before any run: a note for each hierarchy given that a method will not generalise along."""
+def hierarchy_notes(registry, data, specs) -> None:
+    """Before any run: a note for each hierarchy given that a run (a RunSpec) will not use."""
     from veil.engine.run.runs import unused_hierarchies
 
-    notes = dict.fromkeys(note for call in calls for note in unused_hierarchies(registry, data, call))
+    notes = dict.fromkeys(
+        note for spec in specs for note in unused_hierarchies(registry, data, spec.method, spec.models)
+    )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
 

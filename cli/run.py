@@ -178,7 +178,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
         )
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = make_executor(options.executor, registry)
-    hierarchy_notes(registry, data, [spec.method for spec in specs])
+    hierarchy_notes(registry, data, specs)
     read_as = (getattr(data, "meta", None) or {}).get("read_as")  # an item-set file's grammar decided
     if read_as:
         where = getattr(data, "source", None) or data.meta.get("source") or "the data"

@@ -65,7 +65,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
     out = Path(options.out)
     _refuse_overwriting_study(study, Path(options.study), out)  # before anything runs
     data = study.data.load(registry)
-    hierarchy_notes(registry, data, [spec.method for spec in study.iter_runs(registry)])
+    hierarchy_notes(registry, data, list(study.iter_runs(registry)))
     progress = Progress(study.name)
     try:
         results = run_study(

@@ -343,6 +343,25 @@ class ConfigPanel(QScrollArea):
             self.model_form.set_values(choice.values, choice.sweeps)
         self.model_form.changed.connect(self._model_form_changed)
         self.model_form_holder.addWidget(self.model_form)
+        self._grey_population_params()
+
+    def _grey_population_params(self) -> None:
+        """With a population open, the model's parameters the population replaces are unused: greyed
+        out, saying why (k-map counts people in the population instead of estimating them)."""
+        if self.model_form is None:
+            return
+        data = self.controller.dataset.data
+        counted = getattr(data, "population", None) is not None
+        for name in self.model_form.plugin.population_replaces:
+            if name not in self.model_form.names():
+                continue
+            field = self.model_form.field(name)
+            for widget in (field.editor, field.sweep, field.label):
+                if widget is not None:
+                    widget.setEnabled(not counted)
+            field.editor.setToolTip(
+                "Not used: the population open with the data is counted instead" if counted else field.spec.help
+            )
 
     def _model_form_changed(self) -> None:
         if self.model_form is None:
@@ -403,6 +422,8 @@ class ConfigPanel(QScrollArea):
 
     # -- the state changed ----------------------------------------------------------------------
     def _on_dataset(self, what: str) -> None:
+        if what in ("data", "population"):
+            self._grey_population_params()
         if what == "data":
             self._rebuild_methods()
             self._fit_model()
@@ -543,7 +564,9 @@ class ConfigPanel(QScrollArea):
         data = self.controller.dataset.data
         notes = [n for n in (metric_cost_note(self.registry, self.config.metrics, data, len(planned)), memory) if n]
         # a hierarchy the user attached is never ignored silently: say which a method will not use
-        unused = dict.fromkeys(n for run in planned for n in unused_hierarchies(self.registry, data, run.spec.method))
+        unused = dict.fromkeys(
+            n for run in planned for n in unused_hierarchies(self.registry, data, run.spec.method, run.spec.models)
+        )
         notes += [f"Note: {n[:1].upper()}{n[1:]}." for n in unused]
         self.plan_label.setText("\n".join([self.config.describe(planned), *notes]))
         self.run_button.setEnabled(True)

@@ -164,9 +164,8 @@ class UtilityPanel(QWidget):
         if self.figures is None or self.column.currentText() not in self.figures.columns:
             return
         c = self.figures.columns[self.column.currentText()]
-        self.loss.setText(
-            f"loss {c.loss:.4f} · {c.suppressed:,} suppressed · {'generalised' if c.generalised else 'as it was'}"
-        )
+        how = "generalised" if c.generalised else "as it was"
+        self.loss.setText(f"attribute loss {c.loss:.4f} · {c.suppressed:,} suppressed · {how}")
         keys = list(dict.fromkeys([*c.summary_before, *c.summary_after]))
         self.stats.setRowCount(len(keys))
         for row, key in enumerate(keys):

@@ -22,6 +22,13 @@ TABS = (("Dataset", "Loading the data…"), ("Charts", "Loading the charts…"),
 WAITING_DOCKS = {"Configuration": "Loading the privacy models and methods…", "Runs": "Loading…"}
 
 
+def window_title(name: str) -> str:
+    """The window's title for the open file: "ward.csv — Veil". Qt appends the application's name
+    to a title unless it already ends with it, so a title starting with "Veil" read "Veil — ward.csv
+    — Veil"."""
+    return f"{name} — Veil"
+
+
 def waiting_label(text: str) -> QLabel:
     label = QLabel(text, alignment=Qt.AlignCenter, objectName="waiting")
     label.setEnabled(False)  # greyed: a hint, not content
@@ -234,7 +241,7 @@ class MainWindow(QMainWindow):
 
         c, data = self.controller, self.controller.dataset.data
         name = c.project_path.name if c.project_path else c.dataset.name
-        self.setWindowTitle(f"Veil — {name}")
+        self.setWindowTitle(window_title(name))
         shape = shape_text(data)
         self.data_label.setText(shape)
         self.tabs.setCurrentWidget(self.dataset_panel)
@@ -471,7 +478,7 @@ class MainWindow(QMainWindow):
         def loaded() -> None:
             c.data_loaded.disconnect(loaded)
             c.project_path = Path(project) if project else None
-            self.setWindowTitle(f"Veil — {c.project_path.name if c.project_path else c.dataset.name}")
+            self.setWindowTitle(window_title(c.project_path.name if c.project_path else c.dataset.name))
             if dirty:
                 c.history.mark_dirty()
 

@@ -134,8 +134,9 @@ class RunsState:
 
     def reset(self) -> None:
         """Forget every run and result (other data was opened: they were runs on the data before).
-        Run numbers go on counting, so a number never names two runs."""
+        The runs of the new data are numbered from 1 again (a project's restore takes its own numbers)."""
         self.entries = []
+        self._next = 1
         self._records.clear()
         self.changed.emit(None)
         self.results_changed.emit()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, runtime_checkable
 
@@ -251,6 +251,11 @@ class ScaleOut:
     executor_param: str = "executor"
     master_param: str = "spark_master"
     reads_files: bool = False
+    only_there: tuple[str, ...] = ()  # further parameters that apply to a cluster's run alone (its parts' format)
+
+    def cluster_params(self) -> tuple[str, ...]:
+        """The parameters that say nothing about a run made here."""
+        return (self.executor_param, self.master_param, *self.only_there)
 
     def chosen(self, params: Any) -> bool:
         """Whether ``params`` send the run to the cluster."""
@@ -316,6 +321,17 @@ class Algorithm(Plugin):
     scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
     trade_off: ClassVar[TradeOff | None] = None  # the chart that answers what its runs decide (see TradeOff)
+
+    @classmethod
+    def applicable_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters that say something about a run made with ``params`` (a dict, as a manifest
+        records them): without an empty value (a ``levels`` not given) nor, for a run made here,
+        the parameters of a cluster's run (:class:`ScaleOut`). What a report's method line shows."""
+        shown = {k: v for k, v in params.items() if v is not None and v != ""}
+        scale = cls.scale_out
+        if scale is not None and shown.get(scale.executor_param) != scale.value:
+            shown = {k: v for k, v in shown.items() if k not in scale.cluster_params()}
+        return shown
 
     @classmethod
     def hierarchy_use(cls, params: Any) -> HierarchyUse:
@@ -393,6 +409,17 @@ class PrivacyModel(Plugin):
     # (GroupView.population: δ-presence, k-map)
     reads_population: ClassVar[bool] = False
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
+    # the caveats instead when the run judged against a population table (None: ``caveats`` either way)
+    caveats_with_population: ClassVar[tuple[str, ...] | None] = None
+    # parameters a population table makes unused (k-map's sampling fraction): the desktop greys them
+    # out while a population is open
+    population_replaces: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def reads_sensitive_hierarchy(cls, params) -> bool:
+        """Whether the model, with these parameters, judges a sensitive column through the hierarchy
+        attached to it (then that hierarchy is used even when the method generalises nothing by it)."""
+        return False
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

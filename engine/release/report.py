@@ -248,7 +248,7 @@ def _released(registry, manifest: dict) -> Section:
         if len(parts) > 1
         else ("Released file", f"{out.get('path')} ({shape})"),
         ("Columns released", _labelled_names(out) or "none"),
-        ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(method.get('params'))}"),
+        ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(_applicable(registry, method))}"),
         ("Privacy model", _model_fact(registry, manifest)),
     ]
     removed = manifest.get("removed_identifiers") or []
@@ -506,7 +506,9 @@ def _caveats(registry, manifest: dict) -> Section:
     items = []
     if pm.get("name"):
         try:
-            items += list(registry.get("privacy-model", pm["name"]).caveats)
+            model = registry.get("privacy-model", pm["name"])
+            counted = manifest.get("population") and model.caveats_with_population is not None
+            items += list(model.caveats_with_population if counted else model.caveats)
         except BadInput:
             pass
         roles = manifest.get("roles") or {}
@@ -562,7 +564,7 @@ def _parameters(registry, manifest: dict) -> Section:
     method, pm = manifest.get("method", {}), manifest.get("privacy_model", {})
     models = [f"{e['model']}{_params_text(e.get('params'))}" for e in _each_verdict(manifest)] if pm.get("name") else []
     facts = [
-        ("Method", f"{method.get('name')}{_params_text(method.get('params'))}"),
+        ("Method", f"{method.get('name')}{_params_text(_applicable(registry, method))}"),
         ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
         ("Seed", str(manifest.get("seed"))),
         ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled"),
@@ -1029,6 +1031,15 @@ def _names(names, limit: int = 12) -> str:
     names = list(names)
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _applicable(registry, method: dict) -> dict:
+    """The method's parameters that apply to the run (the manifest keeps them all)."""
+    params = method.get("params") or {}
+    try:
+        return registry.get("algorithm", method.get("name")).applicable_params(params)
+    except BadInput:  # a method no longer installed: every parameter as recorded
+        return dict(params)
 
 
 def _params_text(params) -> str:

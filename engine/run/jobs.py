@@ -168,6 +168,8 @@ class Context:
         self.noise = make_noise(noise_source, self.rng)
         self.token = token or CancelToken()
         self.log = logger or logging.getLogger("veil.run")
+        if on_progress is not None and not isinstance(on_progress, _Forward):
+            on_progress = _Forward(on_progress)  # shared with the children: one run's progress never goes back
         self._on_progress = on_progress
         self._span = span
         self._last_emit = 0.0
@@ -257,3 +259,16 @@ class Context:
     def spawn_seed(self) -> int:
         """A fresh seed derived from this context's RNG (for sub-runs and repeats)."""
         return int(self.rng.integers(0, 2**31 - 1))
+
+
+class _Forward:
+    """A progress callback that never reports less than it reported before: a method's estimate of
+    the work left may grow (Mondrian finds more to cut), but the bar a person watches only moves on."""
+
+    def __init__(self, fn: ProgressCallback):
+        self._fn = fn
+        self.highest = 0.0
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        self.highest = max(self.highest, float(fraction))
+        self._fn(self.highest, message)

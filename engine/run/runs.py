@@ -241,13 +241,20 @@ def fitting_metrics(registry, spec: RunSpec) -> RunSpec:
     return spec if kept == tuple(spec.metrics) else dataclasses.replace(spec, metrics=kept)
 
 
-def unused_hierarchies(registry, data, call: PluginCall) -> tuple[str, ...]:
-    """Before a run of ``call``'s method on ``data``: one line for each group of hierarchies the user
-    attached that the run will not generalise along (the method's :class:`HierarchyUse`), so a
+def unused_hierarchies(registry, data, call: PluginCall, models=()) -> tuple[str, ...]:
+    """Before a run of ``call``'s method on ``data`` under the privacy ``models`` (PluginCalls): one
+    line for each group of hierarchies the user attached that the run will not use, neither to
+    generalise along (the method's :class:`HierarchyUse`) nor to judge a sensitive column (a model's
+    :meth:`~veil.engine.PrivacyModel.reads_sensitive_hierarchy`, as hierarchical t-closeness), so a
     hierarchy is never ignored silently. Empty when every attached hierarchy is used."""
     if form_of(data) != TABLE:
         return ()
-    attached = [c.name for c in data.schema.columns if c.hierarchy is not None]
+    judged = set()
+    for model in models:
+        cls = registry.get("privacy-model", model.name)
+        if cls.reads_sensitive_hierarchy(cls.params(model.params)):
+            judged |= {c.name for c in data.schema.columns if c.role is Role.SENSITIVE}
+    attached = [c.name for c in data.schema.columns if c.hierarchy is not None and c.name not in judged]
     if not attached:
         return ()
     algorithm = registry.get("algorithm", call.name)

@@ -129,7 +129,7 @@ class GlobalRecoding(Algorithm):
     releases_sensitive = True
     Params = GlobalRecodingParams
     uses_hierarchies = HierarchyUse.ALL  # numbers too, where a hierarchy is attached
-    scale_out = ScaleOut("spark", reads_files=True)
+    scale_out = ScaleOut("spark", reads_files=True, only_there=("part_format",))
     # what a run decides: suppressing records to lose less in the others (ARX's trade-off)
     trade_off = TradeOff(("suppressed",), ("loss", "entropy", "precision", "height", "discernibility"))
 

@@ -64,6 +64,11 @@ class KMap(PrivacyModel):
         "k-map estimates each group's population count from the sampling fraction; a population whose "
         "groups are not proportional to the data's can hold fewer matching people.",
     )
+    population_replaces = ("sample_fraction",)  # counted in the population table instead
+    caveats_with_population = (
+        "k-map counted each group's matching people in the population table the run was given; the "
+        "guarantee holds for that population, not for people outside it.",
+    )
 
     def monotonicity(self, params) -> str:
         return "suppression"  # a group of at least k·π records keeps them when others join

@@ -356,6 +356,10 @@ class TCloseness(PrivacyModel):
     needs_sensitive = True
     measure = "distance to the table's distribution"
 
+    @classmethod
+    def reads_sensitive_hierarchy(cls, params) -> bool:
+        return params.distance in ("hierarchical", "ordered")  # its levels, or its rows' order
+
     def monotonicity(self, params) -> str:
         # every distance is convex in P (EMD is a linear programme's optimum, JS a convex function):
         # a union's distance is at most its parts' largest

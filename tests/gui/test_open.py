@@ -74,7 +74,7 @@ def test_accepting_the_dialog_loads_on_the_worker_and_remembers_the_file(window,
     assert table.schema["name"].role.value == "identifier"  # suggested from the column name
     recent = window.settings.recent()
     assert recent[0]["path"] == str(semicolon_csv.resolve()) and recent[0]["options"]["header"] is True
-    assert window.windowTitle() == "Veil — ward.csv"
+    assert window.windowTitle() == "ward.csv — Veil"
     assert "300 rows" in window.data_label.text()
 
 

@@ -44,7 +44,7 @@ def test_a_saved_project_reopens_as_it_was(qtbot, registry, tmp_path):
     assert panel.model_form.field("k").sweep.text() == "2, 3"
     assert panel.plan_label.text().startswith("2 runs")
     assert second.runs_panel.results_model.rowCount() == 2
-    assert second.windowTitle() == "Veil — ward.veil.json"
+    assert second.windowTitle() == "ward.veil.json — Veil"
     second.close()
 
     assert cli_main(["run", str(path), "--no-report", "--out", str(tmp_path / "cli")]) == 0  # the same file, headless

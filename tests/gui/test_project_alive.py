@@ -111,3 +111,8 @@ def test_runs_that_cannot_be_trusted_are_not_restored_and_the_tabs_say_why(demo_
     assert "has no release in memory" in window.release_panel.summary.text()
     assert "not kept by this workstation" in window.lattice_view.summary.text()
     window.close()
+
+
+def test_the_window_title_names_veil_once(demo_window):
+    # Qt appends the application's display name ("Veil") unless the title already ends with it
+    assert demo_window.windowTitle() == "demo hospital admissions — Veil"

@@ -84,6 +84,7 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
         window.chart_panel,
         window.ranking_panel,
         window.release_panel,
+        window.utility_panel,
         window.lattice_view,
     ]
     assert not window.tabs.isTabVisible(window.tabs.indexOf(window.ranking_panel))  # nothing ranked yet
@@ -91,7 +92,7 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
     assert not [w for w in window.findChildren(QObject, "waiting") if w.isVisible()]
     assert window.actions.run.isEnabled() and window.actions.open.isEnabled()
     qtbot.waitUntil(lambda: bool(titles), timeout=30_000)
-    assert titles == ["Veil — demo hospital admissions"]
+    assert titles == ["demo hospital admissions — Veil"]
     assert window.controller.dataset.table.n_rows == 5000
     assert window.config_panel.model_combo.count() > 0  # the privacy models are offered
     # the one chosen is the model its plugin declares preferred, not the first by name

@@ -57,5 +57,5 @@ def test_the_demo_window_paints_before_anything_heavy_is_imported_then_the_data_
     assert title == "Veil"  # the main window, before anything is open
     assert loaded == "-", f"imported before the window painted: {loaded}"
     title, late = lines[1].removeprefix("data ").split(" | ")
-    assert title == "Veil — demo hospital admissions"  # the same window, with the demo data
+    assert title == "demo hospital admissions — Veil"  # the same window, with the demo data
     assert late == "-", f"imported before a chart was drawn: {late}"
