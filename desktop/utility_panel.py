@@ -243,7 +243,7 @@ class UtilityPanel(QWidget):
             heights += count * overlap
         right.bar(edges[:-1], heights, width=np.diff(edges), align="edge", color="#2e86c1")
         right.set_title(
-            f"{c.name}: release, each interval's records spread over it; {c.suppressed:,} suppressed", fontsize=9
+            f"{c.name}: release, each interval's records spread over it; suppressed: {c.suppressed:,}", fontsize=9
         )
 
     # -- CSV ------------------------------------------------------------------------------------

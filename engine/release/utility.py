@@ -55,7 +55,7 @@ class Utility:
                 name: {
                     "numeric": c.numeric,
                     "generalised": c.generalised,
-                    "suppressed": c.suppressed,
+                    "suppressed_records": c.suppressed,
                     "attribute_loss": c.loss,
                     "summary_before": c.summary_before,
                     "summary_after": c.summary_after,
@@ -71,7 +71,7 @@ class Utility:
         rows = []
         for name, c in self.columns.items():
             rows.append({"column": name, "statistic": "attribute loss", "before": 0.0, "after": c.loss})
-            rows.append({"column": name, "statistic": "suppressed", "before": 0, "after": c.suppressed})
+            rows.append({"column": name, "statistic": "suppressed records", "before": 0, "after": c.suppressed})
             for key in dict.fromkeys([*c.summary_before, *c.summary_after]):
                 rows.append(
                     {

@@ -47,7 +47,7 @@ def test_the_desktop_and_the_cli_show_the_same_utility(demo_window, qtbot, tmp_p
         cli = printed["columns"][name]
         assert cli["attribute_loss"] == pytest.approx(column.loss), name
         assert cli["after"] == {k: int(v) for k, v in column.after.items()}, name
-        assert cli["suppressed"] == column.suppressed, name
+        assert cli["suppressed_records"] == column.suppressed, name
         assert cli["summary_after"] == pytest.approx(column.summary_after, nan_ok=True), name
     panel.first.setCurrentText(qis[0])
     panel.second.setCurrentText("sex")
