@@ -159,7 +159,7 @@ def main(rows: int) -> None:
     )
     out = []
     for method in ("heuristic", "genetic"):
-        for budget in budgets:
+        for budget in (3_000, 10_000):  # a first greedy climb of 20 columns checks up to Σ h_j × 20 transformations
             gen, wall, cpu = anonymise(table, search=method, budget=budget)
             out.append(
                 [
