@@ -63,6 +63,12 @@ PAPERS = {
         2012,
         "PASSAT/SocialCom",
     ),
+    "safepub": Citation(
+        ("Raffael Bild", "Klaus A. Kuhn", "Fabian Prasser"),
+        "SafePub: A Truthful Data Anonymization Algorithm With Strong Privacy Guarantees",
+        2018,
+        "PoPETs",
+    ),
     "iyengar": Citation(("Vijay S. Iyengar",), "Transforming Data to Satisfy Privacy Constraints", 2002, "KDD"),
     "gionis-tassa": Citation(
         ("Aristides Gionis", "Tamir Tassa"),

@@ -26,6 +26,8 @@ from ._lattice import (
     solution_space,
     written_classes,
 )
+from . import _heuristic as heuristic
+from ._lattice import MAX_NODES
 from ._population import LatticeCounts
 from ._sensitive import reads_sensitive
 
@@ -72,14 +74,20 @@ def recode(
         levels = _levels_of(chosen, attrs)
         searched = 1
     else:
-        check_size(attrs)  # before the records are grouped
-        search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
-        best = search.run()
+        method = _search_method(params, attrs)
+        if method == "optimal":
+            check_size(attrs)  # before the records are grouped
+            search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
+            best, proven = search.run(), True
+        else:
+            base = bottom(attrs, sens, n_values, weights)
+            best, search, proven = heuristic.run(method, attrs, base, judge, objective, ctx.child(0.0, 0.9), params)
         if best is None:
+            within = "" if proven else f" among the {len(search.known):,} transformations the {method} search checked"
             raise BadInput(
                 f"no transformation satisfies {_models_text(model)} with at most {limit:,} suppressed "
-                f"records ({params.suppression:.4g} of {n:,}): allow more suppression, relax the "
-                f"model or give coarser hierarchies"
+                f"records ({params.suppression:.4g} of {n:,}){within}: allow more suppression, relax the "
+                f"model{'' if proven else ', give the search a larger budget'} or give coarser hierarchies"
             )
         levels, searched = best.levels, len(search.known)
     ctx.progress(0.9, "global recoding: writing the release")
@@ -105,7 +113,13 @@ def recode(
         params.metric if params.metric != "discernibility" or params.monotonic else "discernibility:monotonic=false"
     )
     absolute = tuple(a.offset + int(l) for a, l in zip(attrs, levels))  # the hierarchies' own levels
-    space = solution_space(search, metric, absolute, limit) if chosen is None else None
+    space = None
+    if chosen is not None:
+        pass
+    elif method == "optimal":
+        space = solution_space(search, metric, absolute, limit)
+    else:
+        space = heuristic.heuristic_space(search, metric, absolute, limit)
     also = {}
     if objective.companion is not None:
         other = objective.companion
@@ -123,7 +137,28 @@ def recode(
             "lattice_nodes": int(lattice_size(attrs)),
         }
     }
+    if chosen is None:
+        details["generalisation"].update(_search_facts(params, method, proven))
     return Recoding(tuple(levels), table, record_class, written, suppressed, details, space, tuple(attrs))
+
+
+def _search_method(params, attrs) -> str:
+    """The search that runs: the one asked for, or with ``auto`` the optimal one while the lattice
+    has at most MAX_NODES transformations, else the best-first heuristic."""
+    if params.search != "auto":
+        return params.search
+    return "optimal" if lattice_size(attrs) <= MAX_NODES else "heuristic"
+
+
+def _search_facts(params, method: str, proven: bool) -> dict:
+    """What the manifest records of the search: which ran, whether its result is proven optimal, its budget."""
+    facts = {"search": method, "proven_optimal": bool(proven)}
+    if method != "optimal":
+        facts["budget_checks"] = int(params.budget)
+        facts["budget_seconds"] = float(params.seconds)
+        if method == "genetic":
+            facts["generations"] = int(params.generations)
+    return facts
 
 
 def parse_levels(text: str, qis: list[str], what: str = "levels") -> dict[str, int] | None:

@@ -30,6 +30,7 @@ from veil.engine import (
     param,
 )
 
+from ._heuristic import SEARCHES
 from ._lattice import (
     METRICS,
     attributes,
@@ -91,6 +92,35 @@ class GlobalRecodingParams:
         sweepable=False,
         help="apply this one transformation instead of searching: COLUMN:LEVEL;… e.g. age:2;sex:0 "
         "(columns not named stay at level 0)",
+    )
+    search: str = param(
+        "auto",
+        choices=SEARCHES,
+        sweepable=False,
+        help="how the lattice of transformations is searched: optimal (the whole lattice, with "
+        "pruning; refused above 1,000,000 transformations), heuristic (best-first, ARX's Lightning, "
+        "within the budget), genetic (a genetic algorithm within the budget), auto (optimal while the "
+        "lattice fits, else heuristic)",
+    )
+    budget: int = param(
+        100_000,
+        minimum=0,
+        sweepable=False,
+        help="for the heuristic and genetic searches: the most transformations checked (0: no limit); "
+        "the best solution found within it is released",
+    )
+    seconds: float = param(
+        0.0,
+        minimum=0,
+        sweepable=False,
+        help="for the heuristic and genetic searches: the most seconds searched (0: no limit); a time "
+        "budget makes the result depend on the machine's speed, a budget of checks does not",
+    )
+    generations: int = param(
+        50,
+        minimum=1,
+        sweepable=False,
+        help="for the genetic search: the number of generations (ARX's default 50)",
     )
     executor: str = param(
         "local",
@@ -179,6 +209,9 @@ class GlobalRecoding(Algorithm):
         weights = gen.get("weights")
         if isinstance(weights, dict) and weights:
             facts.append(ReportFact("Attribute weights", ", ".join(f"{c} {w:g}" for c, w in weights.items())))
+        method = gen.get("search")
+        if isinstance(method, str):
+            facts.append(ReportFact("Search", _search_text(method, gen)))
         searched, size = gen.get("searched_nodes"), gen.get("lattice_nodes")
         if isinstance(searched, int) and isinstance(size, int):
             facts.append(ReportFact("Transformations checked", f"{searched:,} of the {size:,} level combinations"))
@@ -239,6 +272,20 @@ class GlobalRecoding(Algorithm):
             done.details,
         )
         return out if done.space is None else dataclasses.replace(out, solution_space=done.space)
+
+
+def _search_text(method: str, gen: dict) -> str:
+    if method == "optimal":
+        return "optimal: the whole lattice searched, the result proven optimal"
+    name = "best-first (ARX's Lightning)" if method == "heuristic" else "genetic"
+    checks, seconds = gen.get("budget_checks") or 0, gen.get("budget_seconds") or 0
+    budget = " and ".join([f"{checks:,} transformations"] * bool(checks) + [f"{seconds:g} seconds"] * bool(seconds))
+    verdict = (
+        "every transformation checked or bounded out, the result proven optimal"
+        if gen.get("proven_optimal")
+        else "the best solution found, not proven optimal"
+    )
+    return f"{name} within a budget of {budget or 'no limit'}: {verdict}"
 
 
 def _percent(share: float) -> str:

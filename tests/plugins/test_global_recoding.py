@@ -193,9 +193,9 @@ def optimum(results: dict, metric: str):
     return best
 
 
-def search(table, models, suppression, metric, levels=""):
+def search(table, models, suppression, metric, levels="", **extra):
     name, _, args = metric.partition(":")
-    params = {"suppression": suppression, "metric": name}
+    params = {"suppression": suppression, "metric": name, **extra}
     if args:
         params["monotonic"] = False
     if levels:
@@ -542,7 +542,7 @@ def test_a_lattice_too_large_is_refused_with_its_size():
     for c in frame.columns:  # 11 levels each: 11^6 transformations
         table = table.with_hierarchy(c, Hierarchy.intervals(frame[c], widths=[1, 2, 4, 8, 16, 32, 64, 128, 256]))
     with pytest.raises(BadInput, match=r"has 1,771,561 transformations .* choose fewer quasi-identifiers"):
-        search(table, ["k-anonymity:k=2"], 0.0, "loss")
+        search(table, ["k-anonymity:k=2"], 0.0, "loss", search="optimal")
 
 
 # ---------------------------------------------------------------------------------- several sensitive columns

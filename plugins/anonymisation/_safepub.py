@@ -1,0 +1,114 @@
+"""SafePub's parameters: the sampling probability β and the class size k that an (ε, δ)-differentially
+private release by sampling, generalisation and suppression needs (docs/reference.md#dp-table-safepub).
+Registers nothing.
+
+Li, Qardaji and Su (“On Sampling, Anonymization, and Differential Privacy”, ASIACCS 2012) show that
+sampling each record with probability β, generalising with a scheme chosen without looking at the
+data, and suppressing every class smaller than k is (ε, δ)-differentially private when β = 1 − e^−ε
+and δ ≥ d(k, β, ε) = max_{n ≥ n_m} Σ_{j > γn} f(j; n, β), with γ = (e^ε − 1 + β) / e^ε, n_m = ⌈k/γ − 1⌉
+and f the binomial probability. Bild, Kuhn and Prasser (“SafePub: A Truthful Data Anonymization
+Algorithm With Strong Privacy Guarantees”, PoPETs 2018) take the smallest such k; the maximum over n
+is ended once the tail bound c(n) = exp(−n (γ ln(γ/β) − (γ − β))) falls below the maximum so far (the
+Chernoff bound on every later term). The steps and their order are ARX's ``ParameterCalculation``,
+which Veil's agree with: ARX's k is one more than the first k whose d falls below δ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+DEGREES = {"none": 0.0, "low": 0.2, "low-medium": 0.4, "medium": 0.5, "medium-high": 0.6, "high": 0.8, "complete": 1.0}
+MAX_K = 1_000_000  # beyond this k the computation is refused: ε and δ are too small to release anything
+
+
+@dataclass(frozen=True)
+class Parameters:
+    epsilon: float  # the part of ε the release by sampling and suppression spends
+    delta: float
+    beta: float  # each record is kept with this probability
+    k: int  # classes smaller than this are suppressed
+
+    def sentence(self, total_epsilon: float | None = None) -> str:
+        """What a user is told before the run, e.g. "ε = 2, δ = 10⁻⁵: each record kept with probability
+        0.865, classes smaller than k = 114 suppressed"."""
+        eps = self.epsilon if total_epsilon is None else total_epsilon
+        return (
+            f"ε = {eps:g}, δ = {_power(self.delta)}: each record kept with probability {self.beta:.3f}, "
+            f"classes smaller than k = {self.k} suppressed"
+        )
+
+
+def _power(x: float) -> str:
+    exponent = math.log10(x) if x > 0 else 0.0
+    if x > 0 and abs(exponent - round(exponent)) < 1e-12 and exponent < -2:
+        digits = str(int(round(exponent)))
+        return "10" + digits.translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{x:g}"
+
+
+def beta_of(epsilon: float) -> float:
+    """β = 1 − e^−ε."""
+    return -math.expm1(-epsilon)
+
+
+def gamma_of(epsilon: float, beta: float) -> float:
+    """γ = (e^ε − 1 + β) / e^ε."""
+    power = math.exp(epsilon)
+    return (power - 1.0 + beta) / power
+
+
+class _Sequences:
+    """a(n) and c(n) for n = 1 … N, grown on demand (they do not depend on k)."""
+
+    def __init__(self, epsilon: float, beta: float):
+        self.gamma, self.beta = gamma_of(epsilon, beta), beta
+        self.a = self.c = np.zeros(1)  # index 0 unused
+        self.grow(1024)
+
+    def grow(self, size: int) -> None:
+        n = np.arange(len(self.a), size + 1)
+        gamma, beta = self.gamma, self.beta
+        a = binom.sf(np.floor(n * gamma), n, beta)
+        c = np.exp(-n * (gamma * math.log(gamma / beta) - (gamma - beta)))
+        self.a, self.c = np.concatenate([self.a, a]), np.concatenate([self.c, c])
+
+    def delta(self, k: int) -> float:
+        """d(k): the running maximum of a(n) from n_m = ⌈k/γ − 1⌉ up to the first n where it exceeds c(n)."""
+        start = max(math.ceil(k / self.gamma - 1.0), 1)
+        while True:
+            worst = np.maximum.accumulate(self.a[start:])
+            done = np.flatnonzero(worst > self.c[start:])
+            if len(done):
+                return float(worst[done[0]])
+            self.grow(2 * (len(self.a) - 1))
+
+
+def delta_of(k: int, epsilon: float, beta: float) -> float:
+    """d(k) for one k (docstring above)."""
+    return _Sequences(epsilon, beta).delta(k)
+
+
+def parameters(epsilon: float, delta: float) -> Parameters:
+    """β and k for an (ε, δ) release, as SafePub (and ARX) compute them."""
+    if not epsilon > 0 or not 0 < delta < 1:
+        raise ValueError("ε must be above 0 and δ between 0 and 1")
+    beta = beta_of(epsilon)
+    sequences = _Sequences(epsilon, beta)
+    k = 1
+    while True:  # ARX's loop increments k once more after the first k whose d is below δ
+        found = sequences.delta(k) < delta
+        k += 1
+        if found:
+            return Parameters(epsilon, delta, beta, k)
+        if k > MAX_K:
+            raise ValueError(f"ε = {epsilon:g} and δ = {delta:g} need classes of more than {MAX_K:,} records")
+
+
+def level_of(degree: str, height: int) -> int:
+    """The level a degree of generalisation gives a hierarchy of ``height``: the degree's share of the
+    height, rounded half up (ARX's ``DataGeneralizationScheme``)."""
+    return min(max(math.floor(DEGREES[degree] * height + 0.5), 0), height)
