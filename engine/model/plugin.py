@@ -416,7 +416,7 @@ class PrivacyModel(Plugin):
     population_replaces: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def reads_sensitive_hierarchy(cls, params) -> bool:
+    def reads_sensitive_hierarchy(cls, params: Any) -> bool:
         """Whether the model, with these parameters, judges a sensitive column through the hierarchy
         attached to it (then that hierarchy is used even when the method generalises nothing by it)."""
         return False
