@@ -13,9 +13,9 @@ import dataclasses
 from veil.engine import __version__
 from veil.engine.base.errors import BadInput
 
-from . import hierarchy, inspect, plugins, report, run, study, verify
+from . import hierarchy, inspect, plugins, report, risk, run, study, verify
 
-COMMANDS = {command.NAME: command for command in (run, report, study, verify, inspect, hierarchy, plugins)}
+COMMANDS = {command.NAME: command for command in (run, report, study, verify, inspect, hierarchy, plugins, risk)}
 
 
 class _StoreOnce(argparse.Action):
