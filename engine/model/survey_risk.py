@@ -119,14 +119,21 @@ def frequencies(
 
 
 def _exact_risk(f: int, p: float) -> float:
-    """Benedetti and Franconi's individual risk of a key seen ``f`` ≥ 3 times, in the closed form
-    sdcMicro's ``indivRisk(method = "exact")`` evaluates (docs/reference.md)."""
-    a = (p ** (1 - f) - 1) / (f - 1)
-    alternating, product = 0.0, 1.0
-    for m in range(f - 2):
-        product *= (f - 1 - m) ** 2 / ((m + 1) * (f - 2 - m)) * (p ** (m + 2 - f) - 1) / (p ** (m + 1 - f) - 1)
-        alternating += (-1) ** (m + 1) * product
-    return (p / (1 - p)) ** f * (a * (1 + alternating) + (-1) ** f * math.log(p))
+    """Benedetti and Franconi's individual risk of a key seen ``f`` ≥ 3 times, E[1/F] for F − f negative
+    binomial (f, p), as the integral ∫₀¹ p^f t^(f−1) / (1 − (1 − p) t)^f dt (E[1/F] = ∫₀¹ E[t^(F−1)] dt),
+    evaluated in logarithms: sdcMicro's closed form (an alternating series in p^(1−f)) gives the same
+    value where it does not overflow, and overflows for large keys of small pk (docs/reference.md)."""
+    from scipy.integrate import quad
+
+    log_p, q = math.log(p), 1.0 - p
+
+    def integrand(t: float) -> float:
+        if t <= 0.0:
+            return 0.0
+        return math.exp(f * log_p + (f - 1) * math.log(t) - f * math.log1p(-q * t))
+
+    value, _ = quad(integrand, 0.0, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)
+    return value
 
 
 def individual_risk(fk: np.ndarray, Fk: np.ndarray, *, weighted: bool, method: str = APPROX) -> np.ndarray:
