@@ -48,8 +48,19 @@ def measured(fn):
     return out, seconds, peak
 
 
+class Rows(list):
+    """The table's rows, each printed as it is measured (a long run shows what it has)."""
+
+    def append(self, row) -> None:
+        super().append(row)
+        label, s, peak, note = row
+        print(f"| {label} | {s:.2f} | {peak / 2**20:.0f} | {note} |", flush=True)
+
+
 def main() -> None:
-    rows = []
+    print("| case | seconds | peak MiB | result |")
+    print("|---|---:|---:|---|", flush=True)
+    rows = Rows()
     for blanks in (0.0, 0.05):
         frame = weighted(1_000_000, blanks)
         for method in ("approx", "exact"):
@@ -82,10 +93,6 @@ def main() -> None:
             f"most separating: {', '.join(ranking[0].columns)}",
         )
     )
-    print("| case | seconds | peak MiB | result |")
-    print("|---|---:|---:|---|")
-    for label, s, peak, note in rows:
-        print(f"| {label} | {s:.2f} | {peak / 2**20:.0f} | {note} |")
 
 
 if __name__ == "__main__":

@@ -128,8 +128,10 @@ def _dis_scores(codes: np.ndarray, score: np.ndarray, m: int, fraction: float) -
 
 
 def suda_memory(n: int, m: int, max_size: int | None = None) -> int:
-    """Bytes SUDA holds at its peak: the codes, the scores and contributions, and one boolean per record
-    for the combinations of the two largest sizes in hand."""
+    """Bytes SUDA holds at its peak: the codes (8·m a record), the MSU counts (8·max_size), the raw and
+    relative contributions (16·m), the scores (32), one grouping's and one column's factorising
+    temporaries (80), one boolean per record for the combinations of the two sizes in hand, and a
+    mebibyte of pandas' own."""
     top = m if max_size is None else min(max_size, m)
     widest = max((math.comb(m, k) + math.comb(m, k - 1) for k in range(1, top + 1)), default=0)
-    return n * (8 * m + 8 * top + 8 * m + 16) + n * widest
+    return n * (8 * m + 8 * top + 16 * m + 32 + 80) + n * widest + 2**20

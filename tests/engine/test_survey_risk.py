@@ -266,3 +266,17 @@ def test_testdata_risk_agrees_with_brute_force_summaries():
         )
     assert got.expected_reidentifications == pytest.approx(expected)
     assert got.global_risk == pytest.approx(expected / len(data))
+
+
+def test_suda_stays_within_its_declared_memory():
+    import tracemalloc
+
+    from veil.engine import suda_memory
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({f"c{j}": rng.integers(0, 6, 5000) for j in range(6)})
+    tracemalloc.start()
+    suda(frame, list(frame.columns))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak <= suda_memory(5000, 6)
