@@ -40,7 +40,9 @@ def key_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     codes = np.empty((n, len(columns)), dtype=np.int64)
     for j, column in enumerate(columns):
         values = frame[column]
-        blank = values.isna().to_numpy() | np.fromiter((v is SUPPRESSED for v in values), bool, n)
+        blank = values.isna().to_numpy(copy=True)
+        if values.dtype == object:  # a value a method suppressed
+            blank |= np.fromiter((v is SUPPRESSED for v in values), bool, n)
         if values.dtype == object:  # typed values (intervals, nodes) and mixed types compare as text
             values = values.map(lambda v: v if isinstance(v, str) else repr(v) if not pd.isna(v) else v)
         c, _ = pd.factorize(values.where(~blank), use_na_sentinel=True)
@@ -140,29 +142,26 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray, *, weighted: bool, method: s
     """Each record's individual risk (Benedetti and Franconi 1998), as sdcMicro's ``indivRisk``:
     without weights ``1 / fk``; with them, from ``pk = fk / Fk``: ``pk / (1 − pk) · log(1 / pk)`` for
     ``fk = 1``, ``pk / (1 − pk) − (pk / (1 − pk))² · log(1 / pk)`` for ``fk = 2``, and for ``fk ≥ 3``
-    ``pk / (fk − (1 − pk))`` (approx) or the exact series; ``1 / fk`` where ``fk = Fk``."""
+    ``pk / (fk − (1 − pk))`` (approx) or the exact value; ``1 / fk`` where ``fk = Fk``."""
     if method not in (APPROX, EXACT):
         raise BadInput(f"individual risk is computed {APPROX!r} or {EXACT!r}, not {method!r}")
     fk, Fk = np.asarray(fk, dtype=float), np.asarray(Fk, dtype=float)
     if not weighted:
         return 1.0 / fk
-    risk = np.empty(len(fk))
-    pairs, inverse = np.unique(np.stack([fk, Fk], axis=1), axis=0, return_inverse=True)
-    values = np.empty(len(pairs))
     with np.errstate(divide="ignore", invalid="ignore"):
-        for i, (f, F) in enumerate(pairs):
-            p = f / F
-            if f == F:
-                values[i] = 1.0 / f
-            elif f == 1:
-                values[i] = p / (1 - p) * math.log(1 / p)
-            elif f == 2:
-                values[i] = p / (1 - p) - (p / (1 - p)) ** 2 * math.log(1 / p)
-            elif method == APPROX:
-                values[i] = p / (f - (1 - p))
-            else:
-                values[i] = _exact_risk(int(f), p)
-    risk[:] = values[inverse.reshape(-1)]
+        p = fk / Fk
+        odds = p / (1 - p)
+        log_inverse = np.log(1 / p)
+        risk = np.where(
+            fk == 1, odds * log_inverse, np.where(fk == 2, odds - odds**2 * log_inverse, p / (fk - (1 - p)))
+        )
+    big = np.flatnonzero((fk > 2) & (fk != Fk))
+    if method == EXACT and len(big):  # one integral per distinct (fk, Fk)
+        pairs, inverse = np.unique(np.stack([fk[big], Fk[big]], axis=1), axis=0, return_inverse=True)
+        values = np.array([_exact_risk(int(f), f / F) for f, F in pairs])
+        risk[big] = values[inverse.reshape(-1)]
+    whole = fk == Fk
+    risk[whole] = 1.0 / fk[whole]
     return risk
 
 
