@@ -134,6 +134,11 @@ def data_options(p: argparse.ArgumentParser) -> None:
         default=[],
         help="quasi-identifier columns (comma-separated, repeatable)",
     )
+    p.add_argument("--weight", help="the column of survey weights (how many people each record stands for)")
+    p.add_argument(
+        "--household",
+        help="the column of household ids: used by household risk, never released (an identifier)",
+    )
     p.add_argument(
         "--hierarchy",
         action="append",
@@ -176,6 +181,8 @@ class DataOptions(ReadOptions):
     sensitive: list[str]
     identifier: list[str]
     quasi: list[str]
+    weight: str | None
+    household: str | None
     hierarchy: list[tuple[str, str]]
     kind: list[tuple[str, str]]
 
@@ -207,6 +214,8 @@ def source(options: ReadOptions, path: str | None, demo: bool = False):
         "identifiers": roles.identifier if roles else [],
         "quasi_identifiers": roles.quasi if roles else [],
         "sensitive": roles.sensitive if roles else [],
+        "weight": [roles.weight] if roles and roles.weight else [],
+        "household": [roles.household] if roles and roles.household else [],
         "hierarchies": hierarchies(roles.hierarchy if roles else []),
         "kinds": once_per_column(roles.kind if roles else [], "--kind"),
     }

@@ -13,9 +13,11 @@ import dataclasses
 from veil.engine import __version__
 from veil.engine.base.errors import BadInput
 
-from . import hierarchy, inspect, plugins, report, run, study, utility, verify
+from . import hierarchy, inspect, plugins, report, risk, run, study, utility, verify
 
-COMMANDS = {command.NAME: command for command in (run, report, study, verify, utility, inspect, hierarchy, plugins)}
+COMMANDS = {
+    command.NAME: command for command in (run, report, study, verify, utility, risk, inspect, hierarchy, plugins)
+}
 
 
 class _StoreOnce(argparse.Action):

@@ -43,6 +43,8 @@ ROLE_WORDS = {
     Role.SENSITIVE: "sensitive",
     Role.TARGET: "target (class to predict)",
     Role.INSENSITIVE: "insensitive",
+    Role.WEIGHT: "weight (survey weight: how many people a record stands for)",
+    Role.HOUSEHOLD: "household (household id: an identifier, never released)",
 }
 
 
@@ -50,7 +52,7 @@ def role_legend() -> QWidget:
     box = QWidget()
     row = QHBoxLayout(box)
     row.setContentsMargins(0, 0, 0, 0)
-    for role in (Role.IDENTIFIER, Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.TARGET):
+    for role in (Role.IDENTIFIER, Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.TARGET, Role.WEIGHT, Role.HOUSEHOLD):
         chip = QLabel(role.value)
         chip.setStyleSheet(
             f"background: {ROLE_COLOURS[role].name()}; color: #202124; padding: 1px 6px;border-radius: 3px;"

@@ -20,6 +20,8 @@ ROLE_COLOURS = {
     Role.SENSITIVE: QColor("#d7c6f2"),
     Role.TARGET: QColor("#b7e1cd"),
     Role.INSENSITIVE: None,
+    Role.WEIGHT: QColor("#c6dafc"),
+    Role.HOUSEHOLD: QColor("#f6c7e4"),
 }
 INK = QColor("#202124")  # text on a coloured cell stays dark under a dark theme too
 HOLDS, FAILS = QColor("#d4edda"), QColor("#f8d7da")

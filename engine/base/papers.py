@@ -148,6 +148,31 @@ PAPERS = {
         2004,
         "Privacy in Statistical Databases",
     ),
+    # risk on sample microdata (survey weights, households, SUDA)
+    "benedetti-franconi-1998": Citation(
+        ("Roberto Benedetti", "Luisa Franconi"),
+        "Statistical and Technological Solutions for Controlled Data Dissemination",
+        1998,
+        "Pre-proceedings of New Techniques and Technologies for Statistics",
+    ),
+    "franconi-polettini-2004": Citation(
+        ("Luisa Franconi", "Silvia Polettini"),
+        "Individual Risk Estimation in μ-Argus: A Review",
+        2004,
+        "Privacy in Statistical Databases",
+    ),
+    "elliot-manning-ford-2002": Citation(
+        ("Mark J. Elliot", "Anna M. Manning", "Rupert W. Ford"),
+        "A Computational Algorithm for Handling the Special Uniques Problem",
+        2002,
+        "International Journal of Uncertainty, Fuzziness and Knowledge-Based Systems",
+    ),
+    "manning-haglin-keane-2008": Citation(
+        ("Anna M. Manning", "David J. Haglin", "John A. Keane"),
+        "A Recursive Search Algorithm for Statistical Disclosure Assessment",
+        2008,
+        "Data Mining and Knowledge Discovery",
+    ),
 }
 
 

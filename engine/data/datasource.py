@@ -313,8 +313,8 @@ def _text_list(d: Mapping, key: str) -> list[str]:
 
 
 def _roles(d: Mapping) -> dict:
-    """Column → role from ``roles`` and the ``target``/``sensitive``/``identifiers``/``quasi_identifiers``
-    shorthands; a column given two different roles is refused, naming both."""
+    """Column → role from ``roles`` and the ``target``/``sensitive``/``identifiers``/``quasi_identifiers``/
+    ``weight``/``household`` shorthands; a column given two different roles is refused, naming both."""
     given = get(d, "roles", dict, {}, where="data")
     roles: dict = {}
 
@@ -335,6 +335,8 @@ def _roles(d: Mapping) -> dict:
         ("sensitive", Role.SENSITIVE),
         ("identifiers", Role.IDENTIFIER),
         ("quasi_identifiers", Role.QUASI_IDENTIFIER),
+        ("weight", Role.WEIGHT),
+        ("household", Role.HOUSEHOLD),
     ):
         for column in _text_list(d, key):
             assign(column, role.value)

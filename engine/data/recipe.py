@@ -94,7 +94,7 @@ class Recipe:
         """
         steps = []
         for col in table.schema.columns:
-            if col.role in (Role.IDENTIFIER, Role.TARGET):
+            if col.role in (Role.IDENTIFIER, Role.HOUSEHOLD, Role.TARGET):
                 continue
             s = table.frame[col.name]
             if col.kind is Kind.BINARY:
@@ -134,7 +134,7 @@ class Recipe:
         blocks, features = [], []
         for step in recipe.steps:
             s = _column(table, step.column)
-            if table.schema[step.column].role is Role.IDENTIFIER:
+            if table.schema[step.column].role in (Role.IDENTIFIER, Role.HOUSEHOLD):
                 raise BadInput(f"column {step.column!r} is an identifier and cannot become a feature")
             mat, feats = _apply_step(step, s)
             blocks.append(mat)
@@ -157,7 +157,7 @@ def _expand(steps: tuple[Step, ...], table: Table, target: str | None) -> list[S
             out.append(step)
             continue
         for col in table.schema.columns:
-            if col.name in named or col.name == target or col.role in (Role.IDENTIFIER, Role.TARGET):
+            if col.name in named or col.name == target or col.role in (Role.IDENTIFIER, Role.HOUSEHOLD, Role.TARGET):
                 continue
             out.append(Step(col.name, step.rule, step.bins, step.cuts, step.values, step.value))
     return out

@@ -36,6 +36,13 @@ class Role(str, enum.Enum):
     SENSITIVE = "sensitive"
     TARGET = "target"
     INSENSITIVE = "insensitive"
+    # survey microdata: how many people of the population a record stands for, and the household a
+    # record belongs to (an identifier: never released, see :meth:`Table.released_columns`)
+    WEIGHT = "weight"
+    HOUSEHOLD = "household"
+
+
+WITHHELD = (Role.IDENTIFIER, Role.HOUSEHOLD)  # roles whose columns no release contains
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,10 @@ class Schema:
         targets = [c.name for c in self.columns if c.role is Role.TARGET]
         if len(targets) > 1:
             raise BadInput(f"only one column can be the target, got {', '.join(targets)}")
+        for role in (Role.WEIGHT, Role.HOUSEHOLD):
+            marked = [c.name for c in self.columns if c.role is role]
+            if len(marked) > 1:
+                raise BadInput(f"only one column can be the {role.value} column, got {', '.join(marked)}")
 
     @property
     def names(self) -> list[str]:
@@ -95,6 +106,18 @@ class Schema:
     @property
     def target(self) -> str | None:
         found = self.by_role(Role.TARGET)
+        return found[0] if found else None
+
+    @property
+    def weight(self) -> str | None:
+        """The column of survey weights, if one is marked."""
+        found = self.by_role(Role.WEIGHT)
+        return found[0] if found else None
+
+    @property
+    def household(self) -> str | None:
+        """The column of household ids, if one is marked."""
+        found = self.by_role(Role.HOUSEHOLD)
         return found[0] if found else None
 
     def to_dict(self) -> list[dict]:
@@ -326,8 +349,9 @@ class Table:
         return None if t is None else self.frame[t].to_numpy()
 
     def released_columns(self) -> list[str]:
-        """Every column except direct identifiers."""
-        return [c.name for c in self.schema.columns if c.role is not Role.IDENTIFIER]
+        """Every column except direct identifiers and the household id (an identifier too: to release
+        it, the user gives it another role)."""
+        return [c.name for c in self.schema.columns if c.role not in WITHHELD]
 
     def summary(self) -> pd.DataFrame:
         """Per column: kind, suggested role, distinct values and missing values."""

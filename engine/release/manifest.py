@@ -313,7 +313,9 @@ def build_parts_manifest(
             "target": result.target,
             "sensitive": list(result.sensitive),
         },
-        "removed_identifiers": [c for c, r in source.roles.items() if r == Role.IDENTIFIER and c not in result.columns],
+        "removed_identifiers": [
+            c for c, r in source.roles.items() if r in (Role.IDENTIFIER, Role.HOUSEHOLD) and c not in result.columns
+        ],
         "release_kind": GENERALISED_TABLE,
         "verdict": {"holds": verdict.holds, "value": None, "message": verdict.message},
         "privacy_models": [m.to_dict() for m in model.models],
@@ -561,10 +563,10 @@ class ExportOptions:
 
 
 def identifier_columns(result: RunResult) -> list[str]:
-    """The input's identifier columns (never released)."""
+    """The input's identifier columns, the household id among them (never released)."""
     for data in (result.original, result.data):
         if isinstance(data, Table):
-            return data.schema.by_role(Role.IDENTIFIER)
+            return [c.name for c in data.schema.columns if c.role in (Role.IDENTIFIER, Role.HOUSEHOLD)]
     return []
 
 

@@ -290,7 +290,7 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
             "global recoding needs quasi-identifiers: mark the columns that identify people as quasi-identifiers"
         )
     target = next((c for c, r in roles.items() if r is Role.TARGET), None)
-    released = [c for c, r in roles.items() if r is not Role.IDENTIFIER]
+    released = [c for c, r in roles.items() if r not in (Role.IDENTIFIER, Role.HOUSEHOLD)]
     chosen = parse_levels(params.levels, qis)
     reads = bool(sensitive) and reads_sensitive(model)
     keys = qis + (sensitive if reads else [])

@@ -118,3 +118,21 @@ def test_no_run_releases_an_unacknowledged_sensitive_column(table, method, draw)
         assert _reached(table, unchecked) & unagreed
         return
     assert _reached(table, result) <= set(agreed) | protected
+
+
+def test_weight_and_household_roles():
+    """A household id is withheld from every release as an identifier is, and never becomes a feature;
+    a weight column is released; at most one column has each role; the data's shorthands set them."""
+    import pytest
+
+    from veil.engine import BadInput, DataSource
+
+    frame = pd.DataFrame({"age": [30, 30, 40, 40], "w": [10.0, 20.0, 5.0, 5.0], "hh": [1, 1, 2, 3], "x": [0, 1, 0, 1]})
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "w": Role.WEIGHT, "hh": Role.HOUSEHOLD})
+    assert table.schema.weight == "w" and table.schema.household == "hh"
+    assert table.released_columns() == ["age", "w", "x"]
+    assert "hh" not in {f.source for f in Recipe.default_for(table).apply(table).features}
+    with pytest.raises(BadInput, match="only one column can be the weight column"):
+        table.with_roles({"x": Role.WEIGHT})
+    loaded = DataSource.from_dict({"path": "data.csv", "weight": "w", "household": ["hh"]})
+    assert loaded.to_dict()["roles"] == {"w": "weight", "hh": "household"}

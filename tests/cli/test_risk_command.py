@@ -1,0 +1,135 @@
+"""``veil risk``: per-record figures in the table's row order, agreeing with a brute-force count;
+bad input refused in one line; an export folder read with its manifest's roles; the household id
+withheld from releases."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.desktop.launcher import wants_desktop
+
+
+def survey_csv(tmp_path, seed=0, n=30):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "region": rng.choice(["north", "south", "east"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.choice([20, 30, 40, 50], n),
+            "w": rng.integers(1, 40, n),
+            "hh": rng.integers(0, 8, n),
+            "income": rng.integers(100, 900, n),
+        }
+    )
+    frame.loc[rng.random(n) < 0.1, "sex"] = None
+    path = tmp_path / f"survey{seed}.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def brute(frame, quasi):
+    rows = frame[quasi].to_numpy(dtype=object)
+    fk, Fk = [], []
+    for row in rows:
+        mates = [
+            j for j, other in enumerate(rows) if all(pd.isna(a) or pd.isna(b) or a == b for a, b in zip(row, other))
+        ]
+        fk.append(len(mates))
+        Fk.append(float(frame["w"].to_numpy()[mates].sum()))
+    return fk, Fk
+
+
+def test_risk_is_a_command_not_the_desktop():
+    assert not wants_desktop(["risk", "--help"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_json_records_keep_the_row_order(veil, tmp_path, seed):
+    path, frame = survey_csv(tmp_path, seed)
+    quasi = ["region", "sex", "age"]
+    out = veil("risk", path, "--quasi", ",".join(quasi), "--weight", "w", "--household", "hh", "--json")
+    assert out.code == 0, out.err
+    body = json.loads(out.out)
+    fk, Fk = brute(frame, quasi)
+    assert body["records"]["fk"] == fk
+    assert body["records"]["Fk"] == Fk
+    risk = np.array(body["records"]["risk"])
+    for i in range(len(frame)):
+        members = (frame["hh"] == frame["hh"][i]).to_numpy()
+        assert body["records"]["household_risk"][i] == pytest.approx(1 - np.prod(1 - risk[members]))
+    assert body["summary"]["expected_reidentifications"] == pytest.approx(risk.sum())
+    assert len(body["ranking"]) == 7 and len(body["records"]["suda_score"]) == len(frame)
+    # the same records in another order give the same figures in that order
+    order = np.random.default_rng(9).permutation(len(frame))
+    shuffled = tmp_path / "shuffled.csv"
+    frame.iloc[order].to_csv(shuffled, index=False)
+    again = json.loads(
+        veil("risk", shuffled, "--quasi", ",".join(quasi), "--weight", "w", "--household", "hh", "--json").out
+    )
+    for key in ("fk", "Fk", "risk", "household_risk", "suda_score", "dis_score"):
+        assert again["records"][key] == pytest.approx(np.array(body["records"][key])[order].tolist())
+
+
+def test_blanks_as_their_own_value(veil, tmp_path):
+    path, frame = survey_csv(tmp_path)
+    body = json.loads(veil("risk", path, "--quasi", "region,sex", "--blanks", "value", "--json").out)
+    keys = frame[["region", "sex"]].fillna("<blank>").apply(tuple, axis=1)
+    assert body["records"]["fk"] == keys.map(keys.value_counts()).tolist()
+    assert body["summary"]["blanks"] == "a blank is a value of its own"
+    assert body["records"]["risk"] == pytest.approx((1 / np.array(body["records"]["fk"])).tolist())
+
+
+def test_bad_input_is_one_line(veil, tmp_path):
+    path, _ = survey_csv(tmp_path)
+    out = veil("risk", path)
+    assert out.code == 2 and "quasi-identifiers" in out.err and out.err.count("\n") == 1
+    out = veil("risk", path, "--quasi", "region", "--weight", "sex")
+    assert out.code == 2 and "at least 1" in out.err
+
+
+def test_a_large_ranking_needs_a_size(veil, tmp_path):
+    frame = pd.DataFrame({f"c{j}": [0, 1] for j in range(14)})
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    out = veil("risk", path, "--quasi", ",".join(frame.columns), "--no-suda")
+    assert out.code == 2 and "16,383 combinations" in out.err
+    out = veil("risk", path, "--quasi", ",".join(frame.columns), "--no-suda", "--max-size", "2", "--json")
+    assert out.code == 0 and len(json.loads(out.out)["ranking"]) == 14 + 91
+
+
+def test_export_folder_withholds_the_household(veil, tmp_path):
+    path, frame = survey_csv(tmp_path)
+    out_dir = tmp_path / "out"
+    done = veil(
+        "run",
+        "--data",
+        path,
+        "--quasi",
+        "region,age",
+        "--weight",
+        "w",
+        "--household",
+        "hh",
+        "--method",
+        "mondrian",
+        "--model",
+        "k-anonymity:k=2",
+        "--out",
+        out_dir,
+        "--no-report",
+    )
+    assert done.code == 0, done.err
+    released = pd.read_csv(out_dir / "release.csv")
+    assert "hh" not in released.columns and "w" in released.columns
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    assert manifest["removed_identifiers"] == ["hh"]
+    roles = {e["name"]: e["role"] for e in manifest["input"]["schema"]}
+    assert roles["hh"] == "household" and roles["w"] == "weight"
+    body = json.loads(veil("risk", out_dir, "--json").out)
+    assert body["summary"]["weight"] == "w" and body["summary"]["household"] is None
+    assert "household id was not released" in body["summary"]["note"]
+    assert min(body["records"]["fk"]) >= 2  # 2-anonymity holds on the release's keys
