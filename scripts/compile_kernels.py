@@ -29,9 +29,11 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
+    from veil.plugins.anonymisation import _microaggregation, _suppression
     from veil.plugins.perturbation import rank_swap
 
-    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_block]
+    cells = [_microaggregation._kernel(name) for name in ("steps", "moves")] + [_suppression.gains_kernel()]
+    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_block, *cells]
 
 
 def paths():
@@ -48,6 +50,7 @@ def paths():
         ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
         ("global recoding's roll-up of classes", roll_up),
         ("rank swapping's pairing of ranks", swap_ranks),
+        ("microaggregation's groups and local suppression's blanks", cell_methods),
         ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
         (
             "all frequent itemsets, one thread",
@@ -99,6 +102,27 @@ def swap_ranks() -> None:
     from veil.plugins.perturbation.rank_swap import swap_column
 
     swap_column(np.random.default_rng(0).random(1_000), 5.0, np.random.default_rng(1))
+
+
+def cell_methods() -> None:
+    """Microaggregation (MDAV and its improvement) and local suppression on a small table, their
+    kernels compiled."""
+    import pandas as pd
+
+    from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 90, 300), "zip": rng.choice(list("abcdefgh"), 300), "sex": rng.choice(list("fm"), 300)}
+    )
+    table = Table.from_frame(frame, roles=dict.fromkeys(frame.columns, "quasi-identifier"))
+    registry, k3 = make_registry(), PluginCall("k-anonymity", {"k": 3})
+    for method, params in (
+        ("microaggregation", {}),
+        ("microaggregation", {"variant": "variable", "categorical": "strata"}),
+        ("local-suppression", {}),
+    ):
+        execute(registry, table, RunSpec(PluginCall(method, params), k3))
 
 
 def compiled_now(found) -> int:

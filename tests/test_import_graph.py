@@ -178,3 +178,32 @@ def test_the_independence_contract_names_every_registered_plugin_module():
     independent = [c for c in contracts if c["name"] == "plugin modules are independent"]
     assert len(independent) == 1 and independent[0]["type"] == "independence"
     assert sorted(independent[0]["modules"]) == sorted(entry_point_modules())
+
+
+def loads_plugins(source: str) -> list[str]:
+    """The calls in ``source`` that could load a plugin around the imports: reading the entry
+    points, or importing a module by its name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("entry_points", "import_module", "__import__"):
+                found.append(f"{name} (line {node.lineno})")
+    return found
+
+
+def test_no_plugin_module_loads_another_by_name():
+    """A plugin reaches shared code through its area's underscored modules, never by finding another
+    plugin among the entry points (only the engine's registry loads plugins)."""
+    _, files = tree()
+    loading = {
+        m: loads_plugins(p.read_text(encoding="utf-8")) for m, p in files.items() if m.startswith("veil.plugins")
+    }
+    assert {m: calls for m, calls in loading.items() if calls} == {}
+
+
+def test_the_loading_finder_sees_an_entry_point_lookup():
+    source = "import importlib.metadata\ndef f():\n    return importlib.metadata.entry_points(group='veil')\n"
+    assert loads_plugins(source) == ["entry_points (line 3)"]
+    assert loads_plugins("from importlib import import_module\nimport_module('x')\n") == ["import_module (line 2)"]

@@ -2,7 +2,7 @@
 iterative local transformation; docs/reference.md#local-recoding), so different records may be
 published at different generalisation levels.
 
-Each pass runs the installed global recoding (its optimal search, the same suppression limit and
+Each pass runs global recoding's core (``_global``: its optimal search, the same suppression limit and
 metric) on the records still suppressed; the records it publishes keep that pass's levels, the ones
 it suppresses go to the next pass. The hierarchies are those of the whole table (a numeric column's
 generated intervals do not change from pass to pass), and the records left suppressed after the
@@ -11,8 +11,6 @@ last pass stay ``*`` in every quasi-identifier, which matches any value.
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,9 +30,8 @@ from veil.engine import (
 )
 
 from ._cells import Columns, cell_release
+from ._global import GlobalRecodingParams, run_global
 from ._lattice import METRICS
-
-RECODING = "global-recoding"  # the method each pass runs, found by its entry point
 
 
 @dataclass(frozen=True)
@@ -67,9 +64,8 @@ class LocalRecoding(Algorithm):
 
     def run(self, data, model, params, ctx):
         columns = Columns.of(data, "local recoding")
-        recoding = _recoding()
         ctx.check()
-        each = recoding.params({"suppression": params.suppression, "metric": params.metric})
+        each = GlobalRecodingParams(suppression=params.suppression, metric=params.metric)
         table = _with_whole_hierarchies(data, columns.quasi_identifiers, ctx.check)
         remaining = np.arange(table.n_rows)
         frame = table.frame[table.released_columns()].reset_index(drop=True).astype(object)
@@ -77,7 +73,7 @@ class LocalRecoding(Algorithm):
         for step in range(params.passes):
             ctx.check()
             try:
-                release = recoding.run(
+                release = run_global(
                     table.take(remaining), model, each, ctx.child(step / params.passes, (step + 1) / params.passes)
                 )
             except BadInput as exc:  # these records cannot be published at any level: they stay suppressed
@@ -112,21 +108,6 @@ class LocalRecoding(Algorithm):
             f"{done:,} records at their own levels; {len(remaining):,} stay suppressed",
         )
         return cell_release(table, frame, columns, ANY_VALUE, details=details, notes=notes)
-
-
-@functools.cache
-def _installed(name: str):
-    """The installed method ``name``'s class, from its entry point (a registry would load every plugin)."""
-    for entry in importlib.metadata.entry_points(group="veil"):
-        if entry.name == name:
-            for cls in entry.load().veil_register_algorithms():
-                if cls.name == name:
-                    return cls
-    raise BadInput(f"local recoding runs the method {name!r}, which is not installed")
-
-
-def _recoding():
-    return _installed(RECODING)()
 
 
 def _with_whole_hierarchies(table, qis, check):
