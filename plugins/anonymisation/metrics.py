@@ -537,7 +537,11 @@ class Discernibility(Metric):
     memory_cost = MemoryCost(per_record=64.0, per_cell=16.0)  # the quasi-identifiers' codes while grouped
 
     def compute(self, original, release, params, ctx):
-        if release.blank_codes() is not None:  # a record is indistinguishable from every record it could join
+        codes = release.blank_codes()
+        blank = None if codes is None else codes == -1
+        if blank is not None and (blank.any(axis=1) & ~blank.all(axis=1)).any():
+            # a record with some cells blanked is indistinguishable from every record it could join;
+            # records suppressed whole (every quasi-identifier *) stay one group, as the search counts them
             return float(release.class_sizes().sum())
         groups = _release_groups(release)
         if not len(groups):
