@@ -84,7 +84,7 @@ def main() -> None:
                 f"{suppression:.0%}",
                 metric,
                 f"{cpu:.2f}",
-                gen.get("checked", ""),
+                f"{gen.get('searched_nodes', 0):,}",
                 ";".join(f"{c}:{v}" for c, v in gen["levels"].items()),
                 f"{gen['suppressed_records']:,}",
                 f"{gen['loss']:.6g}",
