@@ -7,6 +7,8 @@ read-only, so the GUI thread and a worker thread can share one matrix without lo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import threading
 from collections.abc import Iterable, Sequence
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..base.errors import BadInput
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to read a table
+    import scipy.sparse as sp
 
 WORD = 64
 
@@ -129,6 +133,8 @@ class BinaryMatrix:
     @classmethod
     def from_dense(cls, dense, features: Sequence[Feature | str] | None = None, labels=None, meta=None):
         """From a 2-D array of 0/1 values (bool, integer or float); anything else is refused."""
+        import scipy.sparse as sp
+
         a = np.asarray(dense)
         if a.ndim != 2:
             raise BadInput("a binary matrix needs a two-dimensional array")
@@ -141,6 +147,8 @@ class BinaryMatrix:
 
     @classmethod
     def from_sparse(cls, matrix, features: Sequence[Feature | str] | None = None, labels=None, meta=None):
+        import scipy.sparse as sp
+
         csc = sp.csc_matrix(matrix)
         csc.eliminate_zeros()
         if csc.data.size and not np.all(csc.data == 1):
@@ -152,6 +160,8 @@ class BinaryMatrix:
     @classmethod
     def from_transactions(cls, transactions: Iterable[Iterable], labels=None, meta=None):
         """From item sets (one per record); features are the distinct items, sorted."""
+        import scipy.sparse as sp
+
         rows, items = [], []
         n = 0
         for n, t in enumerate(transactions, start=1):
@@ -256,6 +266,8 @@ class BinaryMatrix:
 
     # -- views ----------------------------------------------------------------------------------
     def to_sparse(self) -> sp.csc_matrix:
+        import scipy.sparse as sp
+
         data = np.ones(self.nnz, dtype=np.uint8)
         return sp.csc_matrix((data, self._indices, self._indptr), shape=self.shape)
 

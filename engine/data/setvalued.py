@@ -15,15 +15,19 @@ column-wise :class:`~veil.engine.BinaryMatrix` in O(nnz), and writes itself in c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .binary import BASKETS, BinaryMatrix, Feature
 from ..base.errors import BadInput
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to read a table
+    import scipy.sparse as sp
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -161,6 +165,8 @@ class SetValued:
 
     # ------------------------------------------------------------------ conversion
     def to_sparse(self) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         data = np.ones(self.nnz, dtype=np.uint8)
         return sp.csr_matrix((data, self._indices, self._indptr), shape=(self.n_rows, self.n_items))
 

@@ -12,6 +12,8 @@ at a time (dense counting, or pandas' hash factorisation).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 
@@ -37,7 +39,7 @@ def merge_classes(
     d, g = codes.shape if codes.ndim == 2 else (0, 0)
     spans = np.maximum(np.asarray(spans, dtype=np.int64), 1)
     dense, exact = _bounds(spans, g)
-    kernel = compiled() if d and g and exact else None
+    kernel = compiled() if d and g and exact and (g >= _COMPILED_FROM or "numba" in sys.modules) else None
     if kernel is None:
         return _merge_numpy(codes, maps, spans, size)
     codes32 = np.ascontiguousarray(codes, dtype=np.int32)
@@ -64,6 +66,7 @@ def _bounds(spans: np.ndarray, rows: int) -> tuple[int, bool]:
     return (bound if bound <= limit else 0), bound < 1 << 62
 
 
+_COMPILED_FROM = 20_000  # classes from which loading numba (about half a CPU second) pays, unless it is loaded
 _BLOCK = 2048  # classes keyed at a time: their keys stay in the processor's nearest cache
 
 

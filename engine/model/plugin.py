@@ -479,6 +479,15 @@ class PrivacyModel(Plugin):
         promised (the default; nothing is then pruned)."""
         return ""
 
+    def necessary_groups(self, view: GroupView, params: Any) -> np.ndarray | None:
+        """A weaker condition than the model's that is monotone under suppression, as a boolean per
+        group, or None (the default) when the model offers none. Every group passing the model must
+        meet it, and a group holding any group that meets it must meet it too (e.g. "holds at least
+        l distinct sensitive values" for l-diversity). A search with a suppression limit prunes on
+        it where the model itself promises nothing under suppression
+        (docs/anonymisation.md#global-recoding)."""
+        return None
+
     @classmethod
     def display_title(cls, params: dict[str, Any]) -> str:
         """The model's title as its parameters (a mapping of names to values) make it, where they change

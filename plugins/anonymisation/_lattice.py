@@ -230,7 +230,15 @@ def bottom(
 
 
 def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
-    """Merge (class, sensitive value) pairs with their counts into ``table``'s units."""
+    """Merge (class, sensitive value) pairs with their counts into ``table``'s units: counted densely
+    over every (class, value) when there are not many more of those than pairs, else grouped."""
+    cells = table.n_classes * n_values
+    if cells <= 16 * len(cls) + (1 << 20):
+        counts = np.bincount(cls * n_values + sens, weights=w, minlength=cells)
+        held = np.flatnonzero(counts)
+        table.unit_class, table.unit_sens = np.divmod(held, n_values)
+        table.unit_w = counts[held].astype(np.int64)
+        return
     inverse, first = group_rows([cls, sens], [table.n_classes, n_values])
     table.unit_class = cls[first]
     table.unit_sens = sens[first]
@@ -286,22 +294,29 @@ class Judge:
         # a union of passing groups passes every model: a table failing one has no solution at all
         self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
 
-    def views(self, table: Classes) -> list[GroupView]:
+    def views(self, table: Classes, keep: np.ndarray | None = None) -> list[GroupView]:
         """One view of the classes per sensitive column (one without sensitive codes when no model reads
-        them), each with the classes' counts of matching population records when the run has one."""
+        them), each with the classes' counts of matching population records when the run has one;
+        with ``keep`` (a mask), of those classes only, numbered in order."""
         matches = None if self.population is None else self.population.counts(table.levels, table.codes)
-        if table.unit_class is None:
-            return [
-                GroupView.from_codes(np.arange(table.n_classes), None, None, weights=table.size, population=matches)
-            ]
+        size, unit_class, unit_sens, unit_w = table.size, table.unit_class, table.unit_sens, table.unit_w
+        if keep is not None:
+            size = size[keep]
+            matches = None if matches is None else matches[keep]
+            if unit_class is not None:
+                number = np.cumsum(keep) - 1
+                held = keep[unit_class]
+                unit_class, unit_sens, unit_w = number[unit_class[held]], unit_sens[held], unit_w[held]
+        if unit_class is None:
+            return [GroupView.from_codes(np.arange(len(size)), None, None, weights=size, population=matches)]
         return [
             GroupView.from_codes(
-                table.unit_class,
-                table.unit_sens if to is None else to[table.unit_sens],
+                unit_class,
+                unit_sens if to is None else to[unit_sens],
                 s.overall,
                 s.values,
                 s.numeric,
-                table.unit_w,
+                unit_w,
                 hierarchy=s.hierarchy,
                 population=matches,
             )
@@ -311,13 +326,36 @@ class Judge:
     def _ok(self, model, views) -> np.ndarray:
         return np.logical_and.reduce([model.check_groups(v).ok for v in views])
 
-    def failing(self, table: Classes) -> tuple[np.ndarray, np.ndarray]:
-        """(classes failing any model, classes failing a model C is made of) as boolean masks."""
+    def _necessary(self, model, views) -> np.ndarray | None:
+        masks = [model.plugin.necessary_groups(v, model.params) for v in views]
+        return None if any(m is None for m in masks) else np.logical_and.reduce(masks)
+
+    def failing(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
+        """(classes failing any model, classes failing C) as boolean masks; the first is None when C
+        fails (more than ``limit`` records in classes failing it), no other model then being judged.
+
+        C is made of the models monotone enough to prune on (``pruning``) and, for each other model,
+        its necessary condition monotone under suppression when it offers one
+        (``necessary_groups``). Those other models are judged only on the classes C passes, the
+        others failing anyway: their verdicts come from the classes' own sensitive counts."""
         views = self.views(table)
-        oks = [self._ok(m, views) for m in self.models]
-        every = np.logical_and.reduce(oks)
-        pruning = [ok for ok, p in zip(oks, self.pruning) if p]
-        some = np.logical_and.reduce(pruning) if pruning else np.ones(table.n_classes, dtype=bool)
+        some = np.ones(table.n_classes, dtype=bool)
+        for model, pruning in zip(self.models, self.pruning):
+            ok = self._ok(model, views) if pruning else self._necessary(model, views)
+            if ok is not None:
+                some &= ok
+        if int(table.size[~some].sum()) > self.limit:
+            return None, ~some
+        rest = [m for m, p in zip(self.models, self.pruning) if not p]
+        every = some.copy()
+        if rest and some.any():
+            whole = bool(some.all())
+            subset = views if whole else self.views(table, some)
+            ok = np.logical_and.reduce([self._ok(m, subset) for m in rest])
+            if whole:
+                every &= ok
+            else:
+                every[some] = ok
         return ~every, ~some
 
     def group_passes(self, table: Classes, members: np.ndarray) -> bool:
@@ -541,7 +579,7 @@ class Outcome:
 def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
     """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric."""
     fail, fail_pruning = judge.failing(table)
-    out = Outcome(table.levels, int(table.size[fail_pruning].sum()) <= judge.limit)
+    out = Outcome(table.levels, fail is not None)
     out.lower = objective.lower(table, bound)
     if not out.condition:
         return out

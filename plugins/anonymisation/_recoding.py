@@ -92,7 +92,9 @@ def recode(
         levels, searched = best.levels, len(search.known)
     ctx.progress(0.9, "global recoding: writing the release")
     table, record_class = classes_at(attrs, levels, sens, n_values, weights)
-    fail = judge.failing(table)[0]
+    fail, fail_condition = judge.failing(table)
+    if fail is None:  # too many records in groups failing a condition of the models': they fail the models
+        fail = fail_condition
     written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
     suppressed = int(table.size[fail].sum())
     if suppressed > limit:

@@ -7,11 +7,12 @@ counts (:class:`SensitiveSums`), and the NaN a metric returns where it does not 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from veil.engine import (
     ANY_VALUE,
@@ -26,6 +27,9 @@ from veil.engine import (
     parse_value,
     value_label,
 )
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where counts are built, not to register the plugins
+    import scipy.sparse as sp
 
 
 class Anonymised:
@@ -214,6 +218,8 @@ class SensitiveSums:
         elif view.groups is not None and view.sensitive not in rel.frame.columns:
             counts = _group_counts(view.groups, view.sa_codes, S)  # bucketised: a record's value is its bucket's mix
             sizes = np.asarray(counts.sum(axis=1)).ravel()
+            import scipy.sparse as sp
+
             self.by_group = sp.diags(1.0 / np.where(sizes > 0, sizes, 1.0)) @ counts
             self.groups, self.n_units = view.groups, view.n
         elif view.sensitive in rel.frame.columns:
@@ -245,6 +251,8 @@ class SensitiveSums:
 
 def _group_counts(groups: np.ndarray, codes: np.ndarray, S: int) -> sp.csr_matrix:
     """groups × S sparse counts (at most one entry per record)."""
+    import scipy.sparse as sp
+
     G = int(groups.max()) + 1
     return sp.csr_matrix((np.ones(len(groups)), (groups, codes)), shape=(G, S))
 

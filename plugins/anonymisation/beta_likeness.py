@@ -93,6 +93,15 @@ class BetaLikeness(PrivacyModel):
     def monotonicity(self, params) -> str:
         return "generalisation"  # p_v ≤ q_v (1 + bound_v) is linear in p_v: a union of passing groups passes
 
+    def necessary_groups(self, view, params):
+        # the shares of the values a group holds sum to 1 and each is at most q_v (1 + bound_v), so those
+        # values' Σ q_v (1 + bound_v) is at least 1, which only grows as records join
+        q = view.q()
+        if not (q > 0).all():
+            return None
+        room = q * (1 + gain_bounds(q, params.beta, params.variant))
+        return (view.counts() > 0) @ room >= 1 - 1e-9
+
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
         values = beta_values(view.distributions(), view.q(), params.variant)

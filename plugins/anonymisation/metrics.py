@@ -22,10 +22,13 @@ withheld quasi-identifier counts as suppressed). Where a metric does not apply i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a measure needs it, not to register the plugins
+    import scipy.sparse as sp
 
 from veil.engine import (
     CHEAP,
@@ -281,6 +284,8 @@ class _Estimate:
         if region is None:  # withheld: the node's share of the column's values, for every unit
             return masks[node].nnz / masks.shape[1]
         if col not in self._overlap:
+            import scipy.sparse as sp
+
             small = masks.shape[0] * region.shape[0] <= OVERLAP_CELLS
             self._overlap[col] = (
                 _overlap(region, masks, masks.shape[1]) if small else (sp.csc_matrix(region), region.sum(axis=1))
@@ -304,6 +309,8 @@ def _leaf_mask(masks: sp.csr_matrix, node: int) -> np.ndarray:
 
 def _node_masks(view: Anonymised, col: str) -> sp.csr_matrix:
     """nodes × leaves (sparse): the leaves under every non-root node of a column's hierarchy."""
+    import scipy.sparse as sp
+
     h = view.hier[col]
     position = {label: j for j, label in enumerate(view.leaves[col])}
     indptr, indices = [0], []

@@ -22,6 +22,7 @@ import pandas as pd
 from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param, value_label
 
 _TOL = 1e-12  # floating-point slack: a group exactly at the bound passes
+_SLACK = 1e-9  # looser still for a necessary condition, which must never turn a passing group away
 
 
 # ---------------------------------------------------------------------------------- distances
@@ -264,6 +265,13 @@ class LDiversity(PrivacyModel):
             return ""
         return "generalisation"
 
+    def necessary_groups(self, view, params):
+        # every variant but Grassberger's needs l distinct values: exp(H) and 1 / max share are at most
+        # their number, and recursive (c, l) reads the l-th most frequent; more records keep them
+        if params.variant == "distinct" or (params.variant == "entropy" and params.estimator == "grassberger"):
+            return None
+        return (view.counts() > 0).sum(axis=1) >= params.l * (1 - _SLACK)
+
     def infeasible(self, view, params) -> str:
         counts = view.counts().sum(axis=0, keepdims=True)
         distinct = int((counts > 0).sum())
@@ -365,6 +373,13 @@ class TCloseness(PrivacyModel):
         # a union's distance is at most its parts' largest
         return "generalisation"
 
+    def necessary_groups(self, view, params):
+        # EMD with equal ground distance is ½ Σ |P − Q|, at least the table's share of the values a group
+        # lacks (each moved in whole), which only shrinks as records join
+        if params.distance != "emd" or view.numeric:
+            return None
+        return (view.counts() == 0) @ view.q() <= params.t + _SLACK
+
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
         d = t_values(view, params.distance, self.name)
@@ -427,6 +442,14 @@ class DeltaDisclosure(PrivacyModel):
         # one-sided: a union's P(s) / Q(s) is a weighted mean of its parts'; two-sided: a part lacking a
         # value pulls the union's ratio below every part's, so merging passing groups may fail
         return "generalisation" if params.sides == 1 else ""
+
+    def necessary_groups(self, view, params):
+        # either side bounds each held value's share P(s) ≤ e^δ Q(s); the shares sum to 1, so the values a
+        # group holds have Q-mass at least e^−δ, which only grows as records join
+        q = view.q()
+        if not (q > 0).all():
+            return None
+        return (view.counts() > 0) @ q >= np.exp(-params.delta) * (1 - _SLACK)
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)

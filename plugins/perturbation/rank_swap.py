@@ -29,15 +29,23 @@ from ._common import (
 
 TRIES = 4  # uniform draws in the window before the unswapped records in it are listed
 
-try:  # numba is optional (veil[mining]): without it the same loop runs as plain Python
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised where numba is not installed
-
-    def njit(*args, **kwargs):
-        return (lambda f: f) if not (len(args) == 1 and callable(args[0])) else args[0]
+_KERNEL: list = []  # _swap_block as it runs, once made
 
 
-@njit(cache=True)
+def _swap_kernel():
+    """:func:`_swap_block` compiled by numba on first use (registering the plugins never imports numba:
+    it costs a start-up half a CPU second), or as plain Python without numba (it is optional:
+    veil[mining])."""
+    if not _KERNEL:
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - exercised where numba is not installed
+            _KERNEL.append(_swap_block)
+        else:
+            _KERNEL.append(njit(cache=True)(_swap_block))
+    return _KERNEL[0]
+
+
 def _swap_block(partner, start, stop, window, uniforms):  # pragma: no cover - compiled
     """Pair the positions start … stop − 1 of the rank order (``partner[i]`` = −1: not yet paired):
     position i takes a partner uniformly among the unpaired positions i + 1 … i + window, by up to
@@ -92,7 +100,7 @@ def swap_column(values: np.ndarray, percent: float, rng: np.random.Generator, ch
         if check is not None:
             check()
         stop = min(n, start + CHUNK)
-        _swap_block(partner, start, stop, window, rng.random((stop - start, TRIES + 1)))
+        _swap_kernel()(partner, start, stop, window, rng.random((stop - start, TRIES + 1)))
     paired = partner >= 0
     out[order[paired]] = values[order[partner[paired]]]
     return out

@@ -405,3 +405,46 @@ def test_the_papers_studies_ask_for_js_and_one_sided_delta():
         plugin = REGISTRY.privacy_model(call.name)
         bound = plugin.params(call.params)
         assert call.name == model and all(getattr(bound, k) == v for k, v in params.items()), name
+
+
+# ---------------------------------------------------------------------------------- necessary conditions
+NECESSARY = [
+    "l-diversity:l=3,variant=recursive,c=2",
+    "l-diversity:l=2.5,variant=entropy",
+    "l-diversity:l=2,variant=probabilistic",
+    "t-closeness:t=0.3",
+    "beta-likeness:beta=1",
+    "beta-likeness:beta=3,variant=enhanced",
+    "delta-disclosure:delta=1",
+    "delta-disclosure:delta=0.7,sides=1",
+]
+
+
+@pytest.mark.parametrize("call", NECESSARY)
+@pytest.mark.parametrize("seed", range(6))
+def test_a_models_necessary_condition_holds_wherever_it_passes_and_survives_added_records(call, seed):
+    """``necessary_groups``, on random groups of random sensitive counts: every group the model passes
+    meets it, and a group meeting it still meets it with any records added (monotone under
+    suppression), so a search may prune on it."""
+    from veil.engine import GroupView, PluginCall, bind_models, make_registry
+
+    rng = np.random.default_rng(seed)
+    model = bind_models(make_registry(), [PluginCall.parse(call)])
+    model = getattr(model, "models", (model,))[0]
+    n_values, n_groups = 5, 300
+    q = rng.dirichlet(np.ones(n_values) * 2)
+    counts = rng.integers(0, 4, (n_groups, n_values)) * (rng.random((n_groups, n_values)) < 0.6)
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    more = counts + rng.integers(0, 3, counts.shape) * (rng.random(counts.shape) < 0.3)
+
+    def view(c):
+        g, s = np.nonzero(c)
+        return GroupView.from_codes(g, s, q, tuple(f"v{i}" for i in range(n_values)), False, c[g, s])
+
+    before, after = view(counts), view(more)
+    necessary = model.plugin.necessary_groups(before, model.params)
+    assert necessary is not None
+    passing = model.check_groups(before).ok
+    assert passing.any() and not necessary.all()  # both sides seen
+    assert necessary[passing].all()
+    assert model.plugin.necessary_groups(after, model.params)[necessary].all()

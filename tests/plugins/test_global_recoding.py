@@ -54,6 +54,8 @@ MODELS = [
     ["t-closeness:t=0.2,distance=js"],
     ["delta-disclosure:delta=0.8"],
     ["delta-disclosure:delta=0.8,sides=1"],
+    ["beta-likeness:beta=1.5"],
+    ["beta-likeness:beta=2,variant=enhanced", "k-anonymity:k=2"],
 ]
 
 
