@@ -33,7 +33,7 @@ def kernels():
     from veil.plugins.perturbation import rank_swap
 
     cells = [_microaggregation._kernel(name) for name in ("steps", "moves")] + [_suppression.gains_kernel()]
-    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_block, *cells]
+    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_kernel(), *cells]
 
 
 def paths():
