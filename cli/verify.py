@@ -174,7 +174,11 @@ def _verify_bare_file(registry, path: Path, options: Options):
             )
             raise BadInput(f"{path.name} has no column {col!r}{hint}")
     quasi = quasi_given or [c for c in frame_cols if c not in excluded]
-    roles = {"quasi_identifiers": quasi, "target": options.target, "sensitive": options.sensitive}
+    from veil.engine.model.blanks import OWN_VALUE
+
+    # a record Veil suppressed (* in every quasi-identifier) matches any value, whatever the run's rule
+    # on other blanks (docs/reference.md#blanks): own-value is the stricter rule for every other blank
+    roles = {"quasi_identifiers": quasi, "target": options.target, "sensitive": options.sensitive, "blanks": OWN_VALUE}
     sensitive_hierarchies = {}
     for column, file in hierarchies(options.hierarchy).items():
         if column not in options.sensitive and not options.population:
