@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 DEGREES = {"none": 0.0, "low": 0.2, "low-medium": 0.4, "medium": 0.5, "medium-high": 0.6, "high": 0.8, "complete": 1.0}
 MAX_K = 1_000_000  # beyond this k the computation is refused: ε and δ are too small to release anything
@@ -72,6 +71,8 @@ class _Sequences:
     def grow(self, size: int) -> None:
         n = np.arange(len(self.a), size + 1)
         gamma, beta = self.gamma, self.beta
+        from scipy.stats import binom  # on first use: registering the plugins imports no scipy.stats
+
         a = binom.sf(np.floor(n * gamma), n, beta)
         c = np.exp(-n * (gamma * math.log(gamma / beta) - (gamma - beta)))
         self.a, self.c = np.concatenate([self.a, a]), np.concatenate([self.c, c])

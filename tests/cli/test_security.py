@@ -152,14 +152,14 @@ def test_a_recipient_can_require_a_signature(tmp_path, veil, monkeypatch):
 
 
 def test_an_unknown_command_never_opens_the_desktop(tmp_path, veil_process):
-    """``veil risk --help`` (a command Veil does not have, help asked) and ``veil risk`` (a bare word
-    that names no file) get the command line's one-line answer, not a window opening a file named risk."""
-    for argv in (("risk", "--help"), ("risk",), ("verify", "--help")):
+    """``veil riskk --help`` (a command Veil does not have, help asked) and ``veil riskk`` (a bare word
+    that names no file) get the command line's one-line answer, not a window opening a file named riskk."""
+    for argv in (("riskk", "--help"), ("riskk",), ("verify", "--help")):
         result = veil_process(*argv)
         if argv[0] == "verify":
             assert result.code == 0 and "--require-signature" in result.out, result.err
             continue
-        assert result.code == 2 and "invalid choice: 'risk'" in result.err, (argv, result.code, result.err)
+        assert result.code == 2 and "invalid choice: 'riskk'" in result.err, (argv, result.code, result.err)
         assert len(result.err.splitlines()) == 1
 
 
