@@ -431,7 +431,15 @@ def _shape(manifest: dict) -> dict:
     sections = ("method", "privacy_model", "input", "output", "roles", "verdict", "export")
     return {
         "fields": list(manifest),
-        **{k: [f for f in manifest[k] if f not in ("read", "schema", "parts", "parts_of")] for k in sections},
+        # roles' "blanks" and "exact_quasi_identifiers" are written only where they apply
+        **{
+            k: [
+                f
+                for f in manifest[k]
+                if f not in ("read", "schema", "parts", "parts_of", "blanks", "exact_quasi_identifiers")
+            ]
+            for k in sections
+        },
     }
 
 
