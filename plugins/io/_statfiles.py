@@ -321,8 +321,13 @@ class _ReadStatExporter(Exporter):
         _refuse_names(frame, *self.name_rule)
 
     def read_back(self, path):
-        table = self.importer().read(Path(path))
-        return table.frame
+        frame = self.importer().read(Path(path)).frame
+        # SPSS, Stata and SAS have no missing text value: a text cell the release left blank comes back
+        # as "", which stands for that blank again
+        for c in frame.columns:
+            if not pd.api.types.is_numeric_dtype(frame[c]):
+                frame[c] = frame[c].astype(object).mask(frame[c].astype(object).eq(""))
+        return frame
 
 
 class SpssExporter(_ReadStatExporter):
