@@ -307,7 +307,7 @@ class SpmfExporter(Exporter):
     @classmethod
     def refuses(cls, release) -> str:
         refused = super().refuses(release)
-        qis = [c for c in release.quasi_identifiers if c in release.frame.columns]
+        qis = [c for c in getattr(release, "quasi_identifiers", ()) if c in release.frame.columns]
         if refused or getattr(release, "sets", None) is not None or not release.frame[qis].isna().any().any():
             return refused
         return (
