@@ -588,12 +588,12 @@ def run_study(registry, study: Study, ctx: Context | None = None, data=None, ver
     ctx = ctx or Context(study.seed)
     total = study.check_size(registry)
     data = data if data is not None else study.data.load(registry)
-    rows = []
+    rows, setup = [], data_setting(data)  # as the desktop's runs record it
     for run in study.plan(registry, data):
         i, spec = run.index, run.spec
         ctx.progress(i / total, f"run {i + 1} of {total}: {spec.method.name}")  # raises Cancelled on request
         outcome = run_planned(registry, data, spec, ctx.child(i / total, (i + 1) / total, spec.seed), version)
-        rows += outcome_rows(i, spec, outcome, run.setting, run.repeat)
+        rows += outcome_rows(i, spec, outcome, run.setting, run.repeat, setup)
     ctx.progress(1.0, "study finished")
     return results_table(rows, study.sweep_keys)
 
