@@ -10,6 +10,7 @@ command ends normally saying "finished before the interrupt took effect".
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -26,7 +27,7 @@ def make_registry(plugins: Sequence[str] | None = ()):
     tried out (``--plugin``, ``VEIL_PLUGINS``)."""
     from veil.engine.model.registry import make_registry as make, plugins_to_try
 
-    return make(extra=plugins_to_try(plugins))
+    return make(extra=plugins_to_try(plugins, os.environ.get("VEIL_PLUGINS", "")))
 
 
 class Interrupted(KeyboardInterrupt):

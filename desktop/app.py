@@ -11,6 +11,7 @@ panels into the window (:meth:`MainWindow.attach`) and open what :func:`open_fir
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 import traceback
@@ -88,7 +89,7 @@ def load_registry(plugins: Sequence[str] = ()):
     from .data_libraries import import_data_libraries
 
     import_data_libraries()
-    return make_registry(extra=plugins_to_try(plugins))
+    return make_registry(extra=plugins_to_try(plugins, os.environ.get("VEIL_PLUGINS", "")))
 
 
 class Starter(QObject):

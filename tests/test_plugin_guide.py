@@ -190,7 +190,7 @@ def test_veil_plugins_loads_the_same_as_the_option(tmp_path):
     assert result.returncode == 0, result.stderr
     listed = {p["name"]: p for p in json.loads(result.stdout)["plugins"]}
     assert listed["common-first"]["kind"] == "algorithm" and listed["metric-dots"]["kind"] == "chart"
-    assert plugins_to_try(["a.py"], {"VEIL_PLUGINS": f"b.py{os.pathsep}{os.pathsep}a.py"}) == ("a.py", "b.py")
+    assert plugins_to_try(["a.py"], f"b.py{os.pathsep}{os.pathsep}a.py") == ("a.py", "b.py")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 Built-in plugins come through the ``veil`` entry-point group exactly like third-party ones. A
 built-in that fails to load fails loudly; a third-party plugin that fails is recorded in
 :attr:`Registry.failures` and shown to the user, and Veil carries on without it. A plugin being
-tried out without installing it (``veil --plugin MODULE``, ``VEIL_PLUGINS``: :func:`plugins_to_try`)
+tried out without installing it (``veil --plugin MODULE``, or a list in the environment: :func:`plugins_to_try`)
 is loaded by name or from a ``.py`` file's path, and one that fails stops with one line saying why.
 """
 
@@ -17,7 +17,7 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,7 +272,7 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = (), 
     modules : iterable of modules or import paths
         Extra plugin modules to register (tests use this for plugins defined on the fly).
     extra : iterable of str
-        Plugins being tried out without installing them (``veil --plugin``, ``VEIL_PLUGINS``): each a
+        Plugins being tried out without installing them (``veil --plugin``, or listed in the environment): each a
         module's import name or a ``.py`` file's path. One that fails to import, registers nothing
         or registers a plugin the registry refuses raises :class:`PluginError` in one line.
     """
@@ -325,11 +325,11 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = (), 
     return registry
 
 
-def plugins_to_try(given: Iterable[str] | None = (), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The plugins to load without installing them: those given (``veil --plugin``), then those of
-    the ``VEIL_PLUGINS`` environment variable (separated by ``os.pathsep``), each once."""
-    environ = os.environ if environ is None else environ
-    listed = [*(given or ()), *environ.get("VEIL_PLUGINS", "").split(os.pathsep)]
+def plugins_to_try(given: Iterable[str] | None = (), listed: str = "") -> tuple[str, ...]:
+    """The plugins to load without installing them: those given (``veil --plugin``), then those
+    ``listed`` (separated by ``os.pathsep``; the command line and the desktop pass the variable the
+    plugin guide names), each once."""
+    listed = [*(given or ()), *listed.split(os.pathsep)]
     return tuple(dict.fromkeys(s.strip() for s in listed if s.strip()))
 
 
