@@ -31,9 +31,9 @@ QUASI = "region,sex,age,income,hours"
 CASES = [
     ("pram", "pram:retention=0.8"),
     ("pram", "pram:retention=0.8,strata=sex"),
-    ("noise", "noise:method=additive"),
-    ("noise", "noise:method=correlated"),
-    ("noise", "noise:method=correlated-exact"),
+    ("noise-addition", "noise-addition:method=additive"),
+    ("noise-addition", "noise-addition:method=correlated"),
+    ("noise-addition", "noise-addition:method=correlated-exact"),
     ("rank-swap", "rank-swap:p=5"),
 ]
 

@@ -24,7 +24,6 @@ NAMES = {i.cls.name: i.cls.kind for i in REGISTRY.all()}
 # Words that name a concept of the engine and, by coincidence, also a plugin. Each says which.
 CONCEPTS = {
     "transactions": "a data form an algorithm accepts (engine/plugin.py TRANSACTIONS)",
-    "noise": "where differential-privacy noise comes from (engine/run/noise.py; the manifest's privacy_budget.noise)",
 }
 
 

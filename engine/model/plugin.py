@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..data.binary import BinaryMatrix
     from ..data.datasource import DataSource
     from ..data.setvalued import SetValued
-    from ..data.table import Table
+    from ..data.table import Role, Table
     from ..kernels.containment import SelectionConstraint
     from .bound import BoundModel, CombinedModel
     from .groups import GroupVerdict, GroupView
@@ -562,6 +562,8 @@ class Metric(Plugin):
     # the parameters a report asks for when the user wants the study's protocol there too
     tuned_report_params: ClassVar[dict] = {}
     requires: ClassVar[str] = ""  # what a release must carry for a number (an Algorithm's ``provides``); NaN elsewhere
+    # the column roles the data must mark for a number (a household, weights); NaN on data marking none
+    needs_roles: ClassVar[tuple[Role, ...]] = ()
     cost: ClassVar[str]  # CHEAP or EXPENSIVE, declared by every metric (no default)
     # expensive metrics: seconds per record and released column, from which the estimate before a run
     # is made

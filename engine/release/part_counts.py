@@ -4,7 +4,7 @@ from those counts, and ``veil verify``'s check of every part (docs/design.md#tab
 
 :mod:`.partitioned` exports a release in parts with these; :mod:`.verify` and :mod:`.report` check
 and report one again. Groups are records equal on every written quasi-identifier, values compared as
-the text written, as in a release of one file.
+the text written; a record written ``*`` in every one matches any value, as in a release of one file.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..base.io import check_regular, sha256_file
+from ..model.blanks import blank_view, suppressed_records
 from ..model.bound import bind_models
 from ..model.groups import GroupView
 from ..model.params import params_to_dict
@@ -43,6 +44,13 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
         if qis
         else np.zeros(len(counts), dtype=np.int64)
     )
+    # records written * in every quasi-identifier match any value and join no other group, as in a
+    # release of one file (docs/reference.md#blanks)
+    starred = suppressed_records(counts, qis) if qis else np.zeros(len(counts), dtype=bool)
+    codes = None
+    if starred.any():
+        codes = np.column_stack([pd.factorize(counts[q])[0] for q in qis]).astype(np.int64)
+        codes[starred] = -1
     each, words = [], []
     for m in model.models:
         if not m.judges_groups:
@@ -56,6 +64,8 @@ def judge_counts(model, counts: pd.DataFrame, qis: list[str], sensitive: list[st
         holds, said, worst, by_column = True, [], None, {}
         for column in columns:
             view = _view(groups, weights, None if column is None else counts[column])
+            if codes is not None:
+                view = blank_view(codes, view)
             gv = m.check_groups(view)
             holds &= bool(gv.holds)
             text = m.plugin.summary(m.params, gv)

@@ -534,6 +534,9 @@ def measure(
             if samples is not None:
                 samples[key] = sample
         mctx.rerun = _rerun(algorithm, data, model, params, spec.seed, mctx)
+        if not marks_roles(data, metric.needs_roles):
+            values[key] = float("nan")  # the data marks no column the metric reads
+            continue
         values[key] = metric.compute(data, released, metric_params, mctx)
         if mctx.sample is not None and samples is not None:
             samples[key] = {**samples.get(key, {}), **mctx.sample}
@@ -553,6 +556,12 @@ def _sample(prepared, release: Release, seed: int):
     else:
         released = release
     return prepared.take(rows), released, {"rows": METRIC_SAMPLE_ROWS, "of": int(n), "seed": int(seed)}
+
+
+def marks_roles(data, roles) -> bool:
+    """Whether ``data`` marks a column with each of ``roles`` (data without a schema marks none)."""
+    schema = getattr(data, "schema", None)
+    return all(schema is not None and schema.by_role(r) for r in roles)
 
 
 def default_metrics(registry, method: str, model: str | None = None) -> tuple[str, ...]:

@@ -132,6 +132,7 @@ class HouseholdRisk(_SampleRisk):
         "1 − Π (1 − r) over its members (Franconi and Polettini); needs a column marked household."
     )
     paper = "franconi-polettini-2004"
+    needs_roles = (Role.HOUSEHOLD,)
 
     def pick(self, risk):
         return float("nan") if risk.household is None else risk.household_global

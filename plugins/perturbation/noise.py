@@ -45,7 +45,7 @@ def covariance(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     complete = ~np.isnan(x).any(axis=1)
     rows = x[complete]
     if len(rows) < 2:
-        raise BadInput("noise: fewer than two records have a value in every perturbed column")
+        raise BadInput("noise-addition: fewer than two records have a value in every perturbed column")
     mean = rows.mean(axis=0)
     return mean, np.atleast_2d(np.cov(rows, rowvar=False)), complete
 
@@ -65,7 +65,7 @@ def add_noise(x: np.ndarray, level: float, method: str, rng: np.random.Generator
     """``x`` (records × columns, NaN for missing) with noise of ``method`` at ``level``."""
     n, p = x.shape
     if method not in METHODS:
-        raise BadInput(f"noise: method is one of {', '.join(METHODS)}, not {method!r}")
+        raise BadInput(f"noise-addition: method is one of {', '.join(METHODS)}, not {method!r}")
     mean, cov, complete = covariance(x)
     if method == "additive":
         scale = level * np.sqrt(np.diag(cov))
@@ -104,7 +104,7 @@ class NoiseParams:
 
 
 class Noise(Algorithm):
-    name = "noise"
+    name = "noise-addition"
     title = "Noise addition"
     paper = "brand-noise"
     description = (
@@ -128,11 +128,13 @@ class Noise(Algorithm):
         x = np.column_stack([frame[c].to_numpy(dtype=float, na_value=np.nan) for c in columns])
         if not np.isfinite(x[~np.isnan(x)]).all():
             raise BadInput(f"{self.name}: a perturbed column holds an infinite value")
-        ctx.progress(0.0, "noise: drawing")
-        noisy = add_noise(x, params.level, params.method, rng, lambda f: ctx.progress(0.9 * f, "noise: drawing"))
+        ctx.progress(0.0, "noise-addition: drawing")
+        noisy = add_noise(
+            x, params.level, params.method, rng, lambda f: ctx.progress(0.9 * f, "noise-addition: drawing")
+        )
         for j, column in enumerate(columns):
             frame[column] = noisy[:, j]
-        ctx.progress(1.0, "noise: done")
+        ctx.progress(1.0, "noise-addition: done")
         details = {"noise": {"method": params.method, "level": params.level, "variance_factor": 1 + params.level**2}}
         return perturbed_release(data, frame, columns, self.name, details, source, ctx)
 

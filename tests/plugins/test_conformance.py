@@ -130,6 +130,9 @@ METRIC_FORMS = [(n, f) for k, n in ALL if k == "metric" for f in REGISTRY.get("m
 @pytest.mark.parametrize("name, form", METRIC_FORMS)
 def test_metric_returns_a_number_on_what_it_accepts(name, form):
     data = tiny_table() if form == TABLE else tiny_matrix()
+    for i, role in enumerate(REGISTRY.get("metric", name).needs_roles):  # a column marked as the metric reads
+        frame = data.frame.assign(**{f"marked{i}": np.arange(data.n_rows) // 3})
+        data = Table.from_frame(frame, roles={c.name: c.role for c in data.schema.columns} | {f"marked{i}": role})
     needs = REGISTRY.get("metric", name).requires  # a declared precondition: a method that provides it
     method = (
         next((a.name for a in REGISTRY.classes("algorithm") if needs in a.provides), None) if needs else "all-features"

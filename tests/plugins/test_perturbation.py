@@ -281,13 +281,15 @@ def test_linkage_risk_agrees_with_brute_force(seed):
 def test_linkage_risk_is_one_unperturbed_and_falls_with_the_noise():
     data = people()
     result = execute(
-        REGISTRY, data, RunSpec(PluginCall("noise", {"columns": "age;income", "level": 0.0}), metrics=("linkage-risk",))
+        REGISTRY,
+        data,
+        RunSpec(PluginCall("noise-addition", {"columns": "age;income", "level": 0.0}), metrics=("linkage-risk",)),
     )
     assert result.metrics["linkage-risk"] == pytest.approx(1.0)
     risks = []
     for level in (0.05, 0.3, 1.5):
         spec = RunSpec(
-            PluginCall("noise", {"columns": "age;income", "level": level}), seed=1, metrics=("linkage-risk",)
+            PluginCall("noise-addition", {"columns": "age;income", "level": level}), seed=1, metrics=("linkage-risk",)
         )
         risks.append(execute(REGISTRY, data, spec).metrics["linkage-risk"])
     assert 1.0 > risks[0] > risks[1] > risks[2]
@@ -303,7 +305,7 @@ def test_the_default_metrics_of_a_perturbation_run():
     """The perturbation measures are computed for perturbation runs (numbers or categories as fits),
     never for a generalisation."""
     names = {"il1s", "eigen-loss", "linkage-risk", "interval-disclosure", "frequency-difference"}
-    noise = set(default_metrics(REGISTRY, "noise"))
+    noise = set(default_metrics(REGISTRY, "noise-addition"))
     pram = set(default_metrics(REGISTRY, "pram"))
     assert {"il1s", "eigen-loss", "linkage-risk", "interval-disclosure"} <= noise
     assert "frequency-difference" not in noise and "il1s" not in pram
@@ -316,7 +318,7 @@ def test_a_perturbed_release_failing_its_model_is_refused():
     """Noise makes every record unique on a numeric quasi-identifier: k-anonymity judges the
     published values and refuses the release."""
     data = people().with_roles({"age": Role.QUASI_IDENTIFIER})
-    spec = RunSpec(PluginCall("noise", {"columns": "age"}), PluginCall("k-anonymity", {"k": 2}))
+    spec = RunSpec(PluginCall("noise-addition", {"columns": "age"}), PluginCall("k-anonymity", {"k": 2}))
     with pytest.raises(PrivacyCheckFailed):
         execute(REGISTRY, data, spec)
     # PRAM keeps categories; k-anonymity on region and sex may then hold, judged as published
@@ -328,7 +330,7 @@ def test_pairs_of_methods_and_columns():
     """Every pair of perturbation methods on disjoint columns gives a release whose other columns are
     the input's."""
     data = people()
-    for method, columns in itertools.product(("noise", "rank-swap"), ("age", "income")):
+    for method, columns in itertools.product(("noise-addition", "rank-swap"), ("age", "income")):
         release = execute(REGISTRY, data, RunSpec(PluginCall(method, {"columns": columns}))).release
         other = "income" if columns == "age" else "age"
         assert release.frame[other].equals(data.frame[other]) and release.frame["region"].equals(data.frame["region"])
