@@ -24,6 +24,7 @@ from veil.engine import (
     Remote,
     RunSpec,
     __version__,
+    input_parts,
     keep_results,
     restore_results,
 )
@@ -43,7 +44,7 @@ from .state import (
     project_of,
     sensitive_to_confirm,
 )
-from .state.project import input_key
+from .state.project import input_key, kept_form, restored_form
 from .state.tasks import Failure, Loaded
 
 
@@ -249,13 +250,25 @@ class Controller(QObject):
     def _keep(self, project_file: Path) -> None:
         """Keep the finished runs' results beside the project file, so reopening it shows their
         releases, solution spaces and exports without running them again."""
-        keep_results(project_file, self.runs.kept(), input_sha256=input_key(self.dataset), version=__version__)
+        kept = {run: (planned, kept_form(outcome)) for run, (planned, outcome) in self.runs.kept().items()}
+        keep_results(
+            project_file,
+            kept,
+            input_sha256=input_key(self.dataset),
+            version=__version__,
+            inputs=input_parts(self.dataset.data),
+        )
 
     def _restore(self, project_file: Path) -> None:
         """Bring back the runs kept beside the project file that can be trusted; say why not otherwise."""
-        restored = restore_results(project_file, input_sha256=input_key(self.dataset), version=__version__)
+        restored = restore_results(
+            project_file,
+            input_sha256=input_key(self.dataset),
+            version=__version__,
+            inputs=input_parts(self.dataset.data),
+        )
         for run_id, (planned, outcome) in sorted(restored.results.items()):
-            self.runs.adopt(run_id, planned, outcome)
+            self.runs.adopt(run_id, planned, restored_form(self.registry, outcome))
             self._run_sources[run_id] = self.dataset.source
         self.not_restored = restored.why_not
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from veil.engine import BadInput, Project, Role, bind_models, may_release_sensitive, unacknowledged_sensitive
+from veil.engine import (
+    BadInput,
+    Project,
+    Role,
+    bind_models,
+    may_release_sensitive,
+    prepare,
+    unacknowledged_sensitive,
+)
 
 from .config import ConfigState
 from .dataset import DatasetState
@@ -49,6 +57,27 @@ def input_key(dataset: DatasetState) -> str | None:
         return None
     population = dataset.population
     return sha if population is None else f"{sha}+population:{population.sha256}"
+
+
+def kept_form(outcome):
+    """A finished run's outcome as a project keeps it: without the form its method ran on when that
+    was made from the input (a table's binary features), which reopening makes again (:func:`restored_form`);
+    the input itself is left out by the engine (:func:`~veil.engine.input_parts`)."""
+    result = outcome.result
+    if result is None or result.data is result.original or result.original is None:
+        return outcome
+    return dataclasses.replace(outcome, result=dataclasses.replace(result, data=None))
+
+
+def restored_form(registry, outcome):
+    """A kept outcome with the form its method ran on made again from its input, as the run made it."""
+    result = outcome.result
+    if result is None or result.data is not None or result.original is None:
+        return outcome
+    algorithm = registry.get("algorithm", result.spec.method.name)
+    return dataclasses.replace(
+        outcome, result=dataclasses.replace(result, data=prepare(result.original, algorithm, result.spec.recipe))
+    )
 
 
 def sensitive_to_confirm(registry, dataset: DatasetState, config: ConfigState) -> list[str]:

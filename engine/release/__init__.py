@@ -32,6 +32,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "release_utility=utility",
             "released_value",
         ],
-        "kept": ["Restored", "keep_results", "kept_folder", "restore_results"],
+        "kept": ["Restored", "input_parts", "keep_results", "kept_folder", "restore_results"],
     },
 )

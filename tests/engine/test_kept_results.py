@@ -63,3 +63,66 @@ def test_another_workstation_s_results_are_not_unpickled(tmp_path, monkeypatch):
     monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "elsewhere"))
     back = restore_results(project, input_sha256="abc", version="1.0")
     assert back.results == {} and "not kept by this workstation" in back.why_not
+
+
+def _run_on(registry, table):
+    from veil.engine import Context, PluginCall, RunSpec, run_planned
+
+    spec = RunSpec(PluginCall.parse("global-recoding"), (PluginCall.parse("k-anonymity:k=2"),), 0, (), None, "", {})
+    return run_planned(registry, table, spec, Context()).result
+
+
+def _table(rows: int):
+    """Ages and sexes to generalise, and a long identifier column that is never released."""
+    import numpy as np
+    import pandas as pd
+
+    from veil.engine import Table
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame(
+        {
+            "name": [f"person {i:06d} " + "x" * 200 for i in range(rows)],
+            "age": rng.integers(20, 70, rows),
+            "sex": rng.choice(["F", "M"], rows),
+        }
+    )
+    return Table.from_frame(frame, roles={"name": "identifier", "age": "quasi-identifier", "sex": "quasi-identifier"})
+
+
+def test_a_kept_run_holds_its_release_not_its_input(tmp_path, registry):
+    import pickle
+
+    from veil.engine import input_parts
+
+    table = _table(1000)
+    result = _run_on(registry, table)
+    project = tmp_path / "p.veil.json"
+    keep_results(project, {1: result}, input_sha256="abc", version="1.0", inputs=input_parts(table))
+    kept = (kept_folder(project) / "run-1.pickle").stat().st_size
+    release = len(pickle.dumps((result.release, result.verdict), protocol=5))
+    records = len(pickle.dumps(table.frame, protocol=5))
+    assert records > 2 * release  # the identifiers make the input far larger than the release
+    assert kept < release + 20_000
+
+    back = restore_results(project, input_sha256="abc", version="1.0", inputs=input_parts(table)).results[1]
+    assert back.original.frame is table.frame and back.data is back.original
+    assert back.release.frame.equals(result.release.frame)
+    assert back.original.schema == table.schema  # the roles the run was made with
+
+
+def test_a_kept_run_is_not_restored_onto_other_records(tmp_path, registry):
+    import dataclasses
+
+    from veil.engine import input_parts
+
+    table = _table(50)
+    project = tmp_path / "p.veil.json"
+    keep_results(project, {1: _run_on(registry, table)}, input_sha256="abc", version="1.0", inputs=input_parts(table))
+    other = table.frame.copy()
+    other.loc[3, "age"] = 99
+    changed = dataclasses.replace(table, frame=other)
+    back = restore_results(project, input_sha256="abc", version="1.0", inputs=input_parts(changed))
+    assert back.results == {} and "run #1 was made from differ" in back.why_not
+    same = dataclasses.replace(table, frame=table.frame.copy())  # equal records read again: restored
+    assert restore_results(project, input_sha256="abc", version="1.0", inputs=input_parts(same)).results

@@ -5,6 +5,7 @@ tabs always show the selected run, or say why they cannot."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -46,6 +47,12 @@ def test_a_reopened_project_shows_and_exports_its_runs_without_running_them(demo
     assert len(saved["runs"]) == 1 and len(saved["chosen"]) == 1  # the chosen transformation is a run of the project
     assert (kept_folder(path) / "index.json").is_file()
     released = second.outcome.result.release
+    before = tmp_path / "before"
+    with qtbot.waitSignal(c.exported, timeout=60_000):
+        c.export(second.id, before, _options(demo_window))
+    # the kept run holds its release, not the input it was made from
+    kept = (kept_folder(path) / f"run-{second.id}.pickle").stat().st_size
+    assert kept < len(pickle.dumps((released, second.outcome.result.verdict), protocol=5)) + 20_000
     demo_window.close()
 
     window = open_window(qtbot, registry)
@@ -76,6 +83,8 @@ def test_a_reopened_project_shows_and_exports_its_runs_without_running_them(demo
     assert blocker.args[0].verified
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["verdict"]["holds"]
+    release_file = manifest["output"]["path"]  # the same release, byte for byte, without running again
+    assert (out / release_file).read_bytes() == (before / release_file).read_bytes()
     window.close()
 
     # the CLI repeats the project, the chosen transformation included
