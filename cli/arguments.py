@@ -149,6 +149,14 @@ def data_options(p: argparse.ArgumentParser) -> None:
         "masking, dates; repeatable)",
     )
     p.add_argument(
+        "--hierarchies",
+        dest="hierarchy_folder",
+        metavar="DIR",
+        help="a folder of hierarchy files matched to the columns by name, as the desktop's \"Load hierarchies "
+        "from a folder\" does: ARX's <data>_hierarchy_<column>.csv and <column>.csv (a column's --hierarchy "
+        "takes precedence); prints what matched and what was not used",
+    )
+    p.add_argument(
         "--kind",
         action="append",
         type=kind_flag,
@@ -184,6 +192,7 @@ class DataOptions(ReadOptions):
     weight: str | None
     household: str | None
     hierarchy: list[tuple[str, str]]
+    hierarchy_folder: str | None
     kind: list[tuple[str, str]]
 
 
@@ -217,6 +226,7 @@ def source(options: ReadOptions, path: str | None, demo: bool = False):
         "weight": [roles.weight] if roles and roles.weight else [],
         "household": [roles.household] if roles and roles.household else [],
         "hierarchies": hierarchies(roles.hierarchy if roles else []),
+        "hierarchy_folder": roles.hierarchy_folder if roles else None,
         "kinds": once_per_column(roles.kind if roles else [], "--kind"),
     }
     return DataSource.from_dict(d)

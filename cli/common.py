@@ -138,6 +138,19 @@ def hierarchy_notes(registry, data, specs) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
+def folder_notes(source, data) -> None:
+    """What a data source's hierarchy folder matched and what it left unused, a line each (one
+    matching for the CLI and the desktop: :func:`veil.engine.read_hierarchy_folder`)."""
+    from veil.engine.data.table import Table
+
+    if source is None or not source.hierarchy_folder or not isinstance(data, Table):
+        return
+    found = source.folder_hierarchies(data)
+    print(printable(f"hierarchies from {source.hierarchy_folder}:"), file=sys.stderr)
+    for line in found.describe() or ["no file names a column (ARX's <data>_hierarchy_<column>.csv, or <column>.csv)"]:
+        print(printable(f"  {line}"), file=sys.stderr)
+
+
 def one_line(text: str) -> str:
     """The first line of a message, its spaces collapsed and its control characters escaped (a column
     name holding ESC or BEL sequences is shown, never obeyed by the terminal)."""

@@ -15,7 +15,7 @@ from veil.engine.base.io import missing_reason
 from veil.engine.base.validate import MAX_SEED
 
 from .arguments import DataOptions, csv_list, data_options, models, positive_int, seed, source, threshold
-from .common import EXIT_OK, EXIT_PRIVACY, Interrupted, Progress, Stop, hierarchy_notes
+from .common import EXIT_OK, EXIT_PRIVACY, Interrupted, Progress, Stop, folder_notes, hierarchy_notes
 
 NAME = "run"
 HELP = "run one method and write the release and its manifest"
@@ -178,6 +178,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
         )
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = make_executor(options.executor, registry)
+    folder_notes(data_source, data)
     hierarchy_notes(registry, data, specs)
     read_as = (getattr(data, "meta", None) or {}).get("read_as")  # an item-set file's grammar decided
     if read_as:
@@ -224,6 +225,7 @@ def _refuse_flags_of_a_project(options: Options) -> None:
             ("--identifier", options.identifier),
             ("--quasi", options.quasi),
             ("--hierarchy", options.hierarchy),
+            ("--hierarchies", options.hierarchy_folder),
             ("--kind", options.kind),
             ("--population", options.population),
             ("--subset-column", options.subset_column),

@@ -11,7 +11,7 @@ from veil.engine import __version__
 from veil.engine.base.constants import DEFAULT_MAX_RUNS
 
 from .arguments import models, positive_int
-from .common import EXIT_OK, Progress, Stop, hierarchy_notes
+from .common import EXIT_OK, Progress, Stop, folder_notes, hierarchy_notes
 
 NAME = "study"
 HELP = "run a study file and write results.csv and its charts"
@@ -65,6 +65,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
     out = Path(options.out)
     _refuse_overwriting_study(study, Path(options.study), out)  # before anything runs
     data = study.data.load(registry)
+    folder_notes(study.data, data)
     hierarchy_notes(registry, data, list(study.iter_runs(registry)))
     progress = Progress(study.name)
     try:

@@ -430,7 +430,9 @@ class DatasetPanel(QWidget):
         attaching the ticked ones (``folder`` None: ask for it). Returns the dialog shown."""
         from PySide6.QtWidgets import QFileDialog
 
-        from .hierarchy_folder import HierarchyFolderDialog, read_folder
+        from veil.engine import read_hierarchy_folder
+
+        from .hierarchy_folder import HierarchyFolderDialog
 
         table = self.dataset.table
         if table is None:
@@ -443,16 +445,16 @@ class DatasetPanel(QWidget):
         source = self.dataset.source
         skip = [source.path] if source is not None and source.path else []
         try:
-            rows, match = read_folder(table, folder, skip)
+            found = read_hierarchy_folder(table, folder, skip)
         except BadInput as exc:
             self.column_problem.show_message(str(exc))
             return None
-        if not rows:
+        if not found.rows:
             self.column_problem.show_message(
                 f"no file in {folder} names a column (ARX's <data>_hierarchy_<column>.csv, or <column>.csv)"
             )
             return None
-        dialog = HierarchyFolderDialog(rows, match, self)
+        dialog = HierarchyFolderDialog(found, self)
         dialog.accepted.connect(lambda: self._attach_all(dialog.chosen()))
         self.folder_dialog = dialog
         dialog.open()

@@ -1,12 +1,9 @@
 """Hierarchies loaded from a folder at once: ARX's files (``*_hierarchy_<column>.csv``) and plain
-``<column>.csv`` matched to the table's columns by name (the engine's
-:func:`~veil.engine.match_hierarchy_files`), each read and tried on its column's values, shown
-with what was matched before any is attached."""
+``<column>.csv`` matched to the table's columns by name and each read and tried on its column's
+values (the engine's :func:`~veil.engine.read_hierarchy_folder`, as ``veil run --hierarchies``
+does), shown with what was matched before any is attached."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,38 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from veil.engine import BadInput, Hierarchy, match_hierarchy_files
-
-
-@dataclass(frozen=True)
-class FolderHierarchy:
-    """One matched column: its file, the hierarchy read from it (None when it cannot be used) and
-    why not."""
-
-    column: str
-    path: Path
-    hierarchy: Hierarchy | None
-    problem: str = ""
-
-    @property
-    def levels(self) -> str:
-        return "" if self.hierarchy is None else str(self.hierarchy.height)
-
-
-def read_folder(table, folder: str | Path, skip=()) -> tuple[list[FolderHierarchy], object]:
-    """Each column of ``table`` a file in ``folder`` names, read and tried on the column's values
-    (every value must be a leaf); and the match itself (:class:`~veil.engine.HierarchyFiles`)."""
-    match = match_hierarchy_files(folder, list(table.schema.names), skip)
-    rows = []
-    for column, path in match.matched.items():
-        try:
-            hierarchy = Hierarchy.from_arx_csv(path, name=column)
-            table.with_hierarchy(column, hierarchy)  # BadInput names a value that is no leaf
-        except BadInput as exc:
-            rows.append(FolderHierarchy(column, path, None, str(exc)))
-            continue
-        rows.append(FolderHierarchy(column, path, hierarchy))
-    return rows, match
+from veil.engine import FolderHierarchies, Hierarchy
 
 
 class HierarchyFolderDialog(QDialog):
@@ -60,8 +26,9 @@ class HierarchyFolderDialog(QDialog):
 
     COLUMNS = ("Column", "File", "Levels", "")
 
-    def __init__(self, rows: list[FolderHierarchy], match, parent=None):
+    def __init__(self, found: FolderHierarchies, parent=None):
         super().__init__(parent)
+        rows, match = list(found.rows), found.match
         self.setWindowTitle(f"Hierarchies in {match.folder.name}")
         self.setSizeGripEnabled(True)
         self.rows = rows

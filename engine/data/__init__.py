@@ -18,7 +18,13 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "ROOT",
             "value_label",
         ],
-        "hierarchy_files": ["HierarchyFiles", "match_hierarchy_files"],
+        "hierarchy_files": [
+            "FolderHierarchies",
+            "FolderHierarchy",
+            "HierarchyFiles",
+            "match_hierarchy_files",
+            "read_hierarchy_folder",
+        ],
         "inspect": ["inspect_report"],
         "missing": [
             "describe_missing",

@@ -15,6 +15,7 @@ import pandas as pd
 from ..base.errors import BadInput, printable
 from ..base.io import ImportOptions, read_data, sha256_file
 from .hierarchy import Hierarchy, hierarchy_from_spec, is_hierarchy_spec
+from .hierarchy_files import FolderHierarchies, read_hierarchy_folder
 from .missing import FILL_CHOICES, fill_missing
 from .table import Kind, Role, Schema, Table
 from ..base.validate import get
@@ -64,6 +65,9 @@ class DataSource:
     hierarchies: dict = field(
         default_factory=dict
     )  # column -> ARX hierarchy file, or a spec generating one (intervals:width=10)
+    # a folder of hierarchy files matched to the columns by name (ARX's <data>_hierarchy_<column>.csv
+    # or <column>.csv); a column ``hierarchies`` names takes that one instead
+    hierarchy_folder: str | None = None
     recode: dict = field(default_factory=dict)  # column -> {cell text: new text} (adult.test's "<=50K." is "<=50K")
     # the population the data was drawn from (δ-presence, k-map), read with the same options; with
     # subset_column and no path, that column of the population marks the data's records
@@ -138,6 +142,9 @@ class DataSource:
                     else Hierarchy.from_arx_csv(path, name=column)
                 )
                 data = data.with_hierarchy(column, hierarchy)
+            found = self.folder_hierarchies(data)
+            for column, hierarchy in (found.usable() if found is not None else {}).items():
+                data = data.with_hierarchy(column, hierarchy)
             if self.kinds:
                 _check_kinds(data.frame, self.kinds)
                 data = Table(data.frame, data.schema, data.source, data.sha256, dict(data.meta)).with_kinds(self.kinds)
@@ -146,6 +153,14 @@ class DataSource:
         elif self.roles:
             raise BadInput("transaction data has no columns to give roles to")
         return data
+
+    def folder_hierarchies(self, table: Table) -> FolderHierarchies | None:
+        """The hierarchy folder read for ``table``'s columns (None without one): what is attached,
+        and what is not used and why (:meth:`FolderHierarchies.describe`)."""
+        if not self.hierarchy_folder:
+            return None
+        skip = [f for f in (self.path, self.population) if f]
+        return read_hierarchy_folder(table, self.hierarchy_folder, skip, given=set(self.hierarchies))
 
     def _reshaped(self, registry, table: Table) -> Table:
         """The table with the appended files' rows, values recoded, missing values dropped or filled and
@@ -213,6 +228,7 @@ class DataSource:
             "fill_missing": self.fill_missing,
             "columns": list(self.columns) if self.columns else None,
             "hierarchies": dict(self.hierarchies),
+            "hierarchy_folder": self.hierarchy_folder,
             "recode": {c: dict(m) for c, m in self.recode.items()},
             "population": {"path": self.population, "subset_column": self.subset_column} if self.population else None,
         }
@@ -246,6 +262,9 @@ class DataSource:
             else f
             for c, f in hierarchies.items()
         }
+        folder = get(d, "hierarchy_folder", str, where="data") or None
+        if folder and base is not None and not Path(folder).is_absolute():
+            folder = str((base / folder).resolve())
         missing = get(d, "missing", list, [], where="data")
         recode = get(d, "recode", dict, {}, where="data")
         for column, mapping in recode.items():
@@ -275,6 +294,7 @@ class DataSource:
             fill_missing=get(d, "fill_missing", str, where="data"),
             columns=tuple(str(c) for c in columns) if columns else None,
             hierarchies=hierarchies,
+            hierarchy_folder=folder,
             recode={str(c): dict(m) for c, m in recode.items()},
             population=population,
             subset_column=subset_column,

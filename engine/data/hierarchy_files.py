@@ -2,6 +2,9 @@
 file per attribute, ``<dataset>_hierarchy_<column>.csv`` (its ``adult_hierarchy_age.csv``), and a
 plain ``<column>.csv`` names its column too. Names are compared ignoring case and treating ``-``,
 ``_``, ``.`` and spaces alike, so ``marital-status`` finds ``adult_hierarchy_marital_status.csv``.
+
+The desktop's "Load hierarchies from a folder…", ``veil run --hierarchies DIR`` and a data
+source's ``"hierarchy_folder"`` all read a folder with :func:`read_hierarchy_folder`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import BadInput
+from .hierarchy import Hierarchy
 
 ARX_INFIX = "_hierarchy_"  # ARX's export: <dataset>_hierarchy_<attribute>.csv
 SUFFIXES = (".csv", ".txt")
@@ -79,3 +83,64 @@ def match_hierarchy_files(folder: str | Path, columns, skip=()) -> HierarchyFile
             if len(ranked) > 1:
                 passed_over[column] = tuple(p for _, p in ranked[1:])
     return HierarchyFiles(where, matched, tuple(unmatched), passed_over)
+
+
+@dataclass(frozen=True)
+class FolderHierarchy:
+    """One matched column: its file, the hierarchy read from it (None when it cannot be used) and
+    why not."""
+
+    column: str
+    path: Path
+    hierarchy: Hierarchy | None
+    problem: str = ""
+
+    @property
+    def levels(self) -> str:
+        return "" if self.hierarchy is None else str(self.hierarchy.height)
+
+
+@dataclass(frozen=True)
+class FolderHierarchies:
+    """A folder read for a table: the match, a row per matched column (read and tried on its
+    values), and the matched columns whose hierarchy is given otherwise (their file is not read)."""
+
+    match: HierarchyFiles
+    rows: tuple[FolderHierarchy, ...] = ()
+    given: dict[str, Path] = field(default_factory=dict)
+
+    def usable(self) -> dict[str, Hierarchy]:
+        """Column → hierarchy, for each matched file that can be attached."""
+        return {r.column: r.hierarchy for r in self.rows if r.hierarchy is not None}
+
+    def describe(self) -> list[str]:
+        """What was matched and what was not used, a line each."""
+        lines = [f"{r.column} ← {r.path.name} (levels 0–{r.hierarchy.height})" for r in self.rows if r.hierarchy]
+        lines += [f"{r.column}: {r.path.name} not used: {r.problem}" for r in self.rows if r.hierarchy is None]
+        lines += [f"{c}: {p.name} not used: its hierarchy is given by name" for c, p in self.given.items()]
+        for column, others in self.match.passed_over.items():
+            taken = self.match.matched[column].name
+            lines.append(f"{column}: {', '.join(p.name for p in others)} not used: {taken} is taken")
+        if self.match.unmatched:
+            lines.append(f"not used, naming no column: {', '.join(p.name for p in self.match.unmatched)}")
+        return lines
+
+
+def read_hierarchy_folder(table, folder: str | Path, skip=(), given=()) -> FolderHierarchies:
+    """Each column of ``table`` a file in ``folder`` names (:func:`match_hierarchy_files`), read and
+    tried on the column's values (every value must be a leaf); columns in ``given`` have a hierarchy
+    named otherwise, and their file is left unread."""
+    match = match_hierarchy_files(folder, list(table.schema.names), skip)
+    rows, passed = [], {}
+    for column, path in match.matched.items():
+        if column in given:
+            passed[column] = path
+            continue
+        try:
+            hierarchy = Hierarchy.from_arx_csv(path, name=column)
+            table.with_hierarchy(column, hierarchy)  # BadInput names a value that is no leaf
+        except BadInput as exc:
+            rows.append(FolderHierarchy(column, path, None, str(exc)))
+            continue
+        rows.append(FolderHierarchy(column, path, hierarchy))
+    return FolderHierarchies(match, tuple(rows), passed)

@@ -258,8 +258,8 @@ def weighted_sensitive_view(values: pd.Series | None, weights: np.ndarray, hiera
 
 
 def _hierarchies(table: Table, source, qis: list[str]) -> Table:
-    """The class table as a :class:`Table` with the source's kinds and hierarchies attached (the
-    generated ones then come from the distinct values, as on the records)."""
+    """The class table as a :class:`Table` with the source's kinds and hierarchies attached, those of
+    its hierarchy folder too (the generated ones then come from the distinct values, as on the records)."""
     if source.kinds:
         table = Table(table.frame, table.schema.with_kinds({c: k for c, k in source.kinds.items() if c in qis}))
     for column, given in source.hierarchies.items():
@@ -269,6 +269,10 @@ def _hierarchies(table: Table, source, qis: list[str]) -> Table:
                 if is_hierarchy_spec(given)
                 else Hierarchy.from_arx_csv(given, name=column)
             )
+            table = table.with_hierarchy(column, hierarchy)
+    found = source.folder_hierarchies(table)  # a folder of hierarchy files, matched as everywhere else
+    for column, hierarchy in (found.usable() if found is not None else {}).items():
+        if column in qis:
             table = table.with_hierarchy(column, hierarchy)
     return table
 
