@@ -10,12 +10,14 @@ and ``veil utility`` show exactly these figures.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..base.errors import BadInput
 from ..data.generalised import SUPPRESSED, Interval, NodeValue, format_value, parse_value
 
 SUPPRESSED_TEXT = "*"
@@ -144,47 +146,56 @@ def _order_key(value):
     return (1, 0.0, 0.0, str(value))
 
 
-def _numbers_summary(values: np.ndarray) -> dict:
-    """The statistics of exact numbers (ARX's ratio scale): count, distinct, mode, median (the mean
-    of the two middle values when the count is even), min, max, mean, sample standard deviation,
-    range."""
-    n = len(values)
+def _numbers_summary(values: np.ndarray, counts: np.ndarray) -> dict:
+    """The statistics of exact numbers (ARX's ratio scale), from each distinct value's records:
+    count, distinct, mode, median (the mean of the two middle values when the count is even), min,
+    max, mean, sample standard deviation, range."""
+    values, counts = np.asarray(values, dtype=float), np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
     if n == 0:
         return {"count": 0, "distinct": 0}
-    uniques, counts = np.unique(values, return_counts=True)
+    order = np.argsort(values, kind="stable")
+    values, counts = values[order], counts[order]
+    ends = np.cumsum(counts)  # the records up to and including each value
+    middle = (
+        values[np.searchsorted(ends, (n - 1) // 2, side="right")] + values[np.searchsorted(ends, n // 2, side="right")]
+    ) / 2
+    mean = float((values * counts).sum() / n)
     return {
-        "count": int(n),
-        "distinct": len(uniques),
-        "mode": _plain(uniques[int(np.argmax(counts))]),
-        "median": _plain(np.median(values)),
-        "min": _plain(values.min()),
-        "max": _plain(values.max()),
-        "mean": float(values.mean()),
-        "std": float(values.std(ddof=1)) if n > 1 else float("nan"),
-        "range": _plain(values.max() - values.min()),
+        "count": n,
+        "distinct": len(values),
+        "mode": _plain(values[int(np.argmax(counts))]),
+        "median": _plain(middle),
+        "min": _plain(values[0]),
+        "max": _plain(values[-1]),
+        "mean": mean,
+        "std": float(math.sqrt((counts * (values - mean) ** 2).sum() / (n - 1))) if n > 1 else float("nan"),
+        "range": _plain(values[-1] - values[0]),
     }
 
 
-def _ordinal_summary(values: list) -> dict:
+def _ordinal_summary(counts: Mapping) -> dict:
     """ARX's statistics of a generalised number (an ordinal scale: its values ordered, never
-    averaged): count, distinct, mode, median (the middle value; with an even count the two middle
-    values if they are the same, else none), min, max."""
-    n = len(values)
+    averaged), from each released value's records: count, distinct, mode, median (the middle value;
+    with an even count the two middle values if they are the same, else none), min, max."""
+    n = sum(counts.values())
     if n == 0:
         return {"count": 0, "distinct": 0}
-    ordered = sorted(values, key=_order_key)
-    counts: dict = {}
-    for v in ordered:
-        counts[v] = counts.get(v, 0) + 1
-    mode = max(counts, key=lambda v: counts[v])  # the first of the most frequent, in order
+    ordered = sorted(counts, key=_order_key)
+    mode = max(ordered, key=lambda v: counts[v])  # the first of the most frequent, in order
+    ends = np.cumsum([counts[v] for v in ordered])
+
+    def at(i: int):
+        return ordered[int(np.searchsorted(ends, i, side="right"))]
+
     if n % 2:
-        median = ordered[n // 2]
+        median = at(n // 2)
     else:
-        a, b = ordered[n // 2 - 1], ordered[n // 2]
+        a, b = at(n // 2 - 1), at(n // 2)
         median = a if a == b else None
     return {
         "count": n,
-        "distinct": len(counts),
+        "distinct": len(ordered),
         "mode": format_value(mode),
         "median": None if median is None else format_value(median),
         "min": format_value(ordered[0]),
@@ -192,12 +203,14 @@ def _ordinal_summary(values: list) -> dict:
     }
 
 
-def _nominal_summary(values: pd.Series) -> dict:
-    """Statistics of categories: count, distinct, mode (the first of the most frequent, in order)."""
-    if not len(values):
+def _nominal_summary(counts: Mapping) -> dict:
+    """Statistics of categories from each one's records: count, distinct, mode (the first of the
+    most frequent, in order)."""
+    n = sum(counts.values())
+    if not n:
         return {"count": 0, "distinct": 0}
-    counts = values.value_counts(sort=False).sort_index()
-    return {"count": int(len(values)), "distinct": int(len(counts)), "mode": str(counts.idxmax())}
+    ordered = sorted(counts)
+    return {"count": int(n), "distinct": len(ordered), "mode": str(max(ordered, key=lambda v: counts[v]))}
 
 
 def _plain(x):
@@ -227,13 +240,36 @@ def _region_size(value, uniques: np.ndarray, numeric: bool, hierarchy) -> int:
     return 1
 
 
+def cell_counts(series: pd.Series, into: dict | None = None) -> dict:
+    """Each distinct cell of ``series`` (blanks included) → its records, added to ``into``: what a
+    column's released figures are computed from, one file or part at a time."""
+    into = {} if into is None else into
+    counts = series.value_counts(dropna=False, sort=False)
+    for value, n in zip(counts.index.tolist(), counts.to_numpy().tolist()):
+        into[value] = into.get(value, 0) + int(n)
+    return into
+
+
 def column_utility(name: str, before: pd.Series, after: pd.Series, rows_before: int, hierarchy=None) -> ColumnUtility:
     """The utility of one column: ``before`` its input values, ``after`` its released cells (records
     the release left out count as suppressed: ``rows_before`` is the input's record count)."""
+    return counted_column_utility(name, before, cell_counts(after), rows_before, hierarchy)
+
+
+def counted_column_utility(
+    name: str, before: pd.Series, cells: Mapping, rows_before: int, hierarchy=None
+) -> ColumnUtility:
+    """:func:`column_utility` from the released cells' counts (:func:`cell_counts`): every figure
+    depends on how many records hold each released value, never on their order, so a release in
+    parts is counted a part at a time."""
     numeric = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
-    typed = [released_value(v, numeric) for v in after.tolist()]
-    kept = [v for v in typed if v is not SUPPRESSED]
-    suppressed = (len(typed) - len(kept)) + max(rows_before - len(typed), 0)
+    typed: dict = {}
+    for raw, n in cells.items():
+        value = released_value(raw, numeric)
+        typed[value] = typed.get(value, 0) + n
+    released = sum(typed.values())
+    suppressed = typed.pop(SUPPRESSED, 0) + max(rows_before - released, 0)
+    kept = typed
     present = before.dropna()
     uniques = np.unique(present.to_numpy()) if numeric else np.unique(present.astype(str).to_numpy())
     inputs = set(uniques.tolist()) if numeric else set(map(str, uniques))
@@ -242,31 +278,29 @@ def column_utility(name: str, before: pd.Series, after: pd.Series, rows_before: 
     )
     before_counts = present.value_counts(sort=False)
     before_counts = before_counts.sort_index() if numeric else before_counts.sort_index(key=lambda s: s.astype(str))
+    before_numbers = before_counts.index.to_numpy()
     before_counts.index = [format_value(_plain(v)) if numeric else str(v) for v in before_counts.index]
     after_counts: dict = {}
     for v in sorted(kept, key=_order_key):
         text = format_value(v)
-        after_counts[text] = after_counts.get(text, 0) + 1
+        after_counts[text] = after_counts.get(text, 0) + kept[v]
     if numeric:
-        summary_before = _numbers_summary(present.to_numpy(dtype=float))
+        summary_before = _numbers_summary(before_numbers, before_counts.to_numpy())
         if generalised:
             summary_after = _ordinal_summary(kept)
         else:
-            summary_after = _numbers_summary(np.asarray(kept, dtype=float))
+            summary_after = _numbers_summary(np.asarray(list(kept), dtype=float), np.asarray(list(kept.values())))
     else:
-        summary_before = _nominal_summary(present.astype(str))
-        summary_after = _nominal_summary(pd.Series([format_value(v) for v in kept], dtype=object))
+        texts: dict = {}
+        for text, n in zip(before_counts.index, before_counts.to_numpy().tolist()):
+            texts[text] = texts.get(text, 0) + n
+        summary_before = _nominal_summary(texts)
+        summary_after = _nominal_summary(after_counts)
     leaves = len(uniques) if hierarchy is None or numeric else max(len(uniques), _leaves(hierarchy))
     if leaves <= 1:
         loss = float(suppressed) / rows_before if rows_before else 0.0
     else:
-        sizes: dict = {}
-        total = 0.0
-        for v in kept:
-            key = format_value(v)
-            if key not in sizes:
-                sizes[key] = (_region_size(v, uniques, numeric, hierarchy) - 1) / (leaves - 1)
-            total += sizes[key]
+        total = sum(kept[v] * (_region_size(v, uniques, numeric, hierarchy) - 1) / (leaves - 1) for v in kept)
         loss = (total + suppressed) / rows_before if rows_before else 0.0
     return ColumnUtility(
         name,
@@ -290,25 +324,80 @@ def _leaves(hierarchy) -> int:
 
 def utility(before: pd.DataFrame, after: pd.DataFrame, hierarchies: Mapping | None = None, columns=None) -> Utility:
     """The utility of every released column present in the input (``columns``: these only)."""
+    return parts_utility(before, [after], hierarchies, columns)
+
+
+def parts_utility(
+    before: pd.DataFrame, parts: Iterable[pd.DataFrame], hierarchies: Mapping | None = None, columns=None
+) -> Utility:
+    """:func:`utility` of a release given as ``parts`` (its records a file at a time, read as they
+    are asked for): each part's cells are counted and let go, so memory grows with one part and the
+    distinct released values, and the figures are those of the same records in one file."""
     hierarchies = dict(hierarchies or {})
-    names = [c for c in (columns or after.columns) if c in before.columns and c in after.columns]
+    names: list[str] | None = None
+    cells: dict[str, dict] = {}
+    rows_after = 0
+    for part in parts:
+        if names is None:
+            names = [c for c in (columns or part.columns) if c in before.columns and c in part.columns]
+            cells = {c: {} for c in names}
+        missing = [c for c in names if c not in part.columns]
+        if missing:
+            raise BadInput(f"a part of the release lacks the column {missing[0]!r}")
+        rows_after += len(part)
+        for c in names:
+            cell_counts(part[c], cells[c])
     return Utility(
         len(before),
-        len(after),
-        {c: column_utility(c, before[c], after[c], len(before), hierarchies.get(c)) for c in names},
+        rows_after,
+        {c: counted_column_utility(c, before[c], cells[c], len(before), hierarchies.get(c)) for c in names or []},
     )
 
 
 def contingency(before: pd.DataFrame, after: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The contingency tables of columns ``a`` and ``b`` before and after (records by value pair;
     a suppressed cell is ``*``; rows and columns in the values' order)."""
-    for column in (a, b):
-        for frame, side in ((before, "input"), (after, "release")):
-            if column not in frame.columns:
-                from ..base.errors import BadInput
+    return parts_contingency(before, [after], a, b)
 
-                raise BadInput(f"the {side} has no column {column!r}")
-    return _crosstab(before, a, b, exact=True), _crosstab(after, a, b, exact=False)
+
+def parts_contingency(
+    before: pd.DataFrame, parts: Iterable[pd.DataFrame], a: str, b: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`contingency` of a release given as ``parts``, each counted by value pair and let go."""
+    for column in (a, b):
+        if column not in before.columns:
+            raise BadInput(f"the input has no column {column!r}")
+    pairs: dict = {}
+    for part in parts:
+        for column in (a, b):
+            if column not in part.columns:
+                raise BadInput(f"the release has no column {column!r}")
+        counts = part.groupby([a, b], dropna=False, sort=False).size() if a != b else part[a].value_counts(dropna=False)
+        for key, n in zip(counts.index.tolist(), counts.to_numpy().tolist()):
+            key = key if a != b else (key, key)
+            pairs[key] = pairs.get(key, 0) + int(n)
+    return _crosstab(before, a, b, exact=True), _counted_crosstab(pairs, a, b)
+
+
+def _counted_crosstab(pairs: Mapping, a: str, b: str) -> pd.DataFrame:
+    """The contingency table of released cells from each pair's records (a blank is suppressed)."""
+
+    def typed(v):
+        return SUPPRESSED if v is None or (isinstance(v, float) and math.isnan(v)) else released_value(v, False)
+
+    left, right, cells = set(), set(), {}
+    for (x, y), n in pairs.items():
+        tx, ty = typed(x), typed(y)
+        left.add(tx)
+        right.add(ty)
+        key = (format_value(tx), format_value(ty))
+        cells[key] = cells.get(key, 0) + n
+    rows = list(dict.fromkeys(format_value(v) for v in sorted(left, key=_order_key)))
+    cols = list(dict.fromkeys(format_value(v) for v in sorted(right, key=_order_key)))
+    table = pd.DataFrame(0, index=pd.Index(rows, name=a), columns=pd.Index(cols, name=b), dtype=np.int64)
+    for (x, y), n in cells.items():
+        table.at[x, y] += n
+    return table
 
 
 def _crosstab(frame: pd.DataFrame, a: str, b: str, *, exact: bool) -> pd.DataFrame:
@@ -332,28 +421,29 @@ def _crosstab(frame: pd.DataFrame, a: str, b: str, *, exact: bool) -> pd.DataFra
 
 @dataclass(frozen=True)
 class FolderUtility:
-    """An export folder read for its utility: the input and the released records, the hierarchies
-    of the input's columns, and the released columns that came from the input."""
+    """An export folder read for its utility: the input, the released file (or the release's part
+    files) with the reader that reads one back, and the hierarchies of the input's columns. The
+    released records are read when the figures are asked for, a file at a time."""
 
     before: pd.DataFrame
-    after: pd.DataFrame
+    files: tuple
+    read: Callable[[Path], pd.DataFrame]
     hierarchies: dict
-    columns: list[str]
+
+    def _parts(self) -> Iterator[pd.DataFrame]:
+        return (self.read(path) for path in self.files)
 
     def utility(self) -> Utility:
-        return utility(self.before, self.after, self.hierarchies, self.columns)
+        return parts_utility(self.before, self._parts(), self.hierarchies)
 
     def contingency(self, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-        return contingency(self.before, self.after, a, b)
+        return parts_contingency(self.before, self._parts(), a, b)
 
 
 def read_folder_utility(registry, folder) -> FolderUtility:
-    """Read an export folder's released file and its input (as the manifest recorded them, both
-    checked against their SHA-256) for :func:`utility`. BadInput when either is missing or changed:
-    the figures would describe other data."""
-    from pathlib import Path
-
-    from ..base.errors import BadInput
+    """An export folder's released file, or each part of a release in parts, and its input (as the
+    manifest recorded them, every file checked against its SHA-256) for :func:`utility`. BadInput
+    when any is missing or changed: the figures would describe other data."""
     from ..base.io import sha256_file
     from ..data.datasource import DataSource
     from ..data.table import Schema, Table
@@ -363,15 +453,26 @@ def read_folder_utility(registry, folder) -> FolderUtility:
     manifest = read_manifest(folder)
     out = Path(manifest.pop("_dir"))
     output = manifest.get("output") or {}
-    if output.get("parts_of") or not output.get("path"):
-        raise BadInput("the utility of a release in parts is not computed: give a release in one file")
-    path = out / output["path"]
-    if not path.is_file():
-        raise BadInput(f"the released file {path.name} is missing from {out}")
-    if sha256_file(path) != output.get("sha256"):
-        raise BadInput(f"the released file {path.name} has changed since it was exported")
+    parts = output.get("parts_of")
+    if parts:
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            raise BadInput("the manifest's output.parts_of must list the release's parts")
+        entries = [(p.get("path"), p.get("sha256")) for p in parts]
+    elif output.get("path"):
+        entries = [(output["path"], output.get("sha256"))]
+    else:
+        raise BadInput("the manifest names no released file")
+    files = []
+    for name, digest in entries:
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise BadInput("the manifest names a released file that is not a plain file name")
+        path = out / name
+        if not path.is_file():
+            raise BadInput(f"the released file {name} is missing from {out}")
+        if sha256_file(path) != digest:
+            raise BadInput(f"the released file {name} has changed since it was exported")
+        files.append(path)
     fmt = output.get("format") or registry.preferred("exporter")
-    after = read_released(registry, fmt, path)
     inp = manifest.get("input") or {}
     read = dict(inp.get("read") or {})
     where, digest = inp.get("path"), inp.get("sha256")
@@ -390,5 +491,4 @@ def read_folder_utility(registry, folder) -> FolderUtility:
         if schema.names == data.schema.names:
             data = Table(data.frame, schema, data.source, data.sha256)
     hierarchies = {c.name: c.hierarchy for c in data.schema.columns if getattr(c, "hierarchy", None) is not None}
-    columns = [c for c in after.columns if c in data.frame.columns]
-    return FolderUtility(data.frame, after, hierarchies, columns)
+    return FolderUtility(data.frame, tuple(files), lambda path: read_released(registry, fmt, path), hierarchies)

@@ -489,3 +489,34 @@ def test_verify_names_a_stray_part_in_the_folder(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "out")]) == 1
     said = capsys.readouterr().out
     assert "release.part-99999.csv lies beside the release but is not part of the export" in said, said
+
+
+def test_the_utility_of_a_release_in_parts_is_read_a_part_at_a_time_with_the_figures_of_one_file(tmp_path):
+    import dataclasses
+
+    from veil.engine import execute, export_release
+    from veil.engine.release.utility import read_folder_utility
+
+    registry = make_registry(modules=[sys.modules[__name__]])
+    data = tmp_path / "in.csv"
+    pd.DataFrame({"a": [i % 20 for i in range(60)], "s": ["p", "q", "r", "q"] * 15}).to_csv(data, index=False)
+    model = [PluginCall.parse("k-anonymity:k=2")]
+    params = {"width": 10, "count_input": False}
+    source = DataSource(path=str(data))
+    spec = RunSpec(PluginCall("coarsens-parts", {**params, "executor": "elsewhere"}), model, 0, ())
+    export_parts(registry, spec, source, Context(0), tmp_path / "parts")
+    result = execute(registry, source.load(registry), RunSpec(PluginCall("coarsens", params), model, 0, ()))
+    export_release(registry, result, tmp_path / "one", source=source)
+
+    in_parts, in_one = (read_folder_utility(registry, tmp_path / d) for d in ("parts", "one"))
+    read = []
+    spied = dataclasses.replace(in_parts, read=lambda path: read.append(path.name) or in_parts.read(path))
+    figures = spied.utility()
+    assert read == [f"release.part-{i:05d}.csv" for i in range(3)]  # each part read once, in turn
+    assert figures.to_dict() == in_one.utility().to_dict()
+    assert figures.rows_after == 60 and dict(figures.columns["a"].after) == {"0+": 30, "10+": 30}
+    assert dict(figures.columns["s"].after) == {"p": 15, "q": 30, "r": 15}
+    for got, want in zip(spied.contingency("a", "s"), in_one.contingency("a", "s")):
+        assert got.equals(want)
+    # a < 10 are the records i with i % 20 < 10: their i % 4 are 0 1 2 3 0 1 2 3 0 1, three times
+    assert spied.contingency("a", "s")[1].loc["0+"].to_dict() == {"p": 9, "q": 15, "r": 6}
