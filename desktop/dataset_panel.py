@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from veil.engine import BadInput, Role, Table
+from veil.engine import BadInput, Role, Table, is_hierarchy_spec, match_hierarchy_files
 
 from .models import (
     ROLE_COLOURS,
@@ -443,7 +443,8 @@ class DatasetPanel(QWidget):
             if not folder:
                 return None
         source = self.dataset.source
-        skip = [source.path] if source is not None and source.path else []
+        population = self.dataset.population  # neither the data nor its population is a hierarchy
+        skip = [f for f in (source.path, source.population, getattr(population, "source", None)) if f] if source else []
         try:
             found = read_hierarchy_folder(table, folder, skip)
         except BadInput as exc:
@@ -468,11 +469,23 @@ class DatasetPanel(QWidget):
 
     def _hierarchy_folder(self) -> str:
         """Where the hierarchy file chooser starts: beside a hierarchy file the data already uses, else
-        beside the data file (ARX's examples keep them together)."""
+        the first folder beside the data or its population whose files name a column (ARX's examples
+        keep them together), else beside the data file."""
         source = self.dataset.source
         if source is None or source.demo:
             return ""
-        files = [f for f in source.hierarchies.values() if f] + ([source.path] if source.path else [])
+        used = [f for f in source.hierarchies.values() if f and not is_hierarchy_spec(f)]
+        if used:
+            return str(Path(used[0]).parent)
+        population = self.dataset.population
+        files = [f for f in (source.path, source.population, getattr(population, "source", None)) if f]
+        table = self.dataset.table
+        for folder in dict.fromkeys(str(Path(f).parent) for f in files):
+            try:
+                if table is not None and match_hierarchy_files(folder, table.schema.names, files).matched:
+                    return folder
+            except BadInput:  # a folder that is gone
+                continue
         return str(Path(files[0]).parent) if files else ""
 
     def _apply_hierarchy(self, column: str, hierarchy) -> None:

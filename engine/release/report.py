@@ -1043,9 +1043,12 @@ def _applicable(registry, method: dict) -> dict:
 
 
 def _params_text(params) -> str:
-    if not params:
+    """``(k = 5, …)``: the parameters set; one left unset (None: k-map's sampling fraction with a
+    population table) is not a setting the reader needs."""
+    given = {k: v for k, v in (params or {}).items() if v is not None}
+    if not given:
         return ""
-    return " (" + ", ".join(f"{k} = {v}" for k, v in params.items()) + ")"
+    return " (" + ", ".join(f"{k} = {v}" for k, v in given.items()) + ")"
 
 
 def _title(registry, kind: str, name, params: dict | None = None) -> str:

@@ -473,3 +473,10 @@ def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_t
     html = render_html(doc)
     assert "does not apply" not in html
     assert re.search(r"Not applicable to this release, so not shown: [^.]*Accuracy on the top-ranked", html)
+
+
+def test_a_parameter_left_unset_is_not_listed():
+    from veil.engine.release.report import _params_text
+
+    assert _params_text({"k": 5, "sample_fraction": None}) == " (k = 5)"
+    assert _params_text({"sample_fraction": None}) == ""

@@ -115,3 +115,31 @@ def test_a_file_with_other_columns_is_not_offered_the_setup(demo_window, qtbot, 
     with qtbot.waitSignal(c.data_loaded):
         c.open_path(other)
     assert offers == [] and c.offered is None
+
+
+def test_the_folder_chooser_starts_where_the_hierarchies_lie_and_the_population_is_no_hierarchy(
+    qtbot, registry, tmp_path
+):
+    from veil.engine import ImportOptions
+
+    from .helpers import open_window
+
+    frame = pd.DataFrame({"sex": ["F", "M"] * 20, "town": list("abcd") * 10})
+    data, elsewhere = tmp_path / "sample", tmp_path / "arx"
+    data.mkdir()
+    elsewhere.mkdir()
+    frame.iloc[:10].to_csv(data / "sample.csv", index=False)
+    frame.to_csv(elsewhere / "population.csv", index=False)  # beside the hierarchies, as ARX's data/ keeps them
+    _write(Hierarchy.flat(frame["sex"]), elsewhere / "demo_hierarchy_sex.csv")
+    window = open_window(qtbot, registry)
+    c = window.controller
+    with qtbot.waitSignal(c.data_loaded, timeout=20_000):
+        c.open_path(data / "sample.csv", ImportOptions())
+    assert window.dataset_panel._hierarchy_folder() == str(data)  # no population yet: beside the data
+    with qtbot.waitSignal(c.population_opened, timeout=20_000):
+        c.open_population(elsewhere / "population.csv")
+    assert window.dataset_panel._hierarchy_folder() == str(elsewhere)
+    dialog = window.dataset_panel.load_hierarchy_folder(str(elsewhere))
+    assert [r.column for r in dialog.rows] == ["sex"] and "population.csv" not in dialog.others.text()
+    dialog.reject()
+    window.close()
