@@ -265,3 +265,28 @@ def test_a_non_default_method_parameter_is_in_the_label(registry, demo):
     config.set_params("algorithm", "greedy-hamdist", {"on_violation": "stop", "skip_zero_score": True}, {})
     label = config.plan(registry, demo)[0].label
     assert "on_violation = stop" in label and "skip_zero_score" not in label  # a default is not news
+
+
+def test_a_kept_run_on_binary_features_keeps_neither_its_input_nor_its_features(demo, registry, tmp_path, monkeypatch):
+    """The features a method ran on are made again from the input on reopening, as the run made them."""
+    from veil.desktop.state.project import kept_form, restored_form
+    from veil.engine import input_parts, keep_results, kept_folder, restore_results, run_planned
+
+    monkeypatch.setenv("VEIL_SETTINGS_DIR", str(tmp_path / "settings"))
+    table = demo.with_roles({"postcode_district": "identifier"})
+    spec = RunSpec(PluginCall.parse("greedy-distcnt"), (PluginCall.parse("k-ac:k=5"),), 0, ())
+    outcome = run_planned(registry, table, spec, Context())
+    assert isinstance(outcome.result.data, BinaryMatrix)  # made from the table: not the input itself
+    project = tmp_path / "p.veil.json"
+    keep_results(project, {1: kept_form(outcome)}, input_sha256="x", version="v", inputs=input_parts(table))
+    features = outcome.result.data
+    kept = (kept_folder(project) / "run-1.pickle").stat().st_size
+    released = (outcome.result.release, outcome.result.verdict)
+    assert kept < len(__import__("pickle").dumps(released, protocol=5)) + 20_000
+    back = restored_form(
+        registry, restore_results(project, input_sha256="x", version="v", inputs=input_parts(table)).results[1]
+    )
+    again = back.result.data
+    assert again.feature_names == features.feature_names and again.n_rows == features.n_rows
+    assert (again.column_counts() == features.column_counts()).all()
+    assert back.result.release.selected_features == outcome.result.release.selected_features
