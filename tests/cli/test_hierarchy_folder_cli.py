@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import DataSource, make_registry, read_hierarchy_folder
+from veil.engine import DataSource, read_hierarchy_folder
 
 
 @pytest.fixture
@@ -97,12 +97,10 @@ def test_a_hierarchy_given_by_name_takes_precedence_and_a_project_names_its_fold
     assert manifest["details"]["generalisation"]["lattice_nodes"] == 2 * 3  # town.csv's 2 levels, not 3
 
 
-def test_the_cli_and_the_desktop_read_a_folder_alike(folder):
+def test_the_cli_and_the_desktop_read_a_folder_alike(folder, registry):
     source = DataSource(path=str(folder / "in.csv"), hierarchy_folder=str(folder / "hierarchies"))
-    table = source.load(make_registry())
-    desktop = read_hierarchy_folder(
-        DataSource(path=str(folder / "in.csv")).load(make_registry()), folder / "hierarchies"
-    )
+    table = source.load(registry)
+    desktop = read_hierarchy_folder(DataSource(path=str(folder / "in.csv")).load(registry), folder / "hierarchies")
     assert {c: h.to_arx_csv() for c, h in desktop.usable().items()} == {
         c.name: c.hierarchy.to_arx_csv() for c in table.schema.columns if c.hierarchy is not None
     }
