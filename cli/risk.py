@@ -22,7 +22,6 @@ HELP = (
     "the risk of a table or a release: individual, household and global risk, SUDA, the columns that single people out"
 )
 
-RISK_BINS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
 LARGE_RANKING = 5_000  # more combinations than this need --max-size (the count is said first)
 
 
@@ -74,7 +73,7 @@ class Options(DataOptions):
 def _table(options: Options, registry):
     """The frame and its roles: a data file read with the flags, or an export folder's release read
     back, its roles from the manifest (a household id is never released: none then)."""
-    from veil.engine import BadInput, Role
+    from veil.engine import BadInput, Role, suppressed_as_blank
 
     path = Path(options.path)
     if not path.is_dir():
@@ -99,18 +98,7 @@ def _table(options: Options, registry):
     missing = [c for c in quasi if c not in frame.columns]
     if missing:
         raise BadInput(f"the release has no column {missing[0]!r}")
-    frame = frame.copy()
-    for c in quasi:  # a suppressed cell is written "*": a blank
-        frame[c] = frame[c].mask(frame[c].astype(str) == "*")
-    return frame, quasi, weight if weight in frame.columns else None, household, note
-
-
-def _histogram(risk) -> list[dict]:
-    out = []
-    for lo, hi in zip(RISK_BINS, RISK_BINS[1:]):
-        inside = (risk > lo) & (risk <= hi) if lo else (risk <= hi)
-        out.append({"from": lo, "to": hi, "records": int(inside.sum())})
-    return out
+    return suppressed_as_blank(frame, quasi), quasi, weight if weight in frame.columns else None, household, note
 
 
 def _number(x):
@@ -118,7 +106,7 @@ def _number(x):
 
 
 def execute(options: Options, registry, stop: Stop) -> int:
-    from veil.engine import BadInput, combinations_count, rank_combinations, sample_risk, suda
+    from veil.engine import BadInput, combinations_count, rank_combinations, risk_histogram, sample_risk, suda
 
     frame, quasi, weight, household, note = _table(options, registry)
     if not quasi:
@@ -163,7 +151,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
         "expected_reidentifications": risk.expected_reidentifications,
         "household_global_risk": risk.household_global,
         "household_expected_reidentifications": risk.household_expected,
-        "risk_histogram": _histogram(risk.risk),
+        "risk_histogram": risk_histogram(risk.risk),
         "note": note,
     }
     if options.json:

@@ -239,6 +239,28 @@ def sample_risk(
     return SampleRisk(fk, Fk, risk, hh, weights is not None, blanks_match_any, method)
 
 
+RISK_BINS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0)  # the bins of the distribution of record risk
+
+
+def risk_histogram(risk: np.ndarray, bins: Sequence[float] = RISK_BINS) -> list[dict]:
+    """The records in each bin of individual risk: ``(from, to]``, the first bin ``[0, to]``."""
+    risk = np.asarray(risk, dtype=float)
+    out = []
+    for lo, hi in zip(bins, bins[1:]):
+        inside = (risk > lo) & (risk <= hi) if lo else (risk <= hi)
+        out.append({"from": lo, "to": hi, "records": int(inside.sum())})
+    return out
+
+
+def suppressed_as_blank(frame: pd.DataFrame, quasi: Sequence[str]) -> pd.DataFrame:
+    """A copy of a release's ``frame`` whose quasi-identifier cells written ``*`` (suppressed, as the
+    exporters write them) are missing: blanks to the risk figures."""
+    frame = frame.copy()
+    for c in quasi:
+        frame[c] = frame[c].mask(frame[c].astype(str) == "*")
+    return frame
+
+
 # -- which combinations of quasi-identifiers tell records apart (ARX's attribute risk) ---------------
 
 
