@@ -14,6 +14,7 @@ Plugins and the desktop use only the names exported here: the union of the layer
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
 
 from . import base, data, kernels, model, release, run
 
@@ -29,6 +30,8 @@ def __getattr__(name: str):
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     value = getattr(layer, name)
+    if isinstance(value, ModuleType):  # a module imported by its path hides the name spelled like it
+        value = layer.__getattr__(name)
     globals()[name] = value  # the next access is a plain lookup
     return value
 

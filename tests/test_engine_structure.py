@@ -132,3 +132,24 @@ def test_every_user_setting_is_documented():
 def test_the_environment_reader_finds_a_read(tmp_path):
     (tmp_path / "m.py").write_text('import os\nx = os.environ.get("VEIL_DFS_MASKS", "1")\n')
     assert environment_reads(tmp_path) == {"VEIL_DFS_MASKS": {"m.py"}}
+
+
+def test_a_public_name_spelled_like_its_module_is_the_name_whatever_was_imported_first():
+    """``veil.engine.suda`` is the function of ``model/suda.py``, after its class ``Suda`` (which
+    imports the module) or the module itself was imported first."""
+    import subprocess
+    import sys
+
+    script = (
+        "import types\n"
+        "from veil.engine import Suda\n"
+        "from veil.engine import suda\n"
+        "from veil.engine.model import suda as layer_suda\n"
+        "assert not isinstance(suda, types.ModuleType) and suda is layer_suda, suda\n"
+        "import veil.engine.model.suda, veil.engine as e\n"
+        "del e.suda\n"  # resolved afresh: the layer now holds the module under that name
+        "from veil.engine import suda as again\n"
+        "assert again is suda, again\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -8,6 +8,7 @@ Each layer of the engine states its public names once, module by module, in its 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
 
@@ -30,7 +31,14 @@ def lazy_exports(
             module, attr = where[name]
         except KeyError:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        return getattr(importlib.import_module(f"{package}.{module}"), attr)
+        loaded = importlib.import_module(f"{package}.{module}")
+        # importing a module makes it an attribute of its package, which would hide a public name
+        # spelled like the module (``suda``, the function of ``model/suda.py``) from this function
+        home = sys.modules[package].__dict__
+        for public, (where_module, where_attr) in where.items():
+            if where_module == module and public in table:
+                home[public] = getattr(loaded, where_attr)
+        return getattr(loaded, attr)
 
     def __dir__() -> list[str]:
         return list(public_names)

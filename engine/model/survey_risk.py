@@ -61,9 +61,11 @@ def weights_of(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
     bad = ~np.isfinite(w) | (w < 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        value = frame[column].iloc[i]
+        value = value.item() if isinstance(value, np.generic) else value  # 0, not np.int64(0)
         raise BadInput(
             f"the weight column {column!r} must hold numbers of at least 1 (how many people each record "
-            f"stands for); record {i + 1} has {frame[column].iloc[i]!r}"
+            f"stands for); record {i + 1} has {value!r}"
         )
     return w
 
