@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         from .lattice_view import SolutionSpaceView
         from .ranking_panel import RankingPanel
         from .release_panel import ReleasePanel
+        from .risk_panel import RiskPanel
         from .runs_panel import RunsPanel
         from .utility_panel import UtilityPanel
 
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.release_panel = ReleasePanel()
         self.lattice_view = SolutionSpaceView()
         self.utility_panel = UtilityPanel()
+        self.risk_panel = RiskPanel(self.controller)
         self.lattice_view.apply_requested.connect(self._release_node)
         self._shown_entry = None  # the run the release preview and the solution space show
         self.release_panel.hierarchy_requested.connect(lambda column: self.dataset_panel.edit_hierarchy(column, True))
@@ -115,6 +117,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.ranking_panel, self.controller.ranking.title())
         self.tabs.addTab(self.release_panel, "Release preview")
         self.tabs.addTab(self.utility_panel, "Utility")
+        self.tabs.addTab(self.risk_panel, "Risk")
         self.tabs.addTab(self.lattice_view, "Solution space")
         self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), False)  # until a run searched a lattice
         self._ranking_offered()
@@ -203,6 +206,7 @@ class MainWindow(QMainWindow):
             why = self._no_release(run_id, entry)
             self.release_panel.show_absent(why)
             self.utility_panel.clear(why)
+            self.risk_panel.clear(why)
             self.lattice_view.show_space("", None)
             self.lattice_view.summary.setText(why)
             return
@@ -213,6 +217,7 @@ class MainWindow(QMainWindow):
         self.lattice_view.show_space(title, result.release.solution_space)
         original = result.original if result.original is not None else self.controller.dataset.table
         self.utility_panel.show_release(title, original, result.release)
+        self.risk_panel.show_release(title, original, result.release)
         if result.release.solution_space is not None:
             self.tabs.setTabVisible(self.tabs.indexOf(self.lattice_view), True)
 
@@ -520,5 +525,6 @@ class MainWindow(QMainWindow):
         self._keep_session()
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.sync()
+        self.risk_panel.shutdown()
         self.controller.shutdown()
         super().closeEvent(event)

@@ -1,0 +1,185 @@
+"""The Risk tab shows the engine's risk figures for the input and the selected run's release side by
+side, and they are those `veil risk` prints for the same file and for the exported release; SUDA runs
+in the background and can be cancelled; a bad weight column is said, not raised."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from PySide6.QtCore import Qt
+
+from veil.cli import main as cli_main
+from veil.desktop.state.risk import FK, INPUT, RECORD, RELEASE, RISK
+from veil.engine import ExportOptions, Role
+
+QUASI = ["region", "sex", "age"]
+
+
+def survey_csv(tmp_path, seed: int, n: int, blanks: bool):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "region": rng.choice(["north", "south", "east"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.choice([20, 30, 40, 50, 60], n),
+            "w": rng.integers(1, 40, n),
+            "hh": rng.integers(0, n // 4, n),
+            "income": rng.integers(100, 900, n),
+        }
+    )
+    if blanks:
+        frame.loc[rng.random(n) < 0.1, "sex"] = None
+    path = tmp_path / f"survey{seed}.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def open_survey(window, qtbot, path):
+    c = window.controller
+    with qtbot.waitSignal(c.data_loaded, timeout=20_000):
+        c.open_path(path)
+    d = c.dataset
+    d.set_roles([col.name for col in d.table.schema.columns], Role.INSENSITIVE)
+    d.set_roles(QUASI, Role.QUASI_IDENTIFIER)
+    d.set_roles(["w"], Role.WEIGHT)
+    d.set_roles(["hh"], Role.HOUSEHOLD)
+
+
+def show_tab(window, qtbot):
+    panel = window.risk_panel
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        window.tabs.setCurrentWidget(panel)
+    return panel
+
+
+def suda_of(panel, qtbot):
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        assert panel.compute_suda()
+
+
+def cli_risk(capsys, path) -> dict:
+    capsys.readouterr()
+    assert (
+        cli_main(["risk", str(path), "--quasi", ",".join(QUASI), "--weight", "w", "--household", "hh", "--json"]) == 0
+    )
+    return json.loads(capsys.readouterr().out)
+
+
+def agrees(measured, printed: dict) -> None:
+    """Every figure of one side of the tab is the one `veil risk --json` printed."""
+    risk, summary = measured.risk, printed["summary"]
+    records = printed["records"]
+    assert risk.fk.tolist() == records["fk"] and risk.Fk.tolist() == pytest.approx(records["Fk"])
+    assert risk.risk.tolist() == pytest.approx(records["risk"], rel=1e-12)
+    if risk.household is None:
+        assert "household_risk" not in records
+    else:
+        assert risk.household.tolist() == pytest.approx(records["household_risk"], rel=1e-12)
+    figures = measured.figures(0.15)
+    assert figures["sample uniques (fk = 1)"] == summary["sample_uniques"]
+    assert figures["records whose key is seen twice"] == summary["keys_seen_twice"]
+    assert figures["global risk"] == pytest.approx(summary["global_risk"], rel=1e-12)
+    assert figures["expected re-identifications"] == pytest.approx(summary["expected_reidentifications"], rel=1e-12)
+    if risk.household is None:
+        assert figures["household global risk"] is None and summary["household_global_risk"] is None
+    else:
+        assert figures["household global risk"] == pytest.approx(summary["household_global_risk"], rel=1e-12)
+    assert measured.histogram() == summary["risk_histogram"]
+    assert measured.suda.score.tolist() == pytest.approx(records["suda_score"])
+    assert measured.suda.dis.tolist() == pytest.approx(records["dis_score"])
+    assert measured.contributions() == pytest.approx(printed["suda"]["attribute_contributions"])
+
+
+def test_the_input_s_figures_are_veil_risk_s_with_weights_blanks_and_households(window, qtbot, tmp_path, capsys):
+    path = survey_csv(tmp_path, seed=4, n=90, blanks=True)
+    open_survey(window, qtbot, path)
+    panel = show_tab(window, qtbot)
+    suda_of(panel, qtbot)
+    measured = panel.state.measured[INPUT]
+    agrees(measured, cli_risk(capsys, path))
+    assert measured.risk.household is not None and measured.risk.weighted
+
+    # the threshold picks the records whose risk exceeds it, listed riskiest first, at once
+    threshold = float(np.quantile(measured.risk.risk, 0.7))
+    panel.threshold.setValue(threshold)
+    model = panel.models[INPUT]
+    expected = int((measured.risk.risk > panel.threshold.value()).sum())
+    assert 0 < expected < len(measured.risk.risk) and model.rowCount() == expected
+    shown = model.rows()
+    assert shown[RISK].is_monotonic_decreasing
+    assert shown[RISK].tolist() == measured.risk.risk[shown[RECORD] - 1].tolist()
+    assert f"above {panel.threshold.value():g}" in panel.riskiest.tabText(0)
+    # a click on a header sorts the records by that column
+    panel.views[INPUT].sortByColumn(list(shown.columns).index(FK), Qt.AscendingOrder)
+    assert model.rows()[FK].is_monotonic_increasing
+    assert model.data(model.index(0, 0)) == f"{int(model.rows()[RECORD].iloc[0]):,}"
+
+    # a blank as a value of its own counts fewer matches: the figures are computed again
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        panel.blanks.setCurrentIndex(1)
+    again = panel.state.measured[INPUT]
+    assert not again.side.frame["sex"].notna().all() and (again.risk.fk <= measured.risk.fk).all()
+    assert (again.risk.fk < measured.risk.fk).any() and again.suda is measured.suda
+
+
+def test_a_release_s_figures_are_veil_risk_s_on_its_export(window, qtbot, tmp_path, capsys):
+    open_survey(window, qtbot, survey_csv(tmp_path, seed=3, n=80, blanks=False))
+    c = window.controller
+    window.config_panel.choose("k-anonymity", ["local-suppression"], values={"k": 2})
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    entry = c.runs.entries[-1]
+    assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
+    window.runs_panel.select_run(entry.id)
+    panel = show_tab(window, qtbot)
+    suda_of(panel, qtbot)
+    before, after = panel.state.measured[INPUT], panel.state.measured[RELEASE]
+    assert after.side.frame[QUASI].isna().any().any()  # suppressed cells are blanks
+    assert after.risk.household is None and "household id was not released" in panel.summary.text()
+    assert after.risk.sample_uniques < before.risk.sample_uniques
+    rows = {panel.figures.item(r, 0).text(): r for r in range(panel.figures.rowCount())}
+    assert panel.figures.item(rows["household global risk"], 2).text() == "—"
+
+    out = tmp_path / "release"
+    with qtbot.waitSignal(c.exported, timeout=120_000):
+        c.export(entry.id, out, ExportOptions(fmt="csv", shuffle=False), report=False)
+    agrees(after, cli_risk(capsys, out))
+
+
+def test_suda_can_be_cancelled_and_a_bad_weight_is_said(window, qtbot, tmp_path, monkeypatch):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"region": list("aabbc"), "sex": list("FMFMF"), "age": [1, 2, 1, 2, 1], "w": [3, 0, 2, 5, 1]}).to_csv(
+        path, index=False
+    )
+    c = window.controller
+    with qtbot.waitSignal(c.data_loaded, timeout=20_000):
+        c.open_path(path)
+    c.dataset.set_roles(QUASI, Role.QUASI_IDENTIFIER)
+    c.dataset.set_roles(["w"], Role.WEIGHT)
+    panel = show_tab(window, qtbot)
+    assert INPUT not in panel.state.measured
+    assert "record 2 has 0" in panel.summary.text() and "at least 1" in panel.summary.text()
+
+    # SUDA needs no weights: it starts, reports progress, and stops when cancelled
+    started = threading.Event()
+
+    def endless(side, max_size, ctx):
+        started.set()
+        while True:
+            ctx.progress(0.5, "searching")  # raises Cancelled once the user cancels
+            time.sleep(0.01)
+
+    monkeypatch.setattr("veil.desktop.risk_panel.measure_suda", endless)
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        assert panel.compute_suda()
+        assert not panel.cancel.isHidden() and not panel.suda_button.isEnabled()
+        qtbot.waitUntil(started.is_set, timeout=20_000)
+        panel.cancel.click()
+    assert "cancelled" in panel.suda_cost.text() and panel.cancel.isHidden()
+    assert panel.state.to_suda() == [INPUT] and panel.suda_button.isEnabled()
