@@ -1,5 +1,5 @@
 """The Risk tab: the input's and the selected run's release's risk as statisticians measure it, side
-by side (docs/guide.md, "The Risk tab"): the distribution of individual risk, the records above a
+by side (docs/guide.md, "Compare on charts"): the distribution of individual risk, the records above a
 threshold (a sortable table of the riskiest), global risk, expected re-identifications, sample
 uniques, household risk, and SUDA's contribution per quasi-identifier when the user asks for it.
 
@@ -141,7 +141,7 @@ class RiskPanel(QWidget):
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.figures)
         bottom.addWidget(self.riskiest)
-        bottom.setSizes([470, 650])
+        bottom.setSizes([560, 560])
         split = QSplitter(Qt.Vertical)
         split.addWidget(self._plot_area)
         split.addWidget(bottom)
@@ -497,7 +497,7 @@ class RiskPanel(QWidget):
         ax.set_yticks(y, columns, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel("% of the SUDA scores the column takes part in", fontsize=8)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
 
 
 def _same_roles(before, now) -> bool:

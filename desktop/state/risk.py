@@ -154,8 +154,6 @@ class Measured:
         above = self.above(threshold)
         out = {
             "records": n,
-            "quasi-identifiers": len(self.side.quasi),
-            "weights": self.side.weight or "none",
             "sample uniques (fk = 1)": r.sample_uniques,
             "records whose key is seen twice": int((r.fk == 2).sum()),
             "highest individual risk": float(r.risk.max()) if n else None,
