@@ -112,7 +112,7 @@ class RiskPanel(QWidget):
         self.controller = controller
         self.state = RiskState()
         self._runner = None  # made at the first job
-        self._jobs: dict[int, tuple[str, str, object]] = {}  # job -> (kind, side name, the Side)
+        self._jobs: dict[int, tuple] = {}  # job -> (kind, side name, the Side, the rules of a "risk" job)
         self._input_of = None  # the (frame, roles) the input side was made from
         self._release_of = None  # the release the release side was made from
         self._figure = self._canvas = None
@@ -189,8 +189,8 @@ class RiskPanel(QWidget):
         self.progress = QProgressBar(maximumWidth=260, textVisible=True)
         self.progress.hide()
         self.cancel = QPushButton("Cancel")
-        self.cancel.setToolTip("Stop SUDA")
-        self.cancel.clicked.connect(self.cancel_suda)
+        self.cancel.setToolTip("Stop SUDA, and figures still being computed")
+        self.cancel.clicked.connect(self.stop)
         self.cancel.hide()
         self._suda_row = QHBoxLayout()
         self._suda_row.addWidget(QLabel("SUDA up to"))
@@ -229,6 +229,7 @@ class RiskPanel(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self.state.resume()
         self._measure()
         self._draw()
 
@@ -248,20 +249,27 @@ class RiskPanel(QWidget):
     def busy(self) -> bool:
         return bool(self._jobs)
 
+    def _rules(self) -> tuple[bool, str]:
+        return self.state.blanks_match_any, self.state.method
+
     def _submit(self, kind: str, name: str, side, work) -> int:
         job = self._runner_made().submit(f"{kind} of the {name}", work, kind=kind)
-        self._jobs[job] = (kind, name, side)
+        self._jobs[job] = (kind, name, side, self._rules() if kind == "risk" else None)
+        self.progress.setRange(0, 0)  # moving until the job reports how far it is
+        self.progress.setFormat("")
+        self.progress.show()
+        self.cancel.show()
         return job
 
     def _measure(self) -> None:
         """Compute the figures of the sides that lack them (only while the tab is shown)."""
         if not self.isVisible():
             return
-        running = {(name, id(side)) for kind, name, side in self._jobs.values() if kind == "risk"}
+        running = {(name, id(side), rules) for kind, name, side, rules in self._jobs.values() if kind == "risk"}
         for name in self.state.to_measure():
             side = self.state.side(name)
-            if (name, id(side)) not in running:
-                work = functools.partial(measure, side, self.state.blanks_match_any, self.state.method)
+            if (name, id(side), self._rules()) not in running:
+                work = functools.partial(measure, side, *self._rules())
                 self._submit("risk", name, side, work)
 
     def compute_suda(self) -> list[int]:
@@ -281,29 +289,28 @@ class RiskPanel(QWidget):
             self._submit("suda", name, side, functools.partial(measure_suda, side, self.state.suda_max_size))
             for name, side in sides
         ]
-        self.progress.setRange(0, 0)
-        self.progress.setFormat("SUDA…")
-        self.progress.show()
-        self.cancel.show()
         self.suda_button.setEnabled(False)
         return jobs
 
-    def cancel_suda(self) -> None:
-        if self._runner is not None:
-            self._runner.cancel_all(kind="suda")
+    def stop(self) -> None:
+        """Stop the tab's work: SUDA, and figures still being computed (the exact risk of a large table)."""
+        for job, (kind, name, side, _) in list(self._jobs.items()):
+            if kind == "risk":
+                self.state.stop(name, side)
+            self._runner.cancel(job)
 
     def shutdown(self) -> bool:
         """Stop the tab's worker (the window is closing)."""
         return True if self._runner is None else self._runner.shutdown()
 
     def _on_progress(self, job: int, fraction: float, message: str) -> None:
-        if job in self._jobs and self._jobs[job][0] == "suda":
+        if job in self._jobs:
             self.progress.setRange(0, 100)
             self.progress.setValue(int(100 * fraction))
             self.progress.setFormat(message[:40] or "%p %")
 
     def _on_finished(self, job: int, value) -> None:
-        kind, name, side = self._jobs.pop(job, (None, None, None))
+        kind, name, side, _ = self._jobs.pop(job, (None,) * 4)
         if kind == "risk":
             self.state.record(name, side, value)
         elif kind == "suda":
@@ -312,7 +319,7 @@ class RiskPanel(QWidget):
             self.computed.emit(name)
 
     def _on_failed(self, job: int, failure) -> None:
-        kind, name, side = self._jobs.pop(job, (None, None, None))
+        kind, name, side, _ = self._jobs.pop(job, (None,) * 4)
         if kind == "risk":
             self.state.fail(name, side, failure.message)
         elif kind == "suda":
@@ -321,7 +328,7 @@ class RiskPanel(QWidget):
             self.computed.emit(name)
 
     def _on_cancelled(self, job: int) -> None:
-        kind, name, _ = self._jobs.pop(job, (None, None, None))
+        kind, *_ = self._jobs.pop(job, (None,) * 4)
         if kind == "suda":
             self._suda_said = "SUDA was cancelled."
 
@@ -340,9 +347,9 @@ class RiskPanel(QWidget):
         self._show()
 
     def _cancel_outdated(self) -> None:
-        """Cancel the work on sides no longer measured (and, after new rules, the old figures')."""
-        for job, (kind, name, side) in list(self._jobs.items()):
-            if self.state.sides.get(name) is not side or (kind == "risk" and name not in self.state.to_measure()):
+        """Cancel the work on sides no longer measured, and figures computed under rules no longer chosen."""
+        for job, (kind, name, side, rules) in list(self._jobs.items()):
+            if self.state.sides.get(name) is not side or (kind == "risk" and rules != self._rules()):
                 self._runner.cancel(job)
 
     def _suda_size_changed(self, value: int) -> None:
@@ -360,7 +367,7 @@ class RiskPanel(QWidget):
             self.suda_size.setValue(widest)
         self.suda_size.blockSignals(False)
         todo = [self.state.side(n) for n in self.state.to_suda()]
-        running = any(kind == "suda" for kind, _, _ in self._jobs.values())
+        running = any(job[0] == "suda" for job in self._jobs.values())
         self.suda_button.setEnabled(bool(todo) and not running)
         if running:
             return

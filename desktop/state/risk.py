@@ -36,6 +36,7 @@ INPUT, RELEASE = "input", "release"
 SIDES = (INPUT, RELEASE)
 THRESHOLD = 0.15  # sdcMicro's localSupp threshold: a record above it is at risk
 APPROX, EXACT = "approx", "exact"  # the estimators of individual risk for keys seen 3 or more times
+STOPPED = "computing its figures was stopped; they are computed when the tab is next shown"
 RECORD, RISK, HOUSEHOLD, FK, WEIGHTED_FK, SUDA_SCORE, DIS = (
     "record",
     "individual risk",
@@ -117,6 +118,8 @@ def measure(side: Side, blanks_match_any: bool, method: str, ctx) -> SampleRisk:
         household=side.household,
         blanks_match_any=blanks_match_any,
         method=method,
+        check=ctx.check,
+        progress=lambda fraction, message: ctx.progress(fraction, f"{message} of the {side.name}"),
     )
 
 
@@ -253,8 +256,12 @@ class RiskState:
 
     # -- results ------------------------------------------------------------------------------------
     def record(self, name: str, side: Side, risk: SampleRisk) -> bool:
-        """Keep ``risk`` if ``side`` is still what side ``name`` measures (False: it came too late)."""
-        if self.sides.get(name) is not side:
+        """Keep ``risk`` if ``side`` is still what side ``name`` measures, under the rules now chosen
+        (False: it came too late)."""
+        if self.sides.get(name) is not side or (risk.blanks_match_any, risk.method) != (
+            self.blanks_match_any,
+            self.method,
+        ):
             return False
         kept = self._suda.get(name)
         self.measured[name] = Measured(side, risk, kept[1] if kept is not None else None)
@@ -270,6 +277,15 @@ class RiskState:
             self.measured[name] = self.measured[name].with_suda(found)
         self.changed.emit("measured")
         return True
+
+    def stop(self, name: str, side: Side) -> None:
+        """The user stopped computing side ``name``'s figures: not computed again until :meth:`resume`."""
+        self.fail(name, side, STOPPED)
+
+    def resume(self) -> None:
+        """The sides the user stopped are to be computed again."""
+        for name in [n for n, why in self.failed.items() if why == STOPPED]:
+            del self.failed[name]
 
     def fail(self, name: str, side: Side, message: str) -> None:
         if self.sides.get(name) is side:

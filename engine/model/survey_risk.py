@@ -140,11 +140,15 @@ def _exact_risk(f: int, p: float) -> float:
     return value
 
 
-def individual_risk(fk: np.ndarray, Fk: np.ndarray, *, weighted: bool, method: str = APPROX) -> np.ndarray:
+def individual_risk(
+    fk: np.ndarray, Fk: np.ndarray, *, weighted: bool, method: str = APPROX, check=None, progress=None
+) -> np.ndarray:
     """Each record's individual risk (Benedetti and Franconi 1998), as sdcMicro's ``indivRisk``:
     without weights ``1 / fk``; with them, from ``pk = fk / Fk``: ``pk / (1 − pk) · log(1 / pk)`` for
     ``fk = 1``, ``pk / (1 − pk) − (pk / (1 − pk))² · log(1 / pk)`` for ``fk = 2``, and for ``fk ≥ 3``
-    ``pk / (fk − (1 − pk))`` (approx) or the exact value; ``1 / fk`` where ``fk = Fk``."""
+    ``pk / (fk − (1 − pk))`` (approx) or the exact value; ``1 / fk`` where ``fk = Fk``. The exact value
+    takes one integral per distinct (fk, Fk): ``check()`` is called between them (it raises to cancel)
+    and ``progress(fraction, message)`` told how far they are."""
     if method not in (APPROX, EXACT):
         raise BadInput(f"individual risk is computed {APPROX!r} or {EXACT!r}, not {method!r}")
     fk, Fk = np.asarray(fk, dtype=float), np.asarray(Fk, dtype=float)
@@ -160,7 +164,14 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray, *, weighted: bool, method: s
     big = np.flatnonzero((fk > 2) & (fk != Fk))
     if method == EXACT and len(big):  # one integral per distinct (fk, Fk)
         pairs, inverse = np.unique(np.stack([fk[big], Fk[big]], axis=1), axis=0, return_inverse=True)
-        values = np.array([_exact_risk(int(f), f / F) for f, F in pairs])
+        values = np.empty(len(pairs))
+        for i, (f, F) in enumerate(pairs):
+            if i % 64 == 0:
+                if check is not None:
+                    check()
+                if progress is not None:
+                    progress(i / len(pairs), "exact individual risk")
+            values[i] = _exact_risk(int(f), f / F)
         risk[big] = values[inverse.reshape(-1)]
     whole = fk == Fk
     risk[whole] = 1.0 / fk[whole]
@@ -226,13 +237,16 @@ def sample_risk(
     household: str | None = None,
     blanks_match_any: bool = True,
     method: str = APPROX,
+    check=None,
+    progress=None,
 ) -> SampleRisk:
-    """fk, Fk, individual and household risk of every record of ``frame`` on ``quasi``."""
+    """fk, Fk, individual and household risk of every record of ``frame`` on ``quasi`` (``check`` and
+    ``progress``: see :func:`individual_risk`)."""
     if not quasi:
         raise BadInput("risk needs quasi-identifiers: mark the columns that identify people as quasi-identifiers")
     weights = weights_of(frame, weight)
     fk, Fk = frequencies(key_codes(frame, quasi), weights, blanks_match_any=blanks_match_any)
-    risk = individual_risk(fk, Fk, weighted=weights is not None, method=method)
+    risk = individual_risk(fk, Fk, weighted=weights is not None, method=method, check=check, progress=progress)
     hh = None
     if household is not None:
         if household not in frame.columns:

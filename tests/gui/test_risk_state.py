@@ -24,7 +24,7 @@ from veil.desktop.state.risk import (
     release_side,
     sort_order,
 )
-from veil.engine import SUPPRESSED, BinaryMatrix, Context, Release, Role, Table
+from veil.engine import SUPPRESSED, BinaryMatrix, CancelToken, Cancelled, Context, Release, Role, Table
 
 QUASI = ["region", "sex", "age"]
 
@@ -136,8 +136,31 @@ def test_figures_for_a_side_no_longer_shown_are_dropped_and_suda_outlives_new_ru
     assert state.measured[INPUT].suda is found
     state.set_rules(False, "approx")  # a blank as a value of its own: measured again, SUDA kept
     assert state.to_measure() == [INPUT] and state.to_suda() == []
+    assert not state.record(INPUT, new, measure(new, True, "approx", Context()))  # under the old rule
     state.record(INPUT, new, measure(new, False, "approx", Context()))
     assert state.measured[INPUT].suda is found
     state.set_side(INPUT, input_side(survey(4)))  # other data: SUDA goes with it
     assert state.to_suda() == [INPUT]
     assert seen[:2] == ["sides", "sides"] and "settings" in seen
+
+
+def test_the_exact_risk_stops_when_cancelled_and_reports_how_far_it_is():
+    side = input_side(survey(6, n=60))
+    heard = []
+
+    class Listening:  # a context that hears every report (a Context keeps at most 20 a second)
+        def check(self):
+            pass
+
+        def progress(self, fraction, message=""):
+            heard.append(message)
+
+    exact = measure(side, True, "exact", Listening())
+    assert ((exact.fk >= 3) & (exact.fk != exact.Fk)).any()
+    assert "exact individual risk of the input" in heard
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        measure(side, True, "exact", Context(token=token))
+    with pytest.raises(Cancelled):
+        measure_suda(side, None, Context(token=token))

@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from veil.cli import main as cli_main
+from veil.desktop import risk_panel as panel_module
 from veil.desktop.state.risk import FK, INPUT, RECORD, RELEASE, RISK
 from veil.engine import ExportOptions, Role
 
@@ -183,3 +184,18 @@ def test_suda_can_be_cancelled_and_a_bad_weight_is_said(window, qtbot, tmp_path,
         panel.cancel.click()
     assert "cancelled" in panel.suda_cost.text() and panel.cancel.isHidden()
     assert panel.state.to_suda() == [INPUT] and panel.suda_button.isEnabled()
+
+    # figures still being computed (the exact risk of a large table) stop too, until the tab is shown again
+    started.clear()
+    original = panel_module.measure
+    monkeypatch.setattr("veil.desktop.risk_panel.measure", lambda side, blanks, method, ctx: endless(side, 0, ctx))
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        panel.method.setCurrentText("exact")
+        qtbot.waitUntil(started.is_set, timeout=20_000)
+        panel.cancel.click()
+    assert "was stopped" in panel.summary.text() and panel.state.to_measure() == []
+    monkeypatch.setattr("veil.desktop.risk_panel.measure", original)
+    window.tabs.setCurrentWidget(window.dataset_panel)
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        window.tabs.setCurrentWidget(panel)
+    assert "record 2 has 0" in panel.summary.text()

@@ -85,6 +85,7 @@ def test_the_frame_paints_first_then_the_registry_panels_and_data_arrive(qtbot, 
         window.ranking_panel,
         window.release_panel,
         window.utility_panel,
+        window.risk_panel,
         window.lattice_view,
     ]
     assert not window.tabs.isTabVisible(window.tabs.indexOf(window.ranking_panel))  # nothing ranked yet
