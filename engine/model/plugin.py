@@ -317,6 +317,10 @@ class Algorithm(Plugin):
     # generalises and one that bucketises); tests export one release of each. Empty: one, its defaults.
     release_variants: ClassVar[dict[str, dict]] = {}
 
+    # its table release holds the input's records one for one, in the input's order (release row i
+    # is input row i: cells may change, no record is added, dropped or moved), so the export can link
+    # each released cell to the input's (a labelled file's per-cell missing codes, docs/formats.md)
+    keeps_record_order: ClassVar[bool] = False
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
     scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use

@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
 from ..base.io import missing_reason, sha256_file
-from ..data.table import FILE_LABELS
+from ..data.table import CELL_CODES, FILE_LABELS
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.bound import BoundModel, CombinedModel
 from ..model.release import Release, Verdict, describe_failures
@@ -83,8 +83,14 @@ class Export:
         return self.manifest_path.parent
 
 
-def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.DataFrame, np.ndarray | None]:
+def released_frame(
+    result: RunResult, shuffle: bool, seed: int, keeps_order: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """The frame to write and the shuffle order (``frame.iloc[i]`` is release row ``order[i]``).
+
+    A labelled file's labels go to the exporter in ``frame.attrs[FILE_LABELS]``; when the method
+    ``keeps_order`` (:attr:`~veil.engine.Algorithm.keeps_record_order`), each user-missing cell the
+    release left blank goes with its own code in ``frame.attrs[CELL_CODES]`` (:func:`kept_cell_codes`).
 
     Refuses a release that carries an identifier column: that is a bug in the method, and dropping
     the column silently would hide it.
@@ -99,10 +105,39 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
         frame = take_rows(frame, order)
     labels = (getattr(result.data, "meta", None) or {}).get(FILE_LABELS) or {}
     kept = {str(c): labels[str(c)] for c in frame.columns if str(c) in labels}
+    cells = kept_cell_codes(result, frame, order) if keeps_order and kept else {}
     if kept:  # a labelled file's labels, for a format that writes them (each keeps only the released values')
         frame = frame.copy(deep=False)
-        frame.attrs = {FILE_LABELS: kept}
+        frame.attrs = {FILE_LABELS: kept, **({CELL_CODES: cells} if cells else {})}
     return frame, order
+
+
+def kept_cell_codes(result: RunResult, frame: pd.DataFrame, order: np.ndarray | None) -> dict:
+    """Column → (written rows, codes): each cell of the written ``frame`` that held a user-missing
+    code in the input and is still blank in the release, with that code, for a release whose row i
+    is input row i (``order``: the shuffle, ``frame.iloc[i]`` is release row ``order[i]``).
+
+    A quasi-identifier's cells are left out: their codes would tell apart records the privacy model
+    judged alike (all blank), so they stay plain blanks. Nothing is linked when the rows do not
+    line up (the codes recorded for another number of rows)."""
+    data = result.data
+    found = (getattr(data, "meta", None) or {}).get(CELL_CODES)
+    release = result.release
+    n = len(release.frame)
+    if not found or found.get("rows") != n or len(getattr(data, "frame", ())) != n:
+        return {}
+    grouped = {*release.quasi_identifiers, *release.exact_quasi_identifiers}
+    written_at = np.arange(n) if order is None else np.argsort(order)  # input row r is written at row written_at[r]
+    out = {}
+    for column, (rows, codes) in found["columns"].items():
+        if column in grouped or column not in frame.columns:
+            continue
+        rows = np.asarray(rows, dtype=np.int64)
+        at = written_at[rows]
+        blank = frame[column].isna().to_numpy()[at]  # a cell the method filled or changed keeps its new value
+        if blank.any():
+            out[column] = (at[blank], [c for c, b in zip(codes, blank) if b])
+    return out
 
 
 def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
@@ -325,7 +360,8 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
     if not records:  # one row per feature, in rank order: there is no record order to hide
         options = dataclasses.replace(options, shuffle=False)
     check_memory(estimate_export(result.release))  # before the frame is copied, written and read back
-    frame, order = released_frame(result, options.shuffle, shuffle_seed)
+    keeps_order = getattr(registry.get("algorithm", result.spec.method.name), "keeps_record_order", False)
+    frame, order = released_frame(result, options.shuffle, shuffle_seed, keeps_order)
     model = run_model(registry, result)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     sets = result.release.sets
