@@ -126,6 +126,8 @@ def test_a_release_is_written_into_an_existing_database_as_a_new_table(veil, tmp
     assert manifest["output"]["sha256"] == _digest(conn, "cohort_2024")  # the documented serialisation
     conn.close()
     assert veil("verify", out).code == 0
+    risk = veil("risk", out, "--no-suda", "--json")  # the release read from its table, by the manifest
+    assert risk.code == 0, risk.err
 
     with sqlite3.connect(db) as conn:  # one cell of one row changed: verification fails and says so
         conn.execute("UPDATE cohort_2024 SET outcome = 1 - outcome WHERE rowid = 3")
@@ -190,6 +192,17 @@ def test_a_failed_commit_leaves_the_database_and_the_folder_as_they_were(veil, t
     assert sha256(db) == before and _schema(db) == schema  # no table "second"
     assert {p.name: sha256(p) for p in out.iterdir()} == folder  # the earlier manifest put back
     assert veil("verify", out).code == 0
+
+    from veil.engine.release import staging
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(staging, "_replace", full_disk)  # the folder's commit fails before the database's
+    failed = _into(veil, data, out, "--into", db, "--into-table", "third")
+    assert failed.code != 0 and "No space left" in failed.err
+    assert sha256(db) == before and _schema(db) == schema
+    assert {p.name: sha256(p) for p in out.iterdir()} == folder
 
 
 def _digest(conn, table: str) -> str:
