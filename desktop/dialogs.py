@@ -6,6 +6,7 @@ Dialogs open window-modal with ``open()`` rather than ``exec()``: the event loop
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 from collections.abc import Callable
@@ -486,7 +487,7 @@ class ExportDialog(QDialog):
         into = None
         if self.into.isChecked():
             into = IntoTable(
-                Path(self.database.text().strip()).expanduser(),
+                os.path.expanduser(self.database.text().strip()),
                 self.table_name.text().strip(),
                 self.replace_table.isChecked(),
             )

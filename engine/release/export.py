@@ -343,6 +343,7 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
     into = options.into
     if into is not None:  # a new table of an existing database, not a file of the folder
         target = _database(registry, exporter, into, protected, result.release)
+        protected = [*protected, (target, "database")]  # an earlier export's file it may be: never removed
         part_files = []
     else:
         target = out / f"{options.filename}.{exporter.extension}"
@@ -519,6 +520,8 @@ def _database(registry, exporter, into: IntoTable, protected, release: Release |
             f"the format {exporter.name} cannot write a release into a database; choose "
             f"{' or '.join(able) or '(none installed)'}, or write a file"
         )
+    if not str(into.database).strip():
+        raise BadInput("name the database to write the release into")
     path = Path(into.database)
     if not path.is_file():
         raise BadInput(

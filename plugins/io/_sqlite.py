@@ -20,6 +20,7 @@ import struct
 from pathlib import Path
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 from veil.engine import BadInput, Exporter, ImportOptions, Importer, Table, TableWrite, check_column_names
@@ -199,12 +200,12 @@ def _column_type(s: pd.Series) -> str:
 
 def _cell(v):
     """A cell as SQLite stores it: None for a blank, Python numbers and text."""
-    if v is None or (not isinstance(v, str) and pd.isna(v)):
+    if v is None or (not isinstance(v, (str, bytes)) and pd.isna(v)):
         return None
-    if isinstance(v, (bool,)) or hasattr(v, "dtype") and v.dtype.kind == "b":
-        return int(v)
-    if hasattr(v, "item") and not isinstance(v, str):
+    if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, bool):
+        return int(v)
     if isinstance(v, (int, float, str, bytes)):
         return v
     return str(v)

@@ -11,6 +11,10 @@ import sqlite3
 import struct
 
 import pandas as pd
+import pytest
+
+from veil.engine import BadInput
+from veil.plugins.io._sqlite import check_table_name
 
 from .helpers import SMALL_CSV, sha256
 
@@ -146,9 +150,12 @@ def test_an_existing_table_is_replaced_only_when_asked(veil, tmp_path):
     assert sha256(db) == before and not (tmp_path / "out").exists()
     view = _into(veil, data, tmp_path / "out", "--into", db, "--into-table", "big", "--replace-table")
     assert view.code == 2 and "a view named 'big'" in view.err and sha256(db) == before
-    for bad in ('x"; DROP TABLE wards; --', "sqlite_master", "1st", ""):
-        named = _into(veil, data, tmp_path / "out", "--into", db, "--into-table", bad)
-        assert named.code == 2 and "cannot name the released table" in named.err, bad
+    named = _into(veil, data, tmp_path / "out", "--into", db, "--into-table", 'x"; DROP TABLE wards; --')
+    assert named.code == 2 and "cannot name the released table" in named.err
+    for bad in ("sqlite_master", "Sqlite_x", "1st", "", "a b", "é", "x" * 65):
+        with pytest.raises(BadInput, match="cannot name the released table"):
+            check_table_name(bad)
+    check_table_name("_cohort_2024_" + "x" * 51)  # 64 characters
     assert sha256(db) == before and _schema(db) == schema
     replaced = _into(veil, data, tmp_path / "out", "--into", db, "--into-table", "wards", "--replace-table")
     assert replaced.code == 0, replaced.err
@@ -224,3 +231,16 @@ def _digest(conn, table: str) -> str:
                 b = v.encode() if isinstance(v, str) else v
                 h.update((b"T" if isinstance(v, str) else b"B") + len(b).to_bytes(8, "big") + b)
     return h.hexdigest()
+
+
+def test_a_database_an_earlier_export_wrote_in_the_folder_is_written_into_and_kept(veil, tmp_path):
+    data = tmp_path / "people.csv"
+    data.write_text(SMALL_CSV)
+    out = tmp_path / "out"
+    assert _into(veil, data, out, "--format", "sqlite").code == 0  # out/release.sqlite, listed by its manifest
+    db = out / "release.sqlite"
+    done = _into(veil, data, out, "--into", db, "--into-table", "again")
+    assert done.code == 0, done.err
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "release.sqlite"]  # not removed as stale
+    assert [r[1] for r in _schema(db)] == ["again", "release"]
+    assert veil("verify", out).code == 0

@@ -17,7 +17,7 @@ REGISTRY = make_registry()
 KEEPING = sorted(c.name for c in REGISTRY.classes("algorithm") if c.keeps_record_order)
 
 
-def _table(n=40, seed=1) -> Table:
+def _table(n=24, seed=1) -> Table:
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame(
         {
