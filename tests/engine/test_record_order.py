@@ -80,3 +80,29 @@ def test_dropping_incomplete_records_keeps_the_codes_on_their_rows(tmp_path, mon
     source = DataSource(path=str(tmp_path / "x.sav"), missing=("s",))
     masked = source._reshaped(REGISTRY, read)  # no record dropped: the code stays on row 1
     assert list(masked.meta[CELL_CODES]["columns"]["a"][0]) == [1]
+
+
+def test_the_export_links_each_blank_cell_to_its_code_through_the_shuffle():
+    from types import SimpleNamespace
+
+    from veil.engine.release.export import kept_cell_codes
+
+    rng = np.random.default_rng(5)
+    n = 30
+    coded = rng.choice(n, 12, replace=False)
+    codes = list(rng.choice([98, -9, 99], 12))
+    data = pd.DataFrame({"q": rng.integers(0, 3, n).astype(float), "s": rng.integers(0, 3, n).astype(float)})
+    data.loc[coded, ["q", "s"]] = np.nan
+    table = Table.from_frame(data)
+    table.meta[CELL_CODES] = {"rows": n, "columns": {"q": (coded, codes), "s": (coded, codes)}}
+    released = data.copy()
+    released.loc[coded[:3], "s"] = 1.0  # the method gave three of them a value
+    release = SimpleNamespace(frame=released, quasi_identifiers=("q",), exact_quasi_identifiers=())
+    order = rng.permutation(n)
+    written = released.iloc[order].reset_index(drop=True)
+    linked = kept_cell_codes(SimpleNamespace(data=table, release=release), written, order)
+    assert set(linked) == {"s"}  # a quasi-identifier's blanks stay blanks
+    rows, got = linked["s"]
+    expected = {int(np.flatnonzero(order == r)[0]): c for r, c in zip(coded[3:], codes[3:])}  # brute force
+    assert dict(zip(rows.tolist(), got)) == expected
+    assert written["s"].isna().to_numpy()[rows].all()
