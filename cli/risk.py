@@ -83,11 +83,10 @@ def _table(options: Options, registry):
         schema = table.schema
         return table.frame, schema.by_role(Role.QUASI_IDENTIFIER), schema.weight, schema.household, None
     from veil.engine.release.manifest import read_manifest
-    from veil.engine.release.verify import read_released
+    from veil.engine.release.verify import read_output
 
     manifest = read_manifest(path)
-    out = manifest["output"]
-    frame = read_released(registry, out["format"], Path(manifest["_dir"]) / out["path"])
+    frame = read_output(registry, manifest)
     quasi = options.quasi or list(manifest["roles"].get("quasi_identifiers") or [])
     schema = {e.get("name"): e.get("role") for e in (manifest.get("input") or {}).get("schema") or []}
     weight = options.weight or next((c for c, r in schema.items() if r == Role.WEIGHT.value), None)

@@ -55,6 +55,25 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--no-shuffle", action="store_true", help="keep the input's row order in the release")
     r.add_argument(
+        "--into",
+        metavar="DATABASE",
+        help="write the release as a new table of this existing database (a format that writes tables, "
+        "SQLite) instead of a file; the manifest and report still go to --out",
+    )
+    r.add_argument(
+        "--into-table",
+        dest="into_table",
+        metavar="NAME",
+        default="release",
+        help="with --into: the table's name (letters, digits and _; default release)",
+    )
+    r.add_argument(
+        "--replace-table",
+        dest="replace_table",
+        action="store_true",
+        help="with --into: replace a table of that name already in the database (refused without it)",
+    )
+    r.add_argument(
         "--release-sensitive",
         dest="release_sensitive",
         metavar="COLUMNS",
@@ -113,6 +132,9 @@ class Options(DataOptions):
     seed: int | None
     format: str | None
     no_shuffle: bool
+    into: str | None
+    into_table: str
+    replace_table: bool
     release_sensitive: list[str]
     no_report: bool
     tuned_report: bool
@@ -124,7 +146,8 @@ class Options(DataOptions):
 
 
 def execute(options: Options, registry, stop: Stop) -> int:
-    from veil.engine.release.export import refuse_inputs_in_output
+    from veil.engine.release.export import check_into, refuse_inputs_in_output
+    from veil.engine.release.manifest import IntoTable
     from veil.engine.release.signing import signer
     from veil.engine.run.executors import make_executor
     from veil.engine.run.project import Project
@@ -158,6 +181,10 @@ def execute(options: Options, registry, stop: Stop) -> int:
         raise BadInput("no output folder: give --out DIR")
     if options.format:
         registry.exporter(options.format)  # fail early on an unknown format
+    if options.into is None and (options.into_table != "release" or options.replace_table):
+        raise BadInput("--into-table and --replace-table name the table of a database: give --into DATABASE too")
+    if options.into is not None and len(specs) > 1:
+        raise BadInput("--into writes one release into a database: give it with one run, not a project of several")
     out = Path(options.out)
     if options.project:
         check_runs(registry, specs, max_runs=DEFAULT_MAX_RUNS if options.max_runs is None else options.max_runs)
@@ -175,6 +202,13 @@ def execute(options: Options, registry, stop: Stop) -> int:
             source=data_source,
             project=options.project,  # before any method runs
             inputs=(options.names_from,) if options.names_from else (),
+        )
+    if options.into:  # the database writable and the table's name free (or to be replaced), before the run
+        check_into(
+            registry,
+            options.format or _default_format(registry, None, into=True),
+            IntoTable(options.into, options.into_table, options.replace_table),
+            protected=[*data_source.files(), options.project, options.names_from, options.population],
         )
     signer()  # the signing key readable (made on the first export): a key others may read is refused before the run
     executor = make_executor(options.executor, registry)
@@ -356,6 +390,8 @@ def _run_parts(registry, spec, data_source, options: Options) -> int:
         )
     if options.metrics:
         raise BadInput("--metrics: a release in parts is measured by its generalisation figures only (in its manifest)")
+    if options.into:
+        raise BadInput("--into: a release in parts is written as part files, not into a database")
     if options.format:
         raise BadInput(
             f"--format: a release in parts is written in the format its method's parameters name, "
@@ -390,7 +426,7 @@ def _run_parts(registry, spec, data_source, options: Options) -> int:
 def _run_one(registry, data, spec, target: Path, options: Options, data_source, stop: Stop, executor=None) -> dict:
     from veil.engine.release.assessment import ReportOptions
     from veil.engine.release.export import export_release
-    from veil.engine.release.manifest import ExportOptions
+    from veil.engine.release.manifest import ExportOptions, IntoTable
     from veil.engine.run.jobs import Context
     from veil.engine.run.noise import SECURE
     from veil.engine.run.runs import execute as execute_run
@@ -413,12 +449,13 @@ def _run_one(registry, data, spec, target: Path, options: Options, data_source, 
             version=__version__,
             release_sensitive=options.release_sensitive,
         )
-        fmt = options.format or _default_format(registry, result)
+        fmt = options.format or _default_format(registry, result, into=options.into is not None)
+        into = IntoTable(options.into, options.into_table, options.replace_table) if options.into else None
         return export_release(
             registry,
             result,
             target,
-            ExportOptions(fmt, not options.no_shuffle),
+            ExportOptions(fmt, not options.no_shuffle, into=into),
             report=report,
             source=data_source,
             project=options.project,
@@ -430,8 +467,12 @@ def _run_one(registry, data, spec, target: Path, options: Options, data_source, 
         progress.close()
 
 
-def _default_format(registry, result) -> str:
-    """The preferred exporter, or for a set-valued release the first exporter that streams item sets."""
+def _default_format(registry, result, into: bool = False) -> str:
+    """The preferred exporter, or for a set-valued release the first exporter that streams item sets,
+    or (``into`` a database) the first that writes tables."""
+    if into:
+        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_tables]
+        return able[0] if able else registry.preferred("exporter")
     if result.release.sets is not None:
         for name in registry.names("exporter"):
             if registry.exporter(name).writes_sets:

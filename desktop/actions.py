@@ -349,7 +349,12 @@ class Actions(QObject):
         m = exported.manifest
         verdict = m["verdict"]["message"]
         lines = [
-            f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to",
+            (
+                f"Wrote the table {m['output']['table']} of {m['output']['path']} ({m['output']['rows']:,} rows), "
+                f"and manifest.json to"
+                if m["output"].get("table")
+                else f"Wrote {m['output']['path']} ({m['output']['rows']:,} rows) and manifest.json to"
+            ),
             str(exported.folder),
             "",
             f"Privacy: {verdict}",

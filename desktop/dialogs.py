@@ -6,6 +6,7 @@ Dialogs open window-modal with ``open()`` rather than ``exec()``: the event loop
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from veil.engine import (
     BadInput,
     ExportOptions,
     ImportOptions,
+    IntoTable,
     Table,
     __version__,
     classifier_skipped,
@@ -354,6 +356,7 @@ class ExportDialog(QDialog):
         form.addRow("", self.note)
         form.addRow("Format", self.fmt)
         form.addRow("Folder", where)
+        self._database_rows(form)
         form.addRow("", self.shuffle)
         form.addRow("", self.report)
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
@@ -383,6 +386,48 @@ class ExportDialog(QDialog):
         self._describe_run()
         self._fit_formats()
         self.resize(680, self.sizeHint().height())
+
+    def _database_rows(self, form: QFormLayout) -> None:
+        """The choice to write the release as a new table of an existing database (a format that
+        writes tables): the database, the table's name, and whether a table of that name is replaced
+        (off by default: the export is then refused, naming the table). The manifest and report still
+        go to the folder."""
+        self.into = QCheckBox("Write the release as a new table of an existing database")
+        self.into.setObjectName("export-into")
+        self.database = QLineEdit()
+        self.database.setObjectName("export-database")
+        self.database.setPlaceholderText("the database file")
+        pick = QPushButton("Browse…")
+        pick.clicked.connect(self._browse_database)
+        self.table_name = QLineEdit("release")
+        self.table_name.setObjectName("export-table")
+        self.replace_table = QCheckBox("Replace a table of that name already in the database")
+        self.replace_table.setObjectName("export-replace")
+        row = QHBoxLayout()
+        row.addWidget(self.database, 1)
+        row.addWidget(pick)
+        self._database_widgets = (self.database, pick, self.table_name, self.replace_table)
+        form.addRow("", self.into)
+        form.addRow("Database", row)
+        form.addRow("Table", self.table_name)
+        form.addRow("", self.replace_table)
+        self.into.toggled.connect(self._fit_database)
+        self.fmt.currentIndexChanged.connect(self._fit_database)
+        self._fit_database()
+
+    def _fit_database(self, *_) -> None:
+        """Offered for a format that writes tables only; its fields active once chosen."""
+        able = bool(getattr(self._registry.get("exporter", self.fmt.currentData()), "writes_tables", False))
+        self.into.setEnabled(able)
+        if not able:
+            self.into.setChecked(False)
+        for w in self._database_widgets:
+            w.setEnabled(self.into.isChecked())
+
+    def _browse_database(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(self, "Write into database", self.database.text() or str(self._base))
+        if chosen:
+            self.database.setText(chosen)
 
     def _suggested(self) -> str:
         """A folder of its own per run (``demo-hospital-admissions-run-3``) beside the last one used."""
@@ -439,7 +484,14 @@ class ExportDialog(QDialog):
         return self.run.currentData()
 
     def options(self) -> ExportOptions:
-        return ExportOptions(fmt=self.fmt.currentData(), shuffle=self.shuffle.isChecked())
+        into = None
+        if self.into.isChecked():
+            into = IntoTable(
+                os.path.expanduser(self.database.text().strip()),
+                self.table_name.text().strip(),
+                self.replace_table.isChecked(),
+            )
+        return ExportOptions(fmt=self.fmt.currentData(), shuffle=self.shuffle.isChecked(), into=into)
 
 
 def _versions() -> str:

@@ -53,6 +53,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "Column",
             "detect_kind",
             "FILE_LABELS",
+            "CELL_CODES",
             "Kind",
             "Role",
             "Schema",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput, printable
@@ -17,7 +18,7 @@ from ..base.io import ImportOptions, read_data, sha256_file
 from .hierarchy import Hierarchy, hierarchy_from_spec, is_hierarchy_spec
 from .hierarchy_files import FolderHierarchies, read_hierarchy_folder
 from .missing import FILL_CHOICES, fill_missing
-from .table import Kind, Role, Schema, Table
+from .table import Kind, Role, Schema, Table, cell_codes_taken
 from ..base.validate import get
 
 DEMO_CSV = "demo_hospital.csv"
@@ -183,8 +184,10 @@ class DataSource:
             frame[column] = frame[column].replace(mapping)
         if self.missing:
             frame = frame.mask(frame.isin(list(self.missing)))
+        rows = np.arange(len(frame))  # each row's place in the first file (a labelled file's missing codes)
         if self.drop_missing:
-            frame = frame.dropna().reset_index(drop=True)
+            complete = frame.notna().all(axis=1).to_numpy()
+            frame, rows = frame[complete].reset_index(drop=True), rows[complete]
         elif self.fill_missing:  # a blank is never a sensitive value: those columns keep their blanks
             sensitive = [c for c, r in self.roles.items() if str(getattr(r, "value", r)) == "sensitive"]
             frame = fill_missing(frame, self.fill_missing, keep=sensitive)
@@ -195,7 +198,8 @@ class DataSource:
             frame = frame[list(self.columns)]
         sha = table.sha256 if len(hashes) == 1 else hashlib.sha256("\n".join(hashes).encode()).hexdigest()
         reshaped = Table.from_frame(frame, source=table.source, sha256=sha)
-        return dataclasses.replace(reshaped, meta=dict(table.meta))  # a labelled file's labels stay
+        # a labelled file's labels stay, its cells' missing codes on the rows they belong to
+        return dataclasses.replace(reshaped, meta=cell_codes_taken(dict(table.meta), rows))
 
     def files(self) -> tuple[str, ...]:
         """Every file this source reads (the data, the files appended to it, the hierarchy files):

@@ -206,6 +206,35 @@ column → ``{"label", "values", "coded", "missing"}`` (docs/formats.md, "Labell
 hands the released columns' entries to the exporter in ``frame.attrs[FILE_LABELS]``."""
 
 
+CELL_CODES = "missing codes"
+"""The key of ``Table.meta`` holding each user-missing cell's own code, as a labelled file stored it:
+``{"rows": n, "columns": {column: (rows, codes)}}`` — the table's row count, and per column the
+int64 array of the rows whose cell held a declared missing code (read as missing) with those codes.
+:meth:`Table.take` and the reshaping of a data source keep it aligned with the rows; the export
+writes each code back where the release kept the cell (docs/formats.md, "Labelled files")."""
+
+
+def cell_codes_taken(meta: dict, rows: np.ndarray) -> dict:
+    """``meta`` with its :data:`CELL_CODES` for the table of ``rows`` (old row numbers, in the new
+    order; a row given twice keeps its codes twice; a row past the old table holds none)."""
+    found = meta.get(CELL_CODES)
+    if not found:
+        return meta
+    rows = np.asarray(rows, dtype=np.int64)
+    old = int(found["rows"])
+    inside = (rows >= 0) & (rows < old)
+    columns = {}
+    for name, (where, codes) in found["columns"].items():
+        index = np.full(old, -1, dtype=np.int64)  # old row -> its code's place
+        index[np.asarray(where, dtype=np.int64)] = np.arange(len(where))
+        place = np.full(len(rows), -1, dtype=np.int64)
+        place[inside] = index[rows[inside]]
+        new = np.flatnonzero(place >= 0)
+        if len(new):
+            columns[name] = (new, [codes[j] for j in place[new]])
+    return {**meta, CELL_CODES: {"rows": len(rows), "columns": columns}}
+
+
 @dataclass(frozen=True)
 class Table:
     """A DataFrame with a :class:`Schema`.
@@ -340,8 +369,9 @@ class Table:
 
     def take(self, rows) -> Table:
         """The table of the given rows (in that order)."""
-        frame = self.frame.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True)
-        return dataclasses.replace(self, frame=frame)
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        return dataclasses.replace(self, frame=frame, meta=cell_codes_taken(self.meta, rows))
 
     def labels(self) -> np.ndarray | None:
         """The target column as an array, or None when no column is the target."""

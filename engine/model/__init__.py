@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "ScaleOut",
             "SETS",
             "TABLE",
+            "TableWrite",
             "TradeOff",
             "TRANSACTIONS",
         ],

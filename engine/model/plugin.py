@@ -317,6 +317,10 @@ class Algorithm(Plugin):
     # generalises and one that bucketises); tests export one release of each. Empty: one, its defaults.
     release_variants: ClassVar[dict[str, dict]] = {}
 
+    # its table release holds the input's records one for one, in the input's order (release row i
+    # is input row i: cells may change, no record is added, dropped or moved), so the export can link
+    # each released cell to the input's (a labelled file's per-cell missing codes, docs/formats.md)
+    keeps_record_order: ClassVar[bool] = False
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
     scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use
@@ -652,12 +656,60 @@ class Importer(Plugin):
         return None
 
 
+class TableWrite:
+    """One transaction adding a release as a table of an existing database file, which an exporter
+    that ``writes_tables`` opens (:meth:`Exporter.open_table`) and the export drives: ``write`` the
+    frame, ``read_back`` the table as the transaction sees it, its ``sha256`` (the content digest
+    :meth:`Exporter.table_sha256` computes again later), then ``commit`` (the table and nothing else
+    becomes visible) or ``close`` without a commit (nothing in the database changed). Used as a
+    context manager, it closes on leaving."""
+
+    def write(self, frame: pd.DataFrame) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def read_back(self) -> pd.DataFrame:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sha256(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def commit(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __enter__(self) -> TableWrite:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class Exporter(Plugin):
-    """Writes a released DataFrame: ``write(frame, path, params)`` (the engine makes it atomic)."""
+    """Writes a released DataFrame: ``write(frame, path, params)`` (the engine makes it atomic).
+
+    An exporter that ``writes_tables`` can also add a release as a new table of an existing
+    database file (:meth:`open_table`), read such a table back (:meth:`read_table`) and digest its
+    content (:meth:`table_sha256`), which the manifest records and ``veil verify`` checks."""
 
     kind = "exporter"
     extension: ClassVar[str] = ""
     writes_sets: ClassVar[bool] = False  # can stream a set-valued release (write_sets)
+    writes_tables: ClassVar[bool] = False  # can add a release as a table of an existing database
+
+    def open_table(self, database: Path, table: str, replace: bool) -> TableWrite:  # pragma: no cover
+        """Begin the transaction adding ``table`` to ``database``; BadInput when the name is not one
+        a table may have, the database cannot be written, or the table exists and ``replace`` is off."""
+        raise NotImplementedError
+
+    def read_table(self, database: Path, table: str) -> pd.DataFrame:  # pragma: no cover - interface
+        """A table this exporter wrote into ``database``, read as :meth:`read_back` reads a file."""
+        raise NotImplementedError
+
+    def table_sha256(self, database: Path, table: str) -> str:  # pragma: no cover - interface
+        """The SHA-256 of ``table``'s content in ``database`` (the same digest the write recorded)."""
+        raise NotImplementedError
 
     def write(self, frame: pd.DataFrame, path: Path, params: Any) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,7 @@ import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
 from ..base.io import missing_reason, sha256_file
-from ..data.table import FILE_LABELS
+from ..data.table import CELL_CODES, FILE_LABELS
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.bound import BoundModel, CombinedModel
 from ..model.release import Release, Verdict, describe_failures
@@ -49,6 +50,7 @@ from .manifest import (
     MANIFEST_NAME,
     REPORT_FILES,
     ExportOptions,
+    IntoTable,
     binding,
     build_manifest,
     holds_records,
@@ -81,8 +83,14 @@ class Export:
         return self.manifest_path.parent
 
 
-def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.DataFrame, np.ndarray | None]:
+def released_frame(
+    result: RunResult, shuffle: bool, seed: int, keeps_order: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """The frame to write and the shuffle order (``frame.iloc[i]`` is release row ``order[i]``).
+
+    A labelled file's labels go to the exporter in ``frame.attrs[FILE_LABELS]``; when the method
+    ``keeps_order`` (:attr:`~veil.engine.Algorithm.keeps_record_order`), each user-missing cell the
+    release left blank goes with its own code in ``frame.attrs[CELL_CODES]`` (:func:`kept_cell_codes`).
 
     Refuses a release that carries an identifier column: that is a bug in the method, and dropping
     the column silently would hide it.
@@ -97,10 +105,39 @@ def released_frame(result: RunResult, shuffle: bool, seed: int) -> tuple[pd.Data
         frame = take_rows(frame, order)
     labels = (getattr(result.data, "meta", None) or {}).get(FILE_LABELS) or {}
     kept = {str(c): labels[str(c)] for c in frame.columns if str(c) in labels}
+    cells = kept_cell_codes(result, frame, order) if keeps_order and kept else {}
     if kept:  # a labelled file's labels, for a format that writes them (each keeps only the released values')
         frame = frame.copy(deep=False)
-        frame.attrs = {FILE_LABELS: kept}
+        frame.attrs = {FILE_LABELS: kept, **({CELL_CODES: cells} if cells else {})}
     return frame, order
+
+
+def kept_cell_codes(result: RunResult, frame: pd.DataFrame, order: np.ndarray | None) -> dict:
+    """Column → (written rows, codes): each cell of the written ``frame`` that held a user-missing
+    code in the input and is still blank in the release, with that code, for a release whose row i
+    is input row i (``order``: the shuffle, ``frame.iloc[i]`` is release row ``order[i]``).
+
+    A quasi-identifier's cells are left out: their codes would tell apart records the privacy model
+    judged alike (all blank), so they stay plain blanks. Nothing is linked when the rows do not
+    line up (the codes recorded for another number of rows)."""
+    data = result.data
+    found = (getattr(data, "meta", None) or {}).get(CELL_CODES)
+    release = result.release
+    n = len(release.frame)
+    if not found or found.get("rows") != n or len(getattr(data, "frame", ())) != n:
+        return {}
+    grouped = {*release.quasi_identifiers, *release.exact_quasi_identifiers}
+    written_at = np.arange(n) if order is None else np.argsort(order)  # input row r is written at row written_at[r]
+    out = {}
+    for column, (rows, codes) in found["columns"].items():
+        if column in grouped or column not in frame.columns:
+            continue
+        rows = np.asarray(rows, dtype=np.int64)
+        at = written_at[rows]
+        blank = frame[column].isna().to_numpy()[at]  # a cell the method filled or changed keeps its new value
+        if blank.any():
+            out[column] = (at[blank], [c for c, b in zip(codes, blank) if b])
+    return out
 
 
 def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
@@ -302,12 +339,18 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
     out = request.out_dir
     check_output_folder(out)
     exporter = registry.exporter(options.fmt)
-    target = out / f"{options.filename}.{exporter.extension}"
     protected = request.protected(result)
-    part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
+    into = options.into
+    if into is not None:  # a new table of an existing database, not a file of the folder
+        target = _database(registry, exporter, into, protected, result.release)
+        protected = [*protected, (target, "database")]  # an earlier export's file it may be: never removed
+        part_files = []
+    else:
+        target = out / f"{options.filename}.{exporter.extension}"
+        part_files = [part_path(target, n).name for n in part_names(result.release)]  # Anatomy's sensitive table, …
     refuse_overwriting(
         [
-            target,
+            *([] if into is not None else [target]),
             out / MANIFEST_NAME,
             *(out / n for n in (*request.report_names, *part_files, *request.also_writes)),
         ],
@@ -318,7 +361,8 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
     if not records:  # one row per feature, in rank order: there is no record order to hide
         options = dataclasses.replace(options, shuffle=False)
     check_memory(estimate_export(result.release))  # before the frame is copied, written and read back
-    frame, order = released_frame(result, options.shuffle, shuffle_seed)
+    keeps_order = getattr(registry.get("algorithm", result.spec.method.name), "keeps_record_order", False)
+    frame, order = released_frame(result, options.shuffle, shuffle_seed, keeps_order)
     model = run_model(registry, result)
     _check_or_refuse(model, result.release, None, "the release")  # in memory, before any byte is written
     sets = result.release.sets
@@ -329,22 +373,30 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
             f"{refused}; choose the format {' or '.join(able) or '(none installed)'} instead of {options.fmt}"
         )
     ctx.progress(0.02, "writing the release")
-    with Staging(out, ctx.holding) as stage:  # leaving it without the commit below deletes everything prepared
-        tmp = stage.file(target.name)
-        if sets is not None:  # streamed from the group centres in chunks, never a records × items frame
+    with Staging(out, ctx.holding) as stage, _table_write(exporter, into, target) as table:
+        # leaving it without the commit below deletes everything prepared and writes nothing in the database
+        tmp = None
+        if table is not None:
+            table.write(frame)
+            ctx.progress(0.1, "reading the written table back")
+            back = table.read_back()
+        elif sets is not None:  # streamed from the group centres in chunks, never a records × items frame
+            tmp = stage.file(target.name)
             rows = result.release.groups if order is None else result.release.groups[order]
             exporter.write_sets(sets, rows, tmp, exporter.params())
         else:
+            tmp = stage.file(target.name)
             exporter.write(frame, tmp, exporter.params())
-        ctx.progress(0.1, "reading the written file back")
-        back = exporter.read_back(tmp)
+        if tmp is not None:
+            ctx.progress(0.1, "reading the written file back")
+            back = exporter.read_back(tmp)
         if sets is not None:  # judged from the file alone: records publishing the same set are a group
             frame, parts = back, {}
             written = release_as_written(back, result.release.roles(), hierarchies=result.release.hierarchies)
             verdict = _check_or_refuse(model, written, order, "the written release")
         else:
             _check_columns(frame, back, options.fmt)
-            parts = write_parts(stage, exporter, result.release, target)
+            parts = write_parts(stage, exporter, result.release, target) if table is None else {}
             written = as_written(result.release, back, {n: f for n, (f, _) in parts.items()})
             verdict = _check_or_refuse(model, written, order, "the written release")
         ctx.progress(0.2, "assessing risk and utility")
@@ -380,15 +432,28 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
             project=request.project,
             shuffle_seed=shuffle_seed,
             assessment=figures,
-            output_sha256=sha256_file(tmp),
+            output_sha256=sha256_file(tmp) if table is None else table.sha256(),
             written=written_names(exporter, frame.columns),
             parts=part_entries,
         )
-        files = {target.name: manifest["output"]["sha256"]}
+        if table is not None:  # the database by its absolute path, the table by name, its content's digest
+            manifest["output"].update({"path": str(target), "table": into.table})
+            files = {}
+        else:
+            files = {target.name: manifest["output"]["sha256"]}
         files.update({e["path"]: e["sha256"] for e in (part_entries or {}).values()})
-        keep = {target.name, MANIFEST_NAME, *request.report_names, *part_files}
+        keep = {*files, MANIFEST_NAME, *request.report_names, *part_files}
         paths = finish(
-            registry, stage, manifest, files, request.report, ctx, keep=keep, protected=protected, report_at=0.75
+            registry,
+            stage,
+            manifest,
+            files,
+            request.report,
+            ctx,
+            keep=keep,
+            protected=protected,
+            report_at=0.75,
+            then=table.commit if table is not None else None,
         )
     ctx.progress(1.0, "exported", check=False)  # done: a cancel now comes too late to undo anything
     return Export(
@@ -415,6 +480,7 @@ def finish(
     keep: set,
     protected=(),
     report_at: float = 0.75,
+    then=None,
 ) -> dict[str, Path]:
     """The last steps of every export, a release in one file or in parts, once its files are staged
     and checked and ``manifest`` is complete (:func:`~veil.engine.release.manifest.complete_manifest`):
@@ -424,7 +490,9 @@ def finish(
     3. the signature, last, over every field, the files' hashes included;
     4. ``manifest.json`` (:func:`~veil.engine.release.manifest.manifest_text`);
     5. the commit: every staged file takes its name, the manifest last, and the files of an earlier
-       export in the folder that this one does not replace (:func:`_earlier_members`) go.
+       export in the folder that this one does not replace (:func:`_earlier_members`) go; ``then``
+       (a release written into a database: its transaction's commit) runs once they are in place,
+       and when it fails they are put back.
 
     Returns the report files written, by kind (``"html"``, ``"pdf"``)."""
     manifest["export"] = {"id": secrets.token_hex(16), "files": dict(files)}
@@ -439,8 +507,58 @@ def finish(
     sign(manifest)
     stage.file(MANIFEST_NAME).write_text(manifest_text(manifest), encoding="utf-8")
     ctx.progress(0.99, "moving the files into place")  # the last moment to cancel: nothing is in place yet
-    stage.commit(remove=_earlier_members(stage.folder, keep, protected), last=MANIFEST_NAME)
+    stage.commit(remove=_earlier_members(stage.folder, keep, protected), last=MANIFEST_NAME, then=then)
     return paths
+
+
+def _database(registry, exporter, into: IntoTable, protected, release: Release | None) -> Path:
+    """The existing database a release is written into, resolved; BadInput when the format cannot
+    write a table, the file is not there, it is a file the run read, or the release is not one table."""
+    if not exporter.writes_tables:
+        able = [n for n in registry.names("exporter") if registry.exporter(n).writes_tables]
+        raise BadInput(
+            f"the format {exporter.name} cannot write a release into a database; choose "
+            f"{' or '.join(able) or '(none installed)'}, or write a file"
+        )
+    if not str(into.database).strip():
+        raise BadInput("name the database to write the release into")
+    path = Path(into.database)
+    if not path.is_file():
+        raise BadInput(
+            f"the database {missing_reason(path, 'file')}; a release is written into an existing database "
+            f"(to make a new one, write the format as a file)"
+        )
+    for keep in protected:
+        keep, what = keep if isinstance(keep, tuple) else (keep, "input file")
+        if keep and os.path.exists(keep) and os.path.samefile(keep, path):
+            raise BadInput(
+                f"the database {path} is the {what} {keep}: a release is never written into a file the run "
+                f"read; write it into another database"
+            )
+    if release is not None and (release.parts or release.sets is not None):
+        raise BadInput("this release is not one table (it has further parts or item sets); write it as files")
+    return path.resolve()
+
+
+def check_into(registry, fmt: str, into: IntoTable, protected=()) -> None:
+    """BadInput when a release in format ``fmt`` could not be written as ``into`` says (the format
+    writes no table, the database is missing or a file the run reads, the name is not one a table may
+    have, or a table of that name is there and not to be replaced): asked before a run, so the user
+    is not told after it. Writes nothing (the transaction it opens is rolled back)."""
+    exporter = registry.exporter(fmt)
+    database = _database(registry, exporter, into, protected, None)
+    exporter.open_table(database, into.table, into.replace).close()
+
+
+@contextmanager
+def _table_write(exporter, into: IntoTable | None, database: Path):
+    """The transaction adding the release's table (None when the release is a file); closed, and
+    so rolled back unless committed, on leaving."""
+    if into is None:
+        yield None
+        return
+    with exporter.open_table(database, into.table, into.replace) as table:
+        yield table
 
 
 def check_output_folder(out: Path) -> None:

@@ -481,7 +481,14 @@ MANIFEST_SHAPE = {
         NULL,
     ),
     "project": ({"path": str, "sha256": _TEXT}, NULL),
-    "output": {"path": str, "format": _TEXT, "sha256": str, "rows": (int, NULL), "columns": _TEXTS},
+    "output": {
+        "path": str,
+        "format": _TEXT,
+        "sha256": str,
+        "rows": (int, NULL),
+        "columns": _TEXTS,
+        "table": _TEXT,  # a release written as a table of a database: path is the database's absolute path
+    },
     "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
     "population": (
         {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT, "hierarchies": _MAYBE_OBJECT},
@@ -528,7 +535,10 @@ def read_manifest(path: str | os.PathLike) -> dict:
     for name, digest in files.items():
         if not plain_name(name) or not isinstance(digest, str):
             raise BadInput(f"{p} is not a valid manifest: export files must map plain file names to SHA-256 hashes")
-    if not plain_name(manifest["output"]["path"]):
+    if manifest["output"].get("table") is not None:  # a table of a database, which lies where its path says
+        if not Path(manifest["output"]["path"]).is_absolute() or manifest["output"].get("parts"):
+            raise BadInput(f"{p} is not a valid manifest: a table's database must be an absolute path, without parts")
+    elif not plain_name(manifest["output"]["path"]):
         raise BadInput(f"{p} is not a valid manifest: output path must be a plain file name")
     parts = get(manifest["output"], "parts", dict, {}, where=f"{p.name} output")
     for name, entry in parts.items():  # each part is read as release.NAME.EXT beside the release
@@ -554,12 +564,26 @@ class ExportOptions:
         Stem of the released file (``release.csv``).
     shuffle_seed : int, optional
         Seed of the shuffle; the run's seed when omitted. Recorded in the manifest.
+    into : IntoTable, optional
+        Write the release as a new table of an existing database (an exporter that ``writes_tables``)
+        instead of a file beside the manifest.
     """
 
     fmt: str | None = None  # None: the registry's preferred exporter
     shuffle: bool = True
     filename: str = "release"
     shuffle_seed: int | None = None
+    into: IntoTable | None = None  # the release as a new table of an existing database, not a file
+
+
+@dataclass(frozen=True)
+class IntoTable:
+    """Where a release written into an existing database goes: the database file, the table's name,
+    and whether a table of that name already there is replaced (refused unless ``replace``)."""
+
+    database: str | os.PathLike
+    table: str = "release"
+    replace: bool = False
 
 
 def identifier_columns(result: RunResult) -> list[str]:

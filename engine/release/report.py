@@ -24,7 +24,7 @@ from ..data.datasource import DataSource
 from ..base.errors import BadInput, VeilError
 from .manifest import REPORT_FILES, binding as make_binding, binding_text, read_manifest, recorded_inputs
 from .staging import plain_name, refuse_overwriting
-from .verify import manifest_population, read_released, verify_file
+from .verify import manifest_population, read_released, table_problem, verify_file
 from .signing import check as check_signature, made_here
 from ..base.io import check_regular, sha256_file
 from .staging import Staging
@@ -847,10 +847,15 @@ def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, che
 
 def _reload_release(registry, manifest: dict, out: Path, checks: dict):
     path = out / manifest["output"]["path"]
+    table = manifest["output"].get("table")  # a release written as a table of a database
     if not path.exists():
         checks["release"] = "missing"
         return None
-    if sha256_file(path) != manifest["output"].get("sha256"):
+    if (
+        table_problem(registry, manifest["output"])
+        if table is not None
+        else (sha256_file(path) != manifest["output"].get("sha256"))
+    ):
         checks["release"] = "changed"
         return None
     checks["release"] = "matches"
@@ -872,13 +877,14 @@ def _reload_release(registry, manifest: dict, out: Path, checks: dict):
                 manifest.get("roles") or {},
                 parts=list(manifest["output"].get("parts") or {}),
                 population=population,
+                table=table,
             )
             checks["recheck"] = ("holds: " if verification.holds else "FAILS: ") + _finding(verification.message)
     except VeilError as exc:
         checks["recheck"] = f"could not be re-checked: {exc}"
     fmt = manifest["output"].get("format") or registry.preferred("exporter")
-    frame = read_released(registry, fmt, path)
-    parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {}))
+    frame = read_released(registry, fmt, path, table)
+    parts = read_parts(registry.exporter(fmt), path, list(manifest["output"].get("parts") or {})) if not table else {}
     release = with_parts(release_as_written(frame, manifest.get("roles") or {}, parts), parts)
     return dataclasses.replace(release, population=population) if population is not None else release
 

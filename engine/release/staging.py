@@ -204,15 +204,18 @@ class Staging:
         return path
 
     # -- committing
-    def commit(self, remove: tuple[str, ...] = (), last: str | None = None) -> None:
+    def commit(self, remove: tuple[str, ...] = (), last: str | None = None, then=None) -> None:
         """Move every prepared file onto its name (``last`` after the others), delete the earlier
         export's files named in ``remove`` and the staging folder, as one held step; on any exception
-        put the folder back as it was."""
+        put the folder back as it was. ``then`` (no arguments), when given, is called once every file
+        is in place and before the commit counts as done: the commit of a database transaction the
+        export also made (:class:`~veil.engine.TableWrite`), so that when it fails the folder is put
+        back too, and a kill before it leaves both undone."""
         with self._hold(final=True):
-            self._commit(remove, last)
+            self._commit(remove, last, then)
             self.discard()
 
-    def _commit(self, remove: tuple[str, ...], last: str | None) -> None:
+    def _commit(self, remove: tuple[str, ...], last: str | None, then=None) -> None:
         names = sorted(self.files, key=lambda n: (n == last, n))
         for name in names:
             _fsync_file(self.files[name])
@@ -252,6 +255,8 @@ class Staging:
             for name in remove:
                 os.unlink(self.folder / name)
             _fsync_dir(self.folder)
+            if then is not None:
+                then()
             journal["state"] = "committed"
             _write_journal(self.path, journal)
         except BaseException:

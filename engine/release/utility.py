@@ -448,13 +448,19 @@ def read_folder_utility(registry, folder) -> FolderUtility:
     from ..data.datasource import DataSource
     from ..data.table import Schema, Table
     from .manifest import read_manifest
-    from .verify import read_released
+    from .verify import read_released, table_problem
 
     manifest = read_manifest(folder)
     out = Path(manifest.pop("_dir"))
     output = manifest.get("output") or {}
     parts = output.get("parts_of")
-    if parts:
+    table = output.get("table")  # a release written as a table of a database
+    if table is not None:
+        problem = table_problem(registry, output)
+        if problem:
+            raise BadInput(problem)
+        entries = []
+    elif parts:
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
             raise BadInput("the manifest's output.parts_of must list the release's parts")
         entries = [(p.get("path"), p.get("sha256")) for p in parts]
@@ -462,7 +468,7 @@ def read_folder_utility(registry, folder) -> FolderUtility:
         entries = [(output["path"], output.get("sha256"))]
     else:
         raise BadInput("the manifest names no released file")
-    files = []
+    files = [Path(output["path"])] if table is not None else []
     for name, digest in entries:
         if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
             raise BadInput("the manifest names a released file that is not a plain file name")
@@ -491,4 +497,4 @@ def read_folder_utility(registry, folder) -> FolderUtility:
         if schema.names == data.schema.names:
             data = Table(data.frame, schema, data.source, data.sha256)
     hierarchies = {c.name: c.hierarchy for c in data.schema.columns if getattr(c, "hierarchy", None) is not None}
-    return FolderUtility(data.frame, tuple(files), lambda path: read_released(registry, fmt, path), hierarchies)
+    return FolderUtility(data.frame, tuple(files), lambda path: read_released(registry, fmt, path, table), hierarchies)

@@ -37,11 +37,14 @@ class Verification:
     sha256_matches: bool | None
 
 
-def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
-    """A released file read back by the exporter of ``fmt``; BadInput when it is damaged or not that format."""
+def read_released(registry, fmt: str, path: str | os.PathLike, table: str | None = None) -> pd.DataFrame:
+    """A released file read back by the exporter of ``fmt`` (``table``: the release is that table of
+    the database at ``path``); BadInput when it is damaged or not that format."""
     exporter = registry.exporter(fmt)
     check_regular(path)  # a FIFO would block the reader, a device would never end
     try:
+        if table is not None:
+            return exporter.read_table(Path(path), table)
         return exporter.read_back(Path(path))
     except (BadInput, MemoryError, OSError):
         raise
@@ -50,20 +53,57 @@ def read_released(registry, fmt: str, path: str | os.PathLike) -> pd.DataFrame:
         raise BadInput(f"{Path(path).name} cannot be read as {fmt}: {reason}") from None
 
 
+def read_output(registry, manifest: dict) -> pd.DataFrame:
+    """The release a manifest (as :func:`~veil.engine.read_manifest` returns it) describes, read
+    back: its file beside the manifest, or its table in a database."""
+    out = manifest["output"]
+    fmt = out.get("format") or registry.preferred("exporter")
+    return read_released(registry, fmt, Path(manifest["_dir"]) / out["path"], out.get("table"))
+
+
+def table_problem(registry, out: dict) -> str:
+    """What is wrong with a release written as a table of a database ("" when its content has the
+    SHA-256 its manifest records): the database or the table gone, or the content changed."""
+    path, table = Path(out["path"]), out["table"]
+    if not path.is_file():
+        return f"the database {path} holding the release is missing"
+    check_regular(path)
+    exporter = registry.exporter(out.get("format") or registry.preferred("exporter"))
+    try:
+        digest = exporter.table_sha256(path, table)
+    except BadInput as exc:
+        return f"the release's table is missing: {exc}"
+    if digest != out.get("sha256"):
+        return (
+            f"the table {table!r} of {path.name} was changed after export: the SHA-256 of its content differs "
+            f"from the manifest"
+        )
+    return ""
+
+
 def verify_file(
-    registry, path: str | os.PathLike, fmt: str, model_call, roles: dict, parts=None, hierarchies=None, population=None
+    registry,
+    path: str | os.PathLike,
+    fmt: str,
+    model_call,
+    roles: dict,
+    parts=None,
+    hierarchies=None,
+    population=None,
+    table: str | None = None,
 ) -> Verification:
     """Re-check a released file, read from disk, against a privacy model (a PluginCall) or several
     (a list of them: every one must hold). ``parts``: the names of the release's further files
     (Anatomy's sensitive table), found beside it; ``hierarchies``: those declared for sensitive
     columns (column → Hierarchy), for a model whose distance follows one; ``population``: the
-    population the groups are counted in (δ-presence, k-map).
+    population the groups are counted in (δ-presence, k-map); ``table``: the release is that table of
+    the database at ``path``.
 
     Shares nothing with the method that made the file beyond the model's own check: the file is
     read back by its exporter and the roles come from the caller (the manifest or flags).
     """
-    frame = read_released(registry, fmt, path)
-    found = read_parts(registry.exporter(fmt), Path(path), parts)
+    frame = read_released(registry, fmt, path, table)
+    found = read_parts(registry.exporter(fmt), Path(path), parts) if table is None else {}
     release = with_parts(release_as_written(frame, roles, found, hierarchies), found)
     if population is not None:  # the population models count each group's matches in it
         release = dataclasses.replace(release, population=population)
@@ -137,7 +177,12 @@ def verify_manifest(
         return Verification(holds, f"{message}; {signed}" + note, None, None)
     problems = member_problems(folder, manifest)
     matches = None
-    if path.exists():
+    if out.get("table") is not None:  # a table of a database: its content's digest
+        problem = table_problem(registry, out)
+        matches = not problem
+        if problem:
+            problems.insert(0, problem)
+    elif path.exists():
         matches = sha256_file(path) == out.get("sha256")
         if not matches:
             problems.insert(0, f"{path.name} was changed after export: its SHA-256 differs from the manifest")
@@ -173,6 +218,7 @@ def verify_manifest(
         parts=list(out.get("parts") or {}),
         hierarchies=hierarchies,
         population=population,
+        table=out.get("table"),
     )
     return Verification(result.holds, f"{result.message}; {signed}" + note, result.verdict, True)
 
@@ -240,6 +286,8 @@ def stray_files(folder: Path, manifest: dict) -> list[str]:
     ``release.sensitive.EXT``: the release in another format, a part, a part file) that its manifest
     does not list, in words: a reader of the folder's parts would take them in."""
     out = manifest["output"]
+    if out.get("table") is not None:  # the release is a table of a database, not a file of the folder
+        return []
     listed = set((manifest.get("export") or {}).get("files") or {}) | {out.get("path")}
     for entry in [*(out.get("parts_of") or []), *((out.get("parts") or {}).values())]:
         if isinstance(entry, dict):
@@ -264,7 +312,7 @@ def member_problems(folder: Path, manifest: dict) -> list[str]:
     if isinstance(out.get("parts_of"), list):  # a release in parts: verify_parts checks every part
         for part in out["parts_of"]:
             files.pop(part.get("path") if isinstance(part, dict) else None, None)
-    else:
+    elif out.get("table") is None:  # a table of a database is checked by its content's digest
         files.setdefault(out["path"], out.get("sha256"))
     ours = manifest_digest(manifest) if manifest.get("export") else None
     data_files = {str(e.get("path")) for e in (out.get("parts") or {}).values() if isinstance(e, dict)}

@@ -32,6 +32,7 @@ PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 
 
 class GlobalRecoding(Algorithm):
     name = "global-recoding"
+    keeps_record_order = True  # every record, in the input's order
     title = "Global recoding with suppression (ARX)"
     paper = PAPER
     description = (

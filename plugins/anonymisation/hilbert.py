@@ -166,6 +166,7 @@ class HilbertParams:
 
 class HilbertCurve(Algorithm):
     name = "hilbert"
+    keeps_record_order = True  # every record, in the input's order
     title = "Hilbert curve (1-D optimal)"
     paper = PAPER
     description = (

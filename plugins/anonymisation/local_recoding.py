@@ -50,6 +50,7 @@ class Params:
 
 class LocalRecoding(Algorithm):
     name = "local-recoding"
+    keeps_record_order = True  # every record, in the input's order
     title = "Local recoding (iterated global recoding)"
     paper = "arx"
     description = (

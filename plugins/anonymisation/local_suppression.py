@@ -56,6 +56,7 @@ class Params:
 
 class LocalSuppression(Algorithm):
     name = "local-suppression"
+    keeps_record_order = True  # every record, in the input's order
     title = "Local suppression (cells)"
     paper = "sdcmicro"
     description = (

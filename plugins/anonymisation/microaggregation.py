@@ -70,6 +70,7 @@ class Params:
 
 class Microaggregation(Algorithm):
     name = "microaggregation"
+    keeps_record_order = True  # every record, in the input's order
     title = "Microaggregation (MDAV)"
     paper = "mdav"
     description = (

@@ -343,6 +343,7 @@ def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=N
 # ---------------------------------------------------------------------------------- release
 class Mondrian(Algorithm):
     name = "mondrian"
+    keeps_record_order = True  # every record, in the input's order
     title = "Mondrian (generalise or bucketise)"
     paper = "001_f1ec36403a5884c8"
     description = (

@@ -285,6 +285,7 @@ class RelationalParams:
 
 class PatternKaRelational(Algorithm):
     name = "patternka-relational"
+    keeps_record_order = True  # every record, in the input's order
     title = "PatternKa (relational)"
     paper = PAPER
     description = (

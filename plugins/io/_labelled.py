@@ -57,13 +57,18 @@ def labelled_frame(raw: pd.DataFrame, value_labels: dict, variable_labels: dict,
     """The frame a user works on and the labels entry of each column (see the module's doc).
 
     ``raw`` holds the cells as the file stores them (user-missing codes included); ``missing``
-    maps a column to its missing codes (ranges or letters)."""
-    out, labels = {}, {}
+    maps a column to its missing codes (ranges or letters). Returns ``(frame, labels, cells)``,
+    ``cells`` each column's user-missing cells with their own codes, as
+    :data:`veil.engine.CELL_CODES` holds them (column → (rows, codes))."""
+    out, labels, cells = {}, {}, {}
     for c in raw.columns:
         s = raw[c]
         codes_missing = list(missing.get(c) or [])
         if codes_missing:
-            s = s.mask(user_missing_mask(s, codes_missing))
+            mask = user_missing_mask(s, codes_missing)
+            if mask.any():
+                cells[str(c)] = (np.flatnonzero(mask), [_plain_code(v) for v in s[mask]])
+            s = s.mask(mask)
             if s.dtype == object:  # Stata's letters removed: the column is numbers again
                 rest = s.dropna()
                 if len(rest) == 0 or all(isinstance(v, (int, float, np.number)) for v in rest):
@@ -92,7 +97,7 @@ def labelled_frame(raw: pd.DataFrame, value_labels: dict, variable_labels: dict,
                 "coded": coded,
                 "missing": [list(m) if isinstance(m, (list, tuple)) else m for m in codes_missing],
             }
-    return pd.DataFrame(out, index=raw.index), labels
+    return pd.DataFrame(out, index=raw.index), labels, cells
 
 
 def _is_missing_code(code, missing: list) -> bool:
@@ -117,8 +122,13 @@ def _sort_key(v):
     return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
 
 
-def written_frame(frame: pd.DataFrame, labels: dict, *, integer_codes: bool = False):
+def written_frame(frame: pd.DataFrame, labels: dict, *, integer_codes: bool = False, cells: dict | None = None):
     """The release as a labelled file stores it: ``(frame, value_labels, variable_labels, missing)``.
+
+    ``cells`` (column → (rows, codes), :data:`veil.engine.CELL_CODES`) are blank cells of the release
+    that held a user-missing code in the input: each gets its own code back where the column's
+    declaration is written again — SPSS's numeric codes (``missing`` here) and Stata's letters
+    (``missing`` then maps the column to the letters it uses, and the cells hold them as text).
 
     A coded column's cells become codes again: a released label its original code, any other
     value (a generalised one, ``*``) a new code past the largest used, labelled with its text. An
@@ -159,9 +169,18 @@ def written_frame(frame: pd.DataFrame, labels: dict, *, integer_codes: bool = Fa
             kept = {k: v for k, v in values.items() if k in present}
         elif isinstance(s.dtype, pd.CategoricalDtype):
             s = s.astype(object).where(s.notna(), None)
+        restore = (cells or {}).get(str(c))
         if pd.api.types.is_numeric_dtype(s) and declared and not isinstance(declared[0], str):
             missing[c] = [{"lo": lo, "hi": hi} for lo, hi in declared]
             kept.update({k: v for k, v in values.items() if _is_missing_code(k, declared)})
+            if restore is not None and all(isinstance(k, (int, float)) for k in restore[1]):
+                s = s.astype(float)
+                s.iloc[np.asarray(restore[0])] = np.asarray(restore[1], dtype=float)
+        elif declared and all(isinstance(m, str) for m in declared) and pd.api.types.is_numeric_dtype(s):
+            if restore is not None and integer_codes:  # Stata's .a–.z: the letters the cells use, declared
+                s = s.astype(object)
+                s.iloc[np.asarray(restore[0])] = np.asarray(restore[1], dtype=object)
+                missing[c] = sorted({str(v) for v in restore[1]})
         if kept and integer_codes and not all(isinstance(k, int) for k in kept):
             kept = {}  # Stata labels whole numbers only: a fractional value keeps no label
         if kept:

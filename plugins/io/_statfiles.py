@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from veil.engine import FILE_LABELS, BadInput, Exporter, ImportOptions, Importer, Table, check_column_names
+from veil.engine import CELL_CODES, FILE_LABELS, BadInput, Exporter, ImportOptions, Importer, Table, check_column_names
 
 from ._labelled import labelled_frame, written_frame
 
@@ -136,9 +136,11 @@ class _ReadStatImporter(Importer):
         except BadInput as exc:
             raise BadInput(f"{path.name}: {exc}") from None
         variable = {c: v for c, v in (meta.column_names_to_labels or {}).items() if v}
-        frame, labels = labelled_frame(raw, meta.variable_value_labels or {}, variable, missing)
+        frame, labels, cells = labelled_frame(raw, meta.variable_value_labels or {}, variable, missing)
         table = Table.from_frame(frame)
         table.meta[FILE_LABELS] = labels
+        if cells:  # each missing cell's own code, for the export to write back
+            table.meta[CELL_CODES] = {"rows": len(frame), "columns": cells}
         table.meta["file"] = self.file_info(path, meta)
         return table
 
@@ -257,7 +259,7 @@ class RImporter(Importer):
                 levels = list(raw[c].cat.categories)
                 value_labels[c] = {i + 1: str(t) for i, t in enumerate(levels)}
                 raw[c] = pd.Series(raw[c].cat.codes.to_numpy() + 1, index=raw.index).where(raw[c].notna())
-        frame, labels = labelled_frame(raw.reset_index(drop=True), value_labels, {}, {})
+        frame, labels, _ = labelled_frame(raw.reset_index(drop=True), value_labels, {}, {})
         table = Table.from_frame(frame)
         table.meta[FILE_LABELS] = labels
         info = {"format": self.title, "object": key}
@@ -272,6 +274,11 @@ class RImporter(Importer):
 
 def _labels_of(frame: pd.DataFrame) -> dict:
     return dict(frame.attrs.get(FILE_LABELS) or {})
+
+
+def _cells_of(frame: pd.DataFrame) -> dict:
+    """The blank cells the export found held a user-missing code in the input, with their codes."""
+    return dict(frame.attrs.get(CELL_CODES) or {})
 
 
 def _bad_name(columns, what: str, pattern: str, longest: int) -> str:
@@ -292,11 +299,14 @@ def _refuse_names(frame: pd.DataFrame, what: str, pattern: str, longest: int):
         raise BadInput(f"{why} or export another format")
 
 
-def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Categories and Arrow text as plain text (ReadStat writes numbers and Python strings)."""
+def _text_columns(frame: pd.DataFrame, keep=()) -> pd.DataFrame:
+    """Categories and Arrow text as plain text (ReadStat writes numbers and Python strings);
+    ``keep``: columns of numbers and Stata's missing letters, written as they are."""
     out = frame.copy()
     for c in out.columns:
         s = out[c]
+        if c in keep:
+            continue
         if isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s) or s.dtype == object:
             if not pd.api.types.is_numeric_dtype(s):
                 out[c] = s.astype(object).where(s.notna(), None)
@@ -342,7 +352,7 @@ class SpssExporter(_ReadStatExporter):
 
     def write(self, frame, path, params):
         self.write_checked_names(frame)
-        data, values, variables, missing = written_frame(frame, _labels_of(frame))
+        data, values, variables, missing = written_frame(frame, _labels_of(frame), cells=_cells_of(frame))
         try:
             _pyreadstat().write_sav(
                 _text_columns(data),
@@ -367,14 +377,17 @@ class StataExporter(_ReadStatExporter):
 
     def write(self, frame, path, params):
         self.write_checked_names(frame)
-        data, values, variables, _ = written_frame(frame, _labels_of(frame), integer_codes=True)
+        data, values, variables, letters = written_frame(
+            frame, _labels_of(frame), integer_codes=True, cells=_cells_of(frame)
+        )
         try:
             _pyreadstat().write_dta(
-                _text_columns(data),
+                _text_columns(data, keep=letters),
                 str(path),
                 version=15,
                 column_labels={c: v[:80] for c, v in variables.items()} or None,
                 variable_value_labels=values or None,
+                missing_user_values=letters or None,
             )
         except Exception as exc:
             raise BadInput(f"the release cannot be written as Stata: {_one_line(exc)}") from None

@@ -105,6 +105,7 @@ class NoiseParams:
 
 class Noise(Algorithm):
     name = "noise-addition"
+    keeps_record_order = True  # every record, in the input's order
     title = "Noise addition"
     paper = "brand-noise"
     description = (

@@ -129,6 +129,7 @@ class PramParams:
 
 class Pram(Algorithm):
     name = "pram"
+    keeps_record_order = True  # every record, in the input's order
     title = "PRAM (post-randomisation)"
     paper = "gouweleeuw-pram"
     description = (

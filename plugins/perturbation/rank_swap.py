@@ -118,6 +118,7 @@ class RankSwapParams:
 
 class RankSwap(Algorithm):
     name = "rank-swap"
+    keeps_record_order = True  # every record, in the input's order
     title = "Rank swapping"
     paper = "moore-rank-swap"
     description = (

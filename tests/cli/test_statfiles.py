@@ -183,7 +183,10 @@ def test_a_labelled_file_round_trips_through_a_release(veil, tmp_path, fmt, expo
         assert manifest["output"]["variable_labels"] == variable  # what the report shows beside the names
         assert "age (Age at interview, years)" in _labelled_names(manifest["output"])
     smoking = got["smoker"]
-    assert int(pd.isna(smoking).sum()) == 3  # the three refusals are missing, not a value
+    if fmt == "rds":
+        assert int(pd.isna(smoking).sum()) == 3  # R has NA only: the three refusals are missing
+    else:  # each refusal written back as its own code, declared missing again
+        assert list(smoking[[3, 17, 40]]) == (["a"] * 3 if fmt == "dta" else ["refused"] * 3)
     if ext == "sav":
         assert missing["smoker"] == [{"lo": -9.0, "hi": -9.0}]  # the declaration is restored
         assert labels["smoker"][-9.0] == "refused"
@@ -231,3 +234,61 @@ def test_an_xpt_release_keeps_values_and_variable_labels(veil, tmp_path):
     assert meta.column_names_to_labels["region"] == "Region of residence"
     assert set(raw["village"]) == {"*"} and set(raw["region"]) <= {"North", "South", "East", "West"}
     assert b"Surname" not in (tmp_path / "out" / "release.xpt").read_bytes()
+
+
+NOT_ASKED, REFUSED = 98.0, -9.0
+
+
+def coded_missing(path, fmt: str) -> np.ndarray:
+    """people() with smoker holding two kinds of non-answer, -9 (refused) and 98 (not asked) in SPSS,
+    .a and .b in Stata; returns each row's code (NaN where smoker holds a value)."""
+    df = people()
+    codes = np.full(N, np.nan)
+    codes[[3, 17, 40]], codes[[5, 22, 23, 51]] = REFUSED, NOT_ASKED
+    df.loc[~np.isnan(codes), "smoker"] = codes[~np.isnan(codes)]
+    if fmt == "sav":
+        pyreadstat.write_sav(
+            df,
+            str(path),
+            variable_value_labels={"smoker": {1: "yes", 2: "no", -9: "refused", 98: "not asked"}, "sex": SEXES},
+            missing_ranges={"smoker": [-9, 98]},
+        )
+        return codes
+    letters = np.where(codes == REFUSED, "a", np.where(codes == NOT_ASKED, "b", None))
+    stata = df.astype({"smoker": object})
+    stata.loc[letters != None, "smoker"] = letters[letters != None]  # noqa: E711
+    pyreadstat.write_dta(
+        stata,
+        str(path),
+        variable_value_labels={"smoker": {1: "yes", 2: "no"}, "sex": {1: "Male", 2: "Female"}},
+        missing_user_values={"smoker": ["a", "b"]},
+    )
+    return letters
+
+
+@pytest.mark.parametrize("fmt, exporter", [("sav", "spss"), ("dta", "stata")])
+def test_each_missing_cell_gets_its_own_code_back(veil, tmp_path, fmt, exporter):
+    data = tmp_path / f"people.{fmt}"
+    codes = coded_missing(data, fmt)
+    out = tmp_path / "out"
+    done = veil(
+        "run", "--data", data, "--identifier", "pid", "--quasi", "sex,region", "--model", "k-anonymity:k=5",
+        "--method", "global-recoding", "--format", exporter, "--no-report", "--seed", "4", "--out", out,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    order = np.random.default_rng(manifest["shuffle_seed"]).permutation(N)  # written row i is input row order[i]
+    reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
+    raw, meta = reader(str(out / f"release.{fmt}"), user_missing=True)
+    written = raw["smoker"].to_numpy(dtype=object)
+    expected = np.asarray(codes, dtype=object)[order]
+    coded = np.array([isinstance(c, str) or (c is not None and not np.isnan(c)) for c in expected])
+    assert coded.sum() == 7
+    assert list(written[coded]) == list(expected[coded])  # 98 stays 98, -9 stays -9 (.b stays .b), row by row
+    labels = meta.variable_value_labels["smoker"]
+    assert {labels[c] for c in written[~coded]} <= {"yes", "no"}  # every other cell a value, not a code
+    if fmt == "sav":
+        assert meta.missing_ranges["smoker"] == [{"lo": -9.0, "hi": -9.0}, {"lo": 98.0, "hi": 98.0}]
+    else:
+        assert sorted(meta.missing_user_values["smoker"]) == ["a", "b"]
+    assert veil("verify", out).code == 0  # read back by Veil, the codes are missing again
