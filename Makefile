@@ -15,7 +15,7 @@ test: $(STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/lint-imports --config pyproject.toml
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 setup: $(STAMP)
 

@@ -183,7 +183,7 @@ def test_sigint_from_outside_at_spread_out_moments(earlier):
     data, out, before = earlier
     rng = random.Random(39)
 
-    for _ in range(6):
+    for _ in range(3):
         for leftover in out.iterdir():  # back to the earlier export after a finished trial
             leftover.unlink()
         for name, content in before.items():
