@@ -167,6 +167,7 @@ MANIFEST_LAYOUT = {
     "metric_samples": {},
     "recipe": None,
     "details": {},
+    "perturbation": None,
     "notes": [],
     "seconds": None,
 }
@@ -276,6 +277,8 @@ def build_manifest(
         "metric_samples": {k: dict(v) for k, v in result.samples.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
+        # the columns perturbed record for record and the transition matrices used (typed, whatever the method)
+        "perturbation": release.perturbation.to_dict() if release.perturbation is not None else None,
         "notes": list(release.notes),
         "seconds": round(result.seconds, 4),
     }
@@ -503,6 +506,7 @@ MANIFEST_SHAPE = {
     "metrics": _MAYBE_OBJECT,
     "recipe": _MAYBE_OBJECT,
     "details": _MAYBE_OBJECT,
+    "perturbation": ({"columns": [str], "transitions": [dict]}, NULL),
     "notes": _TEXTS,
     "seconds": (float, NULL),
     "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
