@@ -37,6 +37,7 @@ class Provenance:
     model: str | None = None
     model_params: dict = field(default_factory=dict)
     models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
+    then: dict | None = None  # a second step's method, as {"name", "params"}: it perturbed the first's release
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

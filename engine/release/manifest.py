@@ -237,7 +237,12 @@ def build_manifest(
         output["parts"] = parts
     fields = {
         **manifest_header(version),
-        "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
+        "method": {
+            "name": spec.method.name,
+            "params": prov.params if prov else spec.method.params,
+            # a second step that perturbed the method's release: {"name", "params"}
+            **({"then": dict(prov.then)} if prov is not None and prov.then else {}),
+        },
         "privacy_model": (
             {"name": prov.model, "params": prov.model_params}
             if prov and prov.model
@@ -474,7 +479,7 @@ MANIFEST_SHAPE = {
     "veil_version": _TEXT,
     "created": _TEXT,
     "platform": ({"system": _TEXT, "release": _TEXT, "python": _TEXT, "machine": _TEXT}, NULL),
-    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT}, NULL),
+    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT, "then": ({"name": str, "params": _MAYBE_OBJECT}, NULL)}, NULL),
     "privacy_model": {"name": _TEXT, "params": _MAYBE_OBJECT},
     "seed": (int, NULL),
     "shuffled": (bool, NULL),

@@ -140,6 +140,7 @@ class Pram(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
+    perturbs = True
     provides = (PROVIDES, PERTURBED_CATEGORIES)
     Params = PramParams
     # the codes, one uniform and the drawn codes per record and column, the output frame's copy
