@@ -4,6 +4,8 @@ perturbed values, a category's counts and its transition matrices as heat maps."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -64,3 +66,20 @@ def test_a_perturbed_number_and_a_perturbed_category_drawn_before_and_after(demo
 
     panel.column.setCurrentText("age")  # a column the run left alone: the usual bars
     assert not panel.stratum.isVisibleTo(panel) and "as it was" in panel.loss.text()
+
+
+def test_a_project_run_with_a_second_step_says_the_window_leaves_it_out(qtbot, window, tmp_path):
+    from veil.engine import load_demo
+
+    data = tmp_path / "small.csv"
+    load_demo().frame.head(30).to_csv(data, index=False)
+    with qtbot.waitSignal(window.controller.data_loaded, timeout=10_000):
+        window.controller.open_path(data)
+    path = tmp_path / "chained.veil.json"
+    assert window.controller.save_project(path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    saved["runs"] = [{"method": {"name": "global-recoding"}, "then": {"name": "pram", "params": {"columns": "sex"}}}]
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    with qtbot.waitSignal(window.controller.error, timeout=10_000) as blocker:
+        window.controller.open_project(path)
+    assert blocker.args[0] == "Second steps are not kept" and "global-recoding then pram" in blocker.args[1]
