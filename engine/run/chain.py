@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
@@ -58,19 +59,30 @@ def released_table(data: Table, release: Release) -> Table:
     return Table(frame, Schema(tuple(columns)), data.source, data.sha256)
 
 
-def changed_columns(data: Table, release: Release) -> list[str]:
-    """The released columns whose values differ from the input's (generalised or suppressed)."""
+def changed_columns(data: Table, release: Release, columns) -> list[str]:
+    """Which of ``columns`` the release holds with other values than the input's (generalised or
+    suppressed): numbers compared as numbers, anything else as text."""
     if len(release.frame) != data.n_rows:
-        return list(release.frame.columns)
+        return list(columns)
     changed = []
-    for name in release.frame.columns:
+    for name in columns:
         before = data.frame[name].reset_index(drop=True)
         after = release.frame[name].reset_index(drop=True)
-        if before.isna().ne(after.isna()).any():
-            changed.append(name)
-            continue
-        present = before.notna()
-        if not before[present].astype(str).equals(after[present].astype(str)):
+        numbers = [
+            pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) for s in (before, after)
+        ]
+        if all(numbers):
+            same = np.array_equal(
+                before.to_numpy(dtype=float, na_value=np.nan),
+                after.to_numpy(dtype=float, na_value=np.nan),
+                equal_nan=True,
+            )
+        else:
+            present = before.notna()
+            same = not before.isna().ne(after.isna()).any() and before[present].astype(str).equals(
+                after[present].astype(str)
+            )
+        if not same:
             changed.append(name)
     return changed
 
@@ -82,7 +94,7 @@ def perturb_after(data: Table, first: Release, then, params, model, ctx, first_n
     table = released_table(data, first)
     second = then.run(table, model, params, ctx)
     perturbed = list(second.perturbation.columns) if second.perturbation is not None else []
-    touched = [c for c in perturbed if c in changed_columns(data, first)]
+    touched = changed_columns(data, first, perturbed)
     if touched:
         raise BadInput(
             f"{then.name} would perturb {', '.join(repr(c) for c in touched)}, which {first_name} generalised or "
