@@ -42,6 +42,12 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--method", help="method as NAME[:key=value,...], e.g. all-features")
     r.add_argument(
+        "--then",
+        metavar="METHOD",
+        help="a second step perturbing the method's release record for record, as NAME[:key=value,...], e.g. "
+        "pram:columns=marital_status; the privacy models judge the final release",
+    )
+    r.add_argument(
         "--metrics",
         type=csv_list,
         help="metrics to compute (comma-separated; default: the cheap ones that fit "
@@ -128,6 +134,7 @@ class Options(DataOptions):
     demo: bool
     model: list[str] | None
     method: str | None
+    then: str | None
     metrics: list[str] | None
     seed: int | None
     format: str | None
@@ -172,9 +179,12 @@ def execute(options: Options, registry, stop: Stop) -> int:
         data_source = source(options, options.data, options.demo)
         metrics = tuple(options.metrics) if options.metrics is not None else ()
         run_seed = 0 if options.seed is None else options.seed
-        specs = [RunSpec(PluginCall.parse(options.method), models(options.model), run_seed, metrics)]
+        then = PluginCall.parse(options.then) if options.then else None
+        specs = [RunSpec(PluginCall.parse(options.method), models(options.model), run_seed, metrics, then=then)]
         method = registry.algorithm(specs[0].method.name)
         if method.reads_files(method.params(specs[0].method.params)):
+            if then is not None:
+                raise BadInput("--then: a release written in parts by its method is not perturbed afterwards")
             return _run_parts(registry, specs[0], data_source, options)  # the method reads the files itself
         data = _with_population(registry, data_source, options)
     if not options.out:
@@ -233,6 +243,7 @@ def _refuse_flags_of_a_project(options: Options) -> None:
         flag
         for flag, value in (
             ("--method", options.method),
+            ("--then", options.then),
             ("--model", options.model),
             ("--metrics", options.metrics),
             ("--seed", options.seed),
@@ -289,8 +300,14 @@ def _run_all(registry, data, specs, out: Path, options: Options, data_source, ex
                 spec.method,
                 spec.models,
                 spec.seed,
-                default_metrics(registry, spec.method.name, spec.model.name if spec.model else None),
+                default_metrics(
+                    registry,
+                    spec.method.name,
+                    spec.model.name if spec.model else None,
+                    spec.then.name if spec.then else None,
+                ),
                 spec.recipe,
+                then=spec.then,
             )
         try:
             manifest = _run_one(registry, data, spec, target, options, data_source, stop, executor)

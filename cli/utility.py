@@ -14,14 +14,22 @@ from veil.engine.base.errors import BadInput
 from .common import EXIT_OK, Stop
 
 NAME = "utility"
-HELP = "per released column: the input's and the release's distributions, statistics and loss"
+HELP = (
+    "per released column: the input's and the release's distributions, statistics and loss; for a "
+    "perturbed release, each perturbed column before and after"
+)
 
 
 def add_arguments(u: argparse.ArgumentParser) -> None:
     u.add_argument("folder", help="an export folder (manifest.json and the released file); its input is read again")
     u.add_argument("--json", action="store_true", help="print every figure as JSON")
     u.add_argument("--pair", metavar="A,B", help="also the contingency table of columns A and B, before and after")
-    u.add_argument("--csv", metavar="DIR", help="write summary.csv, distributions.csv (and contingency-*.csv) into DIR")
+    u.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="write summary.csv, distributions.csv (and contingency-*.csv; for a perturbed release "
+        "perturbed-histograms.csv, perturbed-pairs.csv, perturbed-categories.csv, perturbed-transitions.csv) into DIR",
+    )
 
 
 @dataclass(frozen=True)
@@ -50,10 +58,15 @@ def execute(options: Options, registry, stop: Stop) -> int:
     folder = read_folder_utility(registry, options.folder)
     figures = folder.utility()
     tables = folder.contingency(*pair) if pair else None
+    shifts = folder.perturbation_figures()  # None unless the release declares perturbed columns
     if options.csv:
         figures.write_csv(Path(options.csv), tables)
+        if shifts is not None:
+            shifts.write_csv(Path(options.csv))
     if options.json:
         out = figures.to_dict()
+        if shifts is not None:
+            out["perturbation"] = shifts.to_dict()
         if tables is not None:
             out["contingency"] = {
                 "columns": list(pair),
@@ -64,6 +77,8 @@ def execute(options: Options, registry, stop: Stop) -> int:
         print()
         return EXIT_OK
     print(_text(figures))
+    if shifts is not None:
+        print(_perturbed_text(shifts))
     if tables is not None:
         for side, table in zip(("before", "after"), tables):
             print(f"\nContingency of {pair[0]} × {pair[1]}, {side}:")
@@ -111,4 +126,34 @@ def _text(figures) -> str:
         shown = c.after.head(12)
         more = f" (and {len(c.after) - len(shown):,} more values)" if len(c.after) > len(shown) else ""
         lines.append("  released: " + ", ".join(f"{k}: {v:,}" for k, v in shown.items()) + more)
+    return "\n".join(lines)
+
+
+def _perturbed_text(shifts) -> str:
+    lines = ["\nPerturbed columns, before and after:"]
+    for name, c in shifts.columns.items():
+        if c.numeric:
+            lines.append(
+                f"\n{name} (number): {c.records:,} records paired, {c.changed:,} changed; correlation of original "
+                f"and perturbed {_show(c.correlation)}, mean absolute change {_show(c.mean_abs_change)}"
+                if c.paired
+                else f"\n{name} (number): the records cannot be paired (the release has another number of them)"
+            )
+            lines.append(f"  {'bin':>27} {'before':>8} {'after':>8}")
+            for lo, hi, b, a in zip(c.edges[:-1], c.edges[1:], c.before, c.after):
+                lines.append(f"  [{lo:>12.6g}, {hi:>12.6g}] {int(b):>8,} {int(a):>8,}")
+            continue
+        changed = "" if c.changed is None else f", {c.changed:,} records published as another category"
+        lines.append(f"\n{name} (category){changed}")
+        expected = "expected" if c.expected is not None else ""
+        lines.append(f"  {'category':16} {'before':>8} {'after':>8} {expected:>9}")
+        for i, category in enumerate(c.categories):
+            e = f"{c.expected[i]:>9.2f}" if c.expected is not None else ""
+            lines.append(f"  {category[:16]:16} {int(c.before[i]):>8,} {int(c.after[i]):>8,} {e}")
+        for t in c.transitions:
+            lines.append(f"  transition matrix ({t.stratum_text}, {t.records:,} records), row: from, column: to")
+            width = max(8, *(len(x) for x in t.categories[:12]))
+            lines.append("  " + " " * 16 + " ".join(f"{x[:width]:>{width}}" for x in t.categories))
+            for x, row in zip(t.categories, t.matrix):
+                lines.append(f"  {x[:16]:16} " + " ".join(f"{v:>{width}.4f}" for v in row))
     return "\n".join(lines)

@@ -2,7 +2,10 @@
 perspective). The figures are the engine's (``veil.engine.release_utility``), the same that
 ``veil utility`` prints: the two distributions drawn side by side, the summary statistics, the
 column's loss, and the contingency table of any two columns before and after; every number can be
-saved as CSV.
+saved as CSV. For a column the release declares perturbed (``Release.perturbation``, whatever the
+method), the figures of ``veil.engine.perturbation_figures`` instead: a number's input and release
+histograms overlaid and its original against its perturbed values; a category's counts before,
+after and as the transition matrices expect, and each matrix as a heat map.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class UtilityPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.figures = None  # the engine's Utility of the shown run
+        self.shifts = None  # the engine's PerturbationFigures, for a release declaring perturbed columns
         self._pending = None  # (title, input, release) to compare when the tab is next shown
         self._before: pd.DataFrame | None = None
         self._after: pd.DataFrame | None = None
@@ -44,6 +48,10 @@ class UtilityPanel(QWidget):
         self.column.setToolTip("The released column to compare with the input")
         self.column.currentIndexChanged.connect(self._show_column)
         self.loss = QLabel()
+        self.stratum = QComboBox()
+        self.stratum.setToolTip("The stratum whose transition matrix is drawn")
+        self.stratum.currentIndexChanged.connect(self._show_column)
+        self.stratum.hide()
         self.save = QPushButton("Save as CSV…")
         self.save.setToolTip("Write the statistics, the distributions and the contingency tables as CSV files")
         self.save.setEnabled(False)
@@ -52,6 +60,7 @@ class UtilityPanel(QWidget):
         top.addWidget(QLabel("Column"))
         top.addWidget(self.column, 1)
         top.addWidget(self.loss, 2)
+        top.addWidget(self.stratum, 1)
         top.addWidget(self.save)
         self.stats = QTableWidget(0, 3)
         self.stats.setHorizontalHeaderLabels(["statistic", "input", "release"])
@@ -93,7 +102,8 @@ class UtilityPanel(QWidget):
 
     # -- what is shown --------------------------------------------------------------------------
     def clear(self, text: str = NONE_YET) -> None:
-        self.figures = self._before = self._after = self._pending = None
+        self.figures = self.shifts = self._before = self._after = self._pending = None
+        self.stratum.hide()
         self.summary.setText(text)
         for box in (self.column, self.first, self.second):
             box.blockSignals(True)
@@ -122,7 +132,7 @@ class UtilityPanel(QWidget):
         self._compute()
 
     def _compute(self) -> None:
-        from veil.engine import release_utility
+        from veil.engine import perturbation_figures, release_utility
 
         if self._pending is None:
             return
@@ -140,11 +150,20 @@ class UtilityPanel(QWidget):
             return
         self._before, self._after, self._hierarchies = before, release.frame, hierarchies
         self.figures = release_utility(before, release.frame, hierarchies, columns)
-        generalised = [n for n, c in self.figures.columns.items() if c.generalised]
+        perturbation = getattr(release, "perturbation", None)
+        self.shifts = None if perturbation is None else perturbation_figures(before, release.frame, perturbation)
+        perturbed = list(self.shifts.columns) if self.shifts is not None else []
+        generalised = [n for n, c in self.figures.columns.items() if c.generalised and n not in perturbed]
+        said = f", {len(perturbed)} perturbed ({', '.join(perturbed)})" if perturbed else ""
         self.summary.setText(
             f"{title}: {self.figures.rows_before:,} records in the input, {self.figures.rows_after:,} released; "
-            f"{len(columns)} columns, {len(generalised)} generalised. Bars: records per value, the input on "
-            "the left, the release on the right (suppressed records counted apart)."
+            f"{len(columns)} columns, {len(generalised)} generalised{said}. Bars: records per value, the input on "
+            "the left, the release on the right (suppressed records counted apart)"
+            + (
+                "; a perturbed column: before and after on one axis, and each record's value against its own."
+                if perturbed
+                else "."
+            )
         )
         shown = self.column.currentText()
         for box, names in ((self.column, columns), (self.first, columns), (self.second, columns)):
@@ -152,8 +171,9 @@ class UtilityPanel(QWidget):
             box.clear()
             box.addItems(names)
             box.blockSignals(False)
-        first = generalised[0] if generalised else columns[0]
-        self.column.setCurrentText(shown if shown in columns else first)
+        first = (perturbed or generalised or columns)[0]
+        kept = shown in columns and (not perturbed or shown in perturbed)  # a perturbed release opens on one
+        self.column.setCurrentText(shown if kept else first)
         self.first.setCurrentText(first)
         self.second.setCurrentText(next((c for c in generalised if c != first), columns[min(1, len(columns) - 1)]))
         self.save.setEnabled(True)
@@ -165,13 +185,23 @@ class UtilityPanel(QWidget):
             return
         c = self.figures.columns[self.column.currentText()]
         how = "generalised" if c.generalised else "as it was"
+        shift = self.shifts.columns.get(c.name) if self.shifts is not None else None
+        if shift is not None:
+            how = "perturbed"
         self.loss.setText(f"attribute loss {c.loss:.4f} · {c.suppressed:,} suppressed · {how}")
         keys = list(dict.fromkeys([*c.summary_before, *c.summary_after]))
         self.stats.setRowCount(len(keys))
         for row, key in enumerate(keys):
             for col, value in enumerate((key, _show(c.summary_before.get(key)), _show(c.summary_after.get(key)))):
                 self.stats.setItem(row, col, QTableWidgetItem(value))
-        self._draw(c)
+        if shift is None:
+            self.stratum.hide()
+            self._draw(c)
+        elif shift.numeric:
+            self.stratum.hide()
+            self._draw_numbers(shift)
+        else:
+            self._draw_categories(shift)
 
     def _show_pair(self, *_) -> None:
         if self.figures is None or not self.first.currentText() or not self.second.currentText():
@@ -246,6 +276,84 @@ class UtilityPanel(QWidget):
             f"{c.name}: release, each interval's records spread over it; suppressed: {c.suppressed:,}", fontsize=9
         )
 
+    def _draw_numbers(self, shift) -> None:
+        """A perturbed number: both histograms on the shared bins, and each record's original value
+        against its perturbed one (a seeded sample of the records beyond the engine's PAIRS)."""
+        figure, canvas = self._plot()
+        figure.clear()
+        left, right = figure.subplots(1, 2)
+        left.stairs(shift.before, shift.edges, fill=True, color="#7f8c8d", alpha=0.55, label="input")
+        left.stairs(shift.after, shift.edges, color="#2e86c1", linewidth=1.6, label="release")
+        left.set_title(f"{shift.name}: records per bin, input and release", fontsize=9)
+        left.set_ylabel("records")
+        left.legend(fontsize=8)
+        if not shift.paired or not len(shift.original):
+            right.set_axis_off()
+            right.set_title("the records cannot be paired: the release has another number of them", fontsize=9)
+            canvas.draw_idle()
+            return
+        right.scatter(shift.original, shift.perturbed, s=6, alpha=0.5, color="#2e86c1", linewidths=0)
+        lo = float(min(shift.original.min(), shift.perturbed.min()))
+        hi = float(max(shift.original.max(), shift.perturbed.max()))
+        right.plot([lo, hi], [lo, hi], color="#c0392b", linewidth=0.8)
+        shown = (
+            f"{len(shift.original):,} of {shift.records:,} records"
+            if len(shift.original) < shift.records
+            else (f"{shift.records:,} records")
+        )
+        right.set_title(
+            f"{shift.name}: each record's input and release, {shown}; r = {_show(shift.correlation)}", fontsize=9
+        )
+        right.set_xlabel("input")
+        right.set_ylabel("release")
+        canvas.draw_idle()
+
+    def _draw_categories(self, shift) -> None:
+        """A perturbed category: its counts before, after and as expected, and the transition matrix
+        of the chosen stratum as a heat map."""
+        figure, canvas = self._plot()
+        labels = [t.stratum_text for t in shift.transitions]
+        if [self.stratum.itemText(i) for i in range(self.stratum.count())] != labels:
+            self.stratum.blockSignals(True)
+            self.stratum.clear()
+            self.stratum.addItems(labels)
+            self.stratum.blockSignals(False)
+        self.stratum.setVisible(len(labels) > 1)
+        figure.clear()
+        left, right = figure.subplots(1, 2)
+        x = np.arange(len(shift.categories))
+        left.bar(x - 0.2, shift.before, width=0.4, color="#7f8c8d", label="input")
+        left.bar(x + 0.2, shift.after, width=0.4, color="#2e86c1", label="release")
+        if shift.expected is not None:
+            left.scatter(x + 0.2, shift.expected, marker="_", s=200, color="#c0392b", label="expected", zorder=3)
+        left.set_xticks(x, [_short(k) for k in shift.categories], rotation=60, ha="right", fontsize=7)
+        left.set_ylabel("records")
+        left.legend(fontsize=8)
+        left.set_title(f"{shift.name}: records per category", fontsize=9)
+        if not shift.transitions:
+            right.set_axis_off()
+            right.set_title("the release declares no transition matrix for this column", fontsize=9)
+            canvas.draw_idle()
+            return
+        t = shift.transitions[max(self.stratum.currentIndex(), 0)]
+        image = right.imshow(t.matrix, cmap="Blues", vmin=0.0, vmax=1.0)
+        ticks = range(len(t.categories))
+        names = [_short(k, 12) for k in t.categories]
+        right.set_xticks(ticks, names, rotation=60, ha="right", fontsize=7)
+        right.set_yticks(ticks, names, fontsize=7)
+        right.set_xlabel("published as")
+        right.set_ylabel("original")
+        if len(t.categories) <= 12:
+            for i in ticks:
+                for j in ticks:
+                    v = t.matrix[i, j]
+                    right.text(
+                        j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 else "black"
+                    )
+        figure.colorbar(image, ax=right, shrink=0.8, label="probability")
+        right.set_title(f"transition matrix: {t.stratum_text} ({t.records:,} records)", fontsize=9)
+        canvas.draw_idle()
+
     # -- CSV ------------------------------------------------------------------------------------
     def _save_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Save the utility figures as CSV into")
@@ -253,11 +361,12 @@ class UtilityPanel(QWidget):
             self.save_csv(Path(folder))
 
     def save_csv(self, folder: Path) -> list[Path]:
-        """Write summary.csv, distributions.csv and the shown pair's contingency tables into ``folder``
-        (the files ``veil utility --csv`` writes)."""
+        """Write summary.csv, distributions.csv, the shown pair's contingency tables and a perturbed
+        release's figures into ``folder`` (the files ``veil utility --csv`` writes)."""
         if self.figures is None:
             return []
-        return self.figures.write_csv(folder, getattr(self, "contingency_tables", None))
+        written = self.figures.write_csv(folder, getattr(self, "contingency_tables", None))
+        return written + (self.shifts.write_csv(folder) if self.shifts is not None else [])
 
 
 def _fill(table: QTableWidget, frame: pd.DataFrame) -> None:

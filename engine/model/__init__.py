@@ -67,6 +67,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "suda": ["msu_weights", "suda", "Suda", "suda_memory"],
         "ranking": ["Candidate", "RankedCandidate", "Ranker", "Ranking", "RankingColumn", "Weight"],
         "fits": ["Conversion", "Fit", "set_valued"],
+        "perturbation": ["Perturbation", "Transition"],
         "registry": ["make_registry", "PluginFailure", "plugins_to_try", "Registry"],
         "release": [
             "BUCKETISED_TABLE",

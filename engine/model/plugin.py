@@ -308,6 +308,9 @@ class Algorithm(Plugin):
     provides: ClassVar[tuple[str, ...]] = ()  # what its releases carry beyond records, e.g. "feature-ranking"
     withholds_sensitive: ClassVar[bool] = False  # on a table: never releases a sensitive column unless told
     randomised: ClassVar[bool] = False
+    # it perturbs a table's values record for record, keeping every record and column: it may run as a
+    # run's second step (``RunSpec.then``), on the release of a first method that releases the records
+    perturbs: ClassVar[bool] = False
     # runs per setting a study makes when it names no repeats (RF: 10, docs/reference.md#feature-selection)
     default_repeats: ClassVar[int] = 1
     # the no-privacy reference others are compared to: its utility is shown even when its release

@@ -12,6 +12,7 @@ import pandas as pd
 from ..data.binary import BinaryMatrix
 from ..data.table import Role, Table
 from .lattice import SolutionSpace
+from .perturbation import Perturbation
 from .ranking import Ranking
 
 FEATURE_SUBSET = "feature-subset"
@@ -36,6 +37,7 @@ class Provenance:
     model: str | None = None
     model_params: dict = field(default_factory=dict)
     models: tuple = ()  # every privacy model of the run, as {"name", "params"} (model: the first)
+    then: dict | None = None  # a second step's method, as {"name", "params"}: it perturbed the first's release
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -137,6 +139,7 @@ class Release:
     # what a blank or suppressed quasi-identifier cell means when groups are counted: "any-value" or
     # "own-value" (engine/model/blanks.py); None: records are grouped by equal written values
     blanks: str | None = None
+    perturbation: Perturbation | None = None
 
     @property
     def n_rows(self) -> int:

@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "release_utility=utility",
             "released_value",
         ],
+        "perturbed": ["CategoryShift", "NumericShift", "PerturbationFigures", "perturbation_figures"],
         "kept": ["Restored", "input_parts", "keep_results", "kept_folder", "restore_results"],
     },
 )

@@ -101,7 +101,7 @@ def released_frame(
         raise BadInput(f"identifier column {leaked[0]!r} cannot be released")
     order = None
     if shuffle:
-        order = np.random.default_rng(seed).permutation(len(frame))
+        order = shuffle_order(seed, len(frame))
         frame = take_rows(frame, order)
     labels = (getattr(result.data, "meta", None) or {}).get(FILE_LABELS) or {}
     kept = {str(c): labels[str(c)] for c in frame.columns if str(c) in labels}
@@ -138,6 +138,12 @@ def kept_cell_codes(result: RunResult, frame: pd.DataFrame, order: np.ndarray | 
         if blank.any():
             out[column] = (at[blank], [c for c, b in zip(codes, blank) if b])
     return out
+
+
+def shuffle_order(seed: int, rows: int) -> np.ndarray:
+    """The order an export writes ``rows`` records in with the shuffle ``seed`` (written row i is
+    release row ``order[i]``): what the manifest's ``shuffle_seed`` reproduces."""
+    return np.random.default_rng(seed).permutation(rows)
 
 
 def take_rows(frame: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:

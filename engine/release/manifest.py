@@ -167,6 +167,7 @@ MANIFEST_LAYOUT = {
     "metric_samples": {},
     "recipe": None,
     "details": {},
+    "perturbation": None,
     "notes": [],
     "seconds": None,
 }
@@ -236,7 +237,12 @@ def build_manifest(
         output["parts"] = parts
     fields = {
         **manifest_header(version),
-        "method": {"name": spec.method.name, "params": prov.params if prov else spec.method.params},
+        "method": {
+            "name": spec.method.name,
+            "params": prov.params if prov else spec.method.params,
+            # a second step that perturbed the method's release: {"name", "params"}
+            **({"then": dict(prov.then)} if prov is not None and prov.then else {}),
+        },
         "privacy_model": (
             {"name": prov.model, "params": prov.model_params}
             if prov and prov.model
@@ -276,6 +282,8 @@ def build_manifest(
         "metric_samples": {k: dict(v) for k, v in result.samples.items()},
         "recipe": _recipe_entry(result),
         "details": json_safe(release.details),
+        # the columns perturbed record for record and the transition matrices used (typed, whatever the method)
+        "perturbation": release.perturbation.to_dict() if release.perturbation is not None else None,
         "notes": list(release.notes),
         "seconds": round(result.seconds, 4),
     }
@@ -471,7 +479,7 @@ MANIFEST_SHAPE = {
     "veil_version": _TEXT,
     "created": _TEXT,
     "platform": ({"system": _TEXT, "release": _TEXT, "python": _TEXT, "machine": _TEXT}, NULL),
-    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT}, NULL),
+    "method": ({"name": _TEXT, "params": _MAYBE_OBJECT, "then": ({"name": str, "params": _MAYBE_OBJECT}, NULL)}, NULL),
     "privacy_model": {"name": _TEXT, "params": _MAYBE_OBJECT},
     "seed": (int, NULL),
     "shuffled": (bool, NULL),
@@ -503,6 +511,7 @@ MANIFEST_SHAPE = {
     "metrics": _MAYBE_OBJECT,
     "recipe": _MAYBE_OBJECT,
     "details": _MAYBE_OBJECT,
+    "perturbation": ({"columns": [str], "transitions": [dict]}, NULL),
     "notes": _TEXTS,
     "seconds": (float, NULL),
     "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),

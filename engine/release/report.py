@@ -249,6 +249,7 @@ def _released(registry, manifest: dict) -> Section:
         else ("Released file", f"{out.get('path')} ({shape})"),
         ("Columns released", _labelled_names(out) or "none"),
         ("Method", f"{_title(registry, 'algorithm', method.get('name'))}{_params_text(_applicable(registry, method))}"),
+        *_then_fact(registry, method, titled=True),
         ("Privacy model", _model_fact(registry, manifest)),
     ]
     removed = manifest.get("removed_identifiers") or []
@@ -301,7 +302,25 @@ def _released(registry, manifest: dict) -> Section:
     if project:
         facts.append(("Project file", project.get("path")))
     facts += _method_facts(registry, method.get("name"), manifest.get("details") or {}, out.get("rows"))
+    then = method.get("then") or {}
+    if then.get("name"):
+        facts += _method_facts(registry, then["name"], manifest.get("details") or {}, out.get("rows"))
     return Section("What was released").add("facts", facts)
+
+
+def _then_fact(registry, method: dict, *, titled: bool) -> list:
+    """The second step that perturbed the method's release, when the run had one."""
+    then = method.get("then") or {}
+    if not then.get("name"):
+        return []
+    name = _title(registry, "algorithm", then["name"]) if titled else then["name"]
+    return [
+        (
+            "Then",
+            f"{name}{_params_text(_applicable(registry, then))}, perturbing the method's release; the privacy "
+            "model judged the perturbed release",
+        )
+    ]
 
 
 def _method_facts(registry, method: str | None, details: dict, rows) -> list:
@@ -565,6 +584,7 @@ def _parameters(registry, manifest: dict) -> Section:
     models = [f"{e['model']}{_params_text(e.get('params'))}" for e in _each_verdict(manifest)] if pm.get("name") else []
     facts = [
         ("Method", f"{method.get('name')}{_params_text(_applicable(registry, method))}"),
+        *_then_fact(registry, method, titled=False),
         ("Privacy models" if len(models) > 1 else "Privacy model", "; ".join(models) or "none"),
         ("Seed", str(manifest.get("seed"))),
         ("Shuffle seed", str(manifest.get("shuffle_seed")) if manifest.get("shuffled") else "not shuffled"),

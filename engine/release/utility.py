@@ -213,6 +213,10 @@ def _nominal_summary(counts: Mapping) -> dict:
     return {"count": int(n), "distinct": len(ordered), "mode": str(max(ordered, key=lambda v: counts[v]))}
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _plain(x):
     x = x.item() if hasattr(x, "item") else x
     if isinstance(x, float) and x.is_integer():
@@ -273,8 +277,10 @@ def counted_column_utility(
     present = before.dropna()
     uniques = np.unique(present.to_numpy()) if numeric else np.unique(present.astype(str).to_numpy())
     inputs = set(uniques.tolist()) if numeric else set(map(str, uniques))
+    # a number the input does not hold (a perturbed or averaged value) is still a number, on the
+    # ratio scale: only an interval, a hierarchy's label or other text generalises a numeric column
     generalised = any(
-        isinstance(v, (Interval, NodeValue)) or (v not in inputs if numeric else str(v) not in inputs) for v in kept
+        isinstance(v, (Interval, NodeValue)) or (not _is_number(v) if numeric else str(v) not in inputs) for v in kept
     )
     before_counts = present.value_counts(sort=False)
     before_counts = before_counts.sort_index() if numeric else before_counts.sort_index(key=lambda s: s.astype(str))
@@ -429,12 +435,30 @@ class FolderUtility:
     files: tuple
     read: Callable[[Path], pd.DataFrame]
     hierarchies: dict
+    perturbation: object | None = None  # the release's Perturbation, when it declares one
+    shuffle_seed: int | None = None  # the export's shuffle (engine/release/export.py), when it shuffled
 
     def _parts(self) -> Iterator[pd.DataFrame]:
         return (self.read(path) for path in self.files)
 
     def utility(self) -> Utility:
         return parts_utility(self.before, self._parts(), self.hierarchies)
+
+    def perturbation_figures(self):
+        """The perturbed columns' figures (:func:`~veil.engine.release.perturbed.perturbation_figures`),
+        the released records put back in the input's order by undoing the recorded shuffle; None for a
+        release that declares no perturbation."""
+        from .perturbed import perturbation_figures
+
+        from .export import shuffle_order
+
+        if self.perturbation is None:
+            return None
+        after = pd.concat(list(self._parts()), ignore_index=True)
+        if self.shuffle_seed is not None:  # file row i is release row order[i]
+            order = shuffle_order(self.shuffle_seed, len(after))
+            after = after.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+        return perturbation_figures(self.before, after, self.perturbation)
 
     def contingency(self, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         return parts_contingency(self.before, self._parts(), a, b)
@@ -447,6 +471,7 @@ def read_folder_utility(registry, folder) -> FolderUtility:
     from ..base.io import sha256_file
     from ..data.datasource import DataSource
     from ..data.table import Schema, Table
+    from ..model.perturbation import Perturbation
     from .manifest import read_manifest
     from .verify import read_released, table_problem
 
@@ -497,4 +522,13 @@ def read_folder_utility(registry, folder) -> FolderUtility:
         if schema.names == data.schema.names:
             data = Table(data.frame, schema, data.source, data.sha256)
     hierarchies = {c.name: c.hierarchy for c in data.schema.columns if getattr(c, "hierarchy", None) is not None}
-    return FolderUtility(data.frame, tuple(files), lambda path: read_released(registry, fmt, path, table), hierarchies)
+    perturbation = Perturbation.from_dict(manifest.get("perturbation"))
+    seed = manifest.get("shuffle_seed") if manifest.get("shuffled") else None
+    return FolderUtility(
+        data.frame,
+        tuple(files),
+        lambda path: read_released(registry, fmt, path, table),
+        hierarchies,
+        perturbation,
+        seed,
+    )

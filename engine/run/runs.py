@@ -20,6 +20,7 @@ from ..model.blanks import ANY_VALUE
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..model.groups import view_of_frame
 from ..base.errors import BadInput, PrivacyCheckFailed
+from .chain import perturb_after, second_step
 from .jobs import Context
 from .memory import check_memory, estimate_conversion, estimate_method, estimate_metrics, shape_of
 from ..model.params import params_to_dict, parse_spec
@@ -70,6 +71,7 @@ class RunSpec:
     recipe: Recipe | None
     label: str  # the row name in a study (default: the method's name)
     setting: dict  # the study's swept values for this run
+    then: PluginCall | None  # a second step: a method that perturbs the first's release record for record
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class RunSpec:
         setting: dict | None = None,
         *,
         models=None,
+        then=None,
     ):
         given = _calls(model)
         if models is not None:
@@ -97,6 +100,7 @@ class RunSpec:
         set_(self, "recipe", recipe)
         set_(self, "label", label)
         set_(self, "setting", dict(setting or {}))
+        set_(self, "then", PluginCall.parse(then))
 
     @property
     def model(self) -> PluginCall | None:
@@ -117,6 +121,8 @@ class RunSpec:
         }
         if len(self.models) > 1:
             d["models"] = [m.to_dict() for m in self.models]
+        if self.then is not None:
+            d["then"] = self.then.to_dict()
         return d
 
     @classmethod
@@ -133,6 +139,7 @@ class RunSpec:
             get_seed(d, where="run"),
             tuple(str(m) for m in metrics),
             Recipe.from_dict(recipe) if recipe else None,
+            then=PluginCall.parse(d.get("then")),
         )
 
 
@@ -213,6 +220,10 @@ def unfit(registry, data, spec: RunSpec) -> str:
     fit = registry.method_fit(spec.method.name, data)
     if not fit:
         return f"method {spec.method.name!r} {fit.reason}"
+    if spec.then is not None:
+        fit = registry.method_fit(spec.then.name, data)
+        if not fit:
+            return f"method {spec.then.name!r} {fit.reason}"
     for call in spec.models:
         fit = registry.model_fit(call.name, data)
         if not fit:
@@ -220,7 +231,7 @@ def unfit(registry, data, spec: RunSpec) -> str:
     model = spec.models[0].name if spec.models else None
     for text in spec.metrics:
         name = PluginCall.parse(text).name
-        fit = registry.metric_fit(name, spec.method.name, model)
+        fit = metric_fit_of(registry, name, spec, model)
         if not fit:
             return f"metric {name!r} {fit.reason}; leave it out"
     return ""
@@ -237,8 +248,18 @@ def fitting_metrics(registry, spec: RunSpec) -> RunSpec:
     """The run with only the metrics that say something of its method: a Mondrian run does not
     compute (nor report as "does not apply") a feature ranking's accuracy."""
     model = spec.models[0].name if spec.models else None
-    kept = tuple(m for m in spec.metrics if registry.metric_fit(PluginCall.parse(m).name, spec.method.name, model))
+    kept = tuple(m for m in spec.metrics if metric_fit_of(registry, PluginCall.parse(m).name, spec, model))
     return spec if kept == tuple(spec.metrics) else dataclasses.replace(spec, metrics=kept)
+
+
+def metric_fit_of(registry, metric: str, spec: RunSpec, model: str | None):
+    """Whether ``metric`` says something of ``spec``'s release: of its method's, or of its second
+    step's (a perturbation's measures of a generalised, then perturbed release)."""
+    fit = registry.metric_fit(metric, spec.method.name, model)
+    if not fit and spec.then is not None:
+        second = registry.metric_fit(metric, spec.then.name, model)
+        return second if second else fit
+    return fit
 
 
 def unused_hierarchies(registry, data, call: PluginCall, models=()) -> tuple[str, ...]:
@@ -386,6 +407,8 @@ def check_runs(registry, specs, *, max_runs: int) -> None:
         try:
             algorithm = registry.algorithm(spec.method.name)
             algorithm.params(spec.method.params)
+            if spec.then is not None:
+                second_step(registry, algorithm, spec.then)
             check_models(registry, algorithm, bind_models(registry, spec.models))
             for text in spec.metrics:
                 _metric(registry, text)
@@ -423,6 +446,7 @@ def execute(
         check_acknowledged(data, release_sensitive)
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
+    then = second_step(registry, algorithm, spec.then) if spec.then is not None else None
     model = bind_models(registry, spec.models)
     check_models(registry, algorithm, model)
     check_feasible(data, model)
@@ -444,8 +468,13 @@ def execute(
             raise BadInput(refusal(refused, algorithm.name, before=True, by_chance=True))
     shape = shape_of(prepared, ctx.check)
     check_memory(estimate_method(algorithm, params, prepared, shape))
+    if then is not None:
+        check_memory(estimate_method(then[0], then[1], prepared, shape))
     started = time.perf_counter()
-    release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.9))
+    release = algorithm.run(prepared, model, params, ctx.child(0.0, 0.8 if then is not None else 0.9))
+    if then is not None:  # the second step perturbs the first's release; the models judge the result
+        ctx.check()
+        release = perturb_after(prepared, release, *then, model, ctx.child(0.8, 0.9), algorithm.name)
     seconds = time.perf_counter() - started
     if getattr(data, "population", None) is not None and release.population is None:
         # the population models count in it, reading the released labels by the hierarchies the method
@@ -470,6 +499,7 @@ def execute(
             model=each[0].name if each else None,
             model_params=params_to_dict(each[0].params) if each else {},
             models=tuple(m.to_dict() for m in each),
+            then={"name": then[0].name, "params": params_to_dict(then[1])} if then is not None else None,
         )
     )
     declared = declared_hierarchies(prepared, release.sensitive)
@@ -492,7 +522,8 @@ def execute(
     verdict = conjunction(model.verdicts(release)) if model else None
     if verdict is not None and not verdict.holds:
         raise PrivacyCheckFailed(
-            f"the release of {algorithm.name!r} fails {model.name}: {verdict.message}; "
+            f"the release of {algorithm.name!r}{f' then {then[0].name!r}' if then is not None else ''} fails "
+            f"{model.name}: {verdict.message}; "
             f"failing records: {describe_failures(verdict, release)}",
             verdict,
         )
@@ -564,12 +595,16 @@ def marks_roles(data, roles) -> bool:
     return all(schema is not None and schema.by_role(r) for r in roles)
 
 
-def default_metrics(registry, method: str, model: str | None = None) -> tuple[str, ...]:
-    """The metrics a run of ``method`` (under ``model``) computes unless told otherwise: the cheap
-    ones that fit it. Expensive ones are the user's choice."""
-    algorithm = registry.get("algorithm", method)
+def default_metrics(registry, method: str, model: str | None = None, then: str | None = None) -> tuple[str, ...]:
+    """The metrics a run of ``method`` (under ``model``; ``then``: its second step's method) computes
+    unless told otherwise: the cheap ones that fit either step. Expensive ones are the user's choice."""
+    steps = [registry.get("algorithm", m) for m in (method, then) if m]
     model_cls = registry.get("privacy-model", model) if model else None
-    return tuple(cls.name for cls in registry.classes("metric") if cls.cost == CHEAP and cls.fits(algorithm, model_cls))
+    return tuple(
+        cls.name
+        for cls in registry.classes("metric")
+        if cls.cost == CHEAP and any(cls.fits(step, model_cls) for step in steps)
+    )
 
 
 def _metric(registry, text: str):

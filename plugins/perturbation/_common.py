@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from veil.engine import PERTURBED_TABLE, BadInput, Kind, Release, Role
+from veil.engine import PERTURBED_TABLE, BadInput, Kind, Perturbation, Release, Role
 
 PROVIDES = "perturbed-values"  # what a perturbed release carries: the metrics of this area require it
 PERTURBED_NUMBERS = "perturbed-numbers"  # … with numeric columns perturbed (noise, rank swapping)
@@ -71,8 +71,11 @@ def random_source_words(source: str, ctx) -> str:
     )
 
 
-def perturbed_release(table, frame, columns: list[str], method: str, details: dict, source: str, ctx) -> Release:
-    """The release of ``frame`` (every released column of ``table``, ``columns`` perturbed)."""
+def perturbed_release(
+    table, frame, columns: list[str], method: str, details: dict, source: str, ctx, transitions=()
+) -> Release:
+    """The release of ``frame`` (every released column of ``table``, ``columns`` perturbed), declaring
+    the columns and the ``transitions`` (:class:`~veil.engine.Transition`) it used."""
     schema = table.schema
     details = {
         "perturbation": {
@@ -98,6 +101,7 @@ def perturbed_release(table, frame, columns: list[str], method: str, details: di
         sensitive=sensitive,
         details=details,
         notes=notes,
+        perturbation=Perturbation(tuple(columns), tuple(transitions)),
     )
 
 

@@ -35,6 +35,7 @@ def numeric_columns(original, release) -> list[str]:
         c
         for c in frame.columns
         if c in original.schema.names
+        and pd.api.types.is_numeric_dtype(frame[c].dtype)  # not generalised by a first step
         and (
             original.schema[c].kind is Kind.NUMERIC
             or (original.schema[c].kind is Kind.BINARY and pd.api.types.is_numeric_dtype(original.frame[c]))
@@ -48,6 +49,7 @@ def numeric_pair(original, release, columns) -> tuple[np.ndarray, np.ndarray]:
         c
         for c in columns
         if c in release.frame.columns
+        and pd.api.types.is_numeric_dtype(release.frame[c].dtype)
         and original.schema[c].kind in (Kind.NUMERIC, Kind.BINARY)
         and pd.api.types.is_numeric_dtype(original.frame[c])
     ]
@@ -226,10 +228,17 @@ class LinkageRisk(Metric):
             seed = 0 if ctx.seed is None else int(ctx.seed)
             rows = np.sort(np.random.default_rng(seed).choice(n, params.sample, replace=False))
             ctx.sampled({"rows": int(params.sample), "of": int(n), "seed": seed})
-        numeric = [c for c in columns if original.schema[c].kind is Kind.NUMERIC]
+        numeric = [
+            c
+            for c in columns
+            if original.schema[c].kind is Kind.NUMERIC and pd.api.types.is_numeric_dtype(release.frame[c].dtype)
+        ]
         other = [c for c in columns if c not in numeric]
-        x_frame = original.frame.reset_index(drop=True).iloc[rows]
+        x_frame = original.frame.reset_index(drop=True).iloc[rows][columns].copy()
         y_frame = release.frame.iloc[rows]
+        for c in columns:  # a column not perturbed, the attacker knows as published (generalised, if it was)
+            if c not in perturbed:
+                x_frame[c] = y_frame[c].to_numpy()
         nx = np.column_stack([x_frame[c].to_numpy(dtype=float, na_value=np.nan) for c in numeric]) if numeric else None
         ny = np.column_stack([y_frame[c].to_numpy(dtype=float, na_value=np.nan) for c in numeric]) if numeric else None
         if nx is None:

@@ -116,6 +116,7 @@ class Noise(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
+    perturbs = True
     provides = (PROVIDES, PERTURBED_NUMBERS)
     Params = NoiseParams
     release_variants = {m: {"method": m} for m in METHODS}

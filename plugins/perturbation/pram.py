@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import TABLE, Algorithm, BadInput, MemoryCost, ReportFact, hookimpl, param
+from veil.engine import TABLE, Algorithm, BadInput, MemoryCost, ReportFact, Transition, hookimpl, param
 
 from ._common import (
     PERTURBED_CATEGORIES,
@@ -140,6 +140,7 @@ class Pram(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
+    perturbs = True
     provides = (PROVIDES, PERTURBED_CATEGORIES)
     Params = PramParams
     # the codes, one uniform and the drawn codes per record and column, the output frame's copy
@@ -156,6 +157,7 @@ class Pram(Algorithm):
         n_strata = int(strata.max()) + 1 if len(strata) else 0
         report = {}
         changed = {}
+        transitions = []
         for c_index, column in enumerate(columns):
             values = data.frame[column].reset_index(drop=True)
             codes, categories = pd.factorize(values, sort=True)
@@ -201,6 +203,10 @@ class Pram(Algorithm):
                         "construction": construction,
                     }
                 )
+                stratum = entries[-1]
+                transitions.append(
+                    Transition(column, tuple(stratum["categories"]), used, stratum["stratum"], stratum["records"])
+                )
             frame[column] = _as_column(values, np.asarray(categories, dtype=object), out)
             changed[column] = int((out != codes).sum())
             report[column] = {"strata": entries, "changed_records": changed[column]}
@@ -215,7 +221,7 @@ class Pram(Algorithm):
             }
         }
         ctx.progress(1.0, "PRAM: done")
-        return perturbed_release(data, frame, columns, self.name, details, source, ctx)
+        return perturbed_release(data, frame, columns, self.name, details, source, ctx, transitions)
 
     @classmethod
     def report_facts(cls, details, rows):

@@ -128,6 +128,7 @@ class RankSwap(Algorithm):
     accepts = (TABLE,)
     releases_sensitive = True
     randomised = True
+    perturbs = True
     provides = (PROVIDES, PERTURBED_NUMBERS)
     Params = RankSwapParams
     # the values, rank order and partners per record and column, the frame's copy

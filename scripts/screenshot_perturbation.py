@@ -1,0 +1,58 @@
+"""Screenshots of the Utility tab on perturbed releases (a number with noise, a category with PRAM
+within strata), for the docs.
+
+Run under a real X server::
+
+    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1500x950x24" \
+        .venv/bin/python scripts/screenshot_perturbation.py [OUT_DIR]
+
+Settings go to a temporary folder, so the developer's own are neither read nor changed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
+
+from screenshot import pump, shoot, wait  # noqa: E402
+
+from veil.desktop.app import MainWindow, create_app  # noqa: E402
+from veil.engine import make_registry  # noqa: E402
+
+
+def run_and_show(window, method: str, values: dict, column: str) -> None:
+    c = window.controller
+    window.config_panel.choose(None, [method], values=values, metrics=[])
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    c.run()
+    wait(c.batch_finished)
+    window.runs_panel.select_run(c.runs.entries[-1].id)
+    window.tabs.setCurrentWidget(window.utility_panel)
+    window.utility_panel.column.setCurrentText(column)
+    pump(600)
+
+
+def main(out_dir: str) -> int:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_app([])
+    window = MainWindow(make_registry())
+    window.confirm_unsaved = False
+    window.resize(1500, 950)
+    window.show()
+    window.controller.open_demo()
+    wait(window.controller.data_loaded)
+    run_and_show(window, "noise-addition", {"columns": "age;length_of_stay", "level": 0.3}, "age")
+    shoot(app, out, "18-perturbed-number")
+    run_and_show(window, "pram", {"columns": "marital_status", "strata": "sex", "retention": 0.6}, "marital_status")
+    shoot(app, out, "19-pram-transitions")
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots"))
