@@ -412,6 +412,9 @@ class PrivacyModel(Plugin):
     # judges each group against the population the data was drawn from, when the run has one
     # (GroupView.population: δ-presence, k-map)
     reads_population: ClassVar[bool] = False
+    # judges each group by its survey weights, when the data marks a weight column (GroupView.survey:
+    # a method then carries each record's weight into the views it asks about)
+    reads_weights: ClassVar[bool] = False
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
     # the caveats instead when the run judged against a population table (None: ``caveats`` either way)
     caveats_with_population: ClassVar[tuple[str, ...] | None] = None

@@ -101,7 +101,17 @@ def release_as_written(
         exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
         hierarchies=dict(hierarchies or {}),
         blanks=None if roles.get("blanks") is None else check_rule(roles["blanks"]),
+        weight=_weight_column(frame, roles.get("weight")),
     )
+
+
+def _weight_column(frame: pd.DataFrame, column) -> str | None:
+    """The column of survey weights the manifest names, refused when the file lacks it."""
+    if column is None:
+        return None
+    if not isinstance(column, str) or column not in frame.columns:
+        raise BadInput(f"the file lacks the weight column {column!r}")
+    return column
 
 
 def assess(

@@ -489,7 +489,13 @@ MANIFEST_SHAPE = {
         "columns": _TEXTS,
         "table": _TEXT,  # a release written as a table of a database: path is the database's absolute path
     },
-    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
+    "roles": {
+        "quasi_identifiers": _TEXTS,
+        "target": _TEXT,
+        "sensitive": _TEXTS,
+        "exact_quasi_identifiers": _TEXTS,
+        "weight": _TEXT,
+    },
     "population": (
         {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT, "hierarchies": _MAYBE_OBJECT},
         NULL,

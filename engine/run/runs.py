@@ -458,6 +458,10 @@ def execute(
         # a cell Veil suppressed matches any value (engine/model/blanks.py); a method keeping the
         # input's blanks says what they mean itself
         release = dataclasses.replace(release, blanks=ANY_VALUE)
+    weight = _weight_column(data)
+    if release.weight is None and weight is not None and weight in release.frame.columns:
+        # the survey weights the release carries: the risk models judge its groups by them
+        release = dataclasses.replace(release, weight=weight)
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(
@@ -503,6 +507,12 @@ def execute(
     values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples, model=model)
     ctx.progress(1.0, "done")
     return RunResult(spec, release, verdict, values, seconds, prepared, data, samples, model)
+
+
+def _weight_column(data) -> str | None:
+    """The column a table marks ``weight`` (None for other data)."""
+    schema = getattr(data, "schema", None)
+    return getattr(schema, "weight", None) if schema is not None else None
 
 
 def measure(
