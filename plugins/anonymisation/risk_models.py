@@ -27,9 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, individual_risk, param
-
-from ._uniqueness import ESTIMATORS, population_uniqueness
+from veil.engine import (
+    UNIQUENESS_ESTIMATORS,
+    GroupVerdict,
+    Judgement,
+    MemoryCost,
+    PrivacyModel,
+    hookimpl,
+    individual_risk,
+    param,
+    population_uniqueness,
+)
 
 _TOL = 1e-12
 
@@ -60,7 +68,7 @@ class UniquenessParams:
     )
     estimator: str = param(
         "dankar",
-        choices=ESTIMATORS,
+        choices=UNIQUENESS_ESTIMATORS,
         help="pitman, zayatz or snb (slide negative binomial); dankar: Dankar et al.'s rule "
         "choosing among them by the sampling fraction",
     )

@@ -133,3 +133,36 @@ def test_export_folder_withholds_the_household(veil, tmp_path):
     assert body["summary"]["weight"] == "w" and body["summary"]["household"] is None
     assert "household id was not released" in body["summary"]["note"]
     assert min(body["records"]["fk"]) >= 2  # 2-anonymity holds on the release's keys
+
+
+def test_population_uniques_under_each_estimator(veil, tmp_path):
+    """The sampling fraction is records / Σ weights unless given; Zayatz's estimate is worked from the
+    class sizes here (hypergeometric terms); at fraction 1 the sample is the population; without
+    weights or a fraction there is no estimate."""
+    from scipy import stats
+
+    path, frame = survey_csv(tmp_path, 2, n=40)
+    quasi = ["region", "age"]
+    body = json.loads(veil("risk", path, "--quasi", ",".join(quasi), "--weight", "w", "--no-suda", "--json").out)
+    unique = body["summary"]["population_uniqueness"]
+    n, big = len(frame), float(frame["w"].sum())
+    assert unique["sampling_fraction"] == pytest.approx(n / big)
+    sizes = frame.groupby(quasi).size().to_numpy()
+    population = round(n / (n / big))
+    h = {j: stats.hypergeom.pmf(1, population, j, n) for j in set(sizes)}
+    f1 = int((sizes == 1).sum())
+    zayatz = f1 * (f1 * h[1] / sum(h[j] for j in sizes)) / (n / big) / population
+    got = {e["estimator"]: e for e in unique["estimates"]}
+    assert set(got) == {"pitman", "zayatz", "snb", "dankar"}
+    assert got["zayatz"]["share"] == pytest.approx(zayatz)
+    assert got["zayatz"]["uniques"] == pytest.approx(zayatz * population)
+    assert got["dankar"]["share"] == pytest.approx(got[got["dankar"]["used"]]["share"])
+    whole = json.loads(
+        veil("risk", path, "--quasi", ",".join(quasi), "--sample-fraction", "1", "--no-suda", "--json").out
+    )
+    assert whole["summary"]["population_uniqueness"]["estimates"][0]["share"] == pytest.approx(f1 / n)
+    bare = json.loads(veil("risk", path, "--quasi", ",".join(quasi), "--no-suda", "--json").out)
+    assert bare["summary"]["population_uniqueness"]["sampling_fraction"] is None
+    text = veil("risk", path, "--quasi", ",".join(quasi), "--weight", "w", "--no-suda").out
+    assert "population uniques (sampling fraction" in text and "chose" in text
+    assert veil("risk", path, "--quasi", "region", "--sample-fraction", "0").code == 2
