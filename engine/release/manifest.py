@@ -511,7 +511,10 @@ MANIFEST_SHAPE = {
     "details": _MAYBE_OBJECT,
     "notes": _TEXTS,
     "seconds": (float, NULL),
-    "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
+    "risk": (
+        {"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES, "sample": _MAYBE_OBJECT},
+        NULL,
+    ),
     "utility": (
         {"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT, "note": _TEXT},
         NULL,
