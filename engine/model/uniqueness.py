@@ -1,6 +1,7 @@
 """Estimates of the share of a population that is unique on the quasi-identifiers, from a sample's
-class sizes (docs/reference.md#presence-map-and-risk-models): what the population-uniqueness model
-judges and ``veil risk`` reports (:func:`population_uniqueness`, :func:`uniqueness_estimates`).
+class sizes (docs/reference.md#population-uniqueness): what the privacy model of population
+uniqueness judges and ``veil risk`` reports (:func:`population_uniqueness`,
+:func:`uniqueness_estimates`).
 
 The sample holds n records in u classes; f_j classes hold j records; π = n / N is the sampling
 fraction of a population of N records. Each estimator gives the expected number of population
