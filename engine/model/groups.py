@@ -282,31 +282,38 @@ def _same_groups(records: pd.Series, values: pd.Series) -> None:
 
 
 def views_of_release(
-    release, *, needs_sensitive: bool = False, model: str = "this model", as_written: bool = False
+    release, *, needs_sensitive: bool = False, model: str = "this model", as_written: bool = False, survey: bool = False
 ) -> list:
     """(sensitive column, view) for every sensitive column of the release, each judged on its own
     (a model on sensitive values holds only when it holds for every one); one view without a
     sensitive column when the model needs none or the release has none. ``as_written``: the groups
     of equal written values whatever the release's rule on blanks (the population models, which
-    count the population records matching each group as written)."""
+    count the population records matching each group as written). ``survey``: each record carries its
+    survey weight, when the release has a weight column (a model that reads them)."""
     if as_written and release.blanks is not None:  # the groups of equal written values
         release = dataclasses.replace(release, blanks=None)
     if not needs_sensitive or len(release.sensitive) <= 1:
-        view = view_of_release(release, needs_sensitive=needs_sensitive, model=model)
+        view = view_of_release(release, needs_sensitive=needs_sensitive, model=model, survey=survey)
         return [(release.sensitive[0] if release.sensitive else None, view)]
     return [
-        (column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column))
+        (column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column, survey=survey))
         for column in release.sensitive
     ]
 
 
 def view_of_release(
-    release, *, needs_sensitive: bool = False, model: str = "this model", sensitive: str | None = None
+    release,
+    *,
+    needs_sensitive: bool = False,
+    model: str = "this model",
+    sensitive: str | None = None,
+    survey: bool = False,
 ) -> GroupView:
     """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with one
     sensitive column (``sensitive``, else its first); Q is that column's distribution over the
     release (generalisation and bucketisation keep every record's sensitive value, so this is the
-    table's Q). Each record carries its survey weight when the release has a weight column."""
+    table's Q). With ``survey``, each record carries its survey weight when the release has a weight
+    column."""
     sensitive = sensitive or (release.sensitive[0] if release.sensitive else None)
     if needs_sensitive and sensitive is None:
         raise BadInput(f"{model} needs a sensitive column: mark one column's role as sensitive")
@@ -330,7 +337,7 @@ def view_of_release(
         groups=release.group_ids() if codes is None else np.zeros(len(frame), dtype=np.int64),
         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
     )
-    weight = getattr(release, "weight", None)
+    weight = getattr(release, "weight", None) if survey else None
     if weight is not None and weight in frame.columns:
         from .survey_risk import weights_of
 

@@ -440,7 +440,11 @@ class PrivacyModel(Plugin):
         from .release import verdict_from_groups, worst_of
 
         views = views_of_release(
-            release, needs_sensitive=self.needs_sensitive, model=self.name, as_written=self.reads_population
+            release,
+            needs_sensitive=self.needs_sensitive,
+            model=self.name,
+            as_written=self.reads_population,
+            survey=self.reads_weights,
         )
         if self.reads_population and getattr(release, "population", None) is not None:
             from .groups import population_of_release

@@ -215,7 +215,8 @@ EXACT = [0.01355297, *APPROX[1:2], 0.01355297, *APPROX[3:7], 0.01355297]
 @pytest.mark.parametrize("method, values", [("approx", APPROX), ("exact", EXACT)])
 def test_the_groups_risk_is_sdcmicros_indivrisk(method, values):
     release = Release("file", SAMPLE, ("A", "B", "C"), weight="weight")
-    view = view_of_release(release)
+    view = view_of_release(release, survey=True)
+    assert view_of_release(release).survey is None  # only a model reading weights is handed them
     model = bind_models(REGISTRY, [PluginCall.parse(f"individual-risk:threshold=0.1,method={method}")])
     verdict = model.check_groups(view)
     assert view.per_record(verdict.values) == pytest.approx(values, abs=5e-9)
