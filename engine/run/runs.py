@@ -312,9 +312,15 @@ def check_feasible(data, model) -> None:
     population = getattr(data, "population", None)
     if population is not None:  # one group written * everywhere: every population record matches it
         views = [(column, view.with_population(np.array([population.n_rows]))) for column, view in views]
+    weight = _weight_column(data)
     for each in model.models:
         if not each.judges_groups:
             continue
+        if each.reads_weights and weight is not None:  # judged by the records' survey weights
+            from ..model.survey_risk import weights_of
+
+            weights = weights_of(data.frame, weight)
+            views = [(column, view.with_survey(weights)) for column, view in views]
         k = getattr(each.params, "k", None)
         if isinstance(k, int) and k > data.n_rows and Judgement.GROUP_SIZE in judgements(each.plugin.judges):
             raise BadInput(

@@ -274,3 +274,14 @@ def test_local_suppression_under_the_model_is_sdcmicros_localsupp_rule():
         risks.append(risk_by_hand(len(mates), float(frame["w"].to_numpy()[mates].sum())))
     assert max(risks) <= 0.05 + 1e-12
     assert result.release.details["blanked_total"] > 0  # the input failed: some cells had to go
+
+
+def test_feasibility_is_judged_with_the_weights():
+    """15 records standing for 100 people each hold at 0.05 (the check before a run counts the weights);
+    standing for themselves, no release can: 1/15 is above it, refused before the run."""
+    frame = pd.DataFrame({"a": list("xyxyxyxyxy") + ["x"] * 5, "w": [100.0] * 15})
+    weighted = Table.from_frame(frame, roles={"a": Role.QUASI_IDENTIFIER, "w": Role.WEIGHT})
+    assert run(weighted, "individual-risk:threshold=0.05", 0.0).verdict.holds
+    plain = Table.from_frame(frame.drop(columns="w"), roles={"a": Role.QUASI_IDENTIFIER})
+    with pytest.raises(BadInput, match="cannot hold on this data whatever the method does"):
+        run(plain, "individual-risk:threshold=0.05", 0.0)
