@@ -2,7 +2,9 @@
 it (docs/reference.md, "Risk on sample microdata"): each record's key frequency fk and weighted
 population estimate Fk, its individual and household risk, their distribution, global risk and
 expected re-identifications, the ranking of the combinations of quasi-identifiers by separation and
-distinction, and SUDA's scores and contributions. ``--json`` gives every per-record figure in the
+distinction, SUDA's scores and contributions, and the share of the population unique on the
+quasi-identifiers under each estimator (Pitman, Zayatz, SNB, Dankar et al.'s rule) at the sampling
+fraction given, or the one the survey weights imply. ``--json`` gives every per-record figure in the
 table's row order."""
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="largest minimal sample unique SUDA searches (default: all quasi-identifiers)",
     )
     p.add_argument("--no-suda", dest="no_suda", action="store_true", help="leave SUDA out")
+    p.add_argument(
+        "--sample-fraction",
+        dest="sample_fraction",
+        type=fraction,
+        help="the share of the population the data holds, for the estimates of population uniqueness "
+        "(default: records / the sum of the survey weights when a weight column is marked; none without)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON with every record's figures, in row order")
 
 
@@ -67,6 +76,7 @@ class Options(DataOptions):
     max_size: int | None
     suda_max_size: int | None
     no_suda: bool
+    sample_fraction: float | None
     json: bool
 
 
@@ -98,6 +108,40 @@ def _table(options: Options, registry):
     if missing:
         raise BadInput(f"the release has no column {missing[0]!r}")
     return suppressed_as_blank(frame, quasi), quasi, weight if weight in frame.columns else None, household, note
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a sampling fraction is a number above 0 and at most 1, not {text!r}"
+        ) from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"a sampling fraction is a number above 0 and at most 1, not {text}")
+    return value
+
+
+def _uniqueness(frame, quasi, weight, given: float | None) -> dict:
+    """Each estimator's share of population uniques from the classes of equal keys (a blank a value
+    of its own, as ARX counts classes), at the fraction given or records / Σ weights."""
+    from veil.engine import uniqueness_estimates, weights_of
+
+    if given is not None:
+        pi, source = given, "given"
+    elif weight is not None:
+        pi, source = min(1.0, len(frame) / float(weights_of(frame, weight).sum())), "records / the sum of the weights"
+    else:
+        return {"sampling_fraction": None, "source": "give --sample-fraction (no weight column)", "estimates": []}
+    sizes = frame.groupby(list(quasi), dropna=False, sort=False, observed=True).size().to_numpy()
+    return {
+        "sampling_fraction": pi,
+        "source": source,
+        "estimates": [
+            {"estimator": e.estimator, "share": _number(e.share), "uniques": _number(e.uniques), "used": e.used}
+            for e in uniqueness_estimates(sizes, pi)
+        ],
+    }
 
 
 def _number(x):
@@ -151,6 +195,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
         "household_global_risk": risk.household_global,
         "household_expected_reidentifications": risk.household_expected,
         "risk_histogram": risk_histogram(risk.risk),
+        "population_uniqueness": _uniqueness(frame, quasi, weight, options.sample_fraction),
         "note": note,
     }
     if options.json:
@@ -209,6 +254,18 @@ def _print_text(summary: dict, ranking, found) -> None:
         )
     if s["note"]:
         print(f"note: {s['note']}")
+    unique = s["population_uniqueness"]
+    if unique["sampling_fraction"] is None:
+        print(f"population uniques: {unique['source']}")
+    else:
+        print(f"population uniques (sampling fraction {unique['sampling_fraction']:.4g}, {unique['source']}):")
+        for e in unique["estimates"]:
+            if e["share"] is None:
+                print(f"  {e['estimator']:<7} no estimate on these classes")
+                continue
+            chose = f" (chose {e['used']})" if e["estimator"] == "dankar" else ""
+            share = f"{100 * e['share']:8.4f} % of the population"
+            print(f"  {e['estimator']:<7} {share}, about {e['uniques']:,.0f} people{chose}")
     print("records by individual risk:")
     widest = max(b["records"] for b in s["risk_histogram"]) or 1
     for b in s["risk_histogram"]:

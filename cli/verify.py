@@ -50,6 +50,10 @@ def add_arguments(v: argparse.ArgumentParser) -> None:
         help="sensitive columns of a bare file (comma-separated)",
     )
     v.add_argument(
+        "--weight",
+        help="for a bare file: its column of survey weights, which the individual-risk model judges groups by",
+    )
+    v.add_argument(
         "--population", metavar="FILE", help="for a bare file: the population it was drawn from (δ-presence, k-map)"
     )
     v.add_argument(
@@ -89,6 +93,7 @@ class Options:
     with_parts: bool
     target: str | None
     sensitive: list[str]
+    weight: str | None
     population: str | None
     quasi: list[str] | None
     hierarchy: list[tuple[str, str]]
@@ -158,8 +163,8 @@ def _verify_bare_file(registry, path: Path, options: Options):
     part_cols = [c for part in read_parts(registry.exporter(fmt), path, names).values() for c in part.columns]
     quasi_given = options.quasi or []
     _check_verify_roles(options.target, options.sensitive, quasi_given)
-    excluded = {options.target, *options.sensitive}
-    for col in [options.target, *options.sensitive, *quasi_given]:
+    excluded = {options.target, *options.sensitive, options.weight}
+    for col in [options.target, *options.sensitive, *quasi_given, options.weight]:
         if col and col not in frame_cols and (col not in part_cols or col in quasi_given):
             part = part_path(path, "sensitive").name
             hint = (
@@ -179,6 +184,8 @@ def _verify_bare_file(registry, path: Path, options: Options):
     # a record Veil suppressed (* in every quasi-identifier) matches any value, whatever the run's rule
     # on other blanks (docs/reference.md#blanks): own-value is the stricter rule for every other blank
     roles = {"quasi_identifiers": quasi, "target": options.target, "sensitive": options.sensitive, "blanks": OWN_VALUE}
+    if options.weight:
+        roles["weight"] = options.weight
     sensitive_hierarchies = {}
     for column, file in hierarchies(options.hierarchy).items():
         if column not in options.sensitive and not options.population:

@@ -65,6 +65,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "weights_of",
         ],
         "suda": ["msu_weights", "suda", "Suda", "suda_memory"],
+        "uniqueness": ["population_uniqueness", "UNIQUENESS_ESTIMATORS", "UniquenessEstimate", "uniqueness_estimates"],
         "ranking": ["Candidate", "RankedCandidate", "Ranker", "Ranking", "RankingColumn", "Weight"],
         "fits": ["Conversion", "Fit", "set_valued"],
         "perturbation": ["Perturbation", "Transition"],

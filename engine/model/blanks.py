@@ -140,7 +140,8 @@ def compatible_sizes(codes: np.ndarray, weights: np.ndarray | None = None) -> np
 def blank_view(codes: np.ndarray, base):
     """The view a group-judging model checks under the any-value rule: one group per distinct
     pattern of ``codes`` (n × m, −1 matching any value), its size and sensitive counts those of
-    every record compatible with it; ``base`` gives the sensitive codes, Q and weights."""
+    every record compatible with it; ``base`` gives the sensitive codes, Q, weights and survey weights
+    (each group's Fk, :meth:`~veil.engine.GroupView.estimates`, the sum over the compatible records)."""
     ids, patterns = _patterns(np.asarray(codes))
     n_groups = len(patterns)
     w = base.weights
@@ -153,8 +154,12 @@ def blank_view(codes: np.ndarray, base):
         base.numeric,
         w,
         base.hierarchy,
+        survey=base.survey,
     )
     view._cache["sizes"] = _compatible_sums(patterns, sizes[:, None])[:, 0]
+    if base.survey is not None:  # Fk: the survey weights of every compatible record (sdcMicro's freqCalc)
+        mass = np.bincount(ids, weights=base.survey, minlength=n_groups)
+        view._cache["estimates"] = _compatible_sums(patterns, mass[:, None])[:, 0]
     if base.sensitive is not None:
         s = base.n_values
         known = base.sensitive >= 0

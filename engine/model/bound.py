@@ -50,6 +50,10 @@ class BoundModel:
     def needs_sensitive(self) -> bool:
         return bool(self.plugin.needs_sensitive)
 
+    @property
+    def reads_weights(self) -> bool:
+        return bool(getattr(self.plugin, "reads_weights", False))
+
     def param(self, name: str, default=None):
         """A parameter of the model (e.g. ``k``), or ``default`` when it declares none."""
         return getattr(self.params, name, default)
@@ -111,6 +115,10 @@ class CombinedModel:
     @property
     def needs_sensitive(self) -> bool:
         return any(m.needs_sensitive for m in self.models)
+
+    @property
+    def reads_weights(self) -> bool:
+        return any(m.reads_weights for m in self.models)
 
     def param(self, name: str, default=None):
         for m in self.models:

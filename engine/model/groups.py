@@ -53,6 +53,12 @@ class GroupView:
     population : int array (G,), optional
         How many records of the population the data was drawn from match each group's released
         values (δ-presence, k-map); None when no population is given.
+    survey : float array (n,), optional
+        The survey weight each entry carries: the sum of the weights (the column marked ``weight``:
+        how many people of the population a record stands for) of the records it stands for. Each
+        group's sum, :meth:`estimates`, is sdcMicro's Fk, the estimated number of people sharing its
+        values (docs/reference.md#risk-on-sample-microdata). None when the data marks no weight
+        column or the method was not asked for them (:attr:`~veil.engine.PrivacyModel.reads_weights`).
     """
 
     groups: np.ndarray
@@ -63,6 +69,7 @@ class GroupView:
     weights: np.ndarray | None = None
     hierarchy: object | None = None
     population: np.ndarray | None = None
+    survey: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
@@ -105,6 +112,7 @@ class GroupView:
         weights: np.ndarray | None = None,
         hierarchy=None,
         population: np.ndarray | None = None,
+        survey: np.ndarray | None = None,
     ) -> GroupView:
         """A view from dense group ids and sensitive codes a method already has (no copies)."""
         return cls(
@@ -116,6 +124,13 @@ class GroupView:
             None if weights is None else np.asarray(weights),
             hierarchy,
             None if population is None else np.asarray(population, dtype=np.int64),
+            None if survey is None else np.asarray(survey, dtype=float),
+        )
+
+    def with_survey(self, survey: np.ndarray | None) -> GroupView:
+        """The same view with each entry's survey weight (see ``survey``)."""
+        return dataclasses.replace(
+            self, survey=None if survey is None else np.asarray(survey, dtype=float), _cache=dict(self._cache)
         )
 
     def with_population(self, population: np.ndarray | None) -> GroupView:
@@ -138,6 +153,15 @@ class GroupView:
         if "sizes" not in self._cache:
             self._cache["sizes"] = _count(self.groups, self.weights, self.n_groups)
         return self._cache["sizes"]
+
+    def estimates(self) -> np.ndarray | None:
+        """Each group's sum of survey weights, Fk: how many people of the population share its values,
+        as the sample estimates it; None without survey weights."""
+        if self.survey is None:
+            return None
+        if "estimates" not in self._cache:
+            self._cache["estimates"] = np.bincount(self.groups, weights=self.survey, minlength=self.n_groups)
+        return self._cache["estimates"]
 
     @property
     def n_values(self) -> int:
@@ -258,31 +282,38 @@ def _same_groups(records: pd.Series, values: pd.Series) -> None:
 
 
 def views_of_release(
-    release, *, needs_sensitive: bool = False, model: str = "this model", as_written: bool = False
+    release, *, needs_sensitive: bool = False, model: str = "this model", as_written: bool = False, survey: bool = False
 ) -> list:
     """(sensitive column, view) for every sensitive column of the release, each judged on its own
     (a model on sensitive values holds only when it holds for every one); one view without a
     sensitive column when the model needs none or the release has none. ``as_written``: the groups
     of equal written values whatever the release's rule on blanks (the population models, which
-    count the population records matching each group as written)."""
+    count the population records matching each group as written). ``survey``: each record carries its
+    survey weight, when the release has a weight column (a model that reads them)."""
     if as_written and release.blanks is not None:  # the groups of equal written values
         release = dataclasses.replace(release, blanks=None)
     if not needs_sensitive or len(release.sensitive) <= 1:
-        view = view_of_release(release, needs_sensitive=needs_sensitive, model=model)
+        view = view_of_release(release, needs_sensitive=needs_sensitive, model=model, survey=survey)
         return [(release.sensitive[0] if release.sensitive else None, view)]
     return [
-        (column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column))
+        (column, view_of_release(release, needs_sensitive=True, model=model, sensitive=column, survey=survey))
         for column in release.sensitive
     ]
 
 
 def view_of_release(
-    release, *, needs_sensitive: bool = False, model: str = "this model", sensitive: str | None = None
+    release,
+    *,
+    needs_sensitive: bool = False,
+    model: str = "this model",
+    sensitive: str | None = None,
+    survey: bool = False,
 ) -> GroupView:
     """The groups of a release (its own ``groups`` or equality on its quasi-identifiers) with one
     sensitive column (``sensitive``, else its first); Q is that column's distribution over the
     release (generalisation and bucketisation keep every record's sensitive value, so this is the
-    table's Q)."""
+    table's Q). With ``survey``, each record carries its survey weight when the release has a weight
+    column."""
     sensitive = sensitive or (release.sensitive[0] if release.sensitive else None)
     if needs_sensitive and sensitive is None:
         raise BadInput(f"{model} needs a sensitive column: mark one column's role as sensitive")
@@ -306,6 +337,11 @@ def view_of_release(
         groups=release.group_ids() if codes is None else np.zeros(len(frame), dtype=np.int64),
         hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
     )
+    weight = getattr(release, "weight", None) if survey else None
+    if weight is not None and weight in frame.columns:
+        from .survey_risk import weights_of
+
+        view = view.with_survey(weights_of(frame, weight))
     if codes is None:
         return view
     from .blanks import blank_view

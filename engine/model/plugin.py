@@ -415,6 +415,9 @@ class PrivacyModel(Plugin):
     # judges each group against the population the data was drawn from, when the run has one
     # (GroupView.population: δ-presence, k-map)
     reads_population: ClassVar[bool] = False
+    # judges each group by its survey weights, when the data marks a weight column (GroupView.survey:
+    # a method then carries each record's weight into the views it asks about)
+    reads_weights: ClassVar[bool] = False
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
     # the caveats instead when the run judged against a population table (None: ``caveats`` either way)
     caveats_with_population: ClassVar[tuple[str, ...] | None] = None
@@ -440,7 +443,11 @@ class PrivacyModel(Plugin):
         from .release import verdict_from_groups, worst_of
 
         views = views_of_release(
-            release, needs_sensitive=self.needs_sensitive, model=self.name, as_written=self.reads_population
+            release,
+            needs_sensitive=self.needs_sensitive,
+            model=self.name,
+            as_written=self.reads_population,
+            survey=self.reads_weights,
         )
         if self.reads_population and getattr(release, "population", None) is not None:
             from .groups import population_of_release

@@ -97,6 +97,11 @@ class Release:
         the groups hide which sensitive value is a record's, not who the record is. An attacker
         links a person to records on these columns, so the re-identification risk groups on them
         (:meth:`linkage_class_sizes`), while the privacy model judges ``groups``.
+    weight : str, optional
+        The column of survey weights the release carries (the input's column marked ``weight``): how
+        many people of the population each record stands for. The run sets it; the manifest records
+        it among the roles, and the models that read weights (``PrivacyModel.reads_weights``) judge
+        each group by the sum of its records' weights.
     blanks : str, optional
         What a blank or suppressed quasi-identifier cell means when the release's records are
         counted in groups (:mod:`~veil.engine.model.blanks`): ``"any-value"`` (it matches any value)
@@ -140,6 +145,9 @@ class Release:
     # "own-value" (engine/model/blanks.py); None: records are grouped by equal written values
     blanks: str | None = None
     perturbation: Perturbation | None = None
+    # the released column of survey weights (the input's column marked ``weight``), when the release
+    # carries it: the risk models read each record's weight from it (GroupView.survey)
+    weight: str | None = None
 
     @property
     def n_rows(self) -> int:
@@ -234,6 +242,8 @@ class Release:
             roles["exact_quasi_identifiers"] = list(self.exact_quasi_identifiers)
         if self.blanks is not None:
             roles["blanks"] = self.blanks
+        if self.weight is not None:
+            roles["weight"] = self.weight
         return roles
 
 

@@ -23,14 +23,16 @@ from ..base.errors import BadInput
 from ..base.constants import DEFAULT_RISK_THRESHOLD
 from ..run.jobs import Context
 from ..model.groups import population_sizes
-from ..model.blanks import check_rule
+from ..model.blanks import check_rule, is_suppressed
 from ..model.release import Release, feature_subset
 from ..model.risk import reidentification_risk
-from ..data.table import Table
+from ..model.survey_risk import sample_risk, weights_of
+from ..data.table import Role, Table
 
 GROUP_SIZE_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"), (20, None, "20+"))
 MAX_CELLS = 50_000_000  # larger data is not densified for the report's before/after figures
 MAX_UTILITY_ROWS = 100_000  # beyond this many records the report skips its classifier comparison
+MAX_BLANK_PATTERNS = 64  # more patterns of blank quasi-identifiers than this: no sample risk figures (cost ∝ patterns²)
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,17 @@ def release_as_written(
         exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
         hierarchies=dict(hierarchies or {}),
         blanks=None if roles.get("blanks") is None else check_rule(roles["blanks"]),
+        weight=_weight_column(frame, roles.get("weight")),
     )
+
+
+def _weight_column(frame: pd.DataFrame, column) -> str | None:
+    """The column of survey weights the manifest names, refused when the file lacks it."""
+    if column is None:
+        return None
+    if not isinstance(column, str) or column not in frame.columns:
+        raise BadInput(f"the file lacks the weight column {column!r}")
+    return column
 
 
 def assess(
@@ -111,8 +123,11 @@ def assess(
     after: Release | None,
     options: ReportOptions,
     ctx: Context | None = None,
+    order: np.ndarray | None = None,
 ) -> dict:
-    """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed)."""
+    """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed).
+    ``order``: the written file's row order (row i is release row ``order[i]``), by which the input's
+    households are matched to the released records."""
     ctx = ctx or Context(0)
     ctx.progress(0.0, "assessing the risk before")
     risk = {
@@ -122,6 +137,9 @@ def assess(
     }
     ctx.progress(0.05, "assessing the risk after")
     risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
+    sample = sample_figures(original, before, after, order)
+    if sample is not None:
+        risk["sample"] = sample
     utility = None
     ctx.progress(0.1, "assessing utility" if options.utility else "assessed")
     if options.utility:
@@ -137,6 +155,65 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
     figures = risk_figures(sizes, release.linkage_columns(), threshold, population_sizes(release))
     ctx.check()
     return figures
+
+
+def sample_figures(original, before: Release | None, after: Release | None, order=None) -> dict | None:
+    """The risk figures of survey microdata (docs/reference.md#risk-on-sample-microdata) before and
+    after: global risk, expected re-identifications, the highest individual risk, sample uniques and,
+    with a household column, household risk. Computed when the input is a table marking a weight or a
+    household column (survey microdata; without either, individual risk is 1 / fk, the prosecutor
+    risk the report shows already), on its quasi-identifiers, a blank or ``*`` matching any value as
+    sdcMicro counts it; None otherwise."""
+    schema = getattr(original, "schema", None)
+    if not isinstance(original, Table) or (schema.weight is None and schema.household is None):
+        return None
+    quasi = schema.by_role(Role.QUASI_IDENTIFIER)
+    if not quasi:
+        return None
+    households = None if schema.household is None else original.frame[schema.household].to_numpy()
+    out = {
+        "weight": schema.weight,
+        "household": schema.household,
+        "blanks": "a blank or * matches any value",
+        "method": "approx",
+    }
+    for side, release, rows in (("before", before, None), ("after", after, order)):
+        out[side] = _sample_side(release, quasi, schema.weight, households, rows)
+    return out if out["before"] is not None or out["after"] is not None else None
+
+
+def _sample_side(release: Release | None, quasi, weight, households, order) -> dict | None:
+    if release is None:
+        return None
+    frame = release.frame
+    keys = [c for c in quasi if c in frame.columns]
+    if not keys or not len(frame):
+        return None
+    data = pd.DataFrame({c: frame[c].mask(is_suppressed(frame[c])) for c in keys})
+    blank = data.isna().to_numpy()
+    if blank.any() and len(np.unique(np.packbits(blank, axis=1), axis=0)) > MAX_BLANK_PATTERNS:
+        return None  # too many patterns of blanks to join cheaply
+    named = {}
+    if weight is not None and weight in frame.columns:
+        try:
+            data["__weight__"] = weights_of(frame, weight)
+        except BadInput:  # the weights as written are not numbers of at least 1
+            return None
+        named["weight"] = "__weight__"
+    if households is not None and len(households) == len(frame):
+        data["__household__"] = households if order is None else households[np.asarray(order)]
+        named["household"] = "__household__"
+    r = sample_risk(data, keys, **named)
+    return {
+        "columns": keys,
+        "weighted": bool(r.weighted),
+        "global_risk": _number(r.global_risk),
+        "expected_reidentifications": _number(r.expected_reidentifications),
+        "highest_risk": _number(float(r.risk.max())),
+        "sample_uniques": int(r.sample_uniques),
+        "household_global_risk": _number(r.household_global),
+        "household_expected_reidentifications": _number(r.household_expected),
+    }
 
 
 def risk_figures(sizes: np.ndarray, columns: list[str], threshold: float, population=None, weights=None) -> dict:

@@ -497,7 +497,13 @@ MANIFEST_SHAPE = {
         "columns": _TEXTS,
         "table": _TEXT,  # a release written as a table of a database: path is the database's absolute path
     },
-    "roles": {"quasi_identifiers": _TEXTS, "target": _TEXT, "sensitive": _TEXTS, "exact_quasi_identifiers": _TEXTS},
+    "roles": {
+        "quasi_identifiers": _TEXTS,
+        "target": _TEXT,
+        "sensitive": _TEXTS,
+        "exact_quasi_identifiers": _TEXTS,
+        "weight": _TEXT,
+    },
     "population": (
         {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT, "hierarchies": _MAYBE_OBJECT},
         NULL,
@@ -514,7 +520,10 @@ MANIFEST_SHAPE = {
     "perturbation": ({"columns": [str], "transitions": [dict]}, NULL),
     "notes": _TEXTS,
     "seconds": (float, NULL),
-    "risk": ({"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES}, NULL),
+    "risk": (
+        {"model": _TEXT, "threshold": (float, NULL), "before": _FIGURES, "after": _FIGURES, "sample": _MAYBE_OBJECT},
+        NULL,
+    ),
     "utility": (
         {"classifier": _TEXT, "target": _TEXT, "before": _MAYBE_OBJECT, "after": _MAYBE_OBJECT, "note": _TEXT},
         NULL,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+
+import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,11 +107,11 @@ def build_document(registry, manifest: dict, checks: dict | None = None) -> Docu
         {},
         {"file": shown, "veil_version": manifest.get("veil_version") or ""},
     )
-    doc.sections += [
-        _released(registry, manifest),
-        _risk_section(manifest, doc),
-        _utility_section(registry, manifest, doc),
-    ]
+    doc.sections += [_released(registry, manifest), _risk_section(manifest, doc)]
+    sample = (manifest.get("risk") or {}).get("sample") or {}
+    if sample.get("before") or sample.get("after"):  # survey microdata: a weight or household column marked
+        doc.sections.append(_sample_section(sample))
+    doc.sections.append(_utility_section(registry, manifest, doc))
     if manifest.get("privacy_budget"):
         doc.sections.append(_budget_section(manifest))
     doc.sections += [_caveats(registry, manifest), _parameters(registry, manifest), _fingerprints(manifest, checks)]
@@ -426,6 +428,49 @@ def _risk_section(manifest: dict, doc: Document) -> Section:
         "Right: how many records share their values with how many others.",
     )
     return sec
+
+
+def _sample_section(sample: dict) -> Section:
+    """The risk figures of survey microdata (a weight or household column marked), before and after."""
+    sec = Section("Risk on survey microdata, before and after")
+    before, after = sample.get("before"), sample.get("after")
+    weight, household = sample.get("weight"), sample.get("household")
+    weighted = f"the survey weights in {weight!r}" if weight else "no survey weights (each record stands for itself)"
+    sec.add(
+        "p",
+        "How statisticians measure the risk of a sample: each record's individual risk is the chance that "
+        "an intruder who matches it on the quasi-identifiers picks the right person, from how many records "
+        f"share its values and how many people they stand for ({weighted}; Benedetti and Franconi's "
+        "estimate, as sdcMicro's indivRisk computes it). Global risk is its mean, the expected "
+        f"re-identifications its sum. {str(sample.get('blanks') or '').capitalize()}, as sdcMicro counts it.",
+    )
+    rows = [
+        ("Global risk (mean individual risk)", "global_risk", _pct),
+        ("Expected re-identifications (sum of the individual risks)", "expected_reidentifications", _two),
+        ("Highest individual risk", "highest_risk", _pct),
+        ("Sample uniques (records whose values no other record shares)", "sample_uniques", _int),
+    ]
+    if household:
+        rows += [
+            (f"Household risk, mean over records (households in {household!r})", "household_global_risk", _pct),
+            ("Expected re-identifications through households", "household_expected_reidentifications", _two),
+        ]
+    table = [
+        [label, _num(before, "risk.sample.before", key, fmt), _num(after, "risk.sample.after", key, fmt)]
+        for label, key, fmt in rows
+    ]
+    sec.add("table", table, header=["", "Before: the input", "After: the release"])
+    if after and weight and not after.get("weighted"):
+        sec.add(
+            "p", f"The release does not carry {weight!r}, so its figures count every record as standing for itself."
+        )
+    if household and after and after.get("household_global_risk") is None:
+        sec.add("p", "The household ids could not be matched to the released records: no household risk after.")
+    return sec
+
+
+def _two(v) -> str:
+    return f"{v:,.2f}"
 
 
 def _utility_section(registry, manifest: dict, doc: Document) -> Section:
@@ -786,7 +831,7 @@ def regenerate_report(
     records = manifest.get("release_kind") != FEATURE_WEIGHTS
     if not records:  # feature weights: the released file holds no records to assess
         after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
-    fresh = assess(registry, original, before, after, options, ctx)
+    fresh = assess(registry, original, before, after, options, ctx, order=_written_order(manifest, after))
     view = dict(manifest)
     view["risk"] = _merge(fresh["risk"], recorded_risk, after is not None, before is not None)
     if checks.get("input_note"):
@@ -800,6 +845,15 @@ def regenerate_report(
     regenerated = checks["when"]
     paths = write_report(registry, view, out, options, checks, binding=make_binding(manifest, regenerated), ctx=ctx)
     return Regenerated(paths, view, checks)
+
+
+def _written_order(manifest: dict, after) -> np.ndarray | None:
+    """The shuffle the export wrote the records in (row i of the file is release row ``order[i]``), from
+    the seed its manifest records; None when the rows were written in order."""
+    seed = manifest.get("shuffle_seed")
+    if after is None or not manifest.get("shuffled") or not isinstance(seed, int):
+        return None
+    return np.random.default_rng(seed).permutation(after.n_rows)
 
 
 def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, checks: dict, ctx) -> Regenerated:

@@ -333,9 +333,15 @@ def check_feasible(data, model) -> None:
     population = getattr(data, "population", None)
     if population is not None:  # one group written * everywhere: every population record matches it
         views = [(column, view.with_population(np.array([population.n_rows]))) for column, view in views]
+    weight = _weight_column(data)
     for each in model.models:
         if not each.judges_groups:
             continue
+        if each.reads_weights and weight is not None:  # judged by the records' survey weights
+            from ..model.survey_risk import weights_of
+
+            weights = weights_of(data.frame, weight)
+            views = [(column, view.with_survey(weights)) for column, view in views]
         k = getattr(each.params, "k", None)
         if isinstance(k, int) and k > data.n_rows and Judgement.GROUP_SIZE in judgements(each.plugin.judges):
             raise BadInput(
@@ -487,6 +493,10 @@ def execute(
         # a cell Veil suppressed matches any value (engine/model/blanks.py); a method keeping the
         # input's blanks says what they mean itself
         release = dataclasses.replace(release, blanks=ANY_VALUE)
+    weight = _weight_column(data)
+    if release.weight is None and weight is not None and weight in release.frame.columns:
+        # the survey weights the release carries: the risk models judge its groups by them
+        release = dataclasses.replace(release, weight=weight)
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(
@@ -534,6 +544,12 @@ def execute(
     values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples, model=model)
     ctx.progress(1.0, "done")
     return RunResult(spec, release, verdict, values, seconds, prepared, data, samples, model)
+
+
+def _weight_column(data) -> str | None:
+    """The column a table marks ``weight`` (None for other data)."""
+    schema = getattr(data, "schema", None)
+    return getattr(schema, "weight", None) if schema is not None else None
 
 
 def measure(

@@ -13,7 +13,7 @@ from veil.engine import BadInput, Release, Role, grouping_columns, param
 from ._heuristic import SEARCHES
 from ._lattice import METRICS, attributes
 from ._recoding import LOSS_KEY, parse_levels, recode, release
-from ._sensitive import sensitive_view
+from ._sensitive import sensitive_view, survey_of
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,11 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
         raise BadInput("the table has no records to anonymise")
     chosen = parse_levels(params.levels, qis)
     searched = None
+    if params.executor == "spark" and survey_of(data, model) is not None:
+        raise BadInput(
+            f"{model.name} judges groups by their survey weights, which the spark executor does not count; "
+            "run it with executor=local"
+        )
     if params.executor == "spark":  # the class table counted and searched on Spark, the release made here
         from .._spark.tables import recode_table_on_spark
 
@@ -148,7 +153,7 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
     population = getattr(data, "population", None)
     if population is not None:
         population.check_covers(data, qis)
-    done = recode(attrs, model, params, records, n, chosen, ctx, population=population)
+    done = recode(attrs, model, params, records, n, chosen, ctx, population=population, survey=survey_of(data, model))
     if searched is not None:
         mine, theirs = done.details["generalisation"], searched.details["generalisation"]
         if (mine["suppressed_records"], mine[LOSS_KEY]) != (theirs["suppressed_records"], theirs[LOSS_KEY]):

@@ -211,11 +211,13 @@ def attributes(table, qis, check=lambda: None, weights: np.ndarray | None = None
 # ---------------------------------------------------------------------------------- class tables
 class Classes:
     """The equivalence classes of one node: each class's size, its node per quasi-identifier ((d, G)
-    ``codes``), and when a model reads the sensitive value, the (class, sensitive value, count) units."""
+    ``codes``), when a model reads the sensitive value the (class, sensitive value, count) units, and
+    when a model reads survey weights each class's (and unit's) sum of them."""
 
-    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray):
+    def __init__(self, levels: tuple, size: np.ndarray, codes: np.ndarray, survey: np.ndarray | None = None):
         self.levels, self.size, self.codes = tuple(levels), size, codes
-        self.unit_class = self.unit_sens = self.unit_w = None
+        self.survey = survey  # each class's sum of survey weights (None: no model reads them)
+        self.unit_class = self.unit_sens = self.unit_w = self.unit_survey = None
 
     @property
     def n_classes(self) -> int:
@@ -223,26 +225,37 @@ class Classes:
 
 
 def bottom(
-    attrs: list[Attribute], sensitive: np.ndarray | None, n_values: int, weights: np.ndarray | None = None
+    attrs: list[Attribute],
+    sensitive: np.ndarray | None,
+    n_values: int,
+    weights: np.ndarray | None = None,
+    survey: np.ndarray | None = None,
 ) -> Classes:
     """The class table of the untransformed data (every quasi-identifier at level 0)."""
-    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights)[0]
+    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights, survey)[0]
 
 
-def _units(table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int) -> None:
-    """Merge (class, sensitive value) pairs with their counts into ``table``'s units: counted densely
-    over every (class, value) when there are not many more of those than pairs, else grouped."""
+def _units(
+    table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int, survey: np.ndarray | None = None
+) -> None:
+    """Merge (class, sensitive value) pairs with their counts (and sums of survey weights) into
+    ``table``'s units: counted densely over every (class, value) when there are not many more of
+    those than pairs, else grouped."""
     cells = table.n_classes * n_values
     if cells <= 16 * len(cls) + (1 << 20):
         counts = np.bincount(cls * n_values + sens, weights=w, minlength=cells)
         held = np.flatnonzero(counts)
         table.unit_class, table.unit_sens = np.divmod(held, n_values)
         table.unit_w = counts[held].astype(np.int64)
+        if survey is not None:
+            table.unit_survey = np.bincount(cls * n_values + sens, weights=survey, minlength=cells)[held]
         return
     inverse, first = group_rows([cls, sens], [table.n_classes, n_values])
     table.unit_class = cls[first]
     table.unit_sens = sens[first]
     table.unit_w = np.bincount(inverse, weights=w, minlength=len(first)).astype(np.int64)
+    if survey is not None:
+        table.unit_survey = np.bincount(inverse, weights=survey, minlength=len(first))
 
 
 def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
@@ -251,7 +264,8 @@ def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
     inverse, _, codes, size = merge_classes(
         source.codes, maps, [a.n_nodes[t] for a, t in zip(attrs, levels)], source.size
     )
-    table = Classes(levels, size, codes)
+    survey = None if source.survey is None else np.bincount(inverse, weights=source.survey, minlength=len(size))
+    table = Classes(levels, size, codes, survey)
     if source.unit_class is not None:
         _units(
             table,
@@ -259,6 +273,7 @@ def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
             source.unit_sens,
             source.unit_w,
             int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1,
+            source.unit_survey,
         )
     return table
 
@@ -268,8 +283,10 @@ class Judge:
     """The run's privacy models on class tables: which classes fail, the necessary condition C, and
     whether the suppressed records pass as one group."""
 
-    def __init__(self, model, limit: int, sensitive, population=None):
+    def __init__(self, model, limit: int, sensitive, population=None, survey: np.ndarray | None = None):
         self.model = model
+        # each record's survey weight when a model reads them (GroupView.survey), else None
+        self.survey = survey if getattr(model, "reads_weights", False) else None
         self.population = population  # a LatticeCounts when the run has a population (δ-presence, k-map)
         self.limit = int(limit)
         # a GroupView of every record's sensitive code, Q, values (or without codes), or one per
@@ -300,15 +317,20 @@ class Judge:
         with ``keep`` (a mask), of those classes only, numbered in order."""
         matches = None if self.population is None else self.population.counts(table.levels, table.codes)
         size, unit_class, unit_sens, unit_w = table.size, table.unit_class, table.unit_sens, table.unit_w
+        survey, unit_survey = table.survey, table.unit_survey
         if keep is not None:
             size = size[keep]
             matches = None if matches is None else matches[keep]
+            survey = None if survey is None else survey[keep]
             if unit_class is not None:
                 number = np.cumsum(keep) - 1
                 held = keep[unit_class]
                 unit_class, unit_sens, unit_w = number[unit_class[held]], unit_sens[held], unit_w[held]
+                unit_survey = None if unit_survey is None else unit_survey[held]
         if unit_class is None:
-            return [GroupView.from_codes(np.arange(len(size)), None, None, weights=size, population=matches)]
+            return [
+                GroupView.from_codes(np.arange(len(size)), None, None, weights=size, population=matches, survey=survey)
+            ]
         return [
             GroupView.from_codes(
                 unit_class,
@@ -319,6 +341,7 @@ class Judge:
                 unit_w,
                 hierarchy=s.hierarchy,
                 population=matches,
+                survey=unit_survey,
             )
             for s, to in self.columns
         ]
@@ -373,6 +396,7 @@ class Judge:
                 None,
                 weights=np.array([table.size[members].sum()]),
                 population=matches,
+                survey=None if table.survey is None else np.array([table.survey[members].sum()]),
             )
             return all(bool(m.check_groups(view).ok.all()) for m in self.models)
         keep = members[table.unit_class]
@@ -387,6 +411,7 @@ class Judge:
                 table.unit_w[keep],
                 hierarchy=s.hierarchy,
                 population=matches,
+                survey=None if table.unit_survey is None else table.unit_survey[keep],
             )
             for s, to in self.columns
         ]
@@ -610,20 +635,27 @@ def written_classes(table: Classes, fail: np.ndarray, stars: list[int]) -> np.nd
 
 
 def classes_at(
-    attrs: list[Attribute], levels, sensitive: np.ndarray | None, n_values: int, weights: np.ndarray | None = None
+    attrs: list[Attribute],
+    levels,
+    sensitive: np.ndarray | None,
+    n_values: int,
+    weights: np.ndarray | None = None,
+    survey: np.ndarray | None = None,
 ):
     """The class table of one node grouped from the records, and each record's class (``weights``:
-    the records each row stands for, when the rows are a class table's)."""
+    the records each row stands for, when the rows are a class table's; ``survey``: each row's
+    survey weight, when a model reads them)."""
     cols = [a.anc[l][a.leaf] for a, l in zip(attrs, levels)]
     inverse, first = group_rows(cols, [a.n_nodes[l] for a, l in zip(attrs, levels)])
     codes = np.empty((len(cols), len(first)), dtype=np.int32)
     for j, c in enumerate(cols):
         codes[j] = c[first]
     size = np.bincount(inverse, weights=weights, minlength=len(first)).astype(np.int64)
-    table = Classes(tuple(int(l) for l in levels), size, codes)
+    total = None if survey is None else np.bincount(inverse, weights=survey, minlength=len(first))
+    table = Classes(tuple(int(l) for l in levels), size, codes, total)
     if sensitive is not None:
         w = np.ones(len(inverse), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-        _units(table, inverse, sensitive, w, n_values)
+        _units(table, inverse, sensitive, w, n_values, survey)
     return table, inverse
 
 

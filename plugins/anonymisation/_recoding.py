@@ -50,18 +50,31 @@ class Recoding:
 
 
 def recode(
-    attrs, model, params, records, n: int, chosen: dict | None, ctx, weights: np.ndarray | None = None, population=None
+    attrs,
+    model,
+    params,
+    records,
+    n: int,
+    chosen: dict | None,
+    ctx,
+    weights: np.ndarray | None = None,
+    population=None,
+    survey: np.ndarray | None = None,
 ) -> Recoding:
     """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
 
     The rows are records, or with ``weights`` the rows of a class table each standing for that many
     records (the Spark path: :mod:`veil.plugins._spark.tables`); ``records`` is the rows' sensitive view (codes,
     Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
-    records; ``population``: the population δ-presence and k-map count in. Both paths share every
-    step from here on."""
+    records; ``population``: the population δ-presence and k-map count in; ``survey``: each row's
+    survey weight, which the models reading weights judge classes by. Both paths share every step
+    from here on."""
     attrs = limited(attrs, params)
     limit = math.floor(params.suppression * n + 1e-9)
-    judge = Judge(model, limit, records, LatticeCounts(population, attrs) if population is not None else None)
+    judge = Judge(
+        model, limit, records, LatticeCounts(population, attrs) if population is not None else None, survey=survey
+    )
+    survey = judge.survey  # None when no model reads them
     sens = judge.codes if reads_sensitive(model) else None
     n_values = judge.n_codes if sens is not None else 1
     weighed = parse_weights(params.weights, [a.name for a in attrs], params.metric)  # the attributes'
@@ -77,10 +90,12 @@ def recode(
         method = _search_method(params, attrs)
         if method == "optimal":
             check_size(attrs)  # before the records are grouped
-            search = Search(attrs, bottom(attrs, sens, n_values, weights), judge, objective, ctx.child(0.0, 0.9))
+            search = Search(
+                attrs, bottom(attrs, sens, n_values, weights, survey), judge, objective, ctx.child(0.0, 0.9)
+            )
             best, proven = search.run(), True
         else:
-            base = bottom(attrs, sens, n_values, weights)
+            base = bottom(attrs, sens, n_values, weights, survey)
             best, search, proven = heuristic.run(method, attrs, base, judge, objective, ctx.child(0.0, 0.9), params)
         if best is None:
             within = "" if proven else f" among the {len(search.known):,} transformations the {method} search checked"
@@ -91,7 +106,7 @@ def recode(
             )
         levels, searched = best.levels, len(search.known)
     ctx.progress(0.9, "global recoding: writing the release")
-    table, record_class = classes_at(attrs, levels, sens, n_values, weights)
+    table, record_class = classes_at(attrs, levels, sens, n_values, weights, survey)
     fail, fail_condition = judge.failing(table)
     if fail is None:  # too many records in groups failing a condition of the models': they fail the models
         fail = fail_condition

@@ -1,6 +1,7 @@
 """The sensitive columns a search over groups judges, shared by Mondrian and global recoding: which
 columns (:func:`sensitive_columns`), whether the model reads them at all (:func:`reads_sensitive`),
-and each record's sensitive code with the column's distribution (:func:`sensitive_view`).
+each record's sensitive code with the column's distribution (:func:`sensitive_view`), and each
+record's survey weight when a model judges groups by them (:func:`survey_of`).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupView, Role
+from veil.engine import BadInput, GroupView, Role, weights_of
 
 from ._regions import python_value
 
@@ -57,3 +58,11 @@ def sensitive_view(table, sensitive):
         numeric,
         hierarchy=table.schema[sensitive].hierarchy,
     )
+
+
+def survey_of(table, model) -> np.ndarray | None:
+    """Each record's survey weight (the column marked ``weight``) when one of the (possibly combined)
+    model's models reads them (``reads_weights``), else None."""
+    if not getattr(model, "reads_weights", False) or table.schema.weight is None:
+        return None
+    return weights_of(table.frame, table.schema.weight)

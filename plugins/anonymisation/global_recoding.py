@@ -19,6 +19,7 @@ from veil.engine import (
     HierarchyUse,
     Judgement,
     ReportFact,
+    Role,
     TradeOff,
     ScaleOut,
     hookimpl,
@@ -108,6 +109,11 @@ class GlobalRecoding(Algorithm):
         """On Spark: read ``source``'s files there, search on their class table, write the release in parts."""
         if not model.judges_groups:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
+        if getattr(model, "reads_weights", False) and Role.WEIGHT in set((source.roles or {}).values()):
+            raise BadInput(
+                f"{model.name} judges groups by their survey weights, which the spark executor does not count; "
+                "run it with executor=local"
+            )
         from .._spark.tables import recode_on_spark
 
         return recode_on_spark(source, model, params, ctx, scratch)

@@ -32,6 +32,7 @@ from veil.engine import (
 )
 
 from ._cells import Columns, cell_release, released_frame
+from ._sensitive import survey_of
 from ._suppression import exact, gains_kernel, greedy
 
 EXACT_CELLS = 12  # search=auto tries every set of cells up to this many cells
@@ -88,7 +89,7 @@ class LocalSuppression(Algorithm):
         ctx.progress(0.0, "local suppression: counting records")
         cells = int(blankable.sum()) * len(frame)
         if params.search == "exact" or (params.search == "auto" and cells <= EXACT_CELLS):
-            judge = _Judge(frame, columns, model, keys)
+            judge = _Judge(frame, columns, model, keys, survey_of(data, model))
 
             def holds(trial):
                 ctx.check()
@@ -110,7 +111,7 @@ class LocalSuppression(Algorithm):
         """Blank further cells where a model judging more than group sizes (l-diversity, …) still
         fails: one cell of each failing pattern at a time, where its blank joins the most records."""
         kernel = gains_kernel()
-        judge = _Judge(frame, columns, model, keys)
+        judge = _Judge(frame, columns, model, keys, survey_of(data, model))
         blankable = np.array([c in columns.quasi_identifiers for c in keys])
         for step in range(codes.size + 1):
             records = judge.failing(codes)
@@ -160,12 +161,14 @@ class _Judge:
     """The run's models judged on codes directly (the any-value view of each sensitive column), the
     way the engine judges the release: what the searches ask after every change."""
 
-    def __init__(self, frame: pd.DataFrame, columns: Columns, model, keys: list[str]):
+    def __init__(self, frame: pd.DataFrame, columns: Columns, model, keys: list[str], survey=None):
         self.model = model
         self.qis = [keys.index(c) for c in columns.quasi_identifiers]
         everyone = np.zeros(len(frame), dtype=np.int64)
         sensitive = [c for c in columns.sensitive if c in frame.columns] or [None]
-        self.bases = {c: view_of_frame(frame, [], c, groups=everyone) for c in sensitive}
+        # ``survey``: each record's survey weight when a model reads them (each pattern's Fk then sums
+        # the weights of every compatible record, as sdcMicro's freqCalc does)
+        self.bases = {c: view_of_frame(frame, [], c, groups=everyone).with_survey(survey) for c in sensitive}
 
     def failing(self, codes: np.ndarray) -> np.ndarray | None:
         """The records of the failing groups of the first model that fails (fewest compatible records

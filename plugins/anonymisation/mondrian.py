@@ -55,7 +55,7 @@ from veil.engine import (
 )
 
 from ._regions import extent, generalised, group_values, lca, qi_columns, released_columns, small_table
-from ._sensitive import reads_sensitive, sensitive_columns, sensitive_view
+from ._sensitive import reads_sensitive, sensitive_columns, sensitive_view, survey_of
 
 GROUP_COLUMN = "group"
 
@@ -196,6 +196,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     views = [sensitive_view(table, c) for c in columns] if reads and columns else [sensitive_view(table, None)]
     population = _population_of(table, model, qis)
     counts = None if population is None else population.matches(_part_values(cols, np.arange(n), np.zeros(n, np.int64)))
+    survey = survey_of(table, model)  # each record's survey weight, when a model reads them
     for column, records in zip(columns or [None], views):
         whole = GroupView.from_codes(
             np.zeros(n, dtype=np.int64),
@@ -205,6 +206,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
             records.numeric,
             hierarchy=records.hierarchy,
             population=counts,
+            survey=survey,
         )
         if not judge(model, whole).holds:
             on = f" on the sensitive column {column!r}" if column is not None and reads else ""
@@ -216,6 +218,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     unit, first, weights = _units(
         [c.codes for c in cols] + sens, [c.n_codes for c in cols] + [len(v.values) for v in views][: len(sens)]
     )
+    unit_survey = None if survey is None else np.bincount(unit, weights=survey, minlength=len(first))
     ucols = [copy.copy(c) for c in cols]
     for c in ucols:
         c.codes = c.codes[first]
@@ -227,6 +230,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
             v.values,
             v.numeric,
             hierarchy=v.hierarchy,
+            survey=unit_survey,  # each unit's sum of survey weights
         )
         for v in views
     ]
@@ -322,6 +326,7 @@ def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=N
             parts.w[rec],
             hierarchy=base.hierarchy,
             population=matches,
+            survey=None if base.survey is None else base.survey[rec],
         )
         passed = judge(model, view).ok
         ok = passed if ok is None else ok & passed

@@ -5,13 +5,19 @@ figures ARX reports, turned into conditions a release must meet.
   every group holds at least ⌈1 / threshold⌉ records.
 * ``average-risk``: the mean over records of 1 / |its group| (the number of groups divided by the
   number of records) is at most the threshold.
+* ``individual-risk``: every record's individual risk (Benedetti and Franconi's, as sdcMicro's
+  ``indivRisk`` computes it from the group's sample frequency fk and the sum of its survey weights
+  Fk; 1 / fk without a weight column) is at most the threshold.
 * ``population-uniqueness``: the estimated share of the population that is unique on the
   quasi-identifiers (Pitman, Zayatz, SNB or Dankar et al.'s rule, from the sample's class sizes and
   the sampling fraction) is at most the threshold.
 
-The last two judge the release as a whole: every group gets the release's value and the same
-verdict. A method that judges a part of the records (Mondrian's candidate split) judges that part
-as if it were the whole; the written release is judged again as a whole before it is exported.
+``highest-risk`` and ``individual-risk`` judge each group: a method with a suppression limit
+suppresses the groups above the threshold, as ARX suppresses the riskiest groups. ``average-risk``
+and ``population-uniqueness`` judge the release as a whole: every group gets the release's value and
+the same verdict. A method that judges a part of the records (Mondrian's candidate split) judges
+that part as if it were the whole; the written release is judged again as a whole before it is
+exported.
 """
 
 from __future__ import annotations
@@ -21,9 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import GroupVerdict, Judgement, MemoryCost, PrivacyModel, hookimpl, param
-
-from ._uniqueness import ESTIMATORS, population_uniqueness
+from veil.engine import (
+    UNIQUENESS_ESTIMATORS,
+    GroupVerdict,
+    Judgement,
+    MemoryCost,
+    PrivacyModel,
+    hookimpl,
+    individual_risk,
+    param,
+    population_uniqueness,
+)
 
 _TOL = 1e-12
 
@@ -54,7 +68,7 @@ class UniquenessParams:
     )
     estimator: str = param(
         "dankar",
-        choices=ESTIMATORS,
+        choices=UNIQUENESS_ESTIMATORS,
         help="pitman, zayatz or snb (slide negative binomial); dankar: Dankar et al.'s rule "
         "choosing among them by the sampling fraction",
     )
@@ -64,6 +78,19 @@ class UniquenessParams:
         exclusive_minimum=True,
         maximum=1.0,
         help="the share of the population the data holds (1: the data is the population)",
+    )
+
+
+@dataclass(frozen=True)
+class IndividualRiskParams:
+    threshold: float = _threshold(
+        "largest allowed individual risk of any record (sdcMicro's localSupp threshold, 0.15 there by default)",
+        0.1,
+    )
+    method: str = param(
+        "approx",
+        choices=("approx", "exact"),
+        help="the individual risk of keys seen 3 or more times: sdcMicro's approximation or the exact value",
     )
 
 
@@ -96,6 +123,43 @@ class HighestRiskModel(_RiskModel):
     def check_groups(self, view, params):
         risk = 1.0 / np.maximum(view.sizes, 1).astype(float)
         return GroupVerdict(risk, (risk <= params.threshold * (1 + _TOL)) & (view.sizes > 0), higher_is_safer=False)
+
+
+class IndividualRiskModel(_RiskModel):
+    name = "individual-risk"
+    title = "Individual risk (survey weights)"
+    paper = "benedetti-franconi-1998"
+    description = (
+        "No record's individual risk exceeds the threshold: the probability that the record is correctly "
+        "re-identified, from how many records share its released values (fk) and how many people their "
+        "survey weights stand for (Fk), as sdcMicro's indivRisk computes it; 1 / fk without weights."
+    )
+    Params = IndividualRiskParams
+    measure = "highest individual risk"
+    reads_weights = True
+    caveats = (
+        "Individual risk is an expectation under a model of how the sample was drawn (Benedetti and Franconi): "
+        "it is as good as the survey weights are; without a column marked weight every record stands for "
+        "itself and the risk is 1 / (the size of its group).",
+    )
+
+    def monotonicity(self, params) -> str:
+        # the risk falls when records join a group (fk and Fk both grow): docs/reference.md
+        return "suppression"
+
+    def check_groups(self, view, params):
+        fk = np.asarray(view.sizes, dtype=float)
+        held = fk > 0
+        estimates = view.estimates()
+        Fk = fk if estimates is None else np.asarray(estimates, dtype=float)
+        risk = np.ones(len(fk))
+        risk[held] = individual_risk(
+            fk[held], np.maximum(Fk[held], fk[held]), weighted=estimates is not None, method=params.method
+        )
+        return GroupVerdict(risk, (risk <= params.threshold * (1 + _TOL)) & held, higher_is_safer=False)
+
+    def summary(self, params, verdict):
+        return f"{super().summary(params, verdict)} ({params.method})"
 
 
 def _whole(view, value: float, holds: bool) -> GroupVerdict:
@@ -162,4 +226,4 @@ class PopulationUniquenessModel(_RiskModel):
 
 @hookimpl
 def veil_register_privacy_models():
-    return [AverageRiskModel, HighestRiskModel, PopulationUniquenessModel]
+    return [AverageRiskModel, HighestRiskModel, IndividualRiskModel, PopulationUniquenessModel]

@@ -133,3 +133,104 @@ def test_export_folder_withholds_the_household(veil, tmp_path):
     assert body["summary"]["weight"] == "w" and body["summary"]["household"] is None
     assert "household id was not released" in body["summary"]["note"]
     assert min(body["records"]["fk"]) >= 2  # 2-anonymity holds on the release's keys
+
+
+def test_population_uniques_under_each_estimator(veil, tmp_path):
+    """The sampling fraction is records / Σ weights unless given; Zayatz's estimate is worked from the
+    class sizes here (hypergeometric terms); at fraction 1 the sample is the population; without
+    weights or a fraction there is no estimate."""
+    from scipy import stats
+
+    path, frame = survey_csv(tmp_path, 2, n=40)
+    quasi = ["region", "age"]
+    body = json.loads(veil("risk", path, "--quasi", ",".join(quasi), "--weight", "w", "--no-suda", "--json").out)
+    unique = body["summary"]["population_uniqueness"]
+    n, big = len(frame), float(frame["w"].sum())
+    assert unique["sampling_fraction"] == pytest.approx(n / big)
+    sizes = frame.groupby(quasi).size().to_numpy()
+    population = round(n / (n / big))
+    h = {j: stats.hypergeom.pmf(1, population, j, n) for j in set(sizes)}
+    f1 = int((sizes == 1).sum())
+    zayatz = f1 * (f1 * h[1] / sum(h[j] for j in sizes)) / (n / big) / population
+    got = {e["estimator"]: e for e in unique["estimates"]}
+    assert set(got) == {"pitman", "zayatz", "snb", "dankar"}
+    assert got["zayatz"]["share"] == pytest.approx(zayatz)
+    assert got["zayatz"]["uniques"] == pytest.approx(zayatz * population)
+    assert got["dankar"]["share"] == pytest.approx(got[got["dankar"]["used"]]["share"])
+    whole = json.loads(
+        veil("risk", path, "--quasi", ",".join(quasi), "--sample-fraction", "1", "--no-suda", "--json").out
+    )
+    assert whole["summary"]["population_uniqueness"]["estimates"][0]["share"] == pytest.approx(f1 / n)
+    bare = json.loads(veil("risk", path, "--quasi", ",".join(quasi), "--no-suda", "--json").out)
+    assert bare["summary"]["population_uniqueness"]["sampling_fraction"] is None
+    text = veil("risk", path, "--quasi", ",".join(quasi), "--weight", "w", "--no-suda").out
+    assert "population uniques (sampling fraction" in text and "chose" in text
+    assert veil("risk", path, "--quasi", "region", "--sample-fraction", "0").code == 2
+
+
+def _indiv(f, F):
+    """sdcMicro's indivRisk (approx) of a key seen f times standing for F people."""
+    p = f / F
+    if f == F:
+        return 1 / f
+    if f == 1:
+        return p / (1 - p) * np.log(1 / p)
+    if f == 2:
+        return p / (1 - p) - (p / (1 - p)) ** 2 * np.log(1 / p)
+    return p / (f - (1 - p))
+
+
+def test_the_manifest_and_report_carry_survey_risk_before_and_after(veil, tmp_path):
+    """With a weight and a household column marked, the manifest records the survey risk figures before
+    (worked here from the input) and after (from the written file, * matching any value); the household
+    ids follow the records through the shuffle, so shuffled and unshuffled exports agree; the report
+    shows them."""
+    from veil.engine import make_registry
+    from veil.engine.release.report import build_document
+
+    path, frame = survey_csv(tmp_path, 3, n=40)
+    frame = frame.assign(sex=frame["sex"].fillna("F"))
+    frame.to_csv(path, index=False)
+    manifests = []
+    for shuffle in ([], ["--no-shuffle"]):
+        out_dir = tmp_path / f"out{len(manifests)}"
+        args = ["--quasi", "region,age", "--weight", "w", "--household", "hh", "--method"]
+        done = veil(
+            "run", "--data", path, *args, "global-recoding:suppression=0.3", "--model", "individual-risk:threshold=0.1",
+            "--out", out_dir, "--no-report", *shuffle,
+        )  # fmt: skip
+        assert done.code == 0, done.err
+        manifests.append(json.loads((out_dir / "manifest.json").read_text()))
+    sample = manifests[0]["risk"]["sample"]
+    assert sample["weight"] == "w" and sample["household"] == "hh"
+    keys = frame[["region", "age"]].apply(tuple, axis=1)
+    fk, Fk = keys.map(keys.value_counts()), frame.groupby(["region", "age"])["w"].transform("sum")
+    risk = np.array([_indiv(f, F) for f, F in zip(fk, Fk)])
+    before = sample["before"]
+    assert before["global_risk"] == pytest.approx(risk.mean())
+    assert before["expected_reidentifications"] == pytest.approx(risk.sum())
+    assert before["highest_risk"] == pytest.approx(risk.max())
+    assert before["sample_uniques"] == int((fk == 1).sum())
+    household = frame["hh"].map(pd.Series(np.log1p(-risk)).groupby(frame["hh"]).sum())
+    assert before["household_global_risk"] == pytest.approx((1 - np.exp(household)).mean())
+    after = sample["after"]
+    assert after["highest_risk"] <= 0.1 + 1e-12  # the model held; a * matching any value only lowers the risk
+    assert after["expected_reidentifications"] < before["expected_reidentifications"]
+    again = manifests[1]["risk"]["sample"]["after"]
+    for key in (
+        "global_risk",
+        "expected_reidentifications",
+        "household_global_risk",
+        "household_expected_reidentifications",
+    ):
+        assert again[key] == pytest.approx(after[key])
+    doc = build_document(make_registry(), manifests[0])
+    section = next(s for s in doc.sections if s.heading.startswith("Risk on survey microdata"))
+    cells = [c for b in section.blocks if b.kind == "table" for row in b.content for c in row[1:]]
+    assert {c.key for c in cells} >= {"risk.sample.after.household_global_risk", "risk.sample.before.global_risk"}
+    # without a weight or household column, no survey figures: the prosecutor risk says it all
+    plain = tmp_path / "plain"
+    done = veil("run", "--data", path, "--quasi", "region,age", "--method", "global-recoding:suppression=0.3",
+                "--model", "k-anonymity:k=2", "--out", plain, "--no-report")  # fmt: skip
+    assert done.code == 0, done.err
+    assert "sample" not in json.loads((plain / "manifest.json").read_text())["risk"]

@@ -8,7 +8,15 @@ import pytest
 
 from veil.engine import BadInput
 
-NEW = ["beta-likeness", "delta-presence", "k-map", "highest-risk", "average-risk", "population-uniqueness"]
+NEW = [
+    "beta-likeness",
+    "delta-presence",
+    "k-map",
+    "highest-risk",
+    "average-risk",
+    "individual-risk",
+    "population-uniqueness",
+]
 
 
 @pytest.mark.parametrize("name", NEW)

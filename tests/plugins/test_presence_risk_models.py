@@ -14,7 +14,7 @@ import pytest
 from scipy import special, stats
 
 from veil.engine import BadInput, GroupView, PluginCall, bind_models, make_registry, reidentification_risk
-from veil.plugins.anonymisation import _uniqueness as uq
+from veil.engine.model import uniqueness as uq
 from veil.plugins.anonymisation.beta_likeness import beta_values
 
 from test_global_recoding import oracle, optimum, random_table, search

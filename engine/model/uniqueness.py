@@ -1,5 +1,7 @@
 """Estimates of the share of a population that is unique on the quasi-identifiers, from a sample's
-class sizes (docs/reference.md#presence-map-and-risk-models). Registers nothing.
+class sizes (docs/reference.md#population-uniqueness): what the privacy model of population
+uniqueness judges and ``veil risk`` reports (:func:`population_uniqueness`,
+:func:`uniqueness_estimates`).
 
 The sample holds n records in u classes; f_j classes hold j records; π = n / N is the sampling
 fraction of a population of N records. Each estimator gives the expected number of population
@@ -27,10 +29,12 @@ uniques that the sample's uniques stand for; the model's value is that number di
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
+UNIQUENESS_ESTIMATORS = ESTIMATORS
 
 
 def frequencies(sizes) -> dict[int, int]:
@@ -48,7 +52,7 @@ def population_size(n: int, fraction: float) -> int:
 
 
 def zayatz_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
-    from scipy import stats  # here: not loaded to register the plugins
+    from scipy import stats  # here: not loaded on importing the engine
 
     f1 = freq.get(1, 0)
     if not f1:
@@ -63,7 +67,7 @@ def zayatz_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
 
 def _pitman_loglik(theta: float, alpha: float, freq: dict[int, int], u: int, n: int) -> float:
     """ln L of Pitman's sampling formula for u classes of n records with the sizes ``freq``."""
-    from scipy import special  # here: not loaded to register the plugins
+    from scipy import special  # here: not loaded on importing the engine
 
     r = theta / alpha
     out = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
@@ -74,7 +78,7 @@ def _pitman_loglik(theta: float, alpha: float, freq: dict[int, int], u: int, n: 
 
 def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n: int) -> tuple[float, float]:
     """(∂ ln L / ∂θ, ∂ ln L / ∂α) of Pitman's sampling formula."""
-    from scipy import special  # here: not loaded to register the plugins
+    from scipy import special  # here: not loaded on importing the engine
 
     r = theta / alpha
     spread = special.digamma(r + u) - special.digamma(r + 1)
@@ -87,7 +91,7 @@ def _pitman_gradient(theta: float, alpha: float, freq: dict[int, int], u: int, n
 def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | None:
     """The maximum-likelihood (θ, α) of Pitman's formula with θ > 0 and 0 < α < 1, or None: the
     likelihood climbed from several starts in the coordinates (ln θ, logit α), where it has no bounds."""
-    from scipy import optimize, special  # here: not loaded to register the plugins
+    from scipy import optimize, special  # here: not loaded on importing the engine
 
     u = sum(freq.values())
     if u < 2 or u >= n:
@@ -121,7 +125,7 @@ def pitman_parameters(freq: dict[int, int], n: int) -> tuple[float, float] | Non
 
 
 def pitman_uniques(freq: dict[int, int], n: int, fraction: float) -> float:
-    from scipy import special  # here: not loaded to register the plugins
+    from scipy import special  # here: not loaded on importing the engine
 
     if not freq.get(1, 0):
         return 0.0
@@ -147,7 +151,7 @@ def _snb_moments(k: float, a: float, b: float, pi: float) -> tuple[float, float,
 
 def snb_parameters(freq: dict[int, int], fraction: float) -> tuple[float, float, float] | None:
     """(K, α, β) whose expected classes seen, singletons and pairs are the sample's u, f_1 and f_2, or None."""
-    from scipy import optimize, special  # here: not loaded to register the plugins
+    from scipy import optimize, special  # here: not loaded on importing the engine
 
     f1, f2, u = freq.get(1, 0), freq.get(2, 0), sum(freq.values())
     if not f1 or not f2 or fraction >= 1:
@@ -219,3 +223,28 @@ def population_uniqueness(sizes, fraction: float, estimator: str) -> tuple[float
         uniques = {"pitman": pitman_uniques, "zayatz": zayatz_uniques, "snb": snb_uniques}[estimator](freq, n, fraction)
         used = estimator
     return uniques / population_size(n, fraction), used
+
+
+@dataclass(frozen=True)
+class UniquenessEstimate:
+    """One estimator's answer: the share of the population unique on the quasi-identifiers, how many
+    people that is (the share times the population's size n / π), and the estimator that gave it
+    (Dankar et al.'s rule names the one it chose); ``share`` is NaN where the estimator finds none."""
+
+    estimator: str
+    share: float
+    uniques: float
+    used: str
+
+
+def uniqueness_estimates(sizes, fraction: float) -> list[UniquenessEstimate]:
+    """Every estimator's :class:`UniquenessEstimate` from the sample's class sizes and the sampling
+    fraction π (0 < π ≤ 1)."""
+    freq = frequencies(sizes)
+    n = sum(j * f for j, f in freq.items())
+    big = population_size(n, fraction) if n else 0
+    out = []
+    for estimator in ESTIMATORS:
+        share, used = population_uniqueness(sizes, fraction, estimator)
+        out.append(UniquenessEstimate(estimator, share, share * big if math.isfinite(share) else math.nan, used))
+    return out
