@@ -4,7 +4,8 @@ int → spin box within the declared bounds; float → line edit (any precision,
 choices → combo box; bool → check box; str → line edit (or an editable combo with suggestions).
 The help text is the tooltip. Beside each sweepable number a second field takes a list such as
 ``5, 8, 11``: one run per value. Every value is checked by the engine's own parameter parsing,
-and its sentence is shown in red under the field.
+and its sentence is shown in red under the field. Under the fields, the plugin's ``hint`` of the
+values (what they imply, e.g. the class size a privacy budget gives) follows the edits.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from veil.engine import BadInput, ParamSpec
@@ -21,6 +22,7 @@ from .widgets import ErrorLabel, muted
 
 INT_LIMIT = 2**31 - 1
 SWEEP_HINT = "sweep, e.g. 5, 8, 11"
+HINT_DELAY_MS = 150  # the pause in the edits after which the plugin's hint is computed
 
 
 def parse_list(text: str, spec: ParamSpec) -> list:
@@ -176,6 +178,13 @@ class ParamForm(QWidget):
             self._connect(f)
         self.form_error = ErrorLabel()
         grid.addWidget(self.form_error, 2 * len(specs) + 1, 0, 1, 3)
+        self.hint = muted("")
+        self.hint.setObjectName("param-hint")
+        self.hint.hide()
+        grid.addWidget(self.hint, 2 * len(specs) + 2, 0, 1, 3)
+        self._hinted = None  # the parameters the hint shows
+        self._hint_timer = QTimer(self, singleShot=True, interval=HINT_DELAY_MS)
+        self._hint_timer.timeout.connect(self._show_hint)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(2, 1)
         self.validate()
@@ -212,16 +221,30 @@ class ParamForm(QWidget):
             self._values[name] = value
             if values is not None:
                 self._sweeps[name] = values
-        whole = ""
+        whole, params = "", None
         if not self._errors:
             try:
-                self.plugin.params({**self._values, **{k: v[0] for k, v in self._sweeps.items()}})
+                params = self.plugin.params({**self._values, **{k: v[0] for k, v in self._sweeps.items()}})
             except BadInput as exc:
                 whole = str(exc)
         self.form_error.show_message(whole)
         if whole:
             self._errors[""] = whole
+        self._hinted = params
+        if params is None:
+            self.hint.hide()
+        self._hint_timer.start()  # after a pause in the typing: a hint may take a moment to compute
         return not self._errors
+
+    def _show_hint(self) -> None:
+        text = ""
+        if self._hinted is not None:
+            try:
+                text = self.plugin.hint(self._hinted)
+            except BadInput as exc:
+                text = str(exc)
+        self.hint.setText(text)
+        self.hint.setVisible(bool(text))
 
     def values(self) -> dict:
         return dict(self._values)

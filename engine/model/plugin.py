@@ -224,6 +224,13 @@ class Plugin:
         return param_specs(cls.Params)
 
     @classmethod
+    def hint(cls, params: Any) -> str:
+        """A sentence on what valid ``params`` imply, shown under the parameter form and recomputed as
+        the fields change (e.g. the class size a privacy budget implies); "" for none. It runs on
+        every edit, so it must be quick and must not read the data."""
+        return ""
+
+    @classmethod
     def describe(cls) -> dict[str, Any]:
         return {
             "kind": cls.kind,

@@ -71,9 +71,9 @@ class _Sequences:
     def grow(self, size: int) -> None:
         n = np.arange(len(self.a), size + 1)
         gamma, beta = self.gamma, self.beta
-        from scipy.stats import binom  # on first use: registering the plugins imports no scipy.stats
+        from scipy.special import bdtrc  # on first use: registering the plugins imports no SciPy
 
-        a = binom.sf(np.floor(n * gamma), n, beta)
+        a = bdtrc(np.floor(n * gamma), n, beta)  # P(X > ⌊γn⌋), X binomial(n, β)
         c = np.exp(-n * (gamma * math.log(gamma / beta) - (gamma - beta)))
         self.a, self.c = np.concatenate([self.a, a]), np.concatenate([self.c, c])
 
@@ -113,3 +113,105 @@ def level_of(degree: str, height: int) -> int:
     """The level a degree of generalisation gives a hierarchy of ``height``: the degree's share of the
     height, rounded half up (ARX's ``DataGeneralizationScheme``)."""
     return min(max(math.floor(DEGREES[degree] * height + 0.5), 0), height)
+
+
+# ---------------------------------------------------------------------------------- data-dependent mode
+# SafePub's score functions (docs/reference.md#dp-table-safepub), each with its sensitivity: higher is
+# better. The names are Veil's metrics they stand for (SafePub's granularity, intensity,
+# discernibility, non-uniform entropy and group size).
+SCORES = ("loss", "precision", "discernibility", "entropy", "average-class-size")
+
+
+def sensitivity(score: str, k: int, m: int) -> float:
+    """Δ of a score function for classes of at least k records and m quasi-identifiers."""
+    if score in ("loss", "precision"):
+        return float(m * max(k - 1, 1))
+    if score in ("discernibility", "entropy"):
+        return 5.0 if k == 1 else k * k / (k - 1) + 1.0
+    if score == "average-class-size":
+        return 1.0
+    raise ValueError(score)
+
+
+def score_of(score: str, table, attrs, k: int, n: int) -> float:
+    """The score of the sample's class table ``table`` (a :class:`._lattice.Classes` at its levels) when
+    every class smaller than k is suppressed. ``n`` is the number of records before sampling: the
+    records not sampled count as suppressed, as in ARX (a constant for every transformation, which
+    the exponential mechanism's probabilities do not see)."""
+    size = table.size.astype(np.float64)
+    kept = table.size >= k
+    suppressed = float(size[~kept].sum()) + (n - float(size.sum()))
+    m = len(attrs)
+    if score == "average-class-size":
+        return float(kept.sum()) + (1.0 if suppressed > 0 else 0.0)
+    if score == "discernibility":
+        return -(float(np.square(size[kept]).sum()) + n * suppressed) / n
+    total = 0.0
+    for j, (a, level) in enumerate(zip(attrs, table.levels)):
+        codes, weight = table.codes[j, kept], size[kept]
+        if score == "loss":  # each kept value's share of the domain, a suppressed one 1
+            total += float((a.node_leaves[level][codes] / a.n_leaves) @ weight) + suppressed
+        elif score == "precision":  # each kept value's level over the height, a suppressed one 1
+            total += (float(weight.sum()) * level / a.height if a.height else 0.0) + suppressed
+        elif score == "entropy":  # Σ c_v² over kept values below the root; n for a suppressed or root one
+            counts = np.bincount(codes, weights=weight, minlength=a.n_nodes[level])
+            root = a.node_leaves[level] == a.n_leaves
+            total += float(np.square(counts[~root]).sum()) + n * (float(counts[root].sum()) + suppressed)
+        else:
+            raise ValueError(score)
+    return -total / (n * m) if score == "entropy" else -total
+
+
+def select(scores: np.ndarray, epsilon: float, delta_score: float, u: float) -> int:
+    """The exponential mechanism: index i with probability exp(ε·s_i / 2Δ) / Σ_j exp(ε·s_j / 2Δ),
+    ``u`` one number uniform in [0, 1) (computed from the largest exponent down: no overflow)."""
+    logits = epsilon * np.asarray(scores, dtype=float) / (2.0 * delta_score)
+    weights = np.exp(logits - logits.max())
+    cumulative = np.cumsum(weights)
+    return min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(weights) - 1)
+
+
+def probabilities(scores: np.ndarray, epsilon: float, delta_score: float) -> np.ndarray:
+    """The exponential mechanism's probability of each index (what :func:`select` draws from)."""
+    logits = epsilon * np.asarray(scores, dtype=float) / (2.0 * delta_score)
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()
+
+
+@dataclass
+class Walk:
+    """What the data-dependent search did: the pivots in the order chosen (the top first), every
+    candidate's score, and the best-scored pivot (the one released)."""
+
+    pivots: list
+    scores: dict
+    best: tuple
+
+
+def search(top: tuple, score, steps: int, epsilon_step: float, delta_score: float, uniform, check=None) -> Walk:
+    """SafePub's search as ARX runs it: the top is the first pivot; each of ``steps`` steps adds the
+    pivot's direct specialisations to the candidates, removes the pivot, and draws the next pivot
+    from every candidate by the exponential mechanism with ``epsilon_step``; it ends early when no
+    candidate is left. ``score(levels)`` is a node's score (called once per node), ``uniform()`` one
+    draw in [0, 1). The best pivot is the highest-scored, ties to the lower node (then the first)."""
+    scores = {top: score(top)}
+    candidates = {top}
+    pivot, pivots, best = top, [top], top
+    for _ in range(steps):
+        if check is not None:
+            check()
+        for j, level in enumerate(pivot):
+            if level > 0:
+                below = pivot[:j] + (level - 1,) + pivot[j + 1 :]
+                if below not in scores:
+                    scores[below] = score(below)
+                    candidates.add(below)
+        candidates.discard(pivot)
+        if not candidates:
+            break
+        order = sorted(candidates)  # a fixed order: the same draws choose the same node
+        pivot = order[select(np.array([scores[c] for c in order]), epsilon_step, delta_score, uniform())]
+        pivots.append(pivot)
+        if scores[pivot] > scores[best] or (scores[pivot] == scores[best] and sum(pivot) < sum(best)):
+            best = pivot
+    return Walk(pivots, scores, best)

@@ -101,3 +101,31 @@ def test_a_plugin_without_parameters_says_so(qtbot):
     form = ParamForm(Bare)
     qtbot.addWidget(form)
     assert form.values() == {} and form.errors() == {} and form.names() == []
+
+
+class Hinted(Algorithm):
+    name = "hint-test"
+    title = "Hint test"
+    Params = Params
+
+    @classmethod
+    def hint(cls, params) -> str:
+        return f"k² = {params.k**2}"
+
+
+def test_a_plugins_hint_of_the_values_follows_the_edits(qtbot):
+    f = ParamForm(Hinted)
+    qtbot.addWidget(f)
+    f.show()
+    qtbot.waitUntil(lambda: f.hint.isVisible() and f.hint.text() == "k² = 25")
+    f.field("k").editor.setValue(7)
+    qtbot.waitUntil(lambda: f.hint.text() == "k² = 49")
+    f.field("epsilon").editor.setText("-1")  # invalid: no hint
+    qtbot.waitUntil(lambda: not f.hint.isVisible())
+
+
+def test_a_plugin_without_a_hint_shows_none(form, qtbot):
+    form.show()
+    form.field("k").editor.setValue(7)
+    qtbot.waitUntil(lambda: not form._hint_timer.isActive())  # the hint was asked for, and is empty
+    assert not form.hint.isVisible()
