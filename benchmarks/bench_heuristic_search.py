@@ -5,7 +5,11 @@ within a budget of checked transformations; and on its first columns, where the 
 computed, the heuristics' loss against the optimum's at the same budgets.
 
 Run with ``python benchmarks/bench_heuristic_search.py [ROWS]`` (prints markdown tables; default 20,000
-records). The table is generated from a fixed seed and never written anywhere.
+records). The table is generated from a fixed seed and never written anywhere. With ``crossover``
+(``python benchmarks/bench_heuristic_search.py crossover [ROWS]``) it compares the best-first and the
+genetic search at one budget on the first 10, 12, …, 20 columns instead (``crossover ROWS BUDGET
+WIDTHS``, e.g. ``crossover 20000 30000 10``: another budget, on the first 10 columns only): which of
+the two ``search=auto`` takes beyond the optimal search's lattices (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -180,5 +184,55 @@ def main(rows: int) -> None:
     )
 
 
+def crossover(rows: int, budget: int = 3_000, widths: tuple = (10, 12, 14, 16, 18, 20)) -> None:
+    """The best-first and the genetic search at one budget on ever more columns, beyond the optimal
+    search's lattices: their loss, and the lattice's size."""
+    print(machine())
+    table = synthetic(rows)
+    columns = list(table.frame.columns)
+    out = []
+    for d in widths:
+        part = subset(table, columns[:d])
+        found = {}
+        for method in ("heuristic", "genetic"):
+            found[method] = anonymise(part, search=method, budget=budget)
+        (h, _, h_cpu), (g, _, g_cpu) = found["heuristic"], found["genetic"]
+        out.append(
+            [
+                d,
+                f"{h['lattice_nodes']:.2e}",
+                f"{h['loss']:.6f}",
+                f"{g['loss']:.6f}",
+                f"{g['loss'] / h['loss']:.4f}",
+                f"{h_cpu:.1f}",
+                f"{g_cpu:.1f}",
+            ]
+        )
+        print(out[-1], flush=True)
+    print()
+    print(
+        markdown_table(
+            [
+                "quasi-identifiers",
+                "lattice",
+                f"best-first loss ({budget:,})",
+                f"genetic loss ({budget:,})",
+                "genetic / best-first",
+                "best-first CPU s",
+                "genetic CPU s",
+            ],
+            out,
+        )
+    )
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000)
+    if len(sys.argv) > 1 and sys.argv[1] == "crossover":
+        args = sys.argv[2:]
+        crossover(
+            int(args[0]) if args else 20_000,
+            int(args[1]) if len(args) > 1 else 3_000,
+            tuple(int(w) for w in args[2].split(",")) if len(args) > 2 else (10, 12, 14, 16, 18, 20),
+        )
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000)

@@ -75,7 +75,7 @@ class GlobalRecodingParams:
         help="how the lattice of transformations is searched: optimal (the whole lattice, with "
         "pruning; refused above 1,000,000 transformations), heuristic (best-first, ARX's Lightning, "
         "within the budget), genetic (a genetic algorithm within the budget), auto (optimal while the "
-        "lattice fits, else heuristic)",
+        "lattice fits, else genetic)",
     )
     budget: int = param(
         100_000,

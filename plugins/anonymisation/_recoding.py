@@ -27,7 +27,6 @@ from ._lattice import (
     written_classes,
 )
 from . import _heuristic as heuristic
-from ._lattice import MAX_NODES
 from ._population import LatticeCounts
 from ._sensitive import reads_sensitive
 
@@ -160,11 +159,11 @@ def recode(
 
 
 def _search_method(params, attrs) -> str:
-    """The search that runs: the one asked for, or with ``auto`` the optimal one while the lattice
-    has at most MAX_NODES transformations, else the best-first heuristic."""
+    """The search that runs: the one asked for, or with ``auto`` the one :func:`._heuristic.automatic`
+    picks for the lattice's size."""
     if params.search != "auto":
         return params.search
-    return "optimal" if lattice_size(attrs) <= MAX_NODES else "heuristic"
+    return heuristic.automatic(lattice_size(attrs))
 
 
 def _search_facts(params, method: str, proven: bool) -> dict:

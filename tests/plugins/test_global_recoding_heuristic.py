@@ -1,7 +1,8 @@
 """Global recoding's heuristic searches (docs/anonymisation.md#heuristic-search): the best-first
 search and the genetic search never beat the exhaustive optimum, the best-first search finds it
 whenever its budget lets it finish (and then says so), a budget of checks is kept, the genetic search
-is reproducible from the run's seed, ``auto`` searches whole only what fits, and a run can be
+is reproducible from the run's seed, ``auto`` searches whole only what fits (and genetically what
+does not), and a run can be
 cancelled. The optimum comes from the exhaustive oracle of test_global_recoding, which shares nothing
 with the searches but the privacy models' own checks."""
 
@@ -13,6 +14,8 @@ import pytest
 from test_global_recoding import METRICS, MODELS, REGISTRY, oracle, optimum, random_table
 
 from veil.engine import BadInput, Cancelled, Context, Hierarchy, PluginCall, Role, RunSpec, Table, execute
+from veil.plugins.anonymisation._heuristic import automatic
+from veil.plugins.anonymisation._lattice import MAX_NODES
 
 QIS = ("town", "age", "job")
 
@@ -96,6 +99,11 @@ def _wide(n_qis: int, seed: int = 0) -> Table:
     return table
 
 
+def test_auto_takes_the_optimal_search_up_to_its_limit_and_the_genetic_one_beyond():
+    assert automatic(1) == automatic(MAX_NODES) == "optimal"
+    assert automatic(MAX_NODES + 1) == automatic(10**12) == "genetic"
+
+
 def test_auto_searches_whole_what_fits_and_heuristically_what_does_not():
     small = random_table(0)
     gen = found(run(small, ["k-anonymity:k=2"], 0.0, "loss"))[2]
@@ -105,7 +113,8 @@ def test_auto_searches_whole_what_fits_and_heuristically_what_does_not():
         run(wide, ["k-anonymity:k=2"], 0.0, "loss", search="optimal")
     result = run(wide, ["k-anonymity:k=2"], 0.0, "loss", budget=1000)
     gen = found(result)[2]
-    assert gen["search"] == "heuristic" and gen["searched_nodes"] <= 1000 and gen["lattice_nodes"] == 11**6
+    assert gen["search"] == "genetic" and gen["searched_nodes"] <= 1000 and gen["lattice_nodes"] == 11**6
+    assert gen["proven_optimal"] is False
     assert all(v.holds for v in result.verdicts)
     space = result.release.solution_space
     assert not space.complete and space.n_nodes == gen["searched_nodes"]
