@@ -22,6 +22,7 @@ import numpy as np
 
 DEGREES = {"none": 0.0, "low": 0.2, "low-medium": 0.4, "medium": 0.5, "medium-high": 0.6, "high": 0.8, "complete": 1.0}
 MAX_K = 1_000_000  # beyond this k the computation is refused: ε and δ are too small to release anything
+MAX_N = 1 << 22  # the binomial tails are computed for at most this many records (two arrays of 32 MiB)
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,13 @@ class Parameters:
     beta: float  # each record is kept with this probability
     k: int  # classes smaller than this are suppressed
 
-    def sentence(self, total_epsilon: float | None = None) -> str:
+    def sentence(self, epsilon_text: str = "") -> str:
         """What a user is told before the run, e.g. "ε = 2, δ = 10⁻⁵: each record kept with probability
-        0.865, classes smaller than k = 114 suppressed"."""
-        eps = self.epsilon if total_epsilon is None else total_epsilon
+        0.865, classes smaller than k = 114 suppressed"; ``epsilon_text`` in place of ε's value (how
+        a larger ε is split, this one's part among it)."""
+        eps = epsilon_text or f"{self.epsilon:g}"
         return (
-            f"ε = {eps:g}, δ = {_power(self.delta)}: each record kept with probability {self.beta:.3f}, "
+            f"ε = {eps}, δ = {_power(self.delta)}: each record kept with probability {self.beta:.3f}, "
             f"classes smaller than k = {self.k} suppressed"
         )
 
@@ -64,11 +66,16 @@ class _Sequences:
     """a(n) and c(n) for n = 1 … N, grown on demand (they do not depend on k)."""
 
     def __init__(self, epsilon: float, beta: float):
-        self.gamma, self.beta = gamma_of(epsilon, beta), beta
+        self.epsilon, self.gamma, self.beta = epsilon, gamma_of(epsilon, beta), beta
         self.a = self.c = np.zeros(1)  # index 0 unused
         self.grow(1024)
 
     def grow(self, size: int) -> None:
+        if size > MAX_N:
+            raise ValueError(
+                f"ε = {self.epsilon:g} is too large: the bound on δ does not settle within {MAX_N:,} records "
+                "(SafePub's k and β are for ε up to about 5)"
+            )
         n = np.arange(len(self.a), size + 1)
         gamma, beta = self.gamma, self.beta
         from scipy.special import bdtrc  # on first use: registering the plugins imports no SciPy
@@ -94,19 +101,36 @@ def delta_of(k: int, epsilon: float, beta: float) -> float:
 
 
 def parameters(epsilon: float, delta: float) -> Parameters:
-    """β and k for an (ε, δ) release, as SafePub (and ARX) compute them."""
+    """β and k for an (ε, δ) release, as SafePub (and ARX) compute them.
+
+    ARX tries k = 1, 2, … in turn. d(k) is the largest a(n) over n ≥ n_m(k) (the Chernoff bound
+    only says where that largest value has been seen), and n_m grows with k, so d never increases
+    with k: the first k with d(k) < δ is found by doubling k and then halving the interval, the same
+    k in a few dozen evaluations rather than k of them (a large ε needs k in the thousands)."""
     if not epsilon > 0 or not 0 < delta < 1:
         raise ValueError("ε must be above 0 and δ between 0 and 1")
     beta = beta_of(epsilon)
+    gamma = gamma_of(epsilon, beta)
+    rate = gamma * math.log(gamma / beta) - (gamma - beta)  # c(n) = exp(−n·rate)
+    if not rate > 0 or math.log(1 / delta) / rate > MAX_N:  # c(n) reaches δ only beyond MAX_N records
+        raise ValueError(
+            f"ε = {epsilon:g} is too large for δ = {delta:g}: the bound on δ does not settle within "
+            f"{MAX_N:,} records (SafePub's k and β are for ε up to about 5)"
+        )
     sequences = _Sequences(epsilon, beta)
-    k = 1
-    while True:  # ARX's loop increments k once more after the first k whose d is below δ
-        found = sequences.delta(k) < delta
-        k += 1
-        if found:
-            return Parameters(epsilon, delta, beta, k)
-        if k > MAX_K:
+    high = 1
+    while not sequences.delta(high) < delta:
+        if high > MAX_K:
             raise ValueError(f"ε = {epsilon:g} and δ = {delta:g} need classes of more than {MAX_K:,} records")
+        high *= 2
+    low = high // 2  # d(low) ≥ δ, or low = 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        if sequences.delta(middle) < delta:
+            high = middle
+        else:
+            low = middle
+    return Parameters(epsilon, delta, beta, high + 1)  # ARX's loop increments k once more after the test
 
 
 def level_of(degree: str, height: int) -> int:

@@ -92,8 +92,9 @@ class DPTable(Algorithm):
     paper = PAPER
     description = (
         "Releases the table with an (ε, δ)-differential-privacy guarantee: each record is sampled with "
-        "probability β, every quasi-identifier generalised to a level fixed in advance, and every class "
-        "smaller than k suppressed, with k and β computed from ε and δ."
+        "probability β, every quasi-identifier generalised to a level fixed in advance or chosen on the "
+        "sample by the exponential mechanism, and every class smaller than k suppressed, with k and β "
+        "computed from ε and δ."
     )
     accepts = (TABLE,)
     needs_model = False
@@ -111,9 +112,9 @@ class DPTable(Algorithm):
             return str(e)
         if params.mode != DEPENDENT:
             return chosen.sentence()
-        return (
-            f"{chosen.sentence(float(params.epsilon))}; ε = {params.epsilon_anonymisation:g} for sampling and "
-            f"suppression, {params.epsilon_search:g} for the search ({params.steps} steps of "
+        return chosen.sentence(
+            f"{params.epsilon:g} ({params.epsilon_anonymisation:g} for sampling and suppression, "
+            f"{params.epsilon_search:g} for the search: {params.steps} steps of "
             f"{params.epsilon_search / params.steps:.3g})"
         )
 

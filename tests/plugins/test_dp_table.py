@@ -41,6 +41,11 @@ def test_k_and_beta_follow_the_formulas(epsilon, delta):
     assert delta_by_hand(first - 1, epsilon) >= delta
 
 
+def test_an_epsilon_too_large_is_refused_at_once():
+    with pytest.raises(ValueError, match="ε = 10 is too large"):
+        parameters(10, 1e-5)
+
+
 def test_the_sentence_shown_before_a_run():
     assert parameters(2, 1e-5).sentence() == (
         "ε = 2, δ = 10⁻⁵: each record kept with probability 0.865, classes smaller than k = 114 suppressed"
