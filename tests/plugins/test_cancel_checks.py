@@ -142,6 +142,12 @@ CASES = [
     ),
     ("global-recoding", PluginCall("global-recoding", {"suppression": 0.02}), K5, table),
     ("dp-table", PluginCall("dp-table", {"epsilon": 1.0, "delta": 1e-4}), None, table),
+    (
+        "dp-table-data-dependent",
+        PluginCall("dp-table", {"epsilon": 1.0, "delta": 1e-4, "mode": "data-dependent", "steps": 20}),
+        None,
+        table,
+    ),
     ("patternka-relational", PluginCall("patternka-relational"), K5, table),
     ("top-down", PluginCall("top-down"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
     ("pram", PluginCall("pram", {"strata": "sex"}), None, table),
@@ -201,6 +207,7 @@ BUDGETS = {
     "microaggregation-variable": 61_000,
     "global-recoding": 137_000,
     "dp-table": 137_000,  # global recoding's class tables at one node, after sampling checked every 8,192 records
+    "dp-table-data-dependent": 137_000,  # a search step: the pivot's specialisations rolled up and scored
     "patternka-relational": 54_000,
     "top-down": 133_000,
     "pram": 20_000,
