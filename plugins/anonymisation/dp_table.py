@@ -132,7 +132,8 @@ class DPTable(Algorithm):
             ),
             ReportFact(
                 "Privacy budget",
-                f"ε = {dp.get('epsilon'):g}: {dp.get('epsilon_anonymisation'):g} for sampling and suppression"
+                f"ε = {dp.get('epsilon'):g}: {dp.get('epsilon_anonymisation', dp.get('epsilon')):g} for sampling "
+                "and suppression"
                 + (
                     f", {dp.get('epsilon_search'):g} for the search ({dp.get('steps_taken')} of "
                     f"{dp.get('steps')} steps of {dp.get('epsilon_per_step'):.3g}, the exponential mechanism "
