@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from veil.engine import BadInput, Release, Role, grouping_columns, param
+from veil.engine import ANY_VALUE, BLANK_RULES, BadInput, Release, Role, grouping_columns, param
 
 from ._heuristic import SEARCHES
 from ._lattice import METRICS, attributes
@@ -97,6 +97,13 @@ class GlobalRecodingParams:
         sweepable=False,
         help="for the genetic search: the number of generations (ARX's default 50)",
     )
+    blanks: str = param(
+        ANY_VALUE,
+        choices=BLANK_RULES,
+        help="what a blank quasi-identifier means when groups are counted: any-value (it matches any "
+        "value, sdcMicro's rule: a record counts in every group it could join) or own-value (a value of "
+        "its own); a blank stays blank at every level (local executor only)",
+    )
     executor: str = param(
         "local",
         choices=("local", "spark"),
@@ -147,13 +154,24 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
         searched = recode_table_on_spark(data, qis, marked, model, params, ctx.child(0.0, 0.9))
         chosen = dict(searched.details["generalisation"]["levels"])
     ctx.progress(0.0 if searched is None else 0.9, "global recoding: reading the hierarchies")
-    attrs = attributes(data, qis, ctx.check)
+    attrs = attributes(data, qis, ctx.check, blanks=params.executor == "local")
     # every sensitive column is judged on its own: a class passes only when it passes on each
     records = [sensitive_view(data, c) for c in marked] if marked else [sensitive_view(data, None)]
     population = getattr(data, "population", None)
     if population is not None:
         population.check_covers(data, qis)
-    done = recode(attrs, model, params, records, n, chosen, ctx, population=population, survey=survey_of(data, model))
+    done = recode(
+        attrs,
+        model,
+        params,
+        records,
+        n,
+        chosen,
+        ctx,
+        population=population,
+        survey=survey_of(data, model),
+        blanks=params.blanks,
+    )
     if searched is not None:
         mine, theirs = done.details["generalisation"], searched.details["generalisation"]
         if (mine["suppressed_records"], mine[LOSS_KEY]) != (theirs["suppressed_records"], theirs[LOSS_KEY]):
@@ -171,5 +189,6 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
         done.written,
         done.suppressed,
         done.details,
+        blanks=params.blanks,
     )
     return out if done.space is None else dataclasses.replace(out, solution_space=done.space)

@@ -61,6 +61,7 @@ import pandas as pd
 from veil.engine import (
     BadInput,
     GroupView,
+    blank_view,
     NodeStatus,
     NodeValue,
     SolutionSpace,
@@ -82,29 +83,37 @@ SUPPRESSION = "suppression"
 class Attribute:
     """One quasi-identifier under its hierarchy: each record's leaf, and each leaf's node level by level."""
 
-    def __init__(self, name: str, series: pd.Series, hierarchy, weights: np.ndarray | None = None):
+    def __init__(
+        self, name: str, series: pd.Series, hierarchy, weights: np.ndarray | None = None, blanks: bool = False
+    ):
         """``weights``: how many records each row of ``series`` stands for (a class table's counts:
-        one row per distinct combination, as the Spark path gives them); default one each."""
-        blanks = missing_message(series.to_frame(name), [name])
-        if blanks:
-            raise BadInput(blanks)
+        one row per distinct combination, as the Spark path gives them); default one each.
+        ``blanks``: a blank cell is taken (it stays blank at every level: one more leaf, and one more
+        node at every level, the last, that no level merges with another) instead of refused."""
+        if not blanks:
+            refused = missing_message(series.to_frame(name), [name])
+            if refused:
+                raise BadInput(refused)
         h = hierarchy if hierarchy.name else hierarchy.with_name(name)
         self.name, self.hierarchy, self.height = name, h, h.height
         leaves = list(h.leaves)
-        self.n_leaves = len(leaves)
+        self.domain = len(leaves)  # the hierarchy's leaves: what the loss metrics normalise by
         where = {leaf: i for i, leaf in enumerate(leaves)}
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
         labels = h.generalise_series(pd.Series(np.asarray(uniques, dtype=object), dtype=object), 0)  # BadInput
-        self.leaf = np.array([where[x] for x in labels], dtype=np.int64)[codes]  # each record's leaf
+        self.has_blank = bool((codes < 0).any())
+        table = np.array([where[x] for x in labels] + [self.domain], dtype=np.int64)  # a blank: the last leaf
+        self.leaf = table[codes]  # each record's leaf (code −1 picks the blank's)
+        self.n_leaves = self.domain + self.has_blank
         self.weights = weights
         self.anc, self.labels, self.star = [], [], []
         as_series = pd.Series(leaves, dtype=object)
         for level in range(self.height + 1):
             nodes = h.nodes(level)
             index = {node.label: i for i, node in enumerate(nodes)}
-            above = h.generalise_series(as_series, level)
-            self.anc.append(np.array([index[x] for x in above], dtype=np.int64))
-            self.labels.append([node.label for node in nodes])
+            above = [index[x] for x in h.generalise_series(as_series, level)]
+            self.anc.append(np.array(above + [len(nodes)] * self.has_blank, dtype=np.int64))
+            self.labels.append([node.label for node in nodes] + [None] * self.has_blank)
             self.star.append(index.get(STAR, -1))
         self.n_nodes = [len(x) for x in self.labels]
         self.leaf_records = np.bincount(self.leaf, weights=weights, minlength=self.n_leaves).astype(np.int64)
@@ -138,6 +147,20 @@ class Attribute:
         out.offset, out.height, out._up, out._values = lo, hi - lo, {}, {}
         return out
 
+    def blank_node(self, level: int) -> int:
+        """The node of a blank at ``level`` (the last), or −1 when the column has no blank."""
+        return self.n_nodes[level] - 1 if self.has_blank else -1
+
+    def is_blank(self, level: int, node) -> bool:
+        return self.has_blank and node == self.n_nodes[level] - 1
+
+    def _as_suppressed(self, level: int, cost: np.ndarray, value) -> np.ndarray:
+        """``cost`` with the blank's node charged ``value`` (as a suppressed cell, at every level)."""
+        if self.has_blank:
+            cost = np.array(cost, dtype=float)
+            cost[self.n_nodes[level] - 1] = value
+        return cost
+
     def up(self, a: int, b: int) -> np.ndarray:
         """Node index at level b of every node of level a (b ≥ a)."""
         key = (a, b)
@@ -149,6 +172,8 @@ class Attribute:
 
     def value(self, level: int, node: int) -> NodeValue:
         """The typed released value of a node: its label and the leaves below it."""
+        if self.is_blank(level, node):
+            return None  # a blank stays blank
         key = (level, node)
         if key not in self._values:
             leaves = self.hierarchy.leaves
@@ -159,21 +184,26 @@ class Attribute:
     # -- per-cell costs of the separable metrics (docs/reference.md#global-recoding) -------------
     def cell_cost(self, metric: str, level: int) -> np.ndarray:
         """Each node's cost at ``level`` per record holding it (loss, precision); for entropy the
-        cost summed over the node's records (it depends on each record's own value)."""
+        cost summed over the node's records (it depends on each record's own value). A blank costs
+        what a suppressed cell costs, at every level (docs/reference.md#blanks)."""
         if metric == "loss":
-            return (
-                (self.node_leaves[level] - 1) / (self.n_leaves - 1)
-                if self.n_leaves > 1
-                else np.zeros(self.n_nodes[level])
+            cost = (
+                (self.node_leaves[level] - 1) / (self.domain - 1) if self.domain > 1 else np.zeros(self.n_nodes[level])
             )
+            return self._as_suppressed(level, cost, 1.0)
         if metric == "precision":  # of the hierarchy's own level and height
             top = self.full_height
-            return np.full(self.n_nodes[level], (self.offset + level) / top if top else 0.0)
+            cost = np.full(self.n_nodes[level], (self.offset + level) / top if top else 0.0)
+            return self._as_suppressed(level, cost, 1.0)
         if metric == "entropy":
             held = self.leaf_records > 0
             leaf_cost = np.zeros(self.n_leaves)
             leaf_cost[held] = -np.log2(self.leaf_records[held] / self.node_records[level][self.anc[level][held]])
-            return np.bincount(self.anc[level], weights=leaf_cost * self.leaf_records, minlength=self.n_nodes[level])
+            cost = np.bincount(self.anc[level], weights=leaf_cost * self.leaf_records, minlength=self.n_nodes[level])
+            if self.has_blank:
+                r = float(self.leaf_records[-1])
+                return self._as_suppressed(level, cost, r * np.log2(float(self.leaf_records.sum()) / r) if r else 0.0)
+            return cost
         raise ValueError(metric)
 
     def total(self, metric: str, level: int) -> float:
@@ -182,29 +212,33 @@ class Attribute:
         return float(cost.sum() if metric == "entropy" else (cost * self.node_records[level]).sum())
 
     def penalty(self, metric: str, level: int) -> np.ndarray:
-        """Per node of ``level``: how much a record of it costs more when it is suppressed (written ``*``)."""
+        """Per node of ``level``: how much a record of it costs more when it is suppressed (written
+        ``*``); nothing for a blank, which already costs as much."""
         if metric == "loss":
-            return 1.0 - self.cell_cost(metric, level)
+            return self._as_suppressed(level, 1.0 - self.cell_cost(metric, level), 0.0)
         if metric == "precision":
-            return 1.0 - self.cell_cost(metric, level)
+            return self._as_suppressed(level, 1.0 - self.cell_cost(metric, level), 0.0)
         if metric == "entropy":  # −log2(c/n) suppressed against −log2(c/R_node): log2(n / R_node)
             r = self.node_records[level]
             n = float(self.leaf_records.sum())
-            return np.where(r > 0, np.log2(n / np.maximum(r, 1)), 0.0)
+            return self._as_suppressed(level, np.where(r > 0, np.log2(n / np.maximum(r, 1)), 0.0), 0.0)
         raise ValueError(metric)
 
 
-def attributes(table, qis, check=lambda: None, weights: np.ndarray | None = None) -> list[Attribute]:
+def attributes(
+    table, qis, check=lambda: None, weights: np.ndarray | None = None, blanks: bool = False
+) -> list[Attribute]:
     """Each quasi-identifier with its hierarchy: the one attached, else the generated one (numbers:
     intervals; others: one level to ``*``). ``check`` is called between columns (a cancellation);
-    ``weights``: the records each row stands for (see :class:`Attribute`)."""
-    blanks = missing_message(table.frame, qis)
-    if blanks:  # every column with blanks named at once
-        raise BadInput(blanks)
+    ``weights``: the records each row stands for (see :class:`Attribute`); ``blanks``: blank cells
+    are taken (they stay blank), else refused with every column holding one named at once."""
+    refused = None if blanks else missing_message(table.frame, qis)
+    if refused:
+        raise BadInput(refused)
     out = []
     for name in qis:
         check()
-        out.append(Attribute(name, table.frame[name], table.hierarchy(name), weights))
+        out.append(Attribute(name, table.frame[name], table.hierarchy(name), weights, blanks))
     return out
 
 
@@ -283,10 +317,15 @@ class Judge:
     """The run's privacy models on class tables: which classes fail, the necessary condition C, and
     whether the suppressed records pass as one group."""
 
-    def __init__(self, model, limit: int, sensitive, population=None, survey: np.ndarray | None = None):
+    def __init__(
+        self, model, limit: int, sensitive, population=None, survey: np.ndarray | None = None, blank_attrs=None
+    ):
+        """``blank_attrs``: the attributes, when a blank in them matches any value (the any-value
+        rule, with a blank in some column): the classes are then judged as :meth:`failing_blanks` says."""
         self.model = model
         # each record's survey weight when a model reads them (GroupView.survey), else None
         self.survey = survey if getattr(model, "reads_weights", False) else None
+        self.blank_attrs = blank_attrs
         self.population = population  # a LatticeCounts when the run has a population (δ-presence, k-map)
         self.limit = int(limit)
         # a GroupView of every record's sensitive code, Q, values (or without codes), or one per
@@ -306,10 +345,17 @@ class Judge:
         if not self.models:
             raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
         kinds = [m.plugin.monotonicity(m.params) for m in self.models]
-        want = (SUPPRESSION,) if self.limit > 0 else (SUPPRESSION, GENERALISATION)
+        # with blanks matching any value, a generalisation adds records to a group that are no union of
+        # groups: only a model that a group containing a passing group passes prunes
+        want = (SUPPRESSION,) if self.limit > 0 or blank_attrs else (SUPPRESSION, GENERALISATION)
         self.pruning = [k in want for k in kinds]  # the models C is made of
         # a union of passing groups passes every model: a table failing one has no solution at all
-        self.merge_monotone = all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
+        self.merge_monotone = not blank_attrs and all(k in (SUPPRESSION, GENERALISATION) for k in kinds)
+        if blank_attrs and (population is not None or any(m.plugin.reads_population for m in self.models)):
+            raise BadInput(
+                "the population models (δ-presence, k-map) count a group's matches as written, which a blank "
+                "matching any value has not: fill or drop the blank quasi-identifiers, or choose blanks=own-value"
+            )
 
     def views(self, table: Classes, keep: np.ndarray | None = None) -> list[GroupView]:
         """One view of the classes per sensitive column (one without sensitive codes when no model reads
@@ -354,6 +400,81 @@ class Judge:
         return None if any(m is None for m in masks) else np.logical_and.reduce(masks)
 
     def failing(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
+        if self.blank_attrs:
+            return self.failing_blanks(table)
+        return self._failing(table)
+
+    def failing_blanks(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
+        """:meth:`failing` where a blank matches any value (docs/reference.md#blanks): a class's
+        group is every record compatible with it among the records not suppressed, so suppressing a
+        failing class shrinks the others' groups. The classes failing are those left out when,
+        from all of them, the ones failing among those still kept are dropped until none fails: the
+        largest set of classes that all pass among themselves, for a model a group containing a
+        passing group passes (k-anonymity, distinct l-diversity). A class written ``*`` throughout,
+        or blank throughout, joins no other group and is not judged: its group is the whole table,
+        as ``veil verify`` counts it. C is the same with the pruning models (and the other models'
+        necessary conditions): where C holds at a node it holds at every generalisation, whose
+        groups contain those of the node."""
+        codes = table.codes.T.astype(np.int64)
+        for j, a in enumerate(self.blank_attrs):
+            if a.has_blank:
+                codes[codes[:, j] == a.blank_node(table.levels[j]), j] = -1
+        stars = [a.star[level] for a, level in zip(self.blank_attrs, table.levels)]
+        codes[star_class(table, stars)] = -1
+        free = (codes < 0).all(axis=1)  # judged with the whole table, joining no group
+        pruning = [(m, p) for m, p in zip(self.models, self.pruning)]
+        some = self._fixed_point(table, codes, ~free, pruning, necessary=True)
+        if int(table.size[~some & ~free].sum()) > self.limit:
+            return None, ~some & ~free
+        every = self._fixed_point(table, codes, some, [(m, True) for m in self.models])
+        return ~every & ~free, ~some & ~free
+
+    def _fixed_point(self, table: Classes, codes: np.ndarray, keep: np.ndarray, models, necessary=False):
+        """The classes kept when those of ``keep`` failing ``models`` (each (model, judged by its own
+        check or else by its necessary condition)) among the kept ones are dropped until none fails."""
+        keep = keep.copy()
+        while keep.any():
+            views, owner = self._compatible_views(table, codes, keep)
+            ok = np.ones(len(owner), dtype=bool)
+            for model, own in models:
+                verdict = self._ok(model, views) if own else (self._necessary(model, views) if necessary else None)
+                if verdict is not None:
+                    ok &= verdict
+            if ok.all():
+                break
+            keep[owner[~ok]] = False
+        return keep
+
+    def _compatible_views(self, table: Classes, codes: np.ndarray, keep: np.ndarray):
+        """(one view per sensitive column of the ``keep`` classes' groups under the any-value rule, one
+        group per class; each group's class)."""
+        classes = np.flatnonzero(keep)
+        if table.unit_class is None:
+            unit_class, unit_sens, unit_w = classes, None, table.size[classes]
+            unit_survey = None if table.survey is None else table.survey[classes]
+        else:
+            held = keep[table.unit_class]
+            unit_class, unit_sens, unit_w = table.unit_class[held], table.unit_sens[held], table.unit_w[held]
+            unit_survey = None if table.unit_survey is None else table.unit_survey[held]
+        views = []
+        for s, to in self.columns if table.unit_class is not None else [(self.sens, None)]:
+            base = GroupView.from_codes(
+                np.arange(len(unit_class)),
+                None if unit_sens is None else (unit_sens if to is None else to[unit_sens]),
+                None if unit_sens is None else s.overall,
+                s.values if unit_sens is not None else (),
+                s.numeric,
+                unit_w,
+                hierarchy=s.hierarchy,
+                survey=unit_survey,
+            )
+            views.append(blank_view(codes[unit_class], base))
+        groups = np.asarray(views[0].groups)
+        owner = np.empty(int(groups.max()) + 1, dtype=np.int64)
+        owner[groups] = unit_class
+        return views, owner
+
+    def _failing(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
         """(classes failing any model, classes failing C) as boolean masks; the first is None when C
         fails (more than ``limit`` records in classes failing it), no other model then being judged.
 
@@ -450,7 +571,10 @@ class Objective:
         if self.arx:
             self.g = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)  # ARX's generalisation factor
             self.s = 2.0 * gs_factor if gs_factor < 0.5 else 1.0  # and its suppression factor
-            self.shares = [[a.node_leaves[l] / a.n_leaves for l in range(a.height + 1)] for a in attrs]
+            # a blank's share is the whole domain, as a suppressed cell's
+            self.shares = [
+                [a._as_suppressed(l, a.node_leaves[l] / a.domain, 1.0) for l in range(a.height + 1)] for a in attrs
+            ]
             self.share_sums = [
                 np.array([float(sh @ a.node_records[l]) for l, sh in enumerate(sh_)])
                 for a, sh_ in zip(attrs, self.shares)
@@ -465,7 +589,7 @@ class Objective:
         normalised to [0, 1] between the least loss (every value its own leaf, g·n/|domain|) and the
         most (n), weighted, then Π (v_j·w_j + 1)^(1/d) − 1."""
         n, d = float(self.n), max(len(self.attrs), 1)
-        least = np.array([self.g * n / a.n_leaves for a in self.attrs])
+        least = np.array([self.g * n / a.domain for a in self.attrs])
         span = n - least
         v = np.where(span > 0, (per_attribute - least) / np.where(span > 0, span, 1.0), 0.0)
         v = np.maximum(v, 0.0)

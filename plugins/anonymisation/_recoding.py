@@ -12,7 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import GENERALISED_TABLE, SUPPRESSED, BadInput, Release, Role, format_value, params_to_dict
+from veil.engine import (
+    ANY_VALUE,
+    GENERALISED_TABLE,
+    OWN_VALUE,
+    SUPPRESSED,
+    BadInput,
+    Release,
+    Role,
+    format_value,
+    params_to_dict,
+)
 
 from ._lattice import (
     WEIGHTED,
@@ -59,6 +69,7 @@ def recode(
     weights: np.ndarray | None = None,
     population=None,
     survey: np.ndarray | None = None,
+    blanks: str = OWN_VALUE,
 ) -> Recoding:
     """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
 
@@ -66,12 +77,19 @@ def recode(
     records (the Spark path: :mod:`veil.plugins._spark.tables`); ``records`` is the rows' sensitive view (codes,
     Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
     records; ``population``: the population δ-presence and k-map count in; ``survey``: each row's
-    survey weight, which the models reading weights judge classes by. Both paths share every step
-    from here on."""
+    survey weight, which the models reading weights judge classes by; ``blanks``: what a blank
+    quasi-identifier means (docs/reference.md#blanks), which matters only where a column has one.
+    Both paths share every step from here on."""
     attrs = limited(attrs, params)
     limit = math.floor(params.suppression * n + 1e-9)
+    matching = blanks == ANY_VALUE and any(a.has_blank for a in attrs)
     judge = Judge(
-        model, limit, records, LatticeCounts(population, attrs) if population is not None else None, survey=survey
+        model,
+        limit,
+        records,
+        LatticeCounts(population, attrs) if population is not None else None,
+        survey=survey,
+        blank_attrs=attrs if matching else None,
     )
     survey = judge.survey  # None when no model reads them
     sens = judge.codes if reads_sensitive(model) else None
@@ -274,9 +292,12 @@ def _models_text(model) -> str:
     return " and ".join(parts)
 
 
-def release(data, attrs, levels, sensitive, table, record_class, written, suppressed, details) -> Release:
-    """The records with each quasi-identifier at its level, the written classes as ``*``; the groups are
-    the classes kept and, as one more group, the records written ``*``."""
+def release(
+    data, attrs, levels, sensitive, table, record_class, written, suppressed, details, blanks: str | None = None
+) -> Release:
+    """The records with each quasi-identifier at its level, the written classes as ``*``, a blank
+    blank; the groups are the classes kept and, as one more group, the records written ``*``.
+    ``blanks``: what a blank means in the release (its rule), where a quasi-identifier had one."""
     kept = np.flatnonzero(~written)
     group_of = np.empty(table.n_classes, dtype=np.int64)
     group_of[kept] = np.arange(len(kept))
@@ -290,7 +311,7 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
     frame = data.frame[data.released_columns()].reset_index(drop=True).copy()
     for a in attrs:
         distinct, per_group = pd.factorize(group_values[a.name])  # format each distinct value once
-        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
+        text = np.array([format_value(v) for v in per_group] + [None], dtype=object)[distinct]  # −1: a blank
         codes, cats = pd.factorize(pd.Series(text, dtype=object))
         frame[a.name] = pd.Categorical.from_codes(codes[groups], categories=cats)
     sizes = np.bincount(groups)
@@ -317,4 +338,5 @@ def release(data, attrs, levels, sensitive, table, record_class, written, suppre
         group_values=group_values,
         details=details,
         notes=notes,
+        blanks=blanks if any(a.has_blank for a in attrs) else None,
     )

@@ -36,9 +36,13 @@ class NumericColumn:
     categorical = False
 
     def __init__(self, name: str, series: pd.Series):
+        """A blank's code is −1 (a column read with blanks: :func:`qi_columns`)."""
         self.name = name
-        self.uniques, codes = np.unique(series.to_numpy(), return_inverse=True)
-        self.codes = codes.astype(np.int64)
+        values = series.to_numpy(dtype=float) if series.isna().any() else series.to_numpy()
+        known = ~pd.isna(values)
+        self.uniques, codes = np.unique(values[known], return_inverse=True)
+        self.codes = np.full(len(values), -1, dtype=np.int64)
+        self.codes[known] = codes
         self.n_codes = len(self.uniques)
         with np.errstate(over="ignore", invalid="ignore"):
             self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
@@ -68,9 +72,7 @@ class CategoricalColumn:
         self.hierarchy = hierarchy
         leaves = list(hierarchy.leaves)
         where = {leaf: i for i, leaf in enumerate(leaves)}
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        if (codes < 0).any():
-            raise BadInput(f"column {name!r} has missing values; fill or remove them before anonymising")
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)  # a blank: −1, kept as −1
         table = np.array([where.get(value_label(u), -1) for u in uniques], dtype=np.int64)
         if (table < 0).any():
             bad = value_label(uniques[int(np.flatnonzero(table < 0)[0])])
@@ -79,7 +81,8 @@ class CategoricalColumn:
         # the lowest common ancestor of a set is that of its first and last leaf
         dfs = list(hierarchy.in_order())
         rank = {leaf: i for i, leaf in enumerate(dfs)}
-        self.codes = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)[table[codes]]
+        ranks = np.array([rank[leaf] for leaf in leaves] + [-1], dtype=np.int64)  # the last: a blank
+        self.codes = ranks[np.append(table, len(leaves))[codes]]
         self.labels, ancestors = [], []
         row_rank = np.array([rank[leaf] for leaf in leaves], dtype=np.int64)
         for level in range(hierarchy.height + 1):
@@ -168,7 +171,8 @@ def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
     ``target``: by the share of the target's most frequent class among each value's records), ties
     in order of first appearance; and each record's rank in it."""
     codes, uniques = pd.factorize(table.frame[name], use_na_sentinel=True)
-    counts = np.bincount(codes, minlength=len(uniques)).astype(float)
+    known = codes >= 0  # a blank keeps its code −1
+    counts = np.bincount(codes[known], minlength=len(uniques)).astype(float)
     if order == "target":
         target = table.schema.target
         if target is None or target == name:
@@ -180,13 +184,13 @@ def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
         if (t < 0).any():
             raise BadInput(f"the target {target!r} has missing values; order=frequency does not need it")
         top = int(np.bincount(t).argmax())
-        key = np.bincount(codes, weights=(t == top).astype(float), minlength=len(uniques)) / counts
+        key = np.bincount(codes[known], weights=(t[known] == top).astype(float), minlength=len(uniques)) / counts
     else:
         key = -counts
     ranked = np.lexsort((np.arange(len(uniques)), key))
     rank = np.empty(len(ranked), dtype=np.int64)
     rank[ranked] = np.arange(len(ranked))
-    return [value_label(uniques[i]) for i in ranked], rank[codes]
+    return [value_label(uniques[i]) for i in ranked], np.append(rank, -1)[codes]
 
 
 def ordered_hierarchy(labels: list[str], name: str):
@@ -206,7 +210,9 @@ def ordered_hierarchy(labels: list[str], name: str):
     return Hierarchy(rows, name=name)
 
 
-def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "star", order: str = "frequency"):
+def qi_columns(
+    table, qis, *, numbers: str = "hierarchy", categories: str = "star", order: str = "frequency", blanks: bool = False
+):
     """Each quasi-identifier as Mondrian measures it; a clear message for a column with missing
     values. Shared with the relational baselines (Hilbert, relational PatternKa), which measure NCP
     the same way.
@@ -214,10 +220,11 @@ def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "sta
     A column with a hierarchy attached is cut along it (a numeric one too, unless ``numbers`` is
     ``median``); a number without one by its range; a category without one as ``categories`` says:
     ``star`` (its generated hierarchy, the value or ``*``), ``set`` (:class:`ValueSetColumn`) or
-    ``hierarchy`` (:func:`ordered_hierarchy`)."""
-    blanks = missing_message(table.frame, qis)
-    if blanks:  # every column with blanks named at once
-        raise BadInput(blanks)
+    ``hierarchy`` (:func:`ordered_hierarchy`). With ``blanks`` a blank in a number or a category cut
+    along a hierarchy is taken, its code −1 (Mondrian: docs/reference.md#blanks); else refused."""
+    refused = missing_message(table.frame, qis)
+    if refused and not blanks:  # every column with blanks named at once
+        raise BadInput(refused)
     cols = []
     for name in qis:
         series = table.frame[name]
@@ -233,6 +240,27 @@ def qi_columns(table, qis, *, numbers: str = "hierarchy", categories: str = "sta
             labels, _ = value_order(table, name, order)
             cols.append(CategoricalColumn(name, series, ordered_hierarchy(labels, name)))
     return cols
+
+
+def known_extent(col, codes: np.ndarray, local: np.ndarray, count: int):
+    """Per group (``local`` numbers ``count`` of them) the (lowest, highest) code of a number or the
+    (level, node) of the lowest common ancestor of a category, over its known values; (0, 0), the
+    extent of no width, for a group whose every value is blank."""
+    known = codes >= 0
+    if known.all():
+        return lca(col, codes, local, count) if col.categorical else extent(codes, local, count, col.n_codes)
+    a, b = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+    held = np.bincount(local[known], minlength=count) > 0
+    if held.any():
+        dense = np.cumsum(held) - 1  # the groups holding a known value, numbered in order
+        sub = dense[local[known]]
+        x, y = (
+            lca(col, codes[known], sub, int(held.sum()))
+            if col.categorical
+            else extent(codes[known], sub, int(held.sum()), col.n_codes)
+        )
+        a[held], b[held] = x, y
+    return a, b
 
 
 def small_table(count: int, span: int, n: int) -> bool:
@@ -271,30 +299,39 @@ def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
     for col in cols:
         check()
         if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
-            pairs = np.unique(groups * col.n_codes + col.codes)
+            known = col.codes >= 0
+            pairs = np.unique(groups[known] * col.n_codes + col.codes[known])
             cuts = np.searchsorted(pairs, np.arange(1, count) * col.n_codes)
             values, memo = [], {}
             for i, p in enumerate(np.split(pairs, cuts)):
                 if i % 256 == 0:
                     check()
                 key = (p % col.n_codes).tobytes()  # groups often hold the same set: build its value once
+                if not len(p):  # a group of blanks: blank
+                    values.append(None)
+                    continue
                 if key not in memo:
                     memo[key] = col.values(p % col.n_codes)
                 values.append(memo[key])
             out[col.name] = values
             continue
-        a, b = lca(col, col.codes, groups, count) if col.categorical else extent(col.codes, groups, count, col.n_codes)
-        out[col.name] = [col.value(int(x), int(y)) for x, y in zip(a, b)]
+        a, b = known_extent(col, col.codes, groups, count)
+        known = np.bincount(groups[col.codes >= 0], minlength=count) > 0  # a group of blanks: blank
+        out[col.name] = [col.value(int(x), int(y)) if k else None for x, y, k in zip(a, b, known)]
     return pd.DataFrame(out)
 
 
-def generalised(table, qis, sensitive, groups, values) -> Release:
+def generalised(table, qis, sensitive, groups, values, blanks: str | None = None) -> Release:
+    """The release with each quasi-identifier written as its group's value (``values``, one row per
+    group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one."""
     frame = table.frame[released_columns(table)].reset_index(drop=True).copy()
     for name in qis:
         distinct, per_group = pd.factorize(values[name])  # format each distinct value once
-        text = np.array([format_value(v) for v in per_group], dtype=object)[distinct]
+        text = np.array([format_value(v) for v in per_group] + [None], dtype=object)[distinct]  # −1: blank
         codes, cats = pd.factorize(pd.Series(text, dtype=object))
-        frame[name] = pd.Categorical.from_codes(codes[groups], categories=cats)
+        written = codes[groups]
+        written[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
+        frame[name] = pd.Categorical.from_codes(written, categories=cats)
     sizes = np.bincount(groups)
     # every sensitive column the release publishes is judged, not only the one the search split on
     published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
@@ -311,6 +348,7 @@ def generalised(table, qis, sensitive, groups, values) -> Release:
             "smallest_group": int(sizes.min()),
             "average_group_size": float(sizes.mean()),
         },
+        blanks=blanks if blanks is not None and table.frame[list(qis)].isna().any().any() else None,
     )
 
 

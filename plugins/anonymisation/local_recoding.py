@@ -26,6 +26,7 @@ from veil.engine import (
     grouping_columns,
     hookimpl,
     is_suppressed,
+    missing_message,
     param,
 )
 
@@ -65,6 +66,9 @@ class LocalRecoding(Algorithm):
 
     def run(self, data, model, params, ctx):
         columns = Columns.of(data, "local recoding")
+        refused = missing_message(data.frame, columns.quasi_identifiers, "recoding locally")
+        if refused:  # a pass's groups are judged on its records alone: a blank matching any value spans passes
+            raise BadInput(refused)
         ctx.check()
         each = GlobalRecodingParams(suppression=params.suppression, metric=params.metric)
         table = _with_whole_hierarchies(data, columns.quasi_identifiers, ctx.check)

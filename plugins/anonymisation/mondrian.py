@@ -39,6 +39,9 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    ANY_VALUE,
+    BLANK_RULES,
+    OWN_VALUE,
     BUCKETISED_TABLE,
     TABLE,
     Algorithm,
@@ -54,7 +57,7 @@ from veil.engine import (
     param,
 )
 
-from ._regions import extent, generalised, group_values, lca, qi_columns, released_columns, small_table
+from ._regions import generalised, group_values, known_extent, qi_columns, released_columns, small_table
 from ._sensitive import reads_sensitive, sensitive_columns, sensitive_view, survey_of
 
 GROUP_COLUMN = "group"
@@ -84,6 +87,13 @@ class MondrianParams:
         "hierarchy: cut along a binary hierarchy generated over that order; star: the value "
         "stays or becomes * (a column with a hierarchy is always cut along it)",
     )
+    blanks: str = param(
+        ANY_VALUE,
+        choices=BLANK_RULES,
+        help="what a blank quasi-identifier means (a blank stays blank): any-value (it matches any value, "
+        "sdcMicro's rule; a cut puts a record blank in its column with the lower part) or own-value (a "
+        "value of its own: the records of each pattern of blank columns are partitioned apart)",
+    )
     order: str = param(
         "frequency",
         choices=("frequency", "target"),
@@ -97,7 +107,8 @@ class MondrianParams:
 class _Partitions:
     """Per-partition state, grown as partitions split: each attribute's extent and tried flags."""
 
-    def __init__(self, cols, weights):
+    def __init__(self, cols, weights, start: np.ndarray):
+        """``start``: each unit's first partition (0 … S−1)."""
         n = len(weights)
         self.cols = cols
         self.w = weights  # how many records each unit stands for
@@ -108,16 +119,13 @@ class _Partitions:
         self.size = np.zeros(0, dtype=np.int64)
         self.pid = np.zeros(n, dtype=np.int64)
         self.live = np.arange(n)  # the units of open partitions
-        self.add(np.zeros(n, dtype=np.int64), np.arange(n), 1)
+        self.add(start, np.arange(n), int(start.max()) + 1 if n else 1)
 
     def add(self, local: np.ndarray, records: np.ndarray, count: int) -> None:
         """Append ``count`` partitions; ``local[i]`` (0 … count−1) is the new partition of ``records[i]``."""
         base = len(self.open)
         for j, col in enumerate(self.cols):
-            if col.categorical:
-                level, node = lca(col, col.codes[records], local, count)
-            else:
-                level, node = extent(col.codes[records], local, count, col.n_codes)
+            level, node = known_extent(col, col.codes[records], local, count)  # a partition of blanks: no width
             self.a[j] = np.concatenate([self.a[j], level])
             self.b[j] = np.concatenate([self.b[j], node])
         self.tried = np.vstack([self.tried, np.zeros((count, len(self.cols)), dtype=bool)])
@@ -133,8 +141,19 @@ class _Partitions:
 
 
 def _parts(col, parts: _Partitions, j: int, rec: np.ndarray, pid: np.ndarray) -> np.ndarray:
-    """The part (within its partition) of each record when its partition is cut on attribute j."""
+    """The part (within its partition) of each record when its partition is cut on attribute j; a
+    record blank in j joins the lowest part of its partition (only where a blank matches any value:
+    under own-value no partition mixes blanks and values of a column)."""
     codes = col.codes[rec]
+    blank = codes < 0
+    if blank.any():
+        known = ~blank
+        part = np.zeros(len(codes), dtype=np.int64)
+        part[known] = _parts(col, parts, j, rec[known], pid[known])
+        lowest = np.full(len(parts.open), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(lowest, pid[known], part[known])
+        part[blank] = lowest[pid[blank]]
+        return part
     if col.categorical:
         level = parts.a[j][pid]
         return col.ancestors.ravel()[(level - 1) * col.n_leaves + codes]
@@ -189,17 +208,23 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     if n == 0:
         raise BadInput("the table has no records to anonymise")
     p = params or MondrianParams()
-    cols = qi_columns(table, qis, numbers=p.numbers, categories=p.categories, order=p.order)
+    cols = qi_columns(table, qis, numbers=p.numbers, categories=p.categories, order=p.order, blanks=True)
+    start, strata = _blank_strata(cols, p.blanks)
     columns = sensitive_columns(table, sensitive)
     # the sensitive values tell units apart only when a model reads them (k-anonymity does not)
     reads = reads_sensitive(model)
     views = [sensitive_view(table, c) for c in columns] if reads and columns else [sensitive_view(table, None)]
     population = _population_of(table, model, qis)
+    if population is not None and any((c.codes < 0).any() for c in cols):
+        raise BadInput(
+            "the population models (δ-presence, k-map) count a group's matches as written, which a blank "
+            "quasi-identifier is not: fill or drop the blanks before anonymising with them"
+        )
     counts = None if population is None else population.matches(_part_values(cols, np.arange(n), np.zeros(n, np.int64)))
     survey = survey_of(table, model)  # each record's survey weight, when a model reads them
     for column, records in zip(columns or [None], views):
         whole = GroupView.from_codes(
-            np.zeros(n, dtype=np.int64),
+            start,
             records.sensitive,
             records.overall,
             records.values,
@@ -208,7 +233,17 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
             population=counts,
             survey=survey,
         )
-        if not judge(model, whole).holds:
+        verdict = judge(model, whole)
+        if len(strata) > 1 and not verdict.holds:
+            on = f" on the sensitive column {column!r}" if column is not None and reads else ""
+            bad = int(np.flatnonzero(~np.asarray(verdict.ok))[0])
+            raise BadInput(
+                f"with blanks=own-value a blank is a value of its own, so the records {strata[bad]} "
+                f"({int((start == bad).sum())} of them) are partitioned apart, and they fail {model.name}{on} "
+                f"as a whole: "
+                f"choose blanks=any-value (a blank matches any value), or fill or drop those blanks"
+            )
+        if not verdict.holds:
             on = f" on the sensitive column {column!r}" if column is not None and reads else ""
             raise BadInput(
                 f"the whole table already fails {model.name}{on}: no partition of it can satisfy the "
@@ -234,7 +269,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
         )
         for v in views
     ]
-    parts = _Partitions(ucols, weights)
+    parts = _Partitions(ucols, weights, start[first])
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
@@ -243,18 +278,33 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     return _dense(parts.pid)[unit], cols
 
 
+def _blank_strata(cols, rule: str):
+    """(each record's first partition, its words): one for all under any-value; under own-value one
+    per pattern of blank quasi-identifiers, as a blank is a value no other matches."""
+    n = len(cols[0].codes) if cols else 0
+    if rule != OWN_VALUE or not any((c.codes < 0).any() for c in cols):
+        return np.zeros(n, dtype=np.int64), ["of the table"]
+    blank = np.stack([c.codes < 0 for c in cols], axis=1)
+    masks, start = np.unique(blank, axis=0, return_inverse=True)
+    words = []
+    for mask in masks:
+        names = [c.name for c, b in zip(cols, mask) if b]
+        words.append(f"blank in {', '.join(names)}" if names else "with no blank")
+    return start.reshape(-1).astype(np.int64), words
+
+
 def _units(codes: list, spans: list):
     """Records equal on every code (quasi-identifiers and the sensitive value) become one unit: a
     partition never separates them, and a model counts them by weight. Returns each record's unit,
     one record of each unit (any: they are equal) and each unit's weight."""
     key = np.zeros(len(codes[0]), dtype=np.int64)
     bound = 1
-    for c, span in zip(codes, spans):
-        if bound * max(span, 1) >= 1 << 62:
+    for c, span in zip(codes, spans):  # a blank's code −1 counted as 0, the others shifted by one
+        if bound * (span + 1) >= 1 << 62:
             key, uniq = pd.factorize(key)
             bound = len(uniq)
-        key = key * max(span, 1) + c
-        bound *= max(span, 1)
+        key = key * (span + 1) + c + 1
+        bound *= span + 1
     unit, uniq = pd.factorize(key)
     one = np.empty(len(uniq), dtype=np.int64)
     one[unit] = np.arange(len(unit))
@@ -380,7 +430,8 @@ class Mondrian(Algorithm):
         groups, cols = _partition(data, model, ctx, qis, marked, params)
         if params.mode == "bucketise":
             return bucketised(data, qis, marked, groups, ctx.rng)
-        return generalised(data, qis, marked[0] if marked else None, groups, group_values(cols, groups, ctx.check))
+        values = group_values(cols, groups, ctx.check)
+        return generalised(data, qis, marked[0] if marked else None, groups, values, blanks=params.blanks)
 
 
 def bucketised(table, qis, sensitive, groups, rng) -> Release:

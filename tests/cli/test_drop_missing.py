@@ -1,6 +1,6 @@
 """`--drop-missing`: records with a missing value are dropped on reading (as the papers do with
-Adult), the manifest and the report say so; without it Mondrian refuses with a message that names
-the way out."""
+Adult), the manifest and the report say so; without it a method that cannot keep blanks (local
+recoding) refuses with a message that names the way out."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from veil.cli import main
 
@@ -26,7 +27,7 @@ def _table(tmp_path):
     return path, n - len(gaps)
 
 
-def test_mondrian_on_missing_values_names_the_way_out(tmp_path, capsys):
+def test_a_method_refusing_missing_values_names_the_way_out(tmp_path, capsys):
     path, _ = _table(tmp_path)
     code = main(
         [
@@ -38,7 +39,7 @@ def test_mondrian_on_missing_values_names_the_way_out(tmp_path, capsys):
             "--target",
             "y",
             "--method",
-            "mondrian",
+            "local-recoding",
             "--model",
             "k-anonymity:k=5",
             "--no-report",
@@ -98,7 +99,7 @@ def test_the_refusal_names_every_column_with_blanks(tmp_path, capsys):
             "--target",
             "y",
             "--method",
-            "mondrian",
+            "local-recoding",
             "--model",
             "k-anonymity:k=5",
             "--no-report",
@@ -149,13 +150,32 @@ def test_fill_missing_keeps_every_record_and_the_report_says_how(tmp_path, capsy
         assert main(["verify", str(out)]) == 0
 
 
-def test_numbers_with_blanks_stay_numbers_and_a_grouping_method_says_so(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "method, rule",
+    [
+        ("global-recoding:suppression=0.05", "any-value"),
+        ("global-recoding:blanks=own-value,suppression=0.1", "own-value"),
+    ]
+    + [("mondrian", "any-value")],
+)
+def test_a_numeric_quasi_identifier_with_blanks_is_anonymised_as_a_number(tmp_path, capsys, method, rule):
     path, _ = _table(tmp_path)
+    out = tmp_path / "x"
     args = ["run", "--data", str(path), "--fill-missing", "value", "--quasi", "age,work", "--target", "y"]
-    args += ["--model", "k-anonymity:k=5", "--no-report", "--out", str(tmp_path / "x"), "--method", "mondrian"]
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert "'age' (8 records)" in err and "keeps blanks" in err and "Traceback" not in err
+    args += ["--model", "k-anonymity:k=5", "--no-report", "--out", str(out), "--method", method]
+    assert main(args) == 0, capsys.readouterr().err
+    original = pd.read_csv(path)
+    released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+    assert original["age"].isna().sum() == 8
+    age = released["age"]  # the rows are shuffled: count them
+    blank, star = int(age.eq("").sum()), int(age.eq("*").sum())
+    assert 1 <= blank <= 8 and blank + star >= 8  # blank, or * where the record was suppressed
+    assert age[age.ne("") & age.ne("*")].str.match(r"^(\[\d+\.0, \d+\.0\)|\[\d+, \d+\]|\d+)$").all()  # numbers
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["roles"]["blanks"] == rule
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert f"{rule} rule" in capsys.readouterr().out
 
 
 def test_dropping_and_filling_together_is_refused(tmp_path, capsys):
