@@ -47,6 +47,20 @@ class Params:
     metric: str = param(
         "loss", choices=METRICS, help="the information loss each pass's search minimises (global recoding's)"
     )
+    gs_factor: float = param(
+        0.5,
+        minimum=0,
+        maximum=1,
+        help="for metric=arx-loss: ARX's generalisation/suppression factor in each pass (0.5 weighs both "
+        "alike; towards 0 suppressing costs less, towards 1 generalising does)",
+    )
+    adaption: float = param(
+        0.0,
+        minimum=0,
+        maximum=1,
+        help="for metric=arx-loss: added to gs_factor when a pass publishes no record, and the pass "
+        "tried again while the factor is at most 1 (ARX's adaption factor; 0: stop instead)",
+    )
 
 
 class LocalRecoding(Algorithm):
@@ -69,48 +83,62 @@ class LocalRecoding(Algorithm):
         refused = missing_message(data.frame, columns.quasi_identifiers, "recoding locally")
         if refused:  # a pass's groups are judged on its records alone: a blank matching any value spans passes
             raise BadInput(refused)
+        if params.metric != "arx-loss" and (params.gs_factor != 0.5 or params.adaption > 0):
+            raise BadInput(
+                "gs_factor and adaption weigh generalisation against suppression in ARX's loss: choose "
+                "metric=arx-loss, or leave them at 0.5 and 0"
+            )
         ctx.check()
-        each = GlobalRecodingParams(suppression=params.suppression, metric=params.metric)
+        factor = params.gs_factor
         table = _with_whole_hierarchies(data, columns.quasi_identifiers, ctx.check)
         remaining = np.arange(table.n_rows)
         frame = table.frame[table.released_columns()].reset_index(drop=True).astype(object)
         levels, done = [], 0
         for step in range(params.passes):
             ctx.check()
+            each = GlobalRecodingParams(suppression=params.suppression, metric=params.metric, gs_factor=factor)
+            weighed = {"gs_factor": factor} if params.metric == "arx-loss" else {}
             try:
                 release = run_global(
                     table.take(remaining), model, each, ctx.child(step / params.passes, (step + 1) / params.passes)
                 )
             except BadInput as exc:  # these records cannot be published at any level: they stay suppressed
-                levels.append({"records": int(len(remaining)), "published": 0, "stopped": str(exc)})
+                levels.append({"records": int(len(remaining)), "published": 0, "stopped": str(exc), **weighed})
                 break
             written = release.frame
             out = _suppressed(written, columns.quasi_identifiers)
-            publish = ~out if step < params.passes - 1 else np.ones(len(written), dtype=bool)
+            last = step == params.passes - 1
+            publish = ~out if not last else np.ones(len(written), dtype=bool)
             rows = remaining[publish]
             for c in written.columns:
                 if c in frame.columns:
                     frame.loc[rows, c] = written[c].to_numpy(dtype=object)[publish]
             gen = release.details.get("generalisation") or {}
+            published = int((~out).sum())
             levels.append(
-                {"records": int(len(remaining)), "published": int(publish.sum()), "levels": gen.get("levels")}
+                {"records": int(len(remaining)), "published": published, "levels": gen.get("levels"), **weighed}
             )
-            done += int(publish.sum())
+            done += published
             remaining = remaining[~publish]
             if not len(remaining):
                 break
+            if not published:  # as ARX: weigh generalisation more and try again, or stop
+                if params.adaption <= 0 or factor + params.adaption > 1 + 1e-12:
+                    break
+                factor = min(1.0, factor + params.adaption)
         if len(remaining):  # left after the last pass that could run: suppressed in every quasi-identifier
             frame.loc[remaining, columns.quasi_identifiers] = "*"
         frame = _typed(frame, table)
         details = {
+            **({"gs_factor": params.gs_factor, "adaption": params.adaption} if params.metric == "arx-loss" else {}),
             "passes": levels,
             "published_records": done,
-            "suppressed_records": int(len(remaining)),
+            "suppressed_records": int(table.n_rows - done),  # written * in every quasi-identifier
             "mixed_levels": len({str(p.get("levels")) for p in levels if p.get("published")}) > 1,
         }
         notes = (
             f"local recoding: {len([p for p in levels if p.get('published')])} pass(es) of global recoding published "
-            f"{done:,} records at their own levels; {len(remaining):,} stay suppressed",
+            f"{done:,} records at their own levels; {table.n_rows - done:,} stay suppressed",
         )
         return cell_release(table, frame, columns, ANY_VALUE, details=details, notes=notes)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
+from veil.engine import BadInput, PluginCall, RunSpec, Table, execute, make_registry
 
 
 def _table(n=1200, seed=4) -> Table:
@@ -64,3 +64,43 @@ def test_the_release_holds_from_its_written_values(runs):
 
     written = release_as_written(local.frame.astype(str).replace("nan", np.nan), local.roles())
     assert k5.check(written, k5.params({"k": 5})).holds
+
+
+@pytest.mark.parametrize("factor", [0.0, 1.0])
+def test_each_pass_weighs_generalisation_against_suppression_by_the_gs_factor(factor):
+    registry, table = make_registry(), _table(n=300)
+    k5 = PluginCall("k-anonymity", {"k": 5})
+    weighed = {"suppression": 0.1, "metric": "arx-loss", "gs_factor": factor}
+    local = execute(registry, table, RunSpec(PluginCall("local-recoding", weighed), k5), release_sensitive=("dx",))
+    whole = execute(registry, table, RunSpec(PluginCall("global-recoding", weighed), k5), release_sensitive=("dx",))
+    first, gen = local.release.details["passes"][0], whole.release.details["generalisation"]
+    assert first["gs_factor"] == factor and first["levels"] == gen["levels"]
+    assert first["published"] == table.n_rows - gen["suppressed_records"]
+    # at 1 a suppressed record costs the most and a generalised one nothing: the fewest suppressed of
+    # any solution; at 0 suppressing costs nothing more than keeping: the lowest levels within the limit
+    assert gen["suppressed_records"] == (0 if factor == 1.0 else 5)
+
+
+def test_a_pass_publishing_nothing_weighs_generalisation_more_by_the_adaption():
+    registry = make_registry()
+    frame = pd.DataFrame({"age": np.arange(20, 40), "sex": ["f", "m"] * 10})  # every record unique
+    table = Table.from_frame(frame, roles={"age": "quasi-identifier", "sex": "quasi-identifier"})
+    k2 = PluginCall("k-anonymity", {"k": 2})
+    params = {"suppression": 1.0, "metric": "arx-loss", "gs_factor": 0.0}
+    # at gs_factor 0 suppressing every record costs no more than keeping it at the lowest level
+    stopped = execute(registry, table, RunSpec(PluginCall("local-recoding", params), k2)).release
+    assert [p["published"] for p in stopped.details["passes"]] == [0]
+    assert stopped.details["suppressed_records"] == 20
+    adapted = execute(registry, table, RunSpec(PluginCall("local-recoding", {**params, "adaption": 0.5}), k2)).release
+    assert [(p["published"], p["gs_factor"]) for p in adapted.details["passes"]] == [(0, 0.0), (20, 0.5)]
+    assert adapted.details["suppressed_records"] == 0 and adapted.class_sizes().min() >= 2
+
+
+def test_the_gs_factor_needs_arx_loss():
+    with pytest.raises(BadInput, match="metric=arx-loss"):
+        execute(
+            make_registry(),
+            _table(n=60),
+            RunSpec(PluginCall("local-recoding", {"gs_factor": 0.2}), PluginCall("k-anonymity", {"k": 2})),
+            release_sensitive=("dx",),
+        )
