@@ -1,4 +1,5 @@
-"""The release preview: the selected run's groups before export, smallest first, sizes coloured."""
+"""The release preview: the selected run's groups before export, smallest first, sizes coloured, and
+the cells a method blanked or aggregated tinted, with a legend."""
 
 from __future__ import annotations
 
@@ -16,10 +17,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from veil.engine import CELL_AGGREGATED, CELL_BLANKED
+
 from .state.release_preview import SIZE, GroupPreview, preview
 from .widgets import fast_table
 
 SMALL, MIDDLE, LARGE = QColor("#f4c7c3"), QColor("#fce8b2"), QColor("#b7e1cd")
+# the cells a method changed one by one: what each tint means, in the legend and the cell's tooltip
+CHANGED = {
+    CELL_BLANKED: (QColor("#c9daf8"), "blanked by the method (matches any value)"),
+    CELL_AGGREGATED: (QColor("#d9d2e9"), "replaced by its group's aggregate (the range shown is the original values')"),
+}
 
 
 def size_colour(size: int, smallest: int, median: float) -> QColor:
@@ -67,6 +75,11 @@ class GroupsModel(QAbstractTableModel):
         if column != self._size_column:
             if role == Qt.TextAlignmentRole and self._numeric[column]:
                 return int(Qt.AlignRight | Qt.AlignVCenter)
+            if role in (Qt.BackgroundRole, Qt.ToolTipRole):
+                change = CHANGED.get(self.preview.mark(row, column))
+                if change is None:
+                    return None
+                return change[0] if role == Qt.BackgroundRole else f"Some records of this group: {change[1]}"
             text = self._text[row, column - 1 if column > self._size_column else column]
             return str(text) if role == Qt.DisplayRole else None
         size = int(self._sizes[row])
@@ -89,6 +102,10 @@ class ReleasePanel(QWidget):
         super().__init__(parent)
         self.summary = QLabel("Select a finished run to preview its release.")
         self.summary.setWordWrap(True)
+        self.legend = QLabel()  # what the tints of changed cells mean; hidden when none is shown
+        self.legend.setTextFormat(Qt.RichText)
+        self.legend.setWordWrap(True)
+        self.legend.hide()
         self.model = GroupsModel(self)
         self.table = fast_table(QTableView())
         self.table.setModel(self.model)
@@ -126,6 +143,7 @@ class ReleasePanel(QWidget):
         self._set_columns([])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addWidget(self.legend)
         layout.addWidget(self.hierarchy_row)
         layout.addWidget(split)
 
@@ -153,6 +171,7 @@ class ReleasePanel(QWidget):
         self.smallest.clear()
         self.largest.clear()
         self._set_columns([])
+        self.legend.hide()
         self.summary.setText("Select a finished run to preview its release.")
 
     def show_absent(self, text: str) -> None:
@@ -167,6 +186,7 @@ class ReleasePanel(QWidget):
         self.model.set_preview(shown)
         self.smallest.clear()
         self.largest.clear()
+        self.legend.hide()
         qis = [] if shown is None else [str(c) for c in shown.rows.columns if c != SIZE]
         self._set_columns([c for c in qis if columns is None or c in columns])
         if shown is None:
@@ -185,3 +205,15 @@ class ReleasePanel(QWidget):
         )
         self.smallest.addItems(shown.smallest_groups(10))
         self.largest.addItems(shown.largest_groups(10))
+        self._set_legend(shown)
+
+    def _set_legend(self, shown: GroupPreview) -> None:
+        """A swatch and its meaning for each change some shown cell carries."""
+        parts = []
+        for code, (colour, words) in CHANGED.items():
+            count = shown.marked(code)
+            if count:
+                swatch = f'<span style="background-color:{colour.name()}">&nbsp;&nbsp;&nbsp;&nbsp;</span>'
+                parts.append(f"{swatch} {words}: {count:,} group cell{'s' if count != 1 else ''}")
+        self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
+        self.legend.setVisible(bool(parts))

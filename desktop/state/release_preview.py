@@ -4,7 +4,9 @@ A generalised release gives each group's typed values (ranges, hierarchy nodes) 
 ``release.group_values``; a bucketised one its exact records grouped by the ``group`` column; any
 other release with groups (or quasi-identifiers) its distinct written combinations; a set-valued
 release each group's centre (the item set every member publishes) from its sparse centres. Rows are
-sorted smallest group first, since the smallest groups are where a release is weakest.
+sorted smallest group first, since the smallest groups are where a release is weakest. Where a
+method changed cells one by one (``release.cell_changes``: local suppression's blanks,
+microaggregation's aggregates), each shown cell carries the change of its group's records.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import format_value, group_ids
+from veil.engine import CELL_AGGREGATED, CELL_BLANKED, format_value, group_ids
 
 SIZE = "records in group"
 CENTRE_SIZE = "items in centre"
@@ -30,6 +32,16 @@ class GroupPreview:
     n_groups: int
     n_records: int
     sets: bool = False  # a set-valued release: each row is a group's centre
+    # per row and column of ``rows``: CELL_BLANKED where the method blanked the cell of some record of
+    # the group, CELL_AGGREGATED where it replaced it by the group's aggregate, else 0; None: no such cells
+    marks: np.ndarray | None = None
+
+    def mark(self, row: int, column: int) -> int:
+        return 0 if self.marks is None else int(self.marks[row, column])
+
+    def marked(self, code: int) -> int:
+        """How many shown cells carry the change ``code``."""
+        return 0 if self.marks is None else int((self.marks == code).sum())
 
     @property
     def largest(self) -> int:
@@ -67,7 +79,7 @@ class GroupPreview:
                 if n
                 else f"{size} publish the empty set (every item suppressed)"
             )
-        values = ", ".join(f"{c} {row[c]}" for c in self.rows.columns if c != SIZE)
+        values = ", ".join(f"{c} {row[c] if row[c] != '' else 'blank'}" for c in self.rows.columns if c != SIZE)
         return f"{size}: {values}"
 
 
@@ -86,14 +98,43 @@ def preview(release) -> GroupPreview | None:
     groups = np.asarray(groups)
     sizes = np.bincount(groups)
     if release.group_values is not None:
-        table = release.group_values.map(format_value)
+        table = release.group_values.map(_shown)
     else:
         first = pd.Series(np.arange(len(groups))).groupby(groups).first().to_numpy()
         shown = qis if qis else []
         table = release.frame.iloc[first][shown].reset_index(drop=True).astype(str)
     table.insert(0, SIZE, sizes)  # first: the column a reader scans
     order = np.argsort(sizes, kind="stable")
-    return GroupPreview(table.iloc[order].reset_index(drop=True), int(len(sizes)), int(len(groups)))
+    marks = _marks(release, groups, list(table.columns), len(sizes))
+    return GroupPreview(
+        table.iloc[order].reset_index(drop=True),
+        int(len(sizes)),
+        int(len(groups)),
+        marks=None if marks is None else marks[order],
+    )
+
+
+def _marks(release, groups: np.ndarray, columns: list, n_groups: int) -> np.ndarray | None:
+    """Per group and shown column, the change the method made to the cells of its records (a group
+    holding a blanked cell shows it blanked; otherwise aggregated where one was)."""
+    changes = getattr(release, "cell_changes", None) or {}
+    if not any(np.any(v) for v in changes.values()):
+        return None
+    out = np.zeros((n_groups, len(columns)), dtype=np.int8)
+    for j, name in enumerate(columns):
+        change = changes.get(name)
+        if change is None:
+            continue
+        change = np.asarray(change)
+        for code in (CELL_AGGREGATED, CELL_BLANKED):  # blanked last: it wins
+            held = np.bincount(groups[change == code], minlength=n_groups) > 0
+            out[held, j] = code
+    return out
+
+
+def _shown(value) -> str:
+    """A group's value as an exporter writes it; a blank as an empty cell."""
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else format_value(value)
 
 
 def centre_text(names, items) -> str:

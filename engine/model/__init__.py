@@ -72,6 +72,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "registry": ["make_registry", "PluginFailure", "plugins_to_try", "Registry"],
         "release": [
             "BUCKETISED_TABLE",
+            "CELL_AGGREGATED",
+            "CELL_BLANKED",
             "class_sizes",
             "describe_failures",
             "FEATURE_SUBSET",

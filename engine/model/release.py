@@ -17,6 +17,8 @@ from .ranking import Ranking
 
 FEATURE_SUBSET = "feature-subset"
 GENERALISED_TABLE = "generalised-table"
+CELL_BLANKED = 1  # a cell the method blanked (Release.cell_changes)
+CELL_AGGREGATED = 2  # a cell the method replaced by its group's aggregate
 BUCKETISED_TABLE = "bucketised-table"
 GROUPED_SETS = "grouped-sets"
 SYNTHETIC = "synthetic"
@@ -106,6 +108,11 @@ class Release:
         What a blank or suppressed quasi-identifier cell means when the release's records are
         counted in groups (:mod:`~veil.engine.model.blanks`): ``"any-value"`` (it matches any value)
         or ``"own-value"``; the run sets it, the manifest records it among the roles.
+    cell_changes : mapping of str to ndarray
+        The cells a method changed one by one (local suppression's blanks, microaggregation's
+        aggregates), per quasi-identifier: each record's :data:`CELL_BLANKED`,
+        :data:`CELL_AGGREGATED` or 0; what the desktop's preview marks. Empty for methods that
+        change whole columns or records.
     population : Population, optional
         The population the data was drawn from (``--population``), where the run had one: the
         population models (δ-presence, k-map) count each group's matches in it.
@@ -148,6 +155,9 @@ class Release:
     # the released column of survey weights (the input's column marked ``weight``), when the release
     # carries it: the risk models read each record's weight from it (GroupView.survey)
     weight: str | None = None
+    # the cells a method changed one by one, per quasi-identifier: each record's CELL_BLANKED,
+    # CELL_AGGREGATED or 0 (as it was, or generalised with its column), what a preview marks
+    cell_changes: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -169,7 +179,8 @@ class Release:
         rows = np.asarray(rows, dtype=np.int64)
         frame = self.frame.iloc[rows].reset_index(drop=True)
         groups = None if self.groups is None else np.asarray(self.groups)[rows]
-        return dataclasses.replace(self, frame=frame, groups=groups)
+        changes = {c: np.asarray(v)[rows] for c, v in self.cell_changes.items()}
+        return dataclasses.replace(self, frame=frame, groups=groups, cell_changes=changes)
 
     def quasi_identifier_frame(self) -> pd.DataFrame:
         return self.frame[list(self.quasi_identifiers)]

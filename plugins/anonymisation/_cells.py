@@ -69,10 +69,20 @@ def written_groups(frame: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, pd.
 
 
 def cell_release(
-    table, frame, columns: Columns, blanks: str, *, groups=None, group_values=None, details=None, notes=()
+    table,
+    frame,
+    columns: Columns,
+    blanks: str,
+    *,
+    groups=None,
+    group_values=None,
+    details=None,
+    notes=(),
+    cell_changes=None,
 ) -> Release:
     """The release of a cell-level method: ``frame`` as it is written, its blanks meaning ``blanks``;
-    without ``groups``, the records equal on the written quasi-identifiers, each group's values typed."""
+    without ``groups``, the records equal on the written quasi-identifiers, each group's values typed;
+    ``cell_changes``: per column, each record's change (:data:`CELL_BLANKED`, …), for the preview."""
     published = tuple(c for c in columns.sensitive if c in frame.columns)
     if groups is None:
         groups, group_values = written_groups(frame, columns.quasi_identifiers)
@@ -87,7 +97,14 @@ def cell_release(
         details=dict(details or {}),
         notes=tuple(notes),
         blanks=blanks,
+        cell_changes=dict(cell_changes or {}),
     )
+
+
+def changed_cells(before: pd.Series, after: pd.Series, code: int) -> np.ndarray:
+    """Each record's ``code`` where its cell differs from before (a blank equal only to a blank), else 0."""
+    same = before.eq(after).to_numpy(dtype=bool) | (before.isna() & after.isna()).to_numpy(dtype=bool)
+    return np.where(same, 0, code).astype(np.int8)
 
 
 def group_summary(groups: np.ndarray) -> dict:

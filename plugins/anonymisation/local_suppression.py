@@ -19,6 +19,7 @@ import pandas as pd
 
 from veil.engine import (
     ANY_VALUE,
+    CELL_BLANKED,
     TABLE,
     Algorithm,
     BadInput,
@@ -138,12 +139,13 @@ class LocalSuppression(Algorithm):
 
     def _release(self, data, frame, columns, params, original, codes, keys):
         out = frame.copy()
-        counts = {}
+        counts, changes = {}, {}
         for j, name in enumerate(keys):
             newly = (codes[:, j] < 0) & (original[:, j] >= 0)
             if name not in columns.quasi_identifiers:
                 continue
             counts[name] = int(newly.sum())
+            changes[name] = np.where(newly, CELL_BLANKED, 0).astype(np.int8)
             if newly.any():
                 out[name] = _blank(out[name], newly)
         total = sum(counts.values())
@@ -154,7 +156,7 @@ class LocalSuppression(Algorithm):
             else "no cell needed blanking",
         )
         details = {"blanked_cells": counts, "blanked_total": total, "importance": params.importance or None}
-        return cell_release(data, out, columns, ANY_VALUE, details=details, notes=notes)
+        return cell_release(data, out, columns, ANY_VALUE, details=details, notes=notes, cell_changes=changes)
 
 
 class _Judge:

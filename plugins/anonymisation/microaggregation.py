@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    CELL_AGGREGATED,
     SUPPRESSED,
     TABLE,
     Algorithm,
@@ -29,7 +30,7 @@ from veil.engine import (
     param,
 )
 
-from ._cells import Columns, blanks_param, cell_release, group_summary, released_frame
+from ._cells import Columns, blanks_param, cell_release, changed_cells, group_summary, released_frame
 from ._microaggregation import (
     AGGREGATES,
     aggregate,
@@ -119,6 +120,7 @@ class Microaggregation(Algorithm):
             groups = _improve_in_strata(points, groups, frame, strata, k)
         ctx.progress(0.92, "microaggregation: aggregating")
         original = frame[numeric].copy()
+        before = frame[numeric + blended].copy()
         keep = params.blanks == "any-value"
         for name in numeric:
             frame[name] = aggregate(frame[name], groups, params.aggregate, keep_blanks=keep)
@@ -146,8 +148,17 @@ class Microaggregation(Algorithm):
             f"{details['groups']:,} groups of at least {k}; SSE/SST = {details['sse_sst']:.4f}",
         )
         values = _ranges(original, groups, frame, numeric, blended)
+        changes = {c: changed_cells(before[c], frame[c], CELL_AGGREGATED) for c in numeric + blended}
         return cell_release(
-            data, frame, columns, params.blanks, groups=groups, group_values=values, details=details, notes=notes
+            data,
+            frame,
+            columns,
+            params.blanks,
+            groups=groups,
+            group_values=values,
+            details=details,
+            notes=notes,
+            cell_changes=changes,
         )
 
 
