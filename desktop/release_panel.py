@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from veil.engine import CELL_AGGREGATED, CELL_BLANKED
 
-from .state.release_preview import SIZE, GroupPreview, preview
+from .state.release_preview import MATCHED, SIZE, GroupPreview, preview
 from .widgets import fast_table
 
 SMALL, MIDDLE, LARGE = QColor("#f4c7c3"), QColor("#fce8b2"), QColor("#b7e1cd")
@@ -53,6 +53,15 @@ class GroupsModel(QAbstractTableModel):
             self._smallest, self._median = value.smallest, value.median
             self._size_column = list(value.rows.columns).index(SIZE)
             self._numeric = [value.rows[c].dtype.kind in "iuf" for c in value.rows.columns]  # right-aligned
+            columns = list(value.rows.columns)
+            self._matched_column = columns.index(MATCHED) if MATCHED in columns else -1
+            if self._matched_column >= 0:
+                matched = value.rows[MATCHED]
+                self._matched, self._fewest, self._matched_median = (
+                    matched.to_numpy(),
+                    int(matched.min()),
+                    float(matched.median()),
+                )
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -72,6 +81,8 @@ class GroupsModel(QAbstractTableModel):
         if not index.isValid() or self.preview is None:
             return None
         row, column = index.row(), index.column()
+        if column == self._matched_column and role == Qt.BackgroundRole:
+            return size_colour(int(self._matched[row]), self._fewest, self._matched_median)
         if column != self._size_column:
             if role == Qt.TextAlignmentRole and self._numeric[column]:
                 return int(Qt.AlignRight | Qt.AlignVCenter)
@@ -85,7 +96,7 @@ class GroupsModel(QAbstractTableModel):
         size = int(self._sizes[row])
         if role == Qt.DisplayRole:
             return f"{size:,}"
-        if role == Qt.BackgroundRole:
+        if role == Qt.BackgroundRole and self._matched_column < 0:  # else the records matched are coloured
             return size_colour(size, self._smallest, self._median)
         if role == Qt.TextAlignmentRole:
             return int(Qt.AlignRight | Qt.AlignVCenter)
@@ -198,9 +209,15 @@ class ReleasePanel(QWidget):
             if shown.sets
             else ""
         )
+        matched = (
+            f" A blank matches any value, so a record is counted in every group it could join: each "
+            f"matches at least {shown.fewest_matched:,} records ('{MATCHED}', coloured; the weakest first)."
+            if shown.matched
+            else ""
+        )
         self.summary.setText(
             f"{label}: {shown.n_records:,} records in {shown.n_groups:,} groups; smallest group "
-            f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres} "
+            f"{shown.smallest:,}, median {shown.median:,.0f}, largest {shown.largest:,}.{centres}{matched} "
             f"Red: groups near the smallest; green: above the median."
         )
         self.smallest.addItems(shown.smallest_groups(10))

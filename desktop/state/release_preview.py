@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.engine import CELL_AGGREGATED, CELL_BLANKED, format_value, group_ids
+from veil.engine import CELL_AGGREGATED, CELL_BLANKED, compatible_sizes, format_value, group_ids
 
 SIZE = "records in group"
+MATCHED = "records it matches"  # where a blank matches any value: the fewest records a member of the group matches
 CENTRE_SIZE = "items in centre"
 CENTRE = "centre (the items every member holds)"
 MAX_CENTRE_ITEMS = 200  # a centre longer than this is shown by its first items and its length
@@ -39,13 +40,22 @@ class GroupPreview:
     def mark(self, row: int, column: int) -> int:
         return 0 if self.marks is None else int(self.marks[row, column])
 
+    @property
+    def matched(self) -> bool:
+        """Whether a blank matches any value here: the rows then give the records each group's members match."""
+        return MATCHED in self.rows.columns
+
+    @property
+    def fewest_matched(self) -> int:
+        return int(self.rows[MATCHED].min()) if self.matched and len(self.rows) else 0
+
     def marked(self, code: int) -> int:
         """How many shown cells carry the change ``code``."""
         return 0 if self.marks is None else int((self.marks == code).sum())
 
     @property
     def largest(self) -> int:
-        return int(self.rows[SIZE].iloc[-1]) if len(self.rows) else 0
+        return int(self.rows[SIZE].max()) if len(self.rows) else 0
 
     @property
     def mean_centre(self) -> float:
@@ -56,7 +66,7 @@ class GroupPreview:
 
     @property
     def smallest(self) -> int:
-        return int(self.rows[SIZE].iloc[0]) if len(self.rows) else 0
+        return int(self.rows[SIZE].min()) if len(self.rows) else 0
 
     @property
     def median(self) -> float:
@@ -105,6 +115,12 @@ def preview(release) -> GroupPreview | None:
         table = release.frame.iloc[first][shown].reset_index(drop=True).astype(str)
     table.insert(0, SIZE, sizes)  # first: the column a reader scans
     order = np.argsort(sizes, kind="stable")
+    blanks = release.blank_codes() if hasattr(release, "blank_codes") else None
+    if blanks is not None:  # a blank matches any value: a group's members match more records than it holds
+        fewest = np.full(len(sizes), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(fewest, groups, compatible_sizes(blanks))
+        table.insert(1, MATCHED, fewest)
+        order = np.lexsort((sizes, fewest))  # the weakest first: the fewest records matched
     marks = _marks(release, groups, list(table.columns), len(sizes))
     return GroupPreview(
         table.iloc[order].reset_index(drop=True),

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from veil.desktop.release_panel import CHANGED, ReleasePanel
+from veil.desktop.state.release_preview import MATCHED
 from veil.engine import CELL_AGGREGATED, CELL_BLANKED, PluginCall, RunSpec, Table, execute, make_registry
 
 
@@ -47,9 +48,17 @@ def test_changed_cells_are_tinted_with_a_legend(qtbot, method, params, code, n):
     panel.show_release("run 1", release)
     model, rows = panel.model, panel.model.preview.rows
     before, after = table.frame, release.frame
-    # the groups as the preview orders them: its rows are the release's groups, smallest first
+    # the groups as the preview orders them: its rows are the release's groups, smallest first, or
+    # where a blank matches any value, the fewest records a member matches first
     sizes = np.bincount(release.groups)
     order = np.argsort(sizes, kind="stable")
+    if MATCHED in rows.columns:
+        qis = after[list(release.quasi_identifiers)].astype(object).where(after.notna(), None).values.tolist()
+        match = [sum(all(x is None or y is None or x == y for x, y in zip(a, b)) for b in qis) for a in qis]
+        fewest = np.array([min(m for m, g in zip(match, release.groups) if g == group) for group in range(len(sizes))])
+        order = np.lexsort((sizes, fewest))
+        assert rows[MATCHED].tolist() == fewest[order].tolist() and min(match) >= 3
+        assert "matches at least" in panel.summary.text()
     tinted = 0
     for j, column in enumerate(rows.columns):
         if column not in before.columns:
@@ -66,6 +75,7 @@ def test_changed_cells_are_tinted_with_a_legend(qtbot, method, params, code, n):
             assert (model.data(model.index(row, j), Qt.ToolTipRole) is not None) == expected
             tinted += expected
     assert tinted > 0
+    assert MATCHED in rows.columns  # both releases hold blanks, which match any value
     assert not panel.legend.isHidden()
     assert CHANGED[code][1].split(" (")[0] in panel.legend.text() and f"{tinted:,} group cell" in panel.legend.text()
     other = CELL_AGGREGATED if code == CELL_BLANKED else CELL_BLANKED
