@@ -283,8 +283,8 @@ def shoot_cells(out_dir: str) -> int:
     done = {e.planned.spec.method.name: e for e in c.batch if e.outcome is not None and e.outcome.result is not None}
     window.tabs.setCurrentWidget(window.release_panel)
     for name, shot in (
-        ("local-suppression", "18-preview-blanked-cells"),
-        ("microaggregation", "19-preview-aggregated"),
+        ("local-suppression", "20-preview-blanked-cells"),
+        ("microaggregation", "21-preview-aggregated"),
     ):
         if name in done:
             window.runs_panel.select_run(done[name].id)

@@ -40,7 +40,7 @@ def main(out_dir: str) -> int:
     panel.choose(None, [METHOD], values={"epsilon": 1.5, "mode": "data-dependent"})
     pump(600)  # the hint follows a pause in the edits
     panel.ensureWidgetVisible(panel.rows[METHOD].form.hint, 0, 40)
-    shoot(app, out, "18-dp-table-hint")
+    shoot(app, out, "22-dp-table-hint")
     window.close()
     return 0
 
