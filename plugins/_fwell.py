@@ -16,15 +16,19 @@ Greedy-HamDist ranked by Private FWELL (:mod:`veil.plugins.feature_selection.gre
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from veil.engine import BadInput, BinaryMatrix, Kind, MemoryEstimate, Table, check_memory
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 GRADIENT_TOLERANCE = 1e-8
 LAMBDA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -127,6 +131,8 @@ def check_room(n: int, d: int) -> None:
 
 def scale_unit(x):
     """Every feature mapped to [0, 1] by its minimum and maximum (a constant feature becomes 0)."""
+    import scipy.sparse as sp
+
     x = x.toarray() if sp.issparse(x) else np.asarray(x, dtype=np.float64)
     lo, hi = x.min(axis=0), x.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
@@ -140,6 +146,8 @@ def scale_span(x):
     shifted, so on them this equals scaling to [0, 1], and sparse data stays sparse. Dense data that
     is mostly zeros (text counts) is made sparse: sklearn's sparse Manhattan distance is far faster.
     """
+    import scipy.sparse as sp
+
     if sp.issparse(x):
         x = sp.csr_matrix(x, dtype=np.float64)
         lo = x.min(axis=0).toarray().ravel()
@@ -186,6 +194,8 @@ def nearest_hit_miss(x, codes: np.ndarray, check=None, progress=None) -> tuple[n
     sums round differently, find the same neighbours. ``progress`` (optional) is told the records
     done after each chunk: the search compares every pair of records, so it is most of FWELL's time.
     """
+    import scipy.sparse as sp
+
     n = len(codes)
     hit = np.empty(n, dtype=np.int64)
     miss = np.empty(n, dtype=np.int64)
@@ -219,6 +229,8 @@ def nearest_hit_miss(x, codes: np.ndarray, check=None, progress=None) -> tuple[n
 def margins(x, codes: np.ndarray, check=None, progress=None) -> np.ndarray:
     """z_i = |x_i − NM(x_i)| − |x_i − NH(x_i)| on the features scaled to [0, 1], each row divided by
     max(1, ‖z_i‖₂) (dense n × d). ``x`` is the unscaled feature matrix (dense or sparse)."""
+    import scipy.sparse as sp
+
     x = scale_span(x)
     if check is not None:
         check()

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .binary import BinaryMatrix, Feature
 from ..base.errors import BadInput
@@ -130,6 +129,8 @@ class Recipe:
 
     def apply(self, table: Table) -> BinaryMatrix:
         """Build the BinaryMatrix; fits first when the recipe is not fitted yet."""
+        import scipy.sparse as sp
+
         recipe = self if self.fitted else self.fit(table)
         blocks, features = [], []
         for step in recipe.steps:
@@ -207,6 +208,8 @@ def _plain(v):
 
 
 def _apply_step(step: Step, s: pd.Series):
+    import scipy.sparse as sp
+
     n = len(s)
     col = step.column
     if step.rule == "binary":

@@ -25,7 +25,6 @@ import os
 from collections.abc import Iterator
 
 import numpy as np
-import scipy.sparse as sp
 
 from .binary import BASKETS, BinaryMatrix, Feature
 from ..base.errors import BadInput
@@ -78,6 +77,8 @@ def parse_transactions(data: bytes, sep: str | None = None) -> BinaryMatrix:
     >>> m.feature_names, m.transactions()
     (['1', '2', '3', '10'], [[0, 1, 2], [1, 3]])
     """
+    import scipy.sparse as sp
+
     buf = _text_bytes(data)
     breaks = np.flatnonzero(buf == _NL)
     buf, breaks = _without_comment_lines(buf, breaks)

@@ -34,13 +34,14 @@ and then. How many threads the compiled search may use comes from the caller's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import bisect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..base.errors import BadInput
 from ..data.binary import pack_rows
@@ -51,6 +52,9 @@ from .mining import CLOSED_ITEMSETS as CLOSED
 from .mining import MAXIMAL_ITEMSETS as MAXIMAL
 from .mining import have_pyfim
 from .options import SearchOptions
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 
 # The compiled search lives in longest_dfs, whose import imports numba (docs/benchmarks.md): it is
@@ -218,6 +222,8 @@ class RecordIndex:
 
 def _as_csr(data) -> sp.csr_matrix:
     """Records × items as a boolean CSR matrix, from a SetValued, a BinaryMatrix or a sparse matrix."""
+    import scipy.sparse as sp
+
     if sp.issparse(data):
         m = sp.csr_matrix(data, dtype=bool)
     elif hasattr(data, "item_names"):  # SetValued
@@ -416,6 +422,8 @@ class _Search:
     def _node(self, prefix: tuple, db, cols: np.ndarray, tail: np.ndarray) -> None:
         """``db``: the records holding ``prefix`` (those that can still matter) × ``cols`` (original item
         codes); ``tail[j]``: whether column j may extend the prefix (else it only witnesses closure)."""
+        import scipy.sparse as sp
+
         self._tick()
         k = self.k
         # reduce: drop infrequent items and records too short to hold a pattern long enough
@@ -543,6 +551,8 @@ def _rows(db, mask: np.ndarray):
 
 
 def _cols(db, mask: np.ndarray):
+    import scipy.sparse as sp
+
     if isinstance(db, np.ndarray):
         return db[:, mask]
     if mask.all():

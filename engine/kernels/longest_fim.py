@@ -29,6 +29,8 @@ platform can fork, :func:`run_limited`): the C code cannot be interrupted, the c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import gc
 import itertools
 import logging
@@ -37,9 +39,11 @@ from collections.abc import Callable
 from operator import itemgetter
 
 import numpy as np
-import scipy.sparse as sp
 
 from .limits import MiningLimit, run_limited
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +102,8 @@ def _search(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int |
 
 def _floors(m: sp.csr_matrix, k: int, r: int, maximal: bool, max_patterns: int | None, max_length: int | None):
     """("ok", patterns, cut, runs) or ("patterns",) when more than ``max_patterns`` were enumerated."""
+    import scipy.sparse as sp
+
     import fim
 
     target = "m" if maximal else "c"
@@ -322,6 +328,8 @@ class _Overlaps:
 
     def partners(self, rows: np.ndarray, z: int) -> np.ndarray:
         """For each of ``rows`` (records of length ≥ z): how many others of ``rows`` share ≥ z items."""
+        import scipy.sparse as sp
+
         if self.gram is None:
             keep = np.flatnonzero(self.lengths >= self.floor)
             block = self.m[keep]
@@ -428,5 +436,7 @@ def _reachable(m: sp.csr_matrix, row_of: np.ndarray, k: int, z: int) -> tuple[in
 
 
 def _keep_entries(sub: sp.csr_matrix, hit: np.ndarray) -> sp.csr_matrix:
+    import scipy.sparse as sp
+
     cum = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
     return sp.csr_matrix((sub.data[hit], sub.indices[hit], cum[sub.indptr]), shape=sub.shape)

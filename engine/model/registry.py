@@ -283,9 +283,15 @@ def make_registry(*, entry_points: bool = True, modules: Iterable[object] = (), 
     registry = Registry(pm)
     sources: dict[str, tuple[str, str]] = {}
     if entry_points:
+        named: dict[int, tuple[str, str]] = {}  # a distribution's name and version, its metadata parsed once
         for ep in md.entry_points(group=hookspecs.PROJECT):
-            dist = ep.dist.name if ep.dist is not None else ep.module
-            version = ep.dist.version if ep.dist is not None else ""
+            if ep.dist is None:
+                dist, version = ep.module, ""
+            else:
+                if id(ep.dist) not in named:
+                    meta = ep.dist.metadata
+                    named[id(ep.dist)] = (meta["Name"], meta["Version"])
+                dist, version = named[id(ep.dist)]
             try:
                 module = ep.load()
                 _register(pm, module, ep.name)

@@ -209,12 +209,17 @@ class Release:
         rule on blanks makes any cell do so (None: its groups are a partition)."""
         if self.blanks is None or self.parts or self.exact_quasi_identifiers or self.sets is not None:
             return None
+        kept = self.__dict__.get("_blank_codes")  # computed once, as group_ids is (the model check,
+        if kept is not None and kept[0] == len(self.frame):  # the risk figures and the class sizes ask)
+            return kept[1]
         from .blanks import blank_codes, has_blanks
 
         qis = [c for c in self.quasi_identifiers if c in self.frame.columns]
-        if not has_blanks(self.frame, qis, self.blanks):
-            return None
-        return blank_codes(self.frame, qis, self.blanks)
+        codes = blank_codes(self.frame, qis, self.blanks) if has_blanks(self.frame, qis, self.blanks) else None
+        if codes is not None:
+            codes.setflags(write=False)
+        object.__setattr__(self, "_blank_codes", (len(self.frame), codes))  # a cache, not a field
+        return codes
 
     def class_sizes(self) -> np.ndarray:
         """Size of each record's equivalence class: its group's size when the release knows its

@@ -37,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from veil.engine import (
     pack_mask,
@@ -100,6 +99,8 @@ def relational_groups(
 ) -> RelationalGrouping:
     """Group a table's records by relational PatternKa. See the module for the rules and switches.
     ``options``: how the searches may run, above all how many threads (the run passes its context's)."""
+    import scipy.sparse as sp
+
     if pattern_selection not in SELECTIONS:
         raise BadInput(f"unknown pattern selection {pattern_selection!r}; choose lexicographic or random")
     qis = list(qis if qis is not None else grouping_columns(table))

@@ -13,6 +13,8 @@ An export's report computes them with a fixed C and a looser stopping tolerance 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import os
 import threading
@@ -24,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from veil.engine import (
     CHEAP,
@@ -40,6 +41,9 @@ from veil.engine import (
     source_digest,
     store_cached,
 )
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 TOL = 1e-4  # LinearSVC's own default stopping tolerance (the paper's protocol)
@@ -380,6 +384,8 @@ class _FitData:
         order (:func:`_canonical`) equal records are adjacent, so this finds them in one pass
         without sorting. An equal pair that is not adjacent only starts a run of its own, which
         leaves the weighted objective unchanged."""
+        import scipy.sparse as sp
+
         if len(X):
             starts = np.ones(len(X), dtype=bool)
             starts[1:] = (X[1:] != X[:-1]).any(axis=1) | (y[1:] != y[:-1])
@@ -453,6 +459,8 @@ def nested_score(original, release, folds: int, ctx, scorer) -> float:
     is trained on that fold's release and scored on the held-out rows of the original data,
     restricted to the features the fold's release kept.
     """
+    import scipy.sparse as sp
+
     from sklearn.model_selection import StratifiedKFold
 
     if ctx.rerun is None or release.target is None:

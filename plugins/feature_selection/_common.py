@@ -4,10 +4,14 @@ which the DP selection also runs."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from veil.engine import BadInput, BinaryMatrix
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 
 def positive_mask(matrix: BinaryMatrix) -> np.ndarray:
@@ -64,6 +68,8 @@ def hamdist(matrix: BinaryMatrix, pos: np.ndarray, features) -> float:
 
 def class_matrices(row_class: np.ndarray, n_classes: int, pos: np.ndarray):
     """Sparse indicators (classes × rows) of the positive and of the negative rows of each class."""
+    import scipy.sparse as sp
+
     n = len(row_class)
     rows = np.arange(n)
     inside = row_class >= 0

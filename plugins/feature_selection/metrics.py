@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from veil.engine import CHEAP, BINARY, BinaryMatrix, MemoryCost, Metric, hookimpl, param, partition_of
 
@@ -19,6 +18,8 @@ COST_PER_CELL = 8.0  # HamDist, DistCnt, CM: bytes a release cell beside 256 a r
 
 def release_matrix(release) -> BinaryMatrix | None:
     """The release's features (0/1) with its class as labels, or None when it is not binary."""
+    import scipy.sparse as sp
+
     if release.target is None:
         return None
     features = [c for c in release.frame.columns if c != release.target]

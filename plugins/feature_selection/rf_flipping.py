@@ -28,10 +28,14 @@ records, which serves both to fill the seed's cluster and to choose the next see
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from veil.engine import BINARY, Algorithm, BadInput, BinaryMatrix, Judgement, MemoryCost, feature_subset, hookimpl
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 PAPER = "000_0106b4def2026c16"
 CHUNK_WORDS = 1 << 22  # distance work between two cancellation checks (≈ a few ms)
@@ -140,6 +144,8 @@ def _nearest_clusters(
 def flip_within_clusters(matrix: BinaryMatrix, cluster: np.ndarray, rng: np.random.Generator) -> sp.csr_matrix:
     """Per cluster and feature, one value for every member: 1 with probability (ones in the cluster) /
     (cluster size). Sparse throughout: a (cluster, feature) pair with no 1 stays 0 without a draw."""
+    import scipy.sparse as sp
+
     n, m = matrix.shape
     n_clusters = int(cluster.max()) + 1 if n else 0
     indicator = sp.csr_matrix((np.ones(n, dtype=np.int64), (cluster, np.arange(n))), shape=(n_clusters, n))

@@ -60,12 +60,13 @@ while a cache is built) and the group centres; never records × items.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from veil.engine import (
     pack_mask,
@@ -85,6 +86,9 @@ from veil.engine import (
 )
 
 from ._grouping import Grouping
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 log = logging.getLogger(__name__)
 
@@ -402,6 +406,8 @@ def _closed_only(found):
 
 def _centres(rec: _Records, groups: np.ndarray, g: int) -> sp.csr_matrix:
     """G × items: each group's intersection (items held by every member); groups of −1 ignored."""
+    import scipy.sparse as sp
+
     member = np.flatnonzero(groups >= 0)
     if g == 0:
         return sp.csr_matrix((0, rec.csr.shape[1]), dtype=bool)
@@ -424,6 +430,8 @@ def _centres(rec: _Records, groups: np.ndarray, g: int) -> sp.csr_matrix:
 
 def _join_leftovers(rec: _Records, groups, centres: sp.csr_matrix, leftovers):
     """Each leftover record, in input order, joins the group whose loss grows least (ties: the first)."""
+    import scipy.sparse as sp
+
     g = centres.shape[0]
     if g == 0:
         raise BadInput("fewer records than k: no group can be formed")

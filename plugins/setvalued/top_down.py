@@ -19,12 +19,16 @@ O(items × |P|) set intersections.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from veil.engine import SETS, Algorithm, BadInput, Judgement, SetValued, hookimpl
 
 from ._grouping import Grouping, grouped_sets_release, information_loss
+
+if TYPE_CHECKING:  # scipy.sparse is loaded where a matrix is built, not to register the plugins
+    import scipy.sparse as sp
 
 PAPER = "002_aa8a8f08b56f3f6d"
 
@@ -57,6 +61,8 @@ def best_split(x: sp.csr_matrix, k: int):
 
 def top_down_groups(sets: SetValued, k: int, check=None, progress=None) -> Grouping:
     """Partition ``sets`` top-down; groups are numbered in the order partitions became final."""
+    import scipy.sparse as sp
+
     n = sets.n_rows
     if k < 1:
         raise BadInput("k must be at least 1")
