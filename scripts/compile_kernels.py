@@ -11,13 +11,20 @@ the compiled code from the cache (``benchmarks/bench_first_run.py`` checks that 
 it compiles nothing).
 
 Run by hand: ``.venv/bin/python scripts/compile_kernels.py`` (``--check`` compiles nothing and exits 1
-when a kernel would still have to be compiled).
+when a kernel would still have to be compiled). ``--stamp FILE`` touches FILE once every kernel is
+compiled (``make test`` waits for that; ``make run`` does not). ``--background`` returns at once and
+compiles in a process of its own, at a lower priority, writing what it says to FILE.log beside the
+stamp; a second one started while the first runs leaves at once (a lock beside the stamp). Until the
+kernels are in the cache, a run that needs one compiles it itself on first use.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -130,10 +137,50 @@ def compiled_now(found) -> int:
     return sum(sum(d.stats.cache_misses.values()) for d in found)
 
 
+def option(argv: list[str], name: str) -> str | None:
+    """The value after ``name`` in ``argv`` (None when absent)."""
+    return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
+
+
+def in_background(stamp: Path) -> int:
+    """Start the compilation in a process of its own, at a lower priority, its words in ``stamp``.log;
+    return at once."""
+    log = stamp.with_name(stamp.name + ".log")
+    with open(log, "a") as out:
+        subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--stamp", str(stamp), "--locked"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives `make run`'s shell and the window's Ctrl+C
+            preexec_fn=lambda: os.nice(10),
+        )
+    print(
+        f"compiling Veil's kernels in the background ({log}); until they are ready, a run that needs one "
+        f"compiles it itself",
+        flush=True,
+    )
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    stamp = option(argv, "--stamp")
+    if "--background" in argv:
+        return in_background(Path(stamp or ".kernels"))
+    if "--locked" in argv:  # one compilation at a time: a second leaves while the first holds the lock
+        import fcntl
+
+        lock = open(Path(stamp).with_name(Path(stamp).name + ".lock"), "w")  # noqa: SIM115 (held to the end)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            print("another process is compiling Veil's kernels", flush=True)
+            return 0
     found = kernels()
     if not found:
         print("numba is not installed: the search runs as plain Python, nothing to compile")
+        if stamp:
+            Path(stamp).touch()
         return 0
     check = "--check" in argv
     steps = paths()
@@ -151,6 +198,8 @@ def main(argv: list[str]) -> int:
         f"from numba's cache",
         flush=True,
     )
+    if stamp:
+        Path(stamp).touch()
     return 0
 
 
