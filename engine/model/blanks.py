@@ -55,9 +55,13 @@ def is_suppressed(series: pd.Series) -> np.ndarray:
 
 def suppressed_records(frame: pd.DataFrame, columns) -> np.ndarray:
     """Records written ``*`` in every one of ``columns`` (records Veil suppressed)."""
-    if not len(columns):
-        return np.zeros(len(frame), dtype=bool)
-    return np.logical_and.reduce([is_suppressed(frame[c]) for c in columns])
+    out = np.zeros(len(frame), dtype=bool)
+    for j, c in enumerate(columns):  # column by column, done once no record is left
+        hit = is_suppressed(frame[c])
+        out = hit if j == 0 else out & hit
+        if not out.any():
+            return np.zeros(len(frame), dtype=bool)
+    return out
 
 
 def blank_codes(frame: pd.DataFrame, columns, rule: str) -> np.ndarray:

@@ -301,23 +301,29 @@ def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
         if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
             known = col.codes >= 0
             pairs = np.unique(groups[known] * col.n_codes + col.codes[known])
-            cuts = np.searchsorted(pairs, np.arange(1, count) * col.n_codes)
+            ranks = pairs % col.n_codes
+            bounds = np.searchsorted(pairs, np.arange(count + 1) * col.n_codes).tolist()
             values, memo = [], {}
-            for i, p in enumerate(np.split(pairs, cuts)):
+            for i in range(count):
                 if i % 256 == 0:
                     check()
-                key = (p % col.n_codes).tobytes()  # groups often hold the same set: build its value once
+                p = ranks[bounds[i] : bounds[i + 1]]
                 if not len(p):  # a group of blanks: blank
                     values.append(None)
                     continue
+                key = p.tobytes()  # groups often hold the same set: build its value once
                 if key not in memo:
-                    memo[key] = col.values(p % col.n_codes)
+                    memo[key] = col.values(p)
                 values.append(memo[key])
             out[col.name] = values
             continue
         a, b = known_extent(col, col.codes, groups, count)
         known = np.bincount(groups[col.codes >= 0], minlength=count) > 0  # a group of blanks: blank
-        out[col.name] = [col.value(int(x), int(y)) if k else None for x, y, k in zip(a, b, known)]
+        made: dict = {}  # groups often share a value: build it once
+        out[col.name] = [
+            (made[key] if key in made else made.setdefault(key, col.value(*key))) if k else None
+            for key, k in zip(zip(a.tolist(), b.tolist()), known.tolist())
+        ]
     return pd.DataFrame(out)
 
 
@@ -326,8 +332,15 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
     group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one."""
     frame = table.frame[released_columns(table)].reset_index(drop=True).copy()
     for name in qis:
-        distinct, per_group = pd.factorize(values[name])  # format each distinct value once
-        text = np.array([format_value(v) for v in per_group] + [None], dtype=object)[distinct]  # −1: blank
+        # format each value once: group_values builds a value shared by several groups once, so its
+        # groups are found by identity, without hashing sets and intervals (equal values that are
+        # distinct objects meet again in their text, factorised below)
+        per_group = values[name].tolist()
+        seen: dict[int, int] = {}
+        distinct = np.fromiter((seen.setdefault(id(v), len(seen)) for v in per_group), np.int64, len(per_group))
+        uniques = list({id(v): v for v in per_group}.values())
+        blank = [v is None or (isinstance(v, float) and v != v) for v in uniques]  # a group of blanks
+        text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[distinct]
         codes, cats = pd.factorize(pd.Series(text, dtype=object))
         written = codes[groups]
         written[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
