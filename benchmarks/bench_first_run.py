@@ -1,8 +1,9 @@
 """A user's first PatternKa or Maximal run never waits for numba's compiler.
 
 In a fresh numba cache (``NUMBA_CACHE_DIR``), ``scripts/compile_kernels.py`` (what ``make test`` waits
-for once, and ``make run`` starts in the background) is timed; then, in another process, a PatternKa and a Maximal run on other generated baskets
-must compile nothing: every kernel comes from the cache (numba's own cache-miss counts, not a time).
+for once, and ``make run`` starts in the background) is timed; then, in another process, a PatternKa
+and a Maximal run on other generated baskets must compile nothing: every kernel comes from the cache
+(numba's own cache-miss counts, not a time).
 
 Run: ``.venv/bin/python benchmarks/bench_first_run.py`` (it compiles everything once: minutes).
 """
