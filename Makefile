@@ -14,7 +14,7 @@ KERNEL_SOURCES := engine/kernels/longest_dfs.py engine/kernels/grouping.py plugi
 # the window opens at once; kernels not yet compiled are compiled in the background meanwhile
 run: $(STAMP)
 	@$(PYTHON) scripts/check_system.py --window
-	@test -f $(KERNELS) -a -z "$$(find $(STAMP) $(KERNEL_SOURCES) -newer $(KERNELS))" \
+	@(test -f $(KERNELS) && test -z "$$(find $(STAMP) $(KERNEL_SOURCES) -newer $(KERNELS))") \
 		|| $(BIN)/python scripts/compile_kernels.py --background --stamp $(KERNELS)
 	$(BIN)/veil --demo
 
