@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -32,24 +34,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from veil.engine import Role, available_memory, format_bytes
+from veil.engine import BadInput, Role, available_memory, format_bytes
 
 from .state.risk import (
     APPROX,
+    COLUMNS,
+    DISTINCTION,
     EXACT,
     INPUT,
     NUMBERS,
+    RANKED,
     RECORD,
     RELEASE,
+    SEPARATION,
     SIDES,
     RiskState,
     input_side,
+    marking,
     measure,
+    measure_ranking,
     measure_suda,
     release_side,
     sort_order,
 )
-from .widgets import fast_table
+from .models import FRACTION
+from .widgets import ProgressDelegate, fast_table
 
 COLOURS = {INPUT: "#7f8c8d", RELEASE: "#2e86c1"}
 BLANKS = ("a blank matches any value", "a blank is a value of its own")
@@ -103,6 +112,71 @@ class RiskiestModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
+class RankingModel(QAbstractTableModel):
+    """The ranking of the combinations of quasi-identifiers, sorted by any column (header click); the
+    separation and distinction cells are drawn as bars (their ``FRACTION``)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.table = pd.DataFrame(columns=list(RANKED))
+        self._order = np.zeros(0, dtype=np.int64)
+        self._cells = [np.zeros(0)] * len(RANKED)
+
+    def set_table(self, table: pd.DataFrame) -> None:
+        self.beginResetModel()
+        self.table = table
+        self._order = np.arange(len(table))
+        self._cells = [table[c].to_numpy() for c in RANKED]
+        self.endResetModel()
+
+    def rows(self) -> pd.DataFrame:
+        """The ranking in the order shown."""
+        return self.table.iloc[self._order]
+
+    def combination(self, row: int) -> list[str]:
+        """The quasi-identifiers of the combination shown in ``row``."""
+        return str(self._cells[0][self._order[row]]).split(", ")
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self._order)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(RANKED)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role == Qt.DisplayRole:
+            return RANKED[section] if orientation == Qt.Horizontal else str(section + 1)
+        if role == Qt.ToolTipRole and orientation == Qt.Horizontal:
+            return _RANKING_TIPS.get(RANKED[section])
+        return None
+
+    def data(self, index, role=Qt.DisplayRole):
+        column = RANKED[index.column()]
+        value = self._cells[index.column()][self._order[index.row()]]
+        if role == Qt.DisplayRole:
+            return f"{value:.4f}" if column in (SEPARATION, DISTINCTION) else str(value)
+        if role == FRACTION and column in (SEPARATION, DISTINCTION):
+            return float(value)
+        if role == Qt.TextAlignmentRole:
+            return _LEFT if column == COLUMNS else _RIGHT
+        return None
+
+    def sort(self, column: int, order=Qt.AscendingOrder) -> None:
+        if not 0 <= column < len(RANKED):
+            return
+        self.layoutAboutToBeChanged.emit()
+        self._order = sort_order(self.table, RANKED[column], order == Qt.DescendingOrder)
+        self.layoutChanged.emit()
+
+
+_RANKING_TIPS = {
+    COLUMNS: "The quasi-identifiers of the combination",
+    SEPARATION: "The share of pairs of records whose values on these columns differ",
+    DISTINCTION: "Distinct combinations of values on these columns / records",
+    "uniques": "Records whose values on these columns no other record has",
+}
+
+
 class RiskPanel(QWidget):
     computed = Signal(str)  # a side's figures arrived, or could not be computed
     idle = Signal()  # no work of the tab is left
@@ -117,6 +191,7 @@ class RiskPanel(QWidget):
         self._release_of = None  # the release the release side was made from
         self._figure = self._canvas = None
         self._suda_said = ""  # how the last SUDA ended, when it did not finish
+        self._rank_said = ""  # how the last ranking ended, when it did not finish
         self._draw_due = False
         self.summary = QLabel(wordWrap=True)
         self._controls()
@@ -141,7 +216,8 @@ class RiskPanel(QWidget):
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.figures)
         bottom.addWidget(self.riskiest)
-        bottom.setSizes([560, 560])
+        bottom.addWidget(self._ranking_pane())
+        bottom.setSizes([360, 520, 600])
         split = QSplitter(Qt.Vertical)
         split.addWidget(self._plot_area)
         split.addWidget(bottom)
@@ -155,6 +231,7 @@ class RiskPanel(QWidget):
         controller.dataset.changed.connect(self._dataset_changed)
         self._dataset_changed("data")
         self._show()
+        self._ranking_controls()
 
     def _controls(self) -> None:
         self.threshold = QDoubleSpinBox(decimals=4, minimum=0.0, maximum=1.0, singleStep=0.01)
@@ -201,12 +278,62 @@ class RiskPanel(QWidget):
         self._suda_row.addWidget(self.progress)
         self._suda_row.addWidget(self.cancel)
 
+    def _ranking_pane(self) -> QWidget:
+        """The input's combinations of quasi-identifiers ranked, with the controls that rank and mark them."""
+        self.rank_size = QSpinBox(minimum=1, maximum=1)
+        self.rank_size.setToolTip("The largest combination of quasi-identifiers ranked, in columns")
+        self.rank_size.valueChanged.connect(self._rank_size_changed)
+        self.rank_button = QPushButton("Rank combinations")
+        self.rank_button.setToolTip(
+            "Distinction and separation of every combination of the input's quasi-identifiers (as `veil risk`)"
+        )
+        self.rank_button.clicked.connect(self.compute_ranking)
+        self.rank_cost = QLabel(wordWrap=True)
+        self.ranking_model = RankingModel(self)
+        self.ranking_view = fast_table(QTableView(), stretch_last=False)
+        self.ranking_view.setModel(self.ranking_model)
+        self.ranking_view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.ranking_view.setSortingEnabled(True)
+        self.ranking_view.horizontalHeader().setSortIndicator(-1, Qt.DescendingOrder)  # most separating first
+        bars = ProgressDelegate(self.ranking_view)
+        for column in (SEPARATION, DISTINCTION):
+            self.ranking_view.setItemDelegateForColumn(RANKED.index(column), bars)
+        header = self.ranking_view.horizontalHeader()
+        header.resizeSection(0, 190)
+        for column, width in ((1, 40), (2, 130), (3, 130), (4, 64)):
+            header.resizeSection(column, width)
+        self.ranking_view.selectionModel().selectionChanged.connect(lambda *_: self._mark_controls())
+        self.mark_button = QPushButton("Mark these as quasi-identifiers")
+        self.mark_button.setToolTip(
+            "Make the selected combination's columns the quasi-identifiers (the others marked so become insensitive)"
+        )
+        self.mark_button.clicked.connect(self.ask_mark)
+        self.mark_said = QLabel(wordWrap=True)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Rank up to"))
+        row.addWidget(self.rank_size)
+        row.addWidget(QLabel("columns"))
+        row.addWidget(self.rank_button)
+        row.addStretch(1)
+        marks = QHBoxLayout()
+        marks.addWidget(self.mark_button)
+        marks.addWidget(self.mark_said, 1)
+        pane = QWidget()
+        layout = QVBoxLayout(pane)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.rank_cost)
+        layout.addWidget(self.ranking_view, 1)
+        layout.addLayout(marks)
+        return pane
+
     # -- what is measured ---------------------------------------------------------------------------
     def _dataset_changed(self, what: str) -> None:
         if what not in ("data", "schema"):
             return
         data, table = self.controller.dataset.data, self.controller.dataset.table
         key = None if table is None else (table.frame, table.schema)
+        self.state.forget_ranking(None if table is None else table.frame)
         if key is not None and self._input_of is not None and _same_roles(self._input_of, key):
             return  # kinds or other roles changed: the figures stand
         self._input_of = key
@@ -292,6 +419,64 @@ class RiskPanel(QWidget):
         self.suda_button.setEnabled(False)
         return jobs
 
+    def compute_ranking(self) -> int | None:
+        """Start ranking the combinations of the input's quasi-identifiers; returns the job."""
+        side = self.state.side(INPUT)
+        if side is None or not self.state.to_rank() or any(j[0] == "rank" for j in self._jobs.values()):
+            return None
+        size, source = self.state.rank_size(), self.state.ranking_source
+        self._rank_said = ""
+        job = self._submit("rank", INPUT, side, functools.partial(measure_ranking, side, size))
+        self._jobs[job] = ("rank", INPUT, side, (source, size))
+        self._ranking_controls()
+        return job
+
+    def ask_mark(self) -> QMessageBox | None:
+        """Ask before making the selected combination's columns the quasi-identifiers (the box is kept
+        as ``mark_box``; Yes marks them)."""
+        rows = self.ranking_view.selectionModel().selectedRows()
+        table = self.controller.dataset.table
+        if not rows or table is None:
+            return None
+        chosen, demoted = marking(table.schema, self.ranking_model.combination(rows[0].row()))
+        missing = [c for c in chosen if c not in table.schema.names]
+        if missing:
+            self.mark_said.setText(f"The open table has no column {missing[0]!r}.")
+            return None
+        box = QMessageBox(
+            QMessageBox.Question,
+            "Mark quasi-identifiers",
+            f"Mark {_listed(chosen)} as the quasi-identifiers?",
+            QMessageBox.Yes | QMessageBox.Cancel,
+            self,
+        )
+        box.setObjectName("mark-quasi")
+        box.setInformativeText(
+            f"{_listed(demoted)}, marked quasi-identifier now, "
+            f"{'becomes' if len(demoted) == 1 else 'become'} insensitive."
+            if demoted
+            else "No other column is marked quasi-identifier."
+        )
+        box.setDefaultButton(QMessageBox.Yes)
+        box.finished.connect(
+            lambda _: self.mark(chosen, demoted) if box.clickedButton() is box.button(QMessageBox.Yes) else None
+        )
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.mark_box = box
+        return box
+
+    def mark(self, chosen: list[str], demoted: list[str]) -> None:
+        """Make ``chosen`` the quasi-identifiers and ``demoted`` insensitive, as the role menu marks them."""
+        try:
+            self.controller.dataset.set_roles(chosen, Role.QUASI_IDENTIFIER)
+            if demoted:
+                self.controller.dataset.set_roles(demoted, Role.INSENSITIVE)
+        except BadInput as exc:
+            self.mark_said.setText(str(exc))
+            return
+        self.mark_said.setText(f"Quasi-identifiers now: {_listed(chosen)}.")
+
     def stop(self) -> None:
         """Stop the tab's work: SUDA, and figures still being computed (the exact risk of a large table)."""
         for job, (kind, name, side, _) in list(self._jobs.items()):
@@ -310,11 +495,13 @@ class RiskPanel(QWidget):
             self.progress.setFormat(message[:40] or "%p %")
 
     def _on_finished(self, job: int, value) -> None:
-        kind, name, side, _ = self._jobs.pop(job, (None,) * 4)
+        kind, name, side, rules = self._jobs.pop(job, (None,) * 4)
         if kind == "risk":
             self.state.record(name, side, value)
         elif kind == "suda":
             self.state.record_suda(name, side, value)
+        elif kind == "rank":
+            self.state.record_ranking(rules[0], side, rules[1], value)
         if kind is not None:
             self.computed.emit(name)
 
@@ -324,6 +511,8 @@ class RiskPanel(QWidget):
             self.state.fail(name, side, failure.message)
         elif kind == "suda":
             self._suda_said = f"SUDA of the {name} failed: {failure.message}"
+        elif kind == "rank":
+            self._rank_said = f"Ranking failed: {failure.message}"
         if kind is not None:
             self.computed.emit(name)
 
@@ -331,25 +520,36 @@ class RiskPanel(QWidget):
         kind, *_ = self._jobs.pop(job, (None,) * 4)
         if kind == "suda":
             self._suda_said = "SUDA was cancelled."
+        elif kind == "rank":
+            self._rank_said = "The ranking was cancelled."
 
     def _on_idle(self) -> None:
         self.progress.hide()
         self.cancel.hide()
         self._suda_controls()
+        self._ranking_controls()
         self.idle.emit()
 
     # -- showing ------------------------------------------------------------------------------------
     def _state_changed(self, what: str) -> None:
-        if what in ("sides", "settings"):
+        if what in ("sides", "settings", "ranking"):
             self._cancel_outdated()
             self._measure()
             self._suda_controls()
+            self._ranking_controls()
+        if what == "ranking":
+            self._show_ranking()
+            return
         self._show()
 
     def _cancel_outdated(self) -> None:
         """Cancel the work on sides no longer measured, and figures computed under rules no longer chosen."""
         for job, (kind, name, side, rules) in list(self._jobs.items()):
-            if self.state.sides.get(name) is not side or (kind == "risk" and rules != self._rules()):
+            if kind == "rank":  # a ranking is of the frame's values, whatever the roles now
+                outdated = rules[0] is not self.state.ranking_source
+            else:
+                outdated = self.state.sides.get(name) is not side or (kind == "risk" and rules != self._rules())
+            if outdated:
                 self._runner.cancel(job)
 
     def _suda_size_changed(self, value: int) -> None:
@@ -383,6 +583,44 @@ class RiskPanel(QWidget):
             f"{said}SUDA of the {which} searches {combos:,} combinations of quasi-identifiers "
             f"(about {format_bytes(need)} of memory)."
         )
+
+    def _rank_size_changed(self, value: int) -> None:
+        self.state.ranking_max_size = value
+        self._ranking_controls()
+
+    def _ranking_controls(self) -> None:
+        side = self.state.side(INPUT)
+        widest = len(side.quasi) if side is not None else 1
+        self.rank_size.blockSignals(True)
+        self.rank_size.setMaximum(widest)
+        self.rank_size.setValue(self.state.rank_size() or widest)
+        self.rank_size.blockSignals(False)
+        running = any(job[0] == "rank" for job in self._jobs.values())
+        self.rank_button.setEnabled(self.state.to_rank() and not running)
+        self._mark_controls()
+        if running:
+            return
+        said = f"{self._rank_said} " if self._rank_said else ""
+        ranking = self.state.ranking
+        if side is None:
+            shown = f"Ranked: {_listed(ranking.columns)}." if ranking is not None else ""
+            self.rank_cost.setText(said + (shown or "Mark quasi-identifiers to rank their combinations."))
+        elif not self.state.to_rank():
+            self.rank_cost.setText(said + f"{len(ranking.combinations):,} combinations, most separating first.")
+        else:
+            count = side.suda_combinations(self.state.rank_size())
+            shown = f" Shown: the ranking of {_listed(ranking.columns)}." if ranking is not None else ""
+            self.rank_cost.setText(f"{said}Ranking {_listed(side.quasi)} computes {count:,} combinations.{shown}")
+
+    def _mark_controls(self) -> None:
+        selected = self.ranking_view.selectionModel().hasSelection()
+        self.mark_button.setEnabled(selected and self.controller.dataset.table is not None)
+
+    def _show_ranking(self) -> None:
+        ranking = self.state.ranking
+        self.ranking_model.set_table(ranking.table() if ranking is not None else pd.DataFrame(columns=list(RANKED)))
+        self.ranking_view.horizontalHeader().setSortIndicator(-1, Qt.DescendingOrder)
+        self._mark_controls()
 
     def _show(self) -> None:
         self.summary.setText(self._summary_text())
@@ -517,6 +755,11 @@ def _same_roles(before, now) -> bool:
         return schema.by_role(Role.QUASI_IDENTIFIER), schema.weight, schema.household
 
     return roles(schema_a) == roles(schema_b)
+
+
+def _listed(columns) -> str:
+    columns = list(columns)
+    return columns[0] if len(columns) == 1 else f"{', '.join(columns[:-1])} and {columns[-1]}"
 
 
 def _bin_position(value: float, bins: list[dict]) -> float:

@@ -19,10 +19,12 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    Combination,
     Role,
     SampleRisk,
     Suda,
     combinations_count,
+    rank_combinations,
     risk_histogram,
     sample_risk,
     suda,
@@ -47,6 +49,9 @@ RECORD, RISK, HOUSEHOLD, FK, WEIGHTED_FK, SUDA_SCORE, DIS = (
     "DIS score",
 )
 NUMBERS = (RECORD, RISK, HOUSEHOLD, FK, WEIGHTED_FK, SUDA_SCORE, DIS)  # the riskiest records' figures
+COLUMNS, SIZE, SEPARATION, DISTINCTION, UNIQUES = "columns", "size", "separation", "distinction", "uniques"
+RANKED = (COLUMNS, SIZE, SEPARATION, DISTINCTION, UNIQUES)  # the ranking's columns, in the order shown
+RANKED_AT_ONCE = 5_000  # more combinations than this are ranked up to a smaller size first (as `veil risk` asks)
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,60 @@ def measure_suda(side: Side, max_size: int | None, ctx) -> Suda:
         ctx.progress(fraction, f"SUDA of the {side.name}: {message}")
 
     return suda(side.frame, list(side.quasi), max_size=max_size, check=ctx.check, progress=progress)
+
+
+def measure_ranking(side: Side, max_size: int | None, ctx) -> list[Combination]:
+    """The ranking of the combinations of ``side``'s quasi-identifiers (the worker's job), by the
+    engine's ``rank_combinations``, the function ``veil risk`` ranks with: progress per combination,
+    cancelled between them."""
+
+    def progress(fraction: float, message: str) -> None:
+        ctx.progress(fraction, f"ranking: {message}")
+
+    return rank_combinations(side.frame, list(side.quasi), max_size, check=ctx.check, progress=progress)
+
+
+def ranking_size(quasi: int) -> int:
+    """The largest size of combination ranked by default: all ``quasi`` quasi-identifiers unless that
+    means more than :data:`RANKED_AT_ONCE` combinations (at least 1)."""
+    size = quasi
+    while size > 1 and combinations_count(quasi, size) > RANKED_AT_ONCE:
+        size -= 1
+    return max(size, 1)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The input's combinations of quasi-identifiers ranked by separation and distinction. Their
+    figures depend only on the values of ``source`` (the open table's frame), not on the roles, so
+    the ranking stands while that frame is open, marking a combination as the quasi-identifiers
+    included."""
+
+    source: object  # the frame ranked (compared by identity)
+    columns: tuple[str, ...]  # the quasi-identifiers whose combinations were ranked
+    max_size: int | None
+    combinations: tuple[Combination, ...]
+
+    def table(self) -> pd.DataFrame:
+        """One row per combination, most separating first (the order ``veil risk`` prints)."""
+        c = self.combinations
+        return pd.DataFrame(
+            {
+                COLUMNS: [", ".join(x.columns) for x in c],
+                SIZE: np.array([len(x.columns) for x in c], dtype=np.int64),
+                SEPARATION: np.array([x.separation for x in c], dtype=float),
+                DISTINCTION: np.array([x.distinction for x in c], dtype=float),
+                UNIQUES: np.array([x.uniques for x in c], dtype=np.int64),
+            }
+        )
+
+
+def marking(schema, columns) -> tuple[list[str], list[str]]:
+    """What marking ``columns`` as the quasi-identifiers changes in ``schema``: the columns that become
+    quasi-identifiers, and the former quasi-identifiers that become insensitive."""
+    chosen = list(columns)
+    former = schema.by_role(Role.QUASI_IDENTIFIER)
+    return chosen, [c for c in former if c not in chosen]
 
 
 @dataclass(frozen=True)
@@ -225,6 +284,9 @@ class RiskState:
         self.measured: dict[str, Measured] = {}
         self._suda: dict[str, tuple[Side, Suda]] = {}  # SUDA's figures outlive a new rule on blanks
         self.failed: dict[str, str] = {}  # side -> why its figures could not be computed
+        self.ranking: Ranking | None = None  # the input's ranking of quasi-identifier combinations
+        self.ranking_max_size: int | None = None  # the default: see ranking_size
+        self.ranking_source = None  # the open table's frame, the one a ranking must be of
         self.changed = Event()
 
     # -- what is measured -------------------------------------------------------------------------
@@ -291,6 +353,40 @@ class RiskState:
         if self.sides.get(name) is side:
             self.failed[name] = message
             self.changed.emit("measured")
+
+    def record_ranking(self, source, side: Side, max_size: int | None, combinations) -> bool:
+        """Keep the ranking of ``side``'s quasi-identifiers, computed on the frame ``source``, if that frame
+        is still the open table's (False: it came too late)."""
+        if self.ranking_source is not source:
+            return False
+        self.ranking = Ranking(source, side.quasi, max_size, tuple(combinations))
+        self.changed.emit("ranking")
+        return True
+
+    def forget_ranking(self, source) -> None:
+        """The open table's frame is now ``source``: a ranking of another frame is dropped."""
+        self.ranking_source = source
+        if self.ranking is not None and self.ranking.source is not source:
+            self.ranking = None
+            self.changed.emit("ranking")
+
+    def rank_size(self) -> int | None:
+        """The largest size of combination the input's ranking goes up to (None: all)."""
+        side = self.side(INPUT)
+        if side is None:
+            return self.ranking_max_size
+        if self.ranking_max_size is None:
+            size = ranking_size(len(side.quasi))
+            return None if size >= len(side.quasi) else size
+        return None if self.ranking_max_size >= len(side.quasi) else self.ranking_max_size
+
+    def to_rank(self) -> bool:
+        """Whether the input's ranking is missing or was made on other quasi-identifiers or another size."""
+        side = self.side(INPUT)
+        if side is None:
+            return False
+        r = self.ranking
+        return r is None or (r.columns, r.max_size) != (side.quasi, self.rank_size())
 
     # -- settings -----------------------------------------------------------------------------------
     def set_threshold(self, value: float) -> None:

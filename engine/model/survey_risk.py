@@ -295,20 +295,23 @@ class Combination:
 
 
 def rank_combinations(
-    frame: pd.DataFrame, quasi: Sequence[str], max_size: int | None = None, *, check=None
+    frame: pd.DataFrame, quasi: Sequence[str], max_size: int | None = None, *, check=None, progress=None
 ) -> list[Combination]:
     """Distinction and separation of every combination of ``quasi`` of at most ``max_size`` columns, the
     most separating first (a blank is a value of its own, as ARX counts it). ``check()`` is called
-    between combinations (it raises to cancel)."""
+    between combinations (it raises to cancel); ``progress(fraction, message)`` after each."""
     codes = key_codes(frame, quasi)
     n = len(frame)
     pairs = n * (n - 1) / 2
     out = []
     top = len(quasi) if max_size is None else min(max_size, len(quasi))
+    total = combinations_count(len(quasi), max_size)
     for k in range(1, top + 1):
         for combo in itertools.combinations(range(len(quasi)), k):
             if check is not None:
                 check()
+            if progress is not None:
+                progress(len(out) / total, f"{len(out):,} of {total:,} combinations")
             inverse, keys = _group(codes[:, combo])
             sizes = np.bincount(inverse, minlength=len(keys)).astype(float)
             same = float((sizes * (sizes - 1) / 2).sum())

@@ -12,10 +12,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from veil.cli import main as cli_main
 from veil.desktop import risk_panel as panel_module
-from veil.desktop.state.risk import FK, INPUT, RECORD, RELEASE, RISK
+from veil.desktop.models import FRACTION
+from veil.desktop.state.risk import (
+    COLUMNS,
+    DISTINCTION,
+    FK,
+    INPUT,
+    RANKED,
+    RECORD,
+    RELEASE,
+    RISK,
+    SEPARATION,
+    UNIQUES,
+)
 from veil.engine import ExportOptions, Role
 
 QUASI = ["region", "sex", "age"]
@@ -199,3 +212,74 @@ def test_suda_can_be_cancelled_and_a_bad_weight_is_said(window, qtbot, tmp_path,
     with qtbot.waitSignal(panel.idle, timeout=60_000):
         window.tabs.setCurrentWidget(panel)
     assert "record 2 has 0" in panel.summary.text()
+
+
+def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_roles(window, qtbot, tmp_path, capsys):
+    path = survey_csv(tmp_path, seed=5, n=70, blanks=True)
+    open_survey(window, qtbot, path)
+    panel = show_tab(window, qtbot)
+    # how many combinations it computes is said before it starts
+    assert "computes 7 combinations" in panel.rank_cost.text() and panel.ranking_model.rowCount() == 0
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        assert panel.compute_ranking() is not None
+    capsys.readouterr()
+    assert cli_main(["risk", str(path), "--quasi", ",".join(QUASI), "--no-suda", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["ranking"]
+    model = panel.ranking_model
+    shown = model.rows()
+    assert len(printed) == model.rowCount() == 7
+    assert shown[COLUMNS].tolist() == [", ".join(c["columns"]) for c in printed]
+    assert shown[SEPARATION].tolist() == pytest.approx([c["separation"] for c in printed], rel=1e-12)
+    assert shown[DISTINCTION].tolist() == pytest.approx([c["distinction"] for c in printed], rel=1e-12)
+    assert shown[UNIQUES].tolist() == [c["uniques"] for c in printed]
+    assert model.data(model.index(0, RANKED.index(SEPARATION)), FRACTION) == pytest.approx(printed[0]["separation"])
+    assert not panel.rank_button.isEnabled()  # ranked already
+
+    # a click on a header sorts the combinations by that column, either way
+    view = panel.ranking_view
+    view.sortByColumn(RANKED.index(DISTINCTION), Qt.AscendingOrder)
+    assert model.rows()[DISTINCTION].is_monotonic_increasing
+    view.sortByColumn(RANKED.index(UNIQUES), Qt.DescendingOrder)
+    assert model.rows()[UNIQUES].is_monotonic_decreasing
+    view.sortByColumn(RANKED.index(COLUMNS), Qt.AscendingOrder)
+    assert model.rows()[COLUMNS].tolist() == sorted(c[COLUMNS] for _, c in shown.iterrows())
+
+    # marking a combination makes exactly its columns the quasi-identifiers, after saying which stop being
+    row = model.rows()[COLUMNS].tolist().index("region, age")
+    assert not panel.mark_button.isEnabled()
+    view.selectRow(row)
+    assert panel.mark_button.isEnabled()
+    box = panel.ask_mark()
+    assert "region and age" in box.text() and "sex, marked quasi-identifier now, becomes insensitive" in (
+        box.informativeText()
+    )
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        box.button(QMessageBox.Yes).click()
+    schema = window.controller.dataset.table.schema
+    assert schema.by_role(Role.QUASI_IDENTIFIER) == ["region", "age"]
+    assert schema["sex"].role is Role.INSENSITIVE and (schema.weight, schema.household) == ("w", "hh")
+    assert panel.state.measured[INPUT].side.quasi == ("region", "age")
+    # the ranking stands (its figures are the file's) and can be made again on the new quasi-identifiers
+    assert model.rowCount() == 7 and panel.rank_button.isEnabled()
+    assert "computes 3 combinations" in panel.rank_cost.text()
+
+
+def test_the_ranking_can_be_cancelled(window, qtbot, tmp_path, monkeypatch):
+    open_survey(window, qtbot, survey_csv(tmp_path, seed=6, n=30, blanks=False))
+    panel = show_tab(window, qtbot)
+    started = threading.Event()
+
+    def endless(side, max_size, ctx):
+        started.set()
+        while True:
+            ctx.progress(0.5, "ranking")  # raises Cancelled once the user cancels
+            time.sleep(0.01)
+
+    monkeypatch.setattr("veil.desktop.risk_panel.measure_ranking", endless)
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        assert panel.compute_ranking() is not None
+        assert not panel.cancel.isHidden() and not panel.rank_button.isEnabled()
+        qtbot.waitUntil(started.is_set, timeout=20_000)
+        panel.cancel.click()
+    assert "cancelled" in panel.rank_cost.text() and panel.rank_button.isEnabled()
+    assert panel.state.ranking is None and panel.state.to_rank()
