@@ -210,14 +210,14 @@ class RiskPanel(QWidget):
             view.horizontalHeader().setSortIndicator(-1, Qt.DescendingOrder)  # shown riskiest first
             self.models[name], self.views[name] = model, view
             self.riskiest.addTab(view, name.capitalize())
+        self.riskiest.addTab(self._ranking_pane(), "Quasi-identifier ranking")
         self._plot_area = QWidget()
         self._plot_layout = QVBoxLayout(self._plot_area)
         self._plot_layout.setContentsMargins(0, 0, 0, 0)
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.figures)
         bottom.addWidget(self.riskiest)
-        bottom.addWidget(self._ranking_pane())
-        bottom.setSizes([360, 520, 600])
+        bottom.setSizes([480, 640])
         split = QSplitter(Qt.Vertical)
         split.addWidget(self._plot_area)
         split.addWidget(bottom)
@@ -299,8 +299,8 @@ class RiskPanel(QWidget):
         for column in (SEPARATION, DISTINCTION):
             self.ranking_view.setItemDelegateForColumn(RANKED.index(column), bars)
         header = self.ranking_view.horizontalHeader()
-        header.resizeSection(0, 190)
-        for column, width in ((1, 40), (2, 130), (3, 130), (4, 64)):
+        header.resizeSection(0, 200)
+        for column, width in ((1, 40), (2, 120), (3, 120), (4, 64)):
             header.resizeSection(column, width)
         self.ranking_view.selectionModel().selectionChanged.connect(lambda *_: self._mark_controls())
         self.mark_button = QPushButton("Mark these as quasi-identifiers")
@@ -467,11 +467,11 @@ class RiskPanel(QWidget):
         return box
 
     def mark(self, chosen: list[str], demoted: list[str]) -> None:
-        """Make ``chosen`` the quasi-identifiers and ``demoted`` insensitive, as the role menu marks them."""
+        """Make ``chosen`` the quasi-identifiers and ``demoted`` insensitive, as the role menu marks
+        columns (through the dataset's roles: one step to undo)."""
+        roles = {**dict.fromkeys(demoted, Role.INSENSITIVE), **dict.fromkeys(chosen, Role.QUASI_IDENTIFIER)}
         try:
-            self.controller.dataset.set_roles(chosen, Role.QUASI_IDENTIFIER)
-            if demoted:
-                self.controller.dataset.set_roles(demoted, Role.INSENSITIVE)
+            self.controller.dataset.assign_roles(roles)
         except BadInput as exc:
             self.mark_said.setText(str(exc))
             return
@@ -606,7 +606,10 @@ class RiskPanel(QWidget):
             shown = f"Ranked: {_listed(ranking.columns)}." if ranking is not None else ""
             self.rank_cost.setText(said + (shown or "Mark quasi-identifiers to rank their combinations."))
         elif not self.state.to_rank():
-            self.rank_cost.setText(said + f"{len(ranking.combinations):,} combinations, most separating first.")
+            self.rank_cost.setText(
+                f"{said}{len(ranking.combinations):,} combinations of {_listed(ranking.columns)}, most separating "
+                "first: select one to mark its columns as the quasi-identifiers."
+            )
         else:
             count = side.suda_combinations(self.state.rank_size())
             shown = f" Shown: the ranking of {_listed(ranking.columns)}." if ranking is not None else ""

@@ -1,6 +1,7 @@
 """A screenshot of the Risk tab, for the docs: sdcMicro's ``testdata`` (survey weights
 ``sampling_weight``, households ``ori_hid``) on the keys urbrur, water, sex and age, beside its
-release by local suppression (k = 3), SUDA computed for both.
+release by local suppression (k = 3), SUDA computed for both, the input's combinations of
+quasi-identifiers ranked and one selected.
 
 Run under a real X server, from the repository (the data are read from ../shared/datasets)::
 
@@ -55,6 +56,10 @@ def main(out_dir: str) -> int:
     panel.threshold.setValue(0.02)
     panel.compute_suda()
     wait(panel.idle)
+    panel.compute_ranking()
+    wait(panel.idle)
+    panel.riskiest.setCurrentIndex(panel.riskiest.count() - 1)
+    panel.ranking_view.selectRow(3)
     pump(600)
     shoot(app, out, "risk-tab")
     window.close()

@@ -137,7 +137,15 @@ class DatasetState:
             old = table.schema.target
             if old is not None and old != names[0]:
                 roles[old] = Role.INSENSITIVE
-        self.data = table.with_roles(roles)
+        self.assign_roles(roles)
+
+    def assign_roles(self, roles: Mapping[str, Role | str]) -> None:
+        """Give each column named in ``roles`` its role, as one change (one step to undo)."""
+        table = self._require_table()
+        marked = table.with_roles({name: Role(role) for name, role in roles.items()})
+        if len(marked.schema.by_role(Role.TARGET)) > 1:
+            raise BadInput("only one column can be the target; choose a single column")
+        self.data = marked
         self._refresh_defaults()
         self.changed.emit("schema")
 

@@ -4,27 +4,45 @@ Python's sort, and figures that arrive for a side no longer shown being dropped.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from veil.desktop.state.risk import (
+    COLUMNS,
     FK,
     HOUSEHOLD,
     INPUT,
     RECORD,
     RELEASE,
+    RANKED_AT_ONCE,
     RISK,
+    SEPARATION,
     WEIGHTED_FK,
     Measured,
     RiskState,
     input_side,
+    marking,
     measure,
+    measure_ranking,
     measure_suda,
+    ranking_size,
     release_side,
     sort_order,
 )
-from veil.engine import SUPPRESSED, BinaryMatrix, CancelToken, Cancelled, Context, Release, Role, Table
+from veil.engine import (
+    SUPPRESSED,
+    BinaryMatrix,
+    CancelToken,
+    Cancelled,
+    Context,
+    Release,
+    Role,
+    Table,
+    rank_combinations,
+)
 
 QUASI = ["region", "sex", "age"]
 
@@ -164,3 +182,43 @@ def test_the_exact_risk_stops_when_cancelled_and_reports_how_far_it_is():
         measure(side, True, "exact", Context(token=token))
     with pytest.raises(Cancelled):
         measure_suda(side, None, Context(token=token))
+
+
+def test_a_ranking_is_kept_while_its_frame_is_open_and_its_size_stays_under_the_limit():
+    for m in (1, 3, 8, 13, 14, 20):  # the largest size whose combinations number at most RANKED_AT_ONCE
+        fits = [k for k in range(1, m + 1) if sum(math.comb(m, j) for j in range(1, k + 1)) <= RANKED_AT_ONCE]
+        assert ranking_size(m) == max(fits, default=1), m
+    table = survey(8, n=30)
+    side = input_side(table)
+    state = RiskState()
+    state.forget_ranking(table.frame)
+    state.set_side(INPUT, side)
+    assert state.to_rank() and state.rank_size() is None
+    heard = []
+
+    class Listening:
+        def check(self):
+            pass
+
+        def progress(self, fraction, message=""):
+            heard.append(fraction)
+
+    found = measure_ranking(side, None, Listening())
+    assert heard == sorted(heard) and len(heard) == 7 and heard[0] == 0.0
+    assert not state.record_ranking(object(), side, None, found)  # another frame: too late
+    assert state.record_ranking(table.frame, side, None, found) and not state.to_rank()
+    shown = state.ranking.table()
+    assert shown[COLUMNS].tolist() == [", ".join(c.columns) for c in rank_combinations(table.frame, QUASI)]
+    assert shown[SEPARATION].is_monotonic_decreasing
+    # other quasi-identifiers on the same frame: the ranking stands but is to be made again
+    chosen, demoted = marking(table.schema, ["region", "age"])
+    assert (chosen, demoted) == (["region", "age"], ["sex"])
+    narrower = table.with_roles({"sex": Role.INSENSITIVE})
+    state.set_side(INPUT, input_side(narrower))
+    assert state.ranking is not None and state.to_rank()
+    state.forget_ranking(survey(9).frame)  # other data: the ranking goes
+    assert state.ranking is None
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        measure_ranking(side, None, Context(token=token))

@@ -214,12 +214,35 @@ def test_suda_can_be_cancelled_and_a_bad_weight_is_said(window, qtbot, tmp_path,
     assert "record 2 has 0" in panel.summary.text()
 
 
-def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_roles(window, qtbot, tmp_path, capsys):
+def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_roles(
+    window, qtbot, tmp_path, capsys, monkeypatch
+):
     path = survey_csv(tmp_path, seed=5, n=70, blanks=True)
     open_survey(window, qtbot, path)
     panel = show_tab(window, qtbot)
     # how many combinations it computes is said before it starts
     assert "computes 7 combinations" in panel.rank_cost.text() and panel.ranking_model.rowCount() == 0
+
+    # it runs in the background, reports progress, and stops when cancelled
+    started = threading.Event()
+
+    def endless(side, max_size, ctx):
+        started.set()
+        while True:
+            ctx.progress(0.5, "ranking")  # raises Cancelled once the user cancels
+            time.sleep(0.01)
+
+    original = panel_module.measure_ranking
+    monkeypatch.setattr("veil.desktop.risk_panel.measure_ranking", endless)
+    with qtbot.waitSignal(panel.idle, timeout=60_000):
+        assert panel.compute_ranking() is not None
+        assert not panel.cancel.isHidden() and not panel.rank_button.isEnabled()
+        qtbot.waitUntil(started.is_set, timeout=20_000)
+        panel.cancel.click()
+    assert "cancelled" in panel.rank_cost.text() and panel.rank_button.isEnabled()
+    assert panel.state.ranking is None and panel.state.to_rank()
+    monkeypatch.setattr("veil.desktop.risk_panel.measure_ranking", original)
+
     with qtbot.waitSignal(panel.idle, timeout=60_000):
         assert panel.compute_ranking() is not None
     capsys.readouterr()
@@ -262,24 +285,5 @@ def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_rol
     # the ranking stands (its figures are the file's) and can be made again on the new quasi-identifiers
     assert model.rowCount() == 7 and panel.rank_button.isEnabled()
     assert "computes 3 combinations" in panel.rank_cost.text()
-
-
-def test_the_ranking_can_be_cancelled(window, qtbot, tmp_path, monkeypatch):
-    open_survey(window, qtbot, survey_csv(tmp_path, seed=6, n=30, blanks=False))
-    panel = show_tab(window, qtbot)
-    started = threading.Event()
-
-    def endless(side, max_size, ctx):
-        started.set()
-        while True:
-            ctx.progress(0.5, "ranking")  # raises Cancelled once the user cancels
-            time.sleep(0.01)
-
-    monkeypatch.setattr("veil.desktop.risk_panel.measure_ranking", endless)
-    with qtbot.waitSignal(panel.idle, timeout=60_000):
-        assert panel.compute_ranking() is not None
-        assert not panel.cancel.isHidden() and not panel.rank_button.isEnabled()
-        qtbot.waitUntil(started.is_set, timeout=20_000)
-        panel.cancel.click()
-    assert "cancelled" in panel.rank_cost.text() and panel.rank_button.isEnabled()
-    assert panel.state.ranking is None and panel.state.to_rank()
+    window.controller.history.undo()  # one step takes the marking back
+    assert window.controller.dataset.table.schema.by_role(Role.QUASI_IDENTIFIER) == QUASI
