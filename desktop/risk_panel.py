@@ -1,11 +1,14 @@
 """The Risk tab: the input's and the selected run's release's risk as statisticians measure it, side
 by side (docs/guide.md, "Compare on charts"): the distribution of individual risk, the records above a
 threshold (a sortable table of the riskiest), global risk, expected re-identifications, sample
-uniques, household risk, and SUDA's contribution per quasi-identifier when the user asks for it.
+uniques, household risk, SUDA's contribution per quasi-identifier when the user asks for it, and
+the ranking of the input's combinations of quasi-identifiers by separation and distinction, from
+which a combination can be marked as the quasi-identifiers.
 
 The figures are the engine's, the same ``veil risk`` prints; what is shown is decided in
 :mod:`.state.risk`. The work runs on the tab's own worker thread (a :class:`Runner`), so a batch of
-runs never holds it up: the figures when the tab is shown, SUDA when asked, with progress and cancel.
+runs never holds it up: the figures when the tab is shown, SUDA and the ranking when asked, with
+progress and cancel.
 """
 
 from __future__ import annotations
@@ -118,15 +121,15 @@ class RankingModel(QAbstractTableModel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.table = pd.DataFrame(columns=list(RANKED))
-        self._order = np.zeros(0, dtype=np.int64)
-        self._cells = [np.zeros(0)] * len(RANKED)
+        self.set_ranking(None)
 
-    def set_table(self, table: pd.DataFrame) -> None:
+    def set_ranking(self, ranking) -> None:
+        """Show ``ranking`` (a :class:`~.state.risk.Ranking`, or None: nothing), most separating first."""
         self.beginResetModel()
-        self.table = table
-        self._order = np.arange(len(table))
-        self._cells = [table[c].to_numpy() for c in RANKED]
+        self.table = ranking.table() if ranking is not None else pd.DataFrame(columns=list(RANKED))
+        self._combinations = [c.columns for c in ranking.combinations] if ranking is not None else []
+        self._order = np.arange(len(self.table))
+        self._cells = [self.table[c].to_numpy() for c in RANKED]
         self.endResetModel()
 
     def rows(self) -> pd.DataFrame:
@@ -135,7 +138,7 @@ class RankingModel(QAbstractTableModel):
 
     def combination(self, row: int) -> list[str]:
         """The quasi-identifiers of the combination shown in ``row``."""
-        return str(self._cells[0][self._order[row]]).split(", ")
+        return list(self._combinations[self._order[row]])
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self._order)
@@ -443,6 +446,9 @@ class RiskPanel(QWidget):
         if missing:
             self.mark_said.setText(f"The open table has no column {missing[0]!r}.")
             return None
+        if not demoted and set(chosen) == set(table.schema.by_role(Role.QUASI_IDENTIFIER)):
+            self.mark_said.setText(f"{_listed(chosen)} {'is' if len(chosen) == 1 else 'are'} marked so already.")
+            return None
         box = QMessageBox(
             QMessageBox.Question,
             "Mark quasi-identifiers",
@@ -621,7 +627,7 @@ class RiskPanel(QWidget):
 
     def _show_ranking(self) -> None:
         ranking = self.state.ranking
-        self.ranking_model.set_table(ranking.table() if ranking is not None else pd.DataFrame(columns=list(RANKED)))
+        self.ranking_model.set_ranking(ranking)
         self.ranking_view.horizontalHeader().setSortIndicator(-1, Qt.DescendingOrder)
         self._mark_controls()
 

@@ -8,7 +8,9 @@ the release keeps it, a suppressed cell a blank, and no household risk, since no
 household id). :func:`measure` and :func:`measure_suda` are the work the tab hands to its worker
 thread; :class:`Measured` holds a side's figures and answers what the tab asks of them: the
 distribution of individual risk, the records above the user's threshold, and SUDA's contributions.
-The figures are the engine's (``veil.engine.sample_risk``, ``suda``), the same ``veil risk`` prints.
+:func:`measure_ranking` ranks the input's combinations of quasi-identifiers (:class:`Ranking`), and
+:func:`marking` says what marking one of them as the quasi-identifiers changes. The figures are the
+engine's (``veil.engine.sample_risk``, ``suda``, ``rank_combinations``), the same ``veil risk`` prints.
 """
 
 from __future__ import annotations
@@ -273,7 +275,8 @@ def sort_order(table: pd.DataFrame, column: str, descending: bool) -> np.ndarray
 class RiskState:
     """The tab's settings and each side's figures. ``changed`` is emitted with ``"sides"`` (what is
     measured changed: figures must be computed again), ``"measured"`` (figures arrived),
-    ``"threshold"`` or ``"settings"`` (blanks or method: figures must be computed again)."""
+    ``"threshold"``, ``"settings"`` (blanks or method: figures must be computed again) or
+    ``"ranking"`` (the input's ranking arrived or went)."""
 
     def __init__(self):
         self.threshold = THRESHOLD

@@ -268,8 +268,12 @@ def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_rol
     assert model.rows()[COLUMNS].tolist() == sorted(c[COLUMNS] for _, c in shown.iterrows())
 
     # marking a combination makes exactly its columns the quasi-identifiers, after saying which stop being
-    row = model.rows()[COLUMNS].tolist().index("region, age")
     assert not panel.mark_button.isEnabled()
+    view.selectRow(model.rows()[COLUMNS].tolist().index("region, sex, age"))
+    assert panel.ask_mark() is None and "marked so already" in panel.mark_said.text()
+    view.clearSelection()
+    assert not panel.mark_button.isEnabled()
+    row = model.rows()[COLUMNS].tolist().index("region, age")
     view.selectRow(row)
     assert panel.mark_button.isEnabled()
     box = panel.ask_mark()
