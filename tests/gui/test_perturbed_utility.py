@@ -98,6 +98,8 @@ def test_a_second_step_chosen_in_the_form_runs_is_exported_saved_and_reopened(qt
     assert entry.planned.spec.then == then and "global-recoding then noise-addition" in entry.label
     released = entry.outcome.result.release.frame["length_of_stay"].to_numpy(float)
     assert (released != frame["length_of_stay"].to_numpy(float)).all()  # noise on every record
+    header, rows = c.runs.table()
+    assert rows[-1][header.index("method")] == "global-recoding then noise-addition"
     details = run_details(entry)
     assert "Then: noise-addition" in details and "Perturbed: length_of_stay" in details
 
@@ -115,6 +117,8 @@ def test_a_second_step_chosen_in_the_form_runs_is_exported_saved_and_reopened(qt
     assert "global-recoding" not in c.config.then
     with qtbot.waitSignal(c.data_loaded, timeout=10_000):
         c.open_project(path)
+    header, rows = c.runs.table()  # the kept result names both steps too
+    assert [r[header.index("method")] for r in rows] == ["global-recoding then noise-addition"]
     row = panel.rows["global-recoding"]
     assert row.then_combo.currentData() == "noise-addition"
     assert row.then_form.values()["columns"] == "length_of_stay" and row.then_form.values()["level"] == 0.5
