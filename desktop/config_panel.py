@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -56,11 +57,17 @@ class _ClickLabel(QLabel):
 
 
 class MethodRow(QWidget):
-    """A method's check box, what it is, and its parameter form (shown while it is chosen)."""
+    """A method's check box, what it is, and its parameter form (shown while it is chosen); for a
+    method taking a table, a second step: one of the ``perturbers`` (the methods that declare they
+    perturb a release record for record, ``Algorithm.perturbs``) with its own form."""
 
-    def __init__(self, cls, parent=None):
+    then_changed = Signal()
+
+    def __init__(self, cls, parent=None, perturbers=()):
         super().__init__(parent)
         self.cls = cls
+        self.perturbers = {p.name: p for p in perturbers}
+        self.then_form: ParamForm | None = None
         self.check = QCheckBox(cls.title or cls.name)
         self.check.setObjectName(f"method-{cls.name}")
         tip = cls.description + (f"\nPaper: {cite(cls.paper, full=True)}" if cls.paper else "")
@@ -93,6 +100,7 @@ class MethodRow(QWidget):
         self.features.setVisible(TABLE in cls.accepts and BINARY in cls.accepts)
         inner.addWidget(self.features)
         inner.addWidget(self.form)
+        inner.addWidget(self._then_box())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -102,6 +110,69 @@ class MethodRow(QWidget):
         self.note.hide()
         self.details.setVisible(False)
         self.check.toggled.connect(self.details.setVisible)
+
+    def _then_box(self) -> QWidget:
+        """ "Then perturb": no second step, or one of the perturbing methods, and its form below."""
+        self.then_box = QWidget()
+        box = QVBoxLayout(self.then_box)
+        box.setContentsMargins(0, 6, 0, 0)
+        line = QHBoxLayout()
+        label = QLabel("Then perturb the release with")
+        self.then_combo = QComboBox()
+        self.then_combo.setObjectName(f"then-{self.cls.name}")
+        self.then_combo.setToolTip(
+            "A second step: a method that perturbs this method's release record for record, on columns "
+            "it left as they were; the privacy models judge the perturbed release"
+        )
+        self.then_combo.addItem("nothing (no second step)", None)
+        for name, p in self.perturbers.items():
+            self.then_combo.addItem(p.title or name, name)
+            self.then_combo.setItemData(self.then_combo.count() - 1, p.description, Qt.ToolTipRole)
+        line.addWidget(label)
+        line.addWidget(self.then_combo, 1)
+        box.addLayout(line)
+        self.then_forms = QVBoxLayout()
+        self.then_forms.setContentsMargins(22, 0, 0, 0)
+        box.addLayout(self.then_forms)
+        self.then_box.setVisible(TABLE in self.cls.accepts and bool(self.perturbers))
+        self.then_combo.currentIndexChanged.connect(self._then_chosen)
+        return self.then_box
+
+    def _then_chosen(self, _index: int = 0) -> None:
+        self._then_form(self.then_combo.currentData())
+        self.then_changed.emit()
+
+    def _then_form(self, name: str | None) -> None:
+        if self.then_form is not None:
+            self.then_form.setParent(None)
+            self.then_form.deleteLater()
+            self.then_form = None
+        if name is not None:
+            self.then_form = ParamForm(self.perturbers[name], sweep=False)
+            self.then_form.setObjectName(f"then-form-{self.cls.name}")
+            self.then_form.changed.connect(self.then_changed)
+            self.then_forms.addWidget(self.then_form)
+
+    def then_choice(self) -> tuple[str | None, dict]:
+        """The second step chosen and its values that differ from the defaults (None: none)."""
+        name = self.then_combo.currentData()
+        if name is None or self.then_form is None:
+            return None, {}
+        defaults = {spec.name: spec.default for spec in self.then_form.plugin.param_specs()}
+        return name, {k: v for k, v in self.then_form.values().items() if defaults.get(k) != v}
+
+    def show_then(self, choice) -> None:
+        """Show the second step ``choice`` (a PluginChoice, or None), without reporting it as an edit."""
+        name = choice.name if choice is not None and choice.name in self.perturbers else None
+        if name != self.then_combo.currentData():
+            self.then_combo.blockSignals(True)
+            self.then_combo.setCurrentIndex(max(self.then_combo.findData(name), 0))
+            self.then_combo.blockSignals(False)
+            self._then_form(name)
+        if self.then_form is not None:
+            self.then_form.blockSignals(True)
+            self.then_form.set_values(choice.values)
+            self.then_form.blockSignals(False)
 
     def _show_weights(self) -> None:
         self.sliders.show_weights(weights_in(self.form.values(), self.cls))
@@ -379,6 +450,11 @@ class ConfigPanel(QScrollArea):
         with self._push():
             self.config.set_binary(name, on)
 
+    def _then_changed(self, name: str) -> None:
+        then, values = self.rows[name].then_choice()
+        with self._push():
+            self.config.set_then(name, then, values)
+
     def _method_form_changed(self, name: str) -> None:
         form = self.rows[name].form
         with self._push():
@@ -399,7 +475,7 @@ class ConfigPanel(QScrollArea):
         is greyed out and shown unticked; it is not computed. It comes back as it was chosen when a
         method it fits is chosen."""
         for name, check in self.metric_boxes.items():
-            fits = metric_fits(self.registry, name, self.config.selected, self.config.model)
+            fits = metric_fits(self.registry, name, self._steps(), self.config.model)
             if fits == check.isEnabled():
                 continue
             label = self._metric_labels[name]
@@ -415,6 +491,11 @@ class ConfigPanel(QScrollArea):
             form = self.metric_forms.get(name)
             if form is not None:
                 form.setVisible(check.isChecked())
+
+    def _steps(self) -> list[str]:
+        """The chosen methods and their second steps (a metric of either says something of the runs)."""
+        then = [self.config.then[n].name for n in self.config.selected if n in self.config.then]
+        return list(dict.fromkeys([*self.config.selected, *then]))
 
     def _seed_chosen(self, *_):
         with self._push():
@@ -439,17 +520,20 @@ class ConfigPanel(QScrollArea):
             row.deleteLater()
             if name in self.config.selected:
                 self.config.select(name, False)
+        perturbers = [c for c in offered if c.perturbs]  # what may follow a method as its second step
         for i, cls in enumerate(offered):
             if cls.name not in self.rows:
-                row = MethodRow(cls)
+                row = MethodRow(cls, perturbers=perturbers)
                 row.check.toggled.connect(lambda on, n=cls.name: self._method_toggled(n, on))
                 row.form.changed.connect(lambda n=cls.name: self._method_form_changed(n))
                 row.features.toggled.connect(lambda on, n=cls.name: self._features_toggled(n, on))
+                row.then_changed.connect(lambda n=cls.name: self._then_changed(n))
                 self.rows[cls.name] = row
                 self.methods_layout.insertWidget(i, row)
                 choice = self.config.methods.get(cls.name)  # chosen before (a project): shown as it was
                 if choice is not None and (choice.values or choice.sweeps):
                     row.form.set_values(choice.values, choice.sweeps)
+                row.show_then(self.config.then.get(cls.name))
                 row.check.setChecked(cls.name in self.config.selected)
                 self._method_form_changed(cls.name)
         others = [c.title or c.name for c in self.registry.classes("algorithm") if c.name not in self.rows]
@@ -529,6 +613,7 @@ class ConfigPanel(QScrollArea):
                 row.features.setChecked(name in self.config.binary)
                 choice = self.config.choice("algorithm", name)
                 row.form.set_values(choice.values, choice.sweeps)
+                row.show_then(self.config.then.get(name))
             for name, check in self.metric_boxes.items():
                 check.setChecked(name in self.config.metrics)
             for name, form in self.metric_forms.items():
@@ -540,7 +625,8 @@ class ConfigPanel(QScrollArea):
         if not hasattr(self, "plan_label"):
             return
         self._describe_methods()
-        forms = [f for f in [self.model_form, *(r.form for r in self.rows.values() if r.check.isChecked())] if f]
+        chosen = [r for r in self.rows.values() if r.check.isChecked()]
+        forms = [f for f in [self.model_form, *(f for r in chosen for f in (r.form, r.then_form))] if f]
         bad = next((f for f in forms if f.errors()), None)
         if bad is not None:
             self.plan_label.setText("")

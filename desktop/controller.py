@@ -289,7 +289,7 @@ class Controller(QObject):
         solution space): the same data, models, seed and metrics."""
         spec = entry.planned.spec
         method = PluginCall(spec.method.name, {**spec.method.params, **params})
-        again = RunSpec(method, spec.models, spec.seed, spec.metrics, spec.recipe, spec.label, spec.setting)
+        again = dataclasses.replace(spec, method=method)  # its second step, if any, too
         chosen = tuple(f"{k} = {v}" for k, v in params.items())
         planned = PlannedRun(
             again,
@@ -410,15 +410,6 @@ class Controller(QObject):
             self.dataset.release_sensitive = set(project.release_sensitive)
             self.config.load_runs(project.runs)
             self.chosen = list(project.chosen)
-            chained = sorted({f"{r.method.name} then {r.then.name}" for r in project.all_runs if r.then is not None})
-            if chained:  # the window configures one method per run: say what it leaves out
-                self.error.emit(
-                    "Second steps are not kept",
-                    f"The project runs {', '.join(chained)}: a method and then a perturbation of its release. "
-                    "The window runs each method alone, without its second step, and saving the project here "
-                    "leaves the second steps out; `veil run` on the project file runs them.",
-                    "",
-                )
             self.runs.restore(project.results)
             if self.project_path is not None:
                 self._restore(self.project_path)

@@ -92,7 +92,12 @@ class PlannedRun:
         parts = [*self.fixed, *(f"{k} = {_show(v)}" for k, v in self.setting.items())]
         if self.repeat:
             parts.append(f"repeat {self.repeat + 1}")
-        return self.spec.method.name + (f" ({', '.join(parts)})" if parts else "")
+        name, then = self.spec.method.name, self.spec.then
+        if then is not None:  # its second step, with the values set on it (as a model's are shown)
+            name += f" then {then.name}"
+            if then.params:
+                parts.append(" ".join([then.name, *(f"{k} = {_show(v)}" for k, v in then.params.items())]))
+        return name + (f" ({', '.join(parts)})" if parts else "")
 
 
 def _non_defaults(cls, values: Mapping, skip) -> list[str]:
@@ -121,6 +126,8 @@ class ConfigState:
         self.seed = 0
         self.repeats = 1
         self.binary: set[str] = set()  # methods taking a table or features, asked to take the features
+        # method -> its second step: a method declaring it perturbs (Algorithm.perturbs), with its values
+        self.then: dict[str, PluginChoice] = {}
         # a cluster's master URL (the settings' "cluster/master"): a method declaring how it scales out
         # (Algorithm.scale_out) sends its runs there; "" runs everything in this computer's worker
         self.cluster = ""
@@ -158,6 +165,14 @@ class ConfigState:
             self.selected.append(method)
         elif not on and method in self.selected:
             self.selected.remove(method)
+        self.changed.emit()
+
+    def set_then(self, method: str, name: str | None, values: Mapping | None = None) -> None:
+        """Give ``method``'s runs a second step, the method ``name`` with ``values`` (None: none)."""
+        if name is None:
+            self.then.pop(method, None)
+        else:
+            self.then[method] = PluginChoice(name, dict(values or {}))
         self.changed.emit()
 
     def set_metrics(self, names: Iterable[str]) -> None:
@@ -226,6 +241,9 @@ class ConfigState:
             opts: dict = {"features": self.on_features(cls, data)}
             if choice.sweeps:
                 opts["sweep"] = {k: list(v) for k, v in choice.sweeps.items()}
+            then = self.then.get(name)
+            if then is not None:
+                opts["then"] = PluginCall(then.name, then.fixed())
             options.append(opts)
         return Study(
             methods=tuple(methods),
@@ -276,7 +294,9 @@ class ConfigState:
         """One line: how many runs, of what, over which values."""
         if not planned:
             return "no runs"
-        methods = list(dict.fromkeys(p.spec.method.name for p in planned))
+        methods = list(
+            dict.fromkeys(p.spec.method.name + (f" then {p.spec.then.name}" if p.spec.then else "") for p in planned)
+        )
         keys = list(dict.fromkeys(k for p in planned for k in p.setting))
         swept = [f"{k} ∈ {{{', '.join(_show(v) for v in dict.fromkeys(p.setting[k] for p in planned))}}}" for k in keys]
         text = f"{len(planned)} run{'s' if len(planned) != 1 else ''}: {', '.join(methods)}"
@@ -302,6 +322,10 @@ class ConfigState:
         self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
             self.methods[name] = _choice_from(name, [r.method.params for r in runs if r.method.name == name])
+        self.then = {}
+        for r in runs:  # each method's second step, as its first run has it
+            if r.then is not None and r.method.name not in self.then:
+                self.then[r.method.name] = PluginChoice(r.then.name, dict(r.then.params))
         self.metrics, self.metric_params = [], {}
         for text in first.metrics:
             call = PluginCall.parse(text)

@@ -4,6 +4,7 @@ table for the charts.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Iterable, Mapping
@@ -245,7 +246,7 @@ class RunsState:
                 run_id,
                 {
                     "run": run_id,
-                    "method": row.get("method"),
+                    "method": _steps(row),
                     "model": row.get("model"),
                     "setting": setting,
                     "seed": row.get("seed", 0),
@@ -275,6 +276,15 @@ class RunsState:
         self.results_changed.emit()
 
 
+def _steps(row: Mapping) -> str | None:
+    """A kept result's method, and its second step when its settings have one."""
+    try:
+        then = (json.loads(row.get("settings") or "{}").get("then") or {}).get("name")
+    except (TypeError, ValueError, AttributeError):
+        then = None
+    return f"{row.get('method')} then {then}" if then else row.get("method")
+
+
 def _nan(value) -> float:
     return float("nan") if value is None else float(value)
 
@@ -292,7 +302,7 @@ def _record(entry: RunEntry, outcome: RunOutcome) -> dict:
     message = outcome.verdict if outcome.holds is not None else ""
     return {
         "run": entry.id,
-        "method": spec.method.name,
+        "method": spec.method.name + (f" then {spec.then.name}" if spec.then is not None else ""),
         "model": spec.models_text,
         "setting": dict(planned.setting),
         "seed": spec.seed,

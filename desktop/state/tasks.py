@@ -347,6 +347,8 @@ def run_details(entry) -> str:
         lines.append(f"Why: {entry.failure.message}")
     spec = entry.planned.spec
     lines.append(f"Method: {spec.method.name} {spec.method.params or ''}".rstrip())
+    if spec.then is not None:  # the second step, perturbing the method's release
+        lines.append(f"Then: {spec.then.name} {spec.then.params or ''}".rstrip())
     lines.append(f"Privacy model: {spec.model.name} {spec.model.params}" if spec.model else "Privacy model: none")
     lines.append(f"Seed: {spec.seed}")
     outcome = entry.outcome
@@ -379,6 +381,8 @@ def _released_lines(release) -> list[str]:
     lines = [f"Released: {len(names)} columns or features" + (f": {shown}" if names else "")]
     if release.target is not None:
         lines.append(f"Target: {release.target}")
+    if release.perturbation is not None:
+        lines.append(f"Perturbed: {', '.join(map(str, release.perturbation.columns))}")
     sizes = release.class_sizes()
     if len(sizes):
         group_sizes = pd.Series(sizes).value_counts().sort_index()

@@ -27,7 +27,10 @@ A method entry may carry study options: ``"label"`` (its row name; default the m
 randomised method), ``"sweep"`` (values of its own parameters to sweep, beside the study's sweep),
 ``"features": false`` (a method that takes tables too runs on the table, not on the study's feature
 rules; a method taking only tables never gets them) and ``"fixed": true`` (a baseline the sweep does not change, run
-once per value).
+once per value), and ``"then"``: a second step, a method that perturbs the first's release record for
+record (``"noise-addition:columns=income"`` or ``{"name": …, "params": …}``; docs/perturbation.md, "After a
+generalisation"); its rows' label names both steps ("global-recoding then noise-addition") and its
+settings hold the second step, so a run with one and a run without are never repeats of each other.
 
 One planner: :meth:`Study.plan` makes the runs (checked against the data when given), :func:`run_planned`
 runs one, :func:`outcome_rows` turns it into rows and :func:`results_table` into the result table. ``veil
@@ -55,6 +58,7 @@ from ..data.recipe import Recipe
 from ..data.table import Role
 from ..base.validate import MAX_SEED, get, get_seed, in_file, read_json_object
 from ..model.bound import bind_models
+from .chain import second_step
 from .runs import PluginCall, RunSpec, check_feasible, execute, metric_names
 
 from ..base.constants import DEFAULT_MAX_RUNS  # noqa: E402  (re-exported: a study larger is refused unless raised)
@@ -198,7 +202,7 @@ class Study:
         self.check_size(registry)
         plans = [self._plan(registry, i, call) for i, call in enumerate(self.methods)]
         recipes = [self._recipe(registry, i, call) for i, call in enumerate(self.methods)]
-        for i, (call, base_models, label, method_keys) in enumerate(plans):
+        for i, (call, base_models, label, method_keys, then) in enumerate(plans):
             sweep = self.sweep_of(i)
             own = set(sweep) - set(self.sweep)  # a method's own sweep goes to the method alone
             grid = list(itertools.product(*sweep.values())) if sweep else [()]
@@ -212,7 +216,7 @@ class Study:
                 shared = {k: v for k, v in setting.items() if k not in own}
                 models = tuple(_typed(registry, "privacy-model", _with_swept(registry, m, shared)) for m in base_models)
                 for r in range(self._repeats(registry, call, i)):
-                    yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting)
+                    yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting, then=then)
 
     def plan(self, registry, data=None) -> list[PlannedRun]:
         """Every run of the study, numbered, with its swept values and repeat: the one planner of
@@ -222,7 +226,10 @@ class Study:
         planned = []
         checked: set[str] = set()
         for i, spec in enumerate(self.iter_runs(registry)):
-            registry.get("algorithm", spec.method.name).params(spec.method.params)
+            algorithm = registry.get("algorithm", spec.method.name)
+            algorithm.params(spec.method.params)
+            if spec.then is not None:  # a second step that perturbs, after a method releasing a table's records
+                second_step(registry, algorithm, spec.then)
             for call in spec.models:
                 registry.get("privacy-model", call.name).params(call.params)
             key = settings_of(spec)
@@ -244,7 +251,11 @@ class Study:
         for key in opts.get("sweep") or {}:
             if key not in method_keys:
                 raise BadInput(f"swept parameter {key!r} is not a parameter of {call.name!r}")
-        return call, base_models, opts.get("label") or call.name, method_keys
+        then = opts.get("then")
+        if then is not None:
+            then = _typed(registry, "algorithm", then)
+        label = opts.get("label") or (f"{call.name} then {then.name}" if then is not None else call.name)
+        return call, base_models, label, method_keys, then
 
     def _recipe(self, registry, i: int, call: PluginCall) -> Recipe | None:
         """The feature rules method ``i`` runs on: the study's, for a method that takes binary
@@ -304,6 +315,11 @@ def _options(entry) -> dict:
         opts["sweep"] = dict(sweep)
     if "features" in entry:  # false: the method takes the table as it is, not the study's features
         opts["features"] = get(entry, "features", bool, where="method")
+    if entry.get("then") is not None:  # a second step: a method perturbing the first's release
+        then = entry["then"]
+        if not isinstance(then, (str, Mapping)):
+            raise BadInput(f"a method's 'then' names a method that perturbs its release, not {then!r}")
+        opts["then"] = PluginCall.parse(then)
     if "fixed" in entry:  # a baseline that ignores the sweep (e.g. the full feature set): one row per value
         opts["fixed"] = get(entry, "fixed", bool, where="method")
     return opts
@@ -355,6 +371,11 @@ def check_data(registry, data, spec: RunSpec) -> None:
     fit = registry.method_fit(algorithm, data)  # what the desktop offers and veil run takes
     if not fit:
         raise BadInput(f"{name} {fit.reason}; choose another method")
+    if spec.then is not None:
+        fit = registry.method_fit(spec.then.name, data)
+        if not fit:
+            then = registry.get("algorithm", spec.then.name)
+            raise BadInput(f"{then.title or then.name} (the second step) {fit.reason}; choose another")
     for m in spec.models:
         fit = registry.model_fit(m.name, data)
         if not fit:
@@ -397,7 +418,7 @@ def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") 
         value = float(exc.verdict.value) if exc.verdict is not None else None
         metrics, seconds = {m: float("nan") for m in spec.metrics}, float("nan")
         if registry.get("algorithm", spec.method.name).baseline:  # the reference keeps its utility
-            free = RunSpec(spec.method, (), spec.seed, spec.metrics, spec.recipe, spec.label, spec.setting)
+            free = dataclasses.replace(spec, models=())  # its second step too
             reference = execute(registry, data, free, ctx, version=version)
             metrics, seconds = {k: float(v) for k, v in reference.metrics.items()}, reference.seconds
         return Outcome(False, str(exc), value, metrics, seconds)
@@ -422,6 +443,8 @@ def settings_of(spec: RunSpec, data: dict | None = None) -> str:
         "models": [m.to_dict() for m in spec.models],
         "recipe": spec.recipe.to_dict() if spec.recipe else None,
     }
+    if spec.then is not None:
+        out["then"] = spec.then.to_dict()
     if data:
         out["data"] = data
     return json.dumps(out, sort_keys=True, default=str)
@@ -562,6 +585,9 @@ def _parameters(settings) -> dict | None:
     for model in d.get("models") or []:
         for k, v in ((model or {}).get("params") or {}).items():
             out.setdefault(k, v)
+    then = d.get("then") or {}
+    for k, v in (then.get("params") or {}).items():  # the second step's, named apart where the first has one
+        out.setdefault(k if k not in out else f"{then.get('name')} {k}", v)
     if d.get("recipe"):
         import hashlib
 

@@ -91,3 +91,32 @@ def test_a_generalised_column_is_not_perturbed_and_only_a_perturbation_follows()
         run(people(), K4, PluginCall("noise-addition", {"columns": "age"}))
     with pytest.raises(BadInput, match="'mondrian' cannot run after another.*noise-addition, pram, rank-swap"):
         run(people(), K4, PluginCall("mondrian"))
+
+
+def test_a_study_runs_a_method_with_and_without_its_second_step():
+    """A study's method entry carries ``then``: its rows name both steps, its settings hold the second
+    step (so it is no repeat of the method alone), and its release is the chained run's."""
+    from veil.engine import Study, outcome_rows, run_planned
+
+    data = people()
+    study = Study.from_dict(
+        {
+            "model": "k-anonymity:k=4",
+            "methods": [
+                "global-recoding",
+                {"name": "global-recoding", "then": "noise-addition:columns=income,level=0.5"},
+            ],
+        }
+    )
+    planned = study.plan(REGISTRY, data)
+    alone, chained = (run_planned(REGISTRY, data, p.spec, Context(p.spec.seed)) for p in planned)
+    assert chained.result.spec.then == PluginCall("noise-addition", {"columns": "income", "level": 0.5})
+    pd.testing.assert_frame_equal(chained.result.release.frame[QIS], alone.result.release.frame[QIS])
+    assert (chained.result.release.frame["income"].to_numpy() != data.frame["income"].to_numpy()).all()
+    rows = [outcome_rows(p.index, p.spec, o, p.setting, p.repeat)[0] for p, o in zip(planned, (alone, chained))]
+    assert [r["label"] for r in rows] == ["global-recoding", "global-recoding then noise-addition"]
+    assert rows[0]["settings"] != rows[1]["settings"] and '"then"' in rows[1]["settings"]
+    # a second step that does not perturb is refused when the study is planned, before any run
+    bad = Study.from_dict({"model": "k-anonymity:k=4", "methods": [{"name": "global-recoding", "then": "mondrian"}]})
+    with pytest.raises(BadInput, match="'mondrian' cannot run after another"):
+        bad.plan(REGISTRY, data)

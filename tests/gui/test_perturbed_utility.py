@@ -68,18 +68,58 @@ def test_a_perturbed_number_and_a_perturbed_category_drawn_before_and_after(demo
     assert not panel.stratum.isVisibleTo(panel) and "as it was" in panel.loss.text()
 
 
-def test_a_project_run_with_a_second_step_says_the_window_leaves_it_out(qtbot, window, tmp_path):
-    from veil.engine import load_demo
+def test_a_second_step_chosen_in_the_form_runs_is_exported_saved_and_reopened(qtbot, window, tmp_path):
+    """The method form offers, as a second step, the methods that declare they perturb; the run, its
+    details, its export and the project keep it, and reopening the project shows it again."""
+    from veil.engine import PluginCall, load_demo
+    from veil.desktop.state.tasks import run_details
+    from veil.engine import ExportOptions
 
     data = tmp_path / "small.csv"
-    load_demo().frame.head(30).to_csv(data, index=False)
-    with qtbot.waitSignal(window.controller.data_loaded, timeout=10_000):
-        window.controller.open_path(data)
+    frame = load_demo().frame.head(60)[["mrn", "age", "sex", "marital_status", "diagnosis_group", "length_of_stay"]]
+    frame.to_csv(data, index=False)
+    c, panel = window.controller, window.config_panel
+    with qtbot.waitSignal(c.data_loaded, timeout=10_000):
+        c.open_path(data)
+    panel.choose("k-anonymity", ["global-recoding"], values={"k": 2}, metrics=[])
+    row = panel.rows["global-recoding"]
+    offered = {row.then_combo.itemData(i) for i in range(1, row.then_combo.count())}
+    assert offered == {cls.name for cls in c.registry.classes("algorithm") if cls.perturbs}
+    row.then_combo.setCurrentIndex(row.then_combo.findData("noise-addition"))
+    row.then_form.field("columns").set("length_of_stay")
+    row.then_form.field("level").set(0.5)
+    then = PluginCall("noise-addition", {"columns": "length_of_stay", "level": 0.5})
+    assert c.config.then["global-recoding"].name == "noise-addition"
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=60_000):
+        c.run()
+    entry = c.runs.entries[-1]
+    assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
+    assert entry.planned.spec.then == then and "global-recoding then noise-addition" in entry.label
+    released = entry.outcome.result.release.frame["length_of_stay"].to_numpy(float)
+    assert (released != frame["length_of_stay"].to_numpy(float)).all()  # noise on every record
+    header, rows = c.runs.table()
+    assert rows[-1][header.index("method")] == "global-recoding then noise-addition"
+    details = run_details(entry)
+    assert "Then: noise-addition" in details and "Perturbed: length_of_stay" in details
+
+    out = tmp_path / "release"
+    with qtbot.waitSignal(c.exported, timeout=60_000) as blocker:
+        c.export(entry.id, out, ExportOptions(fmt="csv"), report=False)
+    method = blocker.args[0].manifest["method"]
+    assert method["name"] == "global-recoding" and method["then"]["name"] == "noise-addition"
+
     path = tmp_path / "chained.veil.json"
-    assert window.controller.save_project(path)
+    assert c.save_project(path)
     saved = json.loads(path.read_text(encoding="utf-8"))
-    saved["runs"] = [{"method": {"name": "global-recoding"}, "then": {"name": "pram", "params": {"columns": "sex"}}}]
-    path.write_text(json.dumps(saved), encoding="utf-8")
-    with qtbot.waitSignal(window.controller.error, timeout=10_000) as blocker:
-        window.controller.open_project(path)
-    assert blocker.args[0] == "Second steps are not kept" and "global-recoding then pram" in blocker.args[1]
+    assert [PluginCall.parse(r["then"]) for r in saved["runs"]] == [then]
+    row.then_combo.setCurrentIndex(0)  # changed after saving: reopening brings the saved step back
+    assert "global-recoding" not in c.config.then
+    with qtbot.waitSignal(c.data_loaded, timeout=10_000):
+        c.open_project(path)
+    header, rows = c.runs.table()  # the kept result names both steps too
+    assert [r[header.index("method")] for r in rows] == ["global-recoding then noise-addition"]
+    row = panel.rows["global-recoding"]
+    assert row.then_combo.currentData() == "noise-addition"
+    assert row.then_form.values()["columns"] == "length_of_stay" and row.then_form.values()["level"] == 0.5
+    assert c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())[0].spec.then == then
