@@ -23,7 +23,7 @@ test: $(KERNELS)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/lint-imports --config pyproject.toml
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=20
 
 setup: $(STAMP)
 

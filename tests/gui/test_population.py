@@ -142,7 +142,7 @@ def test_a_subset_column_of_the_open_file_marks_the_data(window, qtbot, registry
     """The file opened is the population; its 1/0 column marks the data's records: the data becomes
     the marked records (the column dropped, the roles kept) and runs judge against the whole file."""
     c = window.controller
-    demo = pd.read_csv(demo_path())
+    demo = pd.read_csv(demo_path()).head(1000)
     whole = pd.concat([demo, demo], ignore_index=True)
     whole["in_study"] = [1] * len(demo) + [0] * len(demo)
     path = tmp_path / "everyone.csv"
@@ -158,7 +158,7 @@ def test_a_subset_column_of_the_open_file_marks_the_data(window, qtbot, registry
     assert table.n_rows == len(demo) and "in_study" not in table.columns
     assert table.schema.by_role(Role.QUASI_IDENTIFIER) == qis  # the roles the user gave are kept
     assert c.dataset.population.n_rows == 2 * len(demo) and c.dataset.population.subset_column == "in_study"
-    assert window.dataset_panel.population_label.text() == "everyone.csv, 10,000 records, the data marked by in_study"
+    assert window.dataset_panel.population_label.text() == "everyone.csv, 2,000 records, the data marked by in_study"
     assert not window.dataset_panel.close_population_button.isVisibleTo(window.dataset_panel)
     assert c.dataset.name == "everyone.csv where in_study = 1"
     window.config_panel.choose("delta-presence", ["global-recoding"], values={"dmax": 0.5}, metrics=["loss"])
@@ -171,7 +171,7 @@ def test_a_subset_column_of_the_open_file_marks_the_data(window, qtbot, registry
     with qtbot.waitSignal(c.exported, timeout=60_000):
         c.export(c.runs.entries[-1].id, out, ExportOptions(), report=False)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["population"]["subset_column"] == "in_study" and manifest["population"]["rows"] == 10_000
+    assert manifest["population"]["subset_column"] == "in_study" and manifest["population"]["rows"] == 2_000
     assert verify_manifest(registry, out / "manifest.json").holds
 
 
