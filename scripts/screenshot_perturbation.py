@@ -50,8 +50,9 @@ def shoot_second_step(app, window, out: Path) -> None:
     c.run()
     wait(c.batch_finished)
     window.runs_panel.select_run(c.runs.entries[-1].id)
-    pump(300)
+    pump(1500)  # the first chart drawn at the canvas's final size
     panel.ensureWidgetVisible(row.then_form, 0, 40)
+    pump(300)
     shoot(app, out, "second-step-form")
 
 
