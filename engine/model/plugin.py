@@ -425,6 +425,11 @@ class PrivacyModel(Plugin):
     # judges each group by its survey weights, when the data marks a weight column (GroupView.survey:
     # a method then carries each record's weight into the views it asks about)
     reads_weights: ClassVar[bool] = False
+    # judges the release as a whole (every group carries the release's verdict), and suppressing its
+    # smallest groups, the riskiest, is how a suppression limit meets it: a method with a limit then
+    # suppresses the fewest smallest groups that make it hold, as ARX enforces its risk-based criteria
+    # (docs/reference.md#suppressing-the-riskiest-groups)
+    suppresses_smallest: ClassVar[bool] = False
     caveats: ClassVar[tuple[str, ...]] = ()  # what the guarantee does not cover, for the report
     # the caveats instead when the run judged against a population table (None: ``caveats`` either way)
     caveats_with_population: ClassVar[tuple[str, ...] | None] = None

@@ -490,7 +490,7 @@ class Judge:
                 some &= ok
         if int(table.size[~some].sum()) > self.limit:
             return None, ~some
-        rest = [m for m, p in zip(self.models, self.pruning) if not p]
+        rest = [m for m, p in zip(self.models, self.pruning) if not p and not self._smallest(m)]
         every = some.copy()
         if rest and some.any():
             whole = bool(some.all())
@@ -500,7 +500,52 @@ class Judge:
                 every &= ok
             else:
                 every[some] = ok
+        smallest = [m for m, p in zip(self.models, self.pruning) if not p and self._smallest(m)]
+        if smallest:
+            every = self._suppress_smallest(table, every, smallest)
         return ~every, ~some
+
+    def _smallest(self, model) -> bool:
+        """Whether a suppression limit meets ``model`` by suppressing its smallest classes."""
+        return self.limit > 0 and model.plugin.suppresses_smallest
+
+    def _suppress_smallest(self, table: Classes, kept: np.ndarray, models) -> np.ndarray:
+        """The classes kept once the fewest smallest of ``kept`` are suppressed that make every one
+        of ``models`` (each judging the kept classes as a whole) hold, within what the limit leaves;
+        none kept when no such prefix fits (docs/reference.md#suppressing-the-riskiest-groups). The
+        classes go smallest first, ties in the order of their values (each quasi-identifier's node,
+        column by column); the prefix is found by bisection between none and as many as the limit
+        allows, as ARX finds it: the fewest when suppressing more never makes a model fail, as for
+        the average risk."""
+        budget = self.limit - int(table.size[~kept].sum())
+        candidates = np.flatnonzero(kept)
+        if budget < 0 or not len(candidates):
+            return np.zeros_like(kept)
+        order = candidates[np.lexsort(tuple(table.codes[::-1, candidates]) + (table.size[candidates],))]
+        most = int(np.searchsorted(np.cumsum(table.size[order]), budget, side="right"))
+
+        def holds(k: int) -> bool:
+            keep = kept.copy()
+            keep[order[:k]] = False
+            if not keep.any():
+                return False
+            subset = self.views(table, keep)
+            return all(bool(self._ok(m, subset).all()) for m in models)
+
+        if holds(0):
+            return kept
+        if not most or not holds(most):
+            return np.zeros_like(kept)
+        lo, hi = 0, most  # fails with lo suppressed, holds with hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if holds(mid):
+                hi = mid
+            else:
+                lo = mid
+        out = kept.copy()
+        out[order[:hi]] = False
+        return out
 
     def group_passes(self, table: Classes, members: np.ndarray) -> bool:
         """Whether the classes ``members`` (a mask), taken as one group, satisfy every model (the group is

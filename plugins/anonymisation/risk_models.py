@@ -15,9 +15,10 @@ figures ARX reports, turned into conditions a release must meet.
 ``highest-risk`` and ``individual-risk`` judge each group: a method with a suppression limit
 suppresses the groups above the threshold, as ARX suppresses the riskiest groups. ``average-risk``
 and ``population-uniqueness`` judge the release as a whole: every group gets the release's value and
-the same verdict. A method that judges a part of the records (Mondrian's candidate split) judges
-that part as if it were the whole; the written release is judged again as a whole before it is
-exported.
+the same verdict; they declare ``suppresses_smallest``, so global recoding with a suppression limit
+suppresses the fewest smallest groups that make them hold (docs/reference.md). A method that judges
+a part of the records (Mondrian's candidate split) judges that part as if it were the whole; the
+written release is judged again as a whole before it is exported.
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ class AverageRiskModel(_RiskModel):
     )
     Params = AverageRiskParams
     measure = "average re-identification risk"
+    suppresses_smallest = True  # removing a group smaller than the mean lowers the mean risk
 
     def monotonicity(self, params) -> str:
         # merging groups lowers the number of groups: a release that passes still passes once coarser
@@ -202,6 +204,7 @@ class PopulationUniquenessModel(_RiskModel):
     )
     Params = UniquenessParams
     measure = "estimated population uniqueness"
+    suppresses_smallest = True  # the estimate is driven by the small groups, the uniques first
     caveats = (
         "Population uniqueness is estimated from a model of how the data was sampled from the population: "
         "it is an expectation under that model, not a count.",

@@ -132,11 +132,27 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
             under[c, level] = text.map(lambda x: h.leaf_count(Node(level, x))).to_numpy()
             covered[c, level] = text.map(text.value_counts()).to_numpy()
     own = {c: frame[c].map(frame[c].value_counts()).to_numpy() for c in qis}
+    # a model judging the release as a whole that suppressing the smallest classes meets
+    # (docs/reference.md#suppressing-the-riskiest-groups): judged apart, under the limit's rule
+    bound = list(getattr(model, "models", (model,)))
+    smallest = [m for m in bound if limit > 0 and m.plugin.suppresses_smallest]
+    others = [m for m in bound if m not in smallest]
+    # each record's node per column and level, numbered as the hierarchy lists its nodes
+    node = {}
+    for c in qis:
+        for level in range(hier[c].height + 1):
+            index = {x.label: i for i, x in enumerate(hier[c].nodes(level))}
+            node[c, level] = hier[c].generalise_series(frame[c], level).map(index).to_numpy()
     out = {}
     for levels in itertools.product(*(range(hier[c].height + 1) for c in qis)):
         labels = np.column_stack([label[c, l] for c, l in zip(qis, levels)])
         classes = _ids(labels)
-        ok = model.check_groups(GroupView.from_labels(classes, sens)).ok
+        ok = np.ones(classes.max() + 1, dtype=bool)
+        for m in others:
+            ok &= m.check_groups(GroupView.from_labels(classes, sens)).ok
+        if smallest:
+            nodes = np.column_stack([node[c, l] for c, l in zip(qis, levels)])
+            ok = _suppress_smallest(classes, nodes, ok, sens, smallest, limit)
         failing = ~ok[classes]
         if failing.sum() > limit:
             out[levels] = None
@@ -172,6 +188,27 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
             "suppressed": int(failing.sum()),
         }
     return out
+
+
+def _suppress_smallest(classes, nodes, ok, sens, models, limit) -> np.ndarray:
+    """The classes kept under the rule, by exhaustion: of the classes passing the other models, the
+    fewest smallest (ties by their nodes, column by column) whose suppression makes every model
+    hold on the rest, within the limit; none kept when no such number fits."""
+    sizes = np.bincount(classes)
+    first = {}
+    for i, c in enumerate(classes):
+        first.setdefault(c, i)
+    order = sorted(np.flatnonzero(ok), key=lambda c: (sizes[c], tuple(nodes[first[c]])))
+    budget = limit - int(sizes[~ok].sum())
+    for count in range(len(order) + 1):
+        if budget < 0 or sum(sizes[c] for c in order[:count]) > budget:
+            break
+        keep = ok.copy()
+        keep[order[:count]] = False
+        rows = keep[classes]
+        if rows.any() and all(m.check_groups(GroupView.from_labels(classes[rows], sens[rows])).holds for m in models):
+            return keep
+    return np.zeros_like(ok)
 
 
 def _ids(rows: np.ndarray) -> np.ndarray:
