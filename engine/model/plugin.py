@@ -397,6 +397,34 @@ class Algorithm(Plugin):
         return []
 
 
+def _without_suppressed(release):
+    """The release without its records written ``*`` in every quasi-identifier, for a model judging
+    the release as a whole: a suppressed record is left out of its judgement, as the methods leave
+    it out (docs/reference.md#suppressing-the-riskiest-groups); the release itself when it has none
+    or keeps its groups apart from its records."""
+    import dataclasses
+
+    import numpy as np
+
+    from .blanks import suppressed_records
+
+    if release.sets is not None or release.parts:
+        return release
+    gone = suppressed_records(release.frame, list(release.quasi_identifiers))
+    if not gone.any() or gone.all():  # every record suppressed: the release is judged as it stands
+        return release
+    groups = release.groups
+    if groups is not None:
+        groups = np.unique(np.asarray(groups)[~gone], return_inverse=True)[1].astype(np.int64)
+    return dataclasses.replace(
+        release,
+        frame=release.frame[~gone].reset_index(drop=True),
+        groups=groups,
+        group_values=None,
+        cell_changes={},
+    )
+
+
 class PrivacyModel(Plugin):
     """A privacy model: ``check(release, params) → Verdict`` on materialised data.
 
@@ -454,6 +482,8 @@ class PrivacyModel(Plugin):
         from .groups import views_of_release
         from .release import verdict_from_groups, worst_of
 
+        if self.suppresses_smallest:
+            release = _without_suppressed(release)
         views = views_of_release(
             release,
             needs_sensitive=self.needs_sensitive,

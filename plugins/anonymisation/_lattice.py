@@ -399,10 +399,12 @@ class Judge:
         masks = [model.plugin.necessary_groups(v, model.params) for v in views]
         return None if any(m is None for m in masks) else np.logical_and.reduce(masks)
 
-    def failing(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
+    def failing(self, table: Classes, stars: list[int] | None = None) -> tuple[np.ndarray | None, np.ndarray]:
+        """``stars``: each quasi-identifier's node labelled ``*`` at the table's levels (or −1), when
+        known: the class written ``*`` throughout is then left out of a whole-release model's judgement."""
         if self.blank_attrs:
             return self.failing_blanks(table)
-        return self._failing(table)
+        return self._failing(table, stars)
 
     def failing_blanks(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
         """:meth:`failing` where a blank matches any value (docs/reference.md#blanks): a class's
@@ -474,7 +476,7 @@ class Judge:
         owner[groups] = unit_class
         return views, owner
 
-    def _failing(self, table: Classes) -> tuple[np.ndarray | None, np.ndarray]:
+    def _failing(self, table: Classes, stars: list[int] | None = None) -> tuple[np.ndarray | None, np.ndarray]:
         """(classes failing any model, classes failing C) as boolean masks; the first is None when C
         fails (more than ``limit`` records in classes failing it), no other model then being judged.
 
@@ -502,30 +504,36 @@ class Judge:
                 every[some] = ok
         smallest = [m for m, p in zip(self.models, self.pruning) if not p and self._smallest(m)]
         if smallest:
-            every = self._suppress_smallest(table, every, smallest)
+            star = star_class(table, stars) if stars is not None else np.zeros(table.n_classes, dtype=bool)
+            every = self._suppress_smallest(table, every, smallest, star)
         return ~every, ~some
 
     def _smallest(self, model) -> bool:
         """Whether a suppression limit meets ``model`` by suppressing its smallest classes."""
         return self.limit > 0 and model.plugin.suppresses_smallest
 
-    def _suppress_smallest(self, table: Classes, kept: np.ndarray, models) -> np.ndarray:
+    def _suppress_smallest(self, table: Classes, kept: np.ndarray, models, star: np.ndarray) -> np.ndarray:
         """The classes kept once the fewest smallest of ``kept`` are suppressed that make every one
         of ``models`` (each judging the kept classes as a whole) hold, within what the limit leaves;
-        none kept when no such prefix fits (docs/reference.md#suppressing-the-riskiest-groups). The
+        none kept when no such prefix fits (docs/reference.md#suppressing-the-riskiest-groups); a class
+        written ``*`` throughout is neither among them nor judged, as a suppressed one, unless it is
+        all there is. The
         classes go smallest first, ties in the order of their values (each quasi-identifier's node,
         column by column); the prefix is found by bisection between none and as many as the limit
         allows, as ARX finds it: the fewest when suppressing more never makes a model fail, as for
         the average risk."""
         budget = self.limit - int(table.size[~kept].sum())
-        candidates = np.flatnonzero(kept)
-        if budget < 0 or not len(candidates):
+        candidates = np.flatnonzero(kept & ~star)
+        if budget < 0:
             return np.zeros_like(kept)
+        if not len(candidates):  # nothing but the class written '*': judged as it stands
+            holds = kept.any() and all(bool(self._ok(m, self.views(table, kept)).all()) for m in models)
+            return kept if holds else np.zeros_like(kept)
         order = candidates[np.lexsort(tuple(table.codes[::-1, candidates]) + (table.size[candidates],))]
         most = int(np.searchsorted(np.cumsum(table.size[order]), budget, side="right"))
 
         def holds(k: int) -> bool:
-            keep = kept.copy()
+            keep = kept & ~star
             keep[order[:k]] = False
             if not keep.any():
                 return False
@@ -772,7 +780,7 @@ class Outcome:
 
 def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
     """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric."""
-    fail, fail_pruning = judge.failing(table)
+    fail, fail_pruning = judge.failing(table, stars)
     out = Outcome(table.levels, fail is not None)
     out.lower = objective.lower(table, bound)
     if not out.condition:

@@ -124,10 +124,11 @@ def recode(
         levels, searched = best.levels, len(search.known)
     ctx.progress(0.9, "global recoding: writing the release")
     table, record_class = classes_at(attrs, levels, sens, n_values, weights, survey)
-    fail, fail_condition = judge.failing(table)
+    stars = [a.star[l] for a, l in zip(attrs, levels)]
+    fail, fail_condition = judge.failing(table, stars)
     if fail is None:  # too many records in groups failing a condition of the models': they fail the models
         fail = fail_condition
-    written = written_classes(table, fail, [a.star[l] for a, l in zip(attrs, levels)])
+    written = written_classes(table, fail, stars)
     suppressed = int(table.size[fail].sum())
     if suppressed > limit:
         raise BadInput(

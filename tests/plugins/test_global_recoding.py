@@ -150,9 +150,12 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
         ok = np.ones(classes.max() + 1, dtype=bool)
         for m in others:
             ok &= m.check_groups(GroupView.from_labels(classes, sens)).ok
-        if smallest:
+        if smallest:  # the class every label of which is '*' is neither suppressed nor judged
             nodes = np.column_stack([node[c, l] for c, l in zip(qis, levels)])
-            ok = _suppress_smallest(classes, nodes, ok, sens, smallest, limit)
+            top = np.array([star_code[c, l] for c, l in zip(qis, levels)])
+            star = np.zeros_like(ok)
+            star[classes[(labels == top).all(axis=1)]] = True
+            ok = _suppress_smallest(classes, nodes, ok, star, sens, smallest, limit)
         failing = ~ok[classes]
         if failing.sum() > limit:
             out[levels] = None
@@ -190,7 +193,7 @@ def oracle(table: Table, models: list[str], suppression: float) -> dict:
     return out
 
 
-def _suppress_smallest(classes, nodes, ok, sens, models, limit) -> np.ndarray:
+def _suppress_smallest(classes, nodes, ok, star, sens, models, limit) -> np.ndarray:
     """The classes kept under the rule, by exhaustion: of the classes passing the other models, the
     fewest smallest (ties by their nodes, column by column) whose suppression makes every model
     hold on the rest, within the limit; none kept when no such number fits."""
@@ -198,16 +201,22 @@ def _suppress_smallest(classes, nodes, ok, sens, models, limit) -> np.ndarray:
     first = {}
     for i, c in enumerate(classes):
         first.setdefault(c, i)
-    order = sorted(np.flatnonzero(ok), key=lambda c: (sizes[c], tuple(nodes[first[c]])))
+    order = sorted(np.flatnonzero(ok & ~star), key=lambda c: (sizes[c], tuple(nodes[first[c]])))
     budget = limit - int(sizes[~ok].sum())
+    if not order and budget >= 0:  # nothing but the class written '*': judged as it stands
+        rows = ok[classes]
+        held = rows.any() and all(
+            m.check_groups(GroupView.from_labels(classes[rows], sens[rows])).holds for m in models
+        )
+        return ok if held else np.zeros_like(ok)
     for count in range(len(order) + 1):
         if budget < 0 or sum(sizes[c] for c in order[:count]) > budget:
             break
-        keep = ok.copy()
+        keep = ok & ~star
         keep[order[:count]] = False
-        rows = keep[classes]
+        rows = keep[classes]  # the classes kept and judged
         if rows.any() and all(m.check_groups(GroupView.from_labels(classes[rows], sens[rows])).holds for m in models):
-            return keep
+            return keep | (ok & star)
     return np.zeros_like(ok)
 
 
