@@ -59,6 +59,23 @@ def shoot(app, out: Path, name: str) -> Path:
     return path
 
 
+def open_window(out_dir: str, size=(1500, 950), demo: bool = True):
+    """(the application, a main window of ``size`` at the screen's corner, the output folder made):
+    the demo data loaded unless ``demo`` is false."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_app([])
+    window = MainWindow(make_registry())
+    window.confirm_unsaved = False
+    window.move(0, 0)
+    window.resize(*size)
+    window.show()
+    if demo:
+        window.controller.open_demo()
+        wait(window.controller.data_loaded)
+    return app, window, out
+
+
 def main(out_dir: str) -> int:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -140,16 +157,8 @@ def shoot_ranking(app, out: Path, window) -> None:
 def shoot_mondrian(out_dir: str) -> int:
     """Mondrian from the configuration panel (l-diversity, l swept over 2, 3, 4), the release preview
     of the l = 3 run, and a quasi-identifier's hierarchy opened from the preview."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    app = create_app()  # noqa: F841  (kept alive for the window)
-    window = MainWindow(make_registry())
-    window.move(0, 0)
-    window.resize(1400, 900)
-    window.show()
+    app, window, out = open_window(out_dir, (1400, 900))  # noqa: RUF059  (app kept alive for the window)
     c, panel = window.controller, window.config_panel
-    c.open_demo()
-    wait(c.data_loaded)
     panel.choose("l-diversity", ["mondrian"], sweep={"l": "2, 3, 4"}, metrics=["average-class-size", "ploss"])
     pump(300)  # the ticked method's form is laid out before the panel scrolls to it
     panel.ensureWidgetVisible(panel.rows["mondrian"].form, 0, 40)
@@ -267,16 +276,8 @@ def shoot_hierarchies(out_dir: str) -> int:
 def shoot_cells(out_dir: str) -> int:
     """Local suppression and microaggregation (k = 5) on the demo: each release preview, the cells the
     method blanked or aggregated tinted, with the legend."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    app = create_app()  # noqa: F841  (kept alive for the window)
-    window = MainWindow(make_registry())
-    window.move(0, 0)
-    window.resize(1400, 900)
-    window.show()
+    app, window, out = open_window(out_dir, (1400, 900))  # noqa: RUF059  (app kept alive for the window)
     c, panel = window.controller, window.config_panel
-    c.open_demo()
-    wait(c.data_loaded)
     panel.choose("k-anonymity", ["local-suppression", "microaggregation"], values={"k": 5})
     c.run()
     wait(c.batch_finished)

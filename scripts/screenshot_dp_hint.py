@@ -13,30 +13,18 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from screenshot import pump, shoot, wait  # noqa: E402
+from screenshot import open_window, pump, shoot  # noqa: E402
 
-from veil.desktop.app import MainWindow, create_app  # noqa: E402
-from veil.engine import make_registry  # noqa: E402
 
 METHOD = "dp-table"
 
 
 def main(out_dir: str) -> int:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    app = create_app([])
-    window = MainWindow(make_registry())
-    window.confirm_unsaved = False
-    window.move(0, 0)
-    window.resize(1500, 950)
-    window.show()
-    c, panel = window.controller, window.config_panel
-    c.open_demo()
-    wait(c.data_loaded)
+    app, window, out = open_window(out_dir)
+    panel = window.config_panel
     panel.choose(None, [METHOD], values={"epsilon": 1.5, "mode": "data-dependent"})
     pump(600)  # the hint follows a pause in the edits
     panel.ensureWidgetVisible(panel.rows[METHOD].form.hint, 0, 40)

@@ -19,10 +19,7 @@ from pathlib import Path
 
 os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from screenshot import pump, shoot, wait  # noqa: E402
-
-from veil.desktop.app import MainWindow, create_app  # noqa: E402
-from veil.engine import make_registry  # noqa: E402
+from screenshot import open_window, pump, shoot, wait  # noqa: E402
 
 
 def run_and_show(window, method: str, values: dict, column: str) -> None:
@@ -57,15 +54,7 @@ def shoot_second_step(app, window, out: Path) -> None:
 
 
 def main(out_dir: str) -> int:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    app = create_app([])
-    window = MainWindow(make_registry())
-    window.confirm_unsaved = False
-    window.resize(1500, 950)
-    window.show()
-    window.controller.open_demo()
-    wait(window.controller.data_loaded)
+    app, window, out = open_window(out_dir)
     shoot_second_step(app, window, out)
     run_and_show(window, "noise-addition", {"columns": "age;length_of_stay", "level": 0.3}, "age")
     shoot(app, out, "18-perturbed-number")

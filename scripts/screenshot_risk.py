@@ -19,23 +19,16 @@ from pathlib import Path
 
 os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from screenshot import pump, shoot, wait  # noqa: E402
+from screenshot import open_window, pump, shoot, wait  # noqa: E402
 
-from veil.desktop.app import MainWindow, create_app  # noqa: E402
-from veil.engine import Role, make_registry  # noqa: E402
+from veil.engine import Role  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "sdcmicro" / "testdata.csv"
 KEYS = ["urbrur", "water", "sex", "age"]
 
 
 def main(out_dir: str) -> int:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    app = create_app([])
-    window = MainWindow(make_registry())
-    window.confirm_unsaved = False
-    window.resize(1500, 950)
-    window.show()
+    app, window, out = open_window(out_dir, demo=False)
     c = window.controller
     c.open_path(DATA)
     wait(c.data_loaded)
