@@ -61,7 +61,7 @@ from .state.risk import (
     sort_order,
 )
 from .models import FRACTION
-from .widgets import ProgressDelegate, fast_table
+from .widgets import FigureArea, ProgressDelegate, fast_table
 
 COLOURS = {INPUT: "#7f8c8d", RELEASE: "#2e86c1"}
 BLANKS = ("a blank matches any value", "a blank is a value of its own")
@@ -192,7 +192,6 @@ class RiskPanel(QWidget):
         self._jobs: dict[int, tuple] = {}  # job -> (kind, side name, the Side, the rules of a "risk" job)
         self._input_of = None  # the (frame, roles) the input side was made from
         self._release_of = None  # the release the release side was made from
-        self._figure = self._canvas = None
         self._suda_said = ""  # how the last SUDA ended, when it did not finish
         self._rank_said = ""  # how the last ranking ended, when it did not finish
         self._draw_due = False
@@ -214,9 +213,7 @@ class RiskPanel(QWidget):
             self.models[name], self.views[name] = model, view
             self.riskiest.addTab(view, name.capitalize())
         self.riskiest.addTab(self._ranking_pane(), "Quasi-identifier ranking")
-        self._plot_area = QWidget()
-        self._plot_layout = QVBoxLayout(self._plot_area)
-        self._plot_layout.setContentsMargins(0, 0, 0, 0)
+        self._plot_area = FigureArea((9, 3.4))
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.figures)
         bottom.addWidget(self.riskiest)
@@ -683,14 +680,7 @@ class RiskPanel(QWidget):
 
     # -- drawing ------------------------------------------------------------------------------------
     def _plot(self):
-        if self._canvas is None:
-            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-            from matplotlib.figure import Figure
-
-            self._figure = Figure(figsize=(9, 3.4), layout="constrained")
-            self._canvas = FigureCanvasQTAgg(self._figure)
-            self._plot_layout.addWidget(self._canvas, 1)
-        return self._figure, self._canvas
+        return self._plot_area.plot()
 
     @property
     def figure(self):

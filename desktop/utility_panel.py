@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .widgets import FigureArea
+
 NONE_YET = "Select a finished run to compare its release with the input, column by column."
 MOST_BARS = 40  # more values than this are drawn as the most frequent ones, the rest said in the title
 
@@ -42,7 +44,6 @@ class UtilityPanel(QWidget):
         self._before: pd.DataFrame | None = None
         self._after: pd.DataFrame | None = None
         self._hierarchies: dict = {}
-        self._figure = self._canvas = None
         self.summary = QLabel(NONE_YET, wordWrap=True)
         self.column = QComboBox()
         self.column.setToolTip("The released column to compare with the input")
@@ -79,9 +80,7 @@ class UtilityPanel(QWidget):
         self.before_table, self.after_table = QTableWidget(), QTableWidget()
         self.pair_tabs.addTab(self.before_table, "Input")
         self.pair_tabs.addTab(self.after_table, "Release")
-        self._plot_area = QWidget()
-        self._plot_layout = QVBoxLayout(self._plot_area)
-        self._plot_layout.setContentsMargins(0, 0, 0, 0)
+        self._plot_area = FigureArea((9, 3.6))
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
@@ -116,9 +115,7 @@ class UtilityPanel(QWidget):
             table.setRowCount(0)
             table.setColumnCount(0)
         self.save.setEnabled(False)
-        if self._figure is not None:
-            self._figure.clear()
-            self._canvas.draw_idle()
+        self._plot_area.clear()
 
     def show_release(self, title: str, original, release) -> None:
         """Compare ``release`` with ``original`` (the Table the run read): at once when the tab is
@@ -215,14 +212,7 @@ class UtilityPanel(QWidget):
 
     # -- drawing --------------------------------------------------------------------------------
     def _plot(self):
-        if self._canvas is None:
-            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-            from matplotlib.figure import Figure
-
-            self._figure = Figure(figsize=(9, 3.6), layout="constrained")
-            self._canvas = FigureCanvasQTAgg(self._figure)
-            self._plot_layout.addWidget(self._canvas, 1)
-        return self._figure, self._canvas
+        return self._plot_area.plot()
 
     @property
     def figure(self):

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QStyledItemDelegate,
     QStyleOptionProgressBar,
     QTableView,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -198,3 +199,32 @@ def muted(text: str) -> QLabel:
     palette.setColor(QPalette.WindowText, QColor("#5f6368"))
     label.setPalette(palette)
     return label
+
+
+class FigureArea(QWidget):
+    """A matplotlib figure of ``figsize`` inches, made when first drawn on (matplotlib's Qt backend is
+    imported only then, so a tab never shown costs nothing)."""
+
+    def __init__(self, figsize: tuple[float, float], parent=None):
+        super().__init__(parent)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._figsize = figsize
+        self._figure = self._canvas = None
+
+    def plot(self):
+        """(figure, canvas), made on the first call."""
+        if self._canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            self._figure = Figure(figsize=self._figsize, layout="constrained")
+            self._canvas = FigureCanvasQTAgg(self._figure)
+            self._layout.addWidget(self._canvas, 1)
+        return self._figure, self._canvas
+
+    def clear(self) -> None:
+        """Empty the figure, if one was made."""
+        if self._figure is not None:
+            self._figure.clear()
+            self._canvas.draw_idle()
