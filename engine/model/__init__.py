@@ -15,6 +15,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "blank_codes",
             "blank_view",
             "compatible_sizes",
+            "CompatibleSums",
             "has_blanks",
             "is_suppressed",
             "OWN_VALUE",

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..data.generalised import SUPPRESSED
+from ..kernels.grouping import group_rows
 
 ANY_VALUE = "any-value"
 OWN_VALUE = "own-value"
@@ -85,51 +86,87 @@ def has_blanks(frame: pd.DataFrame, columns, rule: str) -> bool:
 
 
 def _patterns(codes: np.ndarray):
-    """(pattern of each record, the distinct patterns' rows): records equal on every code share one."""
-    if codes.shape[1] == 0:
-        return np.zeros(len(codes), dtype=np.int64), np.zeros((1 if len(codes) else 0, 0), dtype=np.int64)
-    ids = pd.DataFrame(codes).groupby(list(range(codes.shape[1])), sort=False).ngroup().to_numpy(np.int64)
-    first = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int64)
-    first[ids[::-1]] = np.arange(len(ids))[::-1]
-    return ids, codes[first]
+    """(pattern of each record, the distinct patterns' rows, in order of first appearance): records
+    equal on every code share one."""
+    n, m = codes.shape
+    if m == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros((1 if n else 0, 0), dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, m), dtype=np.int64)
+    spans = codes.max(axis=0) + 2  # codes −1 … max, shifted to 0 … max + 1
+    inverse, first = group_rows([codes[:, j] + 1 for j in range(m)], spans.tolist())
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse], codes[first[order]]
 
 
-def _row_keys(rows: np.ndarray) -> np.ndarray:
-    if rows.shape[1] == 0:
-        return np.zeros(len(rows), dtype=np.int64)
-    _, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64)
+class CompatibleSums:
+    """Sums over compatible patterns: for each of P distinct patterns (rows of codes, −1 matching any
+    value), the sum of a mass over every pattern compatible with it (equal on every column where
+    neither is blank). A pattern blank everywhere (a suppressed record) is compatible with every
+    pattern, but counted in none but its own kind.
+
+    The patterns are split by their mask of blank columns (a few, in practice). Within a mask the
+    patterns are distinct, so each is compatible with itself only; for each two masks, the patterns
+    of both are numbered by their values on the columns blank in neither (one pass over mixed-radix
+    keys, :func:`~veil.engine.group_rows`): two patterns are compatible exactly when they have the
+    same number. That numbering is done once; :meth:`sums` then costs one ``bincount`` per pair of
+    masks, whatever the mass, so a search that sums the sizes of the same classes again and again
+    (global recoding dropping failing classes until none fails) keys them once.
+
+    >>> patterns = np.array([[0, 0], [-1, 0], [1, 0], [1, 1], [-1, -1]])
+    >>> CompatibleSums(patterns).sums(np.array([1, 2, 4, 8, 16])).tolist()
+    [3, 7, 6, 8, 31]
+    """
+
+    def __init__(self, patterns: np.ndarray):
+        patterns = np.asarray(patterns)
+        n, m = patterns.shape
+        self.n = n
+        columns = np.ascontiguousarray(patterns.T, dtype=np.int64)  # a column at a time, each in one pass
+        blank = columns < 0
+        whole = np.logical_and.reduce(blank, axis=0) if m else np.zeros(n, dtype=bool)
+        self.whole = np.flatnonzero(whole)  # the patterns blank throughout: compatible with every pattern
+        self.pairs: list[tuple] = []  # (patterns of one mask, of another, their numbers, how many numbers)
+        if not m or len(self.whole) == n:
+            return
+        mask_of, first = group_rows(list(blank), [2] * m)
+        members = [np.flatnonzero(mask_of == x) for x in range(len(first)) if not whole[first[x]]]
+        spans = columns.max(axis=1) + 1
+        for x, ia in enumerate(members):
+            for ib in members[x + 1 :]:
+                free = np.flatnonzero(~(blank[:, ia[0]] | blank[:, ib[0]]))
+                if len(free):
+                    both = np.concatenate([ia, ib])
+                    number, first = group_rows([columns[j][both] for j in free], spans[free].tolist())
+                    count = len(first)
+                else:  # no column known to both: every pattern of one is compatible with every one of the other
+                    number, count = np.zeros(len(ia) + len(ib), dtype=np.int64), 1
+                self.pairs.append((ia, ib, number[: len(ia)], number[len(ia) :], count))
+
+    def sums(self, mass: np.ndarray) -> np.ndarray:
+        """Per pattern, the sum of ``mass`` (P, or P × c) over every pattern compatible with it."""
+        mass = np.asarray(mass)
+        rows = mass[:, None] if mass.ndim == 1 else mass
+        out = rows.copy()  # each pattern is compatible with itself, and no other pattern of its mask
+        if len(self.whole):
+            out[self.whole] = rows.sum(axis=0)
+        for ia, ib, na, nb, count in self.pairs:
+            out[ia] += _by_number(nb, rows[ib], count)[na]
+            out[ib] += _by_number(na, rows[ia], count)[nb]
+        return out[:, 0] if mass.ndim == 1 else out
 
 
-def _compatible_sums(patterns: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """Per pattern, the sum of ``mass`` (P × c) over every pattern compatible with it: equal on
-    every column where neither is blank; a pattern blank everywhere (a suppressed record) is
-    compatible with every pattern but counted in none but its own kind. Patterns are compared mask
-    by mask: for two masks of blank columns, the patterns of each are keyed on the columns blank in
-    neither."""
-    blank = patterns < 0
-    bits = (
-        (blank * (1 << np.arange(blank.shape[1], dtype=np.int64))).sum(axis=1)
-        if blank.shape[1]
-        else np.zeros(len(patterns), dtype=np.int64)
-    )
-    masks = np.unique(bits)
-    out = np.zeros_like(mass)
-    members = {int(m): np.flatnonzero(bits == m) for m in masks}
-    everything = (1 << blank.shape[1]) - 1 if blank.shape[1] else -1
-    for a in masks:
-        ia = members[int(a)]
-        for b in masks:
-            if b == everything and a != everything:  # a suppressed record joins no other record's group
-                continue
-            ib = members[int(b)]
-            free = ~(blank[ia[0]] | blank[ib[0]])
-            keys = _row_keys(np.concatenate([patterns[ia][:, free], patterns[ib][:, free]]))
-            ka, kb = keys[: len(ia)], keys[len(ia) :]
-            summed = np.zeros((int(keys.max()) + 1, mass.shape[1]), dtype=mass.dtype)
-            np.add.at(summed, kb, mass[ib])
-            out[ia] += summed[ka]
-    return out
+def _by_number(number: np.ndarray, rows: np.ndarray, count: int) -> np.ndarray:
+    """``rows`` (r × c) summed by ``number`` (0 … count − 1): count × c, in ``rows``' dtype."""
+    c = rows.shape[1]
+    if c == 1:
+        summed = np.bincount(number, weights=rows[:, 0], minlength=count)[:, None]
+    else:
+        flat = (number[:, None] * c + np.arange(c)).ravel()
+        summed = np.bincount(flat, weights=rows.ravel(), minlength=count * c).reshape(count, c)
+    return summed.astype(rows.dtype, copy=False)
 
 
 def compatible_sizes(codes: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -138,7 +175,7 @@ def compatible_sizes(codes: np.ndarray, weights: np.ndarray | None = None) -> np
     ids, patterns = _patterns(np.asarray(codes))
     w = np.ones(len(ids), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
     mass = np.bincount(ids, weights=w, minlength=len(patterns)).astype(np.int64)[:, None]
-    return _compatible_sums(patterns, mass)[:, 0][ids]
+    return CompatibleSums(patterns).sums(mass)[:, 0][ids]
 
 
 def blank_view(codes: np.ndarray, base):
@@ -160,15 +197,16 @@ def blank_view(codes: np.ndarray, base):
         base.hierarchy,
         survey=base.survey,
     )
-    view._cache["sizes"] = _compatible_sums(patterns, sizes[:, None])[:, 0]
+    join = CompatibleSums(patterns)
+    view._cache["sizes"] = join.sums(sizes)
     if base.survey is not None:  # Fk: the survey weights of every compatible record (sdcMicro's freqCalc)
         mass = np.bincount(ids, weights=base.survey, minlength=n_groups)
-        view._cache["estimates"] = _compatible_sums(patterns, mass[:, None])[:, 0]
+        view._cache["estimates"] = join.sums(mass)
     if base.sensitive is not None:
         s = base.n_values
         known = base.sensitive >= 0
         flat = np.bincount(
             ids[known] * s + base.sensitive[known], weights=None if w is None else w[known], minlength=n_groups * s
         ).astype(np.int64)
-        view._cache["counts"] = _compatible_sums(patterns, flat.reshape(n_groups, s))
+        view._cache["counts"] = join.sums(flat.reshape(n_groups, s))
     return view

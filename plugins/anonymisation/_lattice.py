@@ -60,8 +60,8 @@ import pandas as pd
 
 from veil.engine import (
     BadInput,
+    CompatibleSums,
     GroupView,
-    blank_view,
     NodeStatus,
     NodeValue,
     SolutionSpace,
@@ -417,64 +417,96 @@ class Judge:
         as ``veil verify`` counts it. C is the same with the pruning models (and the other models'
         necessary conditions): where C holds at a node it holds at every generalisation, whose
         groups contain those of the node."""
-        codes = table.codes.T.astype(np.int64)
+        codes = table.codes.astype(np.int64)  # (d, G): a column at a time
         for j, a in enumerate(self.blank_attrs):
             if a.has_blank:
-                codes[codes[:, j] == a.blank_node(table.levels[j]), j] = -1
+                codes[j, codes[j] == a.blank_node(table.levels[j])] = -1
         stars = [a.star[level] for a, level in zip(self.blank_attrs, table.levels)]
-        codes[star_class(table, stars)] = -1
-        free = (codes < 0).all(axis=1)  # judged with the whole table, joining no group
+        codes[:, star_class(table, stars)] = -1
+        free = np.logical_and.reduce(codes < 0, axis=0)  # judged with the whole table, joining no group
+        live = np.flatnonzero(~free)
+        join = CompatibleSums(codes[:, live].T)  # the classes keyed once, their groups summed every round
         pruning = [(m, p) for m, p in zip(self.models, self.pruning)]
-        some = self._fixed_point(table, codes, ~free, pruning, necessary=True)
+        kept = self._fixed_point(table, join, live, np.ones(len(live), dtype=bool), pruning, necessary=True)
+        some = np.zeros(table.n_classes, dtype=bool)
+        some[live[kept]] = True
         if int(table.size[~some & ~free].sum()) > self.limit:
             return None, ~some & ~free
-        every = self._fixed_point(table, codes, some, [(m, True) for m in self.models])
+        if not all(self.pruning):  # else every model was judged by its own check: nothing more fails
+            kept = self._fixed_point(table, join, live, kept, [(m, True) for m in self.models])
+        every = np.zeros(table.n_classes, dtype=bool)
+        every[live[kept]] = True
         return ~every & ~free, ~some & ~free
 
-    def _fixed_point(self, table: Classes, codes: np.ndarray, keep: np.ndarray, models, necessary=False):
-        """The classes kept when those of ``keep`` failing ``models`` (each (model, judged by its own
-        check or else by its necessary condition)) among the kept ones are dropped until none fails."""
+    def _fixed_point(self, table: Classes, join, live: np.ndarray, keep: np.ndarray, models, necessary=False):
+        """Which of the classes ``live`` (the ones ``join`` keyed) stay kept when those of ``keep`` (a
+        mask over ``live``) failing ``models`` (each (model, judged by its own check or else by its
+        necessary condition)) among the kept ones are dropped until none fails."""
         keep = keep.copy()
         while keep.any():
-            views, owner = self._compatible_views(table, codes, keep)
-            ok = np.ones(len(owner), dtype=bool)
+            views = self._compatible_views(table, join, live, keep)
+            ok = np.ones(int(keep.sum()), dtype=bool)
             for model, own in models:
                 verdict = self._ok(model, views) if own else (self._necessary(model, views) if necessary else None)
                 if verdict is not None:
                     ok &= verdict
             if ok.all():
                 break
-            keep[owner[~ok]] = False
+            keep[np.flatnonzero(keep)[~ok]] = False
         return keep
 
-    def _compatible_views(self, table: Classes, codes: np.ndarray, keep: np.ndarray):
-        """(one view per sensitive column of the ``keep`` classes' groups under the any-value rule, one
-        group per class; each group's class)."""
-        classes = np.flatnonzero(keep)
+    def _compatible_views(self, table: Classes, join, live: np.ndarray, keep: np.ndarray) -> list[GroupView]:
+        """One view per sensitive column of the groups of the classes ``live[keep]`` under the any-value
+        rule, group g that of the g-th of them: its size, sensitive counts and survey weights summed by
+        ``join`` over the kept classes compatible with it (what :func:`~veil.engine.blank_view` gives,
+        without keying the classes again)."""
+        classes = live[keep]
+        sizes = join.sums(np.where(keep, table.size[live], 0))[keep]
+        estimates = None if table.survey is None else join.sums(np.where(keep, table.survey[live], 0.0))[keep]
         if table.unit_class is None:
-            unit_class, unit_sens, unit_w = classes, None, table.size[classes]
-            unit_survey = None if table.survey is None else table.survey[classes]
-        else:
-            held = keep[table.unit_class]
-            unit_class, unit_sens, unit_w = table.unit_class[held], table.unit_sens[held], table.unit_w[held]
-            unit_survey = None if table.unit_survey is None else table.unit_survey[held]
+            view = GroupView.from_codes(
+                np.arange(len(classes)),
+                None,
+                None,
+                (),
+                self.sens.numeric,
+                table.size[classes],
+                hierarchy=self.sens.hierarchy,
+                survey=None if table.survey is None else table.survey[classes],
+            )
+            view._cache.update(sizes=sizes, **({} if estimates is None else {"estimates": estimates}))
+            return [view]
+        number = np.full(table.n_classes, -1, dtype=np.int64)
+        number[live] = np.arange(len(live))  # a class's place among the live ones
+        kept = np.zeros(table.n_classes, dtype=bool)
+        kept[classes] = True
+        held = kept[table.unit_class]
+        place, unit_sens, unit_w = number[table.unit_class[held]], table.unit_sens[held], table.unit_w[held]
+        unit_survey = None if table.unit_survey is None else table.unit_survey[held]
+        group = np.cumsum(keep) - 1  # a live class's group among the kept ones
         views = []
-        for s, to in self.columns if table.unit_class is not None else [(self.sens, None)]:
-            base = GroupView.from_codes(
-                np.arange(len(unit_class)),
-                None if unit_sens is None else (unit_sens if to is None else to[unit_sens]),
-                None if unit_sens is None else s.overall,
-                s.values if unit_sens is not None else (),
+        for s, to in self.columns:
+            sens = unit_sens if to is None else to[unit_sens]
+            width = s.n_values
+            known = sens >= 0  # a blank sensitive value is no value
+            counts = np.bincount(
+                place[known] * width + sens[known], weights=unit_w[known], minlength=len(live) * width
+            ).astype(np.int64)
+            view = GroupView.from_codes(
+                group[place],
+                sens,
+                s.overall,
+                s.values,
                 s.numeric,
                 unit_w,
                 hierarchy=s.hierarchy,
                 survey=unit_survey,
             )
-            views.append(blank_view(codes[unit_class], base))
-        groups = np.asarray(views[0].groups)
-        owner = np.empty(int(groups.max()) + 1, dtype=np.int64)
-        owner[groups] = unit_class
-        return views, owner
+            view._cache.update(sizes=sizes, counts=join.sums(counts.reshape(len(live), width))[keep])
+            if estimates is not None:
+                view._cache["estimates"] = estimates
+            views.append(view)
+        return views
 
     def _failing(self, table: Classes, stars: list[int] | None = None) -> tuple[np.ndarray | None, np.ndarray]:
         """(classes failing any model, classes failing C) as boolean masks; the first is None when C
