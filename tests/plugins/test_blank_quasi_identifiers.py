@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import BadInput, PluginCall, RunSpec, Table, execute, make_registry
+from veil.engine import BadInput, GroupView, Hierarchy, PluginCall, RunSpec, Table, execute, make_registry
 
 REGISTRY = make_registry()
 QIS = ["age", "sex"]
@@ -168,3 +168,119 @@ def test_mondrian_under_own_value_refuses_a_blank_pattern_too_rare_for_the_model
     spec = RunSpec(PluginCall("mondrian", {"blanks": "any-value"}), PluginCall("k-anonymity", {"k": 2}))
     release = execute(REGISTRY, table, spec).release
     assert release.frame["age"].isna().tolist() == [False] * 4 + [True, False]
+
+
+# ------------------------------------------------------------------------ every transformation's judgement
+def _three_columns(seed: int) -> Table:
+    """Blanks in three quasi-identifiers (so several patterns of blank columns), two sensitive columns
+    and survey weights."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 18))
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, n).astype(float),
+            "sex": rng.choice(["f", "m"], n).astype(object),
+            "town": rng.choice(["t0", "t1", "t2", "t3"], n).astype(object),
+            "dx": rng.choice(["flu", "cold", "hiv"], n),
+            "job": rng.choice(["a", "b"], n),
+            "w": rng.uniform(1.0, 30.0, n).round(1),
+        }
+    )
+    for column, share in (("age", 0.25), ("sex", 0.2), ("town", 0.2)):
+        frame.loc[rng.random(n) < share, column] = None
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "town": "quasi-identifier"}
+    roles.update(dx="sensitive", job="sensitive", w="weight")
+    towns = Hierarchy.from_levels({"t0": ["n", "*"], "t1": ["n", "*"], "t2": ["s", "*"], "t3": ["s", "*"]})
+    return Table.from_frame(frame).with_roles(roles).with_hierarchy("town", towns)
+
+
+def _kept_by_hand(rows, views, keep, rules) -> list[bool]:
+    """The records kept when those of ``keep`` whose group (every kept record compatible with them,
+    counted pair by pair) fails one of ``rules`` — (model, "own" check or its "necessary" condition),
+    judged on every sensitive column — are dropped until none fails."""
+    keep = list(keep)
+    while any(keep):
+        kept = [i for i in range(len(rows)) if keep[i]]
+        mates = [[j for j in kept if _compatible(rows[i], rows[j], "any-value")] for i in kept]
+        group = np.repeat(np.arange(len(kept)), [len(m) for m in mates])
+        members = np.concatenate(mates)
+        judged = [
+            GroupView.from_codes(
+                group,
+                v.sensitive[members],
+                v.overall,
+                v.values,
+                v.numeric,
+                survey=None if v.survey is None else v.survey[members],
+            )
+            for v in views
+        ]
+        ok = np.ones(len(kept), dtype=bool)
+        for model, how in rules:
+            verdicts = [
+                model.check_groups(v).ok if how == "own" else model.plugin.necessary_groups(v, model.params)
+                for v in judged
+            ]
+            if all(x is not None for x in verdicts):
+                ok &= np.logical_and.reduce(verdicts)
+        if ok.all():
+            break
+        for i, good in zip(kept, ok):
+            keep[i] = keep[i] and bool(good)
+    return keep
+
+
+@pytest.mark.parametrize(
+    "models",
+    [
+        ["k-anonymity:k=3"],
+        ["k-anonymity:k=2", "l-diversity:l=2,variant=distinct"],
+        ["l-diversity:l=1.8,variant=entropy"],
+        ["individual-risk:threshold=0.1"],
+    ],
+    ids=lambda m: "+".join(m),
+)
+@pytest.mark.parametrize("seed", range(5))
+def test_the_any_value_judgement_of_every_transformation_matches_counting_by_hand(seed, models):
+    """At every transformation of a lattice over three quasi-identifiers with blanks, which classes
+    global recoding suppresses under the any-value rule and which fail its necessary condition, as
+    its search computes them from the class table (each class's group summed over the compatible
+    classes, joined once per transformation), against the records' groups counted pair by pair with
+    the failing records dropped until none fails — first by the models that prune (a model's
+    necessary condition for the others), then from those kept by every model."""
+    from veil.engine import bind_models
+    from veil.plugins.anonymisation import _lattice
+    from veil.plugins.anonymisation._sensitive import reads_sensitive, sensitive_view
+
+    table = _three_columns(seed)
+    qis, n = ["age", "sex", "town"], table.n_rows
+    model = bind_models(REGISTRY, [PluginCall.parse(m) for m in models])
+    survey = table.frame["w"].to_numpy(float) if model.reads_weights else None
+    attrs = _lattice.attributes(table, qis, blanks=True)
+    records = [sensitive_view(table, c) for c in ("dx", "job")]
+    limit = 3
+    judge = _lattice.Judge(model, limit, records, survey=survey, blank_attrs=attrs)
+    sens = judge.codes if reads_sensitive(model) else None
+    views = [r.with_survey(survey) for r in records]
+    bound = list(getattr(model, "models", (model,)))
+    rules = [(m, "own" if m.plugin.monotonicity(m.params) == "suppression" else "necessary") for m in bound]
+    labels = {}  # (column, level): every record's label, None for a blank
+    for c, a in zip(qis, attrs):
+        known = table.frame[c].notna()
+        for level in range(a.height + 1):
+            column = pd.Series([None] * n, dtype=object)
+            column[known] = table.hierarchy(c).generalise_series(table.frame[c][known], level).astype(str).to_numpy()
+            labels[c, level] = column.tolist()
+    for levels in itertools.product(*(range(a.height + 1) for a in attrs)):
+        classes, record_class = _lattice.classes_at(attrs, levels, sens, judge.n_codes, survey=judge.survey)
+        fail, fail_condition = judge.failing(classes)
+        rows = list(zip(*(labels[c, level] for c, level in zip(qis, levels))))
+        free = [_free(r, "any-value") for r in rows]
+        some = _kept_by_hand(rows, views, [not f for f in free], rules)
+        dropped = [not (k or f) for k, f in zip(some, free)]
+        assert fail_condition[record_class].tolist() == dropped, levels
+        if sum(dropped) > limit:
+            assert fail is None, levels
+            continue
+        every = _kept_by_hand(rows, views, some, [(m, "own") for m in bound])
+        assert fail[record_class].tolist() == [not (k or f) for k, f in zip(every, free)], levels
