@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def median_times(candidates: dict[str, Callable[[], object]], repeats: int = 7) -> dict[str, float]:
@@ -108,3 +110,17 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def checkout(rev: str, folder: Path) -> Path:
+    """``rev``'s code laid out as the ``veil`` package (its source folders under ``veil/``) in
+    ``folder``: put first on ``PYTHONPATH``, a child process imports that revision's Veil."""
+    src = folder / "src"
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    package = folder / "veil"
+    package.mkdir()
+    for name in ("engine", "cli", "plugins", "desktop", "resources"):
+        (package / name).symlink_to(src / name)
+    return folder

@@ -3,22 +3,29 @@ what the blocks cost against MDAV on the whole table), MDAV's losses on sdcMicro
 against the published ones, and local suppression on Adult's 8 quasi-identifiers.
 
 Run with ``python benchmarks/bench_cells.py [--datasets DIR] [--records N]`` (prints markdown
-tables; the dataset cases are skipped where the datasets folder is absent). Times are wall and CPU seconds
-of one run in this process (on a shared machine the CPU time is the steadier); peak memory is the
-process's maximum resident set.
+tables; the dataset cases are skipped where the datasets folder is absent). With ``--against REV``
+it runs only global recoding with blank ages, by ``git archive REV``'s code (put first on
+``PYTHONPATH`` in a child process) and by this checkout's, taking turns ``--repeats`` times. Times
+are wall and CPU seconds of one run in this process (on a shared machine the CPU time is the
+steadier); peak memory is the process's maximum resident set.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from _bench import DATASETS, machine, markdown_table
+from _bench import DATASETS, checkout, machine, markdown_table
 from veil.engine import Context, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry
 from veil.plugins.anonymisation._microaggregation import mdav, mdav_blocks, sse, sst, standardised
 
@@ -149,9 +156,13 @@ def local_suppression(folder: Path) -> list[dict]:
     return rows
 
 
-def blank_ages(folder: Path, share: float = 0.03) -> list[dict]:
+RULES = ("any-value", "own-value")
+
+
+def blank_ages(folder: Path, share: float = 0.03, repeats: int = 1) -> list[dict]:
     """Global recoding on ARX's adult data with its hierarchies, ``share`` of the ages blanked (seed 0),
-    k = 5 and 4 % suppression, under each rule on blanks."""
+    k = 5 and 4 % suppression, under each rule on blanks: one untimed run first (it loads what both
+    rules need), then the rules in turn ``repeats`` times, the median CPU seconds of each."""
     arx = folder / "adult_arx"
     frame = pd.read_csv(arx / "adult.csv", sep=";")
     frame.loc[np.random.default_rng(0).random(len(frame)) < share, "age"] = np.nan
@@ -160,8 +171,8 @@ def blank_ages(folder: Path, share: float = 0.03) -> list[dict]:
     for c in qis:
         if c != "age":
             table = table.with_hierarchy(c, Hierarchy.from_arx_csv(arx / f"adult_hierarchy_{c}.csv"))
-    rows = []
-    for rule in ("any-value", "own-value"):
+
+    def run(rule: str):
         started, cpu = time.perf_counter(), time.process_time()
         result = execute(
             make_registry(),
@@ -172,19 +183,80 @@ def blank_ages(folder: Path, share: float = 0.03) -> list[dict]:
             ),
             Context(0),
         )
-        g = result.release.details["generalisation"]
+        return time.perf_counter() - started, time.process_time() - cpu, result
+
+    run("own-value")
+    samples: dict[str, list] = {rule: [] for rule in RULES}
+    for _ in range(repeats):
+        for rule in RULES:
+            samples[rule].append(run(rule))
+    rows = []
+    for rule in RULES:
+        g = samples[rule][-1][2].release.details["generalisation"]
         rows.append(
             {
                 "blanks": rule,
-                "seconds (whole run)": round(time.perf_counter() - started, 1),
-                "CPU seconds": round(time.process_time() - cpu, 1),
+                "seconds (whole run)": round(float(np.median([s[0] for s in samples[rule]])), 2),
+                "CPU seconds": round(float(np.median([s[1] for s in samples[rule]])), 2),
                 "age level": g["levels"]["age"],
+                "levels": ",".join(str(g["levels"][q]) for q in qis),
                 "suppressed": f"{g['suppressed_records']:,}",
                 "loss": round(g["loss"], 4),
                 "transformations checked": f"{g['searched_nodes']:,} of {g['lattice_nodes']:,}",
             }
         )
     return rows
+
+
+_CHILD = (
+    "import json, sys\nfrom pathlib import Path\nsys.path.insert(0, {here!r})\nimport bench_cells, veil.engine\n"
+    "print(json.dumps([veil.engine.__file__, bench_cells.blank_ages(Path({folder!r}))]))"
+)
+
+
+def blank_ages_against(revision: str, folder: Path, repeats: int = 3) -> str:
+    """:func:`blank_ages` by ``revision``'s code and by this checkout's, each in a fresh process, the two
+    taking turns ``repeats`` times (a burst of load hits both alike): the median CPU seconds of each
+    rule on each side, and their ratios; the optimum must be the same."""
+    code = _CHILD.format(here=str(Path(__file__).resolve().parent), folder=str(folder))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {revision: {**env, "PYTHONPATH": str(checkout(revision, Path(tmp)))}, "this checkout": env}
+        samples: dict[str, list] = {side: [] for side in sides}
+        for _ in range(repeats):
+            for side, side_env in sides.items():
+                done = subprocess.run([sys.executable, "-c", code], env=side_env, capture_output=True, text=True)
+                if done.returncode:
+                    raise RuntimeError(f"{side}: {done.stderr.strip().splitlines()[-1:]}")
+                where, rows = json.loads(done.stdout.strip().splitlines()[-1])
+                assert where.startswith(tmp) == (side == revision), (side, where)  # the code each side ran
+                samples[side].append({r["blanks"]: r for r in rows})
+    then, now = samples[revision], samples["this checkout"]
+    out = []
+    for rule in RULES:
+        a = float(np.median([s[rule]["CPU seconds"] for s in then]))
+        b = float(np.median([s[rule]["CPU seconds"] for s in now]))
+        mine, theirs = now[-1][rule], then[-1][rule]
+        same = ("levels", "suppressed", "loss")
+        assert all(mine[k] == theirs[k] for k in same), (rule, theirs, mine)  # the identical optimum
+        out.append(
+            {
+                "blanks": rule,
+                f"{revision} CPU s": round(a, 2),
+                "now CPU s": round(b, 2),
+                f"{revision} / now": round(a / b, 1),
+                "age level": mine["age level"],
+                "suppressed": mine["suppressed"],
+                "loss": mine["loss"],
+                "transformations checked": mine["transformations checked"],
+            }
+        )
+    ratios = "; ".join(
+        f"any-value / own-value: {name} {out[0][col] / out[1][col]:.1f}"
+        for name, col in ((revision, f"{revision} CPU s"), ("now", "now CPU s"))
+    )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{repeats} turns, load average at the end {load}; {ratios}\n\n" + _table(out)
 
 
 def _table(rows: list[dict]) -> str:
@@ -196,8 +268,14 @@ def main() -> None:
     parser.add_argument("--datasets", type=Path, default=DATASETS)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--block", type=int, default=5_000)
+    parser.add_argument("--against", help="only global recoding with blank ages, by this revision and this checkout")
+    parser.add_argument("--repeats", type=int, default=3, help="turns of each side with --against")
     args = parser.parse_args()
     print(machine())
+    if args.against:
+        print("\n### Global recoding on adult_arx with 3 % of the ages blank, then and now\n")
+        print(blank_ages_against(args.against, args.datasets, args.repeats), flush=True)
+        return
     if args.datasets.is_dir():
         print("\n### MDAV on Tarragona against the published losses\n")
         print(_table(tarragona(args.datasets)), flush=True)

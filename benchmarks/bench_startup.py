@@ -27,11 +27,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import dataset, markdown_table  # noqa: E402
+from _bench import checkout, dataset, markdown_table  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
 QUASI = ("sex", "age", "race")
 HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "matplotlib", "numba")
 # Python's bytecode cache on, as an installed Veil has it
@@ -57,19 +56,6 @@ def run_code(data: Path, out: Path) -> str:
         f"code = main({argv!r}, program=True)\n"
         f"print(code, ','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
     )
-
-
-def checkout(rev: str, folder: Path) -> Path:
-    """``rev``'s code laid out as the ``veil`` package (its source folders under ``veil/``)."""
-    src = folder / "src"
-    src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
-    package = folder / "veil"
-    package.mkdir()
-    for name in ("engine", "cli", "plugins", "desktop", "resources"):
-        (package / name).symlink_to(src / name)
-    return folder
 
 
 def measure(candidates: dict[str, tuple[list[str], dict]], repeats: int) -> tuple[dict, dict]:
