@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
@@ -88,3 +89,42 @@ def _mode(series: pd.Series):
     counts = series.dropna().value_counts()
     top = counts[counts == counts.max()].index
     return min(top, key=lambda v: (str(v), repr(v)))
+
+
+_EXACT = 2**53  # every whole number up to this is exact as a float
+
+
+def holds_integers(series: pd.Series) -> bool:
+    """Whether ``series`` is a column of whole numbers: of an integer type, or of floats with blanks
+    whose known values are all whole (a file's integers read as floats because of their blanks)."""
+    if pd.api.types.is_bool_dtype(series):
+        return False
+    if pd.api.types.is_integer_dtype(series):
+        return True
+    if not pd.api.types.is_float_dtype(series) or not series.isna().any():
+        return False
+    return _whole(series)
+
+
+def _whole(series: pd.Series) -> bool:
+    x = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    known = x[~np.isnan(x)]
+    return bool(np.all(np.abs(known) < _EXACT) and np.all(known == np.floor(known)))
+
+
+def keep_integers(frame: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each float column whose column of ``source`` holds integers
+    (:func:`holds_integers`) and whose own values are all whole as pandas' nullable integers, so
+    its blanks stay blank and its numbers are written without ``.0``; the frame itself when none
+    is."""
+    out = frame
+    for name in frame.columns:
+        s = frame[name]
+        if not pd.api.types.is_float_dtype(s) or name not in source.columns or not holds_integers(source[name]):
+            continue
+        if not _whole(s):
+            continue
+        if out is frame:
+            out = frame.copy(deep=False)
+        out[name] = s.astype("Int64")
+    return out

@@ -38,6 +38,7 @@ import pandas as pd
 
 from ..base.errors import BadInput, PrivacyCheckFailed
 from ..base.io import missing_reason, sha256_file
+from ..data.missing import keep_integers
 from ..data.table import CELL_CODES, FILE_LABELS
 from ..data.datasource import input_path as data_input_path, input_rows as data_input_rows
 from ..model.bound import BoundModel, CombinedModel
@@ -99,6 +100,9 @@ def released_frame(
     leaked = [c for c in identifier_columns(result) if c in frame.columns]
     if leaked:
         raise BadInput(f"identifier column {leaked[0]!r} cannot be released")
+    source = getattr(result.data, "frame", None)
+    if isinstance(source, pd.DataFrame):  # integers with blanks are written as integers, not floats
+        frame = keep_integers(frame, source)
     order = None
     if shuffle:
         order = shuffle_order(seed, len(frame))

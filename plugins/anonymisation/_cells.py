@@ -103,7 +103,8 @@ def cell_release(
 
 def changed_cells(before: pd.Series, after: pd.Series, code: int) -> np.ndarray:
     """Each record's ``code`` where its cell differs from before (a blank equal only to a blank), else 0."""
-    same = before.eq(after).to_numpy(dtype=bool) | (before.isna() & after.isna()).to_numpy(dtype=bool)
+    equal = before.eq(after).to_numpy(dtype=bool, na_value=False)  # a nullable column's blank compares as <NA>
+    same = equal | (before.isna() & after.isna()).to_numpy(dtype=bool)
     return np.where(same, 0, code).astype(np.int8)
 
 

@@ -360,9 +360,23 @@ class SpssExporter(_ReadStatExporter):
                 column_labels=variables or None,
                 variable_value_labels=values or None,
                 missing_ranges=missing or None,
+                variable_format=_integer_formats(frame) or None,
             )
         except Exception as exc:
             raise BadInput(f"the release cannot be written as SPSS: {_one_line(exc)}") from None
+
+
+def _integer_formats(frame: pd.DataFrame) -> dict[str, str]:
+    """SPSS's display format ``Fw.0`` for each column of whole numbers (blanks allowed), so SPSS
+    shows them without decimals as it showed the input's; ReadStat writes every other number F8.2."""
+    out = {}
+    for c in frame.columns:
+        s = frame[c]
+        if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            known = s.dropna()
+            digits = max((len(str(int(v))) for v in (known.min(), known.max())), default=1) if len(known) else 1
+            out[c] = f"F{max(8, digits)}.0"
+    return out
 
 
 class StataExporter(_ReadStatExporter):
