@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..base.io import open_regular
+from .missing import holds_integers
 
 ROOT = "*"
 _FORMAT = "veil.hierarchy"
@@ -740,7 +741,10 @@ def _numeric_array(values) -> np.ndarray:
         s = pd.to_numeric(s.dropna(), errors="raise")
     except (ValueError, TypeError):
         raise BadInput("interval hierarchies need numbers; the values include text") from None
-    a = s.to_numpy(dtype=np.int64 if pd.api.types.is_integer_dtype(s) else np.float64)
+    whole = pd.api.types.is_integer_dtype(s) or (
+        isinstance(values, pd.Series) and pd.api.types.is_float_dtype(values) and holds_integers(values)
+    )  # integers read as floats because of their blanks are labelled as integers
+    a = s.to_numpy(dtype=np.int64 if whole else np.float64)
     if a.dtype.kind == "f" and not np.isfinite(a).all():
         raise BadInput("interval hierarchies need finite numbers; the values include infinity")
     if len(a) == 0:

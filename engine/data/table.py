@@ -335,11 +335,14 @@ class Table:
         the range for numeric columns, day → month → year → ``*`` for dates, one level to ``*`` for
         others)."""
         from .hierarchy import Hierarchy
+        from .missing import holds_integers
 
         col = self.schema[column]
         if col.hierarchy is not None:
             return col.hierarchy
         values = self.frame[column].dropna()
+        if pd.api.types.is_float_dtype(values) and holds_integers(self.frame[column]):
+            values = values.astype(np.int64)  # integers read as floats because of their blanks: labelled as integers
         if col.kind is Kind.NUMERIC and values.nunique() > 1:
             low, high = float(values.min()), float(values.max())
             with np.errstate(over="ignore", invalid="ignore"):
