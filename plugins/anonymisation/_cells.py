@@ -17,11 +17,16 @@ from veil.engine import (
     BadInput,
     Release,
     Role,
+    blank_codes,
+    blank_view,
     group_ids,
     grouping_columns,
     is_suppressed,
     param,
+    view_of_frame,
 )
+
+SUPPRESSED_MARK = "*"  # how a suppressed cell is written (engine/model/blanks.py)
 
 
 def blanks_param():
@@ -117,3 +122,72 @@ def group_summary(groups: np.ndarray) -> dict:
         "largest_group": int(sizes.max()) if len(sizes) else 0,
         "average_group_size": float(sizes.mean()) if len(sizes) else 0.0,
     }
+
+
+class Judge:
+    """The run's models judged on codes directly (the any-value view of each sensitive column), the
+    way the engine judges the release: what local suppression asks after every change, and what
+    :func:`suppress_failing` asks of a release with blanks."""
+
+    def __init__(self, frame: pd.DataFrame, columns: Columns, model, keys: list[str], survey=None):
+        self.model = model
+        self.qis = [keys.index(c) for c in columns.quasi_identifiers]
+        everyone = np.zeros(len(frame), dtype=np.int64)
+        sensitive = [c for c in columns.sensitive if c in frame.columns] or [None]
+        # ``survey``: each record's survey weight when a model reads them (each pattern's Fk then sums
+        # the weights of every compatible record, as sdcMicro's freqCalc does)
+        self.bases = {c: view_of_frame(frame, [], c, groups=everyone).with_survey(survey) for c in sensitive}
+
+    def failing(self, codes: np.ndarray) -> np.ndarray | None:
+        """The records of the failing groups of the first model that fails (fewest compatible records
+        first), or None when every model holds."""
+        qi_codes = codes[:, self.qis]
+        for bound in self.model.models:
+            columns = list(self.bases) if bound.plugin.needs_sensitive else list(self.bases)[:1]
+            for column in columns:
+                view = blank_view(qi_codes, self.bases[column])
+                bad = bound.check_groups(view).failing_groups
+                if len(bad):
+                    bad = bad[np.argsort(view.sizes[bad], kind="stable")]
+                    return np.flatnonzero(np.isin(view.groups, bad))
+        return None
+
+
+def suppress_failing(frame: pd.DataFrame, columns: Columns, model, survey, check) -> np.ndarray:
+    """The records to write ``*`` in every quasi-identifier so that ``frame`` (a release whose blank
+    quasi-identifiers match any value) meets ``model``: the records of the groups failing it, again
+    and again until none fails, as global recoding suppresses under the any-value rule
+    (docs/reference.md#blanks). A record suppressed throughout joins no other record's group, and
+    its own group is the whole table."""
+    qis = columns.quasi_identifiers
+    judge = Judge(frame, columns, model, qis, survey)
+    codes = blank_codes(frame, qis, ANY_VALUE)
+    out = np.zeros(len(frame), dtype=bool)
+    while True:
+        check()
+        bad = judge.failing(codes)
+        if bad is None:
+            return out
+        new = bad[~out[bad]]
+        if not len(new):  # only the suppressed records fail: their group is the whole table
+            raise BadInput(
+                f"the whole table fails {model.name}: no release of it can satisfy the model; relax its parameters"
+            )
+        codes[new] = -1
+        out[new] = True
+
+
+def suppressed_throughout(frame: pd.DataFrame, qis, where: np.ndarray) -> pd.DataFrame:
+    """``frame`` with the records ``where`` written ``*`` in every one of ``qis``."""
+    out = frame.copy()
+    for name in qis:
+        s = out[name]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            if SUPPRESSED_MARK not in s.cat.categories:
+                s = s.cat.add_categories([SUPPRESSED_MARK])
+        else:
+            s = s.astype(object)
+        s = s.copy()
+        s[where] = SUPPRESSED_MARK
+        out[name] = s
+    return out

@@ -26,11 +26,11 @@ from veil.engine import (
     grouping_columns,
     hookimpl,
     is_suppressed,
-    missing_message,
     param,
 )
 
-from ._cells import Columns, cell_release
+from ._cells import Columns, blanks_param, cell_release, suppress_failing, suppressed_throughout
+from ._sensitive import survey_of
 from ._global import GlobalRecodingParams, run_global
 from ._lattice import METRICS
 
@@ -54,6 +54,7 @@ class Params:
         help="for metric=arx-loss: ARX's generalisation/suppression factor in each pass (0.5 weighs both "
         "alike; towards 0 suppressing costs less, towards 1 generalising does)",
     )
+    blanks: str = blanks_param()
     adaption: float = param(
         0.0,
         minimum=0,
@@ -80,9 +81,6 @@ class LocalRecoding(Algorithm):
 
     def run(self, data, model, params, ctx):
         columns = Columns.of(data, "local recoding")
-        refused = missing_message(data.frame, columns.quasi_identifiers, "recoding locally")
-        if refused:  # a pass's groups are judged on its records alone: a blank matching any value spans passes
-            raise BadInput(refused)
         if params.metric != "arx-loss" and (params.gs_factor != 0.5 or params.adaption > 0):
             raise BadInput(
                 "gs_factor and adaption weigh generalisation against suppression in ARX's loss: choose "
@@ -96,7 +94,9 @@ class LocalRecoding(Algorithm):
         levels, done = [], 0
         for step in range(params.passes):
             ctx.check()
-            each = GlobalRecodingParams(suppression=params.suppression, metric=params.metric, gs_factor=factor)
+            each = GlobalRecodingParams(
+                suppression=params.suppression, metric=params.metric, gs_factor=factor, blanks=params.blanks
+            )
             weighed = {"gs_factor": factor} if params.metric == "arx-loss" else {}
             try:
                 release = run_global(
@@ -129,18 +129,31 @@ class LocalRecoding(Algorithm):
         if len(remaining):  # left after the last pass that could run: suppressed in every quasi-identifier
             frame.loc[remaining, columns.quasi_identifiers] = "*"
         frame = _typed(frame, table)
+        blanks = params.blanks if table.frame[columns.quasi_identifiers].isna().any().any() else ANY_VALUE
+        joined = np.zeros(table.n_rows, dtype=bool)
+        if blanks == ANY_VALUE and len(levels) > 1:  # a blank joins groups of other passes: judged again
+            ctx.progress(1.0, "local recoding: judging the groups blanks join across passes")
+            joined = suppress_failing(frame, columns, model, survey_of(table, model), ctx.check)
+            frame = suppressed_throughout(frame, columns.quasi_identifiers, joined) if joined.any() else frame
+            done -= int(joined.sum())
         details = {
             **({"gs_factor": params.gs_factor, "adaption": params.adaption} if params.metric == "arx-loss" else {}),
             "passes": levels,
             "published_records": done,
             "suppressed_records": int(table.n_rows - done),  # written * in every quasi-identifier
             "mixed_levels": len({str(p.get("levels")) for p in levels if p.get("published")}) > 1,
+            **({"suppressed_across_passes": int(joined.sum())} if joined.any() else {}),
         }
         notes = (
             f"local recoding: {len([p for p in levels if p.get('published')])} pass(es) of global recoding published "
             f"{done:,} records at their own levels; {table.n_rows - done:,} stay suppressed",
         )
-        return cell_release(table, frame, columns, ANY_VALUE, details=details, notes=notes)
+        if joined.any():
+            notes += (
+                f"{int(joined.sum()):,} published records then suppressed: with a blank matching any value, "
+                f"their groups joined records of other passes and failed {model.name}",
+            )
+        return cell_release(table, frame, columns, blanks, details=details, notes=notes)
 
 
 def _with_whole_hierarchies(table, qis, check):

@@ -28,11 +28,9 @@ from veil.engine import (
     blank_codes,
     hookimpl,
     param,
-    blank_view,
-    view_of_frame,
 )
 
-from ._cells import Columns, cell_release, released_frame
+from ._cells import Columns, Judge, cell_release, released_frame
 from ._sensitive import survey_of
 from ._suppression import exact, gains_kernel, greedy
 
@@ -90,7 +88,7 @@ class LocalSuppression(Algorithm):
         ctx.progress(0.0, "local suppression: counting records")
         cells = int(blankable.sum()) * len(frame)
         if params.search == "exact" or (params.search == "auto" and cells <= EXACT_CELLS):
-            judge = _Judge(frame, columns, model, keys, survey_of(data, model))
+            judge = Judge(frame, columns, model, keys, survey_of(data, model))
 
             def holds(trial):
                 ctx.check()
@@ -112,7 +110,7 @@ class LocalSuppression(Algorithm):
         """Blank further cells where a model judging more than group sizes (l-diversity, …) still
         fails: one cell of each failing pattern at a time, where its blank joins the most records."""
         kernel = gains_kernel()
-        judge = _Judge(frame, columns, model, keys, survey_of(data, model))
+        judge = Judge(frame, columns, model, keys, survey_of(data, model))
         blankable = np.array([c in columns.quasi_identifiers for c in keys])
         for step in range(codes.size + 1):
             records = judge.failing(codes)
@@ -157,34 +155,6 @@ class LocalSuppression(Algorithm):
         )
         details = {"blanked_cells": counts, "blanked_total": total, "importance": params.importance or None}
         return cell_release(data, out, columns, ANY_VALUE, details=details, notes=notes, cell_changes=changes)
-
-
-class _Judge:
-    """The run's models judged on codes directly (the any-value view of each sensitive column), the
-    way the engine judges the release: what the searches ask after every change."""
-
-    def __init__(self, frame: pd.DataFrame, columns: Columns, model, keys: list[str], survey=None):
-        self.model = model
-        self.qis = [keys.index(c) for c in columns.quasi_identifiers]
-        everyone = np.zeros(len(frame), dtype=np.int64)
-        sensitive = [c for c in columns.sensitive if c in frame.columns] or [None]
-        # ``survey``: each record's survey weight when a model reads them (each pattern's Fk then sums
-        # the weights of every compatible record, as sdcMicro's freqCalc does)
-        self.bases = {c: view_of_frame(frame, [], c, groups=everyone).with_survey(survey) for c in sensitive}
-
-    def failing(self, codes: np.ndarray) -> np.ndarray | None:
-        """The records of the failing groups of the first model that fails (fewest compatible records
-        first), or None when every model holds."""
-        qi_codes = codes[:, self.qis]
-        for bound in self.model.models:
-            columns = list(self.bases) if bound.plugin.needs_sensitive else list(self.bases)[:1]
-            for column in columns:
-                view = blank_view(qi_codes, self.bases[column])
-                bad = bound.check_groups(view).failing_groups
-                if len(bad):
-                    bad = bad[np.argsort(view.sizes[bad], kind="stable")]
-                    return np.flatnonzero(np.isin(view.groups, bad))
-        return None
 
 
 def _blank(series: pd.Series, where: np.ndarray) -> pd.Series:

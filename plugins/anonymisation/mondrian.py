@@ -33,6 +33,7 @@ permuted within each group (Anatomy).
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,12 +52,14 @@ from veil.engine import (
     Judgement,
     Release,
     Role,
+    SUPPRESSED,
     TradeOff,
     grouping_columns,
     hookimpl,
     param,
 )
 
+from ._cells import Columns, suppress_failing, suppressed_throughout
 from ._regions import generalised, group_values, known_extent, qi_columns, released_columns, small_table
 from ._sensitive import reads_sensitive, sensitive_columns, sensitive_view, survey_of
 
@@ -431,7 +434,43 @@ class Mondrian(Algorithm):
         if params.mode == "bucketise":
             return bucketised(data, qis, marked, groups, ctx.rng)
         values = group_values(cols, groups, ctx.check)
-        return generalised(data, qis, marked[0] if marked else None, groups, values, blanks=params.blanks)
+        release = generalised(data, qis, marked[0] if marked else None, groups, values, blanks=params.blanks)
+        if release.blanks == ANY_VALUE:
+            release = _meeting_the_model(data, release, qis, marked, model, values, ctx)
+        return release
+
+
+def _meeting_the_model(table, release, qis, marked, model, values, ctx):
+    """The release with the groups failing ``model`` once a blank joins every group it could
+    (docs/reference.md#blanks) suppressed, again and again until none fails. Each cut was judged on
+    its own records, so a model that a group containing a passing group passes (k-anonymity,
+    distinct l-diversity) never fails here; another (entropy l-diversity, t-closeness, …) can,
+    where a record blank in a column is compatible with records of other groups."""
+    ctx.progress(1.0, "Mondrian: judging the groups blanks join")
+    where = suppress_failing(release.frame, Columns(list(qis), list(marked)), model, survey_of(table, model), ctx.check)
+    if not where.any():
+        return release
+    used = np.unique(release.groups[~where])  # the groups keeping a record; the suppressed ones form one more
+    kept = values.iloc[used].reset_index(drop=True)
+    starred = pd.DataFrame({c: [SUPPRESSED] for c in values.columns})
+    values = pd.concat([kept, starred], ignore_index=True)
+    order = np.full(int(release.groups.max()) + 2, -1, dtype=np.int64)  # old group → row of ``values``
+    order[used] = np.arange(len(used))
+    order[-1] = len(used)
+    old = np.where(where, len(order) - 1, release.groups)
+    groups = order[old]
+    again = generalised(table, qis, marked[0] if marked else None, groups, values, blanks=ANY_VALUE)
+    n = int(where.sum())
+    note = (
+        f"{n:,} record{'s' if n != 1 else ''} suppressed (* in every quasi-identifier): with a blank matching "
+        f"any value, their groups failed {model.name}"
+    )
+    return dataclasses.replace(
+        again,
+        frame=suppressed_throughout(again.frame, qis, where),
+        notes=(*again.notes, note),
+        details={**again.details, "suppressed_records": n},
+    )
 
 
 def bucketised(table, qis, sensitive, groups, rng) -> Release:
