@@ -27,6 +27,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         ],
         "inspect": ["inspect_report"],
         "missing": [
+            "blanks_message",
             "describe_missing",
             "fill_missing",
             "FILL_CHOICES",

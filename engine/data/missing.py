@@ -48,18 +48,24 @@ def describe_missing(counts: dict[str, int]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
 
 
-def missing_message(frame: pd.DataFrame, columns: Iterable[str], doing: str = "anonymising") -> str | None:
+def missing_message(
+    frame: pd.DataFrame, columns: Iterable[str], doing: str = "anonymising", instead: str | None = None
+) -> str | None:
     """One line naming every one of ``columns`` with missing values and what to do about it; None
-    when none has any."""
+    when none has any. ``instead``: the way out besides filling or dropping the blanks (by default,
+    a method that keeps them)."""
     counts = missing_counts(frame, columns)
-    if not counts:
-        return None
+    return blanks_message(counts, doing, instead) if counts else None
+
+
+def blanks_message(counts: dict[str, int], doing: str = "anonymising", instead: str | None = None) -> str:
+    """The line of :func:`missing_message` for records with blanks counted per column (``counts``)."""
     which = "column" if len(counts) == 1 else "columns"
+    way = instead or "use a method that keeps blanks, where a blank matches any value"
     return (
         f"{which} {describe_missing(counts)} {'has' if len(counts) == 1 else 'have'} missing values: when "
         f"opening the file, drop those records, treat a blank in a text column as a value or impute it (the "
-        f"import options; --drop-missing or --fill-missing on the command line) before {doing}, or use a "
-        f"method that keeps blanks, where a blank matches any value"
+        f"import options; --drop-missing or --fill-missing on the command line) before {doing}, or {way}"
     )
 
 

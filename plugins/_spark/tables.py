@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    blanks_message,
     COUNT,
     BadInput,
     Cancelled,
@@ -47,6 +48,7 @@ from veil.engine import (
 )
 
 from .._formulas import escape_formulas
+from ..anonymisation._global import SPARK_BLANKS
 from ..anonymisation._lattice import attributes
 from ..anonymisation._recoding import parse_levels, recode
 from ..anonymisation._sensitive import reads_sensitive
@@ -310,6 +312,9 @@ def recode_on_spark(source, model, params, ctx, scratch: Path) -> PartsRelease:
     if n == 0:
         raise BadInput("the table has no records to anonymise")
     ctx.progress(0.3, f"global recoding: {len(counted):,} classes of {n:,} records")
+    blank = {c: int(weights[counted[c].isna().to_numpy()].sum()) for c in qis}  # records, not classes
+    if any(blank.values()):
+        raise BadInput(blanks_message({c: m for c, m in blank.items() if m}, "anonymising on Spark", SPARK_BLANKS))
     table = _hierarchies(Table.from_frame(counted.reset_index(drop=True)), source, qis)
     attrs = attributes(table, qis, ctx.check, weights)
     done = recode(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from veil.engine import ANY_VALUE, BLANK_RULES, BadInput, Release, Role, grouping_columns, param
+from veil.engine import ANY_VALUE, BLANK_RULES, BadInput, Release, Role, grouping_columns, missing_message, param
 
 from ._heuristic import SEARCHES
 from ._lattice import METRICS, attributes
@@ -126,6 +126,12 @@ class GlobalRecodingParams:
     )
 
 
+# Spark counts classes of equal values: a blank would be one more value, never one matching any value
+SPARK_BLANKS = (
+    "run global recoding with executor=local, which keeps blank quasi-identifiers (blanks=any-value or own-value)"
+)
+
+
 def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
     """Global recoding of ``data`` under ``model``: the search (or the chosen ``levels``), the
     suppression, and the release at the levels found."""
@@ -148,6 +154,9 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
             f"{model.name} judges groups by their survey weights, which the spark executor does not count; "
             "run it with executor=local"
         )
+    refused = params.executor == "spark" and missing_message(data.frame, qis, "anonymising on Spark", SPARK_BLANKS)
+    if refused:  # before Spark starts
+        raise BadInput(refused)
     if params.executor == "spark":  # the class table counted and searched on Spark, the release made here
         from .._spark.tables import recode_table_on_spark
 

@@ -11,11 +11,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.engine import TABLE, Algorithm, BadInput, HierarchyUse, ReportFact, Role, grouping_columns, hookimpl, param
+from veil.engine import (
+    TABLE,
+    Algorithm,
+    BadInput,
+    HierarchyUse,
+    ReportFact,
+    Role,
+    grouping_columns,
+    hookimpl,
+    missing_message,
+    param,
+)
 
 from ._lattice import Kept, attributes, bottom, classes_at, rollup, written_classes
 from ._recoding import parse_levels, release
 from ._safepub import DEGREES, SCORES, level_of, parameters, score_of, search, sensitivity
+
+# SafePub's guarantee is worked out for classes of equal values, where a blank cannot match any value
+DP_BLANKS = (
+    "choose a method that keeps blank quasi-identifiers (global recoding, Mondrian, local suppression, "
+    "local recoding or microaggregation): dp-table's guarantee counts records in classes of equal values"
+)
 
 PAPER = "safepub"
 INDEPENDENT, DEPENDENT = "data-independent", "data-dependent"
@@ -169,6 +186,9 @@ class DPTable(Algorithm):
             raise BadInput(
                 "dp-table needs quasi-identifiers: mark the columns that identify people as quasi-identifiers"
             )
+        refused = missing_message(data.frame, qis, "a differentially private release", DP_BLANKS)
+        if refused:  # before a record is sampled
+            raise BadInput(refused)
         try:
             chosen = parameters(params.epsilon_anonymisation, float(params.delta))
         except ValueError as e:

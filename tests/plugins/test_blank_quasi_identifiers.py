@@ -427,3 +427,21 @@ def test_local_recoding_under_any_value_suppresses_groups_blanks_join_across_pas
         assert _entropy_holds(_group(rows, sensitive, i, "any-value")[1], 1.8), rows[i]
     starred = sum(all(v == "*" for v in r) for r in rows)
     assert starred == release.details["suppressed_records"]
+
+
+@pytest.mark.parametrize(
+    ("method", "way_out"),
+    [
+        (PluginCall("dp-table", {}), "choose a method that keeps blank quasi-identifiers"),
+        (PluginCall("global-recoding", {"executor": "spark"}), "executor=local"),
+    ],
+)
+def test_methods_that_cannot_keep_blanks_refuse_in_one_line_naming_the_columns(method, way_out):
+    table = _table(7)
+    message = str(
+        pytest.raises(BadInput, execute, REGISTRY, table, RunSpec(method, PluginCall("k-anonymity", {"k": 2}))).value
+    )
+    ages, sexes = int(table.frame["age"].isna().sum()), int(table.frame["sex"].isna().sum())
+    assert "\n" not in message and way_out in message
+    assert f"'age' ({ages} record{'s' if ages != 1 else ''})" in message
+    assert ("'sex'" in message) == (sexes > 0)
