@@ -151,6 +151,7 @@ class DatasetState:
 
     def set_kind(self, name: str, kind: Kind | str) -> None:
         table, kind = self._require_table(), Kind(kind)
+        table.with_kinds({name: kind})  # BadInput naming a value the column cannot take as that kind
         self.data = dataclasses.replace(table, schema=table.schema.with_kinds({name: kind}))
         self.stats[name] = column_stats(table.frame[name], kind)
         if name in self.rules and self.rules[name] is not None and self.rules[name].rule not in RULES_BY_KIND[kind]:

@@ -274,17 +274,20 @@ def _units(
 ) -> None:
     """Merge (class, sensitive value) pairs with their counts (and sums of survey weights) into
     ``table``'s units: counted densely over every (class, value) when there are not many more of
-    those than pairs, else grouped."""
-    cells = table.n_classes * n_values
+    those than pairs, else grouped. A blank sensitive value (code −1, never a value) is a unit of
+    its own, counted one place up."""
+    up, span = sens + 1, n_values + 1
+    cells = table.n_classes * span
     if cells <= 16 * len(cls) + (1 << 20):
-        counts = np.bincount(cls * n_values + sens, weights=w, minlength=cells)
+        counts = np.bincount(cls * span + up, weights=w, minlength=cells)
         held = np.flatnonzero(counts)
-        table.unit_class, table.unit_sens = np.divmod(held, n_values)
+        table.unit_class, value = np.divmod(held, span)
+        table.unit_sens = value - 1
         table.unit_w = counts[held].astype(np.int64)
         if survey is not None:
-            table.unit_survey = np.bincount(cls * n_values + sens, weights=survey, minlength=cells)[held]
+            table.unit_survey = np.bincount(cls * span + up, weights=survey, minlength=cells)[held]
         return
-    inverse, first = group_rows([cls, sens], [table.n_classes, n_values])
+    inverse, first = group_rows([cls, up], [table.n_classes, span])
     table.unit_class = cls[first]
     table.unit_sens = sens[first]
     table.unit_w = np.bincount(inverse, weights=w, minlength=len(first)).astype(np.int64)

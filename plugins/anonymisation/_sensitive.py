@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupView, Role, weights_of
+from veil.engine import GroupView, Role, weights_of
 
 from ._regions import python_value
 
@@ -40,16 +40,15 @@ def sensitive_view(table, sensitive):
         return GroupView.from_codes(zeros, None, None)
     series = table.frame[sensitive]
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    if (codes < 0).any():
-        raise BadInput(f"the sensitive column {sensitive!r} has missing values; fill or remove them before anonymising")
+    known = codes >= 0  # a blank is never a sensitive value: code −1, left out of Q and every count
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     values = np.asarray(uniques)
     if numeric:
         order = np.argsort(values, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        codes, values = rank[codes], values[order]
-    q = np.bincount(codes, minlength=len(values)) / len(codes)
+        codes, values = np.where(known, rank[np.maximum(codes, 0)] if len(rank) else -1, -1), values[order]
+    q = np.bincount(codes[known], minlength=len(values)) / max(int(known.sum()), 1)
     return GroupView.from_codes(
         zeros,
         codes.astype(np.int64),

@@ -83,9 +83,13 @@ class PrivacyLoss(Metric):
         if groups is None:
             return float("nan")
         codes, _ = pd.factorize(table.frame[sens], sort=True)
+        known = codes >= 0  # a blank is never a sensitive value: groups are judged on their known values
+        if not known.any():
+            return float("nan")
         S = int(codes.max()) + 1
         G = int(groups.max()) + 1
-        counts = np.bincount(groups * S + codes, minlength=G * S).reshape(G, S).astype(float)
+        counts = np.bincount(groups[known] * S + codes[known], minlength=G * S).reshape(G, S).astype(float)
+        counts = counts[counts.sum(axis=1) > 0]  # a group without a known value teaches nothing about it
         q = counts.sum(axis=0) / counts.sum()
         return float(js_divergence(counts / counts.sum(axis=1, keepdims=True), q).max())
 
