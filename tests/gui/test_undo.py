@@ -33,10 +33,11 @@ def test_roles_kinds_and_rules_undo_and_redo_with_the_keys(demo_window, qtbot):
     actions.redo.trigger()
     assert dataset.step("length_of_stay").bins == 3
     assert not actions.redo.isEnabled()
-    kind = dataset.column("postcode_district").kind
-    dataset.set_kind("postcode_district", "categorical" if kind.value != "categorical" else "numeric")
+    kind = dataset.column("age").kind  # numbers, which can be read as categories and back
+    dataset.set_kind("age", "categorical" if kind.value != "categorical" else "numeric")
+    assert dataset.column("age").kind is not kind
     actions.undo.trigger()
-    assert dataset.column("postcode_district").kind is kind
+    assert dataset.column("age").kind is kind
 
 
 def test_the_configuration_undoes_into_the_panel(demo_window, qtbot):
