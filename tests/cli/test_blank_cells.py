@@ -74,3 +74,41 @@ def test_the_report_names_the_rule_blanks_were_counted_by(tmp_path, capsys):
     args += ["dx", "--release-sensitive", "dx", "--method", "local-suppression", "--model", "k-anonymity:k=3"]
     assert main(args + ["--out", str(out)]) == 0, capsys.readouterr().err
     assert "counted by the any-value rule" in (out / "report.html").read_text()
+
+
+def test_global_recoding_and_mondrian_release_the_survey_with_its_blanks_and_verify(tmp_path, capsys):
+    """The survey from the command line, blanks left as they are (no fill): global recoding and
+    Mondrian under entropy l-diversity and t-closeness; each release verifies from its file and its
+    blank sensitive values stay blank."""
+    path, frame = _survey(tmp_path)
+    quasi = ["--quasi", "age,income,region", "--sensitive", "dx", "--release-sensitive", "dx", "--no-report"]
+    strict = [
+        "--model",
+        "k-anonymity:k=3",
+        "--model",
+        "l-diversity:l=2,variant=entropy",
+        "--model",
+        "t-closeness:t=0.4",
+    ]
+    runs = {
+        "global-recoding:suppression=0.1": strict,
+        "mondrian": strict,
+    }
+    for i, (method, models) in enumerate(runs.items()):
+        out = tmp_path / f"run{i}"
+        code = main(["run", "--data", str(path), *quasi, "--method", method, *models, "--out", str(out)])
+        assert code == 0, (method, capsys.readouterr().err)
+        released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+        assert "missing" not in set(released["dx"])
+        assert (released["dx"] == "").sum() == frame["dx"].isna().sum()  # a blank sensitive value stays blank
+        capsys.readouterr()
+        assert main(["verify", str(out)]) == 0, method
+
+
+def test_a_kind_a_column_cannot_take_is_one_line_and_exit_2(tmp_path, capsys):
+    path, _ = _survey(tmp_path)
+    args = ["run", "--data", str(path), "--quasi", "age,region", "--kind", "region=numeric", "--method", "mondrian"]
+    assert main([*args, "--model", "k-anonymity:k=3", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "'region' cannot be numeric" in err and "such as" in err
+    assert not (tmp_path / "out").exists()
