@@ -140,6 +140,33 @@ def test_distinction_and_separation_equal_brute_force(seed):
     assert len(rank_combinations(frame, quasi, max_size=2)) == combinations_count(3, 2) == 6
 
 
+def test_distinction_and_separation_of_a_table_worked_by_hand():
+    """Five records (age, sex, state): 20 F CA, 30 F CA, 40 F TX, 20 M NY, 40 M CA. On sex, two
+    keys of 3 and 2 records: distinction 2/5, pairs apart 1 − (3 + 1)/10 = 0.6; on sex and state,
+    keys F·CA ×2, F·TX, M·NY, M·CA: distinction 4/5, separation 1 − 1/10 = 0.9 (the figures ARX's
+    own test of its attribute risk states)."""
+    frame = pd.DataFrame(
+        {
+            "age": ["20", "30", "40", "20", "40"],
+            "sex": ["Female", "Female", "Female", "Male", "Male"],
+            "state": ["CA", "CA", "TX", "NY", "CA"],
+        }
+    )
+    got = {c.columns: (c.distinction, c.separation) for c in rank_combinations(frame, ["age", "sex", "state"])}
+    expected = {
+        ("sex",): (0.4, 0.6),
+        ("state",): (0.6, 0.7),
+        ("age",): (0.6, 0.8),
+        ("sex", "state"): (0.8, 0.9),
+        ("age", "sex"): (1.0, 1.0),
+        ("age", "state"): (1.0, 1.0),
+        ("age", "sex", "state"): (1.0, 1.0),
+    }
+    assert got.keys() == expected.keys()
+    for columns, (distinction, separation) in expected.items():
+        assert got[columns] == pytest.approx((distinction, separation), abs=1e-12)
+
+
 def brute_msus(frame: pd.DataFrame, quasi: list[str]) -> list[list[tuple[int, ...]]]:
     rows = frame[quasi].to_numpy(dtype=object)
     out = []
