@@ -82,7 +82,9 @@ class Options(DataOptions):
 
 def _table(options: Options, registry):
     """The frame and its roles: a data file read with the flags, or an export folder's release read
-    back, its roles from the manifest (a household id is never released: none then)."""
+    back, its roles from the manifest (its household ids only where the user agreed to release them:
+    the manifest then names the column, and the household risk is computed from it, as the
+    ``household-risk`` metric and the report compute it)."""
     from veil.engine import BadInput, Role, suppressed_as_blank
 
     path = Path(options.path)
@@ -100,10 +102,17 @@ def _table(options: Options, registry):
     quasi = options.quasi or list(manifest["roles"].get("quasi_identifiers") or [])
     schema = {e.get("name"): e.get("role") for e in (manifest.get("input") or {}).get("schema") or []}
     weight = options.weight or next((c for c, r in schema.items() if r == Role.WEIGHT.value), None)
-    household = options.household if options.household in frame.columns else None
+    household = options.household or manifest["roles"].get("household")
+    if household is not None and household not in frame.columns:
+        if options.household:
+            raise BadInput(f"the release has no column {household!r}")
+        household = None
     note = None
     if household is None and any(r == Role.HOUSEHOLD.value for r in schema.values()):
-        note = "the household id was not released, so the release has no household risk"
+        note = (
+            "the household id was not released (veil run --release-household releases it), so no record can "
+            "be joined to its household: the release has no household risk"
+        )
     missing = [c for c in quasi if c not in frame.columns]
     if missing:
         raise BadInput(f"the release has no column {missing[0]!r}")

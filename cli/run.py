@@ -89,6 +89,13 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
         help="release these columns marked sensitive although no privacy model protects them "
         "(comma-separated, repeatable); without it a run that would release one is refused",
     )
+    r.add_argument(
+        "--release-household",
+        dest="release_household",
+        action="store_true",
+        help="release the column marked household (an identifier, withheld without it); the release's "
+        "household risk is then computed from it",
+    )
     r.add_argument("--no-report", action="store_true", help="write no report.html/report.pdf (faster)")
     r.add_argument(
         "--tuned-report",
@@ -143,6 +150,7 @@ class Options(DataOptions):
     into_table: str
     replace_table: bool
     release_sensitive: list[str]
+    release_household: bool
     no_report: bool
     tuned_report: bool
     risk_threshold: float
@@ -164,7 +172,9 @@ def execute(options: Options, registry, stop: Stop) -> int:
         _refuse_flags_of_a_project(options)
         project = Project.load(options.project)
         options = dataclasses.replace(
-            options, release_sensitive=[*project.release_sensitive, *options.release_sensitive]
+            options,
+            release_sensitive=[*project.release_sensitive, *options.release_sensitive],
+            release_household=project.release_household or options.release_household,
         )
         data_source = project.data
         data = project.load_data(registry)
@@ -400,6 +410,8 @@ def _run_parts(registry, spec, data_source, options: Options) -> int:
 
     if not options.out:
         raise BadInput("no output folder: give --out DIR")
+    if options.release_household:
+        raise BadInput("--release-household: a release in parts never holds the household id")
     if options.population:
         raise BadInput(
             "--population: a release in parts is not judged against a population; run the models that "
@@ -465,6 +477,7 @@ def _run_one(registry, data, spec, target: Path, options: Options, data_source, 
             ctx.child(0.0, 0.8),
             version=__version__,
             release_sensitive=options.release_sensitive,
+            release_household=options.release_household,
         )
         fmt = options.format or _default_format(registry, result, into=options.into is not None)
         into = IntoTable(options.into, options.into_table, options.replace_table) if options.into else None

@@ -104,6 +104,10 @@ class Release:
         many people of the population each record stands for. The run sets it; the manifest records
         it among the roles, and the models that read weights (``PrivacyModel.reads_weights``) judge
         each group by the sum of its records' weights.
+    household : str, optional
+        The column of household ids the release carries (the input's column marked ``household``),
+        only when the user agreed to release it (``execute(..., release_household=True)``): the
+        household risk of the release is computed from it (docs/reference.md#risk-on-sample-microdata).
     blanks : str, optional
         What a blank or suppressed quasi-identifier cell means when the release's records are
         counted in groups (:mod:`~veil.engine.model.blanks`): ``"any-value"`` (it matches any value)
@@ -155,6 +159,8 @@ class Release:
     # the released column of survey weights (the input's column marked ``weight``), when the release
     # carries it: the risk models read each record's weight from it (GroupView.survey)
     weight: str | None = None
+    # the released column of household ids, when the user agreed to release it: household risk reads it
+    household: str | None = None
     # the cells a method changed one by one, per quasi-identifier: each record's CELL_BLANKED,
     # CELL_AGGREGATED or 0 (as it was, or generalised with its column), what a preview marks
     cell_changes: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -260,6 +266,8 @@ class Release:
             roles["blanks"] = self.blanks
         if self.weight is not None:
             roles["weight"] = self.weight
+        if self.household is not None:
+            roles["household"] = self.household
         return roles
 
 

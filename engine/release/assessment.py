@@ -103,16 +103,18 @@ def release_as_written(
         exact_quasi_identifiers=tuple(roles.get("exact_quasi_identifiers") or ()),
         hierarchies=dict(hierarchies or {}),
         blanks=None if roles.get("blanks") is None else check_rule(roles["blanks"]),
-        weight=_weight_column(frame, roles.get("weight")),
+        weight=_named_column(frame, roles.get("weight"), "weight"),
+        household=_named_column(frame, roles.get("household"), "household"),
     )
 
 
-def _weight_column(frame: pd.DataFrame, column) -> str | None:
-    """The column of survey weights the manifest names, refused when the file lacks it."""
+def _named_column(frame: pd.DataFrame, column, role: str) -> str | None:
+    """The column of survey weights (or household ids) the manifest names, refused when the file
+    lacks it."""
     if column is None:
         return None
     if not isinstance(column, str) or column not in frame.columns:
-        raise BadInput(f"the file lacks the weight column {column!r}")
+        raise BadInput(f"the file lacks the {role} column {column!r}")
     return column
 
 
@@ -123,11 +125,10 @@ def assess(
     after: Release | None,
     options: ReportOptions,
     ctx: Context | None = None,
-    order: np.ndarray | None = None,
 ) -> dict:
     """``{"risk": {...}, "utility": {...}}`` with plain, JSON-ready numbers (None where not computed).
-    ``order``: the written file's row order (row i is release row ``order[i]``), by which the input's
-    households are matched to the released records."""
+    The household risk after reads the household ids the release holds (they travel with its
+    records, whatever order they were written in)."""
     ctx = ctx or Context(0)
     ctx.progress(0.0, "assessing the risk before")
     risk = {
@@ -137,7 +138,7 @@ def assess(
     }
     ctx.progress(0.05, "assessing the risk after")
     risk["after"] = _risk(registry, original, after, options.risk_threshold, ctx)
-    sample = sample_figures(original, before, after, order)
+    sample = sample_figures(original, before, after)
     if sample is not None:
         risk["sample"] = sample
     utility = None
@@ -157,13 +158,15 @@ def _risk(registry, original, release: Release | None, threshold: float, ctx) ->
     return figures
 
 
-def sample_figures(original, before: Release | None, after: Release | None, order=None) -> dict | None:
+def sample_figures(original, before: Release | None, after: Release | None) -> dict | None:
     """The risk figures of survey microdata (docs/reference.md#risk-on-sample-microdata) before and
     after: global risk, expected re-identifications, the highest individual risk, sample uniques and,
     with a household column, household risk. Computed when the input is a table marking a weight or a
     household column (survey microdata; without either, individual risk is 1 / fk, the prosecutor
     risk the report shows already), on its quasi-identifiers, a blank or ``*`` matching any value as
-    sdcMicro counts it; None otherwise."""
+    sdcMicro counts it; None otherwise. The households before are the input's ids (``before`` is the
+    input in its order); after, the ids the release holds (:attr:`Release.household`, only where the
+    user agreed to release them), as the ``household-risk`` metric and ``veil risk`` read them."""
     schema = getattr(original, "schema", None)
     if not isinstance(original, Table) or (schema.weight is None and schema.household is None):
         return None
@@ -171,18 +174,23 @@ def sample_figures(original, before: Release | None, after: Release | None, orde
     if not quasi:
         return None
     households = None if schema.household is None else original.frame[schema.household].to_numpy()
+    if before is not None and before.n_rows != original.n_rows:
+        households = None  # not the input's records in order
     out = {
         "weight": schema.weight,
         "household": schema.household,
         "blanks": "a blank or * matches any value",
         "method": "approx",
     }
-    for side, release, rows in (("before", before, None), ("after", after, order)):
-        out[side] = _sample_side(release, quasi, schema.weight, households, rows)
+    out["before"] = _sample_side(before, quasi, schema.weight, households)
+    released = None
+    if after is not None and after.household is not None and after.household in after.frame.columns:
+        released = after.frame[after.household].to_numpy()
+    out["after"] = _sample_side(after, quasi, schema.weight, released)
     return out if out["before"] is not None or out["after"] is not None else None
 
 
-def _sample_side(release: Release | None, quasi, weight, households, order) -> dict | None:
+def _sample_side(release: Release | None, quasi, weight, households) -> dict | None:
     if release is None:
         return None
     frame = release.frame
@@ -201,7 +209,7 @@ def _sample_side(release: Release | None, quasi, weight, households, order) -> d
             return None
         named["weight"] = "__weight__"
     if households is not None and len(households) == len(frame):
-        data["__household__"] = households if order is None else households[np.asarray(order)]
+        data["__household__"] = households
         named["household"] = "__household__"
     r = sample_risk(data, keys, **named)
     return {

@@ -422,7 +422,6 @@ def export(registry, result: RunResult, request: ExportRequest) -> Export:
             else None,
             (request.assessment or ReportOptions(utility=False)) if records else ReportOptions(utility=False),
             ctx.child(0.2, 0.75 if request.report_names else 0.95),
-            order=order,
         )
         if not records:
             figures["risk"]["after_note"] = NO_RECORDS

@@ -503,6 +503,7 @@ MANIFEST_SHAPE = {
         "sensitive": _TEXTS,
         "exact_quasi_identifiers": _TEXTS,
         "weight": _TEXT,
+        "household": _TEXT,
     },
     "population": (
         {"path": _TEXT, "sha256": _TEXT, "rows": (int, NULL), "subset_column": _TEXT, "hierarchies": _MAYBE_OBJECT},
@@ -605,10 +606,15 @@ class IntoTable:
 
 
 def identifier_columns(result: RunResult) -> list[str]:
-    """The input's identifier columns, the household id among them (never released)."""
+    """The input's identifier columns, the household id among them unless the user agreed to release
+    it (the release then names it, :attr:`Release.household`)."""
     for data in (result.original, result.data):
         if isinstance(data, Table):
-            return [c.name for c in data.schema.columns if c.role in (Role.IDENTIFIER, Role.HOUSEHOLD)]
+            return [
+                c.name
+                for c in data.schema.columns
+                if c.role is Role.IDENTIFIER or (c.role is Role.HOUSEHOLD and c.name != result.release.household)
+            ]
     return []
 
 

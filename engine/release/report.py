@@ -16,7 +16,6 @@ import dataclasses
 import json
 import math
 
-import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -465,7 +464,12 @@ def _sample_section(sample: dict) -> Section:
             "p", f"The release does not carry {weight!r}, so its figures count every record as standing for itself."
         )
     if household and after and after.get("household_global_risk") is None:
-        sec.add("p", "The household ids could not be matched to the released records: no household risk after.")
+        sec.add(
+            "p",
+            f"The release does not hold {household!r} (a household id is released only when the user agrees), "
+            "so none of its records can be joined to its household: it has no household risk, and each record's "
+            "risk is its individual risk.",
+        )
     return sec
 
 
@@ -831,7 +835,7 @@ def regenerate_report(
     records = manifest.get("release_kind") != FEATURE_WEIGHTS
     if not records:  # feature weights: the released file holds no records to assess
         after, options = None, ReportOptions(risk_threshold=risk_threshold, utility=False)
-    fresh = assess(registry, original, before, after, options, ctx, order=_written_order(manifest, after))
+    fresh = assess(registry, original, before, after, options, ctx)
     view = dict(manifest)
     view["risk"] = _merge(fresh["risk"], recorded_risk, after is not None, before is not None)
     if checks.get("input_note"):
@@ -845,15 +849,6 @@ def regenerate_report(
     regenerated = checks["when"]
     paths = write_report(registry, view, out, options, checks, binding=make_binding(manifest, regenerated), ctx=ctx)
     return Regenerated(paths, view, checks)
-
-
-def _written_order(manifest: dict, after) -> np.ndarray | None:
-    """The shuffle the export wrote the records in (row i of the file is release row ``order[i]``), from
-    the seed its manifest records; None when the rows were written in order."""
-    seed = manifest.get("shuffle_seed")
-    if after is None or not manifest.get("shuffled") or not isinstance(seed, int):
-        return None
-    return np.random.default_rng(seed).permutation(after.n_rows)
 
 
 def _regenerate_parts(registry, manifest: dict, out: Path, threshold: float, checks: dict, ctx) -> Regenerated:

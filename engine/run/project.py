@@ -9,6 +9,7 @@ Schema version 1::
      "runs": [{"method": {"name": …, "params": {…}}, "model": {…} | null, "seed": 0, "metrics": […]}],
      "chosen": [{"method": …, …}],
      "release_sensitive": ["diagnosis"],
+     "release_household": false,
      "item_sets": "diagnoses" | null}
 
 ``chosen`` are runs the user picked one by one rather than configured: a transformation chosen in a
@@ -17,6 +18,8 @@ run's solution space ("Release this transformation": the method's parameters fix
 
 ``release_sensitive`` lists the columns marked sensitive the user agreed to release (asked once by
 the desktop; ``veil run --release-sensitive`` adds to it); a run releasing any other is refused.
+``release_household`` says the user agreed to release the column marked household (``veil run
+--release-household``); without it no release holds the household id.
 
 The data section may name the population the data was drawn from, ``"population": {"path":
 "people.csv", "subset_column": null}`` (δ-presence, k-map judge against it), as a study's does.
@@ -57,6 +60,7 @@ class Project:
     release_sensitive: tuple[str, ...] = ()
     item_sets: str | None = None
     chosen: tuple[RunSpec, ...] = ()
+    release_household: bool = False
 
     @property
     def all_runs(self) -> tuple[RunSpec, ...]:
@@ -79,6 +83,7 @@ class Project:
             "chosen": [r.to_dict() for r in self.chosen],
             "results": self.results,
             "release_sensitive": list(self.release_sensitive),
+            "release_household": self.release_household,
             "item_sets": self.item_sets,
         }
 
@@ -105,6 +110,7 @@ class Project:
         results = get(d, "results", list, [], where=p.name)
         agreed = get(d, "release_sensitive", list, [], where=p.name)
         item_sets = get(d, "item_sets", str, None, where=p.name)
+        household = get(d, "release_household", bool, False, where=p.name)
         if not all(isinstance(c, str) for c in agreed):
             raise BadInput(f"{p.name}: release_sensitive must list column names")
         if version > PROJECT_VERSION:
@@ -114,7 +120,7 @@ class Project:
         recipe = Recipe.from_dict(d["recipe"]) if d.get("recipe") else None
         runs = tuple(RunSpec.from_dict(r) for r in runs_list)
         chosen = tuple(RunSpec.from_dict(r) for r in chosen_list)
-        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed), item_sets, chosen)
+        return cls(data, schema, recipe, runs, sha256, list(results), tuple(agreed), item_sets, chosen, household)
 
     def load_data(self, registry, *, as_sets: bool = True):
         """Read the dataset, check it is the one the project was made with, apply the schema; with

@@ -423,7 +423,14 @@ def check_runs(registry, specs, *, max_runs: int) -> None:
 
 
 def execute(
-    registry, data, spec: RunSpec, ctx: Context | None = None, *, version: str = "", release_sensitive=None
+    registry,
+    data,
+    spec: RunSpec,
+    ctx: Context | None = None,
+    *,
+    version: str = "",
+    release_sensitive=None,
+    release_household: bool = False,
 ) -> RunResult:
     """Run ``spec`` on ``data`` (a Table or BinaryMatrix).
 
@@ -431,6 +438,10 @@ def execute(
     makes a run refuse to release any other sensitive column a privacy model does not protect:
     before the run when the method releases it as it is, after the run when its release contains
     it (features selected from it). None (studies, library use) releases it with a note only.
+
+    ``release_household``: the user agreed to release the column marked ``household`` (an identifier,
+    withheld otherwise). The method then carries it as it carries an insensitive column, and the
+    release names it (:attr:`Release.household`), from which its household risk is computed.
 
     Raises
     ------
@@ -450,6 +461,10 @@ def execute(
         )
     if release_sensitive is not None:
         check_acknowledged(data, release_sensitive)
+    household = _household_released(data, release_household)
+    original = data
+    if household is not None:  # agreed: the method carries it like an insensitive column
+        data = data.with_roles({household: Role.INSENSITIVE})
     algorithm = registry.algorithm(spec.method.name)
     params = algorithm.params(spec.method.params)
     then = second_step(registry, algorithm, spec.then) if spec.then is not None else None
@@ -458,6 +473,10 @@ def execute(
     check_feasible(data, model)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
+    if household is not None and form_of(prepared) != TABLE:
+        raise BadInput(
+            f"the household id can be released only as a column of a table; {algorithm.name!r} releases none"
+        )
     check_labels(prepared, algorithm)
     if release_sensitive is not None and form_of(prepared) == TABLE:  # known before the run
         refused = unacknowledged_sensitive(
@@ -482,6 +501,9 @@ def execute(
         ctx.check()
         release = perturb_after(prepared, release, *then, model, ctx.child(0.8, 0.9), algorithm.name)
     seconds = time.perf_counter() - started
+    if household is not None and form_of(prepared) == TABLE and household in prepared.schema.names:
+        # the metrics read it as the household id again
+        prepared = prepared.with_roles({household: Role.HOUSEHOLD})
     if getattr(data, "population", None) is not None and release.population is None:
         # the population models count in it, reading the released labels by the hierarchies the method
         # generalised along (a quasi-identifier without one attached: its generated hierarchy)
@@ -497,6 +519,8 @@ def execute(
     if release.weight is None and weight is not None and weight in release.frame.columns:
         # the survey weights the release carries: the risk models judge its groups by them
         release = dataclasses.replace(release, weight=weight)
+    if household is not None and household in release.frame.columns:
+        release = dataclasses.replace(release, household=household)
     ctx.check()  # what follows (the release's provenance, its privacy check) is a pass over the records
     each = model.models if model else ()
     release = release.with_provenance(
@@ -543,7 +567,19 @@ def execute(
     samples: dict = {}
     values = measure(registry, spec, prepared, release, ctx.child(0.9, 1.0), samples=samples, model=model)
     ctx.progress(1.0, "done")
-    return RunResult(spec, release, verdict, values, seconds, prepared, data, samples, model)
+    return RunResult(spec, release, verdict, values, seconds, prepared, original, samples, model)
+
+
+def _household_released(data, agreed: bool) -> str | None:
+    """The column marked ``household`` when the user agreed to release it (refused with a sentence
+    when no column is marked so); None otherwise."""
+    if not agreed:
+        return None
+    schema = getattr(data, "schema", None)
+    household = getattr(schema, "household", None) if schema is not None else None
+    if household is None:
+        raise BadInput("cannot release the household id: no column is marked household")
+    return household
 
 
 def _weight_column(data) -> str | None:

@@ -5,8 +5,11 @@ DIS score (Elliot, Manning and Ford 2002). Definitions: docs/reference.md, "Risk
 
 The keys are the release's values on the quasi-identifiers the user marked; the weights are the
 column marked ``weight`` (in the release, or the input's when the release keeps the input's records in
-order), the households the column marked ``household`` (never released, so always the input's). A
-blank — missing, or a value a method suppressed — matches any value unless ``blanks=value``.
+order). The households are the household ids the release itself holds (``Release.household``: only
+when the user agreed to release them), so the figure is what ``veil risk`` finds on the written
+release; a release without them has no household risk (NaN): no record of it can be joined to
+its household. A blank — missing, or a value a method suppressed — matches any value unless
+``blanks=value``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from veil.engine import CHEAP, EXPENSIVE, TABLE, MemoryCost, Metric, Role, hookimpl, param, sample_risk, suda
+from veil.engine import (
+    CHEAP,
+    EXPENSIVE,
+    TABLE,
+    MemoryCost,
+    Metric,
+    Role,
+    hookimpl,
+    is_suppressed,
+    param,
+    sample_risk,
+    suda,
+)
 
 
 @dataclass(frozen=True)
@@ -58,12 +73,13 @@ def record_risks(original, release, params):
     if release.n_rows == 0 or not quasi:
         return None
     weight, weights_frame = _column(original, release, Role.WEIGHT)
-    household, households_frame = _column(original, release, Role.HOUSEHOLD)
-    frame = release.frame[quasi].copy()
+    household = release.household if release.household in release.frame.columns else None
+    # a cell written * (suppressed) is a blank, as the report and `veil risk` read the written file
+    frame = release.frame[quasi].apply(lambda s: s.mask(is_suppressed(s)))
     if weight is not None:
         frame["__weight__"] = weights_frame[weight].to_numpy()
     if household is not None:
-        frame["__household__"] = households_frame[household].to_numpy()
+        frame["__household__"] = release.frame[household].to_numpy()
     return sample_risk(
         frame,
         quasi,
@@ -129,7 +145,8 @@ class HouseholdRisk(_SampleRisk):
     title = "Household risk"
     description = (
         "The mean over records of the chance that someone of the record's household is re-identified, "
-        "1 − Π (1 − r) over its members (Franconi and Polettini); needs a column marked household."
+        "1 − Π (1 − r) over its members (Franconi and Polettini); needs a column marked household, "
+        "released with the user's agreement (a release without household ids has none)."
     )
     paper = "franconi-polettini-2004"
     needs_roles = (Role.HOUSEHOLD,)

@@ -135,6 +135,49 @@ def test_export_folder_withholds_the_household(veil, tmp_path):
     assert min(body["records"]["fk"]) >= 2  # 2-anonymity holds on the release's keys
 
 
+def _household_brute(frame, quasi):
+    """Each record's household risk from the definitions: fk, Fk by a blank or * matching any value,
+    the individual risk of each, then 1 − Π (1 − r) over the household's members."""
+    keys = frame[quasi].mask(frame[quasi].astype(str) == "*")
+    fk, Fk = brute(keys.assign(w=frame["w"]), quasi)
+    risk = np.array([_indiv(f, F) for f, F in zip(fk, Fk)])
+    members = frame["hh"].to_numpy()
+    return np.array([1 - np.prod(1 - risk[members == h]) for h in members])
+
+
+def test_household_risk_is_the_released_households_in_the_metric_the_report_and_risk(veil, tmp_path):
+    """A release holding the household id (the user agreed): the household-risk metric of the run, the
+    report's figure after and `veil risk` on the export folder are one figure, worked here from the
+    written file by the definitions. Without the agreement the release holds no household id and
+    none of the three has a household risk."""
+    path, frame = survey_csv(tmp_path, 4, n=40)
+    run = ["run", "--data", path, "--quasi", "region,age", "--weight", "w", "--household", "hh",
+           "--method", "global-recoding:suppression=0.3", "--model", "k-anonymity:k=3",
+           "--metrics", "household-risk", "--no-report"]  # fmt: skip
+    agreed, withheld = tmp_path / "agreed", tmp_path / "withheld"
+    assert veil(*run, "--release-household", "--out", agreed).code == 0
+    assert veil(*run, "--out", withheld).code == 0
+
+    written = pd.read_csv(agreed / "release.csv", keep_default_na=False, na_values=[""])
+    manifest = json.loads((agreed / "manifest.json").read_text())
+    assert manifest["roles"]["household"] == "hh" and "hh" not in manifest["removed_identifiers"]
+    expected = _household_brute(written, ["region", "age"]).mean()
+    body = json.loads(veil("risk", agreed, "--no-suda", "--json").out)
+    assert body["summary"]["household"] == "hh"
+    assert body["summary"]["household_global_risk"] == pytest.approx(expected)
+    assert manifest["risk"]["sample"]["after"]["household_global_risk"] == pytest.approx(expected)
+    assert manifest["metrics"]["household-risk"] == pytest.approx(expected)
+
+    manifest = json.loads((withheld / "manifest.json").read_text())
+    assert "household" not in manifest["roles"] and manifest["removed_identifiers"] == ["hh"]
+    assert "hh" not in pd.read_csv(withheld / "release.csv").columns
+    body = json.loads(veil("risk", withheld, "--no-suda", "--json").out)
+    assert body["summary"]["household_global_risk"] is None and "not released" in body["summary"]["note"]
+    assert manifest["risk"]["sample"]["after"]["household_global_risk"] is None
+    assert manifest["metrics"]["household-risk"] is None
+    assert manifest["risk"]["sample"]["before"]["household_global_risk"] is not None  # the input holds them
+
+
 def test_population_uniques_under_each_estimator(veil, tmp_path):
     """The sampling fraction is records / Σ weights unless given; Zayatz's estimate is worked from the
     class sizes here (hypergeometric terms); at fraction 1 the sample is the population; without
@@ -181,10 +224,10 @@ def _indiv(f, F):
 
 
 def test_the_manifest_and_report_carry_survey_risk_before_and_after(veil, tmp_path):
-    """With a weight and a household column marked, the manifest records the survey risk figures before
-    (worked here from the input) and after (from the written file, * matching any value); the household
-    ids follow the records through the shuffle, so shuffled and unshuffled exports agree; the report
-    shows them."""
+    """With a weight and a household column marked (and released), the manifest records the survey risk
+    figures before (worked here from the input) and after (from the written file, * matching any
+    value); the household ids travel with the records through the shuffle, so shuffled and unshuffled
+    exports agree; the report shows them."""
     from veil.engine import make_registry
     from veil.engine.release.report import build_document
 
@@ -194,7 +237,7 @@ def test_the_manifest_and_report_carry_survey_risk_before_and_after(veil, tmp_pa
     manifests = []
     for shuffle in ([], ["--no-shuffle"]):
         out_dir = tmp_path / f"out{len(manifests)}"
-        args = ["--quasi", "region,age", "--weight", "w", "--household", "hh", "--method"]
+        args = ["--quasi", "region,age", "--weight", "w", "--household", "hh", "--release-household", "--method"]
         done = veil(
             "run", "--data", path, *args, "global-recoding:suppression=0.3", "--model", "individual-risk:threshold=0.1",
             "--out", out_dir, "--no-report", *shuffle,

@@ -1,5 +1,6 @@
-"""The sample-risk metrics of a release: the figures of the release's own keys, with the input's survey
-weights and households, NaN where a figure has nothing to stand on."""
+"""The sample-risk metrics of a release: the figures of the release's own keys, with its survey weights
+and the household ids it holds (only when the user agreed to release them), NaN where a figure has
+nothing to stand on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import PluginCall, Role, RunSpec, Table, execute, make_registry, sample_risk
+from veil.engine import BadInput, PluginCall, Role, RunSpec, Table, execute, make_registry, sample_risk
 
 REGISTRY = make_registry()
 METRICS = ("individual-risk-max", "global-risk", "expected-reidentifications", "household-risk", "sample-uniques")
@@ -34,19 +35,55 @@ def survey(seed: int, n: int = 60) -> Table:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_metrics_of_a_release_are_its_keys_figures(seed):
     table = survey(seed)
-    result = execute(
-        REGISTRY, table, RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 3}), metrics=METRICS)
-    )
+    spec = RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 3}), metrics=METRICS)
+    result = execute(REGISTRY, table, spec, release_household=True)
     release = result.release
-    assert "hh" not in release.frame.columns
-    frame = release.frame[["age", "sex", "w"]].assign(hh=table.frame["hh"].to_numpy())
-    expected = sample_risk(frame, ["age", "sex"], weight="w", household="hh")
+    assert release.household == "hh" and release.roles()["household"] == "hh"
+    expected = sample_risk(release.frame, ["age", "sex"], weight="w", household="hh")
     got = result.metrics
     assert got["individual-risk-max"] == pytest.approx(expected.risk.max())
     assert got["global-risk"] == pytest.approx(expected.risk.mean())
     assert got["expected-reidentifications"] == pytest.approx(expected.risk.sum())
     assert got["household-risk"] == pytest.approx(expected.household.mean())
     assert got["sample-uniques"] == 0.0  # 3-anonymity holds: no key is unique
+
+
+def test_a_release_without_the_household_id_has_no_household_risk():
+    """The household id withheld (the default): no record of the release can be joined to its
+    household, so the metric has no figure, whatever the input's households."""
+    result = execute(
+        REGISTRY, survey(3), RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 3}), metrics=METRICS)
+    )
+    assert "hh" not in result.release.frame.columns and result.release.household is None
+    assert math.isnan(result.metrics["household-risk"])
+    assert not math.isnan(result.metrics["global-risk"])
+
+
+def test_suppressed_cells_match_any_value():
+    """A cell global recoding suppressed (written *) is a blank to the metrics, as the report and
+    `veil risk` read the written file: a suppressed record matches every record."""
+    table = survey(4, n=30)
+    spec = RunSpec(
+        PluginCall.parse("global-recoding:suppression=0.5"), PluginCall("k-anonymity", {"k": 4}), metrics=METRICS
+    )
+    result = execute(REGISTRY, table, spec)
+    keys = result.release.frame[["age", "sex"]]
+    assert (keys.astype(str) == "*").all(axis=1).any()
+    blanked = keys.mask(keys.astype(str) == "*").assign(w=result.release.frame["w"])
+    expected = sample_risk(blanked, ["age", "sex"], weight="w")
+    assert result.metrics["global-risk"] == pytest.approx(expected.global_risk)
+    assert result.metrics["individual-risk-max"] == pytest.approx(expected.risk.max())
+
+
+def test_asking_to_release_a_household_needs_one():
+    table = survey(5).with_roles({"hh": Role.INSENSITIVE})
+    with pytest.raises(BadInput, match="no column is marked household"):
+        execute(
+            REGISTRY,
+            table,
+            RunSpec(PluginCall("mondrian"), PluginCall("k-anonymity", {"k": 3})),
+            release_household=True,
+        )
 
 
 def test_without_a_household_there_is_no_household_risk():
