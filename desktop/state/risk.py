@@ -4,9 +4,9 @@ measure it (docs/reference.md, "Risk on sample microdata" and "SUDA"), side by s
 Each *side* is a table of records with its quasi-identifiers, its survey weights and its household
 ids, taken from the input's roles (:func:`input_side`) or from a run's release (:func:`release_side`,
 read as ``veil risk`` reads an export folder: the release's quasi-identifiers, the weight column when
-the release keeps it, a suppressed cell a blank, and no household risk, since no release holds the
-household id). :func:`measure` and :func:`measure_suda` are the work the tab hands to its worker
-thread; :class:`Measured` holds a side's figures and answers what the tab asks of them: the
+the release keeps it, a suppressed cell a blank, and the household ids the release holds: none
+unless the user agreed to release them, and then no household risk). :func:`measure` and
+:func:`measure_suda` are the work the tab hands to its worker thread; :class:`Measured` holds a side's figures and answers what the tab asks of them: the
 distribution of individual risk, the records above the user's threshold, and SUDA's contributions.
 :func:`measure_ranking` ranks the input's combinations of quasi-identifiers (:class:`Ranking`), and
 :func:`marking` says what marking one of them as the quasi-identifiers changes. The figures are the
