@@ -6,8 +6,9 @@ ids, taken from the input's roles (:func:`input_side`) or from a run's release (
 read as ``veil risk`` reads an export folder: the release's quasi-identifiers, the weight column when
 the release keeps it, a suppressed cell a blank, and the household ids the release holds: none
 unless the user agreed to release them, and then no household risk). :func:`measure` and
-:func:`measure_suda` are the work the tab hands to its worker thread; :class:`Measured` holds a side's figures and answers what the tab asks of them: the
-distribution of individual risk, the records above the user's threshold, and SUDA's contributions.
+:func:`measure_suda` are the work the tab hands to its worker thread; :class:`Measured` holds a
+side's figures and answers what the tab asks of them: the distribution of individual risk, the
+records above the user's threshold, and SUDA's contributions.
 :func:`measure_ranking` ranks the input's combinations of quasi-identifiers (:class:`Ranking`), and
 :func:`marking` says what marking one of them as the quasi-identifiers changes. The figures are the
 engine's (``veil.engine.sample_risk``, ``suda``, ``rank_combinations``), the same ``veil risk`` prints.
