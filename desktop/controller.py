@@ -310,7 +310,12 @@ class Controller(QObject):
         self.batch = (self.batch if self._batch else []) + entries
         for entry in entries:
             spec = entry.planned.spec
-            job = self.runner.submit(entry.label, Remote(tasks.run, (data, spec)), kind="run", seed=spec.seed)
+            job = self.runner.submit(
+                entry.label,
+                Remote(tasks.run, (data, spec), {"release_household": self.dataset.releases_household}),
+                kind="run",
+                seed=spec.seed,
+            )
             self._runs[job] = entry
             self._run_sources[entry.id] = self.dataset.source
         self._batch = True
@@ -324,6 +329,11 @@ class Controller(QObject):
     def acknowledge_sensitive(self, columns) -> None:
         """The user agreed to release ``columns`` (kept in the project: asked once)."""
         self.dataset.release_sensitive |= set(columns)
+        self.history.mark_dirty()
+
+    def set_release_household(self, agreed: bool) -> None:
+        """The user's answer to releasing the household id (kept in the project)."""
+        self.dataset.set_release_household(agreed)
         self.history.mark_dirty()
 
     def cancel(self, entry: RunEntry) -> None:
@@ -408,6 +418,8 @@ class Controller(QObject):
                 except BadInput as exc:
                     self.error.emit("Cannot use the project's item sets", str(exc), "")
             self.dataset.release_sensitive = set(project.release_sensitive)
+            if project.release_household:
+                self.dataset.set_release_household(True)
             self.config.load_runs(project.runs)
             self.chosen = list(project.chosen)
             self.runs.restore(project.results)

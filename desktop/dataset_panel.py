@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QGroupBox,
     QHBoxLayout,
@@ -44,7 +45,7 @@ ROLE_WORDS = {
     Role.TARGET: "target (class to predict)",
     Role.INSENSITIVE: "insensitive",
     Role.WEIGHT: "weight (survey weight: how many people a record stands for)",
-    Role.HOUSEHOLD: "household (household id: an identifier, never released)",
+    Role.HOUSEHOLD: "household (household id: an identifier, released only if you agree below)",
 }
 
 
@@ -137,6 +138,15 @@ class DatasetPanel(QWidget):
         )
         hint.addWidget(self.hierarchy_folder_button)
         layout.addLayout(hint)
+        self.release_household_box = QCheckBox("Release the household id")
+        self.release_household_box.setObjectName("release-household")
+        self.release_household_box.setToolTip(
+            "A household id is an identifier and no release holds it unless you agree. Released, it lets "
+            "users of the data study households, and the release's household risk is measured on it: once "
+            "one member is re-identified, the id leads to the others. Kept in the project."
+        )
+        self.release_household_box.hide()  # shown while a column is marked household
+        layout.addWidget(self.release_household_box)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.columns_view)
         split.addWidget(box)
@@ -311,6 +321,13 @@ class DatasetPanel(QWidget):
     def _on_changed(self, what: str) -> None:
         data = self.dataset.data
         self._show_population()
+        household = self.dataset.household
+        self.release_household_box.setVisible(household is not None)
+        if household is not None:
+            self.release_household_box.setText(f"Release the household id ({household})")
+        self.release_household_box.setChecked(self.dataset.release_household)
+        if what == "household":
+            return
         if what == "population":
             return
         if what == "data":

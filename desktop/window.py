@@ -95,6 +95,7 @@ class MainWindow(QMainWindow):
         self.controller = Controller(registry, self)
         self.controller.config.cluster = str(self.settings.get("cluster/master") or "")
         self.dataset_panel = DatasetPanel(self.controller.dataset)
+        self.dataset_panel.release_household_box.clicked.connect(self.controller.set_release_household)
         self.chart_panel = ChartPanel(self.controller)
         self.config_panel = ConfigPanel(self.controller)
         self.runs_panel = RunsPanel(self.controller)

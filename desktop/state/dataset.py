@@ -56,11 +56,27 @@ class DatasetState:
         self._defaults: dict[str, Step] = {}
         self._previews: dict[Step, ColumnFeatures] = {}
         self.release_sensitive: set[str] = set()  # columns marked sensitive the user agreed to release
+        self.release_household = False  # the user agreed to release the column marked household
         self.changed = Event()
 
     @property
     def table(self) -> Table | None:
         return self.data if isinstance(self.data, Table) else None
+
+    @property
+    def household(self) -> str | None:
+        """The column marked household, if the data is a table marking one."""
+        return self.table.schema.household if self.table is not None else None
+
+    @property
+    def releases_household(self) -> bool:
+        """Whether runs release the household id: the user agreed and a column is marked so."""
+        return self.release_household and self.household is not None
+
+    def set_release_household(self, agreed: bool) -> None:
+        """The user's answer to releasing the household id (kept in the project)."""
+        self.release_household = bool(agreed)
+        self.changed.emit("household")
 
     @property
     def name(self) -> str:
@@ -81,6 +97,7 @@ class DatasetState:
         self._refresh_defaults()
         self.rules = rules_from(recipe, self.binarisable())
         self.release_sensitive = set()
+        self.release_household = False
         self.changed.emit("data")
 
     def keep_schema(self, previous, rules: Mapping) -> list[str]:

@@ -45,6 +45,7 @@ def project_of(registry, dataset: DatasetState, config: ConfigState, runs: RunsS
         tuple(sorted(dataset.release_sensitive)),
         item_sets,
         tuple(chosen),
+        release_household=dataset.release_household,
     )
 
 

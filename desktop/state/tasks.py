@@ -218,9 +218,10 @@ def preview(registry, path: str | os.PathLike, options: ImportOptions, max_bytes
 RunOutcome = Outcome  # one finished run, as the engine's planner reports it
 
 
-def run(registry, data, spec: RunSpec, ctx: Context) -> RunOutcome:
-    """Execute one run through the engine's planner (a failing release is an outcome, not an error)."""
-    return run_planned(registry, data, spec, ctx, version=__version__)
+def run(registry, data, spec: RunSpec, ctx: Context, *, release_household: bool = False) -> RunOutcome:
+    """Execute one run through the engine's planner (a failing release is an outcome, not an error);
+    ``release_household``: the user agreed to release the household id."""
+    return run_planned(registry, data, spec, ctx, version=__version__, release_household=release_household)
 
 
 # -- export -------------------------------------------------------------------------------------

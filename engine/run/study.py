@@ -410,16 +410,19 @@ class Outcome:
     result: object = None  # the RunResult, when the release may be written
 
 
-def run_planned(registry, data, spec: RunSpec, ctx: Context, version: str = "") -> Outcome:
-    """Execute one planned run (the desktop's worker and :func:`run_study` both call this)."""
+def run_planned(
+    registry, data, spec: RunSpec, ctx: Context, version: str = "", *, release_household: bool = False
+) -> Outcome:
+    """Execute one planned run (the desktop's worker and :func:`run_study` both call this);
+    ``release_household``: the user agreed to release the household id (:func:`execute`)."""
     try:
-        result = execute(registry, data, spec, ctx, version=version)
+        result = execute(registry, data, spec, ctx, version=version, release_household=release_household)
     except PrivacyCheckFailed as exc:
         value = float(exc.verdict.value) if exc.verdict is not None else None
         metrics, seconds = {m: float("nan") for m in spec.metrics}, float("nan")
         if registry.get("algorithm", spec.method.name).baseline:  # the reference keeps its utility
             free = dataclasses.replace(spec, models=())  # its second step too
-            reference = execute(registry, data, free, ctx, version=version)
+            reference = execute(registry, data, free, ctx, version=version, release_household=release_household)
             metrics, seconds = {k: float(v) for k, v in reference.metrics.items()}, reference.seconds
         return Outcome(False, str(exc), value, metrics, seconds)
     verdict = result.verdict

@@ -169,6 +169,8 @@ def test_save_load_round_trip(small_csv, tmp_path):
     assert Project.load(loaded.save(tmp_path / "again.json")) == project
     with_sets = dataclasses.replace(project, item_sets="postcode")
     assert Project.load(with_sets.save(tmp_path / "sets.json")) == with_sets
+    agreed = dataclasses.replace(project, release_household=True)  # the household id may be released
+    assert Project.load(agreed.save(tmp_path / "household.json")) == agreed != project
     data = loaded.load_data(make_registry())
     assert data.schema == schema
 

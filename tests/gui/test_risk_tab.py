@@ -291,3 +291,32 @@ def test_the_ranking_of_quasi_identifiers_is_veil_risk_s_sorts_and_marks_the_rol
     assert "computes 3 combinations" in panel.rank_cost.text()
     window.controller.history.undo()  # one step takes the marking back
     assert window.controller.dataset.table.schema.by_role(Role.QUASI_IDENTIFIER) == QUASI
+
+
+def test_agreeing_to_release_the_household_id_gives_the_release_its_household_risk(window, qtbot, tmp_path):
+    """The Columns tab offers to release the household id once a column is marked household; agreed,
+    the run's release holds it, and the Risk tab's household risk of the release is the run's
+    household-risk metric, both computed from the released ids. The answer is kept in the project."""
+    open_survey(window, qtbot, survey_csv(tmp_path, seed=5, n=60, blanks=False))
+    c, box = window.controller, window.dataset_panel.release_household_box
+    assert box.isVisibleTo(window.dataset_panel) and not box.isChecked()
+    box.click()  # as the user ticks it
+    assert box.isChecked() and c.dataset.releases_household and c.history.dirty
+    window.config_panel.choose("k-anonymity", ["global-recoding"], values={"k": 2}, metrics=["household-risk"])
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    entry = c.runs.entries[-1]
+    assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
+    release = entry.outcome.result.release
+    assert release.household == "hh" and "hh" in release.frame.columns
+    window.runs_panel.select_run(entry.id)
+    panel = show_tab(window, qtbot)
+    after = panel.state.measured[RELEASE]
+    assert after.risk.household is not None
+    assert after.risk.household_global == pytest.approx(entry.outcome.metrics["household-risk"])
+    path = tmp_path / "p.veil.json"
+    assert c.save_project(path)
+    assert json.loads(path.read_text(encoding="utf-8"))["release_household"] is True
+    d = c.dataset
+    d.set_roles(["hh"], Role.INSENSITIVE)
+    assert not box.isVisibleTo(window.dataset_panel) and not d.releases_household
