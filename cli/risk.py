@@ -103,10 +103,7 @@ def _table(options: Options, registry):
     schema = {e.get("name"): e.get("role") for e in (manifest.get("input") or {}).get("schema") or []}
     weight = options.weight or next((c for c, r in schema.items() if r == Role.WEIGHT.value), None)
     household = options.household or manifest["roles"].get("household")
-    if household is not None and household not in frame.columns:
-        if options.household:
-            raise BadInput(f"the release has no column {household!r}")
-        household = None
+    household = household if household in frame.columns else None
     note = None
     if household is None and any(r == Role.HOUSEHOLD.value for r in schema.values()):
         note = (
