@@ -192,8 +192,9 @@ class HighestDisScore(Metric):
         quasi = _quasi(original, release)
         if release.n_rows == 0 or not quasi:
             return float("nan")
+        frame = release.frame[quasi].apply(lambda s: s.mask(is_suppressed(s)))  # * is a blank, as `veil risk` reads it
         result = suda(
-            release.frame,
+            frame,
             quasi,
             max_size=params.max_size or None,
             dis_fraction=params.dis_fraction,

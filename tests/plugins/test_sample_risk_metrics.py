@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.engine import BadInput, PluginCall, Role, RunSpec, Table, execute, make_registry, sample_risk
+from veil.engine import BadInput, PluginCall, Role, RunSpec, Table, execute, make_registry, sample_risk, suda
 
 REGISTRY = make_registry()
 METRICS = ("individual-risk-max", "global-risk", "expected-reidentifications", "household-risk", "sample-uniques")
@@ -73,6 +73,25 @@ def test_suppressed_cells_match_any_value():
     expected = sample_risk(blanked, ["age", "sex"], weight="w")
     assert result.metrics["global-risk"] == pytest.approx(expected.global_risk)
     assert result.metrics["individual-risk-max"] == pytest.approx(expected.risk.max())
+
+
+def test_a_single_suppressed_record_is_no_sample_unique_to_suda():
+    """Four records (30, F), four (40, M) and one (70, F) under 4-anonymity: global recoding
+    suppresses the last, written * in both columns. As a blank it matches every record, so no record
+    has a minimal sample unique and the highest DIS score is 0; read as a value of its own, * would
+    make it unique (DIS 1: one unique and no key seen twice)."""
+    frame = pd.DataFrame({"age": [30] * 4 + [40] * 4 + [70], "sex": ["F"] * 4 + ["M"] * 4 + ["F"]})
+    table = Table.from_frame(frame, roles={"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER})
+    spec = RunSpec(
+        PluginCall.parse("global-recoding:suppression=0.2"),
+        PluginCall("k-anonymity", {"k": 4}),
+        metrics=("suda-dis-max",),
+    )
+    result = execute(REGISTRY, table, spec)
+    written = result.release.frame[["age", "sex"]].astype(str)
+    assert (written.iloc[-1] == "*").all() and (written.iloc[:-1] != "*").all().all()
+    assert suda(written, ["age", "sex"]).dis.max() == pytest.approx(1.0)  # * as a value
+    assert result.metrics["suda-dis-max"] == 0.0
 
 
 def test_asking_to_release_a_household_needs_one():
