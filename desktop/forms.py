@@ -5,7 +5,9 @@ choices → combo box; bool → check box; str → line edit (or an editable com
 The help text is the tooltip. Beside each sweepable number a second field takes a list such as
 ``5, 8, 11``: one run per value. Every value is checked by the engine's own parameter parsing,
 and its sentence is shown in red under the field. Under the fields, the plugin's ``hint`` of the
-values (what they imply, e.g. the class size a privacy budget gives) follows the edits.
+values (what they imply, e.g. the class size a privacy budget gives) follows the edits: it is
+computed on a background thread after a pause in the typing (the GUI thread never waits for it),
+"computing…" is shown when it takes a moment, and a result for values since changed is dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 
-from PySide6.QtCore import QSignalBlocker, QTimer, Signal
+import itertools
+
+from PySide6.QtCore import QObject, QRunnable, QSignalBlocker, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from veil.engine import BadInput, ParamSpec
@@ -23,6 +27,50 @@ from .widgets import ErrorLabel, muted
 INT_LIMIT = 2**31 - 1
 SWEEP_HINT = "sweep, e.g. 5, 8, 11"
 HINT_DELAY_MS = 150  # the pause in the edits after which the plugin's hint is computed
+HINT_BUSY_MS = 100  # how long a hint may take before the form says it is computing it
+COMPUTING = "computing…"
+_hint_pool: QThreadPool | None = None
+
+
+def hint_pool() -> QThreadPool:
+    """The one background thread every form's hints are computed on, in the order asked: a hint
+    asked for values already changed is skipped when its turn comes, so a stale computation delays
+    the current one by at most the one already running."""
+    global _hint_pool
+    if _hint_pool is None:
+        _hint_pool = QThreadPool()
+        _hint_pool.setMaxThreadCount(1)
+        _hint_pool.setExpiryTimeout(-1)
+    return _hint_pool
+
+
+class _HintRelay(QObject):
+    """Carries a hint computed on the pool's thread to its form on the GUI thread (a queued signal)."""
+
+    computed = Signal(int, str)
+
+
+class _HintJob(QRunnable):
+    """``plugin.hint(params)`` on the pool's thread, unless the form asked for newer values since.
+    ``latest`` (a one-item list the form updates) holds the number of the newest request."""
+
+    def __init__(self, relay: _HintRelay, latest: list, number: int, plugin, params):
+        super().__init__()
+        self.relay, self.latest, self.number, self.plugin, self.params = relay, latest, number, plugin, params
+
+    def run(self) -> None:
+        if self.latest[0] != self.number:
+            return  # the values changed before its turn came
+        try:
+            text = self.plugin.hint(self.params)
+        except BadInput as exc:
+            text = str(exc)
+        except Exception as exc:  # a defect in a plugin's hint must not leave the form waiting
+            text = f"(no hint: {type(exc).__name__}: {exc})"
+        try:
+            self.relay.computed.emit(self.number, text)
+        except RuntimeError:  # the form was closed meanwhile
+            pass
 
 
 def parse_list(text: str, spec: ParamSpec) -> list:
@@ -151,6 +199,7 @@ class ParamForm(QWidget):
     """The form of one plugin's parameters; ``changed`` after every edit, once it was checked."""
 
     changed = Signal()
+    hint_shown = Signal(str)  # the hint's text ("" hidden), on the GUI thread, each time it changes
 
     def __init__(
         self, plugin_cls, *, sweep: bool = True, suggestions: Mapping[str, list[str]] | None = None, parent=None
@@ -182,9 +231,15 @@ class ParamForm(QWidget):
         self.hint.setObjectName("param-hint")
         self.hint.hide()
         grid.addWidget(self.hint, 2 * len(specs) + 2, 0, 1, 3)
-        self._hinted = None  # the parameters the hint shows
+        self._hinted = None  # the parameters the hint is for
         self._hint_timer = QTimer(self, singleShot=True, interval=HINT_DELAY_MS)
-        self._hint_timer.timeout.connect(self._show_hint)
+        self._hint_timer.timeout.connect(self._ask_hint)
+        self._busy_timer = QTimer(self, singleShot=True, interval=HINT_BUSY_MS)
+        self._busy_timer.timeout.connect(lambda: self._set_hint(COMPUTING))
+        self._hint_numbers = itertools.count(1)
+        self._latest_hint = [0]  # the newest request's number, read by the jobs on the pool's thread
+        self._hint_relay = _HintRelay(self)
+        self._hint_relay.computed.connect(self._hint_computed)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(2, 1)
         self.validate()
@@ -231,20 +286,34 @@ class ParamForm(QWidget):
         if whole:
             self._errors[""] = whole
         self._hinted = params
+        self._latest_hint[0] = next(self._hint_numbers)  # whatever is being computed is now stale
+        self._busy_timer.stop()
         if params is None:
-            self.hint.hide()
-        self._hint_timer.start()  # after a pause in the typing: a hint may take a moment to compute
+            self._set_hint("")
+        self._hint_timer.start()  # after a pause in the typing
         return not self._errors
 
-    def _show_hint(self) -> None:
-        text = ""
-        if self._hinted is not None:
-            try:
-                text = self.plugin.hint(self._hinted)
-            except BadInput as exc:
-                text = str(exc)
+    def _ask_hint(self) -> None:
+        """Compute the hint of the current values on the pool's thread (``_hint_computed`` shows it)."""
+        if self._hinted is None:
+            self._set_hint("")
+            return
+        number = self._latest_hint[0]
+        self._busy_timer.start()
+        hint_pool().start(_HintJob(self._hint_relay, self._latest_hint, number, self.plugin, self._hinted))
+
+    def _hint_computed(self, number: int, text: str) -> None:
+        if number != self._latest_hint[0]:
+            return  # computed for values since changed: a newer request is on its way
+        self._busy_timer.stop()
+        self._set_hint(text)
+
+    def _set_hint(self, text: str) -> None:
+        changed = text != self.hint.text() or bool(text) != self.hint.isVisibleTo(self)
         self.hint.setText(text)
         self.hint.setVisible(bool(text))
+        if changed:
+            self.hint_shown.emit(text)
 
     def values(self) -> dict:
         return dict(self._values)

@@ -1,5 +1,6 @@
-"""A screenshot of the differentially private table release's form in the configuration panel, its
-hint showing the k and β that ε and δ imply (data-dependent mode, ε = 1.5), for the docs.
+"""Screenshots of the differentially private table release's form in the configuration panel, its
+hint showing the k and β that ε and δ imply (data-dependent mode, ε = 1.5); then with ε typed as 5,
+whose k takes a moment to compute: the form says "computing…" while the window stays usable.
 
 Run under a real X server::
 
@@ -16,7 +17,9 @@ import tempfile
 
 os.environ.setdefault("VEIL_SETTINGS_DIR", tempfile.mkdtemp(prefix="veil-shots-"))
 
-from screenshot import open_window, pump, shoot  # noqa: E402
+from screenshot import open_window, shoot, wait_until  # noqa: E402
+
+from veil.desktop.forms import COMPUTING  # noqa: E402
 
 
 METHOD = "dp-table"
@@ -26,9 +29,16 @@ def main(out_dir: str) -> int:
     app, window, out = open_window(out_dir)
     panel = window.config_panel
     panel.choose(None, [METHOD], values={"epsilon": 1.5, "mode": "data-dependent"})
-    pump(600)  # the hint follows a pause in the edits
-    panel.ensureWidgetVisible(panel.rows[METHOD].form.hint, 0, 40)
+    form = panel.rows[METHOD].form
+    wait_until(lambda: "k = " in form.hint.text())  # the hint follows a pause in the edits
+    panel.ensureWidgetVisible(form.hint, 0, 40)
     shoot(app, out, "22-dp-table-hint")
+    form.field("epsilon").editor.setText("5")
+    wait_until(lambda: form.hint.text() == COMPUTING, 10)
+    app.primaryScreen().grabWindow(0).save(str(out / "23-dp-table-hint-computing.png"))
+    print(out / "23-dp-table-hint-computing.png", repr(form.hint.text()))
+    wait_until(lambda: "k = " in form.hint.text())
+    shoot(app, out, "24-dp-table-hint-computed")
     window.close()
     return 0
 

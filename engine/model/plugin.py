@@ -226,8 +226,10 @@ class Plugin:
     @classmethod
     def hint(cls, params: Any) -> str:
         """A sentence on what valid ``params`` imply, shown under the parameter form and recomputed as
-        the fields change (e.g. the class size a privacy budget implies); "" for none. It runs on
-        every edit, so it must be quick and must not read the data."""
+        the fields change (e.g. the class size a privacy budget implies); "" for none. The desktop
+        computes it on a background thread after a pause in the edits, so it may take a moment,
+        but it must be a pure function of ``params`` (safe to call from another thread) and must
+        not read the data."""
         return ""
 
     @classmethod
