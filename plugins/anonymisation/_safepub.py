@@ -214,7 +214,8 @@ class Walk:
 
 def search(top: tuple, score, steps: int, epsilon_step: float, delta_score: float, uniform, check=None) -> Walk:
     """SafePub's search as ARX runs it: the top is the first pivot; each of ``steps`` steps adds the
-    pivot's direct specialisations to the candidates, removes the pivot, and draws the next pivot
+    pivot's direct specialisations to the candidates (a former pivot among them comes back), removes
+    the pivot, and draws the next pivot
     from every candidate by the exponential mechanism with ``epsilon_step``; it ends early when no
     candidate is left. ``score(levels)`` is a node's score (called once per node), ``uniform()`` one
     draw in [0, 1). The best pivot is the highest-scored, ties to the lower node (then the first)."""
@@ -229,7 +230,7 @@ def search(top: tuple, score, steps: int, epsilon_step: float, delta_score: floa
                 below = pivot[:j] + (level - 1,) + pivot[j + 1 :]
                 if below not in scores:
                     scores[below] = score(below)
-                    candidates.add(below)
+                candidates.add(below)  # a former pivot too, as SafePub's union and ARX's map have it
         candidates.discard(pivot)
         if not candidates:
             break
