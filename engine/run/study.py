@@ -172,7 +172,14 @@ class Study:
                 raise BadInput(
                     f"{key} is swept both by the study and by method {self.methods[i].name!r}; sweep it in one place"
                 )
-        return {**self.sweep, **own}
+        then = (self.options[i] if i < len(self.options) else {}).get("then_sweep") or {}
+        for key, values in then.items():
+            if key in self.sweep or key in own:
+                raise BadInput(
+                    f"{key} is swept both by the second step of {self.methods[i].name!r} and by "
+                    f"{'the study' if key in self.sweep else 'the method'}; sweep it in one place"
+                )
+        return {**self.sweep, **own, **then}
 
     def _repeats(self, registry, call: PluginCall, i: int) -> int:
         opts = self.options[i] if i < len(self.options) else {}
@@ -204,19 +211,22 @@ class Study:
         recipes = [self._recipe(registry, i, call) for i, call in enumerate(self.methods)]
         for i, (call, base_models, label, method_keys, then) in enumerate(plans):
             sweep = self.sweep_of(i)
-            own = set(sweep) - set(self.sweep)  # a method's own sweep goes to the method alone
+            own = set(sweep) - set(self.sweep)  # a method's own sweep goes to the method (or its second step) alone
+            then_only = set((self.options[i] if i < len(self.options) else {}).get("then_sweep") or {})
+            then_keys = _declared(registry, "algorithm", then)
             grid = list(itertools.product(*sweep.values())) if sweep else [()]
             for values in grid:
                 setting = dict(zip(sweep, values))
-                method = _typed(
-                    registry,
-                    "algorithm",
-                    PluginCall(call.name, {**call.params, **{k: v for k, v in setting.items() if k in method_keys}}),
-                )
+                first = {k: v for k, v in setting.items() if k in method_keys and k not in then_only}
+                method = _typed(registry, "algorithm", PluginCall(call.name, {**call.params, **first}))
                 shared = {k: v for k, v in setting.items() if k not in own}
                 models = tuple(_typed(registry, "privacy-model", _with_swept(registry, m, shared)) for m in base_models)
+                step = then
+                if then is not None:  # a value the first step does not take goes to the second (its own sweep always)
+                    second = {k: v for k, v in setting.items() if k in then_keys and (k in then_only or k not in first)}
+                    step = _typed(registry, "algorithm", PluginCall(then.name, {**then.params, **second}))
                 for r in range(self._repeats(registry, call, i)):
-                    yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting, then=then)
+                    yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting, then=step)
 
     def plan(self, registry, data=None) -> list[PlannedRun]:
         """Every run of the study, numbered, with its swept values and repeat: the one planner of
@@ -245,15 +255,18 @@ class Study:
         base_models = opts["models"] if "models" in opts else self.models
         model_keys = set().union(*(_declared(registry, "privacy-model", m) for m in base_models))
         method_keys = _declared(registry, "algorithm", call)
-        for key in self.sweep:
-            if key not in method_keys and key not in model_keys and not opts.get("fixed"):
-                raise BadInput(f"swept parameter {key!r} belongs to neither {call.name!r} nor the privacy model")
-        for key in opts.get("sweep") or {}:
-            if key not in method_keys:
-                raise BadInput(f"swept parameter {key!r} is not a parameter of {call.name!r}")
         then = opts.get("then")
-        if then is not None:
-            then = _typed(registry, "algorithm", then)
+        then_keys = _declared(registry, "algorithm", then)
+        for key in self.sweep:
+            if key not in method_keys | model_keys | then_keys and not opts.get("fixed"):
+                steps = f"{call.name!r}, its second step" if then is not None else repr(call.name)
+                raise BadInput(f"swept parameter {key!r} belongs to neither {steps} nor the privacy model")
+        for key in opts.get("sweep") or {}:
+            if key not in method_keys | then_keys:
+                raise BadInput(f"swept parameter {key!r} is not a parameter of {call.name!r} or its second step")
+        for key in opts.get("then_sweep") or {}:
+            if key not in then_keys:
+                raise BadInput(f"swept parameter {key!r} is not a parameter of the second step {then.name!r}")
         label = opts.get("label") or (f"{call.name} then {then.name}" if then is not None else call.name)
         return call, base_models, label, method_keys, then
 
@@ -320,6 +333,12 @@ def _options(entry) -> dict:
         if not isinstance(then, (str, Mapping)):
             raise BadInput(f"a method's 'then' names a method that perturbs its release, not {then!r}")
         opts["then"] = PluginCall.parse(then)
+        if isinstance(then, Mapping) and "sweep" in then:  # the second step's own swept parameters
+            sweep = get(then, "sweep", dict, where="second step")
+            for key, values in sweep.items():
+                if not isinstance(values, list) or not values:
+                    raise BadInput(f"sweep {key!r} needs a non-empty list of values")
+            opts["then_sweep"] = dict(sweep)
     if "fixed" in entry:  # a baseline that ignores the sweep (e.g. the full feature set): one row per value
         opts["fixed"] = get(entry, "fixed", bool, where="method")
     return opts

@@ -120,3 +120,72 @@ def test_a_study_runs_a_method_with_and_without_its_second_step():
     bad = Study.from_dict({"model": "k-anonymity:k=4", "methods": [{"name": "global-recoding", "then": "mondrian"}]})
     with pytest.raises(BadInput, match="'mondrian' cannot run after another"):
         bad.plan(REGISTRY, data)
+
+
+def test_a_study_sweeps_the_second_steps_parameters():
+    """A parameter only the second step declares, swept in the method's ``sweep`` (or under the study's),
+    reaches the second step; the second step's own ``sweep`` sends a value to it alone; the result table
+    has a column for it, and every run perturbs the same first release by its own level."""
+    from veil.engine import Study, outcome_rows, results_table, run_planned
+
+    data = people()
+    study = Study.from_dict(
+        {
+            "model": "k-anonymity:k=4",
+            "methods": [
+                {
+                    "name": "global-recoding",
+                    "then": "noise-addition:columns=income",
+                    "sweep": {"level": [0.1, 1.0]},
+                }
+            ],
+            "sweep": {"k": [2, 4]},
+        }
+    )
+    planned = study.plan(REGISTRY, data)
+    got = [(p.spec.models[0].params["k"], p.spec.then.params["level"]) for p in planned]
+    assert sorted(got) == [(2, 0.1), (2, 1.0), (4, 0.1), (4, 1.0)]
+    assert all("level" not in p.spec.method.params for p in planned)  # the first step never sees it
+    outcomes = [run_planned(REGISTRY, data, p.spec, Context(p.spec.seed)) for p in planned]
+    change = {}
+    for p, o in zip(planned, outcomes):
+        released = o.result.release.frame
+        change[(p.setting["k"], p.setting["level"])] = np.abs(released["income"] - data.frame["income"]).mean()
+    for k in (2, 4):  # the same seed's noise, scaled by the level: ten times the level, ten times the change
+        assert change[(k, 1.0)] == pytest.approx(10 * change[(k, 0.1)], rel=1e-9)
+    rows = [r for p, o in zip(planned, outcomes) for r in outcome_rows(p.index, p.spec, o, p.setting, p.repeat)]
+    table = results_table(rows, study.sweep_keys)
+    assert table.attrs["sweep"] == ["k", "level"]
+    assert sorted(set(zip(table["k"], table["level"]))) == [(2, 0.1), (2, 1.0), (4, 0.1), (4, 1.0)]
+
+    # the second step's own sweep: only it takes the values
+    own = Study.from_dict(
+        {
+            "methods": [
+                {
+                    "name": "global-recoding",
+                    "then": {"name": "noise-addition", "params": {"columns": "income"}, "sweep": {"level": [0.2, 0.3]}},
+                }
+            ],
+            "model": "k-anonymity:k=4",
+        }
+    )
+    assert [p.spec.then.params["level"] for p in own.plan(REGISTRY, data)] == [0.2, 0.3]
+    assert own.size(REGISTRY) == 2 and own.sweep_keys == ["level"]
+    # a parameter neither step declares is refused before any run, naming both steps
+    with pytest.raises(BadInput, match="'spread' is not a parameter of 'global-recoding' or its second step"):
+        Study.from_dict(
+            {
+                "model": "k-anonymity:k=4",
+                "methods": [
+                    {"name": "global-recoding", "then": "noise-addition:columns=income", "sweep": {"spread": [1]}}
+                ],
+            }
+        ).plan(REGISTRY, data)
+    with pytest.raises(BadInput, match="is not a parameter of the second step 'noise-addition'"):
+        Study.from_dict(
+            {
+                "model": "k-anonymity:k=4",
+                "methods": [{"name": "global-recoding", "then": {"name": "noise-addition", "sweep": {"k": [2]}}}],
+            }
+        ).plan(REGISTRY, data)
