@@ -6,20 +6,25 @@ saved as CSV. For a column the release declares perturbed (``Release.perturbatio
 method), the figures of ``veil.engine.perturbation_figures`` instead: a number's input and release
 histograms overlaid and its original against its perturbed values; a category's counts before,
 after and as the transition matrices expect, and each matrix as a heat map.
+
+The figures are computed on a worker (a release of a million noisy numbers takes seconds), with
+progress and a Cancel button as the Risk tab's SUDA has; the window stays usable meanwhile.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QProgressBar,
     QPushButton,
     QSplitter,
     QTableWidget,
@@ -36,8 +41,15 @@ MOST_BARS = 40  # more values than this are drawn as the most frequent ones, the
 
 
 class UtilityPanel(QWidget):
+    computed = Signal()  # the shown run's figures are computed and shown
+    idle = Signal()  # no computation is running (finished, failed or cancelled)
+
     def __init__(self, parent=None):
         super().__init__(parent)
+        self._runner = None  # made on the first computation
+        self._job: int | None = None  # the computation running, if any
+        self._job_of = None  # (title, input, release) it computes
+        self._stopped = None  # a cancelled comparison, which "Compare" starts again
         self.figures = None  # the engine's Utility of the shown run
         self.shifts = None  # the engine's PerturbationFigures, for a release declaring perturbed columns
         self._pending = None  # (title, input, release) to compare when the tab is next shown
@@ -57,6 +69,21 @@ class UtilityPanel(QWidget):
         self.save.setToolTip("Write the statistics, the distributions and the contingency tables as CSV files")
         self.save.setEnabled(False)
         self.save.clicked.connect(self._save_dialog)
+        self.progress = QProgressBar(maximumWidth=260, textVisible=True)
+        self.progress.hide()
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop computing the figures of this release")
+        self.cancel.clicked.connect(self.stop)
+        self.cancel.hide()
+        self.again = QPushButton("Compare")
+        self.again.setToolTip("Compute the figures of the selected run's release")
+        self.again.clicked.connect(self._compare_again)
+        self.again.hide()
+        working = QHBoxLayout()
+        working.addWidget(self.progress)
+        working.addWidget(self.cancel)
+        working.addWidget(self.again)
+        working.addStretch(1)
         top = QHBoxLayout()
         top.addWidget(QLabel("Column"))
         top.addWidget(self.column, 1)
@@ -96,11 +123,15 @@ class UtilityPanel(QWidget):
         split.setSizes([420, 330])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addLayout(working)
         layout.addLayout(top)
         layout.addWidget(split, 1)
 
     # -- what is shown --------------------------------------------------------------------------
     def clear(self, text: str = NONE_YET) -> None:
+        self._cancel_job()
+        self._stopped = None
+        self.again.hide()
         self.figures = self.shifts = self._before = self._after = self._pending = None
         self.stratum.hide()
         self.summary.setText(text)
@@ -129,26 +160,97 @@ class UtilityPanel(QWidget):
         self._compute()
 
     def _compute(self) -> None:
-        from veil.engine import perturbation_figures, release_utility
-
+        """Start computing the pending release's figures on the worker (the previous computation,
+        of a run no longer shown, is cancelled)."""
         if self._pending is None:
             return
         title, original, release = self._pending
         self._pending = None
-
         before = getattr(original, "frame", None)
         if before is None or release is None or release.frame is None:
             self.clear(f"{title}: its release has no records to compare with a table.")
             return
-        hierarchies = {c.name: c.hierarchy for c in original.schema.columns if c.hierarchy is not None}
         columns = [c for c in release.frame.columns if c in before.columns]
         if not columns:
             self.clear(f"{title}: its release keeps none of the input's columns.")
             return
+        self._cancel_job()
+        self._stopped = None
+        self.again.hide()
+        self.summary.setText(f"{title}: comparing the release with the input, column by column…")
+        work = functools.partial(compare, original, release, columns)
+        self._job_of = (title, original, release)
+        self._job = self._runner_made().submit(f"utility of {title}", work, kind="utility")
+        self.progress.setRange(0, 0)  # moving until the job reports how far it is
+        self.progress.setFormat("")
+        self.progress.show()
+        self.cancel.show()
+
+    def busy(self) -> bool:
+        return self._job is not None
+
+    def stop(self) -> None:
+        """Cancel the computation (the tab then offers to compare again)."""
+        if self._job is not None:
+            self._stopped = self._job_of
+            self._cancel_job()
+            self.summary.setText(f"{self._stopped[0]}: the comparison was cancelled.")
+            self.again.show()
+            self._ended()
+
+    def shutdown(self) -> bool:
+        """Stop the tab's worker (the window is closing)."""
+        return True if self._runner is None else self._runner.shutdown()
+
+    def _compare_again(self) -> None:
+        if self._stopped is not None:
+            self._pending, self._stopped = self._stopped, None
+            self._compute()
+
+    def _cancel_job(self) -> None:
+        if self._job is not None and self._runner is not None:
+            self._runner.cancel(self._job)
+        self._job = self._job_of = None
+
+    def _runner_made(self):
+        if self._runner is None:
+            from .runner import Runner
+
+            self._runner = Runner(self)
+            self._runner.job_progress.connect(self._on_progress)
+            self._runner.job_finished.connect(self._on_finished)
+            self._runner.job_failed.connect(self._on_failed)
+        return self._runner
+
+    def _on_progress(self, job: int, fraction: float, message: str) -> None:
+        if job == self._job:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(100 * fraction))
+            self.progress.setFormat(message[:40] or "%p %")
+
+    def _on_failed(self, job: int, failure) -> None:
+        if job == self._job:
+            title = self._job_of[0]
+            self._job = self._job_of = None
+            self.clear(f"{title}: the comparison failed: {failure.message}")
+            self._ended()
+
+    def _ended(self) -> None:
+        self.progress.hide()
+        self.cancel.hide()
+        self.idle.emit()
+
+    def _on_finished(self, job: int, value) -> None:
+        if job != self._job:
+            return  # a run no longer shown
+        title, original, release = self._job_of
+        self._job = self._job_of = None
+        self._ended()
+        self.figures, self.shifts = value
+        before = original.frame
+        hierarchies = {c.name: c.hierarchy for c in original.schema.columns if c.hierarchy is not None}
         self._before, self._after, self._hierarchies = before, release.frame, hierarchies
-        self.figures = release_utility(before, release.frame, hierarchies, columns)
-        perturbation = getattr(release, "perturbation", None)
-        self.shifts = None if perturbation is None else perturbation_figures(before, release.frame, perturbation)
+        columns = list(self.figures.columns)
         perturbed = list(self.shifts.columns) if self.shifts is not None else []
         generalised = [n for n, c in self.figures.columns.items() if c.generalised and n not in perturbed]
         said = f", {len(perturbed)} perturbed ({', '.join(perturbed)})" if perturbed else ""
@@ -171,11 +273,15 @@ class UtilityPanel(QWidget):
         first = (perturbed or generalised or columns)[0]
         kept = shown in columns and (not perturbed or shown in perturbed)  # a perturbed release opens on one
         self.column.setCurrentText(shown if kept else first)
-        self.first.setCurrentText(first)
-        self.second.setCurrentText(next((c for c in generalised if c != first), columns[min(1, len(columns) - 1)]))
+        # the pair: columns of few values (a perturbed number's contingency has a row per record)
+        few = [c for c in columns if not (self.figures.columns[c].numeric and c in perturbed)] or columns
+        pair = next((c for c in generalised if c in few), few[0])
+        self.first.setCurrentText(pair)
+        self.second.setCurrentText(next((c for c in [*generalised, *few] if c != pair), few[min(1, len(few) - 1)]))
         self.save.setEnabled(True)
         self._show_column()
         self._show_pair()
+        self.computed.emit()
 
     def _show_column(self, *_) -> None:
         if self.figures is None or self.column.currentText() not in self.figures.columns:
@@ -357,6 +463,27 @@ class UtilityPanel(QWidget):
             return []
         written = self.figures.write_csv(folder, getattr(self, "contingency_tables", None))
         return written + (self.shifts.write_csv(folder) if self.shifts is not None else [])
+
+
+def compare(original, release, columns: list[str], ctx):
+    """The worker's job: the engine's figures of ``release`` beside ``original`` (a Table), the
+    numbers' kind read from its schema, and a perturbed release's before-and-after figures."""
+    from veil.engine import numeric_columns, perturbation_figures, release_utility
+
+    before = original.frame
+    hierarchies = {c.name: c.hierarchy for c in original.schema.columns if c.hierarchy is not None}
+    figures = release_utility(
+        before,
+        release.frame,
+        hierarchies,
+        columns,
+        numeric_columns(original.schema),
+        lambda f, m: ctx.progress(0.9 * f, m),
+    )
+    perturbation = getattr(release, "perturbation", None)
+    ctx.progress(0.9, "the perturbed columns")
+    shifts = None if perturbation is None else perturbation_figures(before, release.frame, perturbation)
+    return figures, shifts
 
 
 def _fill(table: QTableWidget, frame: pd.DataFrame) -> None:

@@ -527,5 +527,6 @@ class MainWindow(QMainWindow):
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.risk_panel.shutdown()
+        self.utility_panel.shutdown()
         self.controller.shutdown()
         super().closeEvent(event)

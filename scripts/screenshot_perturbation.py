@@ -30,6 +30,8 @@ def run_and_show(window, method: str, values: dict, column: str) -> None:
     wait(c.batch_finished)
     window.runs_panel.select_run(c.runs.entries[-1].id)
     window.tabs.setCurrentWidget(window.utility_panel)
+    if window.utility_panel.busy():  # the figures are computed on the worker
+        wait(window.utility_panel.computed)
     window.utility_panel.column.setCurrentText(column)
     pump(600)
 

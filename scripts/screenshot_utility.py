@@ -41,6 +41,8 @@ def main(out_dir: str) -> int:
     entry = c.runs.entries[-1]
     window.runs_panel.select_run(entry.id)
     window.tabs.setCurrentWidget(window.utility_panel)
+    if window.utility_panel.busy():  # the figures are computed on the worker
+        wait(window.utility_panel.computed)
     window.utility_panel.column.setCurrentText("age")
     window.utility_panel.first.setCurrentText("marital_status")
     window.utility_panel.second.setCurrentText("sex")

@@ -28,6 +28,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "FolderUtility",
             "Utility",
             "contingency",
+            "numeric_columns",
             "read_folder_utility",
             "release_utility=utility",
             "released_value",

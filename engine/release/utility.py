@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..base.errors import BadInput
 from ..data.generalised import SUPPRESSED, Interval, NodeValue, format_value, parse_value
+from ..data.table import Kind
 
 SUPPRESSED_TEXT = "*"
 
@@ -146,10 +147,11 @@ def _order_key(value):
     return (1, 0.0, 0.0, str(value))
 
 
-def _numbers_summary(values: np.ndarray, counts: np.ndarray) -> dict:
+def _numbers_summary(values: np.ndarray, counts: np.ndarray, continuous: bool = False) -> dict:
     """The statistics of exact numbers (ARX's ratio scale), from each distinct value's records:
     count, distinct, mode, median (the mean of the two middle values when the count is even), min,
-    max, mean, sample standard deviation, range."""
+    max, mean, sample standard deviation, range. ``continuous`` (a perturbed column of numbers, whose
+    values hardly repeat): no mode, and the quartiles ``q1`` and ``q3`` beside the median."""
     values, counts = np.asarray(values, dtype=float), np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     if n == 0:
@@ -157,17 +159,28 @@ def _numbers_summary(values: np.ndarray, counts: np.ndarray) -> dict:
     order = np.argsort(values, kind="stable")
     values, counts = values[order], counts[order]
     ends = np.cumsum(counts)  # the records up to and including each value
+
+    def quantile(q: float) -> float:
+        """R's and numpy's default quantile (type 7): between the order statistics around (n − 1)·q."""
+        h = (n - 1) * q
+        low = int(math.floor(h))
+        a = values[np.searchsorted(ends, low, side="right")]
+        b = values[np.searchsorted(ends, min(low + 1, n - 1), side="right")]
+        return a + (h - low) * (b - a)
+
     middle = (
         values[np.searchsorted(ends, (n - 1) // 2, side="right")] + values[np.searchsorted(ends, n // 2, side="right")]
     ) / 2
     mean = float((values * counts).sum() / n)
+    out = {"count": n, "distinct": len(values)}
+    if continuous:
+        out |= {"min": _plain(values[0]), "q1": _plain(quantile(0.25)), "median": _plain(middle)}
+        out |= {"q3": _plain(quantile(0.75)), "max": _plain(values[-1])}
+    else:
+        out |= {"mode": _plain(values[int(np.argmax(counts))]), "median": _plain(middle)}
+        out |= {"min": _plain(values[0]), "max": _plain(values[-1])}
     return {
-        "count": n,
-        "distinct": len(values),
-        "mode": _plain(values[int(np.argmax(counts))]),
-        "median": _plain(middle),
-        "min": _plain(values[0]),
-        "max": _plain(values[-1]),
+        **out,
         "mean": mean,
         "std": float(math.sqrt((counts * (values - mean) ** 2).sum() / (n - 1))) if n > 1 else float("nan"),
         "range": _plain(values[-1] - values[0]),
@@ -225,7 +238,10 @@ def _plain(x):
 
 
 def _region_size(value, uniques: np.ndarray, numeric: bool, hierarchy) -> int:
-    """How many of the column's input values (or hierarchy leaves) a released value covers."""
+    """How many of the column's input values (or hierarchy leaves) a released value covers (a number
+    released in a column of numbers is one value, on the ratio scale, whether the input holds it or not)."""
+    if numeric and _is_number(value):
+        return 1
     if isinstance(value, Interval):
         if not numeric:
             return 1
@@ -247,55 +263,102 @@ def _region_size(value, uniques: np.ndarray, numeric: bool, hierarchy) -> int:
 def cell_counts(series: pd.Series, into: dict | None = None) -> dict:
     """Each distinct cell of ``series`` (blanks included) → its records, added to ``into``: what a
     column's released figures are computed from, one file or part at a time."""
-    into = {} if into is None else into
     counts = series.value_counts(dropna=False, sort=False)
-    for value, n in zip(counts.index.tolist(), counts.to_numpy().tolist()):
+    pairs = zip(counts.index.tolist(), counts.to_numpy().tolist())
+    if into is None:
+        return dict(pairs)
+    if not into:  # the first part: every value is new
+        into.update(pairs)
+        return into
+    for value, n in pairs:
         into[value] = into.get(value, 0) + int(n)
     return into
 
 
-def column_utility(name: str, before: pd.Series, after: pd.Series, rows_before: int, hierarchy=None) -> ColumnUtility:
+def column_utility(
+    name: str, before: pd.Series, after: pd.Series, rows_before: int, hierarchy=None, numeric: bool | None = None
+) -> ColumnUtility:
     """The utility of one column: ``before`` its input values, ``after`` its released cells (records
     the release left out count as suppressed: ``rows_before`` is the input's record count)."""
-    return counted_column_utility(name, before, cell_counts(after), rows_before, hierarchy)
+    return counted_column_utility(name, before, cell_counts(after), rows_before, hierarchy, numeric)
+
+
+def _numbers_of(cells: Mapping) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """The released cells of a column of numbers as arrays, when every cell is a number of one type
+    or a blank: (values, their records, the blank records); None otherwise (text, intervals, nodes)."""
+    types = set(map(type, cells))
+    blanks = types & {type(None)}
+    types -= blanks
+    if len(types) != 1 or not types <= {float, int, np.float64, np.int64}:
+        return None
+    keys = [k for k in cells if k is not None] if blanks else list(cells)
+    values = np.asarray(keys, dtype=float if types <= {float, np.float64} else np.int64)
+    counts = np.fromiter(cells.values() if not blanks else (cells[k] for k in keys), dtype=np.int64, count=len(keys))
+    missing = sum(cells[k] for k in cells if k is None) if blanks else 0
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.any():
+            missing += int(counts[nan].sum())
+            values, counts = values[~nan], counts[~nan]
+    order = np.argsort(values, kind="stable")
+    return values[order], counts[order], int(missing)
 
 
 def counted_column_utility(
-    name: str, before: pd.Series, cells: Mapping, rows_before: int, hierarchy=None
+    name: str, before: pd.Series, cells: Mapping, rows_before: int, hierarchy=None, numeric: bool | None = None
 ) -> ColumnUtility:
     """:func:`column_utility` from the released cells' counts (:func:`cell_counts`): every figure
     depends on how many records hold each released value, never on their order, so a release in
-    parts is counted a part at a time."""
-    numeric = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
-    typed: dict = {}
-    for raw, n in cells.items():
-        value = released_value(raw, numeric)
-        typed[value] = typed.get(value, 0) + n
-    released = sum(typed.values())
-    suppressed = typed.pop(SUPPRESSED, 0) + max(rows_before - released, 0)
-    kept = typed
+    parts is counted a part at a time. ``numeric``: whether the column holds numbers (its kind in the
+    input's schema; None: read from ``before``'s type) — a perturbed number stays a number."""
+    if numeric is None:
+        numeric = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
     present = before.dropna()
+    if numeric and not pd.api.types.is_numeric_dtype(present.dtype):  # numbers held as text
+        present = pd.to_numeric(present, errors="coerce").dropna()
     uniques = np.unique(present.to_numpy()) if numeric else np.unique(present.astype(str).to_numpy())
-    inputs = set(uniques.tolist()) if numeric else set(map(str, uniques))
-    # a number the input does not hold (a perturbed or averaged value) is still a number, on the
-    # ratio scale: only an interval, a hierarchy's label or other text generalises a numeric column
-    generalised = any(
-        isinstance(v, (Interval, NodeValue)) or (not _is_number(v) if numeric else str(v) not in inputs) for v in kept
-    )
+    numbers = _numbers_of(cells) if numeric else None
+    if numbers is not None:  # a column of numbers, counted without a Python object per value
+        values, counts, blank = numbers
+        kept = None
+        suppressed = blank + max(rows_before - int(counts.sum()) - blank, 0)
+        generalised = False
+        perturbed = bool(len(values)) and not np.isin(values, uniques).all()
+        after_counts = pd.Series(counts, index=[str(v) for v in values.tolist()], dtype=np.int64)
+    else:
+        typed: dict = {}
+        for raw, n in cells.items():
+            value = released_value(raw, numeric)
+            typed[value] = typed.get(value, 0) + n
+        released = sum(typed.values())
+        suppressed = typed.pop(SUPPRESSED, 0) + max(rows_before - released, 0)
+        kept = typed
+        inputs = set(uniques.tolist()) if numeric else set(map(str, uniques))
+        # a number the input does not hold (a perturbed or averaged value) is still a number, on the
+        # ratio scale: only an interval, a hierarchy's label or other text generalises a numeric column
+        generalised = any(
+            isinstance(v, (Interval, NodeValue)) or (not _is_number(v) if numeric else str(v) not in inputs)
+            for v in kept
+        )
+        perturbed = numeric and not generalised and any(v not in inputs for v in kept)
+        after_counts = {}
+        for v in sorted(kept, key=_order_key):
+            text = format_value(v)
+            after_counts[text] = after_counts.get(text, 0) + kept[v]
+        if numeric and not generalised:
+            values = np.asarray(list(kept), dtype=float)
+            counts = np.asarray(list(kept.values()), dtype=np.int64)
     before_counts = present.value_counts(sort=False)
     before_counts = before_counts.sort_index() if numeric else before_counts.sort_index(key=lambda s: s.astype(str))
     before_numbers = before_counts.index.to_numpy()
     before_counts.index = [format_value(_plain(v)) if numeric else str(v) for v in before_counts.index]
-    after_counts: dict = {}
-    for v in sorted(kept, key=_order_key):
-        text = format_value(v)
-        after_counts[text] = after_counts.get(text, 0) + kept[v]
     if numeric:
-        summary_before = _numbers_summary(before_numbers, before_counts.to_numpy())
+        # a perturbed number's values hardly repeat: its quartiles, not a mode, on both sides
+        summary_before = _numbers_summary(before_numbers, before_counts.to_numpy(), continuous=perturbed)
         if generalised:
             summary_after = _ordinal_summary(kept)
         else:
-            summary_after = _numbers_summary(np.asarray(list(kept), dtype=float), np.asarray(list(kept.values())))
+            summary_after = _numbers_summary(values, counts, continuous=perturbed)
     else:
         texts: dict = {}
         for text, n in zip(before_counts.index, before_counts.to_numpy().tolist()):
@@ -305,8 +368,12 @@ def counted_column_utility(
     leaves = len(uniques) if hierarchy is None or numeric else max(len(uniques), _leaves(hierarchy))
     if leaves <= 1:
         loss = float(suppressed) / rows_before if rows_before else 0.0
-    else:
-        total = sum(kept[v] * (_region_size(v, uniques, numeric, hierarchy) - 1) / (leaves - 1) for v in kept)
+    else:  # a released number covers one value (the fast path's numbers add nothing)
+        total = (
+            0.0
+            if kept is None
+            else sum(kept[v] * (_region_size(v, uniques, numeric, hierarchy) - 1) / (leaves - 1) for v in kept)
+        )
         loss = (total + suppressed) / rows_before if rows_before else 0.0
     return ColumnUtility(
         name,
@@ -328,18 +395,34 @@ def _leaves(hierarchy) -> int:
         return 0
 
 
-def utility(before: pd.DataFrame, after: pd.DataFrame, hierarchies: Mapping | None = None, columns=None) -> Utility:
-    """The utility of every released column present in the input (``columns``: these only)."""
-    return parts_utility(before, [after], hierarchies, columns)
+def utility(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    hierarchies: Mapping | None = None,
+    columns=None,
+    numeric: Iterable[str] | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> Utility:
+    """The utility of every released column present in the input (``columns``: these only).
+    ``numeric``: the columns whose kind is numeric in the input's schema (None: each column's type
+    says); ``progress(fraction, message)`` is told after each column (it may raise to cancel)."""
+    return parts_utility(before, [after], hierarchies, columns, numeric, progress)
 
 
 def parts_utility(
-    before: pd.DataFrame, parts: Iterable[pd.DataFrame], hierarchies: Mapping | None = None, columns=None
+    before: pd.DataFrame,
+    parts: Iterable[pd.DataFrame],
+    hierarchies: Mapping | None = None,
+    columns=None,
+    numeric: Iterable[str] | None = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> Utility:
     """:func:`utility` of a release given as ``parts`` (its records a file at a time, read as they
     are asked for): each part's cells are counted and let go, so memory grows with one part and the
     distinct released values, and the figures are those of the same records in one file."""
     hierarchies = dict(hierarchies or {})
+    kinds = None if numeric is None else set(numeric)
+    tell = progress or (lambda fraction, message: None)
     names: list[str] | None = None
     cells: dict[str, dict] = {}
     rows_after = 0
@@ -353,11 +436,14 @@ def parts_utility(
         rows_after += len(part)
         for c in names:
             cell_counts(part[c], cells[c])
-    return Utility(
-        len(before),
-        rows_after,
-        {c: counted_column_utility(c, before[c], cells[c], len(before), hierarchies.get(c)) for c in names or []},
-    )
+        tell(0.0, f"counted {rows_after:,} released records")
+    out = {}
+    for i, c in enumerate(names or []):
+        tell(i / len(names), f"column {c}")
+        is_number = None if kinds is None else c in kinds
+        out[c] = counted_column_utility(c, before[c], cells.pop(c), len(before), hierarchies.get(c), is_number)
+    tell(1.0, "every column compared")
+    return Utility(len(before), rows_after, out)
 
 
 def contingency(before: pd.DataFrame, after: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -437,12 +523,13 @@ class FolderUtility:
     hierarchies: dict
     perturbation: object | None = None  # the release's Perturbation, when it declares one
     shuffle_seed: int | None = None  # the export's shuffle (engine/release/export.py), when it shuffled
+    numeric: tuple[str, ...] | None = None  # the input's columns of numeric kind (None: as their types say)
 
     def _parts(self) -> Iterator[pd.DataFrame]:
         return (self.read(path) for path in self.files)
 
     def utility(self) -> Utility:
-        return parts_utility(self.before, self._parts(), self.hierarchies)
+        return parts_utility(self.before, self._parts(), self.hierarchies, numeric=self.numeric)
 
     def perturbation_figures(self):
         """The perturbed columns' figures (:func:`~veil.engine.release.perturbed.perturbation_figures`),
@@ -531,4 +618,10 @@ def read_folder_utility(registry, folder) -> FolderUtility:
         hierarchies,
         perturbation,
         seed,
+        numeric_columns(data.schema),
     )
+
+
+def numeric_columns(schema) -> tuple[str, ...]:
+    """The columns a schema calls numeric: their figures are a number's, perturbed or not."""
+    return tuple(c.name for c in schema.columns if c.kind is Kind.NUMERIC)

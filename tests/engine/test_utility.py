@@ -94,3 +94,64 @@ def test_the_csv_tables_hold_the_figures():
     dist = figures.distribution_table()
     assert dist.query("column == 'sex' and side == 'after' and value == '*'")["records"].item() == 1
     assert dist.query("side == 'before'")["records"].sum() == 12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_perturbed_number_has_quartiles_not_a_mode_as_numpy_computes_them(seed):
+    """Noise on a column of numbers: both sides give the quartiles (numpy's and R's default quantile),
+    mean, sample deviation, min and max of the values present, never a mode; blanks are suppressed."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    before = pd.DataFrame({"x": rng.integers(0, 6, n)})
+    noisy = before["x"] + rng.normal(0, 1, n).round(int(rng.integers(0, 3)))  # ties now and then
+    blanks = rng.random(n) < 0.2
+    after = pd.DataFrame({"x": noisy.where(~blanks)})
+    c = release_utility(before, after).columns["x"]
+    kept = noisy[~blanks].to_numpy()
+    assert c.numeric and not c.generalised and c.suppressed == int(blanks.sum())
+    for summary, values in ((c.summary_before, before["x"].to_numpy(float)), (c.summary_after, kept)):
+        if not len(values) or np.isin(kept, before["x"]).all():
+            continue  # nothing released, or every released number is an input value: not perturbed
+        assert "mode" not in summary and summary["count"] == len(values)
+        q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
+        assert (summary["q1"], summary["median"], summary["q3"]) == pytest.approx((q1, median, q3))
+        assert (summary["min"], summary["max"], summary["mean"]) == pytest.approx(
+            (values.min(), values.max(), values.mean())
+        )
+        if len(values) > 1:
+            assert summary["std"] == pytest.approx(values.std(ddof=1))
+    # the released values as released, each with its records
+    counts = pd.Series(kept).value_counts()
+    assert dict(c.after) == {str(float(v)): int(k) for v, k in counts.items()}
+
+
+def test_the_kind_makes_a_column_of_numbers_held_as_text_a_number():
+    """A column the schema calls numeric stays a number whatever its cells' type: perturbed, it has a
+    number's figures; its type alone would make it a category with a mode."""
+    before = pd.DataFrame({"x": ["1", "2", "3", "4"]})
+    after = pd.DataFrame({"x": [1.5, 2.25, 2.75, 4.5]})
+    assert "mode" in release_utility(before, after).columns["x"].summary_after  # read as a category
+    c = release_utility(before, after, numeric=["x"]).columns["x"]
+    assert c.numeric and not c.generalised and "mode" not in c.summary_after
+    # mean 2.75, the quartiles between order statistics: (n − 1)·0.25 = 0.75 → 1.5 + 0.75·0.75
+    assert c.summary_after["mean"] == 2.75 and c.summary_after["q1"] == pytest.approx(2.0625)
+    assert c.summary_before["median"] == 2.5 and c.loss == 0.0
+
+
+def test_progress_is_told_per_column_and_may_stop_the_computation():
+    said = []
+    release_utility(BEFORE, AFTER, progress=lambda f, m: said.append((f, m)))
+    assert [m for _, m in said if m.startswith("column")] == ["column age", "column sex"]
+    assert said[-1][0] == 1.0 and all(a <= b for (a, _), (b, _) in zip(said, said[1:]))
+
+    class Stop(Exception):
+        pass
+
+    def stop(fraction, message):
+        if message == "column sex":
+            raise Stop
+
+    with pytest.raises(Stop):
+        release_utility(BEFORE, AFTER, progress=stop)

@@ -19,7 +19,8 @@ def _finished(window, qtbot, method, values):
     entry = c.runs.entries[-1]
     assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
     window.runs_panel.select_run(entry.id)
-    window.tabs.setCurrentWidget(window.utility_panel)
+    with qtbot.waitSignal(window.utility_panel.computed, timeout=60_000):  # computed on the worker
+        window.tabs.setCurrentWidget(window.utility_panel)
     return entry.outcome.result
 
 

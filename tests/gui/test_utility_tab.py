@@ -23,7 +23,8 @@ def test_the_desktop_and_the_cli_show_the_same_utility(demo_window, qtbot, tmp_p
     assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
     window.runs_panel.select_run(entry.id)
     panel = window.utility_panel
-    window.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.computed, timeout=60_000):  # computed on the worker
+        window.tabs.setCurrentWidget(panel)
     figures = panel.figures
     assert figures is not None and figures.rows_before == len(c.dataset.table.frame)
     release = entry.outcome.result.release
