@@ -293,9 +293,13 @@ class UtilityPanel(QWidget):
             how = "perturbed"
         self.loss.setText(f"attribute loss {c.loss:.4f} · {c.suppressed:,} suppressed · {how}")
         keys = list(dict.fromkeys([*c.summary_before, *c.summary_after]))
-        self.stats.setRowCount(len(keys))
-        for row, key in enumerate(keys):
-            for col, value in enumerate((key, _show(c.summary_before.get(key)), _show(c.summary_after.get(key)))):
+        rows = [(key, _show(c.summary_before.get(key)), _show(c.summary_after.get(key))) for key in keys]
+        if shift is not None and shift.numeric and shift.paired:  # how far each record moved
+            rows.append(("r with the input", "1", _show(shift.correlation)))
+            rows.append(("mean |change|", "0", _show(shift.mean_abs_change)))
+        self.stats.setRowCount(len(rows))
+        for row, texts in enumerate(rows):
+            for col, value in enumerate(texts):
                 self.stats.setItem(row, col, QTableWidgetItem(value))
         if shift is None:
             self.stratum.hide()

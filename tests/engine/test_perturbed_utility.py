@@ -117,3 +117,23 @@ def test_veil_utility_pairs_each_released_record_with_its_input_again(exported, 
     assert income["mean_abs_change"] < np.abs(released.to_numpy() - frame["income"].to_numpy()).mean()
     assert cli_main(["utility", str(noise)]) == 0
     assert "income (number): 120 records paired, 120 changed" in capsys.readouterr().out
+
+
+def test_veil_utility_gives_a_noisy_number_the_figures_of_a_number(exported, capsys):
+    """The released incomes hardly repeat: ``veil utility`` gives their quartiles, mean and deviation as
+    numpy computes them from the released file, and no mode (the desktop's tab shows the same figures)."""
+    frame, _, noise = exported
+    capsys.readouterr()
+    assert cli_main(["utility", str(noise), "--json"]) == 0
+    income = json.loads(capsys.readouterr().out)["columns"]["income"]
+    assert income["numeric"] and not income["generalised"]
+    for side, values in (
+        ("summary_before", frame["income"]),
+        ("summary_after", pd.read_csv(noise / "release.csv")["income"]),
+    ):
+        summary, values = income[side], values.to_numpy(float)
+        assert "mode" not in summary
+        assert [summary[k] for k in ("q1", "median", "q3")] == pytest.approx(np.quantile(values, [0.25, 0.5, 0.75]))
+        assert (summary["mean"], summary["std"]) == pytest.approx((values.mean(), values.std(ddof=1)))
+    assert cli_main(["utility", str(noise)]) == 0
+    assert "q1" in capsys.readouterr().out

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+
 import pytest
 
 from veil.cli import main as cli_main
@@ -65,3 +67,39 @@ def test_the_desktop_and_the_cli_show_the_same_utility(demo_window, qtbot, tmp_p
 def test_the_tab_says_why_when_the_selected_run_has_no_release(demo_window):
     demo_window.runs_panel.run_selected.emit(7)
     assert "Run #7 has no release" in demo_window.utility_panel.summary.text()
+
+
+def test_a_noisy_number_is_compared_on_the_worker_with_cancel_and_a_numbers_figures(window, qtbot, tmp_path):
+    """The tab computes its figures on a worker: Cancel stops them and says so, Compare starts them
+    again; a perturbed number's statistics are a number's (quartiles, mean, deviation, the records'
+    correlation with their input), never a category's mode."""
+    from veil.engine import load_demo
+
+    data = tmp_path / "small.csv"
+    load_demo().frame.head(200)[["mrn", "age", "sex", "length_of_stay"]].to_csv(data, index=False)
+    c, panel = window.controller, window.utility_panel
+    with qtbot.waitSignal(c.data_loaded, timeout=10_000):
+        c.open_path(data)
+    window.config_panel.choose(None, ["noise-addition"], values={"columns": "length_of_stay", "level": 0.5}, metrics=[])
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=60_000):
+        c.run()
+    entry = c.runs.entries[-1]
+    assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
+    window.runs_panel.select_run(entry.id)
+    with qtbot.waitSignal(panel.idle, timeout=10_000):
+        window.tabs.setCurrentWidget(panel)  # starts the computation on the worker
+        assert panel.busy() and panel.cancel.isVisibleTo(panel)
+        panel.stop()
+    assert panel.figures is None and "cancelled" in panel.summary.text() and panel.again.isVisibleTo(panel)
+    with qtbot.waitSignal(panel.computed, timeout=60_000):
+        panel.again.click()
+    assert not panel.busy() and not panel.progress.isVisibleTo(panel) and not panel.again.isVisibleTo(panel)
+    panel.column.setCurrentText("length_of_stay")
+    shown = {panel.stats.item(r, 0).text(): panel.stats.item(r, 2).text() for r in range(panel.stats.rowCount())}
+    assert "mode" not in shown and {"q1", "median", "q3", "mean", "std", "r with the input"} <= set(shown)
+    released = entry.outcome.result.release.frame["length_of_stay"].to_numpy(float)
+    assert float(shown["q3"]) == pytest.approx(np.quantile(released, 0.75), rel=1e-3)
+    assert float(shown["mean"]) == pytest.approx(released.mean(), rel=1e-3)
+    original = c.dataset.table.frame["length_of_stay"].to_numpy(float)
+    assert float(shown["r with the input"]) == pytest.approx(np.corrcoef(original, released)[0, 1], rel=1e-3)
