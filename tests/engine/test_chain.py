@@ -189,3 +189,29 @@ def test_a_study_sweeps_the_second_steps_parameters():
                 "methods": [{"name": "global-recoding", "then": {"name": "noise-addition", "sweep": {"k": [2]}}}],
             }
         ).plan(REGISTRY, data)
+
+
+def test_after_a_chained_sweep_the_first_chart_is_the_first_steps_trade_off():
+    """Runs of global recoding then noise, sweeping the noise's level: the chart drawn first is still
+    global recoding's declared trade-off (loss against suppression), not a chart of one metric."""
+    from veil.engine import Study, first_chart, outcome_rows, results_table, run_planned
+
+    data = people()
+    study = Study.from_dict(
+        {
+            "model": "k-anonymity:k=4",
+            "metrics": ["loss", "suppressed"],
+            "methods": [
+                {"name": "global-recoding", "then": "noise-addition:columns=income", "sweep": {"level": [0.1, 1.0]}}
+            ],
+        }
+    )
+    rows = []
+    for p in study.plan(REGISTRY, data):
+        outcome = run_planned(REGISTRY, data, p.spec, Context(p.spec.seed))
+        rows += outcome_rows(p.index, p.spec, outcome, p.setting, p.repeat)
+    results = results_table(rows, study.sweep_keys)
+    assert results.attrs["sweep"] == ["level"]
+    call = first_chart(REGISTRY, results)
+    assert call is not None and REGISTRY.get("chart", call.name).draws_trade_off
+    assert (call.params["privacy"], call.params["utility"]) == ("suppressed", "loss")
