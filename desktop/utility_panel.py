@@ -476,6 +476,7 @@ def compare(original, release, columns: list[str], ctx):
 
     before = original.frame
     hierarchies = {c.name: c.hierarchy for c in original.schema.columns if c.hierarchy is not None}
+    perturbation = getattr(release, "perturbation", None)
     figures = release_utility(
         before,
         release.frame,
@@ -483,8 +484,8 @@ def compare(original, release, columns: list[str], ctx):
         columns,
         numeric_columns(original.schema),
         lambda f, m: ctx.progress(0.9 * f, m),
+        perturbation.columns if perturbation is not None else (),
     )
-    perturbation = getattr(release, "perturbation", None)
     ctx.progress(0.9, "the perturbed columns")
     shifts = None if perturbation is None else perturbation_figures(before, release.frame, perturbation)
     return figures, shifts

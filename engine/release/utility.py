@@ -276,11 +276,17 @@ def cell_counts(series: pd.Series, into: dict | None = None) -> dict:
 
 
 def column_utility(
-    name: str, before: pd.Series, after: pd.Series, rows_before: int, hierarchy=None, numeric: bool | None = None
+    name: str,
+    before: pd.Series,
+    after: pd.Series,
+    rows_before: int,
+    hierarchy=None,
+    numeric: bool | None = None,
+    perturbed: bool = False,
 ) -> ColumnUtility:
     """The utility of one column: ``before`` its input values, ``after`` its released cells (records
     the release left out count as suppressed: ``rows_before`` is the input's record count)."""
-    return counted_column_utility(name, before, cell_counts(after), rows_before, hierarchy, numeric)
+    return counted_column_utility(name, before, cell_counts(after), rows_before, hierarchy, numeric, perturbed)
 
 
 def _numbers_of(cells: Mapping) -> tuple[np.ndarray, np.ndarray, int] | None:
@@ -305,12 +311,20 @@ def _numbers_of(cells: Mapping) -> tuple[np.ndarray, np.ndarray, int] | None:
 
 
 def counted_column_utility(
-    name: str, before: pd.Series, cells: Mapping, rows_before: int, hierarchy=None, numeric: bool | None = None
+    name: str,
+    before: pd.Series,
+    cells: Mapping,
+    rows_before: int,
+    hierarchy=None,
+    numeric: bool | None = None,
+    perturbed: bool = False,
 ) -> ColumnUtility:
     """:func:`column_utility` from the released cells' counts (:func:`cell_counts`): every figure
     depends on how many records hold each released value, never on their order, so a release in
     parts is counted a part at a time. ``numeric``: whether the column holds numbers (its kind in the
-    input's schema; None: read from ``before``'s type) — a perturbed number stays a number."""
+    input's schema; None: read from ``before``'s type) — a perturbed number stays a number.
+    ``perturbed``: the release declares the column perturbed (``Release.perturbation``): a number's
+    values then hardly repeat, and its figures are the quartiles rather than a mode."""
     if numeric is None:
         numeric = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
     present = before.dropna()
@@ -323,7 +337,6 @@ def counted_column_utility(
         kept = None
         suppressed = blank + max(rows_before - int(counts.sum()) - blank, 0)
         generalised = False
-        perturbed = bool(len(values)) and not np.isin(values, uniques).all()
         after_counts = pd.Series(counts, index=[str(v) for v in values.tolist()], dtype=np.int64)
     else:
         typed: dict = {}
@@ -340,7 +353,6 @@ def counted_column_utility(
             isinstance(v, (Interval, NodeValue)) or (not _is_number(v) if numeric else str(v) not in inputs)
             for v in kept
         )
-        perturbed = numeric and not generalised and any(v not in inputs for v in kept)
         after_counts = {}
         for v in sorted(kept, key=_order_key):
             text = format_value(v)
@@ -402,11 +414,14 @@ def utility(
     columns=None,
     numeric: Iterable[str] | None = None,
     progress: Callable[[float, str], None] | None = None,
+    perturbed: Iterable[str] = (),
 ) -> Utility:
     """The utility of every released column present in the input (``columns``: these only).
-    ``numeric``: the columns whose kind is numeric in the input's schema (None: each column's type
-    says); ``progress(fraction, message)`` is told after each column (it may raise to cancel)."""
-    return parts_utility(before, [after], hierarchies, columns, numeric, progress)
+    ``numeric``: the columns whose kind is numeric in the input's schema, numbers whatever their
+    cells' type (every other column as its type says); ``progress(fraction, message)`` is told
+    after each column (it may raise to cancel); ``perturbed``: the columns the release declares
+    perturbed."""
+    return parts_utility(before, [after], hierarchies, columns, numeric, progress, perturbed)
 
 
 def parts_utility(
@@ -416,12 +431,14 @@ def parts_utility(
     columns=None,
     numeric: Iterable[str] | None = None,
     progress: Callable[[float, str], None] | None = None,
+    perturbed: Iterable[str] = (),
 ) -> Utility:
     """:func:`utility` of a release given as ``parts`` (its records a file at a time, read as they
     are asked for): each part's cells are counted and let go, so memory grows with one part and the
     distinct released values, and the figures are those of the same records in one file."""
     hierarchies = dict(hierarchies or {})
     kinds = None if numeric is None else set(numeric)
+    perturbed = set(perturbed)
     tell = progress or (lambda fraction, message: None)
     names: list[str] | None = None
     cells: dict[str, dict] = {}
@@ -440,8 +457,10 @@ def parts_utility(
     out = {}
     for i, c in enumerate(names or []):
         tell(i / len(names), f"column {c}")
-        is_number = None if kinds is None else c in kinds
-        out[c] = counted_column_utility(c, before[c], cells.pop(c), len(before), hierarchies.get(c), is_number)
+        is_number = True if kinds is not None and c in kinds else None  # else as its type says (0/1 flags: numbers)
+        out[c] = counted_column_utility(
+            c, before[c], cells.pop(c), len(before), hierarchies.get(c), is_number, c in perturbed
+        )
     tell(1.0, "every column compared")
     return Utility(len(before), rows_after, out)
 
@@ -529,7 +548,8 @@ class FolderUtility:
         return (self.read(path) for path in self.files)
 
     def utility(self) -> Utility:
-        return parts_utility(self.before, self._parts(), self.hierarchies, numeric=self.numeric)
+        perturbed = self.perturbation.columns if self.perturbation is not None else ()
+        return parts_utility(self.before, self._parts(), self.hierarchies, numeric=self.numeric, perturbed=perturbed)
 
     def perturbation_figures(self):
         """The perturbed columns' figures (:func:`~veil.engine.release.perturbed.perturbation_figures`),

@@ -76,7 +76,7 @@ def test_a_noisy_number_is_compared_on_the_worker_with_cancel_and_a_numbers_figu
     from veil.engine import load_demo
 
     data = tmp_path / "small.csv"
-    load_demo().frame.head(200)[["mrn", "age", "sex", "length_of_stay"]].to_csv(data, index=False)
+    load_demo().frame.head(60)[["mrn", "age", "sex", "length_of_stay"]].to_csv(data, index=False)
     c, panel = window.controller, window.utility_panel
     with qtbot.waitSignal(c.data_loaded, timeout=10_000):
         c.open_path(data)
