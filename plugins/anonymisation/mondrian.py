@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,7 @@ from veil.engine import (
     TABLE,
     Algorithm,
     BadInput,
+    GroupSizeModel,
     GroupView,
     HierarchyUse,
     Judgement,
@@ -60,6 +62,7 @@ from veil.engine import (
 )
 
 from ._cells import Columns, suppress_failing, suppressed_throughout
+from ._median_cuts import columns_for_kernel, kernels, run_rounds
 from ._regions import generalised, group_values, known_extent, qi_columns, released_columns, small_table
 from ._sensitive import reads_sensitive, sensitive_columns, sensitive_view, survey_of
 
@@ -272,6 +275,15 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
         )
         for v in views
     ]
+    k = _size_threshold(model, population, survey)
+    if k is not None and not (start > 0).any() and all((c.codes >= 0).all() for c in ucols) and _compiled(len(first)):
+
+        def each_round(done, made):
+            ctx.progress(done / n, f"Mondrian: {made} partitions, {done} records final")
+
+        groups, made = run_rounds(columns_for_kernel(ucols), weights, k, each_round)
+        ctx.progress(1.0, f"Mondrian: {made} partitions")
+        return groups[unit], cols
     parts = _Partitions(ucols, weights, start[first])
     done = 0
     while parts.open.any():
@@ -279,6 +291,29 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
         done += _round(parts, ucols, bases, model, population)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
     return _dense(parts.pid)[unit], cols
+
+
+_COMPILED_FROM = 200_000  # units from which loading numba (about half a CPU second) pays, unless it is loaded
+
+
+def _compiled(units: int) -> bool:
+    """Whether the compiled rounds run: numba is installed, and loaded already or worth loading."""
+    return (units >= _COMPILED_FROM or "numba" in sys.modules) and kernels() is not None
+
+
+def _size_threshold(model, population, survey) -> int | None:
+    """The k of a model that judges a group by its size alone (k-anonymity; several such models: the
+    largest k), which the compiled rounds check themselves; None for any other model, or where a
+    population or survey weights are read."""
+    if population is not None or survey is not None:
+        return None
+    ks = []
+    for m in getattr(model, "models", (model,)):
+        plugin = getattr(m, "plugin", None)
+        if not isinstance(plugin, GroupSizeModel) or type(plugin).check_groups is not GroupSizeModel.check_groups:
+            return None
+        ks.append(int(m.params.k))
+    return max(ks) if ks else None
 
 
 def _blank_strata(cols, rule: str):
