@@ -40,9 +40,8 @@ class NumericColumn:
         self.name = name
         values = series.to_numpy(dtype=float) if series.isna().any() else series.to_numpy()
         known = ~pd.isna(values)
-        self.uniques, codes = np.unique(values[known], return_inverse=True)
         self.codes = np.full(len(values), -1, dtype=np.int64)
-        self.codes[known] = codes
+        self.uniques, self.codes[known] = ranks(values[known])
         self.n_codes = len(self.uniques)
         with np.errstate(over="ignore", invalid="ignore"):
             self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
@@ -60,6 +59,20 @@ class NumericColumn:
 
     def value(self, lo: int, hi: int):
         return Interval(python_value(self.uniques[lo]), python_value(self.uniques[hi]))
+
+
+def ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values in increasing order and each value's rank among them (``np.unique`` with
+    its inverse); integers of a narrow range by counting instead of sorting."""
+    if (values.dtype.kind == "i" or (values.dtype.kind == "u" and values.dtype.itemsize < 8)) and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values) + (1 << 16):
+            shifted = values.astype(np.int64) - lo
+            held = np.bincount(shifted, minlength=hi - lo + 1) > 0
+            rank = np.cumsum(held) - 1
+            return (np.flatnonzero(held) + lo).astype(values.dtype), rank[shifted]
+    uniques, inverse = np.unique(values, return_inverse=True)
+    return uniques, inverse.reshape(-1)
 
 
 class CategoricalColumn:
@@ -222,8 +235,8 @@ def qi_columns(
     ``star`` (its generated hierarchy, the value or ``*``), ``set`` (:class:`ValueSetColumn`) or
     ``hierarchy`` (:func:`ordered_hierarchy`). With ``blanks`` a blank in a number or a category cut
     along a hierarchy is taken, its code −1 (Mondrian: docs/reference.md#blanks); else refused."""
-    refused = missing_message(table.frame, qis)
-    if refused and not blanks:  # every column with blanks named at once
+    refused = None if blanks else missing_message(table.frame, qis)
+    if refused:  # every column with blanks named at once
         raise BadInput(refused)
     cols = []
     for name in qis:
@@ -291,47 +304,85 @@ def released_columns(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(cols, groups, check=lambda: None) -> pd.DataFrame:
+def group_values(cols, groups, check=lambda: None, distinct: dict | None = None) -> pd.DataFrame:
     """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
-    called every few hundred groups)."""
+    called every few hundred groups). Groups holding the same value share one object, built once.
+    ``distinct``, when given, receives per column (each group's index into its distinct values, −1
+    for a group of blanks; those values), which :func:`generalised` then formats once each."""
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
         check()
-        if getattr(col, "sets", False):  # each group's set of values: its distinct (group, rank) pairs
-            known = col.codes >= 0
-            pairs = np.unique(groups[known] * col.n_codes + col.codes[known])
-            ranks = pairs % col.n_codes
-            bounds = np.searchsorted(pairs, np.arange(count + 1) * col.n_codes).tolist()
-            values, memo = [], {}
-            for i in range(count):
-                if i % 256 == 0:
-                    check()
-                p = ranks[bounds[i] : bounds[i + 1]]
-                if not len(p):  # a group of blanks: blank
-                    values.append(None)
-                    continue
-                key = p.tobytes()  # groups often hold the same set: build its value once
-                if key not in memo:
-                    memo[key] = col.values(p)
-                values.append(memo[key])
-            out[col.name] = values
-            continue
-        a, b = known_extent(col, col.codes, groups, count)
-        known = np.bincount(groups[col.codes >= 0], minlength=count) > 0  # a group of blanks: blank
-        made: dict = {}  # groups often share a value: build it once
-        out[col.name] = [
-            (made[key] if key in made else made.setdefault(key, col.value(*key))) if k else None
-            for key, k in zip(zip(a.tolist(), b.tolist()), known.tolist())
-        ]
+        index, made = distinct_values(col, groups, count, check)
+        if distinct is not None:
+            distinct[col.name] = (index, made)
+        each = np.empty(len(made) + 1, dtype=object)
+        each[: len(made)] = made  # the last: a group of blanks, blank
+        out[col.name] = each[index].tolist()
     return pd.DataFrame(out)
 
 
-def generalised(table, qis, sensitive, groups, values, blanks: str | None = None) -> Release:
+def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.ndarray, list]:
+    """Each group's index into the distinct generalised values of a column (−1 for a group whose
+    every value is blank), and those values, in order of the first group holding each."""
+    known = col.codes >= 0
+    if getattr(col, "sets", False):  # a group's value: the set of ranks it holds
+        n = max(col.n_codes, 1)
+        if n < 63 and small_table(count, n, len(groups)):  # each set as the bits of one integer
+            held = np.bincount(groups[known] * n + col.codes[known], minlength=count * n).reshape(count, n) > 0
+            key = held.astype(np.int64) @ (np.int64(1) << np.arange(n, dtype=np.int64))
+            return _first_kinds(key, key != 0, lambda g: col.values(np.flatnonzero(held[g])))
+        pairs = np.unique(groups[known] * n + col.codes[known])  # its distinct (group, rank) pairs
+        ranks = pairs % n
+        bounds = np.searchsorted(pairs, np.arange(count + 1) * n).tolist()
+        index = np.full(count, -1, dtype=np.int64)
+        made, memo = [], {}
+        for i in range(count):
+            if i % 256 == 0:
+                check()
+            p = ranks[bounds[i] : bounds[i + 1]]
+            if len(p):
+                key = p.tobytes()
+                if key not in memo:
+                    memo[key] = len(made)
+                    made.append(col.values(p))
+                index[i] = memo[key]
+        return index, made
+    a, b = known_extent(col, col.codes, groups, count)
+    held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
+    key = a * (int(b.max()) + 1) + b
+    return _first_kinds(key, held, lambda g: col.value(int(a[g]), int(b[g])))
+
+
+def _first_kinds(key: np.ndarray, held: np.ndarray, build) -> tuple[np.ndarray, list]:
+    """Groups numbered by their distinct ``key`` among those ``held`` (the others −1), in order of
+    the first group of each, and ``build(that first group)`` for each."""
+    index = np.full(len(key), -1, dtype=np.int64)
+    rows = np.flatnonzero(held)
+    if not len(rows):
+        return index, []
+    _, first, inverse = np.unique(key[rows], return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # the kinds in order of their first group
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    index[rows] = rank[inverse.reshape(-1)]
+    return index, [build(int(rows[first[i]])) for i in order]
+
+
+def generalised(table, qis, sensitive, groups, values, blanks: str | None = None, distinct=None) -> Release:
     """The release with each quasi-identifier written as its group's value (``values``, one row per
-    group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one."""
+    group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one;
+    ``distinct``: the distinct values per column as :func:`group_values` gives them, each formatted once."""
     frame = table.frame[released_columns(table)].reset_index(drop=True).copy()
     for name in qis:
+        if distinct is not None and name in distinct:
+            index, made = distinct[name]
+            text = np.array([format_value(v) for v in made] + [None], dtype=object)[index]  # −1: blank
+            codes, cats = pd.factorize(pd.Series(text, dtype=object))
+            written = codes[groups]
+            written[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
+            frame[name] = pd.Categorical.from_codes(written, categories=cats)
+            continue
         # format each value once: group_values builds a value shared by several groups once, so its
         # groups are found by identity, without hashing sets and intervals (equal values that are
         # distinct objects meet again in their text, factorised below)

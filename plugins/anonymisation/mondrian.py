@@ -468,8 +468,10 @@ class Mondrian(Algorithm):
         groups, cols = _partition(data, model, ctx, qis, marked, params)
         if params.mode == "bucketise":
             return bucketised(data, qis, marked, groups, ctx.rng)
-        values = group_values(cols, groups, ctx.check)
-        release = generalised(data, qis, marked[0] if marked else None, groups, values, blanks=params.blanks)
+        distinct: dict = {}
+        values = group_values(cols, groups, ctx.check, distinct)
+        sensitive = marked[0] if marked else None
+        release = generalised(data, qis, sensitive, groups, values, blanks=params.blanks, distinct=distinct)
         if release.blanks == ANY_VALUE:
             release = _meeting_the_model(data, release, qis, marked, model, values, ctx)
         return release
