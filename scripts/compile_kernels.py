@@ -1,7 +1,8 @@
 """Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
 
 The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``, in parts), global
-recoding's roll-up of classes (``veil.engine.kernels.grouping``) and rank swapping's pairing of ranks
+recoding's roll-up of classes (``veil.engine.kernels.grouping``), Mondrian's rounds under k-anonymity
+(``veil.plugins.anonymisation._median_cuts``) and rank swapping's pairing of ranks
 (``veil.plugins.perturbation.rank_swap``) are compiled by numba on first use
 and kept in numba's cache beside their modules. ``make run`` and ``make test`` run
 this script once after installing (the environment's stamp): a PatternKa and a Maximal run on
@@ -36,11 +37,12 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    from veil.plugins.anonymisation import _microaggregation, _suppression
+    from veil.plugins.anonymisation import _median_cuts, _microaggregation, _suppression
     from veil.plugins.perturbation import rank_swap
 
     cells = [_microaggregation._kernel(name) for name in ("steps", "moves")] + [_suppression.gains_kernel()]
-    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_kernel(), *cells]
+    cuts = [_median_cuts.kernels()[name] for name in ("_start", "_round", "_groups")]
+    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_kernel(), *cells, *cuts]
 
 
 def paths():
@@ -58,6 +60,7 @@ def paths():
         ("global recoding's roll-up of classes", roll_up),
         ("rank swapping's pairing of ranks", swap_ranks),
         ("microaggregation's groups and local suppression's blanks", cell_methods),
+        ("Mondrian's rounds under k-anonymity", mondrian_rounds),
         ("maximal itemsets, one thread", lambda: longest_by_dfs(m, 5, 20, True, options=SearchOptions(threads=1))),
         (
             "all frequent itemsets, one thread",
@@ -130,6 +133,23 @@ def cell_methods() -> None:
         ("local-suppression", {}),
     ):
         execute(registry, table, RunSpec(PluginCall(method, params), k3))
+
+
+def mondrian_rounds() -> None:
+    """Mondrian under k-anonymity on a small table (numbers, a set-valued and a hierarchy-cut category),
+    its compiled rounds taken (numba is loaded here)."""
+    import pandas as pd
+
+    from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 90, 300), "zip": rng.choice(list("abcdefgh"), 300), "sex": rng.choice(list("fm"), 300)}
+    )
+    table = Table.from_frame(frame, roles=dict.fromkeys(frame.columns, "quasi-identifier"))
+    registry, k3 = make_registry(), PluginCall("k-anonymity", {"k": 3})
+    for categories in ("set", "hierarchy"):
+        execute(registry, table, RunSpec(PluginCall("mondrian", {"categories": categories}), k3))
 
 
 def compiled_now(found) -> int:

@@ -90,9 +90,15 @@ class State:
         self.packed = packed
         d, u = packed["codes"].shape
         cap = 2 * u + 1  # a cut of a partition of s units makes at most s parts: at most 2u − 1 in all
-        self.rows = np.ascontiguousarray(packed["codes"].T, dtype=np.int64)  # unit × attribute, reordered by cuts
-        self.unit = np.arange(u, dtype=np.int64)  # which unit each row is
-        self.weights = np.ascontiguousarray(weights, dtype=np.int64).copy()  # each row's weight
+        # two copies of the units' codes (attribute × unit), their unit and weight: a cut reads its
+        # partition's run from one and writes its parts' runs to the other (``side``: which one)
+        self.rows = np.zeros((2, d, u), dtype=np.int32)
+        self.rows[0] = packed["codes"]
+        self.unit = np.zeros((2, u), dtype=np.int64)
+        self.unit[0] = np.arange(u)
+        self.weights = np.zeros((2, u), dtype=np.int64)
+        self.weights[0] = weights
+        self.side = np.zeros(cap, dtype=np.int8)
         self.lo = np.zeros((cap, d), dtype=np.int64)  # a number's or a set's lowest code; a category's LCA level
         self.hi = np.zeros((cap, d), dtype=np.int64)  # its highest code; the LCA's node
         self.tried = np.zeros((cap, d), dtype=np.bool_)
@@ -102,10 +108,7 @@ class State:
         self.size = np.zeros(cap, dtype=np.int64)
         self.count = np.zeros(1, dtype=np.int64)  # partitions made so far
         widest = int(max(packed["n_codes"].max(), 1)) + 2
-        self.part = np.zeros(u, dtype=np.int64)  # each row's part under the cut being tried
-        self.moved = np.zeros((u, d), dtype=np.int64)  # rows, unit and weight as a cut reorders them
-        self.moved_unit = np.zeros(u, dtype=np.int64)
-        self.moved_weight = np.zeros(u, dtype=np.int64)
+        self.part = np.zeros(u, dtype=np.int64)  # each unit's part under the cut being tried, then its place
         self.per_code = np.zeros(widest, dtype=np.int64)  # per code or node: records, then rank
         self.present = np.zeros(widest, dtype=np.int64)
         self.at = np.zeros(widest, dtype=np.int64)
@@ -116,9 +119,8 @@ class State:
         return (
             p["kind"], p["n_codes"], p["span"], p["levels"], p["values"], p["value_at"], p["ancestors"],
             p["ancestor_at"], p["widths"], p["width_at"], p["offsets"], p["offset_at"],
-            self.rows, self.unit, self.weights, self.lo, self.hi, self.tried, self.state, self.start, self.end,
-            self.size, self.count, self.part, self.moved, self.moved_unit, self.moved_weight, self.per_code,
-            self.present, self.at, self.sorting,
+            self.rows, self.unit, self.weights, self.side, self.lo, self.hi, self.tried, self.state, self.start,
+            self.end, self.size, self.count, self.part, self.per_code, self.present, self.at, self.sorting,
         )  # fmt: skip
 
 
@@ -151,7 +153,7 @@ def _width(p, j, kind, n_codes, span, values, value_at, widths, width_at, offset
     return widths[width_at[j] + offsets[offset_at[j] + a] + b]
 
 
-def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):
+def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):  # one side's rows and weights
     """The weighted lower median of partition p's codes on attribute j: the smallest code whose
     running count passes (size − 1) // 2."""
     below = (size[p] - 1) // 2
@@ -159,7 +161,7 @@ def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):
     m = end[p] - start[p]
     if b - a + 1 > 4 * m + 64:  # a wide range: a sort of the partition's codes
         for i in range(m):
-            sorting[i] = rows[start[p] + i, j]
+            sorting[i] = rows[j, start[p] + i]
         order = np.argsort(sorting[:m], kind="mergesort")
         running = 0
         for i in range(m):
@@ -167,29 +169,27 @@ def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):
             if running > below:
                 return sorting[order[i]]
         return b
-    for c in range(b - a + 1):  # a count per code of the partition's range
-        per_code[c] = 0
-    for i in range(start[p], end[p]):
-        per_code[rows[i, j] - a] += weights[i]
+    for i in range(start[p], end[p]):  # a count per code of the partition's range (all 0 before and after)
+        per_code[rows[j, i] - a] += weights[i]
     running, median = 0, b
     for c in range(b - a + 1):
         running += per_code[c]
         if running > below:
             median = a + c
             break
-    for c in range(b - a + 1):
-        per_code[c] = 0
+    for i in range(start[p], end[p]):
+        per_code[rows[j, i] - a] = 0
     return median
 
 
 def _round(
     kind, n_codes, span, levels, values, value_at, ancestors, ancestor_at, widths, width_at, offsets, offset_at,
-    rows, unit, weights, lo, hi, tried, state, start, end, size, count, part, moved, moved_unit, moved_weight,
-    per_code, present, at, sorting, k,
+    both_rows, both_units, both_weights, side, lo, hi, tried, state, start, end, size, count, part, per_code, present,
+    at, sorting, k,
 ):  # fmt: skip
     """One attempt for every open partition made before this round; returns the records (by weight)
     whose partition became final."""
-    d = rows.shape[1]
+    d = both_rows.shape[1]
     made = count[0]
     final = 0
     for p in range(made):
@@ -206,13 +206,14 @@ def _round(
             final += size[p]
             continue
         j = best
+        rows, weights = both_rows[side[p]], both_weights[side[p]]
         # each row's part, and per part its records (per_code) — a category's parts are the children
         # of the LCA (their node numbers), a number's 0 and 1
         parts = 0
         if kind[j] == CATEGORY:
             base = ancestor_at[j] + (lo[p, j] - 1) * n_codes[j]
             for i in range(start[p], end[p]):
-                node = ancestors[base + rows[i, j]]
+                node = ancestors[base + rows[j, i]]
                 part[i] = node
                 if per_code[node] == 0:
                     present[parts] = node
@@ -223,7 +224,7 @@ def _round(
             median = _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting)
             top = median == hi[p, j]
             for i in range(start[p], end[p]):
-                c = rows[i, j]
+                c = rows[j, i]
                 upper = 1 if (c >= median if top else c > median) else 0
                 part[i] = upper
                 per_code[upper] += weights[i]
@@ -251,8 +252,6 @@ def _round(
             state[c] = OPEN
             for jj in range(d):
                 tried[c, jj] = False
-                lo[c, jj] = n_codes[jj]
-                hi[c, jj] = -1
         for i in range(start[p], end[p]):
             at[per_code[part[i]]] += 1
         offset = start[p]
@@ -262,65 +261,73 @@ def _round(
             at[r] = offset
             offset += held
             end[first + r] = offset
+        there = 1 - side[p]
+        unit, moved, moved_unit, moved_weight = (
+            both_units[side[p]],
+            both_rows[there],
+            both_units[there],
+            both_weights[there],
+        )
         for i in range(start[p], end[p]):
             r = per_code[part[i]]
-            c = first + r
-            to = at[r] - start[p]
+            part[i] = at[r]  # where the unit goes
             at[r] += 1
-            moved_unit[to] = unit[i]
-            moved_weight[to] = weights[i]
-            for jj in range(d):
-                x = rows[i, jj]
-                moved[to, jj] = x
-                if x < lo[c, jj]:
-                    lo[c, jj] = x
-                if x > hi[c, jj]:
-                    hi[c, jj] = x
-        for i in range(end[p] - start[p]):
-            unit[start[p] + i] = moved_unit[i]
-            weights[start[p] + i] = moved_weight[i]
-            for jj in range(d):
-                rows[start[p] + i, jj] = moved[i, jj]
+        for i in range(start[p], end[p]):
+            moved_unit[part[i]] = unit[i]
+            moved_weight[part[i]] = weights[i]
+        for jj in range(d):
+            for i in range(start[p], end[p]):
+                moved[jj, part[i]] = rows[jj, i]
         for r in range(parts):
+            c = first + r
+            side[c] = there
             per_code[present[r]] = 0
-            for jj in range(d):
+            for jj in range(d):  # the part's extent: its lowest and highest code
+                a, b = moved[jj, start[c]], moved[jj, start[c]]
+                for i in range(start[c] + 1, end[c]):
+                    x = moved[jj, i]
+                    a = min(a, x)
+                    b = max(b, x)
+                lo[c, jj] = a
+                hi[c, jj] = b
                 if kind[jj] == CATEGORY:
-                    _category_extent(first + r, jj, n_codes, levels, ancestors, ancestor_at, lo, hi)
+                    _category_extent(c, jj, n_codes, levels, ancestors, ancestor_at, lo, hi)
         count[0] = first + parts
         state[p] = SPLIT
     return final
 
 
-def _start(kind, n_codes, levels, ancestors, ancestor_at, rows, weights, lo, hi, state, start, end, size, count):
-    """The whole table as partition 0."""
-    d = rows.shape[1]
+def _start(
+    kind, n_codes, levels, ancestors, ancestor_at, both_rows, both_weights, lo, hi, state, start, end, size, count
+):
+    """The whole table as partition 0 (on side 0)."""
+    rows, weights = both_rows[0], both_weights[0]
+    d, u = rows.shape
     start[0] = 0
-    end[0] = rows.shape[0]
+    end[0] = u
     size[0] = weights.sum()
     state[0] = OPEN
     count[0] = 1
     for j in range(d):
-        lo[0, j] = n_codes[j]
-        hi[0, j] = -1
-    for i in range(rows.shape[0]):
-        for j in range(d):
-            if rows[i, j] < lo[0, j]:
-                lo[0, j] = rows[i, j]
-            if rows[i, j] > hi[0, j]:
-                hi[0, j] = rows[i, j]
+        a, b = rows[j, 0], rows[j, 0]
+        for i in range(1, u):
+            a = min(a, rows[j, i])
+            b = max(b, rows[j, i])
+        lo[0, j] = a
+        hi[0, j] = b
     for j in range(d):
         if kind[j] == CATEGORY:
             _category_extent(0, j, n_codes, levels, ancestors, ancestor_at, lo, hi)
 
 
-def _groups(unit, state, start, end, count):
+def _groups(both_units, side, state, start, end, count):
     """Each unit's final partition, the final partitions numbered in the order they were made."""
-    out = np.empty(len(unit), dtype=np.int64)
+    out = np.empty(both_units.shape[1], dtype=np.int64)
     g = 0
     for p in range(count[0]):
         if state[p] == FINAL:
             for i in range(start[p], end[p]):
-                out[unit[i]] = g
+                out[both_units[side[p], i]] = g
             g += 1
     return out
 
@@ -359,4 +366,6 @@ def run_rounds(packed: dict, weights: np.ndarray, k: int, each_round):
         each_round(done, int(state.count[0]))
         done += compiled["_round"](*args, k)
         open_now = bool((state.state[: state.count[0]] == OPEN).any())
-    return compiled["_groups"](state.unit, state.state, state.start, state.end, state.count), int(state.count[0])
+    return compiled["_groups"](state.unit, state.side, state.state, state.start, state.end, state.count), int(
+        state.count[0]
+    )

@@ -43,6 +43,7 @@ class NumericColumn:
         self.codes = np.full(len(values), -1, dtype=np.int64)
         self.uniques, self.codes[known] = ranks(values[known])
         self.n_codes = len(self.uniques)
+        self._bounds = None
         with np.errstate(over="ignore", invalid="ignore"):
             self.span = float(self.uniques[-1]) - float(self.uniques[0]) if len(self.uniques) else 0.0
         if not np.isfinite(self.span):
@@ -58,7 +59,9 @@ class NumericColumn:
         return (self.uniques[hi].astype(float) - self.uniques[lo].astype(float)) / self.span
 
     def value(self, lo: int, hi: int):
-        return Interval(python_value(self.uniques[lo]), python_value(self.uniques[hi]))
+        if self._bounds is None:
+            self._bounds = self.uniques.tolist()  # as Python numbers, as python_value gives them
+        return Interval(self._bounds[lo], self._bounds[hi])
 
 
 def ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +155,8 @@ class ValueSetColumn:
 
     def values(self, ranks) -> NodeValue:
         """The released value of a group holding the values of these ranks (ascending)."""
-        under = tuple(self.labels[int(r)] for r in ranks)
+        labels = self.labels
+        under = tuple([labels[int(r)] for r in ranks])
         if len(under) == 1:
             return NodeValue(under[0], under)
         if len(under) == self.n_codes:
@@ -331,7 +335,11 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
         if n < 63 and small_table(count, n, len(groups)):  # each set as the bits of one integer
             held = np.bincount(groups[known] * n + col.codes[known], minlength=count * n).reshape(count, n) > 0
             key = held.astype(np.int64) @ (np.int64(1) << np.arange(n, dtype=np.int64))
-            return _first_kinds(key, key != 0, lambda g: col.values(np.flatnonzero(held[g])))
+            index, first = _first_kinds(key, key != 0)
+            which, ranks = np.nonzero(held[first])  # each kind's ranks, kind after kind
+            bounds = np.searchsorted(which, np.arange(len(first) + 1)).tolist()
+            ranks = ranks.tolist()
+            return index, [col.values(ranks[bounds[i] : bounds[i + 1]]) for i in range(len(first))]
         pairs = np.unique(groups[known] * n + col.codes[known])  # its distinct (group, rank) pairs
         ranks = pairs % n
         bounds = np.searchsorted(pairs, np.arange(count + 1) * n).tolist()
@@ -351,51 +359,55 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
     a, b = known_extent(col, col.codes, groups, count)
     held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
     key = a * (int(b.max()) + 1) + b
-    return _first_kinds(key, held, lambda g: col.value(int(a[g]), int(b[g])))
+    index, first = _first_kinds(key, held)
+    return index, [col.value(x, y) for x, y in zip(a[first].tolist(), b[first].tolist())]
 
 
-def _first_kinds(key: np.ndarray, held: np.ndarray, build) -> tuple[np.ndarray, list]:
+def _first_kinds(key: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Groups numbered by their distinct ``key`` among those ``held`` (the others −1), in order of
-    the first group of each, and ``build(that first group)`` for each."""
+    the first group of each; and that first group of each."""
     index = np.full(len(key), -1, dtype=np.int64)
     rows = np.flatnonzero(held)
     if not len(rows):
-        return index, []
+        return index, rows
     _, first, inverse = np.unique(key[rows], return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # the kinds in order of their first group
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     index[rows] = rank[inverse.reshape(-1)]
-    return index, [build(int(rows[first[i]])) for i in order]
+    return index, rows[first[order]]
 
 
 def generalised(table, qis, sensitive, groups, values, blanks: str | None = None, distinct=None) -> Release:
     """The release with each quasi-identifier written as its group's value (``values``, one row per
     group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one;
     ``distinct``: the distinct values per column as :func:`group_values` gives them, each formatted once."""
-    frame = table.frame[released_columns(table)].reset_index(drop=True).copy()
+    written = {}
     for name in qis:
         if distinct is not None and name in distinct:
+            # the distinct values come in order of their first group, so their texts factorised give
+            # the categories in the order of the groups, as factorising every group's text would
             index, made = distinct[name]
-            text = np.array([format_value(v) for v in made] + [None], dtype=object)[index]  # −1: blank
+            text, cats = pd.factorize(pd.Series([format_value(v) for v in made], dtype=object))
+            codes = np.append(text, -1)[index]  # −1: a group of blanks
+        else:
+            # format each value once: group_values builds a value shared by several groups once, so its
+            # groups are found by identity, without hashing sets and intervals (equal values that are
+            # distinct objects meet again in their text, factorised below)
+            per_group = values[name].tolist()
+            seen: dict[int, int] = {}
+            kinds = np.fromiter((seen.setdefault(id(v), len(seen)) for v in per_group), np.int64, len(per_group))
+            uniques = list({id(v): v for v in per_group}.values())
+            blank = [v is None or (isinstance(v, float) and v != v) for v in uniques]  # a group of blanks
+            text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[kinds]
             codes, cats = pd.factorize(pd.Series(text, dtype=object))
-            written = codes[groups]
-            written[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
-            frame[name] = pd.Categorical.from_codes(written, categories=cats)
-            continue
-        # format each value once: group_values builds a value shared by several groups once, so its
-        # groups are found by identity, without hashing sets and intervals (equal values that are
-        # distinct objects meet again in their text, factorised below)
-        per_group = values[name].tolist()
-        seen: dict[int, int] = {}
-        distinct = np.fromiter((seen.setdefault(id(v), len(seen)) for v in per_group), np.int64, len(per_group))
-        uniques = list({id(v): v for v in per_group}.values())
-        blank = [v is None or (isinstance(v, float) and v != v) for v in uniques]  # a group of blanks
-        text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[distinct]
-        codes, cats = pd.factorize(pd.Series(text, dtype=object))
-        written = codes[groups]
-        written[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
-        frame[name] = pd.Categorical.from_codes(written, categories=cats)
+        cells = codes[groups]
+        cells[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
+        written[name] = pd.Categorical.from_codes(cells, categories=cats)
+    released = released_columns(table)
+    kept = table.frame[[c for c in released if c not in written]].reset_index(drop=True)
+    order = released + [c for c in written if c not in released]
+    frame = pd.DataFrame({c: written[c] if c in written else kept[c] for c in order}, index=kept.index)
     sizes = np.bincount(groups)
     # every sensitive column the release publishes is judged, not only the one the search split on
     published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
