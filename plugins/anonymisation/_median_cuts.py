@@ -344,7 +344,9 @@ def kernels():
             _COMPILED[None] = None
         else:
             g = globals()
-            for fn in (_category_extent, _width, _median, _round, _start, _groups):  # callees first
+            for fn in (_category_extent, _width, _median):  # the callees, inlined where called
+                g[fn.__name__] = njit(cache=True, nogil=True, inline="always")(fn)
+            for fn in (_round, _start, _groups):
                 g[fn.__name__] = njit(cache=True, nogil=True)(fn)
                 _COMPILED[fn.__name__] = g[fn.__name__]
     return None if None in _COMPILED else _COMPILED
