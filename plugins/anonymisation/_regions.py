@@ -207,7 +207,8 @@ def value_order(table, name: str, order: str) -> tuple[list[str], np.ndarray]:
     ranked = np.lexsort((np.arange(len(uniques)), key))
     rank = np.empty(len(ranked), dtype=np.int64)
     rank[ranked] = np.arange(len(ranked))
-    return [value_label(uniques[i]) for i in ranked], np.append(rank, -1)[codes]
+    objects = np.asarray(uniques, dtype=object)  # one conversion, not one look-up per value
+    return [value_label(objects[i]) for i in ranked.tolist()], np.append(rank, -1)[codes]
 
 
 def ordered_hierarchy(labels: list[str], name: str):
@@ -382,7 +383,7 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
     """The release with each quasi-identifier written as its group's value (``values``, one row per
     group), a blank cell blank; ``blanks``: the rule a blank follows, where a quasi-identifier has one;
     ``distinct``: the distinct values per column as :func:`group_values` gives them, each formatted once."""
-    written = {}
+    written, any_blank = {}, False
     for name in qis:
         if distinct is not None and name in distinct:
             # the distinct values come in order of their first group, so their texts factorised give
@@ -402,7 +403,9 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
             text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[kinds]
             codes, cats = pd.factorize(pd.Series(text, dtype=object))
         cells = codes[groups]
-        cells[table.frame[name].isna().to_numpy()] = -1  # a blank stays blank
+        blank = table.frame[name].isna().to_numpy()
+        cells[blank] = -1  # a blank stays blank
+        any_blank = any_blank or bool(blank.any())
         written[name] = pd.Categorical.from_codes(cells, categories=cats)
     released = released_columns(table)
     kept = table.frame[[c for c in released if c not in written]].reset_index(drop=True)
@@ -424,7 +427,7 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
             "smallest_group": int(sizes.min()),
             "average_group_size": float(sizes.mean()),
         },
-        blanks=blanks if blanks is not None and table.frame[list(qis)].isna().any().any() else None,
+        blanks=blanks if blanks is not None and any_blank else None,
     )
 
 
