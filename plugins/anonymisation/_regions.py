@@ -340,7 +340,12 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
             which, ranks = np.nonzero(held[first])  # each kind's ranks, kind after kind
             bounds = np.searchsorted(which, np.arange(len(first) + 1)).tolist()
             ranks = ranks.tolist()
-            return index, [col.values(ranks[bounds[i] : bounds[i + 1]]) for i in range(len(first))]
+            made = []
+            for i in range(len(first)):
+                if i % 256 == 0:
+                    check()
+                made.append(col.values(ranks[bounds[i] : bounds[i + 1]]))
+            return index, made
         pairs = np.unique(groups[known] * n + col.codes[known])  # its distinct (group, rank) pairs
         ranks = pairs % n
         bounds = np.searchsorted(pairs, np.arange(count + 1) * n).tolist()
@@ -361,7 +366,12 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
     held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
     key = a * (int(b.max()) + 1) + b
     index, first = _first_kinds(key, held)
-    return index, [col.value(x, y) for x, y in zip(a[first].tolist(), b[first].tolist())]
+    made = []
+    for i, (x, y) in enumerate(zip(a[first].tolist(), b[first].tolist())):
+        if i % 256 == 0:
+            check()
+        made.append(col.value(x, y))
+    return index, made
 
 
 def _first_kinds(key: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
