@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed
 # numba's kernels compiled into its cache (scripts/compile_kernels.py): again when their code changes
 KERNELS := $(VENV)/.kernels
 KERNEL_SOURCES := engine/kernels/longest_dfs.py engine/kernels/grouping.py plugins/perturbation/rank_swap.py \
-	plugins/anonymisation/_microaggregation.py plugins/anonymisation/_suppression.py
+	plugins/anonymisation/_microaggregation.py plugins/anonymisation/_suppression.py \
+	plugins/anonymisation/_median_cuts.py
 
 .PHONY: run test setup check-system benchmark clean demo-data
 
