@@ -48,6 +48,13 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
         "pram:columns=marital_status; the privacy models judge the final release",
     )
     r.add_argument(
+        "--aggregate",
+        action="append",
+        metavar="COLUMN=FUNCTION",
+        help="aggregate the quasi-identifier COLUMN inside the release's groups instead of grouping on it, by "
+        "one of mean, geometric-mean, median, mode, interval, set (e.g. age=mean); repeat it for several columns",
+    )
+    r.add_argument(
         "--metrics",
         type=csv_list,
         help="metrics to compute (comma-separated; default: the cheap ones that fit "
@@ -142,6 +149,7 @@ class Options(DataOptions):
     model: list[str] | None
     method: str | None
     then: str | None
+    aggregate: list[str] | None
     metrics: list[str] | None
     seed: int | None
     format: str | None
@@ -166,6 +174,7 @@ def execute(options: Options, registry, stop: Stop) -> int:
     from veil.engine.release.signing import signer
     from veil.engine.run.executors import make_executor
     from veil.engine.run.project import Project
+    from veil.engine.model.aggregation import parse_aggregates
     from veil.engine.run.runs import PluginCall, RunSpec, check_runs, unfit
 
     if options.project:
@@ -190,7 +199,16 @@ def execute(options: Options, registry, stop: Stop) -> int:
         metrics = tuple(options.metrics) if options.metrics is not None else ()
         run_seed = 0 if options.seed is None else options.seed
         then = PluginCall.parse(options.then) if options.then else None
-        specs = [RunSpec(PluginCall.parse(options.method), models(options.model), run_seed, metrics, then=then)]
+        specs = [
+            RunSpec(
+                PluginCall.parse(options.method),
+                models(options.model),
+                run_seed,
+                metrics,
+                then=then,
+                aggregates=parse_aggregates(options.aggregate),
+            )
+        ]
         method = registry.algorithm(specs[0].method.name)
         if method.reads_files(method.params(specs[0].method.params)):
             if then is not None:
@@ -254,6 +272,7 @@ def _refuse_flags_of_a_project(options: Options) -> None:
         for flag, value in (
             ("--method", options.method),
             ("--then", options.then),
+            ("--aggregate", options.aggregate),
             ("--model", options.model),
             ("--metrics", options.metrics),
             ("--seed", options.seed),
@@ -318,6 +337,7 @@ def _run_all(registry, data, specs, out: Path, options: Options, data_source, ex
                 ),
                 spec.recipe,
                 then=spec.then,
+                aggregates=spec.aggregates,
             )
         try:
             manifest = _run_one(registry, data, spec, target, options, data_source, stop, executor)

@@ -28,8 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry
-from veil.plugins.anonymisation._microaggregation import aggregate
+from veil.engine import Hierarchy, aggregate, PluginCall, Role, RunSpec, Table, execute, make_registry
 
 FUNCTIONS = ("mean", "geometric-mean", "median", "mode", "interval", "set")
 TYPES = ("integer", "decimal")

@@ -8,6 +8,14 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "hookspecs": ["hookimpl"],
+        "aggregation": [
+            "AGGREGATES",
+            "aggregate",
+            "aggregate_in_groups",
+            "il1s",
+            "NUMERIC_AGGREGATES",
+            "parse_aggregates",
+        ],
         "blanks": [
             "ANY_VALUE",
             "BLANK_RULES",

@@ -333,6 +333,11 @@ class Algorithm(Plugin):
     # is input row i: cells may change, no record is added, dropped or moved), so the export can link
     # each released cell to the input's (a labelled file's per-cell missing codes, docs/formats.md)
     keeps_record_order: ClassVar[bool] = False
+    # its table release puts every record in one group (records alike on the quasi-identifiers it
+    # grouped, or its own ``groups``; a suppressed record * throughout), so a quasi-identifier it is
+    # told not to group on can be aggregated inside those groups (RunSpec.aggregates,
+    # docs/anonymisation.md#aggregating-a-column-inside-the-groups). False: such a run is refused.
+    aggregates_in_groups: ClassVar[bool] = False
     ranker: ClassVar[Ranker | None] = None  # how its candidates are ranked again at other weights
     scale_out: ClassVar[ScaleOut | None] = None  # how a run of it goes to a cluster (None: it runs here only)
     uses_hierarchies: ClassVar[HierarchyUse] = HierarchyUse.NONE  # see hierarchy_use

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data.forms import BINARY, TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
 from ..data.table import Kind, Role
+from ..model.aggregation import NUMERIC_AGGREGATES, aggregate_in_groups, parse_aggregates
 from ..model.blanks import ANY_VALUE
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
 from ..model.groups import view_of_frame
@@ -72,6 +73,9 @@ class RunSpec:
     label: str  # the row name in a study (default: the method's name)
     setting: dict  # the study's swept values for this run
     then: PluginCall | None  # a second step: a method that perturbs the first's release record for record
+    # quasi-identifiers the method does not group on, each aggregated inside the release's groups by
+    # a function of AGGREGATES: {column: function} (docs/anonymisation.md#aggregating-a-column-inside-the-groups)
+    aggregates: Mapping[str, str]
 
     def __init__(
         self,
@@ -85,6 +89,7 @@ class RunSpec:
         *,
         models=None,
         then=None,
+        aggregates=None,
     ):
         given = _calls(model)
         if models is not None:
@@ -101,6 +106,7 @@ class RunSpec:
         set_(self, "label", label)
         set_(self, "setting", dict(setting or {}))
         set_(self, "then", PluginCall.parse(then))
+        set_(self, "aggregates", parse_aggregates(aggregates))
 
     @property
     def model(self) -> PluginCall | None:
@@ -123,6 +129,8 @@ class RunSpec:
             d["models"] = [m.to_dict() for m in self.models]
         if self.then is not None:
             d["then"] = self.then.to_dict()
+        if self.aggregates:
+            d["aggregate"] = dict(self.aggregates)
         return d
 
     @classmethod
@@ -140,6 +148,7 @@ class RunSpec:
             tuple(str(m) for m in metrics),
             Recipe.from_dict(recipe) if recipe else None,
             then=PluginCall.parse(d.get("then")),
+            aggregates=get(d, "aggregate", dict, None, where="run"),
         )
 
 
@@ -398,6 +407,48 @@ def check_labels(data, algorithm) -> None:
         raise BadInput(f"method {algorithm.name!r} needs at least two classes in the target, found {len(classes)}")
 
 
+def aggregating_method(registry, algorithm, spec: RunSpec) -> None:
+    """Refuse, in one line, aggregation inside groups for a method whose release has none
+    (:attr:`~veil.engine.Algorithm.aggregates_in_groups`) or with a second step."""
+    if not spec.aggregates:
+        return
+    if not algorithm.aggregates_in_groups:
+        able = [cls.name for cls in registry.classes("algorithm") if cls.aggregates_in_groups]
+        raise BadInput(
+            f"method {algorithm.name!r} releases no groups to aggregate a column in; aggregate with "
+            f"{', '.join(able) or 'a method whose records fall into groups'}"
+        )
+    if spec.then is not None:
+        raise BadInput("a column aggregated inside the groups is not perturbed afterwards: leave out the second step")
+
+
+def check_aggregates(registry, algorithm, data, spec: RunSpec) -> tuple[str, ...]:
+    """Refuse, in one line, aggregation the run cannot do: the method's release has no groups, the
+    column is no quasi-identifier, a numeric function on a column that is not numeric, no
+    quasi-identifier left to group on. Returns the quasi-identifiers in the table's order."""
+    if not spec.aggregates:
+        return ()
+    aggregating_method(registry, algorithm, spec)
+    if form_of(data) != TABLE:
+        raise BadInput("only a table's column can be aggregated inside the groups")
+    qis = data.schema.by_role(Role.QUASI_IDENTIFIER)
+    for column, how in spec.aggregates.items():
+        if column not in data.schema.names:
+            raise BadInput(f"cannot aggregate {column!r}: the table has no such column")
+        if column not in qis:
+            raise BadInput(
+                f"cannot aggregate {column!r}: it is marked {data.schema[column].role.value}, and only a "
+                f"quasi-identifier is aggregated inside the groups"
+            )
+        if how in NUMERIC_AGGREGATES and data.schema[column].kind is not Kind.NUMERIC:
+            raise BadInput(f"cannot aggregate {column!r} by its {how}: it is not numeric; use mode, interval or set")
+    if all(c in spec.aggregates for c in qis):
+        raise BadInput("every quasi-identifier is aggregated: leave at least one for the method to group on")
+    if getattr(data, "population", None) is not None:
+        raise BadInput("a column aggregated inside the groups is not matched against a population; leave one out")
+    return tuple(qis)
+
+
 def check_runs(registry, specs, *, max_runs: int) -> None:
     """Before the first of several runs starts (a project's): their number against ``max_runs``, and
     each run's method, parameters, privacy models and metrics, so an invalid last run is refused
@@ -415,6 +466,7 @@ def check_runs(registry, specs, *, max_runs: int) -> None:
             algorithm.params(spec.method.params)
             if spec.then is not None:
                 second_step(registry, algorithm, spec.then)
+            aggregating_method(registry, algorithm, spec)
             check_models(registry, algorithm, bind_models(registry, spec.models))
             for text in spec.metrics:
                 _metric(registry, text)
@@ -470,6 +522,9 @@ def execute(
     then = second_step(registry, algorithm, spec.then) if spec.then is not None else None
     model = bind_models(registry, spec.models)
     check_models(registry, algorithm, model)
+    grouped_on = check_aggregates(registry, algorithm, data, spec)
+    if spec.aggregates:  # the method does not group on them: they are aggregated inside its groups
+        data = data.with_roles(dict.fromkeys(spec.aggregates, Role.INSENSITIVE))
     check_feasible(data, model)
     metrics = [(text, *_metric(registry, text)) for text in spec.metrics]
     prepared = prepare(data, algorithm, spec.recipe)
@@ -515,6 +570,9 @@ def execute(
         # a cell Veil suppressed matches any value (engine/model/blanks.py); a method keeping the
         # input's blanks says what they mean itself
         release = dataclasses.replace(release, blanks=ANY_VALUE)
+    if spec.aggregates:  # after the blanks' rule is known: a blank stays blank only where it matches any value
+        release = aggregate_in_groups(release, spec.aggregates, grouped_on, ctx.check)
+        prepared = prepared.with_roles(dict.fromkeys(spec.aggregates, Role.QUASI_IDENTIFIER))
     weight = _weight_column(data)
     if release.weight is None and weight is not None and weight in release.frame.columns:
         # the survey weights the release carries: the risk models judge its groups by them

@@ -30,7 +30,9 @@ rules; a method taking only tables never gets them) and ``"fixed": true`` (a bas
 once per value), and ``"then"``: a second step, a method that perturbs the first's release record for
 record (``"noise-addition:columns=income"`` or ``{"name": …, "params": …}``; docs/perturbation.md, "After a
 generalisation"); its rows' label names both steps ("global-recoding then noise-addition") and its
-settings hold the second step, so a run with one and a run without are never repeats of each other.
+settings hold the second step, so a run with one and a run without are never repeats of each other; and
+``"aggregate"``: ``{"COLUMN": "FUNCTION"}``, quasi-identifiers the method does not group on, aggregated inside
+its release's groups (docs/anonymisation.md#aggregating-a-column-inside-the-groups).
 
 One planner: :meth:`Study.plan` makes the runs (checked against the data when given), :func:`run_planned`
 runs one, :func:`outcome_rows` turns it into rows and :func:`results_table` into the result table. ``veil
@@ -57,9 +59,10 @@ from ..model.params import param_specs
 from ..data.recipe import Recipe
 from ..data.table import Role
 from ..base.validate import MAX_SEED, get, get_seed, in_file, read_json_object
+from ..model.aggregation import parse_aggregates
 from ..model.bound import bind_models
 from .chain import second_step
-from .runs import PluginCall, RunSpec, check_feasible, execute, metric_names
+from .runs import PluginCall, RunSpec, aggregating_method, check_feasible, execute, metric_names
 
 from ..base.constants import DEFAULT_MAX_RUNS  # noqa: E402  (re-exported: a study larger is refused unless raised)
 
@@ -209,7 +212,7 @@ class Study:
         self.check_size(registry)
         plans = [self._plan(registry, i, call) for i, call in enumerate(self.methods)]
         recipes = [self._recipe(registry, i, call) for i, call in enumerate(self.methods)]
-        for i, (call, base_models, label, method_keys, then) in enumerate(plans):
+        for i, (call, base_models, label, method_keys, then, aggregates) in enumerate(plans):
             sweep = self.sweep_of(i)
             own = set(sweep) - set(self.sweep)  # a method's own sweep goes to the method (or its second step) alone
             then_only = set((self.options[i] if i < len(self.options) else {}).get("then_sweep") or {})
@@ -226,7 +229,17 @@ class Study:
                     second = {k: v for k, v in setting.items() if k in then_keys and (k in then_only or k not in first)}
                     step = _typed(registry, "algorithm", PluginCall(then.name, {**then.params, **second}))
                 for r in range(self._repeats(registry, call, i)):
-                    yield RunSpec(method, models, self.seed + r, self.metrics, recipes[i], label, setting, then=step)
+                    yield RunSpec(
+                        method,
+                        models,
+                        self.seed + r,
+                        self.metrics,
+                        recipes[i],
+                        label,
+                        setting,
+                        then=step,
+                        aggregates=aggregates,
+                    )
 
     def plan(self, registry, data=None) -> list[PlannedRun]:
         """Every run of the study, numbered, with its swept values and repeat: the one planner of
@@ -240,6 +253,7 @@ class Study:
             algorithm.params(spec.method.params)
             if spec.then is not None:  # a second step that perturbs, after a method releasing a table's records
                 second_step(registry, algorithm, spec.then)
+            aggregating_method(registry, algorithm, spec)
             for call in spec.models:
                 registry.get("privacy-model", call.name).params(call.params)
             key = settings_of(spec)
@@ -268,7 +282,7 @@ class Study:
             if key not in then_keys:
                 raise BadInput(f"swept parameter {key!r} is not a parameter of the second step {then.name!r}")
         label = opts.get("label") or (f"{call.name} then {then.name}" if then is not None else call.name)
-        return call, base_models, label, method_keys, then
+        return call, base_models, label, method_keys, then, opts.get("aggregate")
 
     def _recipe(self, registry, i: int, call: PluginCall) -> Recipe | None:
         """The feature rules method ``i`` runs on: the study's, for a method that takes binary
@@ -339,6 +353,8 @@ def _options(entry) -> dict:
                 if not isinstance(values, list) or not values:
                     raise BadInput(f"sweep {key!r} needs a non-empty list of values")
             opts["then_sweep"] = dict(sweep)
+    if entry.get("aggregate"):  # quasi-identifiers aggregated inside the release's groups: {column: function}
+        opts["aggregate"] = parse_aggregates(get(entry, "aggregate", dict, where="method"))
     if "fixed" in entry:  # a baseline that ignores the sweep (e.g. the full feature set): one row per value
         opts["fixed"] = get(entry, "fixed", bool, where="method")
     return opts
@@ -467,6 +483,8 @@ def settings_of(spec: RunSpec, data: dict | None = None) -> str:
     }
     if spec.then is not None:
         out["then"] = spec.then.to_dict()
+    if spec.aggregates:
+        out["aggregate"] = dict(spec.aggregates)
     if data:
         out["data"] = data
     return json.dumps(out, sort_keys=True, default=str)

@@ -34,6 +34,7 @@ PAPER = "flash"  # with Incognito (LeFevre et al. 2005) and OLA (El Emam et al. 
 class GlobalRecoding(Algorithm):
     name = "global-recoding"
     keeps_record_order = True  # every record, in the input's order
+    aggregates_in_groups = True  # each record in one group: a column can be aggregated inside them
     title = "Global recoding with suppression (ARX)"
     paper = PAPER
     description = (

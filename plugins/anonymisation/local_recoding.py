@@ -67,6 +67,7 @@ class Params:
 class LocalRecoding(Algorithm):
     name = "local-recoding"
     keeps_record_order = True  # every record, in the input's order
+    aggregates_in_groups = True  # each record in one group: a column can be aggregated inside them
     title = "Local recoding (iterated global recoding)"
     paper = "arx"
     description = (

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import (
+    AGGREGATES,
     CELL_AGGREGATED,
     SUPPRESSED,
     TABLE,
@@ -26,16 +27,15 @@ from veil.engine import (
     Judgement,
     Kind,
     MemoryCost,
+    aggregate,
     hookimpl,
+    il1s,
     param,
 )
 
 from ._cells import Columns, blanks_param, cell_release, changed_cells, group_summary, released_frame
 from ._microaggregation import (
-    AGGREGATES,
-    aggregate,
     categories,
-    il1s,
     improve,
     mdav_blocks,
     renumber,
@@ -72,6 +72,7 @@ class Params:
 class Microaggregation(Algorithm):
     name = "microaggregation"
     keeps_record_order = True  # every record, in the input's order
+    aggregates_in_groups = True  # each record in one group: a column can be aggregated inside them
     title = "Microaggregation (MDAV)"
     paper = "mdav"
     description = (

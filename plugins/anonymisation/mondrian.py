@@ -439,6 +439,7 @@ def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=N
 class Mondrian(Algorithm):
     name = "mondrian"
     keeps_record_order = True  # every record, in the input's order
+    aggregates_in_groups = True  # each record in one group: a column can be aggregated inside them
     title = "Mondrian (generalise or bucketise)"
     paper = "001_f1ec36403a5884c8"
     description = (

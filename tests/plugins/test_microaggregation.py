@@ -9,11 +9,10 @@ import pandas as pd
 import pytest
 
 from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
+from veil.engine import aggregate, il1s
 from veil.plugins.anonymisation._microaggregation import (
-    aggregate,
     categories,
     blocks,
-    il1s,
     improve,
     mdav,
     mdav_blocks,
