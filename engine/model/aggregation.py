@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import BadInput
-from ..data.generalised import SUPPRESSED, Interval
+from ..data.generalised import SUPPRESSED, Interval, NodeValue
 from .blanks import ANY_VALUE, SUPPRESSED_MARK, suppressed_records
 from .release import CELL_AGGREGATED
 
@@ -210,19 +210,22 @@ def _loss(original: pd.Series, released: pd.Series) -> dict:
 
 
 def _group_values(original: pd.Series, out: pd.Series, groups: np.ndarray, suppressed, n: int) -> list:
-    """Each group's typed value: a numeric column as the interval of its original values (what its
-    aggregate stands for), another as its aggregate as written."""
+    """Each group's typed value, what its aggregate stands for: a numeric column as the interval of
+    its original values, another as the node of its aggregate over the group's original values."""
     numeric = pd.api.types.is_numeric_dtype(original) and not pd.api.types.is_bool_dtype(original)
-    frame = pd.DataFrame({"g": groups, "v": original.where(~suppressed), "a": out})
+    frame = pd.DataFrame({"g": groups, "v": original.where(~suppressed), "a": out}).dropna(subset=["v"])
     by = frame.groupby("g", sort=True)
-    low, high = by["v"].min(), by["v"].max()
-    first = by["a"].first()
+    written = by["a"].first()
+    if numeric:
+        low, high = by["v"].min(), by["v"].max()
+    else:
+        leaves = by["v"].unique()
     cells = []
     for g in range(n):
-        if g not in low.index or pd.isna(low.get(g)):
+        if g not in written.index:
             cells.append(SUPPRESSED)
         elif numeric:
             cells.append(Interval(float(low[g]), float(high[g]), True))
         else:
-            cells.append(first[g])
+            cells.append(NodeValue(str(written[g]), tuple(sorted(str(v) for v in leaves[g]))))
     return cells

@@ -360,6 +360,13 @@ class Algorithm(Plugin):
         unless a parameter changes it (Mondrian's ``numbers``)."""
         return cls.uses_hierarchies
 
+    @classmethod
+    def blank_rule(cls, params: Any) -> str | None:
+        """What a blank quasi-identifier means in a run with ``params`` (``"any-value"`` or
+        ``"own-value"``, engine/model/blanks.py) when the method lets the user choose; None otherwise.
+        A column aggregated inside the groups keeps its blanks only where a blank matches any value."""
+        return None
+
     def run(self, data: Data, model: Model | None, params: Any, ctx: RunContext) -> Release:  # pragma: no cover
         raise NotImplementedError
 

@@ -566,11 +566,15 @@ def execute(
         release = dataclasses.replace(
             release, population=data.population.with_hierarchies(used | data.attached_hierarchies())
         )
+    said = release.blanks  # the method's own word on blanks (None: the run's default below)
     if release.kind == GENERALISED_TABLE and release.blanks is None:
         # a cell Veil suppressed matches any value (engine/model/blanks.py); a method keeping the
         # input's blanks says what they mean itself
         release = dataclasses.replace(release, blanks=ANY_VALUE)
     if spec.aggregates:  # after the blanks' rule is known: a blank stays blank only where it matches any value
+        rule = said or algorithm.blank_rule(params)
+        if said is None and rule is not None:  # the rule the user chose, which the column's blanks follow
+            release = dataclasses.replace(release, blanks=rule)
         release = aggregate_in_groups(release, spec.aggregates, grouped_on, ctx.check)
         prepared = prepared.with_roles(dict.fromkeys(spec.aggregates, Role.QUASI_IDENTIFIER))
     weight = _weight_column(data)

@@ -119,6 +119,10 @@ class GlobalRecoding(Algorithm):
 
         return recode_on_spark(source, model, params, ctx, scratch)
 
+    @classmethod
+    def blank_rule(cls, params) -> str:
+        return params.blanks
+
     def run(self, data, model, params, ctx):
         return run_global(data, model, params, ctx)
 

@@ -80,6 +80,10 @@ class LocalRecoding(Algorithm):
     releases_sensitive = True
     Params = Params
 
+    @classmethod
+    def blank_rule(cls, params) -> str:
+        return params.blanks
+
     def run(self, data, model, params, ctx):
         columns = Columns.of(data, "local recoding")
         if params.metric != "arx-loss" and (params.gs_factor != 0.5 or params.adaption > 0):

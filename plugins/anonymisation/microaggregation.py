@@ -89,6 +89,10 @@ class Microaggregation(Algorithm):
     # the fixed part holds loading the compiled kernels (about 33 MB the first time in a process)
     memory_cost = MemoryCost(fixed=48 * 2**20, per_record=256, per_cell=96, per_record_column=32)
 
+    @classmethod
+    def blank_rule(cls, params) -> str:
+        return params.blanks
+
     def run(self, data, model, params, ctx):
         k = model.param("k") if model is not None else None
         if not isinstance(k, int):

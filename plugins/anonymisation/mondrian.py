@@ -463,6 +463,10 @@ class Mondrian(Algorithm):
     def hierarchy_use(cls, params) -> HierarchyUse:
         return HierarchyUse.ALL if params.numbers == "hierarchy" else HierarchyUse.CATEGORICAL
 
+    @classmethod
+    def blank_rule(cls, params) -> str:
+        return params.blanks
+
     def run(self, data, model, params, ctx):
         if not (getattr(model, "judges_groups", None) or getattr(model.plugin, "judges_groups", False)):
             raise BadInput(f"Mondrian needs a privacy model that judges groups of records, not {model.name}")
