@@ -23,7 +23,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from veil.engine import BadInput, Role, Table, is_hierarchy_spec, match_hierarchy_files
+from veil.engine import (
+    AGGREGATES,
+    NUMERIC_AGGREGATES,
+    BadInput,
+    Kind,
+    Role,
+    Table,
+    is_hierarchy_spec,
+    match_hierarchy_files,
+)
 
 from .models import (
     ROLE_COLOURS,
@@ -67,11 +76,13 @@ def role_legend() -> QWidget:
 class DatasetPanel(QWidget):
     population_requested = Signal()  # the user asks to open a population beside the data
     population_closed = Signal()
+    aggregate_chosen = Signal(str, object)  # a quasi-identifier aggregated inside the groups by a function (None: not)
     subset_marked = Signal(str)  # this 1/0 column marks the data's records in the open file, the population
 
     def __init__(self, dataset: DatasetState, parent=None):
         super().__init__(parent)
         self.dataset = dataset
+        self.aggregates_of = dict  # the columns aggregated inside the groups, {column: function} (the window's config)
         self.table_model = TableModel()
         self.view = fast_table(QTableView(), stretch_last=False)
         self.view.setModel(self.table_model)
@@ -419,6 +430,8 @@ class DatasetPanel(QWidget):
         if len(names) == 1:
             menu.addSeparator()
             menu.addAction(f"Hierarchy of {label}…").triggered.connect(lambda _=False: self.edit_hierarchy(names[0]))
+            if self.dataset.table.schema[names[0]].role is Role.QUASI_IDENTIFIER:
+                self._aggregate_menu(menu, names[0])
             source = self.dataset.source
             if source is not None and source.path and not source.demo and self.dataset.population is None:
                 subset = menu.addAction(f"This file is the population: {label} (1/0) marks the data's records")
@@ -431,6 +444,23 @@ class DatasetPanel(QWidget):
             lambda _=False: self.load_hierarchy_folder()
         )
         menu.popup(global_pos)
+
+    def _aggregate_menu(self, menu: QMenu, column: str) -> None:
+        """ "Aggregate in groups ▸ mean/…": the runs do not group on ``column`` but replace its values
+        inside each group by the group's aggregate (ARX's microaggregation of an attribute)."""
+        numeric = self.dataset.table.schema[column].kind is Kind.NUMERIC
+        chosen = self.aggregates_of().get(column)
+        sub = menu.addMenu(f"Aggregate {column} in groups")
+        for how in AGGREGATES:
+            action = sub.addAction(how)
+            action.setCheckable(True)
+            action.setChecked(how == chosen)
+            action.setEnabled(numeric or how not in NUMERIC_AGGREGATES)
+            action.triggered.connect(lambda _=False, f=how: self.aggregate_chosen.emit(column, f))
+        sub.addSeparator()
+        off = sub.addAction("Do not aggregate (generalise it)")
+        off.setEnabled(chosen is not None)
+        off.triggered.connect(lambda _=False: self.aggregate_chosen.emit(column, None))
 
     def edit_hierarchy(self, column: str, in_use: bool = False) -> None:
         """Open the hierarchy builder of ``column``; accepting it attaches the hierarchy. ``in_use``

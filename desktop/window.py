@@ -174,6 +174,8 @@ class MainWindow(QMainWindow):
         self.dataset_panel.population_requested.connect(self.actions.open_population_file)
         self.dataset_panel.population_closed.connect(c.close_population)
         self.dataset_panel.subset_marked.connect(c.mark_subset)
+        self.dataset_panel.aggregates_of = lambda: c.config.aggregates  # what the column menu shows ticked
+        self.dataset_panel.aggregate_chosen.connect(c.config.set_aggregate)
         self.chart_panel.run_picked.connect(self.runs_panel.select_run)
         self.runs_panel.run_selected.connect(self._preview_run)
         self.runs_panel.details_requested.connect(self.show_run_details)

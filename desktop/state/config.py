@@ -128,6 +128,9 @@ class ConfigState:
         self.binary: set[str] = set()  # methods taking a table or features, asked to take the features
         # method -> its second step: a method declaring it perturbs (Algorithm.perturbs), with its values
         self.then: dict[str, PluginChoice] = {}
+        # quasi-identifiers aggregated inside each run's groups instead of grouped on: {column: function}
+        # (RunSpec.aggregates); a method whose release has no groups refuses them
+        self.aggregates: dict[str, str] = {}
         # a cluster's master URL (the settings' "cluster/master"): a method declaring how it scales out
         # (Algorithm.scale_out) sends its runs there; "" runs everything in this computer's worker
         self.cluster = ""
@@ -173,6 +176,14 @@ class ConfigState:
             self.then.pop(method, None)
         else:
             self.then[method] = PluginChoice(name, dict(values or {}))
+        self.changed.emit()
+
+    def set_aggregate(self, column: str, function: str | None) -> None:
+        """Aggregate ``column`` inside the groups by ``function`` (None: group on it as before)."""
+        if function is None:
+            self.aggregates.pop(column, None)
+        else:
+            self.aggregates[column] = function
         self.changed.emit()
 
     def set_metrics(self, names: Iterable[str]) -> None:
@@ -244,6 +255,8 @@ class ConfigState:
             then = self.then.get(name)
             if then is not None:
                 opts["then"] = PluginCall(then.name, then.fixed())
+            if self.aggregates:
+                opts["aggregate"] = dict(self.aggregates)
             options.append(opts)
         return Study(
             methods=tuple(methods),
@@ -322,6 +335,7 @@ class ConfigState:
         self.binary = {r.method.name for r in runs if r.recipe is not None}
         for name in self.selected:
             self.methods[name] = _choice_from(name, [r.method.params for r in runs if r.method.name == name])
+        self.aggregates = dict(first.aggregates)
         self.then = {}
         for r in runs:  # each method's second step, as its first run has it
             if r.then is not None and r.method.name not in self.then:
