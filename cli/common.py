@@ -132,7 +132,7 @@ def hierarchy_notes(registry, data, specs) -> None:
     from veil.engine.run.runs import unused_hierarchies
 
     notes = dict.fromkeys(
-        note for spec in specs for note in unused_hierarchies(registry, data, spec.method, spec.models)
+        note for spec in specs for note in unused_hierarchies(registry, data, spec.method, spec.models, spec.aggregates)
     )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

@@ -651,7 +651,9 @@ class ConfigPanel(QScrollArea):
         notes = [n for n in (metric_cost_note(self.registry, self.config.metrics, data, len(planned)), memory) if n]
         # a hierarchy the user attached is never ignored silently: say which a method will not use
         unused = dict.fromkeys(
-            n for run in planned for n in unused_hierarchies(self.registry, data, run.spec.method, run.spec.models)
+            n
+            for run in planned
+            for n in unused_hierarchies(self.registry, data, run.spec.method, run.spec.models, run.spec.aggregates)
         )
         notes += [f"Note: {n[:1].upper()}{n[1:]}." for n in unused]
         self.plan_label.setText("\n".join([self.config.describe(planned), *notes]))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.forms import BINARY, TABLE, convert, form_of, grouping_columns, labels_of, provenance_of
-from ..data.table import Kind, Role
+from ..data.table import Kind, Role, Schema
 from ..model.aggregation import NUMERIC_AGGREGATES, aggregate_in_groups, parse_aggregates
 from ..model.blanks import ANY_VALUE
 from ..model.bound import BoundModel, CombinedModel, bind_models, conjunction
@@ -271,14 +271,26 @@ def metric_fit_of(registry, metric: str, spec: RunSpec, model: str | None):
     return fit
 
 
-def unused_hierarchies(registry, data, call: PluginCall, models=()) -> tuple[str, ...]:
+def unused_hierarchies(registry, data, call: PluginCall, models=(), aggregates=()) -> tuple[str, ...]:
     """Before a run of ``call``'s method on ``data`` under the privacy ``models`` (PluginCalls): one
     line for each group of hierarchies the user attached that the run will not use, neither to
     generalise along (the method's :class:`HierarchyUse`) nor to judge a sensitive column (a model's
     :meth:`~veil.engine.PrivacyModel.reads_sensitive_hierarchy`, as hierarchical t-closeness), so a
-    hierarchy is never ignored silently. Empty when every attached hierarchy is used."""
+    hierarchy is never ignored silently. Empty when every attached hierarchy is used. ``aggregates``:
+    the columns the run aggregates inside its groups (they are not generalised)."""
     if form_of(data) != TABLE:
         return ()
+    aggregated = [c for c in aggregates if c in data.schema.names and data.schema[c].hierarchy is not None]
+    if aggregated:
+        note = (
+            f"the hierarchy given for {_listed(aggregated)} is not used: the column is aggregated inside the "
+            f"groups, not generalised"
+        )
+        columns = tuple(
+            dataclasses.replace(c, hierarchy=None) if c.name in aggregated else c for c in data.schema.columns
+        )
+        rest = unused_hierarchies(registry, dataclasses.replace(data, schema=Schema(columns)), call, models)
+        return (note, *rest)
     judged = set()
     for model in models:
         cls = registry.get("privacy-model", model.name)

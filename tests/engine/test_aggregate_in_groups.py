@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 
 from veil.cli.program import main as cli_main
-from veil.engine import AGGREGATES, DataSource, PluginCall, Role, RunSpec, Table, execute, make_registry
+from veil.engine import AGGREGATES, DataSource, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry
 from veil.engine.release.export import export_release
 from veil.engine.release.manifest import ExportOptions
 from veil.engine.release.verify import verify_manifest
 from veil.engine.run.project import Project
+from veil.engine.run.runs import unused_hierarchies
 
 REGISTRY = make_registry()
 K5 = PluginCall.parse("k-anonymity:k=4")
@@ -176,3 +177,15 @@ def test_project_round_trip_and_run(tmp_path):
         ("job", "set"),
     ]
     assert verify_manifest(REGISTRY, tmp_path / "out" / "manifest.json").holds
+
+
+def test_a_hierarchy_of_an_aggregated_column_is_said_unused():
+    table = _table(4)
+    table = table.with_hierarchy(
+        "job", Hierarchy.from_levels({"nurse": ["care", "*"], "clerk": ["office", "*"], "cook": ["care", "*"]})
+    )
+    notes = unused_hierarchies(REGISTRY, table, PluginCall("mondrian"), (K5,), {"job": "mode"})
+    assert notes == (
+        "the hierarchy given for 'job' is not used: the column is aggregated inside the groups, not generalised",
+    )
+    assert unused_hierarchies(REGISTRY, table, PluginCall("mondrian"), (K5,)) == ()
