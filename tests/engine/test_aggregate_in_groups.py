@@ -14,12 +14,24 @@ import pandas as pd
 import pytest
 
 from veil.cli.program import main as cli_main
-from veil.engine import AGGREGATES, DataSource, Hierarchy, PluginCall, Role, RunSpec, Table, execute, make_registry
+from veil.engine import (
+    AGGREGATES,
+    BadInput,
+    DataSource,
+    Hierarchy,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    make_registry,
+)
 from veil.engine.release.export import export_release
 from veil.engine.release.manifest import ExportOptions
 from veil.engine.release.verify import verify_manifest
 from veil.engine.run.project import Project
 from veil.engine.run.runs import unused_hierarchies
+from veil.engine.run.study import Study, settings_of
 
 REGISTRY = make_registry()
 K5 = PluginCall.parse("k-anonymity:k=4")
@@ -145,9 +157,9 @@ def test_numbers_stay_numbers_with_their_loss():
     ],
 )
 def test_refusals(method, aggregates, words):
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(BadInput) as caught:
         execute(REGISTRY, _table(1), RunSpec(PluginCall(method, {}), K5, metrics=(), aggregates=aggregates))
-    assert caught.type.__name__ == "BadInput" and words in str(caught.value)
+    assert words in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_cli_refuses_in_one_line(tmp_path, capsys):
@@ -189,3 +201,20 @@ def test_a_hierarchy_of_an_aggregated_column_is_said_unused():
         "the hierarchy given for 'job' is not used: the column is aggregated inside the groups, not generalised",
     )
     assert unused_hierarchies(REGISTRY, table, PluginCall("mondrian"), (K5,)) == ()
+
+
+def test_a_study_entry_carries_it_and_refuses_a_method_without_groups():
+    study = Study.from_dict(
+        {
+            "model": "k-anonymity:k=4",
+            "methods": [{"name": "mondrian", "aggregate": {"age": "median"}}, "mondrian"],
+        }
+    )
+    runs = study.runs(REGISTRY)
+    assert [r.aggregates for r in runs] == [{"age": "median"}, {}]
+    assert settings_of(runs[0]) != settings_of(runs[1])  # never averaged as repeats of each other
+    refused = Study.from_dict(
+        {"model": "k-anonymity:k=4", "methods": [{"name": "local-suppression", "aggregate": {"age": "mean"}}]}
+    )
+    with pytest.raises(BadInput, match="releases no groups to aggregate"):
+        refused.plan(REGISTRY)
