@@ -183,7 +183,11 @@ def aggregate_in_groups(release, aggregates: Mapping[str, str], order=(), check=
         check()
     named = set(others) | set(aggregates)
     qis = tuple(c for c in order if c in named) + tuple(c for c in others + list(aggregates) if c not in order)
-    words = "; ".join(f"{e['column']} by its {e['function']}" for e in summary)
+    words = "; ".join(
+        f"{e['column']} by its {e['function']}"
+        + (f" (SSE/SST {e['sse_sst']:.4f}, IL1s {e['il1s']:.4f})" if "sse_sst" in e else "")
+        for e in summary
+    )
     return dataclasses.replace(
         release,
         frame=frame,
