@@ -166,7 +166,22 @@ def group_rows(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray,
 
 
 def _merge_numpy(codes, maps, spans, size):
-    """:func:`merge_classes` a column at a time in NumPy (when numba is not installed)."""
+    """:func:`merge_classes` in NumPy (when numba is not loaded): the mapped codes, their mixed-radix
+    keys in one product with the columns' strides when the key space fits in 62 bits (the same keys
+    :func:`_key` builds a column at a time otherwise), then the distinct keys numbered."""
+    bound = 1
+    for s in spans:
+        bound *= int(s)
+    if len(maps) and len(size) and bound < 1 << 62:
+        mapped = codes.astype(np.int64)
+        for j, m in enumerate(maps):
+            if m is not None:
+                mapped[j] = np.asarray(m)[codes[j]]
+        spans = np.asarray(spans, dtype=np.int64)
+        strides = np.append(np.cumprod(spans[:0:-1])[::-1], 1)  # column j's: the spans after it multiplied
+        inverse, first = _group_keys(strides @ mapped, bound)
+        merged_size = np.bincount(inverse, weights=size, minlength=len(first)).astype(np.int64)
+        return inverse, first, mapped[:, first].astype(np.int32), merged_size
     columns = (codes[j] if m is None else np.asarray(m)[codes[j]] for j, m in enumerate(maps))
     key, bound = _key(columns, [int(s) for s in spans])
     if key is None:  # no column: one class of everything, or nothing

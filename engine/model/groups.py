@@ -113,9 +113,14 @@ class GroupView:
         hierarchy=None,
         population: np.ndarray | None = None,
         survey: np.ndarray | None = None,
+        sizes: np.ndarray | None = None,
+        counts: np.ndarray | None = None,
     ) -> GroupView:
-        """A view from dense group ids and sensitive codes a method already has (no copies)."""
-        return cls(
+        """A view from dense group ids and sensitive codes a method already has (no copies).
+        ``sizes`` (G,) and ``counts`` (G × S), when the method has already counted them from the same
+        entries, are taken as the view's :attr:`sizes` and :meth:`counts` instead of being counted
+        again."""
+        view = cls(
             np.asarray(groups),
             None if sensitive is None else np.asarray(sensitive),
             tuple(values),
@@ -126,6 +131,11 @@ class GroupView:
             None if population is None else np.asarray(population, dtype=np.int64),
             None if survey is None else np.asarray(survey, dtype=float),
         )
+        if sizes is not None:
+            view._cache["sizes"] = np.asarray(sizes)
+        if counts is not None:
+            view._cache["counts"] = np.asarray(counts)
+        return view
 
     def with_survey(self, survey: np.ndarray | None) -> GroupView:
         """The same view with each entry's survey weight (see ``survey``)."""

@@ -252,6 +252,9 @@ class Classes:
         self.levels, self.size, self.codes = tuple(levels), size, codes
         self.survey = survey  # each class's sum of survey weights (None: no model reads them)
         self.unit_class = self.unit_sens = self.unit_w = self.unit_survey = None
+        # the (class × sensitive value) counts the units were taken from, while the table is judged (the
+        # models' G × S matrix, not counted again); dropped once it is (evaluate), too large to keep
+        self.dense: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -279,11 +282,12 @@ def _units(
     up, span = sens + 1, n_values + 1
     cells = table.n_classes * span
     if cells <= 16 * len(cls) + (1 << 20):
-        counts = np.bincount(cls * span + up, weights=w, minlength=cells)
+        counts = np.bincount(cls * span + up, weights=w, minlength=cells).astype(np.int64)
         held = np.flatnonzero(counts)
         table.unit_class, value = np.divmod(held, span)
         table.unit_sens = value - 1
-        table.unit_w = counts[held].astype(np.int64)
+        table.unit_w = counts[held]
+        table.dense = counts.reshape(table.n_classes, span)[:, 1:]  # the known values' (blanks aside)
         if survey is not None:
             table.unit_survey = np.bincount(cls * span + up, weights=survey, minlength=cells)[held]
         return
@@ -366,9 +370,10 @@ class Judge:
         with ``keep`` (a mask), of those classes only, numbered in order."""
         matches = None if self.population is None else self.population.counts(table.levels, table.codes)
         size, unit_class, unit_sens, unit_w = table.size, table.unit_class, table.unit_sens, table.unit_w
-        survey, unit_survey = table.survey, table.unit_survey
+        survey, unit_survey, dense = table.survey, table.unit_survey, table.dense
         if keep is not None:
             size = size[keep]
+            dense = None if dense is None else dense[keep]
             matches = None if matches is None else matches[keep]
             survey = None if survey is None else survey[keep]
             if unit_class is not None:
@@ -378,7 +383,9 @@ class Judge:
                 unit_survey = None if unit_survey is None else unit_survey[held]
         if unit_class is None:
             return [
-                GroupView.from_codes(np.arange(len(size)), None, None, weights=size, population=matches, survey=survey)
+                GroupView.from_codes(
+                    np.arange(len(size)), None, None, weights=size, population=matches, survey=survey, sizes=size
+                )
             ]
         return [
             GroupView.from_codes(
@@ -391,6 +398,8 @@ class Judge:
                 hierarchy=s.hierarchy,
                 population=matches,
                 survey=unit_survey,
+                sizes=size,
+                counts=dense if to is None and dense is not None and dense.shape[1] == len(s.values) else None,
             )
             for s, to in self.columns
         ]
@@ -816,6 +825,7 @@ class Outcome:
 def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
     """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric."""
     fail, fail_pruning = judge.failing(table, stars)
+    table.dense = None  # judged: the counts the models read are not kept with the table
     out = Outcome(table.levels, fail is not None)
     out.lower = objective.lower(table, bound)
     if not out.condition:
@@ -892,12 +902,13 @@ def check_size(attrs: list[Attribute]) -> int:
 class Cones:
     """Nodes settled as a whole cone at a time: every specialisation of a node failing C, every
     generalisation of a node where C holds, or of one no generalisation of which beats the best. A
-    boolean per node, a cone marked by enumerating its nodes when it is small, else by comparing
-    every node's levels with its apex."""
+    boolean per node (numbered in mixed radix, the last column's level fastest), a cone marked as
+    the box of levels it is, one slice of the booleans seen as an array with an axis per column."""
 
     def __init__(self, levels: np.ndarray, strides: np.ndarray, top: tuple):
         self.levels, self.strides, self.top = levels, strides, np.asarray(top)
         self.mask = np.zeros(len(levels), dtype=bool)
+        self.box = self.mask.reshape(tuple(int(t) + 1 for t in top))  # a view: the same booleans
         self.apexes: set = set()
 
     def __contains__(self, levels) -> bool:
@@ -911,14 +922,7 @@ class Cones:
 
     def _mark(self, apex: tuple, lo: np.ndarray, hi: np.ndarray) -> None:
         self.apexes.add(apex)
-        count = int(np.prod(hi - lo + 1))
-        if count * 8 < len(self.mask):
-            ids = np.zeros(1, dtype=np.int64)
-            for a, b, stride in zip(lo, hi, self.strides):
-                ids = (ids[:, None] + np.arange(a, b + 1, dtype=np.int64)[None, :] * stride).ravel()
-            self.mask[ids] = True
-        else:
-            self.mask |= ((self.levels >= lo) & (self.levels <= hi)).all(axis=1)
+        self.box[tuple(slice(int(a), int(b) + 1) for a, b in zip(lo, hi))] = True
 
 
 class Kept:
@@ -928,6 +932,7 @@ class Kept:
     def __init__(self, base: Classes):
         d = len(base.levels)
         self.levels = np.zeros((64, d), dtype=np.int16)
+        self.columns = np.zeros((d, 64), dtype=np.int16)  # the same levels a column at a time
         self.sizes = np.zeros(64, dtype=np.float64)
         self.tables: list = []
         self.count, self.cells, self.d = 0, 0, max(d, 1)
@@ -936,8 +941,10 @@ class Kept:
     def add(self, table: Classes) -> None:
         if self.count == len(self.sizes):
             self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
+            self.columns = np.concatenate([self.columns, np.zeros_like(self.columns)], axis=1)
             self.sizes = np.concatenate([self.sizes, np.zeros_like(self.sizes)])
         self.levels[self.count] = table.levels
+        self.columns[:, self.count] = table.levels
         self.sizes[self.count] = table.n_classes
         self.tables.append(table)
         self.count += 1
@@ -949,6 +956,14 @@ class Kept:
                 self.tables[oldest] = None
                 self.sizes[oldest] = np.inf
             oldest += 1
+
+    def smallest_below(self, levels: tuple) -> Classes:
+        """The smallest table kept of a specialisation of ``levels`` (the first of the smallest)."""
+        below = np.ones(self.count, dtype=bool)
+        for column, level in zip(self.columns[:, : self.count], levels):
+            below &= column <= level
+        below = np.flatnonzero(below)
+        return self.tables[below[np.argmin(self.sizes[below])]]
 
 
 class Search:
@@ -972,6 +987,7 @@ class Search:
         # those no generalisation of which beats the best
         self.cfalse, self.ctrue, self.dead = (Cones(self.levels, self.strides, self.top) for _ in range(3))
         self.best: Outcome | None = None
+        self.steps: dict[int, int] = {}  # a node's step up its chain (chain), once worked out
         self.fine = [np.log(np.maximum(np.array(a.present, dtype=float), 1)) for a in attrs]
         spread = float(self.cheap.max() - self.cheap.min())
         self.span_cheap = 1.0 / spread if spread > 0 else 0.0
@@ -981,12 +997,10 @@ class Search:
     # -- one node ------------------------------------------------------------------------------
     def table(self, levels: tuple) -> Classes:
         """The node's class table, rolled up from the smallest table kept of a specialisation."""
-        k = self.kept
-        below = np.flatnonzero((k.levels[: k.count] <= np.asarray(levels, dtype=np.int16)[None, :]).all(axis=1))
-        source = k.tables[below[np.argmin(k.sizes[below])]]
+        source = self.kept.smallest_below(levels)
         self.ctx.check()
         table = rollup(source, levels, self.attrs)
-        k.add(table)
+        self.kept.add(table)
         return table
 
     def node(self, levels: tuple) -> Outcome:
@@ -1047,19 +1061,22 @@ class Search:
 
     # -- climbing: the highest node failing C on a chain ------------------------------------------
     def chain(self, levels: tuple) -> list[tuple]:
-        """Generalisations of ``levels`` up to the top, each step the one raising the cheap bound least."""
+        """Generalisations of ``levels`` up to the top, each step the one raising the cheap bound least
+        (each node's step worked out once: chains share their tails)."""
         chain, cur = [levels], list(levels)
         idx = int(np.dot(levels, self.strides))
         while tuple(cur) != self.top:
-            steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
-            j = min(
-                steps,
-                key=lambda j: (
-                    (self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
-                    + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine,
-                    j,
-                ),
-            )
+            j = self.steps.get(idx)
+            if j is None:
+                steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
+                j = self.steps[idx] = min(
+                    steps,
+                    key=lambda j: (
+                        (self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
+                        + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine,
+                        j,
+                    ),
+                )
             cur[j] += 1
             idx += int(self.strides[j])
             chain.append(tuple(cur))

@@ -100,7 +100,7 @@ class BetaLikeness(PrivacyModel):
         if not (q > 0).all():
             return None
         room = q * (1 + gain_bounds(q, params.beta, params.variant))
-        return (view.counts() > 0) @ room >= 1 - 1e-9
+        return (view.counts() > 0).astype(float) @ room >= 1 - 1e-9
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)

@@ -449,7 +449,7 @@ class DeltaDisclosure(PrivacyModel):
         q = view.q()
         if not (q > 0).all():
             return None
-        return (view.counts() > 0) @ q >= np.exp(-params.delta) * (1 - _SLACK)
+        return (view.counts() > 0).astype(float) @ q >= np.exp(-params.delta) * (1 - _SLACK)
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
