@@ -268,8 +268,11 @@ def bottom(
     weights: np.ndarray | None = None,
     survey: np.ndarray | None = None,
 ) -> Classes:
-    """The class table of the untransformed data (every quasi-identifier at level 0)."""
-    return classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights, survey)[0]
+    """The class table of the untransformed data (every quasi-identifier at level 0), kept for the
+    whole search: without its (class × value) counts, which only judging reads."""
+    table = classes_at(attrs, tuple(0 for _ in attrs), sensitive, n_values, weights, survey)[0]
+    table.dense = None
+    return table
 
 
 def _units(
