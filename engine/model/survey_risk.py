@@ -136,7 +136,12 @@ def _exact_risk(f: int, p: float) -> float:
             return 0.0
         return math.exp(f * log_p + (f - 1) * math.log(t) - f * math.log1p(-q * t))
 
-    value, _ = quad(integrand, 0.0, 1.0, epsabs=0.0, epsrel=1e-12, limit=200)
+    # The integrand rises to 1 at t = 1 within a width of about p / f: for a large key of small p that
+    # peak is too narrow for quad to find from [0, 1] alone (it returned 0 for f = 5000, p = 0.01), so
+    # it is told where the peak lies.
+    width = 1.0 / max(f / p - 1.0, 1.0)
+    points = sorted({1.0 - j * width for j in (1, 4, 16, 64, 256, 1024) if 0.0 < 1.0 - j * width < 1.0})
+    value, _ = quad(integrand, 0.0, 1.0, epsabs=0.0, epsrel=1e-10, limit=400, points=points or None)
     return value
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,21 @@ def test_individual_risk_equals_its_definition(seed):
     assert np.allclose(approx[big], p[big] / (fk[big] - (1 - p[big])))
     assert np.allclose(approx[fk <= 2], exact[fk <= 2])  # the two differ only from fk = 3
     assert np.array_equal(individual_risk(fk, Fk, weighted=False), 1 / fk)
+
+
+@pytest.mark.parametrize("f, F", [(728, 72_800), (5_000, 500_000), (20_000, 200_000), (3, 6_000)])
+def test_exact_risk_of_large_keys_equals_its_definition(f, F):
+    """Keys of thousands of records and small pk, where the integrand is one narrow peak: the exact
+    risk equals the negative binomial sum (in logarithms, until the terms vanish), without a warning."""
+    from scipy.special import gammaln, logsumexp
+
+    p = f / F
+    N = np.arange(f, f / p + 40 * math.sqrt(f * (1 - p)) / p + 50)
+    terms = -np.log(N) + gammaln(N) - gammaln(f) - gammaln(N - f + 1) + f * math.log(p) + (N - f) * math.log1p(-p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        risk = individual_risk(np.array([float(f)]), np.array([float(F)]), weighted=True, method="exact")
+    assert risk[0] == pytest.approx(float(np.exp(logsumexp(terms))), rel=1e-7)
 
 
 def test_individual_risk_by_hand():
