@@ -34,6 +34,7 @@ R_CASES = r"""
 suppressMessages(library(sdcMicro))
 args <- commandArgs(TRUE)
 case <- args[1]; data <- read.csv(args[2], check.names = FALSE); out <- args[3]
+data[] <- lapply(data, function(v) if (is.character(v)) factor(v) else v)  # sdcMicro codes factors
 cpu <- function(t) { d <- proc.time() - t; d[["user.self"]] + d[["sys.self"]] }
 t <- proc.time()
 if (case == "mdav") {
@@ -128,8 +129,9 @@ def suppression_rows(r: SdcMicro, frame: pd.DataFrame, ks=(5,)) -> list[dict]:
     for k in ks:
         spec = RunSpec(PluginCall("local-suppression"), PluginCall("k-anonymity", {"k": k}))
         seconds, result = cpu(lambda: execute(make_registry(), table, spec))  # noqa: B023
-        theirs, released = r.run("suppression", frame[QUASI], ",".join(QUASI), k)
-        blanked = int(sum((released[c].isna() & frame[c].notna()).sum() for c in QUASI))
+        names = {q: q.replace("-", "_") for q in QUASI}  # sdcMicro's localSuppression needs R names
+        theirs, released = r.run("suppression", frame[QUASI].rename(columns=names), ",".join(names.values()), k)
+        blanked = int(sum((released[names[c]].isna() & frame[c].notna()).sum() for c in QUASI))
         rows.append(
             {
                 "records": f"{len(frame):,}",
