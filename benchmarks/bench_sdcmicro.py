@@ -129,6 +129,7 @@ def suppression_rows(r: SdcMicro, frame: pd.DataFrame, ks=(5,)) -> list[dict]:
     for k in ks:
         spec = RunSpec(PluginCall("local-suppression"), PluginCall("k-anonymity", {"k": k}))
         seconds, result = cpu(lambda: execute(make_registry(), table, spec))  # noqa: B023
+        print(f"Veil, k = {k}: {seconds:.1f} CPU s, {result.release.details['blanked_total']:,} cells", flush=True)
         names = {q: q.replace("-", "_") for q in QUASI}  # sdcMicro's localSuppression needs R names
         theirs, released = r.run("suppression", frame[QUASI].rename(columns=names), ",".join(names.values()), k)
         blanked = int(sum((released[names[c]].isna() & frame[c].notna()).sum() for c in QUASI))
