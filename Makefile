@@ -19,12 +19,13 @@ run: $(STAMP)
 		|| $(BIN)/python scripts/compile_kernels.py --background --stamp $(KERNELS)
 	$(BIN)/veil --demo
 
-# the tests wait for the kernels (so that no test compiles one)
+# the tests wait for the kernels (so that no test compiles one); each worker takes whole files, the
+# dearest first (tests/conftest.py, FILE_COSTS)
 test: $(KERNELS)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/lint-imports --config pyproject.toml
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=20
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=20
 
 setup: $(STAMP)
 

@@ -17,6 +17,32 @@ from veil.plugins._spark.session import pyspark_available
 from .test_flow import set_role
 
 
+def _needs_pyspark():
+    if not pyspark_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
+        pytest.skip("pyspark is not installed (pip install veil[spark])")
+
+
+@pytest.fixture
+def spark_window(qtbot):
+    """The demo in a window whose plugins add a Spark job that only a cancel ends: the two Spark tests
+    build the same plugins, so the second reuses the first's idle worker process and its Spark session
+    (a Python process and a JVM started once for the file)."""
+    from veil.engine import make_registry
+
+    from veil.desktop.runner import live_workers
+
+    from .helpers import load_demo_into, open_window
+    from .worker_plugins import SparkTestPlugins
+
+    window = open_window(qtbot, make_registry(modules=[SparkTestPlugins]))
+    load_demo_into(window, qtbot)
+    yield window
+    window.close()
+    assert live_workers() == []
+
+
 def _settings(window, qtbot, url: str):
     dialog = window.actions.show_settings()
     qtbot.waitExposed(dialog)
@@ -53,12 +79,9 @@ def test_the_master_url_is_a_setting_and_sends_only_methods_that_scale_out(demo_
     assert runs["global-recoding"].get("executor", "local") == "local"
 
 
-def test_a_run_sent_to_spark_shows_its_tasks_and_releases_as_here(demo_window, qtbot):
-    if not pyspark_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
-        pytest.skip("pyspark is not installed (pip install veil[spark])")
-    window = demo_window
+def test_a_run_sent_to_spark_shows_its_tasks_and_releases_as_here(spark_window, qtbot):
+    _needs_pyspark()
+    window = spark_window
     for column in ("postcode_district", "admission_month"):
         set_role(window, column, "insensitive")
     window.config_panel.choose("k-anonymity", ["global-recoding"], values={"suppression": 0.02})
@@ -82,18 +105,9 @@ def test_a_run_sent_to_spark_shows_its_tasks_and_releases_as_here(demo_window, q
     assert any("on Spark: " in m and " tasks" in m for m in messages), messages
 
 
-def test_cancel_stops_the_spark_job_and_keeps_the_worker(qtbot):
-    if not pyspark_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("pyspark is missing on CI; `make test` installs the spark extra")
-        pytest.skip("pyspark is not installed (pip install veil[spark])")
-    from veil.engine import make_registry
-
-    from .helpers import load_demo_into, open_window
-    from .worker_plugins import SparkTestPlugins
-
-    window = open_window(qtbot, make_registry(modules=[SparkTestPlugins]))
-    load_demo_into(window, qtbot)
+def test_cancel_stops_the_spark_job_and_keeps_the_worker(spark_window, qtbot):
+    _needs_pyspark()
+    window = spark_window
     _settings(window, qtbot, "local[2]")
     window.config_panel.choose(None, ["spark-sleep-test"], metrics=[])
     entry = window.controller.run()[0]
@@ -103,4 +117,3 @@ def test_cancel_stops_the_spark_job_and_keeps_the_worker(qtbot):
         window.controller.cancel(entry)
     assert entry.status == "cancelled"
     assert window.controller.runner.worker_pid() == pid  # the job stopped; the worker was not killed
-    window.close()

@@ -118,7 +118,8 @@ CASES = [
     ("patternka", PluginCall("patternka"), PluginCall("set-k-anonymity", {"k": 5}), baskets),
     (
         "patternka-spark",
-        PluginCall("patternka", {"executor": "spark"}),
+        # the master of the suite's one Spark session (tests/conftest.py), which this case then shares
+        PluginCall("patternka", {"executor": "spark", "spark_master": "local[2]"}),
         PluginCall("set-k-anonymity", {"k": 5}),
         baskets,
     ),
