@@ -8,17 +8,20 @@ figures ARX reports, turned into conditions a release must meet.
 * ``individual-risk``: every record's individual risk (Benedetti and Franconi's, as sdcMicro's
   ``indivRisk`` computes it from the group's sample frequency fk and the sum of its survey weights
   Fk; 1 / fk without a weight column) is at most the threshold.
+* ``sample-uniqueness``: the share of the records that are unique in the data on the
+  quasi-identifiers (in a group of one) is at most the threshold.
 * ``population-uniqueness``: the estimated share of the population that is unique on the
   quasi-identifiers (Pitman, Zayatz, SNB or Dankar et al.'s rule, from the sample's class sizes and
   the sampling fraction) is at most the threshold.
 
 ``highest-risk`` and ``individual-risk`` judge each group: a method with a suppression limit
-suppresses the groups above the threshold, as ARX suppresses the riskiest groups. ``average-risk``
-and ``population-uniqueness`` judge the release as a whole: every group gets the release's value and
-the same verdict; they declare ``suppresses_smallest``, so global recoding with a suppression limit
-suppresses the fewest smallest groups that make them hold (docs/reference.md). A method that judges
-a part of the records (Mondrian's candidate split) judges that part as if it were the whole; the
-written release is judged again as a whole before it is exported.
+suppresses the groups above the threshold, as ARX suppresses the riskiest groups. ``average-risk``,
+``sample-uniqueness`` and ``population-uniqueness`` judge the release as a whole: every group gets
+the release's value and the same verdict; they declare ``suppresses_smallest``, so global recoding
+with a suppression limit suppresses the fewest smallest groups that make them hold
+(docs/reference.md). A method that judges a part of the records (Mondrian's candidate split) judges
+that part as if it were the whole; the written release is judged again as a whole before it is
+exported.
 """
 
 from __future__ import annotations
@@ -59,6 +62,13 @@ class HighestRiskParams:
 class AverageRiskParams:
     threshold: float = _threshold(
         "largest allowed mean re-identification risk over the records (groups / records)", 0.05
+    )
+
+
+@dataclass(frozen=True)
+class SampleUniquenessParams:
+    threshold: float = _threshold(
+        "largest allowed share of the records that are unique in the data on the quasi-identifiers", 0.01
     )
 
 
@@ -193,6 +203,29 @@ class AverageRiskModel(_RiskModel):
         return _whole(view, value, bool(records) and value <= params.threshold * (1 + _TOL))
 
 
+class SampleUniquenessModel(_RiskModel):
+    name = "sample-uniqueness"
+    title = "Sample uniqueness"
+    paper = "el-emam-dankar"
+    description = (
+        "The share of the records that are unique in the data on the quasi-identifiers (alone in their "
+        "group, ARX's sample uniqueness) is at most the threshold."
+    )
+    Params = SampleUniquenessParams
+    measure = "sample uniqueness"
+    suppresses_smallest = True  # the uniques are the smallest groups: suppressing them lowers the share
+
+    def monotonicity(self, params) -> str:
+        # merging groups never makes a record unique: a release that passes still passes once coarser
+        return "generalisation"
+
+    def check_groups(self, view, params):
+        sizes = view.sizes
+        records = int(sizes.sum())
+        value = int(sizes[sizes == 1].sum()) / records if records else math.nan
+        return _whole(view, value, bool(records) and value <= params.threshold * (1 + _TOL))
+
+
 class PopulationUniquenessModel(_RiskModel):
     name = "population-uniqueness"
     title = "Population uniqueness"
@@ -229,4 +262,4 @@ class PopulationUniquenessModel(_RiskModel):
 
 @hookimpl
 def veil_register_privacy_models():
-    return [AverageRiskModel, HighestRiskModel, IndividualRiskModel, PopulationUniquenessModel]
+    return [AverageRiskModel, HighestRiskModel, IndividualRiskModel, PopulationUniquenessModel, SampleUniquenessModel]

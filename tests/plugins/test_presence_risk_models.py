@@ -122,6 +122,10 @@ def test_risk_models_and_k_map_against_the_definitions(seed):
         assert avg.worst == pytest.approx(mean) == pytest.approx(len(sizes) / len(groups))
         assert avg.worst == pytest.approx(risk.prosecutor_avg)
         assert avg.ok.tolist() == [mean <= t + 1e-12] * len(sizes)
+        uniques = float(np.mean(per_record == 1))  # the share of records alone in their group
+        su = _bound(f"sample-uniqueness:threshold={t}").check_groups(view)
+        assert su.worst == pytest.approx(uniques)
+        assert su.ok.tolist() == [uniques <= t + 1e-12] * len(sizes)
     for k, pi in ((3, 0.5), (10, 0.2), (4, 1.0)):
         km = _bound(f"k-map:k={k},sample_fraction={pi}").check_groups(view)
         assert km.ok.tolist() == [s / pi >= k - 1e-9 for s in sizes]
@@ -274,16 +278,20 @@ def test_declared_monotonicity_holds(call):
             assert ok[2], (call, a, b)
 
 
-def test_average_risk_holds_on_every_coarser_partition():
+@pytest.mark.parametrize("call, labels", [("average-risk:threshold=0.3", 12), ("sample-uniqueness:threshold=0.2", 30)])
+def test_whole_release_risk_holds_on_every_coarser_partition(call, labels):
     """ "generalisation" for a whole-release model: merging groups of a passing release passes."""
-    model = _bound("average-risk:threshold=0.3")
+    model = _bound(call)
     assert model.plugin.monotonicity(model.params) == "generalisation"
     rng = np.random.default_rng(4)
+    passed = 0
     for _ in range(200):
-        groups = rng.integers(0, 12, 40)
+        groups = rng.integers(0, labels, 40)
         merged = groups // 2
         if model.check_groups(GroupView.from_labels(groups, None)).holds:
+            passed += 1
             assert model.check_groups(GroupView.from_labels(merged, None)).holds
+    assert passed  # the property was put to the test
 
 
 def test_population_uniqueness_declares_no_monotonicity():
@@ -297,6 +305,7 @@ NEW_MODELS = [
     ["beta-likeness:beta=3,variant=enhanced"],
     ["highest-risk:threshold=0.34"],
     ["average-risk:threshold=0.3"],
+    ["sample-uniqueness:threshold=0.05"],
     ["k-map:k=10,sample_fraction=0.4"],
     ["population-uniqueness:threshold=0.05,estimator=zayatz,sample_fraction=0.2"],
     ["k-anonymity:k=2", "beta-likeness:beta=2"],
@@ -326,6 +335,7 @@ def test_global_recoding_finds_the_exhaustive_optimum(seed, models, suppression)
     "call, seeds",
     [
         ("average-risk:threshold=0.3", (0, 1)),
+        ("sample-uniqueness:threshold=0.02", (0, 1)),
         ("population-uniqueness:threshold=0.02,estimator=zayatz,sample_fraction=0.5", (2, 3)),
     ],
 )
