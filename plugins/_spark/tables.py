@@ -48,9 +48,8 @@ from veil.engine import (
 )
 
 from .._formulas import escape_formulas
-from ..anonymisation._global import SPARK_BLANKS
 from ..anonymisation._lattice import attributes
-from ..anonymisation._recoding import parse_levels, recode
+from ..anonymisation._recoding import SPARK_BLANKS, parse_levels, recode
 from ..anonymisation._sensitive import reads_sensitive
 from .session import one_line, spark_session
 

@@ -12,7 +12,7 @@ from veil.engine import ANY_VALUE, BLANK_RULES, BadInput, Release, Role, groupin
 
 from ._heuristic import SEARCHES
 from ._lattice import METRICS, attributes
-from ._recoding import LOSS_KEY, parse_levels, recode, release
+from ._recoding import LOSS_KEY, SPARK_BLANKS, parse_levels, recode, release
 from ._sensitive import sensitive_view, survey_of
 
 
@@ -124,12 +124,6 @@ class GlobalRecodingParams:
         sweepable=False,
         help="the format of the release's parts when the executor is spark",
     )
-
-
-# Spark counts classes of equal values: a blank would be one more value, never one matching any value
-SPARK_BLANKS = (
-    "run global recoding with executor=local, which keeps blank quasi-identifiers (blanks=any-value or own-value)"
-)
 
 
 def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:

@@ -341,3 +341,9 @@ def release(
         notes=notes,
         blanks=blanks if any(a.has_blank for a in attrs) else None,
     )
+
+
+# Spark counts classes of equal values: a blank would be one more value, never one matching any value
+SPARK_BLANKS = (
+    "run global recoding with executor=local, which keeps blank quasi-identifiers (blanks=any-value or own-value)"
+)
