@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from veil.engine import PluginCall, Role, RunSpec, Table, execute, frequencies, key_codes, make_registry
-from veil.plugins.anonymisation._microaggregation import il1s, mdav, sse, sst, standardised
+from veil.engine import il1s_loss
+from veil.plugins.anonymisation._microaggregation import mdav, sse, sst, standardised
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sdcmicro"
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -102,7 +103,7 @@ def compare_mdav(library: str, name: str, frame: pd.DataFrame) -> None:
         print(
             f"| {k} | {len(a)} / {len(b)} | {len(shared)} | {sum(map(len, shared))} | "
             f"{100 * sse(x, their_labels) / total:.4f} | {100 * release.details['sse_sst']:.4f} | "
-            f"{their_il1s:.6f} | {il1s(frame, released, columns):.6f} |"
+            f"{their_il1s:.6f} | {il1s_loss(frame, released, columns):.6f} |"
         )
 
 

@@ -24,7 +24,6 @@ NAMES = {i.cls.name: i.cls.kind for i in REGISTRY.all()}
 # Words that name a concept of the engine and, by coincidence, also a plugin. Each says which.
 CONCEPTS = {
     "transactions": "a data form an algorithm accepts (engine/plugin.py TRANSACTIONS)",
-    "il1s": "the name of the engine's function computing IL1s, in engine/model's lazy export table",
 }
 
 

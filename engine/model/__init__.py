@@ -12,7 +12,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "AGGREGATES",
             "aggregate",
             "aggregate_in_groups",
-            "il1s",
+            "il1s_loss",
             "NUMERIC_AGGREGATES",
             "parse_aggregates",
         ],

@@ -28,7 +28,7 @@ from .blanks import ANY_VALUE, SUPPRESSED_MARK, suppressed_records
 from .release import CELL_AGGREGATED
 
 
-def il1s(original: pd.DataFrame, released: pd.DataFrame, columns: list[str]) -> float:
+def il1s_loss(original: pd.DataFrame, released: pd.DataFrame, columns: list[str]) -> float:
     """IL1s (Yancey, Winkler and Creecy 2002): the mean over records and numeric columns of
     |x − x'| / (√2 · S), S the column's standard deviation (n − 1); cells blank in either are left out."""
     total, cells = 0.0, 0
@@ -185,7 +185,7 @@ def aggregate_in_groups(release, aggregates: Mapping[str, str], order=(), check=
     qis = tuple(c for c in order if c in named) + tuple(c for c in others + list(aggregates) if c not in order)
     words = "; ".join(
         f"{e['column']} by its {e['function']}"
-        + (f" (SSE/SST {e['sse_sst']:.4f}, IL1s {e['il1s']:.4f})" if "sse_sst" in e else "")
+        + (f" (SSE/SST {e['sse_sst']:.4f}, IL1s {e['il1s_loss']:.4f})" if "sse_sst" in e else "")
         for e in summary
     )
     return dataclasses.replace(
@@ -209,7 +209,7 @@ def _loss(original: pd.Series, released: pd.Series) -> dict:
         "sse": loss,
         "sst": total,
         "sse_sst": loss / total if total > 0 else 0.0,
-        "il1s": il1s(frame_x, frame_y, ["c"]),
+        "il1s_loss": il1s_loss(frame_x, frame_y, ["c"]),
     }
 
 

@@ -29,7 +29,7 @@ from veil.engine import (
     MemoryCost,
     aggregate,
     hookimpl,
-    il1s,
+    il1s_loss,
     param,
 )
 
@@ -142,7 +142,7 @@ class Microaggregation(Algorithm):
             "sse": loss,
             "sst": total,
             "sse_sst": loss / total if total > 0 else 0.0,
-            "il1s": il1s(original, frame, numeric)
+            "il1s": il1s_loss(original, frame, numeric)
             if params.aggregate in ("mean", "median", "geometric-mean")
             else None,
         }

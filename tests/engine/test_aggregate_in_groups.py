@@ -142,7 +142,7 @@ def test_numbers_stay_numbers_with_their_loss():
     y = result.release.frame["age"].to_numpy()
     said = result.release.details["aggregated"][0]
     assert said["sse_sst"] == pytest.approx(((x - y) ** 2).sum() / ((x - x.mean()) ** 2).sum())
-    assert said["il1s"] == pytest.approx(np.abs(x - y).mean() / (math.sqrt(2) * x.std(ddof=1)))
+    assert said["il1s_loss"] == pytest.approx(np.abs(x - y).mean() / (math.sqrt(2) * x.std(ddof=1)))
 
 
 @pytest.mark.parametrize(

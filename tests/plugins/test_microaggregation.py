@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from veil.engine import PluginCall, RunSpec, Table, execute, make_registry
-from veil.engine import aggregate, il1s
+from veil.engine import aggregate, il1s_loss
 from veil.plugins.anonymisation._microaggregation import (
     categories,
     blocks,
@@ -118,7 +118,7 @@ def test_sse_sst_and_il1s_by_hand():
     original = pd.DataFrame({"a": [0.0, 2.0, 10.0, 12.0]})
     released = pd.DataFrame({"a": [1.0, 1.0, 11.0, 11.0]})
     sd = np.std([0, 2, 10, 12], ddof=1)
-    assert il1s(original, released, ["a"]) == pytest.approx(4 / (math.sqrt(2) * sd) / 4)
+    assert il1s_loss(original, released, ["a"]) == pytest.approx(4 / (math.sqrt(2) * sd) / 4)
 
 
 def test_aggregates_follow_their_definitions():
