@@ -12,10 +12,9 @@ computed on a background thread after a pause in the typing (the GUI thread neve
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
-
-import itertools
 
 from PySide6.QtCore import QObject, QRunnable, QSignalBlocker, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
