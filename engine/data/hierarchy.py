@@ -262,9 +262,10 @@ class Hierarchy:
 
     @classmethod
     def flat(cls, values: Iterable, *, root: str = ROOT, name: str | None = None) -> Hierarchy:
-        """Every distinct value (missing values ignored) directly under ``root``."""
+        """Every distinct value (missing values ignored) directly under ``root``; for a column whose
+        every value is missing, ``root`` alone (nothing to generalise: a blank matches any value)."""
         leaves = _distinct(values)
-        return cls([[leaf, root] for leaf in leaves], name=name)
+        return cls([[leaf, root] for leaf in leaves] or [[root]], name=name)
 
     @classmethod
     def intervals(

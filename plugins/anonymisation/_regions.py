@@ -216,6 +216,8 @@ def ordered_hierarchy(labels: list[str], name: str):
     but for their last l bits (halves, quarters, … of the order), each node labelled by its set of
     values; the root ``*`` above the level where one node holds them all."""
     m = len(labels)
+    if m == 0:  # every value blank: the root alone
+        return Hierarchy([[ROOT]], name=name)
     height = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
     rows = []
     for r, leaf in enumerate(labels):
