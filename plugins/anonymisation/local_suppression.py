@@ -108,15 +108,23 @@ class LocalSuppression(Algorithm):
     def _greedy_combinations(self, codes, k, rank, blankable, qi, size, params, ctx):
         """The greedy search on each combination of ``size`` quasi-identifiers in turn (with the
         strata), each on the codes the previous ones left, as sdcMicro's ``combs`` goes; a blank only
-        adds compatible records, and the models' check afterwards catches what is left."""
+        adds compatible records, and the models' check afterwards catches what is left. Without an
+        importance order, on combinations leaving columns out, the columns with the most distinct
+        values are blanked first (sdcMicro's default order): a blank serves every combination holding
+        its column, so blanks gathered in a few columns serve more combinations than blanks chosen by
+        what they join within one (docs/reference.md#local-suppression)."""
         combos = [c for c in combinations_of(int(qi.sum()), size) if len(c) == size]
+        by_importance = bool(params.importance)
+        if not by_importance and size < int(qi.sum()):
+            rank = -(codes.max(axis=0) + 1)  # the more distinct values, the less important
+            by_importance = True
         for i, combination in enumerate(combos):
             part = _Projection(codes, qi, blankable, rank, combination)
 
             def progress(f, i=i):
                 ctx.progress(0.8 * (i + f) / len(combos), "local suppression: combination by combination")
 
-            greedy(part.patterns, part.weights, k, part.rank, part.blankable, bool(params.importance), progress, part.qi)
+            greedy(part.patterns, part.weights, k, part.rank, part.blankable, by_importance, progress, part.qi)
             part.write(codes)
         return codes
 
