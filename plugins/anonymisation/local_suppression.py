@@ -113,9 +113,11 @@ class LocalSuppression(Algorithm):
         values are blanked first (sdcMicro's default order): a blank serves every combination holding
         its column, so blanks gathered in a few columns serve more combinations than blanks chosen by
         what they join within one (docs/reference.md#local-suppression)."""
-        combos = [c for c in combinations_of(int(qi.sum()), size) if len(c) == size]
+        n_qis = int(qi.sum())
+        whole = size >= n_qis
+        combos = [tuple(range(n_qis))] if whole else [c for c in combinations_of(n_qis, size) if len(c) == size]
         by_importance = bool(params.importance)
-        if not by_importance and size < int(qi.sum()):
+        if not by_importance and not whole:
             rank = -(codes.max(axis=0) + 1)  # the more distinct values, the less important
             by_importance = True
         for i, combination in enumerate(combos):
@@ -203,11 +205,9 @@ class _Projection:
         judged = combination_codes(codes[:, :n_qis], combination)
         marker = judged.shape[1] - len(combination)
         rest = [j for j in range(codes.shape[1]) if j not in combination and not blankable[j]]
-        rest = [j for j in rest if not qi[j] or marker]  # on all of them, a stratum among them is there already
         self.columns = combination + [-1] * marker + rest
         self.ids, self.patterns, self.weights = _patterns(np.column_stack([judged, codes[:, rest]]))
-        known = np.array([j >= 0 for j in self.columns])
-        self.blankable = known & np.array([blankable[j] if j >= 0 else False for j in self.columns])
+        self.blankable = np.array([blankable[j] if j >= 0 else False for j in self.columns])
         self.qi = np.array([qi[j] if j >= 0 else True for j in self.columns])
         self.rank = np.array([rank[j] if j >= 0 else 0 for j in self.columns], dtype=np.int64)
 

@@ -156,3 +156,16 @@ def test_too_many_combinations_are_refused_before_counting():
     table = Table.from_frame(frame).with_roles(dict.fromkeys(frame.columns, "quasi-identifier"))
     with pytest.raises(BadInput, match="combinations to judge"):
         _run(table, 2, 6)
+
+
+def test_k_anonymity_on_many_quasi_identifiers_is_not_taken_for_their_combinations():
+    """Local suppression under k-anonymity on all of 16 quasi-identifiers judges them together: the
+    65,535 combinations of them are never listed (nor refused)."""
+    rng = np.random.default_rng(3)
+    table = _table(rng.integers(0, 2, size=(60, 16)))
+    release = execute(
+        REGISTRY, table, RunSpec(PluginCall("local-suppression", {}), PluginCall("k-anonymity", {"k": 2}))
+    ).release
+    rows = _rows(release.frame)
+    alone = [r for r in rows if sum(all(a is None or b is None or a == b for a, b in zip(r, o)) for o in rows) < 2]
+    assert not [r for r in alone if any(v is not None for v in r)]
