@@ -127,7 +127,9 @@ def compare_mdav(library: str, name: str, frame: pd.DataFrame) -> None:
 def veil_suppression(frame: pd.DataFrame, k: int, importance: str, combs: str | None) -> pd.DataFrame:
     table = Table.from_frame(frame[KEYS], roles={c: Role.QUASI_IDENTIFIER for c in KEYS})
     model = PluginCall("k-anonymity", {"k": k}) if combs is None else subsets(k, combs)
-    result = execute(make_registry(), table, RunSpec(PluginCall("local-suppression", {"importance": importance}), model))
+    result = execute(
+        make_registry(), table, RunSpec(PluginCall("local-suppression", {"importance": importance}), model)
+    )
     return result.release.frame
 
 
@@ -148,7 +150,9 @@ def compare_suppression(library: str, frame: pd.DataFrame) -> None:
     print(f"\n## Local suppression on testdata ({len(frame):,} records, keys {', '.join(KEYS)})\n")
     print(f"importance (sdcMicro, 1 = most important): {dict(zip(KEYS, IMPORTANCE))}; Veil: `importance={order}`\n")
     print(
-        "| k | importance | combs | tool | " + " | ".join(KEYS) + " | total | smallest fk | smallest group on ≤ combs keys |"
+        "| k | importance | combs | tool | "
+        + " | ".join(KEYS)
+        + " | total | smallest fk | smallest group on ≤ combs keys |"
     )
     print("|---:|---|---|---|" + "---:|" * (len(KEYS) + 3))
     for k, with_importance, combs in SUPPRESSION_RUNS:
@@ -164,10 +168,11 @@ def compare_suppression(library: str, frame: pd.DataFrame) -> None:
         for tool, released in runs:
             blanked = [int((released[c].isna() & frame[c].notna()).sum()) for c in KEYS]
             fk, _ = frequencies(key_codes(released, KEYS))
+            on_combinations = smallest_on_combinations(released, k, combs) if combs else "—"
             print(
                 f"| {k} | {'yes' if with_importance else 'no'} | {combs or '—'} | {tool} | "
                 + " | ".join(map(str, blanked))
-                + f" | {sum(blanked)} | {int(fk.min())} | {smallest_on_combinations(released, k, combs) if combs else '—'} |"
+                + f" | {sum(blanked)} | {int(fk.min())} | {on_combinations} |"
             )
 
 

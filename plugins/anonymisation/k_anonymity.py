@@ -118,16 +118,22 @@ class KAnonymitySubsets(GroupSizeModel):
         smallest = int(verdict.worst) if len(verdict.values) else 0
         on = f"any {params.combinations} quasi-identifier{'s' if params.combinations != 1 else ''}"
         if verdict.holds:
-            return f"holds: on {on}, the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
+            records = f"{smallest} record{'' if smallest == 1 else 's'}"
+            return f"holds: on {on}, the smallest group has {records} (k = {params.k})"
         failing = int((~verdict.ok).sum())
-        return f"fails: {failing} records are in groups smaller than k = {params.k} on {on} (smallest group: {smallest})"
+        return (
+            f"fails: {failing} records are in groups smaller than k = {params.k} on {on} (smallest group: {smallest})"
+        )
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:
         k, m = int(params.get("k", 0)), int(params.get("combinations", 0))
         known = f"any {m} of the quasi-identifiers"
         if not holds:
-            return f"k-anonymity with k = {k} on {known} does not hold: some records share those values with fewer than {k - 1} others."
+            return (
+                f"k-anonymity with k = {k} on {known} does not hold: some records share those values with "
+                f"fewer than {k - 1} others."
+            )
         return (
             f"k-anonymity with k = {k} holds on {known}: whoever knows at most {m} of a person's quasi-identifiers "
             f"finds at least {k} records that fit. It is not promised on more of them together."

@@ -58,7 +58,9 @@ def test_k_anonymity_on_combinations_runs_under_the_method_that_meets_it(demo_wi
     name = "k-anonymity-subsets"
     assert panel.model_combo.findData(name) >= 0
     together = next(
-        n for n in panel.rows if registry.get("algorithm", n).works_under(registry.get("privacy-model", "k-anonymity"))
+        n
+        for n in panel.rows
+        if registry.get("algorithm", n).works_under(registry.get("privacy-model", "k-anonymity"))
         and not registry.get("algorithm", n).works_under(registry.get("privacy-model", name))
     )
     meets = [n for n in panel.rows if registry.get("algorithm", n).works_under(registry.get("privacy-model", name))]
