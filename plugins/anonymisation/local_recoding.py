@@ -32,7 +32,7 @@ from veil.engine import (
 from ._cells import Columns, blanks_param, cell_release, suppress_failing, suppressed_throughout
 from ._sensitive import survey_of
 from ._global import GlobalRecodingParams, run_global
-from ._lattice import METRICS
+from ._lattice import METRICS, Memo
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,7 @@ class LocalRecoding(Algorithm):
         remaining = np.arange(table.n_rows)
         frame = table.frame[table.released_columns()].reset_index(drop=True).astype(object)
         levels, done = [], 0
+        memo = Memo()  # what the searches of the records left learn, for another try at a higher factor
         for step in range(params.passes):
             ctx.check()
             each = GlobalRecodingParams(
@@ -105,7 +106,11 @@ class LocalRecoding(Algorithm):
             weighed = {"gs_factor": factor} if params.metric == "arx-loss" else {}
             try:
                 release = run_global(
-                    table.take(remaining), model, each, ctx.child(step / params.passes, (step + 1) / params.passes)
+                    table.take(remaining),
+                    model,
+                    each,
+                    ctx.child(step / params.passes, (step + 1) / params.passes),
+                    memo,
                 )
             except BadInput as exc:  # these records cannot be published at any level: they stay suppressed
                 levels.append({"records": int(len(remaining)), "published": 0, "stopped": str(exc), **weighed})
@@ -125,6 +130,8 @@ class LocalRecoding(Algorithm):
             )
             done += published
             remaining = remaining[~publish]
+            if published:
+                memo = Memo()
             if not len(remaining):
                 break
             if not published:  # as ARX: weigh generalisation more and try again, or stop
