@@ -990,6 +990,7 @@ class Cones:
 
     def __init__(self, levels: np.ndarray, strides: np.ndarray, top: tuple):
         self.levels, self.strides, self.top = levels, strides, np.asarray(top)
+        self.tops = [int(t) for t in top]
         self.mask = np.zeros(len(levels), dtype=bool)
         self.box = self.mask.reshape(tuple(int(t) + 1 for t in top))  # a view: the same booleans
         self.apexes: set = set()
@@ -998,14 +999,12 @@ class Cones:
         return levels in self.apexes
 
     def below(self, apex: tuple) -> None:
-        self._mark(apex, np.zeros_like(self.top), np.asarray(apex))
+        self.apexes.add(apex)
+        self.box[tuple(slice(0, int(a) + 1) for a in apex)] = True
 
     def above(self, apex: tuple) -> None:
-        self._mark(apex, np.asarray(apex), self.top)
-
-    def _mark(self, apex: tuple, lo: np.ndarray, hi: np.ndarray) -> None:
         self.apexes.add(apex)
-        self.box[tuple(slice(int(a), int(b) + 1) for a, b in zip(lo, hi))] = True
+        self.box[tuple(slice(int(a), t + 1) for a, t in zip(apex, self.tops))] = True
 
 
 class Kept:
@@ -1079,7 +1078,9 @@ class Search:
         # those no generalisation of which beats the best
         self.cfalse, self.ctrue, self.dead = (Cones(self.levels, self.strides, self.top) for _ in range(3))
         self.best: Outcome | None = None
-        self.steps: dict[int, int] = {}  # a node's step up its chain (chain), once worked out
+        self.step = np.full(self.size, -1, dtype=np.int16)  # a node's step up its chain, once worked out
+        self.stride_list = [int(x) for x in self.strides]
+        self.top_height = sum(self.top)
         self.fine = [np.log(np.maximum(np.array(a.present, dtype=float), 1)) for a in attrs]
         spread = float(self.cheap.max() - self.cheap.min())
         self.span_cheap = 1.0 / spread if spread > 0 else 0.0
@@ -1114,18 +1115,16 @@ class Search:
         self.consider(out)
         return out
 
-    def beyond(self, levels: tuple) -> bool:
-        """Whether a node of unknown C is not worth evaluating to climb past: it lies in a dead cone
-        (an evaluated specialisation's bound shows no generalisation of it beats the best). The binary
-        search then looks only below it: what it settles is still a node shown to fail C, with a
-        smaller cone, or the node it started from, evaluated."""
-        idx = int(np.dot(levels, self.strides))
+    def beyond(self, idx: int) -> bool:
+        """Whether a node (numbered ``idx``) of unknown C is not worth evaluating to climb past: it
+        lies in a dead cone (an evaluated specialisation's bound shows no generalisation of it beats
+        the best). The binary search then looks only below it: what it settles is still a node shown
+        to fail C, with a smaller cone, or the node it started from, evaluated."""
         if self.cfalse.mask[idx] or self.ctrue.mask[idx] or self.best is None:
             return False
         return bool(self.dead.mask[idx])
 
-    def condition(self, levels: tuple) -> bool:
-        idx = int(np.dot(levels, self.strides))
+    def condition(self, levels: tuple, idx: int) -> bool:
         if self.cfalse.mask[idx]:
             return False
         if self.ctrue.mask[idx]:
@@ -1157,38 +1156,50 @@ class Search:
         return lower < self.best.value
 
     # -- climbing: the highest node failing C on a chain ------------------------------------------
-    def chain(self, levels: tuple) -> list[tuple]:
-        """Generalisations of ``levels`` up to the top, each step the one raising the cheap bound least
-        (each node's step worked out once: chains share their tails)."""
-        chain, cur = [levels], list(levels)
-        idx = int(np.dot(levels, self.strides))
-        while tuple(cur) != self.top:
-            j = self.steps.get(idx)
-            if j is None:
-                steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
-                j = self.steps[idx] = min(
-                    steps,
-                    key=lambda j: (
-                        (self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
-                        + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine,
-                        j,
-                    ),
-                )
+    def chain(self, levels: tuple, idx: int) -> tuple[list[tuple], list[int]]:
+        """Generalisations of ``levels`` (numbered ``idx``) up to the top, each step the one raising
+        the cheap bound least (:meth:`_steps`), and their numbers."""
+        chain, at, cur = [levels], [idx], list(levels)
+        step, strides = self.step, self.stride_list
+        for _ in range(self.top_height - sum(levels)):
+            j = int(step[idx])
+            if j < 0:
+                self._steps(idx)
+                j = int(step[idx])
             cur[j] += 1
-            idx += int(self.strides[j])
+            idx += strides[j]
             chain.append(tuple(cur))
-        return chain
+            at.append(idx)
+        return chain, at
 
-    def resolve(self, levels: tuple) -> None:
-        """Settle a node: binary search up its chain for the highest node failing C (whose
-        specialisations, this node among them, then all fail it), or evaluate the node itself when C
-        holds there. Probing the chain's middle first spares evaluating a low node (a large class
-        table) that a higher one already shows to fail C."""
-        chain = self.chain(levels)
+    STEPS = 4096  # nodes whose steps are worked out at once
+
+    def _steps(self, idx: int) -> None:
+        """The step up the chain of every node of ``idx``'s block of :attr:`STEPS`: the column whose
+        next level raises the cheap bound least, the partition's fineness weighed in, the first such
+        column on a tie (chains share their tails)."""
+        lo = idx - idx % self.STEPS
+        hi = min(lo + self.STEPS, self.size)
+        nodes, levels = np.arange(lo, hi), self.levels[lo:hi]
+        score = np.full((hi - lo, len(self.attrs)), np.inf)
+        for j, a in enumerate(self.attrs):
+            can = levels[:, j] < a.height
+            i, level = nodes[can], levels[can, j].astype(np.int64)
+            score[can, j] = (self.cheap[i + self.strides[j]] - self.cheap[i]) * self.span_cheap + (
+                self.fine[j][level] - self.fine[j][level + 1]
+            ) * self.span_fine
+        self.step[lo:hi] = np.argmin(score, axis=1) if len(self.attrs) else 0
+
+    def resolve(self, levels: tuple, idx: int) -> None:
+        """Settle a node (numbered ``idx``): binary search up its chain for the highest node failing C
+        (whose specialisations, this node among them, then all fail it), or evaluate the node itself
+        when C holds there. Probing the chain's middle first spares evaluating a low node (a large
+        class table) that a higher one already shows to fail C."""
+        chain, at = self.chain(levels, idx)
         lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top) or is not worth learning; fails at chain[lo]
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.beyond(chain[mid]) or self.condition(chain[mid]):
+            if self.beyond(at[mid]) or self.condition(chain[mid], at[mid]):
                 hi = mid
             else:
                 lo = mid
@@ -1218,13 +1229,13 @@ class Search:
                     return best  # every node left is bounded above the best
                 if self.cfalse.mask[idx] or self.dead.mask[idx]:
                     continue
-                levels = tuple(int(x) for x in self.levels[idx])
+                levels = tuple(self.levels[idx].tolist())
                 if best is not None and same(cheap, best.value) and key(levels) >= key(best.levels):
                     continue  # at best a tie, which the best wins
                 if levels in self.known:
                     continue
                 self.ctx.check()
-                self.resolve(levels)
+                self.resolve(levels, int(idx))
         return self.best
 
 
