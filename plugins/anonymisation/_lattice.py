@@ -687,7 +687,8 @@ class Objective:
             for j, t in enumerate(self.share_sums):
                 self._share_sums[j, : len(t)] = t
             self._least = np.array([self.g * float(n) / a.domain for a in attrs])  # see _arx_aggregate
-            self._span = float(n) - self._least
+            self._spread = float(n) - self._least > 0
+            self._span = np.where(self._spread, float(n) - self._least, 1.0)
         self._columns = np.arange(len(attrs))
         self.present = [np.array(a.present, dtype=float) for a in attrs]
         self.companion: Objective | None = None  # a second metric measured at every solution, shown beside
@@ -697,8 +698,7 @@ class Objective:
         normalised to [0, 1] between the least loss (every value its own leaf, g·n/|domain|) and the
         most (n), weighted, then Π (v_j·w_j + 1)^(1/d) − 1."""
         d = max(len(self.attrs), 1)
-        least, span = self._least, self._span
-        v = np.where(span > 0, (per_attribute - least) / np.where(span > 0, span, 1.0), 0.0)
+        v = np.where(self._spread, (per_attribute - self._least) / self._span, 0.0)
         v = np.maximum(v, 0.0)
         return np.prod((v * self.arx_w + 1.0) ** (1.0 / d), axis=1) - 1.0
 
