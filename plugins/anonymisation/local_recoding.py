@@ -6,7 +6,9 @@ Each pass runs global recoding's core (``_global``: its optimal search, the same
 metric) on the records still suppressed; the records it publishes keep that pass's levels, the ones
 it suppresses go to the next pass. The hierarchies are those of the whole table (a numeric column's
 generated intervals do not change from pass to pass), and the records left suppressed after the
-last pass stay ``*`` in every quasi-identifier, which matches any value.
+last pass stay ``*`` in every quasi-identifier, which matches any value. A try at a higher factor
+after a pass that published none searches the same records again: it recalls what the searches
+before it learnt of each transformation (:class:`._lattice.Memo`) instead of judging it again.
 """
 
 from __future__ import annotations
