@@ -315,17 +315,18 @@ def group_values(cols, groups, check=lambda: None, distinct: dict | None = None)
     """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
     called every few hundred groups). Groups holding the same value share one object, built once.
     ``distinct``, when given, receives per column (each group's index into its distinct values, −1
-    for a group of blanks; those values), which :func:`generalised` then formats once each."""
+    for a group of blanks; those values; each record's cell blank), which :func:`generalised` then
+    formats once each."""
     count = int(groups.max()) + 1
     out = {}
     for col in cols:
         check()
         index, made = distinct_values(col, groups, count, check)
         if distinct is not None:
-            distinct[col.name] = (index, made)
+            distinct[col.name] = (index, made, col.codes < 0)  # a blank's code is −1 (qi_columns)
         each = np.empty(len(made) + 1, dtype=object)
         each[: len(made)] = made  # the last: a group of blanks, blank
-        out[col.name] = each[index].tolist()
+        out[col.name] = each[index]
     return pd.DataFrame(out)
 
 
@@ -398,11 +399,15 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
     written, any_blank = {}, False
     for name in qis:
         if distinct is not None and name in distinct:
-            # the distinct values come in order of their first group, so their texts factorised give
-            # the categories in the order of the groups, as factorising every group's text would
-            index, made = distinct[name]
-            text, cats = pd.factorize(pd.Series([format_value(v) for v in made], dtype=object))
-            codes = np.append(text, -1)[index]  # −1: a group of blanks
+            # the distinct values come in order of their first group, so their texts numbered in order
+            # of first appearance give the categories in the order of the groups, as factorising every
+            # group's text would
+            index, made, blank = distinct[name]
+            texts = [format_value(v) for v in made]
+            number = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+            cats = pd.Index(list(number), dtype=object)
+            text = np.fromiter((number[t] for t in texts), np.int64, len(texts))
+            cells = np.append(text, -1)[index][groups]  # −1: a group of blanks
         else:
             # format each value once: group_values builds a value shared by several groups once, so its
             # groups are found by identity, without hashing sets and intervals (equal values that are
@@ -414,8 +419,8 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
             blank = [v is None or (isinstance(v, float) and v != v) for v in uniques]  # a group of blanks
             text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[kinds]
             codes, cats = pd.factorize(pd.Series(text, dtype=object))
-        cells = codes[groups]
-        blank = table.frame[name].isna().to_numpy()
+            cells = codes[groups]
+            blank = table.frame[name].isna().to_numpy()
         cells[blank] = -1  # a blank stays blank
         any_blank = any_blank or bool(blank.any())
         written[name] = pd.Categorical.from_codes(cells, categories=cats)
