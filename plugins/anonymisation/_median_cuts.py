@@ -177,8 +177,12 @@ def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):  
         if running > below:
             median = a + c
             break
-    for i in range(start[p], end[p]):
-        per_code[rows[j, i] - a] = 0
+    if b - a + 1 <= m:  # all 0 again: over the range or over the records, whichever is shorter
+        for c in range(b - a + 1):
+            per_code[c] = 0
+    else:
+        for i in range(start[p], end[p]):
+            per_code[rows[j, i] - a] = 0
     return median
 
 
@@ -207,10 +211,11 @@ def _round(
             continue
         j = best
         rows, weights = both_rows[side[p]], both_weights[side[p]]
-        # each row's part, and per part its records (per_code) — a category's parts are the children
-        # of the LCA (their node numbers), a number's 0 and 1
-        parts = 0
+        first = count[0]
         if kind[j] == CATEGORY:
+            # each row's part, and per part its records (per_code): the children of the LCA (their
+            # node numbers)
+            parts = 0
             base = ancestor_at[j] + (lo[p, j] - 1) * n_codes[j]
             for i in range(start[p], end[p]):
                 node = ancestors[base + rows[j, i]]
@@ -220,47 +225,72 @@ def _round(
                     parts += 1
                 per_code[node] += weights[i]
             present[:parts].sort()
-        else:
-            median = _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting)
-            top = median == hi[p, j]
+            ok = parts >= 2
+            for r in range(parts):
+                if per_code[present[r]] < k:
+                    ok = False
+            if not ok:
+                for r in range(parts):
+                    per_code[present[r]] = 0
+                tried[p, j] = True
+                continue
+            # the cut stands: each part a new partition, numbered after every one made before, in
+            # the order of its code; a counting sort of the run by part
+            for r in range(parts):
+                size[first + r] = per_code[present[r]]
+                per_code[present[r]] = r  # now the part's rank
+                at[r] = 0
             for i in range(start[p], end[p]):
-                c = rows[j, i]
-                upper = 1 if (c >= median if top else c > median) else 0
-                part[i] = upper
-                per_code[upper] += weights[i]
-            for c in range(2):
-                if per_code[c] > 0:
-                    present[parts] = c
-                    parts += 1
-        ok = parts >= 2
-        for r in range(parts):
-            if per_code[present[r]] < k:
-                ok = False
-        if not ok:
+                at[per_code[part[i]]] += 1
+            offset = start[p]
+            for r in range(parts):
+                held = at[r]
+                start[first + r] = offset
+                at[r] = offset
+                offset += held
+                end[first + r] = offset
+            for i in range(start[p], end[p]):
+                r = per_code[part[i]]
+                part[i] = at[r]  # where the unit goes
+                at[r] += 1
             for r in range(parts):
                 per_code[present[r]] = 0
-            tried[p, j] = True
-            continue
-        # the cut stands: each part a new partition, numbered after every one made before, in the
-        # order of its code; a counting sort of the run by part, the parts' extents taken on the way
-        first = count[0]
+        else:
+            # a number or a set: the records above the median (at or above it when it is the
+            # largest code) form part 1, the others part 0, each part's records counted as they go
+            median = _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting)
+            above = median if median == hi[p, j] else median + 1
+            upper_records, upper_units = 0, 0
+            for i in range(start[p], end[p]):
+                upper = 1 if rows[j, i] >= above else 0
+                part[i] = upper
+                upper_records += weights[i] * upper
+                upper_units += upper
+            lower_records = size[p] - upper_records
+            if lower_records <= 0 or upper_records <= 0 or lower_records < k or upper_records < k:
+                tried[p, j] = True
+                continue
+            # the cut stands: the two parts new partitions, numbered after every one made before,
+            # the lower first; the run split stably by part
+            parts = 2
+            size[first] = lower_records
+            size[first + 1] = upper_records
+            start[first] = start[p]
+            end[first] = start[first + 1] = end[p] - upper_units
+            end[first + 1] = end[p]
+            lower, upper_at = start[first], start[first + 1]
+            for i in range(start[p], end[p]):
+                if part[i] == 1:
+                    part[i] = upper_at  # where the unit goes
+                    upper_at += 1
+                else:
+                    part[i] = lower
+                    lower += 1
         for r in range(parts):
             c = first + r
-            size[c] = per_code[present[r]]
-            per_code[present[r]] = r  # now the part's rank
-            at[r] = 0
             state[c] = OPEN
             for jj in range(d):
                 tried[c, jj] = False
-        for i in range(start[p], end[p]):
-            at[per_code[part[i]]] += 1
-        offset = start[p]
-        for r in range(parts):
-            held = at[r]
-            start[first + r] = offset
-            at[r] = offset
-            offset += held
-            end[first + r] = offset
         there = 1 - side[p]
         unit, moved, moved_unit, moved_weight = (
             both_units[side[p]],
@@ -269,20 +299,15 @@ def _round(
             both_weights[there],
         )
         for i in range(start[p], end[p]):
-            r = per_code[part[i]]
-            part[i] = at[r]  # where the unit goes
-            at[r] += 1
-        for i in range(start[p], end[p]):
             moved_unit[part[i]] = unit[i]
             moved_weight[part[i]] = weights[i]
         for jj in range(d):
             for i in range(start[p], end[p]):
                 moved[jj, part[i]] = rows[jj, i]
-        for r in range(parts):
+        for r in range(parts):  # the parts' extents: their lowest and highest codes
             c = first + r
             side[c] = there
-            per_code[present[r]] = 0
-            for jj in range(d):  # the part's extent: its lowest and highest code
+            for jj in range(d):
                 a, b = moved[jj, start[c]], moved[jj, start[c]]
                 for i in range(start[c] + 1, end[c]):
                     x = moved[jj, i]
