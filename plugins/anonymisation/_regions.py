@@ -384,12 +384,11 @@ def _first_kinds(key: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndar
     rows = np.flatnonzero(held)
     if not len(rows):
         return index, rows
-    _, first, inverse = np.unique(key[rows], return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # the kinds in order of their first group
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    index[rows] = rank[inverse.reshape(-1)]
-    return index, rows[first[order]]
+    kind, uniques = pd.factorize(key[rows])  # numbered in order of first appearance
+    first = np.empty(len(uniques), dtype=np.int64)
+    first[kind[::-1]] = np.arange(len(kind) - 1, -1, -1)  # the first group of each kind
+    index[rows] = kind
+    return index, rows[first]
 
 
 def generalised(table, qis, sensitive, groups, values, blanks: str | None = None, distinct=None) -> Release:
@@ -423,11 +422,13 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
             blank = table.frame[name].isna().to_numpy()
         cells[blank] = -1  # a blank stays blank
         any_blank = any_blank or bool(blank.any())
-        written[name] = pd.Categorical.from_codes(cells, categories=cats)
+        written[name] = pd.Categorical.from_codes(cells, categories=cats, validate=False)  # −1 … len(cats) − 1
     released = released_columns(table)
-    kept = table.frame[[c for c in released if c not in written]].reset_index(drop=True)
     order = released + [c for c in written if c not in released]
-    frame = pd.DataFrame({c: written[c] if c in written else kept[c] for c in order}, index=kept.index)
+    source = table.frame
+    frame = pd.DataFrame(
+        {c: written[c] if c in written else source[c].array for c in order}, index=pd.RangeIndex(len(source))
+    )
     sizes = np.bincount(groups)
     # every sensitive column the release publishes is judged, not only the one the search split on
     published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)
