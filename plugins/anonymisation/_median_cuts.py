@@ -11,7 +11,8 @@ against ``x ≥ m`` when m is the partition's largest code), a category into the
 ancestor. The cut stands when it makes two parts at least and each part holds k records (by
 weight); its parts are numbered after every partition made before them, in the order of their
 codes. A partition that fails tries its next attribute in the next round; one with no width left is
-final.
+final, and so is one of fewer than 2k records at once (every attempt of it would fail, and a partition
+never cut takes no number from the cuts).
 
 The units of a partition are one run of a permutation of all units, so a cut reorders that run in
 place (a counting sort by part) and each part is again one run: a round reads each open unit once
@@ -198,6 +199,10 @@ def _round(
     final = 0
     for p in range(made):
         if state[p] != OPEN:
+            continue
+        if size[p] < 2 * k:  # no cut can leave k records on each side: every attempt would fail
+            state[p] = FINAL
+            final += size[p]
             continue
         best, most = -1, -1.0
         for j in range(d):

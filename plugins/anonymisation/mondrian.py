@@ -290,7 +290,7 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, ucols, bases, model, population)
+        done += _round(parts, ucols, bases, model, population, k)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
     return _dense(parts.pid)[unit], cols
 
@@ -373,13 +373,17 @@ def _part_values(cols, rec: np.ndarray, gid: np.ndarray) -> pd.DataFrame:
     return group_values(sub, gid)
 
 
-def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=None) -> int:
-    """One attempt for every open partition; returns how many records became final."""
+def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=None, k=None) -> int:
+    """One attempt for every open partition; returns how many records became final. ``k``: the size
+    a model judging groups by their size alone asks (:func:`_size_threshold`), under which a partition
+    of fewer than 2k records is final at once, as every cut of it would fail."""
     open_ids = np.flatnonzero(parts.open)
     width = parts.widths(open_ids)
     width[parts.tried[open_ids]] = 0.0
     best = np.argmax(width, axis=1)
     can = width[np.arange(len(open_ids)), best] > 0
+    if k is not None:
+        can &= parts.size[open_ids] >= 2 * k
     closing = open_ids[~can]
     parts.open[closing] = False
     final = int(parts.size[closing].sum())
