@@ -14,9 +14,11 @@ codes. A partition that fails tries its next attribute in the next round; one wi
 final, and so is one of fewer than 2k records at once (every attempt of it would fail, and a partition
 never cut takes no number from the cuts).
 
-The units of a partition are one run of a permutation of all units, so a cut reorders that run in
-place (a counting sort by part) and each part is again one run: a round reads each open unit once
-for the cut and once per attribute for its parts' extents.
+The units of a partition are one run of a permutation of all units, so a cut reorders that run
+(into the other of two copies; a counting sort by part, or two cursors for a cut at a median) and
+each part is again one run: a round reads each open unit once for the cut and once per attribute
+for its parts' extents. An attribute holding one value throughout the partition (no width) is never
+read again below it, so its codes are not moved and its extent is the partition's.
 """
 
 from __future__ import annotations
@@ -307,12 +309,18 @@ def _round(
             moved_unit[part[i]] = unit[i]
             moved_weight[part[i]] = weights[i]
         for jj in range(d):
+            if lo[p, jj] == hi[p, jj] if kind[jj] != CATEGORY else lo[p, jj] == 0:
+                continue  # one value throughout: never read again (no width), so not moved
             for i in range(start[p], end[p]):
                 moved[jj, part[i]] = rows[jj, i]
         for r in range(parts):  # the parts' extents: their lowest and highest codes
             c = first + r
             side[c] = there
             for jj in range(d):
+                if lo[p, jj] == hi[p, jj] if kind[jj] != CATEGORY else lo[p, jj] == 0:
+                    lo[c, jj] = lo[p, jj]  # the partition's one value (a category's leaf: level 0)
+                    hi[c, jj] = hi[p, jj]
+                    continue
                 a, b = moved[jj, start[c]], moved[jj, start[c]]
                 for i in range(start[c] + 1, end[c]):
                     x = moved[jj, i]
