@@ -391,8 +391,11 @@ def kernels():
 
 
 def run_rounds(packed: dict, weights: np.ndarray, k: int, each_round):
-    """Every unit's final partition (dense ids); ``each_round(records final so far, partitions made)``
-    is called before each round (progress, and a cancel stops the run there)."""
+    """Every unit's final partition (dense ids), how many partitions were made, and the final
+    partitions' extents (lowest and highest code of a number or a set, level and node of a
+    category's lowest common ancestor: partition × attribute, in the order of the ids);
+    ``each_round(records final so far, partitions made)`` is called before each round (progress, and
+    a cancel stops the run there)."""
     compiled = kernels()
     state = State(packed, weights)
     compiled["_start"](
@@ -406,6 +409,7 @@ def run_rounds(packed: dict, weights: np.ndarray, k: int, each_round):
         each_round(done, int(state.count[0]))
         done += compiled["_round"](*args, k)
         open_now = bool((state.state[: state.count[0]] == OPEN).any())
-    return compiled["_groups"](state.unit, state.side, state.state, state.start, state.end, state.count), int(
-        state.count[0]
-    )
+    made = int(state.count[0])
+    final = np.flatnonzero(state.state[:made] == FINAL)  # numbered in this order (_groups)
+    groups = compiled["_groups"](state.unit, state.side, state.state, state.start, state.end, state.count)
+    return groups, made, (state.lo[final], state.hi[final])

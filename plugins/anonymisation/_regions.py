@@ -311,17 +311,20 @@ def released_columns(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(cols, groups, check=lambda: None, distinct: dict | None = None) -> pd.DataFrame:
+def group_values(cols, groups, check=lambda: None, distinct: dict | None = None, extents=None) -> pd.DataFrame:
     """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
     called every few hundred groups). Groups holding the same value share one object, built once.
     ``distinct``, when given, receives per column (each group's index into its distinct values, −1
     for a group of blanks; those values; each record's cell blank), which :func:`generalised` then
-    formats once each."""
+    formats once each. ``extents``: each group's extent per column, (lowest, highest) arrays of group ×
+    column as the compiled rounds give them (every group then holds a known value of each column),
+    which the groups' ranges and nodes are read from instead of the records."""
     count = int(groups.max()) + 1
     out = {}
-    for col in cols:
+    for j, col in enumerate(cols):
         check()
-        index, made = distinct_values(col, groups, count, check)
+        given = None if extents is None else (extents[0][:, j], extents[1][:, j])
+        index, made = distinct_values(col, groups, count, check, given)
         if distinct is not None:
             distinct[col.name] = (index, made, col.codes < 0)  # a blank's code is −1 (qi_columns)
         each = np.empty(len(made) + 1, dtype=object)
@@ -330,9 +333,10 @@ def group_values(cols, groups, check=lambda: None, distinct: dict | None = None)
     return pd.DataFrame(out)
 
 
-def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.ndarray, list]:
+def distinct_values(col, groups, count: int, check=lambda: None, extent=None) -> tuple[np.ndarray, list]:
     """Each group's index into the distinct generalised values of a column (−1 for a group whose
-    every value is blank), and those values, in order of the first group holding each."""
+    every value is blank), and those values, in order of the first group holding each. ``extent``:
+    each group's (lowest, highest) code or (level, node), when known (no group is then blank)."""
     known = col.codes >= 0
     if getattr(col, "sets", False):  # a group's value: the set of ranks it holds
         n = max(col.n_codes, 1)
@@ -365,8 +369,12 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
                     made.append(col.values(p))
                 index[i] = memo[key]
         return index, made
-    a, b = known_extent(col, col.codes, groups, count)
-    held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
+    if extent is not None:
+        a, b = extent
+        held = np.ones(count, dtype=bool)
+    else:
+        a, b = known_extent(col, col.codes, groups, count)
+        held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
     key = a * (int(b.max()) + 1) + b
     index, first = _first_kinds(key, held)
     made = []
