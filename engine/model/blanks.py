@@ -48,6 +48,10 @@ def check_rule(rule: str) -> str:
 
 def is_suppressed(series: pd.Series) -> np.ndarray:
     """Cells Veil suppressed: ``*`` as written, or the typed :data:`SUPPRESSED`."""
+    if isinstance(series.dtype, pd.CategoricalDtype):  # by the code of its category ``*``, if it has one
+        cells = series.array
+        at = cells.categories.get_indexer([SUPPRESSED_MARK])[0]
+        return np.asarray(cells.codes) == at if at >= 0 else np.zeros(len(series), dtype=bool)
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_object_dtype(series):
         return np.zeros(len(series), dtype=bool)
     typed = pd.api.types.is_object_dtype(series)  # only a column of Python objects can hold SUPPRESSED
@@ -80,9 +84,15 @@ def blank_codes(frame: pd.DataFrame, columns, rule: str) -> np.ndarray:
 
 def has_blanks(frame: pd.DataFrame, columns, rule: str) -> bool:
     """Whether any quasi-identifier cell matches any value under ``rule``."""
-    if rule == ANY_VALUE and any(frame[name].isna().any() for name in columns):
+    if rule == ANY_VALUE and any(_any_missing(frame[name]) for name in columns):
         return True
     return bool(suppressed_records(frame, columns).any())
+
+
+def _any_missing(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.CategoricalDtype):  # a missing cell's code is −1
+        return bool((np.asarray(series.array.codes) < 0).any())
+    return bool(series.isna().any())
 
 
 def _patterns(codes: np.ndarray):

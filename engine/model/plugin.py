@@ -56,19 +56,44 @@ class ReportFact:
     value: object = None
 
 
+class _CountedOnRead:
+    """A field holding an int, or a function giving it that is called on the field's first read (and
+    its result kept): :attr:`DataShape.max_distinct` counts each column's distinct values, a pass over
+    every column that only the few plugins whose memory grows with them read."""
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return 0  # the field's default
+        value = obj.__dict__[self.slot]
+        if callable(value):
+            value = int(value())
+            obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class DataShape:
     """What a plugin's memory cost is a function of: records, columns (features, items), cells held
     (a table's cells; the ones a sparse binary matrix or item sets hold), the most distinct values
     of a column, the bytes the data itself takes and, for a release that publishes groups of records
-    alike (its ``group_values``), how many groups."""
+    alike (its ``group_values``), how many groups. ``max_distinct`` may be given as a function
+    counting it, called when it is first read."""
 
     rows: int
     columns: int
     cells: int
-    max_distinct: int = 0
+    max_distinct: int = _CountedOnRead()  # type: ignore[assignment]
     nbytes: int = 0
     groups: int = 0
+
+    def __reduce__(self):  # counted before it is pickled (a function may not pickle)
+        return DataShape, (self.rows, self.columns, self.cells, self.max_distinct, self.nbytes, self.groups)
 
     def sampled(self, rows: int) -> DataShape:
         """The shape of a seeded sample of at most ``rows`` records."""
@@ -80,7 +105,7 @@ class DataShape:
             rows=rows,
             cells=int(self.cells * share),
             nbytes=int(self.nbytes * share),
-            max_distinct=min(self.max_distinct, rows),
+            max_distinct=lambda: min(self.max_distinct, rows),
             groups=min(self.groups, rows),
         )
 
@@ -109,8 +134,8 @@ class MemoryCost:
             + self.per_record * shape.rows
             + self.per_cell * shape.cells
             + self.per_record_column * shape.rows * shape.columns
-            + self.per_record_distinct * shape.rows * shape.max_distinct
-            + self.per_group_distinct * shape.groups * shape.max_distinct
+            + (self.per_record_distinct * shape.rows * shape.max_distinct if self.per_record_distinct else 0)
+            + (self.per_group_distinct * shape.groups * shape.max_distinct if self.per_group_distinct else 0)
             + self.per_record_pair * shape.rows * shape.rows
         )
 

@@ -56,11 +56,15 @@ def shape_of(data, check=None) -> DataShape:
     ``check`` (cancellation) is called per column counted."""
     if form_of(data) == TABLE:
         frame = data.frame
-        distinct = 0
-        for column in frame.columns:
-            if check is not None:
-                check()
-            distinct = max(distinct, int(frame[column].nunique(dropna=False)))
+
+        def distinct() -> int:  # counted only where a plugin's memory grows with it (DataShape)
+            most = 0
+            for column in frame.columns:
+                if check is not None:
+                    check()
+                most = max(most, int(frame[column].nunique(dropna=False)))
+            return most
+
         return DataShape(
             rows=data.n_rows,
             columns=len(frame.columns),
@@ -87,7 +91,7 @@ def release_shape(release, data_shape: DataShape) -> DataShape:
         rows=release.n_rows,
         columns=len(frame.columns),
         cells=cells,
-        max_distinct=data_shape.max_distinct,
+        max_distinct=lambda: data_shape.max_distinct,  # counted when read (DataShape)
         nbytes=int(frame.memory_usage(deep=False).sum()),
         groups=len(release.group_values) if published else 0,
     )

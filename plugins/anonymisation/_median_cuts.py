@@ -11,11 +11,14 @@ against ``x ≥ m`` when m is the partition's largest code), a category into the
 ancestor. The cut stands when it makes two parts at least and each part holds k records (by
 weight); its parts are numbered after every partition made before them, in the order of their
 codes. A partition that fails tries its next attribute in the next round; one with no width left is
-final.
+final, and so is one of fewer than 2k records at once (every attempt of it would fail, and a partition
+never cut takes no number from the cuts).
 
-The units of a partition are one run of a permutation of all units, so a cut reorders that run in
-place (a counting sort by part) and each part is again one run: a round reads each open unit once
-for the cut and once per attribute for its parts' extents.
+The units of a partition are one run of a permutation of all units, so a cut reorders that run
+(into the other of two copies; a counting sort by part, or two cursors for a cut at a median) and
+each part is again one run: a round reads each open unit once for the cut and once per attribute
+for its parts' extents. An attribute holding one value throughout the partition (no width) is never
+read again below it, so its codes are not moved and its extent is the partition's.
 """
 
 from __future__ import annotations
@@ -177,8 +180,12 @@ def _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting):  
         if running > below:
             median = a + c
             break
-    for i in range(start[p], end[p]):
-        per_code[rows[j, i] - a] = 0
+    if b - a + 1 <= m:  # all 0 again: over the range or over the records, whichever is shorter
+        for c in range(b - a + 1):
+            per_code[c] = 0
+    else:
+        for i in range(start[p], end[p]):
+            per_code[rows[j, i] - a] = 0
     return median
 
 
@@ -195,6 +202,10 @@ def _round(
     for p in range(made):
         if state[p] != OPEN:
             continue
+        if size[p] < 2 * k:  # no cut can leave k records on each side: every attempt would fail
+            state[p] = FINAL
+            final += size[p]
+            continue
         best, most = -1, -1.0
         for j in range(d):
             if not tried[p, j]:
@@ -207,10 +218,11 @@ def _round(
             continue
         j = best
         rows, weights = both_rows[side[p]], both_weights[side[p]]
-        # each row's part, and per part its records (per_code) — a category's parts are the children
-        # of the LCA (their node numbers), a number's 0 and 1
-        parts = 0
+        first = count[0]
         if kind[j] == CATEGORY:
+            # each row's part, and per part its records (per_code): the children of the LCA (their
+            # node numbers)
+            parts = 0
             base = ancestor_at[j] + (lo[p, j] - 1) * n_codes[j]
             for i in range(start[p], end[p]):
                 node = ancestors[base + rows[j, i]]
@@ -220,47 +232,72 @@ def _round(
                     parts += 1
                 per_code[node] += weights[i]
             present[:parts].sort()
-        else:
-            median = _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting)
-            top = median == hi[p, j]
+            ok = parts >= 2
+            for r in range(parts):
+                if per_code[present[r]] < k:
+                    ok = False
+            if not ok:
+                for r in range(parts):
+                    per_code[present[r]] = 0
+                tried[p, j] = True
+                continue
+            # the cut stands: each part a new partition, numbered after every one made before, in
+            # the order of its code; a counting sort of the run by part
+            for r in range(parts):
+                size[first + r] = per_code[present[r]]
+                per_code[present[r]] = r  # now the part's rank
+                at[r] = 0
             for i in range(start[p], end[p]):
-                c = rows[j, i]
-                upper = 1 if (c >= median if top else c > median) else 0
-                part[i] = upper
-                per_code[upper] += weights[i]
-            for c in range(2):
-                if per_code[c] > 0:
-                    present[parts] = c
-                    parts += 1
-        ok = parts >= 2
-        for r in range(parts):
-            if per_code[present[r]] < k:
-                ok = False
-        if not ok:
+                at[per_code[part[i]]] += 1
+            offset = start[p]
+            for r in range(parts):
+                held = at[r]
+                start[first + r] = offset
+                at[r] = offset
+                offset += held
+                end[first + r] = offset
+            for i in range(start[p], end[p]):
+                r = per_code[part[i]]
+                part[i] = at[r]  # where the unit goes
+                at[r] += 1
             for r in range(parts):
                 per_code[present[r]] = 0
-            tried[p, j] = True
-            continue
-        # the cut stands: each part a new partition, numbered after every one made before, in the
-        # order of its code; a counting sort of the run by part, the parts' extents taken on the way
-        first = count[0]
+        else:
+            # a number or a set: the records above the median (at or above it when it is the
+            # largest code) form part 1, the others part 0, each part's records counted as they go
+            median = _median(p, j, rows, weights, start, end, size, lo, hi, per_code, sorting)
+            above = median if median == hi[p, j] else median + 1
+            upper_records, upper_units = 0, 0
+            for i in range(start[p], end[p]):
+                upper = 1 if rows[j, i] >= above else 0
+                part[i] = upper
+                upper_records += weights[i] * upper
+                upper_units += upper
+            lower_records = size[p] - upper_records
+            if lower_records <= 0 or upper_records <= 0 or lower_records < k or upper_records < k:
+                tried[p, j] = True
+                continue
+            # the cut stands: the two parts new partitions, numbered after every one made before,
+            # the lower first; the run split stably by part
+            parts = 2
+            size[first] = lower_records
+            size[first + 1] = upper_records
+            start[first] = start[p]
+            end[first] = start[first + 1] = end[p] - upper_units
+            end[first + 1] = end[p]
+            lower, upper_at = start[first], start[first + 1]
+            for i in range(start[p], end[p]):
+                if part[i] == 1:
+                    part[i] = upper_at  # where the unit goes
+                    upper_at += 1
+                else:
+                    part[i] = lower
+                    lower += 1
         for r in range(parts):
             c = first + r
-            size[c] = per_code[present[r]]
-            per_code[present[r]] = r  # now the part's rank
-            at[r] = 0
             state[c] = OPEN
             for jj in range(d):
                 tried[c, jj] = False
-        for i in range(start[p], end[p]):
-            at[per_code[part[i]]] += 1
-        offset = start[p]
-        for r in range(parts):
-            held = at[r]
-            start[first + r] = offset
-            at[r] = offset
-            offset += held
-            end[first + r] = offset
         there = 1 - side[p]
         unit, moved, moved_unit, moved_weight = (
             both_units[side[p]],
@@ -269,20 +306,21 @@ def _round(
             both_weights[there],
         )
         for i in range(start[p], end[p]):
-            r = per_code[part[i]]
-            part[i] = at[r]  # where the unit goes
-            at[r] += 1
-        for i in range(start[p], end[p]):
             moved_unit[part[i]] = unit[i]
             moved_weight[part[i]] = weights[i]
         for jj in range(d):
+            if lo[p, jj] == hi[p, jj] if kind[jj] != CATEGORY else lo[p, jj] == 0:
+                continue  # one value throughout: never read again (no width), so not moved
             for i in range(start[p], end[p]):
                 moved[jj, part[i]] = rows[jj, i]
-        for r in range(parts):
+        for r in range(parts):  # the parts' extents: their lowest and highest codes
             c = first + r
             side[c] = there
-            per_code[present[r]] = 0
-            for jj in range(d):  # the part's extent: its lowest and highest code
+            for jj in range(d):
+                if lo[p, jj] == hi[p, jj] if kind[jj] != CATEGORY else lo[p, jj] == 0:
+                    lo[c, jj] = lo[p, jj]  # the partition's one value (a category's leaf: level 0)
+                    hi[c, jj] = hi[p, jj]
+                    continue
                 a, b = moved[jj, start[c]], moved[jj, start[c]]
                 for i in range(start[c] + 1, end[c]):
                     x = moved[jj, i]
@@ -353,8 +391,11 @@ def kernels():
 
 
 def run_rounds(packed: dict, weights: np.ndarray, k: int, each_round):
-    """Every unit's final partition (dense ids); ``each_round(records final so far, partitions made)``
-    is called before each round (progress, and a cancel stops the run there)."""
+    """Every unit's final partition (dense ids), how many partitions were made, and the final
+    partitions' extents (lowest and highest code of a number or a set, level and node of a
+    category's lowest common ancestor: partition × attribute, in the order of the ids);
+    ``each_round(records final so far, partitions made)`` is called before each round (progress, and
+    a cancel stops the run there)."""
     compiled = kernels()
     state = State(packed, weights)
     compiled["_start"](
@@ -368,6 +409,7 @@ def run_rounds(packed: dict, weights: np.ndarray, k: int, each_round):
         each_round(done, int(state.count[0]))
         done += compiled["_round"](*args, k)
         open_now = bool((state.state[: state.count[0]] == OPEN).any())
-    return compiled["_groups"](state.unit, state.side, state.state, state.start, state.end, state.count), int(
-        state.count[0]
-    )
+    made = int(state.count[0])
+    final = np.flatnonzero(state.state[:made] == FINAL)  # numbered in this order (_groups)
+    groups = compiled["_groups"](state.unit, state.side, state.state, state.start, state.end, state.count)
+    return groups, made, (state.lo[final], state.hi[final])

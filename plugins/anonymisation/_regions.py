@@ -311,27 +311,32 @@ def released_columns(table) -> list[str]:
     return [c for c in table.released_columns()]
 
 
-def group_values(cols, groups, check=lambda: None, distinct: dict | None = None) -> pd.DataFrame:
+def group_values(cols, groups, check=lambda: None, distinct: dict | None = None, extents=None) -> pd.DataFrame:
     """One row per group: each quasi-identifier's typed generalised value (``check``: a cancellation,
     called every few hundred groups). Groups holding the same value share one object, built once.
     ``distinct``, when given, receives per column (each group's index into its distinct values, −1
-    for a group of blanks; those values), which :func:`generalised` then formats once each."""
+    for a group of blanks; those values; each record's cell blank), which :func:`generalised` then
+    formats once each. ``extents``: each group's extent per column, (lowest, highest) arrays of group ×
+    column as the compiled rounds give them (every group then holds a known value of each column),
+    which the groups' ranges and nodes are read from instead of the records."""
     count = int(groups.max()) + 1
     out = {}
-    for col in cols:
+    for j, col in enumerate(cols):
         check()
-        index, made = distinct_values(col, groups, count, check)
+        given = None if extents is None else (extents[0][:, j], extents[1][:, j])
+        index, made = distinct_values(col, groups, count, check, given)
         if distinct is not None:
-            distinct[col.name] = (index, made)
+            distinct[col.name] = (index, made, col.codes < 0)  # a blank's code is −1 (qi_columns)
         each = np.empty(len(made) + 1, dtype=object)
         each[: len(made)] = made  # the last: a group of blanks, blank
-        out[col.name] = each[index].tolist()
+        out[col.name] = each[index]
     return pd.DataFrame(out)
 
 
-def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.ndarray, list]:
+def distinct_values(col, groups, count: int, check=lambda: None, extent=None) -> tuple[np.ndarray, list]:
     """Each group's index into the distinct generalised values of a column (−1 for a group whose
-    every value is blank), and those values, in order of the first group holding each."""
+    every value is blank), and those values, in order of the first group holding each. ``extent``:
+    each group's (lowest, highest) code or (level, node), when known (no group is then blank)."""
     known = col.codes >= 0
     if getattr(col, "sets", False):  # a group's value: the set of ranks it holds
         n = max(col.n_codes, 1)
@@ -364,8 +369,12 @@ def distinct_values(col, groups, count: int, check=lambda: None) -> tuple[np.nda
                     made.append(col.values(p))
                 index[i] = memo[key]
         return index, made
-    a, b = known_extent(col, col.codes, groups, count)
-    held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
+    if extent is not None:
+        a, b = extent
+        held = np.ones(count, dtype=bool)
+    else:
+        a, b = known_extent(col, col.codes, groups, count)
+        held = np.bincount(groups[known], minlength=count) > 0  # a group of blanks: blank
     key = a * (int(b.max()) + 1) + b
     index, first = _first_kinds(key, held)
     made = []
@@ -383,12 +392,11 @@ def _first_kinds(key: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndar
     rows = np.flatnonzero(held)
     if not len(rows):
         return index, rows
-    _, first, inverse = np.unique(key[rows], return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # the kinds in order of their first group
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    index[rows] = rank[inverse.reshape(-1)]
-    return index, rows[first[order]]
+    kind, uniques = pd.factorize(key[rows])  # numbered in order of first appearance
+    first = np.empty(len(uniques), dtype=np.int64)
+    first[kind[::-1]] = np.arange(len(kind) - 1, -1, -1)  # the first group of each kind
+    index[rows] = kind
+    return index, rows[first]
 
 
 def generalised(table, qis, sensitive, groups, values, blanks: str | None = None, distinct=None) -> Release:
@@ -398,11 +406,15 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
     written, any_blank = {}, False
     for name in qis:
         if distinct is not None and name in distinct:
-            # the distinct values come in order of their first group, so their texts factorised give
-            # the categories in the order of the groups, as factorising every group's text would
-            index, made = distinct[name]
-            text, cats = pd.factorize(pd.Series([format_value(v) for v in made], dtype=object))
-            codes = np.append(text, -1)[index]  # −1: a group of blanks
+            # the distinct values come in order of their first group, so their texts numbered in order
+            # of first appearance give the categories in the order of the groups, as factorising every
+            # group's text would
+            index, made, blank = distinct[name]
+            texts = [format_value(v) for v in made]
+            number = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+            cats = pd.Index(list(number), dtype=object)
+            text = np.fromiter((number[t] for t in texts), np.int64, len(texts))
+            cells = np.append(text, -1)[index][groups]  # −1: a group of blanks
         else:
             # format each value once: group_values builds a value shared by several groups once, so its
             # groups are found by identity, without hashing sets and intervals (equal values that are
@@ -414,15 +426,17 @@ def generalised(table, qis, sensitive, groups, values, blanks: str | None = None
             blank = [v is None or (isinstance(v, float) and v != v) for v in uniques]  # a group of blanks
             text = np.array([None if b else format_value(v) for v, b in zip(uniques, blank)], dtype=object)[kinds]
             codes, cats = pd.factorize(pd.Series(text, dtype=object))
-        cells = codes[groups]
-        blank = table.frame[name].isna().to_numpy()
+            cells = codes[groups]
+            blank = table.frame[name].isna().to_numpy()
         cells[blank] = -1  # a blank stays blank
         any_blank = any_blank or bool(blank.any())
-        written[name] = pd.Categorical.from_codes(cells, categories=cats)
+        written[name] = pd.Categorical.from_codes(cells, categories=cats, validate=False)  # −1 … len(cats) − 1
     released = released_columns(table)
-    kept = table.frame[[c for c in released if c not in written]].reset_index(drop=True)
     order = released + [c for c in written if c not in released]
-    frame = pd.DataFrame({c: written[c] if c in written else kept[c] for c in order}, index=kept.index)
+    source = table.frame
+    frame = pd.DataFrame(
+        {c: written[c] if c in written else source[c].array for c in order}, index=pd.RangeIndex(len(source))
+    )
     sizes = np.bincount(groups)
     # every sensitive column the release publishes is judged, not only the one the search split on
     published = tuple(c for c in table.schema.by_role(Role.SENSITIVE) if c in frame.columns and c != sensitive)

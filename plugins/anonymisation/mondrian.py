@@ -283,16 +283,16 @@ def _partition(table, model, ctx, qis, sensitive, params=None):
         def each_round(done, made):
             ctx.progress(done / n, f"Mondrian: {made} partitions, {done} records final")
 
-        groups, made = run_rounds(columns_for_kernel(ucols), weights, k, each_round)
+        groups, made, extents = run_rounds(columns_for_kernel(ucols), weights, k, each_round)
         ctx.progress(1.0, f"Mondrian: {made} partitions")
-        return groups[unit], cols
+        return groups[unit], cols, extents
     parts = _Partitions(ucols, weights, start[first])
     done = 0
     while parts.open.any():
         ctx.progress(done / n, f"Mondrian: {len(parts.open)} partitions, {done} records final")
-        done += _round(parts, ucols, bases, model, population)
+        done += _round(parts, ucols, bases, model, population, k)
     ctx.progress(1.0, f"Mondrian: {int((~parts.open).sum())} partitions")
-    return _dense(parts.pid)[unit], cols
+    return _dense(parts.pid)[unit], cols, None
 
 
 _COMPILED_FROM = 200_000  # units from which loading numba (about half a CPU second) pays, unless it is loaded
@@ -373,13 +373,17 @@ def _part_values(cols, rec: np.ndarray, gid: np.ndarray) -> pd.DataFrame:
     return group_values(sub, gid)
 
 
-def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=None) -> int:
-    """One attempt for every open partition; returns how many records became final."""
+def _round(parts: _Partitions, cols, bases: list[GroupView], model, population=None, k=None) -> int:
+    """One attempt for every open partition; returns how many records became final. ``k``: the size
+    a model judging groups by their size alone asks (:func:`_size_threshold`), under which a partition
+    of fewer than 2k records is final at once, as every cut of it would fail."""
     open_ids = np.flatnonzero(parts.open)
     width = parts.widths(open_ids)
     width[parts.tried[open_ids]] = 0.0
     best = np.argmax(width, axis=1)
     can = width[np.arange(len(open_ids)), best] > 0
+    if k is not None:
+        can &= parts.size[open_ids] >= 2 * k
     closing = open_ids[~can]
     parts.open[closing] = False
     final = int(parts.size[closing].sum())
@@ -472,11 +476,11 @@ class Mondrian(Algorithm):
             raise BadInput(f"Mondrian needs a privacy model that judges groups of records, not {model.name}")
         marked = list(data.schema.by_role(Role.SENSITIVE))
         qis = [c for c in grouping_columns(data) if c not in marked]
-        groups, cols = _partition(data, model, ctx, qis, marked, params)
+        groups, cols, extents = _partition(data, model, ctx, qis, marked, params)
         if params.mode == "bucketise":
             return bucketised(data, qis, marked, groups, ctx.rng)
         distinct: dict = {}
-        values = group_values(cols, groups, ctx.check, distinct)
+        values = group_values(cols, groups, ctx.check, distinct, extents)
         sensitive = marked[0] if marked else None
         release = generalised(data, qis, sensitive, groups, values, blanks=params.blanks, distinct=distinct)
         if release.blanks == ANY_VALUE:

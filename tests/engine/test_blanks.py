@@ -15,7 +15,10 @@ from veil.engine import (
     CompatibleSums,
     blank_view,
     compatible_sizes,
+    has_blanks,
+    is_suppressed,
     make_registry,
+    suppressed_records,
 )
 from veil.engine.model.release import GENERALISED_TABLE
 
@@ -141,3 +144,41 @@ def test_suppressed_records_match_any_value_in_a_release():
     # the suppressed record's group is the whole table; it joins no other record's group (as in ARX)
     assert _release(frame, ANY_VALUE).class_sizes().tolist() == [5] * 5 + [6]
     assert _release(frame, ANY_VALUE).roles()["blanks"] == ANY_VALUE
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_categorical_release_is_judged_as_the_same_release_of_objects(seed):
+    """Blanks and suppressed records are found in a categorical column by its codes: the same cells,
+    sizes and verdicts as in the same columns of Python objects, read value by value."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    values = ["a", "b", "*", None] if seed % 2 else ["[1, 2]", "*", None]
+    frame = pd.DataFrame({c: rng.choice(np.array(values, dtype=object), n) for c in ("age", "zip")}, dtype=object)
+    if seed % 3 == 0:  # some records suppressed throughout
+        frame.loc[rng.random(n) < 0.3, ["age", "zip"]] = "*"
+    frame["disease"] = rng.choice(["flu", "hiv"], n)
+    categorical = frame.astype({"age": "category", "zip": "category"})
+    for c in ("age", "zip"):
+        assert is_suppressed(categorical[c]).tolist() == is_suppressed(frame[c]).tolist()
+    k = int(rng.integers(1, n + 1))
+    k_anonymity = make_registry().privacy_model("k-anonymity")
+    for rule in (ANY_VALUE, OWN_VALUE):
+        assert has_blanks(categorical, ["age", "zip"], rule) == has_blanks(frame, ["age", "zip"], rule)
+        assert suppressed_records(categorical, ["age", "zip"]).tolist() == suppressed_records(frame, ["age", "zip"]).tolist()
+        objects, codes = _release(frame, rule), _release(categorical, rule)
+        assert codes.class_sizes().tolist() == objects.class_sizes().tolist()
+        verdict = k_anonymity.check(codes, k_anonymity.params({"k": k}))
+        assert verdict.holds == k_anonymity.check(objects, k_anonymity.params({"k": k})).holds
+
+
+def test_suppressed_records_of_a_categorical_release_match_any_value():
+    frame = pd.DataFrame({"age": ["20-29"] * 5 + ["*"], "zip": ["1**"] * 5 + ["*"], "disease": ["flu"] * 6})
+    frame = frame.astype({"age": "category", "zip": "category"})
+    k5 = make_registry().privacy_model("k-anonymity")
+    assert not k5.check(_release(frame, None), k5.params({"k": 5})).holds  # written values: a group of one
+    assert k5.check(_release(frame, ANY_VALUE), k5.params({"k": 5})).holds
+    assert _release(frame, ANY_VALUE).class_sizes().tolist() == [5] * 5 + [6]
+    blank = frame.copy()
+    blank.loc[0, "age"] = None  # a blank matching any value: record 0 now joins every group
+    assert has_blanks(blank, ["age", "zip"], ANY_VALUE) and not has_blanks(blank.iloc[1:5], ["age", "zip"], ANY_VALUE)
+    assert _release(blank, ANY_VALUE).class_sizes().tolist() == [5] * 5 + [6]
