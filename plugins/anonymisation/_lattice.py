@@ -252,6 +252,7 @@ class Classes:
         self.levels, self.size, self.codes = tuple(levels), size, codes
         self.survey = survey  # each class's sum of survey weights (None: no model reads them)
         self.unit_class = self.unit_sens = self.unit_w = self.unit_survey = None
+        self.n_values = 0  # the sensitive codes the units may hold (0 … n_values − 1), when they are kept
         # the (class × sensitive value) counts the units were taken from, while the table is judged (the
         # models' G × S matrix, not counted again); dropped once it is (evaluate), too large to keep
         self.dense: np.ndarray | None = None
@@ -283,16 +284,20 @@ def _units(
     those than pairs, else grouped. A blank sensitive value (code −1, never a value) is a unit of
     its own, counted one place up."""
     up, span = sens + 1, n_values + 1
+    table.n_values = n_values
     cells = table.n_classes * span
     if cells <= 16 * len(cls) + (1 << 20):
-        counts = np.bincount(cls * span + up, weights=w, minlength=cells).astype(np.int64)
-        held = np.flatnonzero(counts)
+        key = cls * span
+        key += up
+        counts = np.bincount(key, weights=w, minlength=cells)
+        held = np.flatnonzero(counts != 0)  # faster on booleans than on the counts themselves
         table.unit_class, value = np.divmod(held, span)
-        table.unit_sens = value - 1
-        table.unit_w = counts[held]
-        table.dense = counts.reshape(table.n_classes, span)[:, 1:]  # the known values' (blanks aside)
+        value -= 1
+        table.unit_sens = value
+        table.unit_w = counts[held].astype(np.int64)
+        table.dense = counts.astype(np.int64).reshape(table.n_classes, span)[:, 1:]  # known values' (blanks aside)
         if survey is not None:
-            table.unit_survey = np.bincount(cls * span + up, weights=survey, minlength=cells)[held]
+            table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
         return
     inverse, first = group_rows([cls, up], [table.n_classes, span])
     table.unit_class = cls[first]
@@ -316,7 +321,7 @@ def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
             inverse[source.unit_class],
             source.unit_sens,
             source.unit_w,
-            int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1,
+            source.n_values,
             source.unit_survey,
         )
     return table
@@ -930,25 +935,47 @@ class Cones:
 
 class Kept:
     """Class tables kept for rolling up, with their levels and sizes as arrays; the oldest go when
-    they hold more than ``_CACHE_CELLS`` cells, the data's own never."""
+    they hold more than ``_CACHE_CELLS`` cells, the data's own never.
 
-    def __init__(self, base: Classes):
+    With ``top`` (each column's highest level) each table's levels are also packed into one integer,
+    a field per column with a guard bit above it, so that "every level of A ≤ B's" is one subtraction
+    for all the tables at once: (B | guards) − A keeps every guard bit exactly when no field of A
+    exceeds B's (a field never borrows past its guard)."""
+
+    def __init__(self, base: Classes, top: tuple | None = None):
         d = len(base.levels)
         self.levels = np.zeros((64, d), dtype=np.int16)
         self.columns = np.zeros((d, 64), dtype=np.int16)  # the same levels a column at a time
         self.sizes = np.zeros(64, dtype=np.float64)
         self.tables: list = []
         self.count, self.cells, self.d = 0, 0, max(d, 1)
+        self.shifts, self.guards = None, 0
+        if top is not None:
+            shifts, at = [], 0
+            for height in top:
+                shifts.append(at)
+                at += int(height).bit_length() + 1  # the field, then its guard bit
+            if at <= 62:
+                self.shifts = shifts
+                self.guards = sum(1 << (s + int(h).bit_length()) for s, h in zip(shifts, top))
+                self.packed = np.zeros(64, dtype=np.int64)
         self.add(base)
+
+    def pack(self, levels) -> int:
+        return sum(int(level) << shift for level, shift in zip(levels, self.shifts))
 
     def add(self, table: Classes) -> None:
         if self.count == len(self.sizes):
             self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
             self.columns = np.concatenate([self.columns, np.zeros_like(self.columns)], axis=1)
             self.sizes = np.concatenate([self.sizes, np.zeros_like(self.sizes)])
+            if self.shifts is not None:
+                self.packed = np.concatenate([self.packed, np.zeros_like(self.packed)])
         self.levels[self.count] = table.levels
         self.columns[:, self.count] = table.levels
         self.sizes[self.count] = table.n_classes
+        if self.shifts is not None:
+            self.packed[self.count] = self.pack(table.levels)
         self.tables.append(table)
         self.count += 1
         self.cells += table.n_classes * self.d
@@ -962,10 +989,15 @@ class Kept:
 
     def smallest_below(self, levels: tuple) -> Classes:
         """The smallest table kept of a specialisation of ``levels`` (the first of the smallest)."""
-        below = np.ones(self.count, dtype=bool)
-        for column, level in zip(self.columns[:, : self.count], levels):
-            below &= column <= level
-        below = np.flatnonzero(below)
+        if self.shifts is not None:
+            room = (self.pack(levels) | self.guards) - self.packed[: self.count]
+            room &= self.guards
+            below = np.flatnonzero(room == self.guards)
+        else:
+            mask = np.ones(self.count, dtype=bool)
+            for column, level in zip(self.columns[:, : self.count], levels):
+                mask &= column <= level
+            below = np.flatnonzero(mask)
         return self.tables[below[np.argmin(self.sizes[below])]]
 
 
@@ -984,7 +1016,7 @@ class Search:
         self.strides = np.array([math.prod(radix[j + 1 :]) for j in range(len(radix))], dtype=np.int64)
         self.cheap = objective.bounds(self.levels.astype(np.int64))
         self.height = self.levels.sum(axis=1, dtype=np.int64)
-        self.kept = Kept(base)
+        self.kept = Kept(base, self.top)
         self.known: dict[tuple, Outcome] = {}
         # the nodes where C fails (below a node failing it), holds (above one where it holds), and
         # those no generalisation of which beats the best
