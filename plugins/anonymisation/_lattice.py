@@ -287,15 +287,18 @@ def _units(
     table.n_values = n_values
     cells = table.n_classes * span
     if cells <= 16 * len(cls) + (1 << 20):
-        key = cls * span
-        key += up
+        # counted value by value (a class's counts one per row of a value's): the models' G × S matrix is
+        # then a transposed view, whose sums and maxima over a group's values run along whole rows
+        classes = max(table.n_classes, 1)
+        key = up * classes
+        key += cls
         counts = np.bincount(key, weights=w, minlength=cells)
         held = np.flatnonzero(counts != 0)  # faster on booleans than on the counts themselves
-        table.unit_class, value = np.divmod(held, span)
+        value, table.unit_class = np.divmod(held, classes)
         value -= 1
         table.unit_sens = value
         table.unit_w = counts[held].astype(np.int64)
-        table.dense = counts.astype(np.int64).reshape(table.n_classes, span)[:, 1:]  # known values' (blanks aside)
+        table.dense = counts.astype(np.int64).reshape(span, table.n_classes)[1:].T  # known values' (blanks aside)
         if survey is not None:
             table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
         return
@@ -381,7 +384,7 @@ class Judge:
         survey, unit_survey, dense = table.survey, table.unit_survey, table.dense
         if keep is not None:
             size = size[keep]
-            dense = None if dense is None else dense[keep]
+            dense = None if dense is None else dense.T[:, keep].T  # the rows kept, in the layout they have
             matches = None if matches is None else matches[keep]
             survey = None if survey is None else survey[keep]
             if unit_class is not None:
@@ -413,11 +416,15 @@ class Judge:
         ]
 
     def _ok(self, model, views) -> np.ndarray:
+        if len(views) == 1:
+            return model.check_groups(views[0]).ok
         return np.logical_and.reduce([model.check_groups(v).ok for v in views])
 
     def _necessary(self, model, views) -> np.ndarray | None:
         masks = [model.plugin.necessary_groups(v, model.params) for v in views]
-        return None if any(m is None for m in masks) else np.logical_and.reduce(masks)
+        if any(m is None for m in masks):
+            return None
+        return masks[0] if len(masks) == 1 else np.logical_and.reduce(masks)
 
     def failing(self, table: Classes, stars: list[int] | None = None) -> tuple[np.ndarray | None, np.ndarray]:
         """``stars``: each quasi-identifier's node labelled ``*`` at the table's levels (or −1), when
@@ -534,8 +541,10 @@ class Judge:
 
         C is made of the models monotone enough to prune on (``pruning``) and, for each other model,
         its necessary condition monotone under suppression when it offers one
-        (``necessary_groups``). Those other models are judged only on the classes C passes, the
-        others failing anyway: their verdicts come from the classes' own sensitive counts."""
+        (``necessary_groups``). Those other models matter only on the classes C passes, the others
+        failing anyway: a class's verdict comes from its own sensitive counts (and the table's Q), so
+        they are judged on the view of every class when C passes at least half of them (a view of
+        the passing ones costs more to build than the rest cost to judge), else on that view."""
         views = self.views(table)
         some = np.ones(table.n_classes, dtype=bool)
         for model, pruning in zip(self.models, self.pruning):
@@ -546,14 +555,15 @@ class Judge:
             return None, ~some
         rest = [m for m, p in zip(self.models, self.pruning) if not p and not self._smallest(m)]
         every = some.copy()
-        if rest and some.any():
-            whole = bool(some.all())
+        passing = int(np.count_nonzero(some))
+        if rest and passing:
+            whole = 2 * passing >= len(some)
             subset = views if whole else self.views(table, some)
-            ok = np.logical_and.reduce([self._ok(m, subset) for m in rest])
-            if whole:
-                every &= ok
-            else:
-                every[some] = ok
+            for m in rest:
+                if whole:
+                    every &= self._ok(m, subset)
+                else:
+                    every[some] &= self._ok(m, subset)
         smallest = [m for m, p in zip(self.models, self.pruning) if not p and self._smallest(m)]
         if smallest:
             star = star_class(table, stars) if stars is not None else np.zeros(table.n_classes, dtype=bool)

@@ -133,12 +133,12 @@ def max_log_ratio(p: np.ndarray, q: np.ndarray, sides: int = 1) -> np.ndarray:
         return np.zeros(p.shape[0])
     q = np.asarray(q, dtype=float)
     ratio = p / np.where(q > 0, q, 1.0)
-    with np.errstate(divide="ignore"):
-        top = np.log(ratio.max(axis=-1))  # a cell not held has ratio 0, below every held one
-        if sides != 2:
-            return top
-        ratio[p <= 0] = np.inf  # the smallest held ratio
-        return np.maximum(top, -np.log(ratio.min(axis=-1)))
+    most = ratio.max(axis=-1)  # a cell not held has ratio 0, below every held one
+    top = np.log(most, out=np.full(len(most), -np.inf), where=most > 0)
+    if sides != 2:
+        return top
+    least = np.where(p > 0, ratio, np.inf).min(axis=-1)  # the smallest held ratio (∞ if none: −ln ∞ = −∞)
+    return np.maximum(top, -np.log(least))
 
 
 # ---------------------------------------------------------------------------------- l-diversity
