@@ -848,9 +848,11 @@ def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, s
     out.lower = objective.lower(table, bound)
     if not out.condition:
         return out
-    written = written_classes(table, fail, stars)
     out.suppressed = int(table.size[fail].sum())
-    out.solution = out.suppressed <= judge.limit and (not fail.any() or judge.group_passes(table, written))
+    if out.suppressed > judge.limit:
+        return out  # no solution: which classes the file would write '*' does not matter
+    written = written_classes(table, fail, stars)
+    out.solution = not fail.any() or judge.group_passes(table, written)
     if out.solution:
         out.value = objective.value(table, written, bound)
         other = objective.companion
