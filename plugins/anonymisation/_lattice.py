@@ -298,7 +298,7 @@ def _units(
         value -= 1
         table.unit_sens = value
         table.unit_w = counts[held].astype(np.int64)
-        table.dense = counts.astype(np.int64).reshape(span, table.n_classes)[1:].T  # known values' (blanks aside)
+        table.dense = counts.reshape(span, table.n_classes)[1:].T  # known values' (blanks aside), whole numbers
         if survey is not None:
             table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
         return
