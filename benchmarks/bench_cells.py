@@ -1,18 +1,21 @@
 """The cell-level methods at scale: MDAV on 1,000,000 records of 5 numeric columns (in blocks, and
 what the blocks cost against MDAV on the whole table), MDAV's losses on sdcMicro's Tarragona data
-against the published ones, and local suppression on Adult's 8 quasi-identifiers.
+against the published ones, local suppression on Adult's 8 quasi-identifiers, and local recoding on
+ARX's adult data as ARX's own test runs it.
 
 Run with ``python benchmarks/bench_cells.py [--datasets DIR] [--records N]`` (prints markdown
 tables; the dataset cases are skipped where the datasets folder is absent). With ``--against REV``
 it runs only global recoding with blank ages, by ``git archive REV``'s code (put first on
-``PYTHONPATH`` in a child process) and by this checkout's, taking turns ``--repeats`` times. Times
-are wall and CPU seconds of one run in this process (on a shared machine the CPU time is the
-steadier); peak memory is the process's maximum resident set.
+``PYTHONPATH`` in a child process) and by this checkout's, taking turns ``--repeats`` times;
+``--local-against REV`` does the same with local recoding. Times are wall and CPU seconds of one run
+in this process (on a shared machine the CPU time is the steadier); peak memory is the process's
+maximum resident set.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -208,17 +211,53 @@ def blank_ages(folder: Path, share: float = 0.03, repeats: int = 1) -> list[dict
     return rows
 
 
+LOCAL_SETTINGS = "metric=arx-loss,gs_factor=0.05,adaption=0.05,passes=100,suppression=1.0"  # ARX's test's
+
+
+def local_recoding(folder: Path, ks=(5, 100)) -> list[dict]:
+    """Local recoding as ARX's TestAnonymizationLocalRecoding runs it (scripts/compare_arx_local_recoding.py):
+    ARX's adult data, the eight attributes other than occupation quasi-identifiers under ARX's
+    hierarchies, ARX's loss with g/s factor 0.05, adaption 0.05, up to 100 tries, suppression limit
+    100 %, k-anonymity; each k once, the whole run through ``execute``. The release's
+    quasi-identifiers as written are digested, to compare two revisions."""
+    arx = folder / "adult_arx"
+    data = pd.read_csv(arx / "adult.csv", sep=";", dtype=str, keep_default_na=False)
+    quasi = [c for c in data.columns if c != "occupation"]
+    table = Table.from_frame(data, roles={**{c: Role.QUASI_IDENTIFIER for c in quasi}, "occupation": Role.INSENSITIVE})
+    for c in quasi:
+        table = table.with_hierarchy(c, Hierarchy.from_arx_csv(arx / f"adult_hierarchy_{c}.csv", name=c))
+    rows = []
+    for k in ks:
+        started, cpu = time.perf_counter(), time.process_time()
+        spec = RunSpec(PluginCall.parse(f"local-recoding:{LOCAL_SETTINGS}"), [PluginCall.parse(f"k-anonymity:k={k}")])
+        release = execute(make_registry(), table, spec, Context(0)).release
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        d = release.details
+        written = release.frame[quasi].astype(str)
+        rows.append(
+            {
+                "k": k,
+                "seconds (whole run)": round(seconds, 1),
+                "CPU seconds": round(cpu, 1),
+                "tries": len(d["passes"]),
+                "published per try": " ".join(str(p["published"]) for p in d["passes"] if p["published"]),
+                "left suppressed": d["suppressed_records"],
+                "release sha1": hashlib.sha1(written.to_csv(index=False).encode()).hexdigest()[:12],
+            }
+        )
+    return rows
+
+
 _CHILD = (
     "import json, sys\nfrom pathlib import Path\nsys.path.insert(0, {here!r})\nimport bench_cells, veil.engine\n"
-    "print(json.dumps([veil.engine.__file__, bench_cells.blank_ages(Path({folder!r}))]))"
+    "print(json.dumps([veil.engine.__file__, bench_cells.{call}(Path({folder!r}))]))"
 )
 
 
-def blank_ages_against(revision: str, folder: Path, repeats: int = 3) -> str:
-    """:func:`blank_ages` by ``revision``'s code and by this checkout's, each in a fresh process, the two
-    taking turns ``repeats`` times (a burst of load hits both alike): the median CPU seconds of each
-    rule on each side, and their ratios; the optimum must be the same."""
-    code = _CHILD.format(here=str(Path(__file__).resolve().parent), folder=str(folder))
+def _turns(revision: str, call: str, folder: Path, repeats: int) -> dict[str, list]:
+    """The rows of ``bench_cells.{call}(folder)`` by ``revision``'s code and by this checkout's, each in
+    a fresh process, the two taking turns ``repeats`` times (a burst of load hits both alike)."""
+    code = _CHILD.format(here=str(Path(__file__).resolve().parent), folder=str(folder), call=call)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with tempfile.TemporaryDirectory() as tmp:
         sides = {revision: {**env, "PYTHONPATH": str(checkout(revision, Path(tmp)))}, "this checkout": env}
@@ -230,8 +269,49 @@ def blank_ages_against(revision: str, folder: Path, repeats: int = 3) -> str:
                     raise RuntimeError(f"{side}: {done.stderr.strip().splitlines()[-1:]}")
                 where, rows = json.loads(done.stdout.strip().splitlines()[-1])
                 assert where.startswith(tmp) == (side == revision), (side, where)  # the code each side ran
-                samples[side].append({r["blanks"]: r for r in rows})
-    then, now = samples[revision], samples["this checkout"]
+                samples[side].append(rows)
+    return samples
+
+
+def local_recoding_against(revision: str, folder: Path, repeats: int = 3) -> str:
+    """:func:`local_recoding` by ``revision``'s code and by this checkout's, taking turns (:func:`_turns`):
+    the median CPU and wall seconds of each k on each side, and their ratios; the release must be the same."""
+    samples = _turns(revision, "local_recoding", folder, repeats)
+    then = [{r["k"]: r for r in rows} for rows in samples[revision]]
+    now = [{r["k"]: r for r in rows} for rows in samples["this checkout"]]
+    out = []
+    for k in now[-1]:
+        mine, theirs = now[-1][k], then[-1][k]
+        same = ("tries", "published per try", "left suppressed", "release sha1")
+        assert all(mine[key] == theirs[key] for key in same), (k, theirs, mine)  # the identical release
+        a = float(np.median([s[k]["CPU seconds"] for s in then]))
+        b = float(np.median([s[k]["CPU seconds"] for s in now]))
+        wa = float(np.median([s[k]["seconds (whole run)"] for s in then]))
+        wb = float(np.median([s[k]["seconds (whole run)"] for s in now]))
+        out.append(
+            {
+                "k": k,
+                f"{revision} CPU s": round(a, 1),
+                "now CPU s": round(b, 1),
+                f"{revision} / now": round(a / b, 1),
+                f"{revision} wall s": round(wa, 1),
+                "now wall s": round(wb, 1),
+                "tries": mine["tries"],
+                "published per try": mine["published per try"],
+                "left suppressed": mine["left suppressed"],
+                "release sha1": mine["release sha1"],
+            }
+        )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{repeats} turns, load average at the end {load}\n\n" + _table(out)
+
+
+def blank_ages_against(revision: str, folder: Path, repeats: int = 3) -> str:
+    """:func:`blank_ages` by ``revision``'s code and by this checkout's, taking turns (:func:`_turns`):
+    the median CPU seconds of each rule on each side, and their ratios; the optimum must be the same."""
+    samples = _turns(revision, "blank_ages", folder, repeats)
+    then = [{r["blanks"]: r for r in rows} for rows in samples[revision]]
+    now = [{r["blanks"]: r for r in rows} for rows in samples["this checkout"]]
     out = []
     for rule in RULES:
         a = float(np.median([s[rule]["CPU seconds"] for s in then]))
@@ -269,9 +349,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--block", type=int, default=5_000)
     parser.add_argument("--against", help="only global recoding with blank ages, by this revision and this checkout")
-    parser.add_argument("--repeats", type=int, default=3, help="turns of each side with --against")
+    parser.add_argument("--local-against", help="only local recoding, by this revision and this checkout")
+    parser.add_argument("--repeats", type=int, default=3, help="turns of each side with --against, --local-against")
     args = parser.parse_args()
     print(machine())
+    if args.local_against:
+        print("\n### Local recoding on adult_arx as ARX's test runs it, then and now\n")
+        print(local_recoding_against(args.local_against, args.datasets, args.repeats), flush=True)
+        return
     if args.against:
         print("\n### Global recoding on adult_arx with 3 % of the ages blank, then and now\n")
         print(blank_ages_against(args.against, args.datasets, args.repeats), flush=True)
@@ -283,6 +368,8 @@ def main() -> None:
         print(_table(local_suppression(args.datasets)), flush=True)
         print("\n### Global recoding on adult_arx with 3 % of the ages blank\n")
         print(_table(blank_ages(args.datasets)), flush=True)
+        print("\n### Local recoding on adult_arx as ARX's test runs it\n")
+        print(_table(local_recoding(args.datasets)), flush=True)
     print("\n### MDAV in blocks against MDAV on the whole table\n")
     print(_table(blocks_against_whole()), flush=True)
     print("\n### MDAV at scale\n")

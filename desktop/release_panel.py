@@ -211,7 +211,8 @@ class ReleasePanel(QWidget):
         )
         matched = (
             f" A blank matches any value, so a record is counted in every group it could join: each "
-            f"matches at least {shown.fewest_matched:,} records ('{MATCHED}', coloured; the weakest first)."
+            f"matches at least {shown.fewest_matched:,} records on all the quasi-identifiers together ('{MATCHED}', "
+            f"coloured; the weakest first)."
             if shown.matched
             else ""
         )

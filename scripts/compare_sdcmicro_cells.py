@@ -13,7 +13,9 @@ centroid) against Veil's, group by group, and SSE/SST and IL1s of both releases 
 its ``dUtility(method = "IL1s")``, a sum, divided by n·p). Local suppression: ``localSuppression``
 on testdata's seven key variables for k = 2, 3, 5, without and with an importance order, and with
 ``combs``; the cells blanked per variable by each tool beside Veil's ``local-suppression`` on all
-seven, and the smallest fk of each release counted with a blank matching any value.
+seven (under ``k-anonymity``) or, for ``combs``, under ``k-anonymity-subsets`` with ``combinations`` the
+largest size; the smallest fk of each release on all seven keys counted with a blank matching any
+value, and its smallest group on every combination of at most that many keys as Veil's model judges it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.engine import PluginCall, Role, RunSpec, Table, execute, frequencies, key_codes, make_registry
+from veil.engine import (
+    ANY_VALUE,
+    GENERALISED_TABLE,
+    PluginCall,
+    Release,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    frequencies,
+    key_codes,
+    bind_models,
+    make_registry,
+)
 from veil.engine import il1s_loss
 from veil.plugins.anonymisation._microaggregation import mdav, sse, sst, standardised
 
@@ -36,7 +51,9 @@ KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 NUMERIC = ["age", "expend", "income", "savings"]
 KS = (3, 5, 10)
 IMPORTANCE = [5, 4, 6, 2, 7, 1, 3]  # sdcMicro's importance of KEYS: 1 the most important, 7 blanked first
-SUPPRESSION_RUNS = [(k, imp, None) for k in (2, 3, 5) for imp in (False, True)] + [(3, False, "4"), (3, False, "5,3")]
+SUPPRESSION_RUNS = [(k, imp, None) for k in (2, 3, 5) for imp in (False, True)] + [
+    (k, False, combs) for k in (3, 5) for combs in ("2", "3", "4", "5,3")
+]
 
 R_MDAV = r"""
 suppressMessages(library(sdcMicro))
@@ -107,22 +124,37 @@ def compare_mdav(library: str, name: str, frame: pd.DataFrame) -> None:
         )
 
 
-def veil_suppression(frame: pd.DataFrame, k: int, importance: str) -> pd.DataFrame:
+def veil_suppression(frame: pd.DataFrame, k: int, importance: str, combs: str | None) -> pd.DataFrame:
     table = Table.from_frame(frame[KEYS], roles={c: Role.QUASI_IDENTIFIER for c in KEYS})
+    model = PluginCall("k-anonymity", {"k": k}) if combs is None else subsets(k, combs)
     result = execute(
-        make_registry(),
-        table,
-        RunSpec(PluginCall("local-suppression", {"importance": importance}), PluginCall("k-anonymity", {"k": k})),
+        make_registry(), table, RunSpec(PluginCall("local-suppression", {"importance": importance}), model)
     )
     return result.release.frame
+
+
+def subsets(k: int, combs: str) -> PluginCall:
+    return PluginCall("k-anonymity-subsets", {"k": k, "combinations": max(map(int, combs.split(",")))})
+
+
+def smallest_on_combinations(released: pd.DataFrame, k: int, combs: str) -> int:
+    """The release's smallest group over every combination of at most the largest of ``combs`` keys,
+    as Veil's k-anonymity-subsets judges it (a blank matching any value)."""
+    release = Release(GENERALISED_TABLE, released[KEYS], tuple(KEYS), blanks=ANY_VALUE)
+    bound = bind_models(make_registry(), [subsets(k, combs)])
+    return int(bound.check(release).value)
 
 
 def compare_suppression(library: str, frame: pd.DataFrame) -> None:
     order = "+".join(KEYS[i] for i in np.argsort(IMPORTANCE))  # Veil's order: the most important first
     print(f"\n## Local suppression on testdata ({len(frame):,} records, keys {', '.join(KEYS)})\n")
     print(f"importance (sdcMicro, 1 = most important): {dict(zip(KEYS, IMPORTANCE))}; Veil: `importance={order}`\n")
-    print("| k | importance | combs | tool | " + " | ".join(KEYS) + " | total | smallest fk |")
-    print("|---:|---|---|---|" + "---:|" * (len(KEYS) + 2))
+    print(
+        "| k | importance | combs | tool | "
+        + " | ".join(KEYS)
+        + " | total | smallest fk | smallest group on ≤ combs keys |"
+    )
+    print("|---:|---|---|---|" + "---:|" * (len(KEYS) + 3))
     for k, with_importance, combs in SUPPRESSION_RUNS:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
@@ -132,16 +164,15 @@ def compare_suppression(library: str, frame: pd.DataFrame) -> None:
                 library, R_SUPPRESSION, out, str(out / "data.csv"), str(out), str(k), ",".join(KEYS), imp, combs or ""
             )
             theirs = pd.read_csv(out / "suppressed.csv")
-        runs = [("sdcMicro", theirs)]
-        if combs is None:
-            runs.append(("Veil", veil_suppression(frame, k, order if with_importance else "")))
+        runs = [("sdcMicro", theirs), ("Veil", veil_suppression(frame, k, order if with_importance else "", combs))]
         for tool, released in runs:
             blanked = [int((released[c].isna() & frame[c].notna()).sum()) for c in KEYS]
             fk, _ = frequencies(key_codes(released, KEYS))
+            on_combinations = smallest_on_combinations(released, k, combs) if combs else "—"
             print(
                 f"| {k} | {'yes' if with_importance else 'no'} | {combs or '—'} | {tool} | "
                 + " | ".join(map(str, blanked))
-                + f" | {sum(blanked)} | {int(fk.min())} |"
+                + f" | {sum(blanked)} | {int(fk.min())} | {on_combinations} |"
             )
 
 

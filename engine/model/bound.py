@@ -54,6 +54,11 @@ class BoundModel:
     def reads_weights(self) -> bool:
         return bool(getattr(self.plugin, "reads_weights", False))
 
+    @property
+    def combined_columns(self) -> int | None:
+        """m when the model judges every combination of at most m quasi-identifiers on its own."""
+        return self.plugin.combined_columns(self.params)
+
     def param(self, name: str, default=None):
         """A parameter of the model (e.g. ``k``), or ``default`` when it declares none."""
         return getattr(self.params, name, default)

@@ -161,6 +161,8 @@ class Judgement(str, Enum):
     GROUPS = "groups"  # each group of records alike in the release, one group at a time (check_groups)
     FEATURE_SETS = "feature-sets"  # which binary features may be released together (selection_constraint)
     CONTAINMENT = "containment"  # how many records contain each record's released 1-features
+    # each combination of a few quasi-identifiers on its own (PrivacyModel.combined_columns)
+    COMBINATIONS = "combinations"
 
     @property
     def words(self) -> str:
@@ -173,6 +175,7 @@ _JUDGEMENT_WORDS = {
     Judgement.GROUPS: "each group of records alike in the release, one group at a time",
     Judgement.FEATURE_SETS: "which binary features may be released together",
     Judgement.CONTAINMENT: "how many records contain each record's released features",
+    Judgement.COMBINATIONS: "each combination of a few quasi-identifiers, one combination at a time",
 }
 
 
@@ -498,6 +501,11 @@ class PrivacyModel(Plugin):
 
         if self.suppresses_smallest:
             release = _without_suppressed(release)
+        size = self.combined_columns(params)
+        if size is not None and size < len(release.quasi_identifiers):
+            from .combinations import check_combinations
+
+            return check_combinations(self, params, release, size)
         views = views_of_release(
             release,
             needs_sensitive=self.needs_sensitive,
@@ -517,6 +525,14 @@ class PrivacyModel(Plugin):
             for column, view in views
         ]
         return worst_of(judged, self.higher_is_safer)
+
+    def combined_columns(self, params: Any) -> int | None:
+        """m when the model judges every combination of at most m quasi-identifiers on its own (an
+        intruder who knows at most m of them: the groups are the records alike on those columns),
+        None (the default) when it judges them all together. Such a model judges
+        :attr:`Judgement.COMBINATIONS`, which only a method that works combination by combination
+        satisfies (docs/models.md#k-anonymity-on-every-m-quasi-identifiers)."""
+        return None
 
     def infeasible(self, view: GroupView, params: Any) -> str:
         """Why no release of these records can satisfy the model with ``params``, in words naming the

@@ -210,7 +210,10 @@ class Registry:
         kinds = judgement_words(algorithm.satisfies)
         if not fitting:
             return f"needs {kinds}, which {model.name} is not, and no installed privacy model is"
-        return f"works under {' or '.join(fitting)} ({kinds}), not {model.name}"
+        judged = judgements(getattr(model, "judges", ()))
+        able = [n for n in self.names("algorithm") if judgements(self.get("algorithm", n).satisfies) & judged]
+        methods = f"; {model.name} is met by {' or '.join(able)}" if able else ""
+        return f"works under {' or '.join(fitting)} ({kinds}), not {model.name}{methods}"
 
     def metric_fit(self, metric, algorithm, model=None) -> Fit:
         """Whether ``metric`` (a class or a name) says something of a run of ``algorithm`` under

@@ -239,7 +239,12 @@ def weighted_sensitive_view(values: pd.Series | None, weights: np.ndarray, hiera
         return GroupView.from_codes(zeros, None, None)
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     if (codes < 0).any():
-        raise BadInput("the sensitive column has missing values; fill or remove them before anonymising")
+        blank = int(np.asarray(weights)[codes < 0].sum())
+        raise BadInput(
+            f"the sensitive column {values.name!r} is blank in {blank:,} record{'s' if blank != 1 else ''}, which "
+            "the Spark executor does not judge: run with executor=local, which judges each group on its known "
+            "sensitive values, or drop or fill those records when opening the file (--drop-missing, --fill-missing)"
+        )
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     uniques = np.asarray(uniques)
     if numeric:

@@ -19,6 +19,8 @@ from veil.engine import (
     Role,
     blank_codes,
     blank_view,
+    combination_codes,
+    combinations_of,
     group_ids,
     grouping_columns,
     is_suppressed,
@@ -141,16 +143,32 @@ class Judge:
     def failing(self, codes: np.ndarray) -> np.ndarray | None:
         """The records of the failing groups of the first model that fails (fewest compatible records
         first), or None when every model holds."""
+        found = self.failing_on(codes)
+        return None if found is None else found[0]
+
+    def failing_on(self, codes: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
+        """(the records :meth:`failing` gives, the key columns they fail on): every quasi-identifier,
+        or the combination a model judging combinations of them finds failing first."""
         qi_codes = codes[:, self.qis]
         for bound in self.model.models:
             columns = list(self.bases) if bound.plugin.needs_sensitive else list(self.bases)[:1]
-            for column in columns:
-                view = blank_view(qi_codes, self.bases[column])
-                bad = bound.check_groups(view).failing_groups
-                if len(bad):
-                    bad = bad[np.argsort(view.sizes[bad], kind="stable")]
-                    return np.flatnonzero(np.isin(view.groups, bad))
+            for combination in self.combinations(bound):
+                judged = combination_codes(qi_codes, combination)
+                for column in columns:
+                    view = blank_view(judged, self.bases[column])
+                    bad = bound.check_groups(view).failing_groups
+                    if len(bad):
+                        bad = bad[np.argsort(view.sizes[bad], kind="stable")]
+                        return np.flatnonzero(np.isin(view.groups, bad)), [self.qis[j] for j in combination]
         return None
+
+    def combinations(self, bound) -> list[tuple[int, ...]]:
+        """The quasi-identifiers (their positions) the model judges together: all of them, or each
+        combination of at most m of them (engine/model/combinations.py), the largest first."""
+        size = bound.combined_columns
+        if size is None or size >= len(self.qis):
+            return [tuple(range(len(self.qis)))]
+        return combinations_of(len(self.qis), size)
 
 
 def suppress_failing(frame: pd.DataFrame, columns: Columns, model, survey, check) -> np.ndarray:

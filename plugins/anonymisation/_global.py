@@ -126,9 +126,10 @@ class GlobalRecodingParams:
     )
 
 
-def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
+def run_global(data, model, params: GlobalRecodingParams, ctx, memo=None) -> Release:
     """Global recoding of ``data`` under ``model``: the search (or the chosen ``levels``), the
-    suppression, and the release at the levels found."""
+    suppression, and the release at the levels found. ``memo``: a :class:`._lattice.Memo` that
+    searches of the same records under the same model share (see :func:`._recoding.recode`)."""
     if not model.judges_groups:
         raise BadInput(f"global recoding needs a privacy model that judges groups of records, not {model.name}")
     marked = list(data.schema.by_role(Role.SENSITIVE))
@@ -174,6 +175,7 @@ def run_global(data, model, params: GlobalRecodingParams, ctx) -> Release:
         population=population,
         survey=survey_of(data, model),
         blanks=params.blanks,
+        memo=memo,
     )
     if searched is not None:
         mine, theirs = done.details["generalisation"], searched.details["generalisation"]

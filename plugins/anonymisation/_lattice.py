@@ -683,6 +683,7 @@ class Objective:
                 w * np.array([a.total(metric, l) for l in range(a.height + 1)]) for w, a in zip(self.w, attrs)
             ]
             self.penalties = [[w * a.penalty(metric, l) for l in range(a.height + 1)] for w, a in zip(self.w, attrs)]
+            self._penalty_flat, self._penalty_at = _end_to_end(self.penalties)
         if self.arx:
             self.g = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)  # ARX's generalisation factor
             self.s = 2.0 * gs_factor if gs_factor < 0.5 else 1.0  # and its suppression factor
@@ -696,6 +697,14 @@ class Objective:
             ]
             top = float(self.w.max()) if len(self.w) and self.w.max() > 0 else 1.0
             self.arx_w = self.w / top if self.w.max() > 0 else np.ones(len(attrs))
+            self._share_flat, self._share_at = _end_to_end(self.shares)
+            self._share_sums = np.zeros((len(attrs), max(a.height for a in attrs) + 1))  # (attribute, level)
+            for j, t in enumerate(self.share_sums):
+                self._share_sums[j, : len(t)] = t
+            self._least = np.array([self.g * float(n) / a.domain for a in attrs])  # see _arx_aggregate
+            self._spread = float(n) - self._least > 0
+            self._span = np.where(self._spread, float(n) - self._least, 1.0)
+        self._columns = np.arange(len(attrs))
         self.present = [np.array(a.present, dtype=float) for a in attrs]
         self.companion: Objective | None = None  # a second metric measured at every solution, shown beside
 
@@ -703,10 +712,8 @@ class Objective:
         """ARX's loss from each attribute's summed shares (rows: nodes; columns: attributes):
         normalised to [0, 1] between the least loss (every value its own leaf, g·n/|domain|) and the
         most (n), weighted, then Π (v_j·w_j + 1)^(1/d) − 1."""
-        n, d = float(self.n), max(len(self.attrs), 1)
-        least = np.array([self.g * n / a.domain for a in self.attrs])
-        span = n - least
-        v = np.where(span > 0, (per_attribute - least) / np.where(span > 0, span, 1.0), 0.0)
+        d = max(len(self.attrs), 1)
+        v = np.where(self._spread, (per_attribute - self._least) / self._span, 0.0)
         v = np.maximum(v, 0.0)
         return np.prod((v * self.arx_w + 1.0) ** (1.0 / d), axis=1) - 1.0
 
@@ -793,6 +800,25 @@ class Objective:
             return self.n / table.n_classes
         return bound
 
+    def written_shares(self, table: Classes, written: np.ndarray) -> np.ndarray:
+        """What ARX's loss at a node needs of its classes ``written`` ``*``, whatever its factor: their
+        records, then per attribute their records' shares of its domain summed (d + 1 numbers)."""
+        gone = table.size[written].astype(float)
+        shares = self._share_flat[table.codes[:, written] + self._share_at[self._columns, table.levels][:, None]]
+        out = np.empty(len(self.attrs) + 1)
+        out[0] = gone.sum()
+        out[1:] = shares @ gone
+        return out
+
+    def arx_values(self, levels: np.ndarray, written: np.ndarray) -> np.ndarray:
+        """ARX's loss at each node (rows of ``levels``) from its :meth:`written_shares` (rows of
+        ``written``): a kept record costs g × its share, a suppressed one its share + s × the rest,
+        so an attribute costs g × (all shares − the written ones') + the written ones' + s × (their
+        records − their shares). With nothing written it is the bound, g × all shares."""
+        whole = self._share_sums[self._columns, levels]
+        gone, shares = written[:, :1], written[:, 1:]
+        return self._arx_aggregate(self.g * (whole - shares) + (shares + self.s * (gone - shares)))
+
     def value(self, table: Classes, written: np.ndarray, bound: float) -> float:
         """The metric at a node whose classes ``written`` (a mask) are written ``*`` in every
         quasi-identifier: the suppressed classes, with a class already all ``*`` when there are any."""
@@ -800,26 +826,31 @@ class Objective:
             return bound
         size = table.size
         out = int(size[written].sum())
-        if self.arx:  # a suppressed record costs its share + s × the rest, a kept one g × its share
-            sums = np.empty((1, len(self.attrs)))
-            for j, (a, level) in enumerate(zip(self.attrs, table.levels)):
-                share = self.shares[j][level][table.codes[j, written]]
-                gone = size[written].astype(float)
-                sums[0, j] = self.g * (self.share_sums[j][level] - float(share @ gone)) + float(
-                    (gone * (share + self.s * (1.0 - share))).sum()
-                )
-            return float(self._arx_aggregate(sums)[0])
+        if self.arx:
+            levels = np.asarray([table.levels], dtype=np.int64)
+            return float(self.arx_values(levels, self.written_shares(table, written)[None, :])[0])
         if self.separable:
             if not out:
                 return bound
-            extra = np.zeros(int(written.sum()))
-            for j, pen in enumerate(self.penalties):
-                extra += pen[table.levels[j]][table.codes[j, written]]
+            at = self._penalty_at[self._columns, table.levels][:, None]
+            extra = self._penalty_flat[table.codes[:, written] + at].sum(axis=0)  # a column at a time, in order
             return bound + float((extra * size[written]).sum()) * self.scale
         kept = size[~written].astype(np.float64)
         if self.metric == "average-class-size":
             return self.n / (len(kept) + (1 if out else 0))
         return float(np.square(kept).sum()) + (float(out) ** 2 if self.monotonic else float(self.n) * out)
+
+
+def _end_to_end(arrays: list[list[np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Arrays per attribute and level laid end to end, and where each starts ((attribute, level))."""
+    flat = [x for row in arrays for x in row]
+    starts = np.cumsum([0] + [len(x) for x in flat])
+    at = np.zeros((len(arrays), max((len(row) for row in arrays), default=0)), dtype=np.int64)
+    i = 0
+    for j, row in enumerate(arrays):
+        at[j, : len(row)] = starts[i : i + len(row)]
+        i += len(row)
+    return (np.concatenate(flat) if flat else np.zeros(0)), at
 
 
 def same(a: float, b: float) -> bool:
@@ -838,10 +869,14 @@ class Outcome:
     value: float = math.inf
     suppressed: int = 0
     also: float = math.nan  # the companion metric's value at a solution (Objective.companion)
+    shares: np.ndarray | None = None  # for ARX's loss, a solution's Objective.written_shares
 
 
-def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int]) -> Outcome:
-    """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric."""
+def evaluate(
+    table: Classes, judge: Judge, objective: Objective, bound: float, stars: list[int], also_bound: float | None = None
+) -> Outcome:
+    """C and the metric's bound at a node and, when C holds, whether it is a solution and its metric
+    (``also_bound``: the companion metric's bound at the node, when known)."""
     fail, fail_pruning = judge.failing(table, stars)
     table.dense = None  # judged: the counts the models read are not kept with the table
     out = Outcome(table.levels, fail is not None)
@@ -854,11 +889,56 @@ def evaluate(table: Classes, judge: Judge, objective: Objective, bound: float, s
     written = written_classes(table, fail, stars)
     out.solution = not fail.any() or judge.group_passes(table, written)
     if out.solution:
-        out.value = objective.value(table, written, bound)
+        if objective.arx:
+            out.shares = objective.written_shares(table, written)
+            out.value = float(objective.arx_values(np.asarray([table.levels], dtype=np.int64), out.shares[None, :])[0])
+        else:
+            out.value = objective.value(table, written, bound)
         other = objective.companion
         if other is not None:
-            out.also = other.value(table, written, float(other.bounds(np.asarray([table.levels], dtype=np.int64))[0]))
+            if also_bound is None:
+                also_bound = float(other.bounds(np.asarray([table.levels], dtype=np.int64))[0])
+            out.also = other.value(table, written, also_bound)
     return out
+
+
+class Memo:
+    """What searches of the same records under the same model learn of each node evaluated that ARX's
+    generalisation/suppression factor leaves alone, for a search at another factor (local recoding
+    searches the records of a pass that published none again at a higher factor,
+    docs/reference.md#local-recoding): each node's :class:`Outcome` (its necessary condition,
+    suppressed records, whether it is a solution, its :meth:`Objective.written_shares` and companion
+    metric), from which ARX's loss at any factor follows, and the class tables kept for rolling up.
+    Only a search minimising ARX's loss reads and fills it; ``key`` (:meth:`bind`) is every other
+    setting of the searches, and the memo forgets what it holds when that changes."""
+
+    def __init__(self):
+        self.key = None
+        self.outcomes: dict[tuple, Outcome] = {}
+        self.kept: Kept | None = None
+
+    def bind(self, key) -> None:
+        if key != self.key:
+            self.key, self.outcomes, self.kept = key, {}, None
+
+    def recall(self, objective: Objective, cheap: np.ndarray, strides: np.ndarray) -> dict[tuple, Outcome]:
+        """Every node learnt, measured at ``objective``'s factor (``cheap``: the lattice's bounds)."""
+        known = list(self.outcomes.values())
+        if not known:
+            return {}
+        levels = np.array([o.levels for o in known], dtype=np.int64)
+        lower = cheap[levels @ strides]
+        solutions = [i for i, o in enumerate(known) if o.solution]
+        values = np.full(len(known), math.inf)
+        if solutions:
+            shares = np.stack([known[i].shares for i in solutions])
+            values[solutions] = objective.arx_values(levels[solutions], shares)
+        return {
+            o.levels: Outcome(
+                o.levels, o.condition, float(lower[i]), o.solution, float(values[i]), o.suppressed, o.also, o.shares
+            )
+            for i, o in enumerate(known)
+        }
 
 
 def star_class(table: Classes, stars: list[int]) -> np.ndarray:
@@ -927,6 +1007,7 @@ class Cones:
 
     def __init__(self, levels: np.ndarray, strides: np.ndarray, top: tuple):
         self.levels, self.strides, self.top = levels, strides, np.asarray(top)
+        self.tops = [int(t) for t in top]
         self.mask = np.zeros(len(levels), dtype=bool)
         self.box = self.mask.reshape(tuple(int(t) + 1 for t in top))  # a view: the same booleans
         self.apexes: set = set()
@@ -935,14 +1016,12 @@ class Cones:
         return levels in self.apexes
 
     def below(self, apex: tuple) -> None:
-        self._mark(apex, np.zeros_like(self.top), np.asarray(apex))
+        self.apexes.add(apex)
+        self.box[tuple(slice(0, int(a) + 1) for a in apex)] = True
 
     def above(self, apex: tuple) -> None:
-        self._mark(apex, np.asarray(apex), self.top)
-
-    def _mark(self, apex: tuple, lo: np.ndarray, hi: np.ndarray) -> None:
         self.apexes.add(apex)
-        self.box[tuple(slice(int(a), int(b) + 1) for a, b in zip(lo, hi))] = True
+        self.box[tuple(slice(int(a), t + 1) for a, t in zip(apex, self.tops))] = True
 
 
 class Kept:
@@ -1006,10 +1085,8 @@ class Kept:
             room &= self.guards
             below = np.flatnonzero(room == self.guards)
         else:
-            mask = np.ones(self.count, dtype=bool)
-            for column, level in zip(self.columns[:, : self.count], levels):
-                mask &= column <= level
-            below = np.flatnonzero(mask)
+            top = np.asarray(levels, dtype=np.int16)[:, None]
+            below = np.flatnonzero((self.columns[:, : self.count] <= top).all(axis=0))
         return self.tables[below[np.argmin(self.sizes[below])]]
 
 
@@ -1019,22 +1096,35 @@ class Search:
 
     BLOCK = 256  # nodes filtered at once against the cones settled so far
 
-    def __init__(self, attrs, base: Classes, judge: Judge, objective: Objective, ctx):
+    def __init__(self, attrs, base: Classes, judge: Judge, objective: Objective, ctx, memo: Memo | None = None):
+        """``memo``: what searches of the same records at another factor of ARX's loss learnt (read
+        and filled when the metric is ARX's loss)."""
         self.attrs, self.judge, self.objective, self.ctx = attrs, judge, objective, ctx
         self.size = check_size(attrs)
         radix = [a.height + 1 for a in attrs]
         self.top = tuple(a.height for a in attrs)
         self.levels = np.stack(np.unravel_index(np.arange(self.size), radix), axis=1).astype(np.int16)
         self.strides = np.array([math.prod(radix[j + 1 :]) for j in range(len(radix))], dtype=np.int64)
-        self.cheap = objective.bounds(self.levels.astype(np.int64))
+        wide = self.levels.astype(np.int64)
+        self.cheap = objective.bounds(wide)
+        other = objective.companion
+        self.also_cheap = None if other is None else other.bounds(wide)  # the companion's bounds
         self.height = self.levels.sum(axis=1, dtype=np.int64)
-        self.kept = Kept(base, self.top)
+        self.memo = memo if objective.arx else None
+        self.recalled: dict[tuple, Outcome] = {}
+        if self.memo is None:
+            self.kept = Kept(base, self.top)
+        else:
+            self.kept = self.memo.kept = self.memo.kept or Kept(base, self.top)
+            self.recalled = self.memo.recall(objective, self.cheap, self.strides)
         self.known: dict[tuple, Outcome] = {}
         # the nodes where C fails (below a node failing it), holds (above one where it holds), and
         # those no generalisation of which beats the best
         self.cfalse, self.ctrue, self.dead = (Cones(self.levels, self.strides, self.top) for _ in range(3))
         self.best: Outcome | None = None
-        self.steps: dict[int, int] = {}  # a node's step up its chain (chain), once worked out
+        self.step = np.full(self.size, -1, dtype=np.int16)  # a node's step up its chain, once worked out
+        self.stride_list = [int(x) for x in self.strides]
+        self.top_height = sum(self.top)
         self.fine = [np.log(np.maximum(np.array(a.present, dtype=float), 1)) for a in attrs]
         spread = float(self.cheap.max() - self.cheap.min())
         self.span_cheap = 1.0 / spread if spread > 0 else 0.0
@@ -1053,9 +1143,14 @@ class Search:
     def node(self, levels: tuple) -> Outcome:
         if levels in self.known:
             return self.known[levels]
-        idx = int(np.dot(levels, self.strides))
-        stars = [a.star[l] for a, l in zip(self.attrs, levels)]
-        out = evaluate(self.table(levels), self.judge, self.objective, float(self.cheap[idx]), stars)
+        out = self.recalled.get(levels)
+        if out is None:
+            idx = int(np.dot(levels, self.strides))
+            stars = [a.star[l] for a, l in zip(self.attrs, levels)]
+            also = None if self.also_cheap is None else float(self.also_cheap[idx])
+            out = evaluate(self.table(levels), self.judge, self.objective, float(self.cheap[idx]), stars, also)
+            if self.memo is not None:
+                self.memo.outcomes[levels] = out
         self.known[levels] = out
         if out.condition:
             self.ctrue.above(levels)
@@ -1064,18 +1159,16 @@ class Search:
         self.consider(out)
         return out
 
-    def beyond(self, levels: tuple) -> bool:
-        """Whether a node of unknown C is not worth evaluating to climb past: it lies in a dead cone
-        (an evaluated specialisation's bound shows no generalisation of it beats the best). The binary
-        search then looks only below it: what it settles is still a node shown to fail C, with a
-        smaller cone, or the node it started from, evaluated."""
-        idx = int(np.dot(levels, self.strides))
+    def beyond(self, idx: int) -> bool:
+        """Whether a node (numbered ``idx``) of unknown C is not worth evaluating to climb past: it
+        lies in a dead cone (an evaluated specialisation's bound shows no generalisation of it beats
+        the best). The binary search then looks only below it: what it settles is still a node shown
+        to fail C, with a smaller cone, or the node it started from, evaluated."""
         if self.cfalse.mask[idx] or self.ctrue.mask[idx] or self.best is None:
             return False
         return bool(self.dead.mask[idx])
 
-    def condition(self, levels: tuple) -> bool:
-        idx = int(np.dot(levels, self.strides))
+    def condition(self, levels: tuple, idx: int) -> bool:
         if self.cfalse.mask[idx]:
             return False
         if self.ctrue.mask[idx]:
@@ -1107,38 +1200,50 @@ class Search:
         return lower < self.best.value
 
     # -- climbing: the highest node failing C on a chain ------------------------------------------
-    def chain(self, levels: tuple) -> list[tuple]:
-        """Generalisations of ``levels`` up to the top, each step the one raising the cheap bound least
-        (each node's step worked out once: chains share their tails)."""
-        chain, cur = [levels], list(levels)
-        idx = int(np.dot(levels, self.strides))
-        while tuple(cur) != self.top:
-            j = self.steps.get(idx)
-            if j is None:
-                steps = [j for j, a in enumerate(self.attrs) if cur[j] < a.height]
-                j = self.steps[idx] = min(
-                    steps,
-                    key=lambda j: (
-                        (self.cheap[idx + self.strides[j]] - self.cheap[idx]) * self.span_cheap
-                        + (self.fine[j][cur[j]] - self.fine[j][cur[j] + 1]) * self.span_fine,
-                        j,
-                    ),
-                )
+    def chain(self, levels: tuple, idx: int) -> tuple[list[tuple], list[int]]:
+        """Generalisations of ``levels`` (numbered ``idx``) up to the top, each step the one raising
+        the cheap bound least (:meth:`_steps`), and their numbers."""
+        chain, at, cur = [levels], [idx], list(levels)
+        step, strides = self.step, self.stride_list
+        for _ in range(self.top_height - sum(levels)):
+            j = int(step[idx])
+            if j < 0:
+                self._steps(idx)
+                j = int(step[idx])
             cur[j] += 1
-            idx += int(self.strides[j])
+            idx += strides[j]
             chain.append(tuple(cur))
-        return chain
+            at.append(idx)
+        return chain, at
 
-    def resolve(self, levels: tuple) -> None:
-        """Settle a node: binary search up its chain for the highest node failing C (whose
-        specialisations, this node among them, then all fail it), or evaluate the node itself when C
-        holds there. Probing the chain's middle first spares evaluating a low node (a large class
-        table) that a higher one already shows to fail C."""
-        chain = self.chain(levels)
+    STEPS = 4096  # nodes whose steps are worked out at once
+
+    def _steps(self, idx: int) -> None:
+        """The step up the chain of every node of ``idx``'s block of :attr:`STEPS`: the column whose
+        next level raises the cheap bound least, the partition's fineness weighed in, the first such
+        column on a tie (chains share their tails)."""
+        lo = idx - idx % self.STEPS
+        hi = min(lo + self.STEPS, self.size)
+        nodes, levels = np.arange(lo, hi), self.levels[lo:hi]
+        score = np.full((hi - lo, len(self.attrs)), np.inf)
+        for j, a in enumerate(self.attrs):
+            can = levels[:, j] < a.height
+            i, level = nodes[can], levels[can, j].astype(np.int64)
+            score[can, j] = (self.cheap[i + self.strides[j]] - self.cheap[i]) * self.span_cheap + (
+                self.fine[j][level] - self.fine[j][level + 1]
+            ) * self.span_fine
+        self.step[lo:hi] = np.argmin(score, axis=1) if len(self.attrs) else 0
+
+    def resolve(self, levels: tuple, idx: int) -> None:
+        """Settle a node (numbered ``idx``): binary search up its chain for the highest node failing C
+        (whose specialisations, this node among them, then all fail it), or evaluate the node itself
+        when C holds there. Probing the chain's middle first spares evaluating a low node (a large
+        class table) that a higher one already shows to fail C."""
+        chain, at = self.chain(levels, idx)
         lo, hi = -1, len(chain) - 1  # C holds at chain[hi] (the top) or is not worth learning; fails at chain[lo]
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.beyond(chain[mid]) or self.condition(chain[mid]):
+            if self.beyond(at[mid]) or self.condition(chain[mid], at[mid]):
                 hi = mid
             else:
                 lo = mid
@@ -1168,13 +1273,13 @@ class Search:
                     return best  # every node left is bounded above the best
                 if self.cfalse.mask[idx] or self.dead.mask[idx]:
                     continue
-                levels = tuple(int(x) for x in self.levels[idx])
+                levels = tuple(self.levels[idx].tolist())
                 if best is not None and same(cheap, best.value) and key(levels) >= key(best.levels):
                     continue  # at best a tie, which the best wins
                 if levels in self.known:
                     continue
                 self.ctx.check()
-                self.resolve(levels)
+                self.resolve(levels, int(idx))
         return self.best
 
 

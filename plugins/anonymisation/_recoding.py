@@ -27,6 +27,7 @@ from veil.engine import (
 from ._lattice import (
     WEIGHTED,
     Judge,
+    Memo,
     Objective,
     Search,
     bottom,
@@ -70,6 +71,7 @@ def recode(
     population=None,
     survey: np.ndarray | None = None,
     blanks: str = OWN_VALUE,
+    memo: Memo | None = None,
 ) -> Recoding:
     """Search the lattice (or take the ``chosen`` levels) and settle which classes are suppressed.
 
@@ -78,7 +80,9 @@ def recode(
     Q, values), or one per sensitive column (each judged on its own), and ``n`` the number of
     records; ``population``: the population δ-presence and k-map count in; ``survey``: each row's
     survey weight, which the models reading weights judge classes by; ``blanks``: what a blank
-    quasi-identifier means (docs/reference.md#blanks), which matters only where a column has one.
+    quasi-identifier means (docs/reference.md#blanks), which matters only where a column has one;
+    ``memo``: what earlier searches of the same records under the same model at another factor of
+    ARX's loss learnt (:class:`._lattice.Memo`), read and filled by the optimal search.
     Both paths share every step from here on."""
     attrs = limited(attrs, params)
     limit = math.floor(params.suppression * n + 1e-9)
@@ -107,8 +111,10 @@ def recode(
         method = _search_method(params, attrs)
         if method == "optimal":
             check_size(attrs)  # before the records are grouped
+            if memo is not None:  # every setting but the factor of ARX's loss
+                memo.bind((n, limit, params.metric, params.weights, params.monotonic, _windows(attrs), blanks))
             search = Search(
-                attrs, bottom(attrs, sens, n_values, weights, survey), judge, objective, ctx.child(0.0, 0.9)
+                attrs, bottom(attrs, sens, n_values, weights, survey), judge, objective, ctx.child(0.0, 0.9), memo
             )
             best, proven = search.run(), True
         else:
@@ -175,6 +181,11 @@ def recode(
     if chosen is None:
         details["generalisation"].update(_search_facts(params, method, proven))
     return Recoding(tuple(levels), table, record_class, written, suppressed, details, space, tuple(attrs))
+
+
+def _windows(attrs) -> tuple:
+    """Each attribute's name and window of levels."""
+    return tuple((a.name, a.offset, a.height) for a in attrs)
 
 
 def _search_method(params, attrs) -> str:

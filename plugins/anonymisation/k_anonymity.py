@@ -2,13 +2,24 @@
 
 On a binary release (feature selection, paper 000 §3) the quasi-identifiers are the released
 features and the combinations are the distinct row vectors, zeros included.
+
+``k-anonymity-subsets`` asks it of every combination of at most m quasi-identifiers, each on its own
+(the guarantee sdcMicro's ``kAnon(…, combs = m)`` makes: docs/models.md#k-anonymity-on-every-m-quasi-identifiers).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from veil.engine import BadInput, GroupSizeModel, Judgement, KAnonymityConstraint, hookimpl, param
+from veil.engine import (
+    BadInput,
+    GroupSizeModel,
+    Judgement,
+    KAnonymityConstraint,
+    MemoryCost,
+    hookimpl,
+    param,
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,71 @@ class KAnonymity(GroupSizeModel):
         return KAnonymityConstraint(matrix, params.k)
 
 
+@dataclass(frozen=True)
+class SubsetParams:
+    k: int = param(5, minimum=1, help="smallest allowed size of a group on any combination of the columns")
+    combinations: int = param(
+        3,
+        minimum=1,
+        help="the most quasi-identifiers an intruder is assumed to know: every combination of at most this many "
+        "is k-anonymous on its own (sdcMicro's combs); the number of quasi-identifiers or more: all of them together",
+    )
+
+
+class KAnonymitySubsets(GroupSizeModel):
+    name = "k-anonymity-subsets"
+    title = "k-anonymity on every m quasi-identifiers"
+    paper = "sdcmicro"
+    description = (
+        "Every record shares its values on any m of the quasi-identifiers with at least k−1 others: protection "
+        "against an intruder who knows at most m of them, with fewer cells blanked than k-anonymity on all."
+    )
+    Params = SubsetParams
+    judges = (Judgement.COMBINATIONS,)  # only a method that works combination by combination meets it exactly
+    # the codes of the quasi-identifiers and, per combination, its patterns and each record's group size
+    memory_cost = MemoryCost(per_record=64.0, per_cell=8.0)
+    caveats = (
+        "An intruder who knows more than m of the quasi-identifiers may single a record out: the release is "
+        "k-anonymous on each combination of m of them, not on all of them together.",
+        *KAnonymity.caveats,
+    )
+
+    def combined_columns(self, params) -> int:
+        return params.combinations
+
+    def monotonicity(self, params) -> str:
+        return "suppression"  # on every combination, a group holding k records still holds them when more join it
+
+    def summary(self, params, verdict):
+        smallest = int(verdict.worst) if len(verdict.values) else 0
+        on = f"any {params.combinations} quasi-identifier{'s' if params.combinations != 1 else ''}"
+        if verdict.holds:
+            records = f"{smallest} record{'' if smallest == 1 else 's'}"
+            return f"holds: on {on}, the smallest group has {records} (k = {params.k})"
+        failing = int((~verdict.ok).sum())
+        return (
+            f"fails: {failing} records are in groups smaller than k = {params.k} on {on} (smallest group: {smallest})"
+        )
+
+    @staticmethod
+    def explain(params: dict, holds: bool, value) -> str:
+        k, m = int(params.get("k", 0)), int(params.get("combinations", 0))
+        known = f"any {m} of the quasi-identifiers"
+        if not holds:
+            return (
+                f"k-anonymity with k = {k} on {known} does not hold: some records share those values with "
+                f"fewer than {k - 1} others."
+            )
+        return (
+            f"k-anonymity with k = {k} holds on {known}: whoever knows at most {m} of a person's quasi-identifiers "
+            f"finds at least {k} records that fit. It is not promised on more of them together."
+        )
+
+    @classmethod
+    def display_title(cls, params: dict) -> str:
+        return f"k-anonymity on every {params.get('combinations', 3)} quasi-identifiers"
+
+
 @hookimpl
 def veil_register_privacy_models():
-    return [KAnonymity]
+    return [KAnonymity, KAnonymitySubsets]

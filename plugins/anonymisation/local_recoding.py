@@ -6,7 +6,9 @@ Each pass runs global recoding's core (``_global``: its optimal search, the same
 metric) on the records still suppressed; the records it publishes keep that pass's levels, the ones
 it suppresses go to the next pass. The hierarchies are those of the whole table (a numeric column's
 generated intervals do not change from pass to pass), and the records left suppressed after the
-last pass stay ``*`` in every quasi-identifier, which matches any value.
+last pass stay ``*`` in every quasi-identifier, which matches any value. A try at a higher factor
+after a pass that published none searches the same records again: it recalls what the searches
+before it learnt of each transformation (:class:`._lattice.Memo`) instead of judging it again.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from veil.engine import (
 from ._cells import Columns, blanks_param, cell_release, suppress_failing, suppressed_throughout
 from ._sensitive import survey_of
 from ._global import GlobalRecodingParams, run_global
-from ._lattice import METRICS
+from ._lattice import METRICS, Memo
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class LocalRecoding(Algorithm):
         remaining = np.arange(table.n_rows)
         frame = table.frame[table.released_columns()].reset_index(drop=True).astype(object)
         levels, done = [], 0
+        memo = Memo()  # what the searches of the records left learn, for another try at a higher factor
         for step in range(params.passes):
             ctx.check()
             each = GlobalRecodingParams(
@@ -105,7 +108,11 @@ class LocalRecoding(Algorithm):
             weighed = {"gs_factor": factor} if params.metric == "arx-loss" else {}
             try:
                 release = run_global(
-                    table.take(remaining), model, each, ctx.child(step / params.passes, (step + 1) / params.passes)
+                    table.take(remaining),
+                    model,
+                    each,
+                    ctx.child(step / params.passes, (step + 1) / params.passes),
+                    memo,
                 )
             except BadInput as exc:  # these records cannot be published at any level: they stay suppressed
                 levels.append({"records": int(len(remaining)), "published": 0, "stopped": str(exc), **weighed})
@@ -125,6 +132,8 @@ class LocalRecoding(Algorithm):
             )
             done += published
             remaining = remaining[~publish]
+            if published:
+                memo = Memo()
             if not len(remaining):
                 break
             if not published:  # as ARX: weigh generalisation more and try again, or stop

@@ -26,6 +26,8 @@ from veil.engine import (
     Judgement,
     MemoryCost,
     blank_codes,
+    combination_codes,
+    combinations_of,
     hookimpl,
     param,
 )
@@ -66,7 +68,7 @@ class LocalSuppression(Algorithm):
     )
     accepts = (TABLE,)
     needs_model = True
-    satisfies = (Judgement.GROUPS,)
+    satisfies = (Judgement.GROUPS, Judgement.COMBINATIONS)
     releases_sensitive = True
     Params = Params
     # the fixed part holds loading the compiled kernel the first time in a process
@@ -97,42 +99,68 @@ class LocalSuppression(Algorithm):
             codes = exact(codes, holds, blankable, max(EXACT_CELLS, 16))
         else:
             qi = np.array([c in qis for c in keys])
-            codes = self._greedy(codes, k, rank, blankable, qi, params, ctx)
+            size = _combined_columns(model)
+            size = len(qis) if size is None else min(size, len(qis))
+            codes = self._greedy_combinations(codes, k, rank, blankable, qi, size, params, ctx)
             codes = self._until_models_hold(data, frame, columns, params, original, codes, keys, rank, model, ctx)
         return self._release(data, frame, columns, params, original, codes, keys)
 
-    def _greedy(self, codes, k, rank, blankable, qi, params, ctx):
-        ids, patterns, weights = _patterns(codes)
-        greedy(patterns, weights, k, rank, blankable, bool(params.importance), lambda f: ctx.progress(0.8 * f), qi)
-        return patterns[ids]
+    def _greedy_combinations(self, codes, k, rank, blankable, qi, size, params, ctx):
+        """The greedy search on each combination of ``size`` quasi-identifiers in turn (with the
+        strata), each on the codes the previous ones left, as sdcMicro's ``combs`` goes; a blank only
+        adds compatible records, and the models' check afterwards catches what is left. Without an
+        importance order, on combinations leaving columns out, the columns with the most distinct
+        values are blanked first (sdcMicro's default order): a blank serves every combination holding
+        its column, so blanks gathered in a few columns serve more combinations than blanks chosen by
+        what they join within one (docs/reference.md#local-suppression)."""
+        n_qis = int(qi.sum())
+        whole = size >= n_qis
+        combos = [tuple(range(n_qis))] if whole else [c for c in combinations_of(n_qis, size) if len(c) == size]
+        by_importance = bool(params.importance)
+        if not by_importance and not whole:
+            rank = -(codes.max(axis=0) + 1)  # the more distinct values, the less important
+            by_importance = True
+        for i, combination in enumerate(combos):
+            part = _Projection(codes, qi, blankable, rank, combination)
+
+            def progress(f, i=i):
+                ctx.progress(0.8 * (i + f) / len(combos), "local suppression: combination by combination")
+
+            greedy(part.patterns, part.weights, k, part.rank, part.blankable, by_importance, progress, part.qi)
+            part.write(codes)
+        return codes
 
     def _until_models_hold(self, data, frame, columns, params, original, codes, keys, rank, model, ctx):
         """Blank further cells where a model judging more than group sizes (l-diversity, …) still
-        fails: one cell of each failing pattern at a time, where its blank joins the most records."""
+        fails: one cell of each failing pattern at a time, where its blank joins the most records
+        (on the combination of quasi-identifiers the pattern fails on, for a model judging
+        combinations)."""
         kernel = gains_kernel()
         judge = Judge(frame, columns, model, keys, survey_of(data, model))
-        blankable = np.array([c in columns.quasi_identifiers for c in keys])
+        qi = np.array([c in columns.quasi_identifiers for c in keys])
+        blankable = qi.copy()
         for step in range(codes.size + 1):
-            records = judge.failing(codes)
-            if records is None:
+            found = judge.failing_on(codes)
+            if found is None:
                 return codes
+            records, combination = found
             ctx.progress(0.8 + 0.2 * min(step / 100, 1), "local suppression: meeting the models")
-            ids, patterns, weights = _patterns(codes)
-            gain = np.zeros(len(keys), dtype=np.int64)
-            candidates = [int(p) for p in np.unique(ids[records]) if (patterns[p, blankable] >= 0).any()]
+            part = _Projection(codes, qi, blankable, rank, combination)
+            patterns, m = part.patterns, part.patterns.shape[1]
+            gain = np.zeros(m, dtype=np.int64)
+            candidates = [int(p) for p in np.unique(part.ids[records]) if (patterns[p, part.blankable] >= 0).any()]
             if not candidates:
                 raise BadInput(
                     "the privacy models fail even with every quasi-identifier of the failing records blanked: "
                     "relax their parameters"
                 )
-            qi = np.array([c in columns.quasi_identifiers for c in keys])
             for p in candidates:
                 ctx.check()
-                kernel(patterns, weights, qi, p, gain)
-                open_ = [j for j in range(len(keys)) if patterns[p, j] >= 0 and blankable[j]]
-                j = max(open_, key=lambda j: (gain[j], -rank[j], -j))
+                kernel(patterns, part.weights, part.qi, p, gain)
+                open_ = [j for j in range(m) if patterns[p, j] >= 0 and part.blankable[j]]
+                j = max(open_, key=lambda j: (gain[j], -part.rank[j], -j))
                 patterns[p, j] = -1
-            codes = patterns[ids]
+            part.write(codes)
         raise BadInput("local suppression could not make the models hold")  # pragma: no cover - bounded above
 
     def _release(self, data, frame, columns, params, original, codes, keys):
@@ -162,6 +190,39 @@ def _blank(series: pd.Series, where: np.ndarray) -> pd.Series:
     if isinstance(series.dtype, pd.CategoricalDtype):
         series = series.astype(object)
     return series.mask(pd.Series(where, index=series.index))
+
+
+class _Projection:
+    """The distinct patterns the search blanks cells of, on the quasi-identifiers a model judges
+    together (``combination``: their positions; the first columns of the keys are the
+    quasi-identifiers) and the strata: for a combination leaving a quasi-identifier out, its columns
+    as they are counted (engine/model/combinations.py: one more column, never blanked, marks the
+    records suppressed throughout), then the other key columns that are never blanked."""
+
+    def __init__(self, codes, qi, blankable, rank, combination):
+        n_qis = int(qi.sum())
+        combination = list(combination)
+        judged = combination_codes(codes[:, :n_qis], combination)
+        marker = judged.shape[1] - len(combination)
+        rest = [j for j in range(codes.shape[1]) if j not in combination and not blankable[j]]
+        self.columns = combination + [-1] * marker + rest
+        self.ids, self.patterns, self.weights = _patterns(np.column_stack([judged, codes[:, rest]]))
+        self.blankable = np.array([blankable[j] if j >= 0 else False for j in self.columns])
+        self.qi = np.array([qi[j] if j >= 0 else True for j in self.columns])
+        self.rank = np.array([rank[j] if j >= 0 else 0 for j in self.columns], dtype=np.int64)
+
+    def write(self, codes):
+        """The blanked cells back into ``codes``."""
+        written = self.patterns[self.ids]
+        for position, column in enumerate(self.columns):
+            if self.blankable[position]:
+                codes[:, column] = written[:, position]
+
+
+def _combined_columns(model) -> int | None:
+    """The fewest quasi-identifiers a model of the run judges combination by combination, or None."""
+    sizes = [b.combined_columns for b in model.models if b.combined_columns is not None] if model is not None else []
+    return min(sizes, default=None)
 
 
 def _names(text: str, data, what: str) -> list[str]:

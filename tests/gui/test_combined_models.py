@@ -48,3 +48,37 @@ def test_a_method_says_which_models_it_works_under_by_what_they_judge(demo_windo
     assert "works under" not in panel.rows[steers_by_none.name].note.text()
     panel.choose(registry.models_for(makes_groups)[0], [makes_groups.name])
     assert "works under" not in panel.rows[makes_groups.name].note.text()
+
+
+def test_k_anonymity_on_combinations_runs_under_the_method_that_meets_it(demo_window, qtbot):
+    """The model judging combinations of the quasi-identifiers is offered like any other; a method
+    judging them all together says it cannot meet it, local suppression runs under it, and the run's
+    verdict is the model's, with fewer cells blanked than k-anonymity on all of them asks."""
+    panel, c, registry = demo_window.config_panel, demo_window.controller, demo_window.registry
+    name = "k-anonymity-subsets"
+    assert panel.model_combo.findData(name) >= 0
+    together = next(
+        n
+        for n in panel.rows
+        if registry.get("algorithm", n).works_under(registry.get("privacy-model", "k-anonymity"))
+        and not registry.get("algorithm", n).works_under(registry.get("privacy-model", name))
+    )
+    meets = [n for n in panel.rows if registry.get("algorithm", n).works_under(registry.get("privacy-model", name))]
+    assert "local-suppression" in meets
+    panel.choose(name, ["local-suppression", together], values={"k": 5, "combinations": 2})
+    assert "works under" in panel.rows[together].note.text()
+    assert "works under" not in panel.rows["local-suppression"].note.text()
+    panel.choose(name, ["local-suppression"], values={"k": 5, "combinations": 2})
+    c.acknowledge_sensitive(c.sensitive_to_confirm())
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    entry = c.runs.entries[-1]
+    assert entry.outcome is not None and entry.outcome.result is not None, entry.failure
+    (verdict,) = entry.outcome.result.verdicts
+    assert verdict.model == name and verdict.holds and verdict.value >= 5
+    assert verdict.params == {"k": 5, "combinations": 2}
+    blanked = entry.outcome.result.release.details["blanked_total"]
+    panel.choose("k-anonymity", ["local-suppression"], values={"k": 5})
+    with qtbot.waitSignal(c.batch_finished, timeout=120_000):
+        c.run()
+    assert blanked < c.runs.entries[-1].outcome.result.release.details["blanked_total"]

@@ -467,7 +467,9 @@ def test_a_quasi_identifier_blank_in_every_record_is_released_blank(method):
     formerly refused it for having an empty hierarchy."""
     table = _table(11, (12, 16))
     frame = table.frame.assign(sex=pd.Series([None] * table.n_rows, dtype=object))
-    table = Table.from_frame(frame).with_roles({"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"})
+    table = Table.from_frame(frame).with_roles(
+        {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
+    )
     assert table.schema["sex"].kind.value == "categorical"
     release = execute(REGISTRY, table, RunSpec(method, PluginCall("k-anonymity", {"k": 2}))).release
     sex = release.frame["sex"].astype(object)

@@ -190,11 +190,14 @@ def test_exporter_round_trip(name, tmp_path):
 @pytest.mark.parametrize("name", [n for k, n in ALL if k == "privacy-model"])
 def test_a_model_declares_what_it_judges(name):
     """A model judging groups one by one (``check_groups``, which Mondrian asks during its search)
-    says so among its kinds of judgement; a model judging nothing a method can satisfy would run
-    only under methods that steer by no model."""
+    says so among its kinds of judgement (or judges combinations of the quasi-identifiers, each one's
+    groups by ``check_groups``, and then declares how many columns it combines); a model judging
+    nothing a method can satisfy would run only under methods that steer by no model."""
     cls = REGISTRY.get("privacy-model", name)
     assert cls.judges, f"{name} declares no kind of judgement"
-    assert (Judgement.GROUPS in cls.judges) == bool(cls.judges_groups)
+    by_combination = Judgement.COMBINATIONS in cls.judges
+    assert (Judgement.GROUPS in cls.judges or by_combination) == bool(cls.judges_groups)
+    assert by_combination == (cls().combined_columns(cls.Params()) is not None)
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)

@@ -462,3 +462,16 @@ def test_a_generated_hierarchy_on_spark_is_the_in_memory_one(spark, capsys, tmp_
     spread = json.loads((tmp_path / "spark" / "manifest.json").read_text())
     assert spread["details"]["generalisation"] == memory["details"]["generalisation"]
     assert rows(tmp_path / "spark") == rows(tmp_path / "memory")
+
+
+def test_a_blank_sensitive_value_is_refused_with_the_way_out():
+    """The class table's blank sensitive values, counted in records (the rows' weights), named with
+    the column and the two ways out."""
+    from veil.engine import BadInput
+    from veil.plugins._spark.tables import weighted_sensitive_view
+
+    with pytest.raises(BadInput) as refused:
+        weighted_sensitive_view(pd.Series(["flu", None, "hiv", None], name="dx"), np.array([2, 3, 1, 4]))
+    message = str(refused.value)
+    assert "'dx' is blank in 7 records" in message
+    assert "executor=local" in message and "--drop-missing" in message and "\n" not in message
