@@ -12,6 +12,7 @@ at a time (dense counting, or pandas' hash factorisation).
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -166,22 +167,31 @@ def group_rows(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray,
 
 
 def _merge_numpy(codes, maps, spans, size):
-    """:func:`merge_classes` in NumPy (when numba is not loaded): the mapped codes, their mixed-radix
-    keys in one product with the columns' strides when the key space fits in 62 bits (the same keys
-    :func:`_key` builds a column at a time otherwise), then the distinct keys numbered."""
-    bound = 1
-    for s in spans:
-        bound *= int(s)
-    if len(maps) and len(size) and bound < 1 << 62:
-        mapped = codes.astype(np.int64)
+    """:func:`merge_classes` in NumPy (when numba is not loaded): when the key space fits in 62 bits,
+    each class's mixed-radix key (the same keys :func:`_key` builds) summed a column at a time from
+    its mapped code times the column's stride, a column of one coarser code left out; the distinct
+    keys numbered; the merged classes' codes taken from one class of each (the source's int32
+    codes, mapped). Each operation is on one column of the table: the tables are small and many."""
+    spans = [max(int(s), 1) for s in spans]
+    bound, rows = math.prod(spans), len(size)
+    if len(maps) and rows and bound < 1 << 62:
+        key, part, stride = None, None, 1
+        for j in range(len(maps) - 1, -1, -1):  # the last column's stride is 1
+            if spans[j] > 1:
+                col = codes[j] if maps[j] is None else np.asarray(maps[j])[codes[j]]
+                if key is None:
+                    key = np.multiply(col, stride, dtype=np.int64)
+                else:
+                    part = np.multiply(col, stride, dtype=np.int64, out=part)
+                    key += part
+            stride *= spans[j]
+        inverse, first = _group_keys(np.zeros(rows, dtype=np.int64) if key is None else key, bound)
+        merged = codes.take(first, axis=1).astype(np.int32, copy=False)
         for j, m in enumerate(maps):
             if m is not None:
-                mapped[j] = np.asarray(m)[codes[j]]
-        spans = np.asarray(spans, dtype=np.int64)
-        strides = np.append(np.cumprod(spans[:0:-1])[::-1], 1)  # column j's: the spans after it multiplied
-        inverse, first = _group_keys(strides @ mapped, bound)
+                merged[j] = np.asarray(m)[merged[j]]
         merged_size = np.bincount(inverse, weights=size, minlength=len(first)).astype(np.int64)
-        return inverse, first, mapped[:, first].astype(np.int32), merged_size
+        return inverse, first, merged, merged_size
     columns = (codes[j] if m is None else np.asarray(m)[codes[j]] for j, m in enumerate(maps))
     key, bound = _key(columns, [int(s) for s in spans])
     if key is None:  # no column: one class of everything, or nothing
@@ -219,12 +229,14 @@ def _group_keys(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     if bound <= 2 * rows + 4096:
         held = np.zeros(bound, dtype=bool)
         held[key] = True
-        rank = np.cumsum(held) - 1
+        rank = np.cumsum(held)  # a key's group, plus one
         inverse = rank[key]
-        count = int(held.sum())
+        inverse -= 1
+        count = int(rank[-1]) if bound else 0
     else:
         inverse, uniq = pd.factorize(key)
+        inverse = inverse.astype(np.int64, copy=False)
         count = len(uniq)
     first = np.empty(count, dtype=np.int64)
     first[inverse] = np.arange(rows)
-    return inverse.astype(np.int64, copy=False), first
+    return inverse, first

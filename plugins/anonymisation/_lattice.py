@@ -252,6 +252,7 @@ class Classes:
         self.levels, self.size, self.codes = tuple(levels), size, codes
         self.survey = survey  # each class's sum of survey weights (None: no model reads them)
         self.unit_class = self.unit_sens = self.unit_w = self.unit_survey = None
+        self.n_values = 0  # the sensitive codes the units may hold (0 … n_values − 1), when they are kept
         # the (class × sensitive value) counts the units were taken from, while the table is judged (the
         # models' G × S matrix, not counted again); dropped once it is (evaluate), too large to keep
         self.dense: np.ndarray | None = None
@@ -283,16 +284,23 @@ def _units(
     those than pairs, else grouped. A blank sensitive value (code −1, never a value) is a unit of
     its own, counted one place up."""
     up, span = sens + 1, n_values + 1
+    table.n_values = n_values
     cells = table.n_classes * span
     if cells <= 16 * len(cls) + (1 << 20):
-        counts = np.bincount(cls * span + up, weights=w, minlength=cells).astype(np.int64)
-        held = np.flatnonzero(counts)
-        table.unit_class, value = np.divmod(held, span)
-        table.unit_sens = value - 1
-        table.unit_w = counts[held]
-        table.dense = counts.reshape(table.n_classes, span)[:, 1:]  # the known values' (blanks aside)
+        # counted value by value (a class's counts one per row of a value's): the models' G × S matrix is
+        # then a transposed view, whose sums and maxima over a group's values run along whole rows
+        classes = max(table.n_classes, 1)
+        key = up * classes
+        key += cls
+        counts = np.bincount(key, weights=w, minlength=cells)
+        held = np.flatnonzero(counts != 0)  # faster on booleans than on the counts themselves
+        value, table.unit_class = np.divmod(held, classes)
+        value -= 1
+        table.unit_sens = value
+        table.unit_w = counts[held].astype(np.int64)
+        table.dense = counts.reshape(span, table.n_classes)[1:].T  # known values' (blanks aside), whole numbers
         if survey is not None:
-            table.unit_survey = np.bincount(cls * span + up, weights=survey, minlength=cells)[held]
+            table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
         return
     inverse, first = group_rows([cls, up], [table.n_classes, span])
     table.unit_class = cls[first]
@@ -316,7 +324,7 @@ def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
             inverse[source.unit_class],
             source.unit_sens,
             source.unit_w,
-            int(source.unit_sens.max()) + 1 if len(source.unit_sens) else 1,
+            source.n_values,
             source.unit_survey,
         )
     return table
@@ -376,7 +384,7 @@ class Judge:
         survey, unit_survey, dense = table.survey, table.unit_survey, table.dense
         if keep is not None:
             size = size[keep]
-            dense = None if dense is None else dense[keep]
+            dense = None if dense is None else dense.T[:, keep].T  # the rows kept, in the layout they have
             matches = None if matches is None else matches[keep]
             survey = None if survey is None else survey[keep]
             if unit_class is not None:
@@ -408,11 +416,15 @@ class Judge:
         ]
 
     def _ok(self, model, views) -> np.ndarray:
+        if len(views) == 1:
+            return model.check_groups(views[0]).ok
         return np.logical_and.reduce([model.check_groups(v).ok for v in views])
 
     def _necessary(self, model, views) -> np.ndarray | None:
         masks = [model.plugin.necessary_groups(v, model.params) for v in views]
-        return None if any(m is None for m in masks) else np.logical_and.reduce(masks)
+        if any(m is None for m in masks):
+            return None
+        return masks[0] if len(masks) == 1 else np.logical_and.reduce(masks)
 
     def failing(self, table: Classes, stars: list[int] | None = None) -> tuple[np.ndarray | None, np.ndarray]:
         """``stars``: each quasi-identifier's node labelled ``*`` at the table's levels (or −1), when
@@ -529,8 +541,10 @@ class Judge:
 
         C is made of the models monotone enough to prune on (``pruning``) and, for each other model,
         its necessary condition monotone under suppression when it offers one
-        (``necessary_groups``). Those other models are judged only on the classes C passes, the
-        others failing anyway: their verdicts come from the classes' own sensitive counts."""
+        (``necessary_groups``). Those other models matter only on the classes C passes, the others
+        failing anyway: a class's verdict comes from its own sensitive counts (and the table's Q), so
+        they are judged on the view of every class when C passes at least half of them (a view of
+        the passing ones costs more to build than the rest cost to judge), else on that view."""
         views = self.views(table)
         some = np.ones(table.n_classes, dtype=bool)
         for model, pruning in zip(self.models, self.pruning):
@@ -541,14 +555,15 @@ class Judge:
             return None, ~some
         rest = [m for m, p in zip(self.models, self.pruning) if not p and not self._smallest(m)]
         every = some.copy()
-        if rest and some.any():
-            whole = bool(some.all())
+        passing = int(np.count_nonzero(some))
+        if rest and passing:
+            whole = 2 * passing >= len(some)
             subset = views if whole else self.views(table, some)
-            ok = np.logical_and.reduce([self._ok(m, subset) for m in rest])
-            if whole:
-                every &= ok
-            else:
-                every[some] = ok
+            for m in rest:
+                if whole:
+                    every &= self._ok(m, subset)
+                else:
+                    every[some] &= self._ok(m, subset)
         smallest = [m for m, p in zip(self.models, self.pruning) if not p and self._smallest(m)]
         if smallest:
             star = star_class(table, stars) if stars is not None else np.zeros(table.n_classes, dtype=bool)
@@ -868,9 +883,11 @@ def evaluate(
     out.lower = objective.lower(table, bound)
     if not out.condition:
         return out
-    written = written_classes(table, fail, stars)
     out.suppressed = int(table.size[fail].sum())
-    out.solution = out.suppressed <= judge.limit and (not fail.any() or judge.group_passes(table, written))
+    if out.suppressed > judge.limit:
+        return out  # no solution: which classes the file would write '*' does not matter
+    written = written_classes(table, fail, stars)
+    out.solution = not fail.any() or judge.group_passes(table, written)
     if out.solution:
         if objective.arx:
             out.shares = objective.written_shares(table, written)
@@ -1009,25 +1026,47 @@ class Cones:
 
 class Kept:
     """Class tables kept for rolling up, with their levels and sizes as arrays; the oldest go when
-    they hold more than ``_CACHE_CELLS`` cells, the data's own never."""
+    they hold more than ``_CACHE_CELLS`` cells, the data's own never.
 
-    def __init__(self, base: Classes):
+    With ``top`` (each column's highest level) each table's levels are also packed into one integer,
+    a field per column with a guard bit above it, so that "every level of A ≤ B's" is one subtraction
+    for all the tables at once: (B | guards) − A keeps every guard bit exactly when no field of A
+    exceeds B's (a field never borrows past its guard)."""
+
+    def __init__(self, base: Classes, top: tuple | None = None):
         d = len(base.levels)
         self.levels = np.zeros((64, d), dtype=np.int16)
         self.columns = np.zeros((d, 64), dtype=np.int16)  # the same levels a column at a time
         self.sizes = np.zeros(64, dtype=np.float64)
         self.tables: list = []
         self.count, self.cells, self.d = 0, 0, max(d, 1)
+        self.shifts, self.guards = None, 0
+        if top is not None:
+            shifts, at = [], 0
+            for height in top:
+                shifts.append(at)
+                at += int(height).bit_length() + 1  # the field, then its guard bit
+            if at <= 62:
+                self.shifts = shifts
+                self.guards = sum(1 << (s + int(h).bit_length()) for s, h in zip(shifts, top))
+                self.packed = np.zeros(64, dtype=np.int64)
         self.add(base)
+
+    def pack(self, levels) -> int:
+        return sum(int(level) << shift for level, shift in zip(levels, self.shifts))
 
     def add(self, table: Classes) -> None:
         if self.count == len(self.sizes):
             self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
             self.columns = np.concatenate([self.columns, np.zeros_like(self.columns)], axis=1)
             self.sizes = np.concatenate([self.sizes, np.zeros_like(self.sizes)])
+            if self.shifts is not None:
+                self.packed = np.concatenate([self.packed, np.zeros_like(self.packed)])
         self.levels[self.count] = table.levels
         self.columns[:, self.count] = table.levels
         self.sizes[self.count] = table.n_classes
+        if self.shifts is not None:
+            self.packed[self.count] = self.pack(table.levels)
         self.tables.append(table)
         self.count += 1
         self.cells += table.n_classes * self.d
@@ -1041,8 +1080,13 @@ class Kept:
 
     def smallest_below(self, levels: tuple) -> Classes:
         """The smallest table kept of a specialisation of ``levels`` (the first of the smallest)."""
-        top = np.asarray(levels, dtype=np.int16)[:, None]
-        below = np.flatnonzero((self.columns[:, : self.count] <= top).all(axis=0))
+        if self.shifts is not None:
+            room = (self.pack(levels) | self.guards) - self.packed[: self.count]
+            room &= self.guards
+            below = np.flatnonzero(room == self.guards)
+        else:
+            top = np.asarray(levels, dtype=np.int16)[:, None]
+            below = np.flatnonzero((self.columns[:, : self.count] <= top).all(axis=0))
         return self.tables[below[np.argmin(self.sizes[below])]]
 
 
@@ -1069,9 +1113,9 @@ class Search:
         self.memo = memo if objective.arx else None
         self.recalled: dict[tuple, Outcome] = {}
         if self.memo is None:
-            self.kept = Kept(base)
+            self.kept = Kept(base, self.top)
         else:
-            self.kept = self.memo.kept = self.memo.kept or Kept(base)
+            self.kept = self.memo.kept = self.memo.kept or Kept(base, self.top)
             self.recalled = self.memo.recall(objective, self.cheap, self.strides)
         self.known: dict[tuple, Outcome] = {}
         # the nodes where C fails (below a node failing it), holds (above one where it holds), and

@@ -125,13 +125,20 @@ def _declared(view, model: str, distance: str, what: str):
 
 def max_log_ratio(p: np.ndarray, q: np.ndarray, sides: int = 1) -> np.ndarray:
     """max over s with P(s) > 0 of ln(P(s) / Q(s)) (``sides=1``, the one-sided δ-disclosure of each
-    row), or of |ln(P(s) / Q(s))| (``sides=2``, Brickell and Shmatikov's)."""
+    row), or of |ln(P(s) / Q(s))| (``sides=2``, Brickell and Shmatikov's); −∞ for a row holding
+    nothing. The logarithm being increasing, it is taken of each row's largest and smallest ratio
+    P(s) / Q(s) only, not of every cell."""
     p = np.atleast_2d(np.asarray(p, dtype=float))
+    if not p.shape[-1]:
+        return np.zeros(p.shape[0])
     q = np.asarray(q, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.log(np.where(p > 0, p, 1.0) / np.where(q > 0, q, 1.0))
-    ratio = np.where(p > 0, np.abs(ratio) if sides == 2 else ratio, -np.inf)
-    return ratio.max(axis=-1) if p.shape[-1] else np.zeros(p.shape[0])
+    ratio = p / np.where(q > 0, q, 1.0)
+    most = ratio.max(axis=-1)  # a cell not held has ratio 0, below every held one
+    top = np.log(most, out=np.full(len(most), -np.inf), where=most > 0)
+    if sides != 2:
+        return top
+    least = np.where(p > 0, ratio, np.inf).min(axis=-1)  # the smallest held ratio (∞ if none: −ln ∞ = −∞)
+    return np.maximum(top, -np.log(least))
 
 
 # ---------------------------------------------------------------------------------- l-diversity

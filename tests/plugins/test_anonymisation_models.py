@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from veil.engine import BadInput, GroupView, Hierarchy, make_registry
 from veil.cli import main
-from veil.plugins.anonymisation.sensitive_models import js_divergence
+from veil.plugins.anonymisation.sensitive_models import js_divergence, max_log_ratio
 
 REGISTRY = make_registry()
 
@@ -141,6 +141,24 @@ def test_delta_disclosure_matches_oracle(recs, delta, sides):
             d = max(abs(math.log(x / y)) for x, y in zip(p, q) if x > 0)
         assert verdict.values[i] == pytest.approx(d, abs=1e-9)
         assert bool(verdict.ok[i]) == (d <= delta + 1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 4), min_size=5, max_size=5), min_size=1, max_size=8),
+    st.lists(st.integers(0, 6), min_size=5, max_size=5),
+    st.sampled_from([1, 2]),
+)
+def test_max_log_ratio_is_the_largest_log_ratio_of_a_held_value(counts, weights, sides):
+    """Against the definition cell by cell: rows holding nothing give −∞, a value of Q = 0 is divided by 1."""
+    c = np.array(counts, dtype=float)
+    p = c / np.maximum(c.sum(axis=1, keepdims=True), 1)
+    q = np.array(weights, dtype=float) / max(sum(weights), 1)
+    got = max_log_ratio(p, q, sides)
+    for row, d in zip(p, got):
+        logs = [math.log(x / (y if y > 0 else 1.0)) for x, y in zip(row, q) if x > 0]
+        want = max((abs(v) if sides == 2 else v for v in logs), default=-math.inf)
+        assert d == pytest.approx(want, rel=1e-12, abs=1e-12) if logs else d == -math.inf
 
 
 def test_delta_disclosure_golden_one_and_two_sided():

@@ -394,6 +394,34 @@ def test_the_condition_the_search_prunes_by_is_monotone_and_necessary(seed, mode
         assert r is None or condition[levels], levels
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_table_a_node_rolls_up_from_is_the_smallest_kept_specialisation(seed):
+    """Kept's packed levels (every kept table tested in one subtraction) pick the table the definition
+    picks: among the kept tables whose every level is at most the node's, the smallest, the first of
+    the smallest; and the same one the column-by-column test picks (Kept without the heights)."""
+    from veil.plugins.anonymisation import _lattice
+
+    rng = np.random.default_rng(seed)
+    top = (1, 4, 0, 2, 3, 7, 2, 1, 15)
+
+    def table(levels, n):
+        return _lattice.Classes(levels, np.ones(n, dtype=np.int64), np.zeros((len(top), n), dtype=np.int32))
+
+    base = table((0,) * len(top), 500)
+    packed, plain, kept = _lattice.Kept(base, top), _lattice.Kept(base), [base]
+    for _ in range(200):
+        t = table(tuple(int(rng.integers(0, h + 1)) for h in top), int(rng.integers(1, 60)))
+        packed.add(t)
+        plain.add(t)
+        kept.append(t)
+    for _ in range(400):
+        levels = tuple(int(rng.integers(0, h + 1)) for h in top)
+        below = [t for t in kept if all(a <= b for a, b in zip(t.levels, levels))]
+        want = min(below, key=lambda t: t.n_classes)  # min keeps the first of the smallest
+        assert packed.smallest_below(levels) is want
+        assert plain.smallest_below(levels) is want
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_partition_metrics_bound_never_exceeds_the_metric(seed):
     """The bound the search orders and stops by, from the column and column-pair counts, is at most
