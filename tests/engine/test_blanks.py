@@ -164,7 +164,10 @@ def test_a_categorical_release_is_judged_as_the_same_release_of_objects(seed):
     k_anonymity = make_registry().privacy_model("k-anonymity")
     for rule in (ANY_VALUE, OWN_VALUE):
         assert has_blanks(categorical, ["age", "zip"], rule) == has_blanks(frame, ["age", "zip"], rule)
-        assert suppressed_records(categorical, ["age", "zip"]).tolist() == suppressed_records(frame, ["age", "zip"]).tolist()
+        assert (
+            suppressed_records(categorical, ["age", "zip"]).tolist()
+            == suppressed_records(frame, ["age", "zip"]).tolist()
+        )
         objects, codes = _release(frame, rule), _release(categorical, rule)
         assert codes.class_sizes().tolist() == objects.class_sizes().tolist()
         verdict = k_anonymity.check(codes, k_anonymity.params({"k": k}))

@@ -9,7 +9,18 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from veil.engine import CancelToken, Cancelled, Context, Hierarchy, PluginCall, Role, RunSpec, Table, execute, format_value
+from veil.engine import (
+    CancelToken,
+    Cancelled,
+    Context,
+    Hierarchy,
+    PluginCall,
+    Role,
+    RunSpec,
+    Table,
+    execute,
+    format_value,
+)
 from veil.engine.run.runs import bind_model
 from veil.plugins.anonymisation import _median_cuts, _regions, mondrian
 from veil.plugins.anonymisation._median_cuts import kernels
