@@ -29,7 +29,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "OWN_VALUE",
             "suppressed_records",
         ],
-        "combinations": ["combination_codes", "combination_count", "combinations_of", "MAX_COMBINATIONS"],
+        "combinations": ["combination_codes", "combinations_of", "MAX_COMBINATIONS"],
         "params": ["param", "param_specs", "params_to_dict", "ParamSpec", "parse_params", "parse_spec"],
         "plugin": [
             "Algorithm",

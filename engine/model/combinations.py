@@ -16,26 +16,20 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
-
 import numpy as np
 
 from ..base.errors import BadInput
 from .blanks import OWN_VALUE, blank_codes, blank_view
+from .survey_risk import combinations_count
 
 MAX_COMBINATIONS = 20_000  # judged one after another; more would take minutes on a large table
-
-
-def combination_count(columns: int, size: int) -> int:
-    """How many combinations of at most ``size`` of ``columns`` columns there are."""
-    return sum(math.comb(columns, m) for m in range(1, min(size, columns) + 1))
 
 
 def combinations_of(columns: int, size: int) -> list[tuple[int, ...]]:
     """Every combination of at most ``size`` of ``columns`` column indices, the largest first (all of
     them together when ``size`` reaches ``columns``)."""
     size = min(size, columns)
-    count = combination_count(columns, size)
+    count = combinations_count(columns, size)
     if count > MAX_COMBINATIONS:
         raise BadInput(
             f"every combination of at most {size} of {columns} quasi-identifiers is {count:,} combinations to "
