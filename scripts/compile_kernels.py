@@ -42,7 +42,8 @@ def kernels():
 
     cells = [_microaggregation._kernel(name) for name in ("steps", "moves")] + [_suppression.gains_kernel()]
     cuts = [_median_cuts.kernels()[name] for name in ("_start", "_round", "_groups")]
-    return [*longest_dfs.compiled_kernels(), grouping.compiled(), rank_swap._swap_kernel(), *cells, *cuts]
+    rollup = [grouping.compiled(), grouping.compiled_units()]
+    return [*longest_dfs.compiled_kernels(), *rollup, rank_swap._swap_kernel(), *cells, *cuts]
 
 
 def paths():
@@ -96,15 +97,18 @@ def first_runs(seed: int) -> None:
 
 
 def roll_up() -> None:
-    """Classes merged both ways global recoding merges them: a small key space counted densely, a
-    large one hashed."""
-    from veil.engine import merge_classes
+    """Classes merged both ways global recoding merges them (a small key space counted densely, a
+    large one hashed), and their sensitive values counted."""
+    from veil.engine import count_units, merge_classes, warm_kernels
 
+    warm_kernels()  # both kernels loaded (compiled when missing): the calls below take the compiled path
     rng = np.random.default_rng(0)
     codes = rng.integers(0, 50, (3, 2_000)).astype(np.int32)
     size = np.ones(2_000, dtype=np.int64)
-    merge_classes(codes, [None, np.arange(50) // 10, None], [50, 5, 50], size)  # 12,500 keys: dense
+    inverse, first, _, _ = merge_classes(codes, [None, np.arange(50) // 10, None], [50, 5, 50], size)  # dense keys
     merge_classes(codes, [None, None, None], [50, 50, 50], size)  # 125,000 keys: hashed
+    sensitive = rng.integers(-1, 5, 2_000)
+    count_units(len(first), np.arange(2_000), sensitive, size, 5, inverse)  # the classes' sensitive counts
 
 
 def swap_ranks() -> None:

@@ -199,6 +199,9 @@ def serve(conn, cancel_event, registry_recipe: dict) -> None:
     channel = _Channel(conn)
     registry = make_registry(**registry_recipe)
     channel.send(("ready", os.getpid()))
+    # a long-lived process: the compiled kernels load while its user is still choosing a run, which until
+    # they are loaded takes the NumPy path (docs/benchmarks.md#against-arx-in-one-run)
+    threading.Thread(target=_warm_kernels, name="veil-warm-kernels", daemon=True).start()
     while True:
         try:
             message = channel.recv()
@@ -211,6 +214,15 @@ def serve(conn, cancel_event, registry_recipe: dict) -> None:
             channel.keep(key, obj)
         elif message[0] == "job":
             _run_job(channel, registry, cancel_event, *message[1:])
+
+
+def _warm_kernels() -> None:
+    from ..kernels.grouping import warm
+
+    try:
+        warm()
+    except Exception:  # noqa: BLE001 - a kernel that cannot load leaves the NumPy path, which every run can take
+        pass
 
 
 def _run_job(channel: _Channel, registry, cancel_event, job_id: int, seed: int, func, args, kwargs) -> None:

@@ -61,6 +61,7 @@ import pandas as pd
 from veil.engine import (
     BadInput,
     CompatibleSums,
+    count_units,
     GroupView,
     NodeStatus,
     NodeValue,
@@ -277,30 +278,42 @@ def bottom(
 
 
 def _units(
-    table: Classes, cls: np.ndarray, sens: np.ndarray, w: np.ndarray, n_values: int, survey: np.ndarray | None = None
+    table: Classes,
+    cls: np.ndarray,
+    sens: np.ndarray,
+    w: np.ndarray,
+    n_values: int,
+    survey: np.ndarray | None = None,
+    inverse: np.ndarray | None = None,
 ) -> None:
     """Merge (class, sensitive value) pairs with their counts (and sums of survey weights) into
-    ``table``'s units: counted densely over every (class, value) when there are not many more of
-    those than pairs, else grouped. A blank sensitive value (code −1, never a value) is a unit of
-    its own, counted one place up."""
-    up, span = sens + 1, n_values + 1
+    ``table``'s units (``inverse``: when given, ``cls`` are classes of a finer table, merged as it says):
+    counted densely over every (class, value) when there are not many more of those than pairs, else
+    grouped. A blank sensitive value (code −1, never a value) is a unit of its own, counted one place up."""
     table.n_values = n_values
-    cells = table.n_classes * span
-    if cells <= 16 * len(cls) + (1 << 20):
+    counted = None if survey is not None else count_units(table.n_classes, cls, sens, w, n_values, inverse)
+    if counted is not None:
         # counted value by value (a class's counts one per row of a value's): the models' G × S matrix is
         # then a transposed view, whose sums and maxima over a group's values run along whole rows
+        table.unit_class, table.unit_sens, table.unit_w, counts = counted
+        table.dense = counts[1:].T  # known values' (blanks aside), whole numbers
+        return
+    if inverse is not None:
+        cls = inverse[cls]
+    up, span = sens + 1, n_values + 1
+    cells = table.n_classes * span
+    if cells <= 16 * len(cls) + (1 << 20):  # with survey weights, summed beside the counts
         classes = max(table.n_classes, 1)
         key = up * classes
         key += cls
         counts = np.bincount(key, weights=w, minlength=cells)
-        held = np.flatnonzero(counts != 0)  # faster on booleans than on the counts themselves
+        held = np.flatnonzero(counts != 0)
         value, table.unit_class = np.divmod(held, classes)
         value -= 1
         table.unit_sens = value
         table.unit_w = counts[held].astype(np.int64)
-        table.dense = counts.reshape(span, table.n_classes)[1:].T  # known values' (blanks aside), whole numbers
-        if survey is not None:
-            table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
+        table.dense = counts.reshape(span, table.n_classes)[1:].T
+        table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
         return
     inverse, first = group_rows([cls, up], [table.n_classes, span])
     table.unit_class = cls[first]
@@ -319,14 +332,7 @@ def rollup(source: Classes, levels: tuple, attrs: list[Attribute]) -> Classes:
     survey = None if source.survey is None else np.bincount(inverse, weights=source.survey, minlength=len(size))
     table = Classes(levels, size, codes, survey)
     if source.unit_class is not None:
-        _units(
-            table,
-            inverse[source.unit_class],
-            source.unit_sens,
-            source.unit_w,
-            source.n_values,
-            source.unit_survey,
-        )
+        _units(table, source.unit_class, source.unit_sens, source.unit_w, source.n_values, source.unit_survey, inverse)
     return table
 
 

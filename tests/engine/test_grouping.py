@@ -116,3 +116,39 @@ def test_group_rows_groups_equal_rows():
     assert len(first) == len(set(pairs))
     for i, p in enumerate(pairs):
         assert pairs[first[inverse[i]]] == p
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+@pytest.mark.parametrize("seed", range(6))
+def test_count_units_counts_each_class_and_value(monkeypatch, compiled, seed):
+    """Units of a finer table merged by ``inverse`` (or taken as they are), counted against a Counter
+    of (class, value) pairs: the units value by value and within a value class by class, the matrix
+    they were read from, a blank (−1) a unit of its own in row 0. Both paths, the same result."""
+    if compiled and grouping.compiled_units() is None:
+        pytest.skip("numba is not installed: count_units runs the NumPy path, tested beside")
+    monkeypatch.setitem(grouping._WARM, "started", True)
+    monkeypatch.setitem(grouping._WARM, "done", compiled)
+    rng = np.random.default_rng(seed)
+    finer, classes, n_values, n = int(rng.integers(1, 60)), int(rng.integers(1, 30)), int(rng.integers(0, 6)), 200
+    inverse = rng.integers(0, classes, finer) if seed % 2 else None
+    unit_class = rng.integers(0, finer if inverse is not None else classes, n)
+    unit_sens = rng.integers(-1, n_values, n) if n_values else np.full(n, -1)
+    unit_w = rng.integers(1, 7, n).astype(np.int64)
+    got_class, got_sens, got_w, counts = grouping.count_units(classes, unit_class, unit_sens, unit_w, n_values, inverse)
+    expected = Counter()
+    for c, s, w in zip(unit_class, unit_sens, unit_w):
+        expected[(int(s), int(c if inverse is None else inverse[c]))] += int(w)
+    order = sorted(expected)  # value by value, then class by class
+    assert list(zip(got_sens.tolist(), got_class.tolist())) == order
+    assert got_w.tolist() == [expected[k] for k in order] and got_w.dtype == np.int64
+    assert counts.shape == (n_values + 1, classes)
+    full = np.zeros((n_values + 1, classes))
+    for (s, c), w in expected.items():
+        full[s + 1, c] = w
+    assert np.array_equal(counts, full)
+
+
+def test_count_units_leaves_sparse_units_to_the_caller():
+    """Many more (class, value) cells than units: None (the caller groups the pairs instead)."""
+    one = np.zeros(1, dtype=np.int64)
+    assert grouping.count_units(1 << 20, one, one, one + 1, 4) is None

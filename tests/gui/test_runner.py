@@ -53,6 +53,18 @@ def test_a_run_happens_in_the_worker_process_not_the_window(slow_window, qtbot):
     assert second.outcome.result.original is slow_window.controller.dataset.data  # the data came back by reference
 
 
+def test_the_worker_loads_the_compiled_kernels_in_the_background(slow_window, qtbot):
+    """A long-lived worker loads numba's kernels after it starts, unasked: its runs then roll class
+    tables up compiled (docs/benchmarks.md#against-arx-in-one-run)."""
+    from veil.engine.kernels import grouping
+
+    if grouping.compiled_units() is None:
+        pytest.skip("numba is not installed: every run takes the NumPy path")
+    choose(slow_window, "kernels-test", seconds=60)
+    entry = run_and_wait(slow_window, qtbot, timeout=90_000)
+    assert entry.status == "done" and entry.outcome.result.release.details["compiled"] is True
+
+
 @posix_only
 def test_the_event_loop_ticks_while_a_job_holds_the_gil_in_its_process(slow_window, qtbot):
     choose(slow_window, "busy-test", seconds=0.0)

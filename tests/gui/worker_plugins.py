@@ -72,13 +72,32 @@ class Boom(Algorithm):
         raise RuntimeError("the boom plugin exploded")
 
 
+class Kernels(Algorithm):
+    """Waits (up to ``seconds``) for the worker to have loaded the compiled kernels in the background
+    and records whether a roll-up would now take the compiled path."""
+
+    name = "kernels-test"
+    title = "Kernels (test)"
+    accepts = (TABLE,)
+    Params = BusyParams
+
+    def run(self, data, model, params, ctx):
+        from veil.engine.kernels import grouping
+
+        end = time.perf_counter() + params.seconds
+        while not grouping._WARM["done"] and time.perf_counter() < end:
+            ctx.check()
+            time.sleep(0.05)
+        return feature_subset(data, [], details={"pid": os.getpid(), "compiled": grouping._ready()})
+
+
 class TestPlugins:
     __test__ = False  # not a pytest class
 
     @staticmethod
     @hookimpl
     def veil_register_algorithms():
-        return [Busy, GilHog, Boom]
+        return [Busy, GilHog, Boom, Kernels]
 
 
 @dataclass(frozen=True)

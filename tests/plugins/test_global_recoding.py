@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from veil.engine.kernels import grouping
 from veil.engine import (
     SUPPRESSED,
     BadInput,
@@ -275,6 +276,27 @@ def test_search_finds_the_exhaustive_optimum(seed, models, suppression):
         assert results[found]["suppressed"] == gen["suppressed_records"]
         assert result.metrics[metric] == pytest.approx(gen["loss"], rel=1e-9, abs=1e-12), "the metric plugin agrees"
         assert gen["lattice_nodes"] == len(results) and 1 <= gen["searched_nodes"] <= len(results)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("models", MODELS, ids=lambda m: "+".join(m))
+def test_the_compiled_roll_up_finds_what_the_numpy_one_finds(monkeypatch, seed, models):
+    """Class tables rolled up by the compiled kernels (once loaded, as in the desktop's worker) and by
+    NumPy: the same optimum, metric, suppression and nodes built, for every model."""
+    if grouping.compiled_units() is None:
+        pytest.skip("numba is not installed: every roll-up takes the NumPy path")
+    table = random_table(seed)
+    found = []
+    for loaded in (False, True):
+        monkeypatch.setitem(grouping._WARM, "started", True)
+        monkeypatch.setitem(grouping._WARM, "done", loaded)
+        try:
+            gen = search(table, models, 0.15, "loss").release.details["generalisation"]
+        except BadInput as exc:
+            found.append(str(exc))
+            continue
+        found.append((gen["levels"], gen["loss"], gen["suppressed_records"], gen["searched_nodes"]))
+    assert found[0] == found[1]
 
 
 @pytest.mark.parametrize("seed", range(3))
