@@ -1,7 +1,8 @@
 """Compile Veil's numba kernels at set-up, so that no user's first run waits for the compiler.
 
 The longest-pattern search of PatternKa and Maximal (``veil.engine.kernels.longest_dfs``, in parts), global
-recoding's roll-up of classes (``veil.engine.kernels.grouping``), Mondrian's rounds under k-anonymity
+recoding's roll-up of classes (``veil.engine.kernels.grouping``) and δ-disclosure's judgement of groups
+(``veil.plugins.anonymisation.sensitive_models``), Mondrian's rounds under k-anonymity
 (``veil.plugins.anonymisation._median_cuts``) and rank swapping's pairing of ranks
 (``veil.plugins.perturbation.rank_swap``) are compiled by numba on first use
 and kept in numba's cache beside their modules. ``make run`` and ``make test`` run
@@ -37,12 +38,13 @@ def kernels():
 
     if not longest_dfs.have_numba():
         return []
-    from veil.plugins.anonymisation import _median_cuts, _microaggregation, _suppression
+    from veil.plugins.anonymisation import _median_cuts, _microaggregation, _suppression, sensitive_models
     from veil.plugins.perturbation import rank_swap
 
     cells = [_microaggregation._kernel(name) for name in ("steps", "moves")] + [_suppression.gains_kernel()]
     cuts = [_median_cuts.kernels()[name] for name in ("_start", "_round", "_groups")]
     rollup = [grouping.compiled(), grouping.compiled_units()]
+    rollup += [sensitive_models._kernel(name) for name in ("_log_ratios", "_held_mass")]
     return [*longest_dfs.compiled_kernels(), *rollup, rank_swap._swap_kernel(), *cells, *cuts]
 
 
@@ -59,6 +61,7 @@ def paths():
     return [
         ("PatternKa and Maximal on 12,000 generated baskets", lambda: first_runs(0)),
         ("global recoding's roll-up of classes", roll_up),
+        ("δ-disclosure's judgement of groups", delta_disclosure),
         ("rank swapping's pairing of ranks", swap_ranks),
         ("microaggregation's groups and local suppression's blanks", cell_methods),
         ("Mondrian's rounds under k-anonymity", mondrian_rounds),
@@ -109,6 +112,24 @@ def roll_up() -> None:
     merge_classes(codes, [None, None, None], [50, 50, 50], size)  # 125,000 keys: hashed
     sensitive = rng.integers(-1, 5, 2_000)
     count_units(len(first), np.arange(2_000), sensitive, size, 5, inverse)  # the classes' sensitive counts
+
+
+def delta_disclosure() -> None:
+    """δ-disclosure's compiled judgement of groups, on counts laid out both ways a search holds them."""
+    from veil.engine import GroupView
+    from veil.plugins.anonymisation.sensitive_models import group_log_ratios, held_mass
+
+    counts = np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]])
+    for layout in (counts, np.asfortranarray(counts)):
+        view = GroupView.from_codes(
+            np.array([0, 0, 0, 1, 1, 1, 1]),
+            np.array([0, 0, 1, 1, 1, 1, 2]),
+            np.array([2, 4, 1]) / 7,
+            ("a", "b", "c"),
+            counts=layout,
+        )
+        group_log_ratios(view, 2)
+        held_mass(view)
 
 
 def swap_ranks() -> None:

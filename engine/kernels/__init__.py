@@ -10,7 +10,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "bitsets": ["and_popcount", "support_counts"],
-        "grouping": ["count_units", "group_rows", "merge_classes", "warm_kernels=warm"],
+        "grouping": ["count_units", "group_rows", "kernels_loaded=loaded", "merge_classes", "warm_kernels=warm"],
         "containment": [
             "class_sizes_per_record",
             "kac",

@@ -41,7 +41,7 @@ def merge_classes(
     d, g = codes.shape if codes.ndim == 2 else (0, 0)
     spans = np.maximum(np.asarray(spans, dtype=np.int64), 1)
     dense, exact = _bounds(spans, g)
-    kernel = compiled() if d and g and exact and (g >= _COMPILED_FROM or _ready()) else None
+    kernel = compiled() if d and g and exact and (g >= _COMPILED_FROM or loaded()) else None
     if kernel is None:
         return _merge_numpy(codes, maps, spans, size)
     codes32 = np.ascontiguousarray(codes, dtype=np.int32)
@@ -97,9 +97,10 @@ def compiled_units():
     return _COMPILED[1]
 
 
-def _ready() -> bool:
-    """Whether the compiled kernels cost nothing more to use: :func:`warm` has loaded them, or numba
-    was loaded otherwise (a miner, Mondrian) and no warm-up is half-way."""
+def loaded() -> bool:
+    """Whether numba is loaded and ready, so that a compiled kernel costs nothing more to use (one from
+    numba's cache loads in milliseconds): :func:`warm` has run, or numba was loaded otherwise (a miner,
+    a large roll-up) and no warm-up is half-way. A plugin with a compiled path takes it then."""
     return _WARM["done"] or ("numba" in sys.modules and not _WARM["started"])
 
 
@@ -209,7 +210,7 @@ def count_units(
     cells = classes * span
     if cells > 16 * len(unit_class) + (1 << 20):
         return None
-    if classes and len(unit_class) and _ready():  # never worth loading numba for: cheaper than merging
+    if classes and len(unit_class) and loaded():  # never worth loading numba for: cheaper than merging
         kernel = compiled_units()
         if kernel is not None:
             empty = np.zeros(0, dtype=np.int64)

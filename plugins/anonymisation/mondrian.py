@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +59,7 @@ from veil.engine import (
     TradeOff,
     grouping_columns,
     hookimpl,
+    kernels_loaded,
     param,
 )
 
@@ -300,7 +300,7 @@ _COMPILED_FROM = 200_000  # units from which loading numba (about half a CPU sec
 
 def _compiled(units: int) -> bool:
     """Whether the compiled rounds run: numba is installed, and loaded already or worth loading."""
-    return (units >= _COMPILED_FROM or "numba" in sys.modules) and kernels() is not None
+    return (units >= _COMPILED_FROM or kernels_loaded()) and kernels() is not None
 
 
 def _size_threshold(model, population, survey) -> int | None:

@@ -14,12 +14,13 @@ written file (groups = records equal on the written quasi-identifiers).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, param, value_label
+from veil.engine import BadInput, GroupVerdict, Judgement, PrivacyModel, hookimpl, kernels_loaded, param, value_label
 
 _TOL = 1e-12  # floating-point slack: a group exactly at the bound passes
 _SLACK = 1e-9  # looser still for a necessary condition, which must never turn a passing group away
@@ -123,22 +124,118 @@ def _declared(view, model: str, distance: str, what: str):
     return view.hierarchy
 
 
-def max_log_ratio(p: np.ndarray, q: np.ndarray, sides: int = 1) -> np.ndarray:
-    """max over s with P(s) > 0 of ln(P(s) / Q(s)) (``sides=1``, the one-sided δ-disclosure of each
-    row), or of |ln(P(s) / Q(s))| (``sides=2``, Brickell and Shmatikov's); −∞ for a row holding
-    nothing. The logarithm being increasing, it is taken of each row's largest and smallest ratio
-    P(s) / Q(s) only, not of every cell."""
-    p = np.atleast_2d(np.asarray(p, dtype=float))
-    if not p.shape[-1]:
-        return np.zeros(p.shape[0])
-    q = np.asarray(q, dtype=float)
-    ratio = p / np.where(q > 0, q, 1.0)
-    most = ratio.max(axis=-1)  # a cell not held has ratio 0, below every held one
+def max_log_ratio(counts: np.ndarray, q: np.ndarray, sides: int = 1) -> np.ndarray:
+    """Of each row of ``counts`` (a group's count of each sensitive value; P(s) its share of the
+    group's values): max over s with P(s) > 0 of ln(P(s) / Q(s)) (``sides=1``, the one-sided
+    δ-disclosure), or of |ln(P(s) / Q(s))| (``sides=2``, Brickell and Shmatikov's); −∞ for a row holding
+    nothing, a value of Q(s) = 0 divided by 1. The logarithm being increasing, it is taken of each row's
+    largest and smallest ratio only, and a ratio is its count times 1 / Q(s), divided by the group's
+    size once, as :func:`group_log_ratios`'s compiled pass rounds them."""
+    c = np.atleast_2d(np.asarray(counts, dtype=float))
+    if not c.shape[-1]:
+        return np.zeros(c.shape[0])
+    scaled = c * _scale(np.asarray(q, dtype=float))
+    held = np.maximum(c.sum(axis=-1), 1.0)
+    most = scaled.max(axis=-1) / held  # a cell not held has ratio 0, below every held one
+    least = np.where(c > 0, scaled, np.inf).min(axis=-1) / held if sides == 2 else None  # ∞ where none held
+    return _log_extremes(most, least)
+
+
+def _scale(q: np.ndarray) -> np.ndarray:
+    return 1.0 / np.where(q > 0, q, 1.0)
+
+
+def _log_extremes(most: np.ndarray, least: np.ndarray | None) -> np.ndarray:
     top = np.log(most, out=np.full(len(most), -np.inf), where=most > 0)
-    if sides != 2:
-        return top
-    least = np.where(p > 0, ratio, np.inf).min(axis=-1)  # the smallest held ratio (∞ if none: −ln ∞ = −∞)
-    return np.maximum(top, -np.log(least))
+    return top if least is None else np.maximum(top, -np.log(least))  # −ln ∞ = −∞
+
+
+def group_log_ratios(view, sides: int) -> np.ndarray:
+    """:func:`max_log_ratio` of each group of ``view``, in one compiled pass over its counts when numba is
+    loaded (the same ratios, rounded the same way; the logarithm libm's, which may differ from NumPy's
+    in the last bit: far inside the tolerance a verdict allows)."""
+    counts = view.counts()
+    kernel = _kernel("_log_ratios") if kernels_loaded() else None
+    if kernel is None or not counts.shape[1] or counts.dtype != np.float64:
+        return max_log_ratio(counts, view.q(), sides)
+    return kernel(counts, _facts(view.q())[1], sides == 2)
+
+
+_LAST_Q: list = [(None, None)]  # a Q and its facts: a search judges thousands of views of the same Q
+
+
+def _facts(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(Q as floats, 1 / Q where Q > 0 and 1 elsewhere, whether every value has Q > 0), kept for the
+    last Q asked about (read and replaced as one pair: threads may share it)."""
+    last, facts = _LAST_Q[0]
+    if last is not q:
+        floats = np.asarray(q, dtype=float)
+        facts = (floats, _scale(floats), bool((floats > 0).all()))
+        _LAST_Q[0] = (q, facts)
+    return facts
+
+
+def held_mass(view) -> np.ndarray | None:
+    """Each group's Q-mass of the sensitive values it holds (compiled when numba is loaded); None when
+    some value has Q = 0."""
+    q, _, positive = _facts(view.q())
+    if not positive:
+        return None
+    counts = view.counts()
+    kernel = _kernel("_held_mass") if kernels_loaded() else None
+    if kernel is None or counts.dtype != np.float64:
+        return (counts > 0).astype(float) @ q
+    return kernel(counts, q)
+
+
+def _log_ratios(counts, scale, two_sided):
+    """:func:`max_log_ratio` in one pass value by value (a view's counts are often a column-major
+    transposition), then a logarithm per row."""
+    g, s = counts.shape
+    held = np.zeros(g)
+    most = np.zeros(g)
+    least = np.full(g, np.inf)
+    for j in range(s):
+        w = scale[j]
+        for i in range(g):
+            c = counts[i, j]
+            held[i] += c
+            r = c * w
+            most[i] = max(most[i], r)
+            if c > 0:
+                least[i] = min(least[i], r)
+    out = np.empty(g)
+    for i in range(g):
+        n = max(held[i], 1.0)
+        top = np.log(most[i] / n) if most[i] > 0 else -np.inf
+        out[i] = max(top, -np.log(least[i] / n)) if two_sided else top
+    return out
+
+
+def _held_mass(counts, q):
+    g, s = counts.shape
+    mass = np.zeros(g)
+    for j in range(s):
+        m = q[j]
+        for i in range(g):
+            mass[i] += m if counts[i, j] > 0 else 0.0
+    return mass
+
+
+_COMPILED: dict = {}
+
+
+def _kernel(name: str):
+    """A compiled kernel (numba, cached beside this module), or None without numba."""
+    if not _COMPILED:
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - where numba is not installed
+            _COMPILED.update(_log_ratios=None, _held_mass=None)
+        else:
+            for fn in (_log_ratios, _held_mass):
+                _COMPILED[fn.__name__] = njit(cache=True, nogil=True)(fn)
+    return _COMPILED[name]
 
 
 # ---------------------------------------------------------------------------------- l-diversity
@@ -453,14 +550,12 @@ class DeltaDisclosure(PrivacyModel):
     def necessary_groups(self, view, params):
         # either side bounds each held value's share P(s) ≤ e^δ Q(s); the shares sum to 1, so the values a
         # group holds have Q-mass at least e^−δ, which only grows as records join
-        q = view.q()
-        if not (q > 0).all():
-            return None
-        return (view.counts() > 0).astype(float) @ q >= np.exp(-params.delta) * (1 - _SLACK)
+        mass = held_mass(view)
+        return None if mass is None else mass >= math.exp(-params.delta) * (1 - _SLACK)
 
     def check_groups(self, view, params):
         view.require_sensitive(self.name)
-        d = max_log_ratio(view.distributions(), view.q(), params.sides)
+        d = group_log_ratios(view, params.sides)
         return GroupVerdict(d, d <= params.delta + _TOL, higher_is_safer=False)
 
     def summary(self, params, verdict):

@@ -88,7 +88,7 @@ class Kernels(Algorithm):
         while not grouping._WARM["done"] and time.perf_counter() < end:
             ctx.check()
             time.sleep(0.05)
-        return feature_subset(data, [], details={"pid": os.getpid(), "compiled": grouping._ready()})
+        return feature_subset(data, [], details={"pid": os.getpid(), "compiled": grouping.loaded()})
 
 
 class TestPlugins:
