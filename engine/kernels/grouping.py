@@ -234,27 +234,27 @@ def count_units(
 
 
 def _count_units(inverse, unit_class, unit_sens, unit_w, classes, span):
-    """:func:`count_units`, compiled: one pass adding the units up, one finding the cells held."""
+    """:func:`count_units`, compiled: one pass adding the units up (counting the cells it first fills),
+    one writing the cells held out. The counts are positive: a cell first filled stays held."""
     counts = np.zeros((span, classes), np.float64)
     mapped = inverse.shape[0] > 0
+    n = 0
     for u in range(unit_class.shape[0]):
         c = inverse[unit_class[u]] if mapped else unit_class[u]
-        counts[unit_sens[u] + 1, c] += unit_w[u]
+        v = unit_sens[u] + 1
+        if counts[v, c] == 0:
+            n += 1
+        counts[v, c] += unit_w[u]
+    where = np.empty(n + 1, np.int64)  # a cell not held is written one place on, then overwritten
+    value = np.empty(n + 1, np.int64)
+    weight = np.empty(n + 1, np.int64)
     n = 0
     for v in range(span):
         for c in range(classes):
-            if counts[v, c] != 0:
-                n += 1
-    where = np.empty(n, np.int64)
-    value = np.empty(n, np.int64)
-    weight = np.empty(n, np.int64)
-    n = 0
-    for v in range(span):
-        for c in range(classes):
-            if counts[v, c] != 0:
-                where[n], value[n], weight[n] = c, v - 1, np.int64(counts[v, c])
-                n += 1
-    return where, value, weight, counts
+            x = counts[v, c]
+            where[n], value[n], weight[n] = c, v - 1, np.int64(x)
+            n += x != 0  # without a branch: which cells are held follows no pattern
+    return where[:n], value[:n], weight[:n], counts
 
 
 def group_rows(columns: list[np.ndarray], spans: list[int]) -> tuple[np.ndarray, np.ndarray]:

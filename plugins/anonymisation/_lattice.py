@@ -549,32 +549,29 @@ class Judge:
         its necessary condition monotone under suppression when it offers one
         (``necessary_groups``). Those other models matter only on the classes C passes, the others
         failing anyway: a class's verdict comes from its own sensitive counts (and the table's Q), so
-        they are judged on the view of every class when C passes at least half of them (a view of
-        the passing ones costs more to build than the rest cost to judge), else on that view."""
+        they are judged on the view of every class (a view of the passing ones alone costs more to build
+        than the others cost to judge)."""
         views = self.views(table)
-        some = np.ones(table.n_classes, dtype=bool)
+        some = None  # the classes passing C (never changed in place: a verdict's own array may be it)
         for model, pruning in zip(self.models, self.pruning):
             ok = self._ok(model, views) if pruning else self._necessary(model, views)
             if ok is not None:
-                some &= ok
-        if int(table.size[~some].sum()) > self.limit:
-            return None, ~some
+                some = ok if some is None else some & ok
+        if some is None:
+            some = np.ones(table.n_classes, dtype=bool)
+        failing_c = ~some
+        if int(table.size[failing_c].sum()) > self.limit:
+            return None, failing_c
         rest = [m for m, p in zip(self.models, self.pruning) if not p and not self._smallest(m)]
-        every = some.copy()
-        passing = int(np.count_nonzero(some))
-        if rest and passing:
-            whole = 2 * passing >= len(some)
-            subset = views if whole else self.views(table, some)
+        every = some
+        if rest and not failing_c.all():
             for m in rest:
-                if whole:
-                    every &= self._ok(m, subset)
-                else:
-                    every[some] &= self._ok(m, subset)
+                every = every & self._ok(m, views)
         smallest = [m for m, p in zip(self.models, self.pruning) if not p and self._smallest(m)]
         if smallest:
             star = star_class(table, stars) if stars is not None else np.zeros(table.n_classes, dtype=bool)
             every = self._suppress_smallest(table, every, smallest, star)
-        return ~every, ~some
+        return ~every, failing_c
 
     def _smallest(self, model) -> bool:
         """Whether a suppression limit meets ``model`` by suppressing its smallest classes."""
