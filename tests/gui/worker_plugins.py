@@ -72,14 +72,12 @@ class Boom(Algorithm):
         raise RuntimeError("the boom plugin exploded")
 
 
-class Kernels(Algorithm):
+class Kernels(Busy):
     """Waits (up to ``seconds``) for the worker to have loaded the compiled kernels in the background
     and records whether a roll-up would now take the compiled path."""
 
     name = "kernels-test"
     title = "Kernels (test)"
-    accepts = (TABLE,)
-    Params = BusyParams
 
     def run(self, data, model, params, ctx):
         from veil.engine.kernels import grouping
