@@ -107,8 +107,8 @@ def loaded() -> bool:
 def warm() -> bool:
     """Load numba and the compiled kernels from numba's cache (compiling them when missing), so that
     every later roll-up takes the compiled path: what a long-lived process (the desktop's worker) does
-    once, in the background, while its user is still choosing a run. About 0.7 CPU seconds and
-    60 MB; returns whether numba is installed."""
+    once, in the background, while its user is still choosing a run (what it costs:
+    docs/benchmarks.md#task-6-compiled-and-both-paths-measured). Returns whether numba is installed."""
     _WARM["started"] = True
     try:
         kernel = compiled()
