@@ -116,9 +116,10 @@ def roll_up() -> None:
 
 def delta_disclosure() -> None:
     """δ-disclosure's compiled judgement of groups, on counts laid out both ways a search holds them."""
-    from veil.engine import GroupView
+    from veil.engine import GroupView, warm_kernels
     from veil.plugins.anonymisation.sensitive_models import group_log_ratios, held_mass
 
+    warm_kernels()  # numba loaded: the judgement below takes the compiled path
     counts = np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 1.0]])
     for layout in (counts, np.asfortranarray(counts)):
         view = GroupView.from_codes(

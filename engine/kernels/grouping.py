@@ -74,7 +74,8 @@ _BLOCK = 2048  # classes keyed at a time: their keys stay in the processor's nea
 
 _COMPILED: list = []  # the compiled kernels once made ([None, None] without numba)
 _LOCK = threading.Lock()
-_WARM = {"started": False, "done": False}  # warm(): numba and the kernels loaded ahead of any run
+_WARM = {"started": False, "ready": False}  # warm(): numba and the kernels loaded ahead of any run
+_SETTLED = threading.Event()  # set once a warm-up has ended, loaded or not
 
 
 def compiled():
@@ -98,17 +99,19 @@ def compiled_units():
 
 
 def loaded() -> bool:
-    """Whether numba is loaded and ready, so that a compiled kernel costs nothing more to use (one from
-    numba's cache loads in milliseconds): :func:`warm` has run, or numba was loaded otherwise (a miner,
-    a large roll-up) and no warm-up is half-way. A plugin with a compiled path takes it then."""
-    return _WARM["done"] or ("numba" in sys.modules and not _WARM["started"])
+    """Whether numba is loaded and ready, so that a compiled kernel costs nothing more than loading it
+    from numba's cache: :func:`warm` has loaded the kernels, or numba was loaded otherwise (a miner, a
+    large roll-up) and no warm-up was started (one that is half-way, or failed, leaves the NumPy
+    path). A plugin with a compiled path takes it then."""
+    return _WARM["ready"] or ("numba" in sys.modules and not _WARM["started"])
 
 
 def warm() -> bool:
     """Load numba and the compiled kernels from numba's cache (compiling them when missing), so that
     every later roll-up takes the compiled path: what a long-lived process (the desktop's worker) does
     once, in the background, while its user is still choosing a run (what it costs:
-    docs/benchmarks.md#task-6-compiled-and-both-paths-measured). Returns whether numba is installed."""
+    docs/benchmarks.md#task-6-compiled-and-both-paths-measured). Returns whether the kernels loaded
+    (False without numba); a kernel that fails to load raises, and the NumPy path stays."""
     _WARM["started"] = True
     try:
         kernel = compiled()
@@ -119,9 +122,18 @@ def warm() -> bool:
             _COMPILED[1](
                 np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), one, 1, 2
             )
+            _WARM["ready"] = True
     finally:
-        _WARM["done"] = True
-    return kernel is not None
+        _SETTLED.set()
+    return _WARM["ready"]
+
+
+def settle() -> None:
+    """Wait for a warm-up under way to end. Before a fork: the child would inherit numba's and the
+    import system's locks as the warming thread holds them, and that thread does not exist in the
+    child to release them."""
+    if _WARM["started"]:
+        _SETTLED.wait()
 
 
 def _merge(codes, flat, offsets, spans, dense, size):
@@ -226,7 +238,7 @@ def count_units(
     rows = max(classes, 1)
     key = (unit_sens + 1) * rows
     key += cls
-    counts = np.bincount(key, weights=unit_w, minlength=cells)
+    counts = np.bincount(key, weights=unit_w, minlength=cells).astype(float, copy=False)  # float: units or none
     held = np.flatnonzero(counts != 0)  # faster on booleans than on the counts themselves
     value, where = np.divmod(held, rows)
     value -= 1

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base.errors import BadInput
+from .grouping import settle
 
 
 class MiningLimit(BadInput):
@@ -86,6 +87,7 @@ def run_limited(
     if (max_seconds is None and check is None) or not hasattr(os, "fork"):
         return fn(*args)
 
+    settle()  # no lock held by a thread loading numba's kernels may be copied into the child
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     read_end, write_end = os.pipe()
     pid = os.fork()

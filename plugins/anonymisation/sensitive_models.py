@@ -161,17 +161,20 @@ def group_log_ratios(view, sides: int) -> np.ndarray:
     return kernel(counts, _facts(view.q())[1], sides == 2)
 
 
-_LAST_Q: list = [(None, None)]  # a Q and its facts: a search judges thousands of views of the same Q
+_KNOWN_Q: list = []  # (Q, its facts) for the last few Q judged: a search judges thousands of views of each
 
 
 def _facts(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """(Q as floats, 1 / Q where Q > 0 and 1 elsewhere, whether every value has Q > 0), kept for the
-    last Q asked about (read and replaced as one pair: threads may share it)."""
-    last, facts = _LAST_Q[0]
-    if last is not q:
-        floats = np.asarray(q, dtype=float)
-        facts = (floats, _scale(floats), bool((floats > 0).all()))
-        _LAST_Q[0] = (q, facts)
+    last few Q asked about (one per sensitive column a run judges; the list is replaced whole, never
+    changed in place: threads may share it)."""
+    known = _KNOWN_Q[0] if _KNOWN_Q else ()
+    for seen, facts in known:
+        if seen is q:
+            return facts
+    floats = np.asarray(q, dtype=float)
+    facts = (floats, _scale(floats), bool((floats > 0).all()))
+    _KNOWN_Q[:] = [((q, facts), *known[:7])]
     return facts
 
 
@@ -231,10 +234,10 @@ def _kernel(name: str):
         try:
             from numba import njit
         except ImportError:  # pragma: no cover - where numba is not installed
-            _COMPILED.update(_log_ratios=None, _held_mass=None)
+            made = dict.fromkeys(("_log_ratios", "_held_mass"))
         else:
-            for fn in (_log_ratios, _held_mass):
-                _COMPILED[fn.__name__] = njit(cache=True, nogil=True)(fn)
+            made = {fn.__name__: njit(cache=True, nogil=True)(fn) for fn in (_log_ratios, _held_mass)}
+        _COMPILED.update(made)  # all at once: another thread never finds one without the other
     return _COMPILED[name]
 
 

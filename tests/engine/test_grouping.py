@@ -1,6 +1,8 @@
 """Merging classes (global recoding's roll-up): the compiled kernel and the NumPy path against a
 brute-force grouping of the mapped codes, on random tables small and large, in every key regime."""
 
+import os
+import threading
 from collections import Counter
 
 import numpy as np
@@ -127,7 +129,7 @@ def test_count_units_counts_each_class_and_value(monkeypatch, compiled, seed):
     if compiled and grouping.compiled_units() is None:
         pytest.skip("numba is not installed: count_units runs the NumPy path, tested beside")
     monkeypatch.setitem(grouping._WARM, "started", True)
-    monkeypatch.setitem(grouping._WARM, "done", compiled)
+    monkeypatch.setitem(grouping._WARM, "ready", compiled)
     rng = np.random.default_rng(seed)
     finer, classes, n_values, n = int(rng.integers(1, 60)), int(rng.integers(1, 30)), int(rng.integers(0, 6)), 200
     inverse = rng.integers(0, classes, finer) if seed % 2 else None
@@ -152,3 +154,42 @@ def test_count_units_leaves_sparse_units_to_the_caller():
     """Many more (class, value) cells than units: None (the caller groups the pairs instead)."""
     one = np.zeros(1, dtype=np.int64)
     assert grouping.count_units(1 << 20, one, one, one + 1, 4) is None
+
+
+def _fresh_warm_up(monkeypatch, kernels=None):
+    monkeypatch.setattr(grouping, "_WARM", {"started": False, "ready": False})
+    monkeypatch.setattr(grouping, "_SETTLED", threading.Event())
+    if kernels is not None:
+        monkeypatch.setattr(grouping, "_COMPILED", kernels)
+
+
+def test_a_warm_up_that_fails_leaves_the_numpy_path(monkeypatch):
+    """A kernel that cannot load (a broken cache, a compiler error) raises from warm(), and every later
+    roll-up still takes the NumPy path rather than fail."""
+
+    def broken(*args):
+        raise RuntimeError("cannot load")
+
+    _fresh_warm_up(monkeypatch, [broken, broken])
+    with pytest.raises(RuntimeError, match="cannot load"):
+        grouping.warm()
+    assert not grouping.loaded() and grouping._SETTLED.is_set()
+    codes = np.array([[0, 1, 1]], dtype=np.int32)
+    inverse, first, merged, size = merge_classes(codes, [None], [2], np.ones(3, dtype=np.int64))
+    assert sorted(size.tolist()) == [1, 2]
+    units = grouping.count_units(2, np.array([0, 1]), np.array([0, 0]), np.array([1, 2], dtype=np.int64), 1)
+    assert units[2].tolist() == [1, 2]
+
+
+def test_a_fork_waits_for_a_warm_up_under_way(monkeypatch):
+    """run_limited forks only once a warm-up on another thread has ended: the child sees it ended (it
+    would otherwise inherit the locks the warming thread holds, with no thread to release them)."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    from veil.engine.kernels.limits import run_limited
+
+    _fresh_warm_up(monkeypatch)
+    grouping._WARM["started"] = True
+    settled = grouping._SETTLED
+    threading.Timer(0.2, settled.set).start()
+    assert run_limited(settled.is_set, (), max_seconds=30, check=None, what="test") is True

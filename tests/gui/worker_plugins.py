@@ -83,10 +83,11 @@ class Kernels(Busy):
         from veil.engine.kernels import grouping
 
         end = time.perf_counter() + params.seconds
-        while not grouping._WARM["done"] and time.perf_counter() < end:
+        while not grouping._SETTLED.is_set() and time.perf_counter() < end:
             ctx.check()
             time.sleep(0.05)
-        return feature_subset(data, [], details={"pid": os.getpid(), "compiled": grouping.loaded()})
+        made = len(grouping._COMPILED) == 2 and all(k is not None for k in grouping._COMPILED)
+        return feature_subset(data, [], details={"pid": os.getpid(), "compiled": grouping.loaded() and made})
 
 
 class TestPlugins:

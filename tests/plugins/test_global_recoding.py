@@ -289,7 +289,7 @@ def test_the_compiled_roll_up_finds_what_the_numpy_one_finds(monkeypatch, seed, 
     found = []
     for loaded in (False, True):
         monkeypatch.setitem(grouping._WARM, "started", True)
-        monkeypatch.setitem(grouping._WARM, "done", loaded)
+        monkeypatch.setitem(grouping._WARM, "ready", loaded)
         try:
             gen = search(table, models, 0.15, "loss").release.details["generalisation"]
         except BadInput as exc:
