@@ -340,13 +340,7 @@ def view_of_release(
             part["group"].to_numpy(), part[sensitive], hierarchy=release.hierarchies.get(sensitive)
         )
     codes = release.blank_codes()
-    view = view_of_frame(
-        frame,
-        release.quasi_identifiers,
-        sensitive,
-        groups=release.group_ids() if codes is None else np.zeros(len(frame), dtype=np.int64),
-        hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
-    )
+    view = _records_view(release, sensitive, codes is None)
     weight = getattr(release, "weight", None) if survey else None
     if weight is not None and weight in frame.columns:
         from .survey_risk import weights_of
@@ -357,6 +351,29 @@ def view_of_release(
     from .blanks import blank_view
 
     return blank_view(codes, view)
+
+
+def _records_view(release, sensitive: str | None, grouped: bool) -> GroupView:
+    """:func:`view_of_frame` of the release's records (grouped on its quasi-identifiers, or all in one
+    group when ``grouped`` is False: blanks then make the groups), kept with the release: each privacy
+    model of a run asks for the same view, and encoding the sensitive column is the dear part."""
+    frame = release.frame
+    kept = release.__dict__.get("_records_views")
+    if kept is None or kept[0] != len(frame):
+        kept = (len(frame), {})
+        object.__setattr__(release, "_records_views", kept)  # a cache, not a field: eq and replace ignore it
+    key = (sensitive, grouped)
+    view = kept[1].get(key)
+    if view is None:
+        view = view_of_frame(
+            frame,
+            release.quasi_identifiers,
+            sensitive,
+            groups=release.group_ids() if grouped else np.zeros(len(frame), dtype=np.int64),
+            hierarchy=release.hierarchies.get(sensitive) if sensitive is not None else None,
+        )
+        kept[1][key] = view
+    return view
 
 
 def population_of_release(release, view: GroupView) -> np.ndarray | None:
