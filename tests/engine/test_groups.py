@@ -126,3 +126,28 @@ def test_table_to_items_buckets_numbers_and_orders_categories():
     assert items.labels.tolist() == [0, 1, 0, 1]
     with pytest.raises(BadInput):
         table_to_items(table, buckets=0)
+
+
+def test_a_releases_view_is_made_once_and_judges_as_a_fresh_one():
+    """Every privacy model of a run asks for the view of the release's records: the one kept with the
+    release is the view made from its frame afresh, and a release of another length gets its own."""
+    from veil.engine import GENERALISED_TABLE, Release
+    from veil.engine.model.groups import views_of_release
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "age": rng.choice(["<30", "30-60", ">60"], 200),
+            "zip": rng.choice(["130**", "148**"], 200),
+            "disease": rng.choice(["flu", "cold", "ulcer", None], 200),
+        }
+    )
+    release = Release(GENERALISED_TABLE, frame, ("age", "zip"), sensitive=("disease",))
+    first = views_of_release(release, needs_sensitive=True)[0][1]
+    again = views_of_release(release, needs_sensitive=False)[0][1]
+    assert first is again
+    fresh = view_of_frame(frame, ["age", "zip"], "disease")
+    assert np.array_equal(first.counts(), fresh.counts()) and np.array_equal(first.q(), fresh.q())
+    assert np.array_equal(first.groups, fresh.groups) and first.values == fresh.values
+    shorter = Release(GENERALISED_TABLE, frame.iloc[:150], ("age", "zip"), sensitive=("disease",))
+    assert views_of_release(shorter, needs_sensitive=True)[0][1].n_records == 150
