@@ -264,7 +264,7 @@ class ConfigPanel(QScrollArea):
     def _also_form_changed(self, name: str) -> None:
         form = self.also_forms[name]
         with self._push():
-            self.config.set_params("privacy-model", name, form.values(), form.sweeps())
+            self.config.set_params("privacy-model", name, form.values(), form.sweeps(), form.errors())
 
     def _show_also(self) -> None:
         """Only models other than the main one can be added; ticks follow the state."""
@@ -343,7 +343,7 @@ class ConfigPanel(QScrollArea):
         defaults = {s.name: s.default for s in form.plugin.param_specs()}
         changed = {k: v for k, v in form.values().items() if v != defaults.get(k)}
         with self._push():
-            self.config.set_metric_params(name, changed)
+            self.config.set_metric_params(name, changed, form.errors())
 
     def _runs_box(self) -> QGroupBox:
         box = QGroupBox("Runs")
@@ -438,9 +438,8 @@ class ConfigPanel(QScrollArea):
         if self.model_form is None:
             return
         with self._push():
-            self.config.set_params(
-                "privacy-model", self.model_form.plugin.name, self.model_form.values(), self.model_form.sweeps()
-            )
+            form = self.model_form
+            self.config.set_params("privacy-model", form.plugin.name, form.values(), form.sweeps(), form.errors())
 
     def _method_toggled(self, name: str, on: bool) -> None:
         with self._push():
@@ -451,14 +450,16 @@ class ConfigPanel(QScrollArea):
             self.config.set_binary(name, on)
 
     def _then_changed(self, name: str) -> None:
-        then, values = self.rows[name].then_choice()
+        row = self.rows[name]
+        then, values = row.then_choice()
+        errors = row.then_form.errors() if then is not None and row.then_form is not None else None
         with self._push():
-            self.config.set_then(name, then, values)
+            self.config.set_then(name, then, values, errors)
 
     def _method_form_changed(self, name: str) -> None:
         form = self.rows[name].form
         with self._push():
-            self.config.set_params("algorithm", name, form.values(), form.sweeps())
+            self.config.set_params("algorithm", name, form.values(), form.sweeps(), form.errors())
 
     def _metrics_chosen(self, *_):
         with self._push():  # a greyed-out metric keeps its place in the choice (see _fit_metrics)

@@ -74,6 +74,7 @@ class PluginChoice:
     name: str
     values: dict = field(default_factory=dict)
     sweeps: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)  # field → what is wrong with what the form holds (never run)
 
     def fixed(self) -> dict:
         return {k: v for k, v in self.values.items() if k not in self.sweeps}
@@ -106,6 +107,11 @@ def _non_defaults(cls, values: Mapping, skip) -> list[str]:
     return [f"{k} = {_show(v)}" for k, v in values.items() if k not in skip and k in defaults and v != defaults[k]]
 
 
+def _refusal(registry, kind: str, name: str, errors: Mapping) -> str:
+    title = registry.get(kind, name).title or name
+    return f"fix the parameters of {title} first: {next(iter(errors.values()))}"
+
+
 def _show(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -123,6 +129,7 @@ class ConfigState:
         self.selected: list[str] = []
         self.metrics: list[str] = []
         self.metric_params: dict[str, dict] = {}  # metric -> the values that differ from its defaults
+        self.metric_errors: dict[str, dict] = {}  # metric -> the fields its form refuses
         self.seed = 0
         self.repeats = 1
         self.binary: set[str] = set()  # methods taking a table or features, asked to take the features
@@ -158,9 +165,12 @@ class ConfigState:
         """Every privacy model the runs must satisfy: the main one, then those combined with it."""
         return ([self.model] + [n for n in self.also if n != self.model]) if self.model else []
 
-    def set_params(self, kind: str, name: str, values: Mapping, sweeps: Mapping) -> None:
+    def set_params(self, kind: str, name: str, values: Mapping, sweeps: Mapping, errors: Mapping | None = None) -> None:
+        """A plugin's values and sweeps as its form holds them; ``errors``: the fields the form refuses
+        (their values left out), which keep every run of the plugin from being planned."""
         choice = self.choice(kind, name)
         choice.values, choice.sweeps = dict(values), {k: list(v) for k, v in sweeps.items()}
+        choice.errors = dict(errors or {})
         self.changed.emit()
 
     def select(self, method: str, on: bool = True) -> None:
@@ -170,12 +180,14 @@ class ConfigState:
             self.selected.remove(method)
         self.changed.emit()
 
-    def set_then(self, method: str, name: str | None, values: Mapping | None = None) -> None:
+    def set_then(
+        self, method: str, name: str | None, values: Mapping | None = None, errors: Mapping | None = None
+    ) -> None:
         """Give ``method``'s runs a second step, the method ``name`` with ``values`` (None: none)."""
         if name is None:
             self.then.pop(method, None)
         else:
-            self.then[method] = PluginChoice(name, dict(values or {}))
+            self.then[method] = PluginChoice(name, dict(values or {}), errors=dict(errors or {}))
         self.changed.emit()
 
     def set_aggregate(self, column: str, function: str | None) -> None:
@@ -190,10 +202,30 @@ class ConfigState:
         self.metrics = list(names)
         self.changed.emit()
 
-    def set_metric_params(self, name: str, values: Mapping) -> None:
+    def set_metric_params(self, name: str, values: Mapping, errors: Mapping | None = None) -> None:
         """A metric's own parameters (only those that differ from the defaults are kept)."""
         self.metric_params[name] = dict(values)
+        if errors:
+            self.metric_errors[name] = dict(errors)
+        else:
+            self.metric_errors.pop(name, None)
         self.changed.emit()
+
+    def refused(self, registry) -> str | None:
+        """What a form of the chosen plugins refuses (a value out of range, a word for a number), said
+        as the plan's error: a run never goes ahead on the defaults in its place."""
+        chosen = [("privacy-model", self.choice("privacy-model", n)) for n in self.model_names()]
+        for name in self.selected:
+            chosen.append(("algorithm", self.choice("algorithm", name)))
+            if name in self.then:
+                chosen.append(("algorithm", self.then[name]))
+        for kind, choice in chosen:
+            if choice.errors:
+                return _refusal(registry, kind, choice.name, choice.errors)
+        for name in self.metrics:
+            if self.metric_errors.get(name):
+                return _refusal(registry, "metric", name, self.metric_errors[name])
+        return None
 
     def metric_specs(self) -> tuple[str, ...]:
         """The chosen metrics as the engine names them: ``NAME`` or ``NAME:key=value,…``."""
@@ -230,6 +262,9 @@ class ConfigState:
             raise BadInput("open a dataset first")
         if not self.selected:
             raise BadInput("choose at least one method")
+        refused = self.refused(registry)
+        if refused:
+            raise BadInput(refused)
         models = [self.choice("privacy-model", n) for n in self.model_names()]
         for name in self.selected:  # the methods the registry offers for this data (Registry.method_fit)
             fit = registry.method_fit(name, data)
@@ -340,7 +375,7 @@ class ConfigState:
         for r in runs:  # each method's second step, as its first run has it
             if r.then is not None and r.method.name not in self.then:
                 self.then[r.method.name] = PluginChoice(r.then.name, dict(r.then.params))
-        self.metrics, self.metric_params = [], {}
+        self.metrics, self.metric_params, self.metric_errors = [], {}, {}
         for text in first.metrics:
             call = PluginCall.parse(text)
             self.metrics.append(call.name)

@@ -82,3 +82,38 @@ def test_k_anonymity_on_combinations_runs_under_the_method_that_meets_it(demo_wi
     with qtbot.waitSignal(c.batch_finished, timeout=120_000):
         c.run()
     assert blanked < c.runs.entries[-1].outcome.result.release.details["blanked_total"]
+
+
+def test_a_value_a_form_refuses_is_never_run_as_the_default(demo_window):
+    """A value out of range in an added model's form or a method's form (shown in red under its field)
+    keeps the runs from being queued, by the Run button or Ctrl+R: they never go ahead on the
+    parameter's default instead of what the user typed."""
+    panel, c = demo_window.config_panel, demo_window.controller
+    refused = []
+    c.error.connect(lambda title, text, detail: refused.append(text))
+    for also, wrong in (
+        ({"delta-disclosure": {"delta": -1}}, "δ-disclosure"),
+        ({"t-closeness": {"t": "a"}}, "t-closeness"),
+    ):
+        panel.choose("k-anonymity", ["mondrian"], values={"k": 3}, metrics=[], also=also)
+        name = next(iter(also))
+        assert panel.also_forms[name].errors(), "the form shows the value in red"
+        assert not panel.run_button.isEnabled()
+        assert "fix the parameters of" in panel.plan_error.text().lower()
+        assert c.run() == [] and refused and wrong.lower() in refused[-1].lower()
+    panel.choose("k-anonymity", ["mondrian"], values={"k": 3}, metrics=[], also={"delta-disclosure": {"delta": 2.5}})
+    assert panel.run_button.isEnabled()
+    planned = c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())
+    assert [[(m.name, m.params.get("k", m.params.get("delta"))) for m in p.spec.models] for p in planned] == [
+        [("k-anonymity", 3), ("delta-disclosure", 2.5)]
+    ]
+
+
+def test_a_method_value_the_form_refuses_stops_the_run(demo_window):
+    """The same for a method's own parameter typed out of range."""
+    panel, c = demo_window.config_panel, demo_window.controller
+    method = next(n for n in ("global-recoding", "mondrian") if n in panel.rows)
+    panel.choose("k-anonymity", [method], values={"k": 3, "suppression": 4}, metrics=[])
+    assert panel.rows[method].form.errors()
+    assert not panel.run_button.isEnabled()
+    assert c.run() == []
