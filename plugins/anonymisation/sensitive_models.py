@@ -430,7 +430,11 @@ DISTANCES = ("emd", "hierarchical", "ordered", "js")
 @dataclass(frozen=True)
 class TParams:
     t: float = param(
-        0.2, minimum=0, help="largest allowed distance between a group's sensitive distribution and the whole table's"
+        0.2,
+        minimum=0,
+        maximum=1,
+        help="largest allowed distance between a group's sensitive distribution and the whole table's "
+        "(every distance is at most 1: a larger t would constrain nothing, as ARX's range says)",
     )
     distance: str = param(
         "emd",

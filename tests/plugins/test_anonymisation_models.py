@@ -488,3 +488,12 @@ def test_the_compiled_held_mass_is_the_mass_of_the_values_held():
     want = [sum(q[j] for j in range(7) if row[j] > 0) for row in counts]
     for layout in (counts, np.asfortranarray(counts)):
         assert np.allclose(kernel(layout, q), want, rtol=1e-15, atol=0)
+
+
+def test_t_above_one_is_refused_as_a_typo_would_be():
+    """Every t-closeness distance is at most 1 (JS at most ln 2): t = 1.5, a slip for 0.15, would
+    constrain nothing, so it is refused (ARX's range is [0, 1] too); t = 1 stands."""
+    model = REGISTRY.privacy_model("t-closeness")
+    with pytest.raises(BadInput, match="≤ 1"):
+        model.params({"t": 1.5})
+    assert model.params({"t": 1}).t == 1
