@@ -233,6 +233,10 @@ class GroupVerdict:
     values: np.ndarray
     ok: np.ndarray
     higher_is_safer: bool = True
+    # set by the engine before a summary is written: the records judged and those in failing groups,
+    # counted record by record (where a blank matches any value, groups overlap and their sizes do not add up)
+    records: int | None = None
+    failing_records: int | None = None
 
     @property
     def holds(self) -> bool:

@@ -463,6 +463,7 @@ def verdict_from_groups(model, params, view, gv) -> Verdict:
 
     per_record = view.per_record(gv.values)
     failing = np.flatnonzero(~view.per_record(gv.ok))
+    gv = dataclasses.replace(gv, records=view.n_records, failing_records=len(failing))
     value = gv.worst
     if np.isfinite(value) and float(value).is_integer() and gv.higher_is_safer:
         value = int(value)

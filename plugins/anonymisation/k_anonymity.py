@@ -49,8 +49,9 @@ class KAnonymity(GroupSizeModel):
         smallest = int(verdict.worst) if len(verdict.values) else 0
         if verdict.holds:
             return f"holds: the smallest group has {smallest} record{'' if smallest == 1 else 's'} (k = {params.k})"
-        failing = int(verdict.values[~verdict.ok].sum())
-        n = int(verdict.values.sum())
+        failing = verdict.failing_records
+        failing = int(verdict.values[~verdict.ok].sum()) if failing is None else failing
+        n = int(verdict.values.sum()) if verdict.records is None else verdict.records
         return (
             f"fails: {failing} of {n} records are in groups smaller than k = {params.k} "
             f"(smallest group: {smallest})"

@@ -185,3 +185,21 @@ def test_suppressed_records_of_a_categorical_release_match_any_value():
     blank.loc[0, "age"] = None  # a blank matching any value: record 0 now joins every group
     assert has_blanks(blank, ["age", "zip"], ANY_VALUE) and not has_blanks(blank.iloc[1:5], ["age", "zip"], ANY_VALUE)
     assert _release(blank, ANY_VALUE).class_sizes().tolist() == [5] * 5 + [6]
+
+
+def test_a_failing_verdict_counts_records_not_overlapping_group_sizes():
+    """Where a suppressed record matches any value, the groups overlap (it counts in each): the summary
+    still says how many of the release's records are in groups smaller than k, out of all of them."""
+    frame = pd.DataFrame(
+        {
+            "age": ["20-29"] * 3 + ["30-39"] * 2 + ["*"] * 2,
+            "zip": ["1**"] * 3 + ["2**"] * 2 + ["*"] * 2,
+            "disease": ["flu", "hiv", "flu", "cold", "flu", "flu", "hiv"],
+        }
+    )
+    k6 = make_registry().privacy_model("k-anonymity")
+    verdict = k6.check(_release(frame, ANY_VALUE), k6.params({"k": 6}))
+    # groups: 3 + 2 records, each with the 2 suppressed ones (sizes 5 and 4), the suppressed ones' group
+    # the whole table (7): the 5 records of the two small groups fail, of 7 (not "9 of 16")
+    assert not verdict.holds and len(verdict.failing_rows) == 5
+    assert verdict.message.startswith("fails: 5 of 7 records are in groups smaller than k = 6"), verdict.message
