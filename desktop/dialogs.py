@@ -330,8 +330,14 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export release")
         self.setObjectName("export-dialog")
         self.run = QComboBox()
+        # a run's label names every model and value: the box stays as wide as some 60 characters (the
+        # whole label in its list and tooltip), so that the dialog fits the screen
+        self.run.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.run.setMinimumContentsLength(60)
         for entry in runs.exportable():
-            self.run.addItem(f"#{entry.id} {entry.label} — {short_verdict(entry.outcome)}", entry.id)
+            text = f"#{entry.id} {entry.label} — {short_verdict(entry.outcome)}"
+            self.run.addItem(text, entry.id)
+            self.run.setItemData(self.run.count() - 1, text, Qt.ToolTipRole)
         if run_id is not None and self.run.findData(run_id) >= 0:
             self.run.setCurrentIndex(self.run.findData(run_id))
         self.fmt = QComboBox()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 
 def test_a_second_model_is_added_and_every_run_carries_both(demo_window, qtbot):
     panel, c = demo_window.config_panel, demo_window.controller
@@ -20,6 +22,8 @@ def test_a_second_model_is_added_and_every_run_carries_both(demo_window, qtbot):
     assert [v.model for v in entry.outcome.result.verdicts] == ["k-anonymity", "k-ac"]
     dialog = demo_window.actions.export_release(entry.id)  # it states every model's verdict, not k's alone
     assert dialog.run.currentText().endswith("k-anonymity holds, k-ac holds"), dialog.run.currentText()
+    text = dialog.run.currentText()  # shown whole in its tooltip
+    assert dialog.run.itemData(dialog.run.currentIndex(), Qt.ToolTipRole) == text
     dialog.reject()
     panel.choose("k-anonymity", ["greedy-hamdist"], metrics=["sfc"], also={})
     planned = c.config.plan(c.registry, c.dataset.data, c.dataset.recipe())
@@ -117,3 +121,21 @@ def test_a_method_value_the_form_refuses_stops_the_run(demo_window):
     assert panel.rows[method].form.errors()
     assert not panel.run_button.isEnabled()
     assert c.run() == []
+
+
+def test_the_export_dialog_fits_the_screen_whatever_a_runs_label(demo_window, qtbot, monkeypatch):
+    """A run's label names every model and value; the export dialog elides it in its box (whole in the
+    tooltip) rather than grow wider than the screen, its buttons out of reach."""
+    from veil.desktop import dialogs
+
+    panel, c = demo_window.config_panel, demo_window.controller
+    panel.choose("k-anonymity", ["greedy-hamdist"], values={"k": 3}, metrics=["sfc"])
+    with qtbot.waitSignal(c.batch_finished, timeout=60_000):
+        c.run()
+    long = "k-anonymity holds, " * 40
+    monkeypatch.setattr(dialogs, "short_verdict", lambda outcome: long)
+    dialog = demo_window.actions.export_release(c.runs.entries[-1].id)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.run.currentText().endswith(long) and dialog.sizeHint().width() < 1200, dialog.sizeHint()
+    dialog.reject()
