@@ -184,6 +184,14 @@ class Hierarchy:
             raise BadInput(f"{source}line {reader.line_num}: {exc}") from None
         if not rows:
             raise BadInput(f"{source.rstrip(', ') or 'the text'} holds no hierarchy rows")
+        if all(len(row) == 1 for row in rows):  # one column: another separator, not one level and no root
+            other = next((sep for sep in (",", "\t", "|") if sep != delimiter and sep in rows[0][0]), None)
+            if other is not None:
+                shown = "a tab" if other == "\t" else repr(other)
+                raise BadInput(
+                    f"{source}each row is one column: a hierarchy file separates its levels with {delimiter!r} "
+                    f"(ARX's format), and this one seems to use {shown}; save it with {delimiter!r} between the levels"
+                )
         return cls(rows, name=name, where=where)
 
     @classmethod

@@ -453,3 +453,14 @@ def test_table_attaches_and_generates_hierarchies(datasets_dir):
     assert flat.height == 1 and flat.generalise("Male", 1) == "*"
     with pytest.raises(BadInput, match="not in the hierarchy"):
         table.with_hierarchy("age", Hierarchy.flat([39, 50]))
+
+
+@pytest.mark.parametrize("sep, said", [(",", "','"), ("\t", "a tab")])
+def test_a_hierarchy_with_another_separator_says_so(sep, said):
+    """A hierarchy saved with commas (or tabs) reads as one column a row: the message names the
+    separator the file seems to use, not a missing root."""
+    text = "\n".join(sep.join(row) for row in (["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"])) + "\n"
+    with pytest.raises(BadInput, match=f"seems to use {said}"):
+        Hierarchy.from_arx_csv(text)
+    one = Hierarchy.from_arx_csv("a;*\nb;*\n")  # what the same file holds with ';'
+    assert one.height == 1
