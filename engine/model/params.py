@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from ..base.errors import BadInput
 
 
+# what a value of each type is, in the words of a message (not Python's type names)
+_KINDS = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
+
+
 def param(
     default,
     *,
@@ -103,7 +107,8 @@ class ParamSpec:
         try:
             v = _coerce(self.type, value)
         except (TypeError, ValueError):
-            raise BadInput(f"{where}parameter {self.name!r} must be {self.type.__name__}, got {value!r}") from None
+            kind = _KINDS.get(self.type, self.type.__name__)
+            raise BadInput(f"{where}parameter {self.name!r} must be {kind}, got {value!r}") from None
         if self.type is float and not math.isfinite(v):
             bounds = self.describe_range()
             raise BadInput(

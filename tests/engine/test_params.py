@@ -37,9 +37,9 @@ def test_strings_convert():
         ({"eps": "0"}, "> 0.0"),
         ({"eps": "-1"}, "> 0.0"),
         ({"mode": "halt"}, "one of skip, stop"),
-        ({"k": "abc"}, "must be int"),
-        ({"k": "2.5"}, "must be int"),
-        ({"flag": "maybe"}, "must be bool"),
+        ({"k": "abc"}, "must be a whole number"),
+        ({"k": "2.5"}, "must be a whole number"),
+        ({"flag": "maybe"}, "must be true or false"),
         ({"nope": 1}, "no parameter 'nope'"),
     ],
 )
