@@ -210,6 +210,8 @@ def execute(options: Options, registry, stop: Stop) -> int:
             )
         ]
         method = registry.algorithm(specs[0].method.name)
+        for model in specs[0].models:  # a parameter out of range is refused before any file is read
+            registry.privacy_model(model.name).params(model.params)
         if method.reads_files(method.params(specs[0].method.params)):
             if then is not None:
                 raise BadInput("--then: a release written in parts by its method is not perturbed afterwards")

@@ -105,3 +105,13 @@ def test_the_cli_and_the_desktop_read_a_folder_alike(folder, registry):
         c.name: c.hierarchy.to_arx_csv() for c in table.schema.columns if c.hierarchy is not None
     }
     assert set(desktop.usable()) == {"town", "age"}
+
+
+def test_a_model_parameter_out_of_range_is_the_only_line_before_anything_is_read(veil, folder):
+    """A privacy model's parameter out of range is refused in one line, before the data and the
+    hierarchy folder are read (their listing would otherwise come first)."""
+    from .helpers import assert_bad_input
+
+    out = veil(*_args(folder, "bad", "--hierarchies", folder / "hierarchies"), "--model", "k-anonymity:k=0")
+    assert_bad_input(out)
+    assert "'k'" in out.err and not (folder / "bad").exists()
