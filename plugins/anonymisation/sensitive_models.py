@@ -499,8 +499,14 @@ class TCloseness(PrivacyModel):
     def summary(self, params, verdict):
         what = f"t-closeness with t = {params.t:g} ({_DISTANCE_WORDS[params.distance]})"
         if verdict.holds:
-            return f"holds: {what}; the farthest group is at {verdict.worst:.4g}"
-        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (farthest: {verdict.worst:.4g})"
+            return f"holds: {what}; the farthest group is at {_shown(verdict.worst)}"
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} (farthest: {_shown(verdict.worst)})"
+
+
+def _shown(value: float) -> str:
+    """A distance or log-ratio for a message: 4 significant digits, rounding noise (2.2e-16 for a group
+    whose distribution is the table's) shown as the 0 it is."""
+    return "0" if abs(value) < _TOL else f"{value:.4g}"
 
 
 _DISTANCE_WORDS = {"emd": "EMD", "hierarchical": "hierarchical EMD", "ordered": "ordered EMD", "js": "JS"}
@@ -569,8 +575,8 @@ class DeltaDisclosure(PrivacyModel):
         what = f"{_sides(params.sides)}δ-disclosure with δ = {params.delta:g}"
         measure = "largest log-ratio" if params.sides == 1 else "largest |log-ratio|"
         if verdict.holds:
-            return f"holds: {what}; the {measure} is {verdict.worst:.4g}"
-        return f"fails: {len(verdict.failing_groups)} group(s) break {what} ({measure}: {verdict.worst:.4g})"
+            return f"holds: {what}; the {measure} is {_shown(verdict.worst)}"
+        return f"fails: {len(verdict.failing_groups)} group(s) break {what} ({measure}: {_shown(verdict.worst)})"
 
     @staticmethod
     def explain(params: dict, holds: bool, value) -> str:

@@ -497,3 +497,12 @@ def test_t_above_one_is_refused_as_a_typo_would_be():
     with pytest.raises(BadInput, match="≤ 1"):
         model.params({"t": 1.5})
     assert model.params({"t": 1}).t == 1
+
+
+def test_a_group_at_the_tables_distribution_is_said_to_be_at_zero():
+    """Rounding leaves a log-ratio of 2.2e-16 where a group's distribution is the table's: the message
+    says 0."""
+    view = GroupView.from_labels([0, 0, 0, 1, 1, 1], ["a", "b", "c"] * 2)
+    model = REGISTRY.privacy_model("delta-disclosure")
+    params = model.params({"delta": 1.5})
+    assert model.summary(params, model.check_groups(view, params)).endswith(" is 0")
