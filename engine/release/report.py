@@ -226,7 +226,7 @@ def explain(registry, model: str, params: dict, holds: bool, value) -> str:
     if sentence:
         return sentence
     title = cls.display_title(params) if cls is not None else model
-    args = ", ".join(f"{k} = {v}" for k, v in params.items())
+    args = ", ".join(f"{k} = {_value_text(v)}" for k, v in params.items())
     return f"{title}{f' with {args}' if args else ''} {'holds' if holds else 'does not hold'}."
 
 
@@ -1123,7 +1123,12 @@ def _params_text(params) -> str:
     given = {k: v for k, v in (params or {}).items() if v is not None}
     if not given:
         return ""
-    return " (" + ", ".join(f"{k} = {v}" for k, v in given.items()) + ")"
+    return " (" + ", ".join(f"{k} = {_value_text(v)}" for k, v in given.items()) + ")"
+
+
+def _value_text(value) -> str:
+    """A parameter's value as a reader writes it: l = 2, not l = 2.0."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _title(registry, kind: str, name, params: dict | None = None) -> str:

@@ -468,7 +468,7 @@ def test_the_parameters_list_every_privacy_model_and_metrics_that_do_not_apply_t
     doc = build_document(REGISTRY, manifest)
     facts = dict(next(s for s in doc.sections if s.heading == "Parameters").blocks[0].content)
     assert facts["Privacy models"] == (
-        "k-anonymity (k = 2); l-diversity (l = 2.0, variant = distinct, c = 1.0, estimator = shannon)"
+        "k-anonymity (k = 2); l-diversity (l = 2, variant = distinct, c = 1, estimator = shannon)"
     )
     html = render_html(doc)
     assert "does not apply" not in html
