@@ -380,7 +380,10 @@ def _parse_plain(text: str, delimiter: str) -> pd.DataFrame | None:
 
 
 def _all_text(text: str, delimiter: str, pa) -> dict:
-    first = text[: text.find("\n")] if "\n" in text else text
+    """Every column as text, the columns counted on the first line that is not blank (Arrow skips blank
+    lines: counted on one, the other columns would be typed by their values)."""
+    found = re.search(r"[^\r\n]*\S[^\r\n]*", text)
+    first = found.group(0) if found else ""
     return {f"f{j}": pa.string() for j in range(first.count(delimiter) + 1)}
 
 

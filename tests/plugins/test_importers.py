@@ -525,3 +525,17 @@ def test_skip_rows_reads_past_a_title_line(tmp_path, registry):
 def test_adult_test_with_its_title_line_skipped(datasets_dir, registry):
     table = read_data(registry, datasets_dir / "adult" / "adult.test", ImportOptions(skip_rows=1))
     assert table.n_rows == 16_281 and len(table.columns) == 15
+
+
+@pytest.mark.parametrize("before", ["\n", "\n\n", "   \n"])
+def test_blank_lines_before_the_first_row_read_as_without_them(tmp_path, before):
+    """Blank lines above the data are skipped: the columns are counted on the first line that is not
+    blank (counted on a blank one, all but one column were typed by their values, not read as text)."""
+    body = "Ann,20-29,F,1\nBob,20-29,F,0\nCid,30-39,M,0\nDee,30-39,M,1\n"
+    plain, padded = tmp_path / "plain.csv", tmp_path / "padded.csv"
+    plain.write_text(body)
+    padded.write_text(before + body)
+    registry = make_registry()
+    want = read_data(registry, plain, ImportOptions(fmt="csv")).frame
+    got = read_data(registry, padded, ImportOptions(fmt="csv")).frame
+    pd.testing.assert_frame_equal(got, want)
