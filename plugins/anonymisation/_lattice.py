@@ -291,30 +291,20 @@ def _units(
     counted densely over every (class, value) when there are not many more of those than pairs, else
     grouped. A blank sensitive value (code −1, never a value) is a unit of its own, counted one place up."""
     table.n_values = n_values
-    counted = None if survey is not None else count_units(table.n_classes, cls, sens, w, n_values, inverse)
+    counted = count_units(table.n_classes, cls, sens, w, n_values, inverse)
+    if inverse is not None and (counted is None or survey is not None):  # else count_units mapped them
+        cls = inverse[cls]
     if counted is not None:
         # counted value by value (a class's counts one per row of a value's): the models' G × S matrix is
         # then a transposed view, whose sums and maxima over a group's values run along whole rows
         table.unit_class, table.unit_sens, table.unit_w, counts = counted
         table.dense = counts[1:].T  # known values' (blanks aside), whole numbers
+        if survey is not None:  # each unit's sum of survey weights, at the same (value, class) cells
+            rows = max(table.n_classes, 1)
+            sums = np.bincount((sens + 1) * rows + cls, weights=survey, minlength=counts.size)
+            table.unit_survey = sums[(table.unit_sens + 1) * rows + table.unit_class]
         return
-    if inverse is not None:
-        cls = inverse[cls]
     up, span = sens + 1, n_values + 1
-    cells = table.n_classes * span
-    if cells <= 16 * len(cls) + (1 << 20):  # with survey weights, summed beside the counts
-        classes = max(table.n_classes, 1)
-        key = up * classes
-        key += cls
-        counts = np.bincount(key, weights=w, minlength=cells)
-        held = np.flatnonzero(counts != 0)
-        value, table.unit_class = np.divmod(held, classes)
-        value -= 1
-        table.unit_sens = value
-        table.unit_w = counts[held].astype(np.int64)
-        table.dense = counts.reshape(span, table.n_classes)[1:].T
-        table.unit_survey = np.bincount(key, weights=survey, minlength=cells)[held]
-        return
     inverse, first = group_rows([cls, up], [table.n_classes, span])
     table.unit_class = cls[first]
     table.unit_sens = sens[first]

@@ -729,3 +729,34 @@ def test_the_solution_space_says_what_the_exhaustive_oracle_says(seed, models, s
     assert again.solution_space is None and again.details["generalisation"]["levels"] == dict(
         zip(space.columns, best[2])
     )
+
+
+@pytest.mark.parametrize("loaded", [False, True], ids=["numpy", "compiled"])
+def test_a_class_tables_units_carry_their_records_and_survey_weights(monkeypatch, loaded):
+    """A rolled-up table's (class, sensitive value) units, against sums made one pair at a time: their
+    records, and their survey weights when a model reads them, on either path of the counting."""
+    from collections import defaultdict
+
+    from veil.plugins.anonymisation import _lattice
+
+    monkeypatch.setitem(grouping._WARM, "started", True)
+    monkeypatch.setitem(grouping._WARM, "ready", loaded)
+    rng = np.random.default_rng(8)
+    for trial in range(60):
+        finer, n_values, n = int(rng.integers(1, 30)), int(rng.integers(0, 5)), int(rng.integers(0, 80))
+        classes = int(rng.integers(1, finer + 1))
+        inverse = rng.integers(0, classes, finer) if trial % 2 else None
+        cls = rng.integers(0, finer if inverse is not None else classes, n)
+        sens = rng.integers(-1, n_values, n) if n_values else np.full(n, -1)
+        w, survey = rng.integers(1, 5, n).astype(np.int64), rng.random(n)
+        table = _lattice.Classes((0,), np.ones(classes, dtype=np.int64), np.zeros((1, classes), dtype=np.int32))
+        _lattice._units(table, cls, sens, w, n_values, survey, inverse)
+        records, weights = defaultdict(int), defaultdict(float)
+        for c, s, r, x in zip(cls, sens, w, survey):
+            key = (int(c if inverse is None else inverse[c]), int(s))
+            records[key] += int(r)
+            weights[key] += x
+        units = list(zip(table.unit_class.tolist(), table.unit_sens.tolist()))
+        assert sorted(units) == sorted(records)
+        assert table.unit_w.tolist() == [records[u] for u in units]
+        assert np.allclose(table.unit_survey, [weights[u] for u in units])
