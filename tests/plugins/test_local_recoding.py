@@ -18,6 +18,8 @@ from veil.engine import (
     make_registry,
 )
 
+from test_global_recoding import _tree  # the same random hierarchies
+
 
 def _table(n=1200, seed=4) -> Table:
     rng = np.random.default_rng(seed)
@@ -119,21 +121,6 @@ def test_the_gs_factor_needs_arx_loss():
 QIS = ("town", "age", "job", "sex")
 
 
-def _tree(rng, leaves, levels) -> Hierarchy:
-    """A random hierarchy over ``leaves``: groups merging level by level, then ``*``."""
-    current, names = {leaf: leaf for leaf in leaves}, {leaf: [] for leaf in leaves}
-    for level in range(1, levels):
-        distinct = sorted(set(current.values()))
-        groups = max(1, len(distinct) // int(rng.integers(2, 4)))
-        parent = {node: f"L{level}g{int(rng.integers(0, groups))}" for node in distinct}
-        current = {leaf: parent[current[leaf]] for leaf in leaves}
-        for leaf in leaves:
-            names[leaf].append(current[leaf])
-    for leaf in leaves:
-        names[leaf].append("*")
-    return Hierarchy.from_levels(names)
-
-
 def _layered_table(seed: int) -> Table:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(60, 140))
@@ -148,8 +135,8 @@ def _layered_table(seed: int) -> Table:
         }
     )
     table = Table.from_frame(frame, roles={**{c: "quasi-identifier" for c in QIS}, "dx": "sensitive"})
-    table = table.with_hierarchy("town", _tree(rng, towns, int(rng.integers(2, 4))))
-    table = table.with_hierarchy("job", _tree(rng, jobs, 2))
+    table = table.with_hierarchy("town", _tree(rng, towns, int(rng.integers(2, 4)), False))
+    table = table.with_hierarchy("job", _tree(rng, jobs, 2, False))
     table = table.with_hierarchy("sex", Hierarchy.from_levels({"f": ["*"], "m": ["*"]}))
     return table.with_hierarchy("age", Hierarchy.intervals(frame["age"], widths=[5, 10, 20]))
 
